@@ -1,0 +1,29 @@
+"""deeplimits: very deep residual networks paired with their continuous-time limits.
+
+The public API, re-exported by name:
+
+* drivers (SPEC §2): :func:`fgn`, :class:`IIDDriver`, :class:`FractionalDriver`,
+  :class:`SmoothDriver` and their samples;
+* networks (SPEC §1): :class:`ResNet`, :class:`ModifiedEulerResNet`;
+* limits (SPEC §3): :class:`SDELimit`, :class:`ODELimit`, :class:`YoungLimit`;
+* pairs: :func:`pair` builds a network with its limit and theoretical strong rate.
+"""
+from .activations import Activation, activation
+from .drivers import (BrownianSample, Driver, DriverSample, FractionalDriver, FractionalSample,
+                      IIDDriver, IIDSample, PathSample, SmoothDriver, SmoothSample, fgn,
+                      fgn_autocovariance, rbf_kernel)
+from .limits import GridBrownian, ODELimit, SDELimit, YoungLimit
+from .networks import ARCHITECTURES, ModifiedEulerResNet, ResNet, Trajectory
+from .pairs import REGIMES, Pair, PairSample, PairSolution, pair
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Activation", "activation",
+    "fgn", "fgn_autocovariance", "rbf_kernel", "Driver", "IIDDriver", "FractionalDriver",
+    "SmoothDriver", "DriverSample", "PathSample", "BrownianSample", "FractionalSample",
+    "IIDSample", "SmoothSample",
+    "ResNet", "ModifiedEulerResNet", "Trajectory", "ARCHITECTURES",
+    "SDELimit", "ODELimit", "YoungLimit", "GridBrownian",
+    "pair", "Pair", "PairSample", "PairSolution", "REGIMES",
+]

@@ -1,0 +1,136 @@
+"""Argument checks shared by every public entry point.
+
+Every check raises :class:`ValueError` whose message names the parameter and the allowed
+range, so the same mistake gives the same message whichever function it reaches first.
+All checks run before any computation.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Iterable, Sequence
+
+import torch
+
+FLOAT_DTYPES = (torch.float32, torch.float64)
+
+
+def _is_real(x) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+
+def real(name: str, value, *, low=None, high=None, low_open=False, high_open=False) -> float:
+    """A finite real number in the interval given by ``low``/``high`` (closed unless ``*_open``)."""
+    lo_br = "(" if low_open else "["
+    hi_br = ")" if high_open else "]"
+    rng = f"{lo_br}{'-inf' if low is None else low}, {'inf' if high is None else high}{hi_br}"
+    if not _is_real(value) or not math.isfinite(float(value)):
+        raise ValueError(f"{name} must be a finite real number in {rng}, got {value!r}")
+    v = float(value)
+    if low is not None and (v < low or (low_open and v == low)):
+        raise ValueError(f"{name} must lie in {rng}, got {v!r}")
+    if high is not None and (v > high or (high_open and v == high)):
+        raise ValueError(f"{name} must lie in {rng}, got {v!r}")
+    return v
+
+
+def integer(name: str, value, *, low: int = 1, high: int | None = None) -> int:
+    """An integer ``>= low`` (and ``<= high`` when given)."""
+    rng = f"an integer >= {low}" if high is None else f"an integer in [{low}, {high}]"
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be {rng}, got {value!r}")
+    v = int(value)
+    if v < low or (high is not None and v > high):
+        raise ValueError(f"{name} must be {rng}, got {v}")
+    return v
+
+
+def hurst(value, *, name: str = "hurst", above_half: bool = False) -> float:
+    """A Hurst index in (0, 1), or in (1/2, 1) when ``above_half``."""
+    if above_half:
+        if _is_real(value) and 0 < float(value) <= 0.5:
+            raise ValueError(
+                f"{name} must lie in (0.5, 1) for this regime, got {float(value)!r}: for H <= 1/2 the "
+                "Euler scheme of the Young equation has no strong limit (the critical scaling "
+                "saturates at beta = 1/2); use the 'sde' regime for H = 1/2"
+            )
+        return real(name, value, low=0.5, high=1.0, low_open=True, high_open=True)
+    return real(name, value, low=0.0, high=1.0, low_open=True, high_open=True)
+
+
+def power_of_two(name: str, value) -> int:
+    v = integer(name, value, low=1)
+    if v & (v - 1):
+        raise ValueError(f"{name} must be a power of two (1, 2, 4, ...), got {v}")
+    return v
+
+
+def depths(name: str, values: Iterable[int], *, dyadic: bool = True) -> list[int]:
+    """A non-empty, strictly increasing list of depths (powers of two when ``dyadic``)."""
+    vals = list(values)
+    if not vals:
+        raise ValueError(f"{name} must be a non-empty list of depths >= 1")
+    out = [power_of_two(name, v) if dyadic else integer(name, v) for v in vals]
+    if any(b <= a for a, b in zip(out, out[1:])):
+        raise ValueError(f"{name} must be strictly increasing, got {out}")
+    return out
+
+
+def divides(name: str, depth: int, resolution: int) -> int:
+    depth = integer(name, depth)
+    if resolution % depth:
+        raise ValueError(
+            f"{name} must divide the sample's resolution {resolution} (depths coupled to one "
+            f"sample are its divisors), got {depth}"
+        )
+    return depth
+
+
+def choice(name: str, value, allowed: Sequence[str]) -> str:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
+    return value
+
+
+def dtype(value, *, name: str = "dtype") -> torch.dtype:
+    if value not in FLOAT_DTYPES:
+        raise ValueError(f"{name} must be torch.float32 or torch.float64, got {value!r}")
+    return value
+
+
+def size(value, *, name: str = "size") -> tuple[int, ...]:
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        value = (value,)
+    try:
+        out = tuple(value)
+    except TypeError:
+        raise ValueError(f"{name} must be a tuple of integers >= 1, got {value!r}") from None
+    for s in out:
+        integer(name, s)
+    return out
+
+
+def tensor(name: str, value, *, shape: Sequence[int | None] | None = None,
+           dtype_: torch.dtype | None = None, finite: bool = True) -> torch.Tensor:
+    """A floating tensor of the given shape (``None`` entries are free) and dtype, all finite."""
+    if not isinstance(value, torch.Tensor):
+        raise ValueError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
+    if value.dtype not in FLOAT_DTYPES:
+        raise ValueError(f"{name} must have dtype torch.float32 or torch.float64, got {value.dtype}")
+    if dtype_ is not None and value.dtype != dtype_:
+        raise ValueError(f"{name} must have dtype {dtype_} to match the weights, got {value.dtype}")
+    if shape is not None:
+        ok = value.dim() == len(shape) and all(s is None or s == v for s, v in zip(shape, value.shape))
+        if not ok:
+            want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
+            raise ValueError(f"{name} must have shape {want}, got {tuple(value.shape)}")
+    if finite and not bool(torch.isfinite(value).all()):
+        raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
+    return value
+
+
+def generator(value) -> torch.Generator | None:
+    if value is not None and not isinstance(value, torch.Generator):
+        raise ValueError(f"generator must be a torch.Generator or None, got {type(value).__name__}")
+    return value

@@ -1,0 +1,89 @@
+"""Elementwise activations ``sigma`` with their derivative, by name or from any callable."""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import torch
+
+__all__ = ["Activation", "activation", "NAMES"]
+
+NAMES = ("identity", "tanh", "relu", "leaky_relu", "sin", "sigmoid")
+
+
+class Activation:
+    """An elementwise function with its derivative ``sigma'``.
+
+    Named activations carry closed-form derivatives; for any other callable the derivative
+    is taken by automatic differentiation (valid because the map is elementwise).
+    """
+
+    def __init__(self, fn: Callable[[torch.Tensor], torch.Tensor], name: str,
+                 derivative: Callable[[torch.Tensor], torch.Tensor] | None = None):
+        self.fn, self.name, self._derivative = fn, name, derivative
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fn(x)
+
+    def derivative(self, x: torch.Tensor) -> torch.Tensor:
+        """``sigma'(x)`` elementwise."""
+        if self._derivative is not None:
+            return self._derivative(x)
+        graph = x.requires_grad  # keep the graph when sigma' itself is differentiated
+        with torch.enable_grad():
+            xx = x if graph else x.detach().requires_grad_(True)
+            (d,) = torch.autograd.grad(self.fn(xx).sum(), xx, create_graph=graph)
+        return d
+
+    def taylor_at_zero(self, order: int = 3, dtype: torch.dtype = torch.float64) -> tuple[float, ...]:
+        """``(sigma(0), sigma'(0), ..., sigma^(order)(0))`` by repeated automatic differentiation."""
+        x = torch.zeros((), dtype=dtype, requires_grad=True)
+        y = self.fn(x)
+        out = [float(y)]
+        for _ in range(order):
+            (y,) = torch.autograd.grad(y, x, create_graph=True, allow_unused=True)
+            if y is None:
+                out += [0.0] * (order + 1 - len(out))
+                break
+            out.append(float(y))
+        return tuple(out)
+
+    def __repr__(self) -> str:
+        return f"Activation({self.name!r})"
+
+
+def _leaky(slope: float) -> Activation:
+    return Activation(lambda x: torch.where(x >= 0, x, slope * x), f"leaky_relu:{slope:g}",
+                      lambda x: torch.where(x >= 0, torch.ones_like(x), torch.full_like(x, slope)))
+
+
+def activation(spec: str | Callable | Activation) -> Activation:
+    """Resolve an activation: one of :data:`NAMES` (``'leaky_relu:SLOPE'`` sets the slope,
+    default ``1/sqrt(2)``), an :class:`Activation`, or any elementwise callable."""
+    if isinstance(spec, Activation):
+        return spec
+    if callable(spec):
+        return Activation(spec, getattr(spec, "__name__", "custom"))
+    if isinstance(spec, str):
+        name, _, arg = spec.partition(":")
+        if name == "leaky_relu":
+            try:
+                slope = float(arg) if arg else 1 / math.sqrt(2)
+            except ValueError:
+                slope = float("nan")
+            if not 0 <= slope <= 1:
+                raise ValueError(f"activation 'leaky_relu:SLOPE' needs a slope in [0, 1], got {arg!r}")
+            return _leaky(slope)
+        if name == "identity" and not arg:
+            return Activation(lambda x: x, "identity", torch.ones_like)
+        if name == "tanh" and not arg:
+            return Activation(torch.tanh, "tanh", lambda x: 1 - torch.tanh(x) ** 2)
+        if name == "relu" and not arg:
+            return Activation(torch.relu, "relu", lambda x: (x > 0).to(x.dtype))
+        if name == "sin" and not arg:
+            return Activation(torch.sin, "sin", torch.cos)
+        if name == "sigmoid" and not arg:
+            return Activation(torch.sigmoid, "sigmoid", lambda x: torch.sigmoid(x) * (1 - torch.sigmoid(x)))
+    raise ValueError(f"activation must be one of {', '.join(NAMES)} (leaky_relu:SLOPE with SLOPE in "
+                     f"[0, 1]) or an elementwise callable; got {spec!r}")

@@ -1,0 +1,231 @@
+"""Residual networks at initialisation, SPEC §1.
+
+``h_{k+1} = h_k + L^-beta * V_{k+1} g(h_k, W_{k+1})`` with the residual maps
+
+=========  =============================  ==============
+``res-1``  ``V sigma(h)``                 V
+``res-2``  ``V sigma(W h)``               V, W
+``res-3``  ``V ReLU(W h)``                V, W
+``inside`` ``sigma(W h + b)`` (no V)      W, b (optional)
+=========  =============================  ==============
+
+States are batched as ``(draws, inputs, width)`` and each draw has its own weights
+``(draws, width, width)``. Weights are passed as tensors ``(depth, draws, ...)`` or as
+iterables of chunks ``(c, draws, ...)`` of consecutive layers (streamed from a driver sample).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from typing import Iterable, Iterator
+
+import torch
+
+from . import _validate as V_
+from .activations import Activation, activation as _activation
+
+__all__ = ["ResNet", "ModifiedEulerResNet", "Trajectory", "ARCHITECTURES"]
+
+ARCHITECTURES = ("res-1", "res-2", "res-3", "inside")
+_NEEDS = {"res-1": ("V",), "res-2": ("V", "W"), "res-3": ("V", "W"), "inside": ("W",)}
+
+Weights = torch.Tensor | Iterable[torch.Tensor] | None
+
+
+@dataclasses.dataclass
+class Trajectory:
+    """Hidden states ``h_0..h_L`` (and gradients ``p_k = dl/dh_k`` when asked), each of shape
+    ``(depth + 1, draws, inputs, width)``."""
+
+    states: torch.Tensor
+    gradients: torch.Tensor | None
+    depth: int
+    beta: float
+
+
+class ResNet:
+    """A residual network of any depth with scaling ``alpha_L = L^-beta``.
+
+    Args:
+        arch: ``'res-1'``, ``'res-2'``, ``'res-3'`` or ``'inside'``.
+        activation: name or callable (default ``tanh``; ``res-3`` is ReLU by definition).
+        beta: scaling exponent ``>= 0``.
+    """
+
+    def __init__(self, arch: str = "res-1", activation=None, beta: float = 0.5):
+        self.arch = V_.choice("arch", arch, ARCHITECTURES)
+        if arch == "res-3":
+            if activation not in (None, "relu"):
+                raise ValueError(f"activation must be 'relu' (or omitted) for arch 'res-3', got {activation!r}")
+            activation = "relu"
+        self.activation: Activation = _activation("tanh" if activation is None else activation)
+        self.beta = V_.real("beta", beta, low=0.0)
+
+    # -- one layer -------------------------------------------------------------------
+    def residual(self, h: torch.Tensor, V=None, W=None, b=None) -> torch.Tensor:
+        """The residual branch ``V g(h, W)`` (``sigma(W h + b)`` for ``inside``)."""
+        if self.arch == "res-1":
+            return self.activation(h) @ V.transpose(-1, -2)
+        u = h @ W.transpose(-1, -2)
+        if self.arch == "inside":
+            return self.activation(u if b is None else u + b.unsqueeze(-2))
+        return self.activation(u) @ V.transpose(-1, -2)
+
+    def step(self, h, alpha: float, depth: int, V=None, W=None, b=None) -> torch.Tensor:
+        return h + alpha * self.residual(h, V, W, b)
+
+    def residual_vjp(self, h, p, V=None, W=None, b=None) -> torch.Tensor:
+        """``J^T p`` with ``J`` the Jacobian of :meth:`residual` at ``h`` (closed form)."""
+        s = self.activation.derivative
+        if self.arch == "res-1":
+            return s(h) * (p @ V)
+        u = h @ W.transpose(-1, -2)
+        if self.arch == "inside":
+            return (s(u if b is None else u + b.unsqueeze(-2)) * p) @ W
+        return (s(u) * (p @ V)) @ W
+
+    def step_vjp(self, h, p, alpha, depth, V=None, W=None, b=None) -> torch.Tensor:
+        """``(d step / d h)^T p``: one layer of the backward recursion for ``p_k``."""
+        return p + alpha * self.residual_vjp(h, p, V, W, b)
+
+    # -- whole network ------------------------------------------------------------------
+    def iterate(self, h0: torch.Tensor, V: Weights = None, W: Weights = None, b: Weights = None, *,
+                depth: int | None = None) -> Iterator[torch.Tensor]:
+        """Yield ``h_0, h_1, ..., h_L`` one at a time (memory independent of depth)."""
+        h, depth, layers = self._prepare(h0, V, W, b, depth)
+        alpha = float(depth) ** -self.beta
+        yield h
+        for Vk, Wk, bk in layers:
+            h = self.step(h, alpha, depth, Vk, Wk, bk)
+            yield h
+
+    def forward(self, h0: torch.Tensor, V: Weights = None, W: Weights = None, b: Weights = None, *,
+                depth: int | None = None, readout: torch.Tensor | None = None,
+                target: torch.Tensor | None = None) -> Trajectory:
+        """All hidden states, and with ``readout`` (``B``, shape ``(n_out, width)``) the
+        gradients ``p_k = dl/dh_k`` of ``l = ||B h_L - target||^2 / 2`` by the backward
+        recursion ``p_k = p_{k+1} + alpha J_k^T p_{k+1}`` (weights must then be tensors)."""
+        squeeze = h0.dim() == 2
+        if readout is not None and not all(isinstance(w, torch.Tensor) or w is None for w in (V, W, b)):
+            raise ValueError("V, W, b must be tensors (depth, draws, ...) when readout is given")
+        states = torch.stack(list(self.iterate(h0, V, W, b, depth=depth)))
+        depth = states.shape[0] - 1
+        grads = None
+        if readout is not None:
+            grads = self._backward(states, V, W, b, readout, target)
+        if squeeze:
+            states = states.squeeze(-2)
+            grads = None if grads is None else grads.squeeze(-2)
+        return Trajectory(states, grads, depth, self.beta)
+
+    __call__ = forward
+
+    def _backward(self, states, V, W, b, readout, target):
+        d = states.shape[-1]
+        readout = V_.tensor("readout", readout, dtype_=states.dtype)
+        if readout.dim() not in (2, 3) or readout.shape[-1] != d:
+            raise ValueError(f"readout must have shape (n_out, {d}) or (draws, n_out, {d}), got {tuple(readout.shape)}")
+        out = states[-1] @ readout.transpose(-1, -2)
+        if target is not None:
+            out = out - V_.tensor("target", target, dtype_=states.dtype)
+        p = out @ readout
+        depth = states.shape[0] - 1
+        alpha = float(depth) ** -self.beta
+        grads = [p]
+        for k in range(depth - 1, -1, -1):
+            layer = [None if w is None else w[k] for w in (V, W, b)]
+            p = self.step_vjp(states[k], p, alpha, depth, *layer)
+            grads.append(p)
+        return torch.stack(grads[::-1])
+
+    # -- validation ---------------------------------------------------------------------
+    def _prepare(self, h0, V, W, b, depth):
+        given = {"V": V, "W": W, "b": b}
+        for name in _NEEDS[self.arch]:
+            if given[name] is None:
+                raise ValueError(f"{name} is required for arch {self.arch!r}")
+        for name, w in given.items():
+            if w is not None and name not in _NEEDS[self.arch] + (("b",) if self.arch == "inside" else ()):
+                raise ValueError(f"{name} is not used by arch {self.arch!r}; pass only {', '.join(_NEEDS[self.arch])}")
+        h0 = V_.tensor("h0", h0)
+        if h0.dim() == 2:
+            h0 = h0.unsqueeze(-2)
+        if h0.dim() != 3:
+            raise ValueError(f"h0 must have shape (draws, width) or (draws, inputs, width), got {tuple(h0.shape)}")
+        n, _, d = h0.shape
+        shapes = {"V": (n, d, d), "W": (n, d, d), "b": (n, d)}
+        streams = []
+        for name in ("V", "W", "b"):
+            w = given[name]
+            if w is None:
+                streams.append(None)
+            elif isinstance(w, torch.Tensor):
+                V_.tensor(name, w, shape=(None, *shapes[name]), dtype_=h0.dtype)
+                if depth is None:
+                    depth = w.shape[0]
+                elif w.shape[0] != depth:
+                    raise ValueError(f"{name} must have {depth} layers (depth), got {w.shape[0]}")
+                streams.append([w])
+            else:
+                streams.append(_checked_chunks(name, w, shapes[name], h0.dtype))
+        if depth is None:
+            raise ValueError("depth must be given when the weights are streamed")
+        depth = V_.integer("depth", depth)
+        layers = _zip_layers(streams, depth)
+        return h0, depth, layers
+
+
+def _checked_chunks(name, chunks, shape, dtype):
+    for c in chunks:
+        if not isinstance(c, torch.Tensor) or tuple(c.shape[1:]) != shape or c.dtype != dtype:
+            got = tuple(c.shape) if isinstance(c, torch.Tensor) else type(c).__name__
+            raise ValueError(f"{name} chunks must be tensors (c, {', '.join(map(str, shape))}) of dtype {dtype}, got {got}")
+        yield c
+
+
+def _layers(chunks):
+    for c in chunks:
+        yield from c.unbind(0)
+
+
+def _zip_layers(streams, depth):
+    its = [itertools.repeat(None) if s is None else _layers(s) for s in streams]
+    n = 0
+    for n, layer in enumerate(zip(*its), start=1):
+        yield layer
+        if n == depth:
+            return
+    raise ValueError(f"the weights provide {n} layers, fewer than depth = {depth}")
+
+
+class ModifiedEulerResNet(ResNet):
+    """The "corrected" res-1 network for fractional weights (SPEC §3, fBm notes).
+
+    Each layer adds ``(scale^2 / 2) L^{-2H} sigma'(h) sigma(h)`` to the Euler step, the mean
+    of the second-order term of the Young equation ``dH = dX sigma(H)`` with ``X`` of entry
+    variance ``scale^2 t^{2H}`` (Hu, Liu & Nualart, Ann. Appl. Probab. 2016). Its strong
+    rate is ``L^{1/2-2H}`` for H < 3/4 and about ``L^{-1}`` above, against ``L^{1-2H}`` for
+    the plain network.
+
+    Args:
+        hurst: Hurst index of the weights (the scaling is ``beta = hurst``).
+        scale: entry standard deviation of the weights, ``1/sqrt(width)`` by default.
+    """
+
+    def __init__(self, activation=None, hurst: float = 0.75, scale: float | None = None):
+        self.hurst = V_.hurst(hurst)
+        super().__init__("res-1", activation, beta=self.hurst)
+        self.scale = None if scale is None else V_.real("scale", scale, low=0.0, low_open=True)
+
+    def step(self, h, alpha, depth, V=None, W=None, b=None):
+        s2 = h.shape[-1] ** -1.0 if self.scale is None else self.scale ** 2
+        sig = self.activation(h)
+        return h + alpha * (sig @ V.transpose(-1, -2)) + (0.5 * s2 * alpha ** 2) * self.activation.derivative(h) * sig
+
+    def step_vjp(self, h, p, alpha, depth, V=None, W=None, b=None):
+        # the correction involves sigma'' : differentiate the step itself
+        with torch.enable_grad():
+            hh = h.detach().requires_grad_(True)
+            (g,) = torch.autograd.grad(self.step(hh, alpha, depth, V, W, b), hh, p)
+        return g
