@@ -68,7 +68,8 @@ def fgn(n: int, hurst: float, size: Sequence[int] | int = (), *,
     Circulant embedding (Davies & Harte 1987; Dietrich & Newsam 1997): with ``lambda`` the
     eigenvalues of the size-``2n`` circulant built from ``gamma(0..n)``, the complex FFT of
     ``sqrt(lambda / 2n)`` times complex white noise has real and imaginary parts that are two
-    independent fGn paths, so one FFT yields two paths. Exact for every H in (0, 1).
+    independent fGn paths, so one FFT yields two paths (flattened path ``i`` and path
+    ``i + ceil(P / 2)`` of the ``P`` requested share one FFT). Exact for every H in (0, 1).
 
     Args:
         n: number of points of each path (``>= 1``).
@@ -90,8 +91,8 @@ def fgn(n: int, hurst: float, size: Sequence[int] | int = (), *,
         return torch.empty(*size, n, dtype=dtype)
     sqrt_lam = _circulant_sqrt_eigenvalues(n, float(hurst)).to(dtype)
     pairs = (paths + 1) // 2
-    noise = torch.randn(pairs, 2, 2 * n, generator=generator, dtype=dtype)
-    z = torch.complex(noise[:, 0], noise[:, 1]) * sqrt_lam
+    z = torch.view_as_complex(torch.randn(pairs, 2 * n, 2, generator=generator, dtype=dtype))
+    z = z * sqrt_lam  # complex white noise with independent N(0, 1) real and imaginary parts
     y = torch.fft.fft(z, dim=-1)[:, :n]
     out = torch.cat([y.real, y.imag], dim=0) if paths > 1 else y.real
     return out[:paths].reshape(*size, n)

@@ -121,7 +121,9 @@ class SDELimit:
     def __init__(self, activation="tanh"):
         self.activation = _activation(activation)
 
-    def solve(self, h0: torch.Tensor, V: BrownianSample, depth: int) -> torch.Tensor:
+    def solve(self, h0: torch.Tensor, V: BrownianSample, depth: int, *, steps: int | None = None) -> torch.Tensor:
+        """Solve on ``k / depth`` with ``steps`` Euler–Maruyama steps (default: the sample's
+        resolution; a multiple of ``depth`` dividing the resolution)."""
         if not isinstance(V, PathSample):
             raise ValueError("V must be a Brownian PathSample (IIDDriver('gaussian').sample(...))")
         h0 = _as_batch(h0)
@@ -129,10 +131,13 @@ class SDELimit:
         n, m, d = h0.shape
         if V.shape != (d, d) or V.draws != n:
             raise ValueError(f"V must be a sample of shape ({d}, {d}) with {n} draws, got {V.shape} with {V.draws}")
+        steps = V.resolution if steps is None else V_.divides("steps", steps, V.resolution)
+        if steps % depth:
+            raise ValueError(f"steps must be a multiple of depth = {depth}, got {steps}")
         sde = _SDE(self.activation, (n, m, d))
         ts = _grid(depth, h0.dtype)
         ys = torchsde.sdeint(sde, h0.reshape(n, m * d), ts, bm=GridBrownian(V), method="euler",
-                             dt=1.0 / V.resolution)
+                             dt=1.0 / steps)
         return ys.reshape(depth + 1, n, m, d)
 
 

@@ -106,23 +106,37 @@ class Pair:
 
     def solve(self, sample: PairSample, depth: int, *, h0: torch.Tensor | None = None) -> PairSolution:
         """The network of depth ``depth`` and the limit on ``k / depth``, from one sample."""
+        return self.solve_depths(sample, [V_.integer("depth", depth)], h0=h0)[0]
+
+    def solve_depths(self, sample: PairSample, depths, *, h0: torch.Tensor | None = None) -> list[PairSolution]:
+        """:meth:`solve` for several depths of one sample. The limit does not depend on the
+        depth: when every depth divides the largest, it is solved once on the finest grid."""
         if not isinstance(sample, PairSample):
             raise ValueError("sample must be a PairSample from Pair.sample(...)")
-        depth = V_.integer("depth", depth)
+        depths = [V_.integer("depths", L) for L in depths]
+        if not depths:
+            raise ValueError("depths must be a non-empty list of depths >= 1")
         if sample.resolution is not None:
-            V_.divides("depth", depth, sample.resolution)
+            for L in depths:
+                V_.divides("depth", L, sample.resolution)
         h0 = sample.h0 if h0 is None else h0
+        top = max(depths)
+        shared = self._limit(sample, h0, top) if all(top % L == 0 for L in depths) else None
+        out = []
+        for L in depths:
+            net = self.network.forward(h0, **{k: s.weights(L) for k, s in sample.weights.items()}, depth=L).states
+            lim = shared[:: top // L] if shared is not None else self._limit(sample, h0, L)
+            if net.dim() == 3:  # h0 given as (draws, width)
+                net = net.unsqueeze(-2)
+            times = torch.arange(L + 1, dtype=torch.float64) / L
+            out.append(PairSolution(self.regime, L, times, net, lim, self.theory_rate))
+        return out
+
+    def _limit(self, sample, h0, depth):
         w = sample.weights
-        weights = {name: s.weights(depth) for name, s in w.items()}
-        net = self.network.forward(h0, **weights, depth=depth).states
         if self.regime == "ode":
-            lim = self.limit.solve(h0, w["V"], depth, W=w.get("W"))
-        else:
-            lim = self.limit.solve(h0, w["V"], depth)
-        times = torch.arange(depth + 1, dtype=torch.float64) / depth
-        if net.dim() == 3:  # h0 given as (draws, width)
-            net = net.unsqueeze(-2)
-        return PairSolution(self.regime, depth, times, net, lim, self.theory_rate)
+            return self.limit.solve(h0, w["V"], depth, W=w.get("W"))
+        return self.limit.solve(h0, w["V"], depth)
 
     def __repr__(self) -> str:
         h = "" if self.hurst is None else f", hurst={self.hurst}"

@@ -1,0 +1,146 @@
+"""Drivers: coupling across depths, exact laws, the smooth process between grid points."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import deeplimits as dl
+import deeplimits.drivers as drivers
+
+
+def gen(seed=0):
+    return torch.Generator().manual_seed(seed)
+
+
+@pytest.fixture(params=[1 << 22, 64], ids=["one-block", "many-small-blocks"])
+def block_elements(request, monkeypatch):
+    # small blocks force the lazy Brownian stream through its multi-block summation path
+    monkeypatch.setattr(drivers, "_BLOCK_ELEMENTS", request.param)
+    return request.param
+
+
+@pytest.mark.parametrize("driver", [dl.IIDDriver("gaussian"), dl.FractionalDriver(0.3), dl.FractionalDriver(0.8)],
+                         ids=repr)
+def test_depth_L_increments_are_sums_of_depth_2L_ones(driver, block_elements):
+    s = driver.sample((3, 3), draws=5, resolution=64, generator=gen(1))
+    for depth in (1, 2, 4, 8, 16, 32):
+        coarse = s.increments(depth)
+        fine = s.increments(2 * depth)
+        assert coarse.shape == (depth, 5, 3, 3)
+        torch.testing.assert_close(coarse, fine.reshape(depth, 2, 5, 3, 3).sum(1), rtol=0, atol=1e-13)
+        # the path at the grid points does not depend on the depth it is read at
+        torch.testing.assert_close(s.path(depth), s.path(2 * depth)[::2], rtol=0, atol=1e-13)
+
+
+def test_brownian_stream_is_reproducible_and_constant_memory(block_elements):
+    s = dl.IIDDriver().sample((4, 4), draws=3, resolution=128, generator=gen(2))
+    a = s.increments(128)
+    b = torch.cat(list(s.iter_increments(128)))
+    assert torch.equal(a, b)  # streamed twice, same numbers
+    if block_elements == 64:
+        assert s.block < s.resolution and all(c.shape[0] <= s.block for c in s.iter_increments(128))
+
+
+def test_brownian_weights_have_the_spec_law():
+    # V^(L)_k = sqrt(L/d) (B_{k/L} - B_{(k-1)/L}): entries N(0, 1/d), independent
+    d, draws, L = 8, 400, 16
+    s = dl.IIDDriver().sample((d, d), draws=draws, resolution=64, generator=gen(3))
+    w = s.weights(L) * math.sqrt(d)  # unit variance
+    x = w.flatten()
+    n = x.numel()
+    assert abs(x.mean().item()) < 4 / math.sqrt(n)
+    assert abs(x.var().item() - 1) < 4 * math.sqrt(2 / n)
+    lag1 = (w[1:] * w[:-1]).mean().item()
+    assert abs(lag1) < 4 / math.sqrt(w[1:].numel())
+    kurt = (x ** 4).mean().item() / x.var().item() ** 2
+    assert abs(kurt - 3) < 4 * math.sqrt(96 / n)
+
+
+@pytest.mark.parametrize("hurst", [0.2, 0.75])
+def test_fractional_weights_are_unit_fgn_at_every_depth(hurst):
+    # self-similarity: aggregated fGn, renormalised by L^H, is again unit-variance fGn
+    d, draws = 4, 300
+    s = dl.FractionalDriver(hurst).sample((d, d), draws=draws, resolution=256, generator=gen(4))
+    gamma = dl.fgn_autocovariance(3, hurst)
+    for depth in (256, 16):
+        w = s.weights(depth) * math.sqrt(d)  # (L, draws, d, d)
+        for k in range(3):
+            per_path = (w[: depth - k] * w[k:]).mean(0).flatten()
+            est, se = per_path.mean().item(), per_path.std().item() / math.sqrt(per_path.numel())
+            assert abs(est - gamma[k]) < 4.5 * se, (depth, k, est, gamma[k])
+
+
+def test_smooth_covariance_matches_rbf_kernel_on_and_between_grid_points():
+    ell = 0.1
+    draws = 20000
+    s = dl.SmoothDriver(ell).sample((1,), draws=draws, generator=gen(5))
+    assert s.kernel_error < 1e-10
+    times = torch.tensor([0.0, 0.0312, 0.05, 0.0731, 0.1, 0.2, 0.2377, 0.5, 1.0], dtype=torch.float64)
+    v = s.at(times)[:, :, 0]  # (T, draws)
+    emp = v @ v.T / draws
+    exact = dl.rbf_kernel(times[:, None], times[None, :], ell)
+    # Var of the product estimator of Cov(X, Y) for Gaussians: (1 + rho^2) / draws
+    se = torch.sqrt((1 + exact ** 2) / draws)
+    assert ((emp - exact).abs() < 4.5 * se).all(), (emp - exact).abs().max()
+    assert (v.mean(1).abs() < 4.5 / math.sqrt(draws)).all()
+
+
+def test_smooth_process_is_gaussian_and_reads_right_points():
+    s = dl.SmoothDriver(0.2).sample((3, 3), draws=4000, generator=gen(6), scale=1.0)
+    x = s.at(0.377).flatten()
+    kurt = ((x - x.mean()) ** 4).mean().item() / x.var().item() ** 2
+    assert abs(kurt - 3) < 4 * math.sqrt(96 / x.numel())
+    w = s.weights(8)
+    k = torch.arange(1, 9, dtype=torch.float64) / 8
+    torch.testing.assert_close(w, s.at(k))  # V^(L)_k = V(k/L), k = 1..L
+    torch.testing.assert_close(w[3], s.at(0.5))
+
+
+def test_default_scale_is_fan_in():
+    s = dl.SmoothDriver().sample((5, 9), draws=2000, generator=gen(7))
+    assert s.scale == pytest.approx(1 / 3)
+    assert abs(s.at(0.4).var().item() * 9 - 1) < 0.05
+    assert dl.IIDDriver().sample((7,), draws=1, resolution=2, generator=gen(7)).scale == 1.0
+
+
+@pytest.mark.parametrize("law", ["uniform", "rademacher"])
+def test_iid_laws(law):
+    d = 10
+    s = dl.IIDDriver(law).sample((d, d), draws=200, generator=gen(8))
+    assert not dl.IIDDriver(law).coupled and dl.IIDDriver("gaussian").coupled
+    w = s.weights(50) * math.sqrt(d)
+    assert w.shape == (50, 200, d, d)
+    n = w.numel()
+    assert abs(w.var().item() - 1) < 4 * math.sqrt((1.8 if law == "uniform" else 1e-6) / n) + 1e-12
+    if law == "uniform":
+        assert w.abs().max().item() <= math.sqrt(3) + 1e-12
+        assert w.abs().max().item() > 0.99 * math.sqrt(3)
+    else:
+        torch.testing.assert_close(w.abs(), torch.ones_like(w))
+        assert abs((w > 0).double().mean().item() - 0.5) < 4 * 0.5 / math.sqrt(n)
+    assert torch.equal(s.weights(50), s.weights(50))  # reproducible per depth
+
+
+@pytest.mark.parametrize("driver", [dl.IIDDriver(), dl.IIDDriver("uniform"), dl.FractionalDriver(0.6),
+                                    dl.SmoothDriver()], ids=repr)
+def test_same_seed_same_numbers(driver):
+    a = driver.sample((2, 2), draws=3, resolution=16, generator=gen(9)).weights(8)
+    b = driver.sample((2, 2), draws=3, resolution=16, generator=gen(9)).weights(8)
+    c = driver.sample((2, 2), draws=3, resolution=16, generator=gen(10)).weights(8)
+    assert torch.equal(a, b) and not torch.equal(a, c)
+
+
+def test_declared_regularity():
+    assert dl.IIDDriver().regularity == 0.5
+    assert dl.FractionalDriver(0.7).regularity == 0.7
+    assert dl.SmoothDriver().regularity == 1.0
+    assert dl.FractionalDriver(0.7).sample((1,), draws=1, resolution=4, generator=gen()).regularity == 0.7
+
+
+def test_float32_samples():
+    for drv in (dl.IIDDriver(), dl.FractionalDriver(0.7), dl.SmoothDriver()):
+        w = drv.sample((2, 2), draws=2, resolution=8, dtype=torch.float32, generator=gen()).weights(4)
+        assert w.dtype == torch.float32
+    np.testing.assert_allclose(dl.rbf_kernel(0.3, 0.3).item(), 1.0)

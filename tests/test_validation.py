@@ -1,0 +1,146 @@
+"""Bad input: a ValueError naming the parameter and its allowed range, before any work."""
+
+import math
+
+import pytest
+import torch
+
+import deeplimits as dl
+
+
+def gen(seed=0):
+    return torch.Generator().manual_seed(seed)
+
+
+@pytest.mark.parametrize("hurst", [0.0, 1.0, -0.2, 1.5, math.nan, math.inf, "0.5", True])
+def test_fgn_hurst_outside_unit_interval(hurst):
+    with pytest.raises(ValueError, match=r"hurst .*\(0\.0, 1\.0\)"):
+        dl.fgn(8, hurst)
+
+
+@pytest.mark.parametrize("n", [0, -3, 2.5])
+def test_fgn_length(n):
+    with pytest.raises(ValueError, match=r"n must be an integer >= 1"):
+        dl.fgn(n, 0.7)
+
+
+def test_fgn_dtype_and_size():
+    with pytest.raises(ValueError, match="dtype must be torch.float32 or torch.float64"):
+        dl.fgn(8, 0.7, dtype=torch.int64)
+    with pytest.raises(ValueError, match="size must be"):
+        dl.fgn(8, 0.7, (3, 0))
+    with pytest.raises(ValueError, match="generator must be a torch.Generator"):
+        dl.fgn(8, 0.7, generator=3)
+
+
+@pytest.mark.parametrize("hurst", [0.5, 0.3, 0.05])
+def test_fbm_pair_refuses_hurst_at_or_below_one_half(hurst):
+    with pytest.raises(ValueError, match=r"hurst must lie in \(0\.5, 1\).*no strong limit"):
+        dl.pair("fbm", width=4, hurst=hurst)
+    with pytest.raises(ValueError, match=r"hurst must lie in \(0\.5, 1\)"):
+        dl.YoungLimit(hurst=hurst)
+
+
+def test_fbm_pair_hurst_range_and_presence():
+    with pytest.raises(ValueError, match=r"hurst .*\(0\.5, 1\.0\)"):
+        dl.pair("fbm", width=4, hurst=1.0)
+    with pytest.raises(ValueError, match="hurst must be given for regime 'fbm'"):
+        dl.pair("fbm", width=4)
+    with pytest.raises(ValueError, match="hurst applies only to regime 'fbm'"):
+        dl.pair("sde", width=4, hurst=0.7)
+    with pytest.raises(ValueError, match=r"hurst .*\(0\.0, 1\.0\)"):
+        dl.FractionalDriver(1.2)
+
+
+@pytest.mark.parametrize("width", [0, -1, 2.0, None])
+def test_width(width):
+    with pytest.raises(ValueError, match=r"width must be an integer >= 1"):
+        dl.pair("sde", width=width)
+
+
+def test_depth():
+    p = dl.pair("sde", width=2)
+    s = p.sample(2, resolution=16, generator=gen())
+    with pytest.raises(ValueError, match=r"depth must be an integer >= 1"):
+        p.solve(s, 0)
+    with pytest.raises(ValueError, match=r"depth must divide the sample's resolution 16"):
+        p.solve(s, 3)
+    with pytest.raises(ValueError, match=r"depth must divide"):
+        s.weights["V"].weights(32)
+    with pytest.raises(ValueError, match=r"resolution must be a power of two"):
+        p.sample(2, resolution=12)
+
+
+@pytest.mark.parametrize("beta", [-0.1, -1, math.nan, math.inf])
+def test_beta(beta):
+    with pytest.raises(ValueError, match=r"beta must .*\[0\.0, inf\]"):
+        dl.ResNet("res-1", beta=beta)
+
+
+def test_regime_arch_activation_names():
+    with pytest.raises(ValueError, match="regime must be one of 'sde', 'ode', 'fbm'"):
+        dl.pair("sdee", width=2)
+    with pytest.raises(ValueError, match="arch must be one of"):
+        dl.ResNet("res-4")
+    with pytest.raises(ValueError, match="arch must be 'res-1' for regime 'sde'"):
+        dl.pair("sde", width=2, arch="res-2")
+    with pytest.raises(ValueError, match="activation must be one of"):
+        dl.ResNet("res-1", activation="swishy")
+    with pytest.raises(ValueError, match="activation must be 'relu'"):
+        dl.ResNet("res-3", activation="tanh")
+    with pytest.raises(ValueError, match=r"slope in \[0, 1\]"):
+        dl.activation("leaky_relu:2")
+    with pytest.raises(ValueError, match="law must be one of 'gaussian', 'uniform', 'rademacher'"):
+        dl.IIDDriver("cauchy")
+    with pytest.raises(ValueError, match=r"length_scale must lie in \[0\.01, 100\.0\]"):
+        dl.SmoothDriver(0.0)
+
+
+def test_shape_mismatch():
+    net = dl.ResNet("res-1")
+    V = torch.zeros(4, 3, 5, 5, dtype=torch.float64)
+    with pytest.raises(ValueError, match=r"V must have shape \(\*, 3, 4, 4\), got \(4, 3, 5, 5\)"):
+        net.forward(torch.zeros(3, 4, dtype=torch.float64), V)
+    with pytest.raises(ValueError, match=r"h0 must have shape \(draws, width\) or \(draws, inputs, width\)"):
+        net.forward(torch.zeros(3, dtype=torch.float64), V)
+    with pytest.raises(ValueError, match=r"W is required for arch 'res-2'"):
+        dl.ResNet("res-2").forward(torch.zeros(3, 5, dtype=torch.float64), V)
+    with pytest.raises(ValueError, match=r"W is not used by arch 'res-1'"):
+        net.forward(torch.zeros(3, 5, dtype=torch.float64), V, W=V)
+    with pytest.raises(ValueError, match=r"W must have 4 layers \(depth\), got 2"):
+        dl.ResNet("res-2").forward(torch.zeros(3, 5, dtype=torch.float64), V, W=V[:2])
+
+
+def test_dtype_mismatch():
+    V = torch.zeros(4, 3, 5, 5, dtype=torch.float64)
+    with pytest.raises(ValueError, match=r"V must have dtype torch.float32 to match"):
+        dl.ResNet("res-1").forward(torch.zeros(3, 5, dtype=torch.float32), V)
+    with pytest.raises(ValueError, match=r"h0 must have dtype torch.float32 or torch.float64, got torch.int64"):
+        dl.ResNet("res-1").forward(torch.zeros(3, 5, dtype=torch.int64), V)
+    with pytest.raises(ValueError, match="dtype must be torch.float32 or torch.float64"):
+        dl.pair("sde", width=2).sample(2, dtype=torch.float16)
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_non_finite_inputs(bad):
+    V = torch.zeros(4, 3, 5, 5, dtype=torch.float64)
+    h0 = torch.zeros(3, 5, dtype=torch.float64)
+    with pytest.raises(ValueError, match="h0 must contain only finite values"):
+        dl.ResNet("res-1").forward(h0.index_fill(1, torch.tensor([2]), bad), V)
+    with pytest.raises(ValueError, match="V must contain only finite values"):
+        dl.ResNet("res-1").forward(h0, V.index_fill(0, torch.tensor([1]), bad))
+    with pytest.raises(ValueError, match=r"scale must be a finite real number"):
+        dl.IIDDriver().sample((2, 2), resolution=4, scale=bad)
+
+
+def test_errors_are_raised_before_any_work():
+    # a bad argument leaves the generator untouched: nothing was drawn
+    g = gen(5)
+    state = g.get_state()
+    with pytest.raises(ValueError, match="draws must be an integer >= 1"):
+        dl.pair("fbm", width=3, hurst=0.7).sample(0, generator=g)
+    with pytest.raises(ValueError, match="resolution must be given"):
+        dl.FractionalDriver(0.7).sample((2, 2), draws=2, generator=g)
+    with pytest.raises(ValueError, match="hurst"):
+        dl.fgn(16, 1.0, (4,), generator=g)
+    assert torch.equal(g.get_state(), state)
