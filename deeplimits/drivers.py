@@ -238,7 +238,7 @@ class FractionalSample(PathSample):
     def iter_increments(self, depth: int) -> Iterator[torch.Tensor]:
         depth = V.divides("depth", depth, self.resolution)
         r = self.resolution // depth
-        c = max(1, self._chunk_layers(r))
+        c = _pow2_floor(self._chunk_layers(r))  # powers of two keep chunks aligned to every depth
         unit = self.scale * self.resolution ** (-self.regularity)
         for k0 in range(0, depth, c):
             k1 = min(depth, k0 + c)

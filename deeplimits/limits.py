@@ -121,6 +121,11 @@ class SDELimit:
     def __init__(self, activation="tanh"):
         self.activation = _activation(activation)
 
+    def scheme(self) -> ResNet:
+        """The Euler–Maruyama scheme as a network: ``step(H, 1, n, V=dX)`` is one EM step
+        with the Brownian increment ``dX`` (identical to torchsde's Euler step)."""
+        return ResNet("res-1", self.activation, beta=0.5)
+
     def solve(self, h0: torch.Tensor, V: BrownianSample, depth: int, *, steps: int | None = None) -> torch.Tensor:
         """Solve on ``k / depth`` with ``steps`` Euler–Maruyama steps (default: the sample's
         resolution; a multiple of ``depth`` dividing the resolution)."""
@@ -252,6 +257,11 @@ class YoungLimit:
         self.hurst = V_.hurst(hurst, above_half=True)
         self.activation = _activation(activation)
 
+    def scheme(self, scale: float | None = None) -> ModifiedEulerResNet:
+        """The modified Euler scheme as a network; ``step(H, 1, n, V=dX)`` is one step of
+        size ``1/n`` with the increment ``dX`` of the scaled fBm path."""
+        return ModifiedEulerResNet(self.activation, self.hurst, scale=scale)
+
     def solve(self, h0, V: FractionalSample, depth: int) -> torch.Tensor:
         if not isinstance(V, FractionalSample):
             raise ValueError("V must be a FractionalSample (FractionalDriver(hurst).sample(...))")
@@ -259,8 +269,8 @@ class YoungLimit:
             raise ValueError(f"V has Hurst index {V.regularity}, the limit expects hurst={self.hurst}")
         h0 = _as_batch(h0)
         depth = V_.divides("depth", depth, V.resolution)
-        scheme = ModifiedEulerResNet(self.activation, self.hurst, scale=V.scale)
         every = V.resolution // depth
-        out = [h for k, h in enumerate(scheme.iterate(h0, V.iter_weights(V.resolution), depth=V.resolution))
+        out = [h for k, h in enumerate(self.scheme(V.scale).iterate(h0, V.iter_weights(V.resolution),
+                                                                    depth=V.resolution))
                if k % every == 0]
         return torch.stack(out)

@@ -219,9 +219,12 @@ class ModifiedEulerResNet(ResNet):
         self.scale = None if scale is None else V_.real("scale", scale, low=0.0, low_open=True)
 
     def step(self, h, alpha, depth, V=None, W=None, b=None):
+        # the correction is a function of the depth alone (not of alpha), so that a caller
+        # may pass raw increments as V with alpha = 1
         s2 = h.shape[-1] ** -1.0 if self.scale is None else self.scale ** 2
         sig = self.activation(h)
-        return h + alpha * (sig @ V.transpose(-1, -2)) + (0.5 * s2 * alpha ** 2) * self.activation.derivative(h) * sig
+        corr = 0.5 * s2 * float(depth) ** (-2 * self.hurst)
+        return h + alpha * (sig @ V.transpose(-1, -2)) + corr * self.activation.derivative(h) * sig
 
     def step_vjp(self, h, p, alpha, depth, V=None, W=None, b=None):
         # the correction involves sigma'' : differentiate the step itself

@@ -1,0 +1,372 @@
+"""Strong convergence of networks to their limits, SPEC §4 ("Strong error").
+
+For a regime and dyadic depths, estimate ``e(L) = E max_k ||H_{k/L} - h_k||`` and the terminal
+error ``E ||H_1 - h_L||`` by Monte Carlo over independent (input, driver) draws, then fit
+``e(L) ~ L^-rate`` on log-log with a bootstrap confidence interval over draws.
+
+All depths and the reference share one driver sample per draw and are computed in ONE pass
+over the finest grid: coarse increments are sums of fine ones (a tree of pairwise sums per
+chunk of fine steps), each network advances when its grid point is reached and is compared
+with the reference there. Brownian increments are streamed, so memory does not grow with
+the finest depth.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from typing import Callable, Sequence
+
+import numpy as np
+import torch
+
+from . import _validate as V_
+from .drivers import PathSample
+from .pairs import REGIMES, Pair, pair as _pair
+
+__all__ = ["convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult", "fit_rate",
+           "sweep_errors", "chunk_seed", "DEFAULTS"]
+
+
+def chunk_seed(seed: int, chunk: int) -> int:
+    """The seed of chunk ``chunk`` of a run seeded ``seed``: independent streams per chunk,
+    the same whichever process computes it."""
+    return int(np.random.SeedSequence([seed, chunk]).generate_state(1, np.uint64)[0] >> 1)
+
+
+def fit_rate(depths: Sequence[int], errors: np.ndarray, *, n_boot: int = 2000, seed: int = 0,
+             level: float = 0.95) -> tuple[float, tuple[float, float]]:
+    """Least-squares rate of ``mean error ~ depth^-rate`` with a percentile bootstrap interval.
+
+    Args:
+        depths: the depths (columns of ``errors``).
+        errors: per-draw errors, shape ``(draws, len(depths))``.
+    Returns:
+        ``(rate, (lo, hi))``.
+    """
+    e = np.asarray(errors, dtype=np.float64)
+    x = np.log(np.asarray(depths, dtype=np.float64))
+    xc = x - x.mean()
+
+    def rate(mean_err):
+        y = np.log(mean_err)
+        return -(y * xc).sum(-1) / (xc ** 2).sum()
+
+    point = float(rate(e.mean(0)))
+    if len(e) < 2:
+        return point, (math.nan, math.nan)
+    rng = np.random.default_rng(seed)
+    boot = np.empty(n_boot)
+    for i in range(0, n_boot, 250):  # bounded memory: 250 resamples at a time
+        idx = rng.integers(0, len(e), size=(min(250, n_boot - i), len(e)))
+        boot[i:i + len(idx)] = rate(e[idx].mean(1))
+    lo, hi = np.nanquantile(boot, [(1 - level) / 2, (1 + level) / 2])
+    return point, (float(lo), float(hi))
+
+
+def _levels(chunk: torch.Tensor, top: int) -> dict[int, torch.Tensor]:
+    """Sums of 1, 2, 4, ..., ``top`` consecutive fine increments of a chunk (pairwise tree)."""
+    out = {1: chunk}
+    r = 1
+    while r < top:
+        x = out[r]
+        out[2 * r] = x.reshape(x.shape[0] // 2, 2, *x.shape[1:]).sum(1)
+        r *= 2
+    return out
+
+
+def sweep_errors(p: Pair, sample, depths: Sequence[int], reference: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Errors of every depth against the reference, in one pass over the finest grid.
+
+    Args:
+        p: the pair.
+        sample: a :class:`~deeplimits.pairs.PairSample` whose rough drivers have resolution
+            ``reference`` (for the ODE, the reference is the adaptive solve on ``k / reference``).
+        depths: depths dividing ``reference``.
+    Returns:
+        ``(max_err, terminal_err)``, each ``(len(depths), draws, inputs)``.
+    """
+    h0 = sample.h0
+    names = list(sample.weights)
+    fine = [sample.weights[n] for n in names]
+    rough = isinstance(fine[0], PathSample)
+    R = reference
+    net = p.network
+    state = {L: h0 for L in depths}
+    err = {L: torch.zeros(h0.shape[:-1], dtype=h0.dtype) for L in depths}
+    acc = {L: None for L in depths}
+    if rough:
+        reg = fine[0].regularity
+        ref_net = p.limit.scheme(fine[0].scale) if p.regime == "fbm" else p.limit.scheme()
+        streams = [s.iter_increments(R) for s in fine]
+        alpha = {L: float(L) ** (reg - net.beta) for L in depths}  # weights are L^reg * increment
+        H = h0
+    else:
+        W = sample.weights.get("W")
+        H_ref = p.limit.solve(h0, sample.weights["V"], R, W=W)
+        streams = [s.iter_weights(R) for s in fine]
+        alpha = {L: float(L) ** -net.beta for L in depths}
+    j = 0  # fine steps done
+    for chunks in zip(*streams):
+        c = chunks[0].shape[0]
+        if rough:
+            top = min(c, R // min(depths))
+            lv = [_levels(x, top) for x in chunks]
+            for L in depths:
+                r = R // L
+                if r > c:  # this depth's increment spans several chunks: accumulate whole chunks
+                    tot = [x[c][0] for x in lv]
+                    acc[L] = tot if acc[L] is None else [a + t for a, t in zip(acc[L], tot)]
+        for i in range(c):
+            j += 1
+            if rough:
+                H = ref_net.step(H, 1.0, R, *(x[i] for x in chunks))
+            else:
+                H = H_ref[j]
+            for L in depths:
+                r = R // L
+                if j % r:
+                    continue
+                if not rough:
+                    w = [x[i] for x in chunks]
+                elif r <= c:
+                    w = [x[r][(i + 1) // r - 1] for x in lv]
+                else:
+                    w, acc[L] = acc[L], None
+                state[L] = net.step(state[L], alpha[L], L, *w)
+                e = (H - state[L]).norm(dim=-1)
+                err[L] = torch.maximum(err[L], torch.nan_to_num(e, nan=math.inf))
+    max_err = torch.stack([err[L] for L in depths])
+    term = torch.stack([torch.nan_to_num((H - state[L]).norm(dim=-1), nan=math.inf) for L in depths])
+    return max_err, term
+
+
+@dataclasses.dataclass
+class ConvergenceResult:
+    """Strong-error study of one pair: plain data, see :meth:`to_dict` for the JSON fields."""
+
+    regime: str
+    hurst: float | None
+    width: int
+    activation: str
+    arch: str
+    corrected: bool
+    paths: int
+    inputs: int
+    reference: int
+    seed: int
+    dtype: str
+    depths: list[int]
+    error: list[float]
+    stderr: list[float]
+    terminal_error: list[float]
+    terminal_stderr: list[float]
+    rate: float
+    rate_ci: list[float]
+    theory_rate: float
+    rate_note: str
+    nonfinite: int
+    seconds: float
+
+    @property
+    def verdict(self) -> str:
+        """``'agrees'`` when the theory rate is within 0.1 of the fit or inside its interval,
+        otherwise ``'faster'`` or ``'slower'`` than theory."""
+        lo, hi = self.rate_ci
+        if abs(self.rate - self.theory_rate) <= 0.1 or (lo <= self.theory_rate <= hi):
+            return "agrees"
+        return "faster" if self.rate > self.theory_rate else "slower"
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["verdict"] = self.verdict
+        return d
+
+    def to_json(self, **kw) -> str:
+        return json.dumps(self.to_dict(), **kw)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ConvergenceResult":
+        fields = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in fields})
+
+    @property
+    def table(self):
+        """The per-depth table as a :class:`pandas.DataFrame`."""
+        import pandas as pd
+
+        err = np.asarray(self.error)
+        ratio = np.concatenate([[np.nan], err[:-1] / err[1:]])
+        return pd.DataFrame({"depth": self.depths, "error": self.error, "stderr": self.stderr,
+                             "ratio": ratio, "terminal_error": self.terminal_error,
+                             "terminal_stderr": self.terminal_stderr})
+
+    @property
+    def label(self) -> str:
+        h = f" H={self.hurst:g}" if self.hurst is not None else ""
+        c = " corrected" if self.corrected else ""
+        return f"{self.regime}{h}{c} ({self.arch}, {self.activation}, d={self.width})"
+
+    def report(self) -> str:
+        """The table, the fitted rate against theory, and the verdict, as text."""
+        lines = [f"{self.label}: {self.paths} draws, reference grid 1/{self.reference}",
+                 f"{'depth':>7}  {'E max_k |H-h|':>14}  {'± se':>9}  {'ratio':>6}  {'E |H_1-h_L|':>12}"]
+        for row in self.table.itertuples():
+            ratio = "" if math.isnan(row.ratio) else f"{row.ratio:6.2f}"
+            lines.append(f"{row.depth:7d}  {row.error:14.5g}  {row.stderr:9.2g}  {ratio:>6}  {row.terminal_error:12.5g}")
+        lo, hi = self.rate_ci
+        lines.append(f"rate {self.rate:.3f}  95% CI [{lo:.3f}, {hi:.3f}]   theory {self.theory_rate:.3f}   "
+                     f"-> {self.verdict}")
+        if self.regime == "fbm" and not self.corrected and self.width > 1:
+            lines.append(f"note: {self.rate_note}")
+        if self.nonfinite:
+            lines.append(f"warning: {self.nonfinite} draws blew up (non-finite states) and are excluded")
+        return "\n".join(lines)
+
+    def plot(self, ax=None, path: str | None = None):
+        """Log-log plot of the error against depth with the theoretical slope drawn in."""
+        from .plots import plot_convergence
+
+        return plot_convergence([self], ax=ax, path=path)
+
+
+DEFAULTS = {
+    "sde": dict(width=16, depths=[8, 16, 32, 64, 128, 256, 512], paths=256, reference=8192),
+    "ode": dict(width=16, depths=[8, 16, 32, 64, 128, 256, 512], paths=64, reference=None),
+    "fbm": dict(width=8, depths=[8, 16, 32, 64, 128, 256, 512], paths=256, reference=8192),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class ConvergencePlan:
+    """A validated strong-error study: everything needed to run it, nothing computed yet.
+
+    Draws are split into chunks (``chunk_sizes``); chunk ``i`` is seeded by
+    :func:`chunk_seed` ``(seed, i)``, so any executor reproduces the same numbers.
+    """
+
+    regime: str
+    width: int
+    activation: object
+    arch: str | None
+    hurst: float | None
+    corrected: bool
+    depths: tuple[int, ...]
+    paths: int
+    inputs: int
+    reference: int
+    seed: int
+    dtype: torch.dtype
+    chunk: int
+
+    def pair(self) -> Pair:
+        return _pair(self.regime, width=self.width, activation=self.activation, arch=self.arch,
+                     hurst=self.hurst, corrected=self.corrected)
+
+    @property
+    def chunk_sizes(self) -> list[int]:
+        return [min(self.chunk, self.paths - s) for s in range(0, self.paths, self.chunk)]
+
+
+def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, paths: int | None = None,
+                     width: int | None = None, activation=None, arch: str | None = None,
+                     hurst: float | None = None, corrected: bool = False, reference: int | None = None,
+                     inputs: int = 1, seed: int = 0, dtype: torch.dtype = torch.float64,
+                     chunk: int | None = None) -> ConvergencePlan:
+    """Validate the arguments of :func:`convergence` (all checks, before any work)."""
+    regime = V_.choice("regime", regime, REGIMES)
+    dflt = DEFAULTS[regime]
+    width = dflt["width"] if width is None else width
+    _pair(regime, width=width, activation=activation, arch=arch, hurst=hurst, corrected=corrected)
+    depths = V_.depths("depths", dflt["depths"] if depths is None else depths)
+    paths = V_.integer("paths", dflt["paths"] if paths is None else paths)
+    inputs = V_.integer("inputs", inputs)
+    seed = V_.integer("seed", seed, low=0)
+    dtype = V_.dtype(dtype)
+    if regime == "ode":
+        if reference is not None:
+            raise ValueError("reference applies only to the sde and fbm regimes (the ODE reference is adaptive)")
+        reference = depths[-1]
+    else:
+        reference = 16 * depths[-1] if reference is None else V_.power_of_two("reference", reference)
+        if reference < 2 * depths[-1]:
+            raise ValueError(f"reference must be at least 2 * max(depths) = {2 * depths[-1]}, got {reference}")
+    if chunk is None:
+        per_draw = width * width * inputs * (reference if regime == "fbm" else 1)
+        chunk = int(max(1, min(paths, 64, (1 << 25) // max(1, per_draw))))
+    chunk = V_.integer("chunk", chunk)
+    return ConvergencePlan(regime, width, activation, arch, hurst, corrected, tuple(depths), paths, inputs,
+                           reference, seed, dtype, chunk)
+
+
+def convergence(regime: str, *, progress: Callable[[int], None] | None = None, **kwargs) -> ConvergenceResult:
+    """Estimate the strong error of a pair against depth and fit its rate.
+
+    Args:
+        regime: ``'sde'``, ``'ode'`` or ``'fbm'`` (see :func:`deeplimits.pair`).
+        depths: increasing powers of two (defaults per regime in :data:`DEFAULTS`).
+        paths: number of independent draws (driver sample and inputs).
+        width, activation, arch, hurst, corrected: as for :func:`deeplimits.pair`.
+        reference: finest grid (power of two, at least ``2 * max(depths)``) on which the
+            reference is solved for the sde and fbm regimes; default ``16 * max(depths)``.
+            The ODE reference is the adaptive solve read at ``k / max(depths)``.
+        inputs: inputs per draw (errors are averaged over them within a draw).
+        seed: base seed; chunk ``i`` of draws uses :func:`chunk_seed` ``(seed, i)``.
+        dtype: float32 or float64.
+        chunk: draws per chunk (bounded memory; default chosen from the sizes).
+        progress: called with the number of draws finished after each chunk.
+
+    Returns:
+        A :class:`ConvergenceResult`.
+    """
+    return run_plan(plan_convergence(regime, **kwargs), progress=progress)
+
+
+def run_plan(plan: ConvergencePlan, progress: Callable[[int], None] | None = None) -> ConvergenceResult:
+    """Run every chunk of a plan in this process and combine them."""
+    import time
+
+    t0 = time.perf_counter()
+    p = plan.pair()
+    parts = []
+    for c, n in enumerate(plan.chunk_sizes):
+        parts.append(run_chunk(p, plan.depths, plan.reference, n, plan.inputs, chunk_seed(plan.seed, c), plan.dtype))
+        if progress is not None:
+            progress(n)
+    return summarise(p, plan.depths, plan.reference, np.concatenate([m for m, _ in parts]),
+                     np.concatenate([t for _, t in parts]), inputs=plan.inputs, seed=plan.seed,
+                     dtype=plan.dtype, seconds=time.perf_counter() - t0)
+
+
+def run_chunk(p: Pair, depths, reference, draws, inputs, seed, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """One chunk of draws: per-draw errors ``(draws, len(depths))`` (max over k, terminal),
+    averaged over the inputs of each draw."""
+    g = torch.Generator().manual_seed(seed)
+    s = p.sample(draws, inputs=inputs, resolution=None if p.regime == "ode" else reference,
+                 generator=g, dtype=dtype)
+    mx, tm = sweep_errors(p, s, depths, reference)
+    return mx.mean(-1).T.numpy(), tm.mean(-1).T.numpy()
+
+
+def summarise(p: Pair, depths, reference, max_err: np.ndarray, term_err: np.ndarray, *, inputs, seed,
+              dtype, seconds) -> ConvergenceResult:
+    """Combine per-draw errors into estimates, standard errors and the fitted rate."""
+    ok = np.isfinite(max_err).all(1) & np.isfinite(term_err).all(1)
+    e, t = max_err[ok], term_err[ok]
+    n = len(e)
+    se = lambda x: (x.std(0, ddof=1) / math.sqrt(n)) if n > 1 else np.full(x.shape[1], np.nan)  # noqa: E731
+    if n:
+        rate, ci = fit_rate(depths, e, seed=seed)
+    else:
+        rate, ci = math.nan, (math.nan, math.nan)
+    net = p.network
+    return ConvergenceResult(
+        regime=p.regime, hurst=p.hurst, width=p.width, activation=net.activation.name, arch=net.arch,
+        corrected=type(net).__name__ == "ModifiedEulerResNet", paths=int(len(max_err)), inputs=inputs,
+        reference=reference, seed=seed, dtype=str(dtype).replace("torch.", ""), depths=list(depths),
+        error=e.mean(0).tolist() if n else [math.nan] * len(depths), stderr=se(e).tolist() if n else [math.nan] * len(depths),
+        terminal_error=t.mean(0).tolist() if n else [math.nan] * len(depths),
+        terminal_stderr=se(t).tolist() if n else [math.nan] * len(depths),
+        rate=rate, rate_ci=list(ci), theory_rate=p.theory_rate, rate_note=p.rate_note,
+        nonfinite=int((~ok).sum()), seconds=seconds)
