@@ -6,12 +6,16 @@ The public API, re-exported by name:
   :class:`SmoothDriver` and their samples;
 * networks (SPEC §1): :class:`ResNet`, :class:`ModifiedEulerResNet`;
 * limits (SPEC §3): :class:`SDELimit`, :class:`ODELimit`, :class:`YoungLimit`;
-* pairs: :func:`pair` builds a network with its limit and theoretical strong rate.
+* pairs: :func:`pair` builds a network with its limit and theoretical strong rate;
+* strong convergence (SPEC §4): :func:`strong_convergence` measures the error against depth
+  and fits its rate.
 """
 from .activations import Activation, activation
 from .drivers import (BrownianSample, Driver, DriverSample, FractionalDriver, FractionalSample,
                       IIDDriver, IIDSample, PathSample, SmoothDriver, SmoothSample, fgn,
                       fgn_autocovariance, rbf_kernel)
+from .convergence import (ConvergencePlan, ConvergenceResult, fit_rate, plan_convergence, run_plan,
+                          strong_convergence)
 from .limits import GridBrownian, ODELimit, SDELimit, YoungLimit
 from .networks import ARCHITECTURES, ModifiedEulerResNet, ResNet, Trajectory
 from .pairs import REGIMES, Pair, PairSample, PairSolution, pair
@@ -26,4 +30,5 @@ __all__ = [
     "ResNet", "ModifiedEulerResNet", "Trajectory", "ARCHITECTURES",
     "SDELimit", "ODELimit", "YoungLimit", "GridBrownian",
     "pair", "Pair", "PairSample", "PairSolution", "REGIMES",
+    "strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult", "fit_rate",
 ]

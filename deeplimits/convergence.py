@@ -25,7 +25,7 @@ from . import _validate as V_
 from .drivers import PathSample
 from .pairs import REGIMES, Pair, pair as _pair
 
-__all__ = ["convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult", "fit_rate",
+__all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult", "fit_rate",
            "sweep_errors", "chunk_seed", "DEFAULTS"]
 
 
@@ -274,7 +274,7 @@ def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, paths:
                      hurst: float | None = None, corrected: bool = False, reference: int | None = None,
                      inputs: int = 1, seed: int = 0, dtype: torch.dtype = torch.float64,
                      chunk: int | None = None) -> ConvergencePlan:
-    """Validate the arguments of :func:`convergence` (all checks, before any work)."""
+    """Validate the arguments of :func:`strong_convergence` (all checks, before any work)."""
     regime = V_.choice("regime", regime, REGIMES)
     dflt = DEFAULTS[regime]
     width = dflt["width"] if width is None else width
@@ -300,7 +300,7 @@ def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, paths:
                            reference, seed, dtype, chunk)
 
 
-def convergence(regime: str, *, progress: Callable[[int], None] | None = None, **kwargs) -> ConvergenceResult:
+def strong_convergence(regime: str, *, progress: Callable[[int], None] | None = None, **kwargs) -> ConvergenceResult:
     """Estimate the strong error of a pair against depth and fit its rate.
 
     Args:

@@ -1,0 +1,71 @@
+"""The `deeplimits convergence` command: output, JSON, figure, usage errors."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from deeplimits.cli import main, parse_list
+
+
+def test_parse_list_conventions():
+    assert parse_list("4,8,16", int) == [4, 8, 16]
+    betas = parse_list("0:1.3:27")
+    assert len(betas) == 27 and betas[0] == 0 and betas[-1] == pytest.approx(1.3)
+    assert betas[1] == pytest.approx(0.05)
+
+
+def test_single_regime_run(tmp_path, capsys):
+    out, js = tmp_path / "out", tmp_path / "r.json"
+    rc = main(["convergence", "--regime", "fbm", "--hurst", "0.8", "--width", "2", "--depths", "4,8,16",
+               "--draws", "8", "--reference", "128", "--seed", "5", "--out", str(out), "--json", str(js), "--quiet"])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "rate" in text and "theory 0.600" in text and "->" in text and "asymptotic" in text
+    d = json.loads(js.read_text())
+    assert d["regime"] == "fbm" and d["hurst"] == 0.8 and d["width"] == 2 and d["paths"] == 8
+    assert d["depths"] == [4, 8, 16] and len(d["error"]) == len(d["stderr"]) == len(d["terminal_error"]) == 3
+    assert d["theory_rate"] == pytest.approx(0.6) and len(d["rate_ci"]) == 2
+    assert json.loads((out / "result.json").read_text()) == d
+    png = (out / "convergence.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+    # same seed, same numbers
+    rc = main(["convergence", "--regime", "fbm", "--hurst", "0.8", "--width", "2", "--depths", "4,8,16",
+               "--draws", "8", "--reference", "128", "--seed", "5", "--out", str(out), "--json", str(js), "--quiet"])
+    assert json.loads(js.read_text())["error"] == d["error"]
+
+
+def test_default_study_is_a_list_of_three(tmp_path, capsys):
+    js = tmp_path / "all.json"
+    rc = main(["convergence", "--depths", "4,8", "--draws", "3", "--width", "2", "--out", str(tmp_path),
+               "--json", str(js), "--quiet"])
+    assert rc == 0
+    d = json.loads(js.read_text())
+    assert [r["regime"] for r in d] == ["sde", "ode", "fbm"]
+    assert d[0]["hurst"] is None and d[2]["hurst"] == 0.75
+    assert d[1]["theory_rate"] == 1 and d[0]["theory_rate"] == 0.5
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["convergence", "--regime", "fbm", "--hurst", "0.5"], "hurst must lie in (0.5, 1)"),
+    (["convergence", "--depths", "3,4"], "depths must be a power of two"),
+    (["convergence", "--depths", "4:x:3"], "start:stop:count"),
+    (["convergence", "--regime", "sde", "--hurst", "0.7"], "--hurst applies only to --regime fbm"),
+    (["convergence", "--regime", "sde", "--width", "0"], "width must be an integer >= 1"),
+    (["convergence", "--regime", "sde", "--depths", "4,8", "--reference", "8"], "reference must be at least 2 * max(depths) = 16"),
+    (["convergence", "--regime", "sdf"], "invalid choice"),
+    (["convergence", "--bogus"], "unrecognized arguments"),
+])
+def test_usage_errors_exit_2_with_one_line(argv, needle, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert needle in err and "\n" not in err and "Traceback" not in err
+
+
+def test_console_entry_point_exit_status():
+    r = subprocess.run([sys.executable, "-m", "deeplimits.cli", "convergence", "--regime", "fbm", "--hurst", "1.2"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "hurst" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "deeplimits.cli", "convergence", "--help"], capture_output=True, text=True)
+    assert r.returncode == 0 and "--depths" in r.stdout and "--json" in r.stdout

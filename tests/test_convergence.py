@@ -1,0 +1,110 @@
+"""The strong-convergence engine: equal to the brute-force pair solves, and the theoretical
+rates of SPEC §3 recovered at reduced size."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import deeplimits as dl
+import deeplimits.drivers as drivers
+from deeplimits.convergence import fit_rate, summarise, sweep_errors
+
+
+def gen(seed=0):
+    return torch.Generator().manual_seed(seed)
+
+
+@pytest.mark.parametrize("block_elements", [1 << 22, 50], ids=["big-chunks", "tiny-chunks"])
+@pytest.mark.parametrize("regime,kw", [("sde", {}), ("fbm", {"hurst": 0.7}), ("fbm", {"hurst": 0.8, "corrected": True}),
+                                       ("ode", {}), ("ode", {"arch": "res-2"})])
+def test_one_pass_engine_equals_one_solve_per_depth(regime, kw, block_elements, monkeypatch):
+    # tiny chunks drive coarse increments through the across-chunk accumulation
+    monkeypatch.setattr(drivers, "_BLOCK_ELEMENTS", block_elements)
+    p = dl.pair(regime, width=3, **kw)
+    R = 64
+    s = p.sample(4, inputs=2, resolution=None if regime == "ode" else R, generator=gen(1))
+    depths = [2, 4, 16, 32] if regime != "ode" else [2, 4, 16, 64]
+    mx, tm = sweep_errors(p, s, depths, R)
+    brute = p.solve_depths(s, depths)  # network per depth, limit by torchsde / modified Euler / dopri5
+    for i, sol in enumerate(brute):
+        torch.testing.assert_close(mx[i], sol.strong_error(), rtol=1e-9, atol=1e-11)
+        torch.testing.assert_close(tm[i], sol.terminal_error(), rtol=1e-9, atol=1e-11)
+
+
+def test_fit_rate_is_exact_on_power_laws_and_its_interval_covers():
+    depths = [8, 16, 32, 64]
+    e = 3.0 * np.asarray(depths, float) ** -0.7
+    rate, (lo, hi) = fit_rate(depths, np.tile(e, (10, 1)))
+    assert rate == pytest.approx(0.7) and lo == pytest.approx(0.7) and hi == pytest.approx(0.7)
+    rng = np.random.default_rng(0)
+    noisy = e * rng.lognormal(0, 0.3, size=(400, 4))  # multiplicative noise, mean factor e^{0.045}
+    rate, (lo, hi) = fit_rate(depths, noisy)
+    assert lo < 0.7 < hi and hi - lo < 0.1
+
+
+def test_summary_reports_blow_up_instead_of_crashing():
+    p = dl.pair("sde", width=2)
+    mx = np.array([[0.4, 0.3], [np.inf, 0.2], [0.5, 0.35], [0.45, 0.3]])
+    res = summarise(p, [4, 8], 64, mx, mx.copy(), inputs=1, seed=0, dtype=torch.float64, seconds=0.0)
+    assert res.nonfinite == 1 and res.paths == 4
+    assert all(math.isfinite(x) for x in res.error + res.stderr + [res.rate])
+    assert "blew up" in res.report()
+
+
+def test_exploding_activation_is_counted_not_raised():
+    res = dl.strong_convergence("sde", width=2, activation=lambda x: torch.exp(8 * x), depths=[2, 4], paths=6,
+                         reference=64, seed=1)
+    assert res.nonfinite > 0 and res.paths == 6
+
+
+def test_same_seed_same_numbers_and_table():
+    a = dl.strong_convergence("sde", width=3, depths=[4, 8], paths=8, reference=32, seed=3, chunk=3)
+    b = dl.strong_convergence("sde", width=3, depths=[4, 8], paths=8, reference=32, seed=3, chunk=3)
+    c = dl.strong_convergence("sde", width=3, depths=[4, 8], paths=8, reference=32, seed=4, chunk=3)
+    assert a.error == b.error and a.error != c.error
+    t = a.table
+    assert list(t.columns) == ["depth", "error", "stderr", "ratio", "terminal_error", "terminal_stderr"]
+    assert t["ratio"].iloc[1] == pytest.approx(a.error[0] / a.error[1])
+    d = a.to_dict()
+    for key in ("regime", "hurst", "width", "paths", "depths", "error", "stderr", "terminal_error",
+                "rate", "rate_ci", "theory_rate", "verdict"):
+        assert key in d
+    assert dl.ConvergenceResult.from_dict(d) == a
+
+
+# --------------------------------------------------------------------- rates (SPEC §3)
+# Each check asserts the bootstrap interval is narrow (half-width <= 0.05), so that the
+# tolerance of 0.1 is at least two interval half-widths: a failure is not Monte Carlo noise.
+
+def check_rate(res, target, tol):
+    lo, hi = res.rate_ci
+    assert (hi - lo) / 2 <= 0.05, res.rate_ci
+    assert abs(res.rate - target) < tol, (res.rate, res.rate_ci, target)
+
+
+def test_sde_rate_is_one_half():
+    res = dl.strong_convergence("sde", width=4, depths=[8, 16, 32, 64, 128, 256], paths=128, reference=4096)
+    check_rate(res, 0.5, 0.1)
+    assert res.verdict == "agrees"
+
+
+def test_ode_rate_is_one():
+    res = dl.strong_convergence("ode", width=4, depths=[8, 16, 32, 64, 128], paths=16)
+    check_rate(res, 1.0, 0.1)
+
+
+@pytest.mark.parametrize("hurst", [0.6, 0.75, 0.9])
+def test_fbm_scalar_linear_rates(hurst):
+    kw = dict(width=1, activation="identity", hurst=hurst, depths=[16, 32, 64, 128, 256, 512], paths=128,
+              reference=8192)
+    check_rate(dl.strong_convergence("fbm", **kw), 2 * hurst - 1, 0.1)
+    corrected = dl.strong_convergence("fbm", corrected=True, **kw)
+    check_rate(corrected, min(1.0, 2 * hurst - 0.5), 0.15)
+
+
+def test_fbm_in_width_decreases_and_says_the_rate_is_asymptotic():
+    res = dl.strong_convergence("fbm", width=4, hurst=0.75, depths=[8, 16, 32, 64], paths=16, reference=1024)
+    assert all(b < a for a, b in zip(res.error, res.error[1:]))
+    assert "asymptotic" in res.report()
