@@ -40,13 +40,13 @@ class Activation:
         """``(sigma(0), sigma'(0), ..., sigma^(order)(0))`` by repeated automatic differentiation."""
         x = torch.zeros((), dtype=dtype, requires_grad=True)
         y = self.fn(x)
-        out = [float(y)]
+        out = [float(y.detach())]
         for _ in range(order):
             (y,) = torch.autograd.grad(y, x, create_graph=True, allow_unused=True)
             if y is None:
                 out += [0.0] * (order + 1 - len(out))
                 break
-            out.append(float(y))
+            out.append(float(y.detach()))
         return tuple(out)
 
     def __repr__(self) -> str:

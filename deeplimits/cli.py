@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
         "convergence",
         help="strong error of networks against their limits, with the fitted rate",
         description="Estimate E max_k |H_{k/L} - h_k| against the depth L for a pair (network, limit) "
-                    "driven by one random path per draw, fit the rate with a 95%% bootstrap interval and "
+                    "driven by one random path per draw, fit the rate with a 95% bootstrap interval and "
                     "compare it with theory. Without --regime: the default study (sde, ode, fbm at H=0.75).")
     c.add_argument("--regime", choices=["sde", "ode", "fbm"],
                    help="sde: Brownian weights, beta=1/2; ode: smooth weights, beta=1; fbm: fractional "

@@ -130,10 +130,10 @@ def _rbf_quadrature(length_scale: float, tol: float = 1e-12) -> tuple[torch.Tens
         keep = ws > 1e-20
         xs, ws = xs[keep], ws[keep]
         err = float(np.abs(np.cos(np.outer(tau, xs / length_scale)) @ ws - target).max())
-        if err < tol or m >= 4096:
+        if err < tol or m >= 512:
             break
         m *= 2
-    if err >= tol:  # pragma: no cover - only for absurdly small length scales
+    if err >= tol:  # pragma: no cover - SmoothDriver admits only length scales that pass
         raise ValueError(f"length_scale={length_scale} is too small to represent on [0, 1]")
     return torch.from_numpy(xs / length_scale), torch.from_numpy(np.sqrt(ws)), err
 
@@ -270,7 +270,7 @@ class IIDSample(DriverSample):
             if self.law == "uniform":
                 yield (u * 2 - 1).mul_(math.sqrt(3.0) * self.scale)
             else:
-                yield torch.where(u < 0.5, -self.scale, self.scale).to(self.dtype)
+                yield (torch.where(u < 0.5, -1.0, 1.0).to(self.dtype)).mul_(self.scale)
 
 
 class SmoothSample(DriverSample):
@@ -343,6 +343,9 @@ class Driver(abc.ABC):
             if resolution is None:
                 raise ValueError(f"resolution must be given (a power of two) for the {self.name} driver")
             resolution = V.power_of_two("resolution", resolution)
+        elif resolution is not None:
+            raise ValueError(f"resolution applies only to path drivers (Gaussian i.i.d., fractional), "
+                             f"not to the {self.name} driver")
         return self._sample(shape, draws, resolution, generator, dtype, scale)
 
     needs_resolution = False
@@ -411,7 +414,7 @@ class SmoothDriver(Driver):
     regularity = 1.0
 
     def __init__(self, length_scale: float = 0.1):
-        self.length_scale = V.real("length_scale", length_scale, low=0.01, high=100.0)
+        self.length_scale = V.real("length_scale", length_scale, low=0.05, high=100.0)
 
     def _sample(self, shape, draws, resolution, generator, dtype, scale):
         omega, sqrt_w, _ = _rbf_quadrature(self.length_scale)

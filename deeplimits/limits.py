@@ -129,8 +129,8 @@ class SDELimit:
     def solve(self, h0: torch.Tensor, V: BrownianSample, depth: int, *, steps: int | None = None) -> torch.Tensor:
         """Solve on ``k / depth`` with ``steps`` Euler–Maruyama steps (default: the sample's
         resolution; a multiple of ``depth`` dividing the resolution)."""
-        if not isinstance(V, PathSample):
-            raise ValueError("V must be a Brownian PathSample (IIDDriver('gaussian').sample(...))")
+        if not isinstance(V, BrownianSample):
+            raise ValueError("V must be a BrownianSample (IIDDriver('gaussian').sample(...))")
         h0 = _as_batch(h0)
         depth = V_.divides("depth", depth, V.resolution)
         n, m, d = h0.shape
@@ -167,13 +167,18 @@ class ODELimit:
 
     def _check(self, h0, V, W):
         h0 = _as_batch(h0)
+        n, _, d = h0.shape
+        if self.field.arch == "res-1" and W is not None:
+            raise ValueError("W is not used by arch 'res-1'; pass only V")
         for name, s in (("V", V), ("W", W)):
             if s is None:
+                if name == "V" or self.field.arch != "res-1":
+                    raise ValueError(f"{name} is required for arch {self.field.arch!r}")
                 continue
             if not callable(s) and not isinstance(s, SmoothSample):
                 raise ValueError(f"{name} must be a SmoothSample or a callable t -> weights")
-        if self.field.arch != "res-1" and W is None:
-            raise ValueError(f"W is required for arch {self.field.arch!r}")
+            w0 = s.at(0.0) if isinstance(s, SmoothSample) else s(torch.zeros((), dtype=h0.dtype))
+            V_.tensor(name, w0, shape=(n, d, d), dtype_=h0.dtype)
         return h0
 
     @staticmethod
@@ -211,6 +216,9 @@ class ODELimit:
         """
         h0 = self._check(h0, V, W)
         depth = V_.integer("depth", depth)
+        nodes = V_.integer("nodes", nodes, low=2)
+        tol = V_.real("tol", tol, low=0.0, low_open=True)
+        max_iter = V_.integer("max_iter", max_iter)
         S, E = _chebyshev_operators(nodes, depth)
         S, E = S.to(h0.dtype), E.to(h0.dtype)
         s = torch.from_numpy(_lobatto(nodes)).to(h0.dtype)

@@ -36,7 +36,8 @@ Weights = torch.Tensor | Iterable[torch.Tensor] | None
 @dataclasses.dataclass
 class Trajectory:
     """Hidden states ``h_0..h_L`` (and gradients ``p_k = dl/dh_k`` when asked), each of shape
-    ``(depth + 1, draws, inputs, width)``."""
+    ``(depth + 1, draws, inputs, width)``, or ``(depth + 1, draws, width)`` when ``h0`` was
+    given as ``(draws, width)``."""
 
     states: torch.Tensor
     gradients: torch.Tensor | None
@@ -56,7 +57,7 @@ class ResNet:
     def __init__(self, arch: str = "res-1", activation=None, beta: float = 0.5):
         self.arch = V_.choice("arch", arch, ARCHITECTURES)
         if arch == "res-3":
-            if activation not in (None, "relu"):
+            if activation is not None and _activation(activation).name != "relu":
                 raise ValueError(f"activation must be 'relu' (or omitted) for arch 'res-3', got {activation!r}")
             activation = "relu"
         self.activation: Activation = _activation("tanh" if activation is None else activation)
@@ -92,8 +93,12 @@ class ResNet:
     # -- whole network ------------------------------------------------------------------
     def iterate(self, h0: torch.Tensor, V: Weights = None, W: Weights = None, b: Weights = None, *,
                 depth: int | None = None) -> Iterator[torch.Tensor]:
-        """Yield ``h_0, h_1, ..., h_L`` one at a time (memory independent of depth)."""
+        """Yield ``h_0, h_1, ..., h_L`` one at a time (memory independent of depth). The
+        arguments are checked when this is called, before the first state is asked for."""
         h, depth, layers = self._prepare(h0, V, W, b, depth)
+        return self._states(h, depth, layers)
+
+    def _states(self, h, depth, layers):
         alpha = float(depth) ** -self.beta
         yield h
         for Vk, Wk, bk in layers:
@@ -128,7 +133,9 @@ class ResNet:
             raise ValueError(f"readout must have shape (n_out, {d}) or (draws, n_out, {d}), got {tuple(readout.shape)}")
         out = states[-1] @ readout.transpose(-1, -2)
         if target is not None:
-            out = out - V_.tensor("target", target, dtype_=states.dtype)
+            if isinstance(target, torch.Tensor) and target.dim() == out.dim() - 1:  # h0 was (draws, width)
+                target = target.unsqueeze(-2)
+            out = out - V_.tensor("target", target, shape=tuple(out.shape), dtype_=states.dtype)
         p = out @ readout
         depth = states.shape[0] - 1
         alpha = float(depth) ** -self.beta

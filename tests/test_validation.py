@@ -92,7 +92,7 @@ def test_regime_arch_activation_names():
         dl.activation("leaky_relu:2")
     with pytest.raises(ValueError, match="law must be one of 'gaussian', 'uniform', 'rademacher'"):
         dl.IIDDriver("cauchy")
-    with pytest.raises(ValueError, match=r"length_scale must lie in \[0\.01, 100\.0\]"):
+    with pytest.raises(ValueError, match=r"length_scale must lie in \[0\.05, 100\.0\]"):
         dl.SmoothDriver(0.0)
 
 
@@ -144,3 +144,30 @@ def test_errors_are_raised_before_any_work():
     with pytest.raises(ValueError, match="hurst"):
         dl.fgn(16, 1.0, (4,), generator=g)
     assert torch.equal(g.get_state(), state)
+
+
+def test_limits_and_drivers_reject_what_does_not_apply():
+    g = gen(1)
+    frac = dl.FractionalDriver(0.7).sample((2, 2), draws=2, resolution=8, generator=g)
+    h0 = torch.zeros(2, 2, dtype=torch.float64)
+    with pytest.raises(ValueError, match="V must be a BrownianSample"):
+        dl.SDELimit().solve(h0, frac, 4)
+    smooth = dl.SmoothDriver().sample((2, 2), draws=2, generator=g)
+    with pytest.raises(ValueError, match="V is required for arch 'res-1'"):
+        dl.ODELimit("res-1").solve(h0, None, 4)
+    with pytest.raises(ValueError, match="W is not used by arch 'res-1'"):
+        dl.ODELimit("res-1").solve(h0, smooth, 4, W=smooth)
+    with pytest.raises(ValueError, match=r"V must have shape \(3, 2, 2\)"):
+        dl.ODELimit("res-1").solve(torch.zeros(3, 2, dtype=torch.float64), smooth, 4)
+    with pytest.raises(ValueError, match="nodes must be an integer >= 2"):
+        dl.ODELimit("res-1").picard(h0, smooth, 4, nodes=1)
+    with pytest.raises(ValueError, match="resolution applies only to path drivers"):
+        dl.SmoothDriver().sample((2, 2), draws=2, resolution=8)
+    with pytest.raises(ValueError, match=r"target must have shape \(2, 1, 1\)"):
+        dl.ResNet("res-1").forward(h0, torch.zeros(3, 2, 2, 2, dtype=torch.float64),
+                                   readout=torch.ones(1, 2, dtype=torch.float64), target=torch.zeros(2, 2, dtype=torch.float64))
+    # the smallest admitted length scale is represented to kernel precision
+    assert dl.SmoothDriver(0.05).sample((1,), draws=1, generator=g).kernel_error < 1e-10
+    # iterate checks its arguments when called, not when the first state is asked for
+    with pytest.raises(ValueError, match="V is required"):
+        dl.ResNet("res-1").iterate(h0)
