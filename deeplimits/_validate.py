@@ -130,6 +130,21 @@ def tensor(name: str, value, *, shape: Sequence[int | None] | None = None,
     return value
 
 
+def states(name: str, value) -> torch.Tensor:
+    """Hidden states ``(draws, width)`` or ``(draws, inputs, width)``, returned as the latter."""
+    value = tensor(name, value)
+    if value.dim() == 2:
+        value = value.unsqueeze(-2)
+    if value.dim() != 3:
+        raise ValueError(f"{name} must have shape (draws, width) or (draws, inputs, width), got {tuple(value.shape)}")
+    return value
+
+
+def mix_seed(seed: int, stream: int) -> int:
+    """A seed for sub-stream ``stream`` of ``seed`` (golden-ratio increments, 63 bits)."""
+    return (seed + 0x9E3779B97F4A7C15 * (stream + 1)) % (1 << 63)
+
+
 def generator(value) -> torch.Generator | None:
     if value is not None and not isinstance(value, torch.Generator):
         raise ValueError(f"generator must be a torch.Generator or None, got {type(value).__name__}")

@@ -87,8 +87,6 @@ def fgn(n: int, hurst: float, size: Sequence[int] | int = (), *,
     dtype = V.dtype(dtype)
     V.generator(generator)
     paths = math.prod(size)
-    if paths == 0:
-        return torch.empty(*size, n, dtype=dtype)
     sqrt_lam = _circulant_sqrt_eigenvalues(n, float(hurst)).to(dtype)
     pairs = (paths + 1) // 2
     z = torch.view_as_complex(torch.randn(pairs, 2 * n, 2, generator=generator, dtype=dtype))
@@ -109,33 +107,26 @@ def rbf_kernel(s, t, length_scale: float = 0.1):
 
 @functools.lru_cache(maxsize=32)
 def _rbf_quadrature(length_scale: float, tol: float = 1e-12) -> tuple[torch.Tensor, torch.Tensor, float]:
-    """Frequencies and weights with ``sum_m w_m cos(omega_m tau) = exp(-tau^2 / 2l^2)`` on [0, 1].
+    """Frequencies and weights with ``sum_m w_m cos(omega_m tau) = exp(-tau^2 / 2l^2)`` for
+    ``|tau| <= 1.5`` (times in [-0.25, 1.25]: the depth interval with a solver's margin).
 
-    Gauss–Hermite quadrature of the Gaussian spectral density of the RBF kernel (Bochner).
-    The process ``sum_m sqrt(w_m) (a_m cos(omega_m t) + b_m sin(omega_m t))`` with i.i.d.
-    standard normal ``a, b`` is exactly Gaussian and stationary, evaluable at any t, with a
-    covariance that matches the kernel to ``tol`` on [0, 1] (the returned error).
+    Trapezoid rule on the Gaussian spectral density of the RBF kernel (Bochner) with spacing
+    ``2 pi / (1.5 + 9 l)``: by Poisson summation its error is the kernel's aliases at distance
+    ``>= 9 l`` plus the density's tail beyond ``9 / l``, both below ``1e-17``. The process
+    ``sum_m sqrt(w_m) (a_m cos(omega_m t) + b_m sin(omega_m t))`` with i.i.d. standard normal
+    ``a, b`` is exactly Gaussian and stationary, evaluable at any t, with a covariance that
+    matches the kernel to ``tol`` (the returned error, measured).
     """
-    from numpy.polynomial.hermite_e import hermegauss
-
-    tau = np.linspace(0.0, 1.0, 4001)
-    target = np.exp(-tau ** 2 / (2 * length_scale ** 2))
-    m = 16
-    while True:
-        x, w = hermegauss(m)
-        w = w / math.sqrt(2 * math.pi)
-        pos = x > 0
-        xs = np.concatenate([x[pos], x[np.isclose(x, 0.0)][:1]])
-        ws = np.concatenate([2 * w[pos], w[np.isclose(x, 0.0)][:1]])
-        keep = ws > 1e-20
-        xs, ws = xs[keep], ws[keep]
-        err = float(np.abs(np.cos(np.outer(tau, xs / length_scale)) @ ws - target).max())
-        if err < tol or m >= 512:
-            break
-        m *= 2
-    if err >= tol:  # pragma: no cover - SmoothDriver admits only length scales that pass
-        raise ValueError(f"length_scale={length_scale} is too small to represent on [0, 1]")
-    return torch.from_numpy(xs / length_scale), torch.from_numpy(np.sqrt(ws)), err
+    span = 1.5
+    delta = 2 * math.pi / (span + 9 * length_scale)
+    omega = np.arange(int(math.ceil(9 / (length_scale * delta))) + 1) * delta
+    density = length_scale / math.sqrt(2 * math.pi) * np.exp(-0.5 * (omega * length_scale) ** 2)
+    w = delta * density * np.where(omega > 0, 2.0, 1.0)  # +-omega folded into one node
+    tau = np.linspace(0.0, span, 6001)
+    err = float(np.abs(np.cos(np.outer(tau, omega)) @ w - np.exp(-tau ** 2 / (2 * length_scale ** 2))).max())
+    if err >= tol:  # pragma: no cover - the bound above guarantees it for admitted length scales
+        raise RuntimeError(f"spectral quadrature of the RBF kernel failed for length_scale={length_scale}")
+    return torch.from_numpy(omega), torch.from_numpy(np.sqrt(w)), err
 
 
 # ----------------------------------------------------------------------------------------
@@ -207,7 +198,7 @@ class BrownianSample(PathSample):
         self.block = min(resolution, _pow2_floor(self._chunk_layers(1)))
 
     def _block(self, j: int) -> torch.Tensor:
-        g = torch.Generator().manual_seed((self.seed + 0x9E3779B97F4A7C15 * (j + 1)) % (1 << 63))
+        g = torch.Generator().manual_seed(V.mix_seed(self.seed, j))
         x = torch.randn(self.block, self.draws, *self.shape, generator=g, dtype=self.dtype)
         return x.mul_(self.scale / math.sqrt(self.resolution))
 
@@ -262,7 +253,7 @@ class IIDSample(DriverSample):
 
     def iter_weights(self, depth: int) -> Iterator[torch.Tensor]:
         depth = V.integer("depth", depth)
-        g = torch.Generator().manual_seed((self.seed + 0x9E3779B97F4A7C15 * depth) % (1 << 63))
+        g = torch.Generator().manual_seed(V.mix_seed(self.seed, depth - 1))
         c = self._chunk_layers(1)
         for k0 in range(0, depth, c):
             n = min(c, depth - k0)
@@ -292,6 +283,9 @@ class SmoothSample(DriverSample):
         """``V(t)`` for a scalar ``t`` (shape ``(draws, *shape)``) or a 1-d tensor of times
         (shape ``(len(t), draws, *shape)``)."""
         tt = torch.as_tensor(t, dtype=self.dtype)
+        if not bool(((tt >= -0.25) & (tt <= 1.25)).all()):  # NaN fails too
+            raise ValueError(f"t must lie in [-0.25, 1.25] (the depth interval [0, 1] with the margin an "
+                             f"adaptive solver may step into), got {t!r}")
         scalar = tt.dim() == 0
         ph = tt.reshape(-1, 1) * self._omega
         out = torch.cat([torch.cos(ph), torch.sin(ph)], dim=1) @ self._coef
@@ -326,7 +320,7 @@ class Driver(abc.ABC):
             shape: shape of one layer's weight, e.g. ``(d, d)`` for V or ``(d,)`` for a bias.
             draws: number of independent paths (batch dimension of the weights).
             resolution: finest depth (a power of two) for path drivers; every depth dividing
-                it is available and coupled. Ignored by the smooth and non-Gaussian i.i.d. laws.
+                it is available and coupled. Refused by the smooth and non-Gaussian i.i.d. laws.
             generator: a seeded :class:`torch.Generator`; same seed, same numbers.
             dtype: float32 or float64.
             scale: entry standard deviation of the weights, default ``shape[-1] ** -0.5`` for

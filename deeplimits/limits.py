@@ -37,6 +37,8 @@ class GridBrownian(BaseBrownian):
 
     Only grid times are valid, which is all a fixed-step solver with ``dt = 1/resolution``
     on dyadic times ever asks for (dyadic times are exact in binary floating point).
+    It holds the whole path, ``(resolution + 1) * draws * prod(shape)`` numbers: use it for
+    checks against torchsde; the convergence engine streams the increments instead.
     """
 
     __slots__ = ("_path", "_n")
@@ -84,15 +86,6 @@ def _grid(depth: int, dtype) -> torch.Tensor:
     return torch.arange(depth + 1, dtype=torch.float64).div_(depth).to(dtype)
 
 
-def _as_batch(h0: torch.Tensor) -> torch.Tensor:
-    h0 = V_.tensor("h0", h0)
-    if h0.dim() == 2:
-        h0 = h0.unsqueeze(-2)
-    if h0.dim() != 3:
-        raise ValueError(f"h0 must have shape (draws, width) or (draws, inputs, width), got {tuple(h0.shape)}")
-    return h0
-
-
 class _SDE(torch.nn.Module):
     noise_type = "general"
     sde_type = "ito"
@@ -118,8 +111,8 @@ class SDELimit:
     rate 1/2, so the same scheme on a much finer grid is the reference.
     """
 
-    def __init__(self, activation="tanh"):
-        self.activation = _activation(activation)
+    def __init__(self, activation=None):
+        self.activation = _activation("tanh" if activation is None else activation)
 
     def scheme(self) -> ResNet:
         """The Euler–Maruyama scheme as a network: ``step(H, 1, n, V=dX)`` is one EM step
@@ -131,11 +124,13 @@ class SDELimit:
         resolution; a multiple of ``depth`` dividing the resolution)."""
         if not isinstance(V, BrownianSample):
             raise ValueError("V must be a BrownianSample (IIDDriver('gaussian').sample(...))")
-        h0 = _as_batch(h0)
+        h0 = V_.states("h0", h0)
         depth = V_.divides("depth", depth, V.resolution)
         n, m, d = h0.shape
         if V.shape != (d, d) or V.draws != n:
             raise ValueError(f"V must be a sample of shape ({d}, {d}) with {n} draws, got {V.shape} with {V.draws}")
+        if V.dtype != h0.dtype:
+            raise ValueError(f"h0 must have dtype {V.dtype} to match the weights, got {h0.dtype}")
         steps = V.resolution if steps is None else V_.divides("steps", steps, V.resolution)
         if steps % depth:
             raise ValueError(f"steps must be a multiple of depth = {depth}, got {steps}")
@@ -155,18 +150,22 @@ class ODELimit:
     Args:
         arch: residual map of the network (``res-1``, ``res-2``, ``res-3``).
         activation: as for :class:`~deeplimits.networks.ResNet`.
-        rtol, atol: tolerances of the adaptive ``dopri5`` solve.
+        rtol, atol: tolerances of the adaptive ``dopri5`` solve (default 1e-10, or 1e-8 for
+            ReLU-type activations, whose kinks make tight tolerances very costly).
     """
 
-    def __init__(self, arch: str = "res-1", activation=None, rtol: float = 1e-10, atol: float = 1e-10):
+    def __init__(self, arch: str = "res-1", activation=None, rtol: float | None = None, atol: float | None = None):
         self.field = ResNet(arch, activation, beta=1.0)
         if arch == "inside":
             raise ValueError("arch must be 'res-1', 'res-2' or 'res-3' for the ODE limit")
-        self.rtol = V_.real("rtol", rtol, low=0.0, low_open=True)
-        self.atol = V_.real("atol", atol, low=0.0, low_open=True)
+        # kinks of ReLU-type activations make a tight tolerance cost thousands of steps
+        kinked = self.field.activation.name.startswith(("relu", "leaky_relu"))
+        default = 1e-8 if kinked else 1e-10
+        self.rtol = default if rtol is None else V_.real("rtol", rtol, low=0.0, low_open=True)
+        self.atol = default if atol is None else V_.real("atol", atol, low=0.0, low_open=True)
 
     def _check(self, h0, V, W):
-        h0 = _as_batch(h0)
+        h0 = V_.states("h0", h0)
         n, _, d = h0.shape
         if self.field.arch == "res-1" and W is not None:
             raise ValueError("W is not used by arch 'res-1'; pass only V")
@@ -261,9 +260,9 @@ class YoungLimit:
     for H < 3/4, about ``L^{-1}`` above) on the finest grid of the same fBm path.
     """
 
-    def __init__(self, activation="tanh", hurst: float = 0.75):
+    def __init__(self, activation=None, hurst: float = 0.75):
         self.hurst = V_.hurst(hurst, above_half=True)
-        self.activation = _activation(activation)
+        self.activation = _activation("tanh" if activation is None else activation)
 
     def scheme(self, scale: float | None = None) -> ModifiedEulerResNet:
         """The modified Euler scheme as a network; ``step(H, 1, n, V=dX)`` is one step of
@@ -275,7 +274,7 @@ class YoungLimit:
             raise ValueError("V must be a FractionalSample (FractionalDriver(hurst).sample(...))")
         if abs(V.regularity - self.hurst) > 1e-12:
             raise ValueError(f"V has Hurst index {V.regularity}, the limit expects hurst={self.hurst}")
-        h0 = _as_batch(h0)
+        h0 = V_.states("h0", h0)
         depth = V_.divides("depth", depth, V.resolution)
         every = V.resolution // depth
         out = [h for k, h in enumerate(self.scheme(V.scale).iterate(h0, V.iter_weights(V.resolution),

@@ -111,10 +111,13 @@ class ResNet:
         """All hidden states, and with ``readout`` (``B``, shape ``(n_out, width)``) the
         gradients ``p_k = dl/dh_k`` of ``l = ||B h_L - target||^2 / 2`` by the backward
         recursion ``p_k = p_{k+1} + alpha J_k^T p_{k+1}`` (weights must then be tensors)."""
+        h = V_.states("h0", h0)
         squeeze = h0.dim() == 2
-        if readout is not None and not all(isinstance(w, torch.Tensor) or w is None for w in (V, W, b)):
-            raise ValueError("V, W, b must be tensors (depth, draws, ...) when readout is given")
-        states = torch.stack(list(self.iterate(h0, V, W, b, depth=depth)))
+        if readout is not None:
+            if not all(isinstance(w, torch.Tensor) or w is None for w in (V, W, b)):
+                raise ValueError("V, W, b must be tensors (depth, draws, ...) when readout is given")
+            readout, target = self._check_loss(h, readout, target)
+        states = torch.stack(list(self.iterate(h, V, W, b, depth=depth)))
         depth = states.shape[0] - 1
         grads = None
         if readout is not None:
@@ -126,16 +129,22 @@ class ResNet:
 
     __call__ = forward
 
+    @staticmethod
+    def _check_loss(h0, readout, target):
+        n, m, d = h0.shape
+        readout = V_.tensor("readout", readout, dtype_=h0.dtype)
+        if not (readout.dim() == 2 or (readout.dim() == 3 and readout.shape[0] == n)) or readout.shape[-1] != d:
+            raise ValueError(f"readout must have shape (n_out, {d}) or ({n}, n_out, {d}), got {tuple(readout.shape)}")
+        if target is not None:
+            if isinstance(target, torch.Tensor) and target.dim() == 2:  # (draws, n_out) for one input
+                target = target.unsqueeze(-2)
+            target = V_.tensor("target", target, shape=(n, m, readout.shape[-2]), dtype_=h0.dtype)
+        return readout, target
+
     def _backward(self, states, V, W, b, readout, target):
-        d = states.shape[-1]
-        readout = V_.tensor("readout", readout, dtype_=states.dtype)
-        if readout.dim() not in (2, 3) or readout.shape[-1] != d:
-            raise ValueError(f"readout must have shape (n_out, {d}) or (draws, n_out, {d}), got {tuple(readout.shape)}")
         out = states[-1] @ readout.transpose(-1, -2)
         if target is not None:
-            if isinstance(target, torch.Tensor) and target.dim() == out.dim() - 1:  # h0 was (draws, width)
-                target = target.unsqueeze(-2)
-            out = out - V_.tensor("target", target, shape=tuple(out.shape), dtype_=states.dtype)
+            out = out - target
         p = out @ readout
         depth = states.shape[0] - 1
         alpha = float(depth) ** -self.beta
@@ -155,11 +164,7 @@ class ResNet:
         for name, w in given.items():
             if w is not None and name not in _NEEDS[self.arch] + (("b",) if self.arch == "inside" else ()):
                 raise ValueError(f"{name} is not used by arch {self.arch!r}; pass only {', '.join(_NEEDS[self.arch])}")
-        h0 = V_.tensor("h0", h0)
-        if h0.dim() == 2:
-            h0 = h0.unsqueeze(-2)
-        if h0.dim() != 3:
-            raise ValueError(f"h0 must have shape (draws, width) or (draws, inputs, width), got {tuple(h0.shape)}")
+        h0 = V_.states("h0", h0)
         n, _, d = h0.shape
         shapes = {"V": (n, d, d), "W": (n, d, d), "b": (n, d)}
         streams = []
@@ -221,7 +226,7 @@ class ModifiedEulerResNet(ResNet):
     """
 
     def __init__(self, activation=None, hurst: float = 0.75, scale: float | None = None):
-        self.hurst = V_.hurst(hurst)
+        self.hurst = V_.hurst(hurst, above_half=True)
         super().__init__("res-1", activation, beta=self.hurst)
         self.scale = None if scale is None else V_.real("scale", scale, low=0.0, low_open=True)
 

@@ -113,6 +113,8 @@ class Pair:
         depth: when every depth divides the largest, it is solved once on the finest grid."""
         if not isinstance(sample, PairSample):
             raise ValueError("sample must be a PairSample from Pair.sample(...)")
+        if isinstance(depths, int) or not hasattr(depths, "__iter__"):
+            raise ValueError(f"depths must be a list of depths >= 1, got {depths!r}")
         depths = [V_.integer("depths", L) for L in depths]
         if not depths:
             raise ValueError("depths must be a non-empty list of depths >= 1")
@@ -146,7 +148,7 @@ class Pair:
 
 
 def pair(regime: str, *, width: int, activation=None, arch: str | None = None, hurst: float | None = None,
-         corrected: bool = False, length_scale: float = 0.1) -> Pair:
+         corrected: bool = False, length_scale: float | None = None) -> Pair:
     """Build the (network, limit) pair of a regime of SPEC §3.
 
     Args:
@@ -156,36 +158,41 @@ def pair(regime: str, *, width: int, activation=None, arch: str | None = None, h
         arch: residual map; ``'res-1'`` for sde and fbm, any of res-1/2/3 for ode.
         hurst: Hurst index in (1/2, 1), required by (and only by) the fbm regime.
         corrected: fbm only: use the modified Euler network (rate ``min(1, 2H - 1/2)``).
-        length_scale: RBF length scale of the smooth weights (ode regime).
+        length_scale: RBF length scale of the smooth weights (ode regime only; default 0.1).
 
     Returns:
         A :class:`Pair` whose ``theory_rate`` is the exponent of the strong error.
     """
     regime = V_.choice("regime", regime, REGIMES)
     width = V_.integer("width", width)
+    if not isinstance(corrected, bool):
+        raise ValueError(f"corrected must be True or False, got {corrected!r}")
     if hurst is not None and regime != "fbm":
         raise ValueError(f"hurst applies only to regime 'fbm', not {regime!r}")
     if corrected and regime != "fbm":
         raise ValueError(f"corrected applies only to regime 'fbm', not {regime!r}")
+    if length_scale is not None and regime != "ode":
+        raise ValueError(f"length_scale applies only to regime 'ode', not {regime!r}")
     if regime in ("sde", "fbm") and arch not in (None, "res-1"):
         raise ValueError(f"arch must be 'res-1' for regime {regime!r}, got {arch!r}")
-    act = "tanh" if activation is None and arch != "res-3" else activation
 
     if regime == "sde":
-        return Pair(regime, width, ResNet("res-1", act, beta=0.5), SDELimit(act),
-                    {"V": IIDDriver("gaussian")}, 0.5,
+        net = ResNet("res-1", activation, beta=0.5)
+        return Pair(regime, width, net, SDELimit(net.activation), {"V": IIDDriver("gaussian")}, 0.5,
                     "Euler–Maruyama of an Itô SDE with general noise: strong order 1/2")
     if regime == "ode":
         arch = V_.choice("arch", arch or "res-1", ("res-1", "res-2", "res-3"))
-        drv = SmoothDriver(length_scale)
+        drv = SmoothDriver(0.1 if length_scale is None else length_scale)
         drivers = {"V": drv} if arch == "res-1" else {"V": drv, "W": drv}
-        return Pair(regime, width, ResNet(arch, act, beta=1.0), ODELimit(arch, act), drivers, 1.0,
+        net = ResNet(arch, activation, beta=1.0)
+        return Pair(regime, width, net, ODELimit(arch, net.activation), drivers, 1.0,
                     "right-point Euler scheme of a neural ODE: order 1")
     if hurst is None:
         raise ValueError("hurst must be given for regime 'fbm' (a Hurst index in (0.5, 1))")
     hurst = V_.hurst(hurst, above_half=True)
-    net = ModifiedEulerResNet(act, hurst) if corrected else ResNet("res-1", act, beta=hurst)
+    net = ModifiedEulerResNet(activation, hurst) if corrected else ResNet("res-1", activation, beta=hurst)
     rate = min(1.0, 2 * hurst - 0.5) if corrected else 2 * hurst - 1
     note = ("asymptotic rate (Mishura 2008; Hu, Liu & Nualart 2016): in a width-d network the "
             "L^(1-2H) term carries a 1/d factor, so at practical depths the observed slope is often steeper")
-    return Pair(regime, width, net, YoungLimit(act, hurst), {"V": FractionalDriver(hurst)}, rate, note, hurst)
+    return Pair(regime, width, net, YoungLimit(net.activation, hurst), {"V": FractionalDriver(hurst)}, rate,
+                note, hurst)

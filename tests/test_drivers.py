@@ -146,3 +146,15 @@ def test_float32_samples():
         w = drv.sample((2, 2), draws=2, dtype=torch.float32, generator=gen(), **kw).weights(4)
         assert w.dtype == torch.float32
     np.testing.assert_allclose(dl.rbf_kernel(0.3, 0.3).item(), 1.0)
+
+
+@pytest.mark.parametrize("ell", [0.05, 0.1, 0.37, 2.0])
+def test_smooth_spectral_quadrature_reproduces_the_kernel(ell):
+    # deterministic: the covariance of the representation IS sum_m w_m cos(omega_m tau)
+    omega, sqrt_w, err = drivers._rbf_quadrature(ell)
+    tau = torch.linspace(0, 1, 1237, dtype=torch.float64)
+    cov = torch.cos(tau[:, None] * omega[None, :]) @ (sqrt_w ** 2)
+    torch.testing.assert_close(cov, dl.rbf_kernel(tau, 0.0, ell), rtol=0, atol=1e-11)
+    assert err < 1e-11
+    with pytest.raises(ValueError, match=r"t must lie in \[-0.25, 1.25\]"):
+        dl.SmoothDriver(ell).sample((1,), draws=1, generator=gen()).at(1.5)

@@ -141,3 +141,14 @@ def test_activation_derivatives():
         torch.testing.assert_close(a.derivative(x), auto.derivative(x))
     assert dl.activation("tanh").taylor_at_zero(3) == pytest.approx((0, 1, 0, -2))
     assert dl.activation("sin").taylor_at_zero(3) == pytest.approx((0, 1, 0, -1))
+
+
+def test_modified_euler_correction_in_width_and_depth():
+    # d = 3, L = 4, identity: h_1 = h_0 + L^-H V h_0 + (1 / 2d) L^-2H h_0
+    g = gen(7)
+    d, L, H = 3, 4, 0.8
+    V = torch.randn(L, 2, d, d, generator=g, dtype=torch.float64)
+    h0 = torch.randn(2, d, generator=g, dtype=torch.float64)
+    h1 = dl.ModifiedEulerResNet("identity", hurst=H).forward(h0, V).states[1]
+    expected = h0 + L ** -H * (h0.unsqueeze(-2) @ V[0].transpose(-1, -2)).squeeze(-2) + L ** (-2 * H) / (2 * d) * h0
+    torch.testing.assert_close(h1, expected)

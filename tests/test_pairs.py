@@ -140,3 +140,21 @@ def test_pair_solution_shapes_and_errors():
     assert (sol.strong_error() >= sol.terminal_error()).all()
     torch.testing.assert_close(sol.network[0], s.h0)
     torch.testing.assert_close(sol.limit[0], s.h0)
+
+
+@pytest.mark.parametrize("hurst", [0.6, 0.75, 0.9])
+def test_declared_theory_rates(hurst):
+    assert dl.pair("sde", width=2).theory_rate == 0.5
+    assert dl.pair("ode", width=2, arch="res-3").theory_rate == 1.0
+    assert dl.pair("fbm", width=2, hurst=hurst).theory_rate == pytest.approx(2 * hurst - 1)
+    assert dl.pair("fbm", width=2, hurst=hurst, corrected=True).theory_rate == pytest.approx(min(1, 2 * hurst - 0.5))
+
+
+def test_young_limit_honours_the_weight_scale():
+    # d = 1, identity, X = s B^H: the Young solution is H_0 exp(s B^H_1)
+    s = 0.3
+    V = dl.FractionalDriver(0.8).sample((1, 1), draws=200, resolution=2048, generator=gen(10), scale=s)
+    h0 = torch.ones(200, 1, dtype=torch.float64)
+    H1 = dl.YoungLimit("identity", 0.8).solve(h0, V, 1)[-1, :, 0, 0]
+    exact = torch.exp(V.path(1)[-1, :, 0, 0])  # the path is already scaled by s
+    assert (H1 - exact).abs().mean().item() < 1e-4
