@@ -24,6 +24,7 @@ from typing import Iterator, Sequence
 import numpy as np
 import torch
 
+from . import _rng
 from . import _validate as V
 
 __all__ = [
@@ -89,8 +90,8 @@ def fgn(n: int, hurst: float, size: Sequence[int] | int = (), *,
     paths = math.prod(size)
     sqrt_lam = _circulant_sqrt_eigenvalues(n, float(hurst)).to(dtype)
     pairs = (paths + 1) // 2
-    z = torch.view_as_complex(torch.randn(pairs, 2 * n, 2, generator=generator, dtype=dtype))
-    z = z * sqrt_lam  # complex white noise with independent N(0, 1) real and imaginary parts
+    noise = _rng.normal((pairs, 2 * n, 2), _rng.seed_from(generator), dtype)
+    z = torch.view_as_complex(noise) * sqrt_lam  # complex white noise, independent N(0, 1) parts
     y = torch.fft.fft(z, dim=-1)[:, :n]
     out = torch.cat([y.real, y.imag], dim=0) if paths > 1 else y.real
     return out[:paths].reshape(*size, n)
@@ -198,8 +199,7 @@ class BrownianSample(PathSample):
         self.block = min(resolution, _pow2_floor(self._chunk_layers(1)))
 
     def _block(self, j: int) -> torch.Tensor:
-        g = torch.Generator().manual_seed(V.mix_seed(self.seed, j))
-        x = torch.randn(self.block, self.draws, *self.shape, generator=g, dtype=self.dtype)
+        x = _rng.normal((self.block, self.draws, *self.shape), V.mix_seed(self.seed, j), self.dtype)
         return x.mul_(self.scale / math.sqrt(self.resolution))
 
     def iter_increments(self, depth: int) -> Iterator[torch.Tensor]:
@@ -351,10 +351,6 @@ class Driver(abc.ABC):
         return f"{type(self).__name__}({self.name!r})"
 
 
-def _seed(generator) -> int:
-    return int(torch.randint(0, (1 << 62), (1,), generator=generator))
-
-
 def _pow2_floor(x: int) -> int:
     return 1 << (max(1, x).bit_length() - 1)
 
@@ -376,8 +372,8 @@ class IIDDriver(Driver):
 
     def _sample(self, shape, draws, resolution, generator, dtype, scale):
         if self.name == "gaussian":
-            return BrownianSample(shape, draws, dtype, scale, resolution, _seed(generator))
-        return IIDSample(shape, draws, dtype, scale, self.name, _seed(generator))
+            return BrownianSample(shape, draws, dtype, scale, resolution, _rng.seed_from(generator))
+        return IIDSample(shape, draws, dtype, scale, self.name, _rng.seed_from(generator))
 
 
 class FractionalDriver(Driver):

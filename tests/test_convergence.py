@@ -97,7 +97,7 @@ def test_ode_rate_is_one():
 
 @pytest.mark.parametrize("hurst", [0.6, 0.75, 0.9])
 def test_fbm_scalar_linear_rates(hurst):
-    kw = dict(width=1, activation="identity", hurst=hurst, depths=[16, 32, 64, 128, 256, 512], paths=128,
+    kw = dict(width=1, activation="identity", hurst=hurst, depths=[16, 32, 64, 128, 256, 512], paths=256,
               reference=8192)
     check_rate(dl.strong_convergence("fbm", **kw), 2 * hurst - 1, 0.1)
     corrected = dl.strong_convergence("fbm", corrected=True, **kw)

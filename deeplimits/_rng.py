@@ -1,0 +1,51 @@
+"""Fast, reproducible standard normals for large blocks.
+
+``torch.randn`` with a generator is single-threaded and slow in float64 (about 40 ns a
+number here). NumPy's ziggurat sampler on PCG64 streams is exact and about twice as fast,
+and releases the GIL, so fixed-size sub-blocks, each with its own spawned seed, are filled by
+a small thread pool. The numbers depend only on the seed and the shape, never on the
+number of threads.
+"""
+
+from __future__ import annotations
+
+import math
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import torch
+
+_SUB = 1 << 18  # numbers per sub-stream
+_pool: ThreadPoolExecutor | None = None
+_NP = {torch.float32: np.float32, torch.float64: np.float64}
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    if _pool is None:
+        _pool = ThreadPoolExecutor(max_workers=max(1, torch.get_num_threads()), thread_name_prefix="deeplimits-rng")
+    return _pool
+
+
+def seed_from(generator: torch.Generator | None) -> int:
+    """A 62-bit seed drawn from a torch generator (the global one when ``None``)."""
+    return int(torch.randint(0, 1 << 62, (1,), generator=generator))
+
+
+def normal(shape, seed: int, dtype: torch.dtype) -> torch.Tensor:
+    """A tensor of ``shape`` with i.i.d. N(0, 1) entries, a function of ``(seed, shape)`` only."""
+    n = math.prod(shape)
+    out = np.empty(n, dtype=_NP[dtype])
+    k = max(1, -(-n // _SUB))
+    children = np.random.SeedSequence(seed).spawn(k)
+
+    def fill(i):
+        rng = np.random.Generator(np.random.PCG64(children[i]))
+        rng.standard_normal(out=out[i * _SUB:(i + 1) * _SUB], dtype=_NP[dtype])
+
+    if k == 1 or torch.get_num_threads() == 1:
+        for i in range(k):
+            fill(i)
+    else:
+        list(_executor().map(fill, range(k)))
+    return torch.from_numpy(out).reshape(shape)
