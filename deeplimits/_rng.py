@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import torch
 
-_SUB = 1 << 18  # numbers per sub-stream
+_SUB = 1 << 17  # numbers per sub-stream
 _pool: ThreadPoolExecutor | None = None
 _NP = {torch.float32: np.float32, torch.float64: np.float64}
 

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from . import _validate as V_
-from .drivers import PathSample
+from .drivers import PathSample, pair_sums
 from .pairs import REGIMES, Pair, pair as _pair
 
 __all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult", "fit_rate",
@@ -70,8 +70,7 @@ def _levels(chunk: torch.Tensor, top: int) -> dict[int, torch.Tensor]:
     out = {1: chunk}
     r = 1
     while r < top:
-        x = out[r]
-        out[2 * r] = x.reshape(x.shape[0] // 2, 2, *x.shape[1:]).sum(1)
+        out[2 * r] = pair_sums(out[r], 2)
         r *= 2
     return out
 

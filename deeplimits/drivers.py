@@ -19,6 +19,7 @@ from __future__ import annotations
 import abc
 import functools
 import math
+from concurrent.futures import ThreadPoolExecutor
 from typing import Iterator, Sequence
 
 import numpy as np
@@ -134,6 +135,15 @@ def _rbf_quadrature(length_scale: float, tol: float = 1e-12) -> tuple[torch.Tens
 # Samples
 # ----------------------------------------------------------------------------------------
 
+def pair_sums(x: torch.Tensor, r: int) -> torch.Tensor:
+    """Sums of ``r`` (a power of two) consecutive slices along dim 0, by pairwise halving
+    (strided adds are several times faster than a reduction over a short axis)."""
+    while r > 1:
+        x = x[0::2] + x[1::2]
+        r //= 2
+    return x
+
+
 class DriverSample(abc.ABC):
     """A batch of ``draws`` independent weight paths, one per entry of a tensor of ``shape``."""
 
@@ -207,8 +217,13 @@ class BrownianSample(PathSample):
         r = self.resolution // depth  # fine steps per layer
         nblocks = self.resolution // self.block
         if r <= self.block:
-            for j in range(nblocks):
-                yield self._block(j).reshape(self.block // r, r, self.draws, *self.shape).sum(1)
+            with ThreadPoolExecutor(1, thread_name_prefix="deeplimits-prefetch") as ex:
+                nxt = ex.submit(self._block, 0)  # draw block j + 1 while block j is consumed
+                for j in range(nblocks):
+                    x = nxt.result()
+                    if j + 1 < nblocks:
+                        nxt = ex.submit(self._block, j + 1)
+                    yield pair_sums(x, r)
         else:
             per = r // self.block
             for k in range(depth):
@@ -233,8 +248,7 @@ class FractionalSample(PathSample):
         unit = self.scale * self.resolution ** (-self.regularity)
         for k0 in range(0, depth, c):
             k1 = min(depth, k0 + c)
-            fine = self._noise[k0 * r:k1 * r]
-            yield fine.reshape(k1 - k0, r, self.draws, *self.shape).sum(1) * unit
+            yield pair_sums(self._noise[k0 * r:k1 * r], r) * unit
 
 
 class IIDSample(DriverSample):
