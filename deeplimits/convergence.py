@@ -98,7 +98,9 @@ def sweep_errors(p: Pair, sample, depths: Sequence[int], reference: int) -> tupl
     if rough:
         reg = fine[0].regularity
         ref_net = p.limit.scheme(fine[0].scale) if p.regime == "fbm" else p.limit.scheme()
-        streams = [s.iter_increments(R) for s in fine]
+        top = R // min(depths)
+        # the tree of coarse sums is built on the sample's drawing thread
+        streams = [s.iter_increments(R, transform=lambda x: _levels(x, min(x.shape[0], top))) for s in fine]
         alpha = {L: float(L) ** (reg - net.beta) for L in depths}  # weights are L^reg * increment
         H = h0
     else:
@@ -108,15 +110,16 @@ def sweep_errors(p: Pair, sample, depths: Sequence[int], reference: int) -> tupl
         alpha = {L: float(L) ** -net.beta for L in depths}
     j = 0  # fine steps done
     for chunks in zip(*streams):
-        c = chunks[0].shape[0]
         if rough:
-            top = min(c, R // min(depths))
-            lv = [_levels(x, top) for x in chunks]
+            lv, chunks = chunks, [x[1] for x in chunks]
+            c = chunks[0].shape[0]
             for L in depths:
                 r = R // L
                 if r > c:  # this depth's increment spans several chunks: accumulate whole chunks
                     tot = [x[c][0] for x in lv]
                     acc[L] = tot if acc[L] is None else [a + t for a, t in zip(acc[L], tot)]
+        else:
+            c = chunks[0].shape[0]
         for i in range(c):
             j += 1
             if rough:

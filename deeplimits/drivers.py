@@ -20,7 +20,7 @@ import abc
 import functools
 import math
 from concurrent.futures import ThreadPoolExecutor
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 import torch
@@ -176,8 +176,13 @@ class PathSample(DriverSample):
         self.resolution = resolution
 
     @abc.abstractmethod
-    def iter_increments(self, depth: int) -> Iterator[torch.Tensor]:
-        """Increments ``X_{k/L} - X_{(k-1)/L}`` (scaled) in chunks ``(c, draws, *shape)``."""
+    def iter_increments(self, depth: int, *, transform: Callable | None = None) -> Iterator:
+        """Increments ``X_{k/L} - X_{(k-1)/L}`` (scaled) in chunks ``(c, draws, *shape)`` of
+        ``c`` (a power of two) consecutive layers, aligned to every coarser dyadic grid.
+
+        ``transform``, when given, is applied to each chunk before it is yielded (for the
+        Brownian sample, on the background thread that draws the chunks).
+        """
 
     def increments(self, depth: int) -> torch.Tensor:
         return torch.cat(list(self.iter_increments(depth)), dim=0)
@@ -212,25 +217,29 @@ class BrownianSample(PathSample):
         x = _rng.normal((self.block, self.draws, *self.shape), V.mix_seed(self.seed, j), self.dtype)
         return x.mul_(self.scale / math.sqrt(self.resolution))
 
-    def iter_increments(self, depth: int) -> Iterator[torch.Tensor]:
+    def iter_increments(self, depth: int, *, transform: Callable | None = None) -> Iterator:
         depth = V.divides("depth", depth, self.resolution)
         r = self.resolution // depth  # fine steps per layer
         nblocks = self.resolution // self.block
+        transform = transform or (lambda x: x)
         if r <= self.block:
+            def chunk(j):
+                return transform(pair_sums(self._block(j), r))
+
             with ThreadPoolExecutor(1, thread_name_prefix="deeplimits-prefetch") as ex:
-                nxt = ex.submit(self._block, 0)  # draw block j + 1 while block j is consumed
+                nxt = ex.submit(chunk, 0)  # draw chunk j + 1 while chunk j is consumed
                 for j in range(nblocks):
                     x = nxt.result()
                     if j + 1 < nblocks:
-                        nxt = ex.submit(self._block, j + 1)
-                    yield pair_sums(x, r)
+                        nxt = ex.submit(chunk, j + 1)
+                    yield x
         else:
             per = r // self.block
             for k in range(depth):
                 acc = self._block(k * per).sum(0)
                 for j in range(k * per + 1, (k + 1) * per):
                     acc += self._block(j).sum(0)
-                yield acc.unsqueeze(0)
+                yield transform(acc.unsqueeze(0))
 
 
 class FractionalSample(PathSample):
@@ -241,14 +250,15 @@ class FractionalSample(PathSample):
         self.regularity = hurst
         self._noise = noise  # (resolution, draws, *shape), unit variance
 
-    def iter_increments(self, depth: int) -> Iterator[torch.Tensor]:
+    def iter_increments(self, depth: int, *, transform: Callable | None = None) -> Iterator:
         depth = V.divides("depth", depth, self.resolution)
         r = self.resolution // depth
+        transform = transform or (lambda x: x)
         c = _pow2_floor(self._chunk_layers(r))  # powers of two keep chunks aligned to every depth
         unit = self.scale * self.resolution ** (-self.regularity)
         for k0 in range(0, depth, c):
             k1 = min(depth, k0 + c)
-            yield pair_sums(self._noise[k0 * r:k1 * r], r) * unit
+            yield transform(pair_sums(self._noise[k0 * r:k1 * r], r) * unit)
 
 
 class IIDSample(DriverSample):
