@@ -50,15 +50,27 @@ def floor(args) -> dict:
         s = p.sample(n, resolution=plan.reference, generator=g, dtype=plan.dtype)
         for _ in s.weights["V"].iter_increments(plan.reference):
             pass
-    t_floor = time.perf_counter() - t0
+    t_ours_draw = time.perf_counter() - t0
+    # the plain alternative: torch.randn of the same numbers in the same block shapes
+    g = torch.Generator().manual_seed(0)
+    t0 = time.perf_counter()
+    for n in plan.chunk_sizes:
+        block = p.sample(n, resolution=plan.reference, generator=g, dtype=plan.dtype).weights["V"].block
+        for _ in range(plan.reference // block):
+            torch.randn(block, n, args.width, args.width, generator=g, dtype=plan.dtype)
+    t_randn = time.perf_counter() - t0
+    t_floor = min(t_ours_draw, t_randn)
     t0 = time.perf_counter()
     res = run_plan(plan)
     t_sweep = time.perf_counter() - t0
     ratio = t_sweep / t_floor
     out = dict(benchmark="floor", width=args.width, paths=args.paths, depths=depths, reference=plan.reference,
-               dtype=args.dtype, chunk=plan.chunk, floor_seconds=t_floor, sweep_seconds=t_sweep, ratio=ratio,
-               target="<= 2.5", passed=ratio <= 2.5, rate=res.rate, rate_ci=res.rate_ci)
-    print(f"floor (draw {plan.reference} fine increments x {args.paths} draws x {args.width}^2): {t_floor:.2f} s")
+               dtype=args.dtype, chunk=plan.chunk, draw_seconds=t_ours_draw, randn_seconds=t_randn,
+               floor_seconds=t_floor, sweep_seconds=t_sweep, ratio=ratio, target="<= 2.5", passed=ratio <= 2.5,
+               rate=res.rate, rate_ci=res.rate_ci)
+    print(f"drawing alone: deeplimits' stream {t_ours_draw:.2f} s, plain torch.randn {t_randn:.2f} s")
+    print(f"floor (the faster of the two, {plan.reference} fine increments x {args.paths} draws x "
+          f"{args.width}^2): {t_floor:.2f} s")
     print(f"all-depth sweep (depths {depths[0]}..{depths[-1]}, reference {plan.reference}): {t_sweep:.2f} s")
     print(f"ratio {ratio:.2f}  (target <= 2.5)  {'PASS' if ratio <= 2.5 else 'FAIL'}   fitted rate {res.rate:.3f}")
     return out
@@ -84,31 +96,38 @@ class _GeneralNoiseSDE(torch.nn.Module):
         return torch.einsum("ik,bj->bikj", self.eye, s).reshape(y.shape[0], self.d, self.d * self.d)
 
 
-def peer(args) -> dict:
+def _peer_child(d, n, R, max_log2):
+    """The peer, in its own process: one BrownianInterval, one sdeint per depth and one for the
+    reference. Prints its timing and per-draw errors as JSON."""
     import torchsde
 
-    # glibc raises its mmap threshold after freeing the peer's 32 MB diffusion matrices and then
-    # keeps them on the heap: without a fixed threshold the peer's RSS grows by GBs per 100 steps
-    if os.environ.get("MALLOC_MMAP_THRESHOLD_") is None:
-        os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, "MALLOC_MMAP_THRESHOLD_": "1048576"})
-
-    depths = [2 ** k for k in range(2, args.max_log2 + 1)]
-    d, n, R = args.width, args.paths, args.reference
-    # the peer: one BrownianInterval per run, one sdeint per depth and one for the reference
+    depths = [2 ** k for k in range(2, max_log2 + 1)]
     t0 = time.perf_counter()
     gen = torch.Generator().manual_seed(1)
     y0 = torch.randn(n, d, generator=gen, dtype=torch.float64)
     bm = torchsde.BrownianInterval(t0=0.0, t1=1.0, size=(n, d * d), dtype=torch.float64, entropy=2, dt=1.0 / R)
     sde = _GeneralNoiseSDE(d)
-    ts_ref = torch.linspace(0, 1, R + 1, dtype=torch.float64)
-    ref = torchsde.sdeint(sde, y0, ts_ref, bm=bm, method="euler", dt=1.0 / R)
-    peer_err = []
+    ref = torchsde.sdeint(sde, y0, torch.linspace(0, 1, R + 1, dtype=torch.float64), bm=bm, method="euler", dt=1.0 / R)
+    errors = []
     for L in depths:
-        ts = torch.linspace(0, 1, L + 1, dtype=torch.float64)
-        h = torchsde.sdeint(sde, y0, ts, bm=bm, method="euler", dt=1.0 / L)
-        peer_err.append((ref[:: R // L] - h).norm(dim=-1).amax(0).numpy())
-    t_peer = time.perf_counter() - t0
-    peer_err = np.stack(peer_err, 1)  # (n, depths)
+        h = torchsde.sdeint(sde, y0, torch.linspace(0, 1, L + 1, dtype=torch.float64), bm=bm, method="euler",
+                            dt=1.0 / L)
+        errors.append((ref[:: R // L] - h).norm(dim=-1).amax(0).tolist())
+    print(json.dumps(dict(seconds=time.perf_counter() - t0, errors=errors)))
+
+
+def peer(args) -> dict:
+    depths = [2 ** k for k in range(2, args.max_log2 + 1)]
+    d, n, R = args.width, args.paths, args.reference
+    # glibc raises its mmap threshold after freeing the peer's 32 MB diffusion matrices and then
+    # keeps them on the heap: without a fixed threshold the peer's RSS grows by GBs per 100
+    # steps. The peer runs in its own process with a fixed threshold; deeplimits runs here.
+    env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "1048576"}
+    out = subprocess.run([sys.executable, __file__, "_peer_child", str(d), str(n), str(R), str(args.max_log2)],
+                         capture_output=True, text=True, check=True, env=env)
+    child = json.loads(out.stdout.strip().splitlines()[-1])
+    t_peer = child["seconds"]
+    peer_err = np.asarray(child["errors"]).T  # (n, depths)
     t0 = time.perf_counter()
     ours = dl.strong_convergence("sde", width=d, depths=depths, paths=n, reference=R, seed=3)
     t_ours = time.perf_counter() - t0
@@ -159,6 +178,9 @@ def memory(args) -> dict:
 
 
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "_peer_child":
+        _peer_child(*(int(x) for x in sys.argv[2:6]))
+        return
     if len(sys.argv) > 1 and sys.argv[1] == "_memory_child":
         _memory_child(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
         return

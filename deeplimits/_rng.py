@@ -1,10 +1,10 @@
 """Fast, reproducible standard normals for large blocks.
 
-``torch.randn`` with a generator is single-threaded and slow in float64 (about 40 ns a
-number here). NumPy's ziggurat sampler on PCG64 streams is exact and about twice as fast,
-and releases the GIL, so fixed-size sub-blocks, each with its own spawned seed, are filled by
-a small thread pool. The numbers depend only on the seed and the shape, never on the
-number of threads.
+``torch.randn`` is fast in float32 (vectorised, about 4 ns a number here) but slow in
+float64 (about 40 ns). For float64, NumPy's ziggurat sampler on PCG64 streams is exact and
+twice as fast, and releases the GIL, so fixed-size sub-blocks, each with its own spawned
+seed, are filled by a small thread pool. The numbers depend only on the seed, the shape and
+the dtype, never on the number of threads.
 """
 
 from __future__ import annotations
@@ -33,7 +33,9 @@ def seed_from(generator: torch.Generator | None) -> int:
 
 
 def normal(shape, seed: int, dtype: torch.dtype) -> torch.Tensor:
-    """A tensor of ``shape`` with i.i.d. N(0, 1) entries, a function of ``(seed, shape)`` only."""
+    """A tensor of ``shape`` with i.i.d. N(0, 1) entries, a function of ``(seed, shape, dtype)``."""
+    if dtype == torch.float32:
+        return torch.randn(shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
     n = math.prod(shape)
     out = np.empty(n, dtype=_NP[dtype])
     k = max(1, -(-n // _SUB))
