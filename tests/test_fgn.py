@@ -78,6 +78,7 @@ def test_same_seed_same_numbers():
     assert torch.equal(a, b) and not torch.equal(a, c)
 
 
+@pytest.mark.filterwarnings("ignore:Combination of increments:UserWarning")  # fbm falls back to Hosking
 @pytest.mark.parametrize("hurst", [0.25, 0.75, 0.95])
 def test_agrees_in_distribution_with_fbm_package(hurst):
     fbm = pytest.importorskip("fbm")
