@@ -84,12 +84,26 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--reference", type=int,
                    help="finest grid of the reference for sde/fbm, a power of two (default 16 * max depth)")
     c.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
+    c.add_argument("--chunk", type=int, help="draws per task (default: up to 64, bounded by memory)")
     c.add_argument("--dtype", choices=["float32", "float64"], default="float64")
-    c.add_argument("--out", default="runs/convergence", metavar="DIR",
-                   help="directory for the plot (convergence.png) and result.json (default runs/convergence)")
+    c.add_argument("--out", metavar="DIR",
+                   help="run directory: the run store (run.sqlite), convergence.png and result.json; running "
+                        "the same command again resumes it (default runs/convergence-<hash of the options>)")
+    c.add_argument("--workers", type=int, help="run the chunks of draws on a local Dask cluster of N processes")
+    c.add_argument("--scheduler", metavar="ADDRESS", help="run the chunks on the Dask cluster at ADDRESS")
     c.add_argument("--json", metavar="PATH", help="also write the JSON result to PATH")
     c.add_argument("--quiet", action="store_true", help="no progress bar")
     c.set_defaults(func=run_convergence)
+
+    r = sub.add_parser("runs", help="list, show, export and redraw stored runs",
+                       description="Stored runs: 'list [ROOT]' (default ROOT runs), 'show DIR', "
+                                   "'export DIR --csv PATH --json PATH', 'plot DIR' (redraw the figure and "
+                                   "result.json from the store, without recomputing).")
+    r.add_argument("action", choices=["list", "show", "export", "plot"])
+    r.add_argument("target", nargs="?", help="the run directory (for list: the root to search)")
+    r.add_argument("--csv", metavar="PATH", help="export: write the records as CSV")
+    r.add_argument("--json", metavar="PATH", help="export: write the records as JSON; plot: also write the result")
+    r.set_defaults(func=run_runs)
     return parser
 
 
@@ -98,7 +112,6 @@ def run_convergence(args) -> int:
     from tqdm import tqdm
 
     from .convergence import plan_convergence, run_plan
-    from .plots import plot_convergence
 
     if args.regime is None:
         for flag in ("hurst", "arch"):
@@ -116,7 +129,7 @@ def run_convergence(args) -> int:
         study = [(args.regime, kw)]
     common = dict(width=args.width, activation=args.activation, depths=args.depths, paths=args.paths,
                   inputs=args.inputs, reference=args.reference, seed=args.seed,
-                  dtype=getattr(torch, args.dtype))
+                  dtype=getattr(torch, args.dtype), chunk=args.chunk)
     plans = []
     for regime, kw in study:
         extra = dict(kw)
@@ -126,28 +139,105 @@ def run_convergence(args) -> int:
             plans.append(plan_convergence(regime, **common, **extra))
         except ValueError as e:
             raise UsageError(f"deeplimits convergence: {e}") from None
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"deeplimits convergence: --workers must be an integer >= 1, got {args.workers}")
+    spec = [p.to_spec() for p in plans]
+    out = args.out or os.path.join("runs", "convergence-" + _digest(spec))
+    store = _open_store(out, spec if args.regime is None else spec[0])
     results = []
     with tqdm(total=sum(p.paths for p in plans), unit="draw", disable=args.quiet, file=sys.stderr,
               bar_format="{desc} {bar} {n_fmt}/{total_fmt} draws [{elapsed}<{remaining}]") as bar:
         for plan in plans:
-            bar.set_description(plan.regime)
-            results.append(run_plan(plan, progress=bar.update))
+            bar.set_description(plan.name)
+            results.append(run_plan(plan, progress=bar.update, store=store, workers=args.workers,
+                                    scheduler=args.scheduler))
     for r in results:
         print(r.report())
         print()
-    payload = [r.to_dict() for r in results] if args.regime is None else results[0].to_dict()
-    os.makedirs(args.out, exist_ok=True)
-    png = os.path.join(args.out, "convergence.png")
+    written = _write_outputs(results, out, args.json, as_list=args.regime is None)
+    print(f"run store {store.path}; wrote " + ", ".join(written))
+    return 0
+
+
+def _digest(spec) -> str:
+    import hashlib
+
+    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:10]
+
+
+def _open_store(directory, spec=None, create=True):
+    from .sweeps import RunStore, RunStoreError
+
+    try:
+        return RunStore(directory, spec, create=create)
+    except RunStoreError as e:
+        raise UsageError(f"deeplimits: {e}") from None
+
+
+def _write_outputs(results, out, json_path, *, as_list) -> list[str]:
+    """The figure and the JSON of convergence results (also used to redraw a stored run)."""
+    from .plots import plot_convergence
+
+    payload = [r.to_dict() for r in results] if as_list else results[0].to_dict()
+    os.makedirs(out, exist_ok=True)
+    png = os.path.join(out, "convergence.png")
     plot_convergence(results, path=png)
-    paths = [png, os.path.join(args.out, "result.json")]
-    if args.json:
-        paths.append(args.json)
+    paths = [png, os.path.join(out, "result.json")] + ([json_path] if json_path else [])
     for path in paths[1:]:
         if os.path.dirname(path):
             os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w") as f:
             json.dump(payload, f, indent=2)
-    print("wrote " + ", ".join(paths))
+    return paths
+
+
+def run_runs(args) -> int:
+    from .convergence import results_from_store
+    from .sweeps import find_runs
+
+    if args.action == "list":
+        runs = find_runs(args.target or "runs")
+        if not runs:
+            print(f"no runs under {args.target or 'runs'}")
+        for d in runs:
+            store = _open_store(d, create=False)
+            counts = store.counts()
+            spec = store.spec
+            names = ", ".join(s["regime"] for s in (spec if isinstance(spec, list) else [spec]))
+            print(f"{d}  [{names}]  {counts.get('done', 0)} tasks done, {counts.get('failed', 0)} failed")
+        return 0
+    if not args.target:
+        raise UsageError(f"deeplimits runs {args.action}: give the run directory")
+    store = _open_store(args.target, create=False)
+    if args.action == "show":
+        meta = store.meta()
+        counts = store.counts()
+        print(f"run {args.target}: {counts.get('done', 0)} tasks done, {counts.get('failed', 0)} failed; "
+              f"versions {meta['versions']}")
+        for r in results_from_store(store):
+            print(r.report())
+            print()
+    elif args.action == "export":
+        import pandas as pd
+
+        records = store.records()
+        if not (args.csv or args.json):
+            raise UsageError("deeplimits runs export: give --csv PATH and/or --json PATH")
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(records, f, indent=2)
+        if args.csv:
+            flat = [{**{k: v for k, v in r.items() if k not in ("params", "result", "versions")},
+                     **{f"param_{k}": json.dumps(v) if isinstance(v, list) else v for k, v in r["params"].items()},
+                     "result": json.dumps(r["result"]), "versions": json.dumps(r["versions"])} for r in records]
+            pd.DataFrame(flat).to_csv(args.csv, index=False)
+        print(f"exported {len(records)} records")
+    else:  # plot
+        results = results_from_store(store)
+        if not results:
+            raise UsageError(f"deeplimits runs plot: {args.target} has no finished task yet")
+        written = _write_outputs(results, args.target, args.json, as_list=isinstance(store.spec, list))
+        print("wrote " + ", ".join(written))
     return 0
 
 

@@ -270,6 +270,35 @@ class ConvergencePlan:
     def chunk_sizes(self) -> list[int]:
         return [min(self.chunk, self.paths - s) for s in range(0, self.paths, self.chunk)]
 
+    def to_spec(self) -> dict:
+        """The plan as plain JSON (what a run store records)."""
+        if self.activation is not None and not isinstance(self.activation, str):
+            raise ValueError("activation must be given by name (a string) to run through a sweep or a run store")
+        d = dataclasses.asdict(self)
+        d["depths"] = list(self.depths)
+        d["dtype"] = str(self.dtype).replace("torch.", "")
+        return d
+
+    @classmethod
+    def from_spec(cls, spec: dict) -> "ConvergencePlan":
+        d = dict(spec)
+        d["depths"] = tuple(d["depths"])
+        d["dtype"] = getattr(torch, d["dtype"])
+        return cls(**d)
+
+    def tasks(self) -> list:
+        """One sweep task per chunk of draws, keyed ``'<regime>[-H<hurst>][-corrected]/chunk-<i>'``."""
+        from .sweeps import Task
+
+        spec = self.to_spec()
+        return [Task(f"{self.name}/chunk-{c:05d}", "deeplimits.convergence:run_task", {**spec, "draws": n},
+                     chunk_seed(self.seed, c)) for c, n in enumerate(self.chunk_sizes)]
+
+    @property
+    def name(self) -> str:
+        h = f"-H{self.hurst:g}" if self.hurst is not None else ""
+        return f"{self.regime}{h}{'-corrected' if self.corrected else ''}"
+
 
 def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, paths: int | None = None,
                      width: int | None = None, activation=None, arch: str | None = None,
@@ -325,20 +354,63 @@ def strong_convergence(regime: str, *, progress: Callable[[int], None] | None = 
     return run_plan(plan_convergence(regime, **kwargs), progress=progress)
 
 
-def run_plan(plan: ConvergencePlan, progress: Callable[[int], None] | None = None) -> ConvergenceResult:
-    """Run every chunk of a plan in this process and combine them."""
+def run_plan(plan: ConvergencePlan, progress: Callable[[int], None] | None = None, *, store=None,
+             workers: int | None = None, scheduler: str | None = None) -> ConvergenceResult:
+    """Run the chunks of a plan and combine them.
+
+    With a :class:`~deeplimits.sweeps.RunStore`, finished chunks are committed as they come
+    and chunks already in the store are not recomputed; ``workers``/``scheduler`` run the
+    chunks on a local or an existing Dask cluster (same numbers as in-process).
+    ``progress`` is called with the number of draws of each finished chunk.
+    """
     import time
+
+    from .sweeps import run_sweep
 
     t0 = time.perf_counter()
     p = plan.pair()
-    parts = []
-    for c, n in enumerate(plan.chunk_sizes):
-        parts.append(run_chunk(p, plan.depths, plan.reference, n, plan.inputs, chunk_seed(plan.seed, c), plan.dtype))
-        if progress is not None:
-            progress(n)
+    if plan.activation is not None and not isinstance(plan.activation, str):  # a callable: this process only
+        if store is not None or workers is not None or scheduler is not None:
+            raise ValueError("activation must be given by name (a string) to run through a sweep or a run store")
+        parts = []
+        for c, n in enumerate(plan.chunk_sizes):
+            parts.append(run_chunk(p, plan.depths, plan.reference, n, plan.inputs, chunk_seed(plan.seed, c), plan.dtype))
+            if progress is not None:
+                progress(n)
+    else:
+        tasks = plan.tasks()
+        done = run_sweep(tasks, store, workers=workers, scheduler=scheduler,
+                         progress=None if progress is None else (lambda t: progress(t.params["draws"])))
+        parts = [(np.asarray(done[t.key]["max_err"]), np.asarray(done[t.key]["terminal_err"])) for t in tasks]
     return summarise(p, plan.depths, plan.reference, np.concatenate([m for m, _ in parts]),
                      np.concatenate([t for _, t in parts]), inputs=plan.inputs, seed=plan.seed,
                      dtype=plan.dtype, seconds=time.perf_counter() - t0)
+
+
+def run_task(params: dict, seed: int) -> dict:
+    """Sweep task: one chunk of draws of a plan (``params`` = plan spec + ``draws``)."""
+    spec = {k: v for k, v in params.items() if k != "draws"}
+    plan = ConvergencePlan.from_spec(spec)
+    mx, tm = run_chunk(plan.pair(), plan.depths, plan.reference, params["draws"], plan.inputs, seed, plan.dtype)
+    return {"max_err": mx.tolist(), "terminal_err": tm.tolist()}
+
+
+def results_from_store(store) -> list[ConvergenceResult]:
+    """Rebuild the results of a stored convergence run from its finished chunks (no simulation)."""
+    spec = store.spec
+    plans = [ConvergencePlan.from_spec(s) for s in (spec if isinstance(spec, list) else [spec])]
+    done = store.results()
+    seconds = {r["key"]: r["seconds"] or 0.0 for r in store.records()}
+    out = []
+    for plan in plans:
+        tasks = [t for t in plan.tasks() if t.key in done]
+        if not tasks:
+            continue
+        mx = np.concatenate([np.asarray(done[t.key]["max_err"]) for t in tasks])
+        tm = np.concatenate([np.asarray(done[t.key]["terminal_err"]) for t in tasks])
+        out.append(summarise(plan.pair(), plan.depths, plan.reference, mx, tm, inputs=plan.inputs, seed=plan.seed,
+                             dtype=plan.dtype, seconds=sum(seconds[t.key] for t in tasks)))
+    return out
 
 
 def run_chunk(p: Pair, depths, reference, draws, inputs, seed, dtype) -> tuple[np.ndarray, np.ndarray]:
