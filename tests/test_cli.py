@@ -69,3 +69,31 @@ def test_console_entry_point_exit_status():
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "hurst" in r.stderr
     r = subprocess.run([sys.executable, "-m", "deeplimits.cli", "convergence", "--help"], capture_output=True, text=True)
     assert r.returncode == 0 and "--depths" in r.stdout and "--json" in r.stdout
+
+
+def test_runs_commands_list_show_export_and_redraw(tmp_path, capsys):
+    run = tmp_path / "runs" / "a"
+    argv = ["convergence", "--regime", "sde", "--width", "2", "--depths", "4,8", "--draws", "6", "--chunk", "2",
+            "--reference", "32", "--out", str(run), "--quiet"]
+    assert main(argv) == 0
+    first = json.loads((run / "result.json").read_text())
+    capsys.readouterr()
+    assert main(["runs", "list", str(tmp_path / "runs")]) == 0
+    assert "3 tasks done, 0 failed" in capsys.readouterr().out
+    assert main(["runs", "show", str(run)]) == 0
+    assert "rate" in capsys.readouterr().out
+    assert main(["runs", "export", str(run), "--csv", str(tmp_path / "r.csv"), "--json", str(tmp_path / "r.json")]) == 0
+    import pandas as pd
+
+    table = pd.read_csv(tmp_path / "r.csv")
+    assert len(table) == 3 and set(table["status"]) == {"done"} and "seed" in table and "param_regime" in table
+    assert len(json.loads((tmp_path / "r.json").read_text())) == 3
+    # redraw from the store without recomputing: same numbers, fresh figure
+    (run / "convergence.png").unlink()
+    (run / "result.json").unlink()
+    assert main(["runs", "plot", str(run)]) == 0
+    assert (run / "convergence.png").exists()
+    redrawn = json.loads((run / "result.json").read_text())
+    assert redrawn["error"] == first["error"] and redrawn["rate"] == first["rate"]
+    assert main(["runs", "show", str(tmp_path / "nothing")]) == 2
+    assert "no run store" in capsys.readouterr().err
