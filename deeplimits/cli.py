@@ -145,11 +145,20 @@ def run_convergence(args) -> int:
     out = args.out or os.path.join("runs", "convergence-" + _digest(spec))
     store = _open_store(out, spec if args.regime is None else spec[0])
     results = []
+    n_tasks = sum(len(p.chunk_sizes) for p in plans)
+    tasks_done = [0]
+
+    def advance(draws):
+        tasks_done[0] += 1
+        bar.set_postfix_str(f"tasks {tasks_done[0]}/{n_tasks}", refresh=False)
+        bar.update(draws)
+
     with tqdm(total=sum(p.paths for p in plans), unit="draw", disable=args.quiet, file=sys.stderr,
-              bar_format="{desc} {bar} {n_fmt}/{total_fmt} draws [{elapsed}<{remaining}]") as bar:
+              bar_format="{desc} {bar} {n_fmt}/{total_fmt} draws{postfix} [{elapsed}<{remaining}]") as bar:
+        bar.set_postfix_str(f"tasks 0/{n_tasks}", refresh=False)
         for plan in plans:
             bar.set_description(plan.name)
-            results.append(run_plan(plan, progress=bar.update, store=store, workers=args.workers,
+            results.append(run_plan(plan, progress=advance, store=store, workers=args.workers,
                                     scheduler=args.scheduler))
     for r in results:
         print(r.report())

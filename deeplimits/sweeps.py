@@ -245,7 +245,7 @@ def _run_dask(pending: Iterable[Task], workers, scheduler, finish):
     cluster = None
     if scheduler is None:
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address=None)
+                               dashboard_address=":0")
     client = Client(scheduler if scheduler is not None else cluster)
     try:
         futures = {client.submit(_timed_call, t.fn, t.params, t.seed, key=f"deeplimits-{t.key}-{t.seed}",
