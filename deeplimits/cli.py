@@ -112,6 +112,7 @@ def run_convergence(args) -> int:
     from tqdm import tqdm
 
     from .convergence import plan_convergence, run_plan
+    from .sweeps import SweepError
 
     if args.regime is None:
         for flag in ("hurst", "arch"):
@@ -141,6 +142,8 @@ def run_convergence(args) -> int:
             raise UsageError(f"deeplimits convergence: {e}") from None
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"deeplimits convergence: --workers must be an integer >= 1, got {args.workers}")
+    if args.workers is not None and args.scheduler is not None:
+        raise UsageError("deeplimits convergence: give --workers (a local cluster) or --scheduler, not both")
     spec = [p.to_spec() for p in plans]
     out = args.out or os.path.join("runs", "convergence-" + _digest(spec))
     store = _open_store(out, spec if args.regime is None else spec[0])
@@ -156,10 +159,17 @@ def run_convergence(args) -> int:
     with tqdm(total=sum(p.paths for p in plans), unit="draw", disable=args.quiet, file=sys.stderr,
               bar_format="{desc} {bar} {n_fmt}/{total_fmt} draws{postfix} [{elapsed}<{remaining}]") as bar:
         bar.set_postfix_str(f"tasks 0/{n_tasks}", refresh=False)
+        failed = []
         for plan in plans:
             bar.set_description(plan.name)
-            results.append(run_plan(plan, progress=advance, store=store, workers=args.workers,
-                                    scheduler=args.scheduler))
+            try:
+                results.append(run_plan(plan, progress=advance, store=store, workers=args.workers,
+                                        scheduler=args.scheduler))
+            except SweepError as e:  # the other regimes still run; the finished tasks are stored
+                failed.append(f"{plan.name}: {e}")
+    if failed:
+        print("deeplimits convergence: " + "; ".join(failed), file=sys.stderr)
+        return 1
     for r in results:
         print(r.report())
         print()
@@ -209,10 +219,15 @@ def run_runs(args) -> int:
         if not runs:
             print(f"no runs under {args.target or 'runs'}")
         for d in runs:
-            store = _open_store(d, create=False)
-            counts = store.counts()
-            spec = store.spec
-            names = ", ".join(s["regime"] for s in (spec if isinstance(spec, list) else [spec]))
+            try:
+                store = _open_store(d, create=False)
+                counts = store.counts()
+                spec = store.spec
+                names = ", ".join(str(s.get("regime", "?")) if isinstance(s, dict) else "?"
+                                  for s in (spec if isinstance(spec, list) else [spec]))
+            except UsageError as e:
+                print(f"{d}  unreadable: {e}")
+                continue
             print(f"{d}  [{names}]  {counts.get('done', 0)} tasks done, {counts.get('failed', 0)} failed")
         return 0
     if not args.target:
@@ -232,6 +247,9 @@ def run_runs(args) -> int:
         records = store.records()
         if not (args.csv or args.json):
             raise UsageError("deeplimits runs export: give --csv PATH and/or --json PATH")
+        for path in (args.csv, args.json):
+            if path and os.path.dirname(path):
+                os.makedirs(os.path.dirname(path), exist_ok=True)
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(records, f, indent=2)
@@ -251,13 +269,21 @@ def run_runs(args) -> int:
 
 
 def main(argv=None) -> int:
+    from .sweeps import RunStoreError
+
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
         return args.func(args)
+    except RunStoreError as e:
+        print(f"deeplimits: {e}", file=sys.stderr)
+        return 2
     except UsageError as e:
         print(str(e), file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("deeplimits: interrupted; finished tasks are stored, run the same command to resume", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -397,8 +397,13 @@ def run_task(params: dict, seed: int) -> dict:
 
 def results_from_store(store) -> list[ConvergenceResult]:
     """Rebuild the results of a stored convergence run from its finished chunks (no simulation)."""
+    from .sweeps import RunStoreError
+
     spec = store.spec
-    plans = [ConvergencePlan.from_spec(s) for s in (spec if isinstance(spec, list) else [spec])]
+    try:
+        plans = [ConvergencePlan.from_spec(s) for s in (spec if isinstance(spec, list) else [spec])]
+    except (KeyError, TypeError, AttributeError) as e:
+        raise RunStoreError(f"{store.path} does not hold a convergence run ({type(e).__name__}: {e})") from None
     done = store.results()
     seconds = {r["key"]: r["seconds"] or 0.0 for r in store.records()}
     out = []

@@ -74,18 +74,21 @@ class RunStore:
         exists = os.path.exists(self.path)
         if not exists and not create:
             raise RunStoreError(f"no run store at {self.path}")
-        os.makedirs(self.directory, exist_ok=True)
         try:
+            os.makedirs(self.directory, exist_ok=True)
             self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
-            if exists:
-                self._check(spec)
-            else:
+            tables = self._db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]
+            if tables == 0 and create:  # new, or a creation killed before its transaction committed
                 self._create(spec)
+            else:
+                self._check(spec)
         except sqlite3.DatabaseError as e:
             raise RunStoreError(f"{self.path} is not a readable deeplimits run store ({e}); "
                                 f"move it away or choose another output directory") from None
+        except OSError as e:
+            raise RunStoreError(f"cannot use {self.directory} as a run directory ({e})") from None
 
     def _create(self, spec):
         with self._transaction() as db:
@@ -104,6 +107,11 @@ class RunStore:
             self._db.execute("SELECT key, status FROM tasks LIMIT 1").fetchall()
         except sqlite3.OperationalError as e:
             raise RunStoreError(f"{self.path} is not a deeplimits run store ({e})") from None
+        check = self._db.execute("PRAGMA quick_check").fetchone()[0]
+        if check != "ok":
+            raise RunStoreError(f"{self.path} is damaged ({check}); move it away or choose another output directory")
+        if "spec" not in meta:
+            raise RunStoreError(f"{self.path} is not a deeplimits run store (no spec)")
         if meta.get("schema") != str(SCHEMA):
             raise RunStoreError(f"{self.path} has store schema {meta.get('schema')!r}; this deeplimits "
                                 f"reads schema {SCHEMA}")
@@ -240,6 +248,8 @@ def _timed_call(fn, params, seed):
 
 
 def _run_dask(pending: Iterable[Task], workers, scheduler, finish):
+    from concurrent.futures import CancelledError
+
     from distributed import Client, LocalCluster, as_completed
 
     cluster = None
@@ -254,7 +264,7 @@ def _run_dask(pending: Iterable[Task], workers, scheduler, finish):
             t = futures[fut]
             try:
                 res, seconds = fut.result()
-            except Exception as e:  # noqa: BLE001
+            except (Exception, CancelledError) as e:  # noqa: BLE001 - stored as a failure, retried on rerun
                 finish(t, error=f"{type(e).__name__}: {e}")
                 continue
             finish(t, res, seconds)

@@ -158,3 +158,32 @@ def test_a_killed_worker_task_is_rerun(cluster, tmp_path):
     assert not t.is_alive() and "r" in out
     assert out["r"].paths == 12 and out["r"].error == dl.run_plan(plan).error
     assert RunStore(tmp_path, plan.to_spec()).counts() == {"done": 6}
+
+
+def test_a_store_killed_while_being_created_is_recreated(tmp_path):
+    sqlite3.connect(tmp_path / "run.sqlite").execute("PRAGMA journal_mode=WAL").fetchall()  # no tables yet
+    plan = small_plan()
+    res = dl.run_plan(plan, store=RunStore(tmp_path, plan.to_spec()))
+    assert RunStore(tmp_path, plan.to_spec()).counts() == {"done": 4} and res.paths == 12
+
+
+def test_cli_failed_task_is_one_line_and_others_are_stored(tmp_path, capsys, monkeypatch):
+    import deeplimits.convergence as conv
+
+    real = conv.run_chunk
+
+    def broken(p, depths, reference, draws, inputs, seed, dtype):
+        if seed == conv.chunk_seed(0, 1):
+            raise RuntimeError("boom")
+        return real(p, depths, reference, draws, inputs, seed, dtype)
+
+    monkeypatch.setattr(conv, "run_chunk", broken)
+    argv = ["convergence", "--regime", "sde", "--width", "2", "--depths", "4,8", "--draws", "6", "--chunk", "2",
+            "--reference", "32", "--out", str(tmp_path), "--quiet"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err.strip()
+    assert "1 of 3 tasks failed" in err and "\n" not in err and "Traceback" not in err
+    assert RunStore(tmp_path, create=False).counts() == {"done": 2, "failed": 1}
+    monkeypatch.setattr(conv, "run_chunk", real)
+    assert main(argv) == 0  # the rerun retries the failed task only
+    assert RunStore(tmp_path, create=False).counts() == {"done": 3}
