@@ -8,7 +8,9 @@ The public API, re-exported by name:
 * limits (SPEC §3): :class:`SDELimit`, :class:`ODELimit`, :class:`YoungLimit`;
 * pairs: :func:`pair` builds a network with its limit and theoretical strong rate;
 * strong convergence (SPEC §4): :func:`strong_convergence` measures the error against depth
-  and fits its rate.
+  and fits its rate;
+* signal propagation (SPEC §4): :func:`stability` computes the ratios r_h, r_p over depths
+  and betas with the theory bounds.
 """
 from .activations import Activation, activation
 from .drivers import (BrownianSample, Driver, DriverSample, FractionalDriver, FractionalSample,
@@ -19,6 +21,7 @@ from .convergence import (ConvergencePlan, ConvergenceResult, fit_rate, plan_con
 from .limits import GridBrownian, ODELimit, SDELimit, YoungLimit
 from .networks import ARCHITECTURES, ModifiedEulerResNet, ResNet, Trajectory
 from .pairs import REGIMES, Pair, PairSample, PairSolution, pair
+from .propagation import StabilityResult, stability, theory_bounds
 
 __version__ = "0.1.0"
 
@@ -31,4 +34,5 @@ __all__ = [
     "SDELimit", "ODELimit", "YoungLimit", "GridBrownian",
     "pair", "Pair", "PairSample", "PairSolution", "REGIMES",
     "strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult", "fit_rate",
+    "stability", "StabilityResult", "theory_bounds",
 ]

@@ -32,22 +32,38 @@ def seed_from(generator: torch.Generator | None) -> int:
     return int(torch.randint(0, 1 << 62, (1,), generator=generator))
 
 
-def normal(shape, seed: int, dtype: torch.dtype) -> torch.Tensor:
-    """A tensor of ``shape`` with i.i.d. N(0, 1) entries, a function of ``(seed, shape, dtype)``."""
-    if dtype == torch.float32:
-        return torch.randn(shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
-    n = math.prod(shape)
-    out = np.empty(n, dtype=_NP[dtype])
+def _fill(n: int, seed: int, np_dtype, draw) -> np.ndarray:
+    """``n`` numbers drawn by ``draw(rng, out)`` on fixed-size sub-streams spawned from ``seed``."""
+    out = np.empty(n, dtype=np_dtype)
     k = max(1, -(-n // _SUB))
     children = np.random.SeedSequence(seed).spawn(k)
 
     def fill(i):
-        rng = np.random.Generator(np.random.PCG64(children[i]))
-        rng.standard_normal(out=out[i * _SUB:(i + 1) * _SUB], dtype=_NP[dtype])
+        draw(np.random.Generator(np.random.PCG64(children[i])), out[i * _SUB:(i + 1) * _SUB])
 
     if k == 1 or torch.get_num_threads() == 1:
         for i in range(k):
             fill(i)
     else:
         list(_executor().map(fill, range(k)))
+    return out
+
+
+def uniform(shape, seed: int, dtype: torch.dtype, low: float, high: float) -> torch.Tensor:
+    """I.i.d. uniform on [low, high), a function of ``(seed, shape, dtype)`` (about 5x ``torch.rand``)."""
+
+    def draw(rng, out):
+        rng.random(out=out, dtype=out.dtype)
+        out *= high - low
+        out += low
+
+    return torch.from_numpy(_fill(math.prod(shape), seed, _NP[dtype], draw)).reshape(shape)
+
+
+def normal(shape, seed: int, dtype: torch.dtype) -> torch.Tensor:
+    """A tensor of ``shape`` with i.i.d. N(0, 1) entries, a function of ``(seed, shape, dtype)``."""
+    if dtype == torch.float32:
+        return torch.randn(shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+    out = _fill(math.prod(shape), seed, _NP[dtype],
+                lambda rng, o: rng.standard_normal(out=o, dtype=o.dtype))
     return torch.from_numpy(out).reshape(shape)

@@ -277,15 +277,13 @@ class IIDSample(DriverSample):
 
     def iter_weights(self, depth: int) -> Iterator[torch.Tensor]:
         depth = V.integer("depth", depth)
-        g = torch.Generator().manual_seed(V.mix_seed(self.seed, depth - 1))
+        seed = V.mix_seed(self.seed, depth - 1)
         c = self._chunk_layers(1)
-        for k0 in range(0, depth, c):
+        a = math.sqrt(3.0) * self.scale if self.law == "uniform" else 1.0
+        for j, k0 in enumerate(range(0, depth, c)):
             n = min(c, depth - k0)
-            u = torch.rand(n, self.draws, *self.shape, generator=g, dtype=self.dtype)
-            if self.law == "uniform":
-                yield (u * 2 - 1).mul_(math.sqrt(3.0) * self.scale)
-            else:
-                yield (torch.where(u < 0.5, -1.0, 1.0).to(self.dtype)).mul_(self.scale)
+            u = _rng.uniform((n, self.draws, *self.shape), V.mix_seed(seed, j), self.dtype, -a, a)
+            yield u if self.law == "uniform" else torch.where(u < 0, -self.scale, self.scale).to(self.dtype)
 
 
 class SmoothSample(DriverSample):
