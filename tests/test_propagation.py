@@ -49,3 +49,16 @@ def test_record_fields():
         for key in ("beta", "depth", "driver", "r_h", "r_p", "exploded", "theory_lower", "theory_upper", "regime"):
             assert key in rec
         assert set(rec["r_h"]) == {"mean", "median", "q25", "q75", "mean_sq"}
+
+
+def test_smooth_weights_are_critical_at_beta_one():
+    res = stability("res-3", driver=dl.SmoothDriver(), width=20, n_in=16, depths=[1000], betas=[0.5, 1.0, 2.0],
+                    draws=20, seed=1)
+    regimes = {r["beta"]: r["regime"] for r in res.records}
+    assert regimes == {0.5: "explosion", 1.0: "non-trivial", 2.0: "identity"}
+
+
+def test_inside_model_runs_without_theory_bounds():
+    res = stability("inside", activation="tanh", width=10, n_in=8, depths=[100], betas=[0.5, 1.0], draws=5)
+    assert all(r["theory_lower"] is None and r["theory_upper"] is None for r in res.records)
+    assert [r["regime"] for r in res.records] == ["non-trivial", "identity"]
