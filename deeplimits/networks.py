@@ -98,8 +98,10 @@ class ResNet:
         h, depth, layers = self._prepare(h0, V, W, b, depth)
         return self._states(h, depth, layers)
 
-    def _states(self, h, depth, layers):
-        alpha = float(depth) ** -self.beta
+    def _states(self, h, depth, layers, alpha=None):
+        """``h_0..h_L``; ``alpha`` defaults to ``depth^-beta`` and may be a tensor that
+        broadcasts against the states (several scalings at once)."""
+        alpha = float(depth) ** -self.beta if alpha is None else alpha
         yield h
         for Vk, Wk, bk in layers:
             h = self.step(h, alpha, depth, Vk, Wk, bk)
@@ -145,15 +147,19 @@ class ResNet:
         out = states[-1] @ readout.transpose(-1, -2)
         if target is not None:
             out = out - target
-        p = out @ readout
-        depth = states.shape[0] - 1
-        alpha = float(depth) ** -self.beta
+        return torch.stack(self._gradients(states, out @ readout, (V, W, b)))
+
+    def _gradients(self, states, p, weights, alpha=None):
+        """``p_0..p_L`` from ``p_L = p`` by ``p_k = (d step_k / d h)^T p_{k+1}``; ``weights`` is
+        ``(V, W, b)``, each indexable by layer or ``None``."""
+        depth = len(states) - 1
+        alpha = float(depth) ** -self.beta if alpha is None else alpha
         grads = [p]
         for k in range(depth - 1, -1, -1):
-            layer = [None if w is None else w[k] for w in (V, W, b)]
+            layer = [None if w is None else w[k] for w in weights]
             p = self.step_vjp(states[k], p, alpha, depth, *layer)
             grads.append(p)
-        return torch.stack(grads[::-1])
+        return grads[::-1]
 
     # -- validation ---------------------------------------------------------------------
     def _prepare(self, h0, V, W, b, depth):

@@ -69,20 +69,12 @@ def _ratios(net: ResNet, h0, B, weights, betas, depth):
     # betas ride along the inputs axis: (draws, betas * inputs, width), one clean batched matmul
     alpha = torch.tensor([float(depth) ** -b for b in betas], dtype=h0.dtype).repeat_interleave(m).view(1, -1, 1)
     h0 = h0.repeat(1, nb, 1)
-    h = h0
-    states = [h]
-    Vs, Ws = weights.get("V"), weights.get("W")
-    bs = weights.get("b")
+    ws = tuple(weights.get(n) for n in ("V", "W", "b"))
     with torch.no_grad():
-        for k in range(depth):
-            lay = [None if w is None else w[k] for w in (Vs, Ws, bs)]
-            h = h + alpha * net.residual(h, *lay)
-            states.append(h)
+        states = list(net._states(h0, depth, zip(*(w or [None] * depth for w in ws)), alpha))
+        h = states[-1]
         p_L = (h @ B.transpose(-1, -2)) @ B  # l = (B h_L)^2 / 2 with target 0: p_L = B^T B h_L
-        p = p_L
-        for k in range(depth - 1, -1, -1):
-            lay = [None if w is None else w[k] for w in (Vs, Ws, bs)]
-            p = p + alpha * net.residual_vjp(states[k], p, *lay)
+        p = net._gradients(states, p_L, ws, alpha)[0]
     r_h = (h - h0).norm(dim=-1) / h0.norm(dim=-1)
     r_p = (p - p_L).norm(dim=-1) / p_L.norm(dim=-1)
     # (betas, draws), averaged over the inputs of a draw
