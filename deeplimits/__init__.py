@@ -10,7 +10,8 @@ The public API, re-exported by name:
 * strong convergence (SPEC §4): :func:`strong_convergence` measures the error against depth
   and fits its rate;
 * signal propagation (SPEC §4): :func:`stability` computes the ratios r_h, r_p over depths
-  and betas with the theory bounds.
+  and betas with the theory bounds and the criticality distributions; :func:`phase_diagram`
+  maps the (H, beta) plane with fractional weights and extracts beta*(H).
 """
 from .activations import Activation, activation
 from .drivers import (BrownianSample, Driver, DriverSample, FractionalDriver, FractionalSample,
@@ -21,7 +22,8 @@ from .convergence import (ConvergencePlan, ConvergenceResult, fit_rate, plan_con
 from .limits import GridBrownian, ODELimit, SDELimit, YoungLimit
 from .networks import ARCHITECTURES, ModifiedEulerResNet, ResNet, Trajectory
 from .pairs import REGIMES, Pair, PairSample, PairSolution, pair
-from .propagation import StabilityResult, stability, theory_bounds
+from .propagation import (PhaseResult, StabilityResult, bounds_apply, critical_beta, phase_diagram, stability,
+                          theory_bounds)
 
 __version__ = "0.1.0"
 
@@ -34,5 +36,5 @@ __all__ = [
     "SDELimit", "ODELimit", "YoungLimit", "GridBrownian",
     "pair", "Pair", "PairSample", "PairSolution", "REGIMES",
     "strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult", "fit_rate",
-    "stability", "StabilityResult", "theory_bounds",
+    "stability", "StabilityResult", "theory_bounds", "bounds_apply", "phase_diagram", "PhaseResult", "critical_beta",
 ]

@@ -16,6 +16,7 @@ import sys
 import numpy as np
 
 from . import __version__
+from .propagation import DRIVERS, PHASE_PRESETS, STABILITY_PRESETS, make_driver
 
 DEFAULT_STUDY = [("sde", {}), ("ode", {}), ("fbm", {"hurst": 0.75})]
 
@@ -86,14 +87,53 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     c.add_argument("--chunk", type=int, help="draws per task (default: up to 64, bounded by memory)")
     c.add_argument("--dtype", choices=["float32", "float64"], default="float64")
-    c.add_argument("--out", metavar="DIR",
-                   help="run directory: the run store (run.sqlite), convergence.png and result.json; running "
-                        "the same command again resumes it (default runs/convergence-<hash of the options>)")
-    c.add_argument("--workers", type=int, help="run the chunks of draws on a local Dask cluster of N processes")
-    c.add_argument("--scheduler", metavar="ADDRESS", help="run the chunks on the Dask cluster at ADDRESS")
-    c.add_argument("--json", metavar="PATH", help="also write the JSON result to PATH")
-    c.add_argument("--quiet", action="store_true", help="no progress bar")
+    _run_flags(c, "convergence", "chunks of draws")
     c.set_defaults(func=run_convergence)
+
+    s = sub.add_parser(
+        "stability",
+        help="signal propagation at initialisation: r_h, r_p over depths and betas, criticality histograms",
+        description="Ratios r_h = |h_L - h_0|/|h_0| and r_p = |p_0 - p_L|/|p_L| of residual networks at "
+                    "initialisation over depths and scalings beta (Marion et al., JMLR 2025): statistics over "
+                    "draws, theory bounds on E r^2, the regime per (beta, depth) (identity / non-trivial / "
+                    "explosion; overflow counts as explosion), and log-normal fits of |h_L|/|h_0| and "
+                    "|p_0|/|p_L| with a normality test. Presets reproduce the published protocols; flags "
+                    "given with a preset override it. Default: --preset iid.")
+    s.add_argument("--preset", choices=sorted(STABILITY_PRESETS), default="iid",
+                   help="iid / smooth: res-3, d=40, depths 10..1000, 50 draws, uniform i.i.d. (beta 0.25,0.5,1) or "
+                        "smooth (beta 0.5,1,2) weights; iid-inside / smooth-inside: the same for the inside model; "
+                        "criticality[-inside]: histograms at beta=1/2, L=1000, d=100, 10^4 draws")
+    _network_flags(s)
+    s.add_argument("--driver", choices=list(DRIVERS), help="law of the weights")
+    s.add_argument("--hurst", type=float, help="Hurst index in (0, 1) for --driver fractional")
+    s.add_argument("--length-scale", type=float, help="RBF length scale for --driver smooth (default 0.1)")
+    s.add_argument("--depths", type=_int_list, help="depths, e.g. 10,100,1000 or 10:1000:10")
+    s.add_argument("--betas", type=parse_list, help="scalings beta, e.g. 0.25,0.5,1 or 0:1.3:27")
+    s.add_argument("--draws", type=int, help="independent draws of (weights, A, B, x)")
+    s.add_argument("--inputs", type=int, help="inputs per draw (default 1)")
+    s.add_argument("--histograms", action="store_true", default=None,
+                   help="also draw the histograms of the norm ratios at the largest depth")
+    s.add_argument("--chunk", type=int, help="draws per task (default: as many as fit in 1 GiB)")
+    _study_flags(s, "stability")
+    s.set_defaults(func=run_stability_cmd)
+
+    ph = sub.add_parser(
+        "phase",
+        help="the (H, beta) phase diagram with fractional weights and the critical scaling beta*(H)",
+        description="Mean log10 r_h and log10 r_p over a grid of Hurst indices H and scalings beta for res-3 "
+                    "with fractional V and W (weights drawn once per H, reused for every beta), heat maps, and "
+                    "beta*(H) where the mean log10 r_h crosses 0, against the prediction max(H, 1/2). "
+                    "Default: --preset full (51 H in [0.05, 0.97], 70 beta in [0, 1.3], d=40, L=1000, "
+                    "5 draws x 10 inputs per H; a few minutes on 2 cores).")
+    ph.add_argument("--preset", choices=sorted(PHASE_PRESETS), default="full")
+    ph.add_argument("--hursts", type=parse_list, help="Hurst indices in (0, 1), e.g. 0.05:0.97:51")
+    ph.add_argument("--betas", type=parse_list, help="scalings beta >= 0, e.g. 0:1.3:70")
+    _network_flags(ph)
+    ph.add_argument("--depth", type=int, help="depth L")
+    ph.add_argument("--draws", type=int, help="weight draws per H")
+    ph.add_argument("--inputs", type=int, help="inputs per weight draw")
+    _study_flags(ph, "phase")
+    ph.set_defaults(func=run_phase_cmd)
 
     r = sub.add_parser("runs", help="list, show, export and redraw stored runs",
                        description="Stored runs: 'list [ROOT]' (default ROOT runs), 'show DIR', "
@@ -105,6 +145,125 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--json", metavar="PATH", help="export: write the records as JSON; plot: also write the result")
     r.set_defaults(func=run_runs)
     return parser
+
+
+def _run_flags(p, name, tasks="tasks"):
+    """Where a run is stored, where it runs, what it writes: shared by every simulating command."""
+    p.add_argument("--out", metavar="DIR",
+                   help=f"run directory: the run store (run.sqlite), the figures and result.json; running the "
+                        f"same command again resumes it (default runs/{name}-<hash of the options>)")
+    p.add_argument("--workers", type=int, help=f"run the {tasks} on a local Dask cluster of N processes")
+    p.add_argument("--scheduler", metavar="ADDRESS", help=f"run the {tasks} on the Dask cluster at ADDRESS")
+    p.add_argument("--json", metavar="PATH", help="also write the JSON result to PATH")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _network_flags(p):
+    p.add_argument("--arch", choices=["res-1", "res-2", "res-3", "inside"], help="residual map")
+    p.add_argument("--activation", help="activation name (default tanh; relu for res-3)")
+    p.add_argument("--width", type=int, help="hidden width d")
+    p.add_argument("--n-in", type=int, help="input dimension")
+
+
+def _study_flags(p, name):
+    p.add_argument("--seed", type=int, help="base seed (default 0)")
+    p.add_argument("--dtype", choices=["float32", "float64"], help="default float32")
+    _run_flags(p, name)
+
+
+def _options(args, preset: dict, names) -> dict:
+    """The preset's values overridden by the flags given."""
+    import torch
+
+    kw = dict(preset)
+    for n in names:
+        v = getattr(args, n, None)
+        if v is not None:
+            kw[n] = v
+    if args.dtype is not None:
+        kw["dtype"] = getattr(torch, args.dtype)
+    if args.seed is not None:
+        kw["seed"] = args.seed
+    return kw
+
+
+def _check_executor(args, cmd):
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"deeplimits {cmd}: --workers must be an integer >= 1, got {args.workers}")
+    if args.workers is not None and args.scheduler is not None:
+        raise UsageError(f"deeplimits {cmd}: give --workers (a local cluster) or --scheduler, not both")
+
+
+def _run_study(args, cmd, spec, run, total, unit):
+    """Open the store, run with a progress bar, print the report, write figures and JSON."""
+    from tqdm import tqdm
+
+    from .sweeps import SweepError
+
+    out = args.out or os.path.join("runs", f"{cmd}-" + _digest(spec))
+    store = _open_store(out, spec)
+    with tqdm(total=total, unit=unit, disable=args.quiet, file=sys.stderr, desc=cmd,
+              bar_format="{desc} {bar} {n_fmt}/{total_fmt} " + unit + "s [{elapsed}<{remaining}]") as bar:
+        try:
+            result = run(spec, bar.update, store=store, workers=args.workers, scheduler=args.scheduler)
+        except SweepError as e:
+            print(f"deeplimits {cmd}: {e}", file=sys.stderr)
+            return 1
+    print(result.report())
+    written = _write_study(result, out, args.json)
+    print(f"run store {store.path}; wrote " + ", ".join(written))
+    return 0
+
+
+def _write_study(result, out, json_path) -> list[str]:
+    """The figures and the JSON of a stability or phase result."""
+    from .propagation import PhaseResult
+
+    os.makedirs(out, exist_ok=True)
+    if isinstance(result, PhaseResult):
+        figs = [os.path.join(out, "phase.png")]
+        result.plot(figs[0])
+    else:
+        figs = [os.path.join(out, "stability.png")]
+        result.plot(figs[0])
+        if result.samples:
+            figs.append(os.path.join(out, "histograms.png"))
+            result.plot_histograms(figs[-1])
+    paths = figs + [os.path.join(out, "result.json")] + ([json_path] if json_path else [])
+    for path in paths[len(figs):]:
+        if os.path.dirname(path):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            json.dump(result.to_dict(), f, indent=2)
+    return paths
+
+
+def run_stability_cmd(args) -> int:
+    from .propagation import plan_stability, run_stability
+
+    kw = _options(args, STABILITY_PRESETS[args.preset],
+                  ("arch", "activation", "width", "n_in", "depths", "betas", "draws", "inputs", "histograms", "chunk"))
+    driver = kw.pop("driver")
+    driver = args.driver or driver
+    _check_executor(args, "stability")
+    try:
+        spec = plan_stability(driver=make_driver(driver, args.hurst, args.length_scale), **kw)
+    except ValueError as e:
+        raise UsageError(f"deeplimits stability: {e}") from None
+    return _run_study(args, "stability", spec, run_stability, spec["draws"], "draw")
+
+
+def run_phase_cmd(args) -> int:
+    from .propagation import plan_phase, run_phase
+
+    kw = _options(args, PHASE_PRESETS[args.preset],
+                  ("hursts", "betas", "arch", "activation", "width", "n_in", "depth", "draws", "inputs"))
+    _check_executor(args, "phase")
+    try:
+        spec = plan_phase(**kw)
+    except ValueError as e:
+        raise UsageError(f"deeplimits phase: {e}") from None
+    return _run_study(args, "phase", spec, run_phase, len(spec["hursts"]), "H")
 
 
 def run_convergence(args) -> int:
@@ -140,10 +299,7 @@ def run_convergence(args) -> int:
             plans.append(plan_convergence(regime, **common, **extra))
         except ValueError as e:
             raise UsageError(f"deeplimits convergence: {e}") from None
-    if args.workers is not None and args.workers < 1:
-        raise UsageError(f"deeplimits convergence: --workers must be an integer >= 1, got {args.workers}")
-    if args.workers is not None and args.scheduler is not None:
-        raise UsageError("deeplimits convergence: give --workers (a local cluster) or --scheduler, not both")
+    _check_executor(args, "convergence")
     spec = [p.to_spec() for p in plans]
     out = args.out or os.path.join("runs", "convergence-" + _digest(spec))
     store = _open_store(out, spec if args.regime is None else spec[0])
@@ -210,8 +366,22 @@ def _write_outputs(results, out, json_path, *, as_list) -> list[str]:
     return paths
 
 
+def _study(store):
+    spec = store.spec
+    return spec.get("study") if isinstance(spec, dict) else None
+
+
+def _stored_results(store) -> list:
+    """The results of a stored run of any command, rebuilt from its finished tasks."""
+    from . import convergence, propagation
+
+    if _study(store) is None:
+        return convergence.results_from_store(store)
+    r = propagation.results_from_store(store)
+    return [] if r is None else [r]
+
+
 def run_runs(args) -> int:
-    from .convergence import results_from_store
     from .sweeps import find_runs
 
     if args.action == "list":
@@ -223,7 +393,7 @@ def run_runs(args) -> int:
                 store = _open_store(d, create=False)
                 counts = store.counts()
                 spec = store.spec
-                names = ", ".join(str(s.get("regime", "?")) if isinstance(s, dict) else "?"
+                names = ", ".join(str(s.get("regime", s.get("study", "?"))) if isinstance(s, dict) else "?"
                                   for s in (spec if isinstance(spec, list) else [spec]))
             except UsageError as e:
                 print(f"{d}  unreadable: {e}")
@@ -238,7 +408,7 @@ def run_runs(args) -> int:
         counts = store.counts()
         print(f"run {args.target}: {counts.get('done', 0)} tasks done, {counts.get('failed', 0)} failed; "
               f"versions {meta['versions']}")
-        for r in results_from_store(store):
+        for r in _stored_results(store):
             print(r.report())
             print()
     elif args.action == "export":
@@ -260,10 +430,13 @@ def run_runs(args) -> int:
             pd.DataFrame(flat).to_csv(args.csv, index=False)
         print(f"exported {len(records)} records")
     else:  # plot
-        results = results_from_store(store)
+        results = _stored_results(store)
         if not results:
             raise UsageError(f"deeplimits runs plot: {args.target} has no finished task yet")
-        written = _write_outputs(results, args.target, args.json, as_list=isinstance(store.spec, list))
+        if _study(store) is None:
+            written = _write_outputs(results, args.target, args.json, as_list=isinstance(store.spec, list))
+        else:
+            written = _write_study(results[0], args.target, args.json)
         print("wrote " + ", ".join(written))
     return 0
 

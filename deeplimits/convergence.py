@@ -14,7 +14,6 @@ the finest depth.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from typing import Callable, Sequence
 
@@ -22,6 +21,7 @@ import numpy as np
 import torch
 
 from . import _validate as V_
+from ._plain import PlainData
 from .drivers import PathSample, pair_sums
 from .pairs import REGIMES, Pair, pair as _pair
 
@@ -145,7 +145,7 @@ def sweep_errors(p: Pair, sample, depths: Sequence[int], reference: int) -> tupl
 
 
 @dataclasses.dataclass
-class ConvergenceResult:
+class ConvergenceResult(PlainData):
     """Strong-error study of one pair: plain data, see :meth:`to_dict` for the JSON fields."""
 
     regime: str
@@ -184,14 +184,6 @@ class ConvergenceResult:
         d = dataclasses.asdict(self)
         d["verdict"] = self.verdict
         return d
-
-    def to_json(self, **kw) -> str:
-        return json.dumps(self.to_dict(), **kw)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "ConvergenceResult":
-        fields = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in fields})
 
     @property
     def table(self):

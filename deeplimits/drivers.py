@@ -327,11 +327,14 @@ class SmoothSample(DriverSample):
 # ----------------------------------------------------------------------------------------
 
 class Driver(abc.ABC):
-    """A weight law as a function of depth. Declares its ``regularity`` and ``coupled``."""
+    """A weight law as a function of depth. Declares its ``regularity``, ``coupled`` and ``nested``."""
 
     name: str
     regularity: float
     coupled: bool = True  # do depths read off one sample share one path?
+    #: are the depth-L weights, in law, the first L layers of a deeper network's weights?
+    #: (i.i.d. and stationary fGn: yes; the smooth law reads V(k / L): no)
+    nested: bool = True
 
     def sample(self, shape, *, draws: int = 1, resolution: int | None = None,
                generator: torch.Generator | None = None, dtype: torch.dtype = torch.float64,
@@ -424,6 +427,7 @@ class SmoothDriver(Driver):
 
     name = "smooth"
     regularity = 1.0
+    nested = False
 
     def __init__(self, length_scale: float = 0.1):
         self.length_scale = V.real("length_scale", length_scale, low=0.05, high=100.0)

@@ -50,3 +50,104 @@ def plot_convergence(results: Sequence, ax=None, path: str | None = None):
     if path is not None:
         fig.savefig(path, dpi=120)
     return fig
+
+
+def _figure(nrows, ncols, size, path):
+    import matplotlib
+
+    if path is not None:
+        matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(nrows, ncols, figsize=size, squeeze=False)
+
+
+def _save(fig, path):
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=120)
+    return fig
+
+
+def plot_stability(result, path: str | None = None):
+    """Median ``r_h`` and ``r_p`` against depth with quartile bands, one line per beta, and
+    ``sqrt`` of the theory bounds on ``E r^2`` (dotted) where they apply.
+
+    Args:
+        result: a :class:`~deeplimits.propagation.StabilityResult`.
+        path: write the figure there (PNG) when given.
+    """
+    fig, axes = _figure(1, 2, (10, 4.2), path)
+    betas = sorted({r["beta"] for r in result.records})
+    for ax, name, title in zip(axes[0], ("r_h", "r_p"), (r"$\|h_L - h_0\| / \|h_0\|$", r"$\|p_0 - p_L\| / \|p_L\|$")):
+        for i, beta in enumerate(betas):
+            recs = [r for r in result.records if r["beta"] == beta]
+            L = np.array([r["depth"] for r in recs], dtype=float)
+            med = np.array([r[name]["median"] for r in recs])
+            color = f"C{i}"
+            ax.plot(L, med, "o-", color=color, label=f"beta = {beta:g}")
+            ax.fill_between(L, [r[name]["q25"] for r in recs], [r[name]["q75"] for r in recs], color=color, alpha=0.2)
+            if recs[0]["theory_lower"] is not None:
+                ax.plot(L, np.sqrt([r["theory_lower"] for r in recs]), ":", color=color)
+                ax.plot(L, np.sqrt([r["theory_upper"] for r in recs]), ":", color=color)
+        ax.set_yscale("log")
+        ax.set_xlabel("depth L")
+        ax.set_ylabel(title + " (median, quartiles)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8, title="dotted: sqrt of bounds on E r^2" if result.records[0]["theory_lower"] is not None
+                  else None, title_fontsize=7)
+    fig.suptitle(result.label, fontsize=10)
+    return _save(fig, path)
+
+
+def plot_histograms(result, path: str | None = None):
+    """Histograms of ``||h_L||/||h_0||`` and ``||p_0||/||p_L||`` at the largest depth, one row
+    per beta, with the fitted log-normal density and the p-value of the normality test of
+    the logarithms."""
+    if not result.samples:
+        raise ValueError("the result has no samples: run the study with histograms=True")
+    fig, axes = _figure(len(result.samples), 2, (10, 3.6 * len(result.samples)), path)
+    for row, s in zip(axes, result.samples):
+        rec = next(r for r in result.records if r["beta"] == s["beta"] and r["depth"] == s["depth"])
+        for ax, key, fit, what in ((row[0], "norm_h", rec["lognormal_h"], r"$\|h_L\| / \|h_0\|$"),
+                                   (row[1], "norm_p", rec["lognormal_p"], r"$\|p_0\| / \|p_L\|$")):
+            x = np.asarray(s[key])
+            x = x[(x > 0) & (x < 1e30)]
+            ax.hist(x, bins=60, density=True, alpha=0.6, label=f"{len(x)} draws")
+            if fit is not None:
+                t = np.linspace(x.min(), x.max(), 400)
+                mu, sg = fit["mu"], fit["sigma"]
+                pdf = np.exp(-(np.log(t) - mu) ** 2 / (2 * sg ** 2)) / (t * sg * np.sqrt(2 * np.pi))
+                ax.plot(t, pdf, "k-", label=f"log-normal fit: mu={mu:.3f}, sigma={sg:.3f}\n"
+                                             f"normality of logs: p = {fit['pvalue']:.3g}")
+            ax.set_xlabel(what)
+            ax.set_title(f"beta = {s['beta']:g}, L = {s['depth']}", fontsize=9)
+            ax.legend(fontsize=8)
+    fig.suptitle(result.label, fontsize=10)
+    return _save(fig, path)
+
+
+def plot_phase(result, path: str | None = None):
+    """Heat maps of the mean ``log10 r_h`` and ``log10 r_p`` over (H, beta), with the measured
+    critical scaling ``beta*(H)`` and the prediction ``max(H, 1/2)`` drawn in."""
+    fig, axes = _figure(1, 2, (11, 4.6), path)
+    H = np.asarray(result.hurst)
+    b = np.asarray(result.beta)
+    for ax, grid, title in zip(axes[0], (result.log10_rh, result.log10_rp),
+                               (r"mean $\log_{10} r_h$", r"mean $\log_{10} r_p$")):
+        g = np.asarray(grid, dtype=float).T  # rows: beta, columns: H
+        im = ax.pcolormesh(H, b, g, cmap="RdBu_r", vmin=-3, vmax=3, shading="nearest")
+        fig.colorbar(im, ax=ax, extend="both")
+        ax.plot(H, result.predicted, "k--", lw=1.5, label="predicted max(H, 1/2)")
+        bs = np.array([np.nan if v is None else v for v in result.beta_star], dtype=float)
+        ax.plot(H, bs, "ko", ms=3, label=r"$\beta^*$: mean $\log_{10} r_h = 0$")
+        if result.beta_star_scaling is not None:
+            sc = np.array([np.nan if v is None else v for v in result.beta_star_scaling], dtype=float)
+            ax.plot(H, sc, "g^", ms=3, label=rf"$\beta^*$: $r_h$ flat in depth ({result.short_depth} vs {result.depth})")
+        ax.set_xlabel("Hurst index H")
+        ax.set_ylabel(r"$\beta$")
+        ax.set_title(title, fontsize=10)
+        ax.legend(fontsize=7, loc="upper left")
+    fig.suptitle(f"{result.arch}, {result.activation}, d={result.width}, L={result.depth}, "
+                 f"{result.draws} draws x {result.inputs} inputs per H", fontsize=10)
+    return _save(fig, path)
