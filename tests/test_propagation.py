@@ -1,5 +1,6 @@
 """Signal propagation at initialisation (SPEC §4): regimes, theory bounds, overflow."""
 
+import json
 import math
 
 import numpy as np
@@ -63,3 +64,122 @@ def test_inside_model_runs_without_theory_bounds():
     res = stability("inside", activation="tanh", width=10, n_in=8, depths=[1000], betas=[0.5, 1.0], draws=5)
     assert all(r["theory_lower"] is None and r["theory_upper"] is None for r in res.records)
     assert [r["regime"] for r in res.records] == ["non-trivial", "identity"]
+
+
+# -- the shared pass --------------------------------------------------------------------
+
+from deeplimits.networks import ResNet  # noqa: E402
+from deeplimits import propagation as P  # noqa: E402
+
+
+@pytest.mark.parametrize("arch", ["res-1", "res-2", "res-3", "inside"])
+@pytest.mark.parametrize("driver", [dl.IIDDriver("uniform"), dl.FractionalDriver(0.7)])
+def test_shared_pass_equals_one_network_per_depth_and_beta(arch, driver):
+    """Prefix columns by depth and betas as columns give exactly the networks of ResNet.forward
+    (whose p_k are checked against autograd in test_networks)."""
+    net = ResNet(arch, "tanh" if arch != "res-3" else None, beta=0.0)
+    g = torch.Generator().manual_seed(0)
+    depths, betas = [13, 5, 20], [0.3, 1.0]
+    samples, h0, B, top = P._draw(net, driver, 6, 5, depths, 3, 2, g, torch.float64)
+    layers = P._layers(samples, top, 20)
+    hL, p0, pL = P._propagate(net, h0, B, layers, depths, betas)
+    names = P._WEIGHTS[arch]
+    for j, L in enumerate(depths):
+        w = {nm: torch.stack([lay[("V", "W", "b").index(nm)] for lay in layers[:L]]) for nm in names}
+        for i, beta in enumerate(betas):
+            tr = ResNet(arch, net.activation, beta=beta).forward(h0, **w, readout=B, depth=L)
+            torch.testing.assert_close(hL[:, j, i], tr.states[-1], rtol=1e-12, atol=1e-12)
+            torch.testing.assert_close(p0[:, j, i], tr.gradients[0], rtol=1e-12, atol=1e-12)
+            torch.testing.assert_close(pL[:, j, i], tr.gradients[-1], rtol=1e-12, atol=1e-12)
+
+
+def test_exact_second_moments():
+    """Martingale identities (V independent of the past, mean zero): E ||h_L||^2 / ||h_0||^2 =
+    (1 + a^2/2)^L for res-3 (E ReLU(Wh)_i^2 = E (Wh)_i^2 / 2) and (1 + a^2)^L for res-1 with the
+    identity, a = L^-beta; and E r_h^2 is that minus 1 (the cross term has mean zero): the
+    lower and the upper theory bounds exactly. Checked within 3.5 standard errors."""
+    for arch, act, which in (("res-3", None, 0), ("res-1", "identity", 1)):
+        spec = P.plan_stability(arch, activation=act, width=8, n_in=8, depths=[50], betas=[0.5], draws=4000,
+                                dtype=torch.float64)
+        out = P.stability_task({**spec, "draws": 4000}, seed=5)
+        exact = theory_bounds(0.5, 50)[which]
+        for x, target in ((np.asarray(out["norm_h"]) ** 2, 1 + exact), (np.asarray(out["r_h"]) ** 2, exact)):
+            x = x.ravel()
+            assert abs(x.mean() - target) < 3.5 * x.std() / math.sqrt(len(x)), (arch, x.mean(), target)
+
+
+def test_criticality_distribution_is_log_normal():
+    """At beta = 1/2 the log of ||h_L||/||h_0|| is asymptotically Gaussian (the limit SDE's
+    log-norm is a Brownian motion with drift): the normality test does not reject, and the
+    fitted mean is close to log E ||h_L||^2/||h_0||^2 / 2 - sigma^2 (log-normal moments)."""
+    res = stability("res-3", width=20, n_in=16, depths=[200], betas=[0.5], draws=800, seed=2, histograms=True)
+    rec = res.records[0]
+    for key in ("lognormal_h", "lognormal_p"):
+        fit = rec[key]
+        assert fit["n"] == 800 and fit["pvalue"] > 0.01, (key, fit)
+    fit = rec["lognormal_h"]
+    m2 = theory_bounds(0.5, 200)[0] + 1  # E ||h_L||^2/||h_0||^2 = exp(2 mu + 2 sigma^2)
+    se = fit["sigma"] / math.sqrt(fit["n"])
+    assert abs(fit["mu"] - (math.log(m2) / 2 - fit["sigma"] ** 2)) < 3 * se, (fit, m2)
+    assert len(res.samples) == 1 and len(res.samples[0]["norm_h"]) == 800
+
+
+def test_lognormal_fit_rejects_what_is_not_log_normal():
+    rng = np.random.default_rng(0)
+    assert P._lognormal(np.exp(rng.normal(0.3, 0.2, 2000)))["pvalue"] > 0.01
+    assert P._lognormal(rng.uniform(0.5, 1.5, 2000))["pvalue"] < 1e-6
+    assert P._lognormal(np.ones(10)) is None  # fewer than 20 values
+
+
+# -- phase diagram -------------------------------------------------------------------------
+
+def test_critical_beta_interpolates_the_first_downward_crossing():
+    assert dl.critical_beta([0.0, 0.5, 1.0], [2.0, 1.0, -1.0]) == pytest.approx(0.75)
+    assert dl.critical_beta([0.0, 0.5, 1.0], [30.0, 30.0, 1.0]) is None
+    assert dl.critical_beta([0.0, 0.5, 1.0], [0.0, -1.0, -2.0]) is None
+
+
+def test_phase_diagram_critical_scaling():
+    """beta*(H) against max(H, 1/2) at the published width and depth (d = 40, L = 1000).
+
+    The two estimates of beta*: (a) the scaling one, where r_h stops depending on the depth
+    (L = 100 vs 1000 on the same weights), is within 0.1 of max(H, 1/2) for every H; (b) the
+    published one, where the mean log10 r_h crosses 0, carries the offset log10(c)/log10(L)
+    of r_h ~ c L^(H - beta) (c about 1/sqrt(2 pi) for res-3 when H > 1/2: -0.13), so it is
+    within 0.1 for H <= 1/2 and within 0.1 of H - 0.1 above. The Monte Carlo error of a
+    crossing is about 0.01 (mean log10 r_h has a standard error near 0.03 over 80 draws x
+    inputs and a slope of log10 L = 3 in beta)."""
+    hursts = [0.3, 0.5, 0.75, 0.9]
+    res = dl.phase_diagram(hursts, np.linspace(0.2, 1.1, 19).tolist(), width=40, depth=1000, draws=8, inputs=10,
+                           seed=0)
+    for h, b, bs in zip(hursts, res.beta_star, res.beta_star_scaling):
+        target = max(h, 0.5)
+        assert abs(bs - target) <= 0.1, (h, bs)
+        assert abs(b - (target if h <= 0.5 else target - 0.1)) <= 0.1, (h, b)
+    assert res.short_depth == 100 and np.shape(res.log10_rh) == (4, 19) == np.shape(res.log10_rp)
+
+
+def test_phase_overflow_is_capped_not_nan():
+    res = dl.phase_diagram([0.8], [0.0, 1.0], width=8, depth=400, draws=2, inputs=2, seed=1)
+    assert res.exploded[0][0] == 4 and res.log10_rh[0][0] == pytest.approx(30.0)
+    assert res.exploded[0][1] == 0 and res.log10_rh[0][1] < 0
+    assert all(math.isfinite(v) for row in res.log10_rp for v in row)
+
+
+def test_results_round_trip_through_json():
+    st = stability("res-2", width=4, n_in=4, depths=[8], betas=[0.5], draws=30, histograms=True)
+    assert dl.StabilityResult.from_dict(json.loads(st.to_json())) == st
+    ph = dl.phase_diagram([0.6], [0.5, 1.0], width=4, depth=30, draws=2, inputs=2)
+    assert dl.PhaseResult.from_dict(json.loads(ph.to_json())) == ph
+
+
+def test_run_store_resumes_without_recomputing(tmp_path):
+    from deeplimits.sweeps import RunStore
+
+    spec = P.plan_stability("res-3", width=6, n_in=4, depths=[10, 20], betas=[0.5], draws=12, chunk=4)
+    store = RunStore(str(tmp_path), spec)
+    first = P.run_stability(spec, store=store)
+    calls = []
+    again = P.run_stability(spec, progress=calls.append, store=RunStore(str(tmp_path), spec))
+    assert again.records == first.records and calls == [4, 4, 4]
+    assert P.results_from_store(RunStore(str(tmp_path), create=False)).records == first.records

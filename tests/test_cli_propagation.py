@@ -1,0 +1,87 @@
+"""The `deeplimits stability` and `deeplimits phase` commands: JSON schema, figures, presets,
+resumption, usage errors."""
+
+import json
+
+import pytest
+
+from deeplimits.cli import main
+from deeplimits.propagation import PHASE_PRESETS, STABILITY_PRESETS
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def test_stability_json_schema_and_figures(tmp_path, capsys):
+    out, js = tmp_path / "run", tmp_path / "s.json"
+    args = ["stability", "--depths", "10,40", "--betas", "0.25,0.5,1", "--draws", "6", "--width", "8", "--n-in", "8",
+            "--histograms", "--out", str(out), "--json", str(js), "--quiet"]
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "median r_h" in text and "normality test" not in text  # fewer than 20 draws: no fit
+    d = json.loads(js.read_text())
+    assert d["arch"] == "res-3" and d["driver"] == {"driver": "uniform"} and d["draws"] == 6
+    assert len(d["records"]) == 6
+    for rec in d["records"]:
+        for key in ("beta", "depth", "driver", "r_h", "r_p", "exploded", "theory_lower", "theory_upper", "regime"):
+            assert key in rec
+        for s in ("r_h", "r_p"):
+            assert set(rec[s]) == {"mean", "median", "q25", "q75", "mean_sq"}
+    assert [(s["beta"], s["depth"]) for s in d["samples"]] == [(0.25, 40), (0.5, 40), (1.0, 40)]
+    for name in ("stability.png", "histograms.png"):
+        assert (out / name).read_bytes()[:8] == PNG
+    # the same command resumes from the store: same numbers, nothing recomputed
+    assert main(args) == 0
+    assert json.loads(js.read_text())["records"] == d["records"]
+    # the stored run is redrawn and shown without simulating
+    assert main(["runs", "show", str(out)]) == 0
+    assert "median r_h" in capsys.readouterr().out
+    (out / "stability.png").unlink()
+    assert main(["runs", "plot", str(out)]) == 0 and (out / "stability.png").exists()
+
+
+def test_phase_json_schema_and_figure(tmp_path, capsys):
+    out, js = tmp_path / "ph", tmp_path / "p.json"
+    assert main(["phase", "--hursts", "0.3,0.8", "--betas", "0:1.2:7", "--width", "6", "--depth", "60", "--draws", "2",
+                 "--inputs", "3", "--out", str(out), "--json", str(js), "--quiet"]) == 0
+    assert "beta* (scaling)" in capsys.readouterr().out
+    d = json.loads(js.read_text())
+    assert d["hurst"] == [0.3, 0.8] and len(d["beta"]) == 7
+    for key in ("log10_rh", "log10_rp", "exploded"):
+        assert len(d[key]) == 2 and all(len(row) == 7 for row in d[key])
+    assert len(d["beta_star"]) == 2 and d["predicted"] == [0.5, 0.8]
+    assert (out / "phase.png").read_bytes()[:8] == PNG
+
+
+def test_presets_are_the_published_protocols():
+    iid = STABILITY_PRESETS["iid"]
+    assert (iid["arch"], iid["driver"], iid["width"], iid["n_in"], iid["draws"]) == ("res-3", "uniform", 40, 64, 50)
+    assert iid["depths"] == [10, 120, 230, 340, 450, 560, 670, 780, 890, 1000] and iid["betas"] == [0.25, 0.5, 1.0]
+    assert STABILITY_PRESETS["smooth"]["betas"] == [0.5, 1.0, 2.0]
+    crit = STABILITY_PRESETS["criticality"]
+    assert (crit["width"], crit["depths"], crit["betas"], crit["draws"]) == (100, [1000], [0.5], 10_000)
+    assert STABILITY_PRESETS["criticality-inside"]["arch"] == "inside"
+    full = PHASE_PRESETS["full"]
+    assert len(full["hursts"]) == 51 and full["hursts"][0] == 0.05 and full["hursts"][-1] == 0.97
+    assert len(full["betas"]) == 70 and full["betas"][0] == 0 and full["betas"][-1] == 1.3
+    assert (full["width"], full["depth"], full["draws"], full["inputs"]) == (40, 1000, 5, 10)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["stability", "--driver", "fractional"], "hurst must be given"),
+    (["stability", "--driver", "fractional", "--hurst", "1.5"], "hurst must lie in (0.0, 1.0)"),
+    (["stability", "--hurst", "0.7"], "hurst applies only to the fractional driver"),
+    (["stability", "--depths", "10,10"], "depths must be distinct"),
+    (["stability", "--betas=-1,0.5"], "betas must lie in [0.0, inf]"),
+    (["stability", "--width", "0"], "width must be"),
+    (["stability", "--activation", "cube"], "activation must be one of"),
+    (["stability", "--workers", "0"], "--workers must be an integer >= 1"),
+    (["phase", "--hursts", "0,0.5"], "hursts must lie in (0.0, 1.0)"),
+    (["phase", "--depth", "0"], "depth must be"),
+    (["phase", "--betas", "0.5,0.5"], "betas must be distinct"),
+    (["phase", "--preset", "huge"], "invalid choice"),
+])
+def test_usage_errors_are_one_line(args, message, capsys, tmp_path):
+    assert main(args + ["--out", str(tmp_path / "never")] if args[-2:] != ["--preset", "huge"] else args) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err and "Traceback" not in err
+    assert not (tmp_path / "never").exists()  # rejected before any work
