@@ -1,14 +1,20 @@
-"""Benchmark of the stability study (issue 5, first step): the published i.i.d. protocol.
+"""Benchmarks of the signal-propagation studies (issue 5), each against a peer in the same run.
 
-res-3, d = 40, n_in = 64, uniform i.i.d. weights, depths linspace(10, 1000, 10),
-beta in {0.25, 0.5, 1}, 50 draws, r_h and r_p. Target: at most 5 s (the paper's reference
-code needs about 230 s on this machine).
+stability: the published i.i.d. protocol: res-3, d = 40, n_in = 64, uniform i.i.d. weights,
+    depths linspace(10, 1000, 10), beta in {0.25, 0.5, 1}, 50 draws, r_h and r_p.
+    Target: at most 5 s (the paper's reference code needs about 230 s on this machine).
+    Peer: the usual PyTorch code, one network per (depth, beta, draw), weights drawn per
+    beta, p_k by autograd through all L layers.
 
-Compared in the same run with a straightforward PyTorch peer written the usual way: one
-network per (depth, beta, draw), weights drawn per beta, p_k by autograd through all L
-layers. Run from the repository root:
+phase: the full phase-diagram preset: res-3, d = 40, L = 1000, 51 H x 70 beta, 5 weight
+    draws x 10 inputs per H. Target: at most 5 minutes on 2 cores. Peer: the same usual code
+    (one network per (H, beta, draw), autograd), timed on a few cells and extrapolated to the
+    grid (all cells cost the same: the depth is fixed); floor: drawing the weights alone.
 
-    python benchmarks/bench_propagation.py [--peer-draws 50]
+Run from the repository root:
+
+    python benchmarks/bench_propagation.py stability [--peer-draws 50]
+    python benchmarks/bench_propagation.py phase [--peer-cells 6]
 """
 
 import argparse
@@ -19,53 +25,57 @@ import time
 import numpy as np
 import torch
 
-from deeplimits.propagation import stability
+from deeplimits.drivers import fgn
+from deeplimits.propagation import PHASE_PRESETS, STABILITY_PRESETS, phase_diagram, stability
 
-DEPTHS = [int(x) for x in np.linspace(10, 1000, 10)]
-BETAS = [0.25, 0.5, 1.0]
+IID = STABILITY_PRESETS["iid"]
 
 
-def peer(draws, d=40, n_in=64, seed=0):
-    """The usual way: loop over depths, betas and draws; autograd for p_0 and p_L."""
+def usual_network(V, W, beta, x, A, B):
+    """One network the usual way: autograd for p_0 and p_L. Returns (r_h, r_p)."""
+    L = V.shape[0]
+    h0 = (A @ x).requires_grad_(True)
+    h = h0
+    for k in range(L):
+        h = h + L ** -beta * (V[k] @ torch.relu(W[k] @ h))
+    h.retain_grad()
+    loss = 0.5 * (B @ h).pow(2).sum()
+    loss.backward()
+    r_h = ((h - h0).norm() / h0.norm()).item()
+    r_p = ((h0.grad - h.grad).norm() / h.grad.norm()).item()
+    return r_h, r_p
+
+
+def peer_stability(draws, d=40, n_in=64, seed=0):
     g = torch.Generator().manual_seed(seed)
     out = []
     a = math.sqrt(3.0 / d)
-    for L in DEPTHS:
-        for beta in BETAS:
+    for L in IID["depths"]:
+        for beta in IID["betas"]:
             for _ in range(draws):
                 V = (torch.rand(L, d, d, generator=g) * 2 - 1) * a
                 W = (torch.rand(L, d, d, generator=g) * 2 - 1) * a
                 x = torch.randn(n_in, generator=g)
                 A = torch.randn(d, n_in, generator=g) / math.sqrt(n_in)
                 B = torch.randn(1, d, generator=g) / math.sqrt(d)
-                h0 = (A @ x).requires_grad_(True)
-                hs = [h0]
-                h = h0
-                for k in range(L):
-                    h = h + L ** -beta * (V[k] @ torch.relu(W[k] @ h))
-                    h.retain_grad()
-                    hs.append(h)
-                loss = 0.5 * (B @ h).pow(2).sum()
-                loss.backward()
-                r_h = ((h - h0).norm() / h0.norm()).item()
-                r_p = ((h0.grad - h.grad).norm() / h.grad.norm()).item()
-                out.append((L, beta, r_h, r_p))
+                out.append((L, beta, *usual_network(V, W, beta, x, A, B)))
     return out
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--peer-draws", type=int, default=50)
-    ap.add_argument("--json", metavar="PATH")
-    args = ap.parse_args()
-    stability("res-3", depths=[10], draws=2)  # warm-up
+def bench_stability(args):
+    kw = {k: v for k, v in IID.items() if k != "driver"}
+    stability(**{**kw, "depths": [10], "draws": 2})  # warm-up
+    times = []
+    for _ in range(args.repeat):
+        t0 = time.perf_counter()
+        res = stability(**kw)
+        times.append(time.perf_counter() - t0)
+    t_ours = min(times)
     t0 = time.perf_counter()
-    res = stability("res-3", depths=DEPTHS, betas=BETAS, draws=50)
-    t_ours = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    rows = peer(args.peer_draws)
+    rows = peer_stability(args.peer_draws)
     t_peer = time.perf_counter() - t0
-    print(f"deeplimits: {t_ours:.2f} s (target <= 5 s: {'PASS' if t_ours <= 5 else 'FAIL'})")
+    print(f"deeplimits: {t_ours:.2f} s best of {args.repeat} (all: {', '.join(f'{t:.2f}' for t in times)}; "
+          f"target <= 5 s: {'PASS' if max(times) <= 5 else 'FAIL'})")
     print(f"peer (autograd, one network per draw, {args.peer_draws} draws): {t_peer:.1f} s -> "
           f"{t_peer / t_ours * 50 / args.peer_draws:.0f}x slower per draw")
     print(f"{'beta':>5} {'depth':>6} {'median r_h':>11} {'peer median':>12} {'median r_p':>11} {'peer median':>12}")
@@ -74,9 +84,56 @@ def main():
             pr = [r for r in rows if r[0] == rec["depth"] and r[1] == rec["beta"]]
             print(f"{rec['beta']:5.2f} {rec['depth']:6d} {rec['r_h']['median']:11.4g} {np.median([r[2] for r in pr]):12.4g} "
                   f"{rec['r_p']['median']:11.4g} {np.median([r[3] for r in pr]):12.4g}")
+    return dict(ours_seconds=times, peer_seconds=t_peer, peer_draws=args.peer_draws)
+
+
+def bench_phase(args):
+    full = PHASE_PRESETS["full"]
+    d, L, draws, inputs = full["width"], full["depth"], full["draws"], full["inputs"]
+    phase_diagram([0.5], [0.5], width=d, depth=50, draws=1, inputs=1)  # warm-up
+    t0 = time.perf_counter()
+    res = phase_diagram(**full)
+    t_ours = time.perf_counter() - t0
+    # floor: the fGn weights of the whole grid (2 matrices x d^2 paths x draws per H)
+    t0 = time.perf_counter()
+    for h in full["hursts"]:
+        fgn(1024, h, (2, draws, d, d), dtype=torch.float32)
+    t_floor = time.perf_counter() - t0
+    # peer: one network per (H, beta, weight draw, input) the usual way, a few cells timed
+    g = torch.Generator().manual_seed(0)
+    cells = [(h, b) for h, b in zip(np.linspace(0.1, 0.9, args.peer_cells), np.linspace(0.2, 1.2, args.peer_cells))]
+    t0 = time.perf_counter()
+    for h, beta in cells:
+        noise = fgn(L, float(h), (2, d, d), generator=g, dtype=torch.float32) / math.sqrt(d)
+        V, W = noise.movedim(-1, 0).unbind(1)
+        for _ in range(inputs):
+            usual_network(V, W, float(beta), torch.randn(full["n_in"], generator=g),
+                          torch.randn(d, full["n_in"], generator=g) / math.sqrt(full["n_in"]),
+                          torch.randn(1, d, generator=g) / math.sqrt(d))
+    per_network = (time.perf_counter() - t0) / (len(cells) * inputs)
+    n_networks = len(full["hursts"]) * len(full["betas"]) * draws * inputs
+    t_peer = per_network * n_networks
+    print(f"deeplimits phase --preset full: {t_ours:.1f} s (target <= 300 s: {'PASS' if t_ours <= 300 else 'FAIL'})")
+    print(f"floor (drawing the fGn weights alone): {t_floor:.1f} s -> ours / floor = {t_ours / t_floor:.1f}")
+    print(f"peer (usual code, autograd): {per_network * 1e3:.0f} ms per network x {n_networks} networks = "
+          f"{t_peer / 3600:.1f} h (extrapolated from {len(cells) * inputs} networks) -> {t_peer / t_ours:.0f}x")
+    print(res.report())
+    return dict(ours_seconds=t_ours, floor_seconds=t_floor, peer_seconds_per_network=per_network,
+                peer_seconds_extrapolated=t_peer, beta_star=res.beta_star, beta_star_scaling=res.beta_star_scaling)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("which", choices=["stability", "phase"])
+    ap.add_argument("--peer-draws", type=int, default=50, help="stability: draws of the peer")
+    ap.add_argument("--peer-cells", type=int, default=6, help="phase: (H, beta) cells timed for the peer")
+    ap.add_argument("--repeat", type=int, default=5, help="stability: timed runs of ours")
+    ap.add_argument("--json", metavar="PATH")
+    args = ap.parse_args()
+    out = bench_stability(args) if args.which == "stability" else bench_phase(args)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(dict(ours_seconds=t_ours, peer_seconds=t_peer, peer_draws=args.peer_draws), f, indent=2)
+            json.dump(out, f, indent=2)
 
 
 if __name__ == "__main__":
