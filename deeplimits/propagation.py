@@ -79,6 +79,7 @@ PHASE_PRESETS = {
 def theory_bounds(beta: float, depth: int) -> tuple[float, float]:
     """``((1 + a^2/2)^L - 1, (1 + a^2)^L - 1)`` with ``a = L^-beta``: bounds on ``E r_h^2`` and
     ``E r_p^2`` (Lemma 15 and Proposition 8 of Marion et al.)."""
+    beta, depth = V_.real("beta", beta, low=0.0), V_.integer("depth", depth)
     a2 = float(depth) ** (-2 * beta)
     return math.expm1(depth * math.log1p(a2 / 2)), math.expm1(depth * math.log1p(a2))
 
@@ -107,6 +108,8 @@ def critical_beta(betas: Sequence[float], log10_rh: Sequence[float]) -> float | 
     between grid points), or ``None`` when the grid has no crossing."""
     b = np.asarray(betas, dtype=np.float64)
     y = np.asarray(log10_rh, dtype=np.float64)
+    if b.ndim != 1 or b.shape != y.shape or not (np.diff(b) > 0).all():
+        raise ValueError(f"betas must be increasing and log10_rh of the same length, got {len(b)} and {len(y)} values")
     idx = np.flatnonzero((y[:-1] > 0) & (y[1:] <= 0))
     if not len(idx):
         return None
