@@ -222,17 +222,17 @@ class ConvergenceResult:
     def label(self) -> str:
         h = f" H={self.hurst:g}" if self.hurst is not None else ""
         c = " corrected" if self.corrected else ""
-        if self.regime in INSIDE_REGIMES:
-            a = f" alpha={self.alpha:g}" if self.regime == "inside-ode" else ""
+        if self.regime in INSIDE_REGIMES:  # short enough for a figure title; alpha = 1 - beta is in report()
             b = f" beta={self.beta:g}" if self.beta is not None else ""
-            ito = " without Itô correction" if self.ito_correction is False else ""
-            return (f"{self.regime}{a}{b}{ito} ({self.arch}, {self.activation}, d={self.width}, "
-                    f"sA={self.sa:g}, sb={self.sb:g})")
+            ito = " no-Itô" if self.ito_correction is False else ""
+            return f"{self.regime}{b}{ito} ({self.activation}, d={self.width}, sA={self.sa:g}, sb={self.sb:g})"
         return f"{self.regime}{h}{c} ({self.arch}, {self.activation}, d={self.width})"
 
     def report(self) -> str:
         """The table, the fitted rate against theory, and the verdict, as text."""
-        lines = [f"{self.label}: {self.paths} draws, reference grid 1/{self.reference}",
+        alpha = f", alpha={self.alpha:g}" if self.regime == "inside-ode" else ""
+        ito = ", limit without the Itô correction" if self.ito_correction is False else ""
+        lines = [f"{self.label}: {self.paths} draws, reference grid 1/{self.reference}{alpha}{ito}",
                  f"{'depth':>7}  {'E max_k |H-h|':>14}  {'± se':>9}  {'ratio':>6}  {'E |H_1-h_L|':>12}"]
         for row in self.table.itertuples():
             ratio = "" if math.isnan(row.ratio) else f"{row.ratio:6.2f}"

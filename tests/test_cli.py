@@ -80,7 +80,7 @@ def test_inside_regimes_run_with_their_options(tmp_path, capsys):
             "--json", str(js), "--quiet"]
     assert main(argv) == 0
     text = capsys.readouterr().out
-    assert "inside-sde beta=1 without Itô correction (inside, softplus0, d=2, sA=0.5, sb=1)" in text
+    assert "inside-sde beta=1 no-Itô (softplus0, d=2, sA=0.5, sb=1)" in text
     assert "note: ablation" in text
     d = json.loads(js.read_text())
     assert (d["regime"], d["beta"], d["sa"], d["sb"], d["ito_correction"], d["theory_rate"]) == \
@@ -89,7 +89,7 @@ def test_inside_regimes_run_with_their_options(tmp_path, capsys):
                  "--activation", "tanh", "--out", str(tmp_path / "b"), "--json", str(js), "--quiet"]) == 0
     d = json.loads(js.read_text())
     assert (d["alpha"], d["beta"], d["activation"], d["theory_rate"]) == (0.5, 0.5, "tanh", 1.0)  # default beta 1/2
-    assert "inside-ode alpha=0.5 beta=0.5" in capsys.readouterr().out
+    assert "inside-ode beta=0.5 (tanh, d=2" in capsys.readouterr().out
 
 
 def test_console_entry_point_exit_status():

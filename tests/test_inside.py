@@ -190,7 +190,7 @@ def test_inside_sde_rate_is_one_half_and_without_ito_correction_the_error_platea
     lo, hi = ablation.rate_ci
     assert ablation.rate < 0.1 and hi < 0.1, (ablation.rate, ablation.rate_ci)
     assert ablation.error[-1] > 5 * res.error[-1]
-    assert "without Itô correction" in ablation.label and ablation.verdict == "agrees"
+    assert "no-Itô" in ablation.label and "without the Itô correction" in ablation.report() and ablation.verdict == "agrees"
 
 
 @pytest.mark.parametrize("activation,beta,rate", [("softplus0", 0.3, 0.3), ("softplus0", 0.7, 0.7),
@@ -208,7 +208,7 @@ def test_inside_results_carry_their_parameters_and_old_results_still_load():
     assert (d["alpha"], d["beta"], d["sa"], d["sb"], d["ito_correction"]) == (pytest.approx(0.6), pytest.approx(0.4),
                                                                                0.5, 0.0, True)
     assert dl.ConvergenceResult.from_dict(d) == res
-    assert "alpha=0.6 beta=0.4" in res.label and "sb=0" in res.label
+    assert "beta=0.4" in res.label and "sb=0" in res.label and "alpha=0.6" in res.report()
     old = {k: v for k, v in dl.strong_convergence("sde", width=2, depths=[4, 8], paths=3, reference=32).to_dict().items()
            if k not in ("alpha", "beta", "sa", "sb", "ito_correction")}
     assert dl.ConvergenceResult.from_dict(old).beta is None
