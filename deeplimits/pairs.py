@@ -14,12 +14,15 @@ fbm      res-1, fractional (H > 1/2)            H         Young equation        
 
 and the inside model ``h_{k+1} = h_k + L^-alpha sigma(A_k h_k + b_k)`` (:class:`InsidePair`):
 
-==========  ==============================================  ====================================  ===================
-regime      weights                                         limit                                 strong rate
-==========  ==============================================  ====================================  ===================
-inside-sde  Brownian increments (+ L^-beta smooth, beta>=1)  Itô SDE with an Itô drift (EM, fine)  1/2
-inside-ode  L^-beta x smooth, alpha + beta = 1, beta < 1    linear ODE (torchdiffeq)              min(1, beta) or more
-==========  ==============================================  ====================================  ===================
+==========  ===========================================  ===============================  =======================
+regime      weights                                      limit                            strong rate
+==========  ===========================================  ===============================  =======================
+inside-sde  Brownian increments (+ L^-beta smooth part)  Itô SDE with an Itô drift (EM)   1/2
+inside-ode  L^-beta x smooth, alpha + beta = 1           linear ODE (torchdiffeq)         min(1, (m-1) beta) [1]_
+==========  ===========================================  ===============================  =======================
+
+.. [1] ``m`` is the order of the first non-zero derivative ``sigma^(m)(0)``, ``m >= 2``:
+   ``beta`` if ``sigma''(0) != 0``, ``min(1, 2 beta)`` for tanh.
 """
 
 from __future__ import annotations
