@@ -20,11 +20,12 @@ def _is_real(x) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, bool)
 
 
-def real(name: str, value, *, low=None, high=None, low_open=False, high_open=False) -> float:
-    """A finite real number in the interval given by ``low``/``high`` (closed unless ``*_open``)."""
+def real(name: str, value, *, low=None, high=None, low_open=False, high_open=False, context: str = "") -> float:
+    """A finite real number in the interval given by ``low``/``high`` (closed unless ``*_open``);
+    ``context`` (e.g. ``" for regime 'inside-ode'"``) follows the range in the message."""
     lo_br = "(" if low_open else "["
     hi_br = ")" if high_open else "]"
-    rng = f"{lo_br}{'-inf' if low is None else low}, {'inf' if high is None else high}{hi_br}"
+    rng = f"{lo_br}{'-inf' if low is None else low}, {'inf' if high is None else high}{hi_br}{context}"
     if not _is_real(value) or not math.isfinite(float(value)):
         raise ValueError(f"{name} must be a finite real number in {rng}, got {value!r}")
     v = float(value)
@@ -57,6 +58,35 @@ def hurst(value, *, name: str = "hurst", above_half: bool = False) -> float:
             )
         return real(name, value, low=0.5, high=1.0, low_open=True, high_open=True)
     return real(name, value, low=0.0, high=1.0, low_open=True, high_open=True)
+
+
+def inside_activation(act, *, regime: str, tol: float = 1e-8) -> tuple[float, ...]:
+    """The inside regimes need a C^3 activation with ``sigma(0) = 0`` and ``sigma'(0) = 1``
+    (Cohen, Cont, Rossier & Xu 2021). ``act`` is an :class:`~deeplimits.activations.Activation`.
+
+    Both values are checked by automatic differentiation to ``tol``, and smoothness at 0 by
+    comparing the one-sided derivatives ``sigma^(m)(+-h)``, ``m = 0..3``, at ``h = 1e-2`` and
+    ``1e-3``: for a C^3 function (derivatives up to 4 being enough in practice) their gap shrinks
+    with ``h``, across a kink it does not. Returns ``(sigma''(0), sigma'''(0), sigma''''(0),
+    sigma'''''(0))``.
+    """
+    where = f"for regime {regime!r}"
+    steps = (1e-2, 1e-3)
+    pts = [x for h in steps for x in (-h, h)] + [0.0]
+    d = act.derivatives_at(pts, order=5).tolist()  # rows: derivative order; columns: points
+    if not all(math.isfinite(v) for row in d[:4] for v in row):
+        raise ValueError(f"activation must be C^3 at 0 {where}; {act.name!r} has non-finite derivatives there")
+    for m in range(4):
+        gap = [abs(d[m][2 * i + 1] - d[m][2 * i]) for i in range(len(steps))]
+        if gap[1] > 1e-6 and gap[1] > 0.5 * gap[0]:
+            name = "sigma" + "'" * m
+            raise ValueError(f"activation must be C^3 at 0 {where}; {act.name!r} is not: {name} jumps from "
+                             f"{d[m][2]:.6g} to {d[m][3]:.6g} across 0")
+    s0, s1 = d[0][-1], d[1][-1]
+    if abs(s0) > tol or abs(s1 - 1) > tol:
+        raise ValueError(f"activation must satisfy sigma(0) = 0 and sigma'(0) = 1 {where}, got sigma(0) = {s0:.6g} "
+                         f"and sigma'(0) = {s1:.6g} for {act.name!r}")
+    return tuple(0.0 if not math.isfinite(row[-1]) else row[-1] for row in d[2:])
 
 
 def power_of_two(name: str, value) -> int:

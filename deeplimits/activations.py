@@ -1,4 +1,10 @@
-"""Elementwise activations ``sigma`` with their derivative, by name or from any callable."""
+"""Elementwise activations ``sigma`` with their derivative, by name or from any callable.
+
+``softplus0`` is the softplus normalised at the origin, ``sigma(x) = log((1 + e^{2x}) / 2) =
+x + log cosh x``: ``sigma(0) = 0``, ``sigma'(0) = 1``, ``sigma''(0) = 1``, ``sigma'''(0) = 0``,
+and ``sigma' = 1 + tanh`` lies in (0, 2). It is smooth (C-infinity) and globally Lipschitz, with
+``sigma''(0) != 0``: the activation the inside regimes need to show the Itô correction.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +15,7 @@ import torch
 
 __all__ = ["Activation", "activation", "NAMES"]
 
-NAMES = ("identity", "tanh", "relu", "leaky_relu", "sin", "sigmoid")
+NAMES = ("identity", "tanh", "relu", "leaky_relu", "sin", "sigmoid", "softplus0")
 
 
 class Activation:
@@ -38,16 +44,25 @@ class Activation:
 
     def taylor_at_zero(self, order: int = 3, dtype: torch.dtype = torch.float64) -> tuple[float, ...]:
         """``(sigma(0), sigma'(0), ..., sigma^(order)(0))`` by repeated automatic differentiation."""
-        x = torch.zeros((), dtype=dtype, requires_grad=True)
-        y = self.fn(x)
-        out = [float(y.detach())]
-        for _ in range(order):
-            (y,) = torch.autograd.grad(y, x, create_graph=True, allow_unused=True)
-            if y is None:
-                out += [0.0] * (order + 1 - len(out))
-                break
-            out.append(float(y.detach()))
-        return tuple(out)
+        return tuple(self.derivatives_at(0.0, order, dtype).tolist())
+
+    def derivatives_at(self, x, order: int = 3, dtype: torch.dtype = torch.float64) -> torch.Tensor:
+        """``sigma^(m)(x)`` for ``m = 0..order`` (rows) at the points ``x`` (a number or a 1-d
+        sequence), by repeated automatic differentiation; shape ``(order + 1, *x.shape)``."""
+        x = torch.as_tensor(x, dtype=dtype).detach().requires_grad_(True)
+        with torch.enable_grad():
+            y = self.fn(x)
+            out = [y.detach()]
+            for _ in range(order):
+                grad = None
+                if y.requires_grad:
+                    (grad,) = torch.autograd.grad(y.sum(), x, create_graph=True, allow_unused=True)
+                if grad is None:  # the last derivative is constant: every further one vanishes
+                    out += [torch.zeros_like(out[0])] * (order + 1 - len(out))
+                    break
+                y = grad
+                out.append(y.detach())
+        return torch.stack(out)
 
     def __repr__(self) -> str:
         return f"Activation({self.name!r})"
@@ -83,6 +98,9 @@ def activation(spec: str | Callable | Activation) -> Activation:
             return Activation(torch.relu, "relu", lambda x: (x > 0).to(x.dtype))
         if name == "sin" and not arg:
             return Activation(torch.sin, "sin", torch.cos)
+        if name == "softplus0" and not arg:
+            return Activation(lambda x: torch.nn.functional.softplus(2 * x) - math.log(2), "softplus0",
+                              lambda x: 1 + torch.tanh(x))
         if name == "sigmoid" and not arg:
             return Activation(torch.sigmoid, "sigmoid", lambda x: torch.sigmoid(x) * (1 - torch.sigmoid(x)))
     raise ValueError(f"activation must be one of {', '.join(NAMES)} (leaky_relu:SLOPE with SLOPE in "

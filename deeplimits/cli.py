@@ -69,15 +69,28 @@ def build_parser() -> argparse.ArgumentParser:
         description="Estimate E max_k |H_{k/L} - h_k| against the depth L for a pair (network, limit) "
                     "driven by one random path per draw, fit the rate with a 95% bootstrap interval and "
                     "compare it with theory. Without --regime: the default study (sde, ode, fbm at H=0.75).")
-    c.add_argument("--regime", choices=["sde", "ode", "fbm"],
+    c.add_argument("--regime", choices=["sde", "ode", "fbm", "inside-sde", "inside-ode"],
                    help="sde: Brownian weights, beta=1/2; ode: smooth weights, beta=1; fbm: fractional "
-                        "weights, beta=H (default: run all three)")
+                        "weights, beta=H; inside-sde: h + sigma(A h + b) with Brownian A, b (Itô-corrected "
+                        "SDE limit); inside-ode: h + L^-alpha sigma(L^-beta (A h + b)) with smooth A, b, "
+                        "alpha + beta = 1 (linear ODE limit) (default: run sde, ode and fbm)")
     c.add_argument("--hurst", type=float, help="Hurst index in (0.5, 1) for --regime fbm (default 0.75)")
     c.add_argument("--width", type=int, help="hidden width d (default: 16 for sde/ode, 8 for fbm)")
-    c.add_argument("--activation", help="identity, tanh, relu, leaky_relu[:SLOPE], sin, sigmoid (default tanh)")
+    c.add_argument("--activation", help="identity, tanh, relu, leaky_relu[:SLOPE], sin, sigmoid, softplus0 "
+                                        "(default tanh; softplus0 for the inside regimes, which need sigma(0)=0, "
+                                        "sigma'(0)=1 and C^3)")
     c.add_argument("--arch", choices=["res-1", "res-2", "res-3"], help="residual map (ode only; default res-1)")
     c.add_argument("--corrected", action="store_true",
                    help="fbm only: the modified-Euler network (rate min(1, 2H - 1/2))")
+    c.add_argument("--alpha", type=float, help="inside-ode: the outer exponent, alpha = 1 - beta in (0, 1)")
+    c.add_argument("--beta", type=float,
+                   help="inside-ode: the inner exponent in (0, 1) (default 0.5); inside-sde: the exponent >= 1 "
+                        "of a smooth drift part L^-beta A(k/L) of the weights (default: none)")
+    c.add_argument("--sa", type=float, help="inside regimes: entry scale of A (> 0, default 0.25)")
+    c.add_argument("--sb", type=float, help="inside regimes: entry scale of b (>= 0, default 1)")
+    c.add_argument("--no-ito-correction", dest="ito_correction", action="store_false",
+                   help="inside-sde only (ablation): drop the Itô correction from the limit; the error then "
+                        "stops decreasing")
     c.add_argument("--depths", type=_int_list, help="powers of two, e.g. 8,16,32 (default 8..512)")
     c.add_argument("--draws", "--paths", dest="paths", type=int,
                    help="independent draws (default: 256 for sde/fbm, 64 for ode)")
@@ -273,12 +286,16 @@ def run_convergence(args) -> int:
     from .convergence import plan_convergence, run_plan
     from .sweeps import SweepError
 
+    inside = {"alpha": ("inside-ode",), "beta": ("inside-sde", "inside-ode"), "sa": ("inside-sde", "inside-ode"),
+              "sb": ("inside-sde", "inside-ode")}
     if args.regime is None:
-        for flag in ("hurst", "arch"):
+        for flag in ("hurst", "arch", *inside):
             if getattr(args, flag) is not None:
                 raise UsageError(f"deeplimits convergence: --{flag} needs --regime")
         if args.corrected:
             raise UsageError("deeplimits convergence: --corrected needs --regime fbm")
+        if not args.ito_correction:
+            raise UsageError("deeplimits convergence: --no-ito-correction needs --regime inside-sde")
         study = DEFAULT_STUDY
     else:
         kw = {}
@@ -286,6 +303,18 @@ def run_convergence(args) -> int:
             kw["hurst"] = 0.75 if args.hurst is None else args.hurst
         elif args.hurst is not None:
             raise UsageError("deeplimits convergence: --hurst applies only to --regime fbm")
+        for flag, regimes in inside.items():
+            if getattr(args, flag) is not None:
+                if args.regime not in regimes:
+                    raise UsageError(f"deeplimits convergence: --{flag} applies only to --regime "
+                                     f"{' or '.join(regimes)}")
+                kw[flag] = getattr(args, flag)
+        if args.regime == "inside-ode" and args.alpha is None and args.beta is None:
+            kw["beta"] = 0.5
+        if not args.ito_correction:
+            if args.regime != "inside-sde":
+                raise UsageError("deeplimits convergence: --no-ito-correction applies only to --regime inside-sde")
+            kw["ito_correction"] = False
         study = [(args.regime, kw)]
     common = dict(width=args.width, activation=args.activation, depths=args.depths, paths=args.paths,
                   inputs=args.inputs, reference=args.reference, seed=args.seed,

@@ -14,6 +14,7 @@ the finest depth.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from typing import Callable, Sequence
 
@@ -23,7 +24,7 @@ import torch
 from . import _validate as V_
 from ._plain import PlainData
 from .drivers import PathSample, pair_sums
-from .pairs import REGIMES, Pair, pair as _pair
+from .pairs import INSIDE_REGIMES, REGIMES, InsidePair, Pair, pair as _pair
 
 __all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult", "fit_rate",
            "sweep_errors", "chunk_seed", "DEFAULTS"]
@@ -75,68 +76,75 @@ def _levels(chunk: torch.Tensor, top: int) -> dict[int, torch.Tensor]:
     return out
 
 
+def _fine_chunks(sample, rough, smooth, R, top):
+    """Consecutive chunks of the finest grid as ``(c, levels)``: ``c`` fine steps and, per rough
+    weight, the tree of coarse sums of its increments (:func:`_levels`). Streams of different
+    block sizes (a matrix and a vector weight) are cut to the smallest block, which divides the
+    others (all are powers of two)."""
+    if not rough:
+        c = min(sample.weights[n]._chunk_layers(1) for n in smooth)
+        for j0 in range(0, R, c):
+            yield min(c, R - j0), []
+        return
+    piece = min(getattr(sample.weights[n], "block", R) for n in rough)
+
+    def transform(x):  # runs on the sample's drawing thread
+        return [_levels(p, min(p.shape[0], top)) for p in x.split(piece)]
+
+    streams = [itertools.chain.from_iterable(sample.weights[n].iter_increments(R, transform=transform))
+               for n in rough]
+    for lv in zip(*streams):
+        yield lv[0][1].shape[0], list(lv)
+
+
 def sweep_errors(p: Pair, sample, depths: Sequence[int], reference: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Errors of every depth against the reference, in one pass over the finest grid.
 
     Args:
         p: the pair.
         sample: a :class:`~deeplimits.pairs.PairSample` whose rough drivers have resolution
-            ``reference`` (for the ODE, the reference is the adaptive solve on ``k / reference``).
+            ``reference`` (without rough drivers, the reference is the adaptive solve on
+            ``k / reference``).
         depths: depths dividing ``reference``.
     Returns:
         ``(max_err, terminal_err)``, each ``(len(depths), draws, inputs)``.
     """
     h0 = sample.h0
-    names = list(sample.weights)
-    fine = [sample.weights[n] for n in names]
-    rough = isinstance(fine[0], PathSample)
+    rough = [n for n, s in sample.weights.items() if isinstance(s, PathSample)]
+    smooth = [n for n in sample.weights if n not in rough]
     R = reference
-    net = p.network
+    steps = {L: p.layer_step(L) for L in depths}
     state = {L: h0 for L in depths}
     err = {L: torch.zeros(h0.shape[:-1], dtype=h0.dtype) for L in depths}
     acc = {L: None for L in depths}
-    if rough:
-        reg = fine[0].regularity
-        ref_net = p.limit.scheme(fine[0].scale) if p.regime == "fbm" else p.limit.scheme()
-        top = R // min(depths)
-        # the tree of coarse sums is built on the sample's drawing thread
-        streams = [s.iter_increments(R, transform=lambda x: _levels(x, min(x.shape[0], top))) for s in fine]
-        alpha = {L: float(L) ** (reg - net.beta) for L in depths}  # weights are L^reg * increment
-        H = h0
-    else:
-        W = sample.weights.get("W")
-        H_ref = p.limit.solve(h0, sample.weights["V"], R, W=W)
-        streams = [s.iter_weights(R) for s in fine]
-        alpha = {L: float(L) ** -net.beta for L in depths}
+    ref_step = p.reference_step(sample, R)
+    H = h0
+    H_ref = p.solve_limit(sample, h0, R) if ref_step is None else None
     j = 0  # fine steps done
-    for chunks in zip(*streams):
-        if rough:
-            lv, chunks = chunks, [x[1] for x in chunks]
-            c = chunks[0].shape[0]
-            for L in depths:
-                r = R // L
-                if r > c:  # this depth's increment spans several chunks: accumulate whole chunks
-                    tot = [x[c][0] for x in lv]
-                    acc[L] = tot if acc[L] is None else [a + t for a, t in zip(acc[L], tot)]
-        else:
-            c = chunks[0].shape[0]
+    for c, lv in _fine_chunks(sample, rough, smooth, R, R // min(depths)):
+        fine = [x[1] for x in lv]
+        for L in depths:
+            if rough and R // L > c:  # this depth's increment spans several chunks: accumulate whole chunks
+                tot = [x[c][0] for x in lv]
+                acc[L] = tot if acc[L] is None else [a + t for a, t in zip(acc[L], tot)]
+        t = (torch.arange(j + 1, j + c + 1, dtype=torch.float64) / R).to(h0.dtype)  # right ends
+        values = [sample.weights[n].at(t) for n in smooth]
         for i in range(c):
             j += 1
-            if rough:
-                H = ref_net.step(H, 1.0, R, *(x[i] for x in chunks))
-            else:
+            at_t = {n: v[i] for n, v in zip(smooth, values)}
+            if ref_step is None:
                 H = H_ref[j]
+            else:
+                H = ref_step(H, dict(zip(rough, (x[i] for x in fine)), **at_t))
             for L in depths:
                 r = R // L
                 if j % r:
                     continue
-                if not rough:
-                    w = [x[i] for x in chunks]
-                elif r <= c:
+                if not rough or r <= c:
                     w = [x[r][(i + 1) // r - 1] for x in lv]
                 else:
                     w, acc[L] = acc[L], None
-                state[L] = net.step(state[L], alpha[L], L, *w)
+                state[L] = steps[L](state[L], dict(zip(rough, w), **at_t))
                 e = (H - state[L]).norm(dim=-1)
                 err[L] = torch.maximum(err[L], torch.nan_to_num(e, nan=math.inf))
     max_err = torch.stack([err[L] for L in depths])
@@ -170,6 +178,12 @@ class ConvergenceResult(PlainData):
     rate_note: str
     nonfinite: int
     seconds: float
+    # inside regimes only (None elsewhere; results stored before they existed load with None)
+    alpha: float | None = None
+    beta: float | None = None
+    sa: float | None = None
+    sb: float | None = None
+    ito_correction: bool | None = None
 
     @property
     def verdict(self) -> str:
@@ -200,11 +214,17 @@ class ConvergenceResult(PlainData):
     def label(self) -> str:
         h = f" H={self.hurst:g}" if self.hurst is not None else ""
         c = " corrected" if self.corrected else ""
+        if self.regime in INSIDE_REGIMES:  # short enough for a figure title; alpha = 1 - beta is in report()
+            b = f" beta={self.beta:g}" if self.beta is not None else ""
+            ito = " no-Itô" if self.ito_correction is False else ""
+            return f"{self.regime}{b}{ito} ({self.activation}, d={self.width}, sA={self.sa:g}, sb={self.sb:g})"
         return f"{self.regime}{h}{c} ({self.arch}, {self.activation}, d={self.width})"
 
     def report(self) -> str:
         """The table, the fitted rate against theory, and the verdict, as text."""
-        lines = [f"{self.label}: {self.paths} draws, reference grid 1/{self.reference}",
+        alpha = f", alpha={self.alpha:g}" if self.regime == "inside-ode" else ""
+        ito = ", limit without the Itô correction" if self.ito_correction is False else ""
+        lines = [f"{self.label}: {self.paths} draws, reference grid 1/{self.reference}{alpha}{ito}",
                  f"{'depth':>7}  {'E max_k |H-h|':>14}  {'± se':>9}  {'ratio':>6}  {'E |H_1-h_L|':>12}"]
         for row in self.table.itertuples():
             ratio = "" if math.isnan(row.ratio) else f"{row.ratio:6.2f}"
@@ -212,7 +232,8 @@ class ConvergenceResult(PlainData):
         lo, hi = self.rate_ci
         lines.append(f"rate {self.rate:.3f}  95% CI [{lo:.3f}, {hi:.3f}]   theory {self.theory_rate:.3f}   "
                      f"-> {self.verdict}")
-        if self.regime == "fbm" and not self.corrected and self.width > 1:
+        if (self.regime == "fbm" and not self.corrected and self.width > 1) or self.regime == "inside-ode" \
+                or self.ito_correction is False:
             lines.append(f"note: {self.rate_note}")
         if self.nonfinite:
             lines.append(f"warning: {self.nonfinite} draws blew up (non-finite states) and are excluded")
@@ -229,7 +250,10 @@ DEFAULTS = {
     "sde": dict(width=16, depths=[8, 16, 32, 64, 128, 256, 512], paths=256, reference=8192),
     "ode": dict(width=16, depths=[8, 16, 32, 64, 128, 256, 512], paths=64, reference=None),
     "fbm": dict(width=8, depths=[8, 16, 32, 64, 128, 256, 512], paths=256, reference=8192),
+    "inside-sde": dict(width=4, depths=[8, 16, 32, 64, 128, 256, 512], paths=256, reference=8192),
+    "inside-ode": dict(width=4, depths=[8, 16, 32, 64, 128, 256, 512], paths=64, reference=None),
 }
+_INSIDE_FIELDS = ("alpha", "beta", "sa", "sb", "ito_correction")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -253,10 +277,17 @@ class ConvergencePlan:
     seed: int
     dtype: torch.dtype
     chunk: int
+    # inside regimes only; defaults keep the specs of the other regimes (and older stores) valid
+    alpha: float | None = None
+    beta: float | None = None
+    sa: float | None = None
+    sb: float | None = None
+    ito_correction: bool = True
 
     def pair(self) -> Pair:
+        inside = {k: getattr(self, k) for k in _INSIDE_FIELDS} if self.regime in INSIDE_REGIMES else {}
         return _pair(self.regime, width=self.width, activation=self.activation, arch=self.arch,
-                     hurst=self.hurst, corrected=self.corrected)
+                     hurst=self.hurst, corrected=self.corrected, **inside)
 
     @property
     def chunk_sizes(self) -> list[int]:
@@ -269,6 +300,9 @@ class ConvergencePlan:
         d = dataclasses.asdict(self)
         d["depths"] = list(self.depths)
         d["dtype"] = str(self.dtype).replace("torch.", "")
+        if self.regime not in INSIDE_REGIMES:  # the spec (and store key) of the other regimes is unchanged
+            for k in _INSIDE_FIELDS:
+                del d[k]
         return d
 
     @classmethod
@@ -279,7 +313,7 @@ class ConvergencePlan:
         return cls(**d)
 
     def tasks(self) -> list:
-        """One sweep task per chunk of draws, keyed ``'<regime>[-H<hurst>][-corrected]/chunk-<i>'``."""
+        """One sweep task per chunk of draws, keyed ``'<name>/chunk-<i>'`` (see :attr:`name`)."""
         from .sweeps import Task
 
         spec = self.to_spec()
@@ -288,28 +322,36 @@ class ConvergencePlan:
 
     @property
     def name(self) -> str:
+        """``'<regime>[-H<hurst>][-corrected][-beta<beta>][-no-ito]'``."""
         h = f"-H{self.hurst:g}" if self.hurst is not None else ""
-        return f"{self.regime}{h}{'-corrected' if self.corrected else ''}"
+        b = f"-beta{self.beta:g}" if self.beta is not None else ""
+        return f"{self.regime}{h}{'-corrected' if self.corrected else ''}{b}{'' if self.ito_correction else '-no-ito'}"
 
 
 def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, paths: int | None = None,
                      width: int | None = None, activation=None, arch: str | None = None,
                      hurst: float | None = None, corrected: bool = False, reference: int | None = None,
                      inputs: int = 1, seed: int = 0, dtype: torch.dtype = torch.float64,
-                     chunk: int | None = None) -> ConvergencePlan:
+                     chunk: int | None = None, alpha: float | None = None, beta: float | None = None,
+                     sa: float | None = None, sb: float | None = None,
+                     ito_correction: bool = True) -> ConvergencePlan:
     """Validate the arguments of :func:`strong_convergence` (all checks, before any work)."""
     regime = V_.choice("regime", regime, REGIMES)
     dflt = DEFAULTS[regime]
     width = dflt["width"] if width is None else width
-    _pair(regime, width=width, activation=activation, arch=arch, hurst=hurst, corrected=corrected)
+    p = _pair(regime, width=width, activation=activation, arch=arch, hurst=hurst, corrected=corrected,
+              alpha=alpha, beta=beta, sa=sa, sb=sb, ito_correction=ito_correction)
+    # inside regimes: the resolved values (defaults filled in; inside-ode keeps beta, alpha = 1 - beta)
+    inside = dict(beta=p.beta, sa=p.sa, sb=p.sb, ito_correction=ito_correction) if isinstance(p, InsidePair) else {}
     depths = V_.depths("depths", dflt["depths"] if depths is None else depths)
     paths = V_.integer("paths", dflt["paths"] if paths is None else paths)
     inputs = V_.integer("inputs", inputs)
     seed = V_.integer("seed", seed, low=0)
     dtype = V_.dtype(dtype)
-    if regime == "ode":
+    if not p.rough:
         if reference is not None:
-            raise ValueError("reference applies only to the sde and fbm regimes (the ODE reference is adaptive)")
+            raise ValueError(f"reference applies only to the regimes with Brownian or fractional weights (sde, "
+                             f"fbm, inside-sde), not {regime!r}: its ODE reference is adaptive")
         reference = depths[-1]
     else:
         reference = 16 * depths[-1] if reference is None else V_.power_of_two("reference", reference)
@@ -320,20 +362,23 @@ def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, paths:
         chunk = int(max(1, min(paths, 64, (1 << 25) // max(1, per_draw))))
     chunk = V_.integer("chunk", chunk)
     return ConvergencePlan(regime, width, activation, arch, hurst, corrected, tuple(depths), paths, inputs,
-                           reference, seed, dtype, chunk)
+                           reference, seed, dtype, chunk, **inside)
 
 
 def strong_convergence(regime: str, *, progress: Callable[[int], None] | None = None, **kwargs) -> ConvergenceResult:
     """Estimate the strong error of a pair against depth and fit its rate.
 
     Args:
-        regime: ``'sde'``, ``'ode'`` or ``'fbm'`` (see :func:`deeplimits.pair`).
+        regime: ``'sde'``, ``'ode'``, ``'fbm'``, ``'inside-sde'`` or ``'inside-ode'`` (see
+            :func:`deeplimits.pair`).
         depths: increasing powers of two (defaults per regime in :data:`DEFAULTS`).
         paths: number of independent draws (driver sample and inputs).
-        width, activation, arch, hurst, corrected: as for :func:`deeplimits.pair`.
+        width, activation, arch, hurst, corrected, alpha, beta, sa, sb, ito_correction: as for
+            :func:`deeplimits.pair`.
         reference: finest grid (power of two, at least ``2 * max(depths)``) on which the
-            reference is solved for the sde and fbm regimes; default ``16 * max(depths)``.
-            The ODE reference is the adaptive solve read at ``k / max(depths)``.
+            reference is solved for the sde, fbm and inside-sde regimes; default
+            ``16 * max(depths)``. The ODE references (ode, inside-ode) are the adaptive solve
+            read at ``k / max(depths)``.
         inputs: inputs per draw (errors are averaged over them within a draw).
         seed: base seed; chunk ``i`` of draws uses :func:`chunk_seed` ``(seed, i)``.
         dtype: float32 or float64.
@@ -414,7 +459,7 @@ def run_chunk(p: Pair, depths, reference, draws, inputs, seed, dtype) -> tuple[n
     """One chunk of draws: per-draw errors ``(draws, len(depths))`` (max over k, terminal),
     averaged over the inputs of each draw."""
     g = torch.Generator().manual_seed(seed)
-    s = p.sample(draws, inputs=inputs, resolution=None if p.regime == "ode" else reference,
+    s = p.sample(draws, inputs=inputs, resolution=reference if p.rough else None,
                  generator=g, dtype=dtype)
     mx, tm = sweep_errors(p, s, depths, reference)
     return mx.mean(-1).T.numpy(), tm.mean(-1).T.numpy()
@@ -440,4 +485,5 @@ def summarise(p: Pair, depths, reference, max_err: np.ndarray, term_err: np.ndar
         terminal_error=t.mean(0).tolist() if n else [math.nan] * len(depths),
         terminal_stderr=se(t).tolist() if n else [math.nan] * len(depths),
         rate=rate, rate_ci=list(ci), theory_rate=p.theory_rate, rate_note=p.rate_note,
-        nonfinite=int((~ok).sum()), seconds=seconds)
+        nonfinite=int((~ok).sum()), seconds=seconds,
+        **({k: getattr(p, k) for k in _INSIDE_FIELDS} if isinstance(p, InsidePair) else {}))

@@ -56,11 +56,40 @@ def test_default_study_is_a_list_of_three(tmp_path, capsys):
     (["convergence", "--regime", "sde", "--depths", "4,8", "--reference", "8"], "reference must be at least 2 * max(depths) = 16"),
     (["convergence", "--regime", "sdf"], "invalid choice"),
     (["convergence", "--bogus"], "unrecognized arguments"),
+    (["convergence", "--regime", "sde", "--beta", "0.3"], "--beta applies only to --regime inside-sde or inside-ode"),
+    (["convergence", "--regime", "inside-sde", "--alpha", "0.2"], "--alpha applies only to --regime inside-ode"),
+    (["convergence", "--regime", "ode", "--sb", "0.2"], "--sb applies only to --regime inside-sde or inside-ode"),
+    (["convergence", "--sa", "0.3"], "--sa needs --regime"),
+    (["convergence", "--no-ito-correction"], "--no-ito-correction needs --regime inside-sde"),
+    (["convergence", "--regime", "inside-ode", "--no-ito-correction"],
+     "--no-ito-correction applies only to --regime inside-sde"),
+    (["convergence", "--regime", "inside-ode", "--beta", "1.2"], "beta must lie in (0, 1) for regime 'inside-ode', got 1.2"),
+    (["convergence", "--regime", "inside-sde", "--activation", "sigmoid"], "sigma(0) = 0 and sigma'(0) = 1"),
+    (["convergence", "--regime", "inside-ode", "--reference", "64"], "reference applies only to the regimes with"),
 ])
 def test_usage_errors_exit_2_with_one_line(argv, needle, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert needle in err and "\n" not in err and "Traceback" not in err
+
+
+def test_inside_regimes_run_with_their_options(tmp_path, capsys):
+    js = tmp_path / "i.json"
+    argv = ["convergence", "--regime", "inside-sde", "--width", "2", "--depths", "4,8,16", "--draws", "6",
+            "--reference", "64", "--beta", "1", "--sa", "0.5", "--no-ito-correction", "--out", str(tmp_path / "a"),
+            "--json", str(js), "--quiet"]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "inside-sde beta=1 no-Itô (softplus0, d=2, sA=0.5, sb=1)" in text
+    assert "note: ablation" in text
+    d = json.loads(js.read_text())
+    assert (d["regime"], d["beta"], d["sa"], d["sb"], d["ito_correction"], d["theory_rate"]) == \
+        ("inside-sde", 1.0, 0.5, 1.0, False, 0.0)
+    assert main(["convergence", "--regime", "inside-ode", "--width", "2", "--depths", "4,8", "--draws", "3",
+                 "--activation", "tanh", "--out", str(tmp_path / "b"), "--json", str(js), "--quiet"]) == 0
+    d = json.loads(js.read_text())
+    assert (d["alpha"], d["beta"], d["activation"], d["theory_rate"]) == (0.5, 0.5, "tanh", 1.0)  # default beta 1/2
+    assert "inside-ode beta=0.5 (tanh, d=2" in capsys.readouterr().out
 
 
 def test_console_entry_point_exit_status():

@@ -18,16 +18,19 @@ def gen(seed=0):
 
 @pytest.mark.parametrize("block_elements", [1 << 22, 50], ids=["big-chunks", "tiny-chunks"])
 @pytest.mark.parametrize("regime,kw", [("sde", {}), ("fbm", {"hurst": 0.7}), ("fbm", {"hurst": 0.8, "corrected": True}),
-                                       ("ode", {}), ("ode", {"arch": "res-2"})])
+                                       ("ode", {}), ("ode", {"arch": "res-2"}), ("inside-sde", {}),
+                                       ("inside-sde", {"beta": 1.0, "sa": 0.5}),
+                                       ("inside-sde", {"beta": 1.5, "ito_correction": False, "sb": 0.0}),
+                                       ("inside-ode", {"beta": 0.4})])
 def test_one_pass_engine_equals_one_solve_per_depth(regime, kw, block_elements, monkeypatch):
     # tiny chunks drive coarse increments through the across-chunk accumulation
     monkeypatch.setattr(drivers, "_BLOCK_ELEMENTS", block_elements)
     p = dl.pair(regime, width=3, **kw)
     R = 64
-    s = p.sample(4, inputs=2, resolution=None if regime == "ode" else R, generator=gen(1))
-    depths = [2, 4, 16, 32] if regime != "ode" else [2, 4, 16, 64]
+    s = p.sample(4, inputs=2, resolution=R if p.rough else None, generator=gen(1))
+    depths = [2, 4, 16, 32] if p.rough else [2, 4, 16, 64]
     mx, tm = sweep_errors(p, s, depths, R)
-    brute = p.solve_depths(s, depths)  # network per depth, limit by torchsde / modified Euler / dopri5
+    brute = p.solve_depths(s, depths)  # network per depth, limit by torchsde / modified Euler / EM / dopri5
     for i, sol in enumerate(brute):
         torch.testing.assert_close(mx[i], sol.strong_error(), rtol=1e-9, atol=1e-11)
         torch.testing.assert_close(tm[i], sol.terminal_error(), rtol=1e-9, atol=1e-11)

@@ -197,3 +197,49 @@ def test_propagation_arguments():
         P.plan_phase([])
     with pytest.raises(ValueError, match="arch must be one of"):
         P.plan_phase([0.5], arch="res-9")
+
+
+@pytest.mark.parametrize("regime,kw,needle", [
+    ("inside-ode", {}, r"beta must be given for regime 'inside-ode' \(in \(0, 1\); or alpha = 1 - beta\)"),
+    ("inside-ode", {"beta": 1.2}, r"beta must lie in \(0, 1\) for regime 'inside-ode', got 1.2"),
+    ("inside-ode", {"beta": 0}, r"beta must lie in \(0, 1\) for regime 'inside-ode', got 0.0"),
+    ("inside-ode", {"alpha": 1.0}, r"alpha must lie in \(0, 1\) for regime 'inside-ode', got 1.0"),
+    ("inside-ode", {"alpha": 0.3, "beta": 0.3}, r"alpha \+ beta must equal 1 for regime 'inside-ode', got alpha = 0.3, beta = 0.3"),
+    ("inside-sde", {"beta": 0.5}, r"beta must lie in \[1.0, inf\] for regime 'inside-sde' \(the exponent of the smooth drift part\), got 0.5"),
+    ("inside-sde", {"alpha": 0.0}, r"alpha applies only to regime 'inside-ode', not 'inside-sde' \(inside-sde has alpha = 0\)"),
+    ("sde", {"beta": 0.5}, r"beta applies only to regimes 'inside-sde' and 'inside-ode', not 'sde'"),
+    ("ode", {"sa": 1.0}, r"sa applies only to regimes 'inside-sde' and 'inside-ode', not 'ode'"),
+    ("inside-ode", {"beta": 0.5, "ito_correction": False}, r"ito_correction applies only to regime 'inside-sde', not 'inside-ode'"),
+    ("inside-sde", {"ito_correction": "no"}, r"ito_correction must be True or False, got 'no'"),
+    ("inside-sde", {"sa": 0.0}, r"sa must lie in \(0.0, inf\] for regime 'inside-sde', got 0.0"),
+    ("inside-sde", {"sb": -1}, r"sb must lie in \[0.0, inf\] for regime 'inside-sde', got -1.0"),
+    ("inside-sde", {"sa": math.nan}, r"sa must be a finite real number"),
+    ("inside-sde", {"arch": "res-1"}, r"arch must be 'inside' for regime 'inside-sde', got 'res-1'"),
+    ("inside-sde", {"length_scale": 0.2}, r"length_scale applies only to smooth weights .* not to 'inside-sde' without beta"),
+    ("inside-ode", {"beta": 0.5, "hurst": 0.7}, r"hurst applies only to regime 'fbm', not 'inside-ode'"),
+])
+def test_inside_pair_arguments(regime, kw, needle):
+    with pytest.raises(ValueError, match=needle):
+        dl.pair(regime, width=2, **kw)
+
+
+def test_inside_limits_and_plans_reject_what_does_not_apply():
+    with pytest.raises(ValueError, match="reference applies only to the regimes with Brownian or fractional weights"):
+        dl.plan_convergence("inside-ode", beta=0.5, reference=64)
+    g = gen(2)
+    h0 = torch.zeros(2, 3, dtype=torch.float64)
+    W = dl.IIDDriver().sample((3, 3), draws=2, resolution=8, generator=g, scale=0.5)
+    b = dl.IIDDriver().sample((3,), draws=2, resolution=8, generator=g)
+    with pytest.raises(ValueError, match="W has scale 0.5, the limit expects sa = 0.25"):
+        dl.InsideSDELimit().solve(h0, 4, W=W, b=b)
+    with pytest.raises(ValueError, match=r"b is required when sb = 1.0 > 0"):
+        dl.InsideSDELimit(sa=0.5).solve(h0, 4, W=W)
+    smooth = dl.SmoothDriver().sample((3, 3), draws=2, generator=g)
+    with pytest.raises(ValueError, match="W_drift and b_drift are not used: this limit has no drift part"):
+        dl.InsideSDELimit(sa=0.5).solve(h0, 4, W=W, b=b, W_drift=smooth)
+    with pytest.raises(ValueError, match="b_drift must be a SmoothSample"):
+        dl.InsideSDELimit(sa=0.5, drift=True).solve(h0, 4, W=W, b=b, W_drift=smooth)
+    with pytest.raises(ValueError, match="V is not used by arch 'inside'; pass only W"):
+        dl.InsideODELimit()._solve(h0, {"V": smooth, "W": smooth}, 4)
+    with pytest.raises(ValueError, match=r"b must have shape \(2, 3\)"):
+        dl.InsideODELimit().solve(h0, smooth, 4, b=smooth)
