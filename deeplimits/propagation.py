@@ -199,7 +199,7 @@ def _draw(net: ResNet, driver: Driver, width, n_in, depths, draws, inputs, gener
 
 def _layers(samples, depth, n):
     """The first ``n`` layers of the depth-``depth`` weights as per-layer ``(V, W, b)``."""
-    ws = {nm: s.weights(depth)[:n].unbind(0) for nm, s in samples.items()}
+    ws = {nm: [w for c in s.iter_weights(depth) for w in c.unbind(0)][:n] for nm, s in samples.items()}  # views
     return list(zip(*(ws.get(nm, [None] * n) for nm in ("V", "W", "b"))))
 
 
