@@ -24,16 +24,12 @@ import torch
 from . import _validate as V_
 from ._plain import PlainData
 from .drivers import PathSample, pair_sums
+from .sweeps import chunk_seed
 from .pairs import INSIDE_REGIMES, REGIMES, InsidePair, Pair, pair as _pair
 
 __all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult", "fit_rate",
            "sweep_errors", "chunk_seed", "DEFAULTS"]
 
-
-def chunk_seed(seed: int, chunk: int) -> int:
-    """The seed of chunk ``chunk`` of a run seeded ``seed``: independent streams per chunk,
-    the same whichever process computes it."""
-    return int(np.random.SeedSequence([seed, chunk]).generate_state(1, np.uint64)[0] >> 1)
 
 
 def fit_rate(depths: Sequence[int], errors: np.ndarray, *, n_boot: int = 2000, seed: int = 0,

@@ -396,8 +396,7 @@ def _spec_driver(spec: dict) -> Driver:
 
 def stability_tasks(spec: dict) -> list:
     """The sweep tasks of a stability study: chunks of draws, seeded by ``chunk_seed(seed, i)``."""
-    from .convergence import chunk_seed
-    from .sweeps import Task
+    from .sweeps import Task, chunk_seed
 
     base = {k: v for k, v in spec.items() if k not in ("draws", "chunk", "seed")}
     return [Task(f"stability/chunk-{i:05d}", "deeplimits.propagation:stability_task", {**base, "draws": n},
@@ -569,8 +568,7 @@ def plan_phase(hursts: Sequence[float] | None = None, betas: Sequence[float] | N
 
 def phase_tasks(spec: dict) -> list:
     """One task per Hurst index (its weights are drawn once and reused for every beta)."""
-    from .convergence import chunk_seed
-    from .sweeps import Task
+    from .sweeps import Task, chunk_seed
 
     base = {k: v for k, v in spec.items() if k not in ("hursts", "seed", "study")}
     return [Task(f"phase/hurst-{h:.6f}", "deeplimits.propagation:phase_task", {**base, "hurst": h},

@@ -20,12 +20,13 @@ import time
 import traceback
 from typing import Callable, Iterable, Sequence
 
+import numpy as np
 import torch
 
 SCHEMA = 1
 STORE_NAME = "run.sqlite"
 
-__all__ = ["Task", "RunStore", "RunStoreError", "SweepError", "run_sweep", "find_runs", "STORE_NAME"]
+__all__ = ["Task", "RunStore", "RunStoreError", "SweepError", "run_sweep", "find_runs", "chunk_seed", "STORE_NAME"]
 
 
 class RunStoreError(ValueError):
@@ -44,6 +45,12 @@ class Task:
     fn: str
     params: dict
     seed: int
+
+
+def chunk_seed(seed: int, chunk: int) -> int:
+    """The seed of task ``chunk`` of a run seeded ``seed``: independent streams per task,
+    the same whichever process computes it."""
+    return int(np.random.SeedSequence([seed, chunk]).generate_state(1, np.uint64)[0] >> 1)
 
 
 def call(fn: str, params: dict, seed: int):
