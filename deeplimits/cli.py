@@ -124,8 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--betas", type=parse_list, help="scalings beta, e.g. 0.25,0.5,1 or 0:1.3:27")
     s.add_argument("--draws", type=int, help="independent draws of (weights, A, B, x)")
     s.add_argument("--inputs", type=int, help="inputs per draw (default 1)")
-    s.add_argument("--histograms", action="store_true", default=None,
-                   help="also draw the histograms of the norm ratios at the largest depth")
+    s.add_argument("--histograms", action=argparse.BooleanOptionalAction, default=None,
+                   help="draw the histograms of the norm ratios at the largest depth (default: only the "
+                        "criticality presets)")
     s.add_argument("--chunk", type=int, help="draws per task (default: as many as fit in 1 GiB)")
     _study_flags(s, "stability")
     s.set_defaults(func=run_stability_cmd)

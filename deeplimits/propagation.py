@@ -78,10 +78,15 @@ PHASE_PRESETS = {
 
 def theory_bounds(beta: float, depth: int) -> tuple[float, float]:
     """``((1 + a^2/2)^L - 1, (1 + a^2)^L - 1)`` with ``a = L^-beta``: bounds on ``E r_h^2`` and
-    ``E r_p^2`` (Lemma 15 and Proposition 8 of Marion et al.)."""
+    ``E r_p^2`` (Lemma 15 and Proposition 8 of Marion et al.); ``inf`` beyond the largest double."""
     beta, depth = V_.real("beta", beta, low=0.0), V_.integer("depth", depth)
     a2 = float(depth) ** (-2 * beta)
-    return math.expm1(depth * math.log1p(a2 / 2)), math.expm1(depth * math.log1p(a2))
+
+    def bound(c):
+        x = depth * math.log1p(c * a2)
+        return math.expm1(x) if x < 709.0 else math.inf
+
+    return bound(0.5), bound(1.0)
 
 
 def bounds_apply(arch: str, activation, driver: Driver) -> bool:
@@ -133,7 +138,8 @@ def _propagate(net: ResNet, h0, B, layers, depths, betas):
     columns enter at its last layer (``p`` is linear in ``p_L``).
 
     Returns:
-        ``h_L, p_0, p_L``, each ``(draws, len(depths), len(betas), inputs, width)``.
+        ``h_L, p_0, p_L``, each ``(draws, len(depths), len(betas), inputs, width)``, with the
+        gradients scaled so that ``||p_L|| = 1`` (the loss ``(B h_L)^2 / 2`` times a constant).
     """
     n, m, d = h0.shape
     order = sorted(range(len(depths)), key=lambda j: -depths[j])
@@ -152,6 +158,9 @@ def _propagate(net: ResNet, h0, B, layers, depths, betas):
             ends += [h[:, i * block:(i + 1) * block] for i, L in enumerate(Ls) if L == k + 1]
         hL = torch.stack(ends[::-1], 1)  # (n, depths, block, d), in the order of Ls (ends came shallowest first)
         pL = (hL @ B.unsqueeze(1).transpose(-1, -2)) @ B.unsqueeze(1)  # l = (B h_L)^2 / 2: p_L = B^T B h_L
+        # p is linear in p_L and the ratios are scale-free: start from the unit vector, so that
+        # p_0 overflows only when ||p_0|| / ||p_L|| does, not when ||h_L|| is merely large
+        pL = pL / pL.norm(dim=-1, keepdim=True)
         p = h0.new_zeros(n, 0, d)
         for k in range(Ls[0] - 1, -1, -1):
             new = [pL[:, i] for i, L in enumerate(Ls) if L == k + 1]
@@ -284,9 +293,10 @@ class StabilityResult(PlainData):
     """Stability ratios over (beta, depth): plain data (see :meth:`to_dict`).
 
     ``records``: one per (beta, depth) with ``r_h`` and ``r_p`` statistics over draws
-    (``mean, median, q25, q75, mean_sq``; a draw's ratio is the mean over its inputs),
-    ``exploded`` (draws whose ratio overflowed, reported as :data:`CAP`), ``theory_lower``
-    and ``theory_upper`` (bounds on ``E r^2`` where :func:`bounds_apply`, else ``None``),
+    (``mean, median, q25, q75, mean_sq`` over every (draw, input)), ``exploded`` (draws with
+    an input whose ratio overflowed, reported as :data:`CAP`), ``theory_lower`` and
+    ``theory_upper`` (bounds on ``E r^2`` where :func:`bounds_apply`, else ``None``; also
+    ``None`` where a bound exceeds the largest double),
     ``regime`` (:func:`classify` of the median ``r_h``) and ``lognormal_h``/``lognormal_p``:
     the normal fit ``(mu, sigma)`` of ``log ||h_L||/||h_0||`` (``log ||p_0||/||p_L||``) over
     every (draw, input) that did not explode, with the D'Agostino–Pearson normality test
@@ -378,12 +388,16 @@ def plan_stability(arch: str = "res-3", driver: Driver | str | None = None, *, a
     if isinstance(betas, (int, float)) or not betas:
         raise ValueError(f"betas must be a non-empty list of reals >= 0, got {betas!r}")
     betas = [V_.real("betas", b, low=0.0) for b in betas]
+    if len(set(betas)) != len(betas):
+        raise ValueError(f"betas must be distinct, got {betas}")
     if not isinstance(histograms, bool):
         raise ValueError(f"histograms must be True or False, got {histograms!r}")
     item = torch.empty((), dtype=dtype).element_size()
     nw = sum(width * width if nm != "b" else width for nm in _WEIGHTS[net.arch])
     top = _pow2_ceil(max(depths)) if driver.needs_resolution else max(depths)
-    per_draw = item * (top * nw + max(depths) * len(depths) * len(betas) * inputs * width)
+    # the exact fGn sampler holds about four copies of the noise while it transforms it
+    per_draw = item * (top * nw * (4 if isinstance(driver, FractionalDriver) else 1)
+                       + max(depths) * len(depths) * len(betas) * inputs * width)
     chunk = _chunk(per_draw, draws) if chunk is None else V_.integer("chunk", chunk)
     return {"study": "stability", "arch": net.arch, **dspec, "activation": net.activation.name, "width": width,
             "n_in": n_in, "depths": depths, "betas": betas, "draws": draws, "inputs": inputs, "seed": seed,
@@ -422,13 +436,13 @@ def summarise_stability(spec: dict, parts: Sequence[dict], seconds: float = 0.0)
             rec = {"beta": beta, "depth": depth, "driver": spec["driver"]}
             bad = np.zeros(len(a["r_h"]), dtype=bool)
             for name in ("r_h", "r_p"):
-                x = a[name][:, j, i, :]
-                boom = (x >= CAP).any(-1)
-                bad |= boom
-                rec[name] = _stats(np.where(boom, CAP, x.mean(-1)))
+                x = a[name][:, j, i, :]  # (draws, inputs), already capped
+                bad |= (x >= CAP).any(-1)
+                rec[name] = _stats(x.ravel())
             rec["exploded"] = int(bad.sum())
-            lo, hi = theory_bounds(beta, depth) if apply else (None, None)
-            rec["theory_lower"], rec["theory_upper"] = lo, hi
+            bounds = theory_bounds(beta, depth) if apply else (None, None)
+            rec["theory_lower"], rec["theory_upper"] = (b if b is not None and math.isfinite(b) else None
+                                                        for b in bounds)
             rec["regime"] = classify(rec["r_h"]["median"])
             rec["lognormal_h"] = _lognormal(a["norm_h"][:, j, i, :].ravel())
             rec["lognormal_p"] = _lognormal(a["norm_p"][:, j, i, :].ravel())
@@ -556,7 +570,9 @@ def plan_phase(hursts: Sequence[float] | None = None, betas: Sequence[float] | N
     for name, v in (("hursts", hursts), ("betas", betas)):
         if isinstance(v, (int, float)) or len(v) == 0:
             raise ValueError(f"{name} must be a non-empty list, got {v!r}")
-    hursts = [V_.hurst(h, name="hursts") for h in hursts]
+    hursts = sorted(round(V_.hurst(h, name="hursts"), 6) for h in hursts)
+    if len(set(hursts)) != len(hursts):
+        raise ValueError(f"hursts must be distinct (to 6 decimals), got {hursts}")
     betas = sorted(V_.real("betas", b, low=0.0) for b in betas)
     if len(set(betas)) != len(betas):
         raise ValueError(f"betas must be distinct, got {betas}")

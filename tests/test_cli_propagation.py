@@ -52,6 +52,17 @@ def test_phase_json_schema_and_figure(tmp_path, capsys):
     assert (out / "phase.png").read_bytes()[:8] == PNG
 
 
+def test_preset_overrides(tmp_path, capsys):
+    out = tmp_path / "crit"
+    assert main(["stability", "--preset", "criticality", "--draws", "25", "--depths", "30", "--width", "4",
+                 "--no-histograms", "--out", str(out), "--quiet"]) == 0
+    assert "normality test p" not in capsys.readouterr().out  # the report shows the fits with histograms
+    d = json.loads((out / "result.json").read_text())
+    assert d["records"][0]["lognormal_h"]["n"] == 25  # the JSON has them anyway
+    assert (d["width"], d["draws"], d["samples"]) == (4, 25, []) and not (out / "histograms.png").exists()
+    assert [(r["beta"], r["depth"]) for r in d["records"]] == [(0.5, 30)]
+
+
 def test_presets_are_the_published_protocols():
     iid = STABILITY_PRESETS["iid"]
     assert (iid["arch"], iid["driver"], iid["width"], iid["n_in"], iid["draws"]) == ("res-3", "uniform", 40, 64, 50)
@@ -73,6 +84,8 @@ def test_presets_are_the_published_protocols():
     (["stability", "--depths", "10,10"], "depths must be distinct"),
     (["stability", "--betas=-1,0.5"], "betas must lie in [0.0, inf]"),
     (["stability", "--width", "0"], "width must be"),
+    (["stability", "--betas", "0.5,0.5"], "betas must be distinct"),
+    (["phase", "--hursts", "0.6,0.6000001"], "hursts must be distinct"),
     (["stability", "--activation", "cube"], "activation must be one of"),
     (["stability", "--workers", "0"], "--workers must be an integer >= 1"),
     (["phase", "--hursts", "0,0.5"], "hursts must lie in (0.0, 1.0)"),

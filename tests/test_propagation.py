@@ -88,9 +88,67 @@ def test_shared_pass_equals_one_network_per_depth_and_beta(arch, driver):
         w = {nm: torch.stack([lay[("V", "W", "b").index(nm)] for lay in layers[:L]]) for nm in names}
         for i, beta in enumerate(betas):
             tr = ResNet(arch, net.activation, beta=beta).forward(h0, **w, readout=B, depth=L)
+            scale = tr.gradients[-1].norm(dim=-1, keepdim=True)  # the pass runs from p_L / ||p_L||
             torch.testing.assert_close(hL[:, j, i], tr.states[-1], rtol=1e-12, atol=1e-12)
-            torch.testing.assert_close(p0[:, j, i], tr.gradients[0], rtol=1e-12, atol=1e-12)
-            torch.testing.assert_close(pL[:, j, i], tr.gradients[-1], rtol=1e-12, atol=1e-12)
+            torch.testing.assert_close(p0[:, j, i] * scale, tr.gradients[0], rtol=1e-12, atol=1e-12)
+            torch.testing.assert_close(pL[:, j, i] * scale, tr.gradients[-1], rtol=1e-12, atol=1e-12)
+
+
+def test_ratios_are_the_definitions():
+    """r_h, r_p, ||h_L||/||h_0|| and ||p_0||/||p_L|| of a task, per (draw, input), recomputed
+    from ResNet.forward on the same draws."""
+    spec = P.plan_stability("res-2", activation="tanh", width=5, n_in=4, depths=[7, 12], betas=[0.5], draws=3,
+                            inputs=2, dtype=torch.float64)
+    out = P.stability_task({**spec, "draws": 3}, seed=11)
+    net = ResNet("res-2", "tanh", beta=0.0)
+    samples, h0, B, top = P._draw(net, P.make_driver("uniform"), 5, 4, [7, 12], 3, 2,
+                                  torch.Generator().manual_seed(11), torch.float64)
+    for j, L in enumerate([7, 12]):
+        w = {nm: samples[nm].weights(top)[:L] for nm in ("V", "W")}
+        tr = ResNet("res-2", "tanh", beta=0.5).forward(h0, **w, readout=B, depth=L)
+        hL, p0, pL = tr.states[-1], tr.gradients[0], tr.gradients[-1]
+        want = {"r_h": (hL - h0).norm(dim=-1) / h0.norm(dim=-1), "norm_h": hL.norm(dim=-1) / h0.norm(dim=-1),
+                "r_p": (p0 - pL).norm(dim=-1) / pL.norm(dim=-1), "norm_p": p0.norm(dim=-1) / pL.norm(dim=-1)}
+        for k, v in want.items():
+            np.testing.assert_allclose(np.asarray(out[k])[:, j, 0, :], v.numpy(), rtol=1e-10)
+
+
+def test_smooth_depths_are_read_on_their_own_grids():
+    """Smooth weights are not nested: the depth-10 network reads V(k/10) whatever other depths
+    are in the grid (a nested reading would take V(k/100) for its first 10 layers)."""
+    kw = dict(driver="smooth", width=6, n_in=4, betas=[1.0], draws=5, seed=3)
+    alone = stability("res-3", depths=[10], **kw).records[0]
+    shared = [r for r in stability("res-3", depths=[10, 100], **kw).records if r["depth"] == 10][0]
+    assert alone == shared
+
+
+def test_statistics_pool_every_input():
+    """With several inputs per draw, E r_h^2 is still the exact (1 + a^2/2)^L - 1 of res-3: the
+    statistics pool every (draw, input) instead of averaging a draw's inputs first (Jensen
+    would bias mean_sq low by about 8% here)."""
+    spec = P.plan_stability("res-3", width=8, n_in=8, depths=[50], betas=[0.5], draws=1500, inputs=4,
+                            dtype=torch.float64)
+    out = P.stability_task({**spec, "draws": 1500}, seed=4)
+    rec = P.summarise_stability(spec, [out]).records[0]
+    r2 = np.asarray(out["r_h"]).reshape(1500, 4) ** 2
+    se = r2.mean(1).std() / math.sqrt(1500)  # inputs of a draw are correlated: the draw is the unit
+    assert rec["r_h"]["mean_sq"] == pytest.approx(r2.mean())
+    assert abs(rec["r_h"]["mean_sq"] - theory_bounds(0.5, 50)[0]) < 3.5 * se
+
+
+def test_bounds_apply_where_the_assumptions_hold():
+    iid, smooth = dl.IIDDriver("uniform"), dl.SmoothDriver()
+    assert dl.bounds_apply("res-3", "relu", iid) and dl.bounds_apply("res-2", "relu", iid)
+    assert not dl.bounds_apply("res-1", "relu", iid)  # no inner symmetric weight
+    assert dl.bounds_apply("res-1", "identity", iid) and dl.bounds_apply("res-1", "leaky_relu", iid)
+    assert not dl.bounds_apply("res-1", "leaky_relu:0.5", iid) and not dl.bounds_apply("res-2", "tanh", iid)
+    assert not dl.bounds_apply("res-3", "relu", smooth) and not dl.bounds_apply("inside", "identity", iid)
+
+
+def test_theory_bounds_beyond_double_range():
+    assert dl.theory_bounds(0.0, 1100)[1] == math.inf and dl.theory_bounds(0.0, 2100) == (math.inf, math.inf)
+    res = stability("res-1", activation="identity", width=2, n_in=2, depths=[1100], betas=[0.0], draws=1)
+    assert res.records[0]["theory_upper"] is None and res.records[0]["regime"] == "explosion"
 
 
 def test_exact_second_moments():
