@@ -103,20 +103,18 @@ def build_parser() -> argparse.ArgumentParser:
     _run_flags(c, "convergence", "chunks of draws")
     c.set_defaults(func=run_convergence)
 
-    s = sub.add_parser(
-        "stability",
+    s = _study_parser(
+        sub, "stability", STABILITY_PRESETS, "iid",
         help="signal propagation at initialisation: r_h, r_p over depths and betas, criticality histograms",
         description="Ratios r_h = |h_L - h_0|/|h_0| and r_p = |p_0 - p_L|/|p_L| of residual networks at "
                     "initialisation over depths and scalings beta (Marion et al., JMLR 2025): statistics over "
                     "draws, theory bounds on E r^2, the regime per (beta, depth) (identity / non-trivial / "
                     "explosion; overflow counts as explosion), and log-normal fits of |h_L|/|h_0| and "
                     "|p_0|/|p_L| with a normality test. Presets reproduce the published protocols; flags "
-                    "given with a preset override it. Default: --preset iid.")
-    s.add_argument("--preset", choices=sorted(STABILITY_PRESETS), default="iid",
-                   help="iid / smooth: res-3, d=40, depths 10..1000, 50 draws, uniform i.i.d. (beta 0.25,0.5,1) or "
+                    "given with a preset override it. Default: --preset iid.",
+        preset_help="iid / smooth: res-3, d=40, depths 10..1000, 50 draws, uniform i.i.d. (beta 0.25,0.5,1) or "
                         "smooth (beta 0.5,1,2) weights; iid-inside / smooth-inside: the same for the inside model; "
-                        "criticality[-inside]: histograms at beta=1/2, L=1000, d=100, 10^4 draws")
-    _network_flags(s)
+                    "criticality[-inside]: histograms at beta=1/2, L=1000, d=100, 10^4 draws")
     s.add_argument("--driver", choices=list(DRIVERS), help="law of the weights")
     s.add_argument("--hurst", type=float, help="Hurst index in (0, 1) for --driver fractional")
     s.add_argument("--length-scale", type=float, help="RBF length scale for --driver smooth (default 0.1)")
@@ -131,18 +129,17 @@ def build_parser() -> argparse.ArgumentParser:
     _study_flags(s, "stability")
     s.set_defaults(func=run_stability_cmd)
 
-    ph = sub.add_parser(
-        "phase",
+    ph = _study_parser(
+        sub, "phase", PHASE_PRESETS, "full",
         help="the (H, beta) phase diagram with fractional weights and the critical scaling beta*(H)",
         description="Mean log10 r_h and log10 r_p over a grid of Hurst indices H and scalings beta for res-3 "
                     "with fractional V and W (weights drawn once per H, reused for every beta), heat maps, and "
                     "beta*(H) where the mean log10 r_h crosses 0, against the prediction max(H, 1/2). "
                     "Default: --preset full (51 H in [0.05, 0.97], 70 beta in [0, 1.3], d=40, L=1000, "
-                    "5 draws x 10 inputs per H; a few minutes on 2 cores).")
-    ph.add_argument("--preset", choices=sorted(PHASE_PRESETS), default="full")
+                    "5 draws x 10 inputs per H; about 100 s on 2 cores).",
+        preset_help="full: the published grid")
     ph.add_argument("--hursts", type=parse_list, help="Hurst indices in (0, 1), e.g. 0.05:0.97:51")
     ph.add_argument("--betas", type=parse_list, help="scalings beta >= 0, e.g. 0:1.3:70")
-    _network_flags(ph)
     ph.add_argument("--depth", type=int, help="depth L")
     ph.add_argument("--draws", type=int, help="weight draws per H")
     ph.add_argument("--inputs", type=int, help="inputs per weight draw")
@@ -172,11 +169,15 @@ def _run_flags(p, name, tasks="tasks"):
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-def _network_flags(p):
+def _study_parser(sub, name, presets, default, *, help, description, preset_help):
+    """A signal-propagation command: its presets and the network flags they share."""
+    p = sub.add_parser(name, help=help, description=description)
+    p.add_argument("--preset", choices=sorted(presets), default=default, help=preset_help)
     p.add_argument("--arch", choices=["res-1", "res-2", "res-3", "inside"], help="residual map")
     p.add_argument("--activation", help="activation name (default tanh; relu for res-3)")
     p.add_argument("--width", type=int, help="hidden width d")
     p.add_argument("--n-in", type=int, help="input dimension")
+    return p
 
 
 def _study_flags(p, name):
@@ -243,13 +244,7 @@ def _write_study(result, out, json_path) -> list[str]:
         if result.samples:
             figs.append(os.path.join(out, "histograms.png"))
             result.plot_histograms(figs[-1])
-    paths = figs + [os.path.join(out, "result.json")] + ([json_path] if json_path else [])
-    for path in paths[len(figs):]:
-        if os.path.dirname(path):
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            json.dump(result.to_dict(), f, indent=2)
-    return paths
+    return figs + _dump_json(result.to_dict(), out, json_path)
 
 
 def run_stability_cmd(args) -> int:
@@ -257,8 +252,8 @@ def run_stability_cmd(args) -> int:
 
     kw = _options(args, STABILITY_PRESETS[args.preset],
                   ("arch", "activation", "width", "n_in", "depths", "betas", "draws", "inputs", "histograms", "chunk"))
-    driver = kw.pop("driver")
-    driver = args.driver or driver
+    driver = args.driver or kw.pop("driver")
+    kw.pop("driver", None)
     _check_executor(args, "stability")
     try:
         spec = plan_stability(driver=make_driver(driver, args.hurst, args.length_scale), **kw)
@@ -387,8 +382,13 @@ def _write_outputs(results, out, json_path, *, as_list) -> list[str]:
     os.makedirs(out, exist_ok=True)
     png = os.path.join(out, "convergence.png")
     plot_convergence(results, path=png)
-    paths = [png, os.path.join(out, "result.json")] + ([json_path] if json_path else [])
-    for path in paths[1:]:
+    return [png] + _dump_json(payload, out, json_path)
+
+
+def _dump_json(payload, out, json_path) -> list[str]:
+    """``payload`` as ``out/result.json`` and, when given, at ``json_path``; the paths written."""
+    paths = [os.path.join(out, "result.json")] + ([json_path] if json_path else [])
+    for path in paths:
         if os.path.dirname(path):
             os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w") as f:

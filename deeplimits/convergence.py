@@ -24,7 +24,7 @@ import torch
 from . import _validate as V_
 from ._plain import PlainData
 from .drivers import PathSample, pair_sums
-from .sweeps import chunk_seed
+from .sweeps import chunk_seed, chunk_sizes
 from .pairs import INSIDE_REGIMES, REGIMES, InsidePair, Pair, pair as _pair
 
 __all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult", "fit_rate",
@@ -287,7 +287,7 @@ class ConvergencePlan:
 
     @property
     def chunk_sizes(self) -> list[int]:
-        return [min(self.chunk, self.paths - s) for s in range(0, self.paths, self.chunk)]
+        return chunk_sizes(self.paths, self.chunk)
 
     def to_spec(self) -> dict:
         """The plan as plain JSON (what a run store records)."""

@@ -18,15 +18,9 @@ def plot_convergence(results: Sequence, ax=None, path: str | None = None):
     Returns:
         The matplotlib figure.
     """
-    import matplotlib
-
-    if path is not None and ax is None:
-        matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     results = list(results)
     if ax is None:
-        fig, axes = plt.subplots(1, len(results), figsize=(4.6 * len(results), 4.0), squeeze=False)
+        fig, axes = _figure(1, len(results), (4.6 * len(results), 4.0), path)
         axes = axes[0]
     else:
         axes = np.atleast_1d(ax)
@@ -46,13 +40,11 @@ def plot_convergence(results: Sequence, ax=None, path: str | None = None):
         a.set_title(r.label, fontsize=9)
         a.legend(fontsize=8)
         a.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    if path is not None:
-        fig.savefig(path, dpi=120)
-    return fig
+    return _save(fig, path)
 
 
 def _figure(nrows, ncols, size, path):
+    """A new figure with a grid of axes; headless (Agg) when it is only written to ``path``."""
     import matplotlib
 
     if path is not None:

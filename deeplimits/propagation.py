@@ -262,8 +262,14 @@ def _chunk(per_draw_bytes: int, draws: int) -> int:
     return int(max(1, min(draws, BUDGET // max(1, per_draw_bytes))))
 
 
-def _chunks(n: int, size: int) -> list[int]:
-    return [min(size, n - s) for s in range(0, n, size)]
+def _grid(name: str, values, check) -> list:
+    """A non-empty list of distinct values, each passed through ``check``, sorted."""
+    if isinstance(values, (int, float, str)) or values is None or len(values) == 0:
+        raise ValueError(f"{name} must be a non-empty list, got {values!r}")
+    out = [check(v) for v in values]
+    if len(set(out)) != len(out):
+        raise ValueError(f"{name} must be distinct, got {out}")
+    return sorted(out)
 
 
 def _common(arch, activation, width, n_in, draws, inputs, seed, dtype):
@@ -292,8 +298,8 @@ def _sweep(tasks, progress, store, workers, scheduler, weight):
 class StabilityResult(PlainData):
     """Stability ratios over (beta, depth): plain data (see :meth:`to_dict`).
 
-    ``records``: one per (beta, depth) with ``r_h`` and ``r_p`` statistics over draws
-    (``mean, median, q25, q75, mean_sq`` over every (draw, input)), ``exploded`` (draws with
+    ``records``: one per (beta, depth) with ``r_h`` and ``r_p`` statistics over every
+    (draw, input) (``mean, median, q25, q75, mean_sq``), ``exploded`` (draws with
     an input whose ratio overflowed, reported as :data:`CAP`), ``theory_lower`` and
     ``theory_upper`` (bounds on ``E r^2`` where :func:`bounds_apply`, else ``None``; also
     ``None`` where a bound exceeds the largest double),
@@ -380,16 +386,8 @@ def plan_stability(arch: str = "res-3", driver: Driver | str | None = None, *, a
     net = _common(arch, activation, width, n_in, draws, inputs, seed, dtype)
     driver = make_driver("uniform") if driver is None else make_driver(driver) if isinstance(driver, str) else driver
     dspec = _driver_spec(driver)
-    if isinstance(depths, (int, float)) or not depths:
-        raise ValueError(f"depths must be a non-empty list of depths >= 1, got {depths!r}")
-    depths = sorted(V_.integer("depths", L) for L in depths)
-    if len(set(depths)) != len(depths):
-        raise ValueError(f"depths must be distinct, got {depths}")
-    if isinstance(betas, (int, float)) or not betas:
-        raise ValueError(f"betas must be a non-empty list of reals >= 0, got {betas!r}")
-    betas = [V_.real("betas", b, low=0.0) for b in betas]
-    if len(set(betas)) != len(betas):
-        raise ValueError(f"betas must be distinct, got {betas}")
+    depths = _grid("depths", depths, lambda L: V_.integer("depths", L))
+    betas = _grid("betas", betas, lambda b: V_.real("betas", b, low=0.0))
     if not isinstance(histograms, bool):
         raise ValueError(f"histograms must be True or False, got {histograms!r}")
     item = torch.empty((), dtype=dtype).element_size()
@@ -410,11 +408,11 @@ def _spec_driver(spec: dict) -> Driver:
 
 def stability_tasks(spec: dict) -> list:
     """The sweep tasks of a stability study: chunks of draws, seeded by ``chunk_seed(seed, i)``."""
-    from .sweeps import Task, chunk_seed
+    from .sweeps import Task, chunk_seed, chunk_sizes
 
     base = {k: v for k, v in spec.items() if k not in ("draws", "chunk", "seed")}
     return [Task(f"stability/chunk-{i:05d}", "deeplimits.propagation:stability_task", {**base, "draws": n},
-                 chunk_seed(spec["seed"], i)) for i, n in enumerate(_chunks(spec["draws"], spec["chunk"]))]
+                 chunk_seed(spec["seed"], i)) for i, n in enumerate(chunk_sizes(spec["draws"], spec["chunk"]))]
 
 
 def stability_task(params: dict, seed: int) -> dict:
@@ -450,7 +448,6 @@ def summarise_stability(spec: dict, parts: Sequence[dict], seconds: float = 0.0)
             if spec["histograms"] and depth == spec["depths"][-1]:
                 samples.append({"beta": beta, "depth": depth, "norm_h": a["norm_h"][:, j, i, :].ravel().tolist(),
                                 "norm_p": a["norm_p"][:, j, i, :].ravel().tolist()})
-    records.sort(key=lambda r: (r["beta"], r["depth"]))
     dspec = {k: spec[k] for k in ("driver", "hurst", "length_scale") if k in spec}
     return StabilityResult(spec["arch"], dspec, spec["activation"], spec["width"], spec["n_in"], spec["draws"],
                            spec["inputs"], spec["seed"], spec["dtype"], records, samples, seconds)
@@ -567,15 +564,8 @@ def plan_phase(hursts: Sequence[float] | None = None, betas: Sequence[float] | N
     hursts = full["hursts"] if hursts is None else hursts
     betas = full["betas"] if betas is None else betas
     net = _common(arch, activation, width, n_in, draws, inputs, seed, dtype)
-    for name, v in (("hursts", hursts), ("betas", betas)):
-        if isinstance(v, (int, float)) or len(v) == 0:
-            raise ValueError(f"{name} must be a non-empty list, got {v!r}")
-    hursts = sorted(round(V_.hurst(h, name="hursts"), 6) for h in hursts)
-    if len(set(hursts)) != len(hursts):
-        raise ValueError(f"hursts must be distinct (to 6 decimals), got {hursts}")
-    betas = sorted(V_.real("betas", b, low=0.0) for b in betas)
-    if len(set(betas)) != len(betas):
-        raise ValueError(f"betas must be distinct, got {betas}")
+    hursts = _grid("hursts", hursts, lambda h: round(V_.hurst(h, name="hursts"), 6))  # task keys: 6 decimals
+    betas = _grid("betas", betas, lambda b: V_.real("betas", b, low=0.0))
     depth = V_.integer("depth", depth)
     return {"study": "phase", "arch": net.arch, "activation": net.activation.name, "hursts": hursts, "betas": betas,
             "width": width, "n_in": n_in, "depth": depth, "draws": draws, "inputs": inputs, "seed": seed,

@@ -26,7 +26,7 @@ import torch
 SCHEMA = 1
 STORE_NAME = "run.sqlite"
 
-__all__ = ["Task", "RunStore", "RunStoreError", "SweepError", "run_sweep", "find_runs", "chunk_seed", "STORE_NAME"]
+__all__ = ["Task", "RunStore", "RunStoreError", "SweepError", "run_sweep", "find_runs", "chunk_seed", "chunk_sizes", "STORE_NAME"]
 
 
 class RunStoreError(ValueError):
@@ -51,6 +51,11 @@ def chunk_seed(seed: int, chunk: int) -> int:
     """The seed of task ``chunk`` of a run seeded ``seed``: independent streams per task,
     the same whichever process computes it."""
     return int(np.random.SeedSequence([seed, chunk]).generate_state(1, np.uint64)[0] >> 1)
+
+
+def chunk_sizes(n: int, size: int) -> list[int]:
+    """``n`` items in consecutive tasks of ``size`` (the last one takes the rest)."""
+    return [min(size, n - s) for s in range(0, n, size)]
 
 
 def call(fn: str, params: dict, seed: int):
