@@ -33,15 +33,16 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
+from . import _resources as R_
 from . import _validate as V_
 from ._plain import PlainData
 from .activations import activation as _activation
-from .drivers import Driver, FractionalDriver, IIDDriver, SmoothDriver
+from .drivers import _BLOCK_ELEMENTS, Driver, FractionalDriver, IIDDriver, SmoothDriver
 from .networks import ResNet
 
 __all__ = ["stability", "plan_stability", "run_stability", "StabilityResult", "phase_diagram", "plan_phase",
            "run_phase", "PhaseResult", "theory_bounds", "bounds_apply",
-           "critical_beta", "classify", "make_driver", "DRIVERS", "CAP", "STABILITY_PRESETS", "PHASE_PRESETS"]
+           "critical_beta", "classify", "make_driver", "estimate_stability", "estimate_phase", "DRIVERS", "CAP", "STABILITY_PRESETS", "PHASE_PRESETS"]
 
 CAP = 1e30  # a ratio above CAP (or non-finite) counts as exploded and is reported as CAP
 BUDGET = 1 << 30  # bytes of weights and stored states per task; draws are chunked to fit
@@ -262,6 +263,81 @@ def _chunk(per_draw_bytes: int, draws: int) -> int:
     return int(max(1, min(draws, BUDGET // max(1, per_draw_bytes))))
 
 
+# ----------------------------------------------------------------------------------------
+# resource estimates (plan time, arithmetic only)
+# ----------------------------------------------------------------------------------------
+
+def _task_bytes(arch, driver, width, n_in, depths, betas, inputs, n, item) -> int:
+    """Peak bytes of :func:`_run` on ``n`` draws (see :mod:`deeplimits._resources`).
+
+    * weights: every layer of the deepest network is held (``top`` layers: ``max(depths)``, or
+      its power-of-two ceiling for path drivers) for each weight name, ``d^2`` entries for a
+      matrix and ``d`` for a vector; fractional weights keep their fGn and its scaled copy
+      (2x), and the last name drawn peaks inside :func:`~deeplimits.drivers.fgn`; smooth
+      weights hold their spectral coefficients and one depth's layers at a time;
+    * states: :func:`_propagate` stores ``h`` at every layer for the backward pass, with
+      ``len(betas) * inputs`` columns per running depth: ``sum(depths)`` column-layers for
+      nested drivers (one pass), ``max(depths)`` otherwise (one pass per depth);
+    * outputs ``h_L, p_0, p_L`` and their float64 ratios, ``A``, ``x``, ``h_0``.
+    """
+    from ._resources import fgn_bytes
+
+    ms = [width * width if nm != "b" else width for nm in _WEIGHTS[arch]]
+    top = _pow2_ceil(max(depths)) if driver.needs_resolution else max(depths)
+    if isinstance(driver, FractionalDriver):
+        weights = max(sum(ms[:-1]) * top * n * item + fgn_bytes(top, n * ms[-1], item), 2 * sum(ms) * top * n * item)
+    elif isinstance(driver, SmoothDriver):
+        from .drivers import _rbf_quadrature
+
+        modes = 2 * len(_rbf_quadrature(driver.length_scale)[0])
+        weights = n * item * sum(ms) * (modes + max(depths))
+    else:
+        weights = sum(ms) * top * n * item + 2 * _BLOCK_ELEMENTS * item  # + blocks in flight
+    cols = len(betas) * inputs
+    states = n * cols * width * item * (sum(depths) if driver.nested else max(depths))
+    outputs = n * len(depths) * cols * width * (4 * item + 5 * 8)
+    inputs_ = n * item * (width * n_in + inputs * n_in + 2 * inputs * width)
+    return int(weights + states + outputs + inputs_)
+
+
+def _sizes(width, depths, betas, inputs) -> str:
+    return f"at width={width}, depths up to {max(depths)}, {len(betas)} betas, inputs={inputs}"
+
+
+def _check_steps(driver, depths) -> None:
+    """A task runs ``max(depths)`` layers (nested drivers) or ``sum(depths)`` (one pass per depth)."""
+    steps = max(depths) if driver.nested else sum(depths)
+    R_.require_count(steps, R_.MAX_STEPS, f"depths up to {max(depths)} make too many layers per task", ("depths",))
+
+
+def estimate_stability(spec: dict):
+    """The resource :class:`~deeplimits._resources.Estimate` of a stability study (from
+    :func:`plan_stability`): peak bytes of its largest task, tasks, networks."""
+    driver = _spec_driver(spec)
+    item = getattr(torch, spec["dtype"]).itemsize
+    peak = _task_bytes(spec["arch"], driver, spec["width"], spec["n_in"], spec["depths"], spec["betas"],
+                       spec["inputs"], min(spec["chunk"], spec["draws"]), item)
+    return R_.Estimate(peak, R_.tasks_of(spec["draws"], spec["chunk"]),
+                       spec["draws"] * len(spec["depths"]) * len(spec["betas"]), min(spec["chunk"], spec["draws"]),
+                       max(spec["depths"]) if driver.nested else sum(spec["depths"]), R_.available_memory())
+
+
+def _phase_depths(depth: int) -> list[int]:
+    """The depths of a phase task: ``depth`` and, for the scaling estimate, a tenth of it."""
+    return [depth] + ([depth // 10] if depth >= 20 else [])
+
+
+def estimate_phase(spec: dict):
+    """The resource :class:`~deeplimits._resources.Estimate` of a phase study (from
+    :func:`plan_phase`): one task per Hurst index with all its draws."""
+    item = getattr(torch, spec["dtype"]).itemsize
+    depths = sorted(_phase_depths(spec["depth"]))
+    peak = _task_bytes(spec["arch"], FractionalDriver(spec["hursts"][0]), spec["width"], spec["n_in"], depths,
+                       spec["betas"], spec["inputs"], spec["draws"], item)
+    return R_.Estimate(peak, len(spec["hursts"]), len(spec["hursts"]) * len(spec["betas"]) * spec["draws"] * len(depths),
+                       spec["draws"], spec["depth"], R_.available_memory())
+
+
 def _grid(name: str, values, check) -> list:
     """A non-empty list of distinct values, each passed through ``check``, sorted."""
     if isinstance(values, (int, float, str)) or values is None or len(values) == 0:
@@ -393,10 +469,17 @@ def plan_stability(arch: str = "res-3", driver: Driver | str | None = None, *, a
     item = torch.empty((), dtype=dtype).element_size()
     nw = sum(width * width if nm != "b" else width for nm in _WEIGHTS[net.arch])
     top = _pow2_ceil(max(depths)) if driver.needs_resolution else max(depths)
-    # the exact fGn sampler holds about four copies of the noise while it transforms it
+    # the default chunk (part of the spec, hence of the seeds) keeps its historical 1 GiB rule;
+    # the peak estimate below then checks that it (or a given chunk) fits the machine
     per_draw = item * (top * nw * (4 if isinstance(driver, FractionalDriver) else 1)
                        + max(depths) * len(depths) * len(betas) * inputs * width)
-    chunk = _chunk(per_draw, draws) if chunk is None else V_.integer("chunk", chunk)
+    chunk = None if chunk is None else V_.integer("chunk", chunk)
+    chunk = R_.fit_chunk(lambda n: _task_bytes(net.arch, driver, width, n_in, depths, betas, inputs, n, item),
+                         draws, chunk, _chunk(per_draw, draws), _sizes(width, depths, betas, inputs),
+                         ("width", "depths", "betas", "inputs"))
+    _check_steps(driver, depths)
+    R_.require_count(R_.tasks_of(draws, chunk), R_.MAX_TASKS,
+                     f"draws={draws} in chunks of {chunk} draws makes too many tasks", ("draws",))
     return {"study": "stability", "arch": net.arch, **dspec, "activation": net.activation.name, "width": width,
             "n_in": n_in, "depths": depths, "betas": betas, "draws": draws, "inputs": inputs, "seed": seed,
             "dtype": str(dtype).replace("torch.", ""), "histograms": histograms, "chunk": chunk}
@@ -567,9 +650,14 @@ def plan_phase(hursts: Sequence[float] | None = None, betas: Sequence[float] | N
     hursts = _grid("hursts", hursts, lambda h: round(V_.hurst(h, name="hursts"), 6))  # task keys: 6 decimals
     betas = _grid("betas", betas, lambda b: V_.real("betas", b, low=0.0))
     depth = V_.integer("depth", depth)
-    return {"study": "phase", "arch": net.arch, "activation": net.activation.name, "hursts": hursts, "betas": betas,
+    spec = {"study": "phase", "arch": net.arch, "activation": net.activation.name, "hursts": hursts, "betas": betas,
             "width": width, "n_in": n_in, "depth": depth, "draws": draws, "inputs": inputs, "seed": seed,
             "dtype": str(dtype).replace("torch.", "")}
+    est = estimate_phase(spec)  # a task holds all draws of one Hurst index: not chunked
+    R_.require_memory(est.peak_bytes, f"per Hurst index ({draws} draws x {inputs} inputs) at width={width}, "
+                      f"depth={depth}, {len(betas)} betas", ("width", "depth", "betas", "draws", "inputs"))
+    R_.require_count(depth, R_.MAX_STEPS, f"depth={depth} makes too many layers per task", ("depth",))
+    return spec
 
 
 def phase_tasks(spec: dict) -> list:
@@ -585,7 +673,7 @@ def phase_task(params: dict, seed: int) -> dict:
     """Sweep task: mean log10 ratios over draws and inputs at one H, for every beta, at the
     depth and (for the scaling estimate of beta*) at a tenth of it, on a prefix of the same weights."""
     net = ResNet(params["arch"], params["activation"], beta=0.0)
-    depths = [params["depth"]] + ([params["depth"] // 10] if params["depth"] >= 20 else [])
+    depths = _phase_depths(params["depth"])
     out = _run(net, FractionalDriver(params["hurst"]), params["width"], params["n_in"], depths,
                params["betas"], params["draws"], params["inputs"], seed, getattr(torch, params["dtype"]))
     res = {}

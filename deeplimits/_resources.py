@@ -1,0 +1,144 @@
+"""Plan-time resource estimates: every study is sized before any work, and refused at once
+(:class:`~deeplimits._validate.ResourceError`) when one task cannot fit in memory or the run
+has too many tasks or sequential steps to finish.
+
+The estimates are arithmetic on the sizes (no allocation), so a refusal takes microseconds
+whatever the request. Bytes are counted from what the code holds at its peak: weight samples
+(``layers x draws x entries``), stored hidden states (``draws x columns x width`` per layer),
+fGn temporaries (:func:`fgn_bytes`) and streamed blocks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from typing import Callable, Sequence
+
+from ._validate import ResourceError
+
+__all__ = ["Estimate", "available_memory", "fmt_bytes", "fgn_bytes", "require_memory", "require_count",
+           "fit_chunk", "MAX_TASKS", "MAX_STEPS"]
+
+#: at most this many tasks (chunks of draws, Hurst indices) in one run
+MAX_TASKS = 1_000_000
+#: at most this many sequential steps (layers or fine grid steps) in one task
+MAX_STEPS = 1 << 26
+
+
+@dataclasses.dataclass(frozen=True)
+class Estimate:
+    """What a planned study needs: ``peak_bytes`` of memory for its largest task (``chunk``
+    draws), its number of ``tasks`` and of ``networks`` evaluated (draws x depths [x betas
+    x Hurst indices]), ``steps``: the sequential steps of one task, and ``available``: the
+    machine's memory in bytes (:func:`available_memory`)."""
+
+    peak_bytes: int
+    tasks: int
+    networks: int
+    chunk: int
+    steps: int
+    available: int
+
+    def __str__(self) -> str:
+        return (f"~{fmt_bytes(self.peak_bytes)} per task of {self.chunk} draw{'s' * (self.chunk != 1)}, "
+                f"{self.tasks} task{'s' * (self.tasks != 1)}, {self.networks} networks "
+                f"(this machine has {fmt_bytes(self.available)})")
+
+
+def available_memory(device=None) -> int:
+    """Bytes of memory a task may use: the machine's physical memory (``SC_PAGE_SIZE *
+    SC_PHYS_PAGES``) on the CPU; free device memory (``torch.cuda.mem_get_info``) for a CUDA
+    device."""
+    if device is not None and str(device).startswith("cuda"):
+        import torch
+
+        return int(torch.cuda.mem_get_info(device)[0])
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return 8 << 30
+
+
+def fmt_bytes(n: float) -> str:
+    """``n`` bytes with a binary unit, three significant digits (``'149 GiB'``)."""
+    n = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
+        if n < 1024 or unit == "EiB":
+            return f"{n:.3g} {unit}"
+        n /= 1024
+    return f"{n:.3g} EiB"  # pragma: no cover
+
+
+def fgn_bytes(n: int, paths: int, item: int) -> int:
+    """Peak bytes of :func:`~deeplimits.drivers.fgn` for ``paths`` paths of ``n`` points.
+
+    The circulant eigenvalues take about ``120 n`` bytes (float64 autocovariance, its
+    length-``2n`` complex FFT and the square root); then the complex white noise, its product
+    with the eigenvalues and its FFT (each ``2n`` complex numbers per pair of paths) and the
+    output (``n`` per path) are alive together: ``7 n paths`` numbers.
+    """
+    pairs = (paths + 1) // 2
+    return 120 * n + item * (12 * n * pairs + n * paths + 2 * n)
+
+
+def require_memory(needed: int, what: str, knobs: Sequence[str], *, device=None) -> None:
+    """Raise :class:`ResourceError` when ``needed`` bytes exceed :func:`available_memory`.
+    ``what`` describes the request (``'per draw at width=1000, depths up to 20000'``)."""
+    avail = available_memory(device)
+    if needed > avail:
+        raise ResourceError(f"needs ~{fmt_bytes(needed)} {what}; this machine has {fmt_bytes(avail)} "
+                            f"(lower {_or(knobs)})", needed=needed, available=avail, knobs=knobs)
+
+
+def require_count(count: int, limit: int, what: str, knobs: Sequence[str]) -> None:
+    """Raise :class:`ResourceError` when ``count`` (of tasks, steps, ...) exceeds ``limit``."""
+    if count > limit:
+        raise ResourceError(f"{what}: {count:.3g} exceeds the limit of {limit:.3g} (lower {_or(knobs)})",
+                            needed=count, available=limit, knobs=knobs)
+
+
+def fit_chunk(peak: Callable[[int], int], draws: int, chunk: int | None, default: int, what: str,
+              knobs: Sequence[str]) -> int:
+    """Draws per task: ``chunk`` when given (refused if ``peak(chunk)`` does not fit), else
+    ``default`` lowered until ``peak`` fits in :func:`available_memory` (refused when even one
+    draw does not fit). ``peak(n)`` is the peak bytes of a task of ``n`` draws, increasing in ``n``."""
+    avail = available_memory()
+    if chunk is not None:
+        need = peak(chunk)
+        if need > avail:
+            one = peak(1)
+            fits = 0 if one > avail else _largest(peak, chunk, avail)
+            hint = f" (at most {fits} draws per chunk fit)" if fits else ""
+            raise ResourceError(f"needs ~{fmt_bytes(need)} per task of chunk={chunk} draws {what}; this machine has "
+                                f"{fmt_bytes(avail)}{hint} (lower chunk or {_or(knobs)})", needed=need,
+                                available=avail, knobs=("chunk", *knobs))
+        return chunk
+    one = peak(1)
+    if one > avail:
+        raise ResourceError(f"needs ~{fmt_bytes(one)} per draw {what}; this machine has {fmt_bytes(avail)} "
+                            f"(lower {_or(knobs)})", needed=one, available=avail, knobs=knobs)
+    default = max(1, min(draws, default))
+    return default if peak(default) <= avail else _largest(peak, default, avail)
+
+
+def _largest(peak, high: int, avail: int) -> int:
+    """The largest ``n`` in ``[1, high]`` with ``peak(n) <= avail`` (``peak(1)`` fits)."""
+    lo, hi = 1, high
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if peak(mid) <= avail else (lo, mid - 1)
+    return lo
+
+
+def tasks_of(draws: int, chunk: int) -> int:
+    return -(-draws // chunk)
+
+
+def _or(knobs: Sequence[str]) -> str:
+    knobs = list(knobs)
+    return knobs[0] if len(knobs) == 1 else ", ".join(knobs[:-1]) + " or " + knobs[-1]
+
+
+def prod(xs) -> int:
+    return math.prod(xs)
