@@ -21,6 +21,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
+from . import _resources as R_
 from . import _validate as V_
 from ._plain import PlainData
 from .drivers import PathSample, pair_sums
@@ -289,6 +290,13 @@ class ConvergencePlan:
     def chunk_sizes(self) -> list[int]:
         return chunk_sizes(self.paths, self.chunk)
 
+    def estimate(self) -> R_.Estimate:
+        """Peak memory of one chunk, tasks and networks of the plan (no allocation)."""
+        n = min(self.chunk, self.paths)
+        peak = _chunk_bytes(self.pair(), n, self.inputs, self.reference, self.depths, self.dtype.itemsize)
+        return R_.Estimate(peak, R_.tasks_of(self.paths, self.chunk), self.paths * len(self.depths), n,
+                           self.reference, R_.available_memory())
+
     def to_spec(self) -> dict:
         """The plan as plain JSON (what a run store records)."""
         if self.activation is not None and not isinstance(self.activation, str):
@@ -353,12 +361,51 @@ def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, paths:
         reference = 16 * depths[-1] if reference is None else V_.power_of_two("reference", reference)
         if reference < 2 * depths[-1]:
             raise ValueError(f"reference must be at least 2 * max(depths) = {2 * depths[-1]}, got {reference}")
-    if chunk is None:
-        per_draw = width * width * inputs * (reference if regime == "fbm" else 1)
-        chunk = int(max(1, min(paths, 64, (1 << 25) // max(1, per_draw))))
-    chunk = V_.integer("chunk", chunk)
+    # the default chunk (part of the spec, hence of the seeds) keeps its historical rule; it is
+    # lowered only where it would not fit the machine, and a given chunk that does not fit is refused
+    per_draw = width * width * inputs * (reference if regime == "fbm" else 1)
+    default = int(max(1, min(paths, 64, (1 << 25) // max(1, per_draw))))
+    chunk = None if chunk is None else V_.integer("chunk", chunk)
+    item = torch.empty((), dtype=dtype).element_size()
+    knobs = ("width", "inputs", "reference") if p.rough else ("width", "inputs", "depths")
+    chunk = R_.fit_chunk(lambda n: _chunk_bytes(p, n, inputs, reference, depths, item), paths, chunk, default,
+                         f"at width={width}, inputs={inputs}, reference={reference}, depths up to {depths[-1]}", knobs)
+    R_.require_count(R_.tasks_of(paths, chunk), R_.MAX_TASKS,
+                     f"paths={paths} in chunks of {chunk} draws makes too many tasks", ("paths",))
+    R_.require_count(reference, R_.MAX_STEPS, f"reference={reference} makes too many steps per task",
+                     ("reference" if p.rough else "depths",))
     return ConvergencePlan(regime, width, activation, arch, hurst, corrected, tuple(depths), paths, inputs,
                            reference, seed, dtype, chunk, **inside)
+
+
+def _chunk_bytes(p: Pair, n: int, inputs: int, reference: int, depths, item: int) -> int:
+    """Peak bytes of :func:`run_chunk` on ``n`` draws (see :mod:`deeplimits._resources`).
+
+    * fractional weights: the fGn of every entry on the finest grid, ``reference x n x d^2``
+      numbers, at its peak inside :func:`~deeplimits.drivers.fgn` (:func:`~deeplimits._resources.fgn_bytes`);
+    * Brownian weights are streamed: blocks of ``_BLOCK_ELEMENTS`` numbers (at least one layer,
+      ``n x entries``), the block in use, the one drawn ahead and their trees of pairwise sums,
+      plus one accumulated increment per depth;
+    * smooth weights: their spectral coefficients (``2M`` per entry) and values at a chunk of times;
+    * states: the reference, the input and a state and two error maps per depth, ``n x inputs x d``
+      each; the adaptive ODE references keep the solution at ``reference + 1`` times.
+    """
+    from .drivers import _BLOCK_ELEMENTS, FractionalDriver, _rbf_quadrature
+
+    total = 0
+    for name, drv in p.drivers.items():
+        m = math.prod(p._weight_layout(name)[0])
+        if isinstance(drv, FractionalDriver):
+            total += R_.fgn_bytes(reference, n * m, item)
+        elif drv.needs_resolution:
+            total += item * (6 * min(reference * n * m, max(_BLOCK_ELEMENTS, n * m)) + len(depths) * n * m)
+        else:
+            total += item * (n * m * 2 * len(_rbf_quadrature(drv.length_scale)[0]) + 2 * max(_BLOCK_ELEMENTS, n * m))
+    per_state = item * n * inputs * p.width
+    total += per_state * (4 * len(depths) + 10)
+    if not p.rough:
+        total += 3 * per_state * (reference + 1)
+    return int(total)
 
 
 def strong_convergence(regime: str, *, progress: Callable[[int], None] | None = None, **kwargs) -> ConvergenceResult:

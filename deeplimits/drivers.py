@@ -25,6 +25,7 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 import torch
 
+from . import _resources as R
 from . import _rng
 from . import _validate as V
 
@@ -82,6 +83,11 @@ def fgn(n: int, hurst: float, size: Sequence[int] | int = (), *,
 
     Returns:
         Tensor of shape ``(*size, n)`` with ``Cov(X_i, X_j) = gamma(|i - j|)``.
+
+    Raises:
+        ResourceError: before any allocation, when the peak memory (about ``7 n`` numbers per
+            path and ``120 n`` bytes of eigenvalues, :func:`~deeplimits._resources.fgn_bytes`)
+            exceeds the machine's.
     """
     n = V.integer("n", n)
     hurst = V.hurst(hurst)
@@ -89,6 +95,8 @@ def fgn(n: int, hurst: float, size: Sequence[int] | int = (), *,
     dtype = V.dtype(dtype)
     V.generator(generator)
     paths = math.prod(size)
+    item = torch.empty((), dtype=dtype).element_size()
+    R.require_memory(R.fgn_bytes(n, paths, item), f"for fgn of {paths} paths of n={n} points", ("n", "size"))
     sqrt_lam = _circulant_sqrt_eigenvalues(n, float(hurst)).to(dtype)
     pairs = (paths + 1) // 2
     noise = _rng.normal((pairs, 2 * n, 2), _rng.seed_from(generator), dtype)
@@ -435,6 +443,10 @@ class SmoothDriver(Driver):
     def _sample(self, shape, draws, resolution, generator, dtype, scale):
         omega, sqrt_w, _ = _rbf_quadrature(self.length_scale)
         m = omega.numel()
+        entries = draws * math.prod(shape)
+        R.require_memory(4 * m * entries * torch.empty((), dtype=dtype).element_size(),
+                         f"for the spectral coefficients of {draws} smooth weight paths of shape {shape}",
+                         ("draws", "shape"))
         z = torch.randn(2 * m, draws * math.prod(shape), generator=generator, dtype=dtype)
         coef = z * (torch.cat([sqrt_w, sqrt_w]).to(dtype) * scale).unsqueeze(1)
         return SmoothSample(shape, draws, dtype, scale, self.length_scale, coef)

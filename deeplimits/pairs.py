@@ -31,6 +31,7 @@ import dataclasses
 
 import torch
 
+from . import _resources as R_
 from . import _validate as V_
 from .drivers import DriverSample, FractionalDriver, IIDDriver, PathSample, SmoothDriver
 from .limits import (DEFAULT_SA, DEFAULT_SB, InsideODELimit, InsideSDELimit, ODELimit, SDELimit,
@@ -122,6 +123,9 @@ class Pair:
             resolution = DEFAULT_RESOLUTION if self.rough else None
         elif self.rough:
             resolution = V_.power_of_two("resolution", resolution)
+        item = torch.empty((), dtype=dtype).element_size()
+        R_.require_memory(item * draws * inputs * self.width, f"for the inputs h0 ({draws} draws x {inputs} inputs x "
+                          f"width {self.width})", ("draws", "inputs", "width"))
         weights = {}
         for name, drv in self.drivers.items():
             shape, scale = self._weight_layout(name)
