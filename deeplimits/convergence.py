@@ -23,13 +23,13 @@ import torch
 
 from . import _resources as R_
 from . import _validate as V_
-from ._plain import PlainData
+from ._plain import PlainData, strict
 from .drivers import PathSample, pair_sums
 from .sweeps import chunk_seed, chunk_sizes
 from .pairs import INSIDE_REGIMES, REGIMES, InsidePair, Pair, pair as _pair
 
 __all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult", "fit_rate",
-           "sweep_errors", "chunk_seed", "DEFAULTS"]
+           "sweep_errors", "chunk_seed", "DEFAULTS", "MIN_FINITE_DRAWS", "MAX_CI_WIDTH"]
 
 
 
@@ -44,6 +44,8 @@ def fit_rate(depths: Sequence[int], errors: np.ndarray, *, n_boot: int = 2000, s
         ``(rate, (lo, hi))``.
     """
     e = np.asarray(errors, dtype=np.float64)
+    if len(depths) < 2:  # a slope needs two depths
+        return math.nan, (math.nan, math.nan)
     x = np.log(np.asarray(depths, dtype=np.float64))
     xc = x - x.mean()
 
@@ -183,17 +185,46 @@ class ConvergenceResult(PlainData):
     ito_correction: bool | None = None
 
     @property
-    def verdict(self) -> str:
+    def verdict_note(self) -> str | None:
+        """Why there is no verdict (``None`` when there is one). A verdict needs
+
+        * at least two depths (a rate is a slope);
+        * at least :data:`MIN_FINITE_DRAWS` finite draws and at least half of the draws finite
+          (a run where most draws blew up estimates the error of the survivors only);
+        * a finite rate and a finite bootstrap interval, of width at most :data:`MAX_CI_WIDTH`
+          (a wider interval contains any plausible rate: agreeing with it says nothing).
+        """
+        finite = self.paths - self.nonfinite
+        if len(self.depths) < 2:
+            return "fewer than two depths"
+        if finite < max(MIN_FINITE_DRAWS, math.ceil(self.paths / 2)):
+            return (f"only {finite} of {self.paths} draws finite (a verdict needs at least {MIN_FINITE_DRAWS} and "
+                    f"at least half of them)")
+        rate, (lo, hi) = self.rate, self.rate_ci
+        if not all(x is not None and math.isfinite(x) for x in (rate, lo, hi)):
+            return "rate not finite"
+        if hi - lo > MAX_CI_WIDTH:
+            return f"interval too wide (width {hi - lo:.2f} > {MAX_CI_WIDTH})"
+        return None
+
+    @property
+    def verdict(self) -> str | None:
         """``'agrees'`` when the theory rate is within 0.1 of the fit or inside its interval,
-        otherwise ``'faster'`` or ``'slower'`` than theory."""
+        otherwise ``'faster'`` or ``'slower'`` than theory; ``None`` when the data cannot tell
+        (see :attr:`verdict_note`)."""
+        if self.verdict_note is not None:
+            return None
         lo, hi = self.rate_ci
         if abs(self.rate - self.theory_rate) <= 0.1 or (lo <= self.theory_rate <= hi):
             return "agrees"
         return "faster" if self.rate > self.theory_rate else "slower"
 
     def to_dict(self) -> dict:
-        d = dataclasses.asdict(self)
+        """Plain strict JSON (non-finite numbers as ``None``) with the derived ``verdict`` and
+        ``verdict_note``."""
+        d = super().to_dict()
         d["verdict"] = self.verdict
+        d["verdict_note"] = self.verdict_note
         return d
 
     @property
@@ -225,14 +256,18 @@ class ConvergenceResult(PlainData):
                  f"{'depth':>7}  {'E max_k |H-h|':>14}  {'± se':>9}  {'ratio':>6}  {'E |H_1-h_L|':>12}"]
         for row in self.table.itertuples():
             ratio = "" if math.isnan(row.ratio) else f"{row.ratio:6.2f}"
-            lines.append(f"{row.depth:7d}  {row.error:14.5g}  {row.stderr:9.2g}  {ratio:>6}  {row.terminal_error:12.5g}")
+            lines.append(f"{row.depth:7d}  {_num(row.error, '14.5g')}  {_num(row.stderr, '9.2g')}  {ratio:>6}  "
+                         f"{_num(row.terminal_error, '12.5g')}")
         lo, hi = self.rate_ci
-        lines.append(f"rate {self.rate:.3f}  95% CI [{lo:.3f}, {hi:.3f}]   theory {self.theory_rate:.3f}   "
-                     f"-> {self.verdict}")
+        verdict = self.verdict or f"no verdict: {self.verdict_note}"
+        lines.append(f"rate {_num(self.rate, '.3f')}  95% CI [{_num(lo, '.3f')}, {_num(hi, '.3f')}]   "
+                     f"theory {self.theory_rate:.3f}   -> {verdict}")
         if (self.regime == "fbm" and not self.corrected and self.width > 1) or self.regime == "inside-ode" \
                 or self.ito_correction is False:
             lines.append(f"note: {self.rate_note}")
-        if self.nonfinite:
+        if self.nonfinite == self.paths:
+            lines.append(f"warning: all {self.paths} draws blew up (non-finite states): no error estimate")
+        elif self.nonfinite:
             lines.append(f"warning: {self.nonfinite} draws blew up (non-finite states) and are excluded")
         return "\n".join(lines)
 
@@ -242,6 +277,18 @@ class ConvergenceResult(PlainData):
 
         return plot_convergence([self], ax=ax, path=path)
 
+
+def _num(x, fmt: str) -> str:
+    """``x`` formatted, or ``'-'`` (right-aligned to the same width) when missing or not finite."""
+    if x is None or not math.isfinite(x):
+        return format("-", ">" + fmt.split(".")[0]) if fmt[0].isdigit() else "-"
+    return format(x, fmt)
+
+
+#: a verdict needs at least this many finite draws (and at least half of the draws)
+MIN_FINITE_DRAWS = 8
+#: a verdict needs a bootstrap interval of the rate at most this wide
+MAX_CI_WIDTH = 0.5
 
 DEFAULTS = {
     "sde": dict(width=16, depths=[8, 16, 32, 64, 128, 256, 512], paths=256, reference=8192),
@@ -461,7 +508,7 @@ def run_plan(plan: ConvergencePlan, progress: Callable[[int], None] | None = Non
         tasks = plan.tasks()
         done = run_sweep(tasks, store, workers=workers, scheduler=scheduler,
                          progress=None if progress is None else (lambda t: progress(t.params["draws"])))
-        parts = [(np.asarray(done[t.key]["max_err"]), np.asarray(done[t.key]["terminal_err"])) for t in tasks]
+        parts = [(_decode(done[t.key]["max_err"]), _decode(done[t.key]["terminal_err"])) for t in tasks]
     return summarise(p, plan.depths, plan.reference, np.concatenate([m for m, _ in parts]),
                      np.concatenate([t for _, t in parts]), inputs=plan.inputs, seed=plan.seed,
                      dtype=plan.dtype, seconds=time.perf_counter() - t0)
@@ -472,7 +519,18 @@ def run_task(params: dict, seed: int) -> dict:
     spec = {k: v for k, v in params.items() if k != "draws"}
     plan = ConvergencePlan.from_spec(spec)
     mx, tm = run_chunk(plan.pair(), plan.depths, plan.reference, params["draws"], plan.inputs, seed, plan.dtype)
-    return {"max_err": mx.tolist(), "terminal_err": tm.tolist()}
+    return {"max_err": _encode(mx), "terminal_err": _encode(tm)}
+
+
+def _encode(a: np.ndarray) -> list:
+    """Per-draw errors as strict JSON: a blown-up draw's non-finite error is ``None``
+    (read back as NaN by :func:`_decode`; :func:`summarise` excludes either)."""
+    return strict(a.tolist())
+
+
+def _decode(x) -> np.ndarray:
+    """Per-draw errors from a task result (``None``, or ``Infinity`` in older stores, is non-finite)."""
+    return np.asarray(x, dtype=np.float64)
 
 
 def results_from_store(store) -> list[ConvergenceResult]:
@@ -491,8 +549,8 @@ def results_from_store(store) -> list[ConvergenceResult]:
         tasks = [t for t in plan.tasks() if t.key in done]
         if not tasks:
             continue
-        mx = np.concatenate([np.asarray(done[t.key]["max_err"]) for t in tasks])
-        tm = np.concatenate([np.asarray(done[t.key]["terminal_err"]) for t in tasks])
+        mx = np.concatenate([_decode(done[t.key]["max_err"]) for t in tasks])
+        tm = np.concatenate([_decode(done[t.key]["terminal_err"]) for t in tasks])
         out.append(summarise(plan.pair(), plan.depths, plan.reference, mx, tm, inputs=plan.inputs, seed=plan.seed,
                              dtype=plan.dtype, seconds=sum(seconds[t.key] for t in tasks)))
     return out

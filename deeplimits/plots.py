@@ -27,20 +27,41 @@ def plot_convergence(results: Sequence, ax=None, path: str | None = None):
         fig = axes[0].figure
     for a, r in zip(axes, results):
         L = np.asarray(r.depths, dtype=float)
-        e = np.asarray(r.error)
-        a.errorbar(L, e, yerr=1.96 * np.asarray(r.stderr), fmt="o-", capsize=3,
-                   label=f"measured: rate {r.rate:.2f} [{r.rate_ci[0]:.2f}, {r.rate_ci[1]:.2f}]")
-        a.loglog(L, np.asarray(r.terminal_error), "s--", alpha=0.6, label="terminal error")
-        centre = np.exp(np.log(e).mean()) * (L / np.exp(np.log(L).mean())) ** (-r.theory_rate)
-        asym = " (asymptotic)" if r.regime == "fbm" and r.width > 1 and not r.corrected else ""
-        a.loglog(L, centre, "k:", label=f"theory: slope -{r.theory_rate:g}{asym}")
+        e = _floats(r.error)
+        ok = np.isfinite(e) & (e > 0)  # missing errors (every draw blew up) are not drawn
+        rate = "rate " + " ".join(_fmt(x) for x in (r.rate,)) + f" [{_fmt(r.rate_ci[0])}, {_fmt(r.rate_ci[1])}]"
+        if ok.any():
+            a.errorbar(L[ok], e[ok], yerr=1.96 * np.nan_to_num(_floats(r.stderr)[ok]), fmt="o-", capsize=3,
+                       label=f"measured: {rate}")
+            t = _floats(r.terminal_error)
+            tok = np.isfinite(t) & (t > 0)
+            a.plot(L[tok], t[tok], "s--", alpha=0.6, label="terminal error")
+            centre = np.exp(np.log(e[ok]).mean()) * (L / np.exp(np.log(L[ok]).mean())) ** (-r.theory_rate)
+            asym = " (asymptotic)" if r.regime == "fbm" and r.width > 1 and not r.corrected else ""
+            a.plot(L, centre, "k:", label=f"theory: slope -{r.theory_rate:g}{asym}")
+            a.set_yscale("log")
+        else:
+            a.text(0.5, 0.5, f"no finite errors:\n{r.nonfinite} of {r.paths} draws blew up", ha="center",
+                   va="center", transform=a.transAxes)
+            a.set_xlim(L.min() / 1.5, L.max() * 1.5)
         a.set_xscale("log", base=2)
         a.set_xlabel("depth L")
         a.set_ylabel(r"$E\,\max_k \|H_{k/L} - h_k\|$")
         a.set_title(r.label, fontsize=9)
-        a.legend(fontsize=8)
+        if ok.any():
+            a.legend(fontsize=8)
         a.grid(True, which="both", alpha=0.3)
     return _save(fig, path)
+
+
+def _floats(x) -> np.ndarray:
+    """A float array with missing values (``None``) as NaN."""
+    return np.array([np.nan if v is None else v for v in np.ravel(np.asarray(x, dtype=object))],
+                    dtype=float).reshape(np.shape(x))
+
+
+def _fmt(x) -> str:
+    return "-" if x is None or not np.isfinite(x) else f"{x:.2f}"
 
 
 def _figure(nrows, ncols, size, path):

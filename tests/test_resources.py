@@ -1,0 +1,122 @@
+"""Plan-time resource estimates (issue 10): every request that cannot fit is refused at once,
+with the estimate and the parameters to change, and the estimate is a faithful function of the sizes."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+import deeplimits as dl
+from deeplimits import _resources as R
+from deeplimits._validate import ResourceError
+from deeplimits.convergence import plan_convergence
+from deeplimits.drivers import fgn
+from deeplimits.propagation import STABILITY_PRESETS, estimate_phase, estimate_stability, plan_phase, plan_stability
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+CASES = [
+    ("convergence paths=1e20", lambda: plan_convergence("sde", paths=10 ** 20), ["1.56e+18", "paths"]),
+    ("convergence fbm reference=2^30", lambda: plan_convergence("fbm", hurst=0.7, reference=2 ** 30),
+     ["TiB", "reference", "width"]),
+    ("convergence width=1e6", lambda: plan_convergence("sde", width=10 ** 6), ["TiB", "width"]),
+    ("convergence inputs=1e9", lambda: plan_convergence("sde", inputs=10 ** 9), ["TiB", "inputs"]),
+    ("convergence sde reference=2^30", lambda: plan_convergence("sde", reference=2 ** 30), ["1.07e+09", "reference"]),
+    ("stability draws=1e15", lambda: plan_stability(draws=10 ** 15), ["tasks", "draws"]),
+    ("stability depths=[1e12]", lambda: plan_stability(depths=[10 ** 12]), ["iB", "depths"]),
+    ("stability width=1000 depth=20000", lambda: plan_stability(width=1000, depths=[20000]),
+     ["149 GiB per draw", "width", "depths"]),
+    ("phase depth=1e9", lambda: plan_phase(depth=10 ** 9), ["iB", "depth"]),
+    ("phase inputs=1e5", lambda: plan_phase(inputs=100000), ["TiB", "inputs"]),
+    ("fgn n=1e12", lambda: fgn(10 ** 12, 0.7), ["TiB", "n"]),
+    ("fgn 1e9 paths", lambda: fgn(1024, 0.7, (10 ** 9,)), ["TiB", "size"]),
+    ("pair sample huge inputs", lambda: dl.pair("sde", width=10).sample(10 ** 6, inputs=10 ** 6), ["TiB", "inputs"]),
+]
+
+
+@pytest.mark.parametrize("make,needles", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_impossible_requests_are_refused_at_once_with_the_estimate(make, needles):
+    t0 = time.perf_counter()
+    with pytest.raises(ResourceError) as info:
+        make()
+    assert time.perf_counter() - t0 < 5.0
+    msg = str(info.value)
+    for needle in needles:
+        assert needle in msg, msg
+    assert info.value.needed > info.value.available and info.value.knobs
+    assert isinstance(info.value, ValueError)  # callers that catch ValueError still see it
+
+
+def test_available_memory_is_the_physical_memory():
+    assert R.available_memory() == os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    assert R.fmt_bytes(149 * 2 ** 30) == "149 GiB" and R.fmt_bytes(512) == "512 B"
+
+
+def test_a_given_chunk_that_cannot_fit_is_refused_and_says_what_fits(monkeypatch):
+    monkeypatch.setattr(R, "available_memory", lambda device=None: 4 << 30)  # a 4 GiB machine
+    with pytest.raises(ResourceError, match=r"chunk=64 .*4 GiB \(at most \d+ draws per chunk fit\)") as info:
+        plan_convergence("sde", width=1000, chunk=64)
+    assert "chunk" in info.value.knobs
+    plan = plan_convergence("sde", width=1000)  # the default chunk is lowered to fit instead
+    est = plan.estimate()
+    assert est.peak_bytes <= 4 << 30 and 1 <= plan.chunk < 64
+    with pytest.raises(ResourceError, match="chunk"):
+        plan_stability(width=1000, depths=[100], draws=100, chunk=100)
+    assert estimate_stability(plan_stability(width=1000, depths=[100], draws=100)).peak_bytes <= 4 << 30
+
+
+def test_default_plans_keep_their_chunks():
+    # the chunk is part of the spec (and of the seeds): ordinary plans are unchanged
+    assert plan_convergence("sde").chunk == 64 and plan_convergence("fbm", hurst=0.7).chunk == 64
+    assert plan_stability()["chunk"] == 50
+    assert plan_stability(**{**STABILITY_PRESETS["criticality"]})["chunk"] == 13
+
+
+def test_estimates_scale_with_draws_and_width():
+    # linear in the draws of a chunk (the fixed part is small here), quadratic in the width of matrix weights
+    a = estimate_stability(plan_stability(width=100, depths=[1000], draws=5, chunk=5)).peak_bytes
+    b = estimate_stability(plan_stability(width=100, depths=[1000], draws=10, chunk=10)).peak_bytes
+    c = estimate_stability(plan_stability(width=200, depths=[1000], draws=5, chunk=5)).peak_bytes
+    assert 1.8 < b / a <= 2.0 + 1e-9 and 3.5 < c / a <= 4.0 + 1e-9
+    f1 = plan_convergence("fbm", hurst=0.7, width=8, paths=8, chunk=4).estimate().peak_bytes
+    f2 = plan_convergence("fbm", hurst=0.7, width=16, paths=8, chunk=4).estimate().peak_bytes
+    f3 = plan_convergence("fbm", hurst=0.7, width=8, paths=8, chunk=8).estimate().peak_bytes
+    assert 3.5 < f2 / f1 <= 4.0 + 1e-9 and 1.9 < f3 / f1 <= 2.0 + 1e-9
+    e = estimate_phase(plan_phase([0.3, 0.7], [0.5], depth=100))
+    assert e.tasks == 2 and e.networks == 2 * 1 * 5 * 2
+
+
+def test_estimate_counts_tasks_and_networks():
+    est = plan_convergence("sde", depths=[8, 16], paths=100, chunk=30, reference=64).estimate()
+    assert (est.tasks, est.networks, est.chunk, est.steps) == (4, 200, 30, 64)
+    assert "per task of 30 draws" in str(est)
+
+
+_MEASURE = r"""
+import json, resource, sys, torch
+from deeplimits.propagation import plan_stability, stability_task, estimate_stability
+spec = json.loads(sys.argv[1])
+stability_task({**spec, "draws": 1, "depths": [8]}, 0)  # warm up (thread pools, kernels)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+stability_task(spec, 0)
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print(json.dumps({"grown": after - before, "estimate": estimate_stability(spec).peak_bytes}))
+"""
+
+
+@pytest.mark.parametrize("driver", ["uniform", "fractional"])
+def test_estimate_is_within_a_factor_two_of_the_measured_peak(driver):
+    kw = {"hurst": 0.7} if driver == "fractional" else {}
+    spec = plan_stability("res-3", dl.FractionalDriver(0.7) if kw else driver, width=100, n_in=16,
+                          depths=[500, 1000] if kw else [1000], betas=[0.5], draws=3, seed=0)
+    env = {**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", _MEASURE, json.dumps(spec)], capture_output=True, text=True,
+                         env=env, cwd=ROOT, timeout=60)
+    assert out.returncode == 0, out.stderr
+    m = json.loads(out.stdout)
+    assert m["estimate"] > 200 * 2 ** 20  # large enough to dominate the allocator's noise
+    assert 0.5 < m["grown"] / m["estimate"] < 2.0, m
