@@ -199,7 +199,7 @@ def _path(name: str, value) -> str:
     return path
 
 
-def _missing_dirs(directory: str) -> list[str]:
+def missing_dirs(directory: str) -> list[str]:
     """The directories that ``os.makedirs(directory)`` would create, outermost first
     (``NotADirectoryError`` when an existing ancestor is not a directory)."""
     missing = []
@@ -215,7 +215,8 @@ def _missing_dirs(directory: str) -> list[str]:
     return missing[::-1]
 
 
-def _remove_dirs(created: list[str]):
+def remove_empty_dirs(created: list[str]):
+    """Remove the directories listed (innermost last in the list, removed first) that are empty."""
     for d in reversed(created):
         try:
             os.rmdir(d)
@@ -249,14 +250,14 @@ def writable_file(name: str, value) -> str:
                 finally:
                     os.close(fd)
             return path
-        created = _missing_dirs(os.path.dirname(path) or ".")
+        created = missing_dirs(os.path.dirname(path) or ".")
         try:
             os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
             os.close(fd)
             os.unlink(path)
         finally:
-            _remove_dirs(created)
+            remove_empty_dirs(created)
     except OSError as e:
         raise ValueError(f"{name}: cannot write {path} ({_why(e)})") from None
     return path
@@ -269,14 +270,14 @@ def writable_dir(name: str, value) -> str:
     if os.path.exists(path) and not os.path.isdir(path):
         raise ValueError(f"{name} must be a directory, but {path} is a file")
     try:
-        created = _missing_dirs(path)
+        created = missing_dirs(path)
         try:
             os.makedirs(path, exist_ok=True)
             fd, probe = tempfile.mkstemp(prefix=".deeplimits-probe-", dir=path)
             os.close(fd)
             os.unlink(probe)
         finally:
-            _remove_dirs(created)
+            remove_empty_dirs(created)
     except OSError as e:
         raise ValueError(f"{name}: cannot write into {path} ({_why(e)})") from None
     return path
