@@ -55,7 +55,8 @@ def _value(token: str, kind, text: str):
         raise argparse.ArgumentTypeError(f"expected {'an integer' if kind is int else 'a number'}, "
                                          f"got {text!r}") from None
     if isinstance(v, float) and not math.isfinite(v):
-        raise argparse.ArgumentTypeError(f"expected finite numbers, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected {'finite numbers' if token != text else 'a finite number'}, "
+                                         f"got {text!r}")
     if kind is int:
         if isinstance(v, float):
             if v != int(v):
@@ -377,7 +378,7 @@ class _Run:
 
 def _run_study(args, cmd, spec, run, total, unit, executor):
     """Open the store, run with a progress bar, print the report, write figures and JSON."""
-    out = args.out or os.path.join("runs", f"{cmd}-" + _digest(spec))
+    out = args.out if args.out is not None else os.path.join("runs", f"{cmd}-" + _digest(spec))
     _outputs(args, cmd, out)
     with _Run(out, spec) as store:
         with _progress(args, total=total, unit=unit, desc=cmd,
@@ -484,7 +485,7 @@ def run_convergence(args) -> int:
         # every argument is checked before any work starts
         plans.append(_plan("convergence", _CONVERGENCE, plan_convergence, regime, **common, **extra))
     spec = [p.to_spec() for p in plans]
-    out = args.out or os.path.join("runs", "convergence-" + _digest(spec))
+    out = args.out if args.out is not None else os.path.join("runs", "convergence-" + _digest(spec))
     _outputs(args, "convergence", out)
     results = []
     n_tasks = sum(len(p.chunk_sizes) for p in plans)
@@ -694,7 +695,9 @@ def main(argv=None) -> int:
         parser = build_parser()
         args = parser.parse_args(argv)
         cmd = f"deeplimits {args.command}"
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's final flush
+        return status
     except UsageError as e:
         _say(e)
         return 2
