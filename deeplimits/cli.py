@@ -2,8 +2,17 @@
 
 Conventions shared by every command: lists are comma-separated (``--depths 4,8,16``), evenly
 spaced ranges are ``start:stop:count`` (``--betas 0:1.3:27``), ``--json PATH`` writes the
-machine-readable result, ``--seed`` makes a run reproducible, and a usage error exits with
-status 2 and a one-line message.
+machine-readable result, ``--seed`` makes a run reproducible.
+
+Every check runs before any work, file or run store: flags (finite numbers, integers below 2^63,
+lists of at most 100000 values), the library's plans (ranges and the resource estimate), the
+executor (``--workers``, ``--scheduler``, ``--timeout``) and the outputs (``--out``, ``--json``,
+``--csv`` are probed: what a probe creates it removes). Exit status: 0 done; 2 usage (bad flags,
+sizes refused at plan time with the flags to change, unwritable outputs, a run directory holding
+something else); 1 runtime (failed tasks, an unreachable Dask scheduler, a store damaged at run
+time, an error writing the outputs, an internal error); 130 Ctrl-C; 141 stdout closed by its
+reader. Every error is one line on stderr (``DEEPLIMITS_DEBUG=1`` shows the traceback of an
+internal error). A run that fails before its first task leaves no run directory behind.
 """
 
 from __future__ import annotations

@@ -500,3 +500,68 @@ def test_bad_library_call(call, exc, rx, isolated, tmp_path, monkeypatch):
         assert rx in str(info.value)
     assert time.perf_counter() - t0 < LIMIT
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("error,status", [(OSError("Timed out trying to connect to tcp://10.0.0.1:8786 after 3 s"), 1),
+                                          (KeyboardInterrupt(), 130)])
+def test_a_run_that_fails_before_any_task_leaves_nothing(error, status, cwd, monkeypatch, capsys):
+    """An unreachable scheduler (or Ctrl-C) before the first task: the run directory and store
+    this command created are removed; one line."""
+    import deeplimits.convergence as conv
+    from deeplimits import sweeps
+
+    err_type = getattr(sweeps, "ExecutorError", None)
+    if err_type is not None and isinstance(error, OSError):
+        error = err_type(str(error))
+
+    def unreachable(*a, **kw):
+        raise error
+
+    monkeypatch.setattr(conv, "run_plan", unreachable)
+    assert main(C + ["--scheduler", "tcp://10.0.0.1:8786", "--quiet"]) == status
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert tree(cwd).keys() == {"afile", "adir"}
+    (cwd / "adir" / "keep").write_text("x")  # an existing --out directory stays, its new store goes
+    assert main(C + ["--scheduler", "tcp://10.0.0.1:8786", "--out", "adir", "--quiet"]) == status
+    assert sorted(os.listdir(cwd / "adir")) == ["keep"]
+
+
+def test_refused_sizes_name_the_flags_to_change(cwd, monkeypatch, capsys):
+    """A ResourceError from a plan: exit 2, one line, its knobs shown as the command's flags."""
+    import deeplimits.propagation as prop
+    import deeplimits.convergence as conv
+
+    def too_big(*a, **kw):
+        raise V.ResourceError("needs about 7.3 TiB of memory, 15 GiB available", needed=8e12, available=1.6e10,
+                              knobs=("draws", "n_in", "length_scale"))
+
+    monkeypatch.setattr(prop, "plan_stability", too_big)
+    assert main(["stability"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("deeplimits stability: needs about 7.3 TiB of memory, 15 GiB available "
+                   "(change --draws, --n-in, --length-scale)\n")
+
+    def too_many(*a, **kw):
+        raise V.ResourceError("paths = 10^20 draws take about 10^13 s", needed=1e13, available=1e5, knobs=("paths",))
+
+    monkeypatch.setattr(conv, "plan_convergence", too_many)
+    assert main(["convergence"]) == 2
+    assert capsys.readouterr().err.endswith("(change --draws)\n")
+    assert tree(cwd).keys() == {"afile", "adir"}
+
+
+def test_writable_probes_leave_nothing(tmp_path):
+    (tmp_path / "f").write_text("x")
+    assert V.writable_file("json", tmp_path / "a" / "b" / "r.json") == str(tmp_path / "a" / "b" / "r.json")
+    assert V.writable_dir("out", tmp_path / "c" / "d") == str(tmp_path / "c" / "d")
+    assert V.writable_file("json", tmp_path / "f") and (tmp_path / "f").read_text() == "x"
+    assert V.writable_file("json", "/dev/null") == "/dev/null"
+    for call in (lambda: V.writable_file("json", tmp_path / "f" / "x.json"),
+                 lambda: V.writable_dir("out", tmp_path / "f" / "sub"),
+                 lambda: V.writable_file("json", tmp_path),
+                 lambda: V.writable_file("json", "/dev/full"),
+                 lambda: V.writable_dir("out", tmp_path / "f")):
+        with pytest.raises(ValueError, match="json|out"):
+            call()
+    assert sorted(os.listdir(tmp_path)) == ["f"]
