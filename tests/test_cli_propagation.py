@@ -87,7 +87,7 @@ def test_presets_are_the_published_protocols():
     (["stability", "--betas", "0.5,0.5"], "betas must be distinct"),
     (["phase", "--hursts", "0.6,0.6000001"], "hursts must be distinct"),
     (["stability", "--activation", "cube"], "activation must be one of"),
-    (["stability", "--workers", "0"], "--workers must be an integer >= 1"),
+    (["stability", "--workers", "0"], "--workers must be an integer in [1, 1024]"),
     (["phase", "--hursts", "0,0.5"], "hursts must lie in (0.0, 1.0)"),
     (["phase", "--depth", "0"], "depth must be"),
     (["phase", "--betas", "0.5,0.5"], "betas must be distinct"),
