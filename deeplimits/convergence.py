@@ -482,7 +482,8 @@ def strong_convergence(regime: str, *, progress: Callable[[int], None] | None = 
 
 
 def run_plan(plan: ConvergencePlan, progress: Callable[[int], None] | None = None, *, store=None,
-             workers: int | None = None, scheduler: str | None = None) -> ConvergenceResult:
+             workers: int | None = None, scheduler: str | None = None,
+             timeout: float | None = None) -> ConvergenceResult:
     """Run the chunks of a plan and combine them.
 
     With a :class:`~deeplimits.sweeps.RunStore`, finished chunks are committed as they come
@@ -506,7 +507,7 @@ def run_plan(plan: ConvergencePlan, progress: Callable[[int], None] | None = Non
                 progress(n)
     else:
         tasks = plan.tasks()
-        done = run_sweep(tasks, store, workers=workers, scheduler=scheduler,
+        done = run_sweep(tasks, store, workers=workers, scheduler=scheduler, timeout=timeout,
                          progress=None if progress is None else (lambda t: progress(t.params["draws"])))
         parts = [(_decode(done[t.key]["max_err"]), _decode(done[t.key]["terminal_err"])) for t in tasks]
     return summarise(p, plan.depths, plan.reference, np.concatenate([m for m, _ in parts]),

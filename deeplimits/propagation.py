@@ -359,10 +359,10 @@ def _common(arch, activation, width, n_in, draws, inputs, seed, dtype):
     return net
 
 
-def _sweep(tasks, progress, store, workers, scheduler, weight):
+def _sweep(tasks, progress, store, workers, scheduler, weight, timeout=None):
     from .sweeps import run_sweep
 
-    return run_sweep(tasks, store, workers=workers, scheduler=scheduler,
+    return run_sweep(tasks, store, workers=workers, scheduler=scheduler, timeout=timeout,
                      progress=None if progress is None else (lambda t: progress(weight(t))))
 
 
@@ -541,7 +541,7 @@ def stability(arch: str = "res-3", driver: Driver | str | None = None, *, activa
               betas: Sequence[float] = (0.25, 0.5, 1.0), draws: int = 50, inputs: int = 1, seed: int = 0,
               dtype: torch.dtype = torch.float32, histograms: bool = False, chunk: int | None = None,
               progress: Callable[[int], None] | None = None, store=None, workers: int | None = None,
-              scheduler: str | None = None) -> StabilityResult:
+              scheduler: str | None = None, timeout: float | None = None) -> StabilityResult:
     """Stability ratios of a residual network at initialisation over depths and betas.
 
     Args:
@@ -567,15 +567,16 @@ def stability(arch: str = "res-3", driver: Driver | str | None = None, *, activa
     """
     spec = plan_stability(arch, driver, activation=activation, width=width, n_in=n_in, depths=depths, betas=betas,
                           draws=draws, inputs=inputs, seed=seed, dtype=dtype, histograms=histograms, chunk=chunk)
-    return run_stability(spec, progress, store=store, workers=workers, scheduler=scheduler)
+    return run_stability(spec, progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)
 
 
 def run_stability(spec: dict, progress: Callable[[int], None] | None = None, *, store=None,
-                  workers: int | None = None, scheduler: str | None = None) -> StabilityResult:
+                  workers: int | None = None, scheduler: str | None = None,
+                  timeout: float | None = None) -> StabilityResult:
     """Run the tasks of a stability study (from :func:`plan_stability`) and summarise them."""
     t0 = time.perf_counter()
     tasks = stability_tasks(spec)
-    done = _sweep(tasks, progress, store, workers, scheduler, lambda t: t.params["draws"])
+    done = _sweep(tasks, progress, store, workers, scheduler, lambda t: t.params["draws"], timeout)
     return summarise_stability(spec, [done[t.key] for t in tasks], time.perf_counter() - t0)
 
 
@@ -703,7 +704,8 @@ def phase_diagram(hursts: Sequence[float] | None = None, betas: Sequence[float] 
                   arch: str = "res-3", activation: str | None = None, width: int = 40, n_in: int = 64,
                   depth: int = 1000, draws: int = 5, inputs: int = 10, seed: int = 0,
                   dtype: torch.dtype = torch.float32, progress: Callable[[int], None] | None = None, store=None,
-                  workers: int | None = None, scheduler: str | None = None) -> PhaseResult:
+                  workers: int | None = None, scheduler: str | None = None,
+                  timeout: float | None = None) -> PhaseResult:
     """The (H, beta) phase diagram of SPEC §4 with fractional weights V and W.
 
     For each Hurst index, ``draws`` weight samples (fGn along depth, exact) with ``inputs``
@@ -720,15 +722,16 @@ def phase_diagram(hursts: Sequence[float] | None = None, betas: Sequence[float] 
     """
     spec = plan_phase(hursts, betas, arch=arch, activation=activation, width=width, n_in=n_in, depth=depth,
                       draws=draws, inputs=inputs, seed=seed, dtype=dtype)
-    return run_phase(spec, progress, store=store, workers=workers, scheduler=scheduler)
+    return run_phase(spec, progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)
 
 
 def run_phase(spec: dict, progress: Callable[[int], None] | None = None, *, store=None,
-              workers: int | None = None, scheduler: str | None = None) -> PhaseResult:
+              workers: int | None = None, scheduler: str | None = None,
+              timeout: float | None = None) -> PhaseResult:
     """Run the tasks of a phase study (from :func:`plan_phase`) and summarise them."""
     t0 = time.perf_counter()
     tasks = phase_tasks(spec)
-    done = _sweep(tasks, progress, store, workers, scheduler, lambda t: 1)
+    done = _sweep(tasks, progress, store, workers, scheduler, lambda t: 1, timeout)
     return summarise_phase(spec, [done[t.key] for t in tasks], time.perf_counter() - t0)
 
 

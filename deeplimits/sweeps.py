@@ -26,11 +26,15 @@ import torch
 SCHEMA = 1
 STORE_NAME = "run.sqlite"
 
-__all__ = ["Task", "RunStore", "RunStoreError", "SweepError", "run_sweep", "find_runs", "chunk_seed", "chunk_sizes", "STORE_NAME"]
+__all__ = ["Task", "RunStore", "RunStoreError", "SweepError", "run_sweep", "find_runs", "ExecutorError", "chunk_seed", "chunk_sizes", "STORE_NAME"]
 
 
 class RunStoreError(ValueError):
     """The run store cannot be used: unreadable, not a deeplimits store, or made by another command."""
+
+
+class ExecutorError(RuntimeError):
+    """The Dask scheduler cannot be reached, or has no workers within the timeout (one-line message)."""
 
 
 class SweepError(RuntimeError):
@@ -209,14 +213,21 @@ def find_runs(root: str) -> list[str]:
 
 
 def run_sweep(tasks: Sequence[Task], store: RunStore | None = None, *, workers: int | None = None,
-              scheduler: str | None = None, progress: Callable[[Task], None] | None = None) -> dict:
+              scheduler: str | None = None, progress: Callable[[Task], None] | None = None,
+              timeout: float | None = None) -> dict:
     """Run the tasks not yet in ``store`` and return every task's result, by key.
 
     Executors: in this process (default; torch and the random-number pool use the cores),
     a local Dask ``distributed`` cluster of ``workers`` processes, or the Dask cluster at
     ``scheduler``. Each finished task is committed to the store before the next is awaited.
-    Raises :class:`SweepError` after the sweep if some tasks failed.
+    ``workers``, ``scheduler`` and ``timeout`` (seconds to reach the scheduler and get a
+    worker; default 10) are checked before anything else. Raises :class:`ExecutorError` when
+    the cluster cannot be reached or has no worker in time, and :class:`SweepError` after the
+    sweep if some tasks failed.
     """
+    from . import _validate as V_
+
+    workers, scheduler, timeout = V_.executor(workers, scheduler, timeout)
     done = store.results() if store is not None else {}
     pending = [t for t in tasks if t.key not in done]
     for t in tasks:
@@ -246,7 +257,7 @@ def run_sweep(tasks: Sequence[Task], store: RunStore | None = None, *, workers: 
                 continue
             finish(t, res, time.perf_counter() - t0)
     else:
-        _run_dask(pending, workers, scheduler, finish)
+        _run_dask(pending, workers, scheduler, finish, 10.0 if timeout is None else timeout)
     if failures:
         raise SweepError(f"{len(failures)} of {len(tasks)} tasks failed (first: {failures[0][0]}: "
                          f"{failures[0][1].strip().splitlines()[-1]}); the others are stored, run the same "
@@ -259,7 +270,7 @@ def _timed_call(fn, params, seed):
     return call(fn, params, seed), time.perf_counter() - t0
 
 
-def _run_dask(pending: Iterable[Task], workers, scheduler, finish):
+def _run_dask(pending: Iterable[Task], workers, scheduler, finish, timeout: float):
     from concurrent.futures import CancelledError
 
     from distributed import Client, LocalCluster, as_completed
@@ -267,8 +278,15 @@ def _run_dask(pending: Iterable[Task], workers, scheduler, finish):
     cluster = None
     if scheduler is None:
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address=":0")
-    client = Client(scheduler if scheduler is not None else cluster)
+                               dashboard_address="127.0.0.1:0")
+    try:
+        client = Client(scheduler if scheduler is not None else cluster, timeout=f"{timeout}s")
+        client.wait_for_workers(1, timeout=timeout)
+    except (OSError, TimeoutError) as e:
+        if cluster is not None:
+            cluster.close()
+        raise ExecutorError(f"no Dask worker reachable at {scheduler or 'the local cluster'} within {timeout:g} s "
+                            f"({type(e).__name__}); start the scheduler and its workers, or raise --timeout") from None
     try:
         futures = {client.submit(_timed_call, t.fn, t.params, t.seed, key=f"deeplimits-{t.key}-{t.seed}",
                                  pure=False, retries=2): t for t in pending}
