@@ -25,7 +25,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 import torch
 
-SCHEMA = 2  # 2: every finished task carries a checksum (schema 1 stores are read, and migrated on a resume)
+SCHEMA = 2  # 2: every finished task carries a checksum (schema 1 stores are read, migrated by a write)
 READABLE_SCHEMAS = ("1", "2")
 STORE_NAME = "run.sqlite"
 
@@ -115,9 +115,9 @@ class RunStore:
 
     Older stores (schema 1, before checksums) load: their tasks are *unverified* (used as they
     are when their text is JSON, counted by :meth:`integrity`); no checksum is invented for them.
-    Opening one to write (``create=True``, e.g. resuming the run) migrates it to schema 2 in one
-    transaction (a ``checksum`` column; tasks finished from then on are checksummed); opening it
-    read-only leaves it untouched.
+    The first task stored into one (resuming the run) migrates it to schema 2 in one transaction
+    (a ``checksum`` column; tasks finished from then on are checksummed); reading it (``runs
+    show/export/plot``) leaves it untouched.
 
     Creating a store is atomic: several processes creating the same store at once all get it
     (one creates it, the others open it), or :class:`RunStoreError` if their specs differ.
@@ -151,8 +151,6 @@ class RunStore:
                     self._create(spec)
             self._check(spec)
             self._checked = self._has_checksums()
-            if not self.readonly and not self._checked:
-                self._migrate()
         except sqlite3.DatabaseError as e:
             self._close_quietly()
             raise RunStoreError(f"{self.path} is not a readable deeplimits run store ({e}); "
@@ -172,18 +170,20 @@ class RunStore:
                 pass
 
     def _connect_readonly(self):
-        """``mode=ro`` (reads the write-ahead log of a run killed mid-way when SQLite can); when
-        that cannot open (no writable directory for the WAL index), ``immutable=1``: the main
-        database file only, as last checkpointed."""
+        """A store without a write-ahead log (closed cleanly) is read ``immutable=1``: nothing is
+        written, not even SQLite's lock files. With a log (a run killed mid-way, or running),
+        ``mode=ro`` reads it; when SQLite cannot (no WAL index and the directory not writable),
+        ``immutable=1`` reads the main file as last checkpointed, and :meth:`integrity_line` says so."""
         uri = "file:" + urllib.parse.quote(os.path.abspath(self.path))
-        try:
-            db = sqlite3.connect(uri + "?mode=ro", uri=True, timeout=30, isolation_level=None, check_same_thread=False)
-            db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
-            return db
-        except sqlite3.OperationalError:
-            self.immutable = True
-            return sqlite3.connect(uri + "?mode=ro&immutable=1", uri=True, isolation_level=None,
-                                   check_same_thread=False)
+        if os.path.exists(self.path + "-wal"):
+            try:
+                db = sqlite3.connect(uri + "?mode=ro", uri=True, timeout=30, isolation_level=None,
+                                     check_same_thread=False)
+                db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+                return db
+            except sqlite3.OperationalError:
+                self.immutable = True
+        return sqlite3.connect(uri + "?mode=ro&immutable=1", uri=True, isolation_level=None, check_same_thread=False)
 
     def _wal(self):
         for attempt in range(200):  # switching to WAL needs a moment alone with the file
@@ -337,8 +337,9 @@ class RunStore:
         has status ``'damaged'``, no result and its error says why."""
         out = []
         for row in self._rows():
+            damaged = row["status"] == "done" and self._state(row) == "damaged"
             row.pop("checksum", None)
-            if row["status"] == "done" and self._state(row) == "damaged":
+            if damaged:
                 row.update(status="damaged", result=None, error="stored result fails its checksum (damaged); "
                            "run the same command again to recompute it")
             for k in ("params", "result", "versions"):
@@ -376,6 +377,8 @@ class RunStore:
         as it is; a failed or damaged one is replaced."""
         params, result_text, versions = json.dumps(task.params, sort_keys=True), json.dumps(result), _versions()
         digest = checksum(task.key, task.fn, params, task.seed, result_text, versions)
+        if not self._checked:
+            self._migrate()
         with self._transaction() as db:
             if self._stored_intact(db, task.key):
                 return
@@ -388,6 +391,8 @@ class RunStore:
                        (task.key, task.fn, params, task.seed, result_text, seconds, time.time(), versions, digest))
 
     def record_failure(self, task: Task, error: str):
+        if not self._checked:
+            self._migrate()
         with self._transaction() as db:
             if self._stored_intact(db, task.key):
                 return
@@ -455,7 +460,7 @@ def run_sweep(tasks: Sequence[Task], store: RunStore | None = None, *, workers: 
                 finish(t, error=traceback.format_exc(limit=5))
                 continue
             finish(t, res, time.perf_counter() - t0)
-    else:
+    elif pending:  # a finished run needs no cluster
         _run_dask(pending, workers, scheduler, finish, 10.0 if timeout is None else timeout)
     if failures:
         raise SweepError(f"{len(failures)} of {len(tasks)} tasks failed (first: {failures[0][0]}: "
@@ -470,18 +475,19 @@ def _timed_call(fn, params, seed):
 
 
 def _run_dask(pending: Iterable[Task], workers, scheduler, finish, timeout: float):
-    from concurrent.futures import CancelledError
-
-    from distributed import Client, LocalCluster, as_completed
+    from distributed import Client, LocalCluster
 
     cluster = None
     if scheduler is None:
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                                dashboard_address="127.0.0.1:0")
+    client = None
     try:
         client = Client(scheduler if scheduler is not None else cluster, timeout=f"{timeout}s")
         client.wait_for_workers(1, timeout=timeout)
     except (OSError, TimeoutError) as e:
+        if client is not None:
+            client.close()
         if cluster is not None:
             cluster.close()
         raise ExecutorError(f"no Dask worker reachable at {scheduler or 'the local cluster'} within {timeout:g} s "
@@ -489,15 +495,49 @@ def _run_dask(pending: Iterable[Task], workers, scheduler, finish, timeout: floa
     try:
         futures = {client.submit(_timed_call, t.fn, t.params, t.seed, key=f"deeplimits-{t.key}-{t.seed}",
                                  pure=False, retries=2): t for t in pending}
-        for fut in as_completed(futures):
-            t = futures[fut]
+        _await(client, futures, finish, scheduler, timeout)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _await(client, futures: dict, finish, scheduler, timeout: float):
+    """Finish the tasks as their futures complete; when the cluster has had no worker for
+    ``timeout`` seconds (all lost, or the scheduler gone), raise :class:`ExecutorError` (the
+    finished tasks are stored; the same command runs the others)."""
+    from concurrent.futures import CancelledError
+
+    from distributed import wait
+
+    where = scheduler or "the local cluster"
+    remaining = dict(futures)
+    alone_since = None
+    while remaining:
+        try:
+            done, _ = wait(list(remaining), timeout=min(1.0, timeout), return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            done = ()
+        for fut in done:
+            t = remaining.pop(fut)
             try:
                 res, seconds = fut.result()
             except (Exception, CancelledError) as e:  # noqa: BLE001 - stored as a failure, retried on rerun
                 finish(t, error=f"{type(e).__name__}: {e}")
                 continue
             finish(t, res, seconds)
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        if done or not remaining:
+            alone_since = None
+            continue
+        try:
+            workers = len(client.nthreads())
+        except (OSError, TimeoutError, RuntimeError):  # the scheduler is gone
+            workers = 0
+        if workers:
+            alone_since = None
+        elif alone_since is None:
+            alone_since = time.monotonic()
+        elif time.monotonic() - alone_since >= timeout:
+            raise ExecutorError(f"the Dask cluster at {where} has had no worker for {timeout:g} s; "
+                                f"{len(futures) - len(remaining)} of {len(futures)} tasks finished and are "
+                                f"stored, run the same command again for the others")

@@ -122,7 +122,7 @@ def test_sigkill_half_way_then_resume(tmp_path):
 def cluster():
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=":0") as c:
+                                  dashboard_address="127.0.0.1:0") as c:
         yield c
 
 
