@@ -368,13 +368,15 @@ class _Run:
         return self.store
 
     def __exit__(self, exc_type, exc, tb):
-        if exc_type is None or not self.new_store:
-            return False
         try:
-            if self.store.counts():
-                return False
-            self.store.close()
+            keep = exc_type is None or not self.new_store or bool(self.store.counts())
         except Exception:  # noqa: BLE001 - leave it as it is
+            keep = True
+        try:
+            self.store.close()
+        except Exception:  # noqa: BLE001
+            pass
+        if keep:
             return False
         for suffix in ("", "-wal", "-shm", "-journal"):
             try:
@@ -612,15 +614,17 @@ def run_runs(args) -> int:
             print(f"no runs under {root}")
         for d in runs:
             try:
-                store = _open_store(d, create=False)
-                counts = store.counts()
-                spec = _read(store, lambda s: s.spec)
+                with _open_store(d, create=False) as store:
+                    counts = store.counts()
+                    spec = _read(store, lambda s: s.spec)
+                    integrity = _read(store, lambda s: s.integrity_line())
                 names = ", ".join(str(s.get("regime", s.get("study", "?"))) if isinstance(s, dict) else "?"
                                   for s in (spec if isinstance(spec, list) else [spec]))
             except (UsageError, RunStoreError, ValueError) as e:
                 print(f"{d}  unreadable: {' '.join(str(e).split())}")
                 continue
-            print(f"{d}  [{names}]  {counts.get('done', 0)} tasks done, {counts.get('failed', 0)} failed")
+            print(f"{d}  [{names}]  {counts.get('done', 0)} tasks done, {counts.get('failed', 0)} failed"
+                  + (f"; {integrity}" if integrity else ""))
         return 0
     if not args.target:
         raise UsageError(f"deeplimits {cmd}: give the run directory")
@@ -638,12 +642,20 @@ def run_runs(args) -> int:
                 V.writable_file("--json", args.json)
     except ValueError as e:
         raise UsageError(f"deeplimits {cmd}: {' '.join(str(e).split())}") from None
-    store = _open_store(args.target, create=False)
+    with _open_store(args.target, create=False) as store:
+        return _runs_action(args, store)
+
+
+def _runs_action(args, store) -> int:
+    """``runs show``, ``runs export`` or ``runs plot`` on an open store."""
     if args.action == "show":
         meta = _read(store, lambda s: s.meta())
         counts = store.counts()
         print(f"run {args.target}: {counts.get('done', 0)} tasks done, {counts.get('failed', 0)} failed; "
               f"versions {meta.get('versions')}")
+        integrity = _read(store, lambda s: s.integrity_line())
+        if integrity:
+            print(f"integrity: {integrity}")
         for r in _read(store, _stored_results):
             print(r.report())
             print()

@@ -404,7 +404,15 @@ class RunStore:
                         _versions()))
 
     def close(self):
+        """Close the connection (checkpoints the write-ahead log); safe to call twice."""
         self._db.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
 
 
 def find_runs(root: str) -> list[str]:
