@@ -25,8 +25,9 @@ import time
 import numpy as np
 import torch
 
-from deeplimits.drivers import fgn
-from deeplimits.propagation import PHASE_PRESETS, STABILITY_PRESETS, phase_diagram, stability
+from deeplimits.paths import fgn
+from deeplimits import phase_diagram, stability
+from deeplimits.studies import PHASE_PRESETS, STABILITY_PRESETS
 
 IID = STABILITY_PRESETS["iid"]
 

@@ -71,7 +71,7 @@ def fmt_bytes(n: float) -> str:
 
 
 def fgn_bytes(n: int, paths: int, item: int) -> int:
-    """Peak bytes of :func:`~deeplimits.drivers.fgn` for ``paths`` paths of ``n`` points.
+    """Peak bytes of :func:`~deeplimits.paths.fgn` for ``paths`` paths of ``n`` points.
 
     The circulant eigenvalues take about ``120 n`` bytes (float64 autocovariance, its
     length-``2n`` complex FFT and the square root); then the complex white noise, its product

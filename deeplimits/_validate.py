@@ -174,11 +174,6 @@ def states(name: str, value) -> torch.Tensor:
     return value
 
 
-def mix_seed(seed: int, stream: int) -> int:
-    """A seed for sub-stream ``stream`` of ``seed`` (golden-ratio increments, 63 bits)."""
-    return (seed + 0x9E3779B97F4A7C15 * (stream + 1)) % (1 << 63)
-
-
 def generator(value) -> torch.Generator | None:
     if value is not None and not isinstance(value, torch.Generator):
         raise ValueError(f"generator must be a torch.Generator or None, got {type(value).__name__}")

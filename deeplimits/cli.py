@@ -26,9 +26,11 @@ import sys
 
 import numpy as np
 
-from . import __version__
+from ._version import __version__
 from . import _validate as V
-from .propagation import DRIVERS, PHASE_PRESETS, STABILITY_PRESETS, make_driver
+from .paths import DRIVERS, make_driver
+from .studies.phase import PHASE_PRESETS
+from .studies.stability import STABILITY_PRESETS
 
 DEFAULT_STUDY = [("sde", {}), ("ode", {}), ("fbm", {"hurst": 0.75})]
 
@@ -354,7 +356,7 @@ class _Run:
     task is stored, what this command created (the store, its directories) is removed."""
 
     def __init__(self, out, spec):
-        from .sweeps import STORE_NAME
+        from .runs import STORE_NAME
 
         self.created = V.missing_dirs(out)
         self.new_store = not os.path.exists(os.path.join(out, STORE_NAME))
@@ -403,7 +405,7 @@ def _run_study(args, cmd, spec, run, total, unit, executor):
 
 def _write_study(result, out, json_path) -> list[str]:
     """The figures and the JSON of a stability or phase result."""
-    from .propagation import PhaseResult
+    from .studies.phase import PhaseResult
 
     os.makedirs(out, exist_ok=True)
     if isinstance(result, PhaseResult):
@@ -423,7 +425,7 @@ _PHASE = ("hursts", "betas", "arch", "activation", "width", "n_in", "depth", "dr
 
 
 def run_stability_cmd(args) -> int:
-    from .propagation import plan_stability, run_stability
+    from .studies.stability import plan_stability, run_stability
 
     executor = _executor(args, "stability")
     kw = _options(args, STABILITY_PRESETS[args.preset], _STABILITY)
@@ -436,7 +438,7 @@ def run_stability_cmd(args) -> int:
 
 
 def run_phase_cmd(args) -> int:
-    from .propagation import plan_phase, run_phase
+    from .studies.phase import plan_phase, run_phase
 
     executor = _executor(args, "phase")
     kw = _options(args, PHASE_PRESETS[args.preset], _PHASE)
@@ -451,8 +453,8 @@ _CONVERGENCE = ("regime", "hurst", "width", "activation", "arch", "alpha", "beta
 def run_convergence(args) -> int:
     import torch
 
-    from .convergence import plan_convergence, run_plan
-    from .sweeps import SweepError
+    from .studies.convergence import plan_convergence, run_plan
+    from .runs import SweepError
 
     executor = _executor(args, "convergence")
     inside = {"alpha": ("inside-ode",), "beta": ("inside-sde", "inside-ode"), "sa": ("inside-sde", "inside-ode"),
@@ -536,9 +538,9 @@ def _digest(spec) -> str:
 
 
 def _open_store(directory, spec=None, create=True):
-    from .sweeps import RunStoreError
+    from .runs import RunStoreError
 
-    from .sweeps import RunStore
+    from .runs import RunStore
 
     try:
         return RunStore(directory, spec, create=create)
@@ -575,17 +577,14 @@ def _study(store):
 
 def _stored_results(store) -> list:
     """The results of a stored run of any command, rebuilt from its finished tasks."""
-    from . import convergence, propagation
+    from .studies import results_from_store
 
-    if _study(store) is None:
-        return convergence.results_from_store(store)
-    r = propagation.results_from_store(store)
-    return [] if r is None else [r]
+    return results_from_store(store)
 
 
 def _read(store, what, *a):
     """``what(store)``; a store whose content cannot be read is a RunStoreError (exit 1)."""
-    from .sweeps import RunStoreError
+    from .runs import RunStoreError
 
     try:
         return what(store, *a)
@@ -600,7 +599,7 @@ _RUNS_FLAGS = {"list": (), "show": (), "export": ("csv", "json"), "plot": ("json
 
 
 def run_runs(args) -> int:
-    from .sweeps import RunStoreError, find_runs
+    from .runs import RunStoreError, find_runs
 
     cmd = f"runs {args.action}"
     for flag in ("csv", "json"):
@@ -707,7 +706,7 @@ def main(argv=None) -> int:
     an unreachable Dask scheduler, a store damaged at run time, an error writing the outputs, an
     internal error); 130 Ctrl-C; 141 stdout closed early (``deeplimits runs show DIR | head -1``).
     Every error is one line on stderr."""
-    from . import sweeps
+    from . import runs as sweeps
 
     executor_error = getattr(sweeps, "ExecutorError", None)
     runtime = tuple(t for t in (sweeps.SweepError, sweeps.RunStoreError, executor_error) if t is not None)

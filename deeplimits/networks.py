@@ -1,4 +1,4 @@
-"""Residual networks at initialisation, SPEC §1.
+"""Residual networks at initialisation (docs/mathematics.md, "The implemented regimes").
 
 ``h_{k+1} = h_k + L^-beta * V_{k+1} g(h_k, W_{k+1})`` with the residual maps
 
@@ -218,7 +218,7 @@ def _zip_layers(streams, depth):
 
 
 class ModifiedEulerResNet(ResNet):
-    """The "corrected" res-1 network for fractional weights (SPEC §3, fBm notes).
+    """The "corrected" res-1 network for fractional weights (docs/mathematics.md, "fBm").
 
     Each layer adds ``(scale^2 / 2) L^{-2H} sigma'(h) sigma(h)`` to the Euler step, the mean
     of the second-order term of the Young equation ``dH = dX sigma(H)`` with ``X`` of entry

@@ -1,4 +1,4 @@
-"""Pairs: a discrete residual network with its continuous-time limit, SPEC §3.
+"""Pairs: a discrete residual network with its continuous-time limit (docs/mathematics.md).
 
 The pair is the only place where a network and its limit meet. Both read the SAME driver
 sample, so their trajectories on the grid ``k / L`` can be compared path by path, and the
@@ -33,7 +33,7 @@ import torch
 
 from . import _resources as R_
 from . import _validate as V_
-from .drivers import DriverSample, FractionalDriver, IIDDriver, PathSample, SmoothDriver
+from .paths import DriverSample, FractionalDriver, IIDDriver, PathSample, SmoothDriver
 from .limits import (DEFAULT_SA, DEFAULT_SB, InsideODELimit, InsideSDELimit, ODELimit, SDELimit,
                      YoungLimit)
 from .networks import ModifiedEulerResNet, ResNet
@@ -282,7 +282,7 @@ def pair(regime: str, *, width: int, activation=None, arch: str | None = None, h
          corrected: bool = False, length_scale: float | None = None, alpha: float | None = None,
          beta: float | None = None, sa: float | None = None, sb: float | None = None,
          ito_correction: bool = True) -> Pair:
-    """Build the (network, limit) pair of a regime of SPEC §3.
+    """Build the (network, limit) pair of a regime (docs/mathematics.md, "The implemented regimes").
 
     Args:
         regime: ``'sde'``, ``'ode'``, ``'fbm'``, ``'inside-sde'`` or ``'inside-ode'``.

@@ -1,7 +1,11 @@
-"""Task functions for the sweep tests (importable from the tests folder)."""
+"""Task functions for the sweep tests, registered by name (importable from the tests folder, also by
+Dask workers, which receive the functions pickled by reference)."""
 import os
 
+from deeplimits.runs import register_task
 
+
+@register_task("test-flaky")
 def flaky(params, seed):
     """Fails for task 1 while the flag file exists."""
     if params["i"] == 1 and os.path.exists(params["flag"]):
@@ -9,6 +13,7 @@ def flaky(params, seed):
     return 10 * params["i"]
 
 
+@register_task("test-draws")
 def draws(params, seed):
     """A list of ``params['n']`` numbers fixed by the seed (a stand-in for a chunk of draws)."""
     import numpy as np
@@ -16,6 +21,7 @@ def draws(params, seed):
     return np.random.default_rng(seed).standard_normal(params["n"]).tolist()
 
 
+@register_task("test-sleepy")
 def sleepy(params, seed):
     """Sleeps ``params['s']`` seconds, returns the seed."""
     import time

@@ -17,6 +17,8 @@ import sys
 import time
 
 import pytest
+
+import sweep_tasks  # noqa: F401 - registers the test task functions
 import torch
 
 import deeplimits as dl
@@ -375,13 +377,13 @@ def test_write_error_after_the_work_is_one_line(cwd, monkeypatch, capsys):
 # -- the library --------------------------------------------------------------------------------
 
 def _tasks():
-    from deeplimits.sweeps import Task
+    from deeplimits.runs import Task
 
-    return [Task("t0", "sweep_tasks:flaky", {"i": 0, "flag": "/nonexistent"}, 0)]
+    return [Task("t0", "test-flaky", {"i": 0, "flag": "/nonexistent"}, 0)]
 
 
 def _run_sweep(**kw):
-    from deeplimits.sweeps import run_sweep
+    from deeplimits.runs import run_sweep
 
     return run_sweep(_tasks(), **kw)
 
@@ -507,8 +509,8 @@ def test_bad_library_call(call, exc, rx, isolated, tmp_path, monkeypatch):
 def test_a_run_that_fails_before_any_task_leaves_nothing(error, status, cwd, monkeypatch, capsys):
     """An unreachable scheduler (or Ctrl-C) before the first task: the run directory and store
     this command created are removed; one line."""
-    import deeplimits.convergence as conv
-    from deeplimits import sweeps
+    import deeplimits.studies.convergence as conv
+    from deeplimits import runs as sweeps
 
     err_type = getattr(sweeps, "ExecutorError", None)
     if err_type is not None and isinstance(error, OSError):
@@ -529,8 +531,8 @@ def test_a_run_that_fails_before_any_task_leaves_nothing(error, status, cwd, mon
 
 def test_refused_sizes_name_the_flags_to_change(cwd, monkeypatch, capsys):
     """A ResourceError from a plan: exit 2, one line, its knobs shown as the command's flags."""
-    import deeplimits.propagation as prop
-    import deeplimits.convergence as conv
+    import deeplimits.studies.stability as prop
+    import deeplimits.studies.convergence as conv
 
     def too_big(*a, **kw):
         raise V.ResourceError("needs about 7.3 TiB of memory, 15 GiB available", needed=8e12, available=1.6e10,

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from deeplimits.cli import main
-from deeplimits.propagation import PHASE_PRESETS, STABILITY_PRESETS
+from deeplimits.studies import PHASE_PRESETS, STABILITY_PRESETS
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -8,8 +8,9 @@ import pytest
 import torch
 
 import deeplimits as dl
-import deeplimits.drivers as drivers
-from deeplimits.convergence import fit_rate, summarise, sweep_errors
+import deeplimits.paths.base as drivers
+from deeplimits.studies.convergence import summarise
+from deeplimits.studies.strong_error import fit_rate, sweep_errors
 
 
 def gen(seed=0):

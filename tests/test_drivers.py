@@ -7,7 +7,8 @@ import pytest
 import torch
 
 import deeplimits as dl
-import deeplimits.drivers as drivers
+import deeplimits.paths.base as paths_base
+import deeplimits.paths.smooth as drivers
 
 
 def gen(seed=0):
@@ -17,7 +18,7 @@ def gen(seed=0):
 @pytest.fixture(params=[1 << 22, 64], ids=["one-block", "many-small-blocks"])
 def block_elements(request, monkeypatch):
     # small blocks force the lazy Brownian stream through its multi-block summation path
-    monkeypatch.setattr(drivers, "_BLOCK_ELEMENTS", request.param)
+    monkeypatch.setattr(paths_base, "_BLOCK_ELEMENTS", request.param)
     return request.param
 
 

@@ -6,7 +6,7 @@ import torch
 from scipy import stats
 
 import deeplimits as dl
-from deeplimits.drivers import _circulant_sqrt_eigenvalues
+from deeplimits.paths.fractional import _circulant_sqrt_eigenvalues
 
 HURSTS = [0.1, 0.3, 0.5, 0.7, 0.9, 0.97]
 

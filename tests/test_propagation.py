@@ -8,7 +8,8 @@ import pytest
 import torch
 
 import deeplimits as dl
-from deeplimits.propagation import CAP, stability, theory_bounds
+from deeplimits import stability
+from deeplimits.studies.propagation import CAP, theory_bounds
 
 
 def test_theory_bounds_formula():
@@ -69,7 +70,9 @@ def test_inside_model_runs_without_theory_bounds():
 # -- the shared pass --------------------------------------------------------------------
 
 from deeplimits.networks import ResNet  # noqa: E402
-from deeplimits import propagation as P  # noqa: E402
+from deeplimits import make_driver  # noqa: E402
+from deeplimits.studies import propagation as P  # noqa: E402
+from deeplimits.studies import stability as S  # noqa: E402
 
 
 @pytest.mark.parametrize("arch", ["res-1", "res-2", "res-3", "inside"])
@@ -97,11 +100,11 @@ def test_shared_pass_equals_one_network_per_depth_and_beta(arch, driver):
 def test_ratios_are_the_definitions():
     """r_h, r_p, ||h_L||/||h_0|| and ||p_0||/||p_L|| of a task, per (draw, input), recomputed
     from ResNet.forward on the same draws."""
-    spec = P.plan_stability("res-2", activation="tanh", width=5, n_in=4, depths=[7, 12], betas=[0.5], draws=3,
+    spec = S.plan_stability("res-2", activation="tanh", width=5, n_in=4, depths=[7, 12], betas=[0.5], draws=3,
                             inputs=2, dtype=torch.float64)
-    out = P.stability_task({**spec, "draws": 3}, seed=11)
+    out = S.stability_task({**spec, "draws": 3}, seed=11)
     net = ResNet("res-2", "tanh", beta=0.0)
-    samples, h0, B, top = P._draw(net, P.make_driver("uniform"), 5, 4, [7, 12], 3, 2,
+    samples, h0, B, top = P._draw(net, make_driver("uniform"), 5, 4, [7, 12], 3, 2,
                                   torch.Generator().manual_seed(11), torch.float64)
     for j, L in enumerate([7, 12]):
         w = {nm: samples[nm].weights(top)[:L] for nm in ("V", "W")}
@@ -126,10 +129,10 @@ def test_statistics_pool_every_input():
     """With several inputs per draw, E r_h^2 is still the exact (1 + a^2/2)^L - 1 of res-3: the
     statistics pool every (draw, input) instead of averaging a draw's inputs first (Jensen
     would bias mean_sq low by about 8% here)."""
-    spec = P.plan_stability("res-3", width=8, n_in=8, depths=[50], betas=[0.5], draws=1500, inputs=4,
+    spec = S.plan_stability("res-3", width=8, n_in=8, depths=[50], betas=[0.5], draws=1500, inputs=4,
                             dtype=torch.float64)
-    out = P.stability_task({**spec, "draws": 1500}, seed=4)
-    rec = P.summarise_stability(spec, [out]).records[0]
+    out = S.stability_task({**spec, "draws": 1500}, seed=4)
+    rec = S.summarise_stability(spec, [out]).records[0]
     r2 = np.asarray(out["r_h"]).reshape(1500, 4) ** 2
     se = r2.mean(1).std() / math.sqrt(1500)  # inputs of a draw are correlated: the draw is the unit
     assert rec["r_h"]["mean_sq"] == pytest.approx(r2.mean())
@@ -157,9 +160,9 @@ def test_exact_second_moments():
     identity, a = L^-beta; and E r_h^2 is that minus 1 (the cross term has mean zero): the
     lower and the upper theory bounds exactly. Checked within 3.5 standard errors."""
     for arch, act, which in (("res-3", None, 0), ("res-1", "identity", 1)):
-        spec = P.plan_stability(arch, activation=act, width=8, n_in=8, depths=[50], betas=[0.5], draws=4000,
+        spec = S.plan_stability(arch, activation=act, width=8, n_in=8, depths=[50], betas=[0.5], draws=4000,
                                 dtype=torch.float64)
-        out = P.stability_task({**spec, "draws": 4000}, seed=5)
+        out = S.stability_task({**spec, "draws": 4000}, seed=5)
         exact = theory_bounds(0.5, 50)[which]
         for x, target in ((np.asarray(out["norm_h"]) ** 2, 1 + exact), (np.asarray(out["r_h"]) ** 2, exact)):
             x = x.ravel()
@@ -184,9 +187,9 @@ def test_criticality_distribution_is_log_normal():
 
 def test_lognormal_fit_rejects_what_is_not_log_normal():
     rng = np.random.default_rng(0)
-    assert P._lognormal(np.exp(rng.normal(0.3, 0.2, 2000)))["pvalue"] > 0.01
-    assert P._lognormal(rng.uniform(0.5, 1.5, 2000))["pvalue"] < 1e-6
-    assert P._lognormal(np.ones(10)) is None  # fewer than 20 values
+    assert S._lognormal(np.exp(rng.normal(0.3, 0.2, 2000)))["pvalue"] > 0.01
+    assert S._lognormal(rng.uniform(0.5, 1.5, 2000))["pvalue"] < 1e-6
+    assert S._lognormal(np.ones(10)) is None  # fewer than 20 values
 
 
 # -- phase diagram -------------------------------------------------------------------------
@@ -232,12 +235,12 @@ def test_results_round_trip_through_json():
 
 
 def test_run_store_resumes_without_recomputing(tmp_path):
-    from deeplimits.sweeps import RunStore
+    from deeplimits.runs import RunStore
 
-    spec = P.plan_stability("res-3", width=6, n_in=4, depths=[10, 20], betas=[0.5], draws=12, chunk=4)
+    spec = S.plan_stability("res-3", width=6, n_in=4, depths=[10, 20], betas=[0.5], draws=12, chunk=4)
     store = RunStore(str(tmp_path), spec)
-    first = P.run_stability(spec, store=store)
+    first = S.run_stability(spec, store=store)
     calls = []
-    again = P.run_stability(spec, progress=calls.append, store=RunStore(str(tmp_path), spec))
+    again = S.run_stability(spec, progress=calls.append, store=RunStore(str(tmp_path), spec))
     assert again.records == first.records and calls == [4, 4, 4]
-    assert P.results_from_store(RunStore(str(tmp_path), create=False)).records == first.records
+    assert S.results_from_store(RunStore(str(tmp_path), create=False)).records == first.records

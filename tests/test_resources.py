@@ -8,14 +8,13 @@ import sys
 import time
 
 import pytest
-import torch
 
 import deeplimits as dl
 from deeplimits import _resources as R
 from deeplimits._validate import ResourceError
-from deeplimits.convergence import plan_convergence
-from deeplimits.drivers import fgn
-from deeplimits.propagation import STABILITY_PRESETS, estimate_phase, estimate_stability, plan_phase, plan_stability
+from deeplimits.studies.convergence import plan_convergence
+from deeplimits.paths import fgn
+from deeplimits.studies import STABILITY_PRESETS, estimate_phase, estimate_stability, plan_phase, plan_stability
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -98,7 +97,8 @@ def test_estimate_counts_tasks_and_networks():
 
 _MEASURE = r"""
 import json, sys, torch
-from deeplimits.propagation import plan_stability, stability_task, estimate_stability
+from deeplimits.studies import estimate_stability, plan_stability
+from deeplimits.studies.stability import stability_task
 
 def peak():  # VmHWM: this process's peak resident memory (ru_maxrss would include the forking parent's)
     with open("/proc/self/status") as f:

@@ -9,10 +9,12 @@ import pytest
 import torch
 
 import deeplimits as dl
-from deeplimits.convergence import (MAX_CI_WIDTH, MIN_FINITE_DRAWS, ConvergenceResult, plan_convergence, run_task,
+from deeplimits.studies import MAX_CI_WIDTH, MIN_FINITE_DRAWS
+from deeplimits.studies.convergence import (ConvergenceResult, plan_convergence, run_task,
                                     summarise)
-from deeplimits.propagation import (PhaseResult, StabilityResult, phase_diagram, phase_task, plan_phase,
-                                    plan_stability, stability, stability_task)
+from deeplimits import PhaseResult, StabilityResult, phase_diagram, plan_phase, plan_stability, stability
+from deeplimits.studies.phase import phase_task
+from deeplimits.studies.stability import stability_task
 
 
 def power_law(draws, depths=(8, 16, 32, 64), rate=0.5, noise=0.05, seed=0):
@@ -92,8 +94,10 @@ def test_task_results_are_strict_json_and_keep_the_finite_draws():
     flat = [x for row in out["max_err"] for x in row]
     assert None in flat and any(x is not None for x in flat)
     p = plan.pair()
-    direct = dl.convergence.run_chunk(p, [8, 16], 64, 8, 1, 7, torch.float64)
-    from deeplimits.convergence import _decode
+    from deeplimits.studies.strong_error import run_chunk
+
+    direct = run_chunk(p, [8, 16], 64, 8, 1, 7, torch.float64)
+    from deeplimits.studies.convergence import _decode
     back = json.loads(text)
     a = summarise(p, [8, 16], 64, *direct, inputs=1, seed=1, dtype=torch.float64, seconds=0.0)
     b = summarise(p, [8, 16], 64, _decode(back["max_err"]), _decode(back["terminal_err"]), inputs=1, seed=1,

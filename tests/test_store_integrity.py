@@ -14,12 +14,14 @@ import time
 
 import pytest
 
-import deeplimits as dl
-from deeplimits import sweeps
-from deeplimits.cli import main
-from deeplimits.sweeps import ExecutorError, RunStore, RunStoreError, Task, run_sweep
+import sweep_tasks  # noqa: F401 - registers the test task functions
 
-TASKS = [Task(f"t{i}", "sweep_tasks:draws", {"n": 5}, 100 + i) for i in range(4)]
+import deeplimits as dl
+from deeplimits import runs as sweeps
+from deeplimits.cli import main
+from deeplimits.runs import ExecutorError, RunStore, RunStoreError, Task, run_sweep
+
+TASKS = [Task(f"t{i}", "test-draws", {"n": 5}, 100 + i) for i in range(4)]
 
 
 def sql(path, query, *args):
@@ -96,7 +98,7 @@ def small_plan(**kw):
 
 
 def test_a_truncated_convergence_chunk_is_not_used_as_fewer_draws(tmp_path, capsys):
-    from deeplimits.convergence import results_from_store
+    from deeplimits.studies.convergence import results_from_store
 
     plan = small_plan()
     clean = dl.run_plan(plan)
@@ -203,7 +205,7 @@ def test_a_read_only_store_opens_for_reading(tmp_path, monkeypatch):
     ro.close()
     assert (tmp_path / "run.sqlite").read_bytes() == before and sorted(os.listdir(tmp_path)) == ["run.sqlite"]
     # what chmod -w does for a non-root user (root writes anyway): found unwritable, opened read-only
-    monkeypatch.setattr(sweeps, "_writable", lambda path: False)
+    monkeypatch.setattr(sweeps.store, "_writable", lambda path: False)
     auto = RunStore(tmp_path, create=False)
     assert auto.readonly and len(auto.results()) == 4
     with pytest.raises(RunStoreError, match="read-only: it can be shown"):
@@ -225,9 +227,10 @@ def test_a_chmod_read_only_run_directory(tmp_path):
 
 KILLED = """
 import sys
-from deeplimits.sweeps import RunStore, run_sweep, Task
+import sweep_tasks  # noqa: F401
+from deeplimits.runs import RunStore, run_sweep, Task
 store = RunStore(sys.argv[1], {"d": 1})
-run_sweep([Task(f"t{i}", "sweep_tasks:draws", {"n": 5}, 100 + i) for i in range(4)], store)
+run_sweep([Task(f"t{i}", "test-draws", {"n": 5}, 100 + i) for i in range(4)], store)
 import os; os._exit(0)  # killed: no checkpoint, the tasks are in the write-ahead log only
 """
 
@@ -280,7 +283,7 @@ def test_a_cluster_without_workers_fails_after_the_timeout(lonely):
 def test_a_cluster_whose_workers_all_leave_fails_after_the_timeout(lonely, tmp_path):
     lonely.scale(1)
     lonely.wait_for_workers(1, timeout=30)
-    tasks = [Task(f"s{i}", "sweep_tasks:sleepy", {"s": 0.3}, i) for i in range(8)]
+    tasks = [Task(f"s{i}", "test-sleepy", {"s": 0.3}, i) for i in range(8)]
     store = RunStore(tmp_path, {"s": 1})
 
     def retire():

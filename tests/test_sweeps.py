@@ -11,11 +11,13 @@ import threading
 import time
 
 import pytest
+
+import sweep_tasks  # noqa: F401 - registers the test task functions
 import torch
 
 import deeplimits as dl
 from deeplimits.cli import main
-from deeplimits.sweeps import RunStore, RunStoreError, SweepError, Task, run_sweep
+from deeplimits.runs import RunStore, RunStoreError, SweepError, Task, run_sweep
 
 
 def small_plan(**kw):
@@ -69,7 +71,7 @@ def test_cli_reports_a_corrupted_store_in_one_line(tmp_path, capsys):
 def test_failed_tasks_are_stored_and_retried(tmp_path):
     flag = tmp_path / "fail"
     flag.write_text("1")
-    tasks = [Task(f"t{i}", "sweep_tasks:flaky", {"i": i, "flag": str(flag)}, i) for i in range(3)]
+    tasks = [Task(f"t{i}", "test-flaky", {"i": i, "flag": str(flag)}, i) for i in range(3)]
     store = RunStore(tmp_path / "run", {"flaky": True})
     with pytest.raises(SweepError, match="1 of 3 tasks failed"):
         run_sweep(tasks, store)
@@ -168,12 +170,13 @@ def test_a_store_killed_while_being_created_is_recreated(tmp_path):
 
 
 def test_cli_failed_task_is_one_line_and_others_are_stored(tmp_path, capsys, monkeypatch):
-    import deeplimits.convergence as conv
+    import deeplimits._random as dl_random
+    import deeplimits.studies.convergence as conv
 
     real = conv.run_chunk
 
     def broken(p, depths, reference, draws, inputs, seed, dtype):
-        if seed == conv.chunk_seed(0, 1):
+        if seed == dl_random.chunk_seed(0, 1):
             raise RuntimeError("boom")
         return real(p, depths, reference, draws, inputs, seed, dtype)
 

@@ -175,7 +175,9 @@ def test_limits_and_drivers_reject_what_does_not_apply():
 
 def test_propagation_arguments():
     import deeplimits as dl
-    from deeplimits import propagation as P
+    from deeplimits import make_driver
+    from deeplimits.studies import phase as PH
+    from deeplimits.studies import stability as S
 
     with pytest.raises(ValueError, match="beta must lie in"):
         dl.theory_bounds(-0.5, 10)
@@ -184,19 +186,19 @@ def test_propagation_arguments():
     with pytest.raises(ValueError, match="betas must be increasing"):
         dl.critical_beta([0.0, 1.0], [1.0])
     with pytest.raises(ValueError, match="driver must be one of"):
-        P.plan_stability(driver="cauchy")
+        S.plan_stability(driver="cauchy")
     with pytest.raises(ValueError, match="activation must be given by name"):
-        P.plan_stability("res-1", activation=torch.tanh)
+        S.plan_stability("res-1", activation=torch.tanh)
     with pytest.raises(ValueError, match="depths must be a non-empty list"):
-        P.plan_stability(depths=[])
+        S.plan_stability(depths=[])
     with pytest.raises(ValueError, match="histograms must be True or False"):
-        P.plan_stability(histograms="yes")
+        S.plan_stability(histograms="yes")
     with pytest.raises(ValueError, match="length_scale must lie in"):
-        P.plan_stability(driver=P.make_driver("smooth", length_scale=0.0))
+        S.plan_stability(driver=make_driver("smooth", length_scale=0.0))
     with pytest.raises(ValueError, match="hursts must be a non-empty list"):
-        P.plan_phase([])
+        PH.plan_phase([])
     with pytest.raises(ValueError, match="arch must be one of"):
-        P.plan_phase([0.5], arch="res-9")
+        PH.plan_phase([0.5], arch="res-9")
 
 
 @pytest.mark.parametrize("regime,kw,needle", [

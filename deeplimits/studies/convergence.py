@@ -1,294 +1,28 @@
-"""Strong convergence of networks to their limits, SPEC §4 ("Strong error").
+"""Strong convergence studies: plans, runs (in-process or through a sweep), stored results.
 
-For a regime and dyadic depths, estimate ``e(L) = E max_k ||H_{k/L} - h_k||`` and the terminal
-error ``E ||H_1 - h_L||`` by Monte Carlo over independent (input, driver) draws, then fit
-``e(L) ~ L^-rate`` on log-log with a bootstrap confidence interval over draws.
-
-All depths and the reference share one driver sample per draw and are computed in ONE pass
-over the finest grid: coarse increments are sums of fine ones (a tree of pairwise sums per
-chunk of fine steps), each network advances when its grid point is reached and is compared
-with the reference there. Brownian increments are streamed, so memory does not grow with
-the finest depth.
+:func:`strong_convergence` = :func:`plan_convergence` (every check, the resource estimate) then
+:func:`run_plan` (chunks of draws as sweep tasks, seeded by :func:`~deeplimits._random.chunk_seed`)
+and :func:`summarise` (estimates, standard errors and the fitted rate). See docs/mathematics.md,
+"Strong error".
 """
 
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 from typing import Callable, Sequence
 
 import numpy as np
 import torch
 
-from . import _resources as R_
-from . import _validate as V_
-from ._plain import PlainData, strict
-from .drivers import PathSample, pair_sums
-from .sweeps import chunk_seed, chunk_sizes
-from .pairs import INSIDE_REGIMES, REGIMES, InsidePair, Pair, pair as _pair
-
-__all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult", "fit_rate",
-           "sweep_errors", "chunk_seed", "DEFAULTS", "MIN_FINITE_DRAWS", "MAX_CI_WIDTH"]
-
-
-
-def fit_rate(depths: Sequence[int], errors: np.ndarray, *, n_boot: int = 2000, seed: int = 0,
-             level: float = 0.95) -> tuple[float, tuple[float, float]]:
-    """Least-squares rate of ``mean error ~ depth^-rate`` with a percentile bootstrap interval.
-
-    Args:
-        depths: the depths (columns of ``errors``).
-        errors: per-draw errors, shape ``(draws, len(depths))``.
-    Returns:
-        ``(rate, (lo, hi))``.
-    """
-    e = np.asarray(errors, dtype=np.float64)
-    if len(depths) < 2:  # a slope needs two depths
-        return math.nan, (math.nan, math.nan)
-    x = np.log(np.asarray(depths, dtype=np.float64))
-    xc = x - x.mean()
-
-    def rate(mean_err):
-        y = np.log(mean_err)
-        return -(y * xc).sum(-1) / (xc ** 2).sum()
-
-    point = float(rate(e.mean(0)))
-    if len(e) < 2:
-        return point, (math.nan, math.nan)
-    rng = np.random.default_rng(seed)
-    boot = np.empty(n_boot)
-    for i in range(0, n_boot, 250):  # bounded memory: 250 resamples at a time
-        idx = rng.integers(0, len(e), size=(min(250, n_boot - i), len(e)))
-        boot[i:i + len(idx)] = rate(e[idx].mean(1))
-    lo, hi = np.nanquantile(boot, [(1 - level) / 2, (1 + level) / 2])
-    return point, (float(lo), float(hi))
-
-
-def _levels(chunk: torch.Tensor, top: int) -> dict[int, torch.Tensor]:
-    """Sums of 1, 2, 4, ..., ``top`` consecutive fine increments of a chunk (pairwise tree)."""
-    out = {1: chunk}
-    r = 1
-    while r < top:
-        out[2 * r] = pair_sums(out[r], 2)
-        r *= 2
-    return out
-
-
-def _fine_chunks(sample, rough, smooth, R, top):
-    """Consecutive chunks of the finest grid as ``(c, levels)``: ``c`` fine steps and, per rough
-    weight, the tree of coarse sums of its increments (:func:`_levels`). Streams of different
-    block sizes (a matrix and a vector weight) are cut to the smallest block, which divides the
-    others (all are powers of two)."""
-    if not rough:
-        c = min(sample.weights[n]._chunk_layers(1) for n in smooth)
-        for j0 in range(0, R, c):
-            yield min(c, R - j0), []
-        return
-    piece = min(getattr(sample.weights[n], "block", R) for n in rough)
-
-    def transform(x):  # runs on the sample's drawing thread
-        return [_levels(p, min(p.shape[0], top)) for p in x.split(piece)]
-
-    streams = [itertools.chain.from_iterable(sample.weights[n].iter_increments(R, transform=transform))
-               for n in rough]
-    for lv in zip(*streams):
-        yield lv[0][1].shape[0], list(lv)
-
-
-def sweep_errors(p: Pair, sample, depths: Sequence[int], reference: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Errors of every depth against the reference, in one pass over the finest grid.
-
-    Args:
-        p: the pair.
-        sample: a :class:`~deeplimits.pairs.PairSample` whose rough drivers have resolution
-            ``reference`` (without rough drivers, the reference is the adaptive solve on
-            ``k / reference``).
-        depths: depths dividing ``reference``.
-    Returns:
-        ``(max_err, terminal_err)``, each ``(len(depths), draws, inputs)``.
-    """
-    h0 = sample.h0
-    rough = [n for n, s in sample.weights.items() if isinstance(s, PathSample)]
-    smooth = [n for n in sample.weights if n not in rough]
-    R = reference
-    steps = {L: p.layer_step(L) for L in depths}
-    state = {L: h0 for L in depths}
-    err = {L: torch.zeros(h0.shape[:-1], dtype=h0.dtype) for L in depths}
-    acc = {L: None for L in depths}
-    ref_step = p.reference_step(sample, R)
-    H = h0
-    H_ref = p.solve_limit(sample, h0, R) if ref_step is None else None
-    j = 0  # fine steps done
-    for c, lv in _fine_chunks(sample, rough, smooth, R, R // min(depths)):
-        fine = [x[1] for x in lv]
-        for L in depths:
-            if rough and R // L > c:  # this depth's increment spans several chunks: accumulate whole chunks
-                tot = [x[c][0] for x in lv]
-                acc[L] = tot if acc[L] is None else [a + t for a, t in zip(acc[L], tot)]
-        t = (torch.arange(j + 1, j + c + 1, dtype=torch.float64) / R).to(h0.dtype)  # right ends
-        values = [sample.weights[n].at(t) for n in smooth]
-        for i in range(c):
-            j += 1
-            at_t = {n: v[i] for n, v in zip(smooth, values)}
-            if ref_step is None:
-                H = H_ref[j]
-            else:
-                H = ref_step(H, dict(zip(rough, (x[i] for x in fine)), **at_t))
-            for L in depths:
-                r = R // L
-                if j % r:
-                    continue
-                if not rough or r <= c:
-                    w = [x[r][(i + 1) // r - 1] for x in lv]
-                else:
-                    w, acc[L] = acc[L], None
-                state[L] = steps[L](state[L], dict(zip(rough, w), **at_t))
-                e = (H - state[L]).norm(dim=-1)
-                err[L] = torch.maximum(err[L], torch.nan_to_num(e, nan=math.inf))
-    max_err = torch.stack([err[L] for L in depths])
-    term = torch.stack([torch.nan_to_num((H - state[L]).norm(dim=-1), nan=math.inf) for L in depths])
-    return max_err, term
-
-
-@dataclasses.dataclass
-class ConvergenceResult(PlainData):
-    """Strong-error study of one pair: plain data, see :meth:`to_dict` for the JSON fields."""
-
-    regime: str
-    hurst: float | None
-    width: int
-    activation: str
-    arch: str
-    corrected: bool
-    paths: int
-    inputs: int
-    reference: int
-    seed: int
-    dtype: str
-    depths: list[int]
-    error: list[float]
-    stderr: list[float]
-    terminal_error: list[float]
-    terminal_stderr: list[float]
-    rate: float
-    rate_ci: list[float]
-    theory_rate: float
-    rate_note: str
-    nonfinite: int
-    seconds: float
-    # inside regimes only (None elsewhere; results stored before they existed load with None)
-    alpha: float | None = None
-    beta: float | None = None
-    sa: float | None = None
-    sb: float | None = None
-    ito_correction: bool | None = None
-
-    @property
-    def verdict_note(self) -> str | None:
-        """Why there is no verdict (``None`` when there is one). A verdict needs
-
-        * at least two depths (a rate is a slope);
-        * at least :data:`MIN_FINITE_DRAWS` finite draws and at least half of the draws finite
-          (a run where most draws blew up estimates the error of the survivors only);
-        * a finite rate and a finite bootstrap interval, of width at most :data:`MAX_CI_WIDTH`
-          (a wider interval contains any plausible rate: agreeing with it says nothing).
-        """
-        finite = self.paths - self.nonfinite
-        if len(self.depths) < 2:
-            return "fewer than two depths"
-        if finite < max(MIN_FINITE_DRAWS, math.ceil(self.paths / 2)):
-            return (f"only {finite} of {self.paths} draws finite (a verdict needs at least {MIN_FINITE_DRAWS} and "
-                    f"at least half of them)")
-        rate, (lo, hi) = self.rate, self.rate_ci
-        if not all(x is not None and math.isfinite(x) for x in (rate, lo, hi)):
-            return "rate not finite"
-        if hi - lo > MAX_CI_WIDTH:
-            return f"interval too wide (width {hi - lo:.2f} > {MAX_CI_WIDTH})"
-        return None
-
-    @property
-    def verdict(self) -> str | None:
-        """``'agrees'`` when the theory rate is within 0.1 of the fit or inside its interval,
-        otherwise ``'faster'`` or ``'slower'`` than theory; ``None`` when the data cannot tell
-        (see :attr:`verdict_note`)."""
-        if self.verdict_note is not None:
-            return None
-        lo, hi = self.rate_ci
-        if abs(self.rate - self.theory_rate) <= 0.1 or (lo <= self.theory_rate <= hi):
-            return "agrees"
-        return "faster" if self.rate > self.theory_rate else "slower"
-
-    def to_dict(self) -> dict:
-        """Plain strict JSON (non-finite numbers as ``None``) with the derived ``verdict`` and
-        ``verdict_note``."""
-        d = super().to_dict()
-        d["verdict"] = self.verdict
-        d["verdict_note"] = self.verdict_note
-        return d
-
-    @property
-    def table(self):
-        """The per-depth table as a :class:`pandas.DataFrame`."""
-        import pandas as pd
-
-        err = np.asarray(self.error)
-        ratio = np.concatenate([[np.nan], err[:-1] / err[1:]])
-        return pd.DataFrame({"depth": self.depths, "error": self.error, "stderr": self.stderr,
-                             "ratio": ratio, "terminal_error": self.terminal_error,
-                             "terminal_stderr": self.terminal_stderr})
-
-    @property
-    def label(self) -> str:
-        h = f" H={self.hurst:g}" if self.hurst is not None else ""
-        c = " corrected" if self.corrected else ""
-        if self.regime in INSIDE_REGIMES:  # short enough for a figure title; alpha = 1 - beta is in report()
-            b = f" beta={self.beta:g}" if self.beta is not None else ""
-            ito = " no-Itô" if self.ito_correction is False else ""
-            return f"{self.regime}{b}{ito} ({self.activation}, d={self.width}, sA={self.sa:g}, sb={self.sb:g})"
-        return f"{self.regime}{h}{c} ({self.arch}, {self.activation}, d={self.width})"
-
-    def report(self) -> str:
-        """The table, the fitted rate against theory, and the verdict, as text."""
-        alpha = f", alpha={self.alpha:g}" if self.regime == "inside-ode" else ""
-        ito = ", limit without the Itô correction" if self.ito_correction is False else ""
-        lines = [f"{self.label}: {self.paths} draws, reference grid 1/{self.reference}{alpha}{ito}",
-                 f"{'depth':>7}  {'E max_k |H-h|':>14}  {'± se':>9}  {'ratio':>6}  {'E |H_1-h_L|':>12}"]
-        for row in self.table.itertuples():
-            ratio = "" if math.isnan(row.ratio) else f"{row.ratio:6.2f}"
-            lines.append(f"{row.depth:7d}  {_num(row.error, '14.5g')}  {_num(row.stderr, '9.2g')}  {ratio:>6}  "
-                         f"{_num(row.terminal_error, '12.5g')}")
-        lo, hi = self.rate_ci
-        verdict = self.verdict or f"no verdict: {self.verdict_note}"
-        lines.append(f"rate {_num(self.rate, '.3f')}  95% CI [{_num(lo, '.3f')}, {_num(hi, '.3f')}]   "
-                     f"theory {self.theory_rate:.3f}   -> {verdict}")
-        if (self.regime == "fbm" and not self.corrected and self.width > 1) or self.regime == "inside-ode" \
-                or self.ito_correction is False:
-            lines.append(f"note: {self.rate_note}")
-        if self.nonfinite == self.paths:
-            lines.append(f"warning: all {self.paths} draws blew up (non-finite states): no error estimate")
-        elif self.nonfinite:
-            lines.append(f"warning: {self.nonfinite} draws blew up (non-finite states) and are excluded")
-        return "\n".join(lines)
-
-    def plot(self, ax=None, path: str | None = None):
-        """Log-log plot of the error against depth with the theoretical slope drawn in."""
-        from .plots import plot_convergence
-
-        return plot_convergence([self], ax=ax, path=path)
-
-
-def _num(x, fmt: str) -> str:
-    """``x`` formatted, or ``'-'`` (right-aligned to the same width) when missing or not finite."""
-    if x is None or not math.isfinite(x):
-        return format("-", ">" + fmt.split(".")[0]) if fmt[0].isdigit() else "-"
-    return format(x, fmt)
-
-
-#: a verdict needs at least this many finite draws (and at least half of the draws)
-MIN_FINITE_DRAWS = 8
-#: a verdict needs a bootstrap interval of the rate at most this wide
-MAX_CI_WIDTH = 0.5
+from .. import _resources as R_
+from .. import _validate as V_
+from .._plain import strict
+from .._random import chunk_seed
+from ..runs import register_task, Task, chunk_sizes
+from ..pairs import INSIDE_REGIMES, REGIMES, InsidePair, Pair, pair as _pair
+from .convergence_result import ConvergenceResult
+from .strong_error import fit_rate, run_chunk
 
 DEFAULTS = {
     "sde": dict(width=16, depths=[8, 16, 32, 64, 128, 256, 512], paths=256, reference=8192),
@@ -298,6 +32,7 @@ DEFAULTS = {
     "inside-ode": dict(width=4, depths=[8, 16, 32, 64, 128, 256, 512], paths=64, reference=None),
 }
 _INSIDE_FIELDS = ("alpha", "beta", "sa", "sb", "ito_correction")
+
 
 
 @dataclasses.dataclass(frozen=True)
@@ -365,10 +100,8 @@ class ConvergencePlan:
 
     def tasks(self) -> list:
         """One sweep task per chunk of draws, keyed ``'<name>/chunk-<i>'`` (see :attr:`name`)."""
-        from .sweeps import Task
-
         spec = self.to_spec()
-        return [Task(f"{self.name}/chunk-{c:05d}", "deeplimits.convergence:run_task", {**spec, "draws": n},
+        return [Task(f"{self.name}/chunk-{c:05d}", "convergence-chunk", {**spec, "draws": n},
                      chunk_seed(self.seed, c)) for c, n in enumerate(self.chunk_sizes)]
 
     @property
@@ -437,7 +170,9 @@ def _chunk_bytes(p: Pair, n: int, inputs: int, reference: int, depths, item: int
     * states: the reference, the input and a state and two error maps per depth, ``n x inputs x d``
       each; the adaptive ODE references keep the solution at ``reference + 1`` times.
     """
-    from .drivers import _BLOCK_ELEMENTS, FractionalDriver, _rbf_quadrature
+    from ..paths import FractionalDriver
+    from ..paths.base import _BLOCK_ELEMENTS
+    from ..paths.smooth import _rbf_quadrature
 
     total = 0
     for name, drv in p.drivers.items():
@@ -493,7 +228,7 @@ def run_plan(plan: ConvergencePlan, progress: Callable[[int], None] | None = Non
     """
     import time
 
-    from .sweeps import run_sweep
+    from ..runs import run_sweep
 
     t0 = time.perf_counter()
     p = plan.pair()
@@ -515,6 +250,7 @@ def run_plan(plan: ConvergencePlan, progress: Callable[[int], None] | None = Non
                      dtype=plan.dtype, seconds=time.perf_counter() - t0)
 
 
+@register_task("convergence-chunk")
 def run_task(params: dict, seed: int) -> dict:
     """Sweep task: one chunk of draws of a plan (``params`` = plan spec + ``draws``)."""
     spec = {k: v for k, v in params.items() if k != "draws"}
@@ -536,7 +272,7 @@ def _decode(x) -> np.ndarray:
 
 def results_from_store(store) -> list[ConvergenceResult]:
     """Rebuild the results of a stored convergence run from its finished chunks (no simulation)."""
-    from .sweeps import RunStoreError
+    from ..runs import RunStoreError
 
     spec = store.spec
     try:
@@ -556,15 +292,6 @@ def results_from_store(store) -> list[ConvergenceResult]:
                              dtype=plan.dtype, seconds=sum(seconds[t.key] for t in tasks)))
     return out
 
-
-def run_chunk(p: Pair, depths, reference, draws, inputs, seed, dtype) -> tuple[np.ndarray, np.ndarray]:
-    """One chunk of draws: per-draw errors ``(draws, len(depths))`` (max over k, terminal),
-    averaged over the inputs of each draw."""
-    g = torch.Generator().manual_seed(seed)
-    s = p.sample(draws, inputs=inputs, resolution=reference if p.rough else None,
-                 generator=g, dtype=dtype)
-    mx, tm = sweep_errors(p, s, depths, reference)
-    return mx.mean(-1).T.numpy(), tm.mean(-1).T.numpy()
 
 
 def summarise(p: Pair, depths, reference, max_err: np.ndarray, term_err: np.ndarray, *, inputs, seed,

@@ -1,4 +1,19 @@
-"""Fast, reproducible standard normals for large blocks.
+"""Random numbers and the seeding scheme of deeplimits (the one place it is defined).
+
+Seeding, from a run's base seed to every number:
+
+1. a run (``--seed S``) is split into tasks (chunks of draws, or one Hurst index of a phase
+   diagram); task ``i`` gets :func:`chunk_seed` ``(S, i)``, a 63-bit seed from NumPy's
+   ``SeedSequence([S, i])``: independent streams, the same whichever process runs the task;
+2. inside a task, a :class:`torch.Generator` seeded with that seed draws everything in a fixed
+   order (each weight's sample, then the inputs); a driver sample takes ONE 62-bit seed from it
+   (:func:`seed_from`), so the numbers of one weight never depend on the size of another;
+3. a sample's blocks (Brownian blocks of fine steps, i.i.d. depths and chunks) use
+   :func:`mix_seed` ``(seed, j)`` sub-streams, drawn by :func:`normal` / :func:`uniform`.
+
+Same seed, same device, same dtype -> same numbers, on any number of threads or workers.
+
+Fast standard normals:
 
 ``torch.randn`` is fast in float32 (vectorised, about 4 ns a number here) but slow in
 float64 (about 40 ns). For float64, NumPy's ziggurat sampler on PCG64 streams is exact and
@@ -25,6 +40,17 @@ def _executor() -> ThreadPoolExecutor:
     if _pool is None:
         _pool = ThreadPoolExecutor(max_workers=max(1, torch.get_num_threads()), thread_name_prefix="deeplimits-rng")
     return _pool
+
+
+def chunk_seed(seed: int, chunk: int) -> int:
+    """The seed of task ``chunk`` of a run seeded ``seed``: independent streams per task,
+    the same whichever process computes it."""
+    return int(np.random.SeedSequence([seed, chunk]).generate_state(1, np.uint64)[0] >> 1)
+
+
+def mix_seed(seed: int, stream: int) -> int:
+    """A seed for sub-stream ``stream`` of ``seed`` (golden-ratio increments, 63 bits)."""
+    return (seed + 0x9E3779B97F4A7C15 * (stream + 1)) % (1 << 63)
 
 
 def seed_from(generator: torch.Generator | None) -> int:

@@ -1,0 +1,144 @@
+"""Weight laws as functions of depth ("drivers"), docs/mathematics.md, "Drivers".
+
+A :class:`Driver` is a law of one random path on [0, 1] per weight entry. Its
+:meth:`Driver.sample` draws a batch of independent paths (a :class:`DriverSample`), from which
+the weights of a network of ANY depth are read. Networks of different depths read off one
+sample are coupled: that coupling is what makes a strong (pathwise) error measurable.
+
+Weights are returned with shape ``(depth, draws, *shape)`` and normalised so that
+``weights / scale`` has unit-variance entries whatever the depth; ``scale`` defaults to
+``1 / sqrt(shape[-1])`` (fan-in) for matrices and 1 for vectors (docs/mathematics.md).
+
+Drivers declare their ``regularity``: 1/2 for i.i.d. (Brownian) weights, H for fractional
+ones and 1 for smooth ones. For path drivers the depth-``L`` weights are
+``L**regularity * (X_{k/L} - X_{(k-1)/L})`` for the scaled path ``X``.
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+from typing import Callable, Iterator
+
+import torch
+
+from .. import _validate as V
+
+_BLOCK_ELEMENTS = 1 << 22  # elements of one lazily generated block of Brownian increments
+
+
+def pair_sums(x: torch.Tensor, r: int) -> torch.Tensor:
+    """Sums of ``r`` (a power of two) consecutive slices along dim 0, by pairwise halving
+    (strided adds are several times faster than a reduction over a short axis)."""
+    while r > 1:
+        x = x[0::2] + x[1::2]
+        r //= 2
+    return x
+
+
+class DriverSample(abc.ABC):
+    """A batch of ``draws`` independent weight paths, one per entry of a tensor of ``shape``."""
+
+    regularity: float
+
+    def __init__(self, shape: tuple[int, ...], draws: int, dtype: torch.dtype, scale: float):
+        self.shape, self.draws, self.dtype, self.scale = shape, draws, dtype, scale
+
+    @abc.abstractmethod
+    def iter_weights(self, depth: int) -> Iterator[torch.Tensor]:
+        """The depth-``depth`` weights as chunks ``(c, draws, *shape)`` of consecutive layers."""
+
+    def weights(self, depth: int) -> torch.Tensor:
+        """The weights ``(depth, draws, *shape)`` of the network of depth ``depth``."""
+        return torch.cat(list(self.iter_weights(depth)), dim=0)
+
+    def _chunk_layers(self, per_layer: int) -> int:
+        return max(1, _BLOCK_ELEMENTS // max(1, per_layer * self.draws * math.prod(self.shape)))
+
+
+class PathSample(DriverSample):
+    """A sample of a rough path ``X`` (Brownian or fractional) on the grid ``k / resolution``.
+
+    Any depth dividing ``resolution`` is available, and its increments are exact sums of the
+    finest ones, so all those depths are coupled.
+    """
+
+    def __init__(self, shape, draws, dtype, scale, resolution: int):
+        super().__init__(shape, draws, dtype, scale)
+        self.resolution = resolution
+
+    @abc.abstractmethod
+    def iter_increments(self, depth: int, *, transform: Callable | None = None) -> Iterator:
+        """Increments ``X_{k/L} - X_{(k-1)/L}`` (scaled) in chunks ``(c, draws, *shape)`` of
+        ``c`` (a power of two) consecutive layers, aligned to every coarser dyadic grid.
+
+        ``transform``, when given, is applied to each chunk before it is yielded (for the
+        Brownian sample, on the background thread that draws the chunks).
+        """
+
+    def increments(self, depth: int) -> torch.Tensor:
+        return torch.cat(list(self.iter_increments(depth)), dim=0)
+
+    def iter_weights(self, depth: int) -> Iterator[torch.Tensor]:
+        norm = float(depth) ** self.regularity
+        for inc in self.iter_increments(depth):
+            yield inc * norm
+
+    def path(self, depth: int) -> torch.Tensor:
+        """``X_{k/L}`` for ``k = 0..L`` (``X_0 = 0``), shape ``(depth + 1, draws, *shape)``."""
+        inc = self.increments(depth)
+        return torch.cat([torch.zeros_like(inc[:1]), inc.cumsum(0)], dim=0)
+
+
+class Driver(abc.ABC):
+    """A weight law as a function of depth. Declares its ``regularity``, ``coupled`` and ``nested``."""
+
+    name: str
+    regularity: float
+    coupled: bool = True  # do depths read off one sample share one path?
+    #: are the depth-L weights, in law, the first L layers of a deeper network's weights?
+    #: (i.i.d. and stationary fGn: yes; the smooth law reads V(k / L): no)
+    nested: bool = True
+
+    def sample(self, shape, *, draws: int = 1, resolution: int | None = None,
+               generator: torch.Generator | None = None, dtype: torch.dtype = torch.float64,
+               scale: float | None = None) -> DriverSample:
+        """Draw ``draws`` independent weight paths for a weight tensor of ``shape``.
+
+        Args:
+            shape: shape of one layer's weight, e.g. ``(d, d)`` for V or ``(d,)`` for a bias.
+            draws: number of independent paths (batch dimension of the weights).
+            resolution: finest depth (a power of two) for path drivers; every depth dividing
+                it is available and coupled. Refused by the smooth and non-Gaussian i.i.d. laws.
+            generator: a seeded :class:`torch.Generator`; same seed, same numbers.
+            dtype: float32 or float64.
+            scale: entry standard deviation of the weights, default ``shape[-1] ** -0.5`` for
+                matrices (docs/mathematics.md, "Drivers"), 1 for vectors.
+        """
+        shape = V.size(shape, name="shape")
+        draws = V.integer("draws", draws)
+        dtype = V.dtype(dtype)
+        V.generator(generator)
+        if scale is None:
+            scale = shape[-1] ** -0.5 if len(shape) >= 2 else 1.0
+        scale = V.real("scale", scale, low=0.0, low_open=True)
+        if self.needs_resolution:
+            if resolution is None:
+                raise ValueError(f"resolution must be given (a power of two) for the {self.name} driver")
+            resolution = V.power_of_two("resolution", resolution)
+        elif resolution is not None:
+            raise ValueError(f"resolution applies only to path drivers (Gaussian i.i.d., fractional), "
+                             f"not to the {self.name} driver")
+        return self._sample(shape, draws, resolution, generator, dtype, scale)
+
+    needs_resolution = False
+
+    @abc.abstractmethod
+    def _sample(self, shape, draws, resolution, generator, dtype, scale) -> DriverSample: ...
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+def _pow2_floor(x: int) -> int:
+    return 1 << (max(1, x).bit_length() - 1)

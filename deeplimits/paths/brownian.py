@@ -1,0 +1,103 @@
+"""i.i.d. weights: Brownian increments (coupled across depths) and uniform / Rademacher laws."""
+
+from __future__ import annotations
+
+import math
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, Iterator
+
+import torch
+
+from .. import _random
+from .. import _validate as V
+from .base import DriverSample, Driver, PathSample, _pow2_floor, pair_sums
+
+
+class BrownianSample(PathSample):
+    """Scaled Brownian motion ``scale * B`` generated lazily in fixed blocks of fine steps.
+
+    The finest increments are produced block by block from counter-derived seeds, so they
+    can be streamed any number of times without being stored: memory stays constant in the
+    resolution.
+    """
+
+    regularity = 0.5
+
+    def __init__(self, shape, draws, dtype, scale, resolution, seed: int):
+        super().__init__(shape, draws, dtype, scale, resolution)
+        self.seed = seed
+        self.block = min(resolution, _pow2_floor(self._chunk_layers(1)))
+
+    def _block(self, j: int) -> torch.Tensor:
+        x = _random.normal((self.block, self.draws, *self.shape), _random.mix_seed(self.seed, j), self.dtype)
+        return x.mul_(self.scale / math.sqrt(self.resolution))
+
+    def iter_increments(self, depth: int, *, transform: Callable | None = None) -> Iterator:
+        depth = V.divides("depth", depth, self.resolution)
+        r = self.resolution // depth  # fine steps per layer
+        nblocks = self.resolution // self.block
+        transform = transform or (lambda x: x)
+        if r <= self.block:
+            def chunk(j):
+                return transform(pair_sums(self._block(j), r))
+
+            with ThreadPoolExecutor(1, thread_name_prefix="deeplimits-prefetch") as ex:
+                nxt = ex.submit(chunk, 0)  # draw chunk j + 1 while chunk j is consumed
+                for j in range(nblocks):
+                    x = nxt.result()
+                    if j + 1 < nblocks:
+                        nxt = ex.submit(chunk, j + 1)
+                    yield x
+        else:
+            per = r // self.block
+            for k in range(depth):
+                acc = self._block(k * per).sum(0)
+                for j in range(k * per + 1, (k + 1) * per):
+                    acc += self._block(j).sum(0)
+                yield transform(acc.unsqueeze(0))
+
+
+class IIDSample(DriverSample):
+    """i.i.d. uniform or Rademacher weights: no path, fresh draws for each depth.
+
+    These laws have no Brownian coupling across depths (only the Gaussian law does), so the
+    weights at depth ``L`` are drawn from a stream seeded by ``(seed, L)``: reproducible, but
+    independent between depths.
+    """
+
+    regularity = 0.5
+
+    def __init__(self, shape, draws, dtype, scale, law: str, seed: int):
+        super().__init__(shape, draws, dtype, scale)
+        self.law, self.seed = law, seed
+
+    def iter_weights(self, depth: int) -> Iterator[torch.Tensor]:
+        depth = V.integer("depth", depth)
+        seed = _random.mix_seed(self.seed, depth - 1)
+        c = self._chunk_layers(1)
+        a = math.sqrt(3.0) * self.scale if self.law == "uniform" else 1.0
+        for j, k0 in enumerate(range(0, depth, c)):
+            n = min(c, depth - k0)
+            u = _random.uniform((n, self.draws, *self.shape), _random.mix_seed(seed, j), self.dtype, -a, a)
+            yield u if self.law == "uniform" else torch.where(u < 0, -self.scale, self.scale).to(self.dtype)
+
+
+class IIDDriver(Driver):
+    """i.i.d. weights with variance ``scale^2``: ``'gaussian'`` (Brownian increments),
+    ``'uniform'`` (the papers' default) or ``'rademacher'``.
+
+    Only the Gaussian law is coupled across depths (``V_k = sqrt(L) * scale * dB``); for it a
+    ``resolution`` is required.
+    """
+
+    regularity = 0.5
+    LAWS = ("gaussian", "uniform", "rademacher")
+
+    def __init__(self, law: str = "gaussian"):
+        self.name = V.choice("law", law, self.LAWS)
+        self.coupled = self.needs_resolution = law == "gaussian"
+
+    def _sample(self, shape, draws, resolution, generator, dtype, scale):
+        if self.name == "gaussian":
+            return BrownianSample(shape, draws, dtype, scale, resolution, _random.seed_from(generator))
+        return IIDSample(shape, draws, dtype, scale, self.name, _random.seed_from(generator))

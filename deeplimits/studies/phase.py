@@ -1,0 +1,190 @@
+"""The (H, beta) phase diagram with fractional weights and the critical scaling beta*(H)."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Callable, Sequence
+
+import numpy as np
+import torch
+
+from .. import _resources as R_
+from .. import _validate as V_
+from .._plain import PlainData
+from .._random import chunk_seed
+from ..paths import FractionalDriver
+from ..networks import ResNet
+from ..runs import register_task, Task
+from .propagation import CAP, _common, _grid, _phase_depths, _run, _sweep, critical_beta, estimate_phase
+
+PHASE_PRESETS = {
+    # res-3, d = 40, L = 1000, H = 51 values in [0.05, 0.97], beta = 70 values in [0, 1.3],
+    # 5 weight draws per H with 10 inputs each
+    "full": dict(hursts=np.linspace(0.05, 0.97, 51).round(6).tolist(), betas=np.linspace(0, 1.3, 70).round(6).tolist(),
+                 arch="res-3", width=40, n_in=64, depth=1000, draws=5, inputs=10),
+}
+
+
+
+
+@dataclasses.dataclass
+class PhaseResult(PlainData):
+    """The (H, beta) phase diagram with fractional weights: plain data.
+
+    ``log10_rh[i][j]`` and ``log10_rp[i][j]`` are the means of ``log10 r_h`` and
+    ``log10 r_p`` over draws and inputs at ``hurst[i]``, ``beta[j]`` (an exploded ratio counts
+    as ``log10 CAP = 30``); ``exploded[i][j]`` counts exploded (draw, input) pairs;
+    ``beta_star[i]`` is :func:`critical_beta` of row ``i`` (``None`` without a crossing), to
+    compare with ``predicted[i] = max(H, 1/2)``.
+
+    That crossing carries a finite-depth offset: near the boundary ``r_h ~ c L^(H - beta)``,
+    so ``log10 r_h = 0`` at ``beta = H + log10(c) / log10(L)``; for res-3, ``c`` is about
+    ``E ReLU(Z) / sd(Z) = 1/sqrt(2 pi)`` and the offset about -0.1 at L = 1000. The scaling
+    estimate ``beta_star_scaling[i]`` is free of ``c``: the beta where ``r_h`` stops depending
+    on the depth, i.e. where the mean ``log10 r_h`` at ``depth`` and at ``short_depth =
+    depth // 10`` (the first tenth of the same weights, ``log10_rh_short``) cross.
+    """
+
+    hurst: list[float]
+    beta: list[float]
+    log10_rh: list[list[float]]
+    log10_rp: list[list[float]]
+    exploded: list[list[int]]
+    beta_star: list[float | None]
+    predicted: list[float]
+    beta_star_scaling: list[float | None]
+    short_depth: int | None
+    log10_rh_short: list[list[float]] | None
+    arch: str
+    activation: str
+    width: int
+    n_in: int
+    depth: int
+    draws: int
+    inputs: int
+    seed: int
+    dtype: str
+    seconds: float
+
+    def report(self) -> str:
+        lines = [f"phase diagram: {self.arch}, {self.activation}, d={self.width}, L={self.depth}, "
+                 f"{len(self.hurst)} H x {len(self.beta)} beta, {self.draws} draws x {self.inputs} inputs",
+                 f"{'H':>6} {'beta* (log10 r_h = 0)':>22} {'beta* (scaling)':>16} {'max(H,1/2)':>10}"]
+        scaling = self.beta_star_scaling or [None] * len(self.hurst)
+        fmt = lambda b: "-" if b is None else f"{b:.3f}"  # noqa: E731
+        for h, b, bs, p in zip(self.hurst, self.beta_star, scaling, self.predicted):
+            lines.append(f"{h:6.3f} {fmt(b):>22} {fmt(bs):>16} {p:10.3f}")
+        return "\n".join(lines)
+
+    def plot(self, path: str | None = None):
+        """Heat maps of mean log10 r_h and log10 r_p with beta*(H) against max(H, 1/2)."""
+        from ..plots import plot_phase
+
+        return plot_phase(self, path=path)
+
+
+def plan_phase(hursts: Sequence[float] | None = None, betas: Sequence[float] | None = None, *, arch: str = "res-3",
+               activation: str | None = None, width: int = 40, n_in: int = 64, depth: int = 1000, draws: int = 5,
+               inputs: int = 10, seed: int = 0, dtype: torch.dtype = torch.float32) -> dict:
+    """Validate the arguments of :func:`phase_diagram` and return the study as plain JSON."""
+    full = PHASE_PRESETS["full"]
+    hursts = full["hursts"] if hursts is None else hursts
+    betas = full["betas"] if betas is None else betas
+    net = _common(arch, activation, width, n_in, draws, inputs, seed, dtype)
+    hursts = _grid("hursts", hursts, lambda h: round(V_.hurst(h, name="hursts"), 6))  # task keys: 6 decimals
+    betas = _grid("betas", betas, lambda b: V_.real("betas", b, low=0.0))
+    depth = V_.integer("depth", depth)
+    spec = {"study": "phase", "arch": net.arch, "activation": net.activation.name, "hursts": hursts, "betas": betas,
+            "width": width, "n_in": n_in, "depth": depth, "draws": draws, "inputs": inputs, "seed": seed,
+            "dtype": str(dtype).replace("torch.", "")}
+    est = estimate_phase(spec)  # a task holds all draws of one Hurst index: not chunked
+    R_.require_memory(est.peak_bytes, f"per Hurst index ({draws} draws x {inputs} inputs) at width={width}, "
+                      f"depth={depth}, {len(betas)} betas", ("width", "depth", "betas", "draws", "inputs"))
+    R_.require_count(depth, R_.MAX_STEPS, f"depth={depth} makes too many layers per task", ("depth",))
+    return spec
+
+
+def phase_tasks(spec: dict) -> list:
+    """One task per Hurst index (its weights are drawn once and reused for every beta)."""
+    base = {k: v for k, v in spec.items() if k not in ("hursts", "seed", "study")}
+    return [Task(f"phase/hurst-{h:.6f}", "phase-hurst", {**base, "hurst": h},
+                 chunk_seed(spec["seed"], i)) for i, h in enumerate(spec["hursts"])]
+
+
+@register_task("phase-hurst")
+def phase_task(params: dict, seed: int) -> dict:
+    """Sweep task: mean log10 ratios over draws and inputs at one H, for every beta, at the
+    depth and (for the scaling estimate of beta*) at a tenth of it, on a prefix of the same weights."""
+    net = ResNet(params["arch"], params["activation"], beta=0.0)
+    depths = _phase_depths(params["depth"])
+    out = _run(net, FractionalDriver(params["hurst"]), params["width"], params["n_in"], depths,
+               params["betas"], params["draws"], params["inputs"], seed, getattr(torch, params["dtype"]))
+    res = {}
+    for name in ("r_h", "r_p"):
+        x = out[name]  # (draws, depths, betas, inputs)
+        res["log10_" + name.replace("_", "")] = np.log10(np.maximum(x[:, 0], 1 / CAP)).mean((0, 2)).tolist()
+    if len(depths) == 2:
+        res["log10_rh_short"] = np.log10(np.maximum(out["r_h"][:, 1], 1 / CAP)).mean((0, 2)).tolist()
+    res["exploded"] = ((out["r_h"][:, 0] >= CAP) | (out["r_p"][:, 0] >= CAP)).sum((0, 2)).tolist()
+    return res
+
+
+def summarise_phase(spec: dict, parts: Sequence[dict], seconds: float = 0.0) -> PhaseResult:
+    """Combine the per-H tasks of a phase study into a :class:`PhaseResult`."""
+    rh = [p["log10_rh"] for p in parts]
+    short = [p.get("log10_rh_short") for p in parts]
+    scaling = [None if s is None else critical_beta(spec["betas"], np.subtract(r, s)) for r, s in zip(rh, short)]
+    return PhaseResult(spec["hursts"], spec["betas"], rh, [p["log10_rp"] for p in parts],
+                       [p["exploded"] for p in parts], [critical_beta(spec["betas"], r) for r in rh],
+                       [max(h, 0.5) for h in spec["hursts"]], scaling, spec["depth"] // 10 if short[0] else None,
+                       short if short[0] else None, spec["arch"], spec["activation"], spec["width"],
+                       spec["n_in"], spec["depth"], spec["draws"], spec["inputs"], spec["seed"], spec["dtype"],
+                       seconds)
+
+
+def phase_diagram(hursts: Sequence[float] | None = None, betas: Sequence[float] | None = None, *,
+                  arch: str = "res-3", activation: str | None = None, width: int = 40, n_in: int = 64,
+                  depth: int = 1000, draws: int = 5, inputs: int = 10, seed: int = 0,
+                  dtype: torch.dtype = torch.float32, progress: Callable[[int], None] | None = None, store=None,
+                  workers: int | None = None, scheduler: str | None = None,
+                  timeout: float | None = None) -> PhaseResult:
+    """The (H, beta) phase diagram (docs/mathematics.md, "Signal propagation at initialisation") with fractional weights V and W.
+
+    For each Hurst index, ``draws`` weight samples (fGn along depth, exact) with ``inputs``
+    inputs each are drawn ONCE and every beta runs on them in one forward and one backward
+    pass. The critical scaling ``beta*(H)`` is where the mean ``log10 r_h`` crosses 0; the
+    prediction is ``max(H, 1/2)`` (Marion et al. §4).
+
+    Args:
+        hursts, betas: the grid (default: the published one, 51 H in [0.05, 0.97] and 70 beta
+            in [0, 1.3]).
+        arch, activation, width, n_in, depth, draws, inputs, seed, dtype: as for :func:`stability`.
+        progress: called with 1 after each finished Hurst index.
+        store, workers, scheduler: run store and executor (see :func:`stability`).
+    """
+    spec = plan_phase(hursts, betas, arch=arch, activation=activation, width=width, n_in=n_in, depth=depth,
+                      draws=draws, inputs=inputs, seed=seed, dtype=dtype)
+    return run_phase(spec, progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)
+
+
+def run_phase(spec: dict, progress: Callable[[int], None] | None = None, *, store=None,
+              workers: int | None = None, scheduler: str | None = None,
+              timeout: float | None = None) -> PhaseResult:
+    """Run the tasks of a phase study (from :func:`plan_phase`) and summarise them."""
+    t0 = time.perf_counter()
+    tasks = phase_tasks(spec)
+    done = _sweep(tasks, progress, store, workers, scheduler, lambda t: 1, timeout)
+    return summarise_phase(spec, [done[t.key] for t in tasks], time.perf_counter() - t0)
+
+
+def results_from_store(store):
+    """Rebuild a stored phase study from its finished tasks (no simulation); ``None`` when no
+    task has finished yet."""
+    spec = store.spec
+    done = store.results()
+    tasks = [t for t in phase_tasks(spec) if t.key in done]
+    if not tasks:
+        return None
+    seconds = sum(r["seconds"] or 0.0 for r in store.records() if r["key"] in done)
+    return summarise_phase({**spec, "hursts": [t.params["hurst"] for t in tasks]}, [done[t.key] for t in tasks], seconds)

@@ -1,0 +1,317 @@
+"""Signal propagation at initialisation, docs/mathematics.md, "Signal propagation" (Marion, Fermanian, Biau, Vert, JMLR 2025).
+
+For a residual network ``h_0 = A x``, ``h_{k+1} = h_k + L^-beta V_{k+1} g(h_k, W_{k+1})`` with a
+scalar readout ``B`` and squared loss, the ratios
+
+    r_h = ||h_L - h_0|| / ||h_0||,        r_p = ||p_0 - p_L|| / ||p_L||,   p_k = dl/dh_k,
+
+tell identity (ratios -> 0), explosion (ratios -> infinity) and non-trivial (order one)
+behaviour. Three studies are built on one shared pass (:func:`_propagate`):
+
+* :func:`stability`: ratio statistics over depths x betas, theory bounds, regimes, and the
+  log-normal fits of ``||h_L||/||h_0||`` and ``||p_0||/||p_L||`` (criticality histograms);
+* :func:`phase_diagram`: mean ``log10 r_h`` and ``log10 r_p`` over (H, beta) with fractional
+  weights, and the critical scaling ``beta*(H)``.
+
+Weights do not depend on beta, so every beta runs on the same weights at once (beta is a
+batch column). For nested drivers (i.i.d. and fractional: the depth-L weights have the law of
+the first L layers of a deeper network's) every depth runs on prefixes of ONE deepest
+sample, in one forward and one backward pass. ``p_k`` comes from the backward recursion
+``p_k = p_{k+1} + alpha J_k^T p_{k+1}``, which needs no autograd graph.
+
+Overflow: a ratio that is non-finite or above :data:`CAP` counts as exploded and is
+reported as ``CAP`` (``log10`` = 30), never as a NaN.
+"""
+
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from .. import _resources as R_
+from .. import _validate as V_
+from ..activations import activation as _activation
+from ..paths import Driver, FractionalDriver, IIDDriver, SmoothDriver, make_driver
+from ..paths.base import _BLOCK_ELEMENTS
+from ..networks import ResNet
+
+CAP = 1e30  # a ratio above CAP (or non-finite) counts as exploded and is reported as CAP
+BUDGET = 1 << 30  # bytes of weights and stored states per task; draws are chunked to fit
+_WEIGHTS = {"res-1": ("V",), "res-2": ("V", "W"), "res-3": ("V", "W"), "inside": ("W", "b")}
+
+
+
+# ----------------------------------------------------------------------------------------
+# theory
+# ----------------------------------------------------------------------------------------
+
+def theory_bounds(beta: float, depth: int) -> tuple[float, float]:
+    """``((1 + a^2/2)^L - 1, (1 + a^2)^L - 1)`` with ``a = L^-beta``: bounds on ``E r_h^2`` and
+    ``E r_p^2`` (Lemma 15 and Proposition 8 of Marion et al.); ``inf`` beyond the largest double."""
+    beta, depth = V_.real("beta", beta, low=0.0), V_.integer("depth", depth)
+    a2 = float(depth) ** (-2 * beta)
+
+    def bound(c):
+        x = depth * math.log1p(c * a2)
+        return math.expm1(x) if x < 709.0 else math.inf
+
+    return bound(0.5), bound(1.0)
+
+
+def bounds_apply(arch: str, activation, driver: Driver) -> bool:
+    """Whether :func:`theory_bounds` hold: i.i.d. weights, res-1/2/3, and an activation with
+    ``x^2/2 <= sigma(x)^2 <= x^2`` (identity, leaky ReLU of slope in [1/sqrt(2), 1]), or ReLU
+    behind a symmetric inner weight (res-2, res-3), for which ``E ReLU(Wh)_i^2 = E (Wh)_i^2 / 2``."""
+    if arch == "inside" or not isinstance(driver, IIDDriver):
+        return False
+    name = _activation(activation).name
+    if name == "identity" or (name == "relu" and arch != "res-1"):
+        return True
+    if name.startswith("leaky_relu:"):
+        return float(name.split(":")[1]) >= 1 / math.sqrt(2) - 1e-6
+    return False
+
+
+def classify(median: float) -> str:
+    """``'identity'`` if the median ratio is below 0.1, ``'explosion'`` above 10, else ``'non-trivial'``."""
+    return "identity" if median < 0.1 else "explosion" if median > 10 else "non-trivial"
+
+
+def critical_beta(betas: Sequence[float], log10_rh: Sequence[float]) -> float | None:
+    """The first beta where the mean ``log10 r_h`` crosses 0 from above (linear interpolation
+    between grid points), or ``None`` when the grid has no crossing."""
+    b = np.asarray(betas, dtype=np.float64)
+    y = np.asarray(log10_rh, dtype=np.float64)
+    if b.ndim != 1 or b.shape != y.shape or not (np.diff(b) > 0).all():
+        raise ValueError(f"betas must be increasing and log10_rh of the same length, got {len(b)} and {len(y)} values")
+    idx = np.flatnonzero((y[:-1] > 0) & (y[1:] <= 0))
+    if not len(idx):
+        return None
+    i = idx[0]
+    return float(b[i] + (b[i + 1] - b[i]) * y[i] / (y[i] - y[i + 1]))
+
+
+# ----------------------------------------------------------------------------------------
+# the shared pass
+# ----------------------------------------------------------------------------------------
+
+def _propagate(net: ResNet, h0, B, layers, depths, betas):
+    """One forward and one backward pass shared by several depths and betas.
+
+    Args:
+        h0: ``(draws, inputs, width)``; B: readout ``(draws, 1, width)``.
+        layers: per-layer ``(V, W, b)`` of the deepest network; the network of depth ``L`` is
+            its first ``L`` layers, scaled by ``L^-beta``.
+    Columns ``(depth, beta, input)`` ride along the inputs axis, sorted by decreasing depth so
+    that the columns still running at layer ``k`` are a prefix; in the backward pass a depth's
+    columns enter at its last layer (``p`` is linear in ``p_L``).
+
+    Returns:
+        ``h_L, p_0, p_L``, each ``(draws, len(depths), len(betas), inputs, width)``, with the
+        gradients scaled so that ``||p_L|| = 1`` (the loss ``(B h_L)^2 / 2`` times a constant).
+    """
+    n, m, d = h0.shape
+    order = sorted(range(len(depths)), key=lambda j: -depths[j])
+    Ls = [depths[j] for j in order]
+    block = len(betas) * m
+    alpha = torch.tensor([[float(L) ** -b for b in betas] for L in Ls], dtype=h0.dtype)
+    alpha = alpha.repeat_interleave(m, dim=1).view(1, -1, 1)
+    h = h0.repeat(1, len(Ls) * len(betas), 1)
+    states, ends = [], []
+    with torch.no_grad():
+        for k in range(Ls[0]):
+            c = block * sum(L > k for L in Ls)
+            h = h[:, :c]
+            states.append(h)
+            h = net.step(h, alpha[:, :c], Ls[0], *layers[k])
+            ends += [h[:, i * block:(i + 1) * block] for i, L in enumerate(Ls) if L == k + 1]
+        hL = torch.stack(ends[::-1], 1)  # (n, depths, block, d), in the order of Ls (ends came shallowest first)
+        pL = (hL @ B.unsqueeze(1).transpose(-1, -2)) @ B.unsqueeze(1)  # l = (B h_L)^2 / 2: p_L = B^T B h_L
+        # p is linear in p_L and the ratios are scale-free: start from the unit vector, so that
+        # p_0 overflows only when ||p_0|| / ||p_L|| does, not when ||h_L|| is merely large
+        pL = pL / pL.norm(dim=-1, keepdim=True)
+        p = h0.new_zeros(n, 0, d)
+        for k in range(Ls[0] - 1, -1, -1):
+            new = [pL[:, i] for i, L in enumerate(Ls) if L == k + 1]
+            if new:
+                p = torch.cat([p, *new], 1)
+            p = net.step_vjp(states[k], p, alpha[:, :p.shape[1]], Ls[0], *layers[k])
+        p0 = p.view(n, len(Ls), block, d)
+    back = [order.index(j) for j in range(len(depths))]
+    return tuple(x[:, back].reshape(n, len(depths), len(betas), m, d) for x in (hL, p0, pL))
+
+
+def _capped(x: torch.Tensor) -> np.ndarray:
+    x = x.numpy()
+    return np.where(np.isfinite(x) & (x <= CAP), x, CAP)
+
+
+def _ratios(h0, hL, p0, pL) -> dict[str, np.ndarray]:
+    """``r_h, r_p`` and the norm ratios ``||h_L||/||h_0||``, ``||p_0||/||p_L||``, capped,
+    each ``(draws, depths, betas, inputs)`` (norms in float64: no overflow of the squares)."""
+    h0 = h0.double()[:, None, None]
+    hL, p0, pL = hL.double(), p0.double(), pL.double()
+    nh0, npL = h0.norm(dim=-1), pL.norm(dim=-1)
+    return {"r_h": _capped((hL - h0).norm(dim=-1) / nh0), "r_p": _capped((p0 - pL).norm(dim=-1) / npL),
+            "norm_h": _capped(hL.norm(dim=-1) / nh0), "norm_p": _capped(p0.norm(dim=-1) / npL)}
+
+
+def _pow2_ceil(x: int) -> int:
+    return 1 << (x - 1).bit_length()
+
+
+def _draw(net: ResNet, driver: Driver, width, n_in, depths, draws, inputs, generator, dtype):
+    """Everything random of one chunk of draws, in a fixed order: the weight samples (one per
+    weight name), then ``A``, ``x`` and ``B``. Returns ``(samples, h0, B, top)`` where ``top``
+    is the depth at which the samples are read (a power of two for path drivers)."""
+    top = max(depths)
+    res = _pow2_ceil(top) if driver.needs_resolution else None
+    shapes = {"V": (width, width), "W": (width, width), "b": (width,)}
+    samples = {nm: driver.sample(shapes[nm], draws=draws, resolution=res, generator=generator, dtype=dtype)
+               for nm in _WEIGHTS[net.arch]}
+    A = torch.randn(draws, width, n_in, generator=generator, dtype=dtype) / math.sqrt(n_in)
+    x = torch.randn(draws, inputs, n_in, generator=generator, dtype=dtype)
+    B = torch.randn(draws, 1, width, generator=generator, dtype=dtype) / math.sqrt(width)
+    return samples, x @ A.transpose(-1, -2), B, res or top
+
+
+def _layers(samples, depth, n):
+    """The first ``n`` layers of the depth-``depth`` weights as per-layer ``(V, W, b)``."""
+    ws = {nm: [w for c in s.iter_weights(depth) for w in c.unbind(0)][:n] for nm, s in samples.items()}  # views
+    return list(zip(*(ws.get(nm, [None] * n) for nm in ("V", "W", "b"))))
+
+
+def _run(net, driver, width, n_in, depths, betas, draws, inputs, seed, dtype) -> dict[str, np.ndarray]:
+    """The ratios of one chunk of draws at every (depth, beta): nested drivers share one pass."""
+    g = torch.Generator().manual_seed(seed)
+    samples, h0, B, top = _draw(net, driver, width, n_in, depths, draws, inputs, g, dtype)
+    if driver.nested:
+        out = _propagate(net, h0, B, _layers(samples, top, max(depths)), depths, betas)
+    else:  # the depth-L weights are read at k / L: one pass per depth, all betas at once
+        parts = [_propagate(net, h0, B, _layers(samples, L, L), [L], betas) for L in depths]
+        out = tuple(torch.cat(x, 1) for x in zip(*parts))
+    return _ratios(h0, *out)
+
+
+# ----------------------------------------------------------------------------------------
+# driver specs (plain JSON, for run stores and sweep tasks)
+# ----------------------------------------------------------------------------------------
+
+def _chunk(per_draw_bytes: int, draws: int) -> int:
+    return int(max(1, min(draws, BUDGET // max(1, per_draw_bytes))))
+
+
+# ----------------------------------------------------------------------------------------
+# resource estimates (plan time, arithmetic only)
+# ----------------------------------------------------------------------------------------
+
+def _task_bytes(arch, driver, width, n_in, depths, betas, inputs, n, item) -> int:
+    """Peak bytes of :func:`_run` on ``n`` draws (see :mod:`deeplimits._resources`).
+
+    * weights: every layer of the deepest network is held (``top`` layers: ``max(depths)``, or
+      its power-of-two ceiling for path drivers) for each weight name, ``d^2`` entries for a
+      matrix and ``d`` for a vector; fractional weights keep their fGn and its scaled copy
+      (2x), and the last name drawn peaks inside :func:`~deeplimits.drivers.fgn`; smooth
+      weights hold their spectral coefficients and one depth's layers at a time;
+    * states: :func:`_propagate` stores ``h`` at every layer for the backward pass, with
+      ``len(betas) * inputs`` columns per running depth: ``sum(depths)`` column-layers for
+      nested drivers (one pass), ``max(depths)`` otherwise (one pass per depth);
+    * outputs ``h_L, p_0, p_L`` and their float64 ratios, ``A``, ``x``, ``h_0``.
+    """
+    from .._resources import fgn_bytes
+
+    ms = [width * width if nm != "b" else width for nm in _WEIGHTS[arch]]
+    top = _pow2_ceil(max(depths)) if driver.needs_resolution else max(depths)
+    if isinstance(driver, FractionalDriver):
+        weights = max(sum(ms[:-1]) * top * n * item + fgn_bytes(top, n * ms[-1], item), 2 * sum(ms) * top * n * item)
+    elif isinstance(driver, SmoothDriver):
+        from ..paths.smooth import _rbf_quadrature
+
+        modes = 2 * len(_rbf_quadrature(driver.length_scale)[0])
+        weights = n * item * sum(ms) * (modes + max(depths))
+    else:
+        weights = sum(ms) * top * n * item + 2 * _BLOCK_ELEMENTS * item  # + blocks in flight
+    cols = len(betas) * inputs
+    states = n * cols * width * item * (sum(depths) if driver.nested else max(depths))
+    outputs = n * len(depths) * cols * width * (4 * item + 5 * 8)
+    inputs_ = n * item * (width * n_in + inputs * n_in + 2 * inputs * width)
+    return int(weights + states + outputs + inputs_)
+
+
+def _sizes(width, depths, betas, inputs) -> str:
+    return f"at width={width}, depths up to {max(depths)}, {len(betas)} betas, inputs={inputs}"
+
+
+def _check_steps(driver, depths) -> None:
+    """A task runs ``max(depths)`` layers (nested drivers) or ``sum(depths)`` (one pass per depth)."""
+    steps = max(depths) if driver.nested else sum(depths)
+    R_.require_count(steps, R_.MAX_STEPS, f"depths up to {max(depths)} make too many layers per task", ("depths",))
+
+
+def estimate_stability(spec: dict):
+    """The resource :class:`~deeplimits._resources.Estimate` of a stability study (from
+    :func:`plan_stability`): peak bytes of its largest task, tasks, networks."""
+    driver = _spec_driver(spec)
+    item = getattr(torch, spec["dtype"]).itemsize
+    peak = _task_bytes(spec["arch"], driver, spec["width"], spec["n_in"], spec["depths"], spec["betas"],
+                       spec["inputs"], min(spec["chunk"], spec["draws"]), item)
+    return R_.Estimate(peak, R_.tasks_of(spec["draws"], spec["chunk"]),
+                       spec["draws"] * len(spec["depths"]) * len(spec["betas"]), min(spec["chunk"], spec["draws"]),
+                       max(spec["depths"]) if driver.nested else sum(spec["depths"]), R_.available_memory())
+
+
+def _phase_depths(depth: int) -> list[int]:
+    """The depths of a phase task: ``depth`` and, for the scaling estimate, a tenth of it."""
+    return [depth] + ([depth // 10] if depth >= 20 else [])
+
+
+def estimate_phase(spec: dict):
+    """The resource :class:`~deeplimits._resources.Estimate` of a phase study (from
+    :func:`plan_phase`): one task per Hurst index with all its draws."""
+    item = getattr(torch, spec["dtype"]).itemsize
+    depths = sorted(_phase_depths(spec["depth"]))
+    peak = _task_bytes(spec["arch"], FractionalDriver(spec["hursts"][0]), spec["width"], spec["n_in"], depths,
+                       spec["betas"], spec["inputs"], spec["draws"], item)
+    return R_.Estimate(peak, len(spec["hursts"]), len(spec["hursts"]) * len(spec["betas"]) * spec["draws"] * len(depths),
+                       spec["draws"], spec["depth"], R_.available_memory())
+
+
+def _grid(name: str, values, check) -> list:
+    """A non-empty list of distinct values, each passed through ``check``, sorted."""
+    if isinstance(values, (int, float, str)) or values is None or len(values) == 0:
+        raise ValueError(f"{name} must be a non-empty list, got {values!r}")
+    out = [check(v) for v in values]
+    if len(set(out)) != len(out):
+        raise ValueError(f"{name} must be distinct, got {out}")
+    return sorted(out)
+
+
+def _common(arch, activation, width, n_in, draws, inputs, seed, dtype):
+    """Checks shared by both studies; returns the network (validates arch and activation)."""
+    net = ResNet(arch, activation, beta=0.0)
+    if activation is not None and not isinstance(activation, str):
+        raise ValueError("activation must be given by name (a string) for a propagation study "
+                         "(its tasks may run in other processes)")
+    V_.integer("width", width), V_.integer("n_in", n_in), V_.integer("draws", draws)
+    V_.integer("inputs", inputs), V_.integer("seed", seed, low=0), V_.dtype(dtype)
+    return net
+
+
+def _sweep(tasks, progress, store, workers, scheduler, weight, timeout=None):
+    from ..runs import run_sweep
+
+    return run_sweep(tasks, store, workers=workers, scheduler=scheduler, timeout=timeout,
+                     progress=None if progress is None else (lambda t: progress(weight(t))))
+
+
+# ----------------------------------------------------------------------------------------
+# stability curves and criticality distributions
+# ----------------------------------------------------------------------------------------
+
+
+def _spec_driver(spec: dict) -> Driver:
+    return make_driver(spec["driver"], spec.get("hurst"), spec.get("length_scale"))

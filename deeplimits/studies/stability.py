@@ -1,0 +1,257 @@
+"""Stability curves and criticality distributions at initialisation (Marion et al., JMLR 2025, §4)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from typing import Callable, Sequence
+
+import numpy as np
+import torch
+
+from .. import _resources as R_
+from .. import _validate as V_
+from .._plain import PlainData
+from .._random import chunk_seed
+from ..paths import Driver, FractionalDriver, driver_spec, make_driver
+from ..networks import ResNet
+from ..runs import register_task, Task, chunk_sizes
+from .propagation import (CAP, _WEIGHTS, _check_steps, _chunk, _common, _pow2_ceil, _sizes, _task_bytes, _grid, _run, _spec_driver, _sweep, bounds_apply, classify,
+                          theory_bounds)
+
+_IID_DEPTHS = [int(x) for x in np.linspace(10, 1000, 10)]
+STABILITY_PRESETS = {
+    # Marion et al. §4: res-3, d = 40, n_in = 64, depths 10..1000, 50 draws
+    "iid": dict(arch="res-3", driver="uniform", width=40, n_in=64, depths=_IID_DEPTHS, betas=[0.25, 0.5, 1.0],
+                draws=50),
+    "smooth": dict(arch="res-3", driver="smooth", width=40, n_in=64, depths=_IID_DEPTHS, betas=[0.5, 1.0, 2.0],
+                   draws=50),
+    "iid-inside": dict(arch="inside", driver="uniform", width=40, n_in=64, depths=_IID_DEPTHS,
+                       betas=[0.25, 0.5, 1.0], draws=50),
+    "smooth-inside": dict(arch="inside", driver="smooth", width=40, n_in=64, depths=_IID_DEPTHS,
+                          betas=[0.5, 1.0, 2.0], draws=50),
+    # the distributions at criticality: beta = 1/2, L = 1000, d = 100, 10^4 draws
+    "criticality": dict(arch="res-3", driver="uniform", width=100, n_in=64, depths=[1000], betas=[0.5],
+                        draws=10_000, histograms=True),
+    "criticality-inside": dict(arch="inside", driver="uniform", width=100, n_in=64, depths=[1000], betas=[0.5],
+                               draws=10_000, histograms=True),
+}
+
+
+@dataclasses.dataclass
+class StabilityResult(PlainData):
+    """Stability ratios over (beta, depth): plain data (see :meth:`to_dict`).
+
+    ``records``: one per (beta, depth) with ``r_h`` and ``r_p`` statistics over every
+    (draw, input) (``mean, median, q25, q75, mean_sq``), ``exploded`` (draws with
+    an input whose ratio overflowed, reported as :data:`CAP`), ``theory_lower`` and
+    ``theory_upper`` (bounds on ``E r^2`` where :func:`bounds_apply`, else ``None``; also
+    ``None`` where a bound exceeds the largest double),
+    ``regime`` (:func:`classify` of the median ``r_h``) and ``lognormal_h``/``lognormal_p``:
+    the normal fit ``(mu, sigma)`` of ``log ||h_L||/||h_0||`` (``log ||p_0||/||p_L||``) over
+    every (draw, input) that did not explode, with the D'Agostino–Pearson normality test
+    (``statistic``, ``pvalue``; ``None`` with fewer than 20 values).
+    ``samples``: with ``histograms=True``, the norm ratios at the largest depth per beta.
+    """
+
+    arch: str
+    driver: dict
+    activation: str
+    width: int
+    n_in: int
+    draws: int
+    inputs: int
+    seed: int
+    dtype: str
+    records: list[dict]
+    samples: list[dict]
+    seconds: float
+
+    @property
+    def label(self) -> str:
+        drv = ", ".join(f"{k}={v}" for k, v in self.driver.items() if k != "driver")
+        drv = self.driver["driver"] + (f" ({drv})" if drv else "")
+        return f"{self.arch}, {self.activation}, {drv} weights, d={self.width}, {self.draws} draws"
+
+    def report(self) -> str:
+        """A table of medians and regimes, one line per (beta, depth)."""
+        lines = [self.label, f"{'beta':>6} {'depth':>6} {'median r_h':>11} {'median r_p':>11} {'E r_h^2':>10} "
+                             f"{'E r_p^2':>10} {'bounds on E r^2':>21} {'exploded':>8}  regime"]
+        for r in self.records:
+            b = (f"[{r['theory_lower']:.3g}, {r['theory_upper']:.3g}]" if r["theory_lower"] is not None
+                 else "-")
+            lines.append(f"{r['beta']:6.3g} {r['depth']:6d} {r['r_h']['median']:11.4g} {r['r_p']['median']:11.4g} "
+                         f"{r['r_h']['mean_sq']:10.3g} {r['r_p']['mean_sq']:10.3g} {b:>21} {r['exploded']:8d}  "
+                         f"{r['regime']}")
+        for s in self.samples:
+            rec = next(r for r in self.records if r["beta"] == s["beta"] and r["depth"] == s["depth"])
+            for key, what in (("lognormal_h", "||h_L||/||h_0||"), ("lognormal_p", "||p_0||/||p_L||")):
+                f = rec[key]
+                if f is not None:
+                    lines.append(f"beta {s['beta']:g}, L={s['depth']}: log {what} ~ N({f['mu']:.3f}, "
+                                 f"{f['sigma']:.3f}^2); normality test p = {f['pvalue']:.3g} (n = {f['n']})")
+        return "\n".join(lines)
+
+    def plot(self, path: str | None = None):
+        """Median ratios against depth with quartile bands, one line per beta."""
+        from ..plots import plot_stability
+
+        return plot_stability(self, path=path)
+
+    def plot_histograms(self, path: str | None = None):
+        """Histograms of the norm ratios at the largest depth with the log-normal fits."""
+        from ..plots import plot_histograms
+
+        return plot_histograms(self, path=path)
+
+
+def _stats(x: np.ndarray) -> dict:
+    return {"mean": float(x.mean()), "median": float(np.median(x)), "q25": float(np.quantile(x, 0.25)),
+            "q75": float(np.quantile(x, 0.75)), "mean_sq": float((x ** 2).mean())}
+
+
+def _lognormal(x: np.ndarray) -> dict | None:
+    from scipy import stats
+
+    y = np.log(x[(x < CAP) & (x > 0)])
+    if len(y) < 20:
+        return None
+    test = stats.normaltest(y)
+    return {"mu": float(y.mean()), "sigma": float(y.std(ddof=1)), "statistic": float(test.statistic),
+            "pvalue": float(test.pvalue), "n": int(len(y))}
+
+
+def plan_stability(arch: str = "res-3", driver: Driver | str | None = None, *, activation: str | None = None,
+                   width: int = 40, n_in: int = 64, depths: Sequence[int] = (10, 100, 1000),
+                   betas: Sequence[float] = (0.25, 0.5, 1.0), draws: int = 50, inputs: int = 1, seed: int = 0,
+                   dtype: torch.dtype = torch.float32, histograms: bool = False, chunk: int | None = None) -> dict:
+    """Validate the arguments of :func:`stability` (every check, before any work) and return
+    the study as plain JSON (what a run store records)."""
+    net = _common(arch, activation, width, n_in, draws, inputs, seed, dtype)
+    driver = make_driver("uniform") if driver is None else make_driver(driver) if isinstance(driver, str) else driver
+    dspec = driver_spec(driver)
+    depths = _grid("depths", depths, lambda L: V_.integer("depths", L))
+    betas = _grid("betas", betas, lambda b: V_.real("betas", b, low=0.0))
+    if not isinstance(histograms, bool):
+        raise ValueError(f"histograms must be True or False, got {histograms!r}")
+    item = torch.empty((), dtype=dtype).element_size()
+    nw = sum(width * width if nm != "b" else width for nm in _WEIGHTS[net.arch])
+    top = _pow2_ceil(max(depths)) if driver.needs_resolution else max(depths)
+    # the default chunk (part of the spec, hence of the seeds) keeps its historical 1 GiB rule;
+    # the peak estimate below then checks that it (or a given chunk) fits the machine
+    per_draw = item * (top * nw * (4 if isinstance(driver, FractionalDriver) else 1)
+                       + max(depths) * len(depths) * len(betas) * inputs * width)
+    chunk = None if chunk is None else V_.integer("chunk", chunk)
+    chunk = R_.fit_chunk(lambda n: _task_bytes(net.arch, driver, width, n_in, depths, betas, inputs, n, item),
+                         draws, chunk, _chunk(per_draw, draws), _sizes(width, depths, betas, inputs),
+                         ("width", "depths", "betas", "inputs"))
+    _check_steps(driver, depths)
+    R_.require_count(R_.tasks_of(draws, chunk), R_.MAX_TASKS,
+                     f"draws={draws} in chunks of {chunk} draws makes too many tasks", ("draws",))
+    return {"study": "stability", "arch": net.arch, **dspec, "activation": net.activation.name, "width": width,
+            "n_in": n_in, "depths": depths, "betas": betas, "draws": draws, "inputs": inputs, "seed": seed,
+            "dtype": str(dtype).replace("torch.", ""), "histograms": histograms, "chunk": chunk}
+
+
+def stability_tasks(spec: dict) -> list:
+    """The sweep tasks of a stability study: chunks of draws, seeded by ``chunk_seed(seed, i)``."""
+    base = {k: v for k, v in spec.items() if k not in ("draws", "chunk", "seed")}
+    return [Task(f"stability/chunk-{i:05d}", "stability-chunk", {**base, "draws": n},
+                 chunk_seed(spec["seed"], i)) for i, n in enumerate(chunk_sizes(spec["draws"], spec["chunk"]))]
+
+
+@register_task("stability-chunk")
+def stability_task(params: dict, seed: int) -> dict:
+    """Sweep task: the ratios of one chunk of draws, ``(draws, depths, betas, inputs)`` lists."""
+    net = ResNet(params["arch"], params["activation"], beta=0.0)
+    out = _run(net, _spec_driver(params), params["width"], params["n_in"], params["depths"], params["betas"],
+               params["draws"], params["inputs"], seed, getattr(torch, params["dtype"]))
+    return {k: v.tolist() for k, v in out.items()}
+
+
+def summarise_stability(spec: dict, parts: Sequence[dict], seconds: float = 0.0) -> StabilityResult:
+    """Combine the chunks of a stability study into a :class:`StabilityResult`."""
+    a = {k: np.concatenate([np.asarray(p[k], dtype=np.float64) for p in parts]) for k in parts[0]}
+    driver = _spec_driver(spec)
+    apply = bounds_apply(spec["arch"], spec["activation"], driver)
+    records, samples = [], []
+    for i, beta in enumerate(spec["betas"]):
+        for j, depth in enumerate(spec["depths"]):
+            rec = {"beta": beta, "depth": depth, "driver": spec["driver"]}
+            bad = np.zeros(len(a["r_h"]), dtype=bool)
+            for name in ("r_h", "r_p"):
+                x = a[name][:, j, i, :]  # (draws, inputs), already capped
+                bad |= (x >= CAP).any(-1)
+                rec[name] = _stats(x.ravel())
+            rec["exploded"] = int(bad.sum())
+            bounds = theory_bounds(beta, depth) if apply else (None, None)
+            rec["theory_lower"], rec["theory_upper"] = (b if b is not None and math.isfinite(b) else None
+                                                        for b in bounds)
+            rec["regime"] = classify(rec["r_h"]["median"])
+            rec["lognormal_h"] = _lognormal(a["norm_h"][:, j, i, :].ravel())
+            rec["lognormal_p"] = _lognormal(a["norm_p"][:, j, i, :].ravel())
+            records.append(rec)
+            if spec["histograms"] and depth == spec["depths"][-1]:
+                samples.append({"beta": beta, "depth": depth, "norm_h": a["norm_h"][:, j, i, :].ravel().tolist(),
+                                "norm_p": a["norm_p"][:, j, i, :].ravel().tolist()})
+    dspec = {k: spec[k] for k in ("driver", "hurst", "length_scale") if k in spec}
+    return StabilityResult(spec["arch"], dspec, spec["activation"], spec["width"], spec["n_in"], spec["draws"],
+                           spec["inputs"], spec["seed"], spec["dtype"], records, samples, seconds)
+
+
+def stability(arch: str = "res-3", driver: Driver | str | None = None, *, activation: str | None = None,
+              width: int = 40, n_in: int = 64, depths: Sequence[int] = (10, 100, 1000),
+              betas: Sequence[float] = (0.25, 0.5, 1.0), draws: int = 50, inputs: int = 1, seed: int = 0,
+              dtype: torch.dtype = torch.float32, histograms: bool = False, chunk: int | None = None,
+              progress: Callable[[int], None] | None = None, store=None, workers: int | None = None,
+              scheduler: str | None = None, timeout: float | None = None) -> StabilityResult:
+    """Stability ratios of a residual network at initialisation over depths and betas.
+
+    Args:
+        arch: ``'res-1'``, ``'res-2'``, ``'res-3'`` or ``'inside'``.
+        driver: law of the weights, a :class:`~deeplimits.drivers.Driver` or a name
+            (``'uniform'``, the papers' default; ``'gaussian'``, ``'rademacher'``, ``'smooth'``).
+        activation: a name (default tanh; ReLU for res-3).
+        width, n_in: hidden width ``d`` and input dimension; ``A`` and ``x`` are Gaussian with
+            ``h_0 = A x`` of unit-variance entries, ``B`` has N(0, 1/d) entries.
+        depths, betas: the grid. Weights are reused for every beta, and, for i.i.d. and
+            fractional weights, the depth-L network is the first L layers of the deepest one
+            (the same law; depths are then coupled, each depth's statistics are exact).
+        draws: independent draws of (weights, A, B, x); ``inputs`` inputs per draw.
+        dtype: float32 by default (ratios need no more; non-finite or > CAP counts as exploded).
+        histograms: keep the norm ratios at the largest depth (for :meth:`~StabilityResult.plot_histograms`).
+        chunk: draws per task (default: as many as fit in 1 GiB).
+        progress: called with the number of draws of each finished chunk.
+        store, workers, scheduler: a :class:`~deeplimits.sweeps.RunStore` and an executor, as
+            for :func:`~deeplimits.convergence.run_plan`.
+
+    Returns:
+        A :class:`StabilityResult`.
+    """
+    spec = plan_stability(arch, driver, activation=activation, width=width, n_in=n_in, depths=depths, betas=betas,
+                          draws=draws, inputs=inputs, seed=seed, dtype=dtype, histograms=histograms, chunk=chunk)
+    return run_stability(spec, progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)
+
+
+def run_stability(spec: dict, progress: Callable[[int], None] | None = None, *, store=None,
+                  workers: int | None = None, scheduler: str | None = None,
+                  timeout: float | None = None) -> StabilityResult:
+    """Run the tasks of a stability study (from :func:`plan_stability`) and summarise them."""
+    t0 = time.perf_counter()
+    tasks = stability_tasks(spec)
+    done = _sweep(tasks, progress, store, workers, scheduler, lambda t: t.params["draws"], timeout)
+    return summarise_stability(spec, [done[t.key] for t in tasks], time.perf_counter() - t0)
+
+
+def results_from_store(store):
+    """Rebuild a stored stability study from its finished tasks (no simulation); ``None`` when
+    no task has finished yet."""
+    spec = store.spec
+    done = store.results()
+    tasks = [t for t in stability_tasks(spec) if t.key in done]
+    if not tasks:
+        return None
+    seconds = sum(r["seconds"] or 0.0 for r in store.records() if r["key"] in done)
+    return summarise_stability({**spec, "draws": sum(t.params["draws"] for t in tasks)}, [done[t.key] for t in tasks],
+                               seconds)

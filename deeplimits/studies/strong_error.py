@@ -1,0 +1,153 @@
+"""Strong convergence of networks to their limits, docs/mathematics.md, "One sample, every depth, and the measured rate".
+
+For a regime and dyadic depths, estimate ``e(L) = E max_k ||H_{k/L} - h_k||`` and the terminal
+error ``E ||H_1 - h_L||`` by Monte Carlo over independent (input, driver) draws, then fit
+``e(L) ~ L^-rate`` on log-log with a bootstrap confidence interval over draws.
+
+All depths and the reference share one driver sample per draw and are computed in ONE pass
+over the finest grid: coarse increments are sums of fine ones (a tree of pairwise sums per
+chunk of fine steps), each network advances when its grid point is reached and is compared
+with the reference there. Brownian increments are streamed, so memory does not grow with
+the finest depth.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from ..paths import PathSample, pair_sums
+from ..pairs import Pair
+
+
+def fit_rate(depths: Sequence[int], errors: np.ndarray, *, n_boot: int = 2000, seed: int = 0,
+             level: float = 0.95) -> tuple[float, tuple[float, float]]:
+    """Least-squares rate of ``mean error ~ depth^-rate`` with a percentile bootstrap interval.
+
+    Args:
+        depths: the depths (columns of ``errors``).
+        errors: per-draw errors, shape ``(draws, len(depths))``.
+    Returns:
+        ``(rate, (lo, hi))``.
+    """
+    e = np.asarray(errors, dtype=np.float64)
+    if len(depths) < 2:  # a slope needs two depths
+        return math.nan, (math.nan, math.nan)
+    x = np.log(np.asarray(depths, dtype=np.float64))
+    xc = x - x.mean()
+
+    def rate(mean_err):
+        y = np.log(mean_err)
+        return -(y * xc).sum(-1) / (xc ** 2).sum()
+
+    point = float(rate(e.mean(0)))
+    if len(e) < 2:
+        return point, (math.nan, math.nan)
+    rng = np.random.default_rng(seed)
+    boot = np.empty(n_boot)
+    for i in range(0, n_boot, 250):  # bounded memory: 250 resamples at a time
+        idx = rng.integers(0, len(e), size=(min(250, n_boot - i), len(e)))
+        boot[i:i + len(idx)] = rate(e[idx].mean(1))
+    lo, hi = np.nanquantile(boot, [(1 - level) / 2, (1 + level) / 2])
+    return point, (float(lo), float(hi))
+
+
+def _levels(chunk: torch.Tensor, top: int) -> dict[int, torch.Tensor]:
+    """Sums of 1, 2, 4, ..., ``top`` consecutive fine increments of a chunk (pairwise tree)."""
+    out = {1: chunk}
+    r = 1
+    while r < top:
+        out[2 * r] = pair_sums(out[r], 2)
+        r *= 2
+    return out
+
+
+def _fine_chunks(sample, rough, smooth, R, top):
+    """Consecutive chunks of the finest grid as ``(c, levels)``: ``c`` fine steps and, per rough
+    weight, the tree of coarse sums of its increments (:func:`_levels`). Streams of different
+    block sizes (a matrix and a vector weight) are cut to the smallest block, which divides the
+    others (all are powers of two)."""
+    if not rough:
+        c = min(sample.weights[n]._chunk_layers(1) for n in smooth)
+        for j0 in range(0, R, c):
+            yield min(c, R - j0), []
+        return
+    piece = min(getattr(sample.weights[n], "block", R) for n in rough)
+
+    def transform(x):  # runs on the sample's drawing thread
+        return [_levels(p, min(p.shape[0], top)) for p in x.split(piece)]
+
+    streams = [itertools.chain.from_iterable(sample.weights[n].iter_increments(R, transform=transform))
+               for n in rough]
+    for lv in zip(*streams):
+        yield lv[0][1].shape[0], list(lv)
+
+
+def sweep_errors(p: Pair, sample, depths: Sequence[int], reference: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Errors of every depth against the reference, in one pass over the finest grid.
+
+    Args:
+        p: the pair.
+        sample: a :class:`~deeplimits.pairs.PairSample` whose rough drivers have resolution
+            ``reference`` (without rough drivers, the reference is the adaptive solve on
+            ``k / reference``).
+        depths: depths dividing ``reference``.
+    Returns:
+        ``(max_err, terminal_err)``, each ``(len(depths), draws, inputs)``.
+    """
+    h0 = sample.h0
+    rough = [n for n, s in sample.weights.items() if isinstance(s, PathSample)]
+    smooth = [n for n in sample.weights if n not in rough]
+    R = reference
+    steps = {L: p.layer_step(L) for L in depths}
+    state = {L: h0 for L in depths}
+    err = {L: torch.zeros(h0.shape[:-1], dtype=h0.dtype) for L in depths}
+    acc = {L: None for L in depths}
+    ref_step = p.reference_step(sample, R)
+    H = h0
+    H_ref = p.solve_limit(sample, h0, R) if ref_step is None else None
+    j = 0  # fine steps done
+    for c, lv in _fine_chunks(sample, rough, smooth, R, R // min(depths)):
+        fine = [x[1] for x in lv]
+        for L in depths:
+            if rough and R // L > c:  # this depth's increment spans several chunks: accumulate whole chunks
+                tot = [x[c][0] for x in lv]
+                acc[L] = tot if acc[L] is None else [a + t for a, t in zip(acc[L], tot)]
+        t = (torch.arange(j + 1, j + c + 1, dtype=torch.float64) / R).to(h0.dtype)  # right ends
+        values = [sample.weights[n].at(t) for n in smooth]
+        for i in range(c):
+            j += 1
+            at_t = {n: v[i] for n, v in zip(smooth, values)}
+            if ref_step is None:
+                H = H_ref[j]
+            else:
+                H = ref_step(H, dict(zip(rough, (x[i] for x in fine)), **at_t))
+            for L in depths:
+                r = R // L
+                if j % r:
+                    continue
+                if not rough or r <= c:
+                    w = [x[r][(i + 1) // r - 1] for x in lv]
+                else:
+                    w, acc[L] = acc[L], None
+                state[L] = steps[L](state[L], dict(zip(rough, w), **at_t))
+                e = (H - state[L]).norm(dim=-1)
+                err[L] = torch.maximum(err[L], torch.nan_to_num(e, nan=math.inf))
+    max_err = torch.stack([err[L] for L in depths])
+    term = torch.stack([torch.nan_to_num((H - state[L]).norm(dim=-1), nan=math.inf) for L in depths])
+    return max_err, term
+
+
+
+def run_chunk(p: Pair, depths, reference, draws, inputs, seed, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """One chunk of draws: per-draw errors ``(draws, len(depths))`` (max over k, terminal),
+    averaged over the inputs of each draw."""
+    g = torch.Generator().manual_seed(seed)
+    s = p.sample(draws, inputs=inputs, resolution=reference if p.rough else None,
+                 generator=g, dtype=dtype)
+    mx, tm = sweep_errors(p, s, depths, reference)
+    return mx.mean(-1).T.numpy(), tm.mean(-1).T.numpy()
