@@ -7,7 +7,9 @@ The public API, re-exported by name (the mathematics is in docs/mathematics.md):
 * networks: :class:`ResNet`, :class:`ModifiedEulerResNet`;
 * limits: :class:`SDELimit`, :class:`ODELimit`, :class:`YoungLimit`, and for the inside model
   :class:`InsideSDELimit` (Itô-corrected SDE) and :class:`InsideODELimit`;
-* pairs: :func:`pair` builds a network with its limit and theoretical strong rate
+* regimes: :data:`REGISTRY` of :class:`Regime` classes declaring their network, limit, weights,
+  scaling and :class:`StrongOrder`; :func:`register_regime` adds one;
+* pairs: :func:`pair` builds the network of a regime with its limit and declared strong order
   (:class:`InsidePair` for the inside regimes);
 * strong convergence: :func:`strong_convergence` (= :func:`plan_convergence` + :func:`run_plan`)
   measures the error against depth and fits its rate;
@@ -20,7 +22,8 @@ from ._version import __version__
 from .activations import Activation, activation
 from .limits import GridBrownian, InsideODELimit, InsideSDELimit, InsideSDEScheme, ODELimit, SDELimit, YoungLimit
 from .networks import ARCHITECTURES, ModifiedEulerResNet, ResNet, Trajectory
-from .pairs import INSIDE_REGIMES, REGIMES, InsidePair, Pair, PairSample, PairSolution, pair
+from .pairs import InsidePair, Pair, PairSample, PairSolution
+from .regimes import REGISTRY, Regime, StrongOrder, get_regime, pair, register_regime
 from .paths import (DRIVERS, BrownianSample, Driver, DriverSample, FractionalDriver, FractionalSample, IIDDriver,
                     IIDSample, PathSample, SmoothDriver, SmoothSample, fgn, fgn_autocovariance, make_driver,
                     rbf_kernel)
@@ -37,7 +40,8 @@ __all__ = [
     "IIDSample", "SmoothSample", "DRIVERS", "make_driver",
     "ResNet", "ModifiedEulerResNet", "Trajectory", "ARCHITECTURES",
     "SDELimit", "ODELimit", "YoungLimit", "GridBrownian", "InsideSDELimit", "InsideSDEScheme", "InsideODELimit",
-    "pair", "Pair", "InsidePair", "PairSample", "PairSolution", "REGIMES", "INSIDE_REGIMES",
+    "pair", "Pair", "InsidePair", "PairSample", "PairSolution", "Regime", "StrongOrder", "REGISTRY",
+    "register_regime", "get_regime",
     "strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult", "fit_rate",
     "stability", "plan_stability", "run_stability", "StabilityResult", "theory_bounds", "bounds_apply",
     "phase_diagram", "plan_phase", "run_phase", "PhaseResult", "critical_beta",

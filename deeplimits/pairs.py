@@ -2,27 +2,8 @@
 
 The pair is the only place where a network and its limit meet. Both read the SAME driver
 sample, so their trajectories on the grid ``k / L`` can be compared path by path, and the
-pair declares the theoretical strong rate of ``E max_k ||H_{k/L} - h_k||``.
-
-=======  =====================================  ========  ===========================  ==============
-regime   network                                beta      limit                        strong rate
-=======  =====================================  ========  ===========================  ==============
-sde      res-1, Brownian (Gaussian i.i.d.)      1/2       Itô SDE (torchsde)           1/2
-ode      res-1/2/3, smooth V (and W)            1         neural ODE (torchdiffeq)     1
-fbm      res-1, fractional (H > 1/2)            H         Young equation               2H - 1
-=======  =====================================  ========  ===========================  ==============
-
-and the inside model ``h_{k+1} = h_k + L^-alpha sigma(A_k h_k + b_k)`` (:class:`InsidePair`):
-
-==========  ===========================================  ===============================  =======================
-regime      weights                                      limit                            strong rate
-==========  ===========================================  ===============================  =======================
-inside-sde  Brownian increments (+ L^-beta smooth part)  Itô SDE with an Itô drift (EM)   1/2
-inside-ode  L^-beta x smooth, alpha + beta = 1           linear ODE (torchdiffeq)         min(1, (m-1) beta) [1]_
-==========  ===========================================  ===============================  =======================
-
-.. [1] ``m`` is the order of the first non-zero derivative ``sigma^(m)(0)``, ``m >= 2``:
-   ``beta`` if ``sigma''(0) != 0``, ``min(1, 2 beta)`` for tanh.
+pair carries the strong order its regime declares. Pairs are built by :func:`deeplimits.pair`
+from the regime registry (:mod:`deeplimits.regimes`, which lists the regimes and their rates).
 """
 
 from __future__ import annotations
@@ -33,15 +14,11 @@ import torch
 
 from . import _resources as R_
 from . import _validate as V_
-from .paths import DriverSample, FractionalDriver, IIDDriver, PathSample, SmoothDriver
-from .limits import (DEFAULT_SA, DEFAULT_SB, InsideODELimit, InsideSDELimit, ODELimit, SDELimit,
-                     YoungLimit)
-from .networks import ModifiedEulerResNet, ResNet
+from .paths import DriverSample, PathSample
+from .regimes.base import StrongOrder
 
-__all__ = ["pair", "Pair", "InsidePair", "PairSample", "PairSolution", "REGIMES", "INSIDE_REGIMES"]
+__all__ = ["Pair", "InsidePair", "PairSample", "PairSolution"]
 
-INSIDE_REGIMES = ("inside-sde", "inside-ode")
-REGIMES = ("sde", "ode", "fbm") + INSIDE_REGIMES
 DEFAULT_RESOLUTION = 4096
 
 
@@ -86,14 +63,30 @@ class PairSolution:
 class Pair:
     """A network, its limit, the drivers of its weights and its theoretical strong rate.
 
-    Build it with :func:`pair`. Attributes: ``regime``, ``width``, ``network``
-    (:class:`~deeplimits.networks.ResNet`), ``limit``, ``drivers`` (weight name ->
-    :class:`~deeplimits.drivers.Driver`), ``theory_rate``, ``rate_note``, ``hurst``.
+    Build it with :func:`deeplimits.pair`. Attributes: ``regime`` (the registry name),
+    ``width``, ``network`` (:class:`~deeplimits.networks.ResNet`), ``limit`` (a
+    :class:`~deeplimits.limits.Limit`), ``drivers`` (weight name ->
+    :class:`~deeplimits.paths.Driver`), ``order`` (the declared
+    :class:`~deeplimits.regimes.StrongOrder`) and ``options`` (the regime's resolved options).
     """
 
-    def __init__(self, regime, width, network, limit, drivers, theory_rate, rate_note, hurst=None):
+    def __init__(self, regime: str, width: int, network, limit, drivers: dict, order: StrongOrder,
+                 options: dict | None = None):
         self.regime, self.width, self.network, self.limit = regime, width, network, limit
-        self.drivers, self.theory_rate, self.rate_note, self.hurst = drivers, theory_rate, rate_note, hurst
+        self.drivers, self.order, self.options = drivers, order, dict(options or {})
+
+    @property
+    def theory_rate(self) -> float:
+        """The exponent of ``L`` in the declared strong order."""
+        return self.order.rate
+
+    @property
+    def rate_note(self) -> str:
+        return self.order.note
+
+    @property
+    def hurst(self) -> float | None:
+        return self.options.get("hurst")
 
     @property
     def beta(self) -> float:
@@ -171,10 +164,7 @@ class Pair:
     def solve_limit(self, sample: PairSample, h0: torch.Tensor, depth: int) -> torch.Tensor:
         """The limit on the grid ``k / depth`` from the sample's weights (the reference
         solve: torchsde / modified Euler on the finest grid, or the adaptive ODE solve)."""
-        w = sample.weights
-        if self.regime == "ode":
-            return self.limit.solve(h0, w["V"], depth, W=w.get("W"))
-        return self.limit.solve(h0, w["V"], depth)
+        return self.limit.solve_sample(h0, sample.weights, depth)
 
     # -- hooks of the one-pass convergence engine -----------------------------------------
     def layer_step(self, depth: int):
@@ -190,10 +180,7 @@ class Pair:
         """One step of size ``1 / steps`` of the limit's scheme as ``f(H, parts)`` (parts of the
         fine grid, as for :meth:`layer_step`), or ``None`` when the limit is solved adaptively
         (:meth:`solve_limit`)."""
-        if not self.rough:
-            return None
-        scheme = self.limit.scheme(sample.weights["V"].scale) if self.regime == "fbm" else self.limit.scheme()
-        return lambda H, parts: scheme.step(H, 1.0, steps, **parts)
+        return self.limit.reference_step(sample.weights, steps)
 
     def __repr__(self) -> str:
         h = "" if self.hurst is None else f", hurst={self.hurst}"
@@ -215,9 +202,10 @@ class InsidePair(Pair):
     ``derivatives`` (``sigma''(0)``, ``sigma'''(0)``, ... by automatic differentiation).
     """
 
-    def __init__(self, regime, width, network, limit, drivers, theory_rate, rate_note, *, alpha, beta, sa, sb,
+    def __init__(self, regime, width, network, limit, drivers, order, *, alpha, beta, sa, sb,
                  ito_correction, derivatives):
-        super().__init__(regime, width, network, limit, drivers, theory_rate, rate_note)
+        super().__init__(regime, width, network, limit, drivers, order,
+                         {"alpha": None, "beta": beta, "sa": sa, "sb": sb, "ito_correction": ito_correction})
         self.alpha, self._beta, self.sa, self.sb = alpha, beta, sa, sb
         self.ito_correction, self.derivatives = ito_correction, derivatives
 
@@ -245,181 +233,13 @@ class InsidePair(Pair):
                  for k, s in sample.weights.items()}
         return self.network.forward(h0, **self._layer(depth, parts), depth=depth).states
 
-    def _limit_parts(self, parts):
-        """The parts the limit uses: the drift part only when it survives in the limit (beta = 1)."""
-        return parts if self.limit_has_drift else {k: v for k, v in parts.items() if not k.endswith("_drift")}
-
-    @property
-    def limit_has_drift(self) -> bool:
-        return self.regime == "inside-sde" and self._beta == 1.0
-
-    def solve_limit(self, sample, h0, depth):
-        w = sample.weights
-        if self.regime == "inside-ode":
-            return self.limit.solve(h0, w["W"], depth, b=w.get("b"))
-        return self.limit.solve(h0, depth, **self._limit_parts(w))
-
     def layer_step(self, depth):
         alpha = float(depth) ** -self.alpha
         step, layer = self.network.step, self._layer
         return lambda h, parts: step(h, alpha, depth, **layer(depth, parts))
-
-    def reference_step(self, sample, steps):
-        if not self.rough:
-            return None
-        scheme = self.limit.scheme()
-        keep = self._limit_parts
-        return lambda H, parts: scheme.step(H, 1.0, steps, **keep(parts))
 
     def __repr__(self) -> str:
         b = "" if self._beta is None else f", beta={self._beta:g}"
         ito = "" if self.ito_correction else ", ito_correction=False"
         return (f"InsidePair(regime={self.regime!r}, width={self.width}, activation={self.network.activation.name!r}, "
                 f"alpha={self.alpha:g}{b}, sa={self.sa:g}, sb={self.sb:g}{ito}, theory_rate={self.theory_rate:g})")
-
-
-def pair(regime: str, *, width: int, activation=None, arch: str | None = None, hurst: float | None = None,
-         corrected: bool = False, length_scale: float | None = None, alpha: float | None = None,
-         beta: float | None = None, sa: float | None = None, sb: float | None = None,
-         ito_correction: bool = True) -> Pair:
-    """Build the (network, limit) pair of a regime (docs/mathematics.md, "The implemented regimes").
-
-    Args:
-        regime: ``'sde'``, ``'ode'``, ``'fbm'``, ``'inside-sde'`` or ``'inside-ode'``.
-        width: hidden width ``d >= 1``.
-        activation: name or callable (default ``tanh``; ReLU for ``res-3``; ``softplus0`` for the
-            inside regimes, which need a C^3 activation with ``sigma(0) = 0``, ``sigma'(0) = 1``).
-        arch: residual map; ``'res-1'`` for sde and fbm, any of res-1/2/3 for ode, ``'inside'``
-            (the default) for the inside regimes.
-        hurst: Hurst index in (1/2, 1), required by (and only by) the fbm regime.
-        corrected: fbm only: use the modified Euler network (rate ``min(1, 2H - 1/2)``).
-        length_scale: RBF length scale of the smooth weights (default 0.1): regimes ode,
-            inside-ode, and inside-sde with a drift part (``beta`` given).
-        alpha, beta: inside-ode: ``alpha + beta = 1`` with ``beta`` in (0, 1) (give either);
-            inside-sde: ``beta >= 1``, the exponent of an optional smooth drift part
-            ``L^-beta A(k/L)`` of the weights (``alpha`` is 0 there and may not be given).
-        sa, sb: inside regimes: entry standard deviations of ``A`` and ``b`` (Brownian: per unit
-            time, i.e. ``N(0, s^2 / L)`` increments; smooth: of ``A(t)``, ``b(t)``); ``sa > 0``,
-            ``sb >= 0`` (0: no bias); defaults 0.25 and 1.
-        ito_correction: inside-sde only: ``False`` drops the Itô correction from the limit (an
-            ablation: the network does not converge to that equation).
-
-    Returns:
-        A :class:`Pair` (:class:`InsidePair` for the inside regimes) whose ``theory_rate`` is the
-        exponent of the strong error.
-    """
-    regime = V_.choice("regime", regime, REGIMES)
-    width = V_.integer("width", width)
-    if not isinstance(corrected, bool):
-        raise ValueError(f"corrected must be True or False, got {corrected!r}")
-    if not isinstance(ito_correction, bool):
-        raise ValueError(f"ito_correction must be True or False, got {ito_correction!r}")
-    if hurst is not None and regime != "fbm":
-        raise ValueError(f"hurst applies only to regime 'fbm', not {regime!r}")
-    if corrected and regime != "fbm":
-        raise ValueError(f"corrected applies only to regime 'fbm', not {regime!r}")
-    smooth = ("ode", "inside-ode") + (("inside-sde",) if beta is not None else ())
-    if length_scale is not None and regime not in smooth:
-        raise ValueError(f"length_scale applies only to smooth weights (regimes 'ode', 'inside-ode', and "
-                         f"'inside-sde' with beta), not to {regime!r}" + (" without beta" if regime == "inside-sde" else ""))
-    for name, value, where in (("alpha", alpha, ("inside-ode",)), ("beta", beta, INSIDE_REGIMES),
-                               ("sa", sa, INSIDE_REGIMES), ("sb", sb, INSIDE_REGIMES)):
-        if value is not None and regime not in where:
-            extra = " (inside-sde has alpha = 0)" if name == "alpha" and regime == "inside-sde" else ""
-            raise ValueError(f"{name} applies only to regime{'s' if len(where) > 1 else ''} "
-                             f"{' and '.join(map(repr, where))}, not {regime!r}{extra}")
-    if not ito_correction and regime != "inside-sde":
-        raise ValueError(f"ito_correction applies only to regime 'inside-sde', not {regime!r}")
-    if regime in ("sde", "fbm") and arch not in (None, "res-1"):
-        raise ValueError(f"arch must be 'res-1' for regime {regime!r}, got {arch!r}")
-    if regime in INSIDE_REGIMES:
-        if arch not in (None, "inside"):
-            raise ValueError(f"arch must be 'inside' for regime {regime!r}, got {arch!r}")
-        return _inside_pair(regime, width, activation, length_scale, alpha, beta, sa, sb, ito_correction)
-
-    if regime == "sde":
-        net = ResNet("res-1", activation, beta=0.5)
-        return Pair(regime, width, net, SDELimit(net.activation), {"V": IIDDriver("gaussian")}, 0.5,
-                    "Euler–Maruyama of an Itô SDE with general noise: strong order 1/2")
-    if regime == "ode":
-        arch = V_.choice("arch", arch or "res-1", ("res-1", "res-2", "res-3"))
-        drv = SmoothDriver(0.1 if length_scale is None else length_scale)
-        drivers = {"V": drv} if arch == "res-1" else {"V": drv, "W": drv}
-        net = ResNet(arch, activation, beta=1.0)
-        return Pair(regime, width, net, ODELimit(arch, net.activation), drivers, 1.0,
-                    "right-point Euler scheme of a neural ODE: order 1")
-    if hurst is None:
-        raise ValueError("hurst must be given for regime 'fbm' (a Hurst index in (0.5, 1))")
-    hurst = V_.hurst(hurst, above_half=True)
-    net = ModifiedEulerResNet(activation, hurst) if corrected else ResNet("res-1", activation, beta=hurst)
-    rate = min(1.0, 2 * hurst - 0.5) if corrected else 2 * hurst - 1
-    note = ("asymptotic rate (Mishura 2008; Hu, Liu & Nualart 2016): in a width-d network the "
-            "L^(1-2H) term carries a 1/d factor, so at practical depths the observed slope is often steeper")
-    return Pair(regime, width, net, YoungLimit(net.activation, hurst), {"V": FractionalDriver(hurst)}, rate,
-                note, hurst)
-
-
-_ZERO = 1e-8  # a Taylor coefficient of sigma at 0 below this (in absolute value) counts as 0
-
-
-def _inside_pair(regime, width, activation, length_scale, alpha, beta, sa, sb, ito_correction) -> InsidePair:
-    where = f" for regime {regime!r}"
-    sa = DEFAULT_SA if sa is None else V_.real("sa", sa, low=0.0, low_open=True, context=where)
-    sb = DEFAULT_SB if sb is None else V_.real("sb", sb, low=0.0, context=where)
-    if regime == "inside-ode":
-        if alpha is None and beta is None:
-            raise ValueError("beta must be given for regime 'inside-ode' (in (0, 1); or alpha = 1 - beta)")
-        if beta is not None:
-            beta = V_.real("beta", beta, low=0, high=1, low_open=True, high_open=True, context=where)
-        if alpha is not None:
-            alpha = V_.real("alpha", alpha, low=0, high=1, low_open=True, high_open=True, context=where)
-            if beta is not None and abs(alpha + beta - 1) > 1e-9:
-                raise ValueError(f"alpha + beta must equal 1 for regime 'inside-ode', got alpha = {alpha:g}, "
-                                 f"beta = {beta:g}")
-            beta = 1.0 - alpha if beta is None else beta
-        alpha = 1.0 - beta
-    else:
-        alpha = 0.0
-        if beta is not None:
-            beta = V_.real("beta", beta, low=1.0, context=where + " (the exponent of the smooth drift part)")
-    net = ResNet("inside", "softplus0" if activation is None else activation, beta=alpha)
-    derivs = V_.inside_activation(net.activation, regime=regime)
-    c2 = derivs[0]
-    smooth = SmoothDriver(0.1 if length_scale is None else length_scale)
-    if regime == "inside-ode":
-        drivers = {"W": smooth, "b": smooth}
-        # the first neglected Taylor term sigma^(m)(0) u^m / m! costs L^-(m-1) beta globally
-        m = next((k for k, c in enumerate(derivs, start=2) if abs(c) > _ZERO), None)
-        rate = 1.0 if m is None else min(1.0, (m - 1) * beta)
-        if m is None:
-            note = ("sigma has no curvature at 0 (its derivatives of orders 2 to 5 vanish there): the network is "
-                    "the right-point Euler scheme of its limit, order 1")
-        else:
-            note = (f"Taylor expansion of sigma at 0, sigma^({m})(0) = {derivs[m - 2]:.6g}: the first neglected term "
-                    f"L^-alpha sigma^({m})(0) (L^-beta u)^{m} / {m}! per layer costs L^-{'' if m == 2 else m - 1}"
-                    f"{'' if m == 2 else ' '}beta over depth, capped by the Euler rate 1 (at small depths the "
-                    "two are mixed)")
-        limit = InsideODELimit()
-    else:
-        drivers = {"W": IIDDriver("gaussian"), "b": IIDDriver("gaussian")}
-        if beta is not None:
-            drivers.update(W_drift=smooth, b_drift=smooth)
-        if not ito_correction and abs(c2) > _ZERO:
-            rate = 0.0
-            note = ("ablation: without the Itô correction (1/2) sigma''(0) (s_A^2 |H|^2 + s_b^2) dt the equation "
-                    "is not the limit of the network: the error stops decreasing")
-        elif beta is not None and beta > 1:
-            rate = min(0.5, beta - 1)
-            note = ("Euler–Maruyama-type order 1/2; the drift part L^-beta A(k/L) adds L^(1-beta) over depth "
-                    "and vanishes from the limit (beta > 1)")
-        else:
-            rate = 0.5
-            note = ("order 1/2: the network differs from Euler–Maruyama of its limit by the centred "
-                    "fluctuation of (1/2) sigma''(0) u^2, of size L^-1 per layer")
-            if not ito_correction:
-                note += " (sigma''(0) = 0: there is no Itô correction to drop)"
-        limit = InsideSDELimit(net.activation, sa, sb, drift=beta == 1.0, ito_correction=ito_correction)
-    if sb == 0:
-        drivers = {k: v for k, v in drivers.items() if not k.startswith("b")}
-    return InsidePair(regime, width, net, limit, drivers, rate, note, alpha=alpha, beta=beta, sa=sa, sb=sb,
-                      ito_correction=ito_correction, derivatives=derivs)

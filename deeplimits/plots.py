@@ -36,9 +36,11 @@ def plot_convergence(results: Sequence, ax=None, path: str | None = None):
             t = _floats(r.terminal_error)
             tok = np.isfinite(t) & (t > 0)
             a.plot(L[tok], t[tok], "s--", alpha=0.6, label="terminal error")
-            centre = np.exp(np.log(e[ok]).mean()) * (L / np.exp(np.log(L[ok]).mean())) ** (-r.theory_rate)
-            asym = " (asymptotic)" if r.regime == "fbm" and r.width > 1 and not r.corrected else ""
-            a.plot(L, centre, "k:", label=f"theory: slope -{r.theory_rate:g}{asym}")
+            power = getattr(r, "theory_log_power", 0.0) or 0.0
+            law = L ** (-r.theory_rate) * np.log(L) ** power  # the declared order, through the data's centre
+            centre = law * np.exp(np.log(e[ok]).mean() - np.log(law[ok]).mean())
+            log = f" (log L)^{power:g}" if power else ""
+            a.plot(L, centre, "k:", label=f"theory: L^-{r.theory_rate:g}{log}")
             a.set_yscale("log")
         else:
             a.text(0.5, 0.5, f"no finite errors:\n{r.nonfinite} of {r.paths} draws blew up", ha="center",

@@ -22,7 +22,17 @@ HERE = pathlib.Path(__file__).parent / "golden"
 COMMANDS = json.loads((HERE / "COMMANDS.json").read_text())["commands"]
 RTOL, ATOL = 1e-5, 1e-9
 SKIP = {"seconds"}
-INTENDED: dict[str, dict] = {}  # name -> {json path: new value}: differences made on purpose
+# name -> {json path: new value}: differences made on purpose
+INTENDED: dict[str, dict] = {
+    # issue 11: the corrected fBm network at H = 3/4 declares L^-1 sqrt(log L) with its own note; over
+    # depths 4..16 that law's slope is 0.75, and the fitted 1.065 (CI [0.956, 1.159]) is faster
+    "fbm-corrected": {
+        "rate_note": "modified Euler scheme (Hu, Liu & Nualart, Ann. Appl. Probab. 2016): order 2H - 1/2 for H < 3/4, "
+                     "1 for H > 3/4; at H = 3/4 exactly L^-1 sqrt(log L): the slope over practical depths is below 1 "
+                     "(the verdict compares with that slope)",
+        "verdict": "faster",
+    },
+}
 
 
 def compare(new, old, where="$"):

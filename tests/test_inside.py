@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import deeplimits as dl
-from deeplimits.pairs import INSIDE_REGIMES
+INSIDE_REGIMES = ("inside-sde", "inside-ode")
 
 
 def gen(seed=0):

@@ -19,11 +19,11 @@ Every ``solve`` returns the limit on the grid ``k / depth`` as ``(depth + 1, dra
 """
 
 
-from .base import grid
+from .base import Limit, grid
 from .inside import DEFAULT_SA, DEFAULT_SB, InsideSDELimit, InsideSDEScheme
 from .ode import InsideODELimit, ODELimit
 from .sde import GridBrownian, SDELimit
 from .young import YoungLimit
 
 __all__ = ["SDELimit", "ODELimit", "YoungLimit", "GridBrownian", "InsideSDELimit", "InsideSDEScheme", "InsideODELimit",
-           "DEFAULT_SA", "DEFAULT_SB", "grid"]
+           "DEFAULT_SA", "DEFAULT_SB", "grid", "Limit"]

@@ -1,9 +1,34 @@
-"""What every limit shares: the grid ``k / depth`` on which it is returned."""
+"""What every limit shares: one way to be solved from a pair's driver samples, and the grid
+``k / depth`` on which it is returned."""
 
 from __future__ import annotations
+
+import abc
+from typing import Callable, Mapping
 
 import torch
 
 
 def grid(depth: int, dtype) -> torch.Tensor:
-    return torch.arange(depth + 1, dtype=torch.float64).div_(depth).to(dtype)
+    return torch.arange(depth + 1, dtype=dtype) / depth
+
+
+class Limit(abc.ABC):
+    """A continuous-time limit of residual networks.
+
+    Every limit is solved the same way from the driver samples of a pair, by weight name
+    (:meth:`solve_sample`), and declares how its reference is computed: a fixed-step scheme on
+    the finest grid of rough (Brownian, fractional) samples (:meth:`reference_step`), or an
+    adaptive solve (``reference_step`` returns ``None``).
+    """
+
+    @abc.abstractmethod
+    def solve_sample(self, h0: torch.Tensor, weights: Mapping[str, object], depth: int) -> torch.Tensor:
+        """The limit on ``k / depth`` as ``(depth + 1, draws, inputs, width)`` from the driver
+        samples ``weights`` (weight name -> :class:`~deeplimits.paths.DriverSample`)."""
+
+    def reference_step(self, weights: Mapping[str, object], steps: int) -> Callable | None:
+        """One step of size ``1 / steps`` of the reference scheme as ``f(H, parts)``, where
+        ``parts`` maps weight names to the step's increment (rough samples) or value at the
+        step's right end (smooth samples); ``None`` when the limit is solved adaptively."""
+        return None

@@ -8,7 +8,7 @@ import torch
 from .. import _validate as V_
 from ..activations import activation as _activation
 from ..paths import BrownianSample, SmoothSample
-from .base import grid as _grid
+from .base import Limit, grid as _grid
 
 
 DEFAULT_SA, DEFAULT_SB = 0.25, 1.0  # entry scales of the inside weights (see docs/mathematics.md)
@@ -44,7 +44,7 @@ class InsideSDEScheme:
         return out
 
 
-class InsideSDELimit:
+class InsideSDELimit(Limit):
     """Itô SDE limit of the inside network ``h_{k+1} = h_k + sigma(A_k h_k + b_k)`` with
     Brownian weights (Cohen, Cont, Rossier & Xu, ICML 2021, Thm 4.4):
 
@@ -130,3 +130,16 @@ class InsideSDELimit:
             if (j + 1) % every == 0:
                 out.append(H)
         return torch.stack(out)
+
+    def _parts(self, weights):
+        """The weights the limit uses: the smooth drift parts only when it has a drift."""
+        keep = ("W", "b", "W_drift", "b_drift") if self.drift else ("W", "b")
+        return {k: v for k, v in weights.items() if k in keep}
+
+    def solve_sample(self, h0, weights, depth):
+        return self.solve(h0, depth, **self._parts(weights))
+
+    def reference_step(self, weights, steps):
+        scheme, parts = self.scheme(), self._parts
+        return lambda H, x: scheme.step(H, 1.0, steps, **parts(x))
+

@@ -10,10 +10,10 @@ import torchdiffeq
 from .. import _validate as V_
 from ..paths import SmoothSample
 from ..networks import _NEEDS, ResNet
-from .base import grid as _grid
+from .base import Limit, grid as _grid
 
 
-class ODELimit:
+class ODELimit(Limit):
     """Neural ODE ``dH_t = V(t) g(H_t, W(t)) dt``, the limit of res-1/2/3 with smooth weights
     at ``beta = 1`` (the network is its right-point Euler scheme: strong rate ``L^{-1}``).
 
@@ -117,6 +117,10 @@ class ODELimit:
                 return torch.tensordot(E, H, dims=1)
         raise RuntimeError(f"Picard iteration did not reach tol={tol} in {max_iter} iterations (last change {delta:.2e})")
 
+    def solve_sample(self, h0, weights, depth):
+        return self.solve(h0, weights["V"], depth, W=weights.get("W"))
+
+
 
 class InsideODELimit(ODELimit):
     """Linear ODE ``dH_t = (A(t) H_t + b(t)) dt``, the limit of the inside network
@@ -139,6 +143,10 @@ class InsideODELimit(ODELimit):
                max_iter: int = 200) -> torch.Tensor:
         """Independent solve by Picard iteration (see :meth:`ODELimit.picard`)."""
         return self._picard(h0, {"W": W, "b": b}, depth, nodes, tol, max_iter)
+
+    def solve_sample(self, h0, weights, depth):
+        return self.solve(h0, weights["W"], depth, b=weights.get("b"))
+
 
 
 def _lobatto(n: int) -> np.ndarray:

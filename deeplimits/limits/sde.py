@@ -11,7 +11,7 @@ from .. import _validate as V_
 from ..activations import activation as _activation
 from ..paths import BrownianSample, PathSample
 from ..networks import ResNet
-from .base import grid as _grid
+from .base import Limit, grid as _grid
 
 
 class GridBrownian(BaseBrownian):
@@ -82,7 +82,7 @@ class _SDE(torch.nn.Module):
         return (self.sigma(y.view(n, m, d)) @ v.view(n, d, d).transpose(-1, -2)).reshape(n, m * d)
 
 
-class SDELimit:
+class SDELimit(Limit):
     """Itô SDE ``dH_t = d^{-1/2} dB_t sigma(H_t)``, the limit of res-1 with Brownian weights
     at ``beta = 1/2`` (strong rate ``L^{-1/2}``).
 
@@ -119,3 +119,11 @@ class SDELimit:
         ys = torchsde.sdeint(sde, h0.reshape(n, m * d), ts, bm=GridBrownian(V), method="euler",
                              dt=1.0 / steps)
         return ys.reshape(depth + 1, n, m, d)
+
+    def solve_sample(self, h0, weights, depth):
+        return self.solve(h0, weights["V"], depth)
+
+    def reference_step(self, weights, steps):
+        scheme = self.scheme()
+        return lambda H, parts: scheme.step(H, 1.0, steps, V=parts["V"])
+

@@ -9,9 +9,10 @@ from .. import _validate as V_
 from ..activations import activation as _activation
 from ..paths import FractionalSample
 from ..networks import ModifiedEulerResNet
+from .base import Limit
 
 
-class YoungLimit:
+class YoungLimit(Limit):
     """Young equation ``dH_t = d^{-1/2} dB^H_t sigma(H_t)`` (H > 1/2), the limit of res-1 with
     fractional weights at ``beta = H`` (the network's strong rate is ``L^{1-2H}``).
 
@@ -40,3 +41,11 @@ class YoungLimit:
                                                                     depth=V.resolution))
                if k % every == 0]
         return torch.stack(out)
+
+    def solve_sample(self, h0, weights, depth):
+        return self.solve(h0, weights["V"], depth)
+
+    def reference_step(self, weights, steps):
+        scheme = self.scheme(weights["V"].scale)
+        return lambda H, parts: scheme.step(H, 1.0, steps, V=parts["V"])
+

@@ -9,7 +9,7 @@ the module)."""
 from __future__ import annotations
 
 from . import convergence, phase, stability
-from .convergence import (DEFAULTS, ConvergencePlan, ConvergenceResult, plan_convergence, run_plan,
+from .convergence import (ConvergencePlan, ConvergenceResult, plan_convergence, run_plan,
                           strong_convergence)
 from .convergence_result import MAX_CI_WIDTH, MIN_FINITE_DRAWS
 from .phase import PHASE_PRESETS, PhaseResult, phase_diagram, plan_phase, run_phase
@@ -18,7 +18,7 @@ from .stability import STABILITY_PRESETS, StabilityResult, plan_stability, run_s
 from .strong_error import fit_rate, sweep_errors
 
 __all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult", "fit_rate",
-           "sweep_errors", "DEFAULTS", "MIN_FINITE_DRAWS", "MAX_CI_WIDTH", "plan_stability",
+           "sweep_errors", "MIN_FINITE_DRAWS", "MAX_CI_WIDTH", "plan_stability",
            "run_stability", "StabilityResult", "STABILITY_PRESETS", "phase_diagram", "plan_phase", "run_phase",
            "PhaseResult", "PHASE_PRESETS", "theory_bounds", "bounds_apply", "critical_beta", "classify", "CAP",
            "estimate_stability", "estimate_phase", "results_from_store"]

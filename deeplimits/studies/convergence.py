@@ -20,19 +20,14 @@ from .. import _validate as V_
 from .._plain import strict
 from .._random import chunk_seed
 from ..runs import register_task, Task, chunk_sizes
-from ..pairs import INSIDE_REGIMES, REGIMES, InsidePair, Pair, pair as _pair
+from ..pairs import Pair
+from ..regimes import REGISTRY, get_regime, pair as _pair
 from .convergence_result import ConvergenceResult
 from .strong_error import fit_rate, run_chunk
 
-DEFAULTS = {
-    "sde": dict(width=16, depths=[8, 16, 32, 64, 128, 256, 512], paths=256, reference=8192),
-    "ode": dict(width=16, depths=[8, 16, 32, 64, 128, 256, 512], paths=64, reference=None),
-    "fbm": dict(width=8, depths=[8, 16, 32, 64, 128, 256, 512], paths=256, reference=8192),
-    "inside-sde": dict(width=4, depths=[8, 16, 32, 64, 128, 256, 512], paths=256, reference=8192),
-    "inside-ode": dict(width=4, depths=[8, 16, 32, 64, 128, 256, 512], paths=64, reference=None),
-}
-_INSIDE_FIELDS = ("alpha", "beta", "sa", "sb", "ito_correction")
-
+#: fields of a plan that are regime options (recorded in a spec only for the regimes that declare
+#: them in ``Regime.spec_options``, so that the specs of the other regimes stay as they were)
+_OPTION_FIELDS = ("alpha", "beta", "sa", "sb", "ito_correction")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,17 +51,19 @@ class ConvergencePlan:
     seed: int
     dtype: torch.dtype
     chunk: int
-    # inside regimes only; defaults keep the specs of the other regimes (and older stores) valid
+    # options of the inside regimes; defaults keep the specs of the other regimes (and older stores) valid
     alpha: float | None = None
     beta: float | None = None
     sa: float | None = None
     sb: float | None = None
     ito_correction: bool = True
+    #: options of a registered regime that are not fields above (recorded only when not empty)
+    options: dict = dataclasses.field(default_factory=dict)
 
     def pair(self) -> Pair:
-        inside = {k: getattr(self, k) for k in _INSIDE_FIELDS} if self.regime in INSIDE_REGIMES else {}
+        declared = {k: getattr(self, k) for k in get_regime(self.regime).spec_options if k in _OPTION_FIELDS}
         return _pair(self.regime, width=self.width, activation=self.activation, arch=self.arch,
-                     hurst=self.hurst, corrected=self.corrected, **inside)
+                     hurst=self.hurst, corrected=self.corrected, **declared, **self.options)
 
     @property
     def chunk_sizes(self) -> list[int]:
@@ -86,9 +83,12 @@ class ConvergencePlan:
         d = dataclasses.asdict(self)
         d["depths"] = list(self.depths)
         d["dtype"] = str(self.dtype).replace("torch.", "")
-        if self.regime not in INSIDE_REGIMES:  # the spec (and store key) of the other regimes is unchanged
-            for k in _INSIDE_FIELDS:
+        declared = get_regime(self.regime).spec_options
+        for k in _OPTION_FIELDS:  # the spec (and store key) of a regime without these options is unchanged
+            if k not in declared:
                 del d[k]
+        if not self.options:
+            del d["options"]
         return d
 
     @classmethod
@@ -118,32 +118,51 @@ def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, paths:
                      inputs: int = 1, seed: int = 0, dtype: torch.dtype = torch.float64,
                      chunk: int | None = None, alpha: float | None = None, beta: float | None = None,
                      sa: float | None = None, sb: float | None = None,
-                     ito_correction: bool = True) -> ConvergencePlan:
-    """Validate the arguments of :func:`strong_convergence` (all checks, before any work)."""
-    regime = V_.choice("regime", regime, REGIMES)
-    dflt = DEFAULTS[regime]
+                     ito_correction: bool = True, **options) -> ConvergencePlan:
+    """Validate the arguments of :func:`strong_convergence` (all checks, before any work).
+    Defaults (``width``, ``depths``, ``paths``, ``reference``) are the regime's ``defaults``;
+    ``**options`` are further options of a registered regime."""
+    dflt = get_regime(regime).defaults
     width = dflt["width"] if width is None else width
-    p = _pair(regime, width=width, activation=activation, arch=arch, hurst=hurst, corrected=corrected,
-              alpha=alpha, beta=beta, sa=sa, sb=sb, ito_correction=ito_correction)
-    # inside regimes: the resolved values (defaults filled in; inside-ode keeps beta, alpha = 1 - beta)
-    inside = dict(beta=p.beta, sa=p.sa, sb=p.sb, ito_correction=ito_correction) if isinstance(p, InsidePair) else {}
+    p = _pair(regime, width=width, activation=activation, arch=arch, hurst=hurst, corrected=corrected, alpha=alpha,
+              beta=beta, sa=sa, sb=sb, ito_correction=ito_correction, **options)
+    # the regime's resolved options (defaults filled in; inside-ode keeps beta, alpha = 1 - beta)
+    resolved = {k: p.options[k] for k in get_regime(regime).spec_options if k in _OPTION_FIELDS}
     depths = V_.depths("depths", dflt["depths"] if depths is None else depths)
     paths = V_.integer("paths", dflt["paths"] if paths is None else paths)
     inputs = V_.integer("inputs", inputs)
     seed = V_.integer("seed", seed, low=0)
     dtype = V_.dtype(dtype)
+    reference = _reference(p, reference, depths)
+    chunk = _fit_chunk(p, width, inputs, reference, depths, paths, chunk, dtype)
+    return ConvergencePlan(regime, width, activation, arch, hurst, corrected, tuple(depths), paths, inputs,
+                           reference, seed, dtype, chunk, **resolved,
+                           options={k: v for k, v in options.items() if v is not None})
+
+
+def _reference(p: Pair, reference, depths) -> int:
+    """The finest grid: given or ``16 * max(depths)`` for rough weights; ``max(depths)`` (the
+    grid at which the adaptive solve is read) otherwise."""
     if not p.rough:
         if reference is not None:
-            raise ValueError(f"reference applies only to the regimes with Brownian or fractional weights (sde, "
-                             f"fbm, inside-sde), not {regime!r}: its ODE reference is adaptive")
-        reference = depths[-1]
-    else:
-        reference = 16 * depths[-1] if reference is None else V_.power_of_two("reference", reference)
-        if reference < 2 * depths[-1]:
-            raise ValueError(f"reference must be at least 2 * max(depths) = {2 * depths[-1]}, got {reference}")
-    # the default chunk (part of the spec, hence of the seeds) keeps its historical rule; it is
-    # lowered only where it would not fit the machine, and a given chunk that does not fit is refused
-    per_draw = width * width * inputs * (reference if regime == "fbm" else 1)
+            rough = [n for n, r in REGISTRY.items() if r.defaults.get("reference")]
+            raise ValueError(f"reference applies only to the regimes with Brownian or fractional weights "
+                             f"({', '.join(rough)}), not {p.regime!r}: its ODE reference is adaptive")
+        return depths[-1]
+    reference = 16 * depths[-1] if reference is None else V_.power_of_two("reference", reference)
+    if reference < 2 * depths[-1]:
+        raise ValueError(f"reference must be at least 2 * max(depths) = {2 * depths[-1]}, got {reference}")
+    return reference
+
+
+def _fit_chunk(p: Pair, width, inputs, reference, depths, paths, chunk, dtype) -> int:
+    """Draws per task. The default chunk (part of the spec, hence of the seeds) keeps its historical
+    rule; it is lowered only where it would not fit the machine, and a given chunk that does not
+    fit is refused. Also refuses too many tasks or steps."""
+    from ..paths import FractionalDriver
+
+    stored = any(isinstance(d, FractionalDriver) for d in p.drivers.values())  # fGn is held on the finest grid
+    per_draw = width * width * inputs * (reference if stored else 1)
     default = int(max(1, min(paths, 64, (1 << 25) // max(1, per_draw))))
     chunk = None if chunk is None else V_.integer("chunk", chunk)
     item = torch.empty((), dtype=dtype).element_size()
@@ -154,8 +173,7 @@ def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, paths:
                      f"paths={paths} in chunks of {chunk} draws makes too many tasks", ("paths",))
     R_.require_count(reference, R_.MAX_STEPS, f"reference={reference} makes too many steps per task",
                      ("reference" if p.rough else "depths",))
-    return ConvergencePlan(regime, width, activation, arch, hurst, corrected, tuple(depths), paths, inputs,
-                           reference, seed, dtype, chunk, **inside)
+    return chunk
 
 
 def _chunk_bytes(p: Pair, n: int, inputs: int, reference: int, depths, item: int) -> int:
@@ -196,7 +214,7 @@ def strong_convergence(regime: str, *, progress: Callable[[int], None] | None = 
     Args:
         regime: ``'sde'``, ``'ode'``, ``'fbm'``, ``'inside-sde'`` or ``'inside-ode'`` (see
             :func:`deeplimits.pair`).
-        depths: increasing powers of two (defaults per regime in :data:`DEFAULTS`).
+        depths: increasing powers of two (defaults: the regime's ``defaults``, :mod:`deeplimits.regimes`).
         paths: number of independent draws (driver sample and inputs).
         width, activation, arch, hurst, corrected, alpha, beta, sa, sb, ito_correction: as for
             :func:`deeplimits.pair`.
@@ -314,5 +332,6 @@ def summarise(p: Pair, depths, reference, max_err: np.ndarray, term_err: np.ndar
         terminal_error=t.mean(0).tolist() if n else [math.nan] * len(depths),
         terminal_stderr=se(t).tolist() if n else [math.nan] * len(depths),
         rate=rate, rate_ci=list(ci), theory_rate=p.theory_rate, rate_note=p.rate_note,
+        theory_log_power=p.order.log_power,
         nonfinite=int((~ok).sum()), seconds=seconds,
-        **({k: getattr(p, k) for k in _INSIDE_FIELDS} if isinstance(p, InsidePair) else {}))
+        **{k: getattr(p, k) for k in get_regime(p.regime).spec_options if k in _OPTION_FIELDS})

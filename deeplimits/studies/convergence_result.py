@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from .._plain import PlainData
-from ..pairs import INSIDE_REGIMES
+from ..regimes.base import StrongOrder
 
 
 #: a verdict needs at least this many finite draws (and at least half of the draws)
@@ -50,6 +50,14 @@ class ConvergenceResult(PlainData):
     sa: float | None = None
     sb: float | None = None
     ito_correction: bool | None = None
+    #: power of a logarithmic factor in the declared order ``L^-theory_rate (log L)^theory_log_power``
+    theory_log_power: float = 0.0
+
+    @property
+    def theory_slope(self) -> float:
+        """The slope the declared order predicts over these depths (``theory_rate`` unless the
+        order has a logarithmic factor); the verdict compares the fitted rate with it."""
+        return StrongOrder(self.theory_rate, "", "", self.theory_log_power).slope(self.depths)
 
     @property
     def verdict_note(self) -> str | None:
@@ -82,14 +90,16 @@ class ConvergenceResult(PlainData):
         if self.verdict_note is not None:
             return None
         lo, hi = self.rate_ci
-        if abs(self.rate - self.theory_rate) <= 0.1 or (lo <= self.theory_rate <= hi):
+        theory = self.theory_slope
+        if abs(self.rate - theory) <= 0.1 or (lo <= theory <= hi):
             return "agrees"
-        return "faster" if self.rate > self.theory_rate else "slower"
+        return "faster" if self.rate > theory else "slower"
 
     def to_dict(self) -> dict:
         """Plain strict JSON (non-finite numbers as ``None``) with the derived ``verdict`` and
         ``verdict_note``."""
         d = super().to_dict()
+        d["theory_slope"] = self.theory_slope
         d["verdict"] = self.verdict
         d["verdict_note"] = self.verdict_note
         return d
@@ -109,7 +119,7 @@ class ConvergenceResult(PlainData):
     def label(self) -> str:
         h = f" H={self.hurst:g}" if self.hurst is not None else ""
         c = " corrected" if self.corrected else ""
-        if self.regime in INSIDE_REGIMES:  # short enough for a figure title; alpha = 1 - beta is in report()
+        if self.sa is not None:  # the inside regimes; short enough for a figure title; alpha = 1 - beta is in report()
             b = f" beta={self.beta:g}" if self.beta is not None else ""
             ito = " no-Itô" if self.ito_correction is False else ""
             return f"{self.regime}{b}{ito} ({self.activation}, d={self.width}, sA={self.sa:g}, sb={self.sb:g})"
@@ -117,7 +127,7 @@ class ConvergenceResult(PlainData):
 
     def report(self) -> str:
         """The table, the fitted rate against theory, and the verdict, as text."""
-        alpha = f", alpha={self.alpha:g}" if self.regime == "inside-ode" else ""
+        alpha = f", alpha={self.alpha:g}" if self.alpha else ""
         ito = ", limit without the Itô correction" if self.ito_correction is False else ""
         lines = [f"{self.label}: {self.paths} draws, reference grid 1/{self.reference}{alpha}{ito}",
                  f"{'depth':>7}  {'E max_k |H-h|':>14}  {'± se':>9}  {'ratio':>6}  {'E |H_1-h_L|':>12}"]
@@ -128,15 +138,19 @@ class ConvergenceResult(PlainData):
         lo, hi = self.rate_ci
         verdict = self.verdict or f"no verdict: {self.verdict_note}"
         lines.append(f"rate {_num(self.rate, '.3f')}  95% CI [{_num(lo, '.3f')}, {_num(hi, '.3f')}]   "
-                     f"theory {self.theory_rate:.3f}   -> {verdict}")
-        if (self.regime == "fbm" and not self.corrected and self.width > 1) or self.regime == "inside-ode" \
-                or self.ito_correction is False:
-            lines.append(f"note: {self.rate_note}")
+                     f"theory {self._theory_text()}   -> {verdict}")
+        lines.append(f"note: {self.rate_note}")
         if self.nonfinite == self.paths:
             lines.append(f"warning: all {self.paths} draws blew up (non-finite states): no error estimate")
         elif self.nonfinite:
             lines.append(f"warning: {self.nonfinite} draws blew up (non-finite states) and are excluded")
         return "\n".join(lines)
+
+    def _theory_text(self) -> str:
+        if not self.theory_log_power:
+            return f"{self.theory_rate:.3f}"
+        log = "sqrt(log L)" if self.theory_log_power == 0.5 else f"(log L)^{self.theory_log_power:g}"
+        return f"{self.theory_rate:.3f} x {log} (slope {self.theory_slope:.3f} over these depths)"
 
     def plot(self, ax=None, path: str | None = None):
         """Log-log plot of the error against depth with the theoretical slope drawn in."""
