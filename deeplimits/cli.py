@@ -391,9 +391,9 @@ class _Run:
 
 def _run_study(args, cmd, spec, run, total, unit, executor):
     """Open the store, run with a progress bar, print the report, write figures and JSON."""
-    out = args.out if args.out is not None else os.path.join("runs", f"{cmd}-" + _digest(spec))
+    out = args.out if args.out is not None else os.path.join("runs", f"{cmd}-" + _digest(spec.to_dict()))
     _outputs(args, cmd, out)
-    with _Run(out, spec) as store:
+    with _Run(out, spec.to_dict()) as store:
         with _progress(args, total=total, unit=unit, desc=cmd,
                        bar_format="{desc} {bar} {n_fmt}/{total_fmt} " + unit + "s [{elapsed}<{remaining}]") as bar:
             result = run(spec, bar.update, store=store, **executor)
@@ -434,7 +434,7 @@ def run_stability_cmd(args) -> int:
     params = _STABILITY + ("driver", "hurst", "length_scale", "seed", "dtype")
     driver = _plan("stability", params, make_driver, driver, args.hurst, args.length_scale)
     spec = _plan("stability", params, plan_stability, driver=driver, **kw)
-    return _run_study(args, "stability", spec, run_stability, spec["draws"], "draw", executor)
+    return _run_study(args, "stability", spec, run_stability, spec.draws, "draw", executor)
 
 
 def run_phase_cmd(args) -> int:
@@ -443,7 +443,7 @@ def run_phase_cmd(args) -> int:
     executor = _executor(args, "phase")
     kw = _options(args, PHASE_PRESETS[args.preset], _PHASE)
     spec = _plan("phase", _PHASE + ("seed", "dtype"), plan_phase, **kw)
-    return _run_study(args, "phase", spec, run_phase, len(spec["hursts"]), "H", executor)
+    return _run_study(args, "phase", spec, run_phase, len(spec.hursts), "H", executor)
 
 
 _CONVERGENCE = ("regime", "hurst", "width", "activation", "arch", "alpha", "beta", "sa", "sb", "depths", "paths",
@@ -497,7 +497,7 @@ def run_convergence(args) -> int:
             extra.update(arch=args.arch, corrected=args.corrected)
         # every argument is checked before any work starts
         plans.append(_plan("convergence", _CONVERGENCE, plan_convergence, regime, **common, **extra))
-    spec = [p.to_spec() for p in plans]
+    spec = [p.to_dict() for p in plans]
     out = args.out if args.out is not None else os.path.join("runs", "convergence-" + _digest(spec))
     _outputs(args, "convergence", out)
     results = []

@@ -78,9 +78,14 @@ def _figure(nrows, ncols, size, path):
 
 
 def _save(fig, path):
+    """Lay out and, given ``path``, write the figure and release it from pyplot (a long sweep of
+    figures keeps no memory; the returned figure stays usable)."""
     fig.tight_layout()
     if path is not None:
+        import matplotlib.pyplot as plt
+
         fig.savefig(path, dpi=120)
+        plt.close(fig)
     return fig
 
 

@@ -214,8 +214,8 @@ def test_inside_results_carry_their_parameters_and_old_results_still_load():
     assert dl.ConvergenceResult.from_dict(old).beta is None
     # plans: the new fields are in the spec of the inside regimes only, and older specs load
     plan = dl.plan_convergence("inside-sde", beta=1.0, ito_correction=False, depths=[4, 8], paths=2, reference=32)
-    spec = plan.to_spec()
+    spec = plan.to_dict()
     assert (spec["beta"], spec["sa"], spec["sb"], spec["ito_correction"]) == (1.0, 0.25, 1.0, False)
-    assert dl.ConvergencePlan.from_spec(spec) == plan and plan.name == "inside-sde-beta1-no-ito"
-    sde = dl.plan_convergence("sde", depths=[4, 8], paths=2, reference=32).to_spec()
-    assert "beta" not in sde and dl.ConvergencePlan.from_spec(sde).ito_correction is True
+    assert dl.ConvergencePlan.from_dict(spec) == plan and plan.name == "inside-sde-beta1-no-ito"
+    sde = dl.plan_convergence("sde", depths=[4, 8], paths=2, reference=32).to_dict()
+    assert "beta" not in sde and dl.ConvergencePlan.from_dict(sde).ito_correction is True

@@ -73,6 +73,7 @@ from deeplimits.networks import ResNet  # noqa: E402
 from deeplimits import make_driver  # noqa: E402
 from deeplimits.studies import propagation as P  # noqa: E402
 from deeplimits.studies import stability as S  # noqa: E402
+from deeplimits.studies import results_from_store  # noqa: E402
 
 
 @pytest.mark.parametrize("arch", ["res-1", "res-2", "res-3", "inside"])
@@ -102,7 +103,7 @@ def test_ratios_are_the_definitions():
     from ResNet.forward on the same draws."""
     spec = S.plan_stability("res-2", activation="tanh", width=5, n_in=4, depths=[7, 12], betas=[0.5], draws=3,
                             inputs=2, dtype=torch.float64)
-    out = S.stability_task({**spec, "draws": 3}, seed=11)
+    out = S.stability_task({**spec.to_dict(), "draws": 3}, seed=11)
     net = ResNet("res-2", "tanh", beta=0.0)
     samples, h0, B, top = P._draw(net, make_driver("uniform"), 5, 4, [7, 12], 3, 2,
                                   torch.Generator().manual_seed(11), torch.float64)
@@ -131,8 +132,8 @@ def test_statistics_pool_every_input():
     would bias mean_sq low by about 8% here)."""
     spec = S.plan_stability("res-3", width=8, n_in=8, depths=[50], betas=[0.5], draws=1500, inputs=4,
                             dtype=torch.float64)
-    out = S.stability_task({**spec, "draws": 1500}, seed=4)
-    rec = S.summarise_stability(spec, [out]).records[0]
+    out = S.stability_task({**spec.to_dict(), "draws": 1500}, seed=4)
+    rec = spec.summarise(spec.tasks(), [out]).records[0]
     r2 = np.asarray(out["r_h"]).reshape(1500, 4) ** 2
     se = r2.mean(1).std() / math.sqrt(1500)  # inputs of a draw are correlated: the draw is the unit
     assert rec["r_h"]["mean_sq"] == pytest.approx(r2.mean())
@@ -162,7 +163,7 @@ def test_exact_second_moments():
     for arch, act, which in (("res-3", None, 0), ("res-1", "identity", 1)):
         spec = S.plan_stability(arch, activation=act, width=8, n_in=8, depths=[50], betas=[0.5], draws=4000,
                                 dtype=torch.float64)
-        out = S.stability_task({**spec, "draws": 4000}, seed=5)
+        out = S.stability_task({**spec.to_dict(), "draws": 4000}, seed=5)
         exact = theory_bounds(0.5, 50)[which]
         for x, target in ((np.asarray(out["norm_h"]) ** 2, 1 + exact), (np.asarray(out["r_h"]) ** 2, exact)):
             x = x.ravel()
@@ -238,9 +239,10 @@ def test_run_store_resumes_without_recomputing(tmp_path):
     from deeplimits.runs import RunStore
 
     spec = S.plan_stability("res-3", width=6, n_in=4, depths=[10, 20], betas=[0.5], draws=12, chunk=4)
-    store = RunStore(str(tmp_path), spec)
+    store = RunStore(str(tmp_path), spec.to_dict())
     first = S.run_stability(spec, store=store)
     calls = []
-    again = S.run_stability(spec, progress=calls.append, store=RunStore(str(tmp_path), spec))
+    again = S.run_stability(spec.to_dict(), progress=calls.append, store=RunStore(str(tmp_path), spec.to_dict()))
     assert again.records == first.records and calls == [4, 4, 4]
-    assert S.results_from_store(RunStore(str(tmp_path), create=False)).records == first.records
+    [stored] = results_from_store(RunStore(str(tmp_path), create=False))
+    assert stored.records == first.records

@@ -14,7 +14,7 @@ from deeplimits import _resources as R
 from deeplimits._validate import ResourceError
 from deeplimits.studies.convergence import plan_convergence
 from deeplimits.paths import fgn
-from deeplimits.studies import STABILITY_PRESETS, estimate_phase, estimate_stability, plan_phase, plan_stability
+from deeplimits.studies import STABILITY_PRESETS, plan_phase, plan_stability
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -65,27 +65,27 @@ def test_a_given_chunk_that_cannot_fit_is_refused_and_says_what_fits(monkeypatch
     assert est.peak_bytes <= 4 << 30 and 1 <= plan.chunk < 64
     with pytest.raises(ResourceError, match="chunk"):
         plan_stability(width=1000, depths=[100], draws=100, chunk=100)
-    assert estimate_stability(plan_stability(width=1000, depths=[100], draws=100)).peak_bytes <= 4 << 30
+    assert plan_stability(width=1000, depths=[100], draws=100).estimate().peak_bytes <= 4 << 30
 
 
 def test_default_plans_keep_their_chunks():
     # the chunk is part of the spec (and of the seeds): ordinary plans are unchanged
     assert plan_convergence("sde").chunk == 64 and plan_convergence("fbm", hurst=0.7).chunk == 64
-    assert plan_stability()["chunk"] == 50
-    assert plan_stability(**{**STABILITY_PRESETS["criticality"]})["chunk"] == 13
+    assert plan_stability().chunk == 50
+    assert plan_stability(**{**STABILITY_PRESETS["criticality"]}).chunk == 13
 
 
 def test_estimates_scale_with_draws_and_width():
     # linear in the draws of a chunk (the fixed part is small here), quadratic in the width of matrix weights
-    a = estimate_stability(plan_stability(width=100, depths=[1000], draws=5, chunk=5)).peak_bytes
-    b = estimate_stability(plan_stability(width=100, depths=[1000], draws=10, chunk=10)).peak_bytes
-    c = estimate_stability(plan_stability(width=200, depths=[1000], draws=5, chunk=5)).peak_bytes
+    a = plan_stability(width=100, depths=[1000], draws=5, chunk=5).estimate().peak_bytes
+    b = plan_stability(width=100, depths=[1000], draws=10, chunk=10).estimate().peak_bytes
+    c = plan_stability(width=200, depths=[1000], draws=5, chunk=5).estimate().peak_bytes
     assert 1.8 < b / a <= 2.0 + 1e-9 and 3.5 < c / a <= 4.0 + 1e-9
     f1 = plan_convergence("fbm", hurst=0.7, width=8, paths=8, chunk=4).estimate().peak_bytes
     f2 = plan_convergence("fbm", hurst=0.7, width=16, paths=8, chunk=4).estimate().peak_bytes
     f3 = plan_convergence("fbm", hurst=0.7, width=8, paths=8, chunk=8).estimate().peak_bytes
     assert 3.5 < f2 / f1 <= 4.0 + 1e-9 and 1.9 < f3 / f1 <= 2.0 + 1e-9
-    e = estimate_phase(plan_phase([0.3, 0.7], [0.5], depth=100))
+    e = plan_phase([0.3, 0.7], [0.5], depth=100).estimate()
     assert e.tasks == 2 and e.networks == 2 * 1 * 5 * 2
 
 
@@ -120,7 +120,7 @@ def test_estimate_is_within_a_factor_two_of_the_measured_peak(driver):
     spec = plan_stability("res-3", dl.FractionalDriver(0.7) if kw else driver, width=100, n_in=16,
                           depths=[250, 500] if kw else [1000], betas=[0.5], draws=3, seed=0)
     env = {**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"}
-    out = subprocess.run([sys.executable, "-c", _MEASURE, json.dumps(spec)], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", _MEASURE, json.dumps(spec.to_dict())], capture_output=True, text=True,
                          env=env, cwd=ROOT, timeout=60)
     assert out.returncode == 0, out.stderr
     m = json.loads(out.stdout)

@@ -89,7 +89,7 @@ def test_every_draw_blown_up_returns_reports_and_plots(tmp_path):
 
 def test_task_results_are_strict_json_and_keep_the_finite_draws():
     plan = plan_convergence("inside-sde", sa=0.7, width=4, depths=[8, 16], paths=8, reference=64, seed=1)
-    out = run_task({**plan.to_spec(), "draws": 8}, 7)  # some of these draws blow up, not all
+    out = run_task({**plan.to_dict(), "draws": 8}, 7)  # some of these draws blow up, not all
     text = json.dumps(out, allow_nan=False)
     flat = [x for row in out["max_err"] for x in row]
     assert None in flat and any(x is not None for x in flat)
@@ -112,15 +112,15 @@ def test_overflowing_stability_and_phase_are_strict_and_plot(tmp_path):
     strict_roundtrip(res, StabilityResult)
     res.plot(path=str(tmp_path / "stability.png"))
     spec = plan_stability("res-1", "gaussian", depths=[4096], draws=2, **kw)
-    json.dumps(stability_task({**spec, "draws": 2}, 0), allow_nan=False)
+    json.dumps(stability_task({**spec.to_dict(), "draws": 2}, 0), allow_nan=False)
     ph = phase_diagram([0.3, 0.6], [0.0, 0.1], arch="res-1", activation="identity", width=8, n_in=8, depth=4096,
                        draws=2, inputs=2)
     assert all(e == 4 for row in ph.exploded for e in row)
     strict_roundtrip(ph, PhaseResult)
     ph.plot(path=str(tmp_path / "phase.png"))
     pspec = plan_phase([0.3], [0.0], arch="res-1", activation="identity", width=8, n_in=8, depth=512, draws=1, inputs=1)
-    params = {k: v for k, v in pspec.items() if k not in ("hursts", "seed", "study")}
-    json.dumps(phase_task({**params, "hurst": 0.3}, 0), allow_nan=False)
+    [task] = pspec.tasks()
+    json.dumps(phase_task(task.params, task.seed), allow_nan=False)
     assert (tmp_path / "stability.png").exists() and (tmp_path / "phase.png").exists()
 
 

@@ -98,11 +98,11 @@ def small_plan(**kw):
 
 
 def test_a_truncated_convergence_chunk_is_not_used_as_fewer_draws(tmp_path, capsys):
-    from deeplimits.studies.convergence import results_from_store
+    from deeplimits.studies import results_from_store
 
     plan = small_plan()
     clean = dl.run_plan(plan)
-    store = RunStore(tmp_path, plan.to_spec())
+    store = RunStore(tmp_path, plan.to_dict())
     dl.run_plan(plan, store=store)
     key, text = sql(tmp_path, "SELECT key, result FROM tasks ORDER BY key")[1]
     res = json.loads(text)
@@ -113,7 +113,7 @@ def test_a_truncated_convergence_chunk_is_not_used_as_fewer_draws(tmp_path, caps
     assert results_from_store(reader)[0].paths == 6  # the two sound chunks only, never 7 draws
     assert main(["runs", "show", str(tmp_path)]) == 0
     capsys.readouterr()
-    again = dl.run_plan(plan, store=RunStore(tmp_path, plan.to_spec()))
+    again = dl.run_plan(plan, store=RunStore(tmp_path, plan.to_dict()))
     assert again.paths == 9 and again.error == clean.error and again.terminal_error == clean.terminal_error
 
 

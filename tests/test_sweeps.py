@@ -28,7 +28,7 @@ def small_plan(**kw):
 
 def test_store_records_each_task_once_and_resumes(tmp_path):
     plan = small_plan()
-    spec = plan.to_spec()
+    spec = plan.to_dict()
     store = RunStore(tmp_path, spec)
     first = dl.run_plan(plan, store=store)
     assert store.counts() == {"done": 4}
@@ -45,9 +45,9 @@ def test_store_records_each_task_once_and_resumes(tmp_path):
 
 
 def test_store_refuses_another_command_and_corruption(tmp_path):
-    RunStore(tmp_path / "a", small_plan().to_spec())
+    RunStore(tmp_path / "a", small_plan().to_dict())
     with pytest.raises(RunStoreError, match="different command"):
-        RunStore(tmp_path / "a", small_plan(seed=5).to_spec())
+        RunStore(tmp_path / "a", small_plan(seed=5).to_dict())
     bad = tmp_path / "b"
     bad.mkdir()
     (bad / "run.sqlite").write_bytes(b"this is not a database" * 100)
@@ -131,9 +131,9 @@ def cluster():
 def test_local_dask_cluster_gives_the_local_numbers(cluster, tmp_path):
     plan = small_plan()
     local = dl.run_plan(plan)
-    remote = dl.run_plan(plan, scheduler=cluster.scheduler_address, store=RunStore(tmp_path, plan.to_spec()))
+    remote = dl.run_plan(plan, scheduler=cluster.scheduler_address, store=RunStore(tmp_path, plan.to_dict()))
     assert remote.error == local.error and remote.terminal_error == local.terminal_error
-    assert RunStore(tmp_path, plan.to_spec()).counts() == {"done": 4}
+    assert RunStore(tmp_path, plan.to_dict()).counts() == {"done": 4}
     # and --workers builds its own LocalCluster on loopback
     mine = dl.run_plan(plan, workers=2)
     assert mine.error == local.error
@@ -145,7 +145,7 @@ def test_a_killed_worker_task_is_rerun(cluster, tmp_path):
     plan = dl.plan_convergence("sde", width=16, depths=[8, 16, 32], paths=12, reference=16384, seed=2, chunk=2)
     with Client(cluster.scheduler_address) as client:
         pids = list(client.run(os.getpid).values())
-    store = RunStore(tmp_path, plan.to_spec())
+    store = RunStore(tmp_path, plan.to_dict())
     out = {}
     t = threading.Thread(target=lambda: out.update(r=dl.run_plan(plan, scheduler=cluster.scheduler_address,
                                                                   store=store)))
@@ -159,14 +159,14 @@ def test_a_killed_worker_task_is_rerun(cluster, tmp_path):
     t.join(timeout=240)
     assert not t.is_alive() and "r" in out
     assert out["r"].paths == 12 and out["r"].error == dl.run_plan(plan).error
-    assert RunStore(tmp_path, plan.to_spec()).counts() == {"done": 6}
+    assert RunStore(tmp_path, plan.to_dict()).counts() == {"done": 6}
 
 
 def test_a_store_killed_while_being_created_is_recreated(tmp_path):
     sqlite3.connect(tmp_path / "run.sqlite").execute("PRAGMA journal_mode=WAL").fetchall()  # no tables yet
     plan = small_plan()
-    res = dl.run_plan(plan, store=RunStore(tmp_path, plan.to_spec()))
-    assert RunStore(tmp_path, plan.to_spec()).counts() == {"done": 4} and res.paths == 12
+    res = dl.run_plan(plan, store=RunStore(tmp_path, plan.to_dict()))
+    assert RunStore(tmp_path, plan.to_dict()).counts() == {"done": 4} and res.paths == 12
 
 
 def test_cli_failed_task_is_one_line_and_others_are_stored(tmp_path, capsys, monkeypatch):

@@ -8,31 +8,18 @@ the module)."""
 
 from __future__ import annotations
 
-from . import convergence, phase, stability
 from .convergence import (ConvergencePlan, ConvergenceResult, plan_convergence, run_plan,
                           strong_convergence)
 from .convergence_result import MAX_CI_WIDTH, MIN_FINITE_DRAWS
-from .phase import PHASE_PRESETS, PhaseResult, phase_diagram, plan_phase, run_phase
+from .phase import PHASE_PRESETS, PhasePlan, PhaseResult, phase_diagram, plan_phase, run_phase
+from .plan import Plan, plan_from_dict, results_from_store
 from .propagation import CAP, bounds_apply, classify, critical_beta, estimate_phase, estimate_stability, theory_bounds
-from .stability import STABILITY_PRESETS, StabilityResult, plan_stability, run_stability
+from .stability import STABILITY_PRESETS, StabilityPlan, StabilityResult, plan_stability, run_stability
 from .strong_error import fit_rate, sweep_errors
 
 __all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult", "fit_rate",
            "sweep_errors", "MIN_FINITE_DRAWS", "MAX_CI_WIDTH", "plan_stability",
            "run_stability", "StabilityResult", "STABILITY_PRESETS", "phase_diagram", "plan_phase", "run_phase",
            "PhaseResult", "PHASE_PRESETS", "theory_bounds", "bounds_apply", "critical_beta", "classify", "CAP",
-           "estimate_stability", "estimate_phase", "results_from_store"]
-
-
-def results_from_store(store) -> list:
-    """The results of a stored run of any study, rebuilt from its finished tasks (no simulation):
-    a list of :class:`ConvergenceResult`, or ``[]`` / ``[result]`` for a stability or phase study."""
-    spec = store.spec
-    study = spec.get("study") if isinstance(spec, dict) else None
-    if study == "stability":
-        r = stability.results_from_store(store)
-    elif study == "phase":
-        r = phase.results_from_store(store)
-    else:
-        return convergence.results_from_store(store)
-    return [] if r is None else [r]
+           "estimate_stability", "estimate_phase", "results_from_store", "Plan", "StabilityPlan", "PhasePlan",
+           "plan_from_dict"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from typing import Callable, Sequence
 
 import numpy as np
@@ -23,6 +24,7 @@ from ..runs import register_task, Task, chunk_sizes
 from ..pairs import Pair
 from ..regimes import REGISTRY, get_regime, pair as _pair
 from .convergence_result import ConvergenceResult
+from .plan import Plan, register_plan
 from .strong_error import fit_rate, run_chunk
 
 #: fields of a plan that are regime options (recorded in a spec only for the regimes that declare
@@ -30,8 +32,9 @@ from .strong_error import fit_rate, run_chunk
 _OPTION_FIELDS = ("alpha", "beta", "sa", "sb", "ito_correction")
 
 
+@register_plan
 @dataclasses.dataclass(frozen=True)
-class ConvergencePlan:
+class ConvergencePlan(Plan):
     """A validated strong-error study: everything needed to run it, nothing computed yet.
 
     Draws are split into chunks (``chunk_sizes``); chunk ``i`` is seeded by
@@ -76,7 +79,7 @@ class ConvergencePlan:
         return R_.Estimate(peak, R_.tasks_of(self.paths, self.chunk), self.paths * len(self.depths), n,
                            self.reference, R_.available_memory())
 
-    def to_spec(self) -> dict:
+    def to_dict(self) -> dict:
         """The plan as plain JSON (what a run store records)."""
         if self.activation is not None and not isinstance(self.activation, str):
             raise ValueError("activation must be given by name (a string) to run through a sweep or a run store")
@@ -92,7 +95,8 @@ class ConvergencePlan:
         return d
 
     @classmethod
-    def from_spec(cls, spec: dict) -> "ConvergencePlan":
+    def from_dict(cls, spec: dict) -> "ConvergencePlan":
+        """The plan of a spec written by :meth:`to_dict` (or by an older store)."""
         d = dict(spec)
         d["depths"] = tuple(d["depths"])
         d["dtype"] = getattr(torch, d["dtype"])
@@ -100,9 +104,31 @@ class ConvergencePlan:
 
     def tasks(self) -> list:
         """One sweep task per chunk of draws, keyed ``'<name>/chunk-<i>'`` (see :attr:`name`)."""
-        spec = self.to_spec()
+        spec = self.to_dict()
         return [Task(f"{self.name}/chunk-{c:05d}", "convergence-chunk", {**spec, "draws": n},
                      chunk_seed(self.seed, c)) for c, n in enumerate(self.chunk_sizes)]
+
+    def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> ConvergenceResult:
+        """Estimates, standard errors and the fitted rate over the draws of the finished chunks."""
+        mx = np.concatenate([_decode(r["max_err"]) for r in results])
+        tm = np.concatenate([_decode(r["terminal_err"]) for r in results])
+        return summarise(self.pair(), self.depths, self.reference, mx, tm, inputs=self.inputs, seed=self.seed,
+                         dtype=self.dtype, seconds=seconds)
+
+    def run(self, progress: Callable[[int], None] | None = None, *, store=None, workers: int | None = None,
+            scheduler: str | None = None, timeout: float | None = None) -> ConvergenceResult:
+        """As :meth:`Plan.run`; a callable activation (not storable by name) runs in this process only."""
+        if self.activation is None or isinstance(self.activation, str):
+            return super().run(progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)
+        if store is not None or workers is not None or scheduler is not None:
+            raise ValueError("activation must be given by name (a string) to run through a sweep or a run store")
+        t0, p, results = time.perf_counter(), self.pair(), []
+        for c, n in enumerate(self.chunk_sizes):
+            mx, tm = run_chunk(p, self.depths, self.reference, n, self.inputs, chunk_seed(self.seed, c), self.dtype)
+            results.append({"max_err": mx, "terminal_err": tm})
+            if progress is not None:
+                progress(n)
+        return self.summarise([], results, time.perf_counter() - t0)
 
     @property
     def name(self) -> str:
@@ -239,40 +265,19 @@ def run_plan(plan: ConvergencePlan, progress: Callable[[int], None] | None = Non
              timeout: float | None = None) -> ConvergenceResult:
     """Run the chunks of a plan and combine them.
 
-    With a :class:`~deeplimits.sweeps.RunStore`, finished chunks are committed as they come
+    With a :class:`~deeplimits.runs.RunStore`, finished chunks are committed as they come
     and chunks already in the store are not recomputed; ``workers``/``scheduler`` run the
     chunks on a local or an existing Dask cluster (same numbers as in-process).
     ``progress`` is called with the number of draws of each finished chunk.
     """
-    import time
-
-    from ..runs import run_sweep
-
-    t0 = time.perf_counter()
-    p = plan.pair()
-    if plan.activation is not None and not isinstance(plan.activation, str):  # a callable: this process only
-        if store is not None or workers is not None or scheduler is not None:
-            raise ValueError("activation must be given by name (a string) to run through a sweep or a run store")
-        parts = []
-        for c, n in enumerate(plan.chunk_sizes):
-            parts.append(run_chunk(p, plan.depths, plan.reference, n, plan.inputs, chunk_seed(plan.seed, c), plan.dtype))
-            if progress is not None:
-                progress(n)
-    else:
-        tasks = plan.tasks()
-        done = run_sweep(tasks, store, workers=workers, scheduler=scheduler, timeout=timeout,
-                         progress=None if progress is None else (lambda t: progress(t.params["draws"])))
-        parts = [(_decode(done[t.key]["max_err"]), _decode(done[t.key]["terminal_err"])) for t in tasks]
-    return summarise(p, plan.depths, plan.reference, np.concatenate([m for m, _ in parts]),
-                     np.concatenate([t for _, t in parts]), inputs=plan.inputs, seed=plan.seed,
-                     dtype=plan.dtype, seconds=time.perf_counter() - t0)
+    return plan.run(progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)
 
 
 @register_task("convergence-chunk")
 def run_task(params: dict, seed: int) -> dict:
     """Sweep task: one chunk of draws of a plan (``params`` = plan spec + ``draws``)."""
     spec = {k: v for k, v in params.items() if k != "draws"}
-    plan = ConvergencePlan.from_spec(spec)
+    plan = ConvergencePlan.from_dict(spec)
     mx, tm = run_chunk(plan.pair(), plan.depths, plan.reference, params["draws"], plan.inputs, seed, plan.dtype)
     return {"max_err": _encode(mx), "terminal_err": _encode(tm)}
 
@@ -286,30 +291,6 @@ def _encode(a: np.ndarray) -> list:
 def _decode(x) -> np.ndarray:
     """Per-draw errors from a task result (``None``, or ``Infinity`` in older stores, is non-finite)."""
     return np.asarray(x, dtype=np.float64)
-
-
-def results_from_store(store) -> list[ConvergenceResult]:
-    """Rebuild the results of a stored convergence run from its finished chunks (no simulation)."""
-    from ..runs import RunStoreError
-
-    spec = store.spec
-    try:
-        plans = [ConvergencePlan.from_spec(s) for s in (spec if isinstance(spec, list) else [spec])]
-    except (KeyError, TypeError, AttributeError) as e:
-        raise RunStoreError(f"{store.path} does not hold a convergence run ({type(e).__name__}: {e})") from None
-    done = store.results()
-    seconds = {r["key"]: r["seconds"] or 0.0 for r in store.records()}
-    out = []
-    for plan in plans:
-        tasks = [t for t in plan.tasks() if t.key in done]
-        if not tasks:
-            continue
-        mx = np.concatenate([_decode(done[t.key]["max_err"]) for t in tasks])
-        tm = np.concatenate([_decode(done[t.key]["terminal_err"]) for t in tasks])
-        out.append(summarise(plan.pair(), plan.depths, plan.reference, mx, tm, inputs=plan.inputs, seed=plan.seed,
-                             dtype=plan.dtype, seconds=sum(seconds[t.key] for t in tasks)))
-    return out
-
 
 
 def summarise(p: Pair, depths, reference, max_err: np.ndarray, term_err: np.ndarray, *, inputs, seed,

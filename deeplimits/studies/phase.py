@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-import time
-from typing import Callable, Sequence
+from typing import Callable, ClassVar, Sequence
 
 import numpy as np
 import torch
@@ -16,7 +15,8 @@ from .._random import chunk_seed
 from ..paths import FractionalDriver
 from ..networks import ResNet
 from ..runs import register_task, Task
-from .propagation import CAP, _common, _grid, _phase_depths, _run, _sweep, critical_beta, estimate_phase
+from .plan import Plan, register_plan
+from .propagation import CAP, _common, _grid, _phase_depths, _run, critical_beta, estimate_phase
 
 PHASE_PRESETS = {
     # res-3, d = 40, L = 1000, H = 51 values in [0.05, 0.97], beta = 70 values in [0, 1.3],
@@ -84,10 +84,48 @@ class PhaseResult(PlainData):
         return plot_phase(self, path=path)
 
 
+@register_plan
+@dataclasses.dataclass(frozen=True)
+class PhasePlan(Plan):
+    """A validated phase-diagram study (from :func:`plan_phase`); :meth:`to_dict` is its spec."""
+
+    study: ClassVar[str] = "phase"
+
+    arch: str
+    activation: str
+    hursts: tuple[float, ...]
+    betas: tuple[float, ...]
+    width: int
+    n_in: int
+    depth: int
+    draws: int
+    inputs: int
+    seed: int
+    dtype: str
+
+    def estimate(self) -> R_.Estimate:
+        """Peak bytes of one task (all draws of one Hurst index), tasks and networks."""
+        return estimate_phase(self.to_dict())
+
+    def tasks(self) -> list:
+        """One task per Hurst index (its weights are drawn once and reused for every beta)."""
+        base = {k: v for k, v in self.to_dict().items() if k not in ("hursts", "seed", "study")}
+        return [Task(f"phase/hurst-{h:.6f}", "phase-hurst", {**base, "hurst": h}, chunk_seed(self.seed, i))
+                for i, h in enumerate(self.hursts)]
+
+    def progress_units(self, task) -> int:
+        return 1
+
+    def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> PhaseResult:
+        """The diagram over the Hurst indices of the finished tasks."""
+        spec = {**self.to_dict(), "hursts": [t.params["hurst"] for t in tasks]}
+        return summarise_phase(spec, results, seconds)
+
+
 def plan_phase(hursts: Sequence[float] | None = None, betas: Sequence[float] | None = None, *, arch: str = "res-3",
                activation: str | None = None, width: int = 40, n_in: int = 64, depth: int = 1000, draws: int = 5,
-               inputs: int = 10, seed: int = 0, dtype: torch.dtype = torch.float32) -> dict:
-    """Validate the arguments of :func:`phase_diagram` and return the study as plain JSON."""
+               inputs: int = 10, seed: int = 0, dtype: torch.dtype = torch.float32) -> PhasePlan:
+    """Validate the arguments of :func:`phase_diagram` and return the study as a :class:`PhasePlan`."""
     full = PHASE_PRESETS["full"]
     hursts = full["hursts"] if hursts is None else hursts
     betas = full["betas"] if betas is None else betas
@@ -95,21 +133,13 @@ def plan_phase(hursts: Sequence[float] | None = None, betas: Sequence[float] | N
     hursts = _grid("hursts", hursts, lambda h: round(V_.hurst(h, name="hursts"), 6))  # task keys: 6 decimals
     betas = _grid("betas", betas, lambda b: V_.real("betas", b, low=0.0))
     depth = V_.integer("depth", depth)
-    spec = {"study": "phase", "arch": net.arch, "activation": net.activation.name, "hursts": hursts, "betas": betas,
-            "width": width, "n_in": n_in, "depth": depth, "draws": draws, "inputs": inputs, "seed": seed,
-            "dtype": str(dtype).replace("torch.", "")}
-    est = estimate_phase(spec)  # a task holds all draws of one Hurst index: not chunked
+    plan = PhasePlan(net.arch, net.activation.name, tuple(hursts), tuple(betas), width, n_in, depth, draws, inputs,
+                     seed, str(dtype).replace("torch.", ""))
+    est = plan.estimate()  # a task holds all draws of one Hurst index: not chunked
     R_.require_memory(est.peak_bytes, f"per Hurst index ({draws} draws x {inputs} inputs) at width={width}, "
                       f"depth={depth}, {len(betas)} betas", ("width", "depth", "betas", "draws", "inputs"))
     R_.require_count(depth, R_.MAX_STEPS, f"depth={depth} makes too many layers per task", ("depth",))
-    return spec
-
-
-def phase_tasks(spec: dict) -> list:
-    """One task per Hurst index (its weights are drawn once and reused for every beta)."""
-    base = {k: v for k, v in spec.items() if k not in ("hursts", "seed", "study")}
-    return [Task(f"phase/hurst-{h:.6f}", "phase-hurst", {**base, "hurst": h},
-                 chunk_seed(spec["seed"], i)) for i, h in enumerate(spec["hursts"])]
+    return plan
 
 
 @register_task("phase-hurst")
@@ -168,23 +198,9 @@ def phase_diagram(hursts: Sequence[float] | None = None, betas: Sequence[float] 
     return run_phase(spec, progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)
 
 
-def run_phase(spec: dict, progress: Callable[[int], None] | None = None, *, store=None,
+def run_phase(plan: PhasePlan | dict, progress: Callable[[int], None] | None = None, *, store=None,
               workers: int | None = None, scheduler: str | None = None,
               timeout: float | None = None) -> PhaseResult:
-    """Run the tasks of a phase study (from :func:`plan_phase`) and summarise them."""
-    t0 = time.perf_counter()
-    tasks = phase_tasks(spec)
-    done = _sweep(tasks, progress, store, workers, scheduler, lambda t: 1, timeout)
-    return summarise_phase(spec, [done[t.key] for t in tasks], time.perf_counter() - t0)
-
-
-def results_from_store(store):
-    """Rebuild a stored phase study from its finished tasks (no simulation); ``None`` when no
-    task has finished yet."""
-    spec = store.spec
-    done = store.results()
-    tasks = [t for t in phase_tasks(spec) if t.key in done]
-    if not tasks:
-        return None
-    seconds = sum(r["seconds"] or 0.0 for r in store.records() if r["key"] in done)
-    return summarise_phase({**spec, "hursts": [t.params["hurst"] for t in tasks]}, [done[t.key] for t in tasks], seconds)
+    """Run a phase study (a :class:`PhasePlan`, or its spec as stored) and summarise it."""
+    plan = plan if isinstance(plan, PhasePlan) else PhasePlan.from_dict(plan)
+    return plan.run(progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)

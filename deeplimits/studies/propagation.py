@@ -301,13 +301,6 @@ def _common(arch, activation, width, n_in, draws, inputs, seed, dtype):
     return net
 
 
-def _sweep(tasks, progress, store, workers, scheduler, weight, timeout=None):
-    from ..runs import run_sweep
-
-    return run_sweep(tasks, store, workers=workers, scheduler=scheduler, timeout=timeout,
-                     progress=None if progress is None else (lambda t: progress(weight(t))))
-
-
 # ----------------------------------------------------------------------------------------
 # stability curves and criticality distributions
 # ----------------------------------------------------------------------------------------

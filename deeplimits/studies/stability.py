@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import time
-from typing import Callable, Sequence
+from typing import Callable, ClassVar, Sequence
 
 import numpy as np
 import torch
@@ -17,8 +16,9 @@ from .._random import chunk_seed
 from ..paths import Driver, FractionalDriver, driver_spec, make_driver
 from ..networks import ResNet
 from ..runs import register_task, Task, chunk_sizes
-from .propagation import (CAP, _WEIGHTS, _check_steps, _chunk, _common, _pow2_ceil, _sizes, _task_bytes, _grid, _run, _spec_driver, _sweep, bounds_apply, classify,
-                          theory_bounds)
+from .plan import Plan, register_plan
+from .propagation import (CAP, _WEIGHTS, _check_steps, _chunk, _common, _pow2_ceil, _sizes, _task_bytes, _grid, _run,
+                          _spec_driver, bounds_apply, classify, estimate_stability, theory_bounds)
 
 _IID_DEPTHS = [int(x) for x in np.linspace(10, 1000, 10)]
 STABILITY_PRESETS = {
@@ -122,12 +122,54 @@ def _lognormal(x: np.ndarray) -> dict | None:
             "pvalue": float(test.pvalue), "n": int(len(y))}
 
 
+@register_plan
+@dataclasses.dataclass(frozen=True)
+class StabilityPlan(Plan):
+    """A validated stability study (from :func:`plan_stability`); :meth:`to_dict` is its spec."""
+
+    study: ClassVar[str] = "stability"
+    optional: ClassVar[tuple[str, ...]] = ("hurst", "length_scale")
+
+    arch: str
+    driver: str
+    activation: str
+    width: int
+    n_in: int
+    depths: tuple[int, ...]
+    betas: tuple[float, ...]
+    draws: int
+    inputs: int
+    seed: int
+    dtype: str
+    histograms: bool
+    chunk: int
+    hurst: float | None = None
+    length_scale: float | None = None
+
+    def estimate(self) -> R_.Estimate:
+        """Peak bytes of the largest task, tasks and networks (no allocation)."""
+        return estimate_stability(self.to_dict())
+
+    def tasks(self) -> list:
+        """Chunks of draws; chunk ``i`` is seeded by ``chunk_seed(seed, i)``."""
+        spec = self.to_dict()
+        base = {k: v for k, v in spec.items() if k not in ("draws", "chunk", "seed")}
+        return [Task(f"stability/chunk-{i:05d}", "stability-chunk", {**base, "draws": n}, chunk_seed(self.seed, i))
+                for i, n in enumerate(chunk_sizes(self.draws, self.chunk))]
+
+    def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> StabilityResult:
+        """Pool the draws of the finished chunks into a :class:`StabilityResult`."""
+        spec = {**self.to_dict(), "draws": sum(t.params["draws"] for t in tasks)}
+        return summarise_stability(spec, results, seconds)
+
+
 def plan_stability(arch: str = "res-3", driver: Driver | str | None = None, *, activation: str | None = None,
                    width: int = 40, n_in: int = 64, depths: Sequence[int] = (10, 100, 1000),
                    betas: Sequence[float] = (0.25, 0.5, 1.0), draws: int = 50, inputs: int = 1, seed: int = 0,
-                   dtype: torch.dtype = torch.float32, histograms: bool = False, chunk: int | None = None) -> dict:
+                   dtype: torch.dtype = torch.float32, histograms: bool = False,
+                   chunk: int | None = None) -> StabilityPlan:
     """Validate the arguments of :func:`stability` (every check, before any work) and return
-    the study as plain JSON (what a run store records)."""
+    the study as a :class:`StabilityPlan`."""
     net = _common(arch, activation, width, n_in, draws, inputs, seed, dtype)
     driver = make_driver("uniform") if driver is None else make_driver(driver) if isinstance(driver, str) else driver
     dspec = driver_spec(driver)
@@ -135,30 +177,28 @@ def plan_stability(arch: str = "res-3", driver: Driver | str | None = None, *, a
     betas = _grid("betas", betas, lambda b: V_.real("betas", b, low=0.0))
     if not isinstance(histograms, bool):
         raise ValueError(f"histograms must be True or False, got {histograms!r}")
+    chunk = _stability_chunk(net.arch, driver, width, n_in, depths, betas, draws, inputs, dtype, chunk)
+    return StabilityPlan(net.arch, activation=net.activation.name, width=width, n_in=n_in, depths=tuple(depths),
+                         betas=tuple(betas), draws=draws, inputs=inputs, seed=seed,
+                         dtype=str(dtype).replace("torch.", ""), histograms=histograms, chunk=chunk, **dspec)
+
+
+def _stability_chunk(arch, driver, width, n_in, depths, betas, draws, inputs, dtype, chunk) -> int:
+    """Draws per task: given, or the default (part of the spec, hence of the seeds: its
+    historical 1 GiB rule), checked against the machine's memory and the task limit."""
     item = torch.empty((), dtype=dtype).element_size()
-    nw = sum(width * width if nm != "b" else width for nm in _WEIGHTS[net.arch])
+    nw = sum(width * width if nm != "b" else width for nm in _WEIGHTS[arch])
     top = _pow2_ceil(max(depths)) if driver.needs_resolution else max(depths)
-    # the default chunk (part of the spec, hence of the seeds) keeps its historical 1 GiB rule;
-    # the peak estimate below then checks that it (or a given chunk) fits the machine
     per_draw = item * (top * nw * (4 if isinstance(driver, FractionalDriver) else 1)
                        + max(depths) * len(depths) * len(betas) * inputs * width)
     chunk = None if chunk is None else V_.integer("chunk", chunk)
-    chunk = R_.fit_chunk(lambda n: _task_bytes(net.arch, driver, width, n_in, depths, betas, inputs, n, item),
+    chunk = R_.fit_chunk(lambda n: _task_bytes(arch, driver, width, n_in, depths, betas, inputs, n, item),
                          draws, chunk, _chunk(per_draw, draws), _sizes(width, depths, betas, inputs),
                          ("width", "depths", "betas", "inputs"))
     _check_steps(driver, depths)
     R_.require_count(R_.tasks_of(draws, chunk), R_.MAX_TASKS,
                      f"draws={draws} in chunks of {chunk} draws makes too many tasks", ("draws",))
-    return {"study": "stability", "arch": net.arch, **dspec, "activation": net.activation.name, "width": width,
-            "n_in": n_in, "depths": depths, "betas": betas, "draws": draws, "inputs": inputs, "seed": seed,
-            "dtype": str(dtype).replace("torch.", ""), "histograms": histograms, "chunk": chunk}
-
-
-def stability_tasks(spec: dict) -> list:
-    """The sweep tasks of a stability study: chunks of draws, seeded by ``chunk_seed(seed, i)``."""
-    base = {k: v for k, v in spec.items() if k not in ("draws", "chunk", "seed")}
-    return [Task(f"stability/chunk-{i:05d}", "stability-chunk", {**base, "draws": n},
-                 chunk_seed(spec["seed"], i)) for i, n in enumerate(chunk_sizes(spec["draws"], spec["chunk"]))]
+    return chunk
 
 
 @register_task("stability-chunk")
@@ -234,24 +274,9 @@ def stability(arch: str = "res-3", driver: Driver | str | None = None, *, activa
     return run_stability(spec, progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)
 
 
-def run_stability(spec: dict, progress: Callable[[int], None] | None = None, *, store=None,
+def run_stability(plan: StabilityPlan | dict, progress: Callable[[int], None] | None = None, *, store=None,
                   workers: int | None = None, scheduler: str | None = None,
                   timeout: float | None = None) -> StabilityResult:
-    """Run the tasks of a stability study (from :func:`plan_stability`) and summarise them."""
-    t0 = time.perf_counter()
-    tasks = stability_tasks(spec)
-    done = _sweep(tasks, progress, store, workers, scheduler, lambda t: t.params["draws"], timeout)
-    return summarise_stability(spec, [done[t.key] for t in tasks], time.perf_counter() - t0)
-
-
-def results_from_store(store):
-    """Rebuild a stored stability study from its finished tasks (no simulation); ``None`` when
-    no task has finished yet."""
-    spec = store.spec
-    done = store.results()
-    tasks = [t for t in stability_tasks(spec) if t.key in done]
-    if not tasks:
-        return None
-    seconds = sum(r["seconds"] or 0.0 for r in store.records() if r["key"] in done)
-    return summarise_stability({**spec, "draws": sum(t.params["draws"] for t in tasks)}, [done[t.key] for t in tasks],
-                               seconds)
+    """Run a stability study (a :class:`StabilityPlan`, or its spec as stored) and summarise it."""
+    plan = plan if isinstance(plan, StabilityPlan) else StabilityPlan.from_dict(plan)
+    return plan.run(progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)

@@ -1,0 +1,114 @@
+"""Plans: a study validated and sized, nothing computed, as plain data.
+
+Every study (strong convergence, stability, phase diagram) is a :class:`Plan` dataclass: its
+constructor function (``plan_convergence``, ``plan_stability``, ``plan_phase``) runs every
+check and the resource estimate; :meth:`Plan.to_dict` is the plain JSON a run store records
+and :meth:`Plan.from_dict` reads it back (specs of older stores included); :meth:`Plan.tasks`
+splits it into sweep tasks seeded by :func:`deeplimits._random.chunk_seed`;
+:meth:`Plan.summarise` turns finished tasks into the study's result (a plain-data dataclass
+with ``to_dict`` / ``from_dict``, see :mod:`deeplimits._plain`). One :meth:`Plan.run` and one
+:func:`results_from_store` serve every study (docs/sweeps.md).
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import time
+from typing import Callable, ClassVar
+
+__all__ = ["Plan", "register_plan", "plan_from_dict", "results_from_store"]
+
+_PLANS: dict[str | None, type] = {}
+
+
+def register_plan(cls):
+    """Class decorator: the plan class of the specs whose ``'study'`` is ``cls.study``."""
+    _PLANS[cls.study] = cls
+    return cls
+
+
+class Plan(abc.ABC):
+    """A validated study (a frozen dataclass in every subclass).
+
+    Subclasses declare :attr:`study` (the ``'study'`` key of their specs; ``None`` for the
+    convergence specs, which predate the key) and :attr:`optional` (fields written by
+    :meth:`to_dict` only when not ``None``, so that adding one leaves older specs, store keys
+    and seeds unchanged).
+    """
+
+    study: ClassVar[str | None] = None
+    optional: ClassVar[tuple[str, ...]] = ()
+
+    def to_dict(self) -> dict:
+        """The plan as plain JSON (what a run store records and compares)."""
+        d = {} if self.study is None else {"study": self.study}
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if f.name in self.optional and v is None:
+                continue
+            d[f.name] = list(v) if isinstance(v, tuple) else v
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Plan":
+        """The plan of a spec written by :meth:`to_dict` (lists become tuples)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(d) - names - {"study"})
+        if unknown:
+            raise ValueError(f"not a {cls.__name__} spec: unknown keys {unknown}")
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items() if k in names})
+
+    @abc.abstractmethod
+    def tasks(self) -> list:
+        """The sweep tasks (:class:`deeplimits.runs.Task`) of the plan, in order."""
+
+    @abc.abstractmethod
+    def summarise(self, tasks: list, results: list, seconds: float = 0.0):
+        """The study's result from finished ``tasks`` (any subset, in order) and their ``results``."""
+
+    def progress_units(self, task) -> int:
+        """What one finished task adds to a progress count (draws by default)."""
+        return task.params.get("draws", 1)
+
+    def run(self, progress: Callable[[int], None] | None = None, *, store=None, workers: int | None = None,
+            scheduler: str | None = None, timeout: float | None = None):
+        """Run the tasks not yet in ``store`` (in this process, or on a Dask cluster: the same
+        numbers) and summarise; ``progress`` is called with :meth:`progress_units` of each task."""
+        from ..runs import run_sweep
+
+        t0 = time.perf_counter()
+        tasks = self.tasks()
+        done = run_sweep(tasks, store, workers=workers, scheduler=scheduler, timeout=timeout,
+                         progress=None if progress is None else (lambda t: progress(self.progress_units(t))))
+        return self.summarise(tasks, [done[t.key] for t in tasks], time.perf_counter() - t0)
+
+    def stored_result(self, done: dict, seconds: dict):
+        """The result of the finished tasks among ``done`` (results by key), ``None`` if none."""
+        tasks = [t for t in self.tasks() if t.key in done]
+        if not tasks:
+            return None
+        return self.summarise(tasks, [done[t.key] for t in tasks], sum(seconds.get(t.key) or 0.0 for t in tasks))
+
+
+def plan_from_dict(spec: dict) -> Plan:
+    """The plan of a stored spec, by its ``'study'`` key (none: a convergence plan)."""
+    study = spec.get("study") if isinstance(spec, dict) else None
+    if study not in _PLANS:
+        raise ValueError(f"unknown study {study!r} (known: {', '.join(str(s) for s in _PLANS)})")
+    return _PLANS[study].from_dict(spec)
+
+
+def results_from_store(store) -> list:
+    """The results of a stored run of any study, rebuilt from its finished tasks (no simulation):
+    one result per stored plan that has a finished task (a convergence run may hold several)."""
+    from ..runs import RunStoreError
+
+    spec = store.spec
+    try:
+        plans = [plan_from_dict(s) for s in (spec if isinstance(spec, list) else [spec])]
+    except (KeyError, TypeError, AttributeError, ValueError) as e:
+        raise RunStoreError(f"{store.path} does not hold a deeplimits study ({type(e).__name__}: {e})") from None
+    done = store.results()
+    seconds = {r["key"]: r["seconds"] for r in store.records()}
+    return [r for r in (p.stored_result(done, seconds) for p in plans) if r is not None]

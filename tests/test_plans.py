@@ -1,0 +1,80 @@
+"""One result convention (issue 11): every study is a Plan dataclass with one ``to_dict`` /
+``from_dict``. The specs, task keys, parameters and seeds below were written by the package
+before plans became dataclasses (the dict-returning ``plan_stability`` / ``plan_phase`` and
+``ConvergencePlan.to_spec``): stores made then must load and resume unchanged."""
+
+import json
+
+import pytest
+
+import deeplimits as dl
+from deeplimits.runs import RunStore, task_function
+from deeplimits.studies import (ConvergencePlan, PhasePlan, StabilityPlan, plan_from_dict, plan_phase,
+                                plan_stability, results_from_store)
+
+OLD = {
+    "stability": (
+        {"study": "stability", "arch": "res-2", "driver": "smooth", "length_scale": 0.1, "activation": "tanh",
+         "width": 4, "n_in": 4, "depths": [8, 16], "betas": [0.5], "draws": 6, "inputs": 1, "seed": 0,
+         "dtype": "float32", "histograms": False, "chunk": 3},
+        [["stability/chunk-00000", "stability-chunk", 7896617691693857887],
+         ["stability/chunk-00001", "stability-chunk", 2918264622725855778]]),
+    "phase": (
+        {"study": "phase", "arch": "res-3", "activation": "relu", "hursts": [0.3, 0.7], "betas": [0.5, 1.0],
+         "width": 4, "n_in": 4, "depth": 30, "draws": 2, "inputs": 2, "seed": 0, "dtype": "float32"},
+        [["phase/hurst-0.300000", "phase-hurst", 7896617691693857887],
+         ["phase/hurst-0.700000", "phase-hurst", 2918264622725855778]]),
+    "convergence": (
+        {"regime": "fbm", "width": 8, "activation": None, "arch": None, "hurst": 0.7, "corrected": False,
+         "depths": [4, 8], "paths": 4, "inputs": 1, "reference": 32, "seed": 0, "dtype": "float64", "chunk": 2},
+        [["fbm-H0.7/chunk-00000", "convergence-chunk", 7896617691693857887],
+         ["fbm-H0.7/chunk-00001", "convergence-chunk", 2918264622725855778]]),
+}
+OLD_PHASE_PARAMS = {"arch": "res-3", "activation": "relu", "betas": [0.5, 1.0], "width": 4, "n_in": 4, "depth": 30,
+                    "draws": 2, "inputs": 2, "dtype": "float32", "hurst": 0.3}
+
+
+def new_plans():
+    return {"stability": plan_stability("res-2", "smooth", width=4, n_in=4, depths=[8, 16], betas=[0.5], draws=6,
+                                        chunk=3),
+            "phase": plan_phase([0.3, 0.7], [0.5, 1.0], width=4, n_in=4, depth=30, draws=2, inputs=2),
+            "convergence": dl.plan_convergence("fbm", hurst=0.7, depths=[4, 8], paths=4, reference=32, chunk=2)}
+
+
+@pytest.mark.parametrize("study", sorted(OLD))
+def test_old_specs_load_and_give_the_same_tasks(study):
+    spec, tasks = OLD[study]
+    plan = plan_from_dict(spec)
+    assert type(plan) is {"stability": StabilityPlan, "phase": PhasePlan, "convergence": ConvergencePlan}[study]
+    assert plan == new_plans()[study] and plan.to_dict() == spec
+    assert json.loads(json.dumps(plan.to_dict())) == spec  # plain JSON
+    assert [[t.key, t.fn, t.seed] for t in plan.tasks()] == tasks
+    if study == "phase":
+        assert plan.tasks()[0].params == OLD_PHASE_PARAMS
+
+
+def test_unknown_keys_and_studies_are_errors():
+    spec = dict(OLD["phase"][0], colour="blue")
+    with pytest.raises(ValueError, match="unknown keys.*colour"):
+        plan_from_dict(spec)
+    with pytest.raises(ValueError, match="unknown study 'tennis'"):
+        plan_from_dict({"study": "tennis"})
+
+
+def test_pre_registry_task_names_resolve():
+    """Stores written before tasks were registered by name hold ``module:function`` names."""
+    assert task_function("deeplimits.propagation:phase_task") is task_function("phase-hurst")
+    assert task_function("deeplimits.convergence:run_task") is task_function("convergence-chunk")
+    with pytest.raises(KeyError, match="no sweep task registered as 'nope'"):
+        task_function("nope")
+
+
+@pytest.mark.parametrize("study", sorted(OLD))
+def test_one_run_and_one_reader_for_every_study(tmp_path, study):
+    """``Plan.run`` into a store, then :func:`results_from_store` rebuilds the same result."""
+    plan = plan_from_dict(OLD[study][0])
+    ran = plan.run(store=RunStore(tmp_path, plan.to_dict()))
+    [stored] = results_from_store(RunStore(tmp_path, create=False))
+    a, b = ran.to_dict(), stored.to_dict()
+    a.pop("seconds"), b.pop("seconds")
+    assert a == b and type(stored) is type(ran)
