@@ -15,7 +15,7 @@ import torch
 from . import _resources as R_
 from . import _validate as V_
 from .paths import DriverSample, PathSample
-from .regimes.base import StrongOrder
+from .orders import StrongOrder
 
 __all__ = ["Pair", "InsidePair", "PairSample", "PairSolution"]
 
