@@ -99,11 +99,12 @@ def require_count(count: int, limit: int, what: str, knobs: Sequence[str]) -> No
 
 
 def fit_chunk(peak: Callable[[int], int], draws: int, chunk: int | None, default: int, what: str,
-              knobs: Sequence[str]) -> int:
+              knobs: Sequence[str], *, device=None) -> int:
     """Draws per task: ``chunk`` when given (refused if ``peak(chunk)`` does not fit), else
-    ``default`` lowered until ``peak`` fits in :func:`available_memory` (refused when even one
-    draw does not fit). ``peak(n)`` is the peak bytes of a task of ``n`` draws, increasing in ``n``."""
-    avail = available_memory()
+    ``default`` lowered until ``peak`` fits in :func:`available_memory` of ``device`` (refused
+    when even one draw does not fit). ``peak(n)`` is the peak bytes of a task of ``n`` draws,
+    increasing in ``n``."""
+    avail = available_memory(device)
     if chunk is not None:
         need = peak(chunk)
         if need > avail:
