@@ -87,7 +87,7 @@ def require_memory(needed: int, what: str, knobs: Sequence[str], *, device=None)
     ``what`` describes the request (``'per draw at width=1000, depths up to 20000'``)."""
     avail = available_memory(device)
     if needed > avail:
-        raise ResourceError(f"needs ~{fmt_bytes(needed)} {what}; this machine has {fmt_bytes(avail)} "
+        raise ResourceError(f"needs ~{fmt_bytes(needed)} {what}; {_has(device)} {fmt_bytes(avail)} "
                             f"(lower {_or(knobs)})", needed=needed, available=avail, knobs=knobs)
 
 
@@ -111,13 +111,13 @@ def fit_chunk(peak: Callable[[int], int], draws: int, chunk: int | None, default
             one = peak(1)
             fits = 0 if one > avail else _largest(peak, chunk, avail)
             hint = f" (at most {fits} draws per chunk fit)" if fits else ""
-            raise ResourceError(f"needs ~{fmt_bytes(need)} per task of chunk={chunk} draws {what}; this machine has "
+            raise ResourceError(f"needs ~{fmt_bytes(need)} per task of chunk={chunk} draws {what}; {_has(device)} "
                                 f"{fmt_bytes(avail)}{hint} (lower chunk or {_or(knobs)})", needed=need,
                                 available=avail, knobs=("chunk", *knobs))
         return chunk
     one = peak(1)
     if one > avail:
-        raise ResourceError(f"needs ~{fmt_bytes(one)} per draw {what}; this machine has {fmt_bytes(avail)} "
+        raise ResourceError(f"needs ~{fmt_bytes(one)} per draw {what}; {_has(device)} {fmt_bytes(avail)} "
                             f"(lower {_or(knobs)})", needed=one, available=avail, knobs=knobs)
     default = max(1, min(draws, default))
     return default if peak(default) <= avail else _largest(peak, default, avail)
@@ -134,6 +134,12 @@ def _largest(peak, high: int, avail: int) -> int:
 
 def tasks_of(draws: int, chunk: int) -> int:
     return -(-draws // chunk)
+
+
+def _has(device) -> str:
+    """Whose memory a refusal speaks of: this machine's, or a CUDA device's free memory."""
+    return f"device {str(device)!r} has free" if device is not None and str(device).startswith("cuda") \
+        else "this machine has"
 
 
 def _or(knobs: Sequence[str]) -> str:

@@ -174,10 +174,18 @@ def states(name: str, value) -> torch.Tensor:
     return value
 
 
-def device(name: str, value) -> torch.device:
+def device(name: str, value, dtype: torch.dtype | None = None) -> torch.device:
     """A device that can hold numbers here: ``None`` (the CPU), a name (``'cpu'``, ``'cuda'``,
     ``'cuda:1'``, ``'mps'``) or a :class:`torch.device`. Unknown names, the ``meta`` device (no
-    data) and devices this machine does not have are refused with one line naming ``name``."""
+    data), devices this machine does not have and (given ``dtype``) float64 on MPS, which has
+    none, are refused with one line naming ``name``."""
+    dev = _device(name, value)
+    if dtype == torch.float64 and dev.type == "mps":
+        raise ValueError(f"{name}: 'mps' has no float64; use dtype=torch.float32 on it")
+    return dev
+
+
+def _device(name: str, value) -> torch.device:
     if value is None:
         return torch.device("cpu")
     if not isinstance(value, (str, torch.device)):

@@ -67,6 +67,11 @@ class PairSolution:
         return (self.limit[-1] - self.network[-1]).norm(dim=-1)
 
 
+def _times_dtype(h0: torch.Tensor) -> torch.dtype:
+    """float64 for the times ``k / L``, except on a device without it (MPS: the states' dtype)."""
+    return h0.dtype if h0.device.type == "mps" else torch.float64
+
+
 class Pair:
     """A network, its limit, the drivers of its weights and its theoretical strong rate.
 
@@ -123,7 +128,7 @@ class Pair:
         inputs = V_.integer("inputs", inputs)
         V_.dtype(dtype)
         V_.generator(generator)
-        device = V_.device("device", device)
+        device = V_.device("device", device, dtype)
         if resolution is None:
             resolution = DEFAULT_RESOLUTION if self.rough else None
         elif self.rough:
@@ -166,7 +171,7 @@ class Pair:
             lim = shared[:: top // L] if shared is not None else self.solve_limit(sample, h0, L)
             if net.dim() == 3:  # h0 given as (draws, width)
                 net = net.unsqueeze(-2)
-            times = torch.arange(L + 1, dtype=torch.float64, device=h0.device) / L
+            times = (torch.arange(L + 1, dtype=torch.float64) / L).to(h0.device, _times_dtype(h0))
             out.append(PairSolution(self.regime, L, times, net, lim, self.theory_rate))
         return out
 

@@ -14,6 +14,7 @@ import torch
 
 import deeplimits as dl
 from deeplimits import _random
+from deeplimits._validate import ResourceError
 from deeplimits.studies import convergence as C
 from deeplimits.studies import phase as PH
 from deeplimits.studies import stability as ST
@@ -212,3 +213,67 @@ def test_a_device_that_cannot_hold_numbers_is_refused_before_any_work(no_work, b
             call()
         assert str(e.value).startswith(message), (name, str(e.value))
         assert "\n" not in str(e.value), name
+
+
+# ----------------------------------------------------------------------------------------
+# the non-CPU drawing path, exercised here by routing the CPU through it
+# ----------------------------------------------------------------------------------------
+
+@pytest.fixture
+def device_path(monkeypatch):
+    """Route every draw through the path a non-CPU device takes (a torch.Generator on the
+    device seeded from the same seeds), on the CPU: the logic that CUDA and MPS run, checked on
+    any machine."""
+    monkeypatch.setattr(_random, "_on_cpu", lambda device: False)
+
+
+def test_the_device_path_gives_its_own_numbers_same_seed_same_numbers(device_path):
+    a, b = driver_samples("cpu", seed=3), driver_samples("cpu", seed=3)
+    for name in a:  # one code path, one seed: identical numbers are the point
+        assert torch.equal(a[name].weights(8), b[name].weights(8)), name
+    expected = [-0.0038513102586632516, -0.15124237332161128, -0.18103158428132587]  # the NumPy path's
+    s = dl.pair("sde", width=3).sample(2, resolution=8, generator=gen(7))
+    assert not torch.allclose(s.weights["V"].increments(8)[:3, 0, 0, 0], torch.tensor(expected, dtype=torch.float64))
+
+
+def test_the_device_path_agrees_with_the_cpu_path_in_distribution(monkeypatch):
+    # as on a real device: 400 draws of each path, means within 5 standard errors of the difference
+    n = 400
+    cpu = strong_errors("cpu", n, seed=11)
+    monkeypatch.setattr(_random, "_on_cpu", lambda device: False)
+    dev = strong_errors("cpu", n, seed=11)
+    se = math.sqrt(cpu.var().item() / n + dev.var().item() / n)
+    assert abs(cpu.mean().item() - dev.mean().item()) < 5 * se
+
+
+def test_the_studies_run_through_the_device_path(device_path):
+    test_studies_run_on_the_device("cpu")
+    test_pair_solution_lives_where_h0_does("cpu", "inside-sde", {"beta": 1.0})
+
+
+def test_float64_on_mps_is_refused_in_one_line(monkeypatch, no_work):
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: True)  # as on a Mac
+    for name, call in entry_points("mps").items():
+        if name in ("plan_stability", "stability", "plan_phase", "phase_diagram"):
+            continue  # float32 by default: not refused
+        with pytest.raises(ValueError, match=r"^device: 'mps' has no float64; use dtype=torch.float32 on it$"):
+            call()
+    with pytest.raises(ValueError, match="'mps' has no float64"):
+        plan_stability("res-1", width=4, n_in=4, depths=[4], betas=[0.5], draws=2, dtype=torch.float64, device="mps")
+
+
+def test_plans_on_cuda_are_sized_by_its_free_memory(monkeypatch):
+    """The plans are arithmetic (no CUDA work), so a CUDA device with 64 MiB free is simulated:
+    the chunks shrink to fit it, where the CPU's RAM takes the default chunk."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    asked = []
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda d=None: asked.append(d) or (64 << 20, 8 << 30))
+    kw = dict(depths=[8, 16], paths=64, width=16, reference=256)
+    cpu, cuda = C.plan_convergence("sde", **kw), C.plan_convergence("sde", **kw, device="cuda")
+    assert cuda.to_spec()["device"] == "cuda" and cuda.chunk < cpu.chunk and asked
+    skw = dict(width=40, n_in=8, depths=[100], betas=[0.5], draws=50)
+    spec = plan_stability("res-3", **skw, device="cuda")
+    assert spec["device"] == "cuda" and spec["chunk"] < plan_stability("res-3", **skw)["chunk"]
+    with pytest.raises(ResourceError, match="device .cuda. has free 64 MiB"):
+        plan_phase([0.6], [0.5], width=40, n_in=8, depth=1000, draws=5, inputs=10, device="cuda")

@@ -119,7 +119,7 @@ class InsideSDELimit(Limit):
                     raise ValueError(f"{name} must be a SmoothSample (the drift part, drift=True)")
         parts = {"W": W.increments(steps), "b": None if b is None else b.increments(steps)}
         if self.drift:
-            t = _grid(steps, torch.float64, h0.device)[1:].to(h0.dtype)  # right ends of the steps
+            t = _grid(steps, torch.float64)[1:].to(h0.device, h0.dtype)  # right ends of the steps
             parts.update({name: s.at(t) for name, s in smooth.items()})
         scheme = self.scheme()
         every = steps // depth

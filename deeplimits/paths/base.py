@@ -180,7 +180,7 @@ class Driver(abc.ABC):
         draws = V.integer("draws", draws)
         dtype = V.dtype(dtype)
         V.generator(generator)
-        device = V.device("device", device)
+        device = V.device("device", device, dtype)
         if scale is None:
             scale = shape[-1] ** -0.5 if len(shape) >= 2 else 1.0
         scale = V.real("scale", scale, low=0.0, low_open=True)

@@ -69,7 +69,7 @@ def fgn(n: int, hurst: float, size: Sequence[int] | int = (), *,
     size = V.size(size)
     dtype = V.dtype(dtype)
     V.generator(generator)
-    device = V.device("device", device)
+    device = V.device("device", device, dtype)
     paths = math.prod(size)
     item = torch.empty((), dtype=dtype).element_size()
     R.require_memory(R.fgn_bytes(n, paths, item), f"for fgn of {paths} paths of n={n} points", ("n", "size"),

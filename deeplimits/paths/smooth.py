@@ -81,8 +81,8 @@ class SmoothSample(DriverSample):
         depth = V.integer("depth", depth)
         c = self._chunk_layers(1)
         for k0 in range(0, depth, c):
-            k = torch.arange(k0 + 1, min(depth, k0 + c) + 1, dtype=torch.float64, device=self.device)
-            yield self.at((k / depth).to(self.dtype))
+            k = torch.arange(k0 + 1, min(depth, k0 + c) + 1, dtype=torch.float64)  # exact times, then moved
+            yield self.at((k / depth).to(device=self.device, dtype=self.dtype))
 
 
 # ----------------------------------------------------------------------------------------

@@ -139,6 +139,7 @@ def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, paths:
     inputs = V_.integer("inputs", inputs)
     seed = V_.integer("seed", seed, low=0)
     dtype = V_.dtype(dtype)
+    V_.device("device", device, dtype)
     reference = _reference(p, reference, depths)
     chunk = _fit_chunk(p, width, inputs, reference, depths, paths, chunk, dtype, device)
     return ConvergencePlan(regime, width, activation, arch, hurst, corrected, tuple(depths), paths, inputs,

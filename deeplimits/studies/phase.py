@@ -89,7 +89,7 @@ def plan_phase(hursts: Sequence[float] | None = None, betas: Sequence[float] | N
                inputs: int = 10, seed: int = 0, dtype: torch.dtype = torch.float32, device=None) -> dict:
     """Validate the arguments of :func:`phase_diagram` and return the study as plain JSON
     (``"device"`` only when not the CPU)."""
-    where = _device_field(device)
+    where = _device_field(device, dtype)
     full = PHASE_PRESETS["full"]
     hursts = full["hursts"] if hursts is None else hursts
     betas = full["betas"] if betas is None else betas

@@ -146,15 +146,16 @@ def _propagate(net: ResNet, h0, B, layers, depths, betas):
 
 
 def _capped(x: torch.Tensor) -> np.ndarray:
-    x = x.cpu().numpy()
+    x = x.numpy()
     return np.where(np.isfinite(x) & (x <= CAP), x, CAP)
 
 
 def _ratios(h0, hL, p0, pL) -> dict[str, np.ndarray]:
     """``r_h, r_p`` and the norm ratios ``||h_L||/||h_0||``, ``||p_0||/||p_L||``, capped,
-    each ``(draws, depths, betas, inputs)`` (norms in float64: no overflow of the squares)."""
-    h0 = h0.double()[:, None, None]
-    hL, p0, pL = hL.double(), p0.double(), pL.double()
+    each ``(draws, depths, betas, inputs)`` (norms in float64 on the CPU: no overflow of the
+    squares, and devices without float64, such as MPS, are served too)."""
+    h0 = h0.cpu().double()[:, None, None]
+    hL, p0, pL = hL.cpu().double(), p0.cpu().double(), pL.cpu().double()
     nh0, npL = h0.norm(dim=-1), pL.norm(dim=-1)
     return {"r_h": _capped((hL - h0).norm(dim=-1) / nh0), "r_p": _capped((p0 - pL).norm(dim=-1) / npL),
             "norm_h": _capped(hL.norm(dim=-1) / nh0), "norm_p": _capped(p0.norm(dim=-1) / npL)}
@@ -310,9 +311,9 @@ def _network(arch, activation) -> ResNet:
     return ResNet(arch, activation, beta=0.0)
 
 
-def _device_field(device) -> dict:
+def _device_field(device, dtype) -> dict:
     """``{'device': name}`` for a spec, empty on the CPU (the specs of CPU runs are unchanged)."""
-    device = V_.device("device", device)
+    device = V_.device("device", device, dtype)
     return {} if device.type == "cpu" else {"device": str(device)}
 
 

@@ -129,7 +129,7 @@ def plan_stability(arch: str = "res-3", driver: Driver | str | None = None, *, a
                    device=None) -> dict:
     """Validate the arguments of :func:`stability` (every check, before any work) and return
     the study as plain JSON (what a run store records; ``"device"`` only when not the CPU)."""
-    where = _device_field(device)
+    where = _device_field(device, dtype)
     net = _common(arch, activation, width, n_in, draws, inputs, seed, dtype)
     driver = make_driver("uniform") if driver is None else make_driver(driver) if isinstance(driver, str) else driver
     dspec = driver_spec(driver)
