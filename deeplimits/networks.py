@@ -195,6 +195,7 @@ class ResNet:
             if w is None:
                 streams.append(None)
             elif isinstance(w, torch.Tensor):
+                _same_device(name, w, h0)
                 V_.tensor(name, w, shape=(None, *shapes[name]), dtype_=h0.dtype)
                 if depth is None:
                     depth = w.shape[0]
@@ -202,7 +203,7 @@ class ResNet:
                     raise ValueError(f"{name} must have {depth} layers (depth), got {w.shape[0]}")
                 streams.append([w])
             else:
-                streams.append(_checked_chunks(name, w, shapes[name], h0.dtype))
+                streams.append(_checked_chunks(name, w, shapes[name], h0))
         if depth is None:
             raise ValueError("depth must be given when the weights are streamed")
         depth = V_.integer("depth", depth)
@@ -210,11 +211,19 @@ class ResNet:
         return h0, depth, layers
 
 
-def _checked_chunks(name, chunks, shape, dtype):
+def _same_device(name, w, h0):
+    """Weights live where the states do: a clear error instead of torch's mid-computation one."""
+    if w.device != h0.device:
+        raise ValueError(f"{name} must be on the device of h0 ({h0.device}), got {w.device}")
+
+
+def _checked_chunks(name, chunks, shape, h0):
+    dtype = h0.dtype
     for c in chunks:
         if not isinstance(c, torch.Tensor) or tuple(c.shape[1:]) != shape or c.dtype != dtype:
             got = tuple(c.shape) if isinstance(c, torch.Tensor) else type(c).__name__
             raise ValueError(f"{name} chunks must be tensors (c, {', '.join(map(str, shape))}) of dtype {dtype}, got {got}")
+        _same_device(name, c, h0)
         yield c
 
 

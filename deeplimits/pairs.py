@@ -163,6 +163,8 @@ class Pair:
             for L in depths:
                 V_.divides("depth", L, sample.resolution)
         h0 = sample.h0 if h0 is None else h0
+        if isinstance(h0, torch.Tensor) and h0.device != sample.device:
+            raise ValueError(f"h0 must be on the sample's device ({sample.device}), got {h0.device}")
         top = max(depths)
         shared = self.solve_limit(sample, h0, top) if all(top % L == 0 for L in depths) else None
         out = []

@@ -277,3 +277,19 @@ def test_plans_on_cuda_are_sized_by_its_free_memory(monkeypatch):
     assert spec["device"] == "cuda" and spec["chunk"] < plan_stability("res-3", **skw)["chunk"]
     with pytest.raises(ResourceError, match="device .cuda. has free 64 MiB"):
         plan_phase([0.6], [0.5], width=40, n_in=8, depth=1000, draws=5, inputs=10, device="cuda")
+
+
+def test_weights_or_inputs_on_another_device_than_h0_are_one_clear_error():
+    """The meta device stands for "another device" here: the check compares devices before any
+    arithmetic, so no numbers are needed."""
+    net = dl.ResNet("res-1", beta=0.5)
+    h0 = torch.zeros(2, 1, 3, dtype=torch.float64)
+    V = torch.zeros(4, 2, 3, 3, dtype=torch.float64, device="meta")
+    with pytest.raises(ValueError, match=r"^V must be on the device of h0 \(cpu\), got meta$"):
+        net.forward(h0, V)
+    with pytest.raises(ValueError, match=r"^V must be on the device of h0 \(cpu\), got meta$"):
+        list(net.iterate(h0, iter([V]), depth=4))
+    p = dl.pair("sde", width=3)
+    s = p.sample(2, resolution=8, generator=gen(0))
+    with pytest.raises(ValueError, match=r"^h0 must be on the sample's device \(cpu\), got meta$"):
+        p.solve(s, 4, h0=torch.zeros(2, 1, 3, dtype=torch.float64, device="meta"))
