@@ -87,7 +87,7 @@ def require_memory(needed: int, what: str, knobs: Sequence[str], *, device=None)
     ``what`` describes the request (``'per draw at width=1000, depths up to 20000'``)."""
     avail = available_memory(device)
     if needed > avail:
-        raise ResourceError(f"needs ~{fmt_bytes(needed)} {what}; this machine has {fmt_bytes(avail)} "
+        raise ResourceError(f"needs ~{fmt_bytes(needed)} {what}; {_has(device)} {fmt_bytes(avail)} "
                             f"(lower {_or(knobs)})", needed=needed, available=avail, knobs=knobs)
 
 
@@ -99,24 +99,25 @@ def require_count(count: int, limit: int, what: str, knobs: Sequence[str]) -> No
 
 
 def fit_chunk(peak: Callable[[int], int], draws: int, chunk: int | None, default: int, what: str,
-              knobs: Sequence[str]) -> int:
+              knobs: Sequence[str], *, device=None) -> int:
     """Draws per task: ``chunk`` when given (refused if ``peak(chunk)`` does not fit), else
-    ``default`` lowered until ``peak`` fits in :func:`available_memory` (refused when even one
-    draw does not fit). ``peak(n)`` is the peak bytes of a task of ``n`` draws, increasing in ``n``."""
-    avail = available_memory()
+    ``default`` lowered until ``peak`` fits in :func:`available_memory` of ``device`` (refused
+    when even one draw does not fit). ``peak(n)`` is the peak bytes of a task of ``n`` draws,
+    increasing in ``n``."""
+    avail = available_memory(device)
     if chunk is not None:
         need = peak(chunk)
         if need > avail:
             one = peak(1)
             fits = 0 if one > avail else _largest(peak, chunk, avail)
             hint = f" (at most {fits} draws per chunk fit)" if fits else ""
-            raise ResourceError(f"needs ~{fmt_bytes(need)} per task of chunk={chunk} draws {what}; this machine has "
+            raise ResourceError(f"needs ~{fmt_bytes(need)} per task of chunk={chunk} draws {what}; {_has(device)} "
                                 f"{fmt_bytes(avail)}{hint} (lower chunk or {_or(knobs)})", needed=need,
                                 available=avail, knobs=("chunk", *knobs))
         return chunk
     one = peak(1)
     if one > avail:
-        raise ResourceError(f"needs ~{fmt_bytes(one)} per draw {what}; this machine has {fmt_bytes(avail)} "
+        raise ResourceError(f"needs ~{fmt_bytes(one)} per draw {what}; {_has(device)} {fmt_bytes(avail)} "
                             f"(lower {_or(knobs)})", needed=one, available=avail, knobs=knobs)
     default = max(1, min(draws, default))
     return default if peak(default) <= avail else _largest(peak, default, avail)
@@ -133,6 +134,12 @@ def _largest(peak, high: int, avail: int) -> int:
 
 def tasks_of(draws: int, chunk: int) -> int:
     return -(-draws // chunk)
+
+
+def _has(device) -> str:
+    """Whose memory a refusal speaks of: this machine's, or a CUDA device's free memory."""
+    return f"device {str(device)!r} has free" if device is not None and str(device).startswith("cuda") \
+        else "this machine has"
 
 
 def _or(knobs: Sequence[str]) -> str:

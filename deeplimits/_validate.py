@@ -174,6 +174,43 @@ def states(name: str, value) -> torch.Tensor:
     return value
 
 
+def device(name: str, value, dtype: torch.dtype | None = None) -> torch.device:
+    """A device that can hold numbers here: ``None`` (the CPU), a name (``'cpu'``, ``'cuda'``,
+    ``'cuda:1'``, ``'mps'``) or a :class:`torch.device`. Unknown names, the ``meta`` device (no
+    data), devices this machine does not have and (given ``dtype``) float64 on MPS, which has
+    none, are refused with one line naming ``name``."""
+    dev = _device(name, value)
+    if dtype == torch.float64 and dev.type == "mps":
+        raise ValueError(f"{name}: 'mps' has no float64; use dtype=torch.float32 on it")
+    return dev
+
+
+def _device(name: str, value) -> torch.device:
+    if value is None:
+        return torch.device("cpu")
+    if not isinstance(value, (str, torch.device)):
+        raise ValueError(f"{name} must be a device name ('cpu', 'cuda', 'cuda:0', 'mps') or a torch.device, "
+                         f"got {type(value).__name__}")
+    try:
+        dev = torch.device(value)
+    except (RuntimeError, ValueError):
+        raise ValueError(f"{name}: {value!r} is not a device (use 'cpu', 'cuda', 'cuda:0', 'mps')") from None
+    if dev.type == "cpu":
+        return torch.device("cpu")
+    if dev.type == "meta":
+        raise ValueError(f"{name}: 'meta' holds no data (tensors without numbers); use 'cpu', 'cuda' or 'mps'")
+    backend = torch.backends.mps if dev.type == "mps" else getattr(torch, dev.type, None)
+    if backend is None or not hasattr(backend, "is_available"):
+        raise ValueError(f"{name}: {str(value)!r} is not supported (use 'cpu', 'cuda' or 'mps')")
+    where = "torch.backends.mps" if dev.type == "mps" else f"torch.{dev.type}"
+    if not backend.is_available():
+        raise ValueError(f"{name}: {str(value)!r} is not available on this machine ({where}.is_available() is False)")
+    count = getattr(backend, "device_count", lambda: 1)()
+    if dev.index is not None and dev.index >= count:
+        raise ValueError(f"{name}: {str(value)!r} is not available on this machine ({where}.device_count() is {count})")
+    return dev
+
+
 def generator(value) -> torch.Generator | None:
     if value is not None and not isinstance(value, torch.Generator):
         raise ValueError(f"generator must be a torch.Generator or None, got {type(value).__name__}")

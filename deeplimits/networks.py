@@ -25,10 +25,21 @@ import torch
 from . import _validate as V_
 from .activations import Activation, activation as _activation
 
-__all__ = ["ResNet", "ModifiedEulerResNet", "Trajectory", "ARCHITECTURES"]
+__all__ = ["ResNet", "ModifiedEulerResNet", "Trajectory", "ARCHITECTURES", "WEIGHTS", "REQUIRED", "weight_shape"]
 
 ARCHITECTURES = ("res-1", "res-2", "res-3", "inside")
-_NEEDS = {"res-1": ("V",), "res-2": ("V", "W"), "res-3": ("V", "W"), "inside": ("W",)}
+#: the weight names of each architecture, in the order their samples are drawn (the bias ``b``
+#: of ``inside`` is optional: see :data:`REQUIRED`)
+WEIGHTS = {"res-1": ("V",), "res-2": ("V", "W"), "res-3": ("V", "W"), "inside": ("W", "b")}
+#: the weights an architecture cannot do without
+REQUIRED = {"res-1": ("V",), "res-2": ("V", "W"), "res-3": ("V", "W"), "inside": ("W",)}
+
+
+def weight_shape(name: str, width: int) -> tuple[int, ...]:
+    """The shape of one layer's weight ``name`` at ``width``: ``(d, d)`` for the matrices ``V``,
+    ``W`` and ``(d,)`` for the bias ``b`` (a ``_drift`` suffix, the smooth part of a weight, has
+    the weight's shape)."""
+    return (width,) if name.removesuffix("_drift") == "b" else (width, width)
 
 Weights = torch.Tensor | Iterable[torch.Tensor] | None
 
@@ -62,6 +73,11 @@ class ResNet:
             activation = "relu"
         self.activation: Activation = _activation("tanh" if activation is None else activation)
         self.beta = V_.real("beta", beta, low=0.0)
+
+    @property
+    def weight_names(self) -> tuple[str, ...]:
+        """The weights of this architecture (:data:`WEIGHTS`), in drawing order."""
+        return WEIGHTS[self.arch]
 
     # -- one layer -------------------------------------------------------------------
     def residual(self, h: torch.Tensor, V=None, W=None, b=None) -> torch.Tensor:
@@ -164,12 +180,12 @@ class ResNet:
     # -- validation ---------------------------------------------------------------------
     def _prepare(self, h0, V, W, b, depth):
         given = {"V": V, "W": W, "b": b}
-        for name in _NEEDS[self.arch]:
+        for name in REQUIRED[self.arch]:
             if given[name] is None:
                 raise ValueError(f"{name} is required for arch {self.arch!r}")
         for name, w in given.items():
-            if w is not None and name not in _NEEDS[self.arch] + (("b",) if self.arch == "inside" else ()):
-                raise ValueError(f"{name} is not used by arch {self.arch!r}; pass only {', '.join(_NEEDS[self.arch])}")
+            if w is not None and name not in WEIGHTS[self.arch]:
+                raise ValueError(f"{name} is not used by arch {self.arch!r}; pass only {', '.join(REQUIRED[self.arch])}")
         h0 = V_.states("h0", h0)
         n, _, d = h0.shape
         shapes = {"V": (n, d, d), "W": (n, d, d), "b": (n, d)}
@@ -179,6 +195,7 @@ class ResNet:
             if w is None:
                 streams.append(None)
             elif isinstance(w, torch.Tensor):
+                _same_device(name, w, h0)
                 V_.tensor(name, w, shape=(None, *shapes[name]), dtype_=h0.dtype)
                 if depth is None:
                     depth = w.shape[0]
@@ -186,7 +203,7 @@ class ResNet:
                     raise ValueError(f"{name} must have {depth} layers (depth), got {w.shape[0]}")
                 streams.append([w])
             else:
-                streams.append(_checked_chunks(name, w, shapes[name], h0.dtype))
+                streams.append(_checked_chunks(name, w, shapes[name], h0))
         if depth is None:
             raise ValueError("depth must be given when the weights are streamed")
         depth = V_.integer("depth", depth)
@@ -194,11 +211,19 @@ class ResNet:
         return h0, depth, layers
 
 
-def _checked_chunks(name, chunks, shape, dtype):
+def _same_device(name, w, h0):
+    """Weights live where the states do: a clear error instead of torch's mid-computation one."""
+    if w.device != h0.device:
+        raise ValueError(f"{name} must be on the device of h0 ({h0.device}), got {w.device}")
+
+
+def _checked_chunks(name, chunks, shape, h0):
+    dtype = h0.dtype
     for c in chunks:
         if not isinstance(c, torch.Tensor) or tuple(c.shape[1:]) != shape or c.dtype != dtype:
             got = tuple(c.shape) if isinstance(c, torch.Tensor) else type(c).__name__
             raise ValueError(f"{name} chunks must be tensors (c, {', '.join(map(str, shape))}) of dtype {dtype}, got {got}")
+        _same_device(name, c, h0)
         yield c
 
 

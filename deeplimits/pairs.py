@@ -14,8 +14,10 @@ import torch
 
 from . import _resources as R_
 from . import _validate as V_
-from .paths import DriverSample, PathSample
+from ._random import randn
+from .networks import weight_shape
 from .orders import StrongOrder
+from .paths import DriverSample
 
 __all__ = ["Pair", "InsidePair", "PairSample", "PairSolution"]
 
@@ -37,7 +39,12 @@ class PairSample:
     @property
     def resolution(self) -> int | None:
         """The finest grid of the rough (path) drivers, ``None`` when every driver is smooth."""
-        return next((s.resolution for s in self.weights.values() if isinstance(s, PathSample)), None)
+        return next((s.resolution for s in self.weights.values() if s.rough), None)
+
+    @property
+    def device(self) -> torch.device:
+        """Where the sample lives (that of its inputs ``h0`` and of every driver sample)."""
+        return self.h0.device
 
 
 @dataclasses.dataclass
@@ -58,6 +65,11 @@ class PairSolution:
     def terminal_error(self) -> torch.Tensor:
         """``||H_1 - h_L||`` per (draw, input)."""
         return (self.limit[-1] - self.network[-1]).norm(dim=-1)
+
+
+def _times_dtype(h0: torch.Tensor) -> torch.dtype:
+    """float64 for the times ``k / L``, except on a device without it (MPS: the states' dtype)."""
+    return h0.dtype if h0.device.type == "mps" else torch.float64
 
 
 class Pair:
@@ -98,34 +110,39 @@ class Pair:
         return any(drv.needs_resolution for drv in self.drivers.values())
 
     def _weight_layout(self, name: str) -> tuple[tuple[int, ...], float | None]:
-        """Shape of one layer's weight ``name`` and its entry scale (``None``: the driver's default)."""
-        return (self.width, self.width), None
+        """Shape of one layer's weight ``name`` (declared by :func:`~deeplimits.networks.weight_shape`)
+        and its entry scale (``None``: the driver's default)."""
+        return weight_shape(name, self.width), None
 
     def sample(self, draws: int, *, inputs: int = 1, resolution: int | None = None,
-               generator: torch.Generator | None = None, dtype: torch.dtype = torch.float64) -> PairSample:
+               generator: torch.Generator | None = None, dtype: torch.dtype = torch.float64,
+               device=None) -> PairSample:
         """Draw ``draws`` independent (weights, inputs) samples; inputs ``h0 ~ N(0, I_width)``.
 
         ``resolution`` (a power of two, default 4096) is the finest grid of rough drivers:
-        every depth dividing it is coupled, and the limit is solved on it.
+        every depth dividing it is coupled, and the limit is solved on it. ``device`` (default
+        the CPU) is where every number is drawn and kept (:mod:`deeplimits._random`); the
+        solutions of :meth:`solve` live where ``h0`` does.
         """
         draws = V_.integer("draws", draws)
         inputs = V_.integer("inputs", inputs)
         V_.dtype(dtype)
         V_.generator(generator)
+        device = V_.device("device", device, dtype)
         if resolution is None:
             resolution = DEFAULT_RESOLUTION if self.rough else None
         elif self.rough:
             resolution = V_.power_of_two("resolution", resolution)
         item = torch.empty((), dtype=dtype).element_size()
         R_.require_memory(item * draws * inputs * self.width, f"for the inputs h0 ({draws} draws x {inputs} inputs x "
-                          f"width {self.width})", ("draws", "inputs", "width"))
+                          f"width {self.width})", ("draws", "inputs", "width"), device=device)
         weights = {}
         for name, drv in self.drivers.items():
             shape, scale = self._weight_layout(name)
             res = resolution if drv.needs_resolution or not self.rough else None  # smooth: refuses one
             weights[name] = drv.sample(shape, draws=draws, resolution=res, generator=generator, dtype=dtype,
-                                       scale=scale)
-        h0 = torch.randn(draws, inputs, self.width, generator=generator, dtype=dtype)
+                                       scale=scale, device=device)
+        h0 = randn((draws, inputs, self.width), generator, dtype, device)
         return PairSample(weights, h0)
 
     def solve(self, sample: PairSample, depth: int, *, h0: torch.Tensor | None = None) -> PairSolution:
@@ -146,6 +163,8 @@ class Pair:
             for L in depths:
                 V_.divides("depth", L, sample.resolution)
         h0 = sample.h0 if h0 is None else h0
+        if isinstance(h0, torch.Tensor) and h0.device != sample.device:
+            raise ValueError(f"h0 must be on the sample's device ({sample.device}), got {h0.device}")
         top = max(depths)
         shared = self.solve_limit(sample, h0, top) if all(top % L == 0 for L in depths) else None
         out = []
@@ -154,7 +173,7 @@ class Pair:
             lim = shared[:: top // L] if shared is not None else self.solve_limit(sample, h0, L)
             if net.dim() == 3:  # h0 given as (draws, width)
                 net = net.unsqueeze(-2)
-            times = torch.arange(L + 1, dtype=torch.float64) / L
+            times = (torch.arange(L + 1, dtype=torch.float64) / L).to(h0.device, _times_dtype(h0))
             out.append(PairSolution(self.regime, L, times, net, lim, self.theory_rate))
         return out
 
@@ -214,8 +233,7 @@ class InsidePair(Pair):
         return self._beta
 
     def _weight_layout(self, name):
-        d = self.width
-        return ((d, d), self.sa) if name.startswith("W") else ((d,), self.sb)
+        return weight_shape(name, self.width), self.sa if name.startswith("W") else self.sb
 
     def _layer(self, depth, parts):
         """``{'W': A_k, 'b': b_k}`` from the driver parts (one layer, or stacked layers)."""
@@ -229,8 +247,7 @@ class InsidePair(Pair):
         return out
 
     def _network_states(self, sample, h0, depth):
-        parts = {k: s.increments(depth) if isinstance(s, PathSample) else s.weights(depth)
-                 for k, s in sample.weights.items()}
+        parts = {k: s.parts(depth) for k, s in sample.weights.items()}
         return self.network.forward(h0, **self._layer(depth, parts), depth=depth).states
 
     def layer_step(self, depth):

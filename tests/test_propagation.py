@@ -87,7 +87,7 @@ def test_shared_pass_equals_one_network_per_depth_and_beta(arch, driver):
     samples, h0, B, top = P._draw(net, driver, 6, 5, depths, 3, 2, g, torch.float64)
     layers = P._layers(samples, top, 20)
     hL, p0, pL = P._propagate(net, h0, B, layers, depths, betas)
-    names = P._WEIGHTS[arch]
+    names = net.weight_names  # declared by deeplimits.networks.WEIGHTS
     for j, L in enumerate(depths):
         w = {nm: torch.stack([lay[("V", "W", "b").index(nm)] for lay in layers[:L]]) for nm in names}
         for i, beta in enumerate(betas):

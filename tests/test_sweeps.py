@@ -175,10 +175,10 @@ def test_cli_failed_task_is_one_line_and_others_are_stored(tmp_path, capsys, mon
 
     real = conv.run_chunk
 
-    def broken(p, depths, reference, draws, inputs, seed, dtype):
+    def broken(p, depths, reference, draws, inputs, seed, dtype, device=None):
         if seed == dl_random.chunk_seed(0, 1):
             raise RuntimeError("boom")
-        return real(p, depths, reference, draws, inputs, seed, dtype)
+        return real(p, depths, reference, draws, inputs, seed, dtype, device)
 
     monkeypatch.setattr(conv, "run_chunk", broken)
     argv = ["convergence", "--regime", "sde", "--width", "2", "--depths", "4,8", "--draws", "6", "--chunk", "2",

@@ -9,8 +9,9 @@ from typing import Callable, Mapping
 import torch
 
 
-def grid(depth: int, dtype) -> torch.Tensor:
-    return torch.arange(depth + 1, dtype=dtype) / depth
+def grid(depth: int, dtype, device=None) -> torch.Tensor:
+    """The times ``k / depth``, ``k = 0..depth``, on ``device`` (the CPU by default)."""
+    return torch.arange(depth + 1, dtype=dtype, device=device) / depth
 
 
 class Limit(abc.ABC):

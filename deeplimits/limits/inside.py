@@ -7,7 +7,7 @@ import torch
 
 from .. import _validate as V_
 from ..activations import activation as _activation
-from ..paths import BrownianSample, SmoothSample
+from ..paths import BrownianSample, DriverSample
 from .base import Limit, grid as _grid
 
 
@@ -91,8 +91,7 @@ class InsideSDELimit(Limit):
         """
         h0 = V_.states("h0", h0)
         n, _, d = h0.shape
-        if not isinstance(W, BrownianSample):
-            raise ValueError("W must be a BrownianSample (IIDDriver('gaussian').sample(...))")
+        DriverSample.expect("W", W, "brownian")
         res = W.resolution
         depth = V_.divides("depth", depth, res)
         steps = res if steps is None else V_.divides("steps", steps, res)
@@ -104,7 +103,7 @@ class InsideSDELimit(Limit):
                 if name == "b" and self.sb > 0:
                     raise ValueError(f"b is required when sb = {self.sb} > 0")
                 continue
-            if not isinstance(s, BrownianSample) or s.resolution != res:
+            if getattr(s, "kind", None) != "brownian" or s.resolution != res:
                 raise ValueError(f"{name} must be a BrownianSample of resolution {res}")
             if s.shape != shape or s.draws != n or s.dtype != h0.dtype:
                 raise ValueError(f"{name} must be a {h0.dtype} sample of shape {shape} with {n} draws, "
@@ -116,11 +115,11 @@ class InsideSDELimit(Limit):
             raise ValueError("W_drift and b_drift are not used: this limit has no drift part (drift=False)")
         if self.drift:
             for name, s in smooth.items():
-                if not isinstance(s, SmoothSample):
+                if getattr(s, "kind", None) != "smooth":
                     raise ValueError(f"{name} must be a SmoothSample (the drift part, drift=True)")
         parts = {"W": W.increments(steps), "b": None if b is None else b.increments(steps)}
         if self.drift:
-            t = _grid(steps, torch.float64)[1:].to(h0.dtype)  # right ends of the steps
+            t = _grid(steps, torch.float64)[1:].to(h0.device, h0.dtype)  # right ends of the steps
             parts.update({name: s.at(t) for name, s in smooth.items()})
         scheme = self.scheme()
         every = steps // depth

@@ -8,8 +8,8 @@ import torch
 import torchdiffeq
 
 from .. import _validate as V_
-from ..paths import SmoothSample
-from ..networks import _NEEDS, ResNet
+from ..paths import DriverSample
+from ..networks import REQUIRED, WEIGHTS, ResNet
 from .base import Limit, grid as _grid
 
 
@@ -46,14 +46,16 @@ class ODELimit(Limit):
         arch = self.field.arch
         for name, s in weights.items():
             if s is None:
-                if name in _NEEDS[arch]:
+                if name in REQUIRED[arch]:
                     raise ValueError(f"{name} is required for arch {arch!r}")
                 continue
-            if name not in _NEEDS[arch] + (("b",) if arch == "inside" else ()):
-                raise ValueError(f"{name} is not used by arch {arch!r}; pass only {', '.join(_NEEDS[arch])}")
-            if not callable(s) and not isinstance(s, SmoothSample):
+            if name not in WEIGHTS[arch]:
+                raise ValueError(f"{name} is not used by arch {arch!r}; pass only {', '.join(REQUIRED[arch])}")
+            if hasattr(s, "kind"):  # a driver sample: the limit reads it at any time
+                DriverSample.expect(name, s, "smooth")
+            elif not callable(s):
                 raise ValueError(f"{name} must be a SmoothSample or a callable t -> weights")
-            w0 = s.at(0.0) if isinstance(s, SmoothSample) else s(torch.zeros((), dtype=h0.dtype))
+            w0 = self._at(s, torch.zeros((), dtype=h0.dtype, device=h0.device))
             V_.tensor(name, w0, shape=(n, d) if name == "b" else (n, d, d), dtype_=h0.dtype)
         return h0
 
@@ -61,13 +63,13 @@ class ODELimit(Limit):
     def _at(s, t):
         if s is None:
             return None
-        return s.at(t) if isinstance(s, SmoothSample) else s(t)
+        return s.at(t) if hasattr(s, "kind") else s(t)
 
     @staticmethod
     def _at_many(s, ts):
         if s is None:
             return None
-        if isinstance(s, SmoothSample):
+        if hasattr(s, "kind"):  # a smooth sample reads many times at once
             return s.at(ts)
         return torch.stack([s(t) for t in ts])  # a callable of one time
 
@@ -82,7 +84,7 @@ class ODELimit(Limit):
         def rhs(t, h):
             return self.field.residual(h, **{k: self._at(s, t) for k, s in weights.items()})
 
-        ts = _grid(depth, h0.dtype)
+        ts = _grid(depth, h0.dtype, h0.device)
         return torchdiffeq.odeint(rhs, h0, ts, method="dopri5", rtol=self.rtol, atol=self.atol)
 
     def picard(self, h0, V, depth: int, W=None, *, nodes: int = 256, tol: float = 1e-12,
@@ -104,8 +106,8 @@ class ODELimit(Limit):
         tol = V_.real("tol", tol, low=0.0, low_open=True)
         max_iter = V_.integer("max_iter", max_iter)
         S, E = _chebyshev_operators(nodes, depth)
-        S, E = S.to(h0.dtype), E.to(h0.dtype)
-        s = torch.from_numpy(_lobatto(nodes)).to(h0.dtype)
+        S, E = S.to(device=h0.device, dtype=h0.dtype), E.to(device=h0.device, dtype=h0.dtype)
+        s = torch.from_numpy(_lobatto(nodes)).to(device=h0.device, dtype=h0.dtype)
         at_nodes = {k: self._at_many(w, s) for k, w in weights.items()}
         H = h0.expand(nodes, *h0.shape).clone()
         for _ in range(max_iter):

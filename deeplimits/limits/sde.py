@@ -9,7 +9,7 @@ from torchsde._brownian import BaseBrownian
 
 from .. import _validate as V_
 from ..activations import activation as _activation
-from ..paths import BrownianSample, PathSample
+from ..paths import BrownianSample, DriverSample, PathSample
 from ..networks import ResNet
 from .base import Limit, grid as _grid
 
@@ -102,8 +102,7 @@ class SDELimit(Limit):
     def solve(self, h0: torch.Tensor, V: BrownianSample, depth: int, *, steps: int | None = None) -> torch.Tensor:
         """Solve on ``k / depth`` with ``steps`` Euler–Maruyama steps (default: the sample's
         resolution; a multiple of ``depth`` dividing the resolution)."""
-        if not isinstance(V, BrownianSample):
-            raise ValueError("V must be a BrownianSample (IIDDriver('gaussian').sample(...))")
+        DriverSample.expect("V", V, "brownian")
         h0 = V_.states("h0", h0)
         depth = V_.divides("depth", depth, V.resolution)
         n, m, d = h0.shape
@@ -115,7 +114,7 @@ class SDELimit(Limit):
         if steps % depth:
             raise ValueError(f"steps must be a multiple of depth = {depth}, got {steps}")
         sde = _SDE(self.activation, (n, m, d))
-        ts = _grid(depth, h0.dtype)
+        ts = _grid(depth, h0.dtype, h0.device)
         ys = torchsde.sdeint(sde, h0.reshape(n, m * d), ts, bm=GridBrownian(V), method="euler",
                              dt=1.0 / steps)
         return ys.reshape(depth + 1, n, m, d)

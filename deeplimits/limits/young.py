@@ -7,7 +7,7 @@ import torch
 
 from .. import _validate as V_
 from ..activations import activation as _activation
-from ..paths import FractionalSample
+from ..paths import DriverSample, FractionalSample
 from ..networks import ModifiedEulerResNet
 from .base import Limit
 
@@ -30,10 +30,9 @@ class YoungLimit(Limit):
         return ModifiedEulerResNet(self.activation, self.hurst, scale=scale)
 
     def solve(self, h0, V: FractionalSample, depth: int) -> torch.Tensor:
-        if not isinstance(V, FractionalSample):
-            raise ValueError("V must be a FractionalSample (FractionalDriver(hurst).sample(...))")
-        if abs(V.regularity - self.hurst) > 1e-12:
-            raise ValueError(f"V has Hurst index {V.regularity}, the limit expects hurst={self.hurst}")
+        DriverSample.expect("V", V, "fractional")
+        if abs(V.hurst - self.hurst) > 1e-12:
+            raise ValueError(f"V has Hurst index {V.hurst}, the limit expects hurst={self.hurst}")
         h0 = V_.states("h0", h0)
         depth = V_.divides("depth", depth, V.resolution)
         every = V.resolution // depth

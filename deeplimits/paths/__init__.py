@@ -15,7 +15,7 @@ Drivers by name (:data:`DRIVERS`, :func:`make_driver`): ``gaussian`` (Brownian i
 from __future__ import annotations
 
 from .. import _validate as V_
-from .base import Driver, DriverSample, PathSample, pair_sums
+from .base import KINDS, Driver, DriverSample, PathSample, pair_sums
 from .brownian import BrownianSample, IIDDriver, IIDSample
 from .fractional import FractionalDriver, FractionalSample, fgn, fgn_autocovariance
 from .smooth import SmoothDriver, SmoothSample, rbf_kernel
@@ -23,7 +23,7 @@ from .smooth import SmoothDriver, SmoothSample, rbf_kernel
 __all__ = [
     "fgn", "fgn_autocovariance", "rbf_kernel", "Driver", "IIDDriver", "FractionalDriver", "SmoothDriver",
     "DriverSample", "PathSample", "BrownianSample", "FractionalSample", "IIDSample", "SmoothSample",
-    "DRIVERS", "make_driver", "driver_spec", "pair_sums",
+    "DRIVERS", "KINDS", "make_driver", "driver_spec", "pair_sums",
 ]
 
 DRIVERS = ("uniform", "gaussian", "rademacher", "fractional", "smooth")
@@ -47,11 +47,7 @@ def make_driver(name: str, hurst: float | None = None, length_scale: float | Non
 
 def driver_spec(driver: Driver) -> dict:
     """A driver as plain JSON (``{'driver': name, ...}``), the inverse of :func:`make_driver`."""
-    if isinstance(driver, FractionalDriver):
-        return {"driver": "fractional", "hurst": driver.hurst}
-    if isinstance(driver, SmoothDriver):
-        return {"driver": "smooth", "length_scale": driver.length_scale}
-    if isinstance(driver, IIDDriver):
-        return {"driver": driver.name}
-    raise ValueError(f"driver must be an IIDDriver, FractionalDriver or SmoothDriver (or a name in "
-                     f"{', '.join(DRIVERS)}), got {driver!r}")
+    if not isinstance(driver, Driver):
+        raise ValueError(f"driver must be an IIDDriver, FractionalDriver or SmoothDriver (or a name in "
+                         f"{', '.join(DRIVERS)}), got {driver!r}")
+    return driver.spec()

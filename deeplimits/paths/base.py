@@ -36,13 +36,42 @@ def pair_sums(x: torch.Tensor, r: int) -> torch.Tensor:
     return x
 
 
+#: what each kind of sample is, and how to draw one (the one-line errors of the limits)
+KINDS = {
+    "brownian": "a BrownianSample (IIDDriver('gaussian').sample(...))",
+    "fractional": "a FractionalSample (FractionalDriver(hurst).sample(...))",
+    "smooth": "a SmoothSample (SmoothDriver(length_scale).sample(...))",
+    "iid": "an IIDSample (IIDDriver('uniform' or 'rademacher').sample(...))",
+}
+
+
 class DriverSample(abc.ABC):
-    """A batch of ``draws`` independent weight paths, one per entry of a tensor of ``shape``."""
+    """A batch of ``draws`` independent weight paths, one per entry of a tensor of ``shape``.
+
+    The one interface every consumer reads (pairs, limits, the convergence engine and the
+    propagation studies), with no switch on the sample's type:
+
+    * ``kind``: ``'brownian'``, ``'fractional'``, ``'iid'`` or ``'smooth'`` (:data:`KINDS`);
+      :meth:`expect` checks it with one clear error;
+    * ``rough``: increments on the grid ``k / resolution`` (Brownian, fractional) or not;
+    * ``resolution``: the finest grid of a rough sample, ``None`` otherwise;
+    * ``hurst``: the Hurst index of a rough path (1/2 for Brownian), ``None`` otherwise;
+    * ``device``: where its numbers live (:class:`torch.device`);
+    * :meth:`weights` / :meth:`iter_weights` (normalised layer weights, every kind),
+      :meth:`increments` / :meth:`iter_increments` (rough), :meth:`at` (smooth: any time) and
+      :meth:`parts` (a layer's driver part: the increment of a rough path, the value at ``k / L``
+      of a smooth one).
+    """
 
     regularity: float
+    kind: str = ""
+    rough: bool = False
+    resolution: int | None = None
+    hurst: float | None = None
 
-    def __init__(self, shape: tuple[int, ...], draws: int, dtype: torch.dtype, scale: float):
+    def __init__(self, shape: tuple[int, ...], draws: int, dtype: torch.dtype, scale: float, device=None):
         self.shape, self.draws, self.dtype, self.scale = shape, draws, dtype, scale
+        self.device = torch.device("cpu" if device is None else device)
 
     @abc.abstractmethod
     def iter_weights(self, depth: int) -> Iterator[torch.Tensor]:
@@ -51,6 +80,32 @@ class DriverSample(abc.ABC):
     def weights(self, depth: int) -> torch.Tensor:
         """The weights ``(depth, draws, *shape)`` of the network of depth ``depth``."""
         return torch.cat(list(self.iter_weights(depth)), dim=0)
+
+    def iter_increments(self, depth: int, *, transform: Callable | None = None) -> Iterator:
+        """Increments of a rough path (see :class:`PathSample`); other samples have none."""
+        raise ValueError(f"a {self.kind} sample has no path increments; only rough (Brownian, fractional) "
+                         f"samples do")
+
+    def increments(self, depth: int) -> torch.Tensor:
+        """``X_{k/L} - X_{(k-1)/L}`` (scaled), shape ``(depth, draws, *shape)`` (rough samples)."""
+        return torch.cat(list(self.iter_increments(depth)), dim=0)
+
+    def at(self, t) -> torch.Tensor:
+        """The weights at any time ``t`` (smooth samples); other samples have values only on a grid."""
+        raise ValueError(f"a {self.kind} sample cannot be read at any time t; only smooth samples can")
+
+    def parts(self, depth: int) -> torch.Tensor:
+        """The driver parts of the ``depth`` layers: raw increments ``X_{k/L} - X_{(k-1)/L}`` of a
+        rough path, the (normalised) weights of the others (a smooth one's values at ``k / L``)."""
+        return self.increments(depth) if self.rough else self.weights(depth)
+
+    @staticmethod
+    def expect(name: str, value, kind: str) -> "DriverSample":
+        """``value`` if it is a driver sample of ``kind``, else a one-line ValueError naming
+        ``name`` and what is needed (e.g. ``V must be a BrownianSample (IIDDriver('gaussian')...)``)."""
+        if getattr(value, "kind", None) != kind:
+            raise ValueError(f"{name} must be {KINDS[kind]}")
+        return value
 
     def _chunk_layers(self, per_layer: int) -> int:
         return max(1, _BLOCK_ELEMENTS // max(1, per_layer * self.draws * math.prod(self.shape)))
@@ -63,9 +118,15 @@ class PathSample(DriverSample):
     finest ones, so all those depths are coupled.
     """
 
-    def __init__(self, shape, draws, dtype, scale, resolution: int):
-        super().__init__(shape, draws, dtype, scale)
+    rough = True
+
+    def __init__(self, shape, draws, dtype, scale, resolution: int, device=None):
+        super().__init__(shape, draws, dtype, scale, device)
         self.resolution = resolution
+
+    @property
+    def hurst(self) -> float:
+        return self.regularity
 
     @abc.abstractmethod
     def iter_increments(self, depth: int, *, transform: Callable | None = None) -> Iterator:
@@ -75,9 +136,6 @@ class PathSample(DriverSample):
         ``transform``, when given, is applied to each chunk before it is yielded (for the
         Brownian sample, on the background thread that draws the chunks).
         """
-
-    def increments(self, depth: int) -> torch.Tensor:
-        return torch.cat(list(self.iter_increments(depth)), dim=0)
 
     def iter_weights(self, depth: int) -> Iterator[torch.Tensor]:
         norm = float(depth) ** self.regularity
@@ -102,7 +160,7 @@ class Driver(abc.ABC):
 
     def sample(self, shape, *, draws: int = 1, resolution: int | None = None,
                generator: torch.Generator | None = None, dtype: torch.dtype = torch.float64,
-               scale: float | None = None) -> DriverSample:
+               scale: float | None = None, device=None) -> DriverSample:
         """Draw ``draws`` independent weight paths for a weight tensor of ``shape``.
 
         Args:
@@ -114,11 +172,15 @@ class Driver(abc.ABC):
             dtype: float32 or float64.
             scale: entry standard deviation of the weights, default ``shape[-1] ** -0.5`` for
                 matrices (docs/mathematics.md, "Drivers"), 1 for vectors.
+            device: where the sample's numbers are drawn and kept (default the CPU); on a
+                non-CPU device they come from a generator on that device seeded from
+                ``generator`` (:mod:`deeplimits._random`).
         """
         shape = V.size(shape, name="shape")
         draws = V.integer("draws", draws)
         dtype = V.dtype(dtype)
         V.generator(generator)
+        device = V.device("device", device, dtype)
         if scale is None:
             scale = shape[-1] ** -0.5 if len(shape) >= 2 else 1.0
         scale = V.real("scale", scale, low=0.0, low_open=True)
@@ -129,12 +191,16 @@ class Driver(abc.ABC):
         elif resolution is not None:
             raise ValueError(f"resolution applies only to path drivers (Gaussian i.i.d., fractional), "
                              f"not to the {self.name} driver")
-        return self._sample(shape, draws, resolution, generator, dtype, scale)
+        return self._sample(shape, draws, resolution, generator, dtype, scale, device)
 
     needs_resolution = False
 
     @abc.abstractmethod
-    def _sample(self, shape, draws, resolution, generator, dtype, scale) -> DriverSample: ...
+    def _sample(self, shape, draws, resolution, generator, dtype, scale, device) -> DriverSample: ...
+
+    @abc.abstractmethod
+    def spec(self) -> dict:
+        """The driver as plain JSON (``{'driver': name, ...}``), the inverse of :func:`make_driver`."""
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"

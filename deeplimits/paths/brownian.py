@@ -22,14 +22,16 @@ class BrownianSample(PathSample):
     """
 
     regularity = 0.5
+    kind = "brownian"
 
-    def __init__(self, shape, draws, dtype, scale, resolution, seed: int):
-        super().__init__(shape, draws, dtype, scale, resolution)
+    def __init__(self, shape, draws, dtype, scale, resolution, seed: int, device=None):
+        super().__init__(shape, draws, dtype, scale, resolution, device)
         self.seed = seed
         self.block = min(resolution, _pow2_floor(self._chunk_layers(1)))
 
     def _block(self, j: int) -> torch.Tensor:
-        x = _random.normal((self.block, self.draws, *self.shape), _random.mix_seed(self.seed, j), self.dtype)
+        x = _random.normal((self.block, self.draws, *self.shape), _random.mix_seed(self.seed, j), self.dtype,
+                           self.device)
         return x.mul_(self.scale / math.sqrt(self.resolution))
 
     def iter_increments(self, depth: int, *, transform: Callable | None = None) -> Iterator:
@@ -66,9 +68,10 @@ class IIDSample(DriverSample):
     """
 
     regularity = 0.5
+    kind = "iid"
 
-    def __init__(self, shape, draws, dtype, scale, law: str, seed: int):
-        super().__init__(shape, draws, dtype, scale)
+    def __init__(self, shape, draws, dtype, scale, law: str, seed: int, device=None):
+        super().__init__(shape, draws, dtype, scale, device)
         self.law, self.seed = law, seed
 
     def iter_weights(self, depth: int) -> Iterator[torch.Tensor]:
@@ -78,7 +81,8 @@ class IIDSample(DriverSample):
         a = math.sqrt(3.0) * self.scale if self.law == "uniform" else 1.0
         for j, k0 in enumerate(range(0, depth, c)):
             n = min(c, depth - k0)
-            u = _random.uniform((n, self.draws, *self.shape), _random.mix_seed(seed, j), self.dtype, -a, a)
+            u = _random.uniform((n, self.draws, *self.shape), _random.mix_seed(seed, j), self.dtype, -a, a,
+                                self.device)
             yield u if self.law == "uniform" else torch.where(u < 0, -self.scale, self.scale).to(self.dtype)
 
 
@@ -97,7 +101,10 @@ class IIDDriver(Driver):
         self.name = V.choice("law", law, self.LAWS)
         self.coupled = self.needs_resolution = law == "gaussian"
 
-    def _sample(self, shape, draws, resolution, generator, dtype, scale):
+    def _sample(self, shape, draws, resolution, generator, dtype, scale, device):
         if self.name == "gaussian":
-            return BrownianSample(shape, draws, dtype, scale, resolution, _random.seed_from(generator))
-        return IIDSample(shape, draws, dtype, scale, self.name, _random.seed_from(generator))
+            return BrownianSample(shape, draws, dtype, scale, resolution, _random.seed_from(generator), device)
+        return IIDSample(shape, draws, dtype, scale, self.name, _random.seed_from(generator), device)
+
+    def spec(self) -> dict:
+        return {"driver": self.name}

@@ -38,7 +38,7 @@ def _circulant_sqrt_eigenvalues(n: int, hurst: float) -> torch.Tensor:
 
 
 def fgn(n: int, hurst: float, size: Sequence[int] | int = (), *,
-        generator: torch.Generator | None = None, dtype: torch.dtype = torch.float64) -> torch.Tensor:
+        generator: torch.Generator | None = None, dtype: torch.dtype = torch.float64, device=None) -> torch.Tensor:
     """Exact unit-variance fractional Gaussian noise.
 
     Circulant embedding (Davies & Harte 1987; Dietrich & Newsam 1997): with ``lambda`` the
@@ -53,6 +53,8 @@ def fgn(n: int, hurst: float, size: Sequence[int] | int = (), *,
         size: batch shape; the result has shape ``(*size, n)``.
         generator: a seeded :class:`torch.Generator` for reproducibility.
         dtype: ``torch.float32`` or ``torch.float64``; eigenvalues are always float64.
+        device: where the noise is drawn and the FFT computed (default the CPU; see
+            :mod:`deeplimits._random` for the numbers on another device).
 
     Returns:
         Tensor of shape ``(*size, n)`` with ``Cov(X_i, X_j) = gamma(|i - j|)``.
@@ -67,12 +69,14 @@ def fgn(n: int, hurst: float, size: Sequence[int] | int = (), *,
     size = V.size(size)
     dtype = V.dtype(dtype)
     V.generator(generator)
+    device = V.device("device", device, dtype)
     paths = math.prod(size)
     item = torch.empty((), dtype=dtype).element_size()
-    R.require_memory(R.fgn_bytes(n, paths, item), f"for fgn of {paths} paths of n={n} points", ("n", "size"))
-    sqrt_lam = _circulant_sqrt_eigenvalues(n, float(hurst)).to(dtype)
+    R.require_memory(R.fgn_bytes(n, paths, item), f"for fgn of {paths} paths of n={n} points", ("n", "size"),
+                     device=device)
+    sqrt_lam = _circulant_sqrt_eigenvalues(n, float(hurst)).to(device=device, dtype=dtype)
     pairs = (paths + 1) // 2
-    noise = _random.normal((pairs, 2 * n, 2), _random.seed_from(generator), dtype)
+    noise = _random.normal((pairs, 2 * n, 2), _random.seed_from(generator), dtype, device)
     z = torch.view_as_complex(noise) * sqrt_lam  # complex white noise, independent N(0, 1) parts
     y = torch.fft.fft(z, dim=-1)[:, :n]
     out = torch.cat([y.real, y.imag], dim=0) if paths > 1 else y.real
@@ -84,8 +88,10 @@ def fgn(n: int, hurst: float, size: Sequence[int] | int = (), *,
 class FractionalSample(PathSample):
     """Scaled fractional Brownian motion ``scale * B^H`` stored as fGn on the finest grid."""
 
+    kind = "fractional"
+
     def __init__(self, shape, draws, dtype, scale, resolution, hurst: float, noise: torch.Tensor):
-        super().__init__(shape, draws, dtype, scale, resolution)
+        super().__init__(shape, draws, dtype, scale, resolution, noise.device)
         self.regularity = hurst
         self._noise = noise  # (resolution, draws, *shape), unit variance
 
@@ -112,10 +118,13 @@ class FractionalDriver(Driver):
     def __init__(self, hurst: float):
         self.hurst = self.regularity = V.hurst(hurst)
 
-    def _sample(self, shape, draws, resolution, generator, dtype, scale):
-        noise = fgn(resolution, self.hurst, (draws, *shape), generator=generator, dtype=dtype)
+    def _sample(self, shape, draws, resolution, generator, dtype, scale, device):
+        noise = fgn(resolution, self.hurst, (draws, *shape), generator=generator, dtype=dtype, device=device)
         noise = noise.movedim(-1, 0).contiguous()
         return FractionalSample(shape, draws, dtype, scale, resolution, self.hurst, noise)
+
+    def spec(self) -> dict:
+        return {"driver": "fractional", "hurst": self.hurst}
 
     def __repr__(self) -> str:
         return f"FractionalDriver(hurst={self.hurst})"

@@ -9,6 +9,7 @@ from typing import Iterator
 import numpy as np
 import torch
 
+from .. import _random
 from .. import _resources as R
 from .. import _validate as V
 from .base import Driver, DriverSample
@@ -54,18 +55,19 @@ class SmoothSample(DriverSample):
     """
 
     regularity = 1.0
+    kind = "smooth"
 
     def __init__(self, shape, draws, dtype, scale, length_scale: float, coefficients: torch.Tensor):
-        super().__init__(shape, draws, dtype, scale)
+        super().__init__(shape, draws, dtype, scale, coefficients.device)
         self.length_scale = length_scale
         omega, _, self.kernel_error = _rbf_quadrature(length_scale)
-        self._omega = omega.to(dtype)
+        self._omega = omega.to(device=self.device, dtype=dtype)
         self._coef = coefficients  # (2M, draws * prod(shape)), already times sqrt(w) * scale
 
     def at(self, t) -> torch.Tensor:
         """``V(t)`` for a scalar ``t`` (shape ``(draws, *shape)``) or a 1-d tensor of times
         (shape ``(len(t), draws, *shape)``)."""
-        tt = torch.as_tensor(t, dtype=self.dtype)
+        tt = torch.as_tensor(t, dtype=self.dtype, device=self.device)
         if not bool(((tt >= -0.25) & (tt <= 1.25)).all()):  # NaN fails too
             raise ValueError(f"t must lie in [-0.25, 1.25] (the depth interval [0, 1] with the margin an "
                              f"adaptive solver may step into), got {t!r}")
@@ -79,8 +81,8 @@ class SmoothSample(DriverSample):
         depth = V.integer("depth", depth)
         c = self._chunk_layers(1)
         for k0 in range(0, depth, c):
-            k = torch.arange(k0 + 1, min(depth, k0 + c) + 1, dtype=torch.float64)
-            yield self.at((k / depth).to(self.dtype))
+            k = torch.arange(k0 + 1, min(depth, k0 + c) + 1, dtype=torch.float64)  # exact times, then moved
+            yield self.at((k / depth).to(device=self.device, dtype=self.dtype))
 
 
 # ----------------------------------------------------------------------------------------
@@ -97,16 +99,19 @@ class SmoothDriver(Driver):
     def __init__(self, length_scale: float = 0.1):
         self.length_scale = V.real("length_scale", length_scale, low=0.05, high=100.0)
 
-    def _sample(self, shape, draws, resolution, generator, dtype, scale):
+    def _sample(self, shape, draws, resolution, generator, dtype, scale, device):
         omega, sqrt_w, _ = _rbf_quadrature(self.length_scale)
         m = omega.numel()
         entries = draws * math.prod(shape)
         R.require_memory(4 * m * entries * torch.empty((), dtype=dtype).element_size(),
                          f"for the spectral coefficients of {draws} smooth weight paths of shape {shape}",
-                         ("draws", "shape"))
-        z = torch.randn(2 * m, draws * math.prod(shape), generator=generator, dtype=dtype)
-        coef = z * (torch.cat([sqrt_w, sqrt_w]).to(dtype) * scale).unsqueeze(1)
+                         ("draws", "shape"), device=device)
+        z = _random.randn((2 * m, draws * math.prod(shape)), generator, dtype, device)
+        coef = z * (torch.cat([sqrt_w, sqrt_w]).to(device=device, dtype=dtype) * scale).unsqueeze(1)
         return SmoothSample(shape, draws, dtype, scale, self.length_scale, coef)
+
+    def spec(self) -> dict:
+        return {"driver": "smooth", "length_scale": self.length_scale}
 
     def __repr__(self) -> str:
         return f"SmoothDriver(length_scale={self.length_scale})"

@@ -62,6 +62,8 @@ class ConvergencePlan(Plan):
     ito_correction: bool = True
     #: options of a registered regime that are not fields above (recorded only when not empty)
     options: dict = dataclasses.field(default_factory=dict)
+    #: where the chunks run (``'cpu'``, ``'cuda:0'``, ...; recorded in the spec only when not the CPU)
+    device: str = "cpu"
 
     def pair(self) -> Pair:
         declared = {k: getattr(self, k) for k in get_regime(self.regime).spec_options if k in _OPTION_FIELDS}
@@ -77,7 +79,7 @@ class ConvergencePlan(Plan):
         n = min(self.chunk, self.paths)
         peak = _chunk_bytes(self.pair(), n, self.inputs, self.reference, self.depths, self.dtype.itemsize)
         return R_.Estimate(peak, R_.tasks_of(self.paths, self.chunk), self.paths * len(self.depths), n,
-                           self.reference, R_.available_memory())
+                           self.reference, R_.available_memory(self.device))
 
     def to_dict(self) -> dict:
         """The plan as plain JSON (what a run store records)."""
@@ -92,6 +94,8 @@ class ConvergencePlan(Plan):
                 del d[k]
         if not self.options:
             del d["options"]
+        if self.device == "cpu":  # the specs (and store keys) of CPU runs are unchanged
+            del d["device"]
         return d
 
     @classmethod
@@ -124,7 +128,8 @@ class ConvergencePlan(Plan):
             raise ValueError("activation must be given by name (a string) to run through a sweep or a run store")
         t0, p, results = time.perf_counter(), self.pair(), []
         for c, n in enumerate(self.chunk_sizes):
-            mx, tm = run_chunk(p, self.depths, self.reference, n, self.inputs, chunk_seed(self.seed, c), self.dtype)
+            mx, tm = run_chunk(p, self.depths, self.reference, n, self.inputs, chunk_seed(self.seed, c), self.dtype,
+                               self.device)
             results.append({"max_err": mx, "terminal_err": tm})
             if progress is not None:
                 progress(n)
@@ -144,10 +149,12 @@ def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, paths:
                      inputs: int = 1, seed: int = 0, dtype: torch.dtype = torch.float64,
                      chunk: int | None = None, alpha: float | None = None, beta: float | None = None,
                      sa: float | None = None, sb: float | None = None,
-                     ito_correction: bool = True, **options) -> ConvergencePlan:
+                     ito_correction: bool = True, device=None, **options) -> ConvergencePlan:
     """Validate the arguments of :func:`strong_convergence` (all checks, before any work).
     Defaults (``width``, ``depths``, ``paths``, ``reference``) are the regime's ``defaults``;
+    ``device`` (default the CPU) is where the chunks run, sized by its memory;
     ``**options`` are further options of a registered regime."""
+    device = str(V_.device("device", device))
     dflt = get_regime(regime).defaults
     width = dflt["width"] if width is None else width
     p = _pair(regime, width=width, activation=activation, arch=arch, hurst=hurst, corrected=corrected, alpha=alpha,
@@ -159,11 +166,12 @@ def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, paths:
     inputs = V_.integer("inputs", inputs)
     seed = V_.integer("seed", seed, low=0)
     dtype = V_.dtype(dtype)
+    V_.device("device", device, dtype)
     reference = _reference(p, reference, depths)
-    chunk = _fit_chunk(p, width, inputs, reference, depths, paths, chunk, dtype)
+    chunk = _fit_chunk(p, width, inputs, reference, depths, paths, chunk, dtype, device)
     return ConvergencePlan(regime, width, activation, arch, hurst, corrected, tuple(depths), paths, inputs,
                            reference, seed, dtype, chunk, **resolved,
-                           options={k: v for k, v in options.items() if v is not None})
+                           options={k: v for k, v in options.items() if v is not None}, device=device)
 
 
 def _reference(p: Pair, reference, depths) -> int:
@@ -181,20 +189,19 @@ def _reference(p: Pair, reference, depths) -> int:
     return reference
 
 
-def _fit_chunk(p: Pair, width, inputs, reference, depths, paths, chunk, dtype) -> int:
+def _fit_chunk(p: Pair, width, inputs, reference, depths, paths, chunk, dtype, device="cpu") -> int:
     """Draws per task. The default chunk (part of the spec, hence of the seeds) keeps its historical
     rule; it is lowered only where it would not fit the machine, and a given chunk that does not
     fit is refused. Also refuses too many tasks or steps."""
-    from ..paths import FractionalDriver
-
-    stored = any(isinstance(d, FractionalDriver) for d in p.drivers.values())  # fGn is held on the finest grid
+    stored = any(d.name == "fractional" for d in p.drivers.values())  # fGn is held on the finest grid
     per_draw = width * width * inputs * (reference if stored else 1)
     default = int(max(1, min(paths, 64, (1 << 25) // max(1, per_draw))))
     chunk = None if chunk is None else V_.integer("chunk", chunk)
     item = torch.empty((), dtype=dtype).element_size()
     knobs = ("width", "inputs", "reference") if p.rough else ("width", "inputs", "depths")
     chunk = R_.fit_chunk(lambda n: _chunk_bytes(p, n, inputs, reference, depths, item), paths, chunk, default,
-                         f"at width={width}, inputs={inputs}, reference={reference}, depths up to {depths[-1]}", knobs)
+                         f"at width={width}, inputs={inputs}, reference={reference}, depths up to {depths[-1]}", knobs,
+                         device=device)
     R_.require_count(R_.tasks_of(paths, chunk), R_.MAX_TASKS,
                      f"paths={paths} in chunks of {chunk} draws makes too many tasks", ("paths",))
     R_.require_count(reference, R_.MAX_STEPS, f"reference={reference} makes too many steps per task",
@@ -214,14 +221,13 @@ def _chunk_bytes(p: Pair, n: int, inputs: int, reference: int, depths, item: int
     * states: the reference, the input and a state and two error maps per depth, ``n x inputs x d``
       each; the adaptive ODE references keep the solution at ``reference + 1`` times.
     """
-    from ..paths import FractionalDriver
     from ..paths.base import _BLOCK_ELEMENTS
     from ..paths.smooth import _rbf_quadrature
 
     total = 0
     for name, drv in p.drivers.items():
         m = math.prod(p._weight_layout(name)[0])
-        if isinstance(drv, FractionalDriver):
+        if drv.name == "fractional":
             total += R_.fgn_bytes(reference, n * m, item)
         elif drv.needs_resolution:
             total += item * (6 * min(reference * n * m, max(_BLOCK_ELEMENTS, n * m)) + len(depths) * n * m)
@@ -244,6 +250,9 @@ def strong_convergence(regime: str, *, progress: Callable[[int], None] | None = 
         paths: number of independent draws (driver sample and inputs).
         width, activation, arch, hurst, corrected, alpha, beta, sa, sb, ito_correction: as for
             :func:`deeplimits.pair`.
+        device: where the chunks run (default the CPU; ``'cuda'``, ``'cuda:1'``, ``'mps'``): samples,
+            networks and limits live there and its memory sizes the chunks. Recorded in the spec
+            only when not the CPU.
         reference: finest grid (power of two, at least ``2 * max(depths)``) on which the
             reference is solved for the sde, fbm and inside-sde regimes; default
             ``16 * max(depths)``. The ODE references (ode, inside-ode) are the adaptive solve
@@ -278,7 +287,8 @@ def run_task(params: dict, seed: int) -> dict:
     """Sweep task: one chunk of draws of a plan (``params`` = plan spec + ``draws``)."""
     spec = {k: v for k, v in params.items() if k != "draws"}
     plan = ConvergencePlan.from_dict(spec)
-    mx, tm = run_chunk(plan.pair(), plan.depths, plan.reference, params["draws"], plan.inputs, seed, plan.dtype)
+    mx, tm = run_chunk(plan.pair(), plan.depths, plan.reference, params["draws"], plan.inputs, seed, plan.dtype,
+                       plan.device)
     return {"max_err": _encode(mx), "terminal_err": _encode(tm)}
 
 

@@ -12,11 +12,10 @@ from .. import _resources as R_
 from .. import _validate as V_
 from .._plain import PlainData
 from .._random import chunk_seed
-from ..paths import FractionalDriver
-from ..networks import ResNet
+from ..paths import make_driver
 from ..runs import register_task, Task
 from .plan import Plan, register_plan
-from .propagation import CAP, _common, _grid, _phase_depths, _run, critical_beta, estimate_phase
+from .propagation import CAP, _common, _device_field, _grid, _network, _phase_depths, _run, critical_beta, estimate_phase
 
 PHASE_PRESETS = {
     # res-3, d = 40, L = 1000, H = 51 values in [0.05, 0.97], beta = 70 values in [0, 1.3],
@@ -90,6 +89,7 @@ class PhasePlan(Plan):
     """A validated phase-diagram study (from :func:`plan_phase`); :meth:`to_dict` is its spec."""
 
     study: ClassVar[str] = "phase"
+    optional: ClassVar[tuple[str, ...]] = ("device",)
 
     arch: str
     activation: str
@@ -102,6 +102,7 @@ class PhasePlan(Plan):
     inputs: int
     seed: int
     dtype: str
+    device: str | None = None  # None: the CPU (CPU specs are unchanged)
 
     def estimate(self) -> R_.Estimate:
         """Peak bytes of one task (all draws of one Hurst index), tasks and networks."""
@@ -124,8 +125,10 @@ class PhasePlan(Plan):
 
 def plan_phase(hursts: Sequence[float] | None = None, betas: Sequence[float] | None = None, *, arch: str = "res-3",
                activation: str | None = None, width: int = 40, n_in: int = 64, depth: int = 1000, draws: int = 5,
-               inputs: int = 10, seed: int = 0, dtype: torch.dtype = torch.float32) -> PhasePlan:
-    """Validate the arguments of :func:`phase_diagram` and return the study as a :class:`PhasePlan`."""
+               inputs: int = 10, seed: int = 0, dtype: torch.dtype = torch.float32, device=None) -> PhasePlan:
+    """Validate the arguments of :func:`phase_diagram` and return the study as a :class:`PhasePlan`
+    (its spec records ``"device"`` only when not the CPU)."""
+    where = _device_field(device, dtype)
     full = PHASE_PRESETS["full"]
     hursts = full["hursts"] if hursts is None else hursts
     betas = full["betas"] if betas is None else betas
@@ -134,10 +137,11 @@ def plan_phase(hursts: Sequence[float] | None = None, betas: Sequence[float] | N
     betas = _grid("betas", betas, lambda b: V_.real("betas", b, low=0.0))
     depth = V_.integer("depth", depth)
     plan = PhasePlan(net.arch, net.activation.name, tuple(hursts), tuple(betas), width, n_in, depth, draws, inputs,
-                     seed, str(dtype).replace("torch.", ""))
+                     seed, str(dtype).replace("torch.", ""), **where)
     est = plan.estimate()  # a task holds all draws of one Hurst index: not chunked
     R_.require_memory(est.peak_bytes, f"per Hurst index ({draws} draws x {inputs} inputs) at width={width}, "
-                      f"depth={depth}, {len(betas)} betas", ("width", "depth", "betas", "draws", "inputs"))
+                      f"depth={depth}, {len(betas)} betas", ("width", "depth", "betas", "draws", "inputs"),
+                      device=where.get("device"))
     R_.require_count(depth, R_.MAX_STEPS, f"depth={depth} makes too many layers per task", ("depth",))
     return plan
 
@@ -146,10 +150,11 @@ def plan_phase(hursts: Sequence[float] | None = None, betas: Sequence[float] | N
 def phase_task(params: dict, seed: int) -> dict:
     """Sweep task: mean log10 ratios over draws and inputs at one H, for every beta, at the
     depth and (for the scaling estimate of beta*) at a tenth of it, on a prefix of the same weights."""
-    net = ResNet(params["arch"], params["activation"], beta=0.0)
+    net = _network(params["arch"], params["activation"])
     depths = _phase_depths(params["depth"])
-    out = _run(net, FractionalDriver(params["hurst"]), params["width"], params["n_in"], depths,
-               params["betas"], params["draws"], params["inputs"], seed, getattr(torch, params["dtype"]))
+    out = _run(net, make_driver("fractional", params["hurst"]), params["width"], params["n_in"], depths,
+               params["betas"], params["draws"], params["inputs"], seed, getattr(torch, params["dtype"]),
+               params.get("device"))
     res = {}
     for name in ("r_h", "r_p"):
         x = out[name]  # (draws, depths, betas, inputs)
@@ -178,7 +183,7 @@ def phase_diagram(hursts: Sequence[float] | None = None, betas: Sequence[float] 
                   depth: int = 1000, draws: int = 5, inputs: int = 10, seed: int = 0,
                   dtype: torch.dtype = torch.float32, progress: Callable[[int], None] | None = None, store=None,
                   workers: int | None = None, scheduler: str | None = None,
-                  timeout: float | None = None) -> PhaseResult:
+                  timeout: float | None = None, device=None) -> PhaseResult:
     """The (H, beta) phase diagram (docs/mathematics.md, "Signal propagation at initialisation") with fractional weights V and W.
 
     For each Hurst index, ``draws`` weight samples (fGn along depth, exact) with ``inputs``
@@ -192,9 +197,10 @@ def phase_diagram(hursts: Sequence[float] | None = None, betas: Sequence[float] 
         arch, activation, width, n_in, depth, draws, inputs, seed, dtype: as for :func:`stability`.
         progress: called with 1 after each finished Hurst index.
         store, workers, scheduler: run store and executor (see :func:`stability`).
+        device: where the tasks run (default the CPU); recorded in the spec only when not the CPU.
     """
     spec = plan_phase(hursts, betas, arch=arch, activation=activation, width=width, n_in=n_in, depth=depth,
-                      draws=draws, inputs=inputs, seed=seed, dtype=dtype)
+                      draws=draws, inputs=inputs, seed=seed, dtype=dtype, device=device)
     return run_phase(spec, progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)
 
 

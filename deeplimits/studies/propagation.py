@@ -32,16 +32,16 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from .. import _random
 from .. import _resources as R_
 from .. import _validate as V_
 from ..activations import activation as _activation
-from ..paths import Driver, FractionalDriver, IIDDriver, SmoothDriver, make_driver
+from ..paths import Driver, make_driver
 from ..paths.base import _BLOCK_ELEMENTS
-from ..networks import ResNet
+from ..networks import WEIGHTS, ResNet, weight_shape
 
 CAP = 1e30  # a ratio above CAP (or non-finite) counts as exploded and is reported as CAP
 BUDGET = 1 << 30  # bytes of weights and stored states per task; draws are chunked to fit
-_WEIGHTS = {"res-1": ("V",), "res-2": ("V", "W"), "res-3": ("V", "W"), "inside": ("W", "b")}
 
 
 
@@ -66,7 +66,7 @@ def bounds_apply(arch: str, activation, driver: Driver) -> bool:
     """Whether :func:`theory_bounds` hold: i.i.d. weights, res-1/2/3, and an activation with
     ``x^2/2 <= sigma(x)^2 <= x^2`` (identity, leaky ReLU of slope in [1/sqrt(2), 1]), or ReLU
     behind a symmetric inner weight (res-2, res-3), for which ``E ReLU(Wh)_i^2 = E (Wh)_i^2 / 2``."""
-    if arch == "inside" or not isinstance(driver, IIDDriver):
+    if arch == "inside" or driver.name not in ("uniform", "gaussian", "rademacher"):
         return False
     name = _activation(activation).name
     if name == "identity" or (name == "relu" and arch != "res-1"):
@@ -118,7 +118,7 @@ def _propagate(net: ResNet, h0, B, layers, depths, betas):
     order = sorted(range(len(depths)), key=lambda j: -depths[j])
     Ls = [depths[j] for j in order]
     block = len(betas) * m
-    alpha = torch.tensor([[float(L) ** -b for b in betas] for L in Ls], dtype=h0.dtype)
+    alpha = torch.tensor([[float(L) ** -b for b in betas] for L in Ls], dtype=h0.dtype, device=h0.device)
     alpha = alpha.repeat_interleave(m, dim=1).view(1, -1, 1)
     h = h0.repeat(1, len(Ls) * len(betas), 1)
     states, ends = [], []
@@ -152,9 +152,10 @@ def _capped(x: torch.Tensor) -> np.ndarray:
 
 def _ratios(h0, hL, p0, pL) -> dict[str, np.ndarray]:
     """``r_h, r_p`` and the norm ratios ``||h_L||/||h_0||``, ``||p_0||/||p_L||``, capped,
-    each ``(draws, depths, betas, inputs)`` (norms in float64: no overflow of the squares)."""
-    h0 = h0.double()[:, None, None]
-    hL, p0, pL = hL.double(), p0.double(), pL.double()
+    each ``(draws, depths, betas, inputs)`` (norms in float64 on the CPU: no overflow of the
+    squares, and devices without float64, such as MPS, are served too)."""
+    h0 = h0.cpu().double()[:, None, None]
+    hL, p0, pL = hL.cpu().double(), p0.cpu().double(), pL.cpu().double()
     nh0, npL = h0.norm(dim=-1), pL.norm(dim=-1)
     return {"r_h": _capped((hL - h0).norm(dim=-1) / nh0), "r_p": _capped((p0 - pL).norm(dim=-1) / npL),
             "norm_h": _capped(hL.norm(dim=-1) / nh0), "norm_p": _capped(p0.norm(dim=-1) / npL)}
@@ -164,18 +165,19 @@ def _pow2_ceil(x: int) -> int:
     return 1 << (x - 1).bit_length()
 
 
-def _draw(net: ResNet, driver: Driver, width, n_in, depths, draws, inputs, generator, dtype):
+def _draw(net: ResNet, driver: Driver, width, n_in, depths, draws, inputs, generator, dtype, device=None):
     """Everything random of one chunk of draws, in a fixed order: the weight samples (one per
-    weight name), then ``A``, ``x`` and ``B``. Returns ``(samples, h0, B, top)`` where ``top``
-    is the depth at which the samples are read (a power of two for path drivers)."""
+    weight name the network declares, :attr:`~deeplimits.networks.ResNet.weight_names`, of the
+    shape it declares), then ``A``, ``x`` and ``B``, all on ``device``. Returns ``(samples, h0,
+    B, top)`` where ``top`` is the depth at which the samples are read (a power of two for path
+    drivers)."""
     top = max(depths)
     res = _pow2_ceil(top) if driver.needs_resolution else None
-    shapes = {"V": (width, width), "W": (width, width), "b": (width,)}
-    samples = {nm: driver.sample(shapes[nm], draws=draws, resolution=res, generator=generator, dtype=dtype)
-               for nm in _WEIGHTS[net.arch]}
-    A = torch.randn(draws, width, n_in, generator=generator, dtype=dtype) / math.sqrt(n_in)
-    x = torch.randn(draws, inputs, n_in, generator=generator, dtype=dtype)
-    B = torch.randn(draws, 1, width, generator=generator, dtype=dtype) / math.sqrt(width)
+    samples = {nm: driver.sample(weight_shape(nm, width), draws=draws, resolution=res, generator=generator,
+                                 dtype=dtype, device=device) for nm in net.weight_names}
+    A = _random.randn((draws, width, n_in), generator, dtype, device) / math.sqrt(n_in)
+    x = _random.randn((draws, inputs, n_in), generator, dtype, device)
+    B = _random.randn((draws, 1, width), generator, dtype, device) / math.sqrt(width)
     return samples, x @ A.transpose(-1, -2), B, res or top
 
 
@@ -185,10 +187,11 @@ def _layers(samples, depth, n):
     return list(zip(*(ws.get(nm, [None] * n) for nm in ("V", "W", "b"))))
 
 
-def _run(net, driver, width, n_in, depths, betas, draws, inputs, seed, dtype) -> dict[str, np.ndarray]:
-    """The ratios of one chunk of draws at every (depth, beta): nested drivers share one pass."""
+def _run(net, driver, width, n_in, depths, betas, draws, inputs, seed, dtype, device=None) -> dict[str, np.ndarray]:
+    """The ratios of one chunk of draws at every (depth, beta) on ``device``: nested drivers
+    share one pass."""
     g = torch.Generator().manual_seed(seed)
-    samples, h0, B, top = _draw(net, driver, width, n_in, depths, draws, inputs, g, dtype)
+    samples, h0, B, top = _draw(net, driver, width, n_in, depths, draws, inputs, g, dtype, device)
     if driver.nested:
         out = _propagate(net, h0, B, _layers(samples, top, max(depths)), depths, betas)
     else:  # the depth-L weights are read at k / L: one pass per depth, all betas at once
@@ -224,11 +227,11 @@ def _task_bytes(arch, driver, width, n_in, depths, betas, inputs, n, item) -> in
     """
     from .._resources import fgn_bytes
 
-    ms = [width * width if nm != "b" else width for nm in _WEIGHTS[arch]]
+    ms = [math.prod(weight_shape(nm, width)) for nm in WEIGHTS[arch]]
     top = _pow2_ceil(max(depths)) if driver.needs_resolution else max(depths)
-    if isinstance(driver, FractionalDriver):
+    if driver.name == "fractional":
         weights = max(sum(ms[:-1]) * top * n * item + fgn_bytes(top, n * ms[-1], item), 2 * sum(ms) * top * n * item)
-    elif isinstance(driver, SmoothDriver):
+    elif driver.name == "smooth":
         from ..paths.smooth import _rbf_quadrature
 
         modes = 2 * len(_rbf_quadrature(driver.length_scale)[0])
@@ -261,7 +264,8 @@ def estimate_stability(spec: dict):
                        spec["inputs"], min(spec["chunk"], spec["draws"]), item)
     return R_.Estimate(peak, R_.tasks_of(spec["draws"], spec["chunk"]),
                        spec["draws"] * len(spec["depths"]) * len(spec["betas"]), min(spec["chunk"], spec["draws"]),
-                       max(spec["depths"]) if driver.nested else sum(spec["depths"]), R_.available_memory())
+                       max(spec["depths"]) if driver.nested else sum(spec["depths"]),
+                       R_.available_memory(spec.get("device")))
 
 
 def _phase_depths(depth: int) -> list[int]:
@@ -274,10 +278,10 @@ def estimate_phase(spec: dict):
     :func:`plan_phase`): one task per Hurst index with all its draws."""
     item = getattr(torch, spec["dtype"]).itemsize
     depths = sorted(_phase_depths(spec["depth"]))
-    peak = _task_bytes(spec["arch"], FractionalDriver(spec["hursts"][0]), spec["width"], spec["n_in"], depths,
+    peak = _task_bytes(spec["arch"], make_driver("fractional", spec["hursts"][0]), spec["width"], spec["n_in"], depths,
                        spec["betas"], spec["inputs"], spec["draws"], item)
     return R_.Estimate(peak, len(spec["hursts"]), len(spec["hursts"]) * len(spec["betas"]) * spec["draws"] * len(depths),
-                       spec["draws"], spec["depth"], R_.available_memory())
+                       spec["draws"], spec["depth"], R_.available_memory(spec.get("device")))
 
 
 def _grid(name: str, values, check) -> list:
@@ -292,13 +296,25 @@ def _grid(name: str, values, check) -> list:
 
 def _common(arch, activation, width, n_in, draws, inputs, seed, dtype):
     """Checks shared by both studies; returns the network (validates arch and activation)."""
-    net = ResNet(arch, activation, beta=0.0)
+    net = _network(arch, activation)
     if activation is not None and not isinstance(activation, str):
         raise ValueError("activation must be given by name (a string) for a propagation study "
                          "(its tasks may run in other processes)")
     V_.integer("width", width), V_.integer("n_in", n_in), V_.integer("draws", draws)
     V_.integer("inputs", inputs), V_.integer("seed", seed, low=0), V_.dtype(dtype)
     return net
+
+
+def _network(arch, activation) -> ResNet:
+    """The network of a propagation study: the :class:`~deeplimits.networks.ResNet` of ``arch``
+    (the one the pairs build), its scaling ``L^-beta`` applied per column by :func:`_propagate`."""
+    return ResNet(arch, activation, beta=0.0)
+
+
+def _device_field(device, dtype) -> dict:
+    """``{'device': name}`` for a spec, empty on the CPU (the specs of CPU runs are unchanged)."""
+    device = V_.device("device", device, dtype)
+    return {} if device.type == "cpu" else {"device": str(device)}
 
 
 # ----------------------------------------------------------------------------------------

@@ -13,12 +13,13 @@ from .. import _resources as R_
 from .. import _validate as V_
 from .._plain import PlainData
 from .._random import chunk_seed
-from ..paths import Driver, FractionalDriver, driver_spec, make_driver
-from ..networks import ResNet
+from ..paths import Driver, driver_spec, make_driver
+from ..networks import WEIGHTS, weight_shape
 from ..runs import register_task, Task, chunk_sizes
 from .plan import Plan, register_plan
-from .propagation import (CAP, _WEIGHTS, _check_steps, _chunk, _common, _pow2_ceil, _sizes, _task_bytes, _grid, _run,
-                          _spec_driver, bounds_apply, classify, estimate_stability, theory_bounds)
+from .propagation import (CAP, _check_steps, _chunk, _common, _device_field, _network, _pow2_ceil, _sizes,
+                          _task_bytes, _grid, _run, _spec_driver, bounds_apply, classify, estimate_stability,
+                          theory_bounds)
 
 _IID_DEPTHS = [int(x) for x in np.linspace(10, 1000, 10)]
 STABILITY_PRESETS = {
@@ -128,7 +129,7 @@ class StabilityPlan(Plan):
     """A validated stability study (from :func:`plan_stability`); :meth:`to_dict` is its spec."""
 
     study: ClassVar[str] = "stability"
-    optional: ClassVar[tuple[str, ...]] = ("hurst", "length_scale")
+    optional: ClassVar[tuple[str, ...]] = ("hurst", "length_scale", "device")
 
     arch: str
     driver: str
@@ -145,6 +146,7 @@ class StabilityPlan(Plan):
     chunk: int
     hurst: float | None = None
     length_scale: float | None = None
+    device: str | None = None  # None: the CPU (CPU specs are unchanged)
 
     def estimate(self) -> R_.Estimate:
         """Peak bytes of the largest task, tasks and networks (no allocation)."""
@@ -166,10 +168,11 @@ class StabilityPlan(Plan):
 def plan_stability(arch: str = "res-3", driver: Driver | str | None = None, *, activation: str | None = None,
                    width: int = 40, n_in: int = 64, depths: Sequence[int] = (10, 100, 1000),
                    betas: Sequence[float] = (0.25, 0.5, 1.0), draws: int = 50, inputs: int = 1, seed: int = 0,
-                   dtype: torch.dtype = torch.float32, histograms: bool = False,
-                   chunk: int | None = None) -> StabilityPlan:
+                   dtype: torch.dtype = torch.float32, histograms: bool = False, chunk: int | None = None,
+                   device=None) -> StabilityPlan:
     """Validate the arguments of :func:`stability` (every check, before any work) and return
-    the study as a :class:`StabilityPlan`."""
+    the study as a :class:`StabilityPlan` (its spec records ``"device"`` only when not the CPU)."""
+    where = _device_field(device, dtype)
     net = _common(arch, activation, width, n_in, draws, inputs, seed, dtype)
     driver = make_driver("uniform") if driver is None else make_driver(driver) if isinstance(driver, str) else driver
     dspec = driver_spec(driver)
@@ -177,24 +180,25 @@ def plan_stability(arch: str = "res-3", driver: Driver | str | None = None, *, a
     betas = _grid("betas", betas, lambda b: V_.real("betas", b, low=0.0))
     if not isinstance(histograms, bool):
         raise ValueError(f"histograms must be True or False, got {histograms!r}")
-    chunk = _stability_chunk(net.arch, driver, width, n_in, depths, betas, draws, inputs, dtype, chunk)
+    chunk = _stability_chunk(net.arch, driver, width, n_in, depths, betas, draws, inputs, dtype, chunk,
+                             where.get("device"))
     return StabilityPlan(net.arch, activation=net.activation.name, width=width, n_in=n_in, depths=tuple(depths),
                          betas=tuple(betas), draws=draws, inputs=inputs, seed=seed,
-                         dtype=str(dtype).replace("torch.", ""), histograms=histograms, chunk=chunk, **dspec)
+                         dtype=str(dtype).replace("torch.", ""), histograms=histograms, chunk=chunk, **dspec, **where)
 
 
-def _stability_chunk(arch, driver, width, n_in, depths, betas, draws, inputs, dtype, chunk) -> int:
+def _stability_chunk(arch, driver, width, n_in, depths, betas, draws, inputs, dtype, chunk, device) -> int:
     """Draws per task: given, or the default (part of the spec, hence of the seeds: its
     historical 1 GiB rule), checked against the machine's memory and the task limit."""
     item = torch.empty((), dtype=dtype).element_size()
-    nw = sum(width * width if nm != "b" else width for nm in _WEIGHTS[arch])
+    nw = sum(math.prod(weight_shape(nm, width)) for nm in WEIGHTS[arch])
     top = _pow2_ceil(max(depths)) if driver.needs_resolution else max(depths)
-    per_draw = item * (top * nw * (4 if isinstance(driver, FractionalDriver) else 1)
+    per_draw = item * (top * nw * (4 if driver.spec()["driver"] == "fractional" else 1)
                        + max(depths) * len(depths) * len(betas) * inputs * width)
     chunk = None if chunk is None else V_.integer("chunk", chunk)
     chunk = R_.fit_chunk(lambda n: _task_bytes(arch, driver, width, n_in, depths, betas, inputs, n, item),
                          draws, chunk, _chunk(per_draw, draws), _sizes(width, depths, betas, inputs),
-                         ("width", "depths", "betas", "inputs"))
+                         ("width", "depths", "betas", "inputs"), device=device)
     _check_steps(driver, depths)
     R_.require_count(R_.tasks_of(draws, chunk), R_.MAX_TASKS,
                      f"draws={draws} in chunks of {chunk} draws makes too many tasks", ("draws",))
@@ -204,9 +208,9 @@ def _stability_chunk(arch, driver, width, n_in, depths, betas, draws, inputs, dt
 @register_task("stability-chunk")
 def stability_task(params: dict, seed: int) -> dict:
     """Sweep task: the ratios of one chunk of draws, ``(draws, depths, betas, inputs)`` lists."""
-    net = ResNet(params["arch"], params["activation"], beta=0.0)
+    net = _network(params["arch"], params["activation"])
     out = _run(net, _spec_driver(params), params["width"], params["n_in"], params["depths"], params["betas"],
-               params["draws"], params["inputs"], seed, getattr(torch, params["dtype"]))
+               params["draws"], params["inputs"], seed, getattr(torch, params["dtype"]), params.get("device"))
     return {k: v.tolist() for k, v in out.items()}
 
 
@@ -245,7 +249,7 @@ def stability(arch: str = "res-3", driver: Driver | str | None = None, *, activa
               betas: Sequence[float] = (0.25, 0.5, 1.0), draws: int = 50, inputs: int = 1, seed: int = 0,
               dtype: torch.dtype = torch.float32, histograms: bool = False, chunk: int | None = None,
               progress: Callable[[int], None] | None = None, store=None, workers: int | None = None,
-              scheduler: str | None = None, timeout: float | None = None) -> StabilityResult:
+              scheduler: str | None = None, timeout: float | None = None, device=None) -> StabilityResult:
     """Stability ratios of a residual network at initialisation over depths and betas.
 
     Args:
@@ -262,6 +266,8 @@ def stability(arch: str = "res-3", driver: Driver | str | None = None, *, activa
         dtype: float32 by default (ratios need no more; non-finite or > CAP counts as exploded).
         histograms: keep the norm ratios at the largest depth (for :meth:`~StabilityResult.plot_histograms`).
         chunk: draws per task (default: as many as fit in 1 GiB).
+        device: where the tasks run (default the CPU; ``'cuda'``, ``'mps'``); recorded in the
+            spec only when not the CPU.
         progress: called with the number of draws of each finished chunk.
         store, workers, scheduler: a :class:`~deeplimits.sweeps.RunStore` and an executor, as
             for :func:`~deeplimits.convergence.run_plan`.
@@ -270,7 +276,8 @@ def stability(arch: str = "res-3", driver: Driver | str | None = None, *, activa
         A :class:`StabilityResult`.
     """
     spec = plan_stability(arch, driver, activation=activation, width=width, n_in=n_in, depths=depths, betas=betas,
-                          draws=draws, inputs=inputs, seed=seed, dtype=dtype, histograms=histograms, chunk=chunk)
+                          draws=draws, inputs=inputs, seed=seed, dtype=dtype, histograms=histograms, chunk=chunk,
+                          device=device)
     return run_stability(spec, progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)
 
 

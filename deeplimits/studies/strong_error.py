@@ -20,7 +20,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from ..paths import PathSample, pair_sums
+from ..paths import pair_sums
 from ..pairs import Pair
 
 
@@ -100,12 +100,12 @@ def sweep_errors(p: Pair, sample, depths: Sequence[int], reference: int) -> tupl
         ``(max_err, terminal_err)``, each ``(len(depths), draws, inputs)``.
     """
     h0 = sample.h0
-    rough = [n for n, s in sample.weights.items() if isinstance(s, PathSample)]
+    rough = [n for n, s in sample.weights.items() if s.rough]
     smooth = [n for n in sample.weights if n not in rough]
     R = reference
     steps = {L: p.layer_step(L) for L in depths}
     state = {L: h0 for L in depths}
-    err = {L: torch.zeros(h0.shape[:-1], dtype=h0.dtype) for L in depths}
+    err = {L: torch.zeros(h0.shape[:-1], dtype=h0.dtype, device=h0.device) for L in depths}
     acc = {L: None for L in depths}
     ref_step = p.reference_step(sample, R)
     H = h0
@@ -117,7 +117,7 @@ def sweep_errors(p: Pair, sample, depths: Sequence[int], reference: int) -> tupl
             if rough and R // L > c:  # this depth's increment spans several chunks: accumulate whole chunks
                 tot = [x[c][0] for x in lv]
                 acc[L] = tot if acc[L] is None else [a + t for a, t in zip(acc[L], tot)]
-        t = (torch.arange(j + 1, j + c + 1, dtype=torch.float64) / R).to(h0.dtype)  # right ends
+        t = (torch.arange(j + 1, j + c + 1, dtype=torch.float64) / R).to(h0.device, h0.dtype)  # right ends
         values = [sample.weights[n].at(t) for n in smooth]
         for i in range(c):
             j += 1
@@ -143,11 +143,11 @@ def sweep_errors(p: Pair, sample, depths: Sequence[int], reference: int) -> tupl
 
 
 
-def run_chunk(p: Pair, depths, reference, draws, inputs, seed, dtype) -> tuple[np.ndarray, np.ndarray]:
+def run_chunk(p: Pair, depths, reference, draws, inputs, seed, dtype, device=None) -> tuple[np.ndarray, np.ndarray]:
     """One chunk of draws: per-draw errors ``(draws, len(depths))`` (max over k, terminal),
-    averaged over the inputs of each draw."""
+    averaged over the inputs of each draw, computed on ``device`` (the CPU by default)."""
     g = torch.Generator().manual_seed(seed)
     s = p.sample(draws, inputs=inputs, resolution=reference if p.rough else None,
-                 generator=g, dtype=dtype)
+                 generator=g, dtype=dtype, device=device)
     mx, tm = sweep_errors(p, s, depths, reference)
-    return mx.mean(-1).T.numpy(), tm.mean(-1).T.numpy()
+    return mx.mean(-1).T.cpu().numpy(), tm.mean(-1).T.cpu().numpy()
