@@ -166,7 +166,7 @@ def _root(spec: DatasetSpec, root) -> str | None:
     if root is None:
         raise ValueError(f"root is required for dataset {spec.name!r}: the directory holding its files "
                          "(nothing is downloaded; see docs/data.md)")
-    return os.path.expanduser(V_._path("root", root))
+    return os.path.abspath(os.path.expanduser(V_._path("root", root)))
 
 
 def _options(spec: DatasetSpec, options: dict) -> dict:
