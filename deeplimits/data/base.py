@@ -1,0 +1,247 @@
+"""The data set interface: :class:`Dataset`, the registry :data:`DATASETS` and :func:`load_dataset`.
+
+A data set is one loader function registered by name (like torchdiffeq's solver registry)::
+
+    @register_dataset("digits")
+    def digits(*, seed):
+        ...
+        return Arrays(x, y, task="classification", n_classes=10)
+
+The loader returns NumPy arrays (:class:`Arrays`); :func:`load_dataset` validates every
+argument first (one-line ``ValueError`` naming the parameter and the allowed values), calls the
+loader, splits pooled samples with a seeded permutation (or keeps the official split of a
+loader registered with ``official_split=True``) and returns tensors on the requested device.
+
+A loader's keyword-only parameters other than ``root`` and ``seed`` are its options: they are
+passed through ``load_dataset(name, **options)`` and the loader validates their values. A
+loader that takes ``root`` reads files the user already has; nothing is ever downloaded.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import torch
+
+from .. import _validate as V_
+
+TASKS = ("classification", "regression")
+DEFAULT_TEST_FRACTION = 0.2
+
+
+@dataclass(frozen=True)
+class Arrays:
+    """What a loader returns: inputs ``x`` of shape ``(n, input_dim)`` and targets ``y``
+    (class indices ``(n,)`` for classification, ``(n, output_dim)`` for regression), pooled,
+    or with the official test split in ``x_test``, ``y_test``."""
+
+    x: np.ndarray
+    y: np.ndarray
+    task: str
+    n_classes: int | None = None
+    x_test: np.ndarray | None = None
+    y_test: np.ndarray | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """A data set split into train and test tensors (all on one device).
+
+    ``task`` is ``'classification'`` (``y`` holds ``int64`` class indices in
+    ``[0, n_classes)``, ``output_dim == n_classes``) or ``'regression'`` (``y`` has shape
+    ``(n, output_dim)`` and the dtype of ``x``; ``n_classes`` is ``None``).
+    """
+
+    name: str
+    x_train: torch.Tensor
+    y_train: torch.Tensor
+    x_test: torch.Tensor
+    y_test: torch.Tensor
+    task: str
+    n_classes: int | None
+    input_dim: int
+    output_dim: int
+
+    @property
+    def train(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(x_train, y_train)``, e.g. for :func:`batches`."""
+        return self.x_train, self.y_train
+
+    @property
+    def test(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(x_test, y_test)``."""
+        return self.x_test, self.y_test
+
+    @property
+    def n_train(self) -> int:
+        return int(self.x_train.shape[0])
+
+    @property
+    def n_test(self) -> int:
+        return int(self.x_test.shape[0])
+
+    def __repr__(self) -> str:
+        classes = f", n_classes={self.n_classes}" if self.n_classes is not None else ""
+        return (f"Dataset(name={self.name!r}, task={self.task!r}{classes}, input_dim={self.input_dim}, "
+                f"output_dim={self.output_dim}, n_train={self.n_train}, n_test={self.n_test}, "
+                f"dtype={self.x_train.dtype}, device={self.x_train.device})")
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """A registered data set: its ``loader``, whether it has an ``official_split``, whether it
+    reads files (``needs_root``) and its ``options`` with their defaults."""
+
+    name: str
+    loader: Callable[..., Arrays]
+    official_split: bool = False
+    needs_root: bool = False
+    options: dict = field(default_factory=dict)
+
+    @property
+    def summary(self) -> str:
+        """The first line of the loader's docstring."""
+        return (inspect.getdoc(self.loader) or "").split("\n")[0]
+
+
+DATASETS: dict[str, DatasetSpec] = {}
+
+
+def register_dataset(name: str, *, official_split: bool = False):
+    """Decorator registering ``loader`` under ``name`` in :data:`DATASETS`.
+
+    The loader takes keyword-only arguments: ``seed`` (always passed), ``root`` (passed when
+    present in its signature: the set reads files) and its options with defaults.
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a non-empty string, got {name!r}")
+
+    def register(loader):
+        params = inspect.signature(loader).parameters
+        options = {k: p.default for k, p in params.items()
+                   if k not in ("root", "seed") and p.kind is p.KEYWORD_ONLY}
+        DATASETS[name] = DatasetSpec(name, loader, official_split, "root" in params, options)
+        return loader
+
+    return register
+
+
+def dataset_names() -> tuple[str, ...]:
+    return tuple(DATASETS)
+
+
+def split_indices(n: int, test_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The seeded split of ``n`` pooled samples: ``(train_index, test_index)``, disjoint,
+    covering ``range(n)``, each sorted; ``round(test_fraction * n)`` test samples.
+
+    The permutation comes from NumPy's ``default_rng([seed, 0])``; stream ``[seed, 1]`` is
+    left to loaders that draw their samples (so data and split are independent streams).
+    """
+    n_test = int(round(test_fraction * n))
+    if not 1 <= n_test <= n - 1:
+        raise ValueError(f"test_fraction={test_fraction!r} leaves an empty train or test split of {n} samples; "
+                         f"choose it in [{1 / n:.3g}, {1 - 1 / n:.3g}]")
+    perm = np.random.default_rng([seed, 0]).permutation(n)
+    return np.sort(perm[n_test:]), np.sort(perm[:n_test])
+
+
+def _device(value) -> torch.device:
+    if value is None:
+        return torch.device("cpu")
+    try:
+        device = torch.device(value)
+        torch.empty(0, device=device)
+    except (RuntimeError, TypeError, AssertionError, ValueError):
+        raise ValueError(f"device must be an available torch device such as 'cpu', got {value!r}") from None
+    return device
+
+
+def _root(spec: DatasetSpec, root) -> str | None:
+    if not spec.needs_root:
+        return None  # the set is bundled or generated: root is not used
+    if root is None:
+        raise ValueError(f"root is required for dataset {spec.name!r}: the directory holding its files "
+                         "(nothing is downloaded; see docs/data.md)")
+    return os.path.abspath(os.path.expanduser(V_._path("root", root)))
+
+
+def _options(spec: DatasetSpec, options: dict) -> dict:
+    unknown = sorted(set(options) - set(spec.options))
+    if unknown:
+        allowed = ", ".join(map(repr, spec.options)) or "none"
+        raise ValueError(f"unknown option {unknown[0]!r} for dataset {spec.name!r}; its options: {allowed}")
+    return options
+
+
+def _test_fraction(spec: DatasetSpec, value) -> float | None:
+    if spec.official_split:
+        if value is not None:
+            raise ValueError(f"test_fraction must be None for dataset {spec.name!r}, which has an official "
+                             f"train/test split; got {value!r}")
+        return None
+    if value is None:
+        return DEFAULT_TEST_FRACTION
+    return V_.real("test_fraction", value, low=0.0, high=1.0, low_open=True, high_open=True)
+
+
+def load_dataset(name: str = "digits", *, root=None, seed: int = 0, test_fraction: float | None = None,
+                 device=None, dtype: torch.dtype = torch.float32, **options) -> Dataset:
+    """The data set ``name`` (one of :data:`DATASETS`), split into train and test tensors.
+
+    ``root`` is the directory of the files of ``mnist`` and ``cifar10`` (ignored by the bundled
+    and generated sets); ``seed`` fixes the split (and the samples of ``synthetic``);
+    ``test_fraction`` (default 0.2; ``None`` for sets with an official split) is the share
+    of test samples; inputs (and regression targets) get ``dtype`` (float32 or float64);
+    class labels are ``int64``. ``options`` go to the loader (e.g. ``n`` for ``synthetic``).
+    Bad arguments raise a one-line ``ValueError`` before anything is read or generated.
+    """
+    name = V_.choice("name", name, dataset_names())
+    spec = DATASETS[name]
+    seed = V_.integer("seed", seed, low=0, high=2 ** 63 - 1)
+    test_fraction = _test_fraction(spec, test_fraction)
+    dtype = V_.dtype(dtype)
+    device = _device(device)
+    kwargs = dict(_options(spec, options), seed=seed)
+    if spec.needs_root:
+        kwargs["root"] = _root(spec, root)
+    arrays = _check_arrays(name, spec.loader(**kwargs))
+    if spec.official_split:
+        parts = (arrays.x, arrays.y, arrays.x_test, arrays.y_test)
+    else:
+        train, test = split_indices(len(arrays.x), test_fraction, seed)
+        parts = (arrays.x[train], arrays.y[train], arrays.x[test], arrays.y[test])
+    return _to_dataset(name, arrays, parts, dtype, device)
+
+
+def _check_arrays(name: str, a: Arrays) -> Arrays:
+    """What a loader returned is consistent (a clear error for a new loader's mistakes)."""
+    if not isinstance(a, Arrays) or a.task not in TASKS:
+        raise ValueError(f"the loader of {name!r} must return Arrays with task in {TASKS}, got {a!r:.80}")
+    pairs = [(a.x, a.y)] + ([(a.x_test, a.y_test)] if a.x_test is not None else [])
+    for x, y in pairs:
+        if x.ndim != 2 or len(y) != len(x) or y.ndim != (1 if a.task == "classification" else 2):
+            raise ValueError(f"the loader of {name!r} returned x of shape {x.shape} and y of shape {y.shape}")
+        if a.task == "classification" and len(y) and (y.min() < 0 or y.max() >= a.n_classes):
+            raise ValueError(f"the labels of {name!r} must lie in [0, {a.n_classes}), "
+                             f"got [{y.min()}, {y.max()}]")
+    return a
+
+
+def _to_dataset(name: str, a: Arrays, parts, dtype: torch.dtype, device: torch.device) -> Dataset:
+    x_train, y_train, x_test, y_test = parts
+
+    def inputs(x):
+        return torch.as_tensor(np.ascontiguousarray(x)).to(device=device, dtype=dtype)
+
+    def targets(y):
+        y = torch.as_tensor(np.ascontiguousarray(y))
+        return y.to(device=device, dtype=torch.int64 if a.task == "classification" else dtype)
+
+    out_dim = a.n_classes if a.task == "classification" else int(y_train.shape[1])
+    return Dataset(name, inputs(x_train), targets(y_train), inputs(x_test), targets(y_test), a.task,
+                   a.n_classes if a.task == "classification" else None, int(x_train.shape[1]), out_dim)
+

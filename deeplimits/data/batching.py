@@ -1,0 +1,62 @@
+"""Mini-batches of one split of a :class:`~deeplimits.data.Dataset`, in a seeded order."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import torch
+
+from .. import _validate as V_
+
+
+def _split(split) -> tuple[torch.Tensor, torch.Tensor]:
+    ok = (isinstance(split, (tuple, list)) and len(split) == 2
+          and all(isinstance(t, torch.Tensor) and t.ndim >= 1 for t in split))
+    if not ok or split[0].shape[0] != split[1].shape[0] or split[0].device != split[1].device:
+        raise ValueError("split must be a pair (x, y) of tensors with the same first dimension on one device, "
+                         "e.g. dataset.train")
+    return split[0], split[1]
+
+
+def _order(n: int, shuffle: bool, seed, generator, device) -> torch.Tensor | None:
+    if not isinstance(shuffle, bool):
+        raise ValueError(f"shuffle must be True or False, got {shuffle!r}")
+    if seed is not None and generator is not None:
+        raise ValueError("give seed or generator, not both")
+    V_.generator(generator)
+    if seed is not None:
+        seed = V_.integer("seed", seed, low=0, high=2 ** 63 - 1)
+    if not shuffle:
+        return None
+    if generator is None:
+        generator = torch.Generator().manual_seed(0 if seed is None else seed)
+    return torch.randperm(n, generator=generator, device=generator.device).to(device)
+
+
+def batches(split, batch_size: int, *, seed: int | None = None, generator: torch.Generator | None = None,
+            shuffle: bool = True, drop_last: bool = False) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """The mini-batches ``(x, y)`` of ``split`` (a pair of tensors, e.g. ``dataset.train``) for
+    one epoch: every sample exactly once (the last batch may be smaller, unless ``drop_last``).
+
+    With ``shuffle`` the order is a permutation drawn from ``generator`` (which advances, so
+    one generator gives a new order every epoch) or from a fresh generator seeded with
+    ``seed`` (default 0: the same order on every call; pass e.g. ``seed=epoch``). Arguments are
+    checked when called, not when iterated.
+    """
+    x, y = _split(split)
+    batch_size = V_.integer("batch_size", batch_size)
+    if not isinstance(drop_last, bool):
+        raise ValueError(f"drop_last must be True or False, got {drop_last!r}")
+    order = _order(x.shape[0], shuffle, seed, generator, x.device)
+    return _iterate(x, y, order, batch_size, drop_last)
+
+
+def _iterate(x, y, order, batch_size, drop_last):
+    n = x.shape[0]
+    stop = n - n % batch_size if drop_last else n
+    for start in range(0, stop, batch_size):
+        if order is None:
+            yield x[start:start + batch_size], y[start:start + batch_size]
+        else:
+            index = order[start:start + batch_size]
+            yield x[index], y[index]
