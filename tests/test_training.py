@@ -63,9 +63,10 @@ def test_shapes_defaults_and_config_copy():
         torch.testing.assert_close(m.config(c)(x)[0], out[c], rtol=1e-12, atol=1e-12)
 
 
-def test_layers_are_unbound_once():
+@pytest.mark.parametrize("arch,delta", [("res-2", None), ("inside", "per-layer")])
+def test_layers_are_unbound_once(arch, delta):
     # V[k] in the loop would put one SelectBackward per layer in the graph (O(L^2) backward)
-    m = ResidualNetwork("res-2", 16, 3, 2, 1, configs=2, bias=True)
+    m = ResidualNetwork(arch, 16, 3, 2, 1, configs=2, bias=True, delta=delta)
     out = m(torch.randn(4, 2))
     names, seen, todo = set(), set(), [out.grad_fn]
     while todo:
