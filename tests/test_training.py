@@ -106,6 +106,14 @@ def test_module_bad_input(kwargs, match):
         ResidualNetwork(**args)
 
 
+def test_forward_bad_input():
+    m = ResidualNetwork("res-1", 4, 3, 2, 1, configs=2)
+    for x in (torch.zeros(5, 3), torch.zeros(3, 5, 2), torch.zeros(5)):
+        with pytest.raises(ValueError, match=r"x must have shape \(batch, 2\) or \(2, batch, 2\)"):
+            m(x)
+    assert m(torch.zeros(2, 5, 2)).shape == (2, 5, 1)
+
+
 def test_load_sample_bad_input():
     m = ResidualNetwork("res-1", 4, 3, 2, 1, configs=2, dtype=F64)
     s = dl.make_driver("smooth").sample((3, 3), draws=3, dtype=F64)
@@ -261,6 +269,10 @@ def test_nonfinite_config_is_frozen():
         old, new = before[n].movedim(axes[n], 0), p.detach().movedim(axes[n], 0)
         assert torch.equal(new[1], old[1]) and not torch.equal(new[0], old[0]) and not torch.equal(new[2], old[2])
     assert opt.state[m.V]["step"].tolist() == [3.0, 0.0, 3.0]
+    again = BatchedAdam(m, lr=1e-2)
+    again.load_state_dict(opt.state_dict())
+    assert again.finite.tolist() == [True, False, True]
+    torch.testing.assert_close(again.state[m.V]["exp_avg"], opt.state[m.V]["exp_avg"], rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("call,match", [

@@ -145,7 +145,7 @@ class ResidualNetwork(torch.nn.Module):
     # -- forward -------------------------------------------------------------------------
     def embed(self, x: torch.Tensor) -> torch.Tensor:
         """``h_0 = x A``: ``x`` ``(batch, d_in)`` (shared) or ``(C, batch, d_in)`` -> ``(C, batch, d)``."""
-        if x.dim() not in (2, 3) or x.shape[-1] != self.in_features:
+        if x.dim() not in (2, 3) or x.shape[-1] != self.in_features or (x.dim() == 3 and x.shape[0] != self.configs):
             raise ValueError(f"x must have shape (batch, {self.in_features}) or ({self.configs}, batch, "
                              f"{self.in_features}), got {tuple(x.shape)}")
         return x @ self.A

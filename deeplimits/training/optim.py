@@ -80,7 +80,8 @@ class _Batched(torch.optim.Optimizer):
         if loss is not None:
             loss = torch.as_tensor(loss).detach()
             if loss.shape != (self.configs,):
-                raise ValueError(f"loss must have shape ({self.configs},) (one loss per config), got {tuple(loss.shape)}")
+                raise ValueError(f"loss must have shape ({self.configs},) (one loss per config), "
+                                 f"got {tuple(loss.shape)}")
             self.finite &= torch.isfinite(loss).cpu()
         for g in self.param_groups:
             p, a = g["params"][0], g["axis"]
@@ -103,6 +104,19 @@ class _Batched(torch.optim.Optimizer):
             if p.grad is not None:
                 self._update(p, g, _view(self.finite, p, g["axis"]))
         return out
+
+    def state_dict(self) -> dict:
+        """PyTorch's optimiser state plus the :attr:`finite` mask."""
+        out = super().state_dict()
+        out["finite"] = self.finite.clone()
+        return out
+
+    def load_state_dict(self, state_dict: dict):
+        state_dict = dict(state_dict)
+        finite = state_dict.pop("finite", None)
+        super().load_state_dict(state_dict)
+        if finite is not None:
+            self.finite = torch.as_tensor(finite, dtype=torch.bool).clone()
 
     def _update(self, p, group, mask):  # pragma: no cover - abstract
         raise NotImplementedError
