@@ -1,0 +1,18 @@
+"""Training very deep residual networks whose weights start on a random path in depth.
+
+* :class:`ResidualNetwork`: ``C`` independent configurations of one architecture in every
+  parameter (one forward/backward trains them all);
+* :func:`init_from_driver` and the ``torch.nn.init``-style :func:`iid_`, :func:`fractional_`,
+  :func:`smooth_` read weights off a driver path;
+* :class:`BatchedAdam`, :class:`BatchedSGD`: one learning rate per config and a ``finite``
+  mask that freezes a config whose loss went non-finite.
+
+See docs/training.md.
+"""
+
+from .init import fractional_, iid_, init_from_driver, resolution_for, smooth_
+from .modules import DELTA_MODES, ResidualNetwork
+from .optim import BatchedAdam, BatchedSGD
+
+__all__ = ["ResidualNetwork", "DELTA_MODES", "init_from_driver", "resolution_for", "iid_", "fractional_",
+           "smooth_", "BatchedAdam", "BatchedSGD"]

@@ -1,0 +1,124 @@
+"""Weights read off a driver path in depth, for training (docs/training.md, "Initialisers").
+
+* :func:`init_from_driver` fills the per-layer weights of a
+  :class:`~deeplimits.training.modules.ResidualNetwork`: one independent path per config and
+  per weight tensor (``V``, ``W``, and the ``inside`` bias ``b``).
+* :func:`iid_`, :func:`fractional_`, :func:`smooth_` are ``torch.nn.init``-style: they fill the
+  ``weight`` of a user's own list of ``L`` ``nn.Linear`` layers (all of one shape ``(out, in)``)
+  with the ``L`` layers of one driver sample, layer ``k`` getting ``V^(L)_k``.
+
+Entries have standard deviation ``scale`` (default ``1/sqrt(fan_in)``) at every depth; along
+depth they are i.i.d. (``iid_``), unit-variance fractional Gaussian noise of Hurst index ``H``
+(``fractional_``) or a smooth RBF Gaussian process read at ``k/L`` (``smooth_``).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .. import _validate as V_
+from ..paths import Driver, FractionalDriver, IIDDriver, SmoothDriver
+from .modules import ResidualNetwork, _layer_weights
+
+__all__ = ["init_from_driver", "iid_", "fractional_", "smooth_", "resolution_for"]
+
+
+def resolution_for(driver: Driver, depth: int) -> int | None:
+    """The resolution a sample of ``driver`` needs for ``depth`` layers: the smallest power of two
+    ``>= depth`` for path drivers (Gaussian i.i.d., fractional), ``None`` for the others."""
+    depth = V_.integer("depth", depth)
+    return 1 << (depth - 1).bit_length() if driver.needs_resolution else None
+
+
+def _driver(driver) -> Driver:
+    if not isinstance(driver, Driver):
+        raise ValueError(f"driver must be a deeplimits Driver (see make_driver), got {type(driver).__name__}")
+    return driver
+
+
+@torch.no_grad()
+def init_from_driver(module: ResidualNetwork, driver: Driver, *, generator: torch.Generator | None = None,
+                     scales: dict | None = None) -> ResidualNetwork:
+    """Read the per-layer weights of ``module`` off independent paths of ``driver``.
+
+    Each weight tensor (``V``, ``W``; ``b`` only for ``inside``, the ``res-*`` bias stays zero)
+    gets its own sample with ``draws = module.configs`` (one path per config and entry) and
+    ``resolution`` the next power of two ``>= L`` when the driver needs one.
+
+    Args:
+        module: the network to fill (in place; returned).
+        driver: e.g. ``make_driver('fractional', hurst=0.7)``.
+        generator: a seeded :class:`torch.Generator`.
+        scales: entry standard deviation per name, e.g. ``{'V': 0.5}``; default ``1/sqrt(d)``
+            for matrices and 1 for the ``inside`` bias (the driver's defaults).
+    """
+    if not isinstance(module, ResidualNetwork):
+        raise ValueError(f"module must be a ResidualNetwork, got {type(module).__name__}")
+    driver, generator = _driver(driver), V_.generator(generator)
+    scales = dict(scales or {})
+    names = [n for n in module.residual_names() if n != "b" or module.arch == "inside"]
+    for key in scales:
+        V_.choice("scales key", key, names)
+    res = resolution_for(driver, module.depth)
+    samples = {}
+    for name in names:
+        p = getattr(module, name)
+        samples[name] = driver.sample(tuple(p.shape[2:]), draws=module.configs, resolution=res,
+                                      generator=generator, dtype=p.dtype, scale=scales.get(name))
+    return module.load_sample(samples)
+
+
+def _linear_layers(layers) -> tuple[list, tuple[int, int]]:
+    try:
+        layers = list(layers)
+    except TypeError:
+        raise ValueError(f"layers must be a list of torch.nn.Linear, got {type(layers).__name__}") from None
+    if not layers:
+        raise ValueError("layers must be a non-empty list of torch.nn.Linear")
+    bad = [type(m).__name__ for m in layers if not isinstance(m, torch.nn.Linear)]
+    if bad:
+        raise ValueError(f"layers must all be torch.nn.Linear, got {bad[0]}")
+    shapes = {tuple(m.weight.shape) for m in layers}
+    if len(shapes) > 1:
+        raise ValueError(f"layers must all have one weight shape (out, in), got {sorted(shapes)}")
+    dtypes = {m.weight.dtype for m in layers}
+    if len(dtypes) > 1:
+        raise ValueError(f"layers must all have one dtype, got {sorted(map(str, dtypes))}")
+    V_.dtype(layers[0].weight.dtype, name="layers' dtype")
+    return layers, shapes.pop()
+
+
+@torch.no_grad()
+def _fill(layers, driver: Driver, generator, scale):
+    layers, shape = _linear_layers(layers)
+    V_.generator(generator)
+    if scale is not None:
+        scale = V_.real("scale", scale, low=0.0, low_open=True)
+    depth = len(layers)
+    sample = driver.sample(shape, draws=1, resolution=resolution_for(driver, depth), generator=generator,
+                           dtype=layers[0].weight.dtype, scale=scale)
+    weights = _layer_weights(sample, depth)[:, 0]
+    for layer, w in zip(layers, weights.unbind(0)):
+        layer.weight.copy_(w)
+    return layers
+
+
+def iid_(layers, law: str = "gaussian", generator: torch.Generator | None = None,
+         scale: float | None = None) -> list:
+    """i.i.d. weights of law ``'gaussian'``, ``'uniform'`` or ``'rademacher'`` with entry standard
+    deviation ``scale`` (default ``1/sqrt(in)``) in the ``weight`` of every layer. Returns the list."""
+    return _fill(layers, IIDDriver(law), generator, scale)
+
+
+def fractional_(layers, hurst: float = 0.7, generator: torch.Generator | None = None,
+                scale: float | None = None) -> list:
+    """Fractional Gaussian noise of Hurst index ``hurst`` in (0, 1) along the layers (each entry's
+    partial sums over depth are a fractional Brownian motion), entry standard deviation ``scale``."""
+    return _fill(layers, FractionalDriver(hurst), generator, scale)
+
+
+def smooth_(layers, length_scale: float | None = None, generator: torch.Generator | None = None,
+            scale: float | None = None) -> list:
+    """A smooth RBF Gaussian process of ``length_scale`` (default 0.1, in units of the whole depth)
+    read at ``k / L``: layer ``k`` gets ``V(k / L)``, entry standard deviation ``scale``."""
+    return _fill(layers, SmoothDriver(0.1 if length_scale is None else length_scale), generator, scale)

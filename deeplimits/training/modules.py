@@ -1,0 +1,201 @@
+"""A trainable residual network holding ``C`` independent configurations at once (docs/training.md).
+
+    h_0 = x A,   h_{k+1} = h_k + L^-beta (V_{k+1} g(h_k, W_{k+1}) [+ b_{k+1}]),   F(x) = h_L B
+
+with ``g`` as in :class:`~deeplimits.networks.ResNet` (``res-1``: ``sigma(h)``, ``res-2``:
+``sigma(W h)``, ``res-3``: ``ReLU(W h)``), and for ``inside``
+``h_{k+1} = h_k + delta_{k+1} sigma(W_{k+1} h_k + b_{k+1})`` with a trainable scale ``delta``
+initialised at ``1/L`` (Cohen, Cont, Rossier & Xu, ICML 2021).
+
+Every parameter carries the configuration axis ``C``: the ``C`` networks share nothing but the
+input batch, so one forward/backward trains all of them (each config's gradient only depends on
+its own loss when the total loss is the sum of the per-config losses). :meth:`config_axes`
+declares that axis for the batched optimisers of :mod:`.optim`.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .. import _validate as V_
+from ..networks import ARCHITECTURES, ResNet
+
+__all__ = ["ResidualNetwork", "DELTA_MODES"]
+
+DELTA_MODES = ("shared", "per-layer")
+_RESIDUAL = {"res-1": ("V",), "res-2": ("V", "W"), "res-3": ("V", "W"), "inside": ("W",)}
+
+
+class ResidualNetwork(torch.nn.Module):
+    """``configs`` independent residual networks of depth ``depth`` and width ``width``.
+
+    Args:
+        arch: ``'res-1'``, ``'res-2'``, ``'res-3'`` or ``'inside'``.
+        depth, width: ``L`` residual layers of width ``d``.
+        in_features, out_features: sizes of the input ``x`` and of the output.
+        configs: number ``C`` of independent networks held in every parameter.
+        beta: scaling ``L^-beta`` of the residual branch (``res-*``; ``inside`` uses ``delta``).
+        activation: name or callable (default ``tanh``; ``res-3`` is ReLU by definition).
+        bias: per-layer bias ``b`` of shape ``(L, C, d)``, zero-initialised; outside the
+            activation for ``res-*`` (``h + L^-beta (V g + b)``), inside it for ``inside``.
+        delta: ``inside`` only: ``'shared'`` (default, one ``delta`` per config, shape ``(C,)``)
+            or ``'per-layer'`` (shape ``(L, C)``), trainable, initialised at ``1/L``.
+        dtype, device: of every parameter.
+
+    Parameters: ``A`` ``(C, d_in, d)``, ``V``/``W`` ``(L, C, d, d)``, ``b`` ``(L, C, d)``,
+    ``B`` ``(C, d, d_out)``, ``delta``. Initialisation (:meth:`reset_parameters`): i.i.d.
+    ``N(0, 1/fan_in)`` entries for ``A``, ``V``, ``W``, ``B`` (the i.i.d. Gaussian driver) and
+    zero biases; :func:`~deeplimits.training.init.init_from_driver` reads ``V``, ``W`` (and the
+    ``inside`` bias) off a driver path instead.
+    """
+
+    def __init__(self, arch: str, depth: int, width: int, in_features: int, out_features: int, *,
+                 configs: int = 1, beta: float = 0.5, activation=None, bias: bool = False, delta=None,
+                 dtype: torch.dtype = torch.float32, device=None):
+        super().__init__()
+        self.arch = V_.choice("arch", arch, ARCHITECTURES)
+        self._net = ResNet(arch, activation, beta)  # validates activation and beta, computes residuals
+        self.activation, self.beta = self._net.activation, self._net.beta
+        self.depth, self.width = V_.integer("depth", depth), V_.integer("width", width)
+        self.in_features = V_.integer("in_features", in_features)
+        self.out_features = V_.integer("out_features", out_features)
+        self.configs = V_.integer("configs", configs)
+        if not isinstance(bias, bool):
+            raise ValueError(f"bias must be True or False, got {bias!r}")
+        self.delta_mode = self._delta_mode(delta)
+        self.bias = bias
+        self._options = dict(beta=beta, activation=activation, bias=bias, delta=delta,
+                             dtype=V_.dtype(dtype), device=device)
+        L, C, d = self.depth, self.configs, self.width
+        kw = dict(dtype=dtype, device=device)
+        self.A = torch.nn.Parameter(torch.empty(C, self.in_features, d, **kw))
+        for name in _RESIDUAL[arch]:
+            self.register_parameter(name, torch.nn.Parameter(torch.empty(L, C, d, d, **kw)))
+        self.b = torch.nn.Parameter(torch.empty(L, C, d, **kw)) if bias else None
+        if self.delta_mode is not None:
+            shape = (C,) if self.delta_mode == "shared" else (L, C)
+            self.delta = torch.nn.Parameter(torch.empty(shape, **kw))
+        self.B = torch.nn.Parameter(torch.empty(C, d, self.out_features, **kw))
+        self.reset_parameters()
+
+    def _delta_mode(self, delta):
+        if self.arch != "inside":
+            if delta is not None:
+                raise ValueError(f"delta applies only to arch 'inside', not {self.arch!r}")
+            return None
+        return V_.choice("delta", "shared" if delta is None else delta, DELTA_MODES)
+
+    @torch.no_grad()
+    def reset_parameters(self, generator: torch.Generator | None = None):
+        """i.i.d. ``N(0, 1/fan_in)`` weights, zero biases, ``delta = 1/L``."""
+        V_.generator(generator)
+        for name, p in self.named_parameters():
+            if name == "delta":
+                p.fill_(1.0 / self.depth)
+            elif name == "b":
+                p.zero_()
+            else:
+                fan_in = p.shape[-2] if name in ("A", "B") else p.shape[-1]
+                z = torch.randn(p.shape, generator=generator, dtype=p.dtype)
+                p.copy_(z * fan_in ** -0.5)
+
+    # -- the configuration axis -------------------------------------------------------
+    def config_axes(self) -> dict:
+        """``{parameter: axis}``: the axis of each parameter that indexes the configs."""
+        return {p: (0 if name in ("A", "B") or (name == "delta" and p.dim() == 1) else 1)
+                for name, p in self.named_parameters()}
+
+    def residual_names(self) -> tuple[str, ...]:
+        """Names of the per-layer parameters ``(L, C, ...)``: ``V``, ``W``, ``b`` as present."""
+        return _RESIDUAL[self.arch] + (("b",) if self.bias else ())
+
+    def residual_weights(self) -> dict[str, torch.Tensor]:
+        """The per-layer weights as detached ``(L, C, ...)`` tensors (sharing storage)."""
+        out = {name: getattr(self, name).detach() for name in self.residual_names()}
+        if self.delta_mode == "per-layer":
+            out["delta"] = self.delta.detach()
+        return out
+
+    @torch.no_grad()
+    def load_sample(self, samples: dict) -> "ResidualNetwork":
+        """Set residual weights from driver samples ``{name: DriverSample}`` (``draws = C``):
+        ``name`` gets ``sample.weights(L)`` (for a path sample whose resolution is a larger power
+        of two than ``L``, its first ``L`` finest-grid layers, equal in law for nested drivers)."""
+        for name, sample in samples.items():
+            V_.choice("samples key", name, self.residual_names())
+            p = getattr(self, name)
+            want = tuple(p.shape[2:])
+            if sample.draws != self.configs or tuple(sample.shape) != want:
+                raise ValueError(f"samples[{name!r}] must have draws = {self.configs} and shape {want}, "
+                                 f"got draws = {sample.draws} and shape {tuple(sample.shape)}")
+            p.copy_(_layer_weights(sample, self.depth))
+        return self
+
+    @torch.no_grad()
+    def config(self, c: int) -> "ResidualNetwork":
+        """A new one-config network holding a copy of config ``c``."""
+        c = V_.integer("c", c, low=0, high=self.configs - 1)
+        out = ResidualNetwork(self.arch, self.depth, self.width, self.in_features, self.out_features,
+                              configs=1, **self._options)
+        axes = self.config_axes()
+        for (_, p), (_, q) in zip(self.named_parameters(), out.named_parameters()):
+            q.copy_(p.narrow(axes[p], c, 1))
+        return out
+
+    # -- forward -------------------------------------------------------------------------
+    def embed(self, x: torch.Tensor) -> torch.Tensor:
+        """``h_0 = x A``: ``x`` ``(batch, d_in)`` (shared) or ``(C, batch, d_in)`` -> ``(C, batch, d)``."""
+        if x.dim() not in (2, 3) or x.shape[-1] != self.in_features or (x.dim() == 3 and x.shape[0] != self.configs):
+            raise ValueError(f"x must have shape (batch, {self.in_features}) or ({self.configs}, batch, "
+                             f"{self.in_features}), got {tuple(x.shape)}")
+        return x @ self.A
+
+    def propagate(self, h: torch.Tensor) -> torch.Tensor:
+        """The residual stack: ``h_0`` ``(C, batch, d)`` -> ``h_L``.
+
+        The layers are taken with ``unbind(0)`` once: indexing ``V[k]`` inside the loop would
+        make autograd build a full ``(L, C, d, d)`` gradient for every layer (O(L^2) work)."""
+        names = _RESIDUAL[self.arch]
+        layers = [getattr(self, n).unbind(0) for n in names]
+        biases = self.b.unbind(0) if self.b is not None else [None] * self.depth
+        if self.arch == "inside":
+            return self._inside(h, layers[0], biases)
+        alpha = float(self.depth) ** -self.beta
+        for k, bk in enumerate(biases):
+            w = dict(zip(names, (layer[k] for layer in layers)))
+            r = self._net.residual(h, **w)
+            h = h + alpha * (r if bk is None else r + bk.unsqueeze(-2))
+        return h
+
+    def _inside(self, h, Ws, biases):
+        if self.delta_mode == "shared":
+            deltas = [self.delta.reshape(-1, 1, 1)] * self.depth
+        else:
+            deltas = [dk.reshape(-1, 1, 1) for dk in self.delta.unbind(0)]
+        for Wk, bk, dk in zip(Ws, biases, deltas):
+            h = h + dk * self._net.residual(h, W=Wk, b=bk)
+        return h
+
+    def readout(self, h: torch.Tensor) -> torch.Tensor:
+        """``F = h_L B``: ``(C, batch, d)`` -> ``(C, batch, d_out)``."""
+        return h @ self.B
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``x`` ``(batch, d_in)`` shared by the configs -> outputs ``(C, batch, d_out)``."""
+        return self.readout(self.propagate(self.embed(x)))
+
+    def extra_repr(self) -> str:
+        return (f"arch={self.arch!r}, depth={self.depth}, width={self.width}, in_features={self.in_features}, "
+                f"out_features={self.out_features}, configs={self.configs}, beta={self.beta}, "
+                f"activation={self.activation.name!r}, bias={self.bias}, delta={self.delta_mode!r}")
+
+
+def _layer_weights(sample, depth: int) -> torch.Tensor:
+    """``(depth, draws, *shape)`` weights of ``sample``: ``weights(depth)``, or the first ``depth``
+    layers at the sample's resolution when ``depth`` does not divide it."""
+    res = getattr(sample, "resolution", None)
+    if res is None or res % depth == 0:
+        return sample.weights(depth)
+    if res < depth:
+        raise ValueError(f"the sample's resolution {res} must be >= depth {depth}")
+    return sample.weights(res)[:depth]

@@ -1,0 +1,191 @@
+"""Optimisers for parameters that hold ``C`` independent configurations (docs/training.md).
+
+PyTorch's optimisers take one learning rate per parameter tensor; here every parameter
+declares its configuration axis and the learning rate is a tensor with one value per config,
+broadcast along that axis. With the total loss the sum of the per-config losses, the ``C``
+configs then follow exactly the trajectories they would follow trained one by one with
+``torch.optim.Adam`` / ``torch.optim.SGD`` (up to rounding).
+
+A boolean mask :attr:`finite` ``(C,)`` records the configs still alive: :meth:`step` with
+``loss`` (the per-config losses ``(C,)``) clears the entry of every config whose loss, or any
+entry of whose gradient, is not finite, and a cleared config gets no further update (its
+parameters and optimiser state stay as they were).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .. import _validate as V_
+
+__all__ = ["BatchedAdam", "BatchedSGD"]
+
+
+def _axes(params) -> dict:
+    """``{parameter: config axis}`` from a dict or an object with ``config_axes()``."""
+    if hasattr(params, "config_axes"):
+        params = params.config_axes()
+    if not isinstance(params, dict) or not params:
+        raise ValueError("params must be a non-empty dict {parameter: config axis} or a module with config_axes()")
+    for p, a in params.items():
+        if not isinstance(p, torch.Tensor) or not p.requires_grad:
+            raise ValueError(f"params keys must be tensors that require grad, got {type(p).__name__}")
+        V_.integer("config axis", a, low=0, high=p.dim() - 1)
+    return params
+
+
+def _lr(lr, configs: int) -> torch.Tensor:
+    if isinstance(lr, (int, float)) and not isinstance(lr, bool):
+        lr = [float(lr)] * configs
+    t = torch.as_tensor(lr, dtype=torch.float64).detach().clone().reshape(-1)
+    if t.numel() != configs:
+        raise ValueError(f"lr must be a number or have one value per config ({configs}), got {t.numel()}")
+    if not bool(torch.isfinite(t).all()) or bool((t < 0).any()):
+        raise ValueError(f"lr must be finite and >= 0, got {t.tolist()}")
+    return t
+
+
+def _view(t: torch.Tensor, p: torch.Tensor, axis: int) -> torch.Tensor:
+    """``t`` ``(C,)`` shaped to broadcast along ``p``'s config axis, in ``p``'s dtype and device."""
+    shape = [1] * p.dim()
+    shape[axis] = -1
+    return t.to(device=p.device, dtype=p.dtype if t.dtype.is_floating_point else t.dtype).reshape(shape)
+
+
+class _Batched(torch.optim.Optimizer):
+    def __init__(self, params, lr, defaults: dict):
+        axes = _axes(params)
+        sizes = {p.shape[a] for p, a in axes.items()}
+        if len(sizes) != 1:
+            raise ValueError(f"params must all have the same number of configs along their axis, got {sorted(sizes)}")
+        self.configs = sizes.pop()
+        groups = [{"params": [p], "axis": a} for p, a in axes.items()]
+        super().__init__(groups, dict(lr=_lr(lr, self.configs), **defaults))
+        self.finite = torch.ones(self.configs, dtype=torch.bool)
+
+    @property
+    def lr(self) -> torch.Tensor:
+        """The learning rates ``(C,)``; assign a number or ``C`` values to change them."""
+        return self.param_groups[0]["lr"]
+
+    @lr.setter
+    def lr(self, value):
+        t = _lr(value, self.configs)
+        for g in self.param_groups:
+            g["lr"] = t
+
+    @torch.no_grad()
+    def mark(self, loss: torch.Tensor | None = None) -> torch.Tensor:
+        """Clear :attr:`finite` for configs with a non-finite ``loss`` ``(C,)`` or gradient."""
+        if loss is not None:
+            loss = torch.as_tensor(loss).detach()
+            if loss.shape != (self.configs,):
+                raise ValueError(f"loss must have shape ({self.configs},) (one loss per config), "
+                                 f"got {tuple(loss.shape)}")
+            self.finite &= torch.isfinite(loss).cpu()
+        for g in self.param_groups:
+            p, a = g["params"][0], g["axis"]
+            if p.grad is not None:
+                dims = [i for i in range(p.dim()) if i != a]
+                ok = torch.isfinite(p.grad).all(dim=dims) if dims else torch.isfinite(p.grad)
+                self.finite &= ok.cpu()
+        return self.finite
+
+    @torch.no_grad()
+    def step(self, closure=None, *, loss: torch.Tensor | None = None):
+        """One update of every config still :attr:`finite` (``loss``: per-config losses ``(C,)``)."""
+        out = None
+        if closure is not None:
+            with torch.enable_grad():
+                out = closure()
+        self.mark(loss)
+        for g in self.param_groups:
+            p = g["params"][0]
+            if p.grad is not None:
+                self._update(p, g, _view(self.finite, p, g["axis"]))
+        return out
+
+    def state_dict(self) -> dict:
+        """PyTorch's optimiser state plus the :attr:`finite` mask."""
+        out = super().state_dict()
+        out["finite"] = self.finite.clone()
+        return out
+
+    def load_state_dict(self, state_dict: dict):
+        state_dict = dict(state_dict)
+        finite = state_dict.pop("finite", None)
+        super().load_state_dict(state_dict)
+        if finite is not None:
+            self.finite = torch.as_tensor(finite, dtype=torch.bool).clone()
+
+    def _update(self, p, group, mask):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class BatchedAdam(_Batched):
+    """Adam (Kingma & Ba 2015, as ``torch.optim.Adam``) with one learning rate per config.
+
+    Args:
+        params: ``{parameter: config axis}`` or a module with ``config_axes()``
+            (e.g. :class:`~deeplimits.training.modules.ResidualNetwork`).
+        lr: a number or ``C`` values. betas, eps, weight_decay: as in ``torch.optim.Adam``
+            (L2 penalty added to the gradient).
+
+    Bias corrections count the steps of each config, so a frozen config does not age.
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.0):
+        b1 = V_.real("betas[0]", betas[0], low=0.0, high=1.0, high_open=True)
+        b2 = V_.real("betas[1]", betas[1], low=0.0, high=1.0, high_open=True)
+        eps = V_.real("eps", eps, low=0.0)
+        wd = V_.real("weight_decay", weight_decay, low=0.0)
+        super().__init__(params, lr, dict(betas=(b1, b2), eps=eps, weight_decay=wd))
+
+    def _update(self, p, group, mask):
+        b1, b2 = group["betas"]
+        a = group["axis"]
+        st = self.state[p]
+        if not st:
+            st["step"] = torch.zeros(self.configs, dtype=torch.float64)
+            st["exp_avg"], st["exp_avg_sq"] = torch.zeros_like(p), torch.zeros_like(p)
+        grad = p.grad if group["weight_decay"] == 0 else p.grad.add(p, alpha=group["weight_decay"])
+        step = st["step"] + self.finite.to(torch.float64)
+        m = st["exp_avg"].lerp(grad, 1 - b1)
+        v = st["exp_avg_sq"].mul(b2).addcmul_(grad, grad, value=1 - b2)
+        step_size = _view(group["lr"] / (1 - b1 ** step), p, a)
+        bc2_sqrt = _view((1 - b2 ** step).sqrt(), p, a)
+        new = p - step_size * m / (v.sqrt() / bc2_sqrt + group["eps"])
+        p.copy_(torch.where(mask, new, p))
+        st["exp_avg"].copy_(torch.where(mask, m, st["exp_avg"]))
+        st["exp_avg_sq"].copy_(torch.where(mask, v, st["exp_avg_sq"]))
+        st["step"] = step
+
+
+class BatchedSGD(_Batched):
+    """SGD (as ``torch.optim.SGD``: momentum, dampening, Nesterov, L2 weight decay) with one
+    learning rate per config; ``params`` and ``lr`` as for :class:`BatchedAdam`."""
+
+    def __init__(self, params, lr=1e-3, momentum: float = 0.0, dampening: float = 0.0,
+                 weight_decay: float = 0.0, nesterov: bool = False):
+        momentum = V_.real("momentum", momentum, low=0.0)
+        dampening = V_.real("dampening", dampening, low=0.0)
+        wd = V_.real("weight_decay", weight_decay, low=0.0)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("nesterov requires momentum > 0 and dampening = 0")
+        super().__init__(params, lr, dict(momentum=momentum, dampening=dampening, weight_decay=wd,
+                                          nesterov=bool(nesterov)))
+
+    def _update(self, p, group, mask):
+        a, mu = group["axis"], group["momentum"]
+        grad = p.grad if group["weight_decay"] == 0 else p.grad.add(p, alpha=group["weight_decay"])
+        if mu != 0:
+            st = self.state[p]
+            if not st:
+                st["step"] = torch.zeros(self.configs, dtype=torch.float64)
+                st["momentum_buffer"] = torch.zeros_like(p)
+            first = _view(st["step"] == 0, p, a)
+            buf = torch.where(first, grad, st["momentum_buffer"] * mu + (1 - group["dampening"]) * grad)
+            st["momentum_buffer"].copy_(torch.where(mask, buf, st["momentum_buffer"]))
+            st["step"] = st["step"] + self.finite.to(torch.float64)
+            grad = grad + mu * buf if group["nesterov"] else buf
+        p.copy_(torch.where(mask, p - _view(group["lr"], p, a) * grad, p))
