@@ -159,3 +159,10 @@ def test_smooth_spectral_quadrature_reproduces_the_kernel(ell):
     assert err < 1e-11
     with pytest.raises(ValueError, match=r"t must lie in \[-0.25, 1.25\]"):
         dl.SmoothDriver(ell).sample((1,), draws=1, generator=gen()).at(1.5)
+
+
+def test_rademacher_float64_weights_are_exactly_plus_minus_the_scale():
+    """The sign is taken first and scaled in the sample's dtype (a float32 scale was 3e-8 off)."""
+    s = dl.IIDDriver("rademacher").sample((3, 3), draws=2, dtype=torch.float64, generator=gen(0))
+    torch.testing.assert_close(s.weights(8).abs(), torch.full((8, 2, 3, 3), 3 ** -0.5, dtype=torch.float64),
+                               rtol=1e-15, atol=0)

@@ -83,7 +83,7 @@ class IIDSample(DriverSample):
             n = min(c, depth - k0)
             u = _random.uniform((n, self.draws, *self.shape), _random.mix_seed(seed, j), self.dtype, -a, a,
                                 self.device)
-            yield u if self.law == "uniform" else torch.where(u < 0, -self.scale, self.scale).to(self.dtype)
+            yield u if self.law == "uniform" else torch.where(u < 0, -1.0, 1.0).to(self.dtype) * self.scale
 
 
 class IIDDriver(Driver):
