@@ -4,18 +4,24 @@ and the resource estimate, nothing computed), a run (sweep tasks registered by n
 result (plain data with ``to_dict`` / ``from_dict``, a report and a figure).
 
 The function :func:`deeplimits.stability` is exported at the top level (here ``stability`` is
-the module)."""
+the module). Names are resolved on first access (PEP 562), so importing this package, or its
+torch-free :mod:`~deeplimits.studies.presets`, does not import torch."""
 
 from __future__ import annotations
 
-from . import convergence, phase, stability
-from .convergence import (ConvergencePlan, ConvergenceResult, plan_convergence, run_plan,
-                          strong_convergence)
-from .convergence_result import MAX_CI_WIDTH, MIN_FINITE_DRAWS
-from .phase import PHASE_PRESETS, PhaseResult, phase_diagram, plan_phase, run_phase
-from .propagation import CAP, bounds_apply, classify, critical_beta, estimate_phase, estimate_stability, theory_bounds
-from .stability import STABILITY_PRESETS, StabilityResult, plan_stability, run_stability
-from .strong_error import fit_rate, sweep_errors
+from .presets import PHASE_PRESETS, STABILITY_PRESETS
+
+#: public name -> the submodule that defines it
+_WHERE = {
+    **dict.fromkeys(("strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult"),
+                    "convergence"),
+    **dict.fromkeys(("MAX_CI_WIDTH", "MIN_FINITE_DRAWS"), "convergence_result"),
+    **dict.fromkeys(("PhaseResult", "phase_diagram", "plan_phase", "run_phase"), "phase"),
+    **dict.fromkeys(("CAP", "bounds_apply", "classify", "critical_beta", "estimate_phase", "estimate_stability",
+                     "theory_bounds"), "propagation"),
+    **dict.fromkeys(("StabilityResult", "plan_stability", "run_stability"), "stability"),
+    **dict.fromkeys(("fit_rate", "sweep_errors"), "strong_error"),
+}
 
 __all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult", "fit_rate",
            "sweep_errors", "MIN_FINITE_DRAWS", "MAX_CI_WIDTH", "plan_stability",
@@ -24,15 +30,42 @@ __all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePla
            "estimate_stability", "estimate_phase", "results_from_store"]
 
 
+def _submodule(name: str):
+    """The submodule ``name`` (plain relative imports)."""
+    if name == "convergence":
+        from . import convergence as module
+    elif name == "convergence_result":
+        from . import convergence_result as module
+    elif name == "phase":
+        from . import phase as module
+    elif name == "propagation":
+        from . import propagation as module
+    elif name == "stability":
+        from . import stability as module
+    else:
+        from . import strong_error as module
+    return module
+
+
+def __getattr__(name: str):
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_submodule(where), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
 def results_from_store(store) -> list:
     """The results of a stored run of any study, rebuilt from its finished tasks (no simulation):
     a list of :class:`ConvergenceResult`, or ``[]`` / ``[result]`` for a stability or phase study."""
     spec = store.spec
     study = spec.get("study") if isinstance(spec, dict) else None
-    if study == "stability":
-        r = stability.results_from_store(store)
-    elif study == "phase":
-        r = phase.results_from_store(store)
-    else:
-        return convergence.results_from_store(store)
-    return [] if r is None else [r]
+    if study in ("stability", "phase"):
+        r = _submodule(study).results_from_store(store)
+        return [] if r is None else [r]
+    return _submodule("convergence").results_from_store(store)
