@@ -17,21 +17,30 @@ The public API, re-exported by name (the mathematics is in docs/mathematics.md):
   computes the ratios r_h, r_p over depths and betas with the theory bounds and the criticality
   distributions; :func:`phase_diagram` (= :func:`plan_phase` + :func:`run_phase`) maps the
   (H, beta) plane with fractional weights and extracts beta*(H).
+
+Names are resolved on first access (PEP 562): ``import deeplimits`` (and the command line's
+``--help``) does not import torch; ``from deeplimits import pair`` imports what ``pair`` needs.
 """
+
 from ._version import __version__
-from .activations import Activation, activation
-from .limits import GridBrownian, InsideODELimit, InsideSDELimit, InsideSDEScheme, ODELimit, SDELimit, YoungLimit
-from .networks import ARCHITECTURES, ModifiedEulerResNet, ResNet, Trajectory
-from .pairs import InsidePair, Pair, PairSample, PairSolution
-from .regimes import REGISTRY, Regime, StrongOrder, get_regime, pair, register_regime
-from .paths import (DRIVERS, BrownianSample, Driver, DriverSample, FractionalDriver, FractionalSample, IIDDriver,
-                    IIDSample, PathSample, SmoothDriver, SmoothSample, fgn, fgn_autocovariance, make_driver,
-                    rbf_kernel)
-from .studies.convergence import (ConvergencePlan, ConvergenceResult, fit_rate, plan_convergence, run_plan,
-                                  strong_convergence)
-from .studies.phase import PhaseResult, phase_diagram, plan_phase, run_phase
-from .studies.propagation import bounds_apply, critical_beta, theory_bounds
-from .studies.stability import StabilityResult, plan_stability, run_stability, stability
+
+#: public name -> the submodule that defines it
+_WHERE = {
+    **dict.fromkeys(("Activation", "activation"), "activations"),
+    **dict.fromkeys(("GridBrownian", "InsideODELimit", "InsideSDELimit", "InsideSDEScheme", "ODELimit", "SDELimit",
+                     "YoungLimit"), "limits"),
+    **dict.fromkeys(("ARCHITECTURES", "ModifiedEulerResNet", "ResNet", "Trajectory"), "networks"),
+    **dict.fromkeys(("InsidePair", "Pair", "PairSample", "PairSolution"), "pairs"),
+    **dict.fromkeys(("REGISTRY", "Regime", "StrongOrder", "get_regime", "pair", "register_regime"), "regimes"),
+    **dict.fromkeys(("DRIVERS", "BrownianSample", "Driver", "DriverSample", "FractionalDriver", "FractionalSample",
+                     "IIDDriver", "IIDSample", "PathSample", "SmoothDriver", "SmoothSample", "fgn",
+                     "fgn_autocovariance", "make_driver", "rbf_kernel"), "paths"),
+    **dict.fromkeys(("ConvergencePlan", "ConvergenceResult", "fit_rate", "plan_convergence", "run_plan",
+                     "strong_convergence"), "studies.convergence"),
+    **dict.fromkeys(("PhaseResult", "phase_diagram", "plan_phase", "run_phase"), "studies.phase"),
+    **dict.fromkeys(("bounds_apply", "critical_beta", "theory_bounds"), "studies.propagation"),
+    **dict.fromkeys(("StabilityResult", "plan_stability", "run_stability", "stability"), "studies.stability"),
+}
 
 __all__ = [
     "__version__", "Activation", "activation",
@@ -46,3 +55,41 @@ __all__ = [
     "stability", "plan_stability", "run_stability", "StabilityResult", "theory_bounds", "bounds_apply",
     "phase_diagram", "plan_phase", "run_phase", "PhaseResult", "critical_beta",
 ]
+
+
+def _submodule(name: str):
+    """The submodule ``name`` (plain relative imports)."""
+    if name == "activations":
+        from . import activations as module
+    elif name == "limits":
+        from . import limits as module
+    elif name == "networks":
+        from . import networks as module
+    elif name == "pairs":
+        from . import pairs as module
+    elif name == "regimes":
+        from . import regimes as module
+    elif name == "paths":
+        from . import paths as module
+    elif name == "studies.convergence":
+        from .studies import convergence as module
+    elif name == "studies.phase":
+        from .studies import phase as module
+    elif name == "studies.propagation":
+        from .studies import propagation as module
+    else:
+        from .studies import stability as module
+    return module
+
+
+def __getattr__(name: str):
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_submodule(where), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -4,18 +4,25 @@
 x + log cosh x``: ``sigma(0) = 0``, ``sigma'(0) = 1``, ``sigma''(0) = 1``, ``sigma'''(0) = 0``,
 and ``sigma' = 1 + tanh`` lies in (0, 2). It is smooth (C-infinity) and globally Lipschitz, with
 ``sigma''(0) != 0``: the activation the inside regimes need to show the Itô correction.
+
+Any elementwise function of a module may be named ``'module:function'`` (``'mypkg.acts:cube'``):
+:func:`activation` imports the module (the one place the package imports a module by a name
+given at run time) and checks that the function exists and is callable.
 """
 
 from __future__ import annotations
 
+import importlib
 import math
 from typing import Callable
 
 import torch
 
+from ._names import ACTIVATIONS
+
 __all__ = ["Activation", "activation", "NAMES"]
 
-NAMES = ("identity", "tanh", "relu", "leaky_relu", "sin", "sigmoid", "softplus0")
+NAMES = ACTIVATIONS
 
 
 class Activation:
@@ -73,9 +80,28 @@ def _leaky(slope: float) -> Activation:
                       lambda x: torch.where(x >= 0, torch.ones_like(x), torch.full_like(x, slope)))
 
 
+def _from_module(spec: str) -> Activation:
+    """The activation ``'module:function'``: ``function`` of the importable ``module``."""
+    module_name, _, fn_name = spec.rpartition(":")
+    where = f"activation {spec!r}"
+    if not module_name or not fn_name or not fn_name.isidentifier():
+        raise ValueError(f"{where}: expected 'module:function', e.g. 'mypkg.acts:cube'")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise ValueError(f"{where}: cannot import module {module_name!r} ({e})") from None
+    fn = getattr(module, fn_name, None)
+    if fn is None:
+        raise ValueError(f"{where}: module {module_name!r} has no function {fn_name!r}")
+    if not callable(fn):
+        raise ValueError(f"{where}: {module_name}.{fn_name} is not callable (it is a {type(fn).__name__})")
+    return Activation(fn, spec)
+
+
 def activation(spec: str | Callable | Activation) -> Activation:
     """Resolve an activation: one of :data:`NAMES` (``'leaky_relu:SLOPE'`` sets the slope,
-    default ``1/sqrt(2)``), an :class:`Activation`, or any elementwise callable."""
+    default ``1/sqrt(2)``), ``'module:function'`` (an elementwise function of an importable
+    module, e.g. ``'mypkg.acts:cube'``), an :class:`Activation`, or any elementwise callable."""
     if isinstance(spec, Activation):
         return spec
     if callable(spec):
@@ -103,5 +129,7 @@ def activation(spec: str | Callable | Activation) -> Activation:
                               lambda x: 1 + torch.tanh(x))
         if name == "sigmoid" and not arg:
             return Activation(torch.sigmoid, "sigmoid", lambda x: torch.sigmoid(x) * (1 - torch.sigmoid(x)))
+        if ":" in spec and name not in NAMES:
+            return _from_module(spec)
     raise ValueError(f"activation must be one of {', '.join(NAMES)} (leaky_relu:SLOPE with SLOPE in "
-                     f"[0, 1]) or an elementwise callable; got {spec!r}")
+                     f"[0, 1]), 'module:function' or an elementwise callable; got {spec!r}")

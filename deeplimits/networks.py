@@ -27,7 +27,7 @@ from .activations import Activation, activation as _activation
 
 __all__ = ["ResNet", "ModifiedEulerResNet", "Trajectory", "ARCHITECTURES", "WEIGHTS", "REQUIRED", "weight_shape"]
 
-ARCHITECTURES = ("res-1", "res-2", "res-3", "inside")
+from ._names import ARCHITECTURES  # noqa: E402 - the names in one torch-free place
 #: the weight names of each architecture, in the order their samples are drawn (the bias ``b``
 #: of ``inside`` is optional: see :data:`REQUIRED`)
 WEIGHTS = {"res-1": ("V",), "res-2": ("V", "W"), "res-3": ("V", "W"), "inside": ("W", "b")}

@@ -125,6 +125,8 @@ CLI = [
     (C + ["--json", ""], 2, "--json"),
     (C + ["--json", "/proc/nonexistent/x.json"], 2, "--json"),
     (C + ["--quiet=1"], 2, "ignored explicit argument"),
+    (C + ["--device", "gpu"], 2, "--device"),
+    (C + ["--device", "cuda:x"], 2, "device must be one of cpu, cuda"),
     # -- stability: every flag
     (["stability", "--preset", "huge"], 2, "invalid choice"),
     (["stability", "--arch", "res-4"], 2, "invalid choice"),
@@ -170,6 +172,7 @@ CLI = [
     (S + ["--scheduler", "tcp://127.0.0.1:1", "--timeout", "2"], 1, "127.0.0.1:1", SUB, pending),
     (S + ["--timeout", "3"], 2, "--timeout"),
     (S + ["--quiet", "extra"], 2, "unrecognized"),
+    (S + ["--device", ""], 2, "--device"),
     # -- phase: every flag
     (["phase", "--preset", "small"], 2, "invalid choice"),
     (["phase", "--arch", "res"], 2, "invalid choice"),
@@ -196,6 +199,7 @@ CLI = [
     (P + ["--scheduler", "tcp://host:port"], 2, "--scheduler"),
     (P + ["--timeout", "1"], 2, "--timeout"),
     (P + ["--quiet=yes"], 2, "ignored explicit argument"),
+    (P + ["--device", "tpu"], 2, "--device"),
     # -- runs: every action and flag
     (["runs"], 2, "required"),
     (["runs", "delete"], 2, "invalid choice"),
@@ -342,11 +346,12 @@ def test_existing_json_file_is_not_damaged_by_a_refused_run(cwd):
 
 def test_internal_errors_are_one_line(monkeypatch, capsys, cwd):
     import deeplimits.cli as cli
+    import deeplimits.cli.runs as cli_runs
 
     def boom(args):
         raise ZeroDivisionError("surprise\nsecond line")
 
-    monkeypatch.setattr(cli, "run_runs", boom)
+    monkeypatch.setattr(cli_runs, "run_runs", boom)
     assert cli.main(["runs", "list"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "internal error: ZeroDivisionError: surprise second line" in err
@@ -363,12 +368,12 @@ def test_python_dash_m_deeplimits():
 
 def test_write_error_after_the_work_is_one_line(cwd, monkeypatch, capsys):
     """An output that fails after the probe (disk full mid-way): exit 1, one line."""
-    import deeplimits.cli as cli
+    import deeplimits.cli.outputs as cli_outputs
 
     def full(payload, out, json_path):
         raise OSError(28, "No space left on device", "result.json")
 
-    monkeypatch.setattr(cli, "_dump_json", full)
+    monkeypatch.setattr(cli_outputs, "dump_json", full)
     assert main(C + ["--reference", "16", "--out", "o", "--quiet"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "No space left on device" in err

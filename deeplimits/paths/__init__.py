@@ -26,7 +26,7 @@ __all__ = [
     "DRIVERS", "KINDS", "make_driver", "driver_spec", "pair_sums",
 ]
 
-DRIVERS = ("uniform", "gaussian", "rademacher", "fractional", "smooth")
+from .._names import DRIVERS  # noqa: E402 - the names in one torch-free place
 
 
 def make_driver(name: str, hurst: float | None = None, length_scale: float | None = None) -> Driver:

@@ -4,18 +4,25 @@ and the resource estimate, nothing computed), a run (sweep tasks registered by n
 result (plain data with ``to_dict`` / ``from_dict``, a report and a figure).
 
 The function :func:`deeplimits.stability` is exported at the top level (here ``stability`` is
-the module)."""
+the module). Names are resolved on first access (PEP 562), so importing this package, or its
+torch-free :mod:`~deeplimits.studies.presets`, does not import torch."""
 
 from __future__ import annotations
 
-from .convergence import (ConvergencePlan, ConvergenceResult, plan_convergence, run_plan,
-                          strong_convergence)
-from .convergence_result import MAX_CI_WIDTH, MIN_FINITE_DRAWS
-from .phase import PHASE_PRESETS, PhasePlan, PhaseResult, phase_diagram, plan_phase, run_phase
-from .plan import Plan, plan_from_dict, results_from_store
-from .propagation import CAP, bounds_apply, classify, critical_beta, estimate_phase, estimate_stability, theory_bounds
-from .stability import STABILITY_PRESETS, StabilityPlan, StabilityResult, plan_stability, run_stability
-from .strong_error import fit_rate, sweep_errors
+from .presets import PHASE_PRESETS, STABILITY_PRESETS
+
+#: public name -> the submodule that defines it
+_WHERE = {
+    **dict.fromkeys(("strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult"),
+                    "convergence"),
+    **dict.fromkeys(("MAX_CI_WIDTH", "MIN_FINITE_DRAWS"), "convergence_result"),
+    **dict.fromkeys(("PhasePlan", "PhaseResult", "phase_diagram", "plan_phase", "run_phase"), "phase"),
+    **dict.fromkeys(("CAP", "bounds_apply", "classify", "critical_beta", "estimate_phase", "estimate_stability",
+                     "theory_bounds"), "propagation"),
+    **dict.fromkeys(("StabilityPlan", "StabilityResult", "plan_stability", "run_stability"), "stability"),
+    **dict.fromkeys(("fit_rate", "sweep_errors"), "strong_error"),
+    "Plan": "plan",
+}
 
 __all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult", "fit_rate",
            "sweep_errors", "MIN_FINITE_DRAWS", "MAX_CI_WIDTH", "plan_stability",
@@ -23,3 +30,37 @@ __all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePla
            "PhaseResult", "PHASE_PRESETS", "theory_bounds", "bounds_apply", "critical_beta", "classify", "CAP",
            "estimate_stability", "estimate_phase", "results_from_store", "Plan", "StabilityPlan", "PhasePlan",
            "plan_from_dict"]
+
+
+def _submodule(name: str):
+    """The submodule ``name`` (plain relative imports)."""
+    from . import convergence, convergence_result, phase, plan, propagation, stability, strong_error
+
+    return {"convergence": convergence, "convergence_result": convergence_result, "phase": phase, "plan": plan,
+            "propagation": propagation, "stability": stability, "strong_error": strong_error}[name]
+
+
+def __getattr__(name: str):
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_submodule(where), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+def plan_from_dict(spec: dict):
+    """The plan of a stored spec, by its ``'study'`` key (:func:`deeplimits.studies.plan.plan_from_dict`,
+    with every study's plan class registered)."""
+    return _submodule("plan").plan_from_dict(spec) if _submodule("stability") else None
+
+
+def results_from_store(store) -> list:
+    """The results of a stored run of any study, rebuilt from its finished tasks (no simulation):
+    one result per stored plan with a finished task (:mod:`deeplimits.studies.plan`)."""
+    _submodule("stability")  # every study module imported: their plan classes are registered
+    return _submodule("plan").results_from_store(store)

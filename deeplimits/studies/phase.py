@@ -15,16 +15,8 @@ from .._random import chunk_seed
 from ..paths import make_driver
 from ..runs import register_task, Task
 from .plan import Plan, register_plan
+from .presets import PHASE_PRESETS
 from .propagation import CAP, _common, _device_field, _grid, _network, _phase_depths, _run, critical_beta, estimate_phase
-
-PHASE_PRESETS = {
-    # res-3, d = 40, L = 1000, H = 51 values in [0.05, 0.97], beta = 70 values in [0, 1.3],
-    # 5 weight draws per H with 10 inputs each
-    "full": dict(hursts=np.linspace(0.05, 0.97, 51).round(6).tolist(), betas=np.linspace(0, 1.3, 70).round(6).tolist(),
-                 arch="res-3", width=40, n_in=64, depth=1000, draws=5, inputs=10),
-}
-
-
 
 
 @dataclasses.dataclass

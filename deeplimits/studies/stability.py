@@ -17,27 +17,10 @@ from ..paths import Driver, driver_spec, make_driver
 from ..networks import WEIGHTS, weight_shape
 from ..runs import register_task, Task, chunk_sizes
 from .plan import Plan, register_plan
+from .presets import STABILITY_PRESETS  # noqa: F401 - re-exported (torch-free home)
 from .propagation import (CAP, _check_steps, _chunk, _common, _device_field, _network, _pow2_ceil, _sizes,
                           _task_bytes, _grid, _run, _spec_driver, bounds_apply, classify, estimate_stability,
                           theory_bounds)
-
-_IID_DEPTHS = [int(x) for x in np.linspace(10, 1000, 10)]
-STABILITY_PRESETS = {
-    # Marion et al. §4: res-3, d = 40, n_in = 64, depths 10..1000, 50 draws
-    "iid": dict(arch="res-3", driver="uniform", width=40, n_in=64, depths=_IID_DEPTHS, betas=[0.25, 0.5, 1.0],
-                draws=50),
-    "smooth": dict(arch="res-3", driver="smooth", width=40, n_in=64, depths=_IID_DEPTHS, betas=[0.5, 1.0, 2.0],
-                   draws=50),
-    "iid-inside": dict(arch="inside", driver="uniform", width=40, n_in=64, depths=_IID_DEPTHS,
-                       betas=[0.25, 0.5, 1.0], draws=50),
-    "smooth-inside": dict(arch="inside", driver="smooth", width=40, n_in=64, depths=_IID_DEPTHS,
-                          betas=[0.5, 1.0, 2.0], draws=50),
-    # the distributions at criticality: beta = 1/2, L = 1000, d = 100, 10^4 draws
-    "criticality": dict(arch="res-3", driver="uniform", width=100, n_in=64, depths=[1000], betas=[0.5],
-                        draws=10_000, histograms=True),
-    "criticality-inside": dict(arch="inside", driver="uniform", width=100, n_in=64, depths=[1000], betas=[0.5],
-                               draws=10_000, histograms=True),
-}
 
 
 @dataclasses.dataclass

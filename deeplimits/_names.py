@@ -1,0 +1,36 @@
+"""The names the library accepts, in one torch-free place: drivers (laws of the weights),
+residual maps, activations, floating dtypes and device types.
+
+The command line builds its choices from these without importing the numerical stack;
+:mod:`deeplimits.activations` reads :data:`ACTIVATIONS`, and tests/test_names.py checks that
+``deeplimits.paths.DRIVERS`` and ``deeplimits.networks.ARCHITECTURES`` are these tuples.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["DRIVERS", "ARCHITECTURES", "ACTIVATIONS", "DTYPES", "DEVICE_TYPES", "device_form"]
+
+#: laws of the weights (:func:`deeplimits.make_driver`)
+DRIVERS = ("uniform", "gaussian", "rademacher", "fractional", "smooth")
+#: residual maps (:class:`deeplimits.ResNet`)
+ARCHITECTURES = ("res-1", "res-2", "res-3", "inside")
+#: named activations (:func:`deeplimits.activation`; ``leaky_relu:SLOPE`` sets the slope, and
+#: ``module:function`` names any elementwise callable)
+ACTIVATIONS = ("identity", "tanh", "relu", "leaky_relu", "sin", "sigmoid", "softplus0")
+#: floating dtypes of the studies, by name
+DTYPES = ("float32", "float64")
+#: device types a study may run on (``TYPE`` or ``TYPE:INDEX``)
+DEVICE_TYPES = ("cpu", "cuda", "mps", "xpu")
+
+_DEVICE = re.compile(r"^(%s)(:\d{1,4})?$" % "|".join(DEVICE_TYPES))
+
+
+def device_form(text: str) -> str:
+    """``text`` if it has the form of a device (``cpu``, ``cuda``, ``cuda:1``, ``mps``): the form
+    only, checked without torch; whether the device exists is the library's check at plan time."""
+    if not isinstance(text, str) or not _DEVICE.match(text.strip()):
+        raise ValueError(f"device must be one of {', '.join(DEVICE_TYPES)}, optionally with ':INDEX' "
+                         f"(e.g. cuda:1), got {text!r}")
+    return text.strip()

@@ -1,0 +1,101 @@
+"""Exit statuses and one-line messages.
+
+Exit status: 0 done; 2 usage (bad flags, sizes refused at plan time with the flags to change,
+unwritable outputs, a run directory holding something else); 1 runtime (failed tasks, an
+unreachable Dask scheduler, a store damaged at run time, an error writing the outputs, an
+internal error); 130 Ctrl-C; 141 stdout closed by its reader. Every error is one line on stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+DONE, RUNTIME, USAGE, INTERRUPTED, BROKEN_PIPE = 0, 1, 2, 130, 141
+
+#: library parameter names shown as the flags that set them (the rest: ``--name-with-dashes``)
+FLAG_OF = {"paths": "--draws", "ito_correction": "--no-ito-correction"}
+
+
+class UsageError(Exception):
+    """A bad command line (exit status 2); its message is the whole line."""
+
+
+def say(message) -> None:
+    """``message`` as one line on stderr."""
+    print(" ".join(str(message).split()), file=sys.stderr)
+
+
+def one_line(e) -> str:
+    return " ".join(str(e).split())
+
+
+def flag(name: str) -> str:
+    """The flag that sets the library parameter ``name``."""
+    return FLAG_OF.get(name, "--" + name.replace("_", "-"))
+
+
+def usage(cmd: str, e: ValueError, params=()) -> UsageError:
+    """A library ValueError as a usage error: a leading parameter name is shown as its flag, and
+    a :class:`~deeplimits._validate.ResourceError` names the flags to change."""
+    msg = one_line(e)
+    head, _, rest = msg.partition(" ")
+    if head in params:
+        msg = f"{flag(head)} {rest}"
+    from .._validate import ResourceError
+
+    knobs = getattr(e, "knobs", ())
+    if knobs and isinstance(e, ResourceError):
+        msg += f" (change {', '.join(flag(k) for k in knobs)})"
+    return UsageError(f"deeplimits {cmd}: {msg}")
+
+
+def plan(cmd, params, fn, *a, **kw):
+    """Call a plan function; any ValueError (ranges, resource estimate) is a usage error."""
+    try:
+        return fn(*a, **kw)
+    except ValueError as e:
+        raise usage(cmd, e, params) from None
+
+
+def is_runtime(e: BaseException) -> bool:
+    """A failure of the run itself (failed tasks, unreachable scheduler, damaged store): exit 1."""
+    from .. import runs
+
+    kinds = tuple(t for t in (getattr(runs, n, None) for n in ("SweepError", "RunStoreError", "ExecutorError"))
+                  if t is not None)
+    return isinstance(e, kinds)
+
+
+def quiet_stdout() -> None:
+    """After a broken pipe: point stdout at /dev/null so the final flush cannot fail again."""
+    try:
+        if sys.stdout is sys.__stdout__ and sys.stdout is not None:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+def status_of(e: BaseException, cmd: str) -> int:
+    """The exit status of a command that raised ``e``, after its one line on stderr."""
+    if isinstance(e, UsageError):
+        say(e)
+        return USAGE
+    if isinstance(e, KeyboardInterrupt):
+        say("deeplimits: interrupted; finished tasks are stored, run the same command to resume")
+        return INTERRUPTED
+    if isinstance(e, BrokenPipeError):
+        quiet_stdout()
+        return BROKEN_PIPE
+    if isinstance(e, MemoryError):
+        say(f"{cmd}: out of memory; make the run smaller (fewer --draws, a smaller --width or --chunk)")
+        return RUNTIME
+    if isinstance(e, OSError) or is_runtime(e):
+        say(f"{cmd}: {e}")
+        return RUNTIME
+    if os.environ.get("DEEPLIMITS_DEBUG"):
+        raise e
+    say(f"deeplimits: internal error: {type(e).__name__}: {e} (run with DEEPLIMITS_DEBUG=1 for the traceback)")
+    return RUNTIME

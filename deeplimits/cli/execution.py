@@ -1,0 +1,112 @@
+"""Where and how a command runs: the executor flags, the progress bar, and the run store
+opened once every check has passed (removed again if the run fails before its first task)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from .errors import UsageError, one_line, usage
+
+__all__ = ["executor", "progress", "Run", "open_store", "digest", "default_out"]
+
+
+def executor(args, cmd) -> dict:
+    """``--workers``, ``--scheduler``, ``--timeout`` checked (before any store is opened); the
+    keyword arguments of the run functions."""
+    from .. import _validate as V
+
+    try:
+        workers, scheduler, timeout = V.executor(args.workers, args.scheduler, args.timeout)
+    except ValueError as e:
+        msg = str(e).replace("give workers (a local cluster) or scheduler", "give --workers (a local cluster) or "
+                             "--scheduler")
+        raise usage(cmd, ValueError(msg), ("workers", "scheduler", "timeout")) from None
+    if timeout is not None and workers is None and scheduler is None:
+        raise UsageError(f"deeplimits {cmd}: --timeout applies only with --workers or --scheduler")
+    kw = {"workers": workers, "scheduler": scheduler}
+    if workers is not None or scheduler is not None:
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            raise UsageError(f"deeplimits {cmd}: --workers and --scheduler need the 'distributed' package "
+                             f"(pip install distributed)") from None
+        import logging
+
+        if not os.environ.get("DEEPLIMITS_DEBUG"):  # failures are reported in one line, not as Dask logs
+            logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    if timeout is not None:  # pass it only when given (run functions before the timeout parameter)
+        kw["timeout"] = timeout
+    return kw
+
+
+def progress(args, **kw):
+    """The progress bar on stderr: drawn only on a terminal (errors stay one line in logs)."""
+    from tqdm import tqdm
+
+    return tqdm(disable=args.quiet or not sys.stderr.isatty(), file=sys.stderr, **kw)
+
+
+def digest(spec) -> str:
+    import hashlib
+
+    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:10]
+
+
+def default_out(args, cmd, spec) -> str:
+    """``--out``, or ``runs/CMD-<hash of the options>``."""
+    return args.out if args.out is not None else os.path.join("runs", f"{cmd}-" + digest(spec))
+
+
+def open_store(directory, spec=None, create=True):
+    """The run store in ``directory``; one that cannot be opened is a usage error."""
+    from ..runs import RunStore, RunStoreError
+
+    try:
+        return RunStore(directory, spec, create=create)
+    except RunStoreError as e:
+        raise UsageError(f"deeplimits: {one_line(e)}") from None
+
+
+class Run:
+    """The run store of a command, opened once every check has passed. On failure before any
+    task is stored, what this command created (the store, its directories) is removed."""
+
+    def __init__(self, out, spec):
+        from .. import _validate as V
+        from ..runs import STORE_NAME
+
+        self.created = V.missing_dirs(out)
+        self.new_store = not os.path.exists(os.path.join(out, STORE_NAME))
+        try:
+            self.store = open_store(out, spec)
+        except BaseException:
+            V.remove_empty_dirs(self.created)
+            raise
+
+    def __enter__(self):
+        return self.store
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            keep = exc_type is None or not self.new_store or bool(self.store.counts())
+        except Exception:  # noqa: BLE001 - leave it as it is
+            keep = True
+        try:
+            self.store.close()
+        except Exception:  # noqa: BLE001
+            pass
+        if not keep:
+            self._remove()
+        return False
+
+    def _remove(self):
+        from .. import _validate as V
+
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            try:
+                os.unlink(self.store.path + suffix)
+            except OSError:
+                pass
+        V.remove_empty_dirs(self.created)

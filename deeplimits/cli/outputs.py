@@ -1,0 +1,110 @@
+"""What a command writes: JSON (a file, or ``-`` for standard output), CSV, figures, and where
+the human report goes (standard error when standard output carries the JSON or CSV)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from .errors import UsageError, one_line
+
+STDOUT = "-"
+
+__all__ = ["STDOUT", "check_outputs", "check_file", "report_stream", "dump_json", "write_convergence",
+           "write_study", "write_csv"]
+
+
+def report_stream(*paths):
+    """Where the human report goes: standard error when one of ``paths`` is ``-`` (standard
+    output then carries the machine-readable result alone), else standard output."""
+    return sys.stderr if STDOUT in paths else sys.stdout
+
+
+def check_file(cmd: str, flag: str, path) -> None:
+    """``path`` (a file, not ``-``) writable: probed, what the probe creates it removes."""
+    from .. import _validate as V
+
+    if path is None or path == STDOUT:
+        return
+    try:
+        V.writable_file(flag, path)
+    except ValueError as e:
+        raise UsageError(f"deeplimits {cmd}: {one_line(e)}") from None
+
+
+def check_outputs(args, cmd: str, out: str) -> None:
+    """``--out`` and ``--json`` writable (probed: created and removed), before any work or store."""
+    from .. import _validate as V
+
+    try:
+        V.writable_dir("--out", out)
+    except ValueError as e:
+        raise UsageError(f"deeplimits {cmd}: {one_line(e)}") from None
+    check_file(cmd, "--json", args.json)
+
+
+def _write_json(payload, path) -> None:
+    if path == STDOUT:
+        json.dump(payload, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+        return
+    if os.path.dirname(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(payload, f, indent=2)
+
+
+def dump_json(payload, out, json_path) -> list[str]:
+    """``payload`` as ``out/result.json`` and, when given, at ``json_path`` (``-``: standard
+    output); the paths written."""
+    paths = [os.path.join(out, "result.json")] + ([json_path] if json_path else [])
+    for path in paths:
+        _write_json(payload, path)
+    return ["standard output" if p == STDOUT else p for p in paths]
+
+
+def write_convergence(results, out, json_path, *, as_list) -> list[str]:
+    """The figure and the JSON of convergence results (also used to redraw a stored run)."""
+    from ..plots import plot_convergence
+
+    payload = [r.to_dict() for r in results] if as_list else results[0].to_dict()
+    os.makedirs(out, exist_ok=True)
+    png = os.path.join(out, "convergence.png")
+    plot_convergence(results, path=png)
+    return [png] + dump_json(payload, out, json_path)
+
+
+def write_study(result, out, json_path) -> list[str]:
+    """The figures and the JSON of a stability or phase result."""
+    from ..studies.phase import PhaseResult
+
+    os.makedirs(out, exist_ok=True)
+    if isinstance(result, PhaseResult):
+        figs = [os.path.join(out, "phase.png")]
+        result.plot(figs[0])
+    else:
+        figs = [os.path.join(out, "stability.png")]
+        result.plot(figs[0])
+        if result.samples:
+            figs.append(os.path.join(out, "histograms.png"))
+            result.plot_histograms(figs[-1])
+    return figs + dump_json(result.to_dict(), out, json_path)
+
+
+def write_records_json(records, path) -> None:
+    """The records of a run store as JSON at ``path`` (``-``: standard output)."""
+    _write_json(records, path)
+
+
+def write_csv(rows, path) -> None:
+    """``rows`` (dicts) as CSV at ``path`` (``-``: standard output)."""
+    import pandas as pd
+
+    frame = pd.DataFrame(rows)
+    if path == STDOUT:
+        frame.to_csv(sys.stdout, index=False)
+        sys.stdout.flush()
+    else:
+        frame.to_csv(path, index=False)

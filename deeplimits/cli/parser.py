@@ -1,0 +1,232 @@
+"""The command line's grammar: commands, flags, choices and the defaults shown in ``--help``.
+
+Choices and defaults are read from the library (the regime registry, :mod:`deeplimits._names`,
+:mod:`deeplimits.studies.presets`), never copied here; nothing in this module imports torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from .._names import ACTIVATIONS, ARCHITECTURES, DRIVERS, DTYPES
+from .._version import __version__
+from ..regimes import REGISTRY, regime_names
+from ..studies.presets import DEFAULT_STUDY, DEFAULTS, PHASE_PRESETS, STABILITY_PRESETS, STUDY_OPTIONS
+from . import convergence, propagation, runs
+from .errors import UsageError
+from .values import device, int_list, integer, parse_list, real
+
+__all__ = ["build_parser", "REGIME_FLAGS"]
+
+#: the convergence flags that set a regime option: option -> argparse keywords
+REGIME_FLAGS = {
+    "hurst": dict(type=real), "corrected": dict(action="store_const", const=True),
+    "alpha": dict(type=real), "beta": dict(type=real), "sa": dict(type=real), "sb": dict(type=real),
+    "ito_correction": dict(action="store_const", const=False),
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit status 2, no usage dump
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _fmt(value) -> str:
+    if isinstance(value, list):
+        if len(value) > 4:
+            return f"{_fmt(value[0])},{_fmt(value[1])},...,{_fmt(value[-1])} ({len(value)} values)"
+        return ",".join(_fmt(v) for v in value)
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _by_regime(values: dict) -> str:
+    """``{regime: value}`` as ``'16 for sde, ode; 8 for fbm'`` (one value: just the value)."""
+    groups: dict[str, list[str]] = {}
+    for name, v in values.items():
+        groups.setdefault(_fmt(v), []).append(name)
+    if len(groups) == 1:
+        return next(iter(groups))
+    return "; ".join(f"{v} for {', '.join(names)}" for v, names in groups.items())
+
+
+def _applies(option: str) -> list[str]:
+    return [n for n, r in REGISTRY.items() if option in r.options]
+
+
+def _option_help(option: str) -> str:
+    """What a regime option means, per regime (from the registry), with its study default."""
+    texts: dict[str, list[str]] = {}
+    for name in _applies(option):
+        texts.setdefault(REGISTRY[name].options[option], []).append(name)
+    help = "; ".join(f"{', '.join(names)}: {text}" for text, names in texts.items())
+    defaults = {n: d[option] for n, (_, d) in STUDY_OPTIONS.items() if option in d}
+    if defaults:
+        help += "; the command's default: " + ", ".join(f"{_fmt(v)} for {n}" for n, v in defaults.items())
+    return help.replace("%", "%%")
+
+
+def _preset_default(presets: dict, default: str, key: str) -> str:
+    """``(default: the preset's, iid: 40)``: the value of ``key`` in the default preset."""
+    value = presets[default].get(key)
+    return f" (default: the preset's; {default}: {_fmt(value)})" if value is not None else ""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="deeplimits", description="Deep residual networks and their continuous-time limits.",
+                     epilog="'python -m deeplimits' is the same command; '--json -' writes the JSON alone to "
+                            "standard output (the report then goes to standard error).")
+    parser.add_argument("--version", action="version", version=f"deeplimits {__version__}")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    sub.required = True
+    _convergence_parser(sub)
+    _stability_parser(sub)
+    _phase_parser(sub)
+    _runs_parser(sub)
+    return parser
+
+
+def _convergence_parser(sub):
+    dflt = DEFAULTS["convergence"]
+    study = ", ".join(r + "".join(f" at {k}={v:g}" for k, v in kw.items()) for r, kw in DEFAULT_STUDY)
+    c = sub.add_parser(
+        "convergence", help="strong error of networks against their limits, with the fitted rate",
+        description="Estimate E max_k |H_{k/L} - h_k| against the depth L for a pair (network, limit) "
+                    "driven by one random path per draw, fit the rate with a 95% bootstrap interval and "
+                    f"compare it with theory. Without --regime: the default study ({study}).")
+    c.add_argument("--regime", choices=regime_names(),
+                   help="; ".join(f"{n}: {r.weights}, {r.scaling} -> {r.limit}" for n, r in REGISTRY.items())
+                   + f" (default: run {study})")
+    reg = {n: r.defaults for n, r in REGISTRY.items()}
+    c.add_argument("--width", type=integer,
+                   help=f"hidden width d (default {_by_regime({n: d['width'] for n, d in reg.items()})})")
+    c.add_argument("--activation", help=f"{', '.join(ACTIVATIONS)} (leaky_relu:SLOPE), or MODULE:FUNCTION "
+                                        "(an elementwise function of an importable module) (default tanh; "
+                                        "softplus0 for the inside regimes, which need sigma(0)=0, sigma'(0)=1 and C^3)")
+    archs = {n: r.architectures for n, r in REGISTRY.items() if len(r.architectures) > 1}
+    c.add_argument("--arch", choices=sorted({a for r in REGISTRY.values() for a in r.architectures}),
+                   help="residual map (" + "; ".join(f"{n}: {', '.join(a)}, default {a[0]}" for n, a in archs.items())
+                   + "; else the regime's own)")
+    for option, kw in REGIME_FLAGS.items():
+        name = "--no-ito-correction" if option == "ito_correction" else "--" + option
+        c.add_argument(name, dest=option, help=_option_help(option), **kw)
+    c.add_argument("--depths", type=int_list, help="powers of two, e.g. 8,16,32 (default "
+                   + _by_regime({n: d["depths"] for n, d in reg.items()}) + ")")
+    c.add_argument("--draws", "--paths", dest="paths", type=integer,
+                   help=f"independent draws (default {_by_regime({n: d['paths'] for n, d in reg.items()})})")
+    c.add_argument("--inputs", type=integer, default=dflt["inputs"], help="inputs per draw (default %(default)s)")
+    rough = [n for n, d in reg.items() if d.get("reference")]
+    c.add_argument("--reference", type=integer, help=f"finest grid of the reference for {', '.join(rough)}, a "
+                                                     "power of two (default 16 * max depth)")
+    c.add_argument("--seed", type=integer, default=dflt["seed"], help="base seed (default %(default)s)")
+    c.add_argument("--chunk", type=integer, help="draws per task (default: up to 64, bounded by memory)")
+    c.add_argument("--dtype", choices=DTYPES, default=dflt["dtype"], help="(default %(default)s)")
+    _run_flags(c, "convergence", "chunks of draws")
+    c.set_defaults(func=convergence.run_convergence)
+
+
+def _stability_parser(sub):
+    s = _study_parser(
+        sub, "stability", STABILITY_PRESETS, "iid",
+        help="signal propagation at initialisation: r_h, r_p over depths and betas, criticality histograms",
+        description="Ratios r_h = |h_L - h_0|/|h_0| and r_p = |p_0 - p_L|/|p_L| of residual networks at "
+                    "initialisation over depths and scalings beta (Marion et al., JMLR 2025): statistics over "
+                    "draws, theory bounds on E r^2, the regime per (beta, depth) (identity / non-trivial / "
+                    "explosion; overflow counts as explosion), and log-normal fits of |h_L|/|h_0| and "
+                    "|p_0|/|p_L| with a normality test. Presets reproduce the published protocols; flags "
+                    "given with a preset override it. Default: --preset iid.",
+        preset_help="; ".join(f"{n}: {p['arch']}, d={p['width']}, depths {_fmt(p['depths'])}, betas "
+                              f"{_fmt(p['betas'])}, {p['draws']} draws, {p['driver']} weights"
+                              + (", histograms" if p.get("histograms") else "") for n, p in STABILITY_PRESETS.items()))
+    s.add_argument("--driver", choices=DRIVERS, help="law of the weights" + _preset_default(STABILITY_PRESETS, "iid",
+                                                                                            "driver"))
+    s.add_argument("--hurst", type=real, help="Hurst index in (0, 1) for --driver fractional")
+    s.add_argument("--length-scale", type=real, help="RBF length scale for --driver smooth (default 0.1)")
+    s.add_argument("--depths", type=int_list, help="depths, e.g. 10,100,1000 or 10:1000:10"
+                   + _preset_default(STABILITY_PRESETS, "iid", "depths"))
+    s.add_argument("--betas", type=parse_list, help="scalings beta, e.g. 0.25,0.5,1 or 0:1.3:27"
+                   + _preset_default(STABILITY_PRESETS, "iid", "betas"))
+    s.add_argument("--draws", type=integer, help="independent draws of (weights, A, B, x)"
+                   + _preset_default(STABILITY_PRESETS, "iid", "draws"))
+    s.add_argument("--inputs", type=integer, help=f"inputs per draw (default {DEFAULTS['stability']['inputs']})")
+    s.add_argument("--histograms", action=argparse.BooleanOptionalAction, default=None,
+                   help="draw the histograms of the norm ratios at the largest depth (default: only the presets "
+                        + ", ".join(n for n, p in STABILITY_PRESETS.items() if p.get("histograms")) + ")")
+    s.add_argument("--chunk", type=integer, help="draws per task (default: as many as fit in 1 GiB)")
+    _study_flags(s, "stability")
+    s.set_defaults(func=propagation.run_stability_cmd)
+
+
+def _phase_parser(sub):
+    full = PHASE_PRESETS["full"]
+    ph = _study_parser(
+        sub, "phase", PHASE_PRESETS, "full",
+        help="the (H, beta) phase diagram with fractional weights and the critical scaling beta*(H)",
+        description="Mean log10 r_h and log10 r_p over a grid of Hurst indices H and scalings beta for res-3 "
+                    "with fractional V and W (weights drawn once per H, reused for every beta), heat maps, and "
+                    "beta*(H) where the mean log10 r_h crosses 0, against the prediction max(H, 1/2). "
+                    f"Default: --preset full ({len(full['hursts'])} H in [{full['hursts'][0]:g}, "
+                    f"{full['hursts'][-1]:g}], {len(full['betas'])} beta in [{full['betas'][0]:g}, "
+                    f"{full['betas'][-1]:g}], d={full['width']}, L={full['depth']}, {full['draws']} draws x "
+                    f"{full['inputs']} inputs per H; about 100 s on 2 cores).",
+        preset_help="full: the published grid")
+    ph.add_argument("--hursts", type=parse_list, help="Hurst indices in (0, 1), e.g. 0.05:0.97:51"
+                    + _preset_default(PHASE_PRESETS, "full", "hursts"))
+    ph.add_argument("--betas", type=parse_list, help="scalings beta >= 0, e.g. 0:1.3:70"
+                    + _preset_default(PHASE_PRESETS, "full", "betas"))
+    ph.add_argument("--depth", type=integer, help="depth L" + _preset_default(PHASE_PRESETS, "full", "depth"))
+    ph.add_argument("--draws", type=integer, help="weight draws per H" + _preset_default(PHASE_PRESETS, "full",
+                                                                                          "draws"))
+    ph.add_argument("--inputs", type=integer, help="inputs per weight draw" + _preset_default(PHASE_PRESETS, "full",
+                                                                                               "inputs"))
+    _study_flags(ph, "phase")
+    ph.set_defaults(func=propagation.run_phase_cmd)
+
+
+def _runs_parser(sub):
+    r = sub.add_parser("runs", help="list, show, export and redraw stored runs",
+                       description="Stored runs: 'list [ROOT]' (default ROOT runs), 'show DIR', "
+                                   "'export DIR --csv PATH --json PATH' (PATH '-': standard output), 'plot DIR' "
+                                   "(redraw the figure and result.json from the store, without recomputing).")
+    r.add_argument("action", choices=["list", "show", "export", "plot"])
+    r.add_argument("target", nargs="?", help="the run directory (for list: the root to search)")
+    r.add_argument("--csv", metavar="PATH", help="export: write the records as CSV ('-': standard output)")
+    r.add_argument("--json", metavar="PATH", help="export: write the records as JSON; plot: also write the result "
+                                                  "('-': standard output)")
+    r.set_defaults(func=runs.run_runs)
+
+
+def _run_flags(p, name, tasks="tasks"):
+    """Where a run is stored, where it runs, what it writes: shared by every simulating command."""
+    p.add_argument("--out", metavar="DIR",
+                   help=f"run directory: the run store (run.sqlite), the figures and result.json; running the "
+                        f"same command again resumes it (default runs/{name}-<hash of the options>)")
+    p.add_argument("--workers", type=integer, help=f"run the {tasks} on a local Dask cluster of N processes")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help=f"run the {tasks} on the Dask cluster at ADDRESS (tcp://HOST:PORT)")
+    p.add_argument("--timeout", type=real, metavar="SECONDS",
+                   help="with --workers or --scheduler: give up (exit 1) when the Dask scheduler cannot be "
+                        "reached or has no worker after SECONDS")
+    p.add_argument("--device", type=device, metavar="DEVICE",
+                   help="where the tasks run: cpu, cuda, cuda:N, mps (default: the library's, the CPU)")
+    p.add_argument("--json", metavar="PATH", help="also write the JSON result to PATH ('-': standard output, the "
+                                                  "report then goes to standard error)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar (it is drawn only on a terminal)")
+
+
+def _study_parser(sub, name, presets, default, *, help, description, preset_help):
+    """A signal-propagation command: its presets and the network flags they share."""
+    p = sub.add_parser(name, help=help, description=description)
+    p.add_argument("--preset", choices=sorted(presets), default=default,
+                   help=preset_help + " (default %(default)s)")
+    p.add_argument("--arch", choices=ARCHITECTURES, help="residual map" + _preset_default(presets, default, "arch"))
+    p.add_argument("--activation", help="activation name or MODULE:FUNCTION (default tanh; relu for res-3)")
+    p.add_argument("--width", type=integer, help="hidden width d" + _preset_default(presets, default, "width"))
+    p.add_argument("--n-in", type=integer, help="input dimension" + _preset_default(presets, default, "n_in"))
+    return p
+
+
+def _study_flags(p, name):
+    dflt = DEFAULTS[name]
+    p.add_argument("--seed", type=integer, help=f"base seed (default {dflt['seed']})")
+    p.add_argument("--dtype", choices=DTYPES, help=f"(default {dflt['dtype']})")
+    _run_flags(p, name)

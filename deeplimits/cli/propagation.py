@@ -1,0 +1,71 @@
+"""``deeplimits stability`` and ``deeplimits phase``: signal propagation at initialisation.
+
+A preset (:mod:`deeplimits.studies.presets`) gives every value; the flags given override it."""
+
+from __future__ import annotations
+
+from ..studies.presets import PHASE_PRESETS, STABILITY_PRESETS
+from . import outputs
+from .errors import plan
+from .execution import Run, default_out, executor, progress
+
+__all__ = ["run_stability_cmd", "run_phase_cmd"]
+
+STABILITY = ("arch", "activation", "width", "n_in", "depths", "betas", "draws", "inputs", "histograms", "chunk")
+PHASE = ("hursts", "betas", "arch", "activation", "width", "n_in", "depth", "draws", "inputs")
+
+
+def _options(args, preset: dict, names) -> dict:
+    """The preset's values overridden by the flags given (``--device`` passed only when given)."""
+    import torch
+
+    kw = dict(preset)
+    for n in names:
+        v = getattr(args, n, None)
+        if v is not None:
+            kw[n] = v
+    if args.dtype is not None:
+        kw["dtype"] = getattr(torch, args.dtype)
+    if args.seed is not None:
+        kw["seed"] = args.seed
+    if args.device is not None:
+        kw["device"] = args.device
+    return kw
+
+
+def _run_study(args, cmd, spec, run, total, unit, executor_kw):
+    """Open the store, run with a progress bar, print the report, write figures and JSON."""
+    out = default_out(args, cmd, spec.to_dict())
+    outputs.check_outputs(args, cmd, out)
+    with Run(out, spec.to_dict()) as store:
+        with progress(args, total=total, unit=unit, desc=cmd,
+                      bar_format="{desc} {bar} {n_fmt}/{total_fmt} " + unit + "s [{elapsed}<{remaining}]") as bar:
+            result = run(spec, bar.update, store=store, **executor_kw)
+    report = outputs.report_stream(args.json)
+    print(result.report(), file=report)
+    written = outputs.write_study(result, out, args.json)
+    print(f"run store {store.path}; wrote " + ", ".join(written), file=report)
+    return 0
+
+
+def run_stability_cmd(args) -> int:
+    from ..paths import make_driver
+    from ..studies import stability
+
+    executor_kw = executor(args, "stability")
+    kw = _options(args, STABILITY_PRESETS[args.preset], STABILITY)
+    driver = args.driver or kw.pop("driver")
+    kw.pop("driver", None)
+    params = STABILITY + ("driver", "hurst", "length_scale", "seed", "dtype", "device")
+    driver = plan("stability", params, make_driver, driver, args.hurst, args.length_scale)
+    spec = plan("stability", params, stability.plan_stability, driver=driver, **kw)
+    return _run_study(args, "stability", spec, stability.run_stability, spec.draws, "draw", executor_kw)
+
+
+def run_phase_cmd(args) -> int:
+    from ..studies import phase
+
+    executor_kw = executor(args, "phase")
+    kw = _options(args, PHASE_PRESETS[args.preset], PHASE)
+    spec = plan("phase", PHASE + ("seed", "dtype", "device"), phase.plan_phase, **kw)
+    return _run_study(args, "phase", spec, phase.run_phase, len(spec.hursts), "H", executor_kw)

@@ -1,0 +1,109 @@
+"""Flag values, parsed without the numerical stack: lists (``4,8,16``), ranges
+(``start:stop:count``), integers below 2^63, finite reals, device names."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from .._names import device_form
+from ..studies.presets import linspace
+
+MAX_LIST = 100_000  # values in one list flag (and the count of start:stop:count)
+MAX_INT = 2 ** 63 - 1  # integer flags (the run store keeps 64-bit integers)
+
+__all__ = ["MAX_LIST", "MAX_INT", "parse_list", "int_list", "integer", "real", "device"]
+
+
+def _number(token: str, kind, text: str, listed: bool = False):
+    """One finite value of a list (or of a flag): ``kind`` is ``float`` or ``int``."""
+    try:
+        return _value(token, kind, text)
+    except argparse.ArgumentTypeError as e:
+        if listed:
+            raise argparse.ArgumentTypeError(f"{e} (give a comma-separated list or start:stop:count)") from None
+        raise
+
+
+def _value(token: str, kind, text: str):
+    token = token.strip()
+    try:
+        v = int(token) if kind is int and token.lstrip("+-").isdigit() else float(token)
+    except (ValueError, OverflowError):
+        raise argparse.ArgumentTypeError(f"expected {'an integer' if kind is int else 'a number'}, "
+                                         f"got {text!r}") from None
+    if isinstance(v, float) and not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"expected {'finite numbers' if token != text else 'a finite number'}, "
+                                         f"got {text!r}")
+    if kind is int:
+        if isinstance(v, float):
+            if v != int(v):
+                raise argparse.ArgumentTypeError(f"expected integers, got {text!r}")
+            v = int(v)
+        if abs(v) > MAX_INT:
+            raise argparse.ArgumentTypeError(f"integer out of range (at most 2^63 - 1), got {text!r}")
+    return v
+
+
+def _range(text: str, kind, bad) -> list:
+    """``start:stop:count``: ``count`` is checked before any value is built."""
+    parts = text.split(":")
+    if len(parts) != 3:
+        raise bad
+    start, stop = (_number(t, float, text, True) for t in parts[:2])
+    try:
+        n = int(parts[2].strip())
+    except ValueError:
+        raise bad from None
+    if not 1 <= n <= MAX_LIST:
+        raise argparse.ArgumentTypeError(f"the count of start:stop:count must lie in [1, {MAX_LIST}], got {text!r}")
+    vals = linspace(start, stop, n)
+    if not all(math.isfinite(v) for v in vals):  # e.g. -1e308:1e308:3
+        raise argparse.ArgumentTypeError(f"expected finite numbers, got {text!r}")
+    if kind is int:
+        if any(v != round(v) for v in vals):
+            raise argparse.ArgumentTypeError(f"expected integers, got {text!r}")
+        vals = [_number(repr(int(round(v))), int, text, True) for v in vals]
+    return vals
+
+
+def parse_list(text: str, kind=float) -> list:
+    """``'1,2,3'`` -> ``[1, 2, 3]``; ``'start:stop:count'`` -> ``count`` evenly spaced values.
+
+    Values must be finite (integers for ``kind=int``, at most 2^63 - 1); a list holds at most
+    :data:`MAX_LIST` values, and ``count`` is checked before any value is built."""
+    bad = argparse.ArgumentTypeError(f"expected a comma-separated list or start:stop:count, got {text!r}")
+    if not isinstance(text, str) or not text.strip():
+        raise bad
+    if ":" in text:
+        return _range(text, kind, bad)
+    tokens = text.split(",")
+    if len(tokens) > MAX_LIST:
+        raise argparse.ArgumentTypeError(f"at most {MAX_LIST} values in a list, got {len(tokens)}")
+    vals = [_number(t, kind, text, True) for t in tokens if t.strip()]
+    if not vals:
+        raise bad
+    return [float(v) for v in vals] if kind is float else vals
+
+
+def int_list(text):
+    """A list of integers (or an integral ``start:stop:count``)."""
+    return parse_list(text, int)
+
+
+def integer(text):
+    """An integer flag: digits (or an integral number like 1e4), at most 2^63 - 1 in size."""
+    return _number(text, int, text)
+
+
+def real(text):
+    """A real flag: a finite number."""
+    return _number(text, float, text)
+
+
+def device(text):
+    """A device flag: its form only (``cpu``, ``cuda``, ``cuda:1``, ``mps``); torch checks it at plan time."""
+    try:
+        return device_form(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None

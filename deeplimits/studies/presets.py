@@ -1,0 +1,79 @@
+"""Default study grids and defaults of the studies, torch-free (the command line reads them to
+build its ``--help`` without importing the numerical stack).
+
+* :data:`STABILITY_PRESETS`, :data:`PHASE_PRESETS`: the published protocols (Marion et al.,
+  JMLR 2025), used by ``deeplimits stability --preset NAME`` / ``deeplimits phase``;
+* :data:`DEFAULT_STUDY`: the convergence study run without a regime (sde, ode, fbm at H = 3/4);
+* :data:`STUDY_OPTIONS`: options a regime requires, filled in when none of their group is given;
+* :data:`DEFAULTS`: the scalar defaults of each study's plan function (tests/test_names.py
+  checks them against the signatures of ``plan_convergence``, ``plan_stability``, ``plan_phase``).
+"""
+
+from __future__ import annotations
+
+__all__ = ["linspace", "STABILITY_PRESETS", "PHASE_PRESETS", "DEFAULT_STUDY", "STUDY_OPTIONS", "DEFAULTS",
+           "study_options"]
+
+
+def linspace(start: float, stop: float, count: int) -> list[float]:
+    """``count`` evenly spaced values from ``start`` to ``stop``: ``numpy.linspace`` in plain
+    Python, value for value (``start + i * step``, the last value ``stop`` exactly)."""
+    if count == 1:
+        return [float(start)]
+    step = (stop - start) / (count - 1)
+    values = [start + i * step for i in range(count)]
+    values[-1] = stop
+    return [float(v) for v in values]
+
+
+_IID_DEPTHS = [int(x) for x in linspace(10, 1000, 10)]
+
+STABILITY_PRESETS = {
+    # Marion et al. §4: res-3, d = 40, n_in = 64, depths 10..1000, 50 draws
+    "iid": dict(arch="res-3", driver="uniform", width=40, n_in=64, depths=_IID_DEPTHS, betas=[0.25, 0.5, 1.0],
+                draws=50),
+    "smooth": dict(arch="res-3", driver="smooth", width=40, n_in=64, depths=_IID_DEPTHS, betas=[0.5, 1.0, 2.0],
+                   draws=50),
+    "iid-inside": dict(arch="inside", driver="uniform", width=40, n_in=64, depths=_IID_DEPTHS,
+                       betas=[0.25, 0.5, 1.0], draws=50),
+    "smooth-inside": dict(arch="inside", driver="smooth", width=40, n_in=64, depths=_IID_DEPTHS,
+                          betas=[0.5, 1.0, 2.0], draws=50),
+    # the distributions at criticality: beta = 1/2, L = 1000, d = 100, 10^4 draws
+    "criticality": dict(arch="res-3", driver="uniform", width=100, n_in=64, depths=[1000], betas=[0.5],
+                        draws=10_000, histograms=True),
+    "criticality-inside": dict(arch="inside", driver="uniform", width=100, n_in=64, depths=[1000], betas=[0.5],
+                               draws=10_000, histograms=True),
+}
+
+PHASE_PRESETS = {
+    # res-3, d = 40, L = 1000, H = 51 values in [0.05, 0.97], beta = 70 values in [0, 1.3],
+    # 5 weight draws per H with 10 inputs each
+    "full": dict(hursts=[round(h, 6) for h in linspace(0.05, 0.97, 51)],
+                 betas=[round(b, 6) for b in linspace(0, 1.3, 70)],
+                 arch="res-3", width=40, n_in=64, depth=1000, draws=5, inputs=10),
+}
+
+#: the convergence study without a regime: (regime, options) in order
+DEFAULT_STUDY = (("sde", {}), ("ode", {}), ("fbm", {"hurst": 0.75}))
+
+#: regime -> (a group of options, the defaults used when none of the group is given)
+STUDY_OPTIONS = {
+    "fbm": (("hurst",), {"hurst": 0.75}),
+    "inside-ode": (("alpha", "beta"), {"beta": 0.5}),
+}
+
+#: the scalar defaults of the plan functions (and of the command line)
+DEFAULTS = {
+    "convergence": dict(inputs=1, seed=0, dtype="float64"),
+    "stability": dict(inputs=1, seed=0, dtype="float32", histograms=False),
+    "phase": dict(seed=0, dtype="float32"),
+}
+
+
+def study_options(regime: str, options: dict) -> dict:
+    """``options`` of a convergence study of ``regime`` with the defaults of
+    :data:`STUDY_OPTIONS` filled in when none of their group is given."""
+    group, defaults = STUDY_OPTIONS.get(regime, ((), {}))
+    if group and all(options.get(name) is None for name in group):
+        return {**options, **defaults}
+    return dict(options)
