@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 from deeplimits.cli import build_parser, main
 
@@ -76,9 +77,15 @@ def test_stability_json_dash(tmp_path, capsys):
     assert "records" in json.loads(out) and "median r_h" in err
 
 
-@pytest.mark.xfail(reason="library device= lands in issue11-device", strict=False)
 def test_device_cpu_is_passed_to_the_library(tmp_path, capsys):
     assert main(C + ["--device", "cpu", "--out", str(tmp_path / "d"), "--quiet"]) == 0
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the refusal of a device this machine lacks")
+def test_an_absent_device_is_refused_before_any_work(tmp_path, capsys):
+    assert main(C + ["--device", "cuda", "--out", str(tmp_path / "d")]) == 2
+    err = capsys.readouterr().err
+    assert "not available" in err and err.count("\n") == 1 and not (tmp_path / "d").exists()
 
 
 def test_device_form_is_checked_at_parse_time(capsys):
