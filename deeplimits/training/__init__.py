@@ -13,6 +13,7 @@ See docs/training.md.
 from .init import fractional_, iid_, init_from_driver, resolution_for, smooth_
 from .modules import DELTA_MODES, ResidualNetwork
 from .optim import BatchedAdam, BatchedSGD
+from .train import TrainResult, evaluate, train
 
 __all__ = ["ResidualNetwork", "DELTA_MODES", "init_from_driver", "resolution_for", "iid_", "fractional_",
-           "smooth_", "BatchedAdam", "BatchedSGD"]
+           "smooth_", "BatchedAdam", "BatchedSGD", "train", "TrainResult", "evaluate"]

@@ -1,0 +1,138 @@
+"""Training the ``C`` configurations of a :class:`~deeplimits.training.modules.ResidualNetwork`
+at once (docs/training.md): Adam or SGD with one learning rate per configuration, the learning
+rate divided by 10 halfway (Marion, Fermanian, Biau & Vert, JMLR 2025, §4.2), optional early
+stopping at a loss threshold (Cohen, Cont, Rossier & Xu, ICML 2021), cross-entropy or squared
+loss. The total loss is the sum of the per-configuration losses, so each configuration gets
+exactly its own gradient; a configuration whose loss goes non-finite is frozen and reported,
+the others go on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from typing import Callable
+
+import torch
+
+from .. import _validate as V_
+from .._plain import PlainData
+from ..data.batching import batches
+from .modules import ResidualNetwork
+from .optim import BatchedAdam, BatchedSGD
+
+__all__ = ["train", "TrainResult", "config_losses", "evaluate", "LOSSES", "OPTIMISERS"]
+
+LOSSES = ("cross_entropy", "squared")
+OPTIMISERS = {"adam": BatchedAdam, "sgd": BatchedSGD}
+
+
+@dataclasses.dataclass
+class TrainResult(PlainData):
+    """One record per configuration (``train_loss``, ``test_loss``, ``train_accuracy``,
+    ``test_accuracy`` (``None`` for regression), ``finite``), the epochs run, the learning rate
+    of every epoch (per configuration) and the wall time."""
+
+    records: list
+    epochs: int
+    lr_schedule: list
+    seconds: float
+
+
+def config_losses(out: torch.Tensor, y: torch.Tensor, loss: str) -> torch.Tensor:
+    """Per-configuration mean losses ``(C,)`` of outputs ``(C, batch, k)`` against ``y``:
+    cross-entropy with class labels ``(batch,)``, or half the squared error summed over the
+    outputs with targets ``(batch, k)``."""
+    C, B, K = out.shape
+    if loss == "cross_entropy":
+        per = torch.nn.functional.cross_entropy(out.reshape(C * B, K), y.repeat(C), reduction="none")
+        return per.view(C, B).mean(1)
+    return 0.5 * ((out - y.unsqueeze(0)) ** 2).sum(-1).mean(-1)
+
+
+@torch.no_grad()
+def evaluate(module: ResidualNetwork, x: torch.Tensor, y: torch.Tensor, loss: str, batch_size: int = 1024):
+    """Mean loss ``(C,)`` and, for cross-entropy, accuracy ``(C,)`` (else ``None``) over ``(x, y)``."""
+    total, correct = 0.0, 0.0
+    for xb, yb in batches((x, y), batch_size, shuffle=False):
+        out = module(xb)
+        total = total + config_losses(out, yb, loss) * len(xb)
+        if loss == "cross_entropy":
+            correct = correct + (out.argmax(-1) == yb.unsqueeze(0)).sum(-1).to(torch.float64)
+    n = len(x)
+    return total / n, (correct / n if loss == "cross_entropy" else None)
+
+
+def _check(module, data, optimizer, epochs, batch_size, loss, stop_loss):
+    if not isinstance(module, ResidualNetwork):
+        raise ValueError(f"module must be a ResidualNetwork, got {type(module).__name__}")
+    for name in ("x_train", "y_train", "x_test", "y_test"):
+        if not isinstance(getattr(data, name, None), torch.Tensor):
+            raise ValueError(f"data must have tensors x_train, y_train, x_test, y_test (missing {name})")
+    optimizer = V_.choice("optimizer", optimizer, tuple(OPTIMISERS))
+    epochs = V_.integer("epochs", epochs)
+    batch_size = V_.integer("batch_size", batch_size)
+    if loss is None:
+        loss = "cross_entropy" if getattr(data, "task", "classification") == "classification" else "squared"
+    loss = V_.choice("loss", loss, LOSSES)
+    if stop_loss is not None:
+        stop_loss = V_.real("stop_loss", stop_loss, low=0.0)
+    return optimizer, epochs, batch_size, loss, stop_loss
+
+
+def train(module: ResidualNetwork, data, *, optimizer: str = "adam", lr=1e-3, epochs: int = 10,
+          batch_size: int = 128, loss: str | None = None, lr_decay_halfway: bool = True,
+          stop_loss: float | None = None, seed: int = 0,
+          progress: Callable[[int], None] | None = None) -> TrainResult:
+    """Train every configuration of ``module`` on ``data`` (a :class:`deeplimits.data.Dataset`
+    or any object with ``x_train, y_train, x_test, y_test``).
+
+    Args:
+        optimizer: ``'adam'`` or ``'sgd'``; ``lr`` a number or one per configuration.
+        epochs: passes over the training set; with ``lr_decay_halfway`` the learning rates are
+            divided by 10 from epoch ``epochs // 2`` on.
+        batch_size: mini-batch size; epoch ``e`` shuffles with seed ``(seed, e)``.
+        loss: ``'cross_entropy'`` (classification, the default for classification data) or
+            ``'squared'``.
+        stop_loss: stop after the first epoch where every live configuration's training loss
+            is at most this.
+        progress: called with 1 after each epoch.
+    """
+    optimizer, epochs, batch_size, loss, stop_loss = _check(module, data, optimizer, epochs, batch_size, loss,
+                                                            stop_loss)
+    seed = V_.integer("seed", seed, low=0)
+    t0 = time.perf_counter()
+    opt = OPTIMISERS[optimizer](module, lr=lr)
+    base, schedule, ran = opt.lr.clone(), [], 0
+    for epoch in range(epochs):
+        if lr_decay_halfway and epochs > 1 and epoch == epochs // 2:
+            opt.lr = base / 10
+        schedule.append(opt.lr.tolist())
+        for xb, yb in batches((data.x_train, data.y_train), batch_size, seed=seed * 100_003 + epoch):
+            opt.zero_grad(set_to_none=True)
+            per = config_losses(module(xb), yb, loss)
+            per.sum().backward()
+            opt.step(loss=per.detach())
+        ran = epoch + 1
+        if progress is not None:
+            progress(1)
+        if stop_loss is not None:
+            tl, _ = evaluate(module, data.x_train, data.y_train, loss)
+            live = opt.finite.to(tl.device)
+            if bool(live.any()) and bool((tl[live] <= stop_loss).all()):
+                break
+    return TrainResult(_records(module, data, loss, opt.finite), ran, schedule, time.perf_counter() - t0)
+
+
+def _records(module, data, loss, finite) -> list[dict]:
+    tl, ta = evaluate(module, data.x_train, data.y_train, loss)
+    vl, va = evaluate(module, data.x_test, data.y_test, loss)
+    out = []
+    for c in range(module.configs):
+        ok = bool(finite[c]) and math.isfinite(float(tl[c]))
+        acc = ta is not None and ok  # a blown-up configuration has no meaningful accuracy
+        out.append({"train_loss": float(tl[c]), "test_loss": float(vl[c]),
+                    "train_accuracy": float(ta[c]) if acc else None,
+                    "test_accuracy": float(va[c]) if acc else None, "finite": ok})
+    return out
