@@ -21,6 +21,8 @@ The public API, re-exported by name (the mathematics is in docs/mathematics.md):
 Names are resolved on first access (PEP 562): ``import deeplimits`` (and the command line's
 ``--help``) does not import torch; ``from deeplimits import pair`` imports what ``pair`` needs.
 """
+from ._lazy import lazy_exports
+
 
 from ._version import __version__
 
@@ -82,14 +84,4 @@ def _submodule(name: str):
     return module
 
 
-def __getattr__(name: str):
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_submodule(where), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(globals(), _WHERE, _submodule)

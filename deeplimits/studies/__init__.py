@@ -9,6 +9,8 @@ torch-free :mod:`~deeplimits.studies.presets`, does not import torch."""
 
 from __future__ import annotations
 
+from .._lazy import lazy_exports
+
 from .presets import PHASE_PRESETS, STABILITY_PRESETS
 
 #: public name -> the submodule that defines it
@@ -40,27 +42,24 @@ def _submodule(name: str):
             "propagation": propagation, "stability": stability, "strong_error": strong_error}[name]
 
 
-def __getattr__(name: str):
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_submodule(where), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(globals(), _WHERE, _submodule)
 
 
 def plan_from_dict(spec: dict):
     """The plan of a stored spec, by its ``'study'`` key (:func:`deeplimits.studies.plan.plan_from_dict`,
     with every study's plan class registered)."""
-    return _submodule("plan").plan_from_dict(spec) if _submodule("stability") else None
+    _register_plans()
+    return _submodule("plan").plan_from_dict(spec)
 
 
 def results_from_store(store) -> list:
     """The results of a stored run of any study, rebuilt from its finished tasks (no simulation):
     one result per stored plan with a finished task (:mod:`deeplimits.studies.plan`)."""
-    _submodule("stability")  # every study module imported: their plan classes are registered
+    _register_plans()
     return _submodule("plan").results_from_store(store)
+
+
+def _register_plans():
+    """Import every study module, so that each registers its plan class."""
+    for name in ("convergence", "phase", "stability"):
+        _submodule(name)
