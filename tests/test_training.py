@@ -222,6 +222,48 @@ def _losses(model, x, y):
     return (model(x) - y).pow(2).mean(dim=(1, 2))  # one mean loss per config
 
 
+@pytest.mark.parametrize("activation", ["tanh", "relu", "identity"])
+@pytest.mark.parametrize("bias", [True, False])
+def test_fused_res1_stack_matches_autograd(activation, bias):
+    # the hand-written backward of training/_stack.py against autograd through ResNet's layers
+    # (float64: the two differ by rounding only, 1e-10 relative is ~1e5 ulps of slack)
+    from deeplimits.training._stack import res1_stack
+    L, C, B, d = 12, 3, 5, 4
+    g = gen(31)
+    h0 = torch.randn(C, B, d, generator=g, dtype=F64, requires_grad=True)
+    V = torch.randn(L, C, d, d, generator=g, dtype=F64, requires_grad=True)
+    b = torch.randn(L, C, d, generator=g, dtype=F64, requires_grad=True) if bias else None
+    alpha, net = L ** -0.7, dl.ResNet("res-1", activation, 0.7)
+    ref = h0
+    for k in range(L):
+        ref = ref + alpha * (net.residual(ref, V=V[k]) + (b[k].unsqueeze(1) if bias else 0))
+    got = res1_stack(h0, V, b, alpha, activation)
+    torch.testing.assert_close(got, ref, rtol=1e-12, atol=1e-12)
+    w = torch.randn(C, B, d, generator=g, dtype=F64)
+    inputs = [h0, V] + ([b] if bias else [])
+    want = torch.autograd.grad((ref * w).sum(), inputs)
+    have = torch.autograd.grad((res1_stack(h0, V, b, alpha, activation) * w).sum(), inputs)
+    for x, y in zip(have, want):
+        torch.testing.assert_close(x, y, rtol=1e-10, atol=1e-12)
+    with torch.no_grad():  # no activations kept: the plain loop, the same values
+        torch.testing.assert_close(res1_stack(h0, V, b, alpha, activation), ref, rtol=1e-12, atol=1e-12)
+
+
+def test_module_uses_the_fused_stack_for_named_activations():
+    def graph(m):
+        names, todo = set(), [m(torch.randn(4, 2)).grad_fn]
+        while todo:
+            f = todo.pop()
+            if f is not None:
+                names.add(type(f).__name__)
+                todo.extend(g for g, _ in f.next_functions)
+        return names
+
+    assert "_Res1StackBackward" in graph(ResidualNetwork("res-1", 8, 3, 2, 1, configs=2, bias=True))
+    assert "_Res1StackBackward" in graph(ResidualNetwork("res-1", 8, 3, 2, 1, activation="relu"))
+    assert "_Res1StackBackward" not in graph(ResidualNetwork("res-1", 8, 3, 2, 1, activation="sin"))
+
+
 def _train_batched(model, opt, steps):
     x, y = _data()
     for _ in range(steps):
@@ -233,6 +275,7 @@ def _train_batched(model, opt, steps):
 
 @pytest.mark.parametrize("arch,delta,opt", [
     ("res-2", None, "adam"), ("inside", "per-layer", "adam"), ("res-1", None, "sgd"), ("inside", "shared", "sgd"),
+    ("res-1", None, "adam"),
 ])
 def test_batched_equals_separate(arch, delta, opt):
     lrs = [1e-3, 1e-2, 5e-2]

@@ -19,6 +19,7 @@ import torch
 
 from .. import _validate as V_
 from ..networks import ARCHITECTURES, ResNet
+from ._stack import res1_stack
 
 __all__ = ["ResidualNetwork", "DELTA_MODES"]
 
@@ -153,9 +154,13 @@ class ResidualNetwork(torch.nn.Module):
     def propagate(self, h: torch.Tensor) -> torch.Tensor:
         """The residual stack: ``h_0`` ``(C, batch, d)`` -> ``h_L``.
 
-        The layers are taken with ``unbind(0)`` once: indexing ``V[k]`` inside the loop would
+        ``res-1`` with ``tanh``, ``relu`` or ``identity`` runs the stack of :mod:`._stack`
+        (a hand-written backward pass, the same gradients). Otherwise the layers are taken
+        with ``unbind(0)`` once: indexing ``V[k]`` inside the loop would
         make autograd build a full ``(L, C, d, d)`` gradient for every layer (O(L^2) work)."""
         names = _RESIDUAL[self.arch]
+        if self.arch == "res-1" and _fused_kind(self.activation) is not None:
+            return res1_stack(h, self.V, self.b, float(self.depth) ** -self.beta, _fused_kind(self.activation))
         layers = [getattr(self, n).unbind(0) for n in names]
         biases = self.b.unbind(0) if self.b is not None else [None] * self.depth
         if self.arch == "inside":
@@ -199,3 +204,14 @@ def _layer_weights(sample, depth: int) -> torch.Tensor:
     if res < depth:
         raise ValueError(f"the sample's resolution {res} must be >= depth {depth}")
     return sample.weights(res)[:depth]
+
+
+def _fused_kind(act) -> str | None:
+    """The :mod:`._stack` name of a named ``tanh``/``relu``/``identity`` activation, else ``None``."""
+    if act.fn is torch.tanh:
+        return "tanh"
+    if act.fn is torch.relu:
+        return "relu"
+    if act.name == "identity" and act._derivative is torch.ones_like:
+        return "identity"
+    return None

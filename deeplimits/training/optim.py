@@ -86,8 +86,10 @@ class _Batched(torch.optim.Optimizer):
         for g in self.param_groups:
             p, a = g["params"][0], g["axis"]
             if p.grad is not None:
+                # one pass: a sum over a config's entries is finite only if every entry is
+                # (an overflow of finite entries to inf also flags the config: it is blowing up)
                 dims = [i for i in range(p.dim()) if i != a]
-                ok = torch.isfinite(p.grad).all(dim=dims) if dims else torch.isfinite(p.grad)
+                ok = torch.isfinite(p.grad.sum(dim=dims) if dims else p.grad)
                 self.finite &= ok.cpu()
         return self.finite
 
@@ -150,14 +152,22 @@ class BatchedAdam(_Batched):
             st["exp_avg"], st["exp_avg_sq"] = torch.zeros_like(p), torch.zeros_like(p)
         grad = p.grad if group["weight_decay"] == 0 else p.grad.add(p, alpha=group["weight_decay"])
         step = st["step"] + self.finite.to(torch.float64)
-        m = st["exp_avg"].lerp(grad, 1 - b1)
-        v = st["exp_avg_sq"].mul(b2).addcmul_(grad, grad, value=1 - b2)
         step_size = _view(group["lr"] / (1 - b1 ** step), p, a)
         bc2_sqrt = _view((1 - b2 ** step).sqrt(), p, a)
-        new = p - step_size * m / (v.sqrt() / bc2_sqrt + group["eps"])
-        p.copy_(torch.where(mask, new, p))
-        st["exp_avg"].copy_(torch.where(mask, m, st["exp_avg"]))
-        st["exp_avg_sq"].copy_(torch.where(mask, v, st["exp_avg_sq"]))
+        if bool(self.finite.all()):  # in place, nine passes over the parameter
+            m, v = st["exp_avg"], st["exp_avg_sq"]
+            m.lerp_(grad, 1 - b1)
+            v.mul_(b2).addcmul_(grad, grad, value=1 - b2)
+            u = v.sqrt().div_(bc2_sqrt).add_(group["eps"])
+            torch.div(m, u, out=u)
+            p.sub_(u.mul_(step_size))
+        else:  # a frozen config keeps its parameters and moments (its gradient may be NaN)
+            m = st["exp_avg"].lerp(grad, 1 - b1)
+            v = st["exp_avg_sq"].mul(b2).addcmul_(grad, grad, value=1 - b2)
+            new = p - step_size * m / (v.sqrt() / bc2_sqrt + group["eps"])
+            p.copy_(torch.where(mask, new, p))
+            st["exp_avg"].copy_(torch.where(mask, m, st["exp_avg"]))
+            st["exp_avg_sq"].copy_(torch.where(mask, v, st["exp_avg_sq"]))
         st["step"] = step
 
 
