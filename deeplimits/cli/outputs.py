@@ -12,7 +12,7 @@ from .errors import UsageError, one_line
 STDOUT = "-"
 
 __all__ = ["STDOUT", "check_outputs", "check_file", "report_stream", "dump_json", "write_convergence",
-           "write_study", "write_csv"]
+           "write_study", "write_training", "write_csv"]
 
 
 def report_stream(*paths):
@@ -90,6 +90,24 @@ def write_study(result, out, json_path) -> list[str]:
         if result.samples:
             figs.append(os.path.join(out, "histograms.png"))
             result.plot_histograms(figs[-1])
+    return figs + dump_json(result.to_dict(), out, json_path)
+
+
+def write_training(result, plan, out, json_path) -> list[str]:
+    """The figures of a training grid (the heat map for more than one (H, beta); the weight
+    coordinates against the layer when the trained weights are stored) and its JSON."""
+    from ..plots import plot_weight_paths
+    from ..studies.training import weight_paths
+
+    os.makedirs(out, exist_ok=True)
+    figs = []
+    if len(result.best) > 1:
+        figs.append(os.path.join(out, "heatmap.png"))
+        result.plot(figs[-1])
+    panels = weight_paths(plan, out, result)
+    if panels:
+        figs.append(os.path.join(out, "weights.png"))
+        plot_weight_paths(panels, path=figs[-1])
     return figs + dump_json(result.to_dict(), out, json_path)
 
 

@@ -28,14 +28,16 @@ class SweepError(RuntimeError):
 
 def run_sweep(tasks: Sequence[Task], store: RunStore | None = None, *, workers: int | None = None,
               scheduler: str | None = None, progress: Callable[[Task], None] | None = None,
-              timeout: float | None = None) -> dict:
+              timeout: float | None = None, keep: Callable[[Task, object], object] | None = None) -> dict:
     """Run the tasks not yet in ``store`` and return every task's result, by key.
 
     Executors: in this process (default; torch and the random-number pool use the cores),
     a local Dask ``distributed`` cluster of ``workers`` processes, or the Dask cluster at
     ``scheduler``. Each finished task is committed to the store before the next is awaited.
     ``workers``, ``scheduler`` and ``timeout`` (seconds to reach the scheduler and get a
-    worker; default 10) are checked before anything else. Raises :class:`ExecutorError` when
+    worker; default 10) are checked before anything else. ``keep(task, result)``, when given,
+    turns each finished result into what is stored and returned (called before the store
+    records the task, so whatever it writes exists once the task counts as done). Raises :class:`ExecutorError` when
     the cluster cannot be reached or has no worker in time, and :class:`SweepError` after the
     sweep if some tasks failed.
     """
@@ -49,6 +51,8 @@ def run_sweep(tasks: Sequence[Task], store: RunStore | None = None, *, workers: 
 
     def finish(task, result=None, seconds=0.0, error=None):
         if error is None:
+            if keep is not None:
+                result = keep(task, result)
             done[task.key] = result
             if store is not None:
                 store.record(task, result, seconds)

@@ -1,5 +1,5 @@
 """Studies built on pairs and drivers: strong convergence, signal propagation (stability
-curves, criticality distributions) and the (H, beta) phase diagram. Each is a plan (every check
+curves, criticality distributions), the (H, beta) phase diagram, and training grids. Each is a plan (every check
 and the resource estimate, nothing computed), a run (sweep tasks registered by name) and a
 result (plain data with ``to_dict`` / ``from_dict``, a report and a figure).
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .._lazy import lazy_exports
 
-from .presets import PHASE_PRESETS, STABILITY_PRESETS
+from .presets import PHASE_PRESETS, STABILITY_PRESETS, TRAIN_PRESETS
 
 #: public name -> the submodule that defines it
 _WHERE = {
@@ -23,6 +23,8 @@ _WHERE = {
                      "theory_bounds"), "propagation"),
     **dict.fromkeys(("StabilityPlan", "StabilityResult", "plan_stability", "run_stability"), "stability"),
     **dict.fromkeys(("fit_rate", "sweep_errors"), "strong_error"),
+    **dict.fromkeys(("TrainPlan", "TrainGridResult", "plan_training", "train_grid", "load_trained", "critical_line"),
+                    "training"),
     "Plan": "plan",
 }
 
@@ -31,15 +33,17 @@ __all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePla
            "run_stability", "StabilityResult", "STABILITY_PRESETS", "phase_diagram", "plan_phase", "run_phase",
            "PhaseResult", "PHASE_PRESETS", "theory_bounds", "bounds_apply", "critical_beta", "classify", "CAP",
            "estimate_stability", "estimate_phase", "results_from_store", "Plan", "StabilityPlan", "PhasePlan",
-           "plan_from_dict"]
+           "plan_from_dict", "TrainPlan", "TrainGridResult", "plan_training", "train_grid", "load_trained",
+           "critical_line", "TRAIN_PRESETS"]
 
 
 def _submodule(name: str):
     """The submodule ``name`` (plain relative imports)."""
-    from . import convergence, convergence_result, phase, plan, propagation, stability, strong_error
+    from . import convergence, convergence_result, phase, plan, propagation, stability, strong_error, training
 
     return {"convergence": convergence, "convergence_result": convergence_result, "phase": phase, "plan": plan,
-            "propagation": propagation, "stability": stability, "strong_error": strong_error}[name]
+            "propagation": propagation, "stability": stability, "strong_error": strong_error,
+            "training": training}[name]
 
 
 __getattr__, __dir__ = lazy_exports(globals(), _WHERE, _submodule)
@@ -61,5 +65,5 @@ def results_from_store(store) -> list:
 
 def _register_plans():
     """Import every study module, so that each registers its plan class."""
-    for name in ("convergence", "phase", "stability"):
+    for name in ("convergence", "phase", "stability", "training"):
         _submodule(name)

@@ -80,8 +80,15 @@ class Plan(abc.ABC):
         t0 = time.perf_counter()
         tasks = self.tasks()
         done = run_sweep(tasks, store, workers=workers, scheduler=scheduler, timeout=timeout,
-                         progress=None if progress is None else (lambda t: progress(self.progress_units(t))))
+                         progress=None if progress is None else (lambda t: progress(self.progress_units(t))),
+                         keep=lambda task, result: self.keep(task, result, store))
         return self.summarise(tasks, [done[t.key] for t in tasks], time.perf_counter() - t0)
+
+    def keep(self, task, result, store):
+        """What of a finished task's result the store records (called before it does): the
+        result itself by default; a study may move large parts (tensors) into files beside
+        the store here and keep their paths."""
+        return result
 
     def stored_result(self, done: dict, seconds: dict):
         """The result of the finished tasks among ``done`` (results by key), ``None`` if none."""

@@ -11,7 +11,7 @@ build its ``--help`` without importing the numerical stack).
 
 from __future__ import annotations
 
-__all__ = ["linspace", "STABILITY_PRESETS", "PHASE_PRESETS", "DEFAULT_STUDY", "STUDY_OPTIONS", "DEFAULTS",
+__all__ = ["linspace", "STABILITY_PRESETS", "PHASE_PRESETS", "TRAIN_PRESETS", "DEFAULT_STUDY", "STUDY_OPTIONS", "DEFAULTS",
            "study_options"]
 
 
@@ -53,6 +53,21 @@ PHASE_PRESETS = {
                  arch="res-3", width=40, n_in=64, depth=1000, draws=5, inputs=10),
 }
 
+_NINE = [round(v, 6) for v in linspace(0.1, 0.9, 10)]
+
+TRAIN_PRESETS = {
+    # the heat map on a laptop CPU in minutes: digits, L = 1000, a 5 x 5 (H, beta) grid
+    "quick": dict(dataset="digits", driver="fractional", hursts=[0.1, 0.3, 0.5, 0.7, 0.9],
+                  betas=[0.1, 0.3, 0.5, 0.7, 0.9], lrs=[1e-3, 1e-2], depth=1000, width=30, epochs=5),
+    # the heat map on digits at the published size: 10 x 10 (H, beta) x 5 learning rates
+    "digits": dict(dataset="digits", driver="fractional", hursts=_NINE, betas=_NINE,
+                   lrs=[1e-4, 1e-3, 1e-2, 1e-1, 1.0], depth=1000, width=30, epochs=10),
+    # Marion et al. (JMLR 2025, §4.2): res-1 with bias, d = 30, L = 1000, 10 epochs, batch 128,
+    # MNIST (or --dataset cifar10) from local files; meant for a GPU or a cluster
+    "published": dict(dataset="mnist", driver="fractional", hursts=_NINE, betas=_NINE,
+                      lrs=[1e-4, 1e-3, 1e-2, 1e-1, 1.0], depth=1000, width=30, epochs=10),
+}
+
 #: the convergence study without a regime: (regime, options) in order
 DEFAULT_STUDY = (("sde", {}), ("ode", {}), ("fbm", {"hurst": 0.75}))
 
@@ -67,6 +82,8 @@ DEFAULTS = {
     "convergence": dict(inputs=1, seed=0, dtype="float64"),
     "stability": dict(inputs=1, seed=0, dtype="float32", histograms=False),
     "phase": dict(seed=0, dtype="float32"),
+    "train": dict(dataset="digits", driver="gaussian", betas=[0.5], lrs=[1e-2], seeds=1, arch="res-1", bias=True,
+                  depth=64, width=30, epochs=10, batch_size=128, optimizer="adam", seed=0, dtype="float32"),
 }
 
 

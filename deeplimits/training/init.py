@@ -38,7 +38,7 @@ def _driver(driver) -> Driver:
 
 @torch.no_grad()
 def init_from_driver(module: ResidualNetwork, driver: Driver, *, generator: torch.Generator | None = None,
-                     scales: dict | None = None) -> ResidualNetwork:
+                     scales: dict | None = None, config: int | None = None) -> ResidualNetwork:
     """Read the per-layer weights of ``module`` off independent paths of ``driver``.
 
     Each weight tensor (``V``, ``W``; ``b`` only for ``inside``, the ``res-*`` bias stays zero)
@@ -51,6 +51,8 @@ def init_from_driver(module: ResidualNetwork, driver: Driver, *, generator: torc
         generator: a seeded :class:`torch.Generator`.
         scales: entry standard deviation per name, e.g. ``{'V': 0.5}``; default ``1/sqrt(d)``
             for matrices and 1 for the ``inside`` bias (the driver's defaults).
+        config: fill only configuration ``config`` (one draw), leaving the others as they are:
+            a grid gives each configuration its own driver and generator this way.
     """
     if not isinstance(module, ResidualNetwork):
         raise ValueError(f"module must be a ResidualNetwork, got {type(module).__name__}")
@@ -59,13 +61,19 @@ def init_from_driver(module: ResidualNetwork, driver: Driver, *, generator: torc
     names = [n for n in module.residual_names() if n != "b" or module.arch == "inside"]
     for key in scales:
         V_.choice("scales key", key, names)
+    if config is not None:
+        config = V_.integer("config", config, low=0, high=module.configs - 1)
     res = resolution_for(driver, module.depth)
     samples = {}
     for name in names:
         p = getattr(module, name)
-        samples[name] = driver.sample(tuple(p.shape[2:]), draws=module.configs, resolution=res,
-                                      generator=generator, dtype=p.dtype, scale=scales.get(name))
-    return module.load_sample(samples)
+        samples[name] = driver.sample(tuple(p.shape[2:]), draws=module.configs if config is None else 1,
+                                      resolution=res, generator=generator, dtype=p.dtype, scale=scales.get(name))
+    if config is None:
+        return module.load_sample(samples)
+    for name, sample in samples.items():
+        getattr(module, name)[:, config].copy_(_layer_weights(sample, module.depth)[:, 0])
+    return module
 
 
 def _linear_layers(layers) -> tuple[list, tuple[int, int]]:

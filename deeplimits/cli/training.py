@@ -1,0 +1,49 @@
+"""``deeplimits train``: residual networks initialised from a driver, trained on a data set.
+
+Without ``--preset``: one configuration (or the grid the flags give) with the defaults of
+:data:`deeplimits.studies.presets.DEFAULTS`; a preset (:data:`~deeplimits.studies.presets.TRAIN_PRESETS`)
+gives a heat-map grid, and the flags given override it."""
+
+from __future__ import annotations
+
+from ..studies.presets import DEFAULTS, TRAIN_PRESETS
+from . import outputs
+from .errors import plan
+from .execution import Run, default_out, executor, progress
+
+__all__ = ["run_train_cmd", "OPTIONS"]
+
+#: flags passed to :func:`deeplimits.studies.training.plan_training` when given
+OPTIONS = ("dataset", "driver", "hursts", "betas", "lrs", "seeds", "arch", "activation", "bias", "depth", "width",
+           "epochs", "batch_size", "optimizer", "lr_decay_halfway", "stop_loss", "length_scale", "seed", "chunk",
+           "save_weights", "root", "device")
+
+
+def run_train_cmd(args) -> int:
+    import torch
+
+    from ..studies import training
+
+    executor_kw = executor(args, "train")
+    kw = dict(TRAIN_PRESETS[args.preset]) if args.preset else {}
+    for name in OPTIONS:
+        value = getattr(args, name, None)
+        if value is not None:
+            kw[name] = value
+    if args.hursts is None and kw.get("driver", DEFAULTS["train"]["driver"]) != "fractional":
+        kw.pop("hursts", None)  # a preset's H axis means nothing for another --driver
+    if args.dtype is not None:
+        kw["dtype"] = getattr(torch, args.dtype)
+    spec = plan("train", OPTIONS + ("dtype",), training.plan_training, **kw)
+    out = default_out(args, "train", spec.to_dict())
+    outputs.check_outputs(args, "train", out)
+    total = len(spec.configs())
+    with Run(out, spec.to_dict()) as store:
+        with progress(args, total=total, unit="config", desc="train",
+                      bar_format="{desc} {bar} {n_fmt}/{total_fmt} configs [{elapsed}<{remaining}]") as bar:
+            result = spec.run(bar.update, store=store, **executor_kw)
+    report = outputs.report_stream(args.json)
+    print(result.report(), file=report)
+    written = outputs.write_training(result, spec, out, args.json)
+    print(f"run store {store.path}; wrote " + ", ".join(written), file=report)
+    return 0

@@ -1,0 +1,415 @@
+"""Training experiments as a resumable study (docs/training.md, "Grids, runs and the heat map").
+
+A :class:`TrainPlan` is a grid of configurations ``(H, beta, lr, seed)`` of one residual
+network trained on one data set. The configurations that share ``beta`` train together as one
+batched :class:`~deeplimits.training.ResidualNetwork` (``beta`` is a property of the module);
+each sweep task trains a chunk of them, so a run store keeps every finished chunk (records and
+trained weights, ``weights/<task>.pt``) and the same command resumes the others, in this process
+or on a Dask cluster. The initial weights of configuration ``(H_i, seed_j)`` are drawn with the
+generator seeded ``chunk_seed(seed, i * seeds + j)``: the same for every ``beta`` and learning
+rate, so the best accuracy over the learning rates compares trainings of one initialisation.
+All chunks see the mini-batches in one order (seeded by ``seed``).
+
+The heat map (Marion, Fermanian, Biau & Vert, JMLR 2025, §4.2) is the best test accuracy over
+the learning rates for each ``(H, beta)``; training fails well below the line
+``beta = max(H, 1/2)``, where the network explodes at initialisation (docs/mathematics.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import time
+from typing import Callable, ClassVar, Sequence
+
+import torch
+
+from .. import _resources as R_
+from .. import _validate as V_
+from .._names import DRIVERS
+from .._plain import PlainData
+from .._random import chunk_seed
+from ..runs import Task, chunk_sizes, register_task
+from .plan import Plan, register_plan
+from .presets import TRAIN_PRESETS  # noqa: F401 - re-exported (torch-free home)
+
+__all__ = ["TrainPlan", "TrainGridResult", "plan_training", "train_grid", "load_trained", "WEIGHTS_DIR",
+           "critical_line"]
+
+WEIGHTS_DIR = "weights"
+
+
+def critical_line(hurst: float | None) -> float:
+    """The boundary ``beta = max(H, 1/2)`` between explosion and the trainable regimes
+    (``1/2`` for i.i.d. weights, ``H = None``)."""
+    return 0.5 if hurst is None else max(float(hurst), 0.5)
+
+
+@dataclasses.dataclass
+class TrainGridResult(PlainData):
+    """The records of a training grid: one per configuration (``driver``, ``hurst``, ``beta``,
+    ``lr``, ``seed``, ``train_loss``, ``test_loss``, ``train_accuracy``, ``test_accuracy``
+    (``None`` when the configuration blew up or for regression), ``finite``, ``epochs``,
+    ``seconds``: the wall time of its chunk divided by the chunk's configurations), and ``best``:
+    per ``(hurst, beta)`` the configuration with the best test accuracy (for regression the
+    lowest test loss) over the learning rates and seeds, with ``line = max(H, 1/2)``."""
+
+    dataset: str
+    driver: str
+    depth: int
+    width: int
+    arch: str
+    epochs: int
+    records: list[dict]
+    best: list[dict]
+    seconds: float
+
+    def report(self) -> str:
+        """One line per ``(H, beta)``: the best accuracy and its learning rate."""
+        score = "test_accuracy" if self._classification else "test_loss"
+        lines = [f"{self.arch}, {self.driver} weights, d={self.width}, L={self.depth}, {self.dataset}, "
+                 f"{self.epochs} epochs: best {score.replace('_', ' ')} over {len(self.records)} configurations",
+                 f"{'H':>6} {'beta':>6} {'line':>6} {'best':>8} {'lr':>8}  finite/configs"]
+        for b in self.best:
+            h = "-" if b["hurst"] is None else f"{b['hurst']:.3g}"
+            v = "failed" if b[score] is None else f"{b[score]:.4f}"
+            lr = "-" if b["lr"] is None else f"{b['lr']:.0e}"
+            lines.append(f"{h:>6} {b['beta']:6.3g} {b['line']:6.3g} {v:>8} {lr:>8}  {b['finite']}/{b['configs']}")
+        return "\n".join(lines)
+
+    @property
+    def _classification(self) -> bool:
+        return any(r["train_accuracy"] is not None for r in self.records) or not any(
+            r["finite"] for r in self.records)
+
+    def plot(self, path: str | None = None):
+        """The heat map of the best test accuracy over ``(H, beta)`` with ``beta = max(H, 1/2)``."""
+        from ..plots import plot_train_heatmap
+
+        return plot_train_heatmap(self, path=path)
+
+
+@register_plan
+@dataclasses.dataclass(frozen=True)
+class TrainPlan(Plan):
+    """A validated training grid (from :func:`plan_training`); :meth:`to_dict` is its spec."""
+
+    study: ClassVar[str] = "train"
+    optional: ClassVar[tuple[str, ...]] = ("length_scale", "stop_loss", "root", "device")
+
+    dataset: str
+    driver: str
+    hursts: tuple
+    betas: tuple[float, ...]
+    lrs: tuple[float, ...]
+    seeds: int
+    arch: str
+    activation: str
+    bias: bool
+    depth: int
+    width: int
+    epochs: int
+    batch_size: int
+    optimizer: str
+    lr_decay_halfway: bool
+    seed: int
+    dtype: str
+    chunk: int
+    save_weights: bool
+    length_scale: float | None = None
+    stop_loss: float | None = None
+    root: str | None = None
+    device: str | None = None
+
+    def configs(self, beta_index: int | None = None) -> list[dict]:
+        """The configurations ``{hurst, beta, lr, seed, init}`` in task order (``init``: the
+        index of their initial weights)."""
+        out = []
+        for ib, beta in enumerate(self.betas):
+            if beta_index is not None and ib != beta_index:
+                continue
+            for ih, hurst in enumerate(self.hursts):
+                for s in range(self.seeds):
+                    for lr in self.lrs:
+                        out.append({"hurst": hurst, "beta": beta, "lr": lr, "seed": s, "init": ih * self.seeds + s})
+        return out
+
+    def tasks(self) -> list:
+        """Per ``beta``, chunks of ``chunk`` configurations (one batched module each)."""
+        spec = self.to_dict()
+        base = {k: v for k, v in spec.items() if k not in ("hursts", "betas", "lrs", "seeds", "chunk", "study")}
+        out = []
+        for ib, beta in enumerate(self.betas):
+            configs = self.configs(ib)
+            start = 0
+            for ic, n in enumerate(chunk_sizes(len(configs), self.chunk)):
+                part = configs[start:start + n]
+                start += n
+                out.append(Task(f"train/beta-{ib:03d}/chunk-{ic:04d}", "train-chunk",
+                                {**base, "beta": beta, "configs": part}, self.seed))
+        return out
+
+    def progress_units(self, task) -> int:
+        return len(task.params["configs"])
+
+    def estimate_bytes(self, configs: int) -> int:
+        """Peak bytes of a task training ``configs`` configurations (activations of one batch,
+        parameters with their gradient and two Adam moments, a temporary)."""
+        item = torch.empty((), dtype=getattr(torch, self.dtype)).element_size()
+        per_layer = self.width * self.width * (2 if self.arch in ("res-2", "res-3") else 1) + self.width
+        params = self.depth * per_layer * 5
+        acts = self.depth * self.batch_size * self.width * (1 if _fused(self) else 8)
+        return configs * item * (params + acts) + (64 << 20)
+
+    def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> TrainGridResult:
+        records = [r for res in results for r in res["records"]]
+        return TrainGridResult(self.dataset, self.driver, self.depth, self.width, self.arch, self.epochs,
+                               records, _best(records), seconds)
+
+    def keep(self, task, result, store):
+        """Write the chunk's trained weights next to the store (atomically, before the store
+        records the chunk) and keep the JSON part."""
+        state = result.pop("state", None)
+        if store is not None and self.save_weights and state is not None:
+            path = weights_path(store.directory, task.key)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            tmp = path + ".partial"
+            torch.save(state, tmp)
+            os.replace(tmp, path)
+            result["weights"] = os.path.relpath(path, store.directory)
+        return result
+
+
+def weights_path(directory: str, key: str) -> str:
+    """Where the trained weights of task ``key`` live in the run directory ``directory``."""
+    return os.path.join(directory, WEIGHTS_DIR, key.replace("/", "_") + ".pt")
+
+
+def _fused(plan) -> bool:
+    return plan.arch == "res-1" and plan.activation in ("tanh", "relu", "identity")
+
+
+def _best(records: list[dict]) -> list[dict]:
+    groups: dict = {}
+    for r in records:
+        groups.setdefault((r["hurst"], r["beta"]), []).append(r)
+    out = []
+    for (hurst, beta), rs in groups.items():
+        live = [r for r in rs if r["finite"]]
+        if any(r["test_accuracy"] is not None for r in live):
+            top = max((r for r in live if r["test_accuracy"] is not None), key=lambda r: r["test_accuracy"])
+        elif live:
+            top = min(live, key=lambda r: r["test_loss"])
+        else:
+            top = None
+        keep = ("lr", "seed", "train_loss", "test_loss", "train_accuracy", "test_accuracy")
+        out.append({"hurst": hurst, "beta": beta, "line": critical_line(hurst),
+                    **{k: (None if top is None else top[k]) for k in keep},
+                    "finite": len(live), "configs": len(rs)})
+    return out
+
+
+def plan_training(dataset: str = "digits", driver: str = "gaussian", *, hursts: Sequence[float] | None = None,
+                  betas: Sequence[float] = (0.5,), lrs: Sequence[float] = (1e-2,), seeds: int = 1,
+                  arch: str = "res-1", activation: str | None = None, bias: bool = True, depth: int = 64,
+                  width: int = 30, epochs: int = 10, batch_size: int = 128, optimizer: str = "adam",
+                  lr_decay_halfway: bool = True, stop_loss: float | None = None, length_scale: float | None = None,
+                  seed: int = 0, dtype: torch.dtype = torch.float32, chunk: int | None = None,
+                  save_weights: bool = True, root=None, device=None) -> TrainPlan:
+    """Validate a training grid (every check, before any work) and return it as a
+    :class:`TrainPlan`. Arguments as for :func:`train_grid`."""
+    from ..data.base import _root, dataset_names, DATASETS, load_dataset
+    from ..networks import ARCHITECTURES, ResNet
+    from ..training.train import OPTIMISERS
+
+    dataset = V_.choice("dataset", dataset, dataset_names())
+    driver = V_.choice("driver", driver, DRIVERS)
+    if driver == "fractional":
+        if hursts is None:
+            raise ValueError("hursts must be given for driver 'fractional' (values in (0, 1))")
+        hursts = _values("hursts", hursts, lambda h: V_.real("hursts", h, low=0.0, high=1.0, low_open=True,
+                                                              high_open=True))
+    elif hursts is not None:
+        raise ValueError(f"hursts apply only to driver 'fractional', not {driver!r}")
+    else:
+        hursts = (None,)
+    if length_scale is not None:
+        if driver != "smooth":
+            raise ValueError(f"length_scale applies only to driver 'smooth', not {driver!r}")
+        length_scale = V_.real("length_scale", length_scale, low=0.0, low_open=True)
+    betas = _values("betas", betas, lambda b: V_.real("betas", b, low=0.0))
+    lrs = _values("lrs", lrs, lambda r: V_.real("lrs", r, low=0.0, low_open=True))
+    seeds = V_.integer("seeds", seeds)
+    arch = V_.choice("arch", arch, ARCHITECTURES)
+    act = ResNet(arch, activation, 0.5).activation.name
+    if not isinstance(bias, bool):
+        raise ValueError(f"bias must be True or False, got {bias!r}")
+    depth, width = V_.integer("depth", depth), V_.integer("width", width)
+    epochs, batch_size = V_.integer("epochs", epochs), V_.integer("batch_size", batch_size)
+    optimizer = V_.choice("optimizer", optimizer, tuple(OPTIMISERS))
+    if not isinstance(lr_decay_halfway, bool):
+        raise ValueError(f"lr_decay_halfway must be True or False, got {lr_decay_halfway!r}")
+    if stop_loss is not None:
+        stop_loss = V_.real("stop_loss", stop_loss, low=0.0)
+    seed = V_.integer("seed", seed, low=0, high=2 ** 63 - 1)
+    dtype = V_.dtype(dtype)
+    if not isinstance(save_weights, bool):
+        raise ValueError(f"save_weights must be True or False, got {save_weights!r}")
+    where = V_.device("device", device, dtype)
+    if DATASETS[dataset].needs_root:
+        root = _root(DATASETS[dataset], root)
+        load_dataset(dataset, root=root)  # a missing or malformed file is named now, not in a task
+    else:
+        root = None
+    per_beta = len(hursts) * seeds * len(lrs)
+    plan = TrainPlan(dataset, driver, tuple(hursts), tuple(betas), tuple(lrs), seeds, arch, act, bias, depth, width,
+                     epochs, batch_size, optimizer, lr_decay_halfway, seed, str(dtype).replace("torch.", ""),
+                     1, save_weights, length_scale, stop_loss, root,
+                     None if where.type == "cpu" else str(where))
+    chunk = R_.fit_chunk(plan.estimate_bytes, per_beta, None if chunk is None else V_.integer("chunk", chunk),
+                         per_beta, f"(L={depth}, d={width}, batch {batch_size})",
+                         ("depth", "width", "batch_size"), device=where)
+    return dataclasses.replace(plan, chunk=chunk)
+
+
+def _values(name: str, values, check) -> tuple:
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise ValueError(f"{name} must be a list of numbers, got {values!r}")
+    values = [check(v) for v in values]
+    if not values:
+        raise ValueError(f"{name} must not be empty")
+    if len(set(values)) != len(values):
+        raise ValueError(f"{name} must not repeat a value, got {values}")
+    return tuple(values)
+
+
+def train_grid(dataset: str = "digits", driver: str = "gaussian", *, progress: Callable[[int], None] | None = None,
+               store=None, workers: int | None = None, scheduler: str | None = None, timeout: float | None = None,
+               **options) -> TrainGridResult:
+    """Train a grid of residual networks initialised from ``driver`` and summarise it.
+
+    Args:
+        dataset: a :func:`deeplimits.data.load_dataset` name (``root``: the directory of the
+            ``mnist`` / ``cifar10`` files).
+        driver: ``'gaussian'``, ``'uniform'``, ``'rademacher'`` (i.i.d.), ``'fractional'``
+            (with ``hursts``) or ``'smooth'`` (``length_scale``).
+        hursts, betas, lrs: the grid; ``seeds`` independent initialisations per point.
+        arch, activation, bias, depth, width: the :class:`~deeplimits.training.ResidualNetwork`.
+        epochs, batch_size, optimizer, lr_decay_halfway, stop_loss: as for
+            :func:`deeplimits.training.train`.
+        seed: the run's seed (data split and order, initial weights).
+        chunk: configurations per task (default: every configuration of a ``beta`` that fits in
+            memory); save_weights: keep the trained weights in the run directory.
+        store, workers, scheduler, timeout: a run store and an executor (docs/sweeps.md).
+
+    Returns:
+        A :class:`TrainGridResult`.
+    """
+    plan = plan_training(dataset, driver, **options)
+    return plan.run(progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)
+
+
+@register_task("train-chunk")
+def train_task(params: dict, seed: int) -> dict:
+    """Sweep task: train one chunk of configurations (one ``beta``) as one batched module;
+    the records and the trained state (``state``, kept by :meth:`TrainPlan.keep`)."""
+    from ..data import load_dataset
+    from ..training import ResidualNetwork, train
+
+    dtype = getattr(torch, params["dtype"])
+    device = torch.device(params.get("device") or "cpu")
+    data = load_dataset(params["dataset"], root=params.get("root"), seed=seed, dtype=dtype, device=device)
+    configs = params["configs"]
+    net = ResidualNetwork(params["arch"], params["depth"], params["width"], data.input_dim, data.output_dim,
+                          configs=len(configs), beta=params["beta"], activation=params["activation"],
+                          bias=params["bias"], dtype=dtype, device=device)
+    init_weights(net, params, configs, seed)
+    t0 = time.perf_counter()
+    res = train(net, data, optimizer=params["optimizer"], lr=torch.tensor([c["lr"] for c in configs]),
+                epochs=params["epochs"], batch_size=params["batch_size"], lr_decay_halfway=params["lr_decay_halfway"],
+                stop_loss=params.get("stop_loss"), seed=seed)
+    each = (time.perf_counter() - t0) / len(configs)
+    records = [{"driver": params["driver"], **{k: c[k] for k in ("hurst", "beta", "lr", "seed")}, **r,
+                "epochs": res.epochs, "seconds": each} for c, r in zip(configs, res.records)]
+    state = {"module": _module_options(net), "configs": configs,
+             "state_dict": {k: v.detach().cpu() for k, v in net.state_dict().items()}}
+    return {"records": records, "state": state}
+
+
+@torch.no_grad()
+def init_weights(net, params: dict, configs: list[dict], seed: int):
+    """The initial weights of every configuration of a chunk: configuration ``c`` reads its
+    residual weights off its driver with the generator seeded ``chunk_seed(seed, init)``, and
+    its input and output layers from ``chunk_seed(seed, 2^40 + init)`` (so one initialisation is
+    the same network for every ``beta`` and learning rate)."""
+    from ..paths import make_driver
+    from ..training import init_from_driver
+
+    for c, cfg in enumerate(configs):
+        g = torch.Generator().manual_seed(chunk_seed(seed, cfg["init"]))
+        driver = make_driver(params["driver"], cfg["hurst"], params.get("length_scale"))
+        init_from_driver(net, driver, generator=g, config=c)
+        g_io = torch.Generator().manual_seed(chunk_seed(seed, 1 << 40 | cfg["init"]))
+        for name in ("A", "B"):
+            p = getattr(net, name)
+            p[c].copy_(torch.randn(p.shape[1:], generator=g_io, dtype=p.dtype) * p.shape[1] ** -0.5)
+
+
+def _module_options(net) -> dict:
+    return {"arch": net.arch, "depth": net.depth, "width": net.width, "in_features": net.in_features,
+            "out_features": net.out_features, "configs": net.configs, "beta": net.beta,
+            "activation": net.activation.name, "bias": net.bias}
+
+
+def load_trained(path: str, *, map_location="cpu"):
+    """The trained module of one stored chunk (``<run>/weights/<task>.pt``) and its
+    configurations: ``(ResidualNetwork, [ {hurst, beta, lr, seed, init}, ...])``."""
+    from ..training import ResidualNetwork
+
+    state = torch.load(path, map_location=map_location, weights_only=True)
+    opts = dict(state["module"])
+    dtype = next(iter(state["state_dict"].values())).dtype
+    net = ResidualNetwork(opts.pop("arch"), opts.pop("depth"), opts.pop("width"), opts.pop("in_features"),
+                          opts.pop("out_features"), dtype=dtype, **opts)
+    net.load_state_dict(state["state_dict"])
+    return net, state["configs"]
+
+
+def weight_paths(plan: TrainPlan, directory: str, result: TrainGridResult, *, entry=(0, 0),
+                 most: int = 4) -> list[dict]:
+    """Panels for :func:`deeplimits.plots.plot_weight_paths`: the coordinate ``entry`` of ``V``
+    (``W`` for ``inside``) against the layer, at initialisation and after training, for up to
+    ``most`` values of ``beta`` (first H, its best learning rate), read from the trained weights
+    stored in ``directory`` (the initial weights are drawn again from their seeds)."""
+    from ..training import ResidualNetwork
+
+    best = {(b["hurst"], b["beta"]): b for b in result.best}
+    name = "W" if plan.arch == "inside" else "V"
+    betas = list(plan.betas)
+    if len(betas) > most:
+        betas = [betas[round(i * (len(betas) - 1) / (most - 1))] for i in range(most)]
+    panels = []
+    for task in plan.tasks():
+        beta, configs = task.params["beta"], task.params["configs"]
+        path = weights_path(directory, task.key)
+        if beta not in betas or not os.path.exists(path):
+            continue
+        top = best.get((plan.hursts[0], beta))
+        lr = top["lr"] if top and top["lr"] is not None else plan.lrs[0]
+        hit = [c for c, cfg in enumerate(configs)
+               if cfg["hurst"] == plan.hursts[0] and cfg["seed"] == 0 and cfg["lr"] == lr]
+        if not hit:
+            continue
+        net, _ = load_trained(path)
+        cfg = configs[hit[0]]
+        start = ResidualNetwork(plan.arch, plan.depth, plan.width, net.in_features, net.out_features,
+                                beta=beta, activation=plan.activation, bias=plan.bias, dtype=net.A.dtype)
+        init_weights(start, task.params, [cfg], task.seed)
+        i, j = entry
+        drv = plan.driver + ("" if cfg["hurst"] is None else f" H={cfg['hurst']:g}")
+        panels.append({"label": f"{drv}, beta={beta:g}, lr={lr:g}",
+                       "init": getattr(start, name).detach()[:, 0, i, j].tolist(),
+                       "trained": getattr(net, name).detach()[:, hit[0], i, j].tolist()})
+        betas.remove(beta)
+    return panels
