@@ -18,7 +18,6 @@ the learning rates for each ``(H, beta)``; training fails well below the line
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 import time
 from typing import Callable, ClassVar, Sequence

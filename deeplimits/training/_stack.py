@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["FUSED_ACTIVATIONS", "res1_stack"]
+__all__ = ["FUSED_ACTIVATIONS", "res1_stack", "Workspace"]
 
 FUSED_ACTIVATIONS = ("tanh", "relu", "identity")
 
@@ -45,13 +45,44 @@ def _forward(h, V, b, alpha: float, kind: str, T: torch.Tensor | None = None) ->
     return h
 
 
+class Workspace:
+    """Activation buffers kept between training steps. A fresh ``(L, C, batch, d)`` buffer
+    costs a page fault per 4 KiB on first touch (on CPU as much as the activation itself);
+    a buffer is taken by a forward pass and given back by its backward pass, so a second
+    forward before the first backward gets a new one (never a buffer still in use)."""
+
+    def __init__(self):
+        self._free: dict = {}
+        self._grads: dict = {}
+
+    def take(self, like: torch.Tensor, depth: int) -> torch.Tensor:
+        key = ((depth,) + tuple(like.shape), like.dtype, like.device)
+        buf = self._free.pop(key, None)
+        return like.new_empty(key[0]) if buf is None else buf
+
+    def give(self, buf: torch.Tensor) -> None:
+        self._free = {(tuple(buf.shape), buf.dtype, buf.device): buf}  # keep the latest shape only
+
+    def take_grad(self, like: torch.Tensor, shape=None) -> torch.Tensor:
+        """A gradient buffer of ``shape`` (default ``like``'s) with ``like``'s dtype and device:
+        one recycled by :meth:`recycle`, else new. The workspace drops its reference, so
+        autograd can make it the parameter's ``.grad`` without a copy."""
+        shape = tuple(like.shape if shape is None else shape)
+        buf = self._grads.pop((shape, like.dtype, like.device), None)
+        return like.new_empty(shape) if buf is None else buf
+
+    def recycle(self, grad: torch.Tensor) -> None:
+        """Keep a gradient the optimiser is clearing (``zero_grad``) for the next backward pass."""
+        self._grads[(tuple(grad.shape), grad.dtype, grad.device)] = grad
+
+
 class _Res1Stack(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, h0, V, b, alpha, kind):
-        T = h0.new_empty((V.shape[0],) + tuple(h0.shape))
+    def forward(ctx, h0, V, b, alpha, kind, workspace):
+        T = h0.new_empty((V.shape[0],) + tuple(h0.shape)) if workspace is None else workspace.take(h0, V.shape[0])
         h = _forward(h0, V, b, alpha, kind, T)
         ctx.save_for_backward(T, V)
-        ctx.alpha, ctx.kind, ctx.has_bias = alpha, kind, b is not None
+        ctx.alpha, ctx.kind, ctx.has_bias, ctx.workspace = alpha, kind, b is not None, workspace
         return h
 
     @staticmethod
@@ -59,8 +90,12 @@ class _Res1Stack(torch.autograd.Function):
         T, V = ctx.saved_tensors
         alpha, kind = ctx.alpha, ctx.kind
         L = V.shape[0]
-        gV = torch.empty_like(V)
-        gb = V.new_empty(V.shape[:2] + (V.shape[-2],)) if ctx.has_bias else None
+        ws = ctx.workspace
+        gV = torch.empty_like(V) if ws is None else ws.take_grad(V)
+        gb = None
+        if ctx.has_bias:
+            shape = V.shape[:2] + (V.shape[-2],)
+            gb = V.new_empty(shape) if ws is None else ws.take_grad(V, shape)
         G = G.contiguous()
         for k in range(L - 1, -1, -1):
             Tk = T[k]
@@ -76,15 +111,19 @@ class _Res1Stack(torch.autograd.Function):
         gV.mul_(alpha)
         if gb is not None:
             gb.mul_(alpha)
-        return G, gV, gb, None, None
+        if ctx.workspace is not None:
+            ctx.workspace.give(T)
+        return G, gV, gb, None, None, None
 
 
-def res1_stack(h0: torch.Tensor, V: torch.Tensor, b: torch.Tensor | None, alpha: float, kind: str) -> torch.Tensor:
+def res1_stack(h0: torch.Tensor, V: torch.Tensor, b: torch.Tensor | None, alpha: float, kind: str,
+               workspace: Workspace | None = None) -> torch.Tensor:
     """``h_L`` of the res-1 stack: ``h0`` ``(C, batch, d)``, ``V`` ``(L, C, d, d)``, ``b``
     ``(L, C, d)`` or ``None``, activation ``kind`` in :data:`FUSED_ACTIVATIONS`. Differentiable
     in ``h0``, ``V``, ``b`` with the backward pass above; without gradients the activations
-    are not kept (memory independent of depth)."""
+    are not kept (memory independent of depth). ``workspace`` reuses the activation buffer
+    of the previous step."""
     needs_grad = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (h0, V, b))
     if not needs_grad:
         return _forward(h0, V, b, alpha, kind)
-    return _Res1Stack.apply(h0, V, b, alpha, kind)
+    return _Res1Stack.apply(h0, V, b, alpha, kind, workspace)

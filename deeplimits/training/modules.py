@@ -19,7 +19,7 @@ import torch
 
 from .. import _validate as V_
 from ..networks import ARCHITECTURES, ResNet
-from ._stack import res1_stack
+from ._stack import Workspace, res1_stack
 
 __all__ = ["ResidualNetwork", "DELTA_MODES"]
 
@@ -77,6 +77,7 @@ class ResidualNetwork(torch.nn.Module):
             shape = (C,) if self.delta_mode == "shared" else (L, C)
             self.delta = torch.nn.Parameter(torch.empty(shape, **kw))
         self.B = torch.nn.Parameter(torch.empty(C, d, self.out_features, **kw))
+        self._workspace = Workspace()
         self.reset_parameters()
 
     def _delta_mode(self, delta):
@@ -160,7 +161,8 @@ class ResidualNetwork(torch.nn.Module):
         make autograd build a full ``(L, C, d, d)`` gradient for every layer (O(L^2) work)."""
         names = _RESIDUAL[self.arch]
         if self.arch == "res-1" and _fused_kind(self.activation) is not None:
-            return res1_stack(h, self.V, self.b, float(self.depth) ** -self.beta, _fused_kind(self.activation))
+            return res1_stack(h, self.V, self.b, float(self.depth) ** -self.beta, _fused_kind(self.activation),
+                              self._workspace)
         layers = [getattr(self, n).unbind(0) for n in names]
         biases = self.b.unbind(0) if self.b is not None else [None] * self.depth
         if self.arch == "inside":

@@ -45,6 +45,16 @@ def _lr(lr, configs: int) -> torch.Tensor:
     return t
 
 
+def _pick(cond: torch.Tensor, a: float, b: float) -> torch.Tensor:
+    """``a`` where ``cond`` else ``b``, in float64 (``torch.where`` of two Python numbers gives
+    float32, which would round a coefficient such as 0.9)."""
+    return torch.where(cond, _f64(a, cond), _f64(b, cond))
+
+
+def _f64(x: float, like: torch.Tensor) -> torch.Tensor:
+    return torch.tensor(x, dtype=torch.float64, device=like.device)
+
+
 def _view(t: torch.Tensor, p: torch.Tensor, axis: int) -> torch.Tensor:
     """``t`` ``(C,)`` shaped to broadcast along ``p``'s config axis, in ``p``'s dtype and device."""
     shape = [1] * p.dim()
@@ -62,6 +72,8 @@ class _Batched(torch.optim.Optimizer):
         groups = [{"params": [p], "axis": a} for p, a in axes.items()]
         super().__init__(groups, dict(lr=_lr(lr, self.configs), **defaults))
         self.finite = torch.ones(self.configs, dtype=torch.bool)
+        self._scratch: dict = {}  # not optimiser state: never saved
+        self._workspace = getattr(params, "_workspace", None)  # a ResidualNetwork's buffers
 
     @property
     def lr(self) -> torch.Tensor:
@@ -73,6 +85,20 @@ class _Batched(torch.optim.Optimizer):
         t = _lr(value, self.configs)
         for g in self.param_groups:
             g["lr"] = t
+
+    def zero_grad(self, set_to_none: bool = True):
+        """Clear the gradients; with ``set_to_none`` (the default) the gradient tensors of a
+        :class:`~deeplimits.training.ResidualNetwork` go back to its workspace and the next
+        backward pass writes into them (a fresh tensor of that size costs a page fault per
+        4 KiB on CPU): a reference to an old ``.grad`` kept across steps is overwritten, as
+        with ``set_to_none=False``."""
+        if set_to_none and self._workspace is not None:
+            for g in self.param_groups:
+                p = g["params"][0]
+                if p.grad is not None and p.grad.dim() >= 3:
+                    self._workspace.recycle(p.grad)
+                    p.grad = None
+        super().zero_grad(set_to_none=set_to_none)
 
     @torch.no_grad()
     def mark(self, loss: torch.Tensor | None = None) -> torch.Tensor:
@@ -120,6 +146,21 @@ class _Batched(torch.optim.Optimizer):
         if finite is not None:
             self.finite = torch.as_tensor(finite, dtype=torch.bool).clone()
 
+    def _grad(self, p, group, mask):
+        """The gradient with the L2 penalty, zero for the frozen configs (in place when there is
+        no penalty: a frozen config's gradient may be NaN and must not reach any state)."""
+        grad = p.grad if group["weight_decay"] == 0 else p.grad.add(p, alpha=group["weight_decay"])
+        if not bool(self.finite.all()):
+            grad.masked_fill_(~mask, 0.0)
+        return grad
+
+    def _temporary(self, p):
+        """A persistent temporary shaped like ``p`` (a fresh one page-faults every step on CPU)."""
+        u = self._scratch.get(p)
+        if u is None:
+            u = self._scratch[p] = torch.empty_like(p)
+        return u
+
     def _update(self, p, group, mask):  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -150,24 +191,24 @@ class BatchedAdam(_Batched):
         if not st:
             st["step"] = torch.zeros(self.configs, dtype=torch.float64)
             st["exp_avg"], st["exp_avg_sq"] = torch.zeros_like(p), torch.zeros_like(p)
-        grad = p.grad if group["weight_decay"] == 0 else p.grad.add(p, alpha=group["weight_decay"])
-        step = st["step"] + self.finite.to(torch.float64)
-        step_size = _view(group["lr"] / (1 - b1 ** step), p, a)
-        bc2_sqrt = _view((1 - b2 ** step).sqrt(), p, a)
-        if bool(self.finite.all()):  # in place, nine passes over the parameter
-            m, v = st["exp_avg"], st["exp_avg_sq"]
+        live = self.finite
+        grad = self._grad(p, group, mask)
+        step = st["step"] + live.to(torch.float64)
+        # a frozen config gets step size 0 (and a harmless bias correction: its step may be 0)
+        step_size = _view(torch.where(live, group["lr"] / (1 - b1 ** step), _f64(0.0, live)), p, a)
+        bc2_sqrt = _view(torch.where(live, (1 - b2 ** step).sqrt(), _f64(1.0, live)), p, a)
+        m, v = st["exp_avg"], st["exp_avg_sq"]
+        if bool(live.all()):
             m.lerp_(grad, 1 - b1)
             v.mul_(b2).addcmul_(grad, grad, value=1 - b2)
-            u = v.sqrt().div_(bc2_sqrt).add_(group["eps"])
-            torch.div(m, u, out=u)
-            p.sub_(u.mul_(step_size))
-        else:  # a frozen config keeps its parameters and moments (its gradient may be NaN)
-            m = st["exp_avg"].lerp(grad, 1 - b1)
-            v = st["exp_avg_sq"].mul(b2).addcmul_(grad, grad, value=1 - b2)
-            new = p - step_size * m / (v.sqrt() / bc2_sqrt + group["eps"])
-            p.copy_(torch.where(mask, new, p))
-            st["exp_avg"].copy_(torch.where(mask, m, st["exp_avg"]))
-            st["exp_avg_sq"].copy_(torch.where(mask, v, st["exp_avg_sq"]))
+        else:  # a frozen config's moments stay as they are (its gradient is zero here)
+            m.lerp_(grad, _view(live.to(torch.float64) * (1 - b1), p, a))
+            v.mul_(_view(_pick(live, b2, 1.0), p, a)).addcmul_(grad, grad, value=1 - b2)
+        u = torch.sqrt(v, out=self._temporary(p)).div_(bc2_sqrt).add_(group["eps"])
+        torch.div(m, u, out=u).mul_(step_size)
+        if not bool(live.all()):
+            u.masked_fill_(~mask, 0.0)  # exactly no update, even where m / u is 0 / 0 (eps = 0)
+        p.sub_(u)
         st["step"] = step
 
 
@@ -187,15 +228,20 @@ class BatchedSGD(_Batched):
 
     def _update(self, p, group, mask):
         a, mu = group["axis"], group["momentum"]
-        grad = p.grad if group["weight_decay"] == 0 else p.grad.add(p, alpha=group["weight_decay"])
+        live = self.finite
+        grad = self._grad(p, group, mask)
+        lr = _view(torch.where(live, group["lr"], _f64(0.0, live)), p, a)
         if mu != 0:
             st = self.state[p]
             if not st:
                 st["step"] = torch.zeros(self.configs, dtype=torch.float64)
                 st["momentum_buffer"] = torch.zeros_like(p)
-            first = _view(st["step"] == 0, p, a)
-            buf = torch.where(first, grad, st["momentum_buffer"] * mu + (1 - group["dampening"]) * grad)
-            st["momentum_buffer"].copy_(torch.where(mask, buf, st["momentum_buffer"]))
-            st["step"] = st["step"] + self.finite.to(torch.float64)
-            grad = grad + mu * buf if group["nesterov"] else buf
-        p.copy_(torch.where(mask, p - _view(group["lr"], p, a) * grad, p))
+            first, buf = st["step"] == 0, st["momentum_buffer"]
+            # live: buf <- grad at a config's first step, else mu buf + (1 - dampening) grad;
+            # frozen: buf unchanged (its gradient is zero here)
+            keep = torch.where(live & ~first, _f64(mu, live), _pick(live, 0.0, 1.0))
+            take = torch.where(live & ~first, _f64(1 - group["dampening"], live), _pick(live, 1.0, 0.0))
+            buf.mul_(_view(keep, p, a)).addcmul_(grad, _view(take, p, a))
+            st["step"] = st["step"] + live.to(torch.float64)
+            grad = torch.add(grad, buf, alpha=mu, out=self._temporary(p)) if group["nesterov"] else buf
+        p.addcmul_(grad, lr, value=-1.0)
