@@ -179,7 +179,7 @@ def plot_train_heatmap(result, path: str | None = None):
     ``beta = max(H, 1/2)`` drawn in. For i.i.d. or smooth weights (no H) one column."""
     fig, axes = _figure(1, 1, (6.2, 4.8), path)
     ax = axes[0][0]
-    classification = result._classification
+    classification = result.classification
     key = "test_accuracy" if classification else "test_loss"
     hursts = sorted({b["hurst"] for b in result.best if b["hurst"] is not None})
     betas = sorted({b["beta"] for b in result.best})
@@ -218,7 +218,7 @@ def plot_weight_paths(panels: Sequence[dict], path: str | None = None):
     for ax, p in zip(axes[0], panels):
         k = np.arange(1, len(p["trained"]) + 1)
         ax.plot(k, _floats(p["init"]), lw=0.8, color="0.6", label="initialisation")
-        ax.plot(k, _floats(p["trained"]), lw=0.8, color="C0", label="after training")
+        ax.plot(k, _floats(p["trained"]), lw=0.8, color="C0", alpha=0.8, label="after training")
         ax.set_xlabel("layer k")
         ax.set_title(p["label"], fontsize=9)
     axes[0][0].set_ylabel("weight coordinate")

@@ -12,7 +12,7 @@ import sys
 from deeplimits.plots import plot_weight_paths
 from deeplimits.runs import RunStore
 from deeplimits.studies import plan_training
-from deeplimits.studies.training import weight_paths
+from deeplimits.studies.trained import weight_paths
 
 out = sys.argv[1] if len(sys.argv) > 1 else os.path.join("runs", "trained-weights")
 cases = [("smooth", 1.0), ("gaussian", 1.0), ("gaussian", 0.5)]

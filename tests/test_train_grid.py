@@ -10,7 +10,7 @@ import torch
 from deeplimits.cli import main
 from deeplimits.runs import RunStore, SweepError
 from deeplimits.studies import load_trained, plan_training, results_from_store
-from deeplimits.studies import training as T
+from deeplimits.studies import trained as T
 from deeplimits.training import ResidualNetwork
 from deeplimits.training.train import evaluate
 from deeplimits.data import load_dataset
@@ -109,13 +109,14 @@ def test_resumes_after_a_failed_chunk(tmp_path, monkeypatch):
 
 
 def test_explosion_is_reported_not_raised(tmp_path):
-    # ReLU at beta = 0: h_L ~ (1 + c)^L overflows float32 at L = 200; every lr fails
-    res = plan_training(driver="gaussian", activation="relu", betas=[0.0, 1.0], lrs=[1e-2, 1e-1], depth=200,
-                        width=8, epochs=1, save_weights=False).run()
-    failed = [r for r in res.records if r["beta"] == 0.0]
+    # ReLU, fractional weights H = 0.9 at beta = 0.1, L = 1000: deep in the explosion region
+    # (beta << max(H, 1/2)), h_L overflows float32 and every learning rate fails
+    res = plan_training(driver="fractional", hursts=[0.9], activation="relu", betas=[0.1, 1.0], lrs=[1e-2, 1e-1],
+                        depth=1000, width=30, epochs=1, save_weights=False).run()
+    failed = [r for r in res.records if r["beta"] == 0.1]
     assert failed and all(not r["finite"] and r["test_accuracy"] is None for r in failed)
     best = {b["beta"]: b for b in res.best}
-    assert best[0.0]["test_accuracy"] is None and best[0.0]["finite"] == 0
+    assert best[0.1]["test_accuracy"] is None and best[0.1]["finite"] == 0
     assert best[1.0]["test_accuracy"] > 0.5
     assert "failed" in res.report()
     json.dumps(res.to_dict(), allow_nan=False)
@@ -126,8 +127,8 @@ def test_explosion_is_reported_not_raised(tmp_path):
 @pytest.mark.parametrize("kwargs,match", [
     (dict(hursts=[0.5]), "hursts apply only to driver 'fractional'"),
     (dict(driver="fractional"), "hursts must be given for driver 'fractional'"),
-    (dict(driver="fractional", hursts=[1.0]), r"hursts must be .*< 1"),
-    (dict(lrs=[0.0]), "lrs must be"),
+    (dict(driver="fractional", hursts=[1.0]), r"hursts must lie in \(0.0, 1.0\)"),
+    (dict(lrs=[0.0]), r"lrs must lie in \(0.0, inf\]"),
     (dict(lrs=[]), "lrs must not be empty"),
     (dict(betas=[0.5, 0.5]), "betas must not repeat"),
     (dict(dataset="imagenet"), "dataset must be one of"),
@@ -142,7 +143,7 @@ def test_plan_bad_input(kwargs, match):
 
 
 def test_missing_files_named_before_any_work(tmp_path):
-    with pytest.raises(FileNotFoundError, match="train-images-idx3-ubyte"):
+    with pytest.raises(ValueError, match="root must hold the files .*train-images-idx3-ubyte"):
         plan_training(dataset="mnist", root=str(tmp_path))
 
 
@@ -178,7 +179,7 @@ def test_cli_grid_figures_resume_and_redraw(tmp_path, capsys):
 @pytest.mark.parametrize("argv,match", [
     (["--hursts", "0.5"], "--hursts apply only to driver 'fractional'"),
     (["--dataset", "mnist"], "root is required for dataset 'mnist'"),
-    (["--lrs", "-1"], "--lrs must be"),
+    (["--lrs", "-1"], "--lrs must lie in"),
 ])
 def test_cli_bad_input_one_line(tmp_path, capsys, argv, match):
     assert main(["train", "--out", str(tmp_path / "r"), *argv]) == 2
@@ -200,3 +201,21 @@ def test_grid_on_a_device_agrees_with_the_cpu(device):
     there = plan_training(**kw, device=device).run()
     assert plan_training(**kw, device=device).to_dict().get("device") == (None if device == "cpu" else device)
     _close(here.records, there.records, 1e-6)
+
+
+@pytest.mark.parametrize("preset,writer", [("published", "write_mnist"), ("published-cifar10", "write_cifar")])
+def test_published_presets_plan_from_local_files(tmp_path, preset, writer):
+    """The published grids (10 x 10 (H, beta) x 5 lr, L = 1000) on files in the expected
+    format: planned (files read, every check) without training; tiny files train one chunk."""
+    import test_data
+
+    from deeplimits.studies import TRAIN_PRESETS
+
+    getattr(test_data, writer)(tmp_path)
+    plan = plan_training(**TRAIN_PRESETS[preset], root=str(tmp_path))
+    assert len(plan.configs()) == 500 and plan.depth == 1000 and plan.epochs == 10 and plan.activation == "relu"
+    assert plan.to_dict()["root"] == str(tmp_path)
+    small = plan_training(**{**TRAIN_PRESETS[preset], "hursts": [0.7], "betas": [0.7], "lrs": [1e-2],
+                             "depth": 4, "epochs": 1}, root=str(tmp_path))
+    (rec,) = small.run().records
+    assert rec["finite"] and 0.0 <= rec["test_accuracy"] <= 1.0

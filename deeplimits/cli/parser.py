@@ -200,8 +200,8 @@ def _train_parser(sub):
                    help="; ".join(f"{n}: {p['dataset']}, L={p['depth']}, d={p['width']}, {p['epochs']} epochs, "
                                   f"{len(p['hursts'])} H x {len(p['betas'])} beta x {len(p['lrs'])} lr"
                                   for n, p in TRAIN_PRESETS.items())
-                   + " (quick: about 5 minutes on 2 cores; digits: under 20; published: MNIST from --root, or "
-                     "--dataset cifar10, for a GPU or a cluster)")
+                   + " (quick: a few minutes on 2 cores; digits: under 20; published, published-cifar10: the "
+                     "files under --root, for a GPU or a cluster)")
     t.add_argument("--dataset", help=f"digits, mnist1d, synthetic, mnist, cifar10 (default {d['dataset']})")
     t.add_argument("--root", metavar="DIR", help="the directory of the mnist / cifar10 files (nothing is downloaded)")
     t.add_argument("--driver", choices=DRIVERS, help=f"law of the initial residual weights (default {d['driver']})")

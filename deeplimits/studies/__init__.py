@@ -23,8 +23,8 @@ _WHERE = {
                      "theory_bounds"), "propagation"),
     **dict.fromkeys(("StabilityPlan", "StabilityResult", "plan_stability", "run_stability"), "stability"),
     **dict.fromkeys(("fit_rate", "sweep_errors"), "strong_error"),
-    **dict.fromkeys(("TrainPlan", "TrainGridResult", "plan_training", "train_grid", "load_trained", "critical_line"),
-                    "training"),
+    **dict.fromkeys(("TrainPlan", "TrainGridResult", "plan_training", "train_grid", "critical_line"), "training"),
+    "load_trained": "trained",
     "Plan": "plan",
 }
 
@@ -39,11 +39,11 @@ __all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePla
 
 def _submodule(name: str):
     """The submodule ``name`` (plain relative imports)."""
-    from . import convergence, convergence_result, phase, plan, propagation, stability, strong_error, training
+    from . import convergence, convergence_result, phase, plan, propagation, stability, strong_error, trained, training
 
     return {"convergence": convergence, "convergence_result": convergence_result, "phase": phase, "plan": plan,
             "propagation": propagation, "stability": stability, "strong_error": strong_error,
-            "training": training}[name]
+            "trained": trained, "training": training}[name]
 
 
 __getattr__, __dir__ = lazy_exports(globals(), _WHERE, _submodule)

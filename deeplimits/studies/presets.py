@@ -64,9 +64,11 @@ TRAIN_PRESETS = {
     "digits": dict(dataset="digits", driver="fractional", activation="relu", hursts=_NINE, betas=_NINE,
                    lrs=[1e-4, 1e-3, 1e-2, 1e-1, 1.0], depth=1000, width=30, epochs=10),
     # Marion et al. (JMLR 2025, §4.2): res-1 with bias, d = 30, L = 1000, 10 epochs, batch 128,
-    # MNIST (or --dataset cifar10) from local files (--root); meant for a GPU or a cluster
+    # MNIST and CIFAR-10 from local files (--root); meant for a GPU or a cluster
     "published": dict(dataset="mnist", driver="fractional", activation="relu", hursts=_NINE, betas=_NINE,
                       lrs=[1e-4, 1e-3, 1e-2, 1e-1, 1.0], depth=1000, width=30, epochs=10),
+    "published-cifar10": dict(dataset="cifar10", driver="fractional", activation="relu", hursts=_NINE, betas=_NINE,
+                              lrs=[1e-4, 1e-3, 1e-2, 1e-1, 1.0], depth=1000, width=30, epochs=10),
 }
 
 #: the convergence study without a regime: (regime, options) in order

@@ -1,7 +1,8 @@
 """Training experiments as a resumable study (docs/training.md, "Grids, runs and the heat map").
 
 A :class:`TrainPlan` is a grid of configurations ``(H, beta, lr, seed)`` of one residual
-network trained on one data set. The configurations that share ``beta`` train together as one
+network trained on one data set (its task, the initial and the stored weights are in
+:mod:`.trained`). The configurations that share ``beta`` train together as one
 batched :class:`~deeplimits.training.ResidualNetwork` (``beta`` is a property of the module);
 each sweep task trains a chunk of them, so a run store keeps every finished chunk (records and
 trained weights, ``weights/<task>.pt``) and the same command resumes the others, in this process
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import time
 from typing import Callable, ClassVar, Sequence
 
 import torch
@@ -28,15 +28,13 @@ from .. import _resources as R_
 from .. import _validate as V_
 from .._names import DRIVERS
 from .._plain import PlainData
-from .._random import chunk_seed
-from ..runs import Task, chunk_sizes, register_task
+from ..runs import Task, chunk_sizes
 from .plan import Plan, register_plan
+from .trained import WEIGHTS_DIR, load_trained, weights_path  # noqa: F401 - registers the task; re-exported
 from .presets import TRAIN_PRESETS  # noqa: F401 - re-exported (torch-free home)
 
 __all__ = ["TrainPlan", "TrainGridResult", "plan_training", "train_grid", "load_trained", "WEIGHTS_DIR",
            "critical_line"]
-
-WEIGHTS_DIR = "weights"
 
 
 def critical_line(hurst: float | None) -> float:
@@ -66,7 +64,7 @@ class TrainGridResult(PlainData):
 
     def report(self) -> str:
         """One line per ``(H, beta)``: the best accuracy and its learning rate."""
-        score = "test_accuracy" if self._classification else "test_loss"
+        score = "test_accuracy" if self.classification else "test_loss"
         lines = [f"{self.arch}, {self.driver} weights, d={self.width}, L={self.depth}, {self.dataset}, "
                  f"{self.epochs} epochs: best {score.replace('_', ' ')} over {len(self.records)} configurations",
                  f"{'H':>6} {'beta':>6} {'line':>6} {'best':>8} {'lr':>8}  finite/configs"]
@@ -78,7 +76,7 @@ class TrainGridResult(PlainData):
         return "\n".join(lines)
 
     @property
-    def _classification(self) -> bool:
+    def classification(self) -> bool:
         return any(r["train_accuracy"] is not None for r in self.records) or not any(
             r["finite"] for r in self.records)
 
@@ -154,10 +152,10 @@ class TrainPlan(Plan):
 
     def estimate_bytes(self, configs: int) -> int:
         """Peak bytes of a task training ``configs`` configurations (activations of one batch,
-        parameters with their gradient and two Adam moments, a temporary)."""
+        parameters with their gradient, two Adam moments and a temporary: six copies)."""
         item = torch.empty((), dtype=getattr(torch, self.dtype)).element_size()
         per_layer = self.width * self.width * (2 if self.arch in ("res-2", "res-3") else 1) + self.width
-        params = self.depth * per_layer * 5
+        params = self.depth * per_layer * 6
         acts = self.depth * self.batch_size * self.width * (1 if _fused(self) else 8)
         return configs * item * (params + acts) + (64 << 20)
 
@@ -178,11 +176,6 @@ class TrainPlan(Plan):
             os.replace(tmp, path)
             result["weights"] = os.path.relpath(path, store.directory)
         return result
-
-
-def weights_path(directory: str, key: str) -> str:
-    """Where the trained weights of task ``key`` live in the run directory ``directory``."""
-    return os.path.join(directory, WEIGHTS_DIR, key.replace("/", "_") + ".pt")
 
 
 def _fused(plan) -> bool:
@@ -218,25 +211,12 @@ def plan_training(dataset: str = "digits", driver: str = "gaussian", *, hursts: 
                   save_weights: bool = True, root=None, device=None) -> TrainPlan:
     """Validate a training grid (every check, before any work) and return it as a
     :class:`TrainPlan`. Arguments as for :func:`train_grid`."""
-    from ..data.base import _root, dataset_names, DATASETS, load_dataset
+    from ..data.base import dataset_names
     from ..networks import ARCHITECTURES, ResNet
     from ..training.train import OPTIMISERS
 
     dataset = V_.choice("dataset", dataset, dataset_names())
-    driver = V_.choice("driver", driver, DRIVERS)
-    if driver == "fractional":
-        if hursts is None:
-            raise ValueError("hursts must be given for driver 'fractional' (values in (0, 1))")
-        hursts = _values("hursts", hursts, lambda h: V_.real("hursts", h, low=0.0, high=1.0, low_open=True,
-                                                              high_open=True))
-    elif hursts is not None:
-        raise ValueError(f"hursts apply only to driver 'fractional', not {driver!r}")
-    else:
-        hursts = (None,)
-    if length_scale is not None:
-        if driver != "smooth":
-            raise ValueError(f"length_scale applies only to driver 'smooth', not {driver!r}")
-        length_scale = V_.real("length_scale", length_scale, low=0.0, low_open=True)
+    driver, hursts, length_scale = _driver_options(driver, hursts, length_scale)
     betas = _values("betas", betas, lambda b: V_.real("betas", b, low=0.0))
     lrs = _values("lrs", lrs, lambda r: V_.real("lrs", r, low=0.0, low_open=True))
     seeds = V_.integer("seeds", seeds)
@@ -256,11 +236,7 @@ def plan_training(dataset: str = "digits", driver: str = "gaussian", *, hursts: 
     if not isinstance(save_weights, bool):
         raise ValueError(f"save_weights must be True or False, got {save_weights!r}")
     where = V_.device("device", device, dtype)
-    if DATASETS[dataset].needs_root:
-        root = _root(DATASETS[dataset], root)
-        load_dataset(dataset, root=root)  # a missing or malformed file is named now, not in a task
-    else:
-        root = None
+    root = _data_root(dataset, root)
     per_beta = len(hursts) * seeds * len(lrs)
     plan = TrainPlan(dataset, driver, tuple(hursts), tuple(betas), tuple(lrs), seeds, arch, act, bias, depth, width,
                      epochs, batch_size, optimizer, lr_decay_halfway, seed, str(dtype).replace("torch.", ""),
@@ -270,6 +246,40 @@ def plan_training(dataset: str = "digits", driver: str = "gaussian", *, hursts: 
                          per_beta, f"(L={depth}, d={width}, batch {batch_size})",
                          ("depth", "width", "batch_size"), device=where)
     return dataclasses.replace(plan, chunk=chunk)
+
+
+def _driver_options(driver, hursts, length_scale):
+    """The driver's name, its H axis (``(None,)`` unless fractional) and length scale, checked."""
+    driver = V_.choice("driver", driver, DRIVERS)
+    if driver == "fractional":
+        if hursts is None:
+            raise ValueError("hursts must be given for driver 'fractional' (values in (0, 1))")
+        hursts = _values("hursts", hursts, lambda h: V_.real("hursts", h, low=0.0, high=1.0, low_open=True,
+                                                              high_open=True))
+    elif hursts is not None:
+        raise ValueError(f"hursts apply only to driver 'fractional', not {driver!r}")
+    else:
+        hursts = (None,)
+    if length_scale is not None:
+        if driver != "smooth":
+            raise ValueError(f"length_scale applies only to driver 'smooth', not {driver!r}")
+        length_scale = V_.real("length_scale", length_scale, low=0.0, low_open=True)
+    return driver, hursts, length_scale
+
+
+def _data_root(dataset: str, root):
+    """The absolute directory of a data set read from files (read once now: a missing or
+    malformed file is named before any work, not in a task); ``None`` for the others."""
+    from ..data.base import DATASETS, _root, load_dataset
+
+    if not DATASETS[dataset].needs_root:
+        return None
+    root = _root(DATASETS[dataset], root)
+    try:
+        load_dataset(dataset, root=root)
+    except FileNotFoundError as e:
+        raise ValueError(f"root must hold the files of the data set: {e}") from None
+    return root
 
 
 def _values(name: str, values, check) -> tuple:
@@ -307,108 +317,3 @@ def train_grid(dataset: str = "digits", driver: str = "gaussian", *, progress: C
     """
     plan = plan_training(dataset, driver, **options)
     return plan.run(progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)
-
-
-@register_task("train-chunk")
-def train_task(params: dict, seed: int) -> dict:
-    """Sweep task: train one chunk of configurations (one ``beta``) as one batched module;
-    the records and the trained state (``state``, kept by :meth:`TrainPlan.keep`)."""
-    from ..data import load_dataset
-    from ..training import ResidualNetwork, train
-
-    dtype = getattr(torch, params["dtype"])
-    device = torch.device(params.get("device") or "cpu")
-    data = load_dataset(params["dataset"], root=params.get("root"), seed=seed, dtype=dtype, device=device)
-    configs = params["configs"]
-    net = ResidualNetwork(params["arch"], params["depth"], params["width"], data.input_dim, data.output_dim,
-                          configs=len(configs), beta=params["beta"], activation=params["activation"],
-                          bias=params["bias"], dtype=dtype, device=device)
-    init_weights(net, params, configs, seed)
-    t0 = time.perf_counter()
-    res = train(net, data, optimizer=params["optimizer"], lr=torch.tensor([c["lr"] for c in configs]),
-                epochs=params["epochs"], batch_size=params["batch_size"], lr_decay_halfway=params["lr_decay_halfway"],
-                stop_loss=params.get("stop_loss"), seed=seed)
-    each = (time.perf_counter() - t0) / len(configs)
-    records = [{"driver": params["driver"], **{k: c[k] for k in ("hurst", "beta", "lr", "seed")}, **r,
-                "epochs": res.epochs, "seconds": each} for c, r in zip(configs, res.records)]
-    state = {"module": _module_options(net), "configs": configs,
-             "state_dict": {k: v.detach().cpu() for k, v in net.state_dict().items()}}
-    return {"records": records, "state": state}
-
-
-@torch.no_grad()
-def init_weights(net, params: dict, configs: list[dict], seed: int):
-    """The initial weights of every configuration of a chunk: configuration ``c`` reads its
-    residual weights off its driver with the generator seeded ``chunk_seed(seed, init)``, and
-    its input and output layers from ``chunk_seed(seed, 2^40 + init)`` (so one initialisation is
-    the same network for every ``beta`` and learning rate)."""
-    from ..paths import make_driver
-    from ..training import init_from_driver
-
-    for c, cfg in enumerate(configs):
-        g = torch.Generator().manual_seed(chunk_seed(seed, cfg["init"]))
-        driver = make_driver(params["driver"], cfg["hurst"], params.get("length_scale"))
-        init_from_driver(net, driver, generator=g, config=c)
-        g_io = torch.Generator().manual_seed(chunk_seed(seed, 1 << 40 | cfg["init"]))
-        for name in ("A", "B"):
-            p = getattr(net, name)
-            p[c].copy_(torch.randn(p.shape[1:], generator=g_io, dtype=p.dtype) * p.shape[1] ** -0.5)
-
-
-def _module_options(net) -> dict:
-    return {"arch": net.arch, "depth": net.depth, "width": net.width, "in_features": net.in_features,
-            "out_features": net.out_features, "configs": net.configs, "beta": net.beta,
-            "activation": net.activation.name, "bias": net.bias}
-
-
-def load_trained(path: str, *, map_location="cpu"):
-    """The trained module of one stored chunk (``<run>/weights/<task>.pt``) and its
-    configurations: ``(ResidualNetwork, [ {hurst, beta, lr, seed, init}, ...])``."""
-    from ..training import ResidualNetwork
-
-    state = torch.load(path, map_location=map_location, weights_only=True)
-    opts = dict(state["module"])
-    dtype = next(iter(state["state_dict"].values())).dtype
-    net = ResidualNetwork(opts.pop("arch"), opts.pop("depth"), opts.pop("width"), opts.pop("in_features"),
-                          opts.pop("out_features"), dtype=dtype, **opts)
-    net.load_state_dict(state["state_dict"])
-    return net, state["configs"]
-
-
-def weight_paths(plan: TrainPlan, directory: str, result: TrainGridResult, *, entry=(0, 0),
-                 most: int = 4) -> list[dict]:
-    """Panels for :func:`deeplimits.plots.plot_weight_paths`: the coordinate ``entry`` of ``V``
-    (``W`` for ``inside``) against the layer, at initialisation and after training, for up to
-    ``most`` values of ``beta`` (first H, its best learning rate), read from the trained weights
-    stored in ``directory`` (the initial weights are drawn again from their seeds)."""
-    from ..training import ResidualNetwork
-
-    best = {(b["hurst"], b["beta"]): b for b in result.best}
-    name = "W" if plan.arch == "inside" else "V"
-    betas = list(plan.betas)
-    if len(betas) > most:
-        betas = [betas[round(i * (len(betas) - 1) / (most - 1))] for i in range(most)]
-    panels = []
-    for task in plan.tasks():
-        beta, configs = task.params["beta"], task.params["configs"]
-        path = weights_path(directory, task.key)
-        if beta not in betas or not os.path.exists(path):
-            continue
-        top = best.get((plan.hursts[0], beta))
-        lr = top["lr"] if top and top["lr"] is not None else plan.lrs[0]
-        hit = [c for c, cfg in enumerate(configs)
-               if cfg["hurst"] == plan.hursts[0] and cfg["seed"] == 0 and cfg["lr"] == lr]
-        if not hit:
-            continue
-        net, _ = load_trained(path)
-        cfg = configs[hit[0]]
-        start = ResidualNetwork(plan.arch, plan.depth, plan.width, net.in_features, net.out_features,
-                                beta=beta, activation=plan.activation, bias=plan.bias, dtype=net.A.dtype)
-        init_weights(start, task.params, [cfg], task.seed)
-        i, j = entry
-        drv = plan.driver + ("" if cfg["hurst"] is None else f" H={cfg['hurst']:g}")
-        panels.append({"label": f"{drv}, beta={beta:g}, lr={lr:g}",
-                       "init": getattr(start, name).detach()[:, 0, i, j].tolist(),
-                       "trained": getattr(net, name).detach()[:, hit[0], i, j].tolist()})
-        betas.remove(beta)
-    return panels

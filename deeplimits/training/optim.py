@@ -130,7 +130,7 @@ class _Batched(torch.optim.Optimizer):
         for g in self.param_groups:
             p = g["params"][0]
             if p.grad is not None:
-                self._update(p, g, _view(self.finite, p, g["axis"]))
+                self._update(p, g)
         return out
 
     def state_dict(self) -> dict:
@@ -146,13 +146,19 @@ class _Batched(torch.optim.Optimizer):
         if finite is not None:
             self.finite = torch.as_tensor(finite, dtype=torch.bool).clone()
 
-    def _grad(self, p, group, mask):
+    def _grad(self, p, group):
         """The gradient with the L2 penalty, zero for the frozen configs (in place when there is
         no penalty: a frozen config's gradient may be NaN and must not reach any state)."""
         grad = p.grad if group["weight_decay"] == 0 else p.grad.add(p, alpha=group["weight_decay"])
         if not bool(self.finite.all()):
-            grad.masked_fill_(~mask, 0.0)
+            self._zero_frozen(grad, group["axis"])
         return grad
+
+    def _zero_frozen(self, t: torch.Tensor, axis: int) -> torch.Tensor:
+        """Zero the frozen configs' slices of ``t`` (``index_fill_``: a hundred times faster on
+        CPU than ``masked_fill_`` with a broadcast mask)."""
+        frozen = (~self.finite).nonzero().squeeze(1).to(t.device)
+        return t.index_fill_(axis, frozen, 0.0)
 
     def _temporary(self, p):
         """A persistent temporary shaped like ``p`` (a fresh one page-faults every step on CPU)."""
@@ -161,7 +167,7 @@ class _Batched(torch.optim.Optimizer):
             u = self._scratch[p] = torch.empty_like(p)
         return u
 
-    def _update(self, p, group, mask):  # pragma: no cover - abstract
+    def _update(self, p, group):  # pragma: no cover - abstract
         raise NotImplementedError
 
 
@@ -184,7 +190,7 @@ class BatchedAdam(_Batched):
         wd = V_.real("weight_decay", weight_decay, low=0.0)
         super().__init__(params, lr, dict(betas=(b1, b2), eps=eps, weight_decay=wd))
 
-    def _update(self, p, group, mask):
+    def _update(self, p, group):
         b1, b2 = group["betas"]
         a = group["axis"]
         st = self.state[p]
@@ -192,7 +198,7 @@ class BatchedAdam(_Batched):
             st["step"] = torch.zeros(self.configs, dtype=torch.float64)
             st["exp_avg"], st["exp_avg_sq"] = torch.zeros_like(p), torch.zeros_like(p)
         live = self.finite
-        grad = self._grad(p, group, mask)
+        grad = self._grad(p, group)
         step = st["step"] + live.to(torch.float64)
         # a frozen config gets step size 0 (and a harmless bias correction: its step may be 0)
         step_size = _view(torch.where(live, group["lr"] / (1 - b1 ** step), _f64(0.0, live)), p, a)
@@ -207,7 +213,7 @@ class BatchedAdam(_Batched):
         u = torch.sqrt(v, out=self._temporary(p)).div_(bc2_sqrt).add_(group["eps"])
         torch.div(m, u, out=u).mul_(step_size)
         if not bool(live.all()):
-            u.masked_fill_(~mask, 0.0)  # exactly no update, even where m / u is 0 / 0 (eps = 0)
+            self._zero_frozen(u, a)  # exactly no update, even where m / u is 0 / 0 (eps = 0)
         p.sub_(u)
         st["step"] = step
 
@@ -226,10 +232,10 @@ class BatchedSGD(_Batched):
         super().__init__(params, lr, dict(momentum=momentum, dampening=dampening, weight_decay=wd,
                                           nesterov=bool(nesterov)))
 
-    def _update(self, p, group, mask):
+    def _update(self, p, group):
         a, mu = group["axis"], group["momentum"]
         live = self.finite
-        grad = self._grad(p, group, mask)
+        grad = self._grad(p, group)
         lr = _view(torch.where(live, group["lr"], _f64(0.0, live)), p, a)
         if mu != 0:
             st = self.state[p]

@@ -1,0 +1,132 @@
+"""The trained networks of a training grid (docs/training.md, "Grids, runs and the heat map"):
+the sweep task that trains one chunk of configurations, the initial weights of each
+configuration, where the trained weights are stored and how to read them back.
+
+The initial weights of configuration ``(H_i, seed_j)`` are drawn with the generator seeded
+``chunk_seed(seed, i * seeds + j)`` (its input and output layers with ``chunk_seed(seed, 2^40 +
+i * seeds + j)``): the same for every ``beta`` and learning rate.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import torch
+
+from .._random import chunk_seed
+from ..runs import register_task
+
+__all__ = ["train_task", "init_weights", "load_trained", "weights_path", "weight_paths", "WEIGHTS_DIR"]
+
+WEIGHTS_DIR = "weights"
+
+
+def weights_path(directory: str, key: str) -> str:
+    """Where the trained weights of task ``key`` live in the run directory ``directory``."""
+    return os.path.join(directory, WEIGHTS_DIR, key.replace("/", "_") + ".pt")
+
+
+@register_task("train-chunk")
+def train_task(params: dict, seed: int) -> dict:
+    """Sweep task: train one chunk of configurations (one ``beta``) as one batched module;
+    the records and the trained state (``state``, kept by :meth:`TrainPlan.keep`)."""
+    from ..data import load_dataset
+    from ..training import ResidualNetwork, train
+
+    dtype = getattr(torch, params["dtype"])
+    device = torch.device(params.get("device") or "cpu")
+    data = load_dataset(params["dataset"], root=params.get("root"), seed=seed, dtype=dtype, device=device)
+    configs = params["configs"]
+    net = ResidualNetwork(params["arch"], params["depth"], params["width"], data.input_dim, data.output_dim,
+                          configs=len(configs), beta=params["beta"], activation=params["activation"],
+                          bias=params["bias"], dtype=dtype, device=device)
+    init_weights(net, params, configs, seed)
+    t0 = time.perf_counter()
+    res = train(net, data, optimizer=params["optimizer"], lr=torch.tensor([c["lr"] for c in configs]),
+                epochs=params["epochs"], batch_size=params["batch_size"], lr_decay_halfway=params["lr_decay_halfway"],
+                stop_loss=params.get("stop_loss"), seed=seed)
+    each = (time.perf_counter() - t0) / len(configs)
+    records = [{"driver": params["driver"], **{k: c[k] for k in ("hurst", "beta", "lr", "seed")}, **r,
+                "epochs": res.epochs, "seconds": each} for c, r in zip(configs, res.records)]
+    state = {"module": _module_options(net), "configs": configs,
+             "state_dict": {k: v.detach().cpu() for k, v in net.state_dict().items()}}
+    return {"records": records, "state": state}
+
+
+@torch.no_grad()
+def init_weights(net, params: dict, configs: list[dict], seed: int):
+    """The initial weights of every configuration of a chunk: configuration ``c`` reads its
+    residual weights off its driver with the generator seeded ``chunk_seed(seed, init)``, and
+    its input and output layers from ``chunk_seed(seed, 2^40 + init)`` (so one initialisation is
+    the same network for every ``beta`` and learning rate)."""
+    from ..paths import make_driver
+    from ..training import init_from_driver
+
+    for c, cfg in enumerate(configs):
+        g = torch.Generator().manual_seed(chunk_seed(seed, cfg["init"]))
+        driver = make_driver(params["driver"], cfg["hurst"], params.get("length_scale"))
+        init_from_driver(net, driver, generator=g, config=c)
+        g_io = torch.Generator().manual_seed(chunk_seed(seed, 1 << 40 | cfg["init"]))
+        for name in ("A", "B"):
+            p = getattr(net, name)
+            p[c].copy_(torch.randn(p.shape[1:], generator=g_io, dtype=p.dtype) * p.shape[1] ** -0.5)
+
+
+def _module_options(net) -> dict:
+    return {"arch": net.arch, "depth": net.depth, "width": net.width, "in_features": net.in_features,
+            "out_features": net.out_features, "configs": net.configs, "beta": net.beta,
+            "activation": net.activation.name, "bias": net.bias}
+
+
+def load_trained(path: str, *, map_location="cpu"):
+    """The trained module of one stored chunk (``<run>/weights/<task>.pt``) and its
+    configurations: ``(ResidualNetwork, [ {hurst, beta, lr, seed, init}, ...])``."""
+    from ..training import ResidualNetwork
+
+    state = torch.load(path, map_location=map_location, weights_only=True)
+    opts = dict(state["module"])
+    dtype = next(iter(state["state_dict"].values())).dtype
+    net = ResidualNetwork(opts.pop("arch"), opts.pop("depth"), opts.pop("width"), opts.pop("in_features"),
+                          opts.pop("out_features"), dtype=dtype, **opts)
+    net.load_state_dict(state["state_dict"])
+    return net, state["configs"]
+
+
+def weight_paths(plan, directory: str, result, *, entry=(0, 0),
+                 most: int = 4) -> list[dict]:
+    """Panels for :func:`deeplimits.plots.plot_weight_paths`: the coordinate ``entry`` of ``V``
+    (``W`` for ``inside``) against the layer, at initialisation and after training, for up to
+    ``most`` values of ``beta`` (first H, its best learning rate), read from the trained weights
+    stored in ``directory`` (the initial weights are drawn again from their seeds)."""
+    from ..training import ResidualNetwork
+
+    best = {(b["hurst"], b["beta"]): b for b in result.best}
+    name = "W" if plan.arch == "inside" else "V"
+    betas = list(plan.betas)
+    if len(betas) > most:
+        betas = [betas[round(i * (len(betas) - 1) / (most - 1))] for i in range(most)]
+    panels = []
+    for task in plan.tasks():
+        beta, configs = task.params["beta"], task.params["configs"]
+        path = weights_path(directory, task.key)
+        if beta not in betas or not os.path.exists(path):
+            continue
+        top = best.get((plan.hursts[0], beta))
+        lr = top["lr"] if top and top["lr"] is not None else plan.lrs[0]
+        hit = [c for c, cfg in enumerate(configs)
+               if cfg["hurst"] == plan.hursts[0] and cfg["seed"] == 0 and cfg["lr"] == lr]
+        if not hit:
+            continue
+        net, _ = load_trained(path)
+        cfg = configs[hit[0]]
+        start = ResidualNetwork(plan.arch, plan.depth, plan.width, net.in_features, net.out_features,
+                                beta=beta, activation=plan.activation, bias=plan.bias, dtype=net.A.dtype)
+        init_weights(start, task.params, [cfg], task.seed)
+        i, j = entry
+        drv = plan.driver + ("" if cfg["hurst"] is None else f" H={cfg['hurst']:.3g}")
+        panels.append({"label": f"{drv}, beta={beta:.3g}, lr={lr:g}",
+                       "init": getattr(start, name).detach()[:, 0, i, j].tolist(),
+                       "trained": getattr(net, name).detach()[:, hit[0], i, j].tolist()})
+        betas.remove(beta)
+    return panels
