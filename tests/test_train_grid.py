@@ -219,3 +219,26 @@ def test_published_presets_plan_from_local_files(tmp_path, preset, writer):
                              "depth": 4, "epochs": 1}, root=str(tmp_path))
     (rec,) = small.run().records
     assert rec["finite"] and 0.0 <= rec["test_accuracy"] <= 1.0
+
+
+def test_progress_counts_every_configuration_epoch():
+    """In this process a chunk reports each epoch; the total is configurations x epochs, also
+    with early stopping (the rest is counted when the chunk finishes)."""
+    calls = []
+    plan = plan_training(**{**SMALL, "betas": [0.5], "epochs": 3, "save_weights": False})
+    plan.run(calls.append)
+    assert calls == [4, 4, 4, 0] and sum(calls) == 4 * 3
+    calls.clear()
+    stop = plan_training(**{**SMALL, "betas": [0.5], "epochs": 3, "stop_loss": 1e9, "save_weights": False})
+    res = stop.run(calls.append)
+    assert res.records[0]["epochs"] == 1 and calls == [4, 8]
+
+
+def test_grid_on_a_local_dask_cluster_stores_weights_and_matches(tmp_path):
+    """The chunks trained by Dask workers: the same records as in this process (the same seeds;
+    float32 kernels of another process agree to 1e-5), the weights written beside the store."""
+    plan = plan_training(**{**SMALL, "betas": [0.5, 1.0]})
+    with RunStore(tmp_path, plan.to_dict()) as store:
+        res = plan.run(store=store, workers=1)
+    assert sorted(os.listdir(tmp_path / "weights")) == ["train_beta-000_chunk-0000.pt", "train_beta-001_chunk-0000.pt"]
+    _close(res.records, plan.run().records, 1e-5)

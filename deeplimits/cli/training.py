@@ -37,10 +37,11 @@ def run_train_cmd(args) -> int:
     spec = plan("train", OPTIONS + ("dtype",), training.plan_training, **kw)
     out = default_out(args, "train", spec.to_dict())
     outputs.check_outputs(args, "train", out)
-    total = len(spec.configs())
+    total = len(spec.configs()) * spec.epochs
     with Run(out, spec.to_dict()) as store:
-        with progress(args, total=total, unit="config", desc="train",
-                      bar_format="{desc} {bar} {n_fmt}/{total_fmt} configs [{elapsed}<{remaining}]") as bar:
+        with progress(args, total=total, unit="epoch", desc="train",
+                      bar_format="{desc} {bar} {n_fmt}/{total_fmt} configuration-epochs "
+                                 "[{elapsed}<{remaining}]") as bar:
             result = spec.run(bar.update, store=store, **executor_kw)
     report = outputs.report_stream(args.json)
     print(result.report(), file=report)

@@ -28,7 +28,8 @@ class SweepError(RuntimeError):
 
 def run_sweep(tasks: Sequence[Task], store: RunStore | None = None, *, workers: int | None = None,
               scheduler: str | None = None, progress: Callable[[Task], None] | None = None,
-              timeout: float | None = None, keep: Callable[[Task, object], object] | None = None) -> dict:
+              timeout: float | None = None, keep: Callable[[Task, object], object] | None = None,
+              partial: Callable[[Task, int], None] | None = None) -> dict:
     """Run the tasks not yet in ``store`` and return every task's result, by key.
 
     Executors: in this process (default; torch and the random-number pool use the cores),
@@ -37,7 +38,10 @@ def run_sweep(tasks: Sequence[Task], store: RunStore | None = None, *, workers: 
     ``workers``, ``scheduler`` and ``timeout`` (seconds to reach the scheduler and get a
     worker; default 10) are checked before anything else. ``keep(task, result)``, when given,
     turns each finished result into what is stored and returned (called before the store
-    records the task, so whatever it writes exists once the task counts as done). Raises :class:`ExecutorError` when
+    records the task, so whatever it writes exists once the task counts as done).
+    ``partial(task, n)``: in this process, a task function registered with
+    ``reports_progress=True`` reports ``n`` units of work done as it goes (an epoch of
+    training); ``progress(task)`` still follows when it finishes. Raises :class:`ExecutorError` when
     the cluster cannot be reached or has no worker in time, and :class:`SweepError` after the
     sweep if some tasks failed.
     """
@@ -66,8 +70,12 @@ def run_sweep(tasks: Sequence[Task], store: RunStore | None = None, *, workers: 
     if workers is None and scheduler is None:
         for t in pending:
             t0 = time.perf_counter()
+            fn = task_function(t.fn)
+            kw = {}
+            if partial is not None and getattr(fn, "reports_progress", False):
+                kw["progress"] = lambda n, t=t: partial(t, n)
             try:
-                res = task_function(t.fn)(t.params, t.seed)
+                res = fn(t.params, t.seed, **kw)
             except Exception:  # noqa: BLE001 - a failed task is stored and retried, not fatal
                 finish(t, error=traceback.format_exc(limit=5))
                 continue

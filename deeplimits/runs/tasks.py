@@ -34,10 +34,13 @@ class Task:
     seed: int
 
 
-def register_task(name: str):
-    """Decorator: register a task function under ``name`` (one name, one function)."""
+def register_task(name: str, *, reports_progress: bool = False):
+    """Decorator: register a task function under ``name`` (one name, one function). With
+    ``reports_progress`` the function also takes ``progress=`` (called with units of work done,
+    when it runs in the coordinating process; see :func:`~deeplimits.runs.run_sweep`)."""
 
     def register(fn: Callable) -> Callable:
+        fn.reports_progress = reports_progress
         known = _TASKS.get(name)
         if known is not None and (known.__module__, known.__qualname__) != (fn.__module__, fn.__qualname__):
             raise ValueError(f"task name {name!r} is already registered to {known.__module__}.{known.__qualname__}")

@@ -79,8 +79,18 @@ class Plan(abc.ABC):
 
         t0 = time.perf_counter()
         tasks = self.tasks()
+        reported: dict = {}  # units a running task has reported already
+
+        def partial(task, n):
+            reported[task.key] = reported.get(task.key, 0) + n
+            progress(n)
+
+        def finished(task):
+            progress(self.progress_units(task) - reported.pop(task.key, 0))
+
         done = run_sweep(tasks, store, workers=workers, scheduler=scheduler, timeout=timeout,
-                         progress=None if progress is None else (lambda t: progress(self.progress_units(t))),
+                         progress=None if progress is None else finished,
+                         partial=None if progress is None else partial,
                          keep=lambda task, result: self.keep(task, result, store))
         return self.summarise(tasks, [done[t.key] for t in tasks], time.perf_counter() - t0)
 

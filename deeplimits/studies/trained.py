@@ -27,10 +27,11 @@ def weights_path(directory: str, key: str) -> str:
     return os.path.join(directory, WEIGHTS_DIR, key.replace("/", "_") + ".pt")
 
 
-@register_task("train-chunk")
-def train_task(params: dict, seed: int) -> dict:
+@register_task("train-chunk", reports_progress=True)
+def train_task(params: dict, seed: int, progress=None) -> dict:
     """Sweep task: train one chunk of configurations (one ``beta``) as one batched module;
-    the records and the trained state (``state``, kept by :meth:`TrainPlan.keep`)."""
+    the records and the trained state (``state``, kept by ``TrainPlan.keep``). ``progress``
+    is called with the configuration-epochs of every epoch."""
     from ..data import load_dataset
     from ..training import ResidualNetwork, train
 
@@ -45,7 +46,8 @@ def train_task(params: dict, seed: int) -> dict:
     t0 = time.perf_counter()
     res = train(net, data, optimizer=params["optimizer"], lr=torch.tensor([c["lr"] for c in configs]),
                 epochs=params["epochs"], batch_size=params["batch_size"], lr_decay_halfway=params["lr_decay_halfway"],
-                stop_loss=params.get("stop_loss"), seed=seed)
+                stop_loss=params.get("stop_loss"), seed=seed,
+                progress=None if progress is None else (lambda n: progress(n * len(configs))))
     each = (time.perf_counter() - t0) / len(configs)
     records = [{"driver": params["driver"], **{k: c[k] for k in ("hurst", "beta", "lr", "seed")}, **r,
                 "epochs": res.epochs, "seconds": each} for c, r in zip(configs, res.records)]

@@ -148,7 +148,8 @@ class TrainPlan(Plan):
         return out
 
     def progress_units(self, task) -> int:
-        return len(task.params["configs"])
+        """Configuration-epochs: a chunk reports each epoch as it trains (in this process)."""
+        return len(task.params["configs"]) * self.epochs
 
     def estimate_bytes(self, configs: int) -> int:
         """Peak bytes of a task training ``configs`` configurations (activations of one batch,
