@@ -224,3 +224,20 @@ def plot_weight_paths(panels: Sequence[dict], path: str | None = None):
     axes[0][0].set_ylabel("weight coordinate")
     axes[0][0].legend(fontsize=7)
     return _save(fig, path)
+
+
+def plot_weight_coordinates(tensors: Sequence, path: str | None = None, coordinates: int = 3):
+    """The first ``coordinates`` entries of each ``(name, A)``, ``A`` of shape ``(L, ...)``,
+    against ``k / L``: one panel per tensor (at most six)."""
+    tensors = list(tensors)[:6]
+    fig, axes = _figure(1, len(tensors), (4.2 * len(tensors), 3.4), path)
+    for ax, (name, A) in zip(axes[0], tensors):
+        a = np.asarray(A.detach().cpu().double().reshape(A.shape[0], -1) if hasattr(A, "detach") else A,
+                       dtype=float).reshape(len(A), -1)
+        t = np.arange(1, len(a) + 1) / len(a)
+        for j in range(min(coordinates, a.shape[1])):
+            ax.plot(t, a[:, j], lw=0.8)
+        ax.set_xlabel("k / L")
+        ax.set_title(f"{name} (L = {len(a)})", fontsize=9)
+    axes[0][0].set_ylabel("weight coordinate")
+    return _save(fig, path)

@@ -242,6 +242,14 @@ CLI = [
     (TR + ["--timeout", "1"], 2, "--timeout"),
     (TR + ["--quiet=yes"], 2, "ignored explicit argument"),
     (TR + ["--device", "tpu"], 2, "--device"),
+    # -- weights: every flag
+    (["weights"], 2, "required"),
+    (["weights", "nothere.npy"], 2, "no file or run directory"),
+    (["weights", "afile"], 2, "must be a .npy or .pt file"),
+    (["weights", "adir"], 2, "has no stored weights"),
+    (["weights", "afile", "--beta", "nan"], 2, "--beta"),
+    (["weights", "afile", "--json", "adir"], 2, "--json"),
+    (["weights", "afile", "--figure", "adir"], 2, "--figure"),
     # -- runs: every action and flag
     (["runs"], 2, "required"),
     (["runs", "delete"], 2, "invalid choice"),

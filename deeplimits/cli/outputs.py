@@ -111,6 +111,13 @@ def write_training(result, plan, out, json_path) -> list[str]:
     return figs + dump_json(result.to_dict(), out, json_path)
 
 
+def strict_json(payload):
+    """``payload`` with every non-finite float as ``None`` (strict JSON)."""
+    from .._plain import strict
+
+    return strict(payload)
+
+
 def write_records_json(records, path) -> None:
     """The records of a run store as JSON at ``path`` (``-``: standard output)."""
     _write_json(records, path)

@@ -1,0 +1,45 @@
+"""``deeplimits weights PATH...``: diagnostics of layer-indexed weights (docs/weights.md), and
+with several depths of one tensor the exponents of their scaling."""
+
+from __future__ import annotations
+
+from . import outputs
+from .errors import UsageError, one_line
+
+__all__ = ["run_weights_cmd"]
+
+
+def run_weights_cmd(args) -> int:
+    from ..diagnostics import load_weights, scaling_exponents, weight_diagnostics
+
+    outputs.check_file("weights", "--json", args.json)
+    outputs.check_file("weights", "--figure", args.figure)
+    tensors = []
+    for path in args.paths:
+        try:
+            found = load_weights(path)
+            tensors += [(path, name, A, weight_diagnostics(A, beta=args.beta, name=name))
+                        for name, A in found.items()]
+        except ValueError as e:
+            raise UsageError(f"deeplimits weights: {one_line(e)}") from None
+    families: dict = {}
+    for _, name, _, d in tensors:
+        families.setdefault(name, []).append(d)
+    exponents = {name: scaling_exponents(fam) for name, fam in families.items() if len({d.depth for d in fam}) > 1}
+    report = outputs.report_stream(args.json)
+    print(f"{'tensor':>16} {'L':>7} {'max norm':>10} {'incr norm':>10} {'cumsum':>10} {'rss':>10} "
+          f"{'quad var':>10} {'hurst':>7} {'IQR':>7}", file=report)
+    for path, _, _, d in tensors:
+        print(d.report_line() + f"  {path}", file=report)
+    for e in exponents.values():
+        print(e.report(), file=report)
+    if args.figure:
+        from ..plots import plot_weight_coordinates
+
+        plot_weight_coordinates([(d.name, A) for _, _, A, d in tensors], path=args.figure)
+        print(f"wrote {args.figure}", file=report)
+    if args.json:
+        payload = {"tensors": [{"path": str(p), **d.to_dict()} for p, _, _, d in tensors],
+                   "exponents": {n: e.exponents for n, e in exponents.items()}}
+        outputs.write_records_json(outputs.strict_json(payload), args.json)
+    return 0

@@ -1,0 +1,96 @@
+"""Norms and the Hurst index of one layer-indexed weight tensor ``A`` of shape ``(L, ...)``
+(docs/weights.md; Cohen, Cont, Rossier & Xu, ICML 2021, §2-3).
+
+With ``||.||`` the Frobenius norm of one layer's weight and ``X_k = sum_{j<k} A_j`` the path
+whose increments are the weights:
+
+* ``max_norm = max_k ||A_k||``,
+* ``increment_norm = L^beta max_k ||A_{k+1} - A_k||`` (``beta = 0`` by default),
+* ``cumsum_norm = max_k ||X_k||``,
+* ``rss = sqrt(sum_k ||A_k||^2)``,
+* ``quadratic_variation = sum_k ||A_{k+1} - A_k||^2``,
+* ``hurst``: per coordinate, the discrete-variation estimator
+  ``0.5 log2( mean_k (X_{k+2} - X_k)^2 / mean_k (X_{k+1} - X_k)^2 )`` (exact in expectation
+  for fractional Gaussian noise: ``E (X_{k+2} - X_k)^2 = 2^{2H} E (X_{k+1} - X_k)^2``); its
+  median and interquartile range over the coordinates.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import torch
+
+from .. import _validate as V_
+from .._plain import PlainData
+
+__all__ = ["weight_diagnostics", "WeightDiagnostics", "hurst_index", "DIAGNOSTICS"]
+
+#: the scalar diagnostics, in report order
+DIAGNOSTICS = ("max_norm", "increment_norm", "cumsum_norm", "rss", "quadratic_variation", "hurst")
+
+
+@dataclasses.dataclass
+class WeightDiagnostics(PlainData):
+    """The diagnostics of one tensor ``name`` of depth ``depth`` (plain data)."""
+
+    name: str
+    depth: int
+    shape: list
+    beta: float
+    max_norm: float
+    increment_norm: float
+    cumsum_norm: float
+    rss: float
+    quadratic_variation: float
+    hurst: float
+    hurst_iqr: float
+
+    def report_line(self) -> str:
+        return (f"{self.name:>16} {self.depth:7d} {self.max_norm:10.4g} {self.increment_norm:10.4g} "
+                f"{self.cumsum_norm:10.4g} {self.rss:10.4g} {self.quadratic_variation:10.4g} "
+                f"{self.hurst:7.3f} {self.hurst_iqr:7.3f}")
+
+
+def _layers(A) -> torch.Tensor:
+    if isinstance(A, np.ndarray):
+        A = torch.from_numpy(A)
+    if not isinstance(A, torch.Tensor):
+        raise ValueError(f"A must be a tensor or array of shape (L, ...), got {type(A).__name__}")
+    if A.dim() < 1 or A.shape[0] < 3:
+        raise ValueError(f"A must have shape (L, ...) with L >= 3 layers, got {tuple(A.shape)}")
+    A = A.detach().to(device="cpu", dtype=torch.float64)
+    if not bool(torch.isfinite(A).all()):
+        raise ValueError("A must be finite (a blown-up network has no weight diagnostics)")
+    return A.reshape(A.shape[0], -1)
+
+
+def hurst_index(A) -> torch.Tensor:
+    """The discrete-variation estimate of the Hurst index of every coordinate of the path
+    ``X_k = sum_{j<k} A_j`` (``A`` of shape ``(L, ...)``, ``L >= 3``): a tensor of shape ``...``
+    (NaN for a coordinate that is zero at every layer)."""
+    shape = (A.shape[1:] if isinstance(A, (torch.Tensor, np.ndarray)) else ())
+    a = _layers(A)
+    one = (a ** 2).mean(0)
+    two = ((a[1:] + a[:-1]) ** 2).mean(0)
+    h = 0.5 * torch.log2(two / one)
+    return h.reshape(tuple(shape))
+
+
+def weight_diagnostics(A, *, beta: float = 0.0, name: str = "A") -> WeightDiagnostics:
+    """The diagnostics of ``A`` of shape ``(L, ...)`` (module docstring); ``beta`` scales the
+    increment norm by ``L^beta``."""
+    beta = V_.real("beta", beta)
+    a = _layers(A)
+    L = a.shape[0]
+    norms = a.norm(dim=1)
+    inc = (a[1:] - a[:-1]).norm(dim=1)
+    X = torch.cumsum(a, 0)
+    h = hurst_index(A).reshape(-1)
+    h = h[torch.isfinite(h)].numpy()
+    q25, med, q75 = (np.quantile(h, [0.25, 0.5, 0.75]) if len(h) else (math.nan,) * 3)
+    return WeightDiagnostics(name, L, list(A.shape[1:]), beta, float(norms.max()), float(L ** beta * inc.max()),
+                             float(X.norm(dim=1).max()), float(norms.square().sum().sqrt()),
+                             float(inc.square().sum()), float(med), float(q75 - q25))

@@ -1,0 +1,94 @@
+"""Layer-indexed weights from where they live (docs/weights.md): a ``.npy`` or ``.pt`` file
+(one tensor, a ``state_dict``, or a training chunk saved by ``deeplimits train``), a training
+run directory, a :class:`~deeplimits.training.ResidualNetwork` or any ``torch.nn.Module``.
+
+Every source gives ``{name: A}`` with ``A`` of shape ``(L, ...)``: a plain tensor is ``'A'``;
+a :class:`ResidualNetwork` (or a saved chunk) gives its per-layer weights one configuration at
+a time (``'V[0]'``, ``'V[1]'``, ...); in a ``state_dict`` the entries that differ only by a
+layer index (``layers.0.weight``, ``layers.1.weight``, ...) are stacked in index order
+(``'layers.*.weight'``). Names are what a family of depths is matched by."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+import torch
+
+__all__ = ["load_weights"]
+
+_INDEX = re.compile(r"(?<![^.])(\d+)(?=\.)")  # a whole dotted component: "layers.3.weight", "3.weight"
+
+
+def load_weights(source) -> dict[str, torch.Tensor]:
+    """``{name: A}`` of a file, a run directory, a module or a tensor (module docstring)."""
+    from ..training import ResidualNetwork
+
+    if isinstance(source, (torch.Tensor, np.ndarray)):
+        return {"A": torch.as_tensor(source)}
+    if isinstance(source, ResidualNetwork):
+        return _per_config(source.residual_weights())
+    if isinstance(source, torch.nn.Module):
+        return _stacked(source.state_dict())
+    path = os.fspath(source)
+    if os.path.isdir(path):
+        return _run(path)
+    if not os.path.isfile(path):
+        raise ValueError(f"weights: no file or run directory {path}")
+    if path.endswith(".npy"):
+        return {"A": torch.from_numpy(np.load(path, allow_pickle=False))}
+    if path.endswith(".pt"):
+        try:
+            obj = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as e:  # noqa: BLE001 - any unreadable file is one line
+            raise ValueError(f"weights: {path} is not a PyTorch file of tensors ({type(e).__name__})") from None
+        return _from_object(obj, path)
+    raise ValueError(f"weights: {path} must be a .npy or .pt file or a training run directory")
+
+
+def _from_object(obj, path) -> dict:
+    if isinstance(obj, torch.Tensor):
+        return {"A": obj}
+    if isinstance(obj, dict) and "state_dict" in obj and "module" in obj:  # a deeplimits training chunk
+        from ..studies.trained import load_trained
+
+        net, _ = load_trained(path)
+        return _per_config(net.residual_weights())
+    if isinstance(obj, dict) and all(isinstance(v, torch.Tensor) for v in obj.values()):
+        return _stacked(obj)
+    raise ValueError(f"weights: {path} holds a {type(obj).__name__}, not a tensor or a state_dict")
+
+
+def _per_config(weights: dict) -> dict:
+    """``(L, C, ...)`` weights of a batched module, one entry per configuration."""
+    return {f"{name}[{c}]": w[:, c] for name, w in weights.items() for c in range(w.shape[1])}
+
+
+def _stacked(state: dict) -> dict:
+    groups: dict = {}
+    for key, t in state.items():
+        m = _INDEX.search(key)
+        if m is not None:
+            groups.setdefault(key[:m.start()] + "*" + key[m.end():], []).append((int(m.group(1)), t))
+    out = {}
+    for name, items in groups.items():
+        items.sort(key=lambda kv: kv[0])
+        if len(items) >= 3 and len({tuple(t.shape) for _, t in items}) == 1:
+            out[name] = torch.stack([t.detach() for _, t in items])
+    if not out:
+        raise ValueError("weights: no layer-indexed tensors (entries named like 'layers.0.weight', "
+                         "'layers.1.weight', ... of one shape)")
+    return out
+
+
+def _run(directory: str) -> dict:
+    sub = os.path.join(directory, "weights")
+    files = sorted(f for f in os.listdir(sub) if f.endswith(".pt")) if os.path.isdir(sub) else []
+    if not files:
+        raise ValueError(f"weights: {directory} has no stored weights (weights/*.pt of a 'deeplimits train' run)")
+    out = {}
+    for f in files:
+        stem = f[:-3]
+        out.update({f"{stem}/{k}": v for k, v in load_weights(os.path.join(sub, f)).items()})
+    return out

@@ -1,0 +1,121 @@
+"""Diagnostics of layer-indexed weights (issue 13, parts 1, 2 and 6): exact values on a small
+tensor, the Hurst index and the weight exponent recovered on tensors of known structure, the
+sources (files, state_dicts, batched modules, training runs) and ``deeplimits weights``."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import deeplimits as dl
+from deeplimits.cli import main
+from deeplimits.diagnostics import hurst_index, load_weights, loglog_fit, scaling_exponents, weight_diagnostics
+
+G = lambda s: torch.Generator().manual_seed(s)  # noqa: E731
+
+
+def test_exact_values_on_a_small_tensor():
+    A = torch.tensor([[3.0, 4.0], [0.0, 0.0], [1.0, 0.0], [0.0, 2.0]])  # L = 4 layers of 2 entries
+    d = weight_diagnostics(A, beta=0.5)
+    assert d.depth == 4 and d.shape == [2]
+    assert d.max_norm == pytest.approx(5.0)
+    inc = [5.0, 1.0, math.sqrt(5.0)]
+    assert d.increment_norm == pytest.approx(4 ** 0.5 * max(inc))
+    assert d.cumsum_norm == pytest.approx(math.hypot(4.0, 6.0))  # X_4 = (4, 6)
+    assert d.rss == pytest.approx(math.sqrt(25 + 0 + 1 + 4))
+    assert d.quadratic_variation == pytest.approx(sum(x * x for x in inc))
+    # coordinate 0: mean A^2 = 10/4, mean (A_k + A_{k+1})^2 = (9 + 1 + 1)/3
+    assert hurst_index(A)[0].item() == pytest.approx(0.5 * math.log2((11 / 3) / (10 / 4)))
+
+
+@pytest.mark.parametrize("hurst", [0.3, 0.5, 0.8])
+def test_hurst_index_of_fractional_noise(hurst):
+    """fGn of Hurst index H: the estimator is exact in expectation; median over 400 coordinates
+    of L = 1024 (spread ~0.03 per coordinate, so the median is within ~0.005): 0.05 is ten sd."""
+    A = dl.fgn(1024, hurst, size=(20, 20), generator=G(1)).movedim(-1, 0)
+    d = weight_diagnostics(A)
+    assert abs(d.hurst - hurst) < 0.05 and d.hurst_iqr < 0.1
+
+
+def test_weight_exponent_of_a_smooth_function_across_depths():
+    """A_k = L^-beta A(k/L) with A smooth: max_k ||A_k|| ~ L^-beta (the max of A over the grid
+    converges), increments ~ L^-beta-1."""
+    beta, fam = 0.35, []
+    for L in (64, 128, 256, 512, 1024):
+        t = torch.arange(L, dtype=torch.float64) / L
+        A = torch.stack([torch.sin(2 * math.pi * t + i) * (1 + i) for i in range(4)], -1) * L ** -beta
+        fam.append(weight_diagnostics(A))
+    e = scaling_exponents(fam).exponents
+    assert abs(e["beta"]["value"] - beta) < 0.05
+    assert e["beta"]["ci"][0] <= e["beta"]["value"] <= e["beta"]["ci"][1]
+    assert abs(e["increment_norm"]["value"] + beta + 1) < 0.05
+
+
+def test_loglog_fit_interval():
+    slope, (lo, hi) = loglog_fit([10, 100, 1000], [1.0, 0.1, 0.01])
+    assert slope == pytest.approx(-1.0) and lo == pytest.approx(-1.0) and hi == pytest.approx(-1.0)
+    assert math.isnan(loglog_fit([10, 100], [1.0, 0.1])[1][0])
+    assert math.isnan(loglog_fit([10], [1.0])[0])
+
+
+def test_sources(tmp_path):
+    layers = torch.nn.ModuleList(torch.nn.Linear(3, 3) for _ in range(5))
+    found = load_weights(layers)
+    assert set(found) == {"*.weight", "*.bias"} and found["*.weight"].shape == (5, 3, 3)
+    torch.testing.assert_close(found["*.weight"][2], layers[2].weight.detach(), rtol=0, atol=0)
+    torch.save(layers.state_dict(), tmp_path / "sd.pt")
+    assert load_weights(tmp_path / "sd.pt")["*.bias"].shape == (5, 3)
+    net = dl.training.ResidualNetwork("res-2", 6, 3, 2, 1, configs=2)
+    found = load_weights(net)
+    assert set(found) == {"V[0]", "V[1]", "W[0]", "W[1]"} and found["W[1]"].shape == (6, 3, 3)
+    torch.save(torch.ones(4, 2), tmp_path / "t.pt")
+    np.save(tmp_path / "a.npy", np.ones((4, 2)))
+    assert load_weights(tmp_path / "t.pt")["A"].shape == load_weights(tmp_path / "a.npy")["A"].shape == (4, 2)
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda p: load_weights(p / "missing.npy"), "no file or run directory"),
+    (lambda p: load_weights((p / "x.txt").write_text("1") and p / "x.txt"), "must be a .npy or .pt file"),
+    (lambda p: load_weights(p), "has no stored weights"),
+    (lambda p: weight_diagnostics(torch.ones(2, 3)), "L >= 3"),
+    (lambda p: weight_diagnostics(torch.tensor([[1.0], [float("nan")], [1.0]])), "must be finite"),
+    (lambda p: weight_diagnostics(torch.ones(4), beta=float("nan")), "beta"),
+    (lambda p: scaling_exponents([weight_diagnostics(torch.ones(4, 1))] * 2), "two distinct depths"),
+])
+def test_bad_input(tmp_path, call, match):
+    with pytest.raises(ValueError, match=match):
+        call(tmp_path)
+
+
+def test_cli_recovers_known_structure(tmp_path, capsys):
+    """The issue's check: i.i.d. -> H within 0.05 of 1/2, fGn(0.8) within 0.05 of 0.8, and
+    across depths L^-beta A(k/L) -> beta within 0.05 (JSON keys as documented)."""
+    np.save(tmp_path / "iid.npy", torch.randn(1024, 10, 10, generator=G(2)).numpy())
+    np.save(tmp_path / "f08.npy", dl.fgn(1024, 0.8, size=(10, 10), generator=G(3)).movedim(-1, 0).numpy())
+    for path, want in (("iid.npy", 0.5), ("f08.npy", 0.8)):
+        assert main(["weights", str(tmp_path / path), "--json", "-"]) == 0
+        (rec,) = json.loads(capsys.readouterr().out)["tensors"]
+        assert {"hurst", "hurst_iqr", "max_norm", "increment_norm", "cumsum_norm", "rss",
+                "quadratic_variation"} <= set(rec)
+        assert abs(rec["hurst"] - want) < 0.05
+    paths = []
+    for L in (100, 200, 400, 800):
+        t = np.arange(L) / L
+        np.save(tmp_path / f"s{L}.npy", (np.cos(3 * t)[:, None] * np.ones(4)) * L ** -0.6)
+        paths.append(str(tmp_path / f"s{L}.npy"))
+    assert main(["weights", *paths, "--json", str(tmp_path / "w.json"), "--figure", str(tmp_path / "w.png")]) == 0
+    d = json.loads((tmp_path / "w.json").read_text())
+    beta = d["exponents"]["A"]["beta"]
+    assert abs(beta["value"] - 0.6) < 0.05 and len(beta["ci"]) == 2
+    assert (tmp_path / "w.png").stat().st_size > 0
+
+
+def test_cli_reads_a_training_run(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["train", "--depth", "8", "--width", "4", "--epochs", "1", "--out", str(out), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["weights", str(out), "--json", "-"]) == 0
+    names = [r["name"] for r in json.loads(capsys.readouterr().out)["tensors"]]
+    assert names == ["train_beta-000_chunk-0000/V[0]", "train_beta-000_chunk-0000/b[0]"]
