@@ -119,3 +119,36 @@ def test_cli_reads_a_training_run(tmp_path, capsys):
     assert main(["weights", str(out), "--json", "-"]) == 0
     names = [r["name"] for r in json.loads(capsys.readouterr().out)["tensors"]]
     assert names == ["train_beta-000_chunk-0000/V[0]", "train_beta-000_chunk-0000/b[0]"]
+
+
+def _family(make, depths=(64, 128, 256, 512, 1024)):
+    return scaling_exponents([weight_diagnostics(make(L), name="A") for L in depths])
+
+
+def test_hypothesis_of_known_families():
+    """Smooth A(k/L) L^-beta -> 'smooth'; i.i.d. weights of size L^-1/2 (increments of a Brownian
+    path) -> 'rough'; one large weight per network and the rest ~0 with a bounded root sum of
+    squares -> 'sparse'."""
+    def smooth(L):
+        t = torch.arange(L, dtype=torch.float64) / L
+        return torch.stack([torch.cos(3 * t + i) for i in range(6)], -1) * L ** -0.3
+
+    def rough(L):
+        return torch.randn(L, 6, generator=G(L), dtype=torch.float64) * L ** -0.5
+
+    def sparse(L):
+        A = torch.zeros(L, 6, dtype=torch.float64) + 1e-9
+        A[L // 3] = 1.0
+        A[2 * L // 3] = -1.0
+        return A
+
+    s = _family(smooth)
+    assert s.hypothesis == "smooth" and "L^-1.00" in s.reason
+    r = _family(rough)
+    assert r.hypothesis == "rough" and abs(r.exponents["beta"]["value"] - 0.5) < 0.15
+    assert _family(sparse).hypothesis == "sparse"
+    # L^-0.3 W(k/L) for one Brownian path W read on each grid: scaled increments ~ L^-1/2
+    W = torch.cumsum(torch.randn(4096, 6, generator=G(9), dtype=torch.float64), 0) / 64.0
+    f = _family(lambda L: W[4096 // L - 1::4096 // L] * L ** -0.3)
+    assert f.hypothesis == "rough" and "rough function of depth" in f.reason
+    assert abs(f.exponents["beta"]["value"] - 0.3) < 0.1

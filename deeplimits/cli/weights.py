@@ -40,6 +40,7 @@ def run_weights_cmd(args) -> int:
         print(f"wrote {args.figure}", file=report)
     if args.json:
         payload = {"tensors": [{"path": str(p), **d.to_dict()} for p, _, _, d in tensors],
-                   "exponents": {n: e.exponents for n, e in exponents.items()}}
+                   "exponents": {n: e.exponents for n, e in exponents.items()},
+                   "hypothesis": {n: {"supports": e.hypothesis, "reason": e.reason} for n, e in exponents.items()}}
         outputs.write_records_json(outputs.strict_json(payload), args.json)
     return 0

@@ -4,8 +4,8 @@ JMLR 2025, §4.2; docs/weights.md): norms and the Hurst index of one tensor ``A`
 (:func:`scaling_exponents`), and the weights of files, runs and modules (:func:`load_weights`)."""
 
 from .measures import DIAGNOSTICS, WeightDiagnostics, hurst_index, weight_diagnostics
-from .scaling import Exponents, loglog_fit, scaling_exponents
+from .scaling import Exponents, hypothesis, loglog_fit, scaling_exponents
 from .sources import load_weights
 
 __all__ = ["weight_diagnostics", "WeightDiagnostics", "hurst_index", "DIAGNOSTICS", "scaling_exponents",
-           "Exponents", "loglog_fit", "load_weights"]
+           "Exponents", "hypothesis", "loglog_fit", "load_weights"]

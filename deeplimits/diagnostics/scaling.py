@@ -14,7 +14,7 @@ import numpy as np
 from .._plain import PlainData
 from .measures import WeightDiagnostics
 
-__all__ = ["loglog_fit", "scaling_exponents", "Exponents", "SCALED"]
+__all__ = ["loglog_fit", "scaling_exponents", "Exponents", "SCALED", "hypothesis"]
 
 #: the diagnostics whose exponent is fitted (the Hurst index is not a power of L)
 SCALED = ("max_norm", "increment_norm", "cumsum_norm", "rss", "quadratic_variation")
@@ -38,14 +38,18 @@ def loglog_fit(depths: Sequence[float], values: Sequence[float], level: float = 
 @dataclasses.dataclass
 class Exponents(PlainData):
     """``exponents``: name -> ``{'value', 'ci'}`` for the slope of each diagnostic on ``L``
-    and for ``beta`` (minus the max-norm slope); ``depths`` the family's depths."""
+    and for ``beta`` (minus the max-norm slope); ``depths`` the family's depths;
+    ``hypothesis`` and ``reason``: what they support (:func:`hypothesis`)."""
 
     name: str
     depths: list
     exponents: dict
+    hypothesis: str
+    reason: str
 
     def report(self) -> str:
-        lines = [f"{self.name}: exponents over depths {self.depths} (log-log slope, 95% CI)"]
+        lines = [f"{self.name}: exponents over depths {self.depths} (log-log slope, 95% CI); "
+                 f"supports: {self.hypothesis} ({self.reason})"]
         for k, v in self.exponents.items():
             lo, hi = v["ci"]
             ci = "" if lo is None or not math.isfinite(lo) else f"  [{lo:.3f}, {hi:.3f}]"
@@ -66,4 +70,45 @@ def scaling_exponents(family: Sequence[WeightDiagnostics], level: float = 0.95) 
         out[name] = {"value": slope, "ci": list(ci)}
     m = out["max_norm"]
     out["beta"] = {"value": -m["value"], "ci": [-m["ci"][1], -m["ci"][0]]}
-    return Exponents(family[0].name, depths, out)
+    hurst = float(np.median([d.hurst for d in family]))
+    return Exponents(family[0].name, depths, out, *hypothesis(out, hurst))
+
+
+#: thresholds: midpoints between the exponents of the beta-scaled increment norm in the three
+#: regimes (-1 smooth, -1/2 a rough function, 0 increments of a rough process) and a band
+#: around 0 for "does not scale"
+_SMOOTH_BELOW, _ROUGH_BELOW, _FLAT = -0.75, -0.25, 0.15
+
+
+def hypothesis(exponents: dict, hurst: float | None = None) -> tuple[str, str]:
+    """The limit a set of exponents supports (Cohen, Cont, Rossier & Xu, ICML 2021, §3), with
+    the reason. With ``s`` the exponent of the beta-scaled increment norm
+    ``L^beta max_k ||A_{k+1} - A_k||``:
+
+    * ``'smooth'``: ``s <= -3/4`` (close to ``-1``): ``L^beta A_{floor(Lt)} -> A(t)`` smooth,
+      the network tends to a neural ODE (Hypothesis 1);
+    * ``'rough'``: the weights shrink (``beta > 0.15``) but ``s > -3/4``: a rough function of
+      depth (``s`` near ``-1/2``, Hypothesis 2) or the increments of a rough process (``s``
+      near 0 with a Hurst index near 1/2: a diffusive, SDE-like limit);
+    * ``'sparse'``: the largest weight does not shrink (``|beta| < 0.15``), the root sum of
+      squares is bounded (``|exponent| < 0.15``) and the scaled increments do not shrink;
+    * ``'inconclusive'`` otherwise. The thresholds are midpoints between the regimes' exponents.
+    """
+    beta = exponents["beta"]["value"]
+    scaled = exponents["increment_norm"]["value"] + beta
+    rss = exponents["rss"]["value"]
+    if not (math.isfinite(scaled) and math.isfinite(beta)):
+        return "inconclusive", "the exponents could not be fitted (non-positive values or too few depths)"
+    h = "" if hurst is None or not math.isfinite(hurst) else f", Hurst index {hurst:.2f}"
+    why = f"beta {beta:.2f}, the beta-scaled increment norm scales as L^{scaled:.2f}{h}"
+    if scaled <= _SMOOTH_BELOW:
+        return "smooth", why + " (close to L^-1: a smooth function of depth, a neural ODE limit)"
+    if beta > _FLAT:
+        if scaled > _ROUGH_BELOW and hurst is not None and abs(hurst - 0.5) < 0.15:
+            return "rough", why + " (increments that do not shrink, Hurst index near 1/2: increments of a " \
+                                  "rough process, a diffusive limit)"
+        return "rough", why + " (slower than L^-1: a rough function of depth)"
+    if abs(beta) <= _FLAT and abs(rss) < _FLAT and scaled > _ROUGH_BELOW:
+        return "sparse", why + f"; the largest weight does not shrink and the root sum of squares scales " \
+                               f"as L^{rss:.2f} (bounded): a few large layers"
+    return "inconclusive", why + " (none of the three regimes)"
