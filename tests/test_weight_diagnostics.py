@@ -152,3 +152,44 @@ def test_hypothesis_of_known_families():
     f = _family(lambda L: W[4096 // L - 1::4096 // L] * L ** -0.3)
     assert f.hypothesis == "rough" and "rough function of depth" in f.reason
     assert abs(f.exponents["beta"]["value"] - 0.3) < 0.1
+
+
+def test_trend_split_exact_facts_and_smooth_plus_noise():
+    from deeplimits.diagnostics import trend_split
+
+    L = 400
+    const = torch.full((L, 3), 2.5, dtype=torch.float64)
+    trend, noise = trend_split(const, 0.05)
+    torch.testing.assert_close(trend, const, rtol=1e-12, atol=1e-12)  # normalised kernel, reflected ends
+    line = torch.arange(L, dtype=torch.float64)[:, None] * torch.ones(1, 2, dtype=torch.float64)
+    t, _ = trend_split(line, 0.02)  # a symmetric kernel keeps a linear function away from the ends
+    torch.testing.assert_close(t[30:-30], line[30:-30], rtol=1e-10, atol=1e-9)
+    s = torch.sin(2 * math.pi * torch.arange(L, dtype=torch.float64) / L)[:, None] * torch.ones(1, 50)
+    eps = 0.5 * torch.randn(L, 50, generator=G(4), dtype=torch.float64)
+    trend, noise = trend_split(s + eps, 0.03)
+    torch.testing.assert_close(trend + noise, s + eps, rtol=0, atol=1e-12)
+    # the kernel averages ~ sqrt(2 pi) 12 = 30 layers: the noise left in the trend has variance
+    # ~0.25 / 30, and the smoothing bias of a sine of period L is ~(2 pi 0.03)^2 / 2 ~ 2% of it
+    err = ((trend - s) ** 2).mean().item()
+    assert err < 0.25 / 10
+    assert abs(weight_diagnostics(noise).hurst - 0.5) < 0.1
+
+
+def test_network_rebuilt_from_the_trend():
+    from deeplimits.diagnostics import from_trend, trend_loss
+    from deeplimits.training import ResidualNetwork
+
+    net = ResidualNetwork("inside", 64, 4, 3, 2, configs=2, dtype=torch.float64, delta="per-layer")
+    with torch.no_grad():  # smooth weights: the trend is (nearly) the network itself
+        t = torch.arange(64, dtype=torch.float64) / 64
+        net.W.copy_(torch.cos(3 * t).view(64, 1, 1, 1) * torch.ones(1, 2, 4, 4) / 4)
+    x, y = torch.randn(50, 3, generator=G(5), dtype=torch.float64), torch.randn(50, 2, generator=G(6), dtype=torch.float64)
+    out = trend_loss(net, x, y, bandwidth=0.02)
+    assert all(abs(r - 1) < 0.01 for r in out["ratio"])
+    with torch.no_grad():  # now i.i.d. weights: the trend is ~0, a different network
+        net.W.copy_(torch.randn(64, 2, 4, 4, generator=G(7), dtype=torch.float64))
+    rebuilt = from_trend(net, 0.05)
+    # a kernel of sd 3.2 layers averages n_eff = 2 sqrt(pi) 3.2 ~ 11 layers: |trend| ~ |W| / sqrt(11)
+    # = 0.30 |W| in the interior, more at the reflected ends; 0.45 leaves room for both
+    assert rebuilt.W.abs().mean() < 0.45 * net.W.abs().mean()
+    assert rebuilt.W.data_ptr() != net.W.data_ptr()

@@ -6,6 +6,7 @@ JMLR 2025, §4.2; docs/weights.md): norms and the Hurst index of one tensor ``A`
 from .measures import DIAGNOSTICS, WeightDiagnostics, hurst_index, weight_diagnostics
 from .scaling import Exponents, hypothesis, loglog_fit, scaling_exponents
 from .sources import load_weights
+from .trend import from_trend, trend_loss, trend_split
 
 __all__ = ["weight_diagnostics", "WeightDiagnostics", "hurst_index", "DIAGNOSTICS", "scaling_exponents",
-           "Exponents", "hypothesis", "loglog_fit", "load_weights"]
+           "Exponents", "hypothesis", "loglog_fit", "load_weights", "trend_split", "from_trend", "trend_loss"]

@@ -1,0 +1,63 @@
+"""Trend and noise of layer-indexed weights (Cohen, Cont, Rossier & Xu, ICML 2021, §3;
+docs/weights.md): the weights ``A_k`` split into a smooth trend, a Gaussian-kernel average over
+neighbouring layers, and the rough rest; the network rebuilt from the trend alone, and its loss
+against the original's (the trend alone keeps the loss when the weights are a smooth function
+of depth plus noise; it loses it when they are the increments of a rough process)."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .. import _validate as V_
+
+__all__ = ["trend_split", "from_trend", "trend_loss"]
+
+
+def trend_split(A: torch.Tensor, bandwidth: float = 0.05) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(trend, noise)`` of ``A`` of shape ``(L, ...)``, ``trend + noise = A``: the trend of each
+    coordinate is its average over the layers with Gaussian weights of standard deviation
+    ``bandwidth * L`` layers (``bandwidth`` a fraction of the depth in (0, 1); the ends are
+    reflected, so a constant or, away from the ends, a linear function of depth is its own
+    trend)."""
+    bandwidth = V_.real("bandwidth", bandwidth, low=0.0, high=1.0, low_open=True, high_open=True)
+    if not isinstance(A, torch.Tensor) or A.dim() < 1 or A.shape[0] < 3:
+        raise ValueError(f"A must be a tensor of shape (L, ...) with L >= 3, got {getattr(A, 'shape', A)!r}")
+    L = A.shape[0]
+    sd = bandwidth * L
+    half = min(L - 1, max(1, math.ceil(3 * sd)))
+    k = torch.arange(-half, half + 1, dtype=torch.float64, device=A.device)
+    w = torch.exp(-0.5 * (k / sd) ** 2)
+    w = (w / w.sum()).to(A.dtype)
+    a = A.detach().reshape(L, -1).T.unsqueeze(1)  # (coordinates, 1, L)
+    padded = torch.nn.functional.pad(a, (half, half), mode="reflect")
+    trend = torch.nn.functional.conv1d(padded, w.view(1, 1, -1)).squeeze(1).T.reshape(A.shape)
+    return trend, A.detach() - trend
+
+
+@torch.no_grad()
+def from_trend(module, bandwidth: float = 0.05):
+    """A copy of a :class:`~deeplimits.training.ResidualNetwork` whose per-layer weights are
+    replaced by their trend (:func:`trend_split` of each configuration)."""
+    import copy
+
+    from ..training import ResidualNetwork
+
+    if not isinstance(module, ResidualNetwork):
+        raise ValueError(f"module must be a ResidualNetwork, got {type(module).__name__}")
+    out = copy.deepcopy(module)
+    for name, w in module.residual_weights().items():
+        trend, _ = trend_split(w, bandwidth)  # (L, C, ...): the layer axis first, configs ride along
+        getattr(out, name).copy_(trend)
+    return out
+
+
+def trend_loss(module, x: torch.Tensor, y: torch.Tensor, *, loss: str = "squared", bandwidth: float = 0.05) -> dict:
+    """The mean loss ``(C,)`` of ``module`` on ``(x, y)`` and of the network rebuilt from the
+    trend of its weights: ``{'loss', 'trend_loss', 'ratio'}`` as lists over configurations."""
+    from ..training.train import evaluate
+
+    base, _ = evaluate(module, x, y, loss)
+    trend, _ = evaluate(from_trend(module, bandwidth), x, y, loss)
+    return {"loss": base.tolist(), "trend_loss": trend.tolist(), "ratio": (trend / base).tolist()}
