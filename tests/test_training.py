@@ -332,3 +332,17 @@ def test_optimiser_bad_input(call, match):
     m = ResidualNetwork("res-1", 4, 3, 2, 1, configs=3, dtype=F64)
     with pytest.raises(ValueError, match=match):
         call(m)
+
+
+def test_frozen_input_and_output_layers_are_not_optimised():
+    m = ResidualNetwork("inside", 6, 3, 3, 3, configs=2, dtype=F64)
+    m.A.requires_grad_(False)
+    m.B.requires_grad_(False)
+    A0 = m.A.detach().clone()
+    opt = BatchedAdam(m, lr=1e-2)
+    assert m.A not in opt.state and len(opt.param_groups) == 2  # W and delta
+    x = torch.randn(5, 3, dtype=F64)
+    opt.zero_grad()
+    m(x).pow(2).mean(dim=(1, 2)).sum().backward()
+    opt.step()
+    assert torch.equal(m.A, A0) and not m.config(1).A.requires_grad

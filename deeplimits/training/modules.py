@@ -103,9 +103,9 @@ class ResidualNetwork(torch.nn.Module):
 
     # -- the configuration axis -------------------------------------------------------
     def config_axes(self) -> dict:
-        """``{parameter: axis}``: the axis of each parameter that indexes the configs."""
-        return {p: (0 if name in ("A", "B") or (name == "delta" and p.dim() == 1) else 1)
-                for name, p in self.named_parameters()}
+        """``{parameter: axis}``: the axis of each trainable parameter that indexes the configs
+        (a parameter with ``requires_grad=False``, e.g. a fixed input layer, is left out)."""
+        return {p: _config_axis(name, p) for name, p in self.named_parameters() if p.requires_grad}
 
     def residual_names(self) -> tuple[str, ...]:
         """Names of the per-layer parameters ``(L, C, ...)``: ``V``, ``W``, ``b`` as present."""
@@ -139,9 +139,9 @@ class ResidualNetwork(torch.nn.Module):
         c = V_.integer("c", c, low=0, high=self.configs - 1)
         out = ResidualNetwork(self.arch, self.depth, self.width, self.in_features, self.out_features,
                               configs=1, **self._options)
-        axes = self.config_axes()
-        for (_, p), (_, q) in zip(self.named_parameters(), out.named_parameters()):
-            q.copy_(p.narrow(axes[p], c, 1))
+        for (name, p), (_, q) in zip(self.named_parameters(), out.named_parameters()):
+            q.copy_(p.narrow(_config_axis(name, p), c, 1))
+            q.requires_grad_(p.requires_grad)
         return out
 
     # -- forward -------------------------------------------------------------------------
@@ -206,6 +206,12 @@ def _layer_weights(sample, depth: int) -> torch.Tensor:
     if res < depth:
         raise ValueError(f"the sample's resolution {res} must be >= depth {depth}")
     return sample.weights(res)[:depth]
+
+
+def _config_axis(name: str, p: torch.Tensor) -> int:
+    """The configuration axis of parameter ``name``: 0 for ``A``, ``B`` and a shared ``delta``,
+    1 (after the layer axis) for the per-layer parameters."""
+    return 0 if name in ("A", "B") or (name == "delta" and p.dim() == 1) else 1
 
 
 def _fused_kind(act) -> str | None:
