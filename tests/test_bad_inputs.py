@@ -36,6 +36,7 @@ SUB = "sub"  # run as a subprocess (hang-prone, pipes, schedulers)
 
 C = ["convergence", "--regime", "sde", "--width", "2", "--depths", "4,8", "--draws", "2"]  # a tiny valid base
 S = ["stability", "--width", "2", "--n-in", "2", "--depths", "2,4", "--betas", "0.5", "--draws", "2"]
+SC = ["scaling", "--depths", "4,8", "--max-epochs", "1"]
 TR = ["train", "--depth", "4", "--width", "3", "--epochs", "1"]
 P = ["phase", "--hursts", "0.6", "--betas", "0.5", "--width", "2", "--n-in", "2", "--depth", "4", "--draws", "1",
      "--inputs", "1"]
@@ -250,6 +251,29 @@ CLI = [
     (["weights", "afile", "--beta", "nan"], 2, "--beta"),
     (["weights", "afile", "--json", "adir"], 2, "--json"),
     (["weights", "afile", "--figure", "adir"], 2, "--figure"),
+    # -- scaling: every flag
+    (["scaling", "--preset", "huge"], 2, "invalid choice"),
+    (["scaling", "--activation", "sin"], 2, "invalid choice"),
+    (["scaling", "--delta", "each"], 2, "invalid choice"),
+    (["scaling", "--depths", "8"], 2, "at least two distinct depths"),
+    (["scaling", "--depths", "0,8"], 2, "--depths"),
+    (["scaling", "--width", "0"], 2, "--width"),
+    (["scaling", "--seeds", "0"], 2, "--seeds"),
+    (["scaling", "--lr", "0"], 2, "--lr"),
+    (["scaling", "--batch-size", "0"], 2, "--batch-size"),
+    (["scaling", "--stop-loss", "0"], 2, "--stop-loss"),
+    (["scaling", "--max-epochs", "0"], 2, "--max-epochs"),
+    (["scaling", "--init-scale", "-1"], 2, "--init-scale"),
+    (["scaling", "--samples", "1"], 2, "--samples"),
+    (["scaling", "--seed", "-1"], 2, "--seed"),
+    (["scaling", "--dtype", "half"], 2, "invalid choice"),
+    (SC + ["--out", "afile"], 2, "--out"),
+    (SC + ["--json", "adir"], 2, "--json"),
+    (SC + ["--workers", "0"], 2, "--workers"),
+    (SC + ["--scheduler", "tcp://host:port"], 2, "--scheduler"),
+    (SC + ["--timeout", "1"], 2, "--timeout"),
+    (SC + ["--quiet=yes"], 2, "ignored explicit argument"),
+    (SC + ["--device", "tpu"], 2, "--device"),
     # -- runs: every action and flag
     (["runs"], 2, "required"),
     (["runs", "delete"], 2, "invalid choice"),

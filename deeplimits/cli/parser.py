@@ -11,8 +11,9 @@ import argparse
 from .._names import ACTIVATIONS, ARCHITECTURES, DRIVERS, DTYPES
 from .._version import __version__
 from ..regimes import REGISTRY, regime_names
-from ..studies.presets import DEFAULT_STUDY, DEFAULTS, PHASE_PRESETS, STABILITY_PRESETS, STUDY_OPTIONS, TRAIN_PRESETS
-from . import convergence, propagation, runs, training, weights
+from ..studies.presets import (DEFAULT_STUDY, DEFAULTS, PHASE_PRESETS, SCALING_PRESETS, STABILITY_PRESETS,
+                               STUDY_OPTIONS, TRAIN_PRESETS)
+from . import convergence, propagation, runs, scaling, training, weights
 from .errors import UsageError
 from .values import device, int_list, integer, parse_list, real
 
@@ -83,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     _phase_parser(sub)
     _train_parser(sub)
     _weights_parser(sub)
+    _scaling_parser(sub)
     _runs_parser(sub)
     return parser
 
@@ -252,6 +254,36 @@ def _weights_parser(sub):
     w.add_argument("--json", metavar="PATH", help="write the diagnostics (and exponents) as JSON ('-': standard "
                                                   "output, the report then goes to standard error)")
     w.set_defaults(func=weights.run_weights_cmd)
+
+
+def _scaling_parser(sub):
+    cpu = SCALING_PRESETS["cpu"]
+    c = sub.add_parser(
+        "scaling", help="train the inside model at a family of depths and fit how its trained weights scale",
+        description="The inside model h + delta_k sigma(W_k h + b_k) (d = 10, h_0 = x, output h_L) trained on the "
+                    "synthetic task of Cohen et al. (ICML 2021) at each depth until its training loss is below "
+                    "--stop-loss (squared loss, Adam, batch 32): the exponents of delta ~ L^-alpha and of "
+                    "max_k |W_k| ~ L^-beta with 95%% intervals, the limit they support (smooth, rough, sparse) with "
+                    "the reason, the loss kept by the trend of the weights, next to the published values "
+                    f"(tanh: alpha 0.7, beta 0.3). Default: --preset cpu (depths {_fmt(cpu['depths'])}, minutes).")
+    c.add_argument("--preset", choices=list(SCALING_PRESETS), default="cpu",
+                   help="cpu: depths up to 75; published: floor(1.2^n) from 10 to about 10^4 (default %(default)s)")
+    c.add_argument("--activation", choices=["tanh", "relu"], help="(default tanh)")
+    c.add_argument("--delta", choices=["shared", "per-layer"],
+                   help="one trainable scale, or one per layer (default: shared for tanh, per-layer for relu)")
+    c.add_argument("--depths", type=int_list, help="the family of depths (default: the preset's)")
+    c.add_argument("--width", type=integer, help="width d (default 10)")
+    c.add_argument("--seeds", type=integer, help="networks per depth, trained at once (default 1)")
+    c.add_argument("--lr", type=real, help="Adam learning rate (default 0.01)")
+    c.add_argument("--batch-size", type=integer, help="(default 32)")
+    c.add_argument("--stop-loss", type=real, help="train until the training loss is below this (default 0.001)")
+    c.add_argument("--max-epochs", type=integer, help="give up after this many epochs (default 300)")
+    c.add_argument("--init-scale", type=real, help="initial weights of order SCALE / (L d) (default 0.01)")
+    c.add_argument("--samples", type=integer, help="samples of the synthetic task (default 1024, 80%% for training)")
+    c.add_argument("--seed", type=integer, help="base seed (default 0)")
+    c.add_argument("--dtype", choices=DTYPES, help="(default float32)")
+    _run_flags(c, "scaling", "depths")
+    c.set_defaults(func=scaling.run_scaling_cmd)
 
 
 def _runs_parser(sub):

@@ -25,6 +25,7 @@ _WHERE = {
     **dict.fromkeys(("fit_rate", "sweep_errors"), "strong_error"),
     **dict.fromkeys(("TrainPlan", "TrainGridResult", "plan_training", "train_grid", "critical_line"), "training"),
     "load_trained": "trained",
+    **dict.fromkeys(("ScalingPlan", "ScalingResult", "plan_scaling"), "scaling"),
     "Plan": "plan",
 }
 
@@ -34,16 +35,17 @@ __all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePla
            "PhaseResult", "PHASE_PRESETS", "theory_bounds", "bounds_apply", "critical_beta", "classify", "CAP",
            "estimate_stability", "estimate_phase", "results_from_store", "Plan", "StabilityPlan", "PhasePlan",
            "plan_from_dict", "TrainPlan", "TrainGridResult", "plan_training", "train_grid", "load_trained",
-           "critical_line", "TRAIN_PRESETS"]
+           "critical_line", "TRAIN_PRESETS", "ScalingPlan", "ScalingResult", "plan_scaling"]
 
 
 def _submodule(name: str):
     """The submodule ``name`` (plain relative imports)."""
-    from . import convergence, convergence_result, phase, plan, propagation, stability, strong_error, trained, training
+    from . import (convergence, convergence_result, phase, plan, propagation, scaling, stability, strong_error,
+                   trained, training)
 
     return {"convergence": convergence, "convergence_result": convergence_result, "phase": phase, "plan": plan,
             "propagation": propagation, "stability": stability, "strong_error": strong_error,
-            "trained": trained, "training": training}[name]
+            "trained": trained, "training": training, "scaling": scaling}[name]
 
 
 __getattr__, __dir__ = lazy_exports(globals(), _WHERE, _submodule)
@@ -65,5 +67,5 @@ def results_from_store(store) -> list:
 
 def _register_plans():
     """Import every study module, so that each registers its plan class."""
-    for name in ("convergence", "phase", "stability", "training"):
+    for name in ("convergence", "phase", "stability", "training", "scaling"):
         _submodule(name)

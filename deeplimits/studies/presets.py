@@ -11,7 +11,7 @@ build its ``--help`` without importing the numerical stack).
 
 from __future__ import annotations
 
-__all__ = ["linspace", "STABILITY_PRESETS", "PHASE_PRESETS", "TRAIN_PRESETS", "DEFAULT_STUDY", "STUDY_OPTIONS", "DEFAULTS",
+__all__ = ["linspace", "STABILITY_PRESETS", "PHASE_PRESETS", "TRAIN_PRESETS", "SCALING_PRESETS", "DEFAULT_STUDY", "STUDY_OPTIONS", "DEFAULTS",
            "study_options"]
 
 
@@ -69,6 +69,13 @@ TRAIN_PRESETS = {
                       lrs=[1e-4, 1e-3, 1e-2, 1e-1, 1.0], depth=1000, width=30, epochs=10),
     "published-cifar10": dict(dataset="cifar10", driver="fractional", activation="relu", hursts=_NINE, betas=_NINE,
                               lrs=[1e-4, 1e-3, 1e-2, 1e-1, 1.0], depth=1000, width=30, epochs=10),
+}
+
+SCALING_PRESETS = {
+    # the inside model on the synthetic task (Cohen et al., ICML 2021): depths ~1.5^n to 75, minutes on a CPU
+    "cpu": dict(depths=[10, 15, 22, 33, 50, 75]),
+    # the published family: depths floor(1.2^n) from 10 to about 10^4 (a cluster or a GPU)
+    "published": dict(depths=sorted({int(1.2 ** n) for n in range(13, 51)})),
 }
 
 #: the convergence study without a regime: (regime, options) in order

@@ -1,0 +1,182 @@
+"""The scaling of trained weights with depth (Cohen, Cont, Rossier & Xu, ICML 2021; docs/weights.md,
+"The scaling experiment"): the inside model ``h_{k+1} = h_k + delta_k sigma(W_k h_k + b_k)``
+trained on the synthetic task at a geometric family of depths, each until its training loss
+falls below a threshold, then the exponents of ``delta ~ L^-alpha`` and of the weights
+``max_k ||W_k|| ~ L^-beta``, the limit they support and the loss kept by the trend of the weights.
+
+Protocol (the published values in :data:`PUBLISHED`): d = 10, ``h_0 = x`` and ``F(x) = h_L``
+(input and output layers fixed to the identity), weights initialised with entries of order
+``init_scale / (L d)``, ``delta`` initialised at ``1/L``, squared loss, Adam, mini-batches of 32,
+one task per depth (``seeds`` configurations batched), resumable like every study.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from typing import ClassVar, Sequence
+
+import torch
+
+from .. import _validate as V_
+from .._plain import PlainData
+from .._random import chunk_seed
+from ..runs import Task, register_task
+from .plan import Plan, register_plan
+
+__all__ = ["ScalingPlan", "ScalingResult", "plan_scaling", "PUBLISHED"]
+
+#: what Cohen et al. (2021) report for the synthetic task, to print next to the measured values
+PUBLISHED = {"tanh": {"alpha": 0.7, "beta": 0.3, "alpha+beta": 1.0, "limit": "smooth"},
+             "relu": {"limit": "rough (denoised loss about ten times higher)"}}
+
+
+@dataclasses.dataclass
+class ScalingResult(PlainData):
+    """Per depth and configuration: ``records`` (``depth``, ``seed``, ``epochs``, ``train_loss``,
+    ``delta``: the shared scale or the largest ``|delta_k|``, the diagnostics of ``W`` and
+    ``trend_ratio``: the training loss of the network rebuilt from the trend over the original's);
+    ``exponents`` (``alpha``, ``beta``, ``alpha+beta`` with 95% intervals and the slope of every
+    weight diagnostic), ``hypothesis`` and ``reason``, and the ``published`` values."""
+
+    activation: str
+    delta_mode: str
+    width: int
+    records: list[dict]
+    exponents: dict
+    hypothesis: str
+    reason: str
+    published: dict
+    seconds: float
+
+    def report(self) -> str:
+        lines = [f"inside model, {self.activation}, delta {self.delta_mode}, d={self.width}, synthetic task: "
+                 f"{len(self.records)} trained networks",
+                 f"{'L':>6} {'seed':>4} {'epochs':>6} {'train loss':>11} {'delta':>9} {'max |W_k|':>10} "
+                 f"{'hurst':>6} {'trend loss / loss':>18}"]
+        for r in self.records:
+            lines.append(f"{r['depth']:6d} {r['seed']:4d} {r['epochs']:6d} {r['train_loss']:11.3g} {r['delta']:9.4g} "
+                         f"{r['max_norm']:10.4g} {r['hurst']:6.2f} {r['trend_ratio']:18.3g}")
+        lines.append("exponents (log-log slope over depths, 95% CI)        published")
+        for k in ("alpha", "beta", "alpha+beta"):
+            v = self.exponents.get(k)
+            if v is None:
+                continue
+            lo, hi = v["ci"]
+            ci = "" if lo is None or not math.isfinite(lo) else f" [{lo:.3f}, {hi:.3f}]"
+            pub = self.published.get(k)
+            lines.append(f"  {k:>12} {v['value']:7.3f}{ci:<22} {'' if pub is None else pub}")
+        lines.append(f"supports: {self.hypothesis} ({self.reason}); published: {self.published.get('limit')}")
+        return "\n".join(lines)
+
+
+@register_plan
+@dataclasses.dataclass(frozen=True)
+class ScalingPlan(Plan):
+    """A validated scaling experiment (from :func:`plan_scaling`); :meth:`to_dict` is its spec."""
+
+    study: ClassVar[str] = "scaling"
+    optional: ClassVar[tuple[str, ...]] = ("device",)
+
+    activation: str
+    delta: str
+    depths: tuple[int, ...]
+    width: int
+    seeds: int
+    lr: float
+    batch_size: int
+    stop_loss: float
+    max_epochs: int
+    init_scale: float
+    samples: int
+    seed: int
+    dtype: str
+    device: str | None = None  # None: the CPU
+
+    def tasks(self) -> list:
+        base = {k: v for k, v in self.to_dict().items() if k not in ("depths", "study")}
+        return [Task(f"scaling/depth-{L:06d}", "scaling-depth", {**base, "depth": L}, chunk_seed(self.seed, i))
+                for i, L in enumerate(self.depths)]
+
+    def progress_units(self, task) -> int:
+        return 1
+
+    def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> ScalingResult:
+        from ..diagnostics import WeightDiagnostics, loglog_fit, scaling_exponents
+
+        records = sorted((r for res in results for r in res["records"]), key=lambda r: (r["depth"], r["seed"]))
+        first = [r for r in records if r["seed"] == 0]
+        exponents, hyp, why = {}, "inconclusive", "fewer than two depths trained"
+        if len({r["depth"] for r in first}) >= 2:
+            fields = {f.name for f in dataclasses.fields(WeightDiagnostics)}
+            fam = scaling_exponents([WeightDiagnostics(**{k: r[k] for k in fields}) for r in first])
+            exponents, hyp, why = dict(fam.exponents), fam.hypothesis, fam.reason
+            slope, (lo, hi) = loglog_fit([r["depth"] for r in first], [abs(r["delta"]) for r in first])
+            exponents["alpha"] = {"value": -slope, "ci": [-hi, -lo]}
+            b = exponents["beta"]
+            exponents["alpha+beta"] = {"value": -slope + b["value"],
+                                       "ci": [math.nan, math.nan]}  # the two fits share their depths
+        published = PUBLISHED.get(self.activation, {})
+        return ScalingResult(self.activation, self.delta, self.width, records, exponents, hyp, why, published,
+                             seconds)
+
+
+def plan_scaling(*, activation: str = "tanh", delta: str | None = None, depths: Sequence[int] = (10, 15, 22, 33, 50, 75),
+                 width: int = 10, seeds: int = 1, lr: float = 1e-2, batch_size: int = 32, stop_loss: float = 1e-3,
+                 max_epochs: int = 300, init_scale: float = 0.01, samples: int = 1024, seed: int = 0,
+                 dtype: torch.dtype = torch.float32, device=None) -> ScalingPlan:
+    """Validate a scaling experiment (every check, before any work). ``delta``: ``'shared'``
+    (default for tanh) or ``'per-layer'`` (default for relu), as in Cohen et al. (2021)."""
+    from ..training.modules import DELTA_MODES
+
+    activation = V_.choice("activation", activation, ("tanh", "relu"))
+    delta = V_.choice("delta", delta or ("shared" if activation == "tanh" else "per-layer"), DELTA_MODES)
+    depths = tuple(V_.integer("depths", L) for L in depths)
+    if len(depths) < 2 or len(set(depths)) != len(depths):
+        raise ValueError(f"depths must hold at least two distinct depths, got {list(depths)}")
+    return ScalingPlan(activation, delta, tuple(sorted(depths)), V_.integer("width", width), V_.integer("seeds", seeds),
+                       V_.real("lr", lr, low=0.0, low_open=True), V_.integer("batch_size", batch_size),
+                       V_.real("stop_loss", stop_loss, low=0.0, low_open=True), V_.integer("max_epochs", max_epochs),
+                       V_.real("init_scale", init_scale, low=0.0), V_.integer("samples", samples, low=2),
+                       V_.integer("seed", seed, low=0), str(V_.dtype(dtype)).replace("torch.", ""),
+                       _device_name(device, dtype))
+
+
+def _device_name(device, dtype) -> str | None:
+    where = V_.device("device", device, dtype)
+    return None if where.type == "cpu" else str(where)
+
+
+@register_task("scaling-depth")
+def scaling_task(params: dict, seed: int) -> dict:
+    """Sweep task: train the ``seeds`` configurations of one depth until the loss threshold."""
+    from ..data import load_dataset
+    from ..diagnostics import trend_loss, weight_diagnostics
+    from ..training import ResidualNetwork, train
+
+    dtype, device = getattr(torch, params["dtype"]), torch.device(params.get("device") or "cpu")
+    L, d, C = params["depth"], params["width"], params["seeds"]
+    data = load_dataset("synthetic", seed=params["seed"], dtype=dtype, n=params["samples"], dim=d, device=device)
+    net = ResidualNetwork("inside", L, d, d, d, configs=C, activation=params["activation"], bias=True,
+                          delta=params["delta"], dtype=dtype, device=device)
+    g = torch.Generator().manual_seed(seed)  # drawn on the CPU: the same networks on every device
+    with torch.no_grad():
+        net.W.copy_(torch.randn(net.W.shape, generator=g, dtype=dtype) * params["init_scale"] / (L * d))
+        for p in (net.A, net.B):  # h_0 = x, F(x) = h_L
+            p.copy_(torch.eye(d, dtype=dtype).expand_as(p))
+            p.requires_grad_(False)
+    t0 = time.perf_counter()
+    res = train(net, data, lr=params["lr"], epochs=params["max_epochs"], batch_size=params["batch_size"],
+                loss="squared", lr_decay_halfway=False, stop_loss=params["stop_loss"], seed=params["seed"])
+    ratio = trend_loss(net, data.x_train, data.y_train, loss="squared")["ratio"]
+    records = []
+    for c in range(C):
+        w = net.W.detach()[:, c]
+        dlt = net.delta.detach()
+        scale = float(dlt[c]) if dlt.dim() == 1 else float(dlt[:, c].abs().max())
+        diag = weight_diagnostics(w, name="W").to_dict()
+        records.append({"depth": L, "seed": c, "epochs": res.epochs, "train_loss": res.records[c]["train_loss"],
+                        "test_loss": res.records[c]["test_loss"], "finite": res.records[c]["finite"], "delta": scale,
+                        **diag, "trend_ratio": float(ratio[c]), "seconds": time.perf_counter() - t0})
+    return {"records": records, "delta_path": net.delta.detach().cpu().tolist()}
