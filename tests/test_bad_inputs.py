@@ -260,6 +260,7 @@ CLI = [
     (["scaling", "--width", "0"], 2, "--width"),
     (["scaling", "--seeds", "0"], 2, "--seeds"),
     (["scaling", "--lr", "0"], 2, "--lr"),
+    (["scaling", "--optimizer", "lbfgs"], 2, "invalid choice"),
     (["scaling", "--batch-size", "0"], 2, "--batch-size"),
     (["scaling", "--stop-loss", "0"], 2, "--stop-loss"),
     (["scaling", "--max-epochs", "0"], 2, "--max-epochs"),

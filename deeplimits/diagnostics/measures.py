@@ -72,11 +72,14 @@ def hurst_index(A) -> torch.Tensor:
     ``X_k = sum_{j<k} A_j`` (``A`` of shape ``(L, ...)``, ``L >= 3``): a tensor of shape ``...``
     (NaN for a coordinate that is zero at every layer)."""
     shape = (A.shape[1:] if isinstance(A, (torch.Tensor, np.ndarray)) else ())
-    a = _layers(A)
-    one = (a ** 2).mean(0)
-    two = ((a[1:] + a[:-1]) ** 2).mean(0)
-    h = 0.5 * torch.log2(two / one)
-    return h.reshape(tuple(shape))
+    return _hurst(_layers(A)).reshape(tuple(shape))
+
+
+def _hurst(a: torch.Tensor) -> torch.Tensor:
+    """The estimator on ``(L, coordinates)`` float64 weights."""
+    one = a.square().mean(0)
+    two = torch.add(a[1:], a[:-1]).square_().mean(0)
+    return 0.5 * torch.log2(two / one)
 
 
 def weight_diagnostics(A, *, beta: float = 0.0, name: str = "A") -> WeightDiagnostics:
@@ -88,7 +91,7 @@ def weight_diagnostics(A, *, beta: float = 0.0, name: str = "A") -> WeightDiagno
     norms = a.norm(dim=1)
     inc = (a[1:] - a[:-1]).norm(dim=1)
     X = torch.cumsum(a, 0)
-    h = hurst_index(A).reshape(-1)
+    h = _hurst(a)
     h = h[torch.isfinite(h)].numpy()
     q25, med, q75 = (np.quantile(h, [0.25, 0.5, 0.75]) if len(h) else (math.nan,) * 3)
     return WeightDiagnostics(name, L, list(A.shape[1:]), beta, float(norms.max()), float(L ** beta * inc.max()),

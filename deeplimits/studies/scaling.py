@@ -84,6 +84,7 @@ class ScalingPlan(Plan):
     depths: tuple[int, ...]
     width: int
     seeds: int
+    optimizer: str
     lr: float
     batch_size: int
     stop_loss: float
@@ -123,11 +124,13 @@ class ScalingPlan(Plan):
 
 
 def plan_scaling(*, activation: str = "tanh", delta: str | None = None, depths: Sequence[int] = (10, 15, 22, 33, 50, 75),
-                 width: int = 10, seeds: int = 1, lr: float = 1e-2, batch_size: int = 32, stop_loss: float = 1e-3,
+                 width: int = 10, seeds: int = 1, optimizer: str = "adam", lr: float = 1e-2, batch_size: int = 32, stop_loss: float = 1e-3,
                  max_epochs: int = 300, init_scale: float = 0.01, samples: int = 1024, seed: int = 0,
                  dtype: torch.dtype = torch.float32, device=None) -> ScalingPlan:
     """Validate a scaling experiment (every check, before any work). ``delta``: ``'shared'``
-    (default for tanh) or ``'per-layer'`` (default for relu), as in Cohen et al. (2021)."""
+    (default for tanh) or ``'per-layer'`` (default for relu), as in Cohen et al. (2021);
+    ``optimizer``: ``'adam'`` (default) or ``'sgd'`` (the exponents depend on it: Adam's
+    normalised steps move every layer by the learning rate whatever its gradient's scale)."""
     from ..training.modules import DELTA_MODES
 
     activation = V_.choice("activation", activation, ("tanh", "relu"))
@@ -136,7 +139,7 @@ def plan_scaling(*, activation: str = "tanh", delta: str | None = None, depths: 
     if len(depths) < 2 or len(set(depths)) != len(depths):
         raise ValueError(f"depths must hold at least two distinct depths, got {list(depths)}")
     return ScalingPlan(activation, delta, tuple(sorted(depths)), V_.integer("width", width), V_.integer("seeds", seeds),
-                       V_.real("lr", lr, low=0.0, low_open=True), V_.integer("batch_size", batch_size),
+                       V_.choice("optimizer", optimizer, ("adam", "sgd")), V_.real("lr", lr, low=0.0, low_open=True), V_.integer("batch_size", batch_size),
                        V_.real("stop_loss", stop_loss, low=0.0, low_open=True), V_.integer("max_epochs", max_epochs),
                        V_.real("init_scale", init_scale, low=0.0), V_.integer("samples", samples, low=2),
                        V_.integer("seed", seed, low=0), str(V_.dtype(dtype)).replace("torch.", ""),
@@ -167,7 +170,7 @@ def scaling_task(params: dict, seed: int) -> dict:
             p.copy_(torch.eye(d, dtype=dtype).expand_as(p))
             p.requires_grad_(False)
     t0 = time.perf_counter()
-    res = train(net, data, lr=params["lr"], epochs=params["max_epochs"], batch_size=params["batch_size"],
+    res = train(net, data, optimizer=params["optimizer"], lr=params["lr"], epochs=params["max_epochs"], batch_size=params["batch_size"],
                 loss="squared", lr_decay_halfway=False, stop_loss=params["stop_loss"], seed=params["seed"])
     ratio = trend_loss(net, data.x_train, data.y_train, loss="squared")["ratio"]
     records = []
