@@ -119,6 +119,13 @@ def test_cli_reads_a_training_run(tmp_path, capsys):
     assert main(["weights", str(out), "--json", "-"]) == 0
     names = [r["name"] for r in json.loads(capsys.readouterr().out)["tensors"]]
     assert names == ["train_beta-000_chunk-0000/V[0]", "train_beta-000_chunk-0000/b[0]"]
+    from deeplimits.studies import load_trained
+
+    chunk = out / "weights" / "train_beta-000_chunk-0000.pt"
+    net, _ = load_trained(str(chunk))
+    found = load_weights(chunk)  # read from the file alone, as the module's per-layer weights
+    for name, w in net.residual_weights().items():
+        assert torch.equal(found[f"{name}[0]"], w[:, 0])  # the same stored tensors, no arithmetic
 
 
 def _family(make, depths=(64, 128, 256, 512, 1024)):

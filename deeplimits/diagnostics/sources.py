@@ -51,10 +51,11 @@ def _from_object(obj, path) -> dict:
     if isinstance(obj, torch.Tensor):
         return {"A": obj}
     if isinstance(obj, dict) and "state_dict" in obj and "module" in obj:  # a deeplimits training chunk
-        from ..studies.trained import load_trained
-
-        net, _ = load_trained(path)
-        return _per_config(net.residual_weights())
+        sd = obj["state_dict"]  # the per-layer parameters (L, C, ...), as ResidualNetwork.residual_weights
+        layered = {k: sd[k] for k in ("V", "W", "b") if k in sd}
+        if "delta" in sd and sd["delta"].dim() == 2:
+            layered["delta"] = sd["delta"]
+        return _per_config(layered)
     if isinstance(obj, dict) and all(isinstance(v, torch.Tensor) for v in obj.values()):
         return _stacked(obj)
     raise ValueError(f"weights: {path} holds a {type(obj).__name__}, not a tensor or a state_dict")
