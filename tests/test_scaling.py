@@ -27,7 +27,10 @@ def test_trained_family_report_and_store(tmp_path):
     with RunStore(tmp_path, plan.to_dict()) as store:
         res = plan.run(store=store)
     assert len(res.records) == 6 and {r["depth"] for r in res.records} == {4, 8, 16}
-    assert {"alpha", "beta", "alpha+beta", "max_norm", "increment_norm"} <= set(res.exponents)
+    assert {"alpha", "beta", "alpha+beta", "ode_rate", "max_norm", "increment_norm"} <= set(res.exponents)
+    e = res.exponents
+    assert e["alpha+beta"]["value"] == pytest.approx(e["alpha"]["value"] + e["beta"]["value"])
+    assert all(r["ode_distance"] > 0 for r in res.records) and "the trained pair" in res.report()
     assert res.hypothesis in ("smooth", "rough", "sparse", "inconclusive") and res.reason
     # trained until the threshold or the epoch limit
     assert all(r["train_loss"] <= 0.05 or r["epochs"] == 2 for r in res.records)

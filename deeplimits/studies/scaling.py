@@ -35,10 +35,11 @@ PUBLISHED = {"tanh": {"alpha": 0.7, "beta": 0.3, "alpha+beta": 1.0, "limit": "sm
 @dataclasses.dataclass
 class ScalingResult(PlainData):
     """Per depth and configuration: ``records`` (``depth``, ``seed``, ``epochs``, ``train_loss``,
-    ``delta``: the shared scale or the largest ``|delta_k|``, the diagnostics of ``W`` and
-    ``trend_ratio``: the training loss of the network rebuilt from the trend over the original's);
-    ``exponents`` (``alpha``, ``beta``, ``alpha+beta`` with 95% intervals and the slope of every
-    weight diagnostic), ``hypothesis`` and ``reason``, and the ``published`` values."""
+    ``delta``: the shared scale or the largest ``|delta_k|``, the diagnostics of ``W``,
+    ``trend_ratio``: the training loss of the network rebuilt from the trend over the original's,
+    ``ode_distance``: the trained pair's ``E max_k ||H(k/L) - h_k||``); ``exponents`` (``alpha``,
+    ``beta``, ``alpha+beta``, ``ode_rate`` with 95% intervals and the slope of every weight
+    diagnostic), ``hypothesis`` and ``reason``, and the ``published`` values."""
 
     activation: str
     delta_mode: str
@@ -54,12 +55,12 @@ class ScalingResult(PlainData):
         lines = [f"inside model, {self.activation}, delta {self.delta_mode}, d={self.width}, synthetic task: "
                  f"{len(self.records)} trained networks",
                  f"{'L':>6} {'seed':>4} {'epochs':>6} {'train loss':>11} {'delta':>9} {'max |W_k|':>10} "
-                 f"{'hurst':>6} {'trend loss / loss':>18}"]
+                 f"{'hurst':>6} {'trend loss / loss':>18} {'|H - h| (ODE)':>14}"]
         for r in self.records:
             lines.append(f"{r['depth']:6d} {r['seed']:4d} {r['epochs']:6d} {r['train_loss']:11.3g} {r['delta']:9.4g} "
-                         f"{r['max_norm']:10.4g} {r['hurst']:6.2f} {r['trend_ratio']:18.3g}")
+                         f"{r['max_norm']:10.4g} {r['hurst']:6.2f} {r['trend_ratio']:18.3g} {r['ode_distance']:14.4g}")
         lines.append("exponents (log-log slope over depths, 95% CI)        published")
-        for k in ("alpha", "beta", "alpha+beta"):
+        for k in ("alpha", "beta", "alpha+beta", "ode_rate"):
             v = self.exponents.get(k)
             if v is None:
                 continue
@@ -67,6 +68,12 @@ class ScalingResult(PlainData):
             ci = "" if lo is None or not math.isfinite(lo) else f" [{lo:.3f}, {hi:.3f}]"
             pub = self.published.get(k)
             lines.append(f"  {k:>12} {v['value']:7.3f}{ci:<22} {'' if pub is None else pub}")
+        rate = self.exponents.get("ode_rate", {}).get("value")
+        if rate is not None:
+            lines.append("the trained pair: " + (
+                f"max_k |H(k/L) - h_k| decreases with depth, as L^-{rate:.2f}" if rate > 0 else
+                f"max_k |H(k/L) - h_k| does not decrease with depth (L^{-rate:.2f}): the trained weights do not "
+                "approach one ODE (their trend differs from depth to depth, or alpha + beta < 1)"))
         lines.append(f"supports: {self.hypothesis} ({self.reason}); published: {self.published.get('limit')}")
         return "\n".join(lines)
 
@@ -115,8 +122,10 @@ class ScalingPlan(Plan):
             exponents, hyp, why = dict(fam.exponents), fam.hypothesis, fam.reason
             slope, (lo, hi) = loglog_fit([r["depth"] for r in first], [abs(r["delta"]) for r in first])
             exponents["alpha"] = {"value": -slope, "ci": [-hi, -lo]}
+            slope, (lo, hi) = loglog_fit([r["depth"] for r in first], [r["ode_distance"] for r in first])
+            exponents["ode_rate"] = {"value": -slope, "ci": [-hi, -lo]}
             b = exponents["beta"]
-            exponents["alpha+beta"] = {"value": -slope + b["value"],
+            exponents["alpha+beta"] = {"value": exponents["alpha"]["value"] + b["value"],
                                        "ci": [math.nan, math.nan]}  # the two fits share their depths
         published = PUBLISHED.get(self.activation, {})
         return ScalingResult(self.activation, self.delta, self.width, records, exponents, hyp, why, published,
@@ -155,7 +164,7 @@ def _device_name(device, dtype) -> str | None:
 def scaling_task(params: dict, seed: int) -> dict:
     """Sweep task: train the ``seeds`` configurations of one depth until the loss threshold."""
     from ..data import load_dataset
-    from ..diagnostics import trend_loss, weight_diagnostics
+    from ..diagnostics import trained_ode_distance, trend_loss, weight_diagnostics
     from ..training import ResidualNetwork, train
 
     dtype, device = getattr(torch, params["dtype"]), torch.device(params.get("device") or "cpu")
@@ -173,6 +182,7 @@ def scaling_task(params: dict, seed: int) -> dict:
     res = train(net, data, optimizer=params["optimizer"], lr=params["lr"], epochs=params["max_epochs"], batch_size=params["batch_size"],
                 loss="squared", lr_decay_halfway=False, stop_loss=params["stop_loss"], seed=params["seed"])
     ratio = trend_loss(net, data.x_train, data.y_train, loss="squared")["ratio"]
+    ode = trained_ode_distance(net, data.x_train[:256])  # the trained pair on (up to) 256 training inputs
     records = []
     for c in range(C):
         w = net.W.detach()[:, c]
@@ -181,5 +191,6 @@ def scaling_task(params: dict, seed: int) -> dict:
         diag = weight_diagnostics(w, name="W").to_dict()
         records.append({"depth": L, "seed": c, "epochs": res.epochs, "train_loss": res.records[c]["train_loss"],
                         "test_loss": res.records[c]["test_loss"], "finite": res.records[c]["finite"], "delta": scale,
-                        **diag, "trend_ratio": float(ratio[c]), "seconds": time.perf_counter() - t0})
+                        **diag, "trend_ratio": float(ratio[c]), "ode_distance": float(ode[c]),
+                        "seconds": time.perf_counter() - t0})
     return {"records": records, "delta_path": net.delta.detach().cpu().tolist()}

@@ -1,0 +1,60 @@
+"""The trained pair (docs/weights.md, "The trained pair"): a trained ``inside`` network
+
+    h_{k+1} = h_k + delta_{k+1} sigma(W_{k+1} h_k + b_{k+1})
+
+is the Euler scheme, with step ``1/L``, of ``dH/dt = L delta(t) sigma(W(t) H + b(t))``. Its
+continuous-time limit is that ODE with the weights read off their trend (:func:`trend_split`),
+linearly interpolated between the layers ``t_k = k/L``, solved with torchdiffeq (dopri5). The
+distance ``max_k ||H(k/L) - h_k||`` on given inputs is the strong error of the pair after
+training; across trained depths its decay rate says whether the trained networks approach one
+ODE (Cohen, Cont, Rossier & Xu, ICML 2021)."""
+
+from __future__ import annotations
+
+import torch
+
+from .trend import trend_split
+
+__all__ = ["trained_ode_distance"]
+
+
+@torch.no_grad()
+def trained_ode_distance(module, x: torch.Tensor, *, bandwidth: float = 0.05, rtol: float = 1e-7,
+                         atol: float = 1e-9) -> torch.Tensor:
+    """``E_x max_k ||H(k/L) - h_k||`` per configuration ``(C,)`` of a trained ``inside``
+    :class:`~deeplimits.training.ResidualNetwork` on the inputs ``x`` ``(n, d_in)``: ``h_k`` the
+    network's hidden states, ``H`` the ODE above with the trend of ``W``, ``b`` and ``delta``."""
+    import torchdiffeq
+
+    from ..training import ResidualNetwork
+
+    if not isinstance(module, ResidualNetwork) or module.arch != "inside":
+        raise ValueError(f"module must be an inside ResidualNetwork, got {getattr(module, 'arch', type(module).__name__)!r}")
+    L = module.depth
+    h = module.embed(x)  # (C, n, d)
+    states = [h]
+    W = module.W.detach()
+    b = module.b.detach() if module.b is not None else torch.zeros(W.shape[:3], dtype=W.dtype, device=W.device)
+    delta = module.delta.detach()
+    delta = delta.expand(L, -1) if delta.dim() == 1 else delta  # (L, C)
+    sigma = module.activation
+    for k in range(L):  # the network itself (float64 copy of its arithmetic)
+        h = h + delta[k].view(-1, 1, 1) * sigma(h @ W[k].transpose(-1, -2) + b[k].unsqueeze(-2))
+        states.append(h)
+    states = torch.stack(states)  # (L + 1, C, n, d)
+    tW, _ = trend_split(W, bandwidth)
+    tb, _ = trend_split(b, bandwidth)
+    td = trend_split(delta, bandwidth)[0] if L >= 3 else delta
+
+    def at(t, A):  # layer k acts on [k/L, (k+1)/L): interpolate between layer midpoints
+        s = (t * L - 0.5).clamp(0, L - 1)
+        k0 = int(s.floor().clamp(max=L - 2).item()) if L > 1 else 0
+        w = s - k0
+        return A[k0] * (1 - w) + A[min(k0 + 1, L - 1)] * w
+
+    def rhs(t, H):
+        return L * at(t, td).view(-1, 1, 1) * sigma(H @ at(t, tW).transpose(-1, -2) + at(t, tb).unsqueeze(-2))
+
+    ts = torch.arange(L + 1, dtype=W.dtype, device=W.device) / L
+    H = torchdiffeq.odeint(rhs, states[0], ts, method="dopri5", rtol=rtol, atol=atol)
+    return (H - states).norm(dim=-1).amax(0).mean(-1)  # max over k, mean over inputs: (C,)
