@@ -8,6 +8,10 @@ Floor: one pass over the same tensors (the sum of squares of each), the least an
 must read. Peer: the same diagnostics written the usual way in numpy, one coordinate at a time
 for the Hurst index.
 
+The trained pair (``trained_ode_distance``: the ODE of an inside network from the trend of its
+weights, solved with torchdiffeq, against the network's states on 256 inputs, float64) at
+every published depth, against the floor of the network's own forward pass on the same inputs.
+
 Run from the repository root:
 
     python benchmarks/bench_diagnostics.py [--width 25] [--repeats 3]
@@ -20,7 +24,7 @@ import time
 import numpy as np
 import torch
 
-from deeplimits.diagnostics import scaling_exponents, weight_diagnostics
+from deeplimits.diagnostics import scaling_exponents, trained_ode_distance, weight_diagnostics
 from deeplimits.studies.presets import SCALING_PRESETS
 
 
@@ -73,6 +77,22 @@ def main():
           f"{torch.get_num_threads()} threads")
     print(f"diagnostics + exponents: {t_ours * 1e3:.0f} ms;  floor (one pass): {t_floor * 1e3:.1f} ms "
           f"({t_ours / t_floor:.0f}x);  numpy peer: {t_peer * 1e3:.0f} ms ({t_peer / t_ours:.1f}x slower)")
+    from deeplimits.training import ResidualNetwork
+
+    x = torch.randn(256, a.width, generator=g, dtype=torch.float64)
+    t_pair = t_forward = 0.0
+    for L, W in zip(depths, tensors):
+        net = ResidualNetwork("inside", L, a.width, a.width, a.width, bias=True, dtype=torch.float64)
+        with torch.no_grad():
+            net.W.copy_(W.double().unsqueeze(1) / a.width)
+        t0 = time.perf_counter()
+        trained_ode_distance(net, x)
+        t1 = time.perf_counter()
+        with torch.no_grad():
+            net(x)
+        t_pair, t_forward = t_pair + t1 - t0, t_forward + time.perf_counter() - t1
+    print(f"trained pair at the {len(depths)} depths (256 inputs, float64): {t_pair:.1f} s;  floor (the networks' "
+          f"forward passes): {t_forward:.2f} s ({t_pair / t_forward:.0f}x)")
 
 
 if __name__ == "__main__":
