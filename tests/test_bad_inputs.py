@@ -254,6 +254,7 @@ CLI = [
     # -- scaling: every flag
     (["scaling", "--preset", "huge"], 2, "invalid choice"),
     (["scaling", "--activation", "sin"], 2, "invalid choice"),
+    (["scaling", "--dataset", "mnist"], 2, "invalid choice"),
     (["scaling", "--delta", "each"], 2, "invalid choice"),
     (["scaling", "--depths", "8"], 2, "at least two distinct depths"),
     (["scaling", "--depths", "0,8"], 2, "--depths"),

@@ -63,3 +63,12 @@ def test_cli(tmp_path, capsys):
     d = json.loads(capsys.readouterr().out)
     assert d["delta_mode"] == "per-layer" and len(d["records"]) == 3
     assert (out / "scaling.png").exists() and (out / "result.json").exists()
+
+
+def test_digits_through_a_fixed_embedding():
+    """Digits embedded to d = 6 by a fixed random layer, squared loss on one-hot targets: the
+    embedding and read-out stay fixed, the report compares with the embedded-MNIST values."""
+    res = plan_scaling(dataset="digits", width=6, depths=[4, 8], max_epochs=1, stop_loss=0.05).run()
+    assert res.dataset == "digits" and len(res.records) == 2
+    assert res.published.get("beta") == 0.2 and "digits" in res.report()
+    assert all(r["finite"] and r["train_loss"] > 0 for r in res.records)

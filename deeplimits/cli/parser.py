@@ -267,7 +267,10 @@ def _scaling_parser(sub):
                     "the reason, the loss kept by the trend of the weights, next to the published values "
                     f"(tanh: alpha 0.7, beta 0.3). Default: --preset cpu (depths {_fmt(cpu['depths'])}, minutes).")
     c.add_argument("--preset", choices=list(SCALING_PRESETS), default="cpu",
-                   help="cpu: depths up to 75; published: floor(1.2^n) from 10 to about 10^4 (default %(default)s)")
+                   help="cpu: depths up to 75; digits: the same depths on digits embedded to d = 25; published: "
+                        "floor(1.2^n) from 10 to about 10^4 (default %(default)s)")
+    c.add_argument("--dataset", choices=["synthetic", "digits"],
+                   help="the synthetic task, or digits through a fixed random embedding (default synthetic)")
     c.add_argument("--activation", choices=["tanh", "relu"], help="(default tanh)")
     c.add_argument("--delta", choices=["shared", "per-layer"],
                    help="one trainable scale, or one per layer (default: shared for tanh, per-layer for relu)")

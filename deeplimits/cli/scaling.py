@@ -12,7 +12,7 @@ from .execution import Run, default_out, executor, progress
 
 __all__ = ["run_scaling_cmd", "OPTIONS"]
 
-OPTIONS = ("activation", "delta", "depths", "width", "seeds", "optimizer", "lr", "batch_size", "stop_loss", "max_epochs",
+OPTIONS = ("dataset", "activation", "delta", "depths", "width", "seeds", "optimizer", "lr", "batch_size", "stop_loss", "max_epochs",
            "init_scale", "samples", "seed")
 
 

@@ -74,6 +74,8 @@ TRAIN_PRESETS = {
 SCALING_PRESETS = {
     # the inside model on the synthetic task (Cohen et al., ICML 2021): depths ~1.5^n to 75, minutes on a CPU
     "cpu": dict(depths=[10, 15, 22, 33, 50, 75]),
+    # digits through a fixed random embedding to d = 25 (as Cohen et al. embed MNIST), squared loss to 0.05
+    "digits": dict(dataset="digits", width=25, stop_loss=0.05, depths=[10, 15, 22, 33, 50, 75]),
     # the published family: depths floor(1.2^n) from 10 to about 10^4 (a cluster or a GPU)
     "published": dict(depths=sorted({int(1.2 ** n) for n in range(13, 51)})),
 }

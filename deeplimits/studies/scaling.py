@@ -1,6 +1,7 @@
 """The scaling of trained weights with depth (Cohen, Cont, Rossier & Xu, ICML 2021; docs/weights.md,
 "The scaling experiment"): the inside model ``h_{k+1} = h_k + delta_k sigma(W_k h_k + b_k)``
-trained on the synthetic task at a geometric family of depths, each until its training loss
+trained on the synthetic task (or on digits through a fixed random embedding, squared loss on
+one-hot targets) at a geometric family of depths, each until its training loss
 falls below a threshold, then the exponents of ``delta ~ L^-alpha`` and of the weights
 ``max_k ||W_k|| ~ L^-beta``, the limit they support and the loss kept by the trend of the weights.
 
@@ -25,11 +26,14 @@ from .._random import chunk_seed
 from ..runs import Task, register_task
 from .plan import Plan, register_plan
 
-__all__ = ["ScalingPlan", "ScalingResult", "plan_scaling", "PUBLISHED"]
+__all__ = ["ScalingPlan", "ScalingResult", "plan_scaling", "PUBLISHED", "PUBLISHED_EMBEDDED"]
 
 #: what Cohen et al. (2021) report for the synthetic task, to print next to the measured values
 PUBLISHED = {"tanh": {"alpha": 0.7, "beta": 0.3, "alpha+beta": 1.0, "limit": "smooth"},
              "relu": {"limit": "rough (denoised loss about ten times higher)"}}
+#: the same for the embedded-MNIST experiment, the nearest published values for embedded digits
+PUBLISHED_EMBEDDED = {"tanh": {"alpha": 0.7, "beta": 0.2, "limit": "smooth (embedded MNIST)"},
+                      "relu": {"limit": "rough (embedded MNIST)"}}
 
 
 @dataclasses.dataclass
@@ -44,6 +48,7 @@ class ScalingResult(PlainData):
     activation: str
     delta_mode: str
     width: int
+    dataset: str
     records: list[dict]
     exponents: dict
     hypothesis: str
@@ -52,7 +57,7 @@ class ScalingResult(PlainData):
     seconds: float
 
     def report(self) -> str:
-        lines = [f"inside model, {self.activation}, delta {self.delta_mode}, d={self.width}, synthetic task: "
+        lines = [f"inside model, {self.activation}, delta {self.delta_mode}, d={self.width}, {self.dataset}: "
                  f"{len(self.records)} trained networks",
                  f"{'L':>6} {'seed':>4} {'epochs':>6} {'train loss':>11} {'delta':>9} {'max |W_k|':>10} "
                  f"{'hurst':>6} {'trend loss / loss':>18} {'|H - h| (ODE)':>14}"]
@@ -86,6 +91,7 @@ class ScalingPlan(Plan):
     study: ClassVar[str] = "scaling"
     optional: ClassVar[tuple[str, ...]] = ("device",)
 
+    dataset: str
     activation: str
     delta: str
     depths: tuple[int, ...]
@@ -127,12 +133,12 @@ class ScalingPlan(Plan):
             b = exponents["beta"]
             exponents["alpha+beta"] = {"value": exponents["alpha"]["value"] + b["value"],
                                        "ci": [math.nan, math.nan]}  # the two fits share their depths
-        published = PUBLISHED.get(self.activation, {})
-        return ScalingResult(self.activation, self.delta, self.width, records, exponents, hyp, why, published,
-                             seconds)
+        published = (PUBLISHED if self.dataset == "synthetic" else PUBLISHED_EMBEDDED).get(self.activation, {})
+        return ScalingResult(self.activation, self.delta, self.width, self.dataset, records, exponents, hyp, why,
+                             published, seconds)
 
 
-def plan_scaling(*, activation: str = "tanh", delta: str | None = None, depths: Sequence[int] = (10, 15, 22, 33, 50, 75),
+def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta: str | None = None, depths: Sequence[int] = (10, 15, 22, 33, 50, 75),
                  width: int = 10, seeds: int = 1, optimizer: str = "adam", lr: float = 1e-2, batch_size: int = 32, stop_loss: float = 1e-3,
                  max_epochs: int = 300, init_scale: float = 0.01, samples: int = 1024, seed: int = 0,
                  dtype: torch.dtype = torch.float32, device=None) -> ScalingPlan:
@@ -147,7 +153,8 @@ def plan_scaling(*, activation: str = "tanh", delta: str | None = None, depths: 
     depths = tuple(V_.integer("depths", L) for L in depths)
     if len(depths) < 2 or len(set(depths)) != len(depths):
         raise ValueError(f"depths must hold at least two distinct depths, got {list(depths)}")
-    return ScalingPlan(activation, delta, tuple(sorted(depths)), V_.integer("width", width), V_.integer("seeds", seeds),
+    dataset = V_.choice("dataset", dataset, ("synthetic", "digits"))
+    return ScalingPlan(dataset, activation, delta, tuple(sorted(depths)), V_.integer("width", width), V_.integer("seeds", seeds),
                        V_.choice("optimizer", optimizer, ("adam", "sgd")), V_.real("lr", lr, low=0.0, low_open=True), V_.integer("batch_size", batch_size),
                        V_.real("stop_loss", stop_loss, low=0.0, low_open=True), V_.integer("max_epochs", max_epochs),
                        V_.real("init_scale", init_scale, low=0.0), V_.integer("samples", samples, low=2),
@@ -160,24 +167,45 @@ def _device_name(device, dtype) -> str | None:
     return None if where.type == "cpu" else str(where)
 
 
+def _data(params: dict, dtype, device):
+    """The synthetic task, or digits with one-hot targets for the squared loss."""
+    from ..data import load_dataset
+
+    if params.get("dataset", "synthetic") == "synthetic":
+        return load_dataset("synthetic", seed=params["seed"], dtype=dtype, n=params["samples"], dim=params["width"],
+                            device=device)
+    ds = load_dataset("digits", seed=params["seed"], dtype=dtype, device=device)
+
+    class OneHot:  # regression targets: squared loss against the one-hot labels
+        x_train, x_test = ds.x_train, ds.x_test
+        y_train = torch.nn.functional.one_hot(ds.y_train, 10).to(dtype)
+        y_test = torch.nn.functional.one_hot(ds.y_test, 10).to(dtype)
+        task = "regression"
+    return OneHot
+
+
 @register_task("scaling-depth")
 def scaling_task(params: dict, seed: int) -> dict:
     """Sweep task: train the ``seeds`` configurations of one depth until the loss threshold."""
-    from ..data import load_dataset
     from ..diagnostics import trained_ode_distance, trend_loss, weight_diagnostics
     from ..training import ResidualNetwork, train
 
     dtype, device = getattr(torch, params["dtype"]), torch.device(params.get("device") or "cpu")
     L, d, C = params["depth"], params["width"], params["seeds"]
-    data = load_dataset("synthetic", seed=params["seed"], dtype=dtype, n=params["samples"], dim=d, device=device)
-    net = ResidualNetwork("inside", L, d, d, d, configs=C, activation=params["activation"], bias=True,
-                          delta=params["delta"], dtype=dtype, device=device)
+    data = _data(params, dtype, device)
+    net = ResidualNetwork("inside", L, d, data.x_train.shape[1], data.y_train.shape[1], configs=C,
+                          activation=params["activation"], bias=True, delta=params["delta"], dtype=dtype, device=device)
     g = torch.Generator().manual_seed(seed)  # drawn on the CPU: the same networks on every device
     with torch.no_grad():
         net.W.copy_(torch.randn(net.W.shape, generator=g, dtype=dtype) * params["init_scale"] / (L * d))
-        for p in (net.A, net.B):  # h_0 = x, F(x) = h_L
-            p.copy_(torch.eye(d, dtype=dtype).expand_as(p))
-            p.requires_grad_(False)
+        if params.get("dataset", "synthetic") == "synthetic":  # h_0 = x, F(x) = h_L
+            for p in (net.A, net.B):
+                p.copy_(torch.eye(d, dtype=dtype).expand_as(p))
+        else:  # a fixed random embedding of the inputs, a fixed random read-out (Cohen et al.'s MNIST protocol)
+            for p in (net.A, net.B):
+                p.copy_(torch.randn(p.shape, generator=g, dtype=dtype) * p.shape[1] ** -0.5)
+        net.A.requires_grad_(False)
+        net.B.requires_grad_(False)
     t0 = time.perf_counter()
     res = train(net, data, optimizer=params["optimizer"], lr=params["lr"], epochs=params["max_epochs"], batch_size=params["batch_size"],
                 loss="squared", lr_decay_halfway=False, stop_loss=params["stop_loss"], seed=params["seed"])
