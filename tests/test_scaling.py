@@ -72,3 +72,11 @@ def test_digits_through_a_fixed_embedding():
     assert res.dataset == "digits" and len(res.records) == 2
     assert res.published.get("beta") == 0.2 and "digits" in res.report()
     assert all(r["finite"] and r["train_loss"] > 0 for r in res.records)
+
+
+def test_specs_without_a_dataset_read_back_as_the_synthetic_task():
+    from deeplimits.studies import ScalingPlan
+
+    spec = plan_scaling(**TINY).to_dict()
+    assert spec.pop("dataset") == "synthetic"
+    assert ScalingPlan.from_dict(spec) == plan_scaling(**TINY)

@@ -73,12 +73,15 @@ class ScalingResult(PlainData):
             ci = "" if lo is None or not math.isfinite(lo) else f" [{lo:.3f}, {hi:.3f}]"
             pub = self.published.get(k)
             lines.append(f"  {k:>12} {v['value']:7.3f}{ci:<22} {'' if pub is None else pub}")
-        rate = self.exponents.get("ode_rate", {}).get("value")
-        if rate is not None:
+        ode = self.exponents.get("ode_rate")
+        if ode is not None:
+            rate, (lo, hi) = ode["value"], ode["ci"]
+            sure = lo is not None and math.isfinite(lo) and lo > 0
             lines.append("the trained pair: " + (
-                f"max_k |H(k/L) - h_k| decreases with depth, as L^-{rate:.2f}" if rate > 0 else
-                f"max_k |H(k/L) - h_k| does not decrease with depth (L^{-rate:.2f}): the trained weights do not "
-                "approach one ODE (their trend differs from depth to depth, or alpha + beta < 1)"))
+                f"max_k |H(k/L) - h_k| decreases with depth, as L^-{rate:.2f}" if sure else
+                f"max_k |H(k/L) - h_k| does not decrease clearly with depth (rate {rate:.2f}, its interval reaches 0 "
+                "or below): the trained weights do not approach one ODE at these depths (their trend differs from "
+                "depth to depth, or alpha + beta < 1)"))
         lines.append(f"supports: {self.hypothesis} ({self.reason}); published: {self.published.get('limit')}")
         return "\n".join(lines)
 
@@ -91,7 +94,6 @@ class ScalingPlan(Plan):
     study: ClassVar[str] = "scaling"
     optional: ClassVar[tuple[str, ...]] = ("device",)
 
-    dataset: str
     activation: str
     delta: str
     depths: tuple[int, ...]
@@ -106,6 +108,7 @@ class ScalingPlan(Plan):
     samples: int
     seed: int
     dtype: str
+    dataset: str = "synthetic"  # a default: specs written before the digits variant read back
     device: str | None = None  # None: the CPU
 
     def tasks(self) -> list:
@@ -154,12 +157,12 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
     if len(depths) < 2 or len(set(depths)) != len(depths):
         raise ValueError(f"depths must hold at least two distinct depths, got {list(depths)}")
     dataset = V_.choice("dataset", dataset, ("synthetic", "digits"))
-    return ScalingPlan(dataset, activation, delta, tuple(sorted(depths)), V_.integer("width", width), V_.integer("seeds", seeds),
+    return ScalingPlan(activation, delta, tuple(sorted(depths)), V_.integer("width", width), V_.integer("seeds", seeds),
                        V_.choice("optimizer", optimizer, ("adam", "sgd")), V_.real("lr", lr, low=0.0, low_open=True), V_.integer("batch_size", batch_size),
                        V_.real("stop_loss", stop_loss, low=0.0, low_open=True), V_.integer("max_epochs", max_epochs),
                        V_.real("init_scale", init_scale, low=0.0), V_.integer("samples", samples, low=2),
                        V_.integer("seed", seed, low=0), str(V_.dtype(dtype)).replace("torch.", ""),
-                       _device_name(device, dtype))
+                       dataset, _device_name(device, dtype))
 
 
 def _device_name(device, dtype) -> str | None:
