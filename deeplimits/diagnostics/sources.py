@@ -1,6 +1,7 @@
 """Layer-indexed weights from where they live (docs/weights.md): a ``.npy`` or ``.pt`` file
 (one tensor, a ``state_dict``, or a training chunk saved by ``deeplimits train``), a training
-run directory, a :class:`~deeplimits.training.ResidualNetwork` or any ``torch.nn.Module``.
+run directory, a :class:`~deeplimits.training.ResidualNetwork` or any ``torch.nn.Module``, a
+driver sample.
 
 Every source gives ``{name: A}`` with ``A`` of shape ``(L, ...)``: a plain tensor is ``'A'``;
 a :class:`ResidualNetwork` (or a saved chunk) gives its per-layer weights one configuration at
@@ -21,12 +22,21 @@ __all__ = ["load_weights"]
 _INDEX = re.compile(r"(?<![^.])(\d+)(?=\.)")  # a whole dotted component: "layers.3.weight", "3.weight"
 
 
-def load_weights(source) -> dict[str, torch.Tensor]:
-    """``{name: A}`` of a file, a run directory, a module or a tensor (module docstring)."""
+def load_weights(source, *, depth: int | None = None) -> dict[str, torch.Tensor]:
+    """``{name: A}`` of a file, a run directory, a module, a tensor, or a driver sample
+    (:class:`~deeplimits.paths.DriverSample`: its weights at ``depth`` layers, default its
+    resolution, one entry per draw ``'A[0]'``, ``'A[1]'``, ...)."""
+    from ..paths.base import DriverSample
     from ..training import ResidualNetwork
 
     if isinstance(source, (torch.Tensor, np.ndarray)):
         return {"A": torch.as_tensor(source)}
+    if isinstance(source, DriverSample):
+        depth = depth or getattr(source, "resolution", None)
+        if depth is None:
+            raise ValueError("weights: give depth for a sample without a resolution (a smooth driver's)")
+        w = source.weights(depth)  # (L, draws, *shape)
+        return {f"A[{i}]": w[:, i] for i in range(w.shape[1])}
     if isinstance(source, ResidualNetwork):
         return _per_config(source.residual_weights())
     if isinstance(source, torch.nn.Module):
