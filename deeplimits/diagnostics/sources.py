@@ -26,12 +26,11 @@ def load_weights(source, *, depth: int | None = None) -> dict[str, torch.Tensor]
     """``{name: A}`` of a file, a run directory, a module, a tensor, or a driver sample
     (:class:`~deeplimits.paths.DriverSample`: its weights at ``depth`` layers, default its
     resolution, one entry per draw ``'A[0]'``, ``'A[1]'``, ...)."""
-    from ..paths.base import DriverSample
     from ..training import ResidualNetwork
 
     if isinstance(source, (torch.Tensor, np.ndarray)):
         return {"A": torch.as_tensor(source)}
-    if isinstance(source, DriverSample):
+    if callable(getattr(source, "weights", None)) and hasattr(source, "draws"):  # a driver sample (its interface)
         depth = depth or getattr(source, "resolution", None)
         if depth is None:
             raise ValueError("weights: give depth for a sample without a resolution (a smooth driver's)")
