@@ -9,7 +9,7 @@ import sys
 
 from .errors import UsageError, one_line, usage
 
-__all__ = ["executor", "progress", "Run", "open_store", "digest", "default_out"]
+__all__ = ["executor", "progress", "Run", "open_store", "digest", "default_out", "preset_options"]
 
 
 def executor(args, cmd) -> dict:
@@ -38,6 +38,24 @@ def executor(args, cmd) -> dict:
             logging.getLogger("distributed").setLevel(logging.CRITICAL)
     if timeout is not None:  # pass it only when given (run functions before the timeout parameter)
         kw["timeout"] = timeout
+    return kw
+
+
+def preset_options(args, preset: dict, names) -> dict:
+    """A preset's values overridden by the flags given among ``names``, and ``--dtype``,
+    ``--seed``, ``--device`` when given (one rule for every command with presets)."""
+    import torch
+
+    kw = dict(preset)
+    for n in names:
+        v = getattr(args, n, None)
+        if v is not None:
+            kw[n] = v
+    if getattr(args, "dtype", None) is not None:
+        kw["dtype"] = getattr(torch, args.dtype)
+    for n in ("seed", "device"):
+        if getattr(args, n, None) is not None:
+            kw[n] = getattr(args, n)
     return kw
 
 

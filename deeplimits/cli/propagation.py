@@ -7,30 +7,12 @@ from __future__ import annotations
 from ..studies.presets import PHASE_PRESETS, STABILITY_PRESETS
 from . import outputs
 from .errors import plan
-from .execution import Run, default_out, executor, progress
+from .execution import Run, default_out, executor, preset_options, progress
 
 __all__ = ["run_stability_cmd", "run_phase_cmd"]
 
 STABILITY = ("arch", "activation", "width", "n_in", "depths", "betas", "draws", "inputs", "histograms", "chunk")
 PHASE = ("hursts", "betas", "arch", "activation", "width", "n_in", "depth", "draws", "inputs")
-
-
-def _options(args, preset: dict, names) -> dict:
-    """The preset's values overridden by the flags given (``--device`` passed only when given)."""
-    import torch
-
-    kw = dict(preset)
-    for n in names:
-        v = getattr(args, n, None)
-        if v is not None:
-            kw[n] = v
-    if args.dtype is not None:
-        kw["dtype"] = getattr(torch, args.dtype)
-    if args.seed is not None:
-        kw["seed"] = args.seed
-    if args.device is not None:
-        kw["device"] = args.device
-    return kw
 
 
 def _run_study(args, cmd, spec, run, total, unit, executor_kw):
@@ -53,7 +35,7 @@ def run_stability_cmd(args) -> int:
     from ..studies import stability
 
     executor_kw = executor(args, "stability")
-    kw = _options(args, STABILITY_PRESETS[args.preset], STABILITY)
+    kw = preset_options(args, STABILITY_PRESETS[args.preset], STABILITY)
     driver = args.driver or kw.pop("driver")
     kw.pop("driver", None)
     params = STABILITY + ("driver", "hurst", "length_scale", "seed", "dtype", "device")
@@ -66,6 +48,6 @@ def run_phase_cmd(args) -> int:
     from ..studies import phase
 
     executor_kw = executor(args, "phase")
-    kw = _options(args, PHASE_PRESETS[args.preset], PHASE)
+    kw = preset_options(args, PHASE_PRESETS[args.preset], PHASE)
     spec = plan("phase", PHASE + ("seed", "dtype", "device"), phase.plan_phase, **kw)
     return _run_study(args, "phase", spec, phase.run_phase, len(spec.hursts), "H", executor_kw)

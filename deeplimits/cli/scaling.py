@@ -8,7 +8,7 @@ import os
 from ..studies.presets import SCALING_PRESETS
 from . import outputs
 from .errors import plan
-from .execution import Run, default_out, executor, progress
+from .execution import Run, default_out, executor, preset_options, progress
 
 __all__ = ["run_scaling_cmd", "OPTIONS"]
 
@@ -17,20 +17,10 @@ OPTIONS = ("dataset", "activation", "delta", "depths", "width", "seeds", "optimi
 
 
 def run_scaling_cmd(args) -> int:
-    import torch
-
     from ..studies import scaling
 
     executor_kw = executor(args, "scaling")
-    kw = dict(SCALING_PRESETS[args.preset])
-    for name in OPTIONS:
-        value = getattr(args, name, None)
-        if value is not None:
-            kw[name] = value
-    if args.dtype is not None:
-        kw["dtype"] = getattr(torch, args.dtype)
-    if args.device is not None:
-        kw["device"] = args.device
+    kw = preset_options(args, SCALING_PRESETS[args.preset], OPTIONS)
     spec = plan("scaling", OPTIONS + ("dtype", "device"), scaling.plan_scaling, **kw)
     out = default_out(args, "scaling", spec.to_dict())
     outputs.check_outputs(args, "scaling", out)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..studies.presets import DEFAULTS, TRAIN_PRESETS
 from . import outputs
 from .errors import plan
-from .execution import Run, default_out, executor, progress
+from .execution import Run, default_out, executor, preset_options, progress
 
 __all__ = ["run_train_cmd", "OPTIONS"]
 
@@ -20,20 +20,12 @@ OPTIONS = ("dataset", "driver", "hursts", "betas", "lrs", "seeds", "arch", "acti
 
 
 def run_train_cmd(args) -> int:
-    import torch
-
     from ..studies import training
 
     executor_kw = executor(args, "train")
-    kw = dict(TRAIN_PRESETS[args.preset]) if args.preset else {}
-    for name in OPTIONS:
-        value = getattr(args, name, None)
-        if value is not None:
-            kw[name] = value
+    kw = preset_options(args, TRAIN_PRESETS[args.preset] if args.preset else {}, OPTIONS)
     if args.hursts is None and kw.get("driver", DEFAULTS["train"]["driver"]) != "fractional":
         kw.pop("hursts", None)  # a preset's H axis means nothing for another --driver
-    if args.dtype is not None:
-        kw["dtype"] = getattr(torch, args.dtype)
     spec = plan("train", OPTIONS + ("dtype",), training.plan_training, **kw)
     out = default_out(args, "train", spec.to_dict())
     outputs.check_outputs(args, "train", out)

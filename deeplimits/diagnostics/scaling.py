@@ -14,10 +14,16 @@ import numpy as np
 from .._plain import PlainData
 from .measures import WeightDiagnostics
 
-__all__ = ["loglog_fit", "scaling_exponents", "Exponents", "SCALED", "hypothesis"]
+__all__ = ["interval", "loglog_fit", "scaling_exponents", "Exponents", "SCALED", "hypothesis"]
 
 #: the diagnostics whose exponent is fitted (the Hurst index is not a power of L)
 SCALED = ("max_norm", "increment_norm", "cumsum_norm", "rss", "quadratic_variation")
+
+
+def interval(ci) -> str:
+    """``'[lo, hi]'`` to three decimals, or ``''`` when there is none (two depths, a failed fit)."""
+    lo, hi = ci
+    return "" if lo is None or not math.isfinite(lo) else f"[{lo:.3f}, {hi:.3f}]"
 
 
 def loglog_fit(depths: Sequence[float], values: Sequence[float], level: float = 0.95) -> tuple[float, tuple]:
@@ -51,8 +57,7 @@ class Exponents(PlainData):
         lines = [f"{self.name}: exponents over depths {self.depths} (log-log slope, 95% CI); "
                  f"supports: {self.hypothesis} ({self.reason})"]
         for k, v in self.exponents.items():
-            lo, hi = v["ci"]
-            ci = "" if lo is None or not math.isfinite(lo) else f"  [{lo:.3f}, {hi:.3f}]"
+            ci = " " + interval(v["ci"])
             lines.append(f"  {k:>20} {v['value']:8.3f}{ci}")
         return "\n".join(lines)
 

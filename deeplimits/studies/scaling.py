@@ -57,6 +57,8 @@ class ScalingResult(PlainData):
     seconds: float
 
     def report(self) -> str:
+        from ..diagnostics.scaling import interval
+
         lines = [f"inside model, {self.activation}, delta {self.delta_mode}, d={self.width}, {self.dataset}: "
                  f"{len(self.records)} trained networks",
                  f"{'L':>6} {'seed':>4} {'epochs':>6} {'train loss':>11} {'delta':>9} {'max |W_k|':>10} "
@@ -69,13 +71,12 @@ class ScalingResult(PlainData):
             v = self.exponents.get(k)
             if v is None:
                 continue
-            lo, hi = v["ci"]
-            ci = "" if lo is None or not math.isfinite(lo) else f" [{lo:.3f}, {hi:.3f}]"
+            ci = " " + interval(v["ci"])
             pub = self.published.get(k)
             lines.append(f"  {k:>12} {v['value']:7.3f}{ci:<22} {'' if pub is None else pub}")
         ode = self.exponents.get("ode_rate")
         if ode is not None:
-            rate, (lo, hi) = ode["value"], ode["ci"]
+            rate, lo = ode["value"], ode["ci"][0]
             sure = lo is not None and math.isfinite(lo) and lo > 0
             lines.append("the trained pair: " + (
                 f"max_k |H(k/L) - h_k| decreases with depth, as L^-{rate:.2f}" if sure else
