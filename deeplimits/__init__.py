@@ -40,7 +40,8 @@ _WHERE = {
     **dict.fromkeys(("ConvergencePlan", "ConvergenceResult", "fit_rate", "plan_convergence", "run_plan",
                      "strong_convergence"), "studies.convergence"),
     **dict.fromkeys(("PhaseResult", "phase_diagram", "plan_phase", "run_phase"), "studies.phase"),
-    **dict.fromkeys(("bounds_apply", "critical_beta", "theory_bounds"), "studies.propagation"),
+    **dict.fromkeys(("bounds_apply", "critical_beta", "theory_bounds", "quantile_bound", "high_probability_bounds",
+                     "CRITICAL_LIMITS"), "studies.theory"),
     **dict.fromkeys(("StabilityResult", "plan_stability", "run_stability", "stability"), "studies.stability"),
 }
 
@@ -55,7 +56,7 @@ __all__ = [
     "register_regime", "get_regime",
     "strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult", "fit_rate",
     "stability", "plan_stability", "run_stability", "StabilityResult", "theory_bounds", "bounds_apply",
-    "phase_diagram", "plan_phase", "run_phase", "PhaseResult", "critical_beta",
+    "quantile_bound", "high_probability_bounds", "CRITICAL_LIMITS", "phase_diagram", "plan_phase", "run_phase", "PhaseResult", "critical_beta",
 ]
 
 
@@ -77,8 +78,8 @@ def _submodule(name: str):
         from .studies import convergence as module
     elif name == "studies.phase":
         from .studies import phase as module
-    elif name == "studies.propagation":
-        from .studies import propagation as module
+    elif name == "studies.theory":
+        from .studies import theory as module
     else:
         from .studies import stability as module
     return module

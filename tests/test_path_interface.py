@@ -79,7 +79,7 @@ def test_networks_declare_their_weights_and_propagation_draws_them():
     for arch in WEIGHTS:
         net = ResNet(arch, "tanh" if arch != "res-3" else None, beta=0.0)
         assert net.weight_names == WEIGHTS[arch] and set(REQUIRED[arch]) <= set(WEIGHTS[arch])
-        samples, h0, B, top = P._draw(net, dl.make_driver("gaussian"), 5, 3, [4], 2, 1, gen(), torch.float64)
+        samples, h0, B, top = P._draw(net.weight_names, dl.make_driver("gaussian"), 5, 3, [4], 2, 1, gen(), torch.float64)
         assert list(samples) == list(WEIGHTS[arch])
         for name, s in samples.items():
             assert s.shape == weight_shape(name, 5)

@@ -9,7 +9,8 @@ import torch
 
 import deeplimits as dl
 from deeplimits import stability
-from deeplimits.studies.propagation import CAP, theory_bounds
+from deeplimits.studies.propagation import CAP
+from deeplimits.studies.theory import theory_bounds
 
 
 def test_theory_bounds_formula():
@@ -84,9 +85,9 @@ def test_shared_pass_equals_one_network_per_depth_and_beta(arch, driver):
     net = ResNet(arch, "tanh" if arch != "res-3" else None, beta=0.0)
     g = torch.Generator().manual_seed(0)
     depths, betas = [13, 5, 20], [0.3, 1.0]
-    samples, h0, B, top = P._draw(net, driver, 6, 5, depths, 3, 2, g, torch.float64)
+    samples, h0, B, top = P._draw(net.weight_names, driver, 6, 5, depths, 3, 2, g, torch.float64)
     layers = P._layers(samples, top, 20)
-    hL, p0, pL = P._propagate(net, h0, B, layers, depths, betas)
+    hL, p0, pL, far = P._propagate(net, h0, B, layers, depths, betas)
     names = net.weight_names  # declared by deeplimits.networks.WEIGHTS
     for j, L in enumerate(depths):
         w = {nm: torch.stack([lay[("V", "W", "b").index(nm)] for lay in layers[:L]]) for nm in names}
@@ -96,6 +97,8 @@ def test_shared_pass_equals_one_network_per_depth_and_beta(arch, driver):
             torch.testing.assert_close(hL[:, j, i], tr.states[-1], rtol=1e-12, atol=1e-12)
             torch.testing.assert_close(p0[:, j, i] * scale, tr.gradients[0], rtol=1e-12, atol=1e-12)
             torch.testing.assert_close(pL[:, j, i] * scale, tr.gradients[-1], rtol=1e-12, atol=1e-12)
+            dev = (tr.states - h0).norm(dim=-1).amax(0)  # max over k = 0..L of ||h_k - h_0||
+            torch.testing.assert_close(far[:, j, i], dev, rtol=1e-12, atol=1e-12)
 
 
 def test_ratios_are_the_definitions():
@@ -105,13 +108,14 @@ def test_ratios_are_the_definitions():
                             inputs=2, dtype=torch.float64)
     out = S.stability_task({**spec.to_dict(), "draws": 3}, seed=11)
     net = ResNet("res-2", "tanh", beta=0.0)
-    samples, h0, B, top = P._draw(net, make_driver("uniform"), 5, 4, [7, 12], 3, 2,
+    samples, h0, B, top = P._draw(net.weight_names, make_driver("uniform"), 5, 4, [7, 12], 3, 2,
                                   torch.Generator().manual_seed(11), torch.float64)
     for j, L in enumerate([7, 12]):
         w = {nm: samples[nm].weights(top)[:L] for nm in ("V", "W")}
         tr = ResNet("res-2", "tanh", beta=0.5).forward(h0, **w, readout=B, depth=L)
         hL, p0, pL = tr.states[-1], tr.gradients[0], tr.gradients[-1]
         want = {"r_h": (hL - h0).norm(dim=-1) / h0.norm(dim=-1), "norm_h": hL.norm(dim=-1) / h0.norm(dim=-1),
+                "r_h_max": (tr.states - h0).norm(dim=-1).amax(0) / h0.norm(dim=-1),
                 "r_p": (p0 - pL).norm(dim=-1) / pL.norm(dim=-1), "norm_p": p0.norm(dim=-1) / pL.norm(dim=-1)}
         for k, v in want.items():
             np.testing.assert_allclose(np.asarray(out[k])[:, j, 0, :], v.numpy(), rtol=1e-10)

@@ -85,8 +85,9 @@ def write_study(result, out, json_path) -> list[str]:
         figs = [os.path.join(out, "phase.png")]
         result.plot(figs[0])
     else:
-        figs = [os.path.join(out, "stability.png")]
+        figs = [os.path.join(out, "stability.png"), os.path.join(out, "theory.png")]
         result.plot(figs[0])
+        result.plot_theory(figs[1])
         if result.samples:
             figs.append(os.path.join(out, "histograms.png"))
             result.plot_histograms(figs[-1])

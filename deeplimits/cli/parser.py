@@ -156,6 +156,8 @@ def _stability_parser(sub):
                    help="draw the histograms of the norm ratios at the largest depth (default: only the presets "
                         + ", ".join(n for n, p in STABILITY_PRESETS.items() if p.get("histograms")) + ")")
     s.add_argument("--chunk", type=integer, help="draws per task (default: as many as fit in 1 GiB)")
+    s.add_argument("--delta", type=real, help="the high-probability bounds on |h_L|/|h_0| hold each with probability "
+                                              f"at least 1 - delta, delta in (0, 1) (default {DEFAULTS['stability']['delta']:g})")
     _study_flags(s, "stability")
     s.set_defaults(func=propagation.run_stability_cmd)
 
@@ -172,7 +174,8 @@ def _phase_parser(sub):
                     f"{full['hursts'][-1]:g}], {len(full['betas'])} beta in [{full['betas'][0]:g}, "
                     f"{full['betas'][-1]:g}], d={full['width']}, L={full['depth']}, {full['draws']} draws x "
                     f"{full['inputs']} inputs per H; about 100 s on 2 cores).",
-        preset_help="full: the published grid")
+        preset_help="full: the published protocol; res-1 and d100: variants of it with res-1 (tanh) and with "
+                    "width 100")
     ph.add_argument("--hursts", type=parse_list, help="Hurst indices in (0, 1), e.g. 0.05:0.97:51"
                     + _preset_default(PHASE_PRESETS, "full", "hursts"))
     ph.add_argument("--betas", type=parse_list, help="scalings beta >= 0, e.g. 0:1.3:70"
@@ -330,6 +333,9 @@ def _study_parser(sub, name, presets, default, *, help, description, preset_help
     p.add_argument("--activation", help="activation name or MODULE:FUNCTION (default tanh; relu for res-3)")
     p.add_argument("--width", type=integer, help="hidden width d" + _preset_default(presets, default, "width"))
     p.add_argument("--n-in", type=integer, help="input dimension" + _preset_default(presets, default, "n_in"))
+    p.add_argument("--bias", action=argparse.BooleanOptionalAction, default=None,
+                   help="for --arch inside: a bias inside the activation, h + alpha sigma(W h + b) (default "
+                        "--no-bias: the published h + alpha sigma(W h))")
     return p
 
 

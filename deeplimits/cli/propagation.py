@@ -11,8 +11,9 @@ from .execution import Run, default_out, executor, preset_options, progress
 
 __all__ = ["run_stability_cmd", "run_phase_cmd"]
 
-STABILITY = ("arch", "activation", "width", "n_in", "depths", "betas", "draws", "inputs", "histograms", "chunk")
-PHASE = ("hursts", "betas", "arch", "activation", "width", "n_in", "depth", "draws", "inputs")
+STABILITY = ("arch", "activation", "width", "n_in", "bias", "depths", "betas", "draws", "inputs", "histograms", "chunk",
+             "delta")
+PHASE = ("hursts", "betas", "arch", "activation", "width", "n_in", "bias", "depth", "draws", "inputs")
 
 
 def _run_study(args, cmd, spec, run, total, unit, executor_kw):

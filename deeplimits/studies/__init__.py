@@ -19,8 +19,11 @@ _WHERE = {
                     "convergence"),
     **dict.fromkeys(("MAX_CI_WIDTH", "MIN_FINITE_DRAWS"), "convergence_result"),
     **dict.fromkeys(("PhasePlan", "PhaseResult", "phase_diagram", "plan_phase", "run_phase"), "phase"),
-    **dict.fromkeys(("CAP", "bounds_apply", "classify", "critical_beta", "estimate_phase", "estimate_stability",
-                     "theory_bounds"), "propagation"),
+    **dict.fromkeys(("CAP", "estimate_phase", "estimate_stability"), "propagation"),
+    **dict.fromkeys(("bounds_apply", "classify", "critical_beta", "theory_bounds", "quantile_bound", "QUANTILE_LEVELS",
+                     "high_probability_bounds", "high_probability_unmet", "CRITICAL_LIMITS", "regularity",
+                     "predicted_slope", "growth_exponent"), "theory"),
+    "bootstrap_fit": "fits",
     **dict.fromkeys(("StabilityPlan", "StabilityResult", "plan_stability", "run_stability"), "stability"),
     **dict.fromkeys(("fit_rate", "sweep_errors"), "strong_error"),
     **dict.fromkeys(("TrainPlan", "TrainGridResult", "plan_training", "train_grid", "critical_line"), "training"),
@@ -33,6 +36,8 @@ __all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePla
            "sweep_errors", "MIN_FINITE_DRAWS", "MAX_CI_WIDTH", "plan_stability",
            "run_stability", "StabilityResult", "STABILITY_PRESETS", "phase_diagram", "plan_phase", "run_phase",
            "PhaseResult", "PHASE_PRESETS", "theory_bounds", "bounds_apply", "critical_beta", "classify", "CAP",
+           "quantile_bound", "QUANTILE_LEVELS", "high_probability_bounds", "high_probability_unmet", "CRITICAL_LIMITS",
+           "regularity", "predicted_slope", "growth_exponent", "bootstrap_fit",
            "estimate_stability", "estimate_phase", "results_from_store", "Plan", "StabilityPlan", "PhasePlan",
            "plan_from_dict", "TrainPlan", "TrainGridResult", "plan_training", "train_grid", "load_trained",
            "critical_line", "TRAIN_PRESETS", "ScalingPlan", "ScalingResult", "plan_scaling"]
@@ -40,11 +45,11 @@ __all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePla
 
 def _submodule(name: str):
     """The submodule ``name`` (plain relative imports)."""
-    from . import (convergence, convergence_result, phase, plan, propagation, scaling, stability, strong_error,
-                   trained, training)
+    from . import (convergence, convergence_result, fits, phase, plan, propagation, scaling, stability,
+                   strong_error, theory, trained, training)
 
     return {"convergence": convergence, "convergence_result": convergence_result, "phase": phase, "plan": plan,
-            "propagation": propagation, "stability": stability, "strong_error": strong_error,
+            "propagation": propagation, "stability": stability, "theory": theory, "fits": fits, "strong_error": strong_error,
             "trained": trained, "training": training, "scaling": scaling}[name]
 
 

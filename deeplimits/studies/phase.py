@@ -16,7 +16,8 @@ from ..paths import make_driver
 from ..runs import register_task, Task
 from .plan import Plan, register_plan
 from .presets import PHASE_PRESETS
-from .propagation import CAP, _common, _device_field, _grid, _network, _phase_depths, _run, critical_beta, estimate_phase
+from .propagation import CAP, _common, _device_field, _grid, _network, _phase_depths, _run, bias_field, estimate_phase
+from .theory import critical_beta
 
 
 @dataclasses.dataclass
@@ -35,6 +36,11 @@ class PhaseResult(PlainData):
     estimate ``beta_star_scaling[i]`` is free of ``c``: the beta where ``r_h`` stops depending
     on the depth, i.e. where the mean ``log10 r_h`` at ``depth`` and at ``short_depth =
     depth // 10`` (the first tenth of the same weights, ``log10_rh_short``) cross.
+
+    ``beta_star_p[i]``: the same crossing for ``log10 r_p``. ``slope_h[i][j]``: the log-log
+    slope of ``r_h`` on ``L`` in the cell, ``(log10_rh - log10_rh_short) / log10(depth /
+    short_depth)`` (``None`` where a draw exploded at ``depth``), beside ``predicted_slope[i][j]
+    = max(H, 1/2) - beta`` (the identity side, ``beta > max(H, 1/2)``, is where it is a power law).
     """
 
     hurst: list[float]
@@ -57,16 +63,41 @@ class PhaseResult(PlainData):
     seed: int
     dtype: str
     seconds: float
+    beta_star_p: list[float | None] = dataclasses.field(default_factory=list)
+    slope_h: list[list[float | None]] | None = None
+    predicted_slope: list[list[float]] | None = None
+    bias: bool | None = None
 
     def report(self) -> str:
-        lines = [f"phase diagram: {self.arch}, {self.activation}, d={self.width}, L={self.depth}, "
+        """One line per H: the estimates of beta*, the prediction, and the mean gap between the
+        measured and the predicted slope over the identity side of the row."""
+        arch = self.arch + ("" if self.bias is None else " with bias" if self.bias else " without bias")
+        lines = [f"phase diagram: {arch}, {self.activation}, d={self.width}, L={self.depth}, "
                  f"{len(self.hurst)} H x {len(self.beta)} beta, {self.draws} draws x {self.inputs} inputs",
-                 f"{'H':>6} {'beta* (log10 r_h = 0)':>22} {'beta* (scaling)':>16} {'max(H,1/2)':>10}"]
-        scaling = self.beta_star_scaling or [None] * len(self.hurst)
+                 f"{'H':>6} {'beta* (log10 r_h = 0)':>22} {'beta* (scaling)':>16} {'beta* (r_p)':>12} "
+                 f"{'max(H,1/2)':>10} {'slope - predicted':>18}"]
+        n = len(self.hurst)
+        scaling = self.beta_star_scaling or [None] * n
+        gaps = self.slope_gaps()
         fmt = lambda b: "-" if b is None else f"{b:.3f}"  # noqa: E731
-        for h, b, bs, p in zip(self.hurst, self.beta_star, scaling, self.predicted):
-            lines.append(f"{h:6.3f} {fmt(b):>22} {fmt(bs):>16} {p:10.3f}")
+        for h, b, bs, bp, p, g in zip(self.hurst, self.beta_star, scaling, self.beta_star_p or [None] * n,
+                                      self.predicted, gaps):
+            lines.append(f"{h:6.3f} {fmt(b):>22} {fmt(bs):>16} {fmt(bp):>12} {p:10.3f} {fmt(g):>18}")
+        if self.slope_h is not None:
+            lines.append(f"slope - predicted: mean over the cells with beta > max(H, 1/2) of the log-log slope of r_h "
+                         f"between L = {self.short_depth} and {self.depth}, minus max(H, 1/2) - beta")
         return "\n".join(lines)
+
+    def slope_gaps(self) -> list[float | None]:
+        """Per H, the mean of ``slope_h - predicted_slope`` over the cells with
+        ``beta > max(H, 1/2)`` and a slope (``None`` without such a cell)."""
+        if self.slope_h is None:
+            return [None] * len(self.hurst)
+        out = []
+        for row, pred, rho in zip(self.slope_h, self.predicted_slope, self.predicted):
+            d = [s - p for s, p, b in zip(row, pred, self.beta) if s is not None and b > rho]
+            out.append(float(np.mean(d)) if d else None)
+        return out
 
     def plot(self, path: str | None = None):
         """Heat maps of mean log10 r_h and log10 r_p with beta*(H) against max(H, 1/2)."""
@@ -81,7 +112,7 @@ class PhasePlan(Plan):
     """A validated phase-diagram study (from :func:`plan_phase`); :meth:`to_dict` is its spec."""
 
     study: ClassVar[str] = "phase"
-    optional: ClassVar[tuple[str, ...]] = ("device",)
+    optional: ClassVar[tuple[str, ...]] = ("device", "bias")
 
     arch: str
     activation: str
@@ -95,6 +126,7 @@ class PhasePlan(Plan):
     seed: int
     dtype: str
     device: str | None = None  # None: the CPU (CPU specs are unchanged)
+    bias: bool | None = None  # the inside model only; a spec without it (an older run) had the bias
 
     def estimate(self) -> R_.Estimate:
         """Peak bytes of one task (all draws of one Hurst index), tasks and networks."""
@@ -117,14 +149,16 @@ class PhasePlan(Plan):
 
 def plan_phase(hursts: Sequence[float] | None = None, betas: Sequence[float] | None = None, *, arch: str = "res-3",
                activation: str | None = None, width: int = 40, n_in: int = 64, depth: int = 1000, draws: int = 5,
-               inputs: int = 10, seed: int = 0, dtype: torch.dtype = torch.float32, device=None) -> PhasePlan:
+               inputs: int = 10, seed: int = 0, dtype: torch.dtype = torch.float32, device=None,
+               bias: bool | None = None) -> PhasePlan:
     """Validate the arguments of :func:`phase_diagram` and return the study as a :class:`PhasePlan`
-    (its spec records ``"device"`` only when not the CPU)."""
+    (its spec records ``"device"`` only when not the CPU, ``"bias"`` only for ``inside``)."""
     where = _device_field(device, dtype)
     full = PHASE_PRESETS["full"]
     hursts = full["hursts"] if hursts is None else hursts
     betas = full["betas"] if betas is None else betas
     net = _common(arch, activation, width, n_in, draws, inputs, seed, dtype)
+    where.update(bias_field(net.arch, bias))
     hursts = _grid("hursts", hursts, lambda h: round(V_.hurst(h, name="hursts"), 6))  # task keys: 6 decimals
     betas = _grid("betas", betas, lambda b: V_.real("betas", b, low=0.0))
     depth = V_.integer("depth", depth)
@@ -146,7 +180,7 @@ def phase_task(params: dict, seed: int) -> dict:
     depths = _phase_depths(params["depth"])
     out = _run(net, make_driver("fractional", params["hurst"]), params["width"], params["n_in"], depths,
                params["betas"], params["draws"], params["inputs"], seed, getattr(torch, params["dtype"]),
-               params.get("device"))
+               params.get("device"), params.get("bias", True))
     res = {}
     for name in ("r_h", "r_p"):
         x = out[name]  # (draws, depths, betas, inputs)
@@ -160,14 +194,21 @@ def phase_task(params: dict, seed: int) -> dict:
 def summarise_phase(spec: dict, parts: Sequence[dict], seconds: float = 0.0) -> PhaseResult:
     """Combine the per-H tasks of a phase study into a :class:`PhaseResult`."""
     rh = [p["log10_rh"] for p in parts]
+    rp = [p["log10_rp"] for p in parts]
     short = [p.get("log10_rh_short") for p in parts]
     scaling = [None if s is None else critical_beta(spec["betas"], np.subtract(r, s)) for r, s in zip(rh, short)]
-    return PhaseResult(spec["hursts"], spec["betas"], rh, [p["log10_rp"] for p in parts],
-                       [p["exploded"] for p in parts], [critical_beta(spec["betas"], r) for r in rh],
-                       [max(h, 0.5) for h in spec["hursts"]], scaling, spec["depth"] // 10 if short[0] else None,
-                       short if short[0] else None, spec["arch"], spec["activation"], spec["width"],
+    short_depth = spec["depth"] // 10 if short[0] else None
+    slope = predicted = None
+    if short_depth:
+        span = np.log10(spec["depth"] / short_depth)
+        slope = [[None if e else (a - b) / span for a, b, e in zip(r, s, p["exploded"])]
+                 for r, s, p in zip(rh, short, parts)]
+        predicted = [[max(h, 0.5) - b for b in spec["betas"]] for h in spec["hursts"]]
+    return PhaseResult(spec["hursts"], spec["betas"], rh, rp, [p["exploded"] for p in parts],
+                       [critical_beta(spec["betas"], r) for r in rh], [max(h, 0.5) for h in spec["hursts"]], scaling,
+                       short_depth, short if short[0] else None, spec["arch"], spec["activation"], spec["width"],
                        spec["n_in"], spec["depth"], spec["draws"], spec["inputs"], spec["seed"], spec["dtype"],
-                       seconds)
+                       seconds, [critical_beta(spec["betas"], r) for r in rp], slope, predicted, spec.get("bias"))
 
 
 def phase_diagram(hursts: Sequence[float] | None = None, betas: Sequence[float] | None = None, *,
@@ -175,7 +216,7 @@ def phase_diagram(hursts: Sequence[float] | None = None, betas: Sequence[float] 
                   depth: int = 1000, draws: int = 5, inputs: int = 10, seed: int = 0,
                   dtype: torch.dtype = torch.float32, progress: Callable[[int], None] | None = None, store=None,
                   workers: int | None = None, scheduler: str | None = None,
-                  timeout: float | None = None, device=None) -> PhaseResult:
+                  timeout: float | None = None, device=None, bias: bool | None = None) -> PhaseResult:
     """The (H, beta) phase diagram (docs/mathematics.md, "Signal propagation at initialisation") with fractional weights V and W.
 
     For each Hurst index, ``draws`` weight samples (fGn along depth, exact) with ``inputs``
@@ -190,9 +231,10 @@ def phase_diagram(hursts: Sequence[float] | None = None, betas: Sequence[float] 
         progress: called with 1 after each finished Hurst index.
         store, workers, scheduler: run store and executor (see :func:`stability`).
         device: where the tasks run (default the CPU); recorded in the spec only when not the CPU.
+        bias: for ``arch='inside'`` only (default False, the published ``h + alpha sigma(W h)``).
     """
     spec = plan_phase(hursts, betas, arch=arch, activation=activation, width=width, n_in=n_in, depth=depth,
-                      draws=draws, inputs=inputs, seed=seed, dtype=dtype, device=device)
+                      draws=draws, inputs=inputs, seed=seed, dtype=dtype, device=device, bias=bias)
     return run_phase(spec, progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)
 
 

@@ -29,7 +29,9 @@ def linspace(start: float, stop: float, count: int) -> list[float]:
 _IID_DEPTHS = [int(x) for x in linspace(10, 1000, 10)]
 
 STABILITY_PRESETS = {
-    # Marion et al. §4: res-3, d = 40, n_in = 64, depths 10..1000, 50 draws
+    # every one is a published protocol (Marion et al., JMLR 2025, §4); the inside model is the
+    # published h + alpha sigma(W h), without bias (a bias is an option, not a preset)
+    # res-3, d = 40, n_in = 64, depths 10..1000, 50 draws
     "iid": dict(arch="res-3", driver="uniform", width=40, n_in=64, depths=_IID_DEPTHS, betas=[0.25, 0.5, 1.0],
                 draws=50),
     "smooth": dict(arch="res-3", driver="smooth", width=40, n_in=64, depths=_IID_DEPTHS, betas=[0.5, 1.0, 2.0],
@@ -45,12 +47,16 @@ STABILITY_PRESETS = {
                                draws=10_000, histograms=True),
 }
 
+_PHASE_GRID = dict(hursts=[round(h, 6) for h in linspace(0.05, 0.97, 51)],
+                   betas=[round(b, 6) for b in linspace(0, 1.3, 70)])
+
 PHASE_PRESETS = {
-    # res-3, d = 40, L = 1000, H = 51 values in [0.05, 0.97], beta = 70 values in [0, 1.3],
-    # 5 weight draws per H with 10 inputs each
-    "full": dict(hursts=[round(h, 6) for h in linspace(0.05, 0.97, 51)],
-                 betas=[round(b, 6) for b in linspace(0, 1.3, 70)],
-                 arch="res-3", width=40, n_in=64, depth=1000, draws=5, inputs=10),
+    # the published protocol: res-3, d = 40, L = 1000, H = 51 values in [0.05, 0.97], beta = 70
+    # values in [0, 1.3], 5 weight draws per H with 10 inputs each
+    "full": dict(**_PHASE_GRID, arch="res-3", width=40, n_in=64, depth=1000, draws=5, inputs=10),
+    # variants (not published): res-1 (V tanh(h), fractional V only), and res-3 at width 100
+    "res-1": dict(**_PHASE_GRID, arch="res-1", width=40, n_in=64, depth=1000, draws=5, inputs=10),
+    "d100": dict(**_PHASE_GRID, arch="res-3", width=100, n_in=64, depth=1000, draws=5, inputs=10),
 }
 
 _NINE = [round(v, 6) for v in linspace(0.1, 0.9, 10)]
@@ -92,7 +98,7 @@ STUDY_OPTIONS = {
 #: the scalar defaults of the plan functions (and of the command line)
 DEFAULTS = {
     "convergence": dict(inputs=1, seed=0, dtype="float64"),
-    "stability": dict(inputs=1, seed=0, dtype="float32", histograms=False),
+    "stability": dict(inputs=1, seed=0, dtype="float32", histograms=False, delta=0.25),
     "phase": dict(seed=0, dtype="float32"),
     "train": dict(dataset="digits", driver="gaussian", betas=[0.5], lrs=[1e-2], seeds=1, arch="res-1", bias=True,
                   depth=64, width=30, epochs=10, batch_size=128, optimizer="adam", seed=0, dtype="float32"),

@@ -35,7 +35,6 @@ import torch
 from .. import _random
 from .. import _resources as R_
 from .. import _validate as V_
-from ..activations import activation as _activation
 from ..paths import Driver, make_driver
 from ..paths.base import _BLOCK_ELEMENTS
 from ..networks import WEIGHTS, ResNet, weight_shape
@@ -43,56 +42,6 @@ from ..networks import WEIGHTS, ResNet, weight_shape
 CAP = 1e30  # a ratio above CAP (or non-finite) counts as exploded and is reported as CAP
 BUDGET = 1 << 30  # bytes of weights and stored states per task; draws are chunked to fit
 
-
-
-# ----------------------------------------------------------------------------------------
-# theory
-# ----------------------------------------------------------------------------------------
-
-def theory_bounds(beta: float, depth: int) -> tuple[float, float]:
-    """``((1 + a^2/2)^L - 1, (1 + a^2)^L - 1)`` with ``a = L^-beta``: bounds on ``E r_h^2`` and
-    ``E r_p^2`` (Lemma 15 and Proposition 8 of Marion et al.); ``inf`` beyond the largest double."""
-    beta, depth = V_.real("beta", beta, low=0.0), V_.integer("depth", depth)
-    a2 = float(depth) ** (-2 * beta)
-
-    def bound(c):
-        x = depth * math.log1p(c * a2)
-        return math.expm1(x) if x < 709.0 else math.inf
-
-    return bound(0.5), bound(1.0)
-
-
-def bounds_apply(arch: str, activation, driver: Driver) -> bool:
-    """Whether :func:`theory_bounds` hold: i.i.d. weights, res-1/2/3, and an activation with
-    ``x^2/2 <= sigma(x)^2 <= x^2`` (identity, leaky ReLU of slope in [1/sqrt(2), 1]), or ReLU
-    behind a symmetric inner weight (res-2, res-3), for which ``E ReLU(Wh)_i^2 = E (Wh)_i^2 / 2``."""
-    if arch == "inside" or driver.name not in ("uniform", "gaussian", "rademacher"):
-        return False
-    name = _activation(activation).name
-    if name == "identity" or (name == "relu" and arch != "res-1"):
-        return True
-    if name.startswith("leaky_relu:"):
-        return float(name.split(":")[1]) >= 1 / math.sqrt(2) - 1e-6
-    return False
-
-
-def classify(median: float) -> str:
-    """``'identity'`` if the median ratio is below 0.1, ``'explosion'`` above 10, else ``'non-trivial'``."""
-    return "identity" if median < 0.1 else "explosion" if median > 10 else "non-trivial"
-
-
-def critical_beta(betas: Sequence[float], log10_rh: Sequence[float]) -> float | None:
-    """The first beta where the mean ``log10 r_h`` crosses 0 from above (linear interpolation
-    between grid points), or ``None`` when the grid has no crossing."""
-    b = np.asarray(betas, dtype=np.float64)
-    y = np.asarray(log10_rh, dtype=np.float64)
-    if b.ndim != 1 or b.shape != y.shape or not (np.diff(b) > 0).all():
-        raise ValueError(f"betas must be increasing and log10_rh of the same length, got {len(b)} and {len(y)} values")
-    idx = np.flatnonzero((y[:-1] > 0) & (y[1:] <= 0))
-    if not len(idx):
-        return None
-    i = idx[0]
-    return float(b[i] + (b[i + 1] - b[i]) * y[i] / (y[i] - y[i + 1]))
 
 
 # ----------------------------------------------------------------------------------------
@@ -112,7 +61,8 @@ def _propagate(net: ResNet, h0, B, layers, depths, betas):
 
     Returns:
         ``h_L, p_0, p_L``, each ``(draws, len(depths), len(betas), inputs, width)``, with the
-        gradients scaled so that ``||p_L|| = 1`` (the loss ``(B h_L)^2 / 2`` times a constant).
+        gradients scaled so that ``||p_L|| = 1`` (the loss ``(B h_L)^2 / 2`` times a constant),
+        and ``max_k ||h_k - h_0||`` over the layers of each depth, ``(draws, depths, betas, inputs)``.
     """
     n, m, d = h0.shape
     order = sorted(range(len(depths)), key=lambda j: -depths[j])
@@ -120,14 +70,16 @@ def _propagate(net: ResNet, h0, B, layers, depths, betas):
     block = len(betas) * m
     alpha = torch.tensor([[float(L) ** -b for b in betas] for L in Ls], dtype=h0.dtype, device=h0.device)
     alpha = alpha.repeat_interleave(m, dim=1).view(1, -1, 1)
-    h = h0.repeat(1, len(Ls) * len(betas), 1)
+    h = start = h0.repeat(1, len(Ls) * len(betas), 1)
     states, ends = [], []
+    far = h0.new_zeros(n, h.shape[1])  # max_k ||h_k - h_0|| per column, over the layers it has run
     with torch.no_grad():
         for k in range(Ls[0]):
             c = block * sum(L > k for L in Ls)
             h = h[:, :c]
             states.append(h)
             h = net.step(h, alpha[:, :c], Ls[0], *layers[k])
+            far[:, :c] = torch.maximum(far[:, :c], (h - start[:, :c]).norm(dim=-1))
             ends += [h[:, i * block:(i + 1) * block] for i, L in enumerate(Ls) if L == k + 1]
         hL = torch.stack(ends[::-1], 1)  # (n, depths, block, d), in the order of Ls (ends came shallowest first)
         pL = (hL @ B.unsqueeze(1).transpose(-1, -2)) @ B.unsqueeze(1)  # l = (B h_L)^2 / 2: p_L = B^T B h_L
@@ -142,7 +94,8 @@ def _propagate(net: ResNet, h0, B, layers, depths, betas):
             p = net.step_vjp(states[k], p, alpha[:, :p.shape[1]], Ls[0], *layers[k])
         p0 = p.view(n, len(Ls), block, d)
     back = [order.index(j) for j in range(len(depths))]
-    return tuple(x[:, back].reshape(n, len(depths), len(betas), m, d) for x in (hL, p0, pL))
+    far = far.view(n, len(Ls), block)[:, back].reshape(n, len(depths), len(betas), m)
+    return (*(x[:, back].reshape(n, len(depths), len(betas), m, d) for x in (hL, p0, pL)), far)
 
 
 def _capped(x: torch.Tensor) -> np.ndarray:
@@ -150,14 +103,16 @@ def _capped(x: torch.Tensor) -> np.ndarray:
     return np.where(np.isfinite(x) & (x <= CAP), x, CAP)
 
 
-def _ratios(h0, hL, p0, pL) -> dict[str, np.ndarray]:
-    """``r_h, r_p`` and the norm ratios ``||h_L||/||h_0||``, ``||p_0||/||p_L||``, capped,
-    each ``(draws, depths, betas, inputs)`` (norms in float64 on the CPU: no overflow of the
-    squares, and devices without float64, such as MPS, are served too)."""
+def _ratios(h0, hL, p0, pL, far) -> dict[str, np.ndarray]:
+    """``r_h, r_p``, ``r_h_max = max_k ||h_k - h_0|| / ||h_0||`` and the norm ratios
+    ``||h_L||/||h_0||``, ``||p_0||/||p_L||``, capped, each ``(draws, depths, betas, inputs)``
+    (norms in float64 on the CPU: no overflow of the squares, and devices without float64,
+    such as MPS, are served too)."""
     h0 = h0.cpu().double()[:, None, None]
     hL, p0, pL = hL.cpu().double(), p0.cpu().double(), pL.cpu().double()
     nh0, npL = h0.norm(dim=-1), pL.norm(dim=-1)
     return {"r_h": _capped((hL - h0).norm(dim=-1) / nh0), "r_p": _capped((p0 - pL).norm(dim=-1) / npL),
+            "r_h_max": _capped(far.cpu().double() / nh0),
             "norm_h": _capped(hL.norm(dim=-1) / nh0), "norm_p": _capped(p0.norm(dim=-1) / npL)}
 
 
@@ -165,16 +120,16 @@ def _pow2_ceil(x: int) -> int:
     return 1 << (x - 1).bit_length()
 
 
-def _draw(net: ResNet, driver: Driver, width, n_in, depths, draws, inputs, generator, dtype, device=None):
+def _draw(names, driver: Driver, width, n_in, depths, draws, inputs, generator, dtype, device=None):
     """Everything random of one chunk of draws, in a fixed order: the weight samples (one per
-    weight name the network declares, :attr:`~deeplimits.networks.ResNet.weight_names`, of the
-    shape it declares), then ``A``, ``x`` and ``B``, all on ``device``. Returns ``(samples, h0,
+    weight name of :func:`weight_names`, of the shape it declares), then ``A``, ``x`` and
+    ``B``, all on ``device``. Returns ``(samples, h0,
     B, top)`` where ``top`` is the depth at which the samples are read (a power of two for path
     drivers)."""
     top = max(depths)
     res = _pow2_ceil(top) if driver.needs_resolution else None
     samples = {nm: driver.sample(weight_shape(nm, width), draws=draws, resolution=res, generator=generator,
-                                 dtype=dtype, device=device) for nm in net.weight_names}
+                                 dtype=dtype, device=device) for nm in names}
     A = _random.randn((draws, width, n_in), generator, dtype, device) / math.sqrt(n_in)
     x = _random.randn((draws, inputs, n_in), generator, dtype, device)
     B = _random.randn((draws, 1, width), generator, dtype, device) / math.sqrt(width)
@@ -187,11 +142,12 @@ def _layers(samples, depth, n):
     return list(zip(*(ws.get(nm, [None] * n) for nm in ("V", "W", "b"))))
 
 
-def _run(net, driver, width, n_in, depths, betas, draws, inputs, seed, dtype, device=None) -> dict[str, np.ndarray]:
+def _run(net, driver, width, n_in, depths, betas, draws, inputs, seed, dtype, device=None,
+         bias: bool = True) -> dict[str, np.ndarray]:
     """The ratios of one chunk of draws at every (depth, beta) on ``device``: nested drivers
-    share one pass."""
+    share one pass. ``bias``: whether the inside model has its bias (:func:`weight_names`)."""
     g = torch.Generator().manual_seed(seed)
-    samples, h0, B, top = _draw(net, driver, width, n_in, depths, draws, inputs, g, dtype, device)
+    samples, h0, B, top = _draw(weight_names(net.arch, bias), driver, width, n_in, depths, draws, inputs, g, dtype, device)
     if driver.nested:
         out = _propagate(net, h0, B, _layers(samples, top, max(depths)), depths, betas)
     else:  # the depth-L weights are read at k / L: one pass per depth, all betas at once
@@ -212,7 +168,7 @@ def _chunk(per_draw_bytes: int, draws: int) -> int:
 # resource estimates (plan time, arithmetic only)
 # ----------------------------------------------------------------------------------------
 
-def _task_bytes(arch, driver, width, n_in, depths, betas, inputs, n, item) -> int:
+def _task_bytes(arch, driver, width, n_in, depths, betas, inputs, n, item, bias: bool = True) -> int:
     """Peak bytes of :func:`_run` on ``n`` draws (see :mod:`deeplimits._resources`).
 
     * weights: every layer of the deepest network is held (``top`` layers: ``max(depths)``, or
@@ -227,7 +183,7 @@ def _task_bytes(arch, driver, width, n_in, depths, betas, inputs, n, item) -> in
     """
     from .._resources import fgn_bytes
 
-    ms = [math.prod(weight_shape(nm, width)) for nm in WEIGHTS[arch]]
+    ms = [math.prod(weight_shape(nm, width)) for nm in weight_names(arch, bias)]
     top = _pow2_ceil(max(depths)) if driver.needs_resolution else max(depths)
     if driver.name == "fractional":
         weights = max(sum(ms[:-1]) * top * n * item + fgn_bytes(top, n * ms[-1], item), 2 * sum(ms) * top * n * item)
@@ -240,7 +196,7 @@ def _task_bytes(arch, driver, width, n_in, depths, betas, inputs, n, item) -> in
         weights = sum(ms) * top * n * item + 2 * _BLOCK_ELEMENTS * item  # + blocks in flight
     cols = len(betas) * inputs
     states = n * cols * width * item * (sum(depths) if driver.nested else max(depths))
-    outputs = n * len(depths) * cols * width * (4 * item + 5 * 8)
+    outputs = n * len(depths) * cols * (width * (4 * item + 5 * 8) + 2 * item + 2 * 8)
     inputs_ = n * item * (width * n_in + inputs * n_in + 2 * inputs * width)
     return int(weights + states + outputs + inputs_)
 
@@ -261,7 +217,7 @@ def estimate_stability(spec: dict):
     driver = _spec_driver(spec)
     item = getattr(torch, spec["dtype"]).itemsize
     peak = _task_bytes(spec["arch"], driver, spec["width"], spec["n_in"], spec["depths"], spec["betas"],
-                       spec["inputs"], min(spec["chunk"], spec["draws"]), item)
+                       spec["inputs"], min(spec["chunk"], spec["draws"]), item, spec.get("bias", True))
     return R_.Estimate(peak, R_.tasks_of(spec["draws"], spec["chunk"]),
                        spec["draws"] * len(spec["depths"]) * len(spec["betas"]), min(spec["chunk"], spec["draws"]),
                        max(spec["depths"]) if driver.nested else sum(spec["depths"]),
@@ -279,7 +235,8 @@ def estimate_phase(spec: dict):
     item = getattr(torch, spec["dtype"]).itemsize
     depths = sorted(_phase_depths(spec["depth"]))
     peak = _task_bytes(spec["arch"], make_driver("fractional", spec["hursts"][0]), spec["width"], spec["n_in"], depths,
-                       spec["betas"], spec["inputs"], spec["draws"], item)
+                       spec["betas"], spec["inputs"], spec["draws"], item,
+                       spec.get("bias", True))
     return R_.Estimate(peak, len(spec["hursts"]), len(spec["hursts"]) * len(spec["betas"]) * spec["draws"] * len(depths),
                        spec["draws"], spec["depth"], R_.available_memory(spec.get("device")))
 
@@ -292,6 +249,27 @@ def _grid(name: str, values, check) -> list:
     if len(set(out)) != len(out):
         raise ValueError(f"{name} must be distinct, got {out}")
     return sorted(out)
+
+
+def weight_names(arch: str, bias: bool = True) -> tuple[str, ...]:
+    """The weights a propagation study draws for ``arch``, in drawing order: those of
+    :data:`~deeplimits.networks.WEIGHTS`, without the bias ``b`` of ``inside`` when ``bias``
+    is False (the published inside model ``h + alpha sigma(W h)``). A spec without a
+    ``'bias'`` key drew every weight."""
+    return tuple(nm for nm in WEIGHTS[arch] if bias or nm != "b")
+
+
+def bias_field(arch: str, bias) -> dict:
+    """``{'bias': bool}`` for the spec of an ``inside`` study (default False: the published model
+    ``h + alpha sigma(W h)`` has no bias), ``{}`` for res-1/2/3, which have none."""
+    if arch != "inside":
+        if bias not in (None, False):
+            raise ValueError(f"bias applies only to arch 'inside' (a bias inside the activation), got "
+                             f"bias={bias!r} with arch {arch!r}")
+        return {}
+    if bias is not None and not isinstance(bias, bool):
+        raise ValueError(f"bias must be True or False, got {bias!r}")
+    return {"bias": bool(bias)}
 
 
 def _common(arch, activation, width, n_in, draws, inputs, seed, dtype):

@@ -14,28 +14,53 @@ from .. import _validate as V_
 from .._plain import PlainData
 from .._random import chunk_seed
 from ..paths import Driver, driver_spec, make_driver
-from ..networks import WEIGHTS, weight_shape
+from ..networks import weight_shape
 from ..runs import register_task, Task, chunk_sizes
 from .plan import Plan, register_plan
-from .presets import STABILITY_PRESETS  # noqa: F401 - re-exported (torch-free home)
+from .presets import DEFAULTS, STABILITY_PRESETS  # noqa: F401 - STABILITY_PRESETS re-exported (torch-free home)
 from .propagation import (CAP, _check_steps, _chunk, _common, _device_field, _network, _pow2_ceil, _sizes,
-                          _task_bytes, _grid, _run, _spec_driver, bounds_apply, classify, estimate_stability,
-                          theory_bounds)
+                          _task_bytes, _grid, _run, _spec_driver, bias_field, estimate_stability, weight_names)
+from .stability_theory import fit_lines, fits, quantiles, theory_lines
+from .theory import (CRITICAL_LIMITS, bounds_apply, classify, high_probability_bounds, high_probability_unmet,
+                     theory_bounds)
+
+#: the default ``delta`` of the high-probability bounds (each holds with probability at least ``1 - delta``)
+DELTA = DEFAULTS["stability"]["delta"]
 
 
 @dataclasses.dataclass
 class StabilityResult(PlainData):
-    """Stability ratios over (beta, depth): plain data (see :meth:`to_dict`).
+    """Stability ratios over (beta, depth), each beside its theory (docs/theory.md): plain data
+    (see :meth:`to_dict`).
 
-    ``records``: one per (beta, depth) with ``r_h`` and ``r_p`` statistics over every
-    (draw, input) (``mean, median, q25, q75, mean_sq``), ``exploded`` (draws with
-    an input whose ratio overflowed, reported as :data:`CAP`), ``theory_lower`` and
-    ``theory_upper`` (bounds on ``E r^2`` where :func:`bounds_apply`, else ``None``; also
-    ``None`` where a bound exceeds the largest double),
-    ``regime`` (:func:`classify` of the median ``r_h``) and ``lognormal_h``/``lognormal_p``:
-    the normal fit ``(mu, sigma)`` of ``log ||h_L||/||h_0||`` (``log ||p_0||/||p_L||``) over
-    every (draw, input) that did not explode, with the D'Agostino–Pearson normality test
-    (``statistic``, ``pvalue``; ``None`` with fewer than 20 values).
+    ``records``: one per (beta, depth), with statistics (``mean, median, q25, q75, mean_sq``)
+    over every (draw, input) of
+
+    * ``r_h``, ``r_p`` and ``r_h_max = max_k ||h_k - h_0|| / ||h_0||`` (the largest deviation
+      over the layers, ``None`` for chunks stored before it was recorded);
+    * ``norm_ratio_h = ||h_L|| / ||h_0||`` and ``norm_ratio_p = ||p_0|| / ||p_L||``;
+
+    ``exploded`` (draws with an input whose ratio overflowed, reported as :data:`CAP`) and
+    ``regime`` (:func:`classify` of the median ``r_h``); and the theory:
+
+    * ``theory_lower``, ``theory_upper``: the bounds on ``E r^2`` where :func:`bounds_apply`
+      (else ``None``, also where a bound exceeds the largest double), and at ``beta = 1/2``
+      their limits ``limit_lower = e^(1/2) - 1``, ``limit_upper = e - 1``;
+    * ``quantiles`` (where the bounds apply and ``L a^2 <= 1``): at each level ``u`` of
+      ``levels`` the empirical quantiles ``r_h_sq``, ``r_p_sq`` of ``r^2`` and ``bound =``
+      :func:`quantile_bound` at ``delta = 1 - u``;
+    * ``hp_lower``, ``hp_upper``: the square roots of :func:`high_probability_bounds` at
+      ``delta`` (bounds on ``||h_L|| / ||h_0||``, each with probability at least ``1 - delta``),
+      and ``hp_unmet``: the conditions that do not hold, per bound;
+    * ``lognormal_h``/``lognormal_p``: the normal fit ``(mu, sigma)`` of ``log ||h_L||/||h_0||``
+      (``log ||p_0||/||p_L||``) over every (draw, input) that did not explode, with the
+      D'Agostino–Pearson normality test (``statistic``, ``pvalue``; ``None`` with fewer than 20 values).
+
+    ``fits``: one per beta, over the depths whose median is finite: ``slope`` (with ``slope_ci``,
+    a 95% bootstrap interval over draws) of ``log median r_h`` on ``log L`` beside
+    ``slope_predicted`` (:func:`predicted_slope`), and where a growth law is stated
+    (:func:`growth_exponent` ``gamma``) ``growth_lambda`` (with ``growth_lambda_ci``) and
+    ``growth_intercept`` of ``log median r_h_max = intercept + lambda L^gamma``.
     ``samples``: with ``histograms=True``, the norm ratios at the largest depth per beta.
     """
 
@@ -51,15 +76,20 @@ class StabilityResult(PlainData):
     records: list[dict]
     samples: list[dict]
     seconds: float
+    fits: list[dict] = dataclasses.field(default_factory=list)
+    delta: float = DELTA
+    bias: bool | None = None
 
     @property
     def label(self) -> str:
         drv = ", ".join(f"{k}={v}" for k, v in self.driver.items() if k != "driver")
         drv = self.driver["driver"] + (f" ({drv})" if drv else "")
-        return f"{self.arch}, {self.activation}, {drv} weights, d={self.width}, {self.draws} draws"
+        arch = self.arch + ("" if self.bias is None else " with bias" if self.bias else " without bias")
+        return f"{arch}, {self.activation}, {drv} weights, d={self.width}, {self.draws} draws"
 
     def report(self) -> str:
-        """A table of medians and regimes, one line per (beta, depth)."""
+        """A table of medians and regimes, one line per (beta, depth); then the theory at the
+        largest depth of each beta and the fitted laws (docs/theory.md)."""
         lines = [self.label, f"{'beta':>6} {'depth':>6} {'median r_h':>11} {'median r_p':>11} {'E r_h^2':>10} "
                              f"{'E r_p^2':>10} {'bounds on E r^2':>21} {'exploded':>8}  regime"]
         for r in self.records:
@@ -68,6 +98,9 @@ class StabilityResult(PlainData):
             lines.append(f"{r['beta']:6.3g} {r['depth']:6d} {r['r_h']['median']:11.4g} {r['r_p']['median']:11.4g} "
                          f"{r['r_h']['mean_sq']:10.3g} {r['r_p']['mean_sq']:10.3g} {b:>21} {r['exploded']:8d}  "
                          f"{r['regime']}")
+        top = max(r["depth"] for r in self.records)
+        for r in (r for r in self.records if r["depth"] == top):
+            lines += theory_lines(r, self.delta)
         for s in self.samples:
             rec = next(r for r in self.records if r["beta"] == s["beta"] and r["depth"] == s["depth"])
             for key, what in (("lognormal_h", "||h_L||/||h_0||"), ("lognormal_p", "||p_0||/||p_L||")):
@@ -75,6 +108,7 @@ class StabilityResult(PlainData):
                 if f is not None:
                     lines.append(f"beta {s['beta']:g}, L={s['depth']}: log {what} ~ N({f['mu']:.3f}, "
                                  f"{f['sigma']:.3f}^2); normality test p = {f['pvalue']:.3g} (n = {f['n']})")
+        lines += [line for f in self.fits for line in fit_lines(f)]
         return "\n".join(lines)
 
     def plot(self, path: str | None = None):
@@ -88,6 +122,13 @@ class StabilityResult(PlainData):
         from ..plots import plot_histograms
 
         return plot_histograms(self, path=path)
+
+    def plot_theory(self, path: str | None = None):
+        """Each bound beside its measured counterpart: quantiles of ``r^2``, quartiles of the norm
+        ratios with the high-probability bounds, and the fitted slope and growth laws."""
+        from ..plots import plot_theory
+
+        return plot_theory(self, path=path)
 
 
 def _stats(x: np.ndarray) -> dict:
@@ -112,7 +153,7 @@ class StabilityPlan(Plan):
     """A validated stability study (from :func:`plan_stability`); :meth:`to_dict` is its spec."""
 
     study: ClassVar[str] = "stability"
-    optional: ClassVar[tuple[str, ...]] = ("hurst", "length_scale", "device")
+    optional: ClassVar[tuple[str, ...]] = ("hurst", "length_scale", "device", "delta", "bias")
 
     arch: str
     driver: str
@@ -130,6 +171,8 @@ class StabilityPlan(Plan):
     hurst: float | None = None
     length_scale: float | None = None
     device: str | None = None  # None: the CPU (CPU specs are unchanged)
+    delta: float | None = None  # None: DELTA
+    bias: bool | None = None  # the inside model only; a spec without it (an older run) had the bias
 
     def estimate(self) -> R_.Estimate:
         """Peak bytes of the largest task, tasks and networks (no allocation)."""
@@ -138,7 +181,7 @@ class StabilityPlan(Plan):
     def tasks(self) -> list:
         """Chunks of draws; chunk ``i`` is seeded by ``chunk_seed(seed, i)``."""
         spec = self.to_dict()
-        base = {k: v for k, v in spec.items() if k not in ("draws", "chunk", "seed")}
+        base = {k: v for k, v in spec.items() if k not in ("draws", "chunk", "seed", "delta")}  # delta: summary only
         return [Task(f"stability/chunk-{i:05d}", "stability-chunk", {**base, "draws": n}, chunk_seed(self.seed, i))
                 for i, n in enumerate(chunk_sizes(self.draws, self.chunk))]
 
@@ -152,11 +195,16 @@ def plan_stability(arch: str = "res-3", driver: Driver | str | None = None, *, a
                    width: int = 40, n_in: int = 64, depths: Sequence[int] = (10, 100, 1000),
                    betas: Sequence[float] = (0.25, 0.5, 1.0), draws: int = 50, inputs: int = 1, seed: int = 0,
                    dtype: torch.dtype = torch.float32, histograms: bool = False, chunk: int | None = None,
-                   device=None) -> StabilityPlan:
+                   device=None, delta: float = DELTA, bias: bool | None = None) -> StabilityPlan:
     """Validate the arguments of :func:`stability` (every check, before any work) and return
-    the study as a :class:`StabilityPlan` (its spec records ``"device"`` only when not the CPU)."""
+    the study as a :class:`StabilityPlan` (its spec records ``"device"`` only when not the CPU,
+    ``"delta"`` only when not :data:`DELTA`, ``"bias"`` only for ``inside``)."""
     where = _device_field(device, dtype)
     net = _common(arch, activation, width, n_in, draws, inputs, seed, dtype)
+    where.update(bias_field(net.arch, bias))
+    delta = V_.real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+    if delta != DELTA:
+        where["delta"] = delta
     driver = make_driver("uniform") if driver is None else make_driver(driver) if isinstance(driver, str) else driver
     dspec = driver_spec(driver)
     depths = _grid("depths", depths, lambda L: V_.integer("depths", L))
@@ -164,22 +212,22 @@ def plan_stability(arch: str = "res-3", driver: Driver | str | None = None, *, a
     if not isinstance(histograms, bool):
         raise ValueError(f"histograms must be True or False, got {histograms!r}")
     chunk = _stability_chunk(net.arch, driver, width, n_in, depths, betas, draws, inputs, dtype, chunk,
-                             where.get("device"))
+                             where.get("device"), where.get("bias", True))
     return StabilityPlan(net.arch, activation=net.activation.name, width=width, n_in=n_in, depths=tuple(depths),
                          betas=tuple(betas), draws=draws, inputs=inputs, seed=seed,
                          dtype=str(dtype).replace("torch.", ""), histograms=histograms, chunk=chunk, **dspec, **where)
 
 
-def _stability_chunk(arch, driver, width, n_in, depths, betas, draws, inputs, dtype, chunk, device) -> int:
+def _stability_chunk(arch, driver, width, n_in, depths, betas, draws, inputs, dtype, chunk, device, bias) -> int:
     """Draws per task: given, or the default (part of the spec, hence of the seeds: its
     historical 1 GiB rule), checked against the machine's memory and the task limit."""
     item = torch.empty((), dtype=dtype).element_size()
-    nw = sum(math.prod(weight_shape(nm, width)) for nm in WEIGHTS[arch])
+    nw = sum(math.prod(weight_shape(nm, width)) for nm in weight_names(arch, bias))
     top = _pow2_ceil(max(depths)) if driver.needs_resolution else max(depths)
     per_draw = item * (top * nw * (4 if driver.spec()["driver"] == "fractional" else 1)
                        + max(depths) * len(depths) * len(betas) * inputs * width)
     chunk = None if chunk is None else V_.integer("chunk", chunk)
-    chunk = R_.fit_chunk(lambda n: _task_bytes(arch, driver, width, n_in, depths, betas, inputs, n, item),
+    chunk = R_.fit_chunk(lambda n: _task_bytes(arch, driver, width, n_in, depths, betas, inputs, n, item, bias),
                          draws, chunk, _chunk(per_draw, draws), _sizes(width, depths, betas, inputs),
                          ("width", "depths", "betas", "inputs"), device=device)
     _check_steps(driver, depths)
@@ -193,38 +241,47 @@ def stability_task(params: dict, seed: int) -> dict:
     """Sweep task: the ratios of one chunk of draws, ``(draws, depths, betas, inputs)`` lists."""
     net = _network(params["arch"], params["activation"])
     out = _run(net, _spec_driver(params), params["width"], params["n_in"], params["depths"], params["betas"],
-               params["draws"], params["inputs"], seed, getattr(torch, params["dtype"]), params.get("device"))
+               params["draws"], params["inputs"], seed, getattr(torch, params["dtype"]), params.get("device"),
+               params.get("bias", True))
     return {k: v.tolist() for k, v in out.items()}
 
 
 def summarise_stability(spec: dict, parts: Sequence[dict], seconds: float = 0.0) -> StabilityResult:
     """Combine the chunks of a stability study into a :class:`StabilityResult`."""
-    a = {k: np.concatenate([np.asarray(p[k], dtype=np.float64) for p in parts]) for k in parts[0]}
+    keys = set.intersection(*(set(p) for p in parts))  # chunks stored before r_h_max have none
+    a = {k: np.concatenate([np.asarray(p[k], dtype=np.float64) for p in parts]) for k in keys}
     driver = _spec_driver(spec)
     apply = bounds_apply(spec["arch"], spec["activation"], driver)
+    delta = spec.get("delta", DELTA)
+    unmet = high_probability_unmet(spec["arch"], driver, spec["width"])
     records, samples = [], []
     for i, beta in enumerate(spec["betas"]):
         for j, depth in enumerate(spec["depths"]):
+            cell = {k: v[:, j, i, :] for k, v in a.items()}  # (draws, inputs), already capped
             rec = {"beta": beta, "depth": depth, "driver": spec["driver"]}
-            bad = np.zeros(len(a["r_h"]), dtype=bool)
-            for name in ("r_h", "r_p"):
-                x = a[name][:, j, i, :]  # (draws, inputs), already capped
-                bad |= (x >= CAP).any(-1)
-                rec[name] = _stats(x.ravel())
-            rec["exploded"] = int(bad.sum())
+            rec["r_h"], rec["r_p"] = _stats(cell["r_h"].ravel()), _stats(cell["r_p"].ravel())
+            rec["r_h_max"] = _stats(cell["r_h_max"].ravel()) if "r_h_max" in cell else None
+            rec["norm_ratio_h"], rec["norm_ratio_p"] = _stats(cell["norm_h"].ravel()), _stats(cell["norm_p"].ravel())
+            rec["exploded"] = int(((cell["r_h"] >= CAP) | (cell["r_p"] >= CAP)).any(-1).sum())
             bounds = theory_bounds(beta, depth) if apply else (None, None)
             rec["theory_lower"], rec["theory_upper"] = (b if b is not None and math.isfinite(b) else None
                                                         for b in bounds)
+            rec["limit_lower"], rec["limit_upper"] = CRITICAL_LIMITS if apply and beta == 0.5 else (None, None)
+            rec["quantiles"] = quantiles(cell, beta, depth) if apply else None
+            lo, hi = high_probability_bounds(beta, depth, spec["width"], delta)
+            rec["hp_lower"], rec["hp_upper"] = math.sqrt(lo), (math.sqrt(hi) if math.isfinite(hi) else None)
+            rec["hp_unmet"] = unmet
             rec["regime"] = classify(rec["r_h"]["median"])
-            rec["lognormal_h"] = _lognormal(a["norm_h"][:, j, i, :].ravel())
-            rec["lognormal_p"] = _lognormal(a["norm_p"][:, j, i, :].ravel())
+            rec["lognormal_h"] = _lognormal(cell["norm_h"].ravel())
+            rec["lognormal_p"] = _lognormal(cell["norm_p"].ravel())
             records.append(rec)
             if spec["histograms"] and depth == spec["depths"][-1]:
-                samples.append({"beta": beta, "depth": depth, "norm_h": a["norm_h"][:, j, i, :].ravel().tolist(),
-                                "norm_p": a["norm_p"][:, j, i, :].ravel().tolist()})
+                samples.append({"beta": beta, "depth": depth, "norm_h": cell["norm_h"].ravel().tolist(),
+                                "norm_p": cell["norm_p"].ravel().tolist()})
     dspec = {k: spec[k] for k in ("driver", "hurst", "length_scale") if k in spec}
     return StabilityResult(spec["arch"], dspec, spec["activation"], spec["width"], spec["n_in"], spec["draws"],
-                           spec["inputs"], spec["seed"], spec["dtype"], records, samples, seconds)
+                           spec["inputs"], spec["seed"], spec["dtype"], records, samples, seconds,
+                           fits(spec, a, driver), delta, spec.get("bias"))
 
 
 def stability(arch: str = "res-3", driver: Driver | str | None = None, *, activation: str | None = None,
@@ -232,7 +289,8 @@ def stability(arch: str = "res-3", driver: Driver | str | None = None, *, activa
               betas: Sequence[float] = (0.25, 0.5, 1.0), draws: int = 50, inputs: int = 1, seed: int = 0,
               dtype: torch.dtype = torch.float32, histograms: bool = False, chunk: int | None = None,
               progress: Callable[[int], None] | None = None, store=None, workers: int | None = None,
-              scheduler: str | None = None, timeout: float | None = None, device=None) -> StabilityResult:
+              scheduler: str | None = None, timeout: float | None = None, device=None, delta: float = DELTA,
+              bias: bool | None = None) -> StabilityResult:
     """Stability ratios of a residual network at initialisation over depths and betas.
 
     Args:
@@ -251,6 +309,10 @@ def stability(arch: str = "res-3", driver: Driver | str | None = None, *, activa
         chunk: draws per task (default: as many as fit in 1 GiB).
         device: where the tasks run (default the CPU; ``'cuda'``, ``'mps'``); recorded in the
             spec only when not the CPU.
+        delta: the high-probability bounds hold each with probability at least ``1 - delta``
+            (default 1/4, as published).
+        bias: for ``inside`` only: whether the model is ``h + alpha sigma(W h + b)``; default
+            False, the published ``h + alpha sigma(W h)``.
         progress: called with the number of draws of each finished chunk.
         store, workers, scheduler: a :class:`~deeplimits.sweeps.RunStore` and an executor, as
             for :func:`~deeplimits.convergence.run_plan`.
@@ -260,7 +322,7 @@ def stability(arch: str = "res-3", driver: Driver | str | None = None, *, activa
     """
     spec = plan_stability(arch, driver, activation=activation, width=width, n_in=n_in, depths=depths, betas=betas,
                           draws=draws, inputs=inputs, seed=seed, dtype=dtype, histograms=histograms, chunk=chunk,
-                          device=device)
+                          device=device, delta=delta, bias=bias)
     return run_stability(spec, progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)
 
 

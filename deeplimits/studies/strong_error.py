@@ -22,11 +22,13 @@ import torch
 
 from ..paths import pair_sums
 from ..pairs import Pair
+from .fits import bootstrap_fit
 
 
 def fit_rate(depths: Sequence[int], errors: np.ndarray, *, n_boot: int = 2000, seed: int = 0,
              level: float = 0.95) -> tuple[float, tuple[float, float]]:
-    """Least-squares rate of ``mean error ~ depth^-rate`` with a percentile bootstrap interval.
+    """Least-squares rate of ``mean error ~ depth^-rate`` with a percentile bootstrap interval
+    over draws (:func:`~deeplimits.studies.fits.bootstrap_fit` of the mean on ``log L``).
 
     Args:
         depths: the depths (columns of ``errors``).
@@ -34,26 +36,9 @@ def fit_rate(depths: Sequence[int], errors: np.ndarray, *, n_boot: int = 2000, s
     Returns:
         ``(rate, (lo, hi))``.
     """
-    e = np.asarray(errors, dtype=np.float64)
-    if len(depths) < 2:  # a slope needs two depths
-        return math.nan, (math.nan, math.nan)
-    x = np.log(np.asarray(depths, dtype=np.float64))
-    xc = x - x.mean()
-
-    def rate(mean_err):
-        y = np.log(mean_err)
-        return -(y * xc).sum(-1) / (xc ** 2).sum()
-
-    point = float(rate(e.mean(0)))
-    if len(e) < 2:
-        return point, (math.nan, math.nan)
-    rng = np.random.default_rng(seed)
-    boot = np.empty(n_boot)
-    for i in range(0, n_boot, 250):  # bounded memory: 250 resamples at a time
-        idx = rng.integers(0, len(e), size=(min(250, n_boot - i), len(e)))
-        boot[i:i + len(idx)] = rate(e[idx].mean(1))
-    lo, hi = np.nanquantile(boot, [(1 - level) / 2, (1 + level) / 2])
-    return point, (float(lo), float(hi))
+    slope, _, (lo, hi) = bootstrap_fit(np.log(np.asarray(depths, dtype=np.float64)), errors, np.mean,
+                                       n_boot=n_boot, seed=seed, level=level)
+    return -slope, (-hi, -lo)
 
 
 def _levels(chunk: torch.Tensor, top: int) -> dict[int, torch.Tensor]:
