@@ -180,7 +180,7 @@ def phase_task(params: dict, seed: int) -> dict:
     depths = _phase_depths(params["depth"])
     out = _run(net, make_driver("fractional", params["hurst"]), params["width"], params["n_in"], depths,
                params["betas"], params["draws"], params["inputs"], seed, getattr(torch, params["dtype"]),
-               params.get("device"), params.get("bias", True))
+               params.get("device"), params.get("bias", True), deviation=False)
     res = {}
     for name in ("r_h", "r_p"):
         x = out[name]  # (draws, depths, betas, inputs)

@@ -27,7 +27,6 @@ reported as ``CAP`` (``log10`` = 30), never as a NaN.
 from __future__ import annotations
 
 import math
-from typing import Sequence
 
 import numpy as np
 import torch
@@ -48,7 +47,7 @@ BUDGET = 1 << 30  # bytes of weights and stored states per task; draws are chunk
 # the shared pass
 # ----------------------------------------------------------------------------------------
 
-def _propagate(net: ResNet, h0, B, layers, depths, betas):
+def _propagate(net: ResNet, h0, B, layers, depths, betas, deviation: bool = True):
     """One forward and one backward pass shared by several depths and betas.
 
     Args:
@@ -62,7 +61,9 @@ def _propagate(net: ResNet, h0, B, layers, depths, betas):
     Returns:
         ``h_L, p_0, p_L``, each ``(draws, len(depths), len(betas), inputs, width)``, with the
         gradients scaled so that ``||p_L|| = 1`` (the loss ``(B h_L)^2 / 2`` times a constant),
-        and ``max_k ||h_k - h_0||`` over the layers of each depth, ``(draws, depths, betas, inputs)``.
+        and ``max_{k < L} ||h_k - h_0||`` over the layers of each depth, ``(draws, depths, betas,
+        inputs)`` (with ``||h_L - h_0||`` it is the largest deviation, see :func:`_ratios`), or
+        ``None`` when not ``deviation``.
     """
     n, m, d = h0.shape
     order = sorted(range(len(depths)), key=lambda j: -depths[j])
@@ -72,15 +73,14 @@ def _propagate(net: ResNet, h0, B, layers, depths, betas):
     alpha = alpha.repeat_interleave(m, dim=1).view(1, -1, 1)
     h = start = h0.repeat(1, len(Ls) * len(betas), 1)
     states, ends = [], []
-    far = h0.new_zeros(n, h.shape[1])  # max_k ||h_k - h_0|| per column, over the layers it has run
     with torch.no_grad():
         for k in range(Ls[0]):
             c = block * sum(L > k for L in Ls)
             h = h[:, :c]
             states.append(h)
             h = net.step(h, alpha[:, :c], Ls[0], *layers[k])
-            far[:, :c] = torch.maximum(far[:, :c], (h - start[:, :c]).norm(dim=-1))
             ends += [h[:, i * block:(i + 1) * block] for i, L in enumerate(Ls) if L == k + 1]
+        far = _deviation(states, start) if deviation else None
         hL = torch.stack(ends[::-1], 1)  # (n, depths, block, d), in the order of Ls (ends came shallowest first)
         pL = (hL @ B.unsqueeze(1).transpose(-1, -2)) @ B.unsqueeze(1)  # l = (B h_L)^2 / 2: p_L = B^T B h_L
         # p is linear in p_L and the ratios are scale-free: start from the unit vector, so that
@@ -94,8 +94,28 @@ def _propagate(net: ResNet, h0, B, layers, depths, betas):
             p = net.step_vjp(states[k], p, alpha[:, :p.shape[1]], Ls[0], *layers[k])
         p0 = p.view(n, len(Ls), block, d)
     back = [order.index(j) for j in range(len(depths))]
-    far = far.view(n, len(Ls), block)[:, back].reshape(n, len(depths), len(betas), m)
+    if far is not None:
+        far = far.view(n, len(Ls), block)[:, back].reshape(n, len(depths), len(betas), m)
     return (*(x[:, back].reshape(n, len(depths), len(betas), m, d) for x in (hL, p0, pL)), far)
+
+
+def _deviation(states: list, start: torch.Tensor) -> torch.Tensor:
+    """``max_k ||h_k - h_0||`` per column over the stored states ``h_k`` (``k < L`` of each
+    column), ``(draws, columns)``: blocks of consecutive layers with the same running columns
+    are stacked (a few kernels per block instead of per layer), each block at most an eighth
+    of the stored states."""
+    far = start.new_zeros(start.shape[:2])
+    size = max(1, min(64, len(states) // 8))
+    k = 1
+    while k < len(states):
+        c = states[k].shape[1]
+        end = k + 1
+        while end < min(len(states), k + size) and states[end].shape[1] == c:
+            end += 1
+        dev = (torch.stack(states[k:end]) - start[:, :c]).norm(dim=-1).amax(0)
+        far[:, :c] = torch.maximum(far[:, :c], dev)
+        k = end
+    return far
 
 
 def _capped(x: torch.Tensor) -> np.ndarray:
@@ -111,9 +131,12 @@ def _ratios(h0, hL, p0, pL, far) -> dict[str, np.ndarray]:
     h0 = h0.cpu().double()[:, None, None]
     hL, p0, pL = hL.cpu().double(), p0.cpu().double(), pL.cpu().double()
     nh0, npL = h0.norm(dim=-1), pL.norm(dim=-1)
-    return {"r_h": _capped((hL - h0).norm(dim=-1) / nh0), "r_p": _capped((p0 - pL).norm(dim=-1) / npL),
-            "r_h_max": _capped(far.cpu().double() / nh0),
-            "norm_h": _capped(hL.norm(dim=-1) / nh0), "norm_p": _capped(p0.norm(dim=-1) / npL)}
+    r_h = (hL - h0).norm(dim=-1) / nh0
+    out = {"r_h": _capped(r_h), "r_p": _capped((p0 - pL).norm(dim=-1) / npL),
+           "norm_h": _capped(hL.norm(dim=-1) / nh0), "norm_p": _capped(p0.norm(dim=-1) / npL)}
+    if far is not None:
+        out["r_h_max"] = _capped(torch.maximum(far.cpu().double() / nh0, r_h))
+    return out
 
 
 def _pow2_ceil(x: int) -> int:
@@ -143,16 +166,18 @@ def _layers(samples, depth, n):
 
 
 def _run(net, driver, width, n_in, depths, betas, draws, inputs, seed, dtype, device=None,
-         bias: bool = True) -> dict[str, np.ndarray]:
+         bias: bool = True, deviation: bool = True) -> dict[str, np.ndarray]:
     """The ratios of one chunk of draws at every (depth, beta) on ``device``: nested drivers
-    share one pass. ``bias``: whether the inside model has its bias (:func:`weight_names`)."""
+    share one pass. ``bias``: whether the inside model has its bias (:func:`weight_names`);
+    ``deviation``: whether to record ``r_h_max`` (the phase diagram does not use it)."""
     g = torch.Generator().manual_seed(seed)
-    samples, h0, B, top = _draw(weight_names(net.arch, bias), driver, width, n_in, depths, draws, inputs, g, dtype, device)
+    samples, h0, B, top = _draw(weight_names(net.arch, bias), driver, width, n_in, depths, draws, inputs, g, dtype,
+                                device)
     if driver.nested:
-        out = _propagate(net, h0, B, _layers(samples, top, max(depths)), depths, betas)
+        out = _propagate(net, h0, B, _layers(samples, top, max(depths)), depths, betas, deviation)
     else:  # the depth-L weights are read at k / L: one pass per depth, all betas at once
-        parts = [_propagate(net, h0, B, _layers(samples, L, L), [L], betas) for L in depths]
-        out = tuple(torch.cat(x, 1) for x in zip(*parts))
+        parts = [_propagate(net, h0, B, _layers(samples, L, L), [L], betas, deviation) for L in depths]
+        out = tuple(None if x[0] is None else torch.cat(x, 1) for x in zip(*parts))
     return _ratios(h0, *out)
 
 
