@@ -131,6 +131,9 @@ CLI = [
     (C + ["--device", "cuda:x"], 2, "device must be one of cpu, cuda"),
     # -- stability: every flag
     (["stability", "--preset", "huge"], 2, "invalid choice"),
+    (["stability", "--bias"], 2, "applies only to"),
+    (["stability", "--delta", "0"], 2, "delta"),
+    (["stability", "--delta", "x"], 2, "--delta"),
     (["stability", "--arch", "res-4"], 2, "invalid choice"),
     (["stability", "--activation", "cube"], 2, "activation"),
     (["stability", "--activation", "leaky_relu:nan"], 2, "activation"),
@@ -177,6 +180,7 @@ CLI = [
     (S + ["--device", ""], 2, "--device"),
     # -- phase: every flag
     (["phase", "--preset", "small"], 2, "invalid choice"),
+    (["phase", "--bias"], 2, "applies only to"),
     (["phase", "--arch", "res"], 2, "invalid choice"),
     (["phase", "--activation", "nope"], 2, "activation"),
     (["phase", "--width", "-4"], 2, "--width"),

@@ -150,7 +150,11 @@ def test_the_cpu_gives_the_numbers_recorded_before_devices(spelling):
           [-0.0038513102586632516, -0.15124237332161128, -0.18103158428132587])
     s = dl.pair("ode", width=3).sample(2, generator=gen(7), dtype=torch.float32, device=spelling)
     close(s.h0.flatten()[:3].tolist(), [0.43455952405929565, 1.1890696287155151, -0.5388686060905457])
-    close(s.weights["V"].at(0.5)[0, 0].tolist(), [-0.48567357659339905, 0.3651323914527893, 0.642581045627594])
+    # a float32 sum over the spectral modes: the kernel (and its rounding) depends on the CPU and on
+    # the memory's alignment, a few float32 ulps (eps = 1.2e-7) apart; a changed law moves it by O(1)
+    torch.testing.assert_close(torch.tensor(s.weights["V"].at(0.5)[0, 0].tolist(), dtype=torch.float64),
+                               torch.tensor([-0.48567357659339905, 0.3651323914527893, 0.642581045627594],
+                                            dtype=torch.float64), rtol=1e-6, atol=1e-7)
     close(dl.fgn(8, 0.7, (2,), generator=gen(7), device=spelling)[0, :3].tolist(),
           [0.17916450606076467, 0.18616571506967855, -1.1076676069053997])
     u = dl.IIDDriver("uniform").sample((3, 3), draws=2, generator=gen(7), device=spelling).weights(4)
