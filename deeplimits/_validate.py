@@ -346,6 +346,10 @@ def executor(workers_, scheduler_, timeout_=None) -> tuple[int | None, str | Non
     w, s, t = workers(workers_), scheduler(scheduler_), timeout(timeout_)
     if w is not None and s is not None:
         raise ValueError("give workers (a local cluster) or scheduler (an existing one), not both")
+    if w is not None or s is not None:
+        from ._extras import need
+
+        need("distributed")  # before any work: a missing extra is a one-line message
     return w, s, t
 
 

@@ -2,9 +2,9 @@
 smooth weights at beta = 1, i.i.d. weights at beta = 1 and i.i.d. weights at beta = 1/2
 (Marion, Fermanian, Biau & Vert, JMLR 2025, §4.2; docs/training.md).
 
-Run:  python examples/trained_weights.py [OUT_DIR]     (about a minute on 2 CPU cores)
-Writes OUT_DIR/trained_weights.png (default runs/trained-weights) and one run directory per
-case, which the same command resumes.
+Run:  python examples/trained_weights.py [OUT_DIR] [--small]     (about a minute on 2 CPU cores)
+Writes OUT_DIR/trained_weights.png (default docs/figures); one run directory per case under
+runs/examples/trained-weights, which the same command resumes.
 """
 import os
 import sys
@@ -14,21 +14,30 @@ from deeplimits.runs import RunStore
 from deeplimits.studies import plan_training
 from deeplimits.studies.trained import weight_paths
 
-out = sys.argv[1] if len(sys.argv) > 1 else os.path.join("runs", "trained-weights")
-cases = [("smooth", 1.0), ("gaussian", 1.0), ("gaussian", 0.5)]
-panels = []
-for driver, beta in cases:
-    plan = plan_training("digits", driver, betas=[beta], lrs=[1e-2], depth=1000, width=30, epochs=10,
-                         activation="relu")
-    directory = os.path.join(out, f"{driver}-beta{beta:g}")
-    with RunStore(directory, plan.to_dict()) as store:
-        result = plan.run(store=store)
-    (panel,) = weight_paths(plan, directory, result)
-    best = result.best[0]
-    panel["label"] = f"{'smooth' if driver == 'smooth' else 'i.i.d.'} weights, beta = {beta:g} " \
-                     f"(test accuracy {best['test_accuracy']:.2f})"
-    panels.append(panel)
-    print(panel["label"])
-path = os.path.join(out, "trained_weights.png")
-plot_weight_paths(panels, path=path)
-print(f"wrote {path}")
+FIGURES = ["trained_weights.png"]
+
+
+def main(out: str = os.path.join("docs", "figures"), small: bool = False) -> list[str]:
+    os.makedirs(out, exist_ok=True)
+    runs = os.path.join(out, "runs") if small else os.path.join("runs", "examples", "trained-weights")
+    size = dict(depth=16, width=4, epochs=1) if small else dict(depth=1000, width=30, epochs=10)
+    panels = []
+    for driver, beta in [("smooth", 1.0), ("gaussian", 1.0), ("gaussian", 0.5)]:
+        plan = plan_training("digits", driver, betas=[beta], lrs=[1e-2], activation="relu", **size)
+        directory = os.path.join(runs, f"{driver}-beta{beta:g}")
+        with RunStore(directory, plan.to_dict()) as store:
+            result = plan.run(store=store)
+        (panel,) = weight_paths(plan, directory, result)
+        best = result.best[0]
+        panel["label"] = (f"{'smooth' if driver == 'smooth' else 'i.i.d.'} weights, beta = {beta:g} "
+                          f"(test accuracy {best['test_accuracy']:.2f})")
+        panels.append(panel)
+        print(panel["label"])
+    path = os.path.join(out, FIGURES[0])
+    plot_weight_paths(panels, path=path)
+    return [path]
+
+
+if __name__ == "__main__":
+    args = [a for a in sys.argv[1:] if a != "--small"]
+    print("wrote", ", ".join(main(*args[:1], small="--small" in sys.argv)))

@@ -114,7 +114,7 @@ def test_mnist1d_generated_locally_without_touching_global_state():
 def test_mnist1d_without_the_package_is_one_clear_line(monkeypatch):
     monkeypatch.setitem(sys.modules, "mnist1d", None)
     monkeypatch.setitem(sys.modules, "mnist1d.data", None)
-    one_line_error(ImportError, bundled._mnist1d_arrays.__wrapped__, match=r"deeplimits\[data\].*nothing is downloaded")
+    one_line_error(ImportError, bundled._mnist1d_arrays.__wrapped__, match=r"nothing is downloaded.*deeplimits\[data\]")
 
 
 # -- synthetic --------------------------------------------------------------------------------------

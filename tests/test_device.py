@@ -1,5 +1,5 @@
 """Devices (issue "any device"): every sampler, pair and study takes ``device=``; numbers are drawn
-where they are used (docs/api.md, "Devices"; the seeding scheme is in deeplimits/_random.py).
+where they are used (docs/convergence.md, "Devices"; the seeding scheme is in deeplimits/_random.py).
 
 The ``device`` fixture runs over the CPU and, when this machine has them, CUDA and MPS; the tests
 of an absent device are skipped with the reason. The CPU-only tests at the end always run: the

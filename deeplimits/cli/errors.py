@@ -92,6 +92,11 @@ def status_of(e: BaseException, cmd: str) -> int:
     if isinstance(e, MemoryError):
         say(f"{cmd}: out of memory; make the run smaller (fewer --draws, a smaller --width or --chunk)")
         return RUNTIME
+    from .._extras import MissingExtra
+
+    if isinstance(e, MissingExtra):
+        say(f"{cmd}: {e}")
+        return RUNTIME
     if isinstance(e, OSError) or is_runtime(e):
         say(f"{cmd}: {e}")
         return RUNTIME

@@ -126,9 +126,9 @@ def write_records_json(records, path) -> None:
 
 def write_csv(rows, path) -> None:
     """``rows`` (dicts) as CSV at ``path`` (``-``: standard output)."""
-    import pandas as pd
+    from .._extras import need
 
-    frame = pd.DataFrame(rows)
+    frame = need("pandas").DataFrame(rows)
     if path == STDOUT:
         frame.to_csv(sys.stdout, index=False)
         sys.stdout.flush()

@@ -30,11 +30,10 @@ def digits(*, seed: int) -> Arrays:
 def _mnist1d_arrays() -> tuple[np.ndarray, np.ndarray]:
     """The 5000 MNIST-1D samples made by ``mnist1d.data.make_dataset`` with its default
     arguments (its seed 42), pooled; the global NumPy and ``random`` states are restored."""
-    try:
-        from mnist1d.data import get_dataset_args, make_dataset
-    except ImportError:
-        raise ImportError("dataset 'mnist1d' needs the mnist1d package (pip install 'deeplimits[data]'); "
-                          "it is generated locally, nothing is downloaded") from None
+    from .._extras import need
+
+    data = need("mnist1d.data")
+    get_dataset_args, make_dataset = data.get_dataset_args, data.make_dataset
     np_state, py_state = np.random.get_state(), random.getstate()
     try:
         d = make_dataset(get_dataset_args())  # seeds the global generators itself

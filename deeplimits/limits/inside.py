@@ -11,7 +11,10 @@ from ..paths import BrownianSample, DriverSample
 from .base import Limit, grid as _grid
 
 
-DEFAULT_SA, DEFAULT_SB = 0.25, 1.0  # entry scales of the inside weights (see docs/mathematics.md)
+#: the entry scale ``s_A`` of the inside weights ``A`` (docs/mathematics.md, "The inside model")
+DEFAULT_SA = 0.25
+#: the entry scale ``s_b`` of the inside biases ``b``
+DEFAULT_SB = 1.0
 _SCALE_OF = {"W": "sa", "b": "sb"}
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-import torchdiffeq
 
 from .. import _validate as V_
 from ..paths import DriverSample
@@ -85,6 +84,8 @@ class ODELimit(Limit):
             return self.field.residual(h, **{k: self._at(s, t) for k, s in weights.items()})
 
         ts = _grid(depth, h0.dtype, h0.device)
+        import torchdiffeq  # here, not at import: torchdiffeq loads SciPy's integrators with it
+
         return torchdiffeq.odeint(rhs, h0, ts, method="dopri5", rtol=self.rtol, atol=self.atol)
 
     def picard(self, h0, V, depth: int, W=None, *, nodes: int = 256, tol: float = 1e-12,

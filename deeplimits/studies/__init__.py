@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .._lazy import lazy_exports
 
-from .presets import PHASE_PRESETS, STABILITY_PRESETS, TRAIN_PRESETS
+from .presets import PHASE_PRESETS, SCALING_PRESETS, STABILITY_PRESETS, TRAIN_PRESETS
 
 #: public name -> the submodule that defines it
 _WHERE = {
@@ -40,7 +40,7 @@ __all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePla
            "regularity", "predicted_slope", "growth_exponent", "bootstrap_fit",
            "estimate_stability", "estimate_phase", "results_from_store", "Plan", "StabilityPlan", "PhasePlan",
            "plan_from_dict", "TrainPlan", "TrainGridResult", "plan_training", "train_grid", "load_trained",
-           "critical_line", "TRAIN_PRESETS", "ScalingPlan", "ScalingResult", "plan_scaling"]
+           "critical_line", "TRAIN_PRESETS", "SCALING_PRESETS", "ScalingPlan", "ScalingResult", "plan_scaling"]
 
 
 def _submodule(name: str):

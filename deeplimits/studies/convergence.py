@@ -27,6 +27,8 @@ from .convergence_result import ConvergenceResult
 from .plan import Plan, register_plan
 from .strong_error import fit_rate, run_chunk
 
+__all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult", "fit_rate"]
+
 #: fields of a plan that are regime options (recorded in a spec only for the regimes that declare
 #: them in ``Regime.spec_options``, so that the specs of the other regimes stay as they were)
 _OPTION_FIELDS = ("alpha", "beta", "sa", "sb", "ito_correction")
@@ -240,7 +242,13 @@ def _chunk_bytes(p: Pair, n: int, inputs: int, reference: int, depths, item: int
     return int(total)
 
 
-def strong_convergence(regime: str, *, progress: Callable[[int], None] | None = None, **kwargs) -> ConvergenceResult:
+def strong_convergence(regime: str, *, depths: Sequence[int] | None = None, paths: int | None = None,
+                       width: int | None = None, activation=None, arch: str | None = None,
+                       hurst: float | None = None, corrected: bool = False, reference: int | None = None,
+                       inputs: int = 1, seed: int = 0, dtype: torch.dtype = torch.float64,
+                       chunk: int | None = None, alpha: float | None = None, beta: float | None = None,
+                       sa: float | None = None, sb: float | None = None, ito_correction: bool = True, device=None,
+                       progress: Callable[[int], None] | None = None, **options) -> ConvergenceResult:
     """Estimate the strong error of a pair against depth and fit its rate.
 
     Args:
@@ -262,11 +270,17 @@ def strong_convergence(regime: str, *, progress: Callable[[int], None] | None = 
         dtype: float32 or float64.
         chunk: draws per chunk (bounded memory; default chosen from the sizes).
         progress: called with the number of draws finished after each chunk.
+        options: the options a registered regime declares (``Regime.options``), for regimes
+            added with :func:`~deeplimits.regimes.register_regime`.
 
     Returns:
         A :class:`ConvergenceResult`.
     """
-    return run_plan(plan_convergence(regime, **kwargs), progress=progress)
+    plan = plan_convergence(regime, depths=depths, paths=paths, width=width, activation=activation, arch=arch,
+                            hurst=hurst, corrected=corrected, reference=reference, inputs=inputs, seed=seed,
+                            dtype=dtype, chunk=chunk, alpha=alpha, beta=beta, sa=sa, sb=sb,
+                            ito_correction=ito_correction, device=device, **options)
+    return run_plan(plan, progress=progress)
 
 
 def run_plan(plan: ConvergencePlan, progress: Callable[[int], None] | None = None, *, store=None,

@@ -107,13 +107,17 @@ class ConvergenceResult(PlainData):
     @property
     def table(self):
         """The per-depth table as a :class:`pandas.DataFrame`."""
-        import pandas as pd
+        from .._extras import need
 
-        err = np.asarray(self.error)
-        ratio = np.concatenate([[np.nan], err[:-1] / err[1:]])
+        pd = need("pandas")
         return pd.DataFrame({"depth": self.depths, "error": self.error, "stderr": self.stderr,
-                             "ratio": ratio, "terminal_error": self.terminal_error,
+                             "ratio": self._ratios(), "terminal_error": self.terminal_error,
                              "terminal_stderr": self.terminal_stderr})
+
+    def _ratios(self) -> np.ndarray:
+        """``error[j-1] / error[j]``, NaN first (and where an error is missing)."""
+        err = np.array([np.nan if e is None else e for e in self.error], dtype=float)
+        return np.concatenate([[np.nan], err[:-1] / err[1:]])
 
     @property
     def label(self) -> str:
@@ -131,10 +135,11 @@ class ConvergenceResult(PlainData):
         ito = ", limit without the Itô correction" if self.ito_correction is False else ""
         lines = [f"{self.label}: {self.paths} draws, reference grid 1/{self.reference}{alpha}{ito}",
                  f"{'depth':>7}  {'E max_k |H-h|':>14}  {'± se':>9}  {'ratio':>6}  {'E |H_1-h_L|':>12}"]
-        for row in self.table.itertuples():
-            ratio = "" if math.isnan(row.ratio) else f"{row.ratio:6.2f}"
-            lines.append(f"{row.depth:7d}  {_num(row.error, '14.5g')}  {_num(row.stderr, '9.2g')}  {ratio:>6}  "
-                         f"{_num(row.terminal_error, '12.5g')}")
+        for depth, error, stderr, r, terminal in zip(self.depths, self.error, self.stderr, self._ratios(),
+                                                      self.terminal_error):  # no pandas: the base install
+            ratio = "" if math.isnan(r) else f"{r:6.2f}"
+            lines.append(f"{depth:7d}  {_num(error, '14.5g')}  {_num(stderr, '9.2g')}  {ratio:>6}  "
+                         f"{_num(terminal, '12.5g')}")
         lo, hi = self.rate_ci
         verdict = self.verdict or f"no verdict: {self.verdict_note}"
         lines.append(f"rate {_num(self.rate, '.3f')}  95% CI [{_num(lo, '.3f')}, {_num(hi, '.3f')}]   "

@@ -19,6 +19,8 @@ from .presets import PHASE_PRESETS
 from .propagation import CAP, _common, _device_field, _grid, _network, _phase_depths, _run, bias_field, estimate_phase
 from .theory import critical_beta
 
+__all__ = ["phase_diagram", "plan_phase", "run_phase", "PhasePlan", "PhaseResult", "PHASE_PRESETS"]
+
 
 @dataclasses.dataclass
 class PhaseResult(PlainData):

@@ -24,6 +24,9 @@ from .stability_theory import fit_lines, fits, quantiles, theory_lines
 from .theory import (CRITICAL_LIMITS, bounds_apply, classify, high_probability_bounds, high_probability_unmet,
                      theory_bounds)
 
+__all__ = ["stability", "plan_stability", "run_stability", "StabilityPlan", "StabilityResult", "STABILITY_PRESETS",
+           "DELTA"]
+
 #: the default ``delta`` of the high-probability bounds (each holds with probability at least ``1 - delta``)
 DELTA = DEFAULTS["stability"]["delta"]
 

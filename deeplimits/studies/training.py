@@ -294,9 +294,15 @@ def _values(name: str, values, check) -> tuple:
     return tuple(values)
 
 
-def train_grid(dataset: str = "digits", driver: str = "gaussian", *, progress: Callable[[int], None] | None = None,
-               store=None, workers: int | None = None, scheduler: str | None = None, timeout: float | None = None,
-               **options) -> TrainGridResult:
+def train_grid(dataset: str = "digits", driver: str = "gaussian", *, hursts: Sequence[float] | None = None,
+               betas: Sequence[float] = (0.5,), lrs: Sequence[float] = (1e-2,), seeds: int = 1,
+               arch: str = "res-1", activation: str | None = None, bias: bool = True, depth: int = 64,
+               width: int = 30, epochs: int = 10, batch_size: int = 128, optimizer: str = "adam",
+               lr_decay_halfway: bool = True, stop_loss: float | None = None, length_scale: float | None = None,
+               seed: int = 0, dtype: torch.dtype = torch.float32, chunk: int | None = None,
+               save_weights: bool = True, root=None, device=None,
+               progress: Callable[[int], None] | None = None, store=None, workers: int | None = None,
+               scheduler: str | None = None, timeout: float | None = None) -> TrainGridResult:
     """Train a grid of residual networks initialised from ``driver`` and summarise it.
 
     Args:
@@ -308,7 +314,10 @@ def train_grid(dataset: str = "digits", driver: str = "gaussian", *, progress: C
         arch, activation, bias, depth, width: the :class:`~deeplimits.training.ResidualNetwork`.
         epochs, batch_size, optimizer, lr_decay_halfway, stop_loss: as for
             :func:`deeplimits.training.train`.
-        seed: the run's seed (data split and order, initial weights).
+        length_scale: the RBF length scale of smooth weights.
+        seed: the run's seed (data split and order, initial weights); dtype: of the networks.
+        root: the directory of the ``mnist`` / ``cifar10`` files; device: where the tasks run.
+        progress: called with the units of work done (epochs of configurations).
         chunk: configurations per task (default: every configuration of a ``beta`` that fits in
             memory); save_weights: keep the trained weights in the run directory.
         store, workers, scheduler, timeout: a run store and an executor (docs/sweeps.md).
@@ -316,5 +325,9 @@ def train_grid(dataset: str = "digits", driver: str = "gaussian", *, progress: C
     Returns:
         A :class:`TrainGridResult`.
     """
-    plan = plan_training(dataset, driver, **options)
+    plan = plan_training(dataset, driver, hursts=hursts, betas=betas, lrs=lrs, seeds=seeds, arch=arch,
+                         activation=activation, bias=bias, depth=depth, width=width, epochs=epochs,
+                         batch_size=batch_size, optimizer=optimizer, lr_decay_halfway=lr_decay_halfway,
+                         stop_loss=stop_loss, length_scale=length_scale, seed=seed, dtype=dtype, chunk=chunk,
+                         save_weights=save_weights, root=root, device=device)
     return plan.run(progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)

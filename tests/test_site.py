@@ -1,0 +1,104 @@
+"""The documentation site: it builds with ``mkdocs build --strict`` (every link and figure
+resolves), every public name has a generated reference entry, the pages name only what exists,
+and the regimes table in real notation lists the registry's regimes."""
+
+import importlib
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+
+import deeplimits as dl
+from deeplimits.regimes import REGISTRY
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+PACKAGES = ["deeplimits.paths", "deeplimits.limits", "deeplimits.regimes", "deeplimits.training",
+            "deeplimits.diagnostics", "deeplimits.data", "deeplimits.runs"]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    pytest.importorskip("mkdocs", reason="the docs extra: pip install 'deeplimits[docs]'")
+    out = tmp_path_factory.mktemp("site")
+    run = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)], cwd=ROOT,
+                         capture_output=True, text=True, env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert run.returncode == 0, run.stderr[-3000:]
+    return out
+
+
+def _page_html(site, module: str) -> str:
+    pages = {p.stem: p for p in (DOCS / "reference").glob("*.md") if p.stem != "index"}
+    parts = module.removeprefix("deeplimits.").split(".")
+    for n in range(len(parts), 0, -1):
+        name = ".".join(parts[:n])
+        if name in pages:
+            return name, (site / "reference" / name / "index.html").read_text()
+    pytest.fail(f"no reference page for {module}")
+
+
+def test_every_top_level_name_has_a_reference_entry(site):
+    missing = []
+    for name in dl.__all__:
+        if name == "__version__":
+            continue
+        module = "deeplimits." + dl._WHERE[name]
+        page, html = _page_html(site, module)
+        if f'id="deeplimits.{page}.{name}"' not in html:
+            missing.append(f"{name} ({page})")
+    assert not missing, missing
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_every_public_name_of_a_package_has_a_reference_entry(site, package):
+    mod = importlib.import_module(package)
+    page, html = _page_html(site, package)
+    anchors = set(re.findall(r'id="(deeplimits\.[\w.]+)"', html))
+    missing = [n for n in mod.__all__ if f"deeplimits.{page}.{n}" not in anchors
+               and not any(a.startswith(f"deeplimits.{page}.") and a.endswith(f".{n}") for a in anchors)]
+    assert not missing, missing
+
+
+def test_figures_on_the_site(site):
+    """At least eight figures, each a file the build copied."""
+    imgs = set()
+    for page in ("gallery", "published"):
+        imgs |= set(re.findall(r'<img[^>]+src="\.\./figures/([\w.-]+\.png)"', (site / page / "index.html").read_text()))
+    assert len(imgs) >= 8, imgs
+    assert all((site / "figures" / f).exists() for f in imgs)
+
+
+def test_cli_page_is_the_parser(site):
+    html = (site / "cli" / "index.html").read_text()
+    from deeplimits.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction")
+    for name in sub.choices:
+        assert f"deeplimits {name}" in html, name
+    assert "--delta" in html and "--bias" in html
+
+
+def test_page_headings_name_what_exists():
+    """The by-example pages' headings name real objects (``### `name```): a public name, or a
+    method or attribute of a public class, so they cannot name what was renamed or removed."""
+    objects = {n: getattr(dl, n) for n in dl.__all__}
+    for p in PACKAGES:
+        mod = importlib.import_module(p)
+        objects.update({n: getattr(mod, n) for n in mod.__all__})
+    names = set(objects) | {a for o in objects.values() if isinstance(o, type) for a in dir(o)}
+    bad = []
+    for page in ("convergence", "propagation", "data"):
+        for h in re.findall(r"^#{2,4} .*$", (DOCS / f"{page}.md").read_text(), flags=re.M):
+            for ident in re.findall(r"`([A-Za-z_][\w.]*)`", h):
+                if ident.split(".")[-1] not in names and not ident.startswith("deeplimits"):
+                    bad.append(f"{page}: {ident}")
+    assert not bad, bad
+
+
+def test_regimes_table_in_real_notation_lists_the_registry():
+    text = (DOCS / "mathematics.md").read_text()
+    table = text.split("## The implemented regimes", 1)[1].split("<!-- regimes-table", 1)[0]
+    listed = re.findall(r"^\| `([\w-]+)` \|", table, flags=re.M)
+    assert listed == [n for n in REGISTRY if n in listed] and set(listed) == set(REGISTRY), listed
