@@ -12,7 +12,6 @@ EXTRAS = {
     "distributed": ("cluster", "sweeps on a Dask cluster (workers, scheduler)"),
     "pandas": ("tables", "tables (ConvergenceResult.table, runs export --csv)"),
     "mnist1d": ("data", "the data set 'mnist1d' (generated locally, nothing is downloaded)"),
-    "mkdocs": ("docs", "the documentation site"),
 }
 
 

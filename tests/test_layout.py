@@ -46,7 +46,7 @@ GRAPH = {name_of(p): imports(p) for p in MODULES}
 
 # The one documented use of importlib: an activation named 'module:function' (``--activation
 # mypkg.acts:cube``) names a module only at run time, so deeplimits.activations imports it by name,
-# in exactly one function. The other: an optional dependency (Dask, pandas, mnist1d, MkDocs; never a
+# in exactly one function. The other: an optional dependency (Dask, pandas, mnist1d; never a
 # deeplimits module) is imported by name in deeplimits._extras.need, which names its extra when it is
 # missing. Nothing else in the package may (module -> the function allowed to).
 IMPORTLIB_ALLOWED = {"deeplimits.activations": "_from_module", "deeplimits._extras": "need"}
