@@ -2,7 +2,7 @@
 smooth weights at beta = 1, i.i.d. weights at beta = 1 and i.i.d. weights at beta = 1/2
 (Marion, Fermanian, Biau & Vert, JMLR 2025, §4.2; docs/training.md).
 
-Run:  python examples/trained_weights.py [OUT_DIR] [--small]     (about a minute on 2 CPU cores)
+Run:  python examples/trained_weights.py [OUT_DIR] [--small]     (about 20 s on 2 CPU cores)
 Writes OUT_DIR/trained_weights.png (default docs/figures); one run directory per case under
 runs/examples/trained-weights, which the same command resumes.
 """
