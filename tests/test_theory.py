@@ -238,3 +238,16 @@ def test_cli_reports_bounds_and_refuses_bad_delta(tmp_path, capsys):
     capsys.readouterr()
     assert main(["stability", "--delta", "1.5", "--out", str(tmp_path / "x")]) == 2
     assert "delta must lie in (0.0, 1.0)" in capsys.readouterr().err
+
+
+def test_fits_drop_exploded_depths_and_the_max_does_not_overflow_in_float32():
+    """Smooth weights at beta = 0.1 explode at the larger depths: those depths are not fitted;
+    and a float32 run whose ratios pass 1.8e19 (squares beyond float32) keeps r_h_max finite
+    wherever r_h is (the deviation's norm is taken in float64)."""
+    res = dl.stability("res-3", "smooth", width=8, n_in=4, depths=[100, 200, 400, 800], betas=[0.1], draws=4, seed=0)
+    capped = [r["depth"] for r in res.records if r["r_h"]["q75"] >= 1e30]  # r_h itself overflowed
+    assert capped == [400, 800], capped
+    assert res.fits[0]["depths"] == [100, 200] and res.fits[0]["growth_depths"] == [100, 200]
+    for r in res.records:
+        if r["depth"] not in capped:  # at L = 200, r_h ~ 5e27: its square overflows float32
+            assert r["r_h_max"]["median"] < 1e30 and r["r_h_max"]["median"] >= r["r_h"]["median"] * (1 - 1e-5)

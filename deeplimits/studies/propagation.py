@@ -37,6 +37,7 @@ from .. import _validate as V_
 from ..paths import Driver, make_driver
 from ..paths.base import _BLOCK_ELEMENTS
 from ..networks import WEIGHTS, ResNet, weight_shape
+from .theory import bounds_apply, classify, critical_beta, theory_bounds  # noqa: F401 - their earlier home
 
 CAP = 1e30  # a ratio above CAP (or non-finite) counts as exploded and is reported as CAP
 BUDGET = 1 << 30  # bytes of weights and stored states per task; draws are chunked to fit
@@ -104,7 +105,7 @@ def _deviation(states: list, start: torch.Tensor) -> torch.Tensor:
     column), ``(draws, columns)``: blocks of consecutive layers with the same running columns
     are stacked (a few kernels per block instead of per layer), each block at most an eighth
     of the stored states."""
-    far = start.new_zeros(start.shape[:2])
+    far = start.new_zeros(start.shape[:2], dtype=start.dtype if start.device.type == "mps" else torch.float64)
     size = max(1, min(64, len(states) // 8))
     k = 1
     while k < len(states):
@@ -112,7 +113,13 @@ def _deviation(states: list, start: torch.Tensor) -> torch.Tensor:
         end = k + 1
         while end < min(len(states), k + size) and states[end].shape[1] == c:
             end += 1
-        dev = (torch.stack(states[k:end]) - start[:, :c]).norm(dim=-1).amax(0)
+        # float64 norms (devices without it: scaled by the largest entry): no overflow of the squares in float32
+        diff = torch.stack(states[k:end]).sub_(start[:, :c])
+        if diff.device.type == "mps":
+            top = diff.abs().amax(-1, keepdim=True).clamp_min(torch.finfo(diff.dtype).tiny)
+            dev = ((diff / top).norm(dim=-1) * top.squeeze(-1)).amax(0)
+        else:
+            dev = torch.linalg.vector_norm(diff, dim=-1, dtype=torch.float64).amax(0)
         far[:, :c] = torch.maximum(far[:, :c], dev)
         k = end
     return far

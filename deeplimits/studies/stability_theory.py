@@ -28,7 +28,10 @@ def _per_draw(x: np.ndarray) -> np.ndarray:
     """``(draws, depths, inputs)`` -> ``(draws, depths)``: the geometric mean over the inputs of a
     draw (they share its weights, so the bootstrap resamples draws)."""
     with np.errstate(divide="ignore"):
-        return np.exp(np.log(x).mean(-1))
+        out = np.exp(np.log(x).mean(-1))
+    exploded = (x >= CAP).any(-1).any(0)  # per depth: a capped ratio is not a value to fit
+    out[:, exploded] = np.inf
+    return out
 
 
 def _fit(depths, x: np.ndarray, feature) -> tuple | None:
@@ -36,7 +39,7 @@ def _fit(depths, x: np.ndarray, feature) -> tuple | None:
     ``(draws, depths)`` on ``feature(L)``, over the depths whose median is positive and below
     :data:`CAP`; ``None`` with fewer than two such depths. Returns ``(slope, intercept, ci, depths)``."""
     med = np.median(x, axis=0)
-    keep = (med > 0) & (med < CAP)
+    keep = (med > 0) & np.isfinite(med)  # a depth where any draw exploded is dropped (see _per_draw)
     if keep.sum() < 2:
         return None
     used = [int(L) for L, k in zip(depths, keep) if k]
