@@ -256,7 +256,7 @@ def summarise_stability(spec: dict, parts: Sequence[dict], seconds: float = 0.0)
     driver = _spec_driver(spec)
     apply = bounds_apply(spec["arch"], spec["activation"], driver)
     delta = spec.get("delta", DELTA)
-    unmet = high_probability_unmet(spec["arch"], driver, spec["width"], spec["activation"])
+    unmet = high_probability_unmet(spec["arch"], driver, spec["width"])  # res-3 is ReLU by definition
     records, samples = [], []
     for i, beta in enumerate(spec["betas"]):
         for j, depth in enumerate(spec["depths"]):

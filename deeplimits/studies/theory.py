@@ -102,7 +102,7 @@ def high_probability_bounds(beta: float, depth: int, width: int, delta: float = 
     return math.exp(min(lo, 709.0)), (math.exp(hi) if hi < 709.0 else math.inf)
 
 
-def high_probability_unmet(arch: str, driver, width: int, activation: str = "relu") -> dict[str, list[str]]:
+def high_probability_unmet(arch: str, driver, width: int) -> dict[str, list[str]]:
     """The conditions of :func:`high_probability_bounds` that do not hold, per bound
     (``{'lower': [...], 'upper': [...]}``, empty lists when all that deeplimits checks hold):
     res-3, and i.i.d. symmetric sub-Gaussian entries of variance ``1/d`` (the uniform, Gaussian
@@ -112,8 +112,6 @@ def high_probability_unmet(arch: str, driver, width: int, activation: str = "rel
     both = []
     if arch != "res-3":
         both.append(f"arch must be res-3, got {arch}")
-    if arch == "res-3" and activation != "relu":
-        both.append(f"activation must be relu (the proposition's res-3), got {activation}")
     if driver.name not in _IID:
         both.append(f"weights must be i.i.d. ({', '.join(_IID)}), got {driver.name}")
     return {"lower": both + ([f"width d must be >= 64, got {width}"] if width < 64 else []), "upper": list(both)}
