@@ -146,7 +146,7 @@ def old_store(path, rows):
     db.close()
 
 
-def test_a_schema_1_store_loads_unverified_and_is_migrated_by_a_resume(tmp_path):
+def test_a_schema_1_store_loads_unverified_and_is_migrated_and_sealed_by_a_resume(tmp_path):
     t0 = TASKS[0]
     value = run_sweep([t0], None)["t0"]
     old_store(tmp_path, [("t0", t0.fn, json.dumps(t0.params), t0.seed, json.dumps(value)),
@@ -163,7 +163,13 @@ def test_a_schema_1_store_loads_unverified_and_is_migrated_by_a_resume(tmp_path)
     out = run_sweep(TASKS[:3], store)
     assert store.meta()["schema"] == "2" and json.loads(store.meta()["migrated"])["from_schema"] == 1
     assert out == run_sweep(TASKS[:3], None)
-    assert store.integrity() == {"verified": 2, "unverified": 1, "damaged": []}
+    # the migration sealed t0 as found (verified from now on); t1 and t2 were computed and checksummed
+    assert store.integrity() == {"verified": 3, "unverified": 0, "damaged": []}
+    db = sqlite3.connect(tmp_path / "run.sqlite")
+    db.execute("UPDATE tasks SET result = '[9.0]' WHERE key = 't0'")  # a change after the migration is seen
+    db.commit()
+    db.close()
+    assert store.integrity()["damaged"] == ["t0"]
 
 
 def _create(path, spec, barrier, queue):

@@ -63,7 +63,8 @@ def test_store_refuses_another_command_and_corruption(tmp_path):
 
 def test_cli_reports_a_corrupted_store_in_one_line(tmp_path, capsys):
     (tmp_path / "run.sqlite").write_bytes(b"\x00garbage" * 64)
-    assert main(["convergence", "--regime", "sde", "--depths", "4,8", "--out", str(tmp_path)]) == 2
+    # a damaged store is a runtime failure (exit 1), not a bad argument (README, "Errors, limits and exit statuses")
+    assert main(["convergence", "--regime", "sde", "--depths", "4,8", "--out", str(tmp_path)]) == 1
     err = capsys.readouterr().err.strip()
     assert "not a readable deeplimits run store" in err and "\n" not in err
 

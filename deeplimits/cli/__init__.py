@@ -25,8 +25,9 @@ phase), :mod:`~deeplimits.cli.runs` (stored runs), :mod:`~deeplimits.cli.outputs
 from __future__ import annotations
 
 import sys
+import warnings
 
-from .errors import UsageError, status_of
+from .errors import UsageError, say, status_of
 from .parser import build_parser
 from .values import parse_list
 
@@ -40,13 +41,20 @@ def main(argv=None) -> int:
     internal error); 130 Ctrl-C; 141 stdout closed early (``deeplimits runs show DIR | head -1``).
     Every error is one line on stderr."""
     cmd = "deeplimits"
-    try:
-        args = build_parser().parse_args(argv)
-        cmd = f"deeplimits {args.command}"
-        status = args.func(args)
-        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's final flush
-        return status
-    except Exception as e:  # noqa: BLE001 - every failure is one line and an exit status
-        return status_of(e, cmd)
-    except KeyboardInterrupt as e:
-        return status_of(e, cmd)
+    with warnings.catch_warnings():
+        warnings.showwarning = _one_line_warning
+        try:
+            args = build_parser().parse_args(argv)
+            cmd = f"deeplimits {args.command}"
+            status = args.func(args)
+            sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's final flush
+            return status
+        except Exception as e:  # noqa: BLE001 - every failure is one line and an exit status
+            return status_of(e, cmd)
+        except KeyboardInterrupt as e:
+            return status_of(e, cmd)
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    """A warning while a command runs (a damaged file recomputed, say) is one line on stderr."""
+    say(f"deeplimits: {message}")

@@ -78,11 +78,15 @@ def default_out(args, cmd, spec) -> str:
 
 
 def open_store(directory, spec=None, create=True):
-    """The run store in ``directory``; one that cannot be opened is a usage error."""
-    from ..runs import RunStore, RunStoreError
+    """The run store in ``directory``. A directory without a store, holding another command's
+    run, or read-only where a run must write is a usage error (exit 2); a store whose file is
+    damaged (:class:`~deeplimits.runs.DamagedStoreError`) is a runtime error (exit 1)."""
+    from ..runs import DamagedStoreError, RunStore, RunStoreError
 
     try:
         return RunStore(directory, spec, create=create)
+    except DamagedStoreError:
+        raise
     except RunStoreError as e:
         raise UsageError(f"deeplimits: {one_line(e)}") from None
 

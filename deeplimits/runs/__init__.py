@@ -6,9 +6,10 @@ the same command gives the same numbers whichever executor runs it. See docs/swe
 """
 
 from .executors import ExecutorError, SweepError, run_sweep
-from .store import SCHEMA, STORE_NAME, RunStore, RunStoreError, checksum, find_runs
+from .store import (SCHEMA, STORE_NAME, DamagedFileWarning, DamagedStoreError, RunStore, RunStoreError, checksum,
+                    find_runs)
 from .tasks import LEGACY_NAMES, Task, chunk_sizes, register_task, task_function, task_names
 
-__all__ = ["Task", "RunStore", "RunStoreError", "SweepError", "ExecutorError", "run_sweep", "find_runs",
-           "register_task", "task_function", "task_names", "chunk_sizes", "checksum", "STORE_NAME", "SCHEMA",
-           "LEGACY_NAMES"]
+__all__ = ["Task", "RunStore", "RunStoreError", "DamagedStoreError", "DamagedFileWarning", "SweepError",
+           "ExecutorError", "run_sweep", "find_runs", "register_task", "task_function", "task_names", "chunk_sizes",
+           "checksum", "STORE_NAME", "SCHEMA", "LEGACY_NAMES"]

@@ -8,7 +8,6 @@ Every stored result carries a checksum verified on read (see docs/sweeps.md).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import platform
@@ -19,32 +18,21 @@ import urllib.parse
 import torch
 
 from .._version import __version__
+from .integrity import DamagedFileWarning, DamagedStoreError, RunStoreError, checksum, task_state
 from .tasks import Task
 
 SCHEMA = 2  # 2: every finished task carries a checksum (schema 1 stores are read, migrated by a write)
 READABLE_SCHEMAS = ("1", "2")
 STORE_NAME = "run.sqlite"
 
-__all__ = ["RunStore", "RunStoreError", "find_runs", "checksum", "STORE_NAME", "SCHEMA"]
+__all__ = ["RunStore", "RunStoreError", "DamagedStoreError", "DamagedFileWarning", "find_runs", "checksum",
+           "STORE_NAME", "SCHEMA"]
 
-
-class RunStoreError(ValueError):
-    """The run store cannot be used: unreadable, not a deeplimits store, or made by another command."""
+_COLUMNS = "key, fn, params, seed, status, result, error, seconds, finished, attempts, versions"
 
 
 def _versions() -> str:
     return json.dumps({"deeplimits": __version__, "torch": torch.__version__, "python": platform.python_version()})
-
-
-def checksum(key: str, fn: str, params: str, seed: int, result: str, versions: str) -> str:
-    """The checksum of a finished task as stored: sha256 of the exact stored texts of its result
-    and versions together with its key, function, parameters and seed (so that neither a changed
-    digit nor a truncation nor a row moved to another key goes unnoticed)."""
-    text = json.dumps(["deeplimits-task-v1", key, fn, params, int(seed), result, versions])
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-_COLUMNS = "key, fn, params, seed, status, result, error, seconds, finished, attempts, versions"
 
 
 def _writable(path: str) -> bool:
@@ -71,11 +59,15 @@ class RunStore:
     :meth:`records` lists it with status ``'damaged'`` and no result; :meth:`integrity` and
     :meth:`integrity_line` report it.
 
+    In a store of schema 2 a finished task without a checksum (``NULL``) is damaged too: only a
+    hand-edited or tampered row lacks one.
+
     Older stores (schema 1, before checksums) load: their tasks are *unverified* (used as they
-    are when their text is JSON, counted by :meth:`integrity`); no checksum is invented for them.
-    The first task stored into one (resuming the run) migrates it to schema 2 in one transaction
-    (a ``checksum`` column; tasks finished from then on are checksummed); reading it (``runs
-    show/export/plot``) leaves it untouched.
+    are when their text is JSON, counted by :meth:`integrity`). The first task stored into one
+    (resuming the run) migrates it to schema 2 in one transaction: a ``checksum`` column, and
+    every finished task whose text is JSON sealed with the checksum of that text as found (so
+    that from then on a change to it is seen). Reading it (``runs show/export/plot``) leaves it
+    untouched.
 
     Creating a store is atomic: several processes creating the same store at once all get it
     (one creates it, the others open it), or :class:`RunStoreError` if their specs differ.
@@ -111,8 +103,8 @@ class RunStore:
             self._checked = self._has_checksums()
         except sqlite3.DatabaseError as e:
             self._close_quietly()
-            raise RunStoreError(f"{self.path} is not a readable deeplimits run store ({e}); "
-                                f"move it away or choose another output directory") from None
+            raise DamagedStoreError(f"{self.path} is not a readable deeplimits run store ({e}); "
+                                    f"move it away or choose another output directory") from None
         except OSError as e:
             self._close_quietly()
             raise RunStoreError(f"cannot use {self.directory} as a run directory ({e})") from None
@@ -175,15 +167,16 @@ class RunStore:
             meta = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
             self._db.execute("SELECT key, status FROM tasks LIMIT 1").fetchall()
         except sqlite3.OperationalError as e:
-            raise RunStoreError(f"{self.path} is not a deeplimits run store ({e})") from None
+            raise DamagedStoreError(f"{self.path} is not a deeplimits run store ({e})") from None
         check = self._db.execute("PRAGMA quick_check").fetchone()[0]
         if check != "ok":
-            raise RunStoreError(f"{self.path} is damaged ({check}); move it away or choose another output directory")
+            raise DamagedStoreError(f"{self.path} is damaged ({check}); move it away or choose another "
+                                    f"output directory")
         if "spec" not in meta:
-            raise RunStoreError(f"{self.path} is not a deeplimits run store (no spec)")
+            raise DamagedStoreError(f"{self.path} is not a deeplimits run store (no spec)")
         if meta.get("schema") not in READABLE_SCHEMAS:
-            raise RunStoreError(f"{self.path} has store schema {meta.get('schema')!r}; this deeplimits "
-                                f"reads schemas {', '.join(READABLE_SCHEMAS)}")
+            raise DamagedStoreError(f"{self.path} has store schema {meta.get('schema')!r}; this deeplimits "
+                                    f"reads schemas {', '.join(READABLE_SCHEMAS)}")
         stored = self._spec_of(meta["spec"])
         if spec is not None and stored != json.loads(json.dumps(spec, sort_keys=True)):
             raise RunStoreError(f"{self.path} holds a run of a different command; use another output "
@@ -193,17 +186,26 @@ class RunStore:
         try:
             return json.loads(text)
         except (TypeError, ValueError) as e:
-            raise RunStoreError(f"{self.path} is damaged (its spec is not JSON: {e}); move it away or "
-                                f"recompute the run") from None
+            raise DamagedStoreError(f"{self.path} is damaged (its spec is not JSON: {e}); move it away or "
+                                    f"recompute the run") from None
 
     def _has_checksums(self) -> bool:
         return any(r[1] == "checksum" for r in self._db.execute("PRAGMA table_info(tasks)").fetchall())
 
     def _migrate(self):
-        """Schema 1 -> 2: add the checksum column (old tasks stay unverified), in one transaction."""
+        """Schema 1 -> 2 in one transaction: the checksum column, and every finished task whose
+        texts are JSON sealed with the checksum of its text as found (the others stay without
+        one: damaged, recomputed)."""
         with self._transaction() as db:
             if not self._has_checksums():
                 db.execute("ALTER TABLE tasks ADD COLUMN checksum TEXT")
+                cur = db.execute(f"SELECT {_COLUMNS} FROM tasks WHERE status = 'done'")
+                names = [c[0] for c in cur.description]
+                for row in [dict(zip(names, r)) for r in cur.fetchall()]:
+                    if self._state(row) == "unverified":
+                        db.execute("UPDATE tasks SET checksum = ? WHERE key = ?", (checksum(
+                            row["key"], row["fn"], row["params"], row["seed"], row["result"], row["versions"]),
+                            row["key"]))
                 db.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (str(SCHEMA),))
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('migrated', ?)",
                            (json.dumps({"from_schema": 1, "at": time.time()}),))
@@ -239,19 +241,7 @@ class RunStore:
         names = [c[0] for c in cur.description]
         return [dict(zip(names, row)) for row in cur.fetchall()]
 
-    @staticmethod
-    def _state(row: dict) -> str:
-        """``'verified'``, ``'unverified'`` (a schema-1 task) or ``'damaged'`` for a finished task."""
-        stored = row.get("checksum")
-        try:
-            for k in ("result", "params", "versions"):
-                json.loads(row[k])
-            if stored is None:
-                return "unverified"
-            ok = stored == checksum(row["key"], row["fn"], row["params"], row["seed"], row["result"], row["versions"])
-        except (TypeError, ValueError):
-            return "damaged"
-        return "verified" if ok else "damaged"
+    _state = staticmethod(task_state)
 
     def integrity(self) -> dict:
         """``{'verified': n, 'unverified': n, 'damaged': [keys]}`` over the finished tasks."""
@@ -347,6 +337,17 @@ class RunStore:
                           attempts = tasks.attempts + 1, versions = excluded.versions,
                           checksum = excluded.checksum""",
                        (task.key, task.fn, params, task.seed, result_text, seconds, time.time(), versions, digest))
+
+    def discard(self, key: str, reason: str) -> bool:
+        """Mark the finished task ``key`` as failed with ``reason`` (a file it wrote beside the
+        store is damaged or missing), so that the same command computes it again. Returns
+        whether a finished task was discarded."""
+        with self._transaction() as db:
+            cur = db.execute("UPDATE tasks SET status = 'failed', result = NULL, checksum = NULL, error = ? "
+                             "WHERE key = ? AND status = 'done'" if self._checked else
+                             "UPDATE tasks SET status = 'failed', result = NULL, error = ? "
+                             "WHERE key = ? AND status = 'done'", (reason, key))
+            return cur.rowcount > 0
 
     def record_failure(self, task: Task, error: str):
         if not self._checked:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import abc
 import dataclasses
 import time
+import warnings
 from typing import Callable, ClassVar
 
 __all__ = ["Plan", "register_plan", "plan_from_dict", "results_from_store"]
@@ -78,6 +79,8 @@ class Plan(abc.ABC):
         from ..runs import run_sweep
 
         t0 = time.perf_counter()
+        if store is not None and not store.readonly:
+            self.discard_damaged(store)
         tasks = self.tasks()
         reported: dict = {}  # units a running task has reported already
 
@@ -93,6 +96,23 @@ class Plan(abc.ABC):
                          partial=None if progress is None else partial,
                          keep=lambda task, result: self.keep(task, result, store))
         return self.summarise(tasks, [done[t.key] for t in tasks], time.perf_counter() - t0)
+
+    def damaged(self, store) -> list[tuple[str, str]]:
+        """``(task key, reason)`` of the finished tasks in ``store`` whose files beside the store
+        (written by :meth:`keep`) are missing or damaged; none by default."""
+        return []
+
+    def discard_damaged(self, store) -> list[str]:
+        """Mark the tasks of :meth:`damaged` as failed in ``store`` so that this run computes them
+        again, each reported in one line (a :class:`~deeplimits.runs.DamagedFileWarning`)."""
+        from ..runs import DamagedFileWarning
+
+        keys = []
+        for key, reason in self.damaged(store):
+            if store.discard(key, reason):
+                warnings.warn(f"{reason}; computing its task {key} again", DamagedFileWarning, stacklevel=3)
+                keys.append(key)
+        return keys
 
     def keep(self, task, result, store):
         """What of a finished task's result the store records (called before it does): the

@@ -5,19 +5,27 @@ configuration, where the trained weights are stored and how to read them back.
 The initial weights of configuration ``(H_i, seed_j)`` are drawn with the generator seeded
 ``chunk_seed(seed, i * seeds + j)`` (its input and output layers with ``chunk_seed(seed, 2^40 +
 i * seeds + j)``): the same for every ``beta`` and learning rate.
+
+Integrity: the SHA-256 of each stored weights file is recorded in its task's result, which the
+run store checksums; a file that is missing, truncated, replaced or garbled no longer matches,
+so the same command trains its chunk again (:func:`weights_damage`) and ``runs plot`` leaves it
+out with one line naming it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
+import warnings
 
 import torch
 
 from .._random import chunk_seed
-from ..runs import register_task
+from ..runs import DamagedFileWarning, register_task
 
-__all__ = ["train_task", "init_weights", "load_trained", "weights_path", "weight_paths", "WEIGHTS_DIR"]
+__all__ = ["train_task", "init_weights", "load_trained", "weights_path", "weight_paths", "weights_damage",
+           "file_sha256", "WEIGHTS_DIR"]
 
 WEIGHTS_DIR = "weights"
 
@@ -25,6 +33,47 @@ WEIGHTS_DIR = "weights"
 def weights_path(directory: str, key: str) -> str:
     """Where the trained weights of task ``key`` live in the run directory ``directory``."""
     return os.path.join(directory, WEIGHTS_DIR, key.replace("/", "_") + ".pt")
+
+
+def file_sha256(path: str) -> str:
+    """The SHA-256 of the file ``path`` (read in blocks of 1 MiB)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def save_weights(state: dict, path: str) -> str:
+    """Write ``state`` to ``path`` atomically (a partial file, then a rename); its SHA-256."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path + ".partial"
+    torch.save(state, tmp)
+    digest = file_sha256(tmp)
+    os.replace(tmp, path)
+    return digest
+
+
+def weights_damage(directory: str, result: dict) -> str | None:
+    """Why the weights file that a stored chunk ``result`` names is unusable (missing, or its
+    SHA-256 is not the one recorded), or ``None`` when it is intact or the chunk stored none.
+    A chunk stored before checksums were recorded is checked by reading it."""
+    name = result.get("weights")
+    if not name:
+        return None
+    path = os.path.join(directory, name)
+    if not os.path.isfile(path):
+        return f"the trained weights {path} are missing"
+    expected = result.get("weights_sha256")
+    try:
+        if expected is None:
+            load_trained(path)
+            return None
+        if file_sha256(path) != expected:
+            return f"the trained weights {path} are damaged (their SHA-256 is not the one recorded)"
+    except (OSError, ValueError) as e:
+        return f"the trained weights {path} are unreadable ({' '.join(str(e).split())})"
+    return None
 
 
 @register_task("train-chunk", reports_progress=True)
@@ -81,18 +130,33 @@ def _module_options(net) -> dict:
             "activation": net.activation.name, "bias": net.bias}
 
 
-def load_trained(path: str, *, map_location="cpu"):
+def load_trained(path: str, *, map_location="cpu", sha256: str | None = None):
     """The trained module of one stored chunk (``<run>/weights/<task>.pt``) and its
-    configurations: ``(ResidualNetwork, [ {hurst, beta, lr, seed, init}, ...])``."""
+    configurations: ``(ResidualNetwork, [ {hurst, beta, lr, seed, init}, ...])``.
+
+    The file is read with ``torch.load(weights_only=True)`` (tensors and plain containers,
+    never code). ``sha256``: the digest recorded for it (checked first). A file that does not
+    match, cannot be read, or is not a training chunk raises a one-line ``ValueError`` naming it."""
     from ..training import ResidualNetwork
 
-    state = torch.load(path, map_location=map_location, weights_only=True)
-    opts = dict(state["module"])
-    dtype = next(iter(state["state_dict"].values())).dtype
-    net = ResidualNetwork(opts.pop("arch"), opts.pop("depth"), opts.pop("width"), opts.pop("in_features"),
-                          opts.pop("out_features"), dtype=dtype, **opts)
-    net.load_state_dict(state["state_dict"])
-    return net, state["configs"]
+    path = os.fspath(path)
+    if sha256 is not None and file_sha256(path) != sha256:
+        raise ValueError(f"{path} is damaged: its SHA-256 is not the one recorded for it")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            state = torch.load(path, map_location=map_location, weights_only=True)
+        opts = dict(state["module"])
+        sd = state["state_dict"]
+        dtype = next(iter(sd.values())).dtype
+        net = ResidualNetwork(opts.pop("arch"), opts.pop("depth"), opts.pop("width"), opts.pop("in_features"),
+                              opts.pop("out_features"), dtype=dtype, **opts)
+        net.load_state_dict(sd)
+        configs = list(state["configs"])
+    except Exception as e:  # noqa: BLE001 - any unreadable or foreign file is one line naming it
+        raise ValueError(f"{path} is not a stored training chunk ({type(e).__name__}: "
+                         f"{' '.join(str(e).split())[:200]})") from None
+    return net, configs
 
 
 def weight_paths(plan, directory: str, result, *, entry=(0, 0),
@@ -104,6 +168,7 @@ def weight_paths(plan, directory: str, result, *, entry=(0, 0),
     from ..training import ResidualNetwork
 
     best = {(b["hurst"], b["beta"]): b for b in result.best}
+    stored = getattr(result, "weights", None) or {}
     name = "W" if plan.arch == "inside" else "V"
     betas = list(plan.betas)
     if len(betas) > most:
@@ -112,13 +177,19 @@ def weight_paths(plan, directory: str, result, *, entry=(0, 0),
     for task in plan.tasks():
         beta, configs = task.params["beta"], task.params["configs"]
         path = weights_path(directory, task.key)
-        if beta not in betas or not os.path.exists(path):
+        recorded = task.key in stored  # a run that stored weights names each file with its SHA-256
+        if beta not in betas or not (recorded or os.path.exists(path)):
             continue
         top = best.get((plan.hursts[0], beta))
         lr = top["lr"] if top and top["lr"] is not None else plan.lrs[0]
         hit = [c for c, cfg in enumerate(configs)
                if cfg["hurst"] == plan.hursts[0] and cfg["seed"] == 0 and cfg["lr"] == lr]
         if not hit:
+            continue
+        why = weights_damage(directory, stored.get(task.key, {"weights": os.path.relpath(path, directory)}))
+        if why is not None:
+            warnings.warn(f"{why}; left out of the figure (run the same train command to recompute it)",
+                          DamagedFileWarning, stacklevel=2)
             continue
         net, _ = load_trained(path)
         cfg = configs[hit[0]]

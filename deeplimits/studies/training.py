@@ -30,7 +30,7 @@ from .._names import DRIVERS
 from .._plain import PlainData
 from ..runs import Task, chunk_sizes
 from .plan import Plan, register_plan
-from .trained import WEIGHTS_DIR, load_trained, weights_path  # noqa: F401 - registers the task; re-exported
+from .trained import WEIGHTS_DIR, load_trained, save_weights, weights_damage, weights_path  # noqa: F401 - registers the task
 from .presets import TRAIN_PRESETS  # noqa: F401 - re-exported (torch-free home)
 
 __all__ = ["TrainPlan", "TrainGridResult", "plan_training", "train_grid", "load_trained", "WEIGHTS_DIR",
@@ -48,9 +48,11 @@ class TrainGridResult(PlainData):
     """The records of a training grid: one per configuration (``driver``, ``hurst``, ``beta``,
     ``lr``, ``seed``, ``train_loss``, ``test_loss``, ``train_accuracy``, ``test_accuracy``
     (``None`` when the configuration blew up or for regression), ``finite``, ``epochs``,
-    ``seconds``: the wall time of its chunk divided by the chunk's configurations), and ``best``:
+    ``seconds``: the wall time of its chunk divided by the chunk's configurations), ``best``:
     per ``(hurst, beta)`` the configuration with the best test accuracy (for regression the
-    lowest test loss) over the learning rates and seeds, with ``line = max(H, 1/2)``."""
+    lowest test loss) over the learning rates and seeds, with ``line = max(H, 1/2)``, and
+    ``weights``: per task, the stored weights file (``weights``, relative to the run directory)
+    and its SHA-256 (``weights_sha256``)."""
 
     dataset: str
     driver: str
@@ -61,6 +63,7 @@ class TrainGridResult(PlainData):
     records: list[dict]
     best: list[dict]
     seconds: float
+    weights: dict = dataclasses.field(default_factory=dict)
 
     def report(self) -> str:
         """One line per ``(H, beta)``: the best accuracy and its learning rate."""
@@ -162,21 +165,29 @@ class TrainPlan(Plan):
 
     def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> TrainGridResult:
         records = [r for res in results for r in res["records"]]
+        weights = {t.key: {k: res[k] for k in ("weights", "weights_sha256") if k in res}
+                   for t, res in zip(tasks, results) if res.get("weights")}
         return TrainGridResult(self.dataset, self.driver, self.depth, self.width, self.arch, self.epochs,
-                               records, _best(records), seconds)
+                               records, _best(records), seconds, weights)
 
     def keep(self, task, result, store):
         """Write the chunk's trained weights next to the store (atomically, before the store
-        records the chunk) and keep the JSON part."""
+        records the chunk) and keep the JSON part with the file's name and SHA-256."""
         state = result.pop("state", None)
         if store is not None and self.save_weights and state is not None:
             path = weights_path(store.directory, task.key)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            tmp = path + ".partial"
-            torch.save(state, tmp)
-            os.replace(tmp, path)
+            result["weights_sha256"] = save_weights(state, path)
             result["weights"] = os.path.relpath(path, store.directory)
         return result
+
+    def damaged(self, store) -> list[tuple[str, str]]:
+        """The finished chunks whose stored weights are missing or damaged (:func:`weights_damage`)."""
+        out = []
+        for key, result in store.results().items():
+            why = weights_damage(store.directory, result) if isinstance(result, dict) else None
+            if why is not None:
+                out.append((key, why))
+        return out
 
 
 def _fused(plan) -> bool:

@@ -1,0 +1,48 @@
+"""What makes a stored task trustworthy: its checksum, and the errors and warnings of a store or
+of a file beside it that is damaged (see docs/sweeps.md, "Every stored result is verified")."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+__all__ = ["RunStoreError", "DamagedStoreError", "DamagedFileWarning", "checksum", "task_state"]
+
+
+class RunStoreError(ValueError):
+    """The run store cannot be used: unreadable, not a deeplimits store, or made by another command."""
+
+
+class DamagedFileWarning(UserWarning):
+    """A file a finished task wrote beside the store is missing or damaged: the task is computed
+    again (the command line prints the warning as one line)."""
+
+
+class DamagedStoreError(RunStoreError):
+    """The run store's file cannot be read as a store: truncated or garbled, a table missing, its
+    spec not JSON, or a schema this version does not read (the command line exits 1: a runtime
+    failure, not a bad argument)."""
+
+
+def checksum(key: str, fn: str, params: str, seed: int, result: str, versions: str) -> str:
+    """The checksum of a finished task as stored: sha256 of the exact stored texts of its result
+    and versions together with its key, function, parameters and seed (so that neither a changed
+    digit nor a truncation nor a row moved to another key goes unnoticed)."""
+    text = json.dumps(["deeplimits-task-v1", key, fn, params, int(seed), result, versions])
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def task_state(row: dict) -> str:
+    """``'verified'``, ``'unverified'`` (a task of a schema-1 store, which has no checksum
+    column) or ``'damaged'`` (its texts are not JSON, or its checksum is missing or wrong)."""
+    try:
+        for k in ("result", "params", "versions"):
+            json.loads(row[k])
+        if "checksum" not in row:
+            return "unverified"
+        stored = row["checksum"]
+        ok = stored is not None and stored == checksum(row["key"], row["fn"], row["params"], row["seed"],
+                                                       row["result"], row["versions"])
+    except (TypeError, ValueError):
+        return "damaged"
+    return "verified" if ok else "damaged"
