@@ -18,12 +18,21 @@ from typing import Callable, Sequence
 from ._validate import ResourceError
 
 __all__ = ["Estimate", "available_memory", "fmt_bytes", "fgn_bytes", "require_memory", "require_count",
-           "fit_chunk", "MAX_TASKS", "MAX_STEPS"]
+           "fit_chunk", "MAX_TASKS", "MAX_STEPS", "MAX_CONFIGS", "MAX_TRAIN_STEPS"]
 
 #: at most this many tasks (chunks of draws, Hurst indices) in one run
 MAX_TASKS = 1_000_000
 #: at most this many sequential steps (layers or fine grid steps) in one task
 MAX_STEPS = 1 << 26
+#: at most this many trained networks (configurations) in one run: each is a record in the run
+#: store and in the result, and an entry of its task (together about 1 KiB of memory each)
+MAX_CONFIGS = 1_000_000
+#: at most this many layer passes in one training task (one pass: a mini-batch forward and
+#: backward through one layer, counted ``epochs x batches per epoch x depth``): 2^28 = 2.7e8,
+#: about 11 hours at the ~150 us per pass measured on a 2-core CPU (res-1 at d = 30, batch 128,
+#: or the inside model at d = 10, batch 32); the largest preset task (``scaling --preset
+#: published``: 300 epochs x 26 batches x 9100 layers = 7.1e7) is a quarter of it
+MAX_TRAIN_STEPS = 1 << 28
 
 
 @dataclasses.dataclass(frozen=True)
