@@ -19,6 +19,7 @@ the learning rates for each ``(H, beta)``; training fails well below the line
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from typing import Callable, ClassVar, Sequence
 
@@ -34,7 +35,30 @@ from .trained import WEIGHTS_DIR, load_trained, weights_path  # noqa: F401 - reg
 from .presets import TRAIN_PRESETS  # noqa: F401 - re-exported (torch-free home)
 
 __all__ = ["TrainPlan", "TrainGridResult", "plan_training", "train_grid", "load_trained", "WEIGHTS_DIR",
-           "critical_line"]
+           "critical_line", "data_sizes", "DATA_SIZES"]
+
+#: ``(train samples, test samples, input_dim, output_dim)`` of the data sets that need no file,
+#: as a training task loads them (default options, test fraction 0.2): a plan is sized without
+#: loading them (tests/test_size_limits.py checks these against ``load_dataset``)
+DATA_SIZES = {"digits": (1438, 359, 64, 10), "mnist1d": (4000, 1000, 40, 10), "synthetic": (819, 205, 10, 10)}
+_READ: dict = {}  # the sizes of the data sets read at plan time, by (name, root)
+
+
+def data_sizes(dataset: str, root: str | None = None) -> tuple[int, int, int, int]:
+    """``(n_train, n_test, input_dim, output_dim)`` of ``dataset`` as a training task loads it:
+    :data:`DATA_SIZES`, else those of the files read when the plan checked them, else the
+    data set is loaded once here."""
+    if dataset in DATA_SIZES:
+        return DATA_SIZES[dataset]
+    if (dataset, root) not in _READ:
+        from ..data import load_dataset
+
+        _remember(dataset, root, load_dataset(dataset, root=root))
+    return _READ[(dataset, root)]
+
+
+def _remember(dataset: str, root, data) -> None:
+    _READ[(dataset, root)] = (data.n_train, data.n_test, data.input_dim, data.output_dim)
 
 
 def critical_line(hurst: float | None) -> float:
@@ -151,14 +175,59 @@ class TrainPlan(Plan):
         """Configuration-epochs: a chunk reports each epoch as it trains (in this process)."""
         return len(task.params["configs"]) * self.epochs
 
+    @property
+    def n_configs(self) -> int:
+        """The configurations of the grid, counted without listing them:
+        ``len(hursts) x seeds x len(lrs) x len(betas)``."""
+        return configs_count(self.hursts, self.seeds, self.lrs, self.betas)
+
+    def steps(self) -> int:
+        """The sequential layer passes of one task (:func:`~deeplimits.training.train.train_steps`):
+        ``epochs x ceil(n_train / batch_size) x depth`` (and the evaluations of ``stop_loss``)."""
+        from ..training.train import train_steps
+
+        return train_steps(data_sizes(self.dataset, self.root)[0], self.batch_size, self.epochs, self.depth,
+                           self.stop_loss)
+
+    def estimate(self) -> R_.Estimate:
+        """Peak memory of the largest task, tasks, configurations and layer passes per task."""
+        per_beta = self.n_configs // len(self.betas)
+        chunk = min(self.chunk, per_beta)
+        return R_.Estimate(self.estimate_bytes(chunk), len(self.betas) * R_.tasks_of(per_beta, chunk), self.n_configs,
+                           chunk, self.steps(), R_.available_memory(self.device), "configuration")
+
     def estimate_bytes(self, configs: int) -> int:
-        """Peak bytes of a task training ``configs`` configurations (activations of one batch,
-        parameters with their gradient, two Adam moments and a temporary: six copies)."""
-        item = torch.empty((), dtype=getattr(torch, self.dtype)).element_size()
-        per_layer = self.width * self.width * (2 if self.arch in ("res-2", "res-3") else 1) + self.width
-        params = self.depth * per_layer * 6
-        acts = self.depth * self.batch_size * self.width * (1 if _fused(self) else 8)
-        return configs * item * (params + acts) + (64 << 20)
+        """Peak bytes of a task training ``configs`` configurations: the larger of training
+        (:func:`~deeplimits.training.train.train_bytes`: six copies of the parameters and the
+        activations of one mini-batch) and initialisation (the parameters and the driver sample
+        of one configuration's weights), plus the data set (its float64 arrays as loaded and
+        split, its tensors) and 64 MiB for the interpreter's and the allocator's own."""
+        from ..training.modules import activation_count, parameter_count
+        from ..training.train import train_bytes
+
+        item = getattr(torch, self.dtype).itemsize
+        n_train, n_test, d_in, d_out = data_sizes(self.dataset, self.root)
+        params = parameter_count(self.arch, self.depth, self.width, d_in, d_out, configs=configs, bias=self.bias)
+        acts = activation_count(self.arch, _fused(self), self.depth, self.width, min(self.batch_size, n_train), configs)
+        init = item * params + self._init_bytes(item)
+        data = (n_train + n_test) * (d_in + d_out) * (item + 16)
+        return max(train_bytes(params, acts, item), init) + data + (64 << 20)
+
+    def _init_bytes(self, item: int) -> int:
+        """Peak bytes of drawing one configuration's residual weights (:func:`.trained.init_weights`):
+        a driver sample per weight tensor (``V``, ``W``; the bias only for ``inside``) and its
+        layers read at once."""
+        from ..paths import make_driver
+        from ..training.init import resolution_for
+
+        driver = make_driver(self.driver, self.hursts[0], self.length_scale)
+        res = resolution_for(driver, self.depth)
+        layers = self.depth if res is None or res % self.depth == 0 else res
+        shapes = [(self.width, self.width)] * (2 if self.arch in ("res-2", "res-3") else 1)
+        if self.arch == "inside" and self.bias:
+            shapes.append((self.width,))
+        dtype = getattr(torch, self.dtype)
+        return sum(driver.sample_bytes(s, 1, res, dtype) + 2 * item * layers * math.prod(s) for s in shapes)
 
     def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> TrainGridResult:
         records = [r for res in results for r in res["records"]]
@@ -177,6 +246,10 @@ class TrainPlan(Plan):
             os.replace(tmp, path)
             result["weights"] = os.path.relpath(path, store.directory)
         return result
+
+
+def configs_count(hursts, seeds: int, lrs, betas) -> int:
+    return len(hursts) * seeds * len(lrs) * len(betas)
 
 
 def _fused(plan) -> bool:
@@ -214,13 +287,16 @@ def plan_training(dataset: str = "digits", driver: str = "gaussian", *, hursts: 
     :class:`TrainPlan`. Arguments as for :func:`train_grid`."""
     from ..data.base import dataset_names
     from ..networks import ARCHITECTURES, ResNet
-    from ..training.train import OPTIMISERS
+    from ..training.train import OPTIMISERS, require_train_steps
 
     dataset = V_.choice("dataset", dataset, dataset_names())
     driver, hursts, length_scale = _driver_options(driver, hursts, length_scale)
     betas = _values("betas", betas, lambda b: V_.real("betas", b, low=0.0))
     lrs = _values("lrs", lrs, lambda r: V_.real("lrs", r, low=0.0, low_open=True))
     seeds = V_.integer("seeds", seeds)
+    R_.require_count(configs_count(hursts, seeds, lrs, betas), R_.MAX_CONFIGS,
+                     f"configurations (hursts x seeds x lrs x betas = {len(hursts)} x {seeds} x {len(lrs)} x "
+                     f"{len(betas)})", ("seeds", "lrs", "betas") + (("hursts",) if driver == "fractional" else ()))
     arch = V_.choice("arch", arch, ARCHITECTURES)
     act = ResNet(arch, activation, 0.5).activation.name
     if not isinstance(bias, bool):
@@ -238,6 +314,7 @@ def plan_training(dataset: str = "digits", driver: str = "gaussian", *, hursts: 
         raise ValueError(f"save_weights must be True or False, got {save_weights!r}")
     where = V_.device("device", device, dtype)
     root = _data_root(dataset, root)
+    require_train_steps(data_sizes(dataset, root)[0], batch_size, epochs, depth, stop_loss, ("epochs", "depth"))
     per_beta = len(hursts) * seeds * len(lrs)
     plan = TrainPlan(dataset, driver, tuple(hursts), tuple(betas), tuple(lrs), seeds, arch, act, bias, depth, width,
                      epochs, batch_size, optimizer, lr_decay_halfway, seed, str(dtype).replace("torch.", ""),
@@ -245,7 +322,7 @@ def plan_training(dataset: str = "digits", driver: str = "gaussian", *, hursts: 
                      None if where.type == "cpu" else str(where))
     chunk = R_.fit_chunk(plan.estimate_bytes, per_beta, None if chunk is None else V_.integer("chunk", chunk),
                          per_beta, f"(L={depth}, d={width}, batch {batch_size})",
-                         ("depth", "width", "batch_size"), device=where)
+                         ("depth", "width", "batch_size"), device=where, unit="configuration")
     return dataclasses.replace(plan, chunk=chunk)
 
 
@@ -277,7 +354,7 @@ def _data_root(dataset: str, root):
         return None
     root = _root(DATASETS[dataset], root)
     try:
-        load_dataset(dataset, root=root)
+        _remember(dataset, root, load_dataset(dataset, root=root))
     except FileNotFoundError as e:
         raise ValueError(f"root must hold the files of the data set: {e}") from None
     return root
