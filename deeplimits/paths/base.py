@@ -196,6 +196,13 @@ class Driver(abc.ABC):
             device: where the sample's numbers are drawn and kept (default the CPU); on a
                 non-CPU device they come from a generator on that device seeded from
                 ``generator`` (:mod:`deeplimits._random`).
+
+        Raises:
+            ResourceError: before anything is drawn, for a ``resolution`` above
+                :data:`~deeplimits._resources.MAX_STEPS` (``2^26`` fine steps) or a sample
+                whose memory (:meth:`sample_bytes`) exceeds the device's; reading the layers at
+                once (:meth:`DriverSample.weights`, ``increments``, ``path``) is checked the same
+                way (:meth:`DriverSample.layers_bytes`, at most ``2^26`` layers).
         """
         shape = V.size(shape, name="shape")
         draws = V.integer("draws", draws)

@@ -284,7 +284,14 @@ def plan_training(dataset: str = "digits", driver: str = "gaussian", *, hursts: 
                   seed: int = 0, dtype: torch.dtype = torch.float32, chunk: int | None = None,
                   save_weights: bool = True, root=None, device=None) -> TrainPlan:
     """Validate a training grid (every check, before any work) and return it as a
-    :class:`TrainPlan`. Arguments as for :func:`train_grid`."""
+    :class:`TrainPlan`. Arguments as for :func:`train_grid`.
+
+    Sizes are checked before any list, file or store is made (``ResourceError``, one line
+    naming the parameters to change): at most :data:`~deeplimits._resources.MAX_CONFIGS`
+    configurations (``len(hursts) x seeds x len(lrs) x len(betas)``, counted); at most
+    :data:`~deeplimits._resources.MAX_TRAIN_STEPS` layer passes per task
+    (:meth:`TrainPlan.steps`); one configuration within the memory of the machine or the
+    device (:meth:`TrainPlan.estimate_bytes`), the default chunk lowered until it fits."""
     from ..data.base import dataset_names
     from ..networks import ARCHITECTURES, ResNet
     from ..training.train import OPTIMISERS, require_train_steps
