@@ -122,6 +122,8 @@ class FractionalDriver(Driver):
                      dtype: torch.dtype = torch.float64) -> int:
         """The fGn of every path on the finest grid (:func:`~deeplimits._resources.fgn_bytes`)
         and its copy with the grid axis first, which the sample keeps."""
+        if resolution is None:
+            raise ValueError("resolution must be given (a power of two) for the fractional driver")
         paths, item = draws * math.prod(shape), dtype.itemsize
         return R.fgn_bytes(resolution, paths, item) + item * resolution * paths
 
