@@ -30,7 +30,8 @@ from deeplimits.diagnostics import hurst_index, trained_ode_distance, trend_spli
 from deeplimits.paths import FractionalDriver, IIDDriver, SmoothDriver
 from deeplimits.studies.presets import SCALING_PRESETS, TRAIN_PRESETS
 from deeplimits.studies.scaling import plan_scaling
-from deeplimits.studies.training import DATA_SIZES, plan_training
+from deeplimits.studies.sizes import DATA_SIZES
+from deeplimits.studies.training import plan_training
 from deeplimits.training import ResidualNetwork, train
 from deeplimits.training.modules import parameter_count
 

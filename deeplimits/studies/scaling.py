@@ -129,7 +129,7 @@ class ScalingPlan(Plan):
         """``(n_train, n_test, input_dim, output_dim)`` of the task's data (the synthetic set of
         ``samples`` points of dimension ``width``, split 80/20; or digits), without loading it."""
         if self.dataset != "synthetic":
-            from .training import data_sizes
+            from .sizes import data_sizes
 
             return data_sizes(self.dataset)
         n_test = int(round(DEFAULT_TEST_FRACTION * self.samples))

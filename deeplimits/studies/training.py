@@ -19,7 +19,6 @@ the learning rates for each ``(H, beta)``; training fails well below the line
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 from typing import Callable, ClassVar, Sequence
 
@@ -31,34 +30,12 @@ from .._names import DRIVERS
 from .._plain import PlainData
 from ..runs import Task, chunk_sizes
 from .plan import Plan, register_plan
+from .sizes import configs_count, data_root, data_sizes, init_bytes
 from .trained import WEIGHTS_DIR, load_trained, weights_path  # noqa: F401 - registers the task; re-exported
 from .presets import TRAIN_PRESETS  # noqa: F401 - re-exported (torch-free home)
 
 __all__ = ["TrainPlan", "TrainGridResult", "plan_training", "train_grid", "load_trained", "WEIGHTS_DIR",
-           "critical_line", "data_sizes", "DATA_SIZES"]
-
-#: ``(train samples, test samples, input_dim, output_dim)`` of the data sets that need no file,
-#: as a training task loads them (default options, test fraction 0.2): a plan is sized without
-#: loading them (tests/test_size_limits.py checks these against ``load_dataset``)
-DATA_SIZES = {"digits": (1438, 359, 64, 10), "mnist1d": (4000, 1000, 40, 10), "synthetic": (819, 205, 10, 10)}
-_READ: dict = {}  # the sizes of the data sets read at plan time, by (name, root)
-
-
-def data_sizes(dataset: str, root: str | None = None) -> tuple[int, int, int, int]:
-    """``(n_train, n_test, input_dim, output_dim)`` of ``dataset`` as a training task loads it:
-    :data:`DATA_SIZES`, else those of the files read when the plan checked them, else the
-    data set is loaded once here."""
-    if dataset in DATA_SIZES:
-        return DATA_SIZES[dataset]
-    if (dataset, root) not in _READ:
-        from ..data import load_dataset
-
-        _remember(dataset, root, load_dataset(dataset, root=root))
-    return _READ[(dataset, root)]
-
-
-def _remember(dataset: str, root, data) -> None:
-    _READ[(dataset, root)] = (data.n_train, data.n_test, data.input_dim, data.output_dim)
+           "critical_line"]
 
 
 def critical_line(hurst: float | None) -> float:
@@ -209,25 +186,10 @@ class TrainPlan(Plan):
         n_train, n_test, d_in, d_out = data_sizes(self.dataset, self.root)
         params = parameter_count(self.arch, self.depth, self.width, d_in, d_out, configs=configs, bias=self.bias)
         acts = activation_count(self.arch, _fused(self), self.depth, self.width, min(self.batch_size, n_train), configs)
-        init = item * params + self._init_bytes(item)
+        init = item * params + init_bytes(self.driver, self.hursts[0], self.length_scale, self.arch, self.bias,
+                                          self.depth, self.width, getattr(torch, self.dtype))
         data = (n_train + n_test) * (d_in + d_out) * (item + 16)
         return max(train_bytes(params, acts, item), init) + data + (64 << 20)
-
-    def _init_bytes(self, item: int) -> int:
-        """Peak bytes of drawing one configuration's residual weights (:func:`.trained.init_weights`):
-        a driver sample per weight tensor (``V``, ``W``; the bias only for ``inside``) and its
-        layers read at once."""
-        from ..paths import make_driver
-        from ..training.init import resolution_for
-
-        driver = make_driver(self.driver, self.hursts[0], self.length_scale)
-        res = resolution_for(driver, self.depth)
-        layers = self.depth if res is None or res % self.depth == 0 else res
-        shapes = [(self.width, self.width)] * (2 if self.arch in ("res-2", "res-3") else 1)
-        if self.arch == "inside" and self.bias:
-            shapes.append((self.width,))
-        dtype = getattr(torch, self.dtype)
-        return sum(driver.sample_bytes(s, 1, res, dtype) + 2 * item * layers * math.prod(s) for s in shapes)
 
     def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> TrainGridResult:
         records = [r for res in results for r in res["records"]]
@@ -246,10 +208,6 @@ class TrainPlan(Plan):
             os.replace(tmp, path)
             result["weights"] = os.path.relpath(path, store.directory)
         return result
-
-
-def configs_count(hursts, seeds: int, lrs, betas) -> int:
-    return len(hursts) * seeds * len(lrs) * len(betas)
 
 
 def _fused(plan) -> bool:
@@ -320,7 +278,7 @@ def plan_training(dataset: str = "digits", driver: str = "gaussian", *, hursts: 
     if not isinstance(save_weights, bool):
         raise ValueError(f"save_weights must be True or False, got {save_weights!r}")
     where = V_.device("device", device, dtype)
-    root = _data_root(dataset, root)
+    root = data_root(dataset, root)
     require_train_steps(data_sizes(dataset, root)[0], batch_size, epochs, depth, stop_loss, ("epochs", "depth"))
     per_beta = len(hursts) * seeds * len(lrs)
     plan = TrainPlan(dataset, driver, tuple(hursts), tuple(betas), tuple(lrs), seeds, arch, act, bias, depth, width,
@@ -350,21 +308,6 @@ def _driver_options(driver, hursts, length_scale):
             raise ValueError(f"length_scale applies only to driver 'smooth', not {driver!r}")
         length_scale = V_.real("length_scale", length_scale, low=0.0, low_open=True)
     return driver, hursts, length_scale
-
-
-def _data_root(dataset: str, root):
-    """The absolute directory of a data set read from files (read once now: a missing or
-    malformed file is named before any work, not in a task); ``None`` for the others."""
-    from ..data.base import DATASETS, _root, load_dataset
-
-    if not DATASETS[dataset].needs_root:
-        return None
-    root = _root(DATASETS[dataset], root)
-    try:
-        _remember(dataset, root, load_dataset(dataset, root=root))
-    except FileNotFoundError as e:
-        raise ValueError(f"root must hold the files of the data set: {e}") from None
-    return root
 
 
 def _values(name: str, values, check) -> tuple:
