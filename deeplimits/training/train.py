@@ -23,8 +23,8 @@ from ..data.batching import batches
 from .modules import ResidualNetwork, activation_count
 from .optim import BatchedAdam, BatchedSGD
 
-__all__ = ["train", "TrainResult", "config_losses", "evaluate", "train_steps", "train_bytes", "LOSSES", "OPTIMISERS",
-           "EVAL_BATCH"]
+__all__ = ["train", "TrainResult", "config_losses", "evaluate", "train_steps", "require_train_steps", "train_bytes",
+           "LOSSES", "OPTIMISERS", "EVAL_BATCH"]
 
 LOSSES = ("cross_entropy", "squared")
 OPTIMISERS = {"adam": BatchedAdam, "sgd": BatchedSGD}
@@ -115,12 +115,12 @@ def _check(module, data, optimizer, epochs, batch_size, loss, stop_loss):
     require_train_steps(n_train, batch_size, epochs, module.depth, stop_loss, ("epochs", "depth"))
     batch = min(batch_size, n_train)
     acts = activation_count(module.arch, module.fused, module.depth, module.width, batch, module.configs)
-    params = sum(p.numel() for p in module.parameters())
-    R_.require_memory(train_bytes(params, acts, module.A.element_size()),
+    params, item, where = sum(p.numel() for p in module.parameters()), module.A.element_size(), module.A.device
+    held = params * item if where.type == "cuda" else 0  # a CUDA device's free memory excludes the module
+    R_.require_memory(train_bytes(params, acts, item) - held,
                       f"to train {module.configs} configuration{'s' * (module.configs != 1)} of {module.arch} at "
                       f"depth={module.depth}, width={module.width}, batch_size={batch_size} (parameters, gradients, "
-                      f"optimiser state and activations)", ("batch_size", "depth", "width", "configs"),
-                      device=module.A.device)
+                      f"optimiser state and activations)", ("batch_size", "depth", "width", "configs"), device=where)
     return optimizer, epochs, batch_size, loss, stop_loss
 
 
