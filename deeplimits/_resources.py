@@ -18,20 +18,30 @@ from typing import Callable, Sequence
 from ._validate import ResourceError
 
 __all__ = ["Estimate", "available_memory", "fmt_bytes", "fgn_bytes", "require_memory", "require_count",
-           "fit_chunk", "MAX_TASKS", "MAX_STEPS"]
+           "fit_chunk", "MAX_TASKS", "MAX_STEPS", "MAX_CONFIGS", "MAX_TRAIN_STEPS"]
 
 #: at most this many tasks (chunks of draws, Hurst indices) in one run
 MAX_TASKS = 1_000_000
 #: at most this many sequential steps (layers or fine grid steps) in one task
 MAX_STEPS = 1 << 26
+#: at most this many trained networks (configurations) in one run: each is a record in the run
+#: store and in the result, and an entry of its task (together about 1 KiB of memory each)
+MAX_CONFIGS = 1_000_000
+#: at most this many layer passes in one training task (one pass: a mini-batch forward and
+#: backward through one layer, counted ``epochs x batches per epoch x depth``): 2^28 = 2.7e8,
+#: about 11 hours at the ~150 us per pass measured on a 2-core CPU (res-1 at d = 30, batch 128,
+#: or the inside model at d = 10, batch 32); the largest preset task (``scaling --preset
+#: published``: 300 epochs x 26 batches x 9100 layers = 7.1e7) is a quarter of it
+MAX_TRAIN_STEPS = 1 << 28
 
 
 @dataclasses.dataclass(frozen=True)
 class Estimate:
     """What a planned study needs: ``peak_bytes`` of memory for its largest task (``chunk``
-    draws), its number of ``tasks`` and of ``networks`` evaluated (draws x depths [x betas
-    x Hurst indices]), ``steps``: the sequential steps of one task, and ``available``: the
-    machine's memory in bytes (:func:`available_memory`)."""
+    draws, or trained configurations: ``unit``), its number of ``tasks`` and of ``networks``
+    evaluated (draws x depths [x betas x Hurst indices]) or trained, ``steps``: the sequential
+    steps of one task (layer passes of a training task), and ``available``: the machine's
+    memory in bytes (:func:`available_memory`)."""
 
     peak_bytes: int
     tasks: int
@@ -39,9 +49,10 @@ class Estimate:
     chunk: int
     steps: int
     available: int
+    unit: str = "draw"
 
     def __str__(self) -> str:
-        return (f"~{fmt_bytes(self.peak_bytes)} per task of {self.chunk} draw{'s' * (self.chunk != 1)}, "
+        return (f"~{fmt_bytes(self.peak_bytes)} per task of {self.chunk} {self.unit}{'s' * (self.chunk != 1)}, "
                 f"{self.tasks} task{'s' * (self.tasks != 1)}, {self.networks} networks "
                 f"(this machine has {fmt_bytes(self.available)})")
 
@@ -99,25 +110,25 @@ def require_count(count: int, limit: int, what: str, knobs: Sequence[str]) -> No
 
 
 def fit_chunk(peak: Callable[[int], int], draws: int, chunk: int | None, default: int, what: str,
-              knobs: Sequence[str], *, device=None) -> int:
+              knobs: Sequence[str], *, device=None, unit: str = "draw") -> int:
     """Draws per task: ``chunk`` when given (refused if ``peak(chunk)`` does not fit), else
     ``default`` lowered until ``peak`` fits in :func:`available_memory` of ``device`` (refused
     when even one draw does not fit). ``peak(n)`` is the peak bytes of a task of ``n`` draws,
-    increasing in ``n``."""
+    increasing in ``n``; ``unit``: what a draw is called in the messages (``'configuration'``)."""
     avail = available_memory(device)
     if chunk is not None:
         need = peak(chunk)
         if need > avail:
             one = peak(1)
             fits = 0 if one > avail else _largest(peak, chunk, avail)
-            hint = f" (at most {fits} draws per chunk fit)" if fits else ""
-            raise ResourceError(f"needs ~{fmt_bytes(need)} per task of chunk={chunk} draws {what}; {_has(device)} "
+            hint = f" (at most {fits} {unit}s per chunk fit)" if fits else ""
+            raise ResourceError(f"needs ~{fmt_bytes(need)} per task of chunk={chunk} {unit}s {what}; {_has(device)} "
                                 f"{fmt_bytes(avail)}{hint} (lower chunk or {_or(knobs)})", needed=need,
                                 available=avail, knobs=("chunk", *knobs))
         return chunk
     one = peak(1)
     if one > avail:
-        raise ResourceError(f"needs ~{fmt_bytes(one)} per draw {what}; {_has(device)} {fmt_bytes(avail)} "
+        raise ResourceError(f"needs ~{fmt_bytes(one)} per {unit} {what}; {_has(device)} {fmt_bytes(avail)} "
                             f"(lower {_or(knobs)})", needed=one, available=avail, knobs=knobs)
     default = max(1, min(draws, default))
     return default if peak(default) <= avail else _largest(peak, default, avail)

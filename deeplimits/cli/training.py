@@ -29,7 +29,7 @@ def run_train_cmd(args) -> int:
     spec = plan("train", OPTIONS + ("dtype",), training.plan_training, **kw)
     out = default_out(args, "train", spec.to_dict())
     outputs.check_outputs(args, "train", out)
-    total = len(spec.configs()) * spec.epochs
+    total = spec.n_configs * spec.epochs
     with Run(out, spec.to_dict()) as store:
         with progress(args, total=total, unit="epoch", desc="train",
                       bar_format="{desc} {bar} {n_fmt}/{total_fmt} configuration-epochs "

@@ -23,10 +23,11 @@ import math
 import numpy as np
 import torch
 
+from .. import _resources as R_
 from .. import _validate as V_
 from .._plain import PlainData
 
-__all__ = ["weight_diagnostics", "WeightDiagnostics", "hurst_index", "DIAGNOSTICS"]
+__all__ = ["weight_diagnostics", "WeightDiagnostics", "hurst_index", "diagnostics_bytes", "DIAGNOSTICS"]
 
 #: the scalar diagnostics, in report order
 DIAGNOSTICS = ("max_norm", "increment_norm", "cumsum_norm", "rss", "quadratic_variation", "hurst")
@@ -54,6 +55,13 @@ class WeightDiagnostics(PlainData):
                 f"{self.hurst:7.3f} {self.hurst_iqr:7.3f}")
 
 
+def diagnostics_bytes(shape) -> int:
+    """Peak bytes of :func:`weight_diagnostics` (and :func:`hurst_index`) of a tensor of
+    ``shape``, from the shape alone: its float64 working copy and two float64 temporaries of
+    its size (the differences, the cumulative sums, the squares of the Hurst estimator)."""
+    return 3 * 8 * math.prod(shape)
+
+
 def _layers(A) -> torch.Tensor:
     if isinstance(A, np.ndarray):
         A = torch.from_numpy(A)
@@ -61,6 +69,9 @@ def _layers(A) -> torch.Tensor:
         raise ValueError(f"A must be a tensor or array of shape (L, ...), got {type(A).__name__}")
     if A.dim() < 1 or A.shape[0] < 3:
         raise ValueError(f"A must have shape (L, ...) with L >= 3 layers, got {tuple(A.shape)}")
+    # before the float64 copy (an expanded view holds no memory, its copy does)
+    R_.require_memory(diagnostics_bytes(A.shape), f"for the float64 working copies of A of shape {tuple(A.shape)} "
+                      f"({A.numel():.3g} numbers)", ("A",))
     A = A.detach().to(device="cpu", dtype=torch.float64)
     if not bool(torch.isfinite(A).all()):
         raise ValueError("A must be finite (a blown-up network has no weight diagnostics)")
@@ -84,7 +95,9 @@ def _hurst(a: torch.Tensor) -> torch.Tensor:
 
 def weight_diagnostics(A, *, beta: float = 0.0, name: str = "A") -> WeightDiagnostics:
     """The diagnostics of ``A`` of shape ``(L, ...)`` (module docstring); ``beta`` scales the
-    increment norm by ``L^beta``."""
+    increment norm by ``L^beta``. Computed in float64 on the CPU; an ``A`` whose working copies
+    (:func:`diagnostics_bytes`) cannot fit in memory is refused (``ResourceError``) before any
+    is made."""
     beta = V_.real("beta", beta)
     a = _layers(A)
     L = a.shape[0]

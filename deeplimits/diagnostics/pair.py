@@ -13,9 +13,21 @@ from __future__ import annotations
 
 import torch
 
-from .trend import trend_split
+from .. import _resources as R_
+from .trend import trend_bytes, trend_split
 
-__all__ = ["trained_ode_distance"]
+__all__ = ["trained_ode_distance", "ode_distance_bytes"]
+
+
+def ode_distance_bytes(depth: int, configs: int, inputs: int, width: int, item: int, bandwidth: float = 0.05) -> int:
+    """Peak bytes of :func:`trained_ode_distance` of an ``inside`` network on ``inputs`` inputs,
+    from the sizes alone: the hidden states ``(L + 1, C, n, d)`` kept as a list and stacked, the
+    ODE's solution at the same times and their difference (four such tensors), and the trends of
+    ``W``, ``b`` and ``delta`` (:func:`~deeplimits.diagnostics.trend_bytes`)."""
+    states = (depth + 1) * configs * inputs * width
+    trends = 0 if depth < 3 else sum(trend_bytes((depth, configs, *s), item, bandwidth)
+                                     for s in ((width, width), (width,), ()))
+    return item * 4 * states + trends
 
 
 @torch.no_grad()
@@ -23,7 +35,9 @@ def trained_ode_distance(module, x: torch.Tensor, *, bandwidth: float = 0.05, rt
                          atol: float = 1e-9) -> torch.Tensor:
     """``E_x max_k ||H(k/L) - h_k||`` per configuration ``(C,)`` of a trained ``inside``
     :class:`~deeplimits.training.ResidualNetwork` on the inputs ``x`` ``(n, d_in)``: ``h_k`` the
-    network's hidden states, ``H`` the ODE above with the trend of ``W``, ``b`` and ``delta``."""
+    network's hidden states, ``H`` the ODE above with the trend of ``W``, ``b`` and ``delta``.
+    Refused (``ResourceError``) before any work when the states and the solution
+    (:func:`ode_distance_bytes`) cannot fit in memory."""
     import torchdiffeq
 
     from ..training import ResidualNetwork
@@ -32,6 +46,9 @@ def trained_ode_distance(module, x: torch.Tensor, *, bandwidth: float = 0.05, rt
         raise ValueError(f"module must be an inside ResidualNetwork, got {getattr(module, 'arch', type(module).__name__)!r}")
     L = module.depth
     h = module.embed(x)  # (C, n, d)
+    R_.require_memory(ode_distance_bytes(L, module.configs, h.shape[1], module.width, h.element_size(), bandwidth),
+                      f"for the trained pair of depth={L}, width={module.width}, {module.configs} configurations on "
+                      f"{h.shape[1]} inputs", ("x", "module"), device=h.device)
     states = [h]
     W = module.W.detach()
     b = module.b.detach() if module.b is not None else torch.zeros(W.shape[:3], dtype=W.dtype, device=W.device)

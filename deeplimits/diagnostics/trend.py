@@ -10,9 +10,24 @@ import math
 
 import torch
 
+from .. import _resources as R_
 from .. import _validate as V_
 
-__all__ = ["trend_split", "from_trend", "trend_loss"]
+__all__ = ["trend_split", "trend_bytes", "from_trend", "trend_loss"]
+
+
+def _half_width(L: int, bandwidth: float) -> int:
+    """Layers on each side of the Gaussian kernel of :func:`trend_split` (three standard deviations)."""
+    return min(L - 1, max(1, math.ceil(3 * (bandwidth * L))))  # sd = bandwidth * L layers
+
+
+def trend_bytes(shape, item: int, bandwidth: float = 0.05) -> int:
+    """Peak bytes of :func:`trend_split` of a tensor of ``shape`` ``(L, ...)`` with ``item``
+    bytes per number, from the shape alone: the reflected copy (``L + 2 half`` layers) and the
+    FFT of the convolution (``L + 4 half`` numbers per coordinate: the product of the
+    transforms and the inverse transform alive together)."""
+    L, half = shape[0], _half_width(shape[0], bandwidth)
+    return item * (math.prod(shape) // L) * ((L + 2 * half) + 2 * (L + 4 * half))
 
 
 def trend_split(A: torch.Tensor, bandwidth: float = 0.05) -> tuple[torch.Tensor, torch.Tensor]:
@@ -20,13 +35,16 @@ def trend_split(A: torch.Tensor, bandwidth: float = 0.05) -> tuple[torch.Tensor,
     coordinate is its average over the layers with Gaussian weights of standard deviation
     ``bandwidth * L`` layers (``bandwidth`` a fraction of the depth in (0, 1); the ends are
     reflected, so a constant or, away from the ends, a linear function of depth is its own
-    trend)."""
+    trend). An ``A`` whose transforms (:func:`trend_bytes`) cannot fit in memory is refused
+    (``ResourceError``) before any is computed."""
     bandwidth = V_.real("bandwidth", bandwidth, low=0.0, high=1.0, low_open=True, high_open=True)
     if not isinstance(A, torch.Tensor) or A.dim() < 1 or A.shape[0] < 3:
         raise ValueError(f"A must be a tensor of shape (L, ...) with L >= 3, got {getattr(A, 'shape', A)!r}")
+    R_.require_memory(trend_bytes(A.shape, A.element_size(), bandwidth), f"for the trend of A of shape "
+                      f"{tuple(A.shape)} at bandwidth={bandwidth}", ("A", "bandwidth"), device=A.device)
     L = A.shape[0]
     sd = bandwidth * L
-    half = min(L - 1, max(1, math.ceil(3 * sd)))
+    half = _half_width(L, bandwidth)
     k = torch.arange(-half, half + 1, dtype=torch.float64, device=A.device)
     w = torch.exp(-0.5 * (k / sd) ** 2)
     w = (w / w.sum()).to(A.dtype)

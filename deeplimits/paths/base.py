@@ -22,6 +22,7 @@ from typing import Callable, Iterator
 
 import torch
 
+from .. import _resources as R
 from .. import _validate as V
 
 _BLOCK_ELEMENTS = 1 << 22  # elements of one lazily generated block of Brownian increments
@@ -78,8 +79,25 @@ class DriverSample(abc.ABC):
         """The depth-``depth`` weights as chunks ``(c, draws, *shape)`` of consecutive layers."""
 
     def weights(self, depth: int) -> torch.Tensor:
-        """The weights ``(depth, draws, *shape)`` of the network of depth ``depth``."""
+        """The weights ``(depth, draws, *shape)`` of the network of depth ``depth`` (refused
+        before any allocation when they cannot fit, :meth:`layers_bytes`)."""
+        self._require_layers(depth, "weights")
         return torch.cat(list(self.iter_weights(depth)), dim=0)
+
+    def layers_bytes(self, depth: int, copies: int = 2) -> int:
+        """Peak bytes of reading ``depth`` layers at once (:meth:`weights`, :meth:`increments`):
+        the streamed chunks and their concatenation, ``copies`` tensors of ``(depth, draws,
+        *shape)`` (three for :meth:`PathSample.path`, which adds the running sum)."""
+        return copies * depth * self.draws * math.prod(self.shape) * self.dtype.itemsize
+
+    def _require_layers(self, depth: int, what: str, copies: int = 2) -> int:
+        """``depth`` checked (a divisor of the resolution for a rough sample), at most
+        :data:`~deeplimits._resources.MAX_STEPS` layers, and its layers fitting in memory."""
+        depth = V.divides("depth", depth, self.resolution) if self.rough else V.integer("depth", depth)
+        R.require_count(depth, R.MAX_STEPS, f"depth={depth} makes too many layers to read at once", ("depth",))
+        R.require_memory(self.layers_bytes(depth, copies), f"for the {what} of depth={depth} ({_draws(self.draws)} "
+                         f"of shape {self.shape})", ("depth", "draws", "shape"), device=self.device)
+        return depth
 
     def iter_increments(self, depth: int, *, transform: Callable | None = None) -> Iterator:
         """Increments of a rough path (see :class:`PathSample`); other samples have none."""
@@ -88,6 +106,8 @@ class DriverSample(abc.ABC):
 
     def increments(self, depth: int) -> torch.Tensor:
         """``X_{k/L} - X_{(k-1)/L}`` (scaled), shape ``(depth, draws, *shape)`` (rough samples)."""
+        if self.rough:
+            self._require_layers(depth, "increments")
         return torch.cat(list(self.iter_increments(depth)), dim=0)
 
     def at(self, t) -> torch.Tensor:
@@ -144,6 +164,7 @@ class PathSample(DriverSample):
 
     def path(self, depth: int) -> torch.Tensor:
         """``X_{k/L}`` for ``k = 0..L`` (``X_0 = 0``), shape ``(depth + 1, draws, *shape)``."""
+        self._require_layers(depth, "path", copies=3)
         inc = self.increments(depth)
         return torch.cat([torch.zeros_like(inc[:1]), inc.cumsum(0)], dim=0)
 
@@ -175,6 +196,13 @@ class Driver(abc.ABC):
             device: where the sample's numbers are drawn and kept (default the CPU); on a
                 non-CPU device they come from a generator on that device seeded from
                 ``generator`` (:mod:`deeplimits._random`).
+
+        Raises:
+            ResourceError: before anything is drawn, for a ``resolution`` above
+                :data:`~deeplimits._resources.MAX_STEPS` (``2^26`` fine steps) or a sample
+                whose memory (:meth:`sample_bytes`) exceeds the device's; reading the layers at
+                once (:meth:`DriverSample.weights`, ``increments``, ``path``) is checked the same
+                way (:meth:`DriverSample.layers_bytes`, at most ``2^26`` layers).
         """
         shape = V.size(shape, name="shape")
         draws = V.integer("draws", draws)
@@ -188,12 +216,26 @@ class Driver(abc.ABC):
             if resolution is None:
                 raise ValueError(f"resolution must be given (a power of two) for the {self.name} driver")
             resolution = V.power_of_two("resolution", resolution)
+            R.require_count(resolution, R.MAX_STEPS, f"resolution={resolution} makes too many fine steps per path",
+                            ("resolution",))
         elif resolution is not None:
             raise ValueError(f"resolution applies only to path drivers (Gaussian i.i.d., fractional), "
                              f"not to the {self.name} driver")
+        at = "" if resolution is None else f" at resolution={resolution}"
+        R.require_memory(self.sample_bytes(shape, draws, resolution, dtype),
+                         f"for a {self.name} sample of {_draws(draws)} of shape {shape}{at}",
+                         ("draws", "shape") + (("resolution",) if self.needs_resolution else ()), device=device)
         return self._sample(shape, draws, resolution, generator, dtype, scale, device)
 
     needs_resolution = False
+
+    def sample_bytes(self, shape, draws: int = 1, resolution: int | None = None,
+                     dtype: torch.dtype = torch.float64) -> int:
+        """Peak bytes of :meth:`sample` and of streaming its weights (:meth:`DriverSample.iter_weights`),
+        counted without drawing anything; :meth:`sample` refuses a request above the memory of
+        its device. Here (streamed laws: i.i.d., Brownian): the blocks in flight, one drawn,
+        one drawn ahead and their pairwise sums, of at least one layer each."""
+        return 3 * dtype.itemsize * max(_BLOCK_ELEMENTS, draws * math.prod(shape))
 
     @abc.abstractmethod
     def _sample(self, shape, draws, resolution, generator, dtype, scale, device) -> DriverSample: ...
@@ -204,6 +246,10 @@ class Driver(abc.ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
+
+
+def _draws(n: int) -> str:
+    return f"{n} draw{'s' * (n != 1)}"
 
 
 def _pow2_floor(x: int) -> int:

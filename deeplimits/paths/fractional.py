@@ -118,6 +118,15 @@ class FractionalDriver(Driver):
     def __init__(self, hurst: float):
         self.hurst = self.regularity = V.hurst(hurst)
 
+    def sample_bytes(self, shape, draws: int = 1, resolution: int | None = None,
+                     dtype: torch.dtype = torch.float64) -> int:
+        """The fGn of every path on the finest grid (:func:`~deeplimits._resources.fgn_bytes`)
+        and its copy with the grid axis first, which the sample keeps."""
+        if resolution is None:
+            raise ValueError("resolution must be given (a power of two) for the fractional driver")
+        paths, item = draws * math.prod(shape), dtype.itemsize
+        return R.fgn_bytes(resolution, paths, item) + item * resolution * paths
+
     def _sample(self, shape, draws, resolution, generator, dtype, scale, device):
         noise = fgn(resolution, self.hurst, (draws, *shape), generator=generator, dtype=dtype, device=device)
         noise = noise.movedim(-1, 0).contiguous()

@@ -12,7 +12,7 @@ import torch
 from .. import _random
 from .. import _resources as R
 from .. import _validate as V
-from .base import Driver, DriverSample
+from .base import _BLOCK_ELEMENTS, Driver, DriverSample
 
 
 def rbf_kernel(s, t, length_scale: float = 0.1):
@@ -99,13 +99,17 @@ class SmoothDriver(Driver):
     def __init__(self, length_scale: float = 0.1):
         self.length_scale = V.real("length_scale", length_scale, low=0.05, high=100.0)
 
+    def sample_bytes(self, shape, draws: int = 1, resolution: int | None = None,
+                     dtype: torch.dtype = torch.float64) -> int:
+        """The spectral coefficients (``2M`` per entry, drawn then scaled: ``4M`` numbers) and a
+        streamed chunk of values (:meth:`SmoothSample.iter_weights`)."""
+        entries = draws * math.prod(shape)
+        m = _rbf_quadrature(self.length_scale)[0].numel()
+        return dtype.itemsize * (4 * m * entries + 2 * max(_BLOCK_ELEMENTS, entries))
+
     def _sample(self, shape, draws, resolution, generator, dtype, scale, device):
         omega, sqrt_w, _ = _rbf_quadrature(self.length_scale)
         m = omega.numel()
-        entries = draws * math.prod(shape)
-        R.require_memory(4 * m * entries * torch.empty((), dtype=dtype).element_size(),
-                         f"for the spectral coefficients of {draws} smooth weight paths of shape {shape}",
-                         ("draws", "shape"), device=device)
         z = _random.randn((2 * m, draws * math.prod(shape)), generator, dtype, device)
         coef = z * (torch.cat([sqrt_w, sqrt_w]).to(device=device, dtype=dtype) * scale).unsqueeze(1)
         return SmoothSample(shape, draws, dtype, scale, self.length_scale, coef)

@@ -20,13 +20,18 @@ from typing import ClassVar, Sequence
 
 import torch
 
+from .. import _resources as R_
 from .. import _validate as V_
 from .._plain import PlainData
 from .._random import chunk_seed
+from ..data.base import DEFAULT_TEST_FRACTION
 from ..runs import Task, register_task
 from .plan import Plan, register_plan
 
 __all__ = ["ScalingPlan", "ScalingResult", "plan_scaling", "PUBLISHED", "PUBLISHED_EMBEDDED"]
+
+#: the sizes the synthetic loader accepts (:func:`deeplimits.data.synthetic.synthetic`: ``n``, ``dim``)
+MAX_SYNTHETIC_SAMPLES, MAX_SYNTHETIC_DIM = 10 ** 7, 10 ** 4
 
 #: what Cohen et al. (2021) report for the synthetic task, to print next to the measured values
 PUBLISHED = {"tanh": {"alpha": 0.7, "beta": 0.3, "alpha+beta": 1.0, "limit": "smooth"},
@@ -120,6 +125,60 @@ class ScalingPlan(Plan):
     def progress_units(self, task) -> int:
         return 1
 
+    def data_sizes(self) -> tuple[int, int, int, int]:
+        """``(n_train, n_test, input_dim, output_dim)`` of the task's data (the synthetic set of
+        ``samples`` points of dimension ``width``, split 80/20; or digits), without loading it."""
+        if self.dataset != "synthetic":
+            from .sizes import data_sizes
+
+            return data_sizes(self.dataset)
+        n_test = int(round(DEFAULT_TEST_FRACTION * self.samples))
+        return self.samples - n_test, n_test, self.width, self.width
+
+    def steps(self) -> int:
+        """Layer passes of the deepest task: ``max_epochs x ceil(n_train / batch_size) x depth``
+        and the loss evaluated every epoch (:func:`~deeplimits.training.train.train_steps`)."""
+        from ..training.train import train_steps
+
+        return train_steps(self.data_sizes()[0], self.batch_size, self.max_epochs, max(self.depths), self.stop_loss)
+
+    def estimate(self) -> R_.Estimate:
+        """Peak memory of the deepest task (all ``seeds`` configurations), tasks, trained
+        networks and layer passes of that task (no allocation)."""
+        return R_.Estimate(self.task_bytes(max(self.depths)), len(self.depths), self.seeds * len(self.depths),
+                           self.seeds, self.steps(), R_.available_memory(self.device), "configuration")
+
+    def task_bytes(self, depth: int) -> int:
+        """Peak bytes of :func:`scaling_task` at ``depth``, from the sizes alone: the data set
+        (the synthetic points are drawn and their targets computed in float64, then split and
+        converted: about six float64 copies) and the largest of its phases, each on top of the
+        parameters (:func:`~deeplimits.training.modules.parameter_count`) and, after training,
+        their gradients: training (:func:`~deeplimits.training.train.train_bytes`), the
+        network rebuilt from the trend of its weights (a copy of the parameters and
+        :func:`~deeplimits.diagnostics.trend_bytes` of ``W``, ``b``), the trained pair on up to
+        256 inputs (:func:`~deeplimits.diagnostics.pair.ode_distance_bytes`) and the weight
+        diagnostics of one configuration (:func:`~deeplimits.diagnostics.measures.diagnostics_bytes`);
+        plus 64 MiB for the interpreter's and the allocator's own."""
+        from ..diagnostics.measures import diagnostics_bytes
+        from ..diagnostics.pair import ode_distance_bytes
+        from ..diagnostics.trend import trend_bytes
+        from ..training.modules import activation_count, parameter_count
+        from ..training.train import train_bytes
+
+        item = getattr(torch, self.dtype).itemsize
+        n_train, n_test, d_in, d_out = self.data_sizes()
+        L, d, C = depth, self.width, self.seeds
+        params = parameter_count("inside", L, d, d_in, d_out, configs=C, bias=True, delta=self.delta)
+        acts = activation_count("inside", False, L, d, min(self.batch_size, n_train), C)
+        kept = 2 * item * params  # the trained parameters and their last gradient
+        trend = sum(trend_bytes((L, C, *s), item) for s in ((d, d), (d,))) if L >= 3 else 0
+        phases = (train_bytes(params, acts, item),
+                  kept + item * params + trend,
+                  kept + ode_distance_bytes(L, C, min(256, n_train), d, item),
+                  kept + diagnostics_bytes((L, d, d)))
+        data = (n_train + n_test) * (d_in + d_out) * (48 if self.dataset == "synthetic" else item + 16)
+        return data + max(phases) + (64 << 20)
+
     def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> ScalingResult:
         from ..diagnostics import WeightDiagnostics, loglog_fit, scaling_exponents
 
@@ -149,8 +208,16 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
     """Validate a scaling experiment (every check, before any work). ``delta``: ``'shared'``
     (default for tanh) or ``'per-layer'`` (default for relu), as in Cohen et al. (2021);
     ``optimizer``: ``'adam'`` (default) or ``'sgd'`` (the exponents depend on it: Adam's
-    normalised steps move every layer by the learning rate whatever its gradient's scale)."""
+    normalised steps move every layer by the learning rate whatever its gradient's scale).
+
+    Sizes are checked before any work (``ResourceError``, naming the parameters to change):
+    ``seeds x len(depths)`` trained networks at most :data:`~deeplimits._resources.MAX_CONFIGS`;
+    the deepest task's memory (:meth:`ScalingPlan.task_bytes`) within the machine's (or the
+    device's); its layer passes (:meth:`ScalingPlan.steps`) at most
+    :data:`~deeplimits._resources.MAX_TRAIN_STEPS`. The synthetic task takes ``samples`` in
+    ``[3, 10^7]`` and ``width`` up to ``10^4``."""
     from ..training.modules import DELTA_MODES
+    from ..training.train import require_train_steps
 
     activation = V_.choice("activation", activation, ("tanh", "relu"))
     delta = V_.choice("delta", delta or ("shared" if activation == "tanh" else "per-layer"), DELTA_MODES)
@@ -158,12 +225,27 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
     if len(depths) < 2 or len(set(depths)) != len(depths):
         raise ValueError(f"depths must hold at least two distinct depths, got {list(depths)}")
     dataset = V_.choice("dataset", dataset, ("synthetic", "digits"))
-    return ScalingPlan(activation, delta, tuple(sorted(depths)), V_.integer("width", width), V_.integer("seeds", seeds),
-                       V_.choice("optimizer", optimizer, ("adam", "sgd")), V_.real("lr", lr, low=0.0, low_open=True), V_.integer("batch_size", batch_size),
-                       V_.real("stop_loss", stop_loss, low=0.0, low_open=True), V_.integer("max_epochs", max_epochs),
-                       V_.real("init_scale", init_scale, low=0.0), V_.integer("samples", samples, low=2),
-                       V_.integer("seed", seed, low=0), str(V_.dtype(dtype)).replace("torch.", ""),
-                       dataset, _device_name(device, dtype))
+    synthetic = dataset == "synthetic"
+    plan = ScalingPlan(activation, delta, tuple(sorted(depths)), V_.integer("width", width), V_.integer("seeds", seeds),
+                       V_.choice("optimizer", optimizer, ("adam", "sgd")), V_.real("lr", lr, low=0.0, low_open=True),
+                       V_.integer("batch_size", batch_size), V_.real("stop_loss", stop_loss, low=0.0, low_open=True),
+                       V_.integer("max_epochs", max_epochs), V_.real("init_scale", init_scale, low=0.0),
+                       V_.integer("samples", samples, low=3), V_.integer("seed", seed, low=0),
+                       str(V_.dtype(dtype)).replace("torch.", ""), dataset, _device_name(device, dtype))
+    R_.require_count(plan.seeds * len(plan.depths), R_.MAX_CONFIGS, f"seeds={plan.seeds} x {len(plan.depths)} depths "
+                     f"make too many trained networks", ("seeds", "depths"))
+    L = plan.depths[-1]
+    R_.require_memory(plan.task_bytes(L), f"per task at depth={L}, width={plan.width}, seeds={plan.seeds}"
+                      + (f", samples={plan.samples}" if synthetic else ""),
+                      ("depths", "width", "seeds") + (("samples",) if synthetic else ()), device=plan.device)
+    require_train_steps(plan.data_sizes()[0], plan.batch_size, plan.max_epochs, L, plan.stop_loss,
+                        ("depths", "max_epochs") + (("samples",) if synthetic else ()), names=("max_epochs", "depth"))
+    if synthetic:  # what the synthetic loader accepts, checked here rather than in a task
+        V_.integer("samples", plan.samples, low=3, high=MAX_SYNTHETIC_SAMPLES)
+        if plan.width > MAX_SYNTHETIC_DIM:
+            raise ValueError(f"width must be at most {MAX_SYNTHETIC_DIM} for dataset 'synthetic' (the dimension of "
+                             f"its points), got {plan.width}")
+    return plan
 
 
 def _device_name(device, dtype) -> str | None:

@@ -30,6 +30,7 @@ from .._names import DRIVERS
 from .._plain import PlainData
 from ..runs import Task, chunk_sizes
 from .plan import Plan, register_plan
+from .sizes import configs_count, data_root, data_sizes, init_bytes
 from .trained import WEIGHTS_DIR, load_trained, save_weights, weights_damage, weights_path  # noqa: F401 - registers the task
 from .presets import TRAIN_PRESETS  # noqa: F401 - re-exported (torch-free home)
 
@@ -154,14 +155,44 @@ class TrainPlan(Plan):
         """Configuration-epochs: a chunk reports each epoch as it trains (in this process)."""
         return len(task.params["configs"]) * self.epochs
 
+    @property
+    def n_configs(self) -> int:
+        """The configurations of the grid, counted without listing them:
+        ``len(hursts) x seeds x len(lrs) x len(betas)``."""
+        return configs_count(self.hursts, self.seeds, self.lrs, self.betas)
+
+    def steps(self) -> int:
+        """The sequential layer passes of one task (:func:`~deeplimits.training.train.train_steps`):
+        ``epochs x ceil(n_train / batch_size) x depth`` (and the evaluations of ``stop_loss``)."""
+        from ..training.train import train_steps
+
+        return train_steps(data_sizes(self.dataset, self.root)[0], self.batch_size, self.epochs, self.depth,
+                           self.stop_loss)
+
+    def estimate(self) -> R_.Estimate:
+        """Peak memory of the largest task, tasks, configurations and layer passes per task."""
+        per_beta = self.n_configs // len(self.betas)
+        chunk = min(self.chunk, per_beta)
+        return R_.Estimate(self.estimate_bytes(chunk), len(self.betas) * R_.tasks_of(per_beta, chunk), self.n_configs,
+                           chunk, self.steps(), R_.available_memory(self.device), "configuration")
+
     def estimate_bytes(self, configs: int) -> int:
-        """Peak bytes of a task training ``configs`` configurations (activations of one batch,
-        parameters with their gradient, two Adam moments and a temporary: six copies)."""
-        item = torch.empty((), dtype=getattr(torch, self.dtype)).element_size()
-        per_layer = self.width * self.width * (2 if self.arch in ("res-2", "res-3") else 1) + self.width
-        params = self.depth * per_layer * 6
-        acts = self.depth * self.batch_size * self.width * (1 if _fused(self) else 8)
-        return configs * item * (params + acts) + (64 << 20)
+        """Peak bytes of a task training ``configs`` configurations: the larger of training
+        (:func:`~deeplimits.training.train.train_bytes`: six copies of the parameters and the
+        activations of one mini-batch) and initialisation (the parameters and the driver sample
+        of one configuration's weights), plus the data set (its float64 arrays as loaded and
+        split, its tensors) and 64 MiB for the interpreter's and the allocator's own."""
+        from ..training.modules import activation_count, parameter_count
+        from ..training.train import train_bytes
+
+        item = getattr(torch, self.dtype).itemsize
+        n_train, n_test, d_in, d_out = data_sizes(self.dataset, self.root)
+        params = parameter_count(self.arch, self.depth, self.width, d_in, d_out, configs=configs, bias=self.bias)
+        acts = activation_count(self.arch, _fused(self), self.depth, self.width, min(self.batch_size, n_train), configs)
+        init = item * params + init_bytes(self.driver, self.hursts[0], self.length_scale, self.arch, self.bias,
+                                          self.depth, self.width, getattr(torch, self.dtype))
+        data = (n_train + n_test) * (d_in + d_out) * (item + 16)
+        return max(train_bytes(params, acts, item), init) + data + (64 << 20)
 
     def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> TrainGridResult:
         records = [r for res in results for r in res["records"]]
@@ -222,16 +253,26 @@ def plan_training(dataset: str = "digits", driver: str = "gaussian", *, hursts: 
                   seed: int = 0, dtype: torch.dtype = torch.float32, chunk: int | None = None,
                   save_weights: bool = True, root=None, device=None) -> TrainPlan:
     """Validate a training grid (every check, before any work) and return it as a
-    :class:`TrainPlan`. Arguments as for :func:`train_grid`."""
+    :class:`TrainPlan`. Arguments as for :func:`train_grid`.
+
+    Sizes are checked before any list, file or store is made (``ResourceError``, one line
+    naming the parameters to change): at most :data:`~deeplimits._resources.MAX_CONFIGS`
+    configurations (``len(hursts) x seeds x len(lrs) x len(betas)``, counted); at most
+    :data:`~deeplimits._resources.MAX_TRAIN_STEPS` layer passes per task
+    (:meth:`TrainPlan.steps`); one configuration within the memory of the machine or the
+    device (:meth:`TrainPlan.estimate_bytes`), the default chunk lowered until it fits."""
     from ..data.base import dataset_names
     from ..networks import ARCHITECTURES, ResNet
-    from ..training.train import OPTIMISERS
+    from ..training.train import OPTIMISERS, require_train_steps
 
     dataset = V_.choice("dataset", dataset, dataset_names())
     driver, hursts, length_scale = _driver_options(driver, hursts, length_scale)
     betas = _values("betas", betas, lambda b: V_.real("betas", b, low=0.0))
     lrs = _values("lrs", lrs, lambda r: V_.real("lrs", r, low=0.0, low_open=True))
     seeds = V_.integer("seeds", seeds)
+    R_.require_count(configs_count(hursts, seeds, lrs, betas), R_.MAX_CONFIGS,
+                     f"configurations (hursts x seeds x lrs x betas = {len(hursts)} x {seeds} x {len(lrs)} x "
+                     f"{len(betas)})", ("seeds", "lrs", "betas") + (("hursts",) if driver == "fractional" else ()))
     arch = V_.choice("arch", arch, ARCHITECTURES)
     act = ResNet(arch, activation, 0.5).activation.name
     if not isinstance(bias, bool):
@@ -248,7 +289,8 @@ def plan_training(dataset: str = "digits", driver: str = "gaussian", *, hursts: 
     if not isinstance(save_weights, bool):
         raise ValueError(f"save_weights must be True or False, got {save_weights!r}")
     where = V_.device("device", device, dtype)
-    root = _data_root(dataset, root)
+    root = data_root(dataset, root)
+    require_train_steps(data_sizes(dataset, root)[0], batch_size, epochs, depth, stop_loss, ("epochs", "depth"))
     per_beta = len(hursts) * seeds * len(lrs)
     plan = TrainPlan(dataset, driver, tuple(hursts), tuple(betas), tuple(lrs), seeds, arch, act, bias, depth, width,
                      epochs, batch_size, optimizer, lr_decay_halfway, seed, str(dtype).replace("torch.", ""),
@@ -256,7 +298,7 @@ def plan_training(dataset: str = "digits", driver: str = "gaussian", *, hursts: 
                      None if where.type == "cpu" else str(where))
     chunk = R_.fit_chunk(plan.estimate_bytes, per_beta, None if chunk is None else V_.integer("chunk", chunk),
                          per_beta, f"(L={depth}, d={width}, batch {batch_size})",
-                         ("depth", "width", "batch_size"), device=where)
+                         ("depth", "width", "batch_size"), device=where, unit="configuration")
     return dataclasses.replace(plan, chunk=chunk)
 
 
@@ -277,21 +319,6 @@ def _driver_options(driver, hursts, length_scale):
             raise ValueError(f"length_scale applies only to driver 'smooth', not {driver!r}")
         length_scale = V_.real("length_scale", length_scale, low=0.0, low_open=True)
     return driver, hursts, length_scale
-
-
-def _data_root(dataset: str, root):
-    """The absolute directory of a data set read from files (read once now: a missing or
-    malformed file is named before any work, not in a task); ``None`` for the others."""
-    from ..data.base import DATASETS, _root, load_dataset
-
-    if not DATASETS[dataset].needs_root:
-        return None
-    root = _root(DATASETS[dataset], root)
-    try:
-        load_dataset(dataset, root=root)
-    except FileNotFoundError as e:
-        raise ValueError(f"root must hold the files of the data set: {e}") from None
-    return root
 
 
 def _values(name: str, values, check) -> tuple:

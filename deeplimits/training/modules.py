@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import torch
 
+from .. import _resources as R_
 from .. import _validate as V_
 from ..networks import ARCHITECTURES, ResNet
 from ._stack import Workspace, res1_stack
 
-__all__ = ["ResidualNetwork", "DELTA_MODES"]
+__all__ = ["ResidualNetwork", "DELTA_MODES", "parameter_count", "activation_count"]
 
 DELTA_MODES = ("shared", "per-layer")
 _RESIDUAL = {"res-1": ("V",), "res-2": ("V", "W"), "res-3": ("V", "W"), "inside": ("W",)}
@@ -42,6 +43,11 @@ class ResidualNetwork(torch.nn.Module):
         delta: ``inside`` only: ``'shared'`` (default, one ``delta`` per config, shape ``(C,)``)
             or ``'per-layer'`` (shape ``(L, C)``), trainable, initialised at ``1/L``.
         dtype, device: of every parameter.
+
+    Raises:
+        ResourceError: before any allocation, when the parameters alone
+            (:func:`parameter_count` numbers) exceed the memory of the machine (or the free
+            memory of a CUDA ``device``), naming ``depth``, ``width`` and ``configs``.
 
     Parameters: ``A`` ``(C, d_in, d)``, ``V``/``W`` ``(L, C, d, d)``, ``b`` ``(L, C, d)``,
     ``B`` ``(C, d, d_out)``, ``delta``. Initialisation (:meth:`reset_parameters`): i.i.d.
@@ -68,6 +74,7 @@ class ResidualNetwork(torch.nn.Module):
         self._options = dict(beta=beta, activation=activation, bias=bias, delta=delta,
                              dtype=V_.dtype(dtype), device=device)
         L, C, d = self.depth, self.configs, self.width
+        _require_parameters(arch, L, d, self.in_features, self.out_features, C, bias, self.delta_mode, dtype, device)
         kw = dict(dtype=dtype, device=device)
         self.A = torch.nn.Parameter(torch.empty(C, self.in_features, d, **kw))
         for name in _RESIDUAL[arch]:
@@ -79,6 +86,11 @@ class ResidualNetwork(torch.nn.Module):
         self.B = torch.nn.Parameter(torch.empty(C, d, self.out_features, **kw))
         self._workspace = Workspace()
         self.reset_parameters()
+
+    @property
+    def fused(self) -> bool:
+        """Whether the residual stack runs the hand-written ``res-1`` pass of :mod:`._stack`."""
+        return self.arch == "res-1" and _fused_kind(self.activation) is not None
 
     def _delta_mode(self, delta):
         if self.arch != "inside":
@@ -160,7 +172,7 @@ class ResidualNetwork(torch.nn.Module):
         with ``unbind(0)`` once: indexing ``V[k]`` inside the loop would
         make autograd build a full ``(L, C, d, d)`` gradient for every layer (O(L^2) work)."""
         names = _RESIDUAL[self.arch]
-        if self.arch == "res-1" and _fused_kind(self.activation) is not None:
+        if self.fused:
             return res1_stack(h, self.V, self.b, float(self.depth) ** -self.beta, _fused_kind(self.activation),
                               self._workspace)
         layers = [getattr(self, n).unbind(0) for n in names]
@@ -195,6 +207,34 @@ class ResidualNetwork(torch.nn.Module):
         return (f"arch={self.arch!r}, depth={self.depth}, width={self.width}, in_features={self.in_features}, "
                 f"out_features={self.out_features}, configs={self.configs}, beta={self.beta}, "
                 f"activation={self.activation.name!r}, bias={self.bias}, delta={self.delta_mode!r}")
+
+
+def parameter_count(arch: str, depth: int, width: int, in_features: int, out_features: int, *, configs: int = 1,
+                    bias: bool = False, delta: str | None = None) -> int:
+    """The numbers held by the parameters of ``ResidualNetwork(arch, depth, width, in_features,
+    out_features, configs=..., bias=..., delta=...)``, counted without allocating anything:
+    ``A``, ``B``, the per-layer ``V``/``W`` (and ``b``) and ``delta`` (``inside``: shared unless
+    ``delta='per-layer'``)."""
+    per_layer = len(_RESIDUAL[arch]) * width * width + (width if bias else 0)
+    deltas = 0 if arch != "inside" else depth if delta == "per-layer" else 1
+    return configs * (depth * per_layer + deltas + in_features * width + width * out_features)
+
+
+def activation_count(arch: str, fused: bool, depth: int, width: int, batch: int, configs: int = 1) -> int:
+    """The numbers a training step keeps for its backward pass on a mini-batch of ``batch``:
+    one ``(L, C, batch, d)`` buffer for the fused ``res-1`` stack (:mod:`._stack`), about eight
+    tensors of that size per layer through autograd otherwise (the inputs and outputs of the
+    product, the bias, the activation and the scaled sum of every layer)."""
+    return depth * configs * batch * width * (1 if fused else 8)
+
+
+def _require_parameters(arch, depth, width, in_features, out_features, configs, bias, delta, dtype, device):
+    """Refuse (:class:`~deeplimits._validate.ResourceError`) parameters that cannot fit in the
+    memory of ``device`` (of the machine unless it is a CUDA device)."""
+    n = parameter_count(arch, depth, width, in_features, out_features, configs=configs, bias=bias, delta=delta)
+    what = (f"for the parameters of {configs} configuration{'s' * (configs != 1)} of {arch} at depth={depth}, "
+            f"width={width}")
+    R_.require_memory(n * dtype.itemsize, what, ("depth", "width", "configs"), device=device)
 
 
 def _layer_weights(sample, depth: int) -> torch.Tensor:

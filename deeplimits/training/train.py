@@ -16,16 +16,49 @@ from typing import Callable
 
 import torch
 
+from .. import _resources as R_
 from .. import _validate as V_
 from .._plain import PlainData
 from ..data.batching import batches
-from .modules import ResidualNetwork
+from .modules import ResidualNetwork, activation_count
 from .optim import BatchedAdam, BatchedSGD
 
-__all__ = ["train", "TrainResult", "config_losses", "evaluate", "LOSSES", "OPTIMISERS"]
+__all__ = ["train", "TrainResult", "config_losses", "evaluate", "train_steps", "require_train_steps", "train_bytes",
+           "LOSSES", "OPTIMISERS", "EVAL_BATCH"]
 
 LOSSES = ("cross_entropy", "squared")
 OPTIMISERS = {"adam": BatchedAdam, "sgd": BatchedSGD}
+#: mini-batch of :func:`evaluate` (no gradient)
+EVAL_BATCH = 1024
+
+
+def train_steps(n_train: int, batch_size: int, epochs: int, depth: int, stop_loss: float | None = None) -> int:
+    """The sequential layer passes of :func:`train` (counted, nothing run): every epoch
+    ``ceil(n_train / batch_size)`` mini-batches forward and backward and, with ``stop_loss``,
+    ``ceil(n_train / EVAL_BATCH)`` evaluation batches, each through ``depth`` layers. Refused
+    above :data:`~deeplimits._resources.MAX_TRAIN_STEPS` by :func:`require_train_steps`."""
+    per_epoch = -(-n_train // batch_size) + (-(-n_train // EVAL_BATCH) if stop_loss is not None else 0)
+    return epochs * per_epoch * depth
+
+
+def require_train_steps(n_train: int, batch_size: int, epochs: int, depth: int, stop_loss, knobs,
+                        names=("epochs", "depth")) -> int:
+    """:func:`train_steps`, refused (:class:`~deeplimits._validate.ResourceError` naming
+    ``knobs``) above :data:`~deeplimits._resources.MAX_TRAIN_STEPS`; ``names``: what the
+    epochs and the depth are called in the message."""
+    steps = train_steps(n_train, batch_size, epochs, depth, stop_loss)
+    R_.require_count(steps, R_.MAX_TRAIN_STEPS,
+                     f"{names[0]}={epochs} x {-(-n_train // batch_size)} mini-batches of {batch_size} x {names[1]}={depth} "
+                     f"layers make too many layer passes per task", knobs)
+    return steps
+
+
+def train_bytes(params: int, activations: int, item: int) -> int:
+    """Peak bytes of :func:`train` for ``params`` parameter numbers keeping ``activations``
+    numbers for the backward pass (:func:`~deeplimits.training.modules.activation_count`) of
+    ``item`` bytes each: six copies of the parameters (themselves, their gradient, Adam's two
+    moments, the optimiser's temporary and the gradient being written) and the activations."""
+    return item * (6 * params + activations)
 
 
 @dataclasses.dataclass
@@ -52,7 +85,7 @@ def config_losses(out: torch.Tensor, y: torch.Tensor, loss: str) -> torch.Tensor
 
 
 @torch.no_grad()
-def evaluate(module: ResidualNetwork, x: torch.Tensor, y: torch.Tensor, loss: str, batch_size: int = 1024):
+def evaluate(module: ResidualNetwork, x: torch.Tensor, y: torch.Tensor, loss: str, batch_size: int = EVAL_BATCH):
     """Mean loss ``(C,)`` and, for cross-entropy, accuracy ``(C,)`` (else ``None``) over ``(x, y)``."""
     total, correct = 0.0, 0.0
     for xb, yb in batches((x, y), batch_size, shuffle=False):
@@ -78,6 +111,16 @@ def _check(module, data, optimizer, epochs, batch_size, loss, stop_loss):
     loss = V_.choice("loss", loss, LOSSES)
     if stop_loss is not None:
         stop_loss = V_.real("stop_loss", stop_loss, low=0.0)
+    n_train = int(data.x_train.shape[0])
+    require_train_steps(n_train, batch_size, epochs, module.depth, stop_loss, ("epochs", "depth"))
+    batch = min(batch_size, n_train)
+    acts = activation_count(module.arch, module.fused, module.depth, module.width, batch, module.configs)
+    params, item, where = sum(p.numel() for p in module.parameters()), module.A.element_size(), module.A.device
+    held = params * item if where.type == "cuda" else 0  # a CUDA device's free memory excludes the module
+    R_.require_memory(train_bytes(params, acts, item) - held,
+                      f"to train {module.configs} configuration{'s' * (module.configs != 1)} of {module.arch} at "
+                      f"depth={module.depth}, width={module.width}, batch_size={batch_size} (parameters, gradients, "
+                      f"optimiser state and activations)", ("batch_size", "depth", "width", "configs"), device=where)
     return optimizer, epochs, batch_size, loss, stop_loss
 
 
@@ -98,6 +141,11 @@ def train(module: ResidualNetwork, data, *, optimizer: str = "adam", lr=1e-3, ep
         stop_loss: stop after the first epoch where every live configuration's training loss
             is at most this.
         progress: called with 1 after each epoch.
+
+    Raises:
+        ResourceError: before any step, when the layer passes (:func:`train_steps`) exceed
+            :data:`~deeplimits._resources.MAX_TRAIN_STEPS` or the training state
+            (:func:`train_bytes`) exceeds the memory of the module's device.
     """
     optimizer, epochs, batch_size, loss, stop_loss = _check(module, data, optimizer, epochs, batch_size, loss,
                                                             stop_loss)

@@ -1,0 +1,75 @@
+"""The sizes of a training task, counted without running it (docs/training.md, "Grids, runs and
+the heat map"): the data sets' sizes without loading them, the configurations of a grid, and the
+memory of drawing one configuration's initial weights. :class:`~.training.TrainPlan` and
+:class:`~.scaling.ScalingPlan` build their estimates (:mod:`deeplimits._resources`) from these.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+__all__ = ["DATA_SIZES", "data_sizes", "data_root", "configs_count", "init_bytes"]
+
+#: ``(train samples, test samples, input_dim, output_dim)`` of the data sets that need no file,
+#: as a training task loads them (default options, test fraction 0.2): a plan is sized without
+#: loading them (tests/test_size_limits.py checks these against ``load_dataset``)
+DATA_SIZES = {"digits": (1438, 359, 64, 10), "mnist1d": (4000, 1000, 40, 10), "synthetic": (819, 205, 10, 10)}
+_READ: dict = {}  # the sizes of the data sets read at plan time, by (name, root)
+
+
+def data_sizes(dataset: str, root: str | None = None) -> tuple[int, int, int, int]:
+    """``(n_train, n_test, input_dim, output_dim)`` of ``dataset`` as a training task loads it:
+    :data:`DATA_SIZES`, else those of the files read when the plan checked them
+    (:func:`data_root`), else the data set is loaded once here."""
+    if dataset in DATA_SIZES:
+        return DATA_SIZES[dataset]
+    if (dataset, root) not in _READ:
+        from ..data import load_dataset
+
+        _remember(dataset, root, load_dataset(dataset, root=root))
+    return _READ[(dataset, root)]
+
+
+def _remember(dataset: str, root, data) -> None:
+    _READ[(dataset, root)] = (data.n_train, data.n_test, data.input_dim, data.output_dim)
+
+
+def data_root(dataset: str, root):
+    """The absolute directory of a data set read from files (read once now: a missing or
+    malformed file is named before any work, not in a task, and its sizes are kept for
+    :func:`data_sizes`); ``None`` for the others."""
+    from ..data.base import DATASETS, _root, load_dataset
+
+    if not DATASETS[dataset].needs_root:
+        return None
+    root = _root(DATASETS[dataset], root)
+    try:
+        _remember(dataset, root, load_dataset(dataset, root=root))
+    except FileNotFoundError as e:
+        raise ValueError(f"root must hold the files of the data set: {e}") from None
+    return root
+
+
+def configs_count(hursts, seeds: int, lrs, betas) -> int:
+    """The configurations of a training grid, ``len(hursts) x seeds x len(lrs) x len(betas)``."""
+    return len(hursts) * seeds * len(lrs) * len(betas)
+
+
+def init_bytes(driver: str, hurst, length_scale, arch: str, bias: bool, depth: int, width: int,
+               dtype: torch.dtype) -> int:
+    """Peak bytes of drawing one configuration's residual weights (:func:`.trained.init_weights`):
+    a sample of the driver per weight tensor (``V``, ``W``; the bias only for ``inside``,
+    :meth:`~deeplimits.paths.Driver.sample_bytes`) and its layers read at once (the first
+    ``depth`` of ``resolution`` when ``depth`` does not divide it)."""
+    from ..paths import make_driver
+    from ..training.init import resolution_for
+
+    law = make_driver(driver, hurst, length_scale)
+    res = resolution_for(law, depth)
+    layers = depth if res is None or res % depth == 0 else res
+    shapes = [(width, width)] * (2 if arch in ("res-2", "res-3") else 1)
+    if arch == "inside" and bias:
+        shapes.append((width,))
+    return sum(law.sample_bytes(s, 1, res, dtype) + 2 * dtype.itemsize * layers * math.prod(s) for s in shapes)
