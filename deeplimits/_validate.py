@@ -13,7 +13,8 @@ import os
 import re
 import stat
 import tempfile
-from typing import Iterable, Sequence
+from collections.abc import Mapping
+from typing import Callable, Iterable, Sequence
 
 import torch
 
@@ -100,9 +101,48 @@ def power_of_two(name: str, value) -> int:
     return v
 
 
+def flag(name: str, value) -> bool:
+    """``True`` or ``False`` (not ``1``, ``'yes'`` or ``None``)."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return value
+
+
+def callback(name: str, value) -> Callable | None:
+    """``None`` or a function (``progress``: called with the units of work done)."""
+    if value is not None and not callable(value):
+        raise ValueError(f"{name} must be a function or None, got {value!r}")
+    return value
+
+
+def store(value):
+    """``None`` or a run store (:class:`deeplimits.runs.RunStore`, opened with
+    ``RunStore(directory, spec)``)."""
+    if value is not None:
+        from .runs.store import RunStore
+
+        if not isinstance(value, RunStore):
+            raise ValueError(f"store must be a deeplimits.runs.RunStore (RunStore(directory, spec)) or None, "
+                             f"got {value!r}")
+    return value
+
+
+def sequence(name: str, value, check: Callable | None = None, *, what: str = "a list") -> list:
+    """The items of a list (a tuple, a range, an array...: anything iterable but a string, a
+    mapping or a single number), each passed through ``check`` when given. May be empty: the
+    caller says what an empty one means. ``what`` names the expected value in the message."""
+    if isinstance(value, (str, bytes, Mapping)) or isinstance(value, (numbers.Number, bool)):
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+    try:
+        items = list(value)
+    except TypeError:  # not iterable (a 0-d tensor or array among them)
+        raise ValueError(f"{name} must be {what}, got {value!r}") from None
+    return items if check is None else [check(v) for v in items]
+
+
 def depths(name: str, values: Iterable[int], *, dyadic: bool = True) -> list[int]:
     """A non-empty, strictly increasing list of depths (powers of two when ``dyadic``)."""
-    vals = list(values)
+    vals = sequence(name, values, what="a non-empty list of depths >= 1")
     if not vals:
         raise ValueError(f"{name} must be a non-empty list of depths >= 1")
     out = [power_of_two(name, v) if dyadic else integer(name, v) for v in vals]
@@ -145,11 +185,27 @@ def size(value, *, name: str = "size") -> tuple[int, ...]:
     return out
 
 
+def has_data(name: str, value: torch.Tensor) -> torch.Tensor:
+    """A tensor that holds numbers: not on the ``meta`` device (shapes without data)."""
+    if value.device.type == "meta":
+        raise ValueError(f"{name} is on the 'meta' device, which holds no data; give a tensor on 'cpu', "
+                         f"'cuda' or 'mps'")
+    return value
+
+
+def same_device(name: str, value: torch.Tensor, where: torch.device, whose: str = "the network's") -> torch.Tensor:
+    if value.device != where:
+        raise ValueError(f"{name} must be on {whose} device ({where}), got {value.device}")
+    return value
+
+
 def tensor(name: str, value, *, shape: Sequence[int | None] | None = None,
            dtype_: torch.dtype | None = None, finite: bool = True) -> torch.Tensor:
-    """A floating tensor of the given shape (``None`` entries are free) and dtype, all finite."""
+    """A floating tensor of the given shape (``None`` entries are free) and dtype, all finite
+    (``finite=False``: not checked, no pass over the data), holding data (not on ``meta``)."""
     if not isinstance(value, torch.Tensor):
         raise ValueError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
+    has_data(name, value)
     if value.dtype not in FLOAT_DTYPES:
         raise ValueError(f"{name} must have dtype torch.float32 or torch.float64, got {value.dtype}")
     if dtype_ is not None and value.dtype != dtype_:
@@ -164,13 +220,41 @@ def tensor(name: str, value, *, shape: Sequence[int | None] | None = None,
     return value
 
 
+def inputs(name: str, value, features: int, like: torch.Tensor) -> torch.Tensor:
+    """Inputs ``(n, features)`` of a network: ``n >= 1``, finite, with the dtype and on the device
+    of ``like`` (its parameters)."""
+    same_device(name, tensor(name, value, shape=(None, features), dtype_=like.dtype), like.device)
+    if value.shape[0] == 0:
+        raise ValueError(f"{name} must hold at least one sample, got shape {tuple(value.shape)}")
+    return value
+
+
+def labels(name: str, value, classes: int, n: int | None = None) -> torch.Tensor:
+    """Class labels: an ``int64`` tensor ``(n,)`` with values in ``[0, classes)``."""
+    if not isinstance(value, torch.Tensor):
+        raise ValueError(f"{name} must be a torch.Tensor of class labels, got {type(value).__name__}")
+    has_data(name, value)
+    if value.dtype != torch.int64:
+        raise ValueError(f"{name} must hold class labels of dtype torch.int64, got {value.dtype}")
+    if value.dim() != 1 or (n is not None and value.shape[0] != n):
+        raise ValueError(f"{name} must have shape ({'n' if n is None else n},), got {tuple(value.shape)}")
+    if value.numel() and not (0 <= int(value.min()) and int(value.max()) < classes):
+        raise ValueError(f"{name} must hold class labels in [0, {classes}), got values in "
+                         f"[{int(value.min())}, {int(value.max())}]")
+    return value
+
+
 def states(name: str, value) -> torch.Tensor:
-    """Hidden states ``(draws, width)`` or ``(draws, inputs, width)``, returned as the latter."""
+    """Hidden states ``(draws, width)`` or ``(draws, inputs, width)``, returned as the latter;
+    every axis non-empty."""
     value = tensor(name, value)
+    given = tuple(value.shape)
     if value.dim() == 2:
         value = value.unsqueeze(-2)
     if value.dim() != 3:
-        raise ValueError(f"{name} must have shape (draws, width) or (draws, inputs, width), got {tuple(value.shape)}")
+        raise ValueError(f"{name} must have shape (draws, width) or (draws, inputs, width), got {given}")
+    if 0 in given:
+        raise ValueError(f"{name} must have at least one draw, input and coordinate, got shape {given}")
     return value
 
 
