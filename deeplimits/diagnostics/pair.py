@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import torch
 
-from .trend import trend_split
+from .. import _validate as V_
+from .trend import _bandwidth, _module, _split
 
 __all__ = ["trained_ode_distance"]
 
@@ -22,14 +23,17 @@ __all__ = ["trained_ode_distance"]
 def trained_ode_distance(module, x: torch.Tensor, *, bandwidth: float = 0.05, rtol: float = 1e-7,
                          atol: float = 1e-9) -> torch.Tensor:
     """``E_x max_k ||H(k/L) - h_k||`` per configuration ``(C,)`` of a trained ``inside``
-    :class:`~deeplimits.training.ResidualNetwork` on the inputs ``x`` ``(n, d_in)``: ``h_k`` the
-    network's hidden states, ``H`` the ODE above with the trend of ``W``, ``b`` and ``delta``."""
+    :class:`~deeplimits.training.ResidualNetwork` (depth >= 3) on the inputs ``x`` ``(n, d_in)``
+    (``n >= 1``, finite, the module's dtype and device): ``h_k`` the network's hidden states,
+    ``H`` the ODE above with the trend of ``W``, ``b`` and ``delta`` (``bandwidth`` in (0, 1));
+    the solver's tolerances ``rtol > 0``, ``atol >= 0``."""
     import torchdiffeq
 
-    from ..training import ResidualNetwork
-
-    if not isinstance(module, ResidualNetwork) or module.arch != "inside":
-        raise ValueError(f"module must be an inside ResidualNetwork, got {getattr(module, 'arch', type(module).__name__)!r}")
+    _module(module, "inside")
+    V_.inputs("x", x, module.in_features, module.A)
+    bandwidth = _bandwidth(bandwidth)
+    rtol = V_.real("rtol", rtol, low=0.0, low_open=True)
+    atol = V_.real("atol", atol, low=0.0)
     L = module.depth
     h = module.embed(x)  # (C, n, d)
     states = [h]
@@ -42,9 +46,9 @@ def trained_ode_distance(module, x: torch.Tensor, *, bandwidth: float = 0.05, rt
         h = h + delta[k].view(-1, 1, 1) * sigma(h @ W[k].transpose(-1, -2) + b[k].unsqueeze(-2))
         states.append(h)
     states = torch.stack(states)  # (L + 1, C, n, d)
-    tW, _ = trend_split(W, bandwidth)
-    tb, _ = trend_split(b, bandwidth)
-    td = trend_split(delta, bandwidth)[0] if L >= 3 else delta
+    tW, _ = _split(W, bandwidth)
+    tb, _ = _split(b, bandwidth)
+    td, _ = _split(delta, bandwidth)
 
     def at(t, A):  # layer k acts on [k/L, (k+1)/L): interpolate between layer midpoints
         s = (t * L - 0.5).clamp(0, L - 1)

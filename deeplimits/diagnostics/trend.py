@@ -20,10 +20,20 @@ def trend_split(A: torch.Tensor, bandwidth: float = 0.05) -> tuple[torch.Tensor,
     coordinate is its average over the layers with Gaussian weights of standard deviation
     ``bandwidth * L`` layers (``bandwidth`` a fraction of the depth in (0, 1); the ends are
     reflected, so a constant or, away from the ends, a linear function of depth is its own
-    trend)."""
-    bandwidth = V_.real("bandwidth", bandwidth, low=0.0, high=1.0, low_open=True, high_open=True)
-    if not isinstance(A, torch.Tensor) or A.dim() < 1 or A.shape[0] < 3:
-        raise ValueError(f"A must be a tensor of shape (L, ...) with L >= 3, got {getattr(A, 'shape', A)!r}")
+    trend). ``A``: a float32 or float64 tensor, all finite."""
+    bandwidth = _bandwidth(bandwidth)
+    A = V_.tensor("A", A)
+    if A.dim() < 1 or A.shape[0] < 3:
+        raise ValueError(f"A must be a tensor of shape (L, ...) with L >= 3, got {tuple(A.shape)}")
+    return _split(A, bandwidth)
+
+
+def _bandwidth(bandwidth) -> float:
+    return V_.real("bandwidth", bandwidth, low=0.0, high=1.0, low_open=True, high_open=True)
+
+
+def _split(A: torch.Tensor, bandwidth: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`trend_split` of a checked ``A`` (a blown-up network's weights give a NaN trend)."""
     L = A.shape[0]
     sd = bandwidth * L
     half = min(L - 1, max(1, math.ceil(3 * sd)))
@@ -42,26 +52,40 @@ def trend_split(A: torch.Tensor, bandwidth: float = 0.05) -> tuple[torch.Tensor,
 
 @torch.no_grad()
 def from_trend(module, bandwidth: float = 0.05):
-    """A copy of a :class:`~deeplimits.training.ResidualNetwork` whose per-layer weights are
-    replaced by their trend (:func:`trend_split` of each configuration)."""
+    """A copy of a :class:`~deeplimits.training.ResidualNetwork` (of depth >= 3) whose per-layer
+    weights are replaced by their trend (:func:`trend_split` of each configuration)."""
     import copy
 
-    from ..training import ResidualNetwork
-
-    if not isinstance(module, ResidualNetwork):
-        raise ValueError(f"module must be a ResidualNetwork, got {type(module).__name__}")
+    bandwidth = _bandwidth(bandwidth)
+    _module(module)
     out = copy.deepcopy(module)
     for name, w in module.residual_weights().items():
-        trend, _ = trend_split(w, bandwidth)  # (L, C, ...): the layer axis first, configs ride along
+        trend, _ = _split(w, bandwidth)  # (L, C, ...): the layer axis first, configs ride along
         getattr(out, name).copy_(trend)
     return out
 
 
 def trend_loss(module, x: torch.Tensor, y: torch.Tensor, *, loss: str = "squared", bandwidth: float = 0.05) -> dict:
     """The mean loss ``(C,)`` of ``module`` on ``(x, y)`` and of the network rebuilt from the
-    trend of its weights: ``{'loss', 'trend_loss', 'ratio'}`` as lists over configurations."""
-    from ..training.train import evaluate
+    trend of its weights: ``{'loss', 'trend_loss', 'ratio'}`` as lists over configurations
+    (``x``, ``y``, ``loss`` as for :func:`deeplimits.training.evaluate`)."""
+    from ..training.train import _evaluate, evaluate
 
-    base, _ = evaluate(module, x, y, loss)
-    trend, _ = evaluate(from_trend(module, bandwidth), x, y, loss)
+    bandwidth = _bandwidth(bandwidth)
+    base, _ = evaluate(_module(module), x, y, loss)
+    trend, _ = _evaluate(from_trend(module, bandwidth), x, y, loss)
     return {"loss": base.tolist(), "trend_loss": trend.tolist(), "ratio": (trend / base).tolist()}
+
+
+def _module(module, arch: str | None = None):
+    """A :class:`~deeplimits.training.ResidualNetwork` (of ``arch`` when given) whose per-layer
+    weights have a trend (depth >= 3)."""
+    from ..training import ResidualNetwork
+
+    if not isinstance(module, ResidualNetwork) or (arch is not None and module.arch != arch):
+        what = "a ResidualNetwork" if arch is None else f"an {arch} ResidualNetwork"
+        raise ValueError(f"module must be {what}, got {getattr(module, 'arch', type(module).__name__)!r}")
+    if module.depth < 3:
+        raise ValueError(f"module must have depth >= 3 (the trend of its weights averages over layers), "
+                         f"got depth {module.depth}")
+    return module

@@ -121,7 +121,8 @@ class ScalingPlan(Plan):
         return 1
 
     def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> ScalingResult:
-        from ..diagnostics import WeightDiagnostics, loglog_fit, scaling_exponents
+        from ..diagnostics import WeightDiagnostics, scaling_exponents
+        from ..diagnostics.scaling import _loglog_fit as loglog_fit  # NaN of a blown-up depth: a nan slope
 
         records = sorted((r for res in results for r in res["records"]), key=lambda r: (r["depth"], r["seed"]))
         first = [r for r in records if r["seed"] == 0]
@@ -149,12 +150,18 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
     """Validate a scaling experiment (every check, before any work). ``delta``: ``'shared'``
     (default for tanh) or ``'per-layer'`` (default for relu), as in Cohen et al. (2021);
     ``optimizer``: ``'adam'`` (default) or ``'sgd'`` (the exponents depend on it: Adam's
-    normalised steps move every layer by the learning rate whatever its gradient's scale)."""
+    normalised steps move every layer by the learning rate whatever its gradient's scale).
+    ``depths``: a list of at least two distinct depths >= 1; ``lr``, ``stop_loss`` > 0;
+    ``init_scale`` >= 0; ``samples`` >= 2; ``seed`` in ``[0, seed_limit(max_epochs)]``
+    (:func:`deeplimits.training.train.seed_limit`)."""
     from ..training.modules import DELTA_MODES
+    from ..training.train import seed_limit
 
     activation = V_.choice("activation", activation, ("tanh", "relu"))
-    delta = V_.choice("delta", delta or ("shared" if activation == "tanh" else "per-layer"), DELTA_MODES)
-    depths = tuple(V_.integer("depths", L) for L in depths)
+    if delta is None:
+        delta = "shared" if activation == "tanh" else "per-layer"
+    delta = V_.choice("delta", delta, DELTA_MODES)
+    depths = tuple(V_.sequence("depths", depths, lambda L: V_.integer("depths", L), what="a list of depths >= 1"))
     if len(depths) < 2 or len(set(depths)) != len(depths):
         raise ValueError(f"depths must hold at least two distinct depths, got {list(depths)}")
     dataset = V_.choice("dataset", dataset, ("synthetic", "digits"))
@@ -162,7 +169,8 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
                        V_.choice("optimizer", optimizer, ("adam", "sgd")), V_.real("lr", lr, low=0.0, low_open=True), V_.integer("batch_size", batch_size),
                        V_.real("stop_loss", stop_loss, low=0.0, low_open=True), V_.integer("max_epochs", max_epochs),
                        V_.real("init_scale", init_scale, low=0.0), V_.integer("samples", samples, low=2),
-                       V_.integer("seed", seed, low=0), str(V_.dtype(dtype)).replace("torch.", ""),
+                       V_.integer("seed", seed, low=0, high=seed_limit(V_.integer("max_epochs", max_epochs))),
+                       str(V_.dtype(dtype)).replace("torch.", ""),
                        dataset, _device_name(device, dtype))
 
 
