@@ -93,7 +93,7 @@ def scaling_exponents(family: Sequence[WeightDiagnostics], level: float = 0.95) 
     family = sorted(family, key=lambda d: d.depth)
     depths = [d.depth for d in family]
     if len(set(depths)) < 2:
-        raise ValueError(f"scaling needs at least two distinct depths, got {depths}")
+        raise ValueError(f"family must hold at least two distinct depths, got {depths}")
     out = {}
     for name in SCALED:
         slope, ci = _loglog_fit(depths, [getattr(d, name) for d in family], level)

@@ -51,7 +51,7 @@ def load_weights(source, *, depth: int | None = None) -> dict[str, torch.Tensor]
     if isinstance(source, ResidualNetwork):
         return _per_config(source.residual_weights())
     if isinstance(source, torch.nn.Module):
-        return _stacked(source.state_dict())
+        return _stacked(source.state_dict(), "the module's")
     if source is None or isinstance(source, (bool, numbers.Number)):
         raise ValueError(f"source must be a path (str or os.PathLike), a tensor, an array, a module or a driver "
                          f"sample, got {source!r}")
@@ -100,7 +100,7 @@ def _from_object(obj, path) -> dict:
             layered["delta"] = sd["delta"]
         return _per_config(layered)
     if isinstance(obj, dict) and all(isinstance(v, torch.Tensor) for v in obj.values()):
-        return _stacked(obj)
+        return _stacked(obj, path)
     raise ValueError(f"source: {path} holds a {type(obj).__name__}, not a tensor or a state_dict")
 
 
@@ -109,7 +109,7 @@ def _per_config(weights: dict) -> dict:
     return {f"{name}[{c}]": w[:, c] for name, w in weights.items() for c in range(w.shape[1])}
 
 
-def _stacked(state: dict) -> dict:
+def _stacked(state: dict, where: str) -> dict:
     groups: dict = {}
     for key, t in state.items():
         m = _INDEX.search(key)
@@ -119,7 +119,7 @@ def _stacked(state: dict) -> dict:
     for name, items in groups.items():
         items.sort(key=lambda kv: kv[0])
         if len(items) >= 3 and len({tuple(t.shape) for _, t in items}) == 1:
-            out[name] = real_tensor(f"source: {name}", torch.stack([t.detach() for _, t in items]))
+            out[name] = real_tensor(f"source: {where} {name}", torch.stack([t.detach() for _, t in items]))
     if not out:
         raise ValueError("source: no layer-indexed tensors (entries named like 'layers.0.weight', "
                          "'layers.1.weight', ... of one shape)")

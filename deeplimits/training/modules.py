@@ -21,6 +21,7 @@ import torch
 
 from .. import _validate as V_
 from ..networks import ARCHITECTURES, ResNet
+from ..paths import DriverSample
 from ._stack import Workspace, res1_stack
 
 __all__ = ["ResidualNetwork", "DELTA_MODES"]
@@ -131,6 +132,9 @@ class ResidualNetwork(torch.nn.Module):
             raise ValueError(f"samples must be a dict {{name: DriverSample}}, got {type(samples).__name__}")
         for name, sample in samples.items():
             V_.choice("samples key", name, self.residual_names())
+            if not isinstance(sample, DriverSample):
+                raise ValueError(f"samples[{name!r}] must be a DriverSample (driver.sample(...)), "
+                                 f"got {type(sample).__name__}")
             p = getattr(self, name)
             want = tuple(p.shape[2:])
             if sample.draws != self.configs or tuple(sample.shape) != want:
