@@ -35,7 +35,7 @@ def load_weights(source, *, depth: int | None = None) -> dict[str, torch.Tensor]
     ``source`` is a path (``str`` or ``os.PathLike``: a ``.npy`` or ``.pt`` file or a training
     run directory), a tensor or array of real numbers, a module or a driver sample; a file that
     cannot be read as real numbers (empty, complex, strings, a plain pickle) is a one-line
-    ``ValueError`` naming it, PyTorch's and NumPy's warnings included."""
+    ``ValueError`` naming it (the warnings PyTorch and NumPy give on the way are silenced)."""
     from ..training import ResidualNetwork
 
     if depth is not None:
@@ -45,7 +45,7 @@ def load_weights(source, *, depth: int | None = None) -> dict[str, torch.Tensor]
     if callable(getattr(source, "weights", None)) and hasattr(source, "draws"):  # a driver sample (its interface)
         depth = depth or getattr(source, "resolution", None)
         if depth is None:
-            raise ValueError("depth: give depth for a sample without a resolution (a smooth driver's)")
+            raise ValueError("depth is required: give depth for a sample without a resolution (a smooth driver's)")
         w = source.weights(depth)  # (L, draws, *shape)
         return {f"A[{i}]": w[:, i] for i in range(w.shape[1])}
     if isinstance(source, ResidualNetwork):

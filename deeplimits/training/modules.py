@@ -21,7 +21,6 @@ import torch
 
 from .. import _validate as V_
 from ..networks import ARCHITECTURES, ResNet
-from ..paths import DriverSample
 from ._stack import Workspace, res1_stack
 
 __all__ = ["ResidualNetwork", "DELTA_MODES"]
@@ -132,7 +131,7 @@ class ResidualNetwork(torch.nn.Module):
             raise ValueError(f"samples must be a dict {{name: DriverSample}}, got {type(samples).__name__}")
         for name, sample in samples.items():
             V_.choice("samples key", name, self.residual_names())
-            if not isinstance(sample, DriverSample):
+            if getattr(sample, "kind", None) is None or not hasattr(sample, "draws"):  # the samples' interface
                 raise ValueError(f"samples[{name!r}] must be a DriverSample (driver.sample(...)), "
                                  f"got {type(sample).__name__}")
             p = getattr(self, name)

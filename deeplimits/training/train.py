@@ -91,12 +91,6 @@ def _module(module) -> ResidualNetwork:
     return module
 
 
-def _loss(loss, task) -> str:
-    if loss is None:
-        loss = "cross_entropy" if task == "classification" else "squared"
-    return V_.choice("loss", loss, LOSSES)
-
-
 @torch.no_grad()
 def evaluate(module: ResidualNetwork, x: torch.Tensor, y: torch.Tensor, loss: str, batch_size: int = 1024):
     """Mean loss ``(C,)`` and, for cross-entropy, accuracy ``(C,)`` (else ``None``) over ``(x, y)``:
@@ -126,7 +120,9 @@ def _check(module, data, optimizer, epochs, batch_size, loss, stop_loss, lr_deca
     optimizer = V_.choice("optimizer", optimizer, tuple(OPTIMISERS))
     epochs = V_.integer("epochs", epochs)
     batch_size = V_.integer("batch_size", batch_size)
-    loss = _loss(loss, getattr(data, "task", "classification"))
+    if loss is None:
+        loss = "cross_entropy" if getattr(data, "task", "classification") == "classification" else "squared"
+    loss = V_.choice("loss", loss, LOSSES)
     for split in ("train", "test"):
         _pair(module, f"data.x_{split}", getattr(data, f"x_{split}"), f"data.y_{split}", getattr(data, f"y_{split}"),
               loss)
