@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import math
 import numbers
-import os
 import re
-import stat
-import tempfile
-from typing import Iterable, Sequence
+from collections.abc import Mapping
+from typing import Callable, Iterable, Sequence
 
 import torch
+
+# the output paths, probed before any work (what a probe creates, it removes): re-exported
+from ._files import _path, missing_dirs, remove_empty_dirs, writable_dir, writable_file  # noqa: F401
 
 FLOAT_DTYPES = (torch.float32, torch.float64)
 
@@ -100,9 +101,48 @@ def power_of_two(name: str, value) -> int:
     return v
 
 
+def flag(name: str, value) -> bool:
+    """``True`` or ``False`` (not ``1``, ``'yes'`` or ``None``)."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return value
+
+
+def callback(name: str, value) -> Callable | None:
+    """``None`` or a function (``progress``: called with the units of work done)."""
+    if value is not None and not callable(value):
+        raise ValueError(f"{name} must be a function or None, got {value!r}")
+    return value
+
+
+def store(value):
+    """``None`` or a run store (:class:`deeplimits.runs.RunStore`, opened with
+    ``RunStore(directory, spec)``)."""
+    if value is not None:
+        from .runs.store import RunStore
+
+        if not isinstance(value, RunStore):
+            raise ValueError(f"store must be a deeplimits.runs.RunStore (RunStore(directory, spec)) or None, "
+                             f"got {value!r}")
+    return value
+
+
+def sequence(name: str, value, check: Callable | None = None, *, what: str = "a list") -> list:
+    """The items of a list (a tuple, a range, an array...: anything iterable but a string, a
+    mapping or a single number), each passed through ``check`` when given. May be empty: the
+    caller says what an empty one means. ``what`` names the expected value in the message."""
+    if isinstance(value, (str, bytes, Mapping)) or isinstance(value, (numbers.Number, bool)):
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+    try:
+        items = list(value)
+    except TypeError:  # not iterable (a 0-d tensor or array among them)
+        raise ValueError(f"{name} must be {what}, got {value!r}") from None
+    return items if check is None else [check(v) for v in items]
+
+
 def depths(name: str, values: Iterable[int], *, dyadic: bool = True) -> list[int]:
     """A non-empty, strictly increasing list of depths (powers of two when ``dyadic``)."""
-    vals = list(values)
+    vals = sequence(name, values, what="a non-empty list of depths >= 1")
     if not vals:
         raise ValueError(f"{name} must be a non-empty list of depths >= 1")
     out = [power_of_two(name, v) if dyadic else integer(name, v) for v in vals]
@@ -145,11 +185,27 @@ def size(value, *, name: str = "size") -> tuple[int, ...]:
     return out
 
 
+def has_data(name: str, value: torch.Tensor) -> torch.Tensor:
+    """A tensor that holds numbers: not on the ``meta`` device (shapes without data)."""
+    if value.device.type == "meta":
+        raise ValueError(f"{name} is on the 'meta' device, which holds no data; give a tensor on 'cpu', "
+                         f"'cuda' or 'mps'")
+    return value
+
+
+def same_device(name: str, value: torch.Tensor, where: torch.device, whose: str = "the network's") -> torch.Tensor:
+    if value.device != where:
+        raise ValueError(f"{name} must be on {whose} device ({where}), got {value.device}")
+    return value
+
+
 def tensor(name: str, value, *, shape: Sequence[int | None] | None = None,
            dtype_: torch.dtype | None = None, finite: bool = True) -> torch.Tensor:
-    """A floating tensor of the given shape (``None`` entries are free) and dtype, all finite."""
+    """A floating tensor of the given shape (``None`` entries are free) and dtype, all finite
+    (``finite=False``: not checked, no pass over the data), holding data (not on ``meta``)."""
     if not isinstance(value, torch.Tensor):
         raise ValueError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
+    has_data(name, value)
     if value.dtype not in FLOAT_DTYPES:
         raise ValueError(f"{name} must have dtype torch.float32 or torch.float64, got {value.dtype}")
     if dtype_ is not None and value.dtype != dtype_:
@@ -164,13 +220,41 @@ def tensor(name: str, value, *, shape: Sequence[int | None] | None = None,
     return value
 
 
+def inputs(name: str, value, features: int, like: torch.Tensor) -> torch.Tensor:
+    """Inputs ``(n, features)`` of a network: ``n >= 1``, finite, with the dtype and on the device
+    of ``like`` (its parameters)."""
+    same_device(name, tensor(name, value, shape=(None, features), dtype_=like.dtype), like.device)
+    if value.shape[0] == 0:
+        raise ValueError(f"{name} must hold at least one sample, got shape {tuple(value.shape)}")
+    return value
+
+
+def labels(name: str, value, classes: int, n: int | None = None) -> torch.Tensor:
+    """Class labels: an ``int64`` tensor ``(n,)`` with values in ``[0, classes)``."""
+    if not isinstance(value, torch.Tensor):
+        raise ValueError(f"{name} must be a torch.Tensor of class labels, got {type(value).__name__}")
+    has_data(name, value)
+    if value.dtype != torch.int64:
+        raise ValueError(f"{name} must hold class labels of dtype torch.int64, got {value.dtype}")
+    if value.dim() != 1 or (n is not None and value.shape[0] != n):
+        raise ValueError(f"{name} must have shape ({'n' if n is None else n},), got {tuple(value.shape)}")
+    if value.numel() and not (0 <= int(value.min()) and int(value.max()) < classes):
+        raise ValueError(f"{name} must hold class labels in [0, {classes}), got values in "
+                         f"[{int(value.min())}, {int(value.max())}]")
+    return value
+
+
 def states(name: str, value) -> torch.Tensor:
-    """Hidden states ``(draws, width)`` or ``(draws, inputs, width)``, returned as the latter."""
+    """Hidden states ``(draws, width)`` or ``(draws, inputs, width)``, returned as the latter;
+    every axis non-empty."""
     value = tensor(name, value)
+    given = tuple(value.shape)
     if value.dim() == 2:
         value = value.unsqueeze(-2)
     if value.dim() != 3:
-        raise ValueError(f"{name} must have shape (draws, width) or (draws, inputs, width), got {tuple(value.shape)}")
+        raise ValueError(f"{name} must have shape (draws, width) or (draws, inputs, width), got {given}")
+    if 0 in given:
+        raise ValueError(f"{name} must have at least one draw, input and coordinate, got shape {given}")
     return value
 
 
@@ -215,104 +299,6 @@ def generator(value) -> torch.Generator | None:
     if value is not None and not isinstance(value, torch.Generator):
         raise ValueError(f"generator must be a torch.Generator or None, got {type(value).__name__}")
     return value
-
-
-# -- output paths (probed before any work: what a probe creates, it removes) -----------------------
-
-def _path(name: str, value) -> str:
-    try:
-        path = os.fspath(value)
-    except TypeError:
-        raise ValueError(f"{name} must be a path (str or os.PathLike), got {value!r}") from None
-    if isinstance(path, bytes):
-        path = os.fsdecode(path)
-    if not path.strip() or "\0" in path:
-        raise ValueError(f"{name} must be a non-empty path, got {value!r}")
-    return path
-
-
-def missing_dirs(directory: str) -> list[str]:
-    """The directories that ``os.makedirs(directory)`` would create, outermost first
-    (``NotADirectoryError`` when an existing ancestor is not a directory)."""
-    missing = []
-    d = os.path.abspath(directory)
-    while not os.path.exists(d):
-        missing.append(d)
-        parent = os.path.dirname(d)
-        if parent == d:
-            break
-        d = parent
-    if not os.path.isdir(d):
-        raise NotADirectoryError(f"{d} is not a directory")
-    return missing[::-1]
-
-
-def remove_empty_dirs(created: list[str]):
-    """Remove the directories listed (innermost last in the list, removed first) that are empty."""
-    for d in reversed(created):
-        try:
-            os.rmdir(d)
-        except OSError:
-            pass
-
-
-def _why(e: OSError) -> str:
-    return e.strerror or str(e) if isinstance(e, OSError) else str(e)
-
-
-def writable_file(name: str, value) -> str:
-    """An output file that can be written: not a directory, its parent creatable. Probed at
-    once: a new file (and the directories it needs) is created and removed again, an existing
-    regular file is opened for appending (its content is untouched), a memory device such as
-    ``/dev/full`` is written one byte; ttys and pipes are only opened. Returns the path."""
-    path = _path(name, value)
-    if os.path.isdir(path):
-        raise ValueError(f"{name} must be a file path, but {path} is a directory")
-    try:
-        if os.path.exists(path):
-            st = os.stat(path)
-            if stat.S_ISREG(st.st_mode):
-                with open(path, "ab"):
-                    pass
-            else:
-                fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
-                try:
-                    if stat.S_ISCHR(st.st_mode) and os.major(st.st_rdev) == 1 and not os.isatty(fd):
-                        os.write(fd, b"\n")  # /dev/null, /dev/zero, /dev/full: a byte shows ENOSPC
-                finally:
-                    os.close(fd)
-            return path
-        created = missing_dirs(os.path.dirname(path) or ".")
-        try:
-            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            os.close(fd)
-            os.unlink(path)
-        finally:
-            remove_empty_dirs(created)
-    except OSError as e:
-        raise ValueError(f"{name}: cannot write {path} ({_why(e)})") from None
-    return path
-
-
-def writable_dir(name: str, value) -> str:
-    """An output directory that can be created (or exists) and written: probed by creating and
-    removing a file in it (and the directories it needs). Returns the path."""
-    path = _path(name, value)
-    if os.path.exists(path) and not os.path.isdir(path):
-        raise ValueError(f"{name} must be a directory, but {path} is a file")
-    try:
-        created = missing_dirs(path)
-        try:
-            os.makedirs(path, exist_ok=True)
-            fd, probe = tempfile.mkstemp(prefix=".deeplimits-probe-", dir=path)
-            os.close(fd)
-            os.unlink(probe)
-        finally:
-            remove_empty_dirs(created)
-    except OSError as e:
-        raise ValueError(f"{name}: cannot write into {path} ({_why(e)})") from None
-    return path
 
 
 # -- executors and resources (shared by the sweep runner, the studies and the CLI) -----------------

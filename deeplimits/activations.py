@@ -107,7 +107,10 @@ def activation(spec: str | Callable | Activation) -> Activation:
     if callable(spec):
         return Activation(spec, getattr(spec, "__name__", "custom"))
     if isinstance(spec, str):
-        name, _, arg = spec.partition(":")
+        name, colon, arg = spec.partition(":")
+        if name in NAMES and colon and not arg.strip():  # 'leaky_relu:', 'tanh:'
+            raise ValueError(f"activation {spec!r} ends in ':' with nothing after it; give {name!r}"
+                             + (" or 'leaky_relu:SLOPE' with SLOPE in [0, 1]" if name == "leaky_relu" else ""))
         if name == "leaky_relu":
             try:
                 slope = float(arg) if arg else 1 / math.sqrt(2)

@@ -15,7 +15,9 @@ import sqlite3
 import subprocess
 import sys
 import time
+import warnings
 
+import numpy as np
 import pytest
 
 import sweep_tasks  # noqa: F401 - registers the test task functions
@@ -24,6 +26,7 @@ import torch
 import deeplimits as dl
 from deeplimits import _validate as V
 from deeplimits.cli import main
+from deeplimits.training import BatchedAdam, BatchedSGD
 
 NEEDS_MERGE = False  # the executor checks and the Dask timeout are in run_sweep
 # until then those rows would hang up to their time limit: marked, not run. The size refusals run.
@@ -93,6 +96,8 @@ CLI = [
     (["convergence", "--draws", "0"], 2, "--draws"),
     (["convergence", "--draws", "-5"], 2, "--draws"),
     (["convergence", "--draws", "ten"], 2, "--draws"),
+    (["convergence", "--paths", "1e3"], 2, "--draws/--paths: expected an integer"),
+    (["convergence", "--draws", "8.0"], 2, "--draws"),
     (["convergence", "--inputs", "0"], 2, "--inputs"),
     (["convergence", "--regime", "sde", "--inputs", "1000000000000"], 2, "--inputs", SUB),
     (["convergence", "--regime", "sde", "--depths", "4,8", "--reference", "12"], 2, "reference"),
@@ -247,6 +252,48 @@ CLI = [
     (TR + ["--timeout", "1"], 2, "--timeout"),
     (TR + ["--quiet=yes"], 2, "ignored explicit argument"),
     (TR + ["--device", "tpu"], 2, "--device"),
+    (["train", "--dataset", ""], 2, "--dataset must be one of"),
+    (["train", "--root", "adir"], 2, "--root applies only to the data sets read from files"),
+    (["train", "--preset", "quick", "--root", "adir"], 2, "--root applies only"),
+    (["train", "--dataset", "cifar10", "--root", ""], 2, "--root must be a non-empty path"),
+    (["train", "--driver", "fractional", "--hursts", "0.5,0.5"], 2, "--hursts must not repeat"),
+    (["train", "--driver", "fractional", "--hursts", "x"], 2, "--hursts"),
+    (["train", "--driver", "smooth", "--length-scale", "nan"], 2, "--length-scale"),
+    (["train", "--driver", "smooth", "--length-scale", "0"], 2, "--length-scale"),
+    (["train", "--betas", "nan"], 2, "--betas"),
+    (["train", "--betas", ""], 2, "--betas"),
+    (["train", "--lrs", "-1"], 2, "--lrs must lie in (0.0, inf]"),
+    (["train", "--lrs", "0.1,0.1"], 2, "--lrs must not repeat"),
+    (["train", "--lrs", ""], 2, "--lrs"),
+    (["train", "--seeds", "1e3"], 2, "--seeds"),
+    (["train", "--seeds", "2.5"], 2, "--seeds"),
+    (["train", "--seeds", "-1"], 2, "--seeds"),
+    (["train", "--activation", "leaky_relu:"], 2, "--activation 'leaky_relu:' ends in ':'"),
+    (["train", "--activation", "tanh:"], 2, "--activation"),
+    (["train", "--arch", "res-3", "--activation", "tanh"], 2, "--activation"),
+    (["train", "--depth", "x"], 2, "--depth"),
+    (["train", "--depth", "1e3"], 2, "--depth"),
+    (["train", "--width", "1e3"], 2, "--width"),
+    (["train", "--epochs", "-1"], 2, "--epochs"),
+    (["train", "--epochs", "2.5"], 2, "--epochs"),
+    (["train", "--batch-size", "x"], 2, "--batch-size"),
+    (["train", "--batch-size", "-8"], 2, "--batch-size"),
+    (["train", "--optimizer", ""], 2, "invalid choice"),
+    (["train", "--stop-loss", "nan"], 2, "--stop-loss"),
+    (["train", "--stop-loss", "x"], 2, "--stop-loss"),
+    (["train", "--chunk", "-1"], 2, "--chunk"),
+    (["train", "--chunk", "x"], 2, "--chunk"),
+    (["train", "--seed", "9223372036854775807"], 2, "--seed must be an integer in [0, "),
+    (["train", "--seed", "1e3"], 2, "--seed"),
+    (["train", "--dtype", ""], 2, "invalid choice"),
+    (["train", "--device", "meta"], 2, "--device"),
+    (["train", "--device", "cuda:99"], 2, "--device"),
+    (TR + ["--out", ""], 2, "--out"),
+    (TR + ["--out", "/dev/null"], 2, "--out"),
+    (TR + ["--json", "afile/x.json"], 2, "--json"),
+    (TR + ["--json", "/dev/full"], 2, "--json"),
+    (TR + ["--workers", "1", "--timeout", "0"], 2, "--timeout"),
+    (TR + ["--workers", "2", "--scheduler", "tcp://127.0.0.1:8786"], 2, "not both"),
     # -- weights: every flag
     (["weights"], 2, "required"),
     (["weights", "nothere.npy"], 2, "no file or run directory"),
@@ -255,6 +302,28 @@ CLI = [
     (["weights", "afile", "--beta", "nan"], 2, "--beta"),
     (["weights", "afile", "--json", "adir"], 2, "--json"),
     (["weights", "afile", "--figure", "adir"], 2, "--figure"),
+    (["weights", "{CPLX}"], 2, "must hold real numbers (float or integer), got an array of dtype complex128"),
+    (["weights", "{CPLXPT}"], 2, "must hold real numbers (float or integer), got dtype torch.complex64"),
+    (["weights", "{STRNPY}"], 2, "must hold real numbers"),
+    (["weights", "{BOOL}"], 2, "must hold real numbers"),
+    (["weights", "{EMPTY}"], 2, "is not a NumPy .npy file"),
+    (["weights", "{OBJ}"], 2, "is not a NumPy .npy file"),
+    (["weights", "{PICKLE}"], 2, "is not a PyTorch file of tensors"),
+    (["weights", "{LIST}"], 2, "holds a list, not a tensor or a state_dict"),
+    (["weights", "{NAN}"], 2, "must be finite"),
+    (["weights", "{TWO}"], 2, "L >= 3"),
+    (["weights", "{RUN}"], 2, "has no stored weights"),
+    (["weights", "{OK}", "nothere.npy"], 2, "no file or run directory"),
+    (["weights", "{OK}", "--beta", "1e300"], 2, "--beta must keep L^beta finite"),
+    (["weights", "{OK}", "--beta", "inf"], 2, "--beta"),
+    (["weights", "{OK}", "--beta", "x"], 2, "--beta"),
+    (["weights", "{OK}", "--figure", "x.xyz"], 2, "--figure must end in a figure format"),
+    (["weights", "{OK}", "--figure", "x"], 2, "--figure must end in a figure format"),
+    (["weights", "{OK}", "--figure", "afile/x.png"], 2, "--figure"),
+    (["weights", "{OK}", "--figure", "/dev/full"], 2, "--figure"),
+    (["weights", "{OK}", "--json", "afile/x.json"], 2, "--json"),
+    (["weights", "{OK}", "--json", "/dev/full"], 2, "--json"),
+    (["weights", "{OK}", "--json"], 2, "expected one argument"),
     # -- scaling: every flag
     (["scaling", "--preset", "huge"], 2, "invalid choice"),
     (["scaling", "--activation", "sin"], 2, "invalid choice"),
@@ -280,6 +349,41 @@ CLI = [
     (SC + ["--timeout", "1"], 2, "--timeout"),
     (SC + ["--quiet=yes"], 2, "ignored explicit argument"),
     (SC + ["--device", "tpu"], 2, "--device"),
+    (["scaling", "--preset", ""], 2, "invalid choice"),
+    (["scaling", "--dataset", ""], 2, "invalid choice"),
+    (["scaling", "--activation", ""], 2, "invalid choice"),
+    (["scaling", "--delta", ""], 2, "invalid choice"),
+    (["scaling", "--optimizer", "adamw"], 2, "invalid choice"),
+    (["scaling", "--depths", "8,8"], 2, "--depths must hold at least two distinct depths"),
+    (["scaling", "--depths", "x"], 2, "--depths"),
+    (["scaling", "--depths", "4.5,8"], 2, "--depths"),
+    (["scaling", "--width", "x"], 2, "--width"),
+    (["scaling", "--width", "1e3"], 2, "--width"),
+    (["scaling", "--seeds", "1e3"], 2, "--seeds"),
+    (["scaling", "--seeds", "-1"], 2, "--seeds"),
+    (["scaling", "--lr", "nan"], 2, "--lr"),
+    (["scaling", "--lr", "-1"], 2, "--lr"),
+    (["scaling", "--lr", "x"], 2, "--lr"),
+    (["scaling", "--batch-size", "-2"], 2, "--batch-size"),
+    (["scaling", "--batch-size", "x"], 2, "--batch-size"),
+    (["scaling", "--stop-loss", "inf"], 2, "--stop-loss"),
+    (["scaling", "--stop-loss", "-1"], 2, "--stop-loss"),
+    (["scaling", "--max-epochs", "x"], 2, "--max-epochs"),
+    (["scaling", "--max-epochs", "2.5"], 2, "--max-epochs"),
+    (["scaling", "--init-scale", "nan"], 2, "--init-scale"),
+    (["scaling", "--init-scale", "x"], 2, "--init-scale"),
+    (["scaling", "--samples", "x"], 2, "--samples"),
+    (["scaling", "--samples", "1e3"], 2, "--samples"),
+    (["scaling", "--seed", "9223372036854775807"], 2, "--seed must be an integer in [0, "),
+    (["scaling", "--seed", "x"], 2, "--seed"),
+    (["scaling", "--dtype", ""], 2, "invalid choice"),
+    (["scaling", "--device", "meta"], 2, "--device"),
+    (["scaling", "--device", "cuda:99"], 2, "--device"),
+    (SC + ["--out", ""], 2, "--out"),
+    (SC + ["--out", "afile/sub"], 2, "--out"),
+    (SC + ["--json", "afile/x.json"], 2, "--json"),
+    (SC + ["--json", "/dev/full"], 2, "--json"),
+    (SC + ["--workers", "1", "--timeout", "0"], 2, "--timeout"),
     # -- runs: every action and flag
     (["runs"], 2, "required"),
     (["runs", "delete"], 2, "invalid choice"),
@@ -335,7 +439,31 @@ def stored(tmp_path_factory):
         db.execute("UPDATE meta SET value = '{not json' WHERE key = 'spec'")
         db.execute("UPDATE tasks SET result = '[1, 2' WHERE key = (SELECT MIN(key) FROM tasks)")
     db.close()
-    return {"{RUN}": str(run), "{BAD}": str(bad)}
+    return {"{RUN}": str(run), "{BAD}": str(bad), **_weight_files(base / "w")}
+
+
+def _weight_files(d):
+    """Weight files a user may pass to ``deeplimits weights`` by mistake (and one good one)."""
+    import pickle
+
+    import numpy as np
+
+    d.mkdir()
+    np.save(d / "cplx.npy", (np.arange(12.0) + 1j).reshape(4, 3))
+    np.save(d / "str.npy", np.array(["a", "b", "c", "d"]))
+    np.save(d / "bool.npy", np.ones((4, 3), bool))
+    np.save(d / "obj.npy", np.array([{"a": 1}] * 4, dtype=object), allow_pickle=True)
+    np.save(d / "nan.npy", np.full((4, 3), np.nan))
+    np.save(d / "two.npy", np.ones((2, 3)))
+    np.save(d / "ok.npy", np.random.default_rng(0).normal(size=(8, 3)))
+    (d / "empty.npy").write_bytes(b"")
+    (d / "pickle.pt").write_bytes(pickle.dumps({"a": object.__name__}, protocol=4))
+    torch.save(torch.ones(4, 3, dtype=torch.complex64), d / "cplx.pt")
+    torch.save([torch.ones(3)] * 4, d / "list.pt")
+    names = {"CPLX": "cplx.npy", "STRNPY": "str.npy", "BOOL": "bool.npy", "OBJ": "obj.npy", "NAN": "nan.npy",
+             "TWO": "two.npy", "OK": "ok.npy", "EMPTY": "empty.npy", "PICKLE": "pickle.pt", "CPLXPT": "cplx.pt",
+             "LIST": "list.pt"}
+    return {"{" + k + "}": str(d / v) for k, v in names.items()}
 
 
 @pytest.fixture
@@ -537,7 +665,389 @@ LIB = [
     (lambda: V.writable_file("json", "/dev/full"), ValueError, "json"),
     (lambda: V.writable_file("json", "/"), ValueError, "json"),
     (lambda: V.writable_dir("out", "/dev/null"), ValueError, "out"),
+    # the training API, the diagnostics and the data loaders beyond their parameters (methods, studies)
+    (lambda: _net().load_sample(5), ValueError, "samples must be a dict"),
+    (lambda: _net().load_sample({"V": 5}), ValueError, "samples['V'] must be a DriverSample"),
+    (lambda: _net().reset_parameters("x"), ValueError, "generator"),
+    (lambda: _net().config(5), ValueError, "c must be an integer in [0, 0]"),
+    (lambda: _net()(torch.ones(3, 2, dtype=torch.int64)), ValueError, "x must have dtype"),
+    (lambda: _net()(torch.ones(3, 2, dtype=torch.float64)), ValueError, "x must have dtype torch.float32"),
+    (lambda: _net()(torch.ones(3, 2, device="meta")), ValueError, "x is on the 'meta' device"),
+    (lambda: _net()([[1.0, 2.0]]), ValueError, "x must be a torch.Tensor"),
+    (lambda: setattr(BatchedSGD(_net()), "lr", 0), ValueError, "lr must be finite and > 0"),
+    (lambda: BatchedAdam(_net()).step(closure="x"), ValueError, "closure must be a function"),
+    (lambda: BatchedAdam(_net()).step(loss=[1.0]), ValueError, "loss must be a tensor of shape (1,)"),
+    (lambda: dl.networks.ResNet("res-1", "tanh", 0.5)(torch.zeros(0, 3), V=torch.randn(4, 2, 3, 3)), ValueError,
+     "h0 must have at least one draw"),
+    (lambda: dl.networks.ResNet("res-1", "tanh", 0.5)(torch.zeros(2, 3, device="meta"), V=torch.randn(4, 2, 3, 3)),
+     ValueError, "h0 is on the 'meta' device"),
+    (lambda: dl.strong_convergence("sde", width=2, depths=8), ValueError, "depths must be a non-empty list"),
+    (lambda: dl.plan_convergence("sde", depths=8), ValueError, "depths must be a non-empty list"),
+    (lambda: dl.stability(depths=8), ValueError, "depths must be a non-empty list"),
+    (lambda: dl.phase_diagram(hursts=0.5), ValueError, "hursts must be a non-empty list"),
+    (lambda: dl.run_plan(dl.plan_convergence(**PLAN), store="notastore"), ValueError, "store must be a "),
+    (lambda: dl.run_plan(dl.plan_convergence(**PLAN), progress="x"), ValueError, "progress must be a function"),
+    (lambda: _run_sweep(store="notastore"), ValueError, "store must be a "),
+    (lambda: _run_sweep(progress=3), ValueError, "progress must be a function"),
+    (lambda: _studies().train_grid(depth=2, width=2, epochs=1, store="notastore"), ValueError, "store must be a "),
+    (lambda: _studies().train_grid(depth=2, width=2, epochs=1, progress="x"), ValueError, "progress must be"),
+    (lambda: _studies().plan_training(lrs=0.1), ValueError, "lrs must be a list of numbers"),
+    (lambda: _studies().plan_training(betas="0.5"), ValueError, "betas must be a list of numbers"),
+    (lambda: _studies().plan_training(root="adir"), ValueError, "root applies only to the data sets read from files"),
+    (lambda: _studies().plan_training(seed=2 ** 62), ValueError, "seed must be an integer in [0, "),
+    (lambda: _studies().plan_training(lr_decay_halfway="yes"), ValueError, "lr_decay_halfway must be True or False"),
+    (lambda: _studies().plan_training(save_weights=0), ValueError, "save_weights must be True or False"),
+    (lambda: _studies().plan_training(bias=None), ValueError, "bias must be True or False"),
+    (lambda: _studies().plan_scaling(depths=8), ValueError, "depths must be a list of depths"),
+    (lambda: _studies().plan_scaling(depths=[8]), ValueError, "depths must hold at least two distinct depths"),
+    (lambda: _studies().plan_scaling(lr=0), ValueError, "lr must lie in (0.0, inf]"),
+    (lambda: _studies().plan_scaling(seed=2 ** 62), ValueError, "seed must be an integer in [0, "),
+    (lambda: _studies().plan_scaling(delta=""), ValueError, "delta must be one of"),
+    (lambda: dl.activation("leaky_relu:"), ValueError, "activation 'leaky_relu:' ends in ':'"),
+    (lambda: dl.activation("relu:"), ValueError, "activation 'relu:' ends in ':'"),
 ]
+
+
+# -- every public parameter of the training API, the diagnostics and the data loaders ----------------
+# (function, valid arguments (a function returning them, fresh objects each time), parameter, bad value,
+# text the message must contain). The message must also name the parameter. The test after the table
+# checks that every parameter of each function in PUBLIC has a row.
+
+def _studies():
+    from deeplimits import studies
+
+    return studies
+
+
+def _net(**kw):
+    from deeplimits.training import ResidualNetwork
+
+    return ResidualNetwork(**{**dict(arch="res-1", depth=4, width=3, in_features=2, out_features=2), **kw})
+
+
+def _inside(**kw):
+    return _net(**{"arch": "inside", "bias": True, **kw})
+
+
+class _Toy:
+    """A tiny classification set: 8 training and 4 test samples of 2 features, 2 classes."""
+
+    def __init__(self, **kw):
+        g = torch.Generator().manual_seed(0)
+        self.x_train, self.x_test = torch.randn(8, 2, generator=g), torch.randn(4, 2, generator=g)
+        self.y_train, self.y_test = torch.arange(8) % 2, torch.arange(4) % 2
+        self.__dict__.update(kw)
+
+
+def _linears(n=4):
+    return [torch.nn.Linear(3, 3) for _ in range(n)]
+
+
+def _diag(L):
+    from deeplimits.diagnostics import weight_diagnostics
+
+    return weight_diagnostics(torch.linspace(1, 2, L)[:, None] * L ** -0.3)
+
+
+_EXPONENTS = {"beta": {"value": 0.3}, "increment_norm": {"value": -1.3}, "rss": {"value": 0.2}}
+NAN = float("nan")
+I64, F64 = torch.int64, torch.float64
+
+
+def _api():
+    from deeplimits import data as D
+    from deeplimits import diagnostics as G
+    from deeplimits import training as T
+    from deeplimits.studies import fit_rate
+    from deeplimits.training.train import config_losses
+
+    RN = lambda: dict(arch="res-1", depth=4, width=3, in_features=2, out_features=2)  # noqa: E731
+    TRAIN = lambda: dict(module=_net(), data=_Toy(), epochs=1)  # noqa: E731
+    OPT = lambda: dict(params=_net())  # noqa: E731
+    INIT = lambda: dict(module=_net(), driver=dl.make_driver("gaussian"))  # noqa: E731
+    LAYERS = lambda: dict(layers=_linears())  # noqa: E731
+    EVAL = lambda: dict(module=_net(), x=torch.randn(3, 2), y=torch.arange(3) % 2, loss="cross_entropy")  # noqa: E731
+    OUT = lambda: dict(out=torch.randn(1, 3, 2), y=torch.arange(3) % 2, loss="cross_entropy")  # noqa: E731
+    A = lambda: dict(A=torch.randn(8, 2))  # noqa: E731
+    FIT = lambda: dict(depths=[1, 2, 4], values=[1.0, 0.5, 0.25])  # noqa: E731
+    REG = lambda: dict(module=_net(), x=torch.randn(3, 2), y=torch.randn(3, 2))  # noqa: E731
+    ODE = lambda: dict(module=_inside(), x=torch.randn(3, 2))  # noqa: E731
+    SPLIT = lambda: dict(split=(torch.zeros(3), torch.zeros(3)), batch_size=2)  # noqa: E731
+    RATE = lambda: dict(depths=[4, 8], errors=np.ones((3, 2)))  # noqa: E731
+    meta = torch.ones(8, 2, device="meta")
+    return [
+        (T.ResidualNetwork, RN, "arch", "res-9", "arch must be one of"),
+        (T.ResidualNetwork, RN, "arch", None, "arch must be one of"),
+        (T.ResidualNetwork, RN, "depth", 0, "depth must be an integer >= 1"),
+        (T.ResidualNetwork, RN, "depth", "4", "depth must be an integer"),
+        (T.ResidualNetwork, RN, "width", 2.5, "width must be an integer"),
+        (T.ResidualNetwork, RN, "in_features", 0, "in_features must be"),
+        (T.ResidualNetwork, RN, "out_features", -1, "out_features must be"),
+        (T.ResidualNetwork, RN, "configs", True, "configs must be"),
+        (T.ResidualNetwork, RN, "beta", NAN, "beta must be a finite real"),
+        (T.ResidualNetwork, RN, "beta", -1.0, "beta must lie in"),
+        (T.ResidualNetwork, RN, "activation", "leaky_relu:", "activation"),
+        (T.ResidualNetwork, RN, "activation", 42, "activation must be one of"),
+        (T.ResidualNetwork, RN, "bias", "yes", "bias must be True or False"),
+        (T.ResidualNetwork, RN, "delta", "shared", "delta applies only to arch 'inside'"),
+        (T.ResidualNetwork, lambda: {**RN(), "arch": "inside"}, "delta", "global", "delta must be one of"),
+        (T.ResidualNetwork, RN, "dtype", torch.float16, "dtype must be torch.float32 or torch.float64"),
+        (T.ResidualNetwork, RN, "device", "foo", "device: 'foo' is not a device"),
+        (T.ResidualNetwork, RN, "device", "meta", "device: 'meta' holds no data"),
+        (T.ResidualNetwork, RN, "device", 5, "device must be a device name"),
+        (T.ResidualNetwork, RN, "device", "cuda:99", "device: 'cuda:99' is not available"),
+        (T.train, TRAIN, "module", None, "module must be a ResidualNetwork"),
+        (T.train, TRAIN, "data", None, "data must have tensors x_train"),
+        (T.train, TRAIN, "data", _Toy(x_train=torch.ones(8, 2, dtype=I64)), "data.x_train must have dtype"),
+        (T.train, TRAIN, "data", _Toy(x_train=torch.ones(8, 2, dtype=F64)), "data.x_train must have dtype torch.float32"),
+        (T.train, TRAIN, "data", _Toy(x_train=torch.ones(8, 3)), "data.x_train must have shape (*, 2)"),
+        (T.train, TRAIN, "data", _Toy(x_train=torch.zeros(0, 2), y_train=torch.zeros(0, dtype=I64)),
+         "data.x_train must hold at least one sample"),
+        (T.train, TRAIN, "data", _Toy(x_test=torch.zeros(0, 2), y_test=torch.zeros(0, dtype=I64)),
+         "data.x_test must hold at least one sample"),
+        (T.train, TRAIN, "data", _Toy(x_test=torch.full((4, 2), NAN)), "data.x_test must contain only finite"),
+        (T.train, TRAIN, "data", _Toy(x_train=meta, y_train=torch.zeros(8, dtype=I64, device="meta")),
+         "data.x_train is on the 'meta' device"),
+        (T.train, TRAIN, "data", _Toy(y_train=torch.full((8,), 5)), "data.y_train must hold class labels in [0, 2)"),
+        (T.train, TRAIN, "data", _Toy(y_test=torch.full((4,), -1)), "data.y_test must hold class labels in [0, 2)"),
+        (T.train, TRAIN, "data", _Toy(y_train=torch.zeros(8)), "data.y_train must hold class labels of dtype"),
+        (T.train, TRAIN, "data", _Toy(y_train=torch.zeros(8, 1, dtype=I64)), "data.y_train must have shape (8,)"),
+        (T.train, lambda: {**TRAIN(), "loss": "squared"}, "data", _Toy(), "data.y_train must have dtype"),
+        (T.train, TRAIN, "optimizer", "lbfgs", "optimizer must be one of"),
+        (T.train, TRAIN, "lr", 0, "lr must be finite and > 0"),
+        (T.train, TRAIN, "lr", NAN, "lr must be finite and > 0"),
+        (T.train, TRAIN, "lr", "x", "lr must be a number or one real number per config"),
+        (T.train, TRAIN, "lr", [0.1, 0.2], "lr must be a number or have one value per config (1)"),
+        (T.train, TRAIN, "epochs", 0, "epochs must be an integer >= 1"),
+        (T.train, TRAIN, "epochs", 1.5, "epochs must be an integer"),
+        (T.train, TRAIN, "batch_size", 0, "batch_size must be"),
+        (T.train, TRAIN, "loss", "hinge", "loss must be one of"),
+        (T.train, TRAIN, "lr_decay_halfway", "yes", "lr_decay_halfway must be True or False"),
+        (T.train, TRAIN, "stop_loss", -1.0, "stop_loss must lie in"),
+        (T.train, TRAIN, "stop_loss", NAN, "stop_loss must be a finite real"),
+        (T.train, TRAIN, "seed", -1, "seed must be an integer in [0, "),
+        (T.train, TRAIN, "seed", 2 ** 62, "seed must be an integer in [0, "),
+        (T.train, TRAIN, "progress", "x", "progress must be a function or None"),
+        (T.BatchedAdam, OPT, "params", None, "params must be a non-empty dict"),
+        (T.BatchedAdam, OPT, "params", {}, "params must be a non-empty dict"),
+        (T.BatchedAdam, OPT, "lr", 0, "lr must be finite and > 0"),
+        (T.BatchedAdam, OPT, "lr", -1.0, "lr must be finite and > 0"),
+        (T.BatchedAdam, OPT, "lr", "x", "lr must be a number or one real number per config"),
+        (T.BatchedAdam, OPT, "lr", True, "lr must be a number or one real number per config"),
+        (T.BatchedAdam, OPT, "lr", torch.tensor([1j]), "lr must be a number or one real number per config"),
+        (T.BatchedAdam, OPT, "betas", (0.9,), "betas must be a pair (beta1, beta2) of reals in [0, 1)"),
+        (T.BatchedAdam, OPT, "betas", 0.9, "betas must be a pair"),
+        (T.BatchedAdam, OPT, "betas", (1.0, 0.9), "betas[0] must lie in [0.0, 1.0)"),
+        (T.BatchedAdam, OPT, "betas", (0.9, NAN), "betas[1] must be a finite real"),
+        (T.BatchedAdam, OPT, "eps", 0, "eps must lie in (0.0, inf]"),
+        (T.BatchedAdam, OPT, "eps", NAN, "eps must be a finite real"),
+        (T.BatchedAdam, OPT, "weight_decay", -1, "weight_decay must lie in"),
+        (T.BatchedSGD, OPT, "params", {}, "params must be a non-empty dict"),
+        (T.BatchedSGD, OPT, "lr", 0, "lr must be finite and > 0"),
+        (T.BatchedSGD, OPT, "momentum", -0.1, "momentum must lie in [0.0, 1.0)"),
+        (T.BatchedSGD, OPT, "momentum", 1.0, "momentum must lie in [0.0, 1.0)"),
+        (T.BatchedSGD, OPT, "dampening", 2.0, "dampening must lie in [0.0, 1.0]"),
+        (T.BatchedSGD, OPT, "weight_decay", NAN, "weight_decay must be a finite real"),
+        (T.BatchedSGD, OPT, "nesterov", "yes", "nesterov must be True or False"),
+        (T.BatchedSGD, OPT, "nesterov", True, "nesterov requires momentum > 0"),
+        (T.init_from_driver, INIT, "module", None, "module must be a ResidualNetwork"),
+        (T.init_from_driver, INIT, "driver", "gaussian", "driver must be a deeplimits Driver"),
+        (T.init_from_driver, INIT, "generator", 5, "generator must be a torch.Generator"),
+        (T.init_from_driver, INIT, "scales", 0.5, "scales must be a dict"),
+        (T.init_from_driver, INIT, "scales", {"X": 1.0}, "scales key must be one of 'V'"),
+        (T.init_from_driver, INIT, "scales", {"V": -1.0}, "scales['V'] must lie in"),
+        (T.init_from_driver, INIT, "config", 5, "config must be an integer in [0, 0]"),
+        (T.init_from_driver, INIT, "config", 1.5, "config must be an integer"),
+        (T.resolution_for, lambda: dict(driver=dl.make_driver("gaussian"), depth=4), "driver", None,
+         "driver must be a deeplimits Driver"),
+        (T.resolution_for, lambda: dict(driver=dl.make_driver("gaussian"), depth=4), "depth", 0, "depth must be"),
+        (T.iid_, LAYERS, "layers", None, "layers must be a list of torch.nn.Linear"),
+        (T.iid_, LAYERS, "layers", [], "layers must be a non-empty list"),
+        (T.iid_, LAYERS, "law", "cauchy", "law must be one of"),
+        (T.iid_, LAYERS, "generator", 1, "generator must be a torch.Generator"),
+        (T.iid_, LAYERS, "scale", 0.0, "scale must lie in"),
+        (T.iid_, LAYERS, "scale", NAN, "scale must be a finite real"),
+        (T.fractional_, LAYERS, "layers", [torch.nn.Conv1d(3, 4, 1)], "layers must all be torch.nn.Linear"),
+        (T.fractional_, LAYERS, "hurst", 1.0, "hurst must lie in"),
+        (T.fractional_, LAYERS, "hurst", NAN, "hurst must be a finite real"),
+        (T.fractional_, LAYERS, "generator", "x", "generator must be a torch.Generator"),
+        (T.fractional_, LAYERS, "scale", -1.0, "scale must lie in"),
+        (T.smooth_, LAYERS, "layers", "x", "layers must all be torch.nn.Linear"),
+        (T.smooth_, LAYERS, "length_scale", -1.0, "length_scale must lie in"),
+        (T.smooth_, LAYERS, "generator", "x", "generator must be a torch.Generator"),
+        (T.smooth_, LAYERS, "scale", "x", "scale must be a finite real"),
+        (T.evaluate, EVAL, "module", None, "module must be a ResidualNetwork"),
+        (T.evaluate, EVAL, "x", torch.ones(3, 2, dtype=I64), "x must have dtype"),
+        (T.evaluate, EVAL, "x", torch.ones(3, 5), "x must have shape (*, 2)"),
+        (T.evaluate, EVAL, "x", torch.ones(3, 2, device="meta"), "x is on the 'meta' device"),
+        (T.evaluate, lambda: {**EVAL(), "y": torch.zeros(0, dtype=I64)}, "x", torch.zeros(0, 2),
+         "x must hold at least one sample"),
+        (T.evaluate, EVAL, "y", torch.full((3,), 7), "y must hold class labels in [0, 2)"),
+        (T.evaluate, EVAL, "y", torch.zeros(3), "y must hold class labels of dtype torch.int64"),
+        (T.evaluate, EVAL, "loss", "x", "loss must be one of"),
+        (T.evaluate, EVAL, "batch_size", 0, "batch_size must be"),
+        (config_losses, OUT, "out", torch.randn(3, 2), "out must have shape (configs, batch, outputs)"),
+        (config_losses, OUT, "out", torch.ones(1, 3, 2, dtype=I64), "out must have dtype"),
+        (config_losses, OUT, "y", torch.full((3,), 7), "y must hold class labels in [0, 2)"),
+        (config_losses, OUT, "y", torch.zeros(4, dtype=I64), "y must have shape (3,)"),
+        (config_losses, OUT, "loss", "x", "loss must be one of"),
+        # -- the diagnostics
+        (G.weight_diagnostics, A, "A", None, "A must be a tensor or array"),
+        (G.weight_diagnostics, A, "A", torch.ones(4, 2, dtype=torch.complex64), "A must hold real numbers"),
+        (G.weight_diagnostics, A, "A", np.ones((4, 2), bool), "A must hold real numbers"),
+        (G.weight_diagnostics, A, "A", np.array(["a"] * 4), "A must hold real numbers"),
+        (G.weight_diagnostics, A, "A", meta, "A is on the 'meta' device"),
+        (G.weight_diagnostics, A, "A", torch.full((4, 2), NAN), "A must be finite"),
+        (G.weight_diagnostics, A, "A", torch.ones(2, 3), "L >= 3"),
+        (G.weight_diagnostics, A, "beta", NAN, "beta must be a finite real"),
+        (G.weight_diagnostics, A, "beta", 1e300, "beta must keep L^beta finite"),
+        (G.weight_diagnostics, A, "beta", "x", "beta must be a finite real"),
+        (G.weight_diagnostics, A, "name", 5, "name must be a string"),
+        (G.hurst_index, A, "A", np.ones((4, 2), complex), "A must hold real numbers"),
+        (G.hurst_index, A, "A", meta, "A is on the 'meta' device"),
+        (G.scaling_exponents, lambda: dict(family=[_diag(8), _diag(16)]), "family", None, "family must be a list"),
+        (G.scaling_exponents, lambda: dict(family=[_diag(8), _diag(16)]), "family", [1, 2], "family must hold"),
+        (G.scaling_exponents, lambda: dict(family=[_diag(8), _diag(16)]), "family", [_diag(8)] * 2,
+         "family must hold at least two distinct depths"),
+        (G.scaling_exponents, lambda: dict(family=[_diag(8), _diag(16)]), "level", 1.5, "level must lie in (0.0, 1.0)"),
+        (G.scaling_exponents, lambda: dict(family=[_diag(8), _diag(16)]), "level", NAN, "level must be a finite real"),
+        (G.loglog_fit, FIT, "depths", 8, "depths must be a list of depths > 0"),
+        (G.loglog_fit, FIT, "depths", [0, 1, 2], "depths must lie in (0.0, inf]"),
+        (G.loglog_fit, FIT, "values", [-1.0, -2.0, -3.0], "values must lie in [0.0, inf]"),
+        (G.loglog_fit, FIT, "values", [1.0, 2.0], "values must have one value per depth (3 depths), got 2"),
+        (G.loglog_fit, FIT, "values", [NAN, 1.0, 2.0], "values must be a finite real"),
+        (G.loglog_fit, FIT, "level", 1.5, "level must lie in (0.0, 1.0)"),
+        (G.loglog_fit, FIT, "level", NAN, "level must be a finite real"),
+        (G.hypothesis, lambda: dict(exponents=_EXPONENTS), "exponents", None, "exponents must be a dict"),
+        (G.hypothesis, lambda: dict(exponents=_EXPONENTS), "exponents", {}, "exponents must map 'beta'"),
+        (G.hypothesis, lambda: dict(exponents=_EXPONENTS), "hurst", "x", "hurst must be a number or None"),
+        (G.trend_split, A, "A", torch.full((8, 2), NAN), "A must contain only finite values"),
+        (G.trend_split, A, "A", [[1.0]] * 8, "A must be a torch.Tensor"),
+        (G.trend_split, A, "A", torch.ones(8, 2, dtype=I64), "A must have dtype"),
+        (G.trend_split, A, "A", torch.ones(2, 2), "A must be a tensor of shape (L, ...) with L >= 3"),
+        (G.trend_split, A, "A", meta, "A is on the 'meta' device"),
+        (G.trend_split, A, "bandwidth", 0.0, "bandwidth must lie in (0.0, 1.0)"),
+        (G.trend_split, A, "bandwidth", NAN, "bandwidth must be a finite real"),
+        (G.from_trend, lambda: dict(module=_net()), "module", None, "module must be a ResidualNetwork"),
+        (G.from_trend, lambda: dict(module=_net()), "module", _net(depth=2), "module must have depth >= 3"),
+        (G.from_trend, lambda: dict(module=_net()), "bandwidth", 2.0, "bandwidth must lie in"),
+        (G.trend_loss, REG, "module", None, "module must be a ResidualNetwork"),
+        (G.trend_loss, REG, "x", torch.randn(3, 5), "x must have shape (*, 2)"),
+        (G.trend_loss, REG, "y", torch.randn(3, 4), "y must have shape (3, 2)"),
+        (G.trend_loss, REG, "loss", "x", "loss must be one of"),
+        (G.trend_loss, REG, "bandwidth", -1.0, "bandwidth must lie in"),
+        (G.trained_ode_distance, ODE, "module", _net(), "module must be an inside ResidualNetwork"),
+        (G.trained_ode_distance, ODE, "module", _inside(depth=2), "module must have depth >= 3"),
+        (G.trained_ode_distance, ODE, "x", torch.randn(3, 2, dtype=F64), "x must have dtype torch.float32"),
+        (G.trained_ode_distance, ODE, "x", torch.randn(0, 2), "x must hold at least one sample"),
+        (G.trained_ode_distance, ODE, "bandwidth", 0.0, "bandwidth must lie in"),
+        (G.trained_ode_distance, ODE, "rtol", 0.0, "rtol must lie in (0.0, inf]"),
+        (G.trained_ode_distance, ODE, "atol", -1.0, "atol must lie in [0.0, inf]"),
+        (G.load_weights, lambda: dict(source=torch.ones(4, 2)), "source", None, "source must be a path"),
+        (G.load_weights, lambda: dict(source=torch.ones(4, 2)), "source", 42, "source must be a path"),
+        (G.load_weights, lambda: dict(source=torch.ones(4, 2)), "source", "", "source must be a non-empty path"),
+        (G.load_weights, lambda: dict(source=torch.ones(4, 2)), "source", "nothere.npy", "source: no file or run"),
+        (G.load_weights, lambda: dict(source=torch.ones(4, 2)), "source", torch.ones(4, 2, dtype=torch.complex64),
+         "source must hold real numbers"),
+        (G.load_weights, lambda: dict(source=torch.ones(4, 2)), "depth", 0, "depth must be an integer >= 1"),
+        (G.load_weights, lambda: dict(source=torch.ones(4, 2)), "depth", "x", "depth must be an integer"),
+        # -- the data loaders
+        (D.load_dataset, lambda: dict(name="digits"), "name", "cifar100", "name must be one of"),
+        (D.load_dataset, lambda: dict(name="digits"), "name", None, "name must be one of"),
+        (D.load_dataset, lambda: dict(name="mnist"), "root", "", "root must be a non-empty path"),
+        (D.load_dataset, lambda: dict(name="mnist"), "root", 3, "root must be a path"),
+        (D.load_dataset, lambda: dict(name="digits"), "seed", -1, "seed must be an integer in"),
+        (D.load_dataset, lambda: dict(name="digits"), "seed", True, "seed must be an integer in"),
+        (D.load_dataset, lambda: dict(name="digits"), "test_fraction", 0.0, "test_fraction must lie in"),
+        (D.load_dataset, lambda: dict(name="digits"), "test_fraction", NAN, "test_fraction must be a finite real"),
+        (D.load_dataset, lambda: dict(name="mnist", root="adir"), "test_fraction", 0.1, "test_fraction must be None"),
+        (D.load_dataset, lambda: dict(name="digits"), "device", "meta", "device: 'meta' holds no data"),
+        (D.load_dataset, lambda: dict(name="digits"), "device", "gpu7", "device: 'gpu7' is not a device"),
+        (D.load_dataset, lambda: dict(name="digits"), "dtype", torch.float16, "dtype must be"),
+        (D.batches, SPLIT, "split", None, "split must be a pair"),
+        (D.batches, SPLIT, "split", (torch.zeros(3, device="meta"), torch.zeros(3, device="meta")),
+         "split is on the 'meta' device"),
+        (D.batches, SPLIT, "batch_size", 0, "batch_size must be an integer >= 1"),
+        (D.batches, SPLIT, "seed", -1, "seed must be an integer in"),
+        (D.batches, SPLIT, "generator", 3, "generator must be a torch.Generator"),
+        (D.batches, lambda: {**SPLIT(), "seed": 1}, "generator", torch.Generator(), "give seed or generator"),
+        (D.batches, SPLIT, "shuffle", 1, "shuffle must be True or False"),
+        (D.batches, SPLIT, "drop_last", "no", "drop_last must be True or False"),
+        (D.split_indices, lambda: dict(n=10, test_fraction=0.2, seed=0), "n", 0, "n must be an integer >= 2"),
+        (D.split_indices, lambda: dict(n=10, test_fraction=0.2, seed=0), "n", 1.5, "n must be an integer"),
+        (D.split_indices, lambda: dict(n=10, test_fraction=0.2, seed=0), "test_fraction", 0.0, "test_fraction must lie"),
+        (D.split_indices, lambda: dict(n=10, test_fraction=0.2, seed=0), "test_fraction", 0.01, "test_fraction=0.01 "
+         "leaves an empty train or test split"),
+        (D.split_indices, lambda: dict(n=10, test_fraction=0.2, seed=0), "seed", -1, "seed must be an integer in"),
+        (D.cohen_targets, lambda: dict(x=torch.randn(3, 2)), "x", [[1.0]], "x must be a torch.Tensor"),
+        (D.cohen_targets, lambda: dict(x=torch.randn(3, 2)), "x", torch.full((3, 2), NAN), "x must contain only finite"),
+        (D.cohen_targets, lambda: dict(x=torch.randn(3, 2)), "depth", 0, "depth must be an integer >= 1"),
+        (D.register_dataset, lambda: dict(name="x"), "name", 5, "name must be a non-empty string"),
+        (D.register_dataset, lambda: dict(name="x"), "name", "", "name must be a non-empty string"),
+        (D.register_dataset, lambda: dict(name="x"), "official_split", "no", "official_split must be True or False"),
+        (D.synthetic, lambda: dict(seed=0), "seed", -1, "seed must be an integer in"),
+        (D.synthetic, lambda: dict(seed=0), "n", 1, "n must be an integer in [2, 10000000]"),
+        (D.synthetic, lambda: dict(seed=0), "dim", 0, "dim must be an integer in [1, 10000]"),
+        (D.synthetic, lambda: dict(seed=0), "depth", 2.5, "depth must be an integer"),
+        (fit_rate, RATE, "depths", 8, "depths must be a list of depths > 0"),
+        (fit_rate, RATE, "depths", [0, 8], "depths must lie in (0.0, inf]"),
+        (fit_rate, RATE, "errors", np.ones((3, 3)), "errors must have shape (draws, 2)"),
+        (fit_rate, RATE, "errors", np.full((3, 2), NAN), "errors must be finite and >= 0"),
+        (fit_rate, RATE, "errors", "x", "errors must be an array of shape (draws, 2)"),
+        (fit_rate, RATE, "n_boot", 0, "n_boot must be an integer >= 1"),
+        (fit_rate, RATE, "seed", -1, "seed must be an integer >= 0"),
+        (fit_rate, RATE, "level", 1.5, "level must lie in (0.0, 1.0)"),
+    ]
+
+
+def _public():
+    """The functions whose every parameter the table above must cover."""
+    from deeplimits import data as D
+    from deeplimits import diagnostics as G
+    from deeplimits import training as T
+    from deeplimits.studies import fit_rate
+    from deeplimits.training.train import config_losses
+
+    return [T.ResidualNetwork, T.train, T.BatchedAdam, T.BatchedSGD, T.init_from_driver, T.resolution_for, T.iid_,
+            T.fractional_, T.smooth_, T.evaluate, config_losses, G.weight_diagnostics, G.hurst_index,
+            G.scaling_exponents, G.loglog_fit, G.hypothesis, G.trend_split, G.from_trend, G.trend_loss,
+            G.trained_ode_distance, G.load_weights, D.load_dataset, D.batches, D.split_indices, D.cohen_targets,
+            D.register_dataset, D.synthetic, fit_rate]
+
+
+def _api_rows():
+    out = []
+    for i, (fn, base, param, value, needle) in enumerate(_api()):
+        out.append(pytest.param(fn, base, param, value, needle, id=f"{fn.__name__}-{param}-{i:03d}"))
+    return out
+
+
+@pytest.mark.parametrize("fn,base,param,value,needle", _api_rows())
+def test_bad_public_parameter(fn, base, param, value, needle, tmp_path, monkeypatch):
+    """One bad value of one parameter, the others valid: a one-line ValueError naming it, before any work."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "adir").mkdir()
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning on the way to the refusal either
+        with pytest.raises(ValueError) as info:
+            fn(**{**base(), param: value})
+    msg = str(info.value)
+    assert needle in msg and param in msg and "\n" not in msg, msg
+    assert time.perf_counter() - t0 < LIMIT
+    assert os.listdir(tmp_path) == ["adir"] and os.listdir(tmp_path / "adir") == []
+
+
+def test_table_covers_every_public_parameter():
+    import inspect
+
+    given = {(fn, param) for fn, _, param, _, _ in _api()}
+    for fn in _public():
+        sig = inspect.signature(fn.__init__ if inspect.isclass(fn) else fn)
+        for name, p in sig.parameters.items():
+            if name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                assert (fn, name) in given, f"{fn.__name__}({name}=...) has no bad call in the table"
+    assert len(_api()) >= 200
 
 
 def _lib_rows():

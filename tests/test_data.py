@@ -290,7 +290,7 @@ def test_batches_bad_arguments(args, kwargs, match):
     (("synthetic",), {"n": 10, "test_fraction": 0.01}, "leaves an empty train or test split of 10 samples"),
     (("mnist",), {"root": "/x", "test_fraction": 0.1}, "test_fraction must be None for dataset 'mnist'"),
     (("digits",), {"dtype": torch.float16}, "dtype must be torch.float32 or torch.float64"),
-    (("digits",), {"device": "gpu7"}, "device must be an available torch device"),
+    (("digits",), {"device": "gpu7"}, "device: 'gpu7' is not a device"),
     (("digits",), {"n": 10}, "unknown option 'n' for dataset 'digits'; its options: none"),
     (("synthetic",), {"size": 10}, "unknown option 'size' for dataset 'synthetic'; its options: 'n', 'dim', 'depth'"),
     (("synthetic",), {"n": 1}, r"n must be an integer in \[2, 10000000\], got 1"),

@@ -321,7 +321,7 @@ def test_nonfinite_config_is_frozen():
 
 @pytest.mark.parametrize("call,match", [
     (lambda m: BatchedAdam(m, lr=[0.1, 0.2]), "lr must be a number or have one value per config"),
-    (lambda m: BatchedAdam(m, lr=-1.0), "lr must be finite and >= 0"),
+    (lambda m: BatchedAdam(m, lr=-1.0), "lr must be finite and > 0"),
     (lambda m: BatchedAdam({}), "params must be a non-empty dict"),
     (lambda m: BatchedSGD({m.V: 4}), "config axis must be an integer in"),
     (lambda m: BatchedSGD({m.V: 1, m.A: 1}), "same number of configs"),

@@ -40,8 +40,9 @@ def usage(cmd: str, e: ValueError, params=()) -> UsageError:
     a :class:`~deeplimits._validate.ResourceError` names the flags to change."""
     msg = one_line(e)
     head, _, rest = msg.partition(" ")
-    if head in params:
-        msg = f"{flag(head)} {rest}"
+    name = head.rstrip(":")  # "device: 'cuda' is not available" names the parameter too
+    if name in params:
+        msg = f"{flag(name)}{head[len(name):]} {rest}"
     from .._validate import ResourceError
 
     knobs = getattr(e, "knobs", ())

@@ -1,16 +1,18 @@
 """Flag values, parsed without the numerical stack: lists (``4,8,16``), ranges
-(``start:stop:count``), integers below 2^63, finite reals, device names."""
+(``start:stop:count``), integers below 2^63 (written in digits), finite reals, device names."""
 
 from __future__ import annotations
 
 import argparse
 import math
+import re
 
 from .._names import device_form
 from ..studies.presets import linspace
 
 MAX_LIST = 100_000  # values in one list flag (and the count of start:stop:count)
 MAX_INT = 2 ** 63 - 1  # integer flags (the run store keeps 64-bit integers)
+_INTEGER = re.compile(r"^[+-]?[0-9]+$")
 
 __all__ = ["MAX_LIST", "MAX_INT", "parse_list", "int_list", "integer", "real", "device"]
 
@@ -27,8 +29,11 @@ def _number(token: str, kind, text: str, listed: bool = False):
 
 def _value(token: str, kind, text: str):
     token = token.strip()
+    if kind is int and not _INTEGER.match(token):  # digits only: '1e3', '8.0' are not integers
+        raise argparse.ArgumentTypeError(f"expected {'an integer' if token == text.strip() else 'integers'} "
+                                         f"(digits), got {text!r}")
     try:
-        v = int(token) if kind is int and token.lstrip("+-").isdigit() else float(token)
+        v = int(token) if kind is int else float(token)
     except (ValueError, OverflowError):
         raise argparse.ArgumentTypeError(f"expected {'an integer' if kind is int else 'a number'}, "
                                          f"got {text!r}") from None
@@ -36,10 +41,6 @@ def _value(token: str, kind, text: str):
         raise argparse.ArgumentTypeError(f"expected {'finite numbers' if token != text else 'a finite number'}, "
                                          f"got {text!r}")
     if kind is int:
-        if isinstance(v, float):
-            if v != int(v):
-                raise argparse.ArgumentTypeError(f"expected integers, got {text!r}")
-            v = int(v)
         if abs(v) > MAX_INT:
             raise argparse.ArgumentTypeError(f"integer out of range (at most 2^63 - 1), got {text!r}")
     return v
@@ -92,7 +93,7 @@ def int_list(text):
 
 
 def integer(text):
-    """An integer flag: digits (or an integral number like 1e4), at most 2^63 - 1 in size."""
+    """An integer flag: digits (not ``1e4`` or ``8.0``), at most 2^63 - 1 in size."""
     return _number(text, int, text)
 
 

@@ -4,7 +4,7 @@ with several depths of one tensor the exponents of their scaling."""
 from __future__ import annotations
 
 from . import outputs
-from .errors import UsageError, one_line
+from .errors import UsageError, one_line, usage
 
 __all__ = ["run_weights_cmd"]
 
@@ -13,15 +13,20 @@ def run_weights_cmd(args) -> int:
     from ..diagnostics import load_weights, scaling_exponents, weight_diagnostics
 
     outputs.check_file("weights", "--json", args.json)
-    outputs.check_file("weights", "--figure", args.figure)
+    outputs.check_figure("weights", "--figure", args.figure)
     tensors = []
     for path in args.paths:
         try:
             found = load_weights(path)
-            tensors += [(path, name, A, weight_diagnostics(A, beta=args.beta, name=name))
-                        for name, A in found.items()]
-        except ValueError as e:
-            raise UsageError(f"deeplimits weights: {one_line(e)}") from None
+        except ValueError as e:  # "source: PATH ..." is shown as "PATH ..."
+            raise UsageError(f"deeplimits weights: {one_line(e).removeprefix('source: ')}") from None
+        for name, A in found.items():
+            try:
+                tensors.append((path, name, A, weight_diagnostics(A, beta=args.beta, name=name)))
+            except ValueError as e:  # a bad --beta, or the tensor of PATH named
+                if str(e).startswith("beta "):
+                    raise usage("weights", e, ("beta",)) from None
+                raise UsageError(f"deeplimits weights: {path} ({name}): {one_line(e)}") from None
     families: dict = {}
     for _, name, _, d in tensors:
         families.setdefault(name, []).append(d)

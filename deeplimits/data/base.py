@@ -119,8 +119,11 @@ def register_dataset(name: str, *, official_split: bool = False):
     """
     if not isinstance(name, str) or not name:
         raise ValueError(f"name must be a non-empty string, got {name!r}")
+    V_.flag("official_split", official_split)
 
     def register(loader):
+        if not callable(loader):
+            raise ValueError(f"loader must be a function returning Arrays, got {loader!r}")
         params = inspect.signature(loader).parameters
         options = {k: p.default for k, p in params.items()
                    if k not in ("root", "seed") and p.kind is p.KEYWORD_ONLY}
@@ -140,24 +143,17 @@ def split_indices(n: int, test_fraction: float, seed: int) -> tuple[np.ndarray, 
 
     The permutation comes from NumPy's ``default_rng([seed, 0])``; stream ``[seed, 1]`` is
     left to loaders that draw their samples (so data and split are independent streams).
+    ``n >= 2``, ``test_fraction`` in (0, 1), ``seed`` in ``[0, 2^63 - 1]``.
     """
+    n = V_.integer("n", n, low=2)
+    test_fraction = V_.real("test_fraction", test_fraction, low=0.0, high=1.0, low_open=True, high_open=True)
+    seed = V_.integer("seed", seed, low=0, high=2 ** 63 - 1)
     n_test = int(round(test_fraction * n))
     if not 1 <= n_test <= n - 1:
         raise ValueError(f"test_fraction={test_fraction!r} leaves an empty train or test split of {n} samples; "
                          f"choose it in [{1 / n:.3g}, {1 - 1 / n:.3g}]")
     perm = np.random.default_rng([seed, 0]).permutation(n)
     return np.sort(perm[n_test:]), np.sort(perm[:n_test])
-
-
-def _device(value) -> torch.device:
-    if value is None:
-        return torch.device("cpu")
-    try:
-        device = torch.device(value)
-        torch.empty(0, device=device)
-    except (RuntimeError, TypeError, AssertionError, ValueError):
-        raise ValueError(f"device must be an available torch device such as 'cpu', got {value!r}") from None
-    return device
 
 
 def _root(spec: DatasetSpec, root) -> str | None:
@@ -195,7 +191,8 @@ def load_dataset(name: str = "digits", *, root=None, seed: int = 0, test_fractio
     ``root`` is the directory of the files of ``mnist`` and ``cifar10`` (ignored by the bundled
     and generated sets); ``seed`` fixes the split (and the samples of ``synthetic``);
     ``test_fraction`` (default 0.2; ``None`` for sets with an official split) is the share
-    of test samples; inputs (and regression targets) get ``dtype`` (float32 or float64);
+    of test samples; inputs (and regression targets) get ``dtype`` (float32 or float64) on
+    ``device`` (``None``: the CPU; a device this machine has, not ``'meta'``);
     class labels are ``int64``. ``options`` go to the loader (e.g. ``n`` for ``synthetic``).
     Bad arguments raise a one-line ``ValueError`` before anything is read or generated.
     """
@@ -204,7 +201,7 @@ def load_dataset(name: str = "digits", *, root=None, seed: int = 0, test_fractio
     seed = V_.integer("seed", seed, low=0, high=2 ** 63 - 1)
     test_fraction = _test_fraction(spec, test_fraction)
     dtype = V_.dtype(dtype)
-    device = _device(device)
+    device = V_.device("device", device, dtype)
     kwargs = dict(_options(spec, options), seed=seed)
     if spec.needs_root:
         kwargs["root"] = _root(spec, root)
@@ -221,6 +218,8 @@ def _check_arrays(name: str, a: Arrays) -> Arrays:
     """What a loader returned is consistent (a clear error for a new loader's mistakes)."""
     if not isinstance(a, Arrays) or a.task not in TASKS:
         raise ValueError(f"the loader of {name!r} must return Arrays with task in {TASKS}, got {a!r:.80}")
+    if a.x_test is None and len(a.x) < 2:
+        raise ValueError(f"the loader of {name!r} returned {len(a.x)} samples; a train/test split needs at least 2")
     pairs = [(a.x, a.y)] + ([(a.x_test, a.y_test)] if a.x_test is not None else [])
     for x, y in pairs:
         if x.ndim != 2 or len(y) != len(x) or y.ndim != (1 if a.task == "classification" else 2):

@@ -15,12 +15,11 @@ def _split(split) -> tuple[torch.Tensor, torch.Tensor]:
     if not ok or split[0].shape[0] != split[1].shape[0] or split[0].device != split[1].device:
         raise ValueError("split must be a pair (x, y) of tensors with the same first dimension on one device, "
                          "e.g. dataset.train")
-    return split[0], split[1]
+    return V_.has_data("split", split[0]), split[1]
 
 
 def _order(n: int, shuffle: bool, seed, generator, device) -> torch.Tensor | None:
-    if not isinstance(shuffle, bool):
-        raise ValueError(f"shuffle must be True or False, got {shuffle!r}")
+    V_.flag("shuffle", shuffle)
     if seed is not None and generator is not None:
         raise ValueError("give seed or generator, not both")
     V_.generator(generator)
@@ -45,8 +44,7 @@ def batches(split, batch_size: int, *, seed: int | None = None, generator: torch
     """
     x, y = _split(split)
     batch_size = V_.integer("batch_size", batch_size)
-    if not isinstance(drop_last, bool):
-        raise ValueError(f"drop_last must be True or False, got {drop_last!r}")
+    V_.flag("drop_last", drop_last)
     order = _order(x.shape[0], shuffle, seed, generator, x.device)
     return _iterate(x, y, order, batch_size, drop_last)
 

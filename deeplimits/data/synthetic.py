@@ -22,8 +22,10 @@ from .base import Arrays, register_dataset
 
 def cohen_targets(x: torch.Tensor, depth: int = 100) -> torch.Tensor:
     """``z_K / ||z_K||`` of the recursion above for the inputs ``x`` of shape ``(n, d)``
-    (vectorised over samples, in the dtype of ``x``)."""
-    z = x
+    (a finite float32 or float64 tensor; vectorised over samples, in the dtype of ``x``) with
+    ``depth`` >= 1 steps."""
+    z = V_.tensor("x", x, shape=(None, None))
+    depth = V_.integer("depth", depth)
     scale = depth ** -0.5
     for k in range(1, depth + 1):
         angle = 5.0 * k * math.pi / depth
@@ -34,6 +36,7 @@ def cohen_targets(x: torch.Tensor, depth: int = 100) -> torch.Tensor:
 @register_dataset("synthetic")
 def synthetic(*, seed: int, n: int = 1024, dim: int = 10, depth: int = 100) -> Arrays:
     """Cohen et al. (2021): x uniform on [-1, 1]^dim, target z_K / ||z_K|| of a residual recursion."""
+    seed = V_.integer("seed", seed, low=0, high=2 ** 63 - 1)
     n = V_.integer("n", n, low=2, high=10 ** 7)
     dim = V_.integer("dim", dim, high=10 ** 4)
     depth = V_.integer("depth", depth, high=10 ** 6)

@@ -62,11 +62,28 @@ def diagnostics_bytes(shape) -> int:
     return 3 * 8 * math.prod(shape)
 
 
-def _layers(A) -> torch.Tensor:
+def real_array(name: str, A: np.ndarray) -> np.ndarray:
+    """An array of real numbers (float, integer) in native byte order; complex numbers (their
+    imaginary part would be dropped), booleans, strings and objects are refused."""
+    if A.dtype.kind not in "fiu":
+        raise ValueError(f"{name} must hold real numbers (float or integer), got an array of dtype {A.dtype}")
+    return A.astype(A.dtype.newbyteorder("="), copy=False)
+
+
+def real_tensor(name: str, A) -> torch.Tensor:
+    """A tensor (or array) of real numbers holding data: not complex, boolean or on ``meta``."""
     if isinstance(A, np.ndarray):
-        A = torch.from_numpy(A)
+        A = torch.from_numpy(real_array(name, A).copy())
     if not isinstance(A, torch.Tensor):
-        raise ValueError(f"A must be a tensor or array of shape (L, ...), got {type(A).__name__}")
+        raise ValueError(f"{name} must be a tensor or array of shape (L, ...), got {type(A).__name__}")
+    V_.has_data(name, A)
+    if A.is_complex() or A.dtype == torch.bool:
+        raise ValueError(f"{name} must hold real numbers (float or integer), got dtype {A.dtype}")
+    return A
+
+
+def _layers(A) -> torch.Tensor:
+    A = real_tensor("A", A)
     if A.dim() < 1 or A.shape[0] < 3:
         raise ValueError(f"A must have shape (L, ...) with L >= 3 layers, got {tuple(A.shape)}")
     # before the float64 copy (an expanded view holds no memory, its copy does)
@@ -80,8 +97,9 @@ def _layers(A) -> torch.Tensor:
 
 def hurst_index(A) -> torch.Tensor:
     """The discrete-variation estimate of the Hurst index of every coordinate of the path
-    ``X_k = sum_{j<k} A_j`` (``A`` of shape ``(L, ...)``, ``L >= 3``): a tensor of shape ``...``
-    (NaN for a coordinate that is zero at every layer)."""
+    ``X_k = sum_{j<k} A_j`` (``A`` a tensor or array of real numbers of shape ``(L, ...)``,
+    ``L >= 3``, all finite): a tensor of shape ``...`` (NaN for a coordinate that is zero at
+    every layer)."""
     shape = (A.shape[1:] if isinstance(A, (torch.Tensor, np.ndarray)) else ())
     return _hurst(_layers(A)).reshape(tuple(shape))
 
@@ -94,19 +112,28 @@ def _hurst(a: torch.Tensor) -> torch.Tensor:
 
 
 def weight_diagnostics(A, *, beta: float = 0.0, name: str = "A") -> WeightDiagnostics:
-    """The diagnostics of ``A`` of shape ``(L, ...)`` (module docstring); ``beta`` scales the
-    increment norm by ``L^beta``. Computed in float64 on the CPU; an ``A`` whose working copies
-    (:func:`diagnostics_bytes`) cannot fit in memory is refused (``ResourceError``) before any
-    is made."""
+    """The diagnostics of ``A`` of shape ``(L, ...)`` (module docstring): real numbers (a tensor
+    or array of floats or integers), ``L >= 3`` layers, all finite; ``beta`` (a finite real)
+    scales the increment norm by ``L^beta``, which must be finite; ``name`` is a string.
+    Computed in float64 on the CPU; an ``A`` whose working copies (:func:`diagnostics_bytes`)
+    cannot fit in memory is refused (``ResourceError``) before any is made."""
     beta = V_.real("beta", beta)
+    if not isinstance(name, str):
+        raise ValueError(f"name must be a string, got {name!r}")
     a = _layers(A)
     L = a.shape[0]
+    try:
+        scale = float(L) ** beta
+    except OverflowError:
+        scale = math.inf
+    if not math.isfinite(scale):
+        raise ValueError(f"beta must keep L^beta finite (L = {L} layers), got {beta!r}")
     norms = a.norm(dim=1)
     inc = (a[1:] - a[:-1]).norm(dim=1)
     X = torch.cumsum(a, 0)
     h = _hurst(a)
     h = h[torch.isfinite(h)].numpy()
     q25, med, q75 = (np.quantile(h, [0.25, 0.5, 0.75]) if len(h) else (math.nan,) * 3)
-    return WeightDiagnostics(name, L, list(A.shape[1:]), beta, float(norms.max()), float(L ** beta * inc.max()),
+    return WeightDiagnostics(name, L, list(A.shape[1:]), beta, float(norms.max()), float(scale * inc.max()),
                              float(X.norm(dim=1).max()), float(norms.square().sum().sqrt()),
                              float(inc.square().sum()), float(med), float(q75 - q25))

@@ -14,7 +14,8 @@ from __future__ import annotations
 import torch
 
 from .. import _resources as R_
-from .trend import trend_bytes, trend_split
+from .. import _validate as V_
+from .trend import _bandwidth, _module, _split, trend_bytes
 
 __all__ = ["trained_ode_distance", "ode_distance_bytes"]
 
@@ -34,16 +35,18 @@ def ode_distance_bytes(depth: int, configs: int, inputs: int, width: int, item: 
 def trained_ode_distance(module, x: torch.Tensor, *, bandwidth: float = 0.05, rtol: float = 1e-7,
                          atol: float = 1e-9) -> torch.Tensor:
     """``E_x max_k ||H(k/L) - h_k||`` per configuration ``(C,)`` of a trained ``inside``
-    :class:`~deeplimits.training.ResidualNetwork` on the inputs ``x`` ``(n, d_in)``: ``h_k`` the
-    network's hidden states, ``H`` the ODE above with the trend of ``W``, ``b`` and ``delta``.
-    Refused (``ResourceError``) before any work when the states and the solution
-    (:func:`ode_distance_bytes`) cannot fit in memory."""
+    :class:`~deeplimits.training.ResidualNetwork` (depth >= 3) on the inputs ``x`` ``(n, d_in)``
+    (``n >= 1``, finite, the module's dtype and device): ``h_k`` the network's hidden states,
+    ``H`` the ODE above with the trend of ``W``, ``b`` and ``delta`` (``bandwidth`` in (0, 1));
+    the solver's tolerances ``rtol > 0``, ``atol >= 0``. Refused (``ResourceError``) before any
+    work when the states and the solution (:func:`ode_distance_bytes`) cannot fit in memory."""
     import torchdiffeq
 
-    from ..training import ResidualNetwork
-
-    if not isinstance(module, ResidualNetwork) or module.arch != "inside":
-        raise ValueError(f"module must be an inside ResidualNetwork, got {getattr(module, 'arch', type(module).__name__)!r}")
+    _module(module, "inside")
+    V_.inputs("x", x, module.in_features, module.A)
+    bandwidth = _bandwidth(bandwidth)
+    rtol = V_.real("rtol", rtol, low=0.0, low_open=True)
+    atol = V_.real("atol", atol, low=0.0)
     L = module.depth
     h = module.embed(x)  # (C, n, d)
     R_.require_memory(ode_distance_bytes(L, module.configs, h.shape[1], module.width, h.element_size(), bandwidth),
@@ -59,9 +62,9 @@ def trained_ode_distance(module, x: torch.Tensor, *, bandwidth: float = 0.05, rt
         h = h + delta[k].view(-1, 1, 1) * sigma(h @ W[k].transpose(-1, -2) + b[k].unsqueeze(-2))
         states.append(h)
     states = torch.stack(states)  # (L + 1, C, n, d)
-    tW, _ = trend_split(W, bandwidth)
-    tb, _ = trend_split(b, bandwidth)
-    td = trend_split(delta, bandwidth)[0] if L >= 3 else delta
+    tW, _ = _split(W, bandwidth)
+    tb, _ = _split(b, bandwidth)
+    td, _ = _split(delta, bandwidth)
 
     def at(t, A):  # layer k acts on [k/L, (k+1)/L): interpolate between layer midpoints
         s = (t * L - 0.5).clamp(0, L - 1)

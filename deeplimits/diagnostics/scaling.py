@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
+from collections.abc import Mapping
 from typing import Sequence
 
 import numpy as np
 
+from .. import _validate as V_
 from .._plain import PlainData
 from .measures import WeightDiagnostics
 
@@ -26,9 +29,25 @@ def interval(ci) -> str:
     return "" if lo is None or not math.isfinite(lo) else f"[{lo:.3f}, {hi:.3f}]"
 
 
+def _level(level) -> float:
+    return V_.real("level", level, low=0.0, high=1.0, low_open=True, high_open=True)
+
+
 def loglog_fit(depths: Sequence[float], values: Sequence[float], level: float = 0.95) -> tuple[float, tuple]:
     """Slope of ``log values`` on ``log depths`` and its ``level`` Student-t interval
-    (``nan`` bounds with two depths; ``nan`` slope with fewer, or a non-positive value)."""
+    (``nan`` bounds with two depths; ``nan`` slope with fewer, or with a value 0, which has no
+    logarithm). ``depths``: finite reals > 0; ``values``: one finite real >= 0 per depth;
+    ``level`` in (0, 1)."""
+    depths = V_.sequence("depths", depths, lambda L: V_.real("depths", L, low=0.0, low_open=True),
+                         what="a list of depths > 0")
+    values = V_.sequence("values", values, lambda v: V_.real("values", v, low=0.0), what="a list of values >= 0")
+    if len(values) != len(depths):
+        raise ValueError(f"values must have one value per depth ({len(depths)} depths), got {len(values)}")
+    return _loglog_fit(depths, values, _level(level))
+
+
+def _loglog_fit(depths, values, level: float = 0.95) -> tuple[float, tuple]:
+    """:func:`loglog_fit` without the checks (non-finite or negative values give ``nan``)."""
     from scipy import stats
 
     x, y = np.log(np.asarray(depths, dtype=float)), np.asarray(values, dtype=float)
@@ -63,15 +82,21 @@ class Exponents(PlainData):
 
 
 def scaling_exponents(family: Sequence[WeightDiagnostics], level: float = 0.95) -> Exponents:
-    """The exponents of one tensor's diagnostics across the depths of ``family`` (one
-    :class:`WeightDiagnostics` per depth, at least two distinct depths)."""
+    """The exponents of one tensor's diagnostics across the depths of ``family`` (a list of
+    :class:`WeightDiagnostics`, one per depth, at least two distinct depths), with ``level``
+    (in (0, 1)) intervals."""
+    family = V_.sequence("family", family, what="a list of WeightDiagnostics (one per depth)")
+    bad = [type(d).__name__ for d in family if not isinstance(d, WeightDiagnostics)]
+    if bad:
+        raise ValueError(f"family must hold WeightDiagnostics (one per depth), got a {bad[0]}")
+    level = _level(level)
     family = sorted(family, key=lambda d: d.depth)
     depths = [d.depth for d in family]
     if len(set(depths)) < 2:
-        raise ValueError(f"scaling needs at least two distinct depths, got {depths}")
+        raise ValueError(f"family must hold at least two distinct depths, got {depths}")
     out = {}
     for name in SCALED:
-        slope, ci = loglog_fit(depths, [getattr(d, name) for d in family], level)
+        slope, ci = _loglog_fit(depths, [getattr(d, name) for d in family], level)
         out[name] = {"value": slope, "ci": list(ci)}
     m = out["max_norm"]
     out["beta"] = {"value": -m["value"], "ci": [-m["ci"][1], -m["ci"][0]]}
@@ -98,7 +123,14 @@ def hypothesis(exponents: dict, hurst: float | None = None) -> tuple[str, str]:
     * ``'sparse'``: the largest weight does not shrink (``|beta| < 0.15``), the root sum of
       squares is bounded (``|exponent| < 0.15``) and the scaled increments do not shrink;
     * ``'inconclusive'`` otherwise. The thresholds are midpoints between the regimes' exponents.
+
+    ``exponents`` maps at least ``'beta'``, ``'increment_norm'`` and ``'rss'`` to
+    ``{'value': number}`` (as :attr:`Exponents.exponents`; NaN: not fitted); ``hurst`` is
+    ``None`` or a number (NaN: unknown).
     """
+    _exponents(exponents)
+    if hurst is not None and not _number(hurst):
+        raise ValueError(f"hurst must be a number or None, got {hurst!r}")
     beta = exponents["beta"]["value"]
     scaled = exponents["increment_norm"]["value"] + beta
     rss = exponents["rss"]["value"]
@@ -117,3 +149,17 @@ def hypothesis(exponents: dict, hurst: float | None = None) -> tuple[str, str]:
         return "sparse", why + f"; the largest weight does not shrink and the root sum of squares scales " \
                                f"as L^{rss:.2f} (bounded): a few large layers"
     return "inconclusive", why + " (none of the three regimes)"
+
+
+def _number(x) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+
+def _exponents(exponents) -> None:
+    if not isinstance(exponents, Mapping):
+        raise ValueError(f"exponents must be a dict (as Exponents.exponents), got {type(exponents).__name__}")
+    for key in ("beta", "increment_norm", "rss"):
+        entry = exponents.get(key)
+        if not isinstance(entry, Mapping) or not _number(entry.get("value")):
+            raise ValueError(f"exponents must map 'beta', 'increment_norm' and 'rss' to {{'value': number}} "
+                             f"(as Exponents.exponents), got {key!r}: {entry!r}")

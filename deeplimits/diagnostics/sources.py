@@ -11,11 +11,16 @@ layer index (``layers.0.weight``, ``layers.1.weight``, ...) are stacked in index
 
 from __future__ import annotations
 
+import numbers
 import os
 import re
+import warnings
 
 import numpy as np
 import torch
+
+from .. import _validate as V_
+from .measures import real_array, real_tensor
 
 __all__ = ["load_weights"]
 
@@ -24,41 +29,70 @@ _INDEX = re.compile(r"(?<![^.])(\d+)(?=\.)")  # a whole dotted component: "layer
 
 def load_weights(source, *, depth: int | None = None) -> dict[str, torch.Tensor]:
     """``{name: A}`` of a file, a run directory, a module, a tensor, or a driver sample
-    (:class:`~deeplimits.paths.DriverSample`: its weights at ``depth`` layers, default its
-    resolution, one entry per draw ``'A[0]'``, ``'A[1]'``, ...)."""
+    (:class:`~deeplimits.paths.DriverSample`: its weights at ``depth`` layers, an integer >= 1,
+    default its resolution, one entry per draw ``'A[0]'``, ``'A[1]'``, ...).
+
+    ``source`` is a path (``str`` or ``os.PathLike``: a ``.npy`` or ``.pt`` file or a training
+    run directory), a tensor or array of real numbers, a module or a driver sample; a file that
+    cannot be read as real numbers (empty, complex, strings, a plain pickle) is a one-line
+    ``ValueError`` naming it (the warnings PyTorch and NumPy give on the way are silenced)."""
     from ..training import ResidualNetwork
 
+    if depth is not None:
+        depth = V_.integer("depth", depth)
     if isinstance(source, (torch.Tensor, np.ndarray)):
-        return {"A": torch.as_tensor(source)}
+        return {"A": real_tensor("source", source)}
     if callable(getattr(source, "weights", None)) and hasattr(source, "draws"):  # a driver sample (its interface)
         depth = depth or getattr(source, "resolution", None)
         if depth is None:
-            raise ValueError("weights: give depth for a sample without a resolution (a smooth driver's)")
+            raise ValueError("depth is required: give depth for a sample without a resolution (a smooth driver's)")
         w = source.weights(depth)  # (L, draws, *shape)
         return {f"A[{i}]": w[:, i] for i in range(w.shape[1])}
     if isinstance(source, ResidualNetwork):
         return _per_config(source.residual_weights())
     if isinstance(source, torch.nn.Module):
-        return _stacked(source.state_dict())
-    path = os.fspath(source)
+        return _stacked(source.state_dict(), "the module's")
+    if source is None or isinstance(source, (bool, numbers.Number)):
+        raise ValueError(f"source must be a path (str or os.PathLike), a tensor, an array, a module or a driver "
+                         f"sample, got {source!r}")
+    path = V_._path("source", source)
     if os.path.isdir(path):
         return _run(path)
     if not os.path.isfile(path):
-        raise ValueError(f"weights: no file or run directory {path}")
+        raise ValueError(f"source: no file or run directory {path}")
     if path.endswith(".npy"):
-        return {"A": torch.from_numpy(np.load(path, allow_pickle=False))}
+        return {"A": _npy(path)}
     if path.endswith(".pt"):
-        try:
-            obj = torch.load(path, map_location="cpu", weights_only=True)
-        except Exception as e:  # noqa: BLE001 - any unreadable file is one line
-            raise ValueError(f"weights: {path} is not a PyTorch file of tensors ({type(e).__name__})") from None
-        return _from_object(obj, path)
-    raise ValueError(f"weights: {path} must be a .npy or .pt file or a training run directory")
+        return _from_object(_pt(path), path)
+    raise ValueError(f"source: {path} must be a .npy or .pt file or a training run directory")
+
+
+def _npy(path: str) -> torch.Tensor:
+    """The array of a ``.npy`` file as a tensor of real numbers."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            arr = np.load(path, allow_pickle=False)
+    except (ValueError, EOFError, OSError) as e:  # empty, truncated, not a .npy, an object array
+        raise ValueError(f"source: {path} is not a NumPy .npy file of numbers ({' '.join(str(e).split())})") from None
+    if not isinstance(arr, np.ndarray):
+        raise ValueError(f"source: {path} is not a NumPy .npy file of numbers")
+    return torch.from_numpy(real_array(f"source: {path}", arr).copy())
+
+
+def _pt(path: str):
+    """The object of a ``.pt`` file (tensors and containers of them only), PyTorch's warnings kept quiet."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # noqa: BLE001 - any unreadable file is one line
+        raise ValueError(f"source: {path} is not a PyTorch file of tensors ({type(e).__name__})") from None
 
 
 def _from_object(obj, path) -> dict:
     if isinstance(obj, torch.Tensor):
-        return {"A": obj}
+        return {"A": real_tensor(f"source: {path}", obj)}
     if isinstance(obj, dict) and "state_dict" in obj and "module" in obj:  # a deeplimits training chunk
         sd = obj["state_dict"]  # the per-layer parameters (L, C, ...), as ResidualNetwork.residual_weights
         layered = {k: sd[k] for k in ("V", "W", "b") if k in sd}
@@ -66,8 +100,8 @@ def _from_object(obj, path) -> dict:
             layered["delta"] = sd["delta"]
         return _per_config(layered)
     if isinstance(obj, dict) and all(isinstance(v, torch.Tensor) for v in obj.values()):
-        return _stacked(obj)
-    raise ValueError(f"weights: {path} holds a {type(obj).__name__}, not a tensor or a state_dict")
+        return _stacked(obj, path)
+    raise ValueError(f"source: {path} holds a {type(obj).__name__}, not a tensor or a state_dict")
 
 
 def _per_config(weights: dict) -> dict:
@@ -75,7 +109,7 @@ def _per_config(weights: dict) -> dict:
     return {f"{name}[{c}]": w[:, c] for name, w in weights.items() for c in range(w.shape[1])}
 
 
-def _stacked(state: dict) -> dict:
+def _stacked(state: dict, where: str) -> dict:
     groups: dict = {}
     for key, t in state.items():
         m = _INDEX.search(key)
@@ -85,9 +119,9 @@ def _stacked(state: dict) -> dict:
     for name, items in groups.items():
         items.sort(key=lambda kv: kv[0])
         if len(items) >= 3 and len({tuple(t.shape) for _, t in items}) == 1:
-            out[name] = torch.stack([t.detach() for _, t in items])
+            out[name] = real_tensor(f"source: {where} {name}", torch.stack([t.detach() for _, t in items]))
     if not out:
-        raise ValueError("weights: no layer-indexed tensors (entries named like 'layers.0.weight', "
+        raise ValueError("source: no layer-indexed tensors (entries named like 'layers.0.weight', "
                          "'layers.1.weight', ... of one shape)")
     return out
 
@@ -96,7 +130,7 @@ def _run(directory: str) -> dict:
     sub = os.path.join(directory, "weights")
     files = sorted(f for f in os.listdir(sub) if f.endswith(".pt")) if os.path.isdir(sub) else []
     if not files:
-        raise ValueError(f"weights: {directory} has no stored weights (weights/*.pt of a 'deeplimits train' run)")
+        raise ValueError(f"source: {directory} has no stored weights (weights/*.pt of a 'deeplimits train' run)")
     out = {}
     for f in files:
         stem = f[:-3]

@@ -35,13 +35,28 @@ def trend_split(A: torch.Tensor, bandwidth: float = 0.05) -> tuple[torch.Tensor,
     coordinate is its average over the layers with Gaussian weights of standard deviation
     ``bandwidth * L`` layers (``bandwidth`` a fraction of the depth in (0, 1); the ends are
     reflected, so a constant or, away from the ends, a linear function of depth is its own
-    trend). An ``A`` whose transforms (:func:`trend_bytes`) cannot fit in memory is refused
-    (``ResourceError``) before any is computed."""
-    bandwidth = V_.real("bandwidth", bandwidth, low=0.0, high=1.0, low_open=True, high_open=True)
+    trend). ``A``: a float32 or float64 tensor, all finite. An ``A`` whose transforms
+    (:func:`trend_bytes`) cannot fit in memory is refused (``ResourceError``) before any is
+    computed."""
+    bandwidth = _bandwidth(bandwidth)
     if not isinstance(A, torch.Tensor) or A.dim() < 1 or A.shape[0] < 3:
         raise ValueError(f"A must be a tensor of shape (L, ...) with L >= 3, got {getattr(A, 'shape', A)!r}")
+    _require_memory(A, bandwidth)  # before the finiteness check: an expanded view holds no memory
+    return _split(V_.tensor("A", A), bandwidth)
+
+
+def _bandwidth(bandwidth) -> float:
+    return V_.real("bandwidth", bandwidth, low=0.0, high=1.0, low_open=True, high_open=True)
+
+
+def _require_memory(A: torch.Tensor, bandwidth: float) -> None:
     R_.require_memory(trend_bytes(A.shape, A.element_size(), bandwidth), f"for the trend of A of shape "
                       f"{tuple(A.shape)} at bandwidth={bandwidth}", ("A", "bandwidth"), device=A.device)
+
+
+def _split(A: torch.Tensor, bandwidth: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`trend_split` of a checked ``A`` (a blown-up network's weights give a NaN trend)."""
+    _require_memory(A, bandwidth)
     L = A.shape[0]
     sd = bandwidth * L
     half = _half_width(L, bandwidth)
@@ -60,26 +75,40 @@ def trend_split(A: torch.Tensor, bandwidth: float = 0.05) -> tuple[torch.Tensor,
 
 @torch.no_grad()
 def from_trend(module, bandwidth: float = 0.05):
-    """A copy of a :class:`~deeplimits.training.ResidualNetwork` whose per-layer weights are
-    replaced by their trend (:func:`trend_split` of each configuration)."""
+    """A copy of a :class:`~deeplimits.training.ResidualNetwork` (of depth >= 3) whose per-layer
+    weights are replaced by their trend (:func:`trend_split` of each configuration)."""
     import copy
 
-    from ..training import ResidualNetwork
-
-    if not isinstance(module, ResidualNetwork):
-        raise ValueError(f"module must be a ResidualNetwork, got {type(module).__name__}")
+    bandwidth = _bandwidth(bandwidth)
+    _module(module)
     out = copy.deepcopy(module)
     for name, w in module.residual_weights().items():
-        trend, _ = trend_split(w, bandwidth)  # (L, C, ...): the layer axis first, configs ride along
+        trend, _ = _split(w, bandwidth)  # (L, C, ...): the layer axis first, configs ride along
         getattr(out, name).copy_(trend)
     return out
 
 
 def trend_loss(module, x: torch.Tensor, y: torch.Tensor, *, loss: str = "squared", bandwidth: float = 0.05) -> dict:
     """The mean loss ``(C,)`` of ``module`` on ``(x, y)`` and of the network rebuilt from the
-    trend of its weights: ``{'loss', 'trend_loss', 'ratio'}`` as lists over configurations."""
-    from ..training.train import evaluate
+    trend of its weights: ``{'loss', 'trend_loss', 'ratio'}`` as lists over configurations
+    (``x``, ``y``, ``loss`` as for :func:`deeplimits.training.evaluate`)."""
+    from ..training.train import _evaluate, evaluate
 
-    base, _ = evaluate(module, x, y, loss)
-    trend, _ = evaluate(from_trend(module, bandwidth), x, y, loss)
+    bandwidth = _bandwidth(bandwidth)
+    base, _ = evaluate(_module(module), x, y, loss)
+    trend, _ = _evaluate(from_trend(module, bandwidth), x, y, loss)
     return {"loss": base.tolist(), "trend_loss": trend.tolist(), "ratio": (trend / base).tolist()}
+
+
+def _module(module, arch: str | None = None):
+    """A :class:`~deeplimits.training.ResidualNetwork` (of ``arch`` when given) whose per-layer
+    weights have a trend (depth >= 3)."""
+    from ..training import ResidualNetwork
+
+    if not isinstance(module, ResidualNetwork) or (arch is not None and module.arch != arch):
+        what = "a ResidualNetwork" if arch is None else f"an {arch} ResidualNetwork"
+        raise ValueError(f"module must be {what}, got {getattr(module, 'arch', type(module).__name__)!r}")
+    if module.depth < 3:
+        raise ValueError(f"module must have depth >= 3 (the trend of its weights averages over layers), "
+                         f"got depth {module.depth}")
+    return module

@@ -75,10 +75,7 @@ class InsideSDELimit(Limit):
         self.sigma2 = V_.inside_activation(self.activation, regime="inside-sde")[0]
         self.sa = V_.real("sa", sa, low=0.0, low_open=True)
         self.sb = V_.real("sb", sb, low=0.0)
-        for name, flag in (("drift", drift), ("ito_correction", ito_correction)):
-            if not isinstance(flag, bool):
-                raise ValueError(f"{name} must be True or False, got {flag!r}")
-        self.drift, self.ito_correction = drift, ito_correction
+        self.drift, self.ito_correction = V_.flag("drift", drift), V_.flag("ito_correction", ito_correction)
 
     def scheme(self) -> InsideSDEScheme:
         """The Euler–Maruyama scheme: ``step(H, 1.0, n, W=dX^A, b=dX^b[, W_drift=A(t), b_drift=b(t)])``."""

@@ -55,8 +55,7 @@ class InsideSDE(_Inside):
     def check(self, options):
         from .. import _validate as V_
 
-        if not isinstance(options["ito_correction"], bool):
-            raise ValueError(f"ito_correction must be True or False, got {options['ito_correction']!r}")
+        V_.flag("ito_correction", options["ito_correction"])
         beta = options.get("beta")
         if options.get("length_scale") is not None and beta is None:
             raise ValueError("length_scale applies only to smooth weights (regimes 'ode', 'inside-ode', and "

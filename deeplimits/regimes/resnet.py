@@ -82,8 +82,7 @@ class FBM(Regime):
     def check(self, options):
         from .. import _validate as V_
 
-        if not isinstance(options["corrected"], bool):
-            raise ValueError(f"corrected must be True or False, got {options['corrected']!r}")
+        V_.flag("corrected", options["corrected"])
         if options.get("hurst") is None:
             raise ValueError("hurst must be given for regime 'fbm' (a Hurst index in (0.5, 1))")
         return {**options, "hurst": V_.hurst(options["hurst"], above_half=True)}

@@ -46,6 +46,9 @@ def run_sweep(tasks: Sequence[Task], store: RunStore | None = None, *, workers: 
     sweep if some tasks failed.
     """
     workers, scheduler, timeout = V_.executor(workers, scheduler, timeout)
+    V_.store(store)
+    for name, fn in (("progress", progress), ("keep", keep), ("partial", partial)):
+        V_.callback(name, fn)
     done = store.results() if store is not None else {}
     pending = [t for t in tasks if t.key not in done]
     for t in tasks:

@@ -128,6 +128,7 @@ class ConvergencePlan(Plan):
             return super().run(progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)
         if store is not None or workers is not None or scheduler is not None:
             raise ValueError("activation must be given by name (a string) to run through a sweep or a run store")
+        V_.callback("progress", progress)
         t0, p, results = time.perf_counter(), self.pair(), []
         for c, n in enumerate(self.chunk_sizes):
             mx, tm = run_chunk(p, self.depths, self.reference, n, self.inputs, chunk_seed(self.seed, c), self.dtype,

@@ -75,9 +75,14 @@ class Plan(abc.ABC):
     def run(self, progress: Callable[[int], None] | None = None, *, store=None, workers: int | None = None,
             scheduler: str | None = None, timeout: float | None = None):
         """Run the tasks not yet in ``store`` (in this process, or on a Dask cluster: the same
-        numbers) and summarise; ``progress`` is called with :meth:`progress_units` of each task."""
+        numbers) and summarise; ``progress`` (``None`` or a function) is called with
+        :meth:`progress_units` of each task; ``store`` is ``None`` or a
+        :class:`~deeplimits.runs.RunStore`."""
+        from .. import _validate as V_
         from ..runs import run_sweep
 
+        V_.callback("progress", progress)
+        V_.store(store)
         t0 = time.perf_counter()
         if store is not None and not store.readonly:
             self.discard_damaged(store)

@@ -299,9 +299,7 @@ def bias_field(arch: str, bias) -> dict:
             raise ValueError(f"bias applies only to arch 'inside' (a bias inside the activation), got "
                              f"bias={bias!r} with arch {arch!r}")
         return {}
-    if bias is not None and not isinstance(bias, bool):
-        raise ValueError(f"bias must be True or False, got {bias!r}")
-    return {"bias": bool(bias)}
+    return {"bias": False if bias is None else V_.flag("bias", bias)}
 
 
 def _common(arch, activation, width, n_in, draws, inputs, seed, dtype):

@@ -180,7 +180,8 @@ class ScalingPlan(Plan):
         return data + max(phases) + (64 << 20)
 
     def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> ScalingResult:
-        from ..diagnostics import WeightDiagnostics, loglog_fit, scaling_exponents
+        from ..diagnostics import WeightDiagnostics, scaling_exponents
+        from ..diagnostics.scaling import _loglog_fit as loglog_fit  # NaN of a blown-up depth: a nan slope
 
         records = sorted((r for res in results for r in res["records"]), key=lambda r: (r["depth"], r["seed"]))
         first = [r for r in records if r["seed"] == 0]
@@ -209,6 +210,9 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
     (default for tanh) or ``'per-layer'`` (default for relu), as in Cohen et al. (2021);
     ``optimizer``: ``'adam'`` (default) or ``'sgd'`` (the exponents depend on it: Adam's
     normalised steps move every layer by the learning rate whatever its gradient's scale).
+    ``depths``: a list of at least two distinct depths >= 1; ``lr``, ``stop_loss`` > 0;
+    ``init_scale`` >= 0; ``seed`` in ``[0, seed_limit(max_epochs)]``
+    (:func:`deeplimits.training.train.seed_limit`).
 
     Sizes are checked before any work (``ResourceError``, naming the parameters to change):
     ``seeds x len(depths)`` trained networks at most :data:`~deeplimits._resources.MAX_CONFIGS`;
@@ -217,20 +221,23 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
     :data:`~deeplimits._resources.MAX_TRAIN_STEPS`. The synthetic task takes ``samples`` in
     ``[3, 10^7]`` and ``width`` up to ``10^4``."""
     from ..training.modules import DELTA_MODES
-    from ..training.train import require_train_steps
+    from ..training.train import require_train_steps, seed_limit
 
     activation = V_.choice("activation", activation, ("tanh", "relu"))
-    delta = V_.choice("delta", delta or ("shared" if activation == "tanh" else "per-layer"), DELTA_MODES)
-    depths = tuple(V_.integer("depths", L) for L in depths)
+    if delta is None:
+        delta = "shared" if activation == "tanh" else "per-layer"
+    delta = V_.choice("delta", delta, DELTA_MODES)
+    depths = tuple(V_.sequence("depths", depths, lambda L: V_.integer("depths", L), what="a list of depths >= 1"))
     if len(depths) < 2 or len(set(depths)) != len(depths):
         raise ValueError(f"depths must hold at least two distinct depths, got {list(depths)}")
     dataset = V_.choice("dataset", dataset, ("synthetic", "digits"))
     synthetic = dataset == "synthetic"
+    max_epochs = V_.integer("max_epochs", max_epochs)
     plan = ScalingPlan(activation, delta, tuple(sorted(depths)), V_.integer("width", width), V_.integer("seeds", seeds),
                        V_.choice("optimizer", optimizer, ("adam", "sgd")), V_.real("lr", lr, low=0.0, low_open=True),
                        V_.integer("batch_size", batch_size), V_.real("stop_loss", stop_loss, low=0.0, low_open=True),
-                       V_.integer("max_epochs", max_epochs), V_.real("init_scale", init_scale, low=0.0),
-                       V_.integer("samples", samples, low=3), V_.integer("seed", seed, low=0),
+                       max_epochs, V_.real("init_scale", init_scale, low=0.0),
+                       V_.integer("samples", samples, low=3), V_.integer("seed", seed, low=0, high=seed_limit(max_epochs)),
                        str(V_.dtype(dtype)).replace("torch.", ""), dataset, _device_name(device, dtype))
     R_.require_count(plan.seeds * len(plan.depths), R_.MAX_CONFIGS, f"seeds={plan.seeds} x {len(plan.depths)} depths "
                      f"make too many trained networks", ("seeds", "depths"))

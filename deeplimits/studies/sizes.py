@@ -43,6 +43,9 @@ def data_root(dataset: str, root):
     from ..data.base import DATASETS, _root, load_dataset
 
     if not DATASETS[dataset].needs_root:
+        if root is not None:
+            files = ", ".join(repr(n) for n, d in DATASETS.items() if d.needs_root)
+            raise ValueError(f"root applies only to the data sets read from files ({files}), not {dataset!r}")
         return None
     root = _root(DATASETS[dataset], root)
     try:

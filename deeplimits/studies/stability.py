@@ -212,8 +212,7 @@ def plan_stability(arch: str = "res-3", driver: Driver | str | None = None, *, a
     dspec = driver_spec(driver)
     depths = _grid("depths", depths, lambda L: V_.integer("depths", L))
     betas = _grid("betas", betas, lambda b: V_.real("betas", b, low=0.0))
-    if not isinstance(histograms, bool):
-        raise ValueError(f"histograms must be True or False, got {histograms!r}")
+    V_.flag("histograms", histograms)
     chunk = _stability_chunk(net.arch, driver, width, n_in, depths, betas, draws, inputs, dtype, chunk,
                              where.get("device"), where.get("bias", True))
     return StabilityPlan(net.arch, activation=net.activation.name, width=width, n_in=n_in, depths=tuple(depths),

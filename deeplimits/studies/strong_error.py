@@ -20,6 +20,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from .. import _validate as V_
 from ..paths import pair_sums
 from ..pairs import Pair
 from .fits import bootstrap_fit
@@ -31,11 +32,26 @@ def fit_rate(depths: Sequence[int], errors: np.ndarray, *, n_boot: int = 2000, s
     over draws (:func:`~deeplimits.studies.fits.bootstrap_fit` of the mean on ``log L``).
 
     Args:
-        depths: the depths (columns of ``errors``).
-        errors: per-draw errors, shape ``(draws, len(depths))``.
+        depths: the depths (columns of ``errors``), reals > 0.
+        errors: per-draw errors, shape ``(draws, len(depths))`` with ``draws >= 1``, finite and
+            ``>= 0``.
+        n_boot: bootstrap resamples (>= 1); seed: their seed (>= 0); level: in (0, 1).
     Returns:
         ``(rate, (lo, hi))``.
     """
+    depths = V_.sequence("depths", depths, lambda L: V_.real("depths", L, low=0.0, low_open=True),
+                         what="a list of depths > 0")
+    try:
+        errors = np.asarray(errors, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"errors must be an array of shape (draws, {len(depths)}) of reals, got {errors!r:.80}") from None
+    if errors.ndim != 2 or errors.shape[0] < 1 or errors.shape[1] != len(depths):
+        raise ValueError(f"errors must have shape (draws, {len(depths)}) with draws >= 1, got {errors.shape}")
+    if not (np.isfinite(errors).all() and (errors >= 0).all()):
+        raise ValueError("errors must be finite and >= 0")
+    n_boot = V_.integer("n_boot", n_boot)
+    seed = V_.integer("seed", seed, low=0)
+    level = V_.real("level", level, low=0.0, high=1.0, low_open=True, high_open=True)
     slope, _, (lo, hi) = bootstrap_fit(np.log(np.asarray(depths, dtype=np.float64)), errors, np.mean,
                                        n_boot=n_boot, seed=seed, level=level)
     return -slope, (-hi, -lo)

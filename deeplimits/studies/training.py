@@ -263,7 +263,7 @@ def plan_training(dataset: str = "digits", driver: str = "gaussian", *, hursts: 
     device (:meth:`TrainPlan.estimate_bytes`), the default chunk lowered until it fits."""
     from ..data.base import dataset_names
     from ..networks import ARCHITECTURES, ResNet
-    from ..training.train import OPTIMISERS, require_train_steps
+    from ..training.train import OPTIMISERS, require_train_steps, seed_limit
 
     dataset = V_.choice("dataset", dataset, dataset_names())
     driver, hursts, length_scale = _driver_options(driver, hursts, length_scale)
@@ -275,19 +275,16 @@ def plan_training(dataset: str = "digits", driver: str = "gaussian", *, hursts: 
                      f"{len(betas)})", ("seeds", "lrs", "betas") + (("hursts",) if driver == "fractional" else ()))
     arch = V_.choice("arch", arch, ARCHITECTURES)
     act = ResNet(arch, activation, 0.5).activation.name
-    if not isinstance(bias, bool):
-        raise ValueError(f"bias must be True or False, got {bias!r}")
+    bias = V_.flag("bias", bias)
     depth, width = V_.integer("depth", depth), V_.integer("width", width)
     epochs, batch_size = V_.integer("epochs", epochs), V_.integer("batch_size", batch_size)
     optimizer = V_.choice("optimizer", optimizer, tuple(OPTIMISERS))
-    if not isinstance(lr_decay_halfway, bool):
-        raise ValueError(f"lr_decay_halfway must be True or False, got {lr_decay_halfway!r}")
+    lr_decay_halfway = V_.flag("lr_decay_halfway", lr_decay_halfway)
     if stop_loss is not None:
         stop_loss = V_.real("stop_loss", stop_loss, low=0.0)
-    seed = V_.integer("seed", seed, low=0, high=2 ** 63 - 1)
+    seed = V_.integer("seed", seed, low=0, high=seed_limit(epochs))  # the shuffling seeds of train()
     dtype = V_.dtype(dtype)
-    if not isinstance(save_weights, bool):
-        raise ValueError(f"save_weights must be True or False, got {save_weights!r}")
+    save_weights = V_.flag("save_weights", save_weights)
     where = V_.device("device", device, dtype)
     root = data_root(dataset, root)
     require_train_steps(data_sizes(dataset, root)[0], batch_size, epochs, depth, stop_loss, ("epochs", "depth"))
@@ -322,9 +319,7 @@ def _driver_options(driver, hursts, length_scale):
 
 
 def _values(name: str, values, check) -> tuple:
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise ValueError(f"{name} must be a list of numbers, got {values!r}")
-    values = [check(v) for v in values]
+    values = V_.sequence(name, values, check, what="a list of numbers")
     if not values:
         raise ValueError(f"{name} must not be empty")
     if len(set(values)) != len(values):

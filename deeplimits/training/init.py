@@ -14,6 +14,8 @@ depth they are i.i.d. (``iid_``), unit-variance fractional Gaussian noise of Hur
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import torch
 
 from .. import _validate as V_
@@ -26,7 +28,7 @@ __all__ = ["init_from_driver", "iid_", "fractional_", "smooth_", "resolution_for
 def resolution_for(driver: Driver, depth: int) -> int | None:
     """The resolution a sample of ``driver`` needs for ``depth`` layers: the smallest power of two
     ``>= depth`` for path drivers (Gaussian i.i.d., fractional), ``None`` for the others."""
-    depth = V_.integer("depth", depth)
+    driver, depth = _driver(driver), V_.integer("depth", depth)
     return 1 << (depth - 1).bit_length() if driver.needs_resolution else None
 
 
@@ -49,18 +51,22 @@ def init_from_driver(module: ResidualNetwork, driver: Driver, *, generator: torc
         module: the network to fill (in place; returned).
         driver: e.g. ``make_driver('fractional', hurst=0.7)``.
         generator: a seeded :class:`torch.Generator`.
-        scales: entry standard deviation per name, e.g. ``{'V': 0.5}``; default ``1/sqrt(d)``
-            for matrices and 1 for the ``inside`` bias (the driver's defaults).
+        scales: entry standard deviation (> 0) per name, e.g. ``{'V': 0.5}``; default
+            ``1/sqrt(d)`` for matrices and 1 for the ``inside`` bias (the driver's defaults).
         config: fill only configuration ``config`` (one draw), leaving the others as they are:
             a grid gives each configuration its own driver and generator this way.
     """
     if not isinstance(module, ResidualNetwork):
         raise ValueError(f"module must be a ResidualNetwork, got {type(module).__name__}")
     driver, generator = _driver(driver), V_.generator(generator)
+    if scales is not None and not isinstance(scales, Mapping):
+        raise ValueError(f"scales must be a dict {{name: standard deviation}} or None, got {scales!r}")
     scales = dict(scales or {})
     names = [n for n in module.residual_names() if n != "b" or module.arch == "inside"]
-    for key in scales:
+    for key, value in scales.items():
         V_.choice("scales key", key, names)
+        if value is not None:  # None: the driver's default
+            V_.real(f"scales[{key!r}]", value, low=0.0, low_open=True)
     if config is not None:
         config = V_.integer("config", config, low=0, high=module.configs - 1)
     res = resolution_for(driver, module.depth)

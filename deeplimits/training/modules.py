@@ -15,6 +15,8 @@ declares that axis for the batched optimisers of :mod:`.optim`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import torch
 
 from .. import _resources as R_
@@ -42,7 +44,11 @@ class ResidualNetwork(torch.nn.Module):
             activation for ``res-*`` (``h + L^-beta (V g + b)``), inside it for ``inside``.
         delta: ``inside`` only: ``'shared'`` (default, one ``delta`` per config, shape ``(C,)``)
             or ``'per-layer'`` (shape ``(L, C)``), trainable, initialised at ``1/L``.
-        dtype, device: of every parameter.
+        dtype, device: of every parameter: ``torch.float32`` or ``torch.float64``; ``None``
+            (the CPU), ``'cpu'``, ``'cuda'``, ``'cuda:N'``, ``'mps'`` or a :class:`torch.device`
+            this machine has (not ``'meta'``, which holds no numbers).
+
+    Every argument is checked at construction (a one-line ``ValueError`` naming it).
 
     Raises:
         ResourceError: before any allocation, when the parameters alone
@@ -67,15 +73,14 @@ class ResidualNetwork(torch.nn.Module):
         self.in_features = V_.integer("in_features", in_features)
         self.out_features = V_.integer("out_features", out_features)
         self.configs = V_.integer("configs", configs)
-        if not isinstance(bias, bool):
-            raise ValueError(f"bias must be True or False, got {bias!r}")
+        self.bias = V_.flag("bias", bias)
         self.delta_mode = self._delta_mode(delta)
-        self.bias = bias
-        self._options = dict(beta=beta, activation=activation, bias=bias, delta=delta,
-                             dtype=V_.dtype(dtype), device=device)
+        where = V_.device("device", device, V_.dtype(dtype))
+        self._options = dict(beta=beta, activation=activation, bias=bias, delta=delta, dtype=dtype, device=device)
         L, C, d = self.depth, self.configs, self.width
-        _require_parameters(arch, L, d, self.in_features, self.out_features, C, bias, self.delta_mode, dtype, device)
-        kw = dict(dtype=dtype, device=device)
+        _require_parameters(arch, L, d, self.in_features, self.out_features, C, self.bias, self.delta_mode, dtype,
+                            where)
+        kw = dict(dtype=dtype, device=where)
         self.A = torch.nn.Parameter(torch.empty(C, self.in_features, d, **kw))
         for name in _RESIDUAL[arch]:
             self.register_parameter(name, torch.nn.Parameter(torch.empty(L, C, d, d, **kw)))
@@ -135,8 +140,13 @@ class ResidualNetwork(torch.nn.Module):
         """Set residual weights from driver samples ``{name: DriverSample}`` (``draws = C``):
         ``name`` gets ``sample.weights(L)`` (for a path sample whose resolution is a larger power
         of two than ``L``, its first ``L`` finest-grid layers, equal in law for nested drivers)."""
+        if not isinstance(samples, Mapping):
+            raise ValueError(f"samples must be a dict {{name: DriverSample}}, got {type(samples).__name__}")
         for name, sample in samples.items():
             V_.choice("samples key", name, self.residual_names())
+            if getattr(sample, "kind", None) is None or not hasattr(sample, "draws"):  # the samples' interface
+                raise ValueError(f"samples[{name!r}] must be a DriverSample (driver.sample(...)), "
+                                 f"got {type(sample).__name__}")
             p = getattr(self, name)
             want = tuple(p.shape[2:])
             if sample.draws != self.configs or tuple(sample.shape) != want:
@@ -158,7 +168,9 @@ class ResidualNetwork(torch.nn.Module):
 
     # -- forward -------------------------------------------------------------------------
     def embed(self, x: torch.Tensor) -> torch.Tensor:
-        """``h_0 = x A``: ``x`` ``(batch, d_in)`` (shared) or ``(C, batch, d_in)`` -> ``(C, batch, d)``."""
+        """``h_0 = x A``: ``x`` ``(batch, d_in)`` (shared) or ``(C, batch, d_in)`` -> ``(C, batch, d)``;
+        ``x`` has the dtype and device of the parameters (checked without a pass over its values)."""
+        V_.same_device("x", V_.tensor("x", x, dtype_=self.A.dtype, finite=False), self.A.device)
         if x.dim() not in (2, 3) or x.shape[-1] != self.in_features or (x.dim() == 3 and x.shape[0] != self.configs):
             raise ValueError(f"x must have shape (batch, {self.in_features}) or ({self.configs}, batch, "
                              f"{self.in_features}), got {tuple(x.shape)}")

@@ -14,6 +14,8 @@ parameters and optimiser state stay as they were).
 
 from __future__ import annotations
 
+import numbers
+
 import torch
 
 from .. import _validate as V_
@@ -35,14 +37,33 @@ def _axes(params) -> dict:
 
 
 def _lr(lr, configs: int) -> torch.Tensor:
-    if isinstance(lr, (int, float)) and not isinstance(lr, bool):
+    """Learning rates ``(C,)`` in float64 from a number or ``C`` real values, each finite and > 0."""
+    bad = ValueError(f"lr must be a number or one real number per config ({configs}), got {lr!r:.80}")
+    if isinstance(lr, numbers.Real) and not isinstance(lr, bool):
         lr = [float(lr)] * configs
-    t = torch.as_tensor(lr, dtype=torch.float64).detach().clone().reshape(-1)
+    elif isinstance(lr, torch.Tensor):
+        V_.has_data("lr", lr)
+        if lr.dtype == torch.bool or lr.is_complex():
+            raise bad
+    elif isinstance(lr, (str, bytes, bool)) or not hasattr(lr, "__len__"):
+        raise bad
+    try:
+        t = torch.as_tensor(lr, dtype=torch.float64).detach().clone().reshape(-1)
+    except (TypeError, ValueError, RuntimeError):
+        raise bad from None
     if t.numel() != configs:
         raise ValueError(f"lr must be a number or have one value per config ({configs}), got {t.numel()}")
-    if not bool(torch.isfinite(t).all()) or bool((t < 0).any()):
-        raise ValueError(f"lr must be finite and >= 0, got {t.tolist()}")
+    if not bool(torch.isfinite(t).all()) or bool((t <= 0).any()):
+        raise ValueError(f"lr must be finite and > 0, got {t.tolist()}")
     return t
+
+
+def _betas(betas) -> tuple[float, float]:
+    """Adam's ``(beta1, beta2)``: two reals in [0, 1)."""
+    pair = V_.sequence("betas", betas, what="a pair (beta1, beta2) of reals in [0, 1)")
+    if len(pair) != 2:
+        raise ValueError(f"betas must be a pair (beta1, beta2) of reals in [0, 1), got {betas!r}")
+    return tuple(V_.real(f"betas[{i}]", b, low=0.0, high=1.0, high_open=True) for i, b in enumerate(pair))
 
 
 def _pick(cond: torch.Tensor, a: float, b: float) -> torch.Tensor:
@@ -104,7 +125,10 @@ class _Batched(torch.optim.Optimizer):
     def mark(self, loss: torch.Tensor | None = None) -> torch.Tensor:
         """Clear :attr:`finite` for configs with a non-finite ``loss`` ``(C,)`` or gradient."""
         if loss is not None:
-            loss = torch.as_tensor(loss).detach()
+            if not isinstance(loss, torch.Tensor):
+                raise ValueError(f"loss must be a tensor of shape ({self.configs},) (one loss per config), "
+                                 f"got {type(loss).__name__}")
+            loss = V_.has_data("loss", loss).detach()
             if loss.shape != (self.configs,):
                 raise ValueError(f"loss must have shape ({self.configs},) (one loss per config), "
                                  f"got {tuple(loss.shape)}")
@@ -123,7 +147,7 @@ class _Batched(torch.optim.Optimizer):
     def step(self, closure=None, *, loss: torch.Tensor | None = None):
         """One update of every config still :attr:`finite` (``loss``: per-config losses ``(C,)``)."""
         out = None
-        if closure is not None:
+        if V_.callback("closure", closure) is not None:
             with torch.enable_grad():
                 out = closure()
         self.mark(loss)
@@ -177,16 +201,16 @@ class BatchedAdam(_Batched):
     Args:
         params: ``{parameter: config axis}`` or a module with ``config_axes()``
             (e.g. :class:`~deeplimits.training.modules.ResidualNetwork`).
-        lr: a number or ``C`` values. betas, eps, weight_decay: as in ``torch.optim.Adam``
-            (L2 penalty added to the gradient).
+        lr: a number or ``C`` values (a list or tensor), each finite and > 0.
+        betas: two reals in [0, 1). eps: > 0. weight_decay: >= 0 (an L2 penalty added to the
+            gradient). As in ``torch.optim.Adam``.
 
     Bias corrections count the steps of each config, so a frozen config does not age.
     """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.0):
-        b1 = V_.real("betas[0]", betas[0], low=0.0, high=1.0, high_open=True)
-        b2 = V_.real("betas[1]", betas[1], low=0.0, high=1.0, high_open=True)
-        eps = V_.real("eps", eps, low=0.0)
+        b1, b2 = _betas(betas)
+        eps = V_.real("eps", eps, low=0.0, low_open=True)
         wd = V_.real("weight_decay", weight_decay, low=0.0)
         super().__init__(params, lr, dict(betas=(b1, b2), eps=eps, weight_decay=wd))
 
@@ -220,14 +244,16 @@ class BatchedAdam(_Batched):
 
 class BatchedSGD(_Batched):
     """SGD (as ``torch.optim.SGD``: momentum, dampening, Nesterov, L2 weight decay) with one
-    learning rate per config; ``params`` and ``lr`` as for :class:`BatchedAdam`."""
+    learning rate per config; ``params`` and ``lr`` as for :class:`BatchedAdam`; ``momentum``
+    in [0, 1), ``dampening`` in [0, 1], ``weight_decay`` >= 0, ``nesterov`` True or False
+    (True needs momentum > 0 and dampening 0)."""
 
     def __init__(self, params, lr=1e-3, momentum: float = 0.0, dampening: float = 0.0,
                  weight_decay: float = 0.0, nesterov: bool = False):
-        momentum = V_.real("momentum", momentum, low=0.0)
-        dampening = V_.real("dampening", dampening, low=0.0)
+        momentum = V_.real("momentum", momentum, low=0.0, high=1.0, high_open=True)
+        dampening = V_.real("dampening", dampening, low=0.0, high=1.0)
         wd = V_.real("weight_decay", weight_decay, low=0.0)
-        if nesterov and (momentum <= 0 or dampening != 0):
+        if V_.flag("nesterov", nesterov) and (momentum <= 0 or dampening != 0):
             raise ValueError("nesterov requires momentum > 0 and dampening = 0")
         super().__init__(params, lr, dict(momentum=momentum, dampening=dampening, weight_decay=wd,
                                           nesterov=bool(nesterov)))

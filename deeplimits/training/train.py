@@ -23,8 +23,8 @@ from ..data.batching import batches
 from .modules import ResidualNetwork, activation_count
 from .optim import BatchedAdam, BatchedSGD
 
-__all__ = ["train", "TrainResult", "config_losses", "evaluate", "train_steps", "require_train_steps", "train_bytes",
-           "LOSSES", "OPTIMISERS", "EVAL_BATCH"]
+__all__ = ["train", "TrainResult", "config_losses", "evaluate", "seed_limit", "train_steps", "require_train_steps",
+           "train_bytes", "LOSSES", "OPTIMISERS", "EVAL_BATCH"]
 
 LOSSES = ("cross_entropy", "squared")
 OPTIMISERS = {"adam": BatchedAdam, "sgd": BatchedSGD}
@@ -73,10 +73,29 @@ class TrainResult(PlainData):
     seconds: float
 
 
+#: epoch ``e`` of a run seeded ``seed`` shuffles with seed ``seed * SEED_STRIDE + e``
+SEED_STRIDE = 100_003
+
+
+def seed_limit(epochs: int) -> int:
+    """The largest ``seed`` of :func:`train` for ``epochs`` epochs: its shuffling seeds
+    ``seed * SEED_STRIDE + e`` stay below 2^63."""
+    return (2 ** 63 - 1 - (epochs - 1)) // SEED_STRIDE
+
+
 def config_losses(out: torch.Tensor, y: torch.Tensor, loss: str) -> torch.Tensor:
     """Per-configuration mean losses ``(C,)`` of outputs ``(C, batch, k)`` against ``y``:
-    cross-entropy with class labels ``(batch,)``, or half the squared error summed over the
-    outputs with targets ``(batch, k)``."""
+    cross-entropy with class labels ``(batch,)`` (``int64`` in ``[0, k)``), or half the squared
+    error summed over the outputs with targets ``(batch, k)`` (the dtype of ``out``)."""
+    loss = V_.choice("loss", loss, LOSSES)
+    out = V_.tensor("out", out, finite=False)
+    if out.dim() != 3 or 0 in out.shape:
+        raise ValueError(f"out must have shape (configs, batch, outputs), none empty, got {tuple(out.shape)}")
+    _targets("y", y, loss, out.shape[1], out.shape[2], out.dtype, out.device)
+    return _config_losses(out, y, loss)
+
+
+def _config_losses(out, y, loss):
     C, B, K = out.shape
     if loss == "cross_entropy":
         per = torch.nn.functional.cross_entropy(out.reshape(C * B, K), y.repeat(C), reduction="none")
@@ -84,22 +103,50 @@ def config_losses(out: torch.Tensor, y: torch.Tensor, loss: str) -> torch.Tensor
     return 0.5 * ((out - y.unsqueeze(0)) ** 2).sum(-1).mean(-1)
 
 
+def _targets(name, y, loss, n, k, dtype, device):
+    """Class labels ``(n,)`` in ``[0, k)`` for cross-entropy, else targets ``(n, k)`` of ``dtype``."""
+    if loss == "cross_entropy":
+        V_.labels(name, y, k, n)
+    else:
+        V_.tensor(name, y, shape=(n, k), dtype_=dtype)
+    return V_.same_device(name, y, device, "the outputs'")
+
+
+def _pair(module, x_name, x, y_name, y, loss):
+    """Inputs ``(n, d_in)`` (``n >= 1``, finite, the module's dtype and device) and their targets."""
+    V_.inputs(x_name, x, module.in_features, module.A)
+    _targets(y_name, y, loss, x.shape[0], module.out_features, module.A.dtype, module.A.device)
+
+
+def _module(module) -> ResidualNetwork:
+    if not isinstance(module, ResidualNetwork):
+        raise ValueError(f"module must be a ResidualNetwork, got {type(module).__name__}")
+    return module
+
+
 @torch.no_grad()
 def evaluate(module: ResidualNetwork, x: torch.Tensor, y: torch.Tensor, loss: str, batch_size: int = EVAL_BATCH):
-    """Mean loss ``(C,)`` and, for cross-entropy, accuracy ``(C,)`` (else ``None``) over ``(x, y)``."""
+    """Mean loss ``(C,)`` and, for cross-entropy, accuracy ``(C,)`` (else ``None``) over ``(x, y)``:
+    ``x`` ``(n, d_in)`` with ``n >= 1``, ``y`` class labels ``(n,)`` or targets ``(n, d_out)``."""
+    loss = V_.choice("loss", loss, LOSSES)
+    _pair(_module(module), "x", x, "y", y, loss)
+    return _evaluate(module, x, y, loss, V_.integer("batch_size", batch_size))
+
+
+@torch.no_grad()
+def _evaluate(module, x, y, loss, batch_size=EVAL_BATCH):
     total, correct = 0.0, 0.0
     for xb, yb in batches((x, y), batch_size, shuffle=False):
         out = module(xb)
-        total = total + config_losses(out, yb, loss) * len(xb)
+        total = total + _config_losses(out, yb, loss) * len(xb)
         if loss == "cross_entropy":
             correct = correct + (out.argmax(-1) == yb.unsqueeze(0)).sum(-1).to(torch.float64)
     n = len(x)
     return total / n, (correct / n if loss == "cross_entropy" else None)
 
 
-def _check(module, data, optimizer, epochs, batch_size, loss, stop_loss):
-    if not isinstance(module, ResidualNetwork):
-        raise ValueError(f"module must be a ResidualNetwork, got {type(module).__name__}")
+def _check(module, data, optimizer, epochs, batch_size, loss, stop_loss, lr_decay_halfway, seed, progress):
+    _module(module)
     for name in ("x_train", "y_train", "x_test", "y_test"):
         if not isinstance(getattr(data, name, None), torch.Tensor):
             raise ValueError(f"data must have tensors x_train, y_train, x_test, y_test (missing {name})")
@@ -109,8 +156,14 @@ def _check(module, data, optimizer, epochs, batch_size, loss, stop_loss):
     if loss is None:
         loss = "cross_entropy" if getattr(data, "task", "classification") == "classification" else "squared"
     loss = V_.choice("loss", loss, LOSSES)
+    for split in ("train", "test"):
+        _pair(module, f"data.x_{split}", getattr(data, f"x_{split}"), f"data.y_{split}", getattr(data, f"y_{split}"),
+              loss)
     if stop_loss is not None:
         stop_loss = V_.real("stop_loss", stop_loss, low=0.0)
+    V_.flag("lr_decay_halfway", lr_decay_halfway)
+    seed = V_.integer("seed", seed, low=0, high=seed_limit(epochs))
+    V_.callback("progress", progress)
     n_train = int(data.x_train.shape[0])
     require_train_steps(n_train, batch_size, epochs, module.depth, stop_loss, ("epochs", "depth"))
     batch = min(batch_size, n_train)
@@ -121,7 +174,7 @@ def _check(module, data, optimizer, epochs, batch_size, loss, stop_loss):
                       f"to train {module.configs} configuration{'s' * (module.configs != 1)} of {module.arch} at "
                       f"depth={module.depth}, width={module.width}, batch_size={batch_size} (parameters, gradients, "
                       f"optimiser state and activations)", ("batch_size", "depth", "width", "configs"), device=where)
-    return optimizer, epochs, batch_size, loss, stop_loss
+    return optimizer, epochs, batch_size, loss, stop_loss, seed
 
 
 def train(module: ResidualNetwork, data, *, optimizer: str = "adam", lr=1e-3, epochs: int = 10,
@@ -132,24 +185,30 @@ def train(module: ResidualNetwork, data, *, optimizer: str = "adam", lr=1e-3, ep
     or any object with ``x_train, y_train, x_test, y_test``).
 
     Args:
-        optimizer: ``'adam'`` or ``'sgd'``; ``lr`` a number or one per configuration.
-        epochs: passes over the training set; with ``lr_decay_halfway`` the learning rates are
-            divided by 10 from epoch ``epochs // 2`` on.
-        batch_size: mini-batch size; epoch ``e`` shuffles with seed ``(seed, e)``.
+        data: inputs ``x_train``, ``x_test`` ``(n, in_features)`` with ``n >= 1``, finite, of the
+            module's dtype and device; targets ``y_*``: ``int64`` class labels in
+            ``[0, out_features)`` for cross-entropy, ``(n, out_features)`` values for squared loss.
+        optimizer: ``'adam'`` or ``'sgd'``; ``lr`` a number or one per configuration, each
+            finite and > 0.
+        epochs: passes over the training set (>= 1); with ``lr_decay_halfway`` (True or False)
+            the learning rates are divided by 10 from epoch ``epochs // 2`` on.
+        batch_size: mini-batch size (>= 1); epoch ``e`` shuffles with seed ``(seed, e)``.
         loss: ``'cross_entropy'`` (classification, the default for classification data) or
             ``'squared'``.
         stop_loss: stop after the first epoch where every live configuration's training loss
-            is at most this.
-        progress: called with 1 after each epoch.
+            is at most this (a real >= 0).
+        seed: an integer in ``[0, seed_limit(epochs)]`` (about 9.2e13).
+        progress: ``None`` or a function, called with 1 after each epoch.
+
+    Every argument is checked before any work (a one-line ``ValueError`` naming it).
 
     Raises:
         ResourceError: before any step, when the layer passes (:func:`train_steps`) exceed
             :data:`~deeplimits._resources.MAX_TRAIN_STEPS` or the training state
             (:func:`train_bytes`) exceeds the memory of the module's device.
     """
-    optimizer, epochs, batch_size, loss, stop_loss = _check(module, data, optimizer, epochs, batch_size, loss,
-                                                            stop_loss)
-    seed = V_.integer("seed", seed, low=0)
+    optimizer, epochs, batch_size, loss, stop_loss, seed = _check(module, data, optimizer, epochs, batch_size,
+                                                                  loss, stop_loss, lr_decay_halfway, seed, progress)
     t0 = time.perf_counter()
     opt = OPTIMISERS[optimizer](module, lr=lr)
     base, schedule, ran = opt.lr.clone(), [], 0
@@ -157,16 +216,16 @@ def train(module: ResidualNetwork, data, *, optimizer: str = "adam", lr=1e-3, ep
         if lr_decay_halfway and epochs > 1 and epoch == epochs // 2:
             opt.lr = base / 10
         schedule.append(opt.lr.tolist())
-        for xb, yb in batches((data.x_train, data.y_train), batch_size, seed=seed * 100_003 + epoch):
+        for xb, yb in batches((data.x_train, data.y_train), batch_size, seed=seed * SEED_STRIDE + epoch):
             opt.zero_grad(set_to_none=True)
-            per = config_losses(module(xb), yb, loss)
+            per = _config_losses(module(xb), yb, loss)
             per.sum().backward()
             opt.step(loss=per.detach())
         ran = epoch + 1
         if progress is not None:
             progress(1)
         if stop_loss is not None:
-            tl, _ = evaluate(module, data.x_train, data.y_train, loss)
+            tl, _ = _evaluate(module, data.x_train, data.y_train, loss)
             live = opt.finite.to(tl.device)
             if bool(live.any()) and bool((tl[live] <= stop_loss).all()):
                 break
@@ -174,8 +233,8 @@ def train(module: ResidualNetwork, data, *, optimizer: str = "adam", lr=1e-3, ep
 
 
 def _records(module, data, loss, finite) -> list[dict]:
-    tl, ta = evaluate(module, data.x_train, data.y_train, loss)
-    vl, va = evaluate(module, data.x_test, data.y_test, loss)
+    tl, ta = _evaluate(module, data.x_train, data.y_train, loss)
+    vl, va = _evaluate(module, data.x_test, data.y_test, loss)
     out = []
     for c in range(module.configs):
         ok = bool(finite[c]) and math.isfinite(float(tl[c]))
