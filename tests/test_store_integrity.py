@@ -320,3 +320,29 @@ def test_the_local_cluster_dashboard_listens_on_loopback_only(monkeypatch):
     assert run_sweep(TASKS[:1], None, workers=1) == run_sweep(TASKS[:1], None)
     (link, hosts), = seen
     assert link.startswith("http://127.0.0.1:") and hosts and set(hosts) == {"127.0.0.1"}
+
+
+def test_a_result_lost_with_its_worker_does_not_hang_the_run(monkeypatch):
+    """A task that finished on a worker which then left: its result can no longer be fetched
+    (``Future.result`` would wait for ever). The coordinator waits at most ``timeout`` for it,
+    keeps it pending, and with no worker left ends with ExecutorError in bounded time."""
+    import distributed
+
+    from deeplimits.runs import executors
+
+    class Lost:  # finished, but its data left with the worker
+        def result(self, timeout=None):
+            assert timeout is not None, "an unbounded wait for a result can hang the run"
+            time.sleep(min(timeout, 0.05))
+            raise TimeoutError
+
+    class Client:
+        def nthreads(self):
+            return {}
+
+    monkeypatch.setattr(distributed, "wait", lambda futs, timeout, return_when: (set(futs), set()))
+    finished = []
+    t0 = time.perf_counter()
+    with pytest.raises(ExecutorError, match="no worker for 0.2 s"):
+        executors._await(Client(), {Lost(): TASKS[0]}, lambda t, *a, **kw: finished.append(t), None, 0.2)
+    assert time.perf_counter() - t0 < 5 and finished == []

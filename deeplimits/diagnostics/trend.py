@@ -39,8 +39,10 @@ def trend_split(A: torch.Tensor, bandwidth: float = 0.05) -> tuple[torch.Tensor,
     (:func:`trend_bytes`) cannot fit in memory is refused (``ResourceError``) before any is
     computed."""
     bandwidth = _bandwidth(bandwidth)
-    if not isinstance(A, torch.Tensor) or A.dim() < 1 or A.shape[0] < 3:
-        raise ValueError(f"A must be a tensor of shape (L, ...) with L >= 3, got {getattr(A, 'shape', A)!r}")
+    if not isinstance(A, torch.Tensor):
+        raise ValueError(f"A must be a torch.Tensor, got {type(A).__name__}")
+    if A.dim() < 1 or A.shape[0] < 3:
+        raise ValueError(f"A must be a tensor of shape (L, ...) with L >= 3, got {tuple(A.shape)}")
     _require_memory(A, bandwidth)  # before the finiteness check: an expanded view holds no memory
     return _split(V_.tensor("A", A), bandwidth)
 

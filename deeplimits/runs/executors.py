@@ -141,15 +141,20 @@ def _await(client, futures: dict, finish, scheduler, timeout: float):
             done, _ = wait(list(remaining), timeout=min(1.0, timeout), return_when="FIRST_COMPLETED")
         except TimeoutError:
             done = ()
+        fetched = False
         for fut in done:
             t = remaining.pop(fut)
             try:
-                res, seconds = fut.result()
+                res, seconds = fut.result(timeout=timeout)
+            except TimeoutError:  # it finished on a worker that left before its result came back:
+                remaining[fut] = t  # the scheduler computes it again when a worker is there
+                continue
             except (Exception, CancelledError) as e:  # noqa: BLE001 - stored as a failure, retried on rerun
                 finish(t, error=f"{type(e).__name__}: {e}")
-                continue
-            finish(t, res, seconds)
-        if done or not remaining:
+            else:
+                finish(t, res, seconds)
+            fetched = True
+        if fetched or not remaining:
             alone_since = None
             continue
         try:
