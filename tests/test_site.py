@@ -3,6 +3,7 @@ resolves), every public name has a generated reference entry, the pages name onl
 and the regimes table in real notation lists the registry's regimes."""
 
 import importlib
+import importlib.util
 import pathlib
 import re
 import subprocess
@@ -102,3 +103,31 @@ def test_regimes_table_in_real_notation_lists_the_registry():
     table = text.split("## The implemented regimes", 1)[1].split("<!-- regimes-table", 1)[0]
     listed = re.findall(r"^\| `([\w-]+)` \|", table, flags=re.M)
     assert listed == [n for n in REGISTRY if n in listed] and set(listed) == set(REGISTRY), listed
+
+
+def test_mathematics_is_rendered_at_build_time_without_network(site):
+    """No page loads a script from another host, and no TeX delimiter is left for a script to
+    render: every formula outside code is MathML in the built HTML (issue 28)."""
+    raw, remote, rendered = {}, [], 0
+    for page in site.rglob("*.html"):
+        text = page.read_text()
+        remote += [str(page.relative_to(site))] if re.search(r'<script[^>]+src="https?://', text) else []
+        prose = re.sub(r"<(pre|code|script|style|textarea)\b.*?</\1>", "", text, flags=re.S)
+        left = [d for d in (r"\(", r"\[", "$$") if d in prose]
+        if left:
+            raw[str(page.relative_to(site))] = left
+        rendered += prose.count("<math")
+    assert not remote, remote
+    assert not raw, raw
+    assert rendered > 100  # the theory pages hold many formulas
+
+
+def test_the_math_hook_renders_and_refuses_bad_tex():
+    pytest.importorskip("latex2mathml", reason="the docs extra: pip install 'deeplimits[docs]'")
+    spec = importlib.util.spec_from_file_location("docs_math_hook", DOCS / "hooks" / "math.py")
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    out = hook.render('<p><span class="arithmatex">\\(L^{-1/2}\\)</span></p>', "x.md")
+    assert "<math" in out and "\\(" not in out and "<msup>" in out
+    with pytest.raises(ValueError, match="x.md: cannot render"):
+        hook.render('<span class="arithmatex">\\(x^\\)</span>', "x.md")
