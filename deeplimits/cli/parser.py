@@ -11,20 +11,12 @@ import argparse
 from .._names import ACTIVATIONS, ARCHITECTURES, DRIVERS, DTYPES
 from .._version import __version__
 from ..regimes import REGISTRY, regime_names
-from ..studies.presets import (DEFAULT_STUDY, DEFAULTS, PHASE_PRESETS, SCALING_PRESETS, STABILITY_PRESETS,
-                               STUDY_OPTIONS, TRAIN_PRESETS)
+from ..studies.presets import DEFAULT_STUDY, DEFAULTS, PHASE_PRESETS, SCALING_PRESETS, STABILITY_PRESETS, TRAIN_PRESETS
 from . import convergence, propagation, runs, scaling, training, weights
 from .errors import UsageError
-from .values import device, int_list, integer, parse_list, real
+from .values import device, fmt, int_list, integer, parse_list, real
 
-__all__ = ["build_parser", "REGIME_FLAGS"]
-
-#: the convergence flags that set a regime option: option -> argparse keywords
-REGIME_FLAGS = {
-    "hurst": dict(type=real), "corrected": dict(action="store_const", const=True),
-    "alpha": dict(type=real), "beta": dict(type=real), "sa": dict(type=real), "sb": dict(type=real),
-    "ito_correction": dict(action="store_const", const=False),
-}
+__all__ = ["build_parser"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -32,44 +24,20 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def _fmt(value) -> str:
-    if isinstance(value, list):
-        if len(value) > 4:
-            return f"{_fmt(value[0])},{_fmt(value[1])},...,{_fmt(value[-1])} ({len(value)} values)"
-        return ",".join(_fmt(v) for v in value)
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
 def _by_regime(values: dict) -> str:
     """``{regime: value}`` as ``'16 for sde, ode; 8 for fbm'`` (one value: just the value)."""
     groups: dict[str, list[str]] = {}
     for name, v in values.items():
-        groups.setdefault(_fmt(v), []).append(name)
+        groups.setdefault(fmt(v), []).append(name)
     if len(groups) == 1:
         return next(iter(groups))
     return "; ".join(f"{v} for {', '.join(names)}" for v, names in groups.items())
 
 
-def _applies(option: str) -> list[str]:
-    return [n for n, r in REGISTRY.items() if option in r.options]
-
-
-def _option_help(option: str) -> str:
-    """What a regime option means, per regime (from the registry), with its study default."""
-    texts: dict[str, list[str]] = {}
-    for name in _applies(option):
-        texts.setdefault(REGISTRY[name].options[option], []).append(name)
-    help = "; ".join(f"{', '.join(names)}: {text}" for text, names in texts.items())
-    defaults = {n: d[option] for n, (_, d) in STUDY_OPTIONS.items() if option in d}
-    if defaults:
-        help += "; the command's default: " + ", ".join(f"{_fmt(v)} for {n}" for n, v in defaults.items())
-    return help.replace("%", "%%")
-
-
 def _preset_default(presets: dict, default: str, key: str) -> str:
     """``(default: the preset's, iid: 40)``: the value of ``key`` in the default preset."""
     value = presets[default].get(key)
-    return f" (default: the preset's; {default}: {_fmt(value)})" if value is not None else ""
+    return f" (default: the preset's; {default}: {fmt(value)})" if value is not None else ""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -110,9 +78,7 @@ def _convergence_parser(sub):
     c.add_argument("--arch", choices=sorted({a for r in REGISTRY.values() for a in r.architectures}),
                    help="residual map (" + "; ".join(f"{n}: {', '.join(a)}, default {a[0]}" for n, a in archs.items())
                    + "; else the regime's own)")
-    for option, kw in REGIME_FLAGS.items():
-        name = "--no-ito-correction" if option == "ito_correction" else "--" + option
-        c.add_argument(name, dest=option, help=_option_help(option), **kw)
+    convergence.add_option_flags(c)
     c.add_argument("--depths", type=int_list, help="powers of two, e.g. 8,16,32 (default "
                    + _by_regime({n: d["depths"] for n, d in reg.items()}) + ")")
     c.add_argument("--draws", "--paths", dest="paths", type=integer,
@@ -138,8 +104,8 @@ def _stability_parser(sub):
                     "explosion; overflow counts as explosion), and log-normal fits of |h_L|/|h_0| and "
                     "|p_0|/|p_L| with a normality test. Presets reproduce the published protocols; flags "
                     "given with a preset override it. Default: --preset iid.",
-        preset_help="; ".join(f"{n}: {p['arch']}, d={p['width']}, depths {_fmt(p['depths'])}, betas "
-                              f"{_fmt(p['betas'])}, {p['draws']} draws, {p['driver']} weights"
+        preset_help="; ".join(f"{n}: {p['arch']}, d={p['width']}, depths {fmt(p['depths'])}, betas "
+                              f"{fmt(p['betas'])}, {p['draws']} draws, {p['driver']} weights"
                               + (", histograms" if p.get("histograms") else "") for n, p in STABILITY_PRESETS.items()))
     s.add_argument("--driver", choices=DRIVERS, help="law of the weights" + _preset_default(STABILITY_PRESETS, "iid",
                                                                                             "driver"))
@@ -200,8 +166,8 @@ def _train_parser(sub):
                     "(H, beta) as a heat map with the line beta = max(H, 1/2) (Marion et al., JMLR 2025, §4.2); "
                     "the trained weights are stored in the run directory and a stopped run resumes. A "
                     "configuration that blows up is reported as failed. Without --preset: "
-                    f"--dataset {d['dataset']} --driver {d['driver']} --betas {_fmt(d['betas'])} "
-                    f"--lrs {_fmt(d['lrs'])} --depth {d['depth']} --width {d['width']} --epochs {d['epochs']}.")
+                    f"--dataset {d['dataset']} --driver {d['driver']} --betas {fmt(d['betas'])} "
+                    f"--lrs {fmt(d['lrs'])} --depth {d['depth']} --width {d['width']} --epochs {d['epochs']}.")
     t.add_argument("--preset", choices=list(TRAIN_PRESETS),
                    help="; ".join(f"{n}: {p['dataset']}, L={p['depth']}, d={p['width']}, {p['epochs']} epochs, "
                                   f"{len(p['hursts'])} H x {len(p['betas'])} beta x {len(p['lrs'])} lr"
@@ -214,8 +180,8 @@ def _train_parser(sub):
     t.add_argument("--hursts", type=parse_list, help="Hurst indices in (0, 1) for --driver fractional, "
                                                      "e.g. 0.1:0.9:10")
     t.add_argument("--length-scale", type=real, help="RBF length scale for --driver smooth (default 0.1)")
-    t.add_argument("--betas", type=parse_list, help=f"scalings beta >= 0 (default {_fmt(d['betas'])})")
-    t.add_argument("--lrs", type=parse_list, help=f"learning rates > 0, e.g. 1e-4,1e-3,1e-2 (default {_fmt(d['lrs'])})")
+    t.add_argument("--betas", type=parse_list, help=f"scalings beta >= 0 (default {fmt(d['betas'])})")
+    t.add_argument("--lrs", type=parse_list, help=f"learning rates > 0, e.g. 1e-4,1e-3,1e-2 (default {fmt(d['lrs'])})")
     t.add_argument("--seeds", type=integer, help=f"independent initialisations per point (default {d['seeds']})")
     t.add_argument("--arch", choices=ARCHITECTURES, help=f"residual map (default {d['arch']})")
     t.add_argument("--activation", help="activation name or MODULE:FUNCTION (default tanh; relu for res-3)")
@@ -268,7 +234,7 @@ def _scaling_parser(sub):
                     "--stop-loss (squared loss, Adam, batch 32): the exponents of delta ~ L^-alpha and of "
                     "max_k |W_k| ~ L^-beta with 95%% intervals, the limit they support (smooth, rough, sparse) with "
                     "the reason, the loss kept by the trend of the weights, next to the published values "
-                    f"(tanh: alpha 0.7, beta 0.3). Default: --preset cpu (depths {_fmt(cpu['depths'])}, minutes).")
+                    f"(tanh: alpha 0.7, beta 0.3). Default: --preset cpu (depths {fmt(cpu['depths'])}, minutes).")
     c.add_argument("--preset", choices=list(SCALING_PRESETS), default="cpu",
                    help="cpu: depths up to 75; digits: the same depths on digits embedded to d = 25; published: "
                         "floor(1.2^n) from 10 to about 10^4 (default %(default)s)")

@@ -41,7 +41,7 @@ def make_driver(name: str, hurst: float | None = None, length_scale: float | Non
             raise ValueError("hurst must be given for the fractional driver (a Hurst index in (0, 1))")
         return FractionalDriver(hurst)
     if name == "smooth":
-        return SmoothDriver(0.1 if length_scale is None else length_scale)
+        return SmoothDriver(length_scale)
     return IIDDriver(name)
 
 
