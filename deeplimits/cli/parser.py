@@ -1,16 +1,20 @@
 """The command line's grammar: commands, flags, choices and the defaults shown in ``--help``.
 
-Choices and defaults are read from the library (the regime registry, :mod:`deeplimits._names`,
-:mod:`deeplimits.studies.presets`), never copied here; nothing in this module imports torch.
+Choices and defaults are read from the library (the regime registry and the option declarations,
+:mod:`deeplimits.options`, :mod:`deeplimits._names`, :mod:`deeplimits.studies.presets`), never
+copied here (tests/test_layout.py checks every default ``--help`` prints); nothing in this module
+imports torch.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from .._names import ACTIVATIONS, ARCHITECTURES, DRIVERS, DTYPES
+from .. import _names as N_
+from .. import options as O_
 from .._version import __version__
 from ..regimes import REGISTRY, regime_names
+from ..studies import presets as P_
 from ..studies.presets import DEFAULT_STUDY, DEFAULTS, PHASE_PRESETS, SCALING_PRESETS, STABILITY_PRESETS, TRAIN_PRESETS
 from . import convergence, propagation, runs, scaling, training, weights
 from .errors import UsageError
@@ -32,6 +36,16 @@ def _by_regime(values: dict) -> str:
     if len(groups) == 1:
         return next(iter(groups))
     return "; ".join(f"{v} for {', '.join(names)}" for v, names in groups.items())
+
+
+def _activation_help() -> str:
+    """The activation flag of the propagation and training commands."""
+    return (f"activation name or MODULE:FUNCTION (default {N_.DEFAULT_ACTIVATION}; {N_.RES3_ACTIVATION} for "
+            "res-3)")
+
+
+def _yes(value: bool) -> str:
+    return "yes" if value else "no"
 
 
 def _preset_default(presets: dict, default: str, key: str) -> str:
@@ -71,9 +85,9 @@ def _convergence_parser(sub):
     reg = {n: r.defaults for n, r in REGISTRY.items()}
     c.add_argument("--width", type=integer,
                    help=f"hidden width d (default {_by_regime({n: d['width'] for n, d in reg.items()})})")
-    c.add_argument("--activation", help=f"{', '.join(ACTIVATIONS)} (leaky_relu:SLOPE), or MODULE:FUNCTION "
-                                        "(an elementwise function of an importable module) (default tanh; "
-                                        "softplus0 for the inside regimes, which need sigma(0)=0, sigma'(0)=1 and C^3)")
+    c.add_argument("--activation", help=f"{', '.join(N_.ACTIVATIONS)} (leaky_relu:SLOPE), or MODULE:FUNCTION (an "
+                   f"elementwise function of an importable module) (default {N_.DEFAULT_ACTIVATION}; "
+                   f"{N_.INSIDE_ACTIVATION} for the inside regimes, which need sigma(0)=0, sigma'(0)=1 and C^3)")
     archs = {n: r.architectures for n, r in REGISTRY.items() if len(r.architectures) > 1}
     c.add_argument("--arch", choices=sorted({a for r in REGISTRY.values() for a in r.architectures}),
                    help="residual map (" + "; ".join(f"{n}: {', '.join(a)}, default {a[0]}" for n, a in archs.items())
@@ -86,37 +100,38 @@ def _convergence_parser(sub):
     c.add_argument("--inputs", type=integer, default=dflt["inputs"], help="inputs per draw (default %(default)s)")
     rough = [n for n, d in reg.items() if d.get("reference")]
     c.add_argument("--reference", type=integer, help=f"finest grid of the reference for {', '.join(rough)}, a "
-                                                     "power of two (default 16 * max depth)")
+                                                     f"power of two (default {P_.REFERENCE_REFINEMENT} * max depth)")
     c.add_argument("--seed", type=integer, default=dflt["seed"], help="base seed (default %(default)s)")
-    c.add_argument("--chunk", type=integer, help="draws per task (default: up to 64, bounded by memory)")
-    c.add_argument("--dtype", choices=DTYPES, default=dflt["dtype"], help="(default %(default)s)")
+    c.add_argument("--chunk", type=integer, help=f"draws per task (default: up to {P_.MAX_CHUNK}, bounded by memory)")
+    c.add_argument("--dtype", choices=N_.DTYPES, default=dflt["dtype"], help="(default %(default)s)")
     _run_flags(c, "convergence", "chunks of draws")
     c.set_defaults(func=convergence.run_convergence)
 
 
 def _stability_parser(sub):
+    iid = P_.DEFAULT_PRESET["stability"]
     s = _study_parser(
-        sub, "stability", STABILITY_PRESETS, "iid",
+        sub, "stability", STABILITY_PRESETS, iid,
         help="signal propagation at initialisation: r_h, r_p over depths and betas, criticality histograms",
         description="Ratios r_h = |h_L - h_0|/|h_0| and r_p = |p_0 - p_L|/|p_L| of residual networks at "
                     "initialisation over depths and scalings beta (Marion et al., JMLR 2025): statistics over "
                     "draws, theory bounds on E r^2, the regime per (beta, depth) (identity / non-trivial / "
                     "explosion; overflow counts as explosion), and log-normal fits of |h_L|/|h_0| and "
                     "|p_0|/|p_L| with a normality test. Presets reproduce the published protocols; flags "
-                    "given with a preset override it. Default: --preset iid.",
+                    f"given with a preset override it. Default: --preset {iid}.",
         preset_help="; ".join(f"{n}: {p['arch']}, d={p['width']}, depths {fmt(p['depths'])}, betas "
                               f"{fmt(p['betas'])}, {p['draws']} draws, {p['driver']} weights"
                               + (", histograms" if p.get("histograms") else "") for n, p in STABILITY_PRESETS.items()))
-    s.add_argument("--driver", choices=DRIVERS, help="law of the weights" + _preset_default(STABILITY_PRESETS, "iid",
-                                                                                            "driver"))
-    s.add_argument("--hurst", type=real, help="Hurst index in (0, 1) for --driver fractional")
-    s.add_argument("--length-scale", type=real, help="RBF length scale for --driver smooth (default 0.1)")
+    s.add_argument("--driver", choices=N_.DRIVERS, help="law of the weights" + _preset_default(STABILITY_PRESETS, iid,
+                                                                                               "driver"))
+    s.add_argument("--hurst", type=real, help=f"{O_.HURST.help} ({O_.HURST.range_text()}) for --driver fractional")
+    s.add_argument("--length-scale", type=real, help=f"{O_.LENGTH_SCALE.describe()} for --driver smooth")
     s.add_argument("--depths", type=int_list, help="depths, e.g. 10,100,1000 or 10:1000:10"
-                   + _preset_default(STABILITY_PRESETS, "iid", "depths"))
+                   + _preset_default(STABILITY_PRESETS, iid, "depths"))
     s.add_argument("--betas", type=parse_list, help="scalings beta, e.g. 0.25,0.5,1 or 0:1.3:27"
-                   + _preset_default(STABILITY_PRESETS, "iid", "betas"))
+                   + _preset_default(STABILITY_PRESETS, iid, "betas"))
     s.add_argument("--draws", type=integer, help="independent draws of (weights, A, B, x)"
-                   + _preset_default(STABILITY_PRESETS, "iid", "draws"))
+                   + _preset_default(STABILITY_PRESETS, iid, "draws"))
     s.add_argument("--inputs", type=integer, help=f"inputs per draw (default {DEFAULTS['stability']['inputs']})")
     s.add_argument("--histograms", action=argparse.BooleanOptionalAction, default=None,
                    help="draw the histograms of the norm ratios at the largest depth (default: only the presets "
@@ -129,27 +144,27 @@ def _stability_parser(sub):
 
 
 def _phase_parser(sub):
-    full = PHASE_PRESETS["full"]
+    name = P_.DEFAULT_PRESET["phase"]
+    full = PHASE_PRESETS[name]
     ph = _study_parser(
-        sub, "phase", PHASE_PRESETS, "full",
+        sub, "phase", PHASE_PRESETS, name,
         help="the (H, beta) phase diagram with fractional weights and the critical scaling beta*(H)",
         description="Mean log10 r_h and log10 r_p over a grid of Hurst indices H and scalings beta for res-3 "
                     "with fractional V and W (weights drawn once per H, reused for every beta), heat maps, and "
                     "beta*(H) where the mean log10 r_h crosses 0, against the prediction max(H, 1/2). "
-                    f"Default: --preset full ({len(full['hursts'])} H in [{full['hursts'][0]:g}, "
+                    f"Default: --preset {name} ({len(full['hursts'])} H in [{full['hursts'][0]:g}, "
                     f"{full['hursts'][-1]:g}], {len(full['betas'])} beta in [{full['betas'][0]:g}, "
                     f"{full['betas'][-1]:g}], d={full['width']}, L={full['depth']}, {full['draws']} draws x "
                     f"{full['inputs']} inputs per H; about 100 s on 2 cores).",
-        preset_help="full: the published protocol; res-1 and d100: variants of it with res-1 (tanh) and with "
-                    "width 100")
-    ph.add_argument("--hursts", type=parse_list, help="Hurst indices in (0, 1), e.g. 0.05:0.97:51"
-                    + _preset_default(PHASE_PRESETS, "full", "hursts"))
+        preset_help=f"{name}: the published protocol; the others are variants of it: "
+                    + "; ".join(f"{n}: {p['arch']}, d={p['width']}" for n, p in PHASE_PRESETS.items() if n != name))
+    ph.add_argument("--hursts", type=parse_list, help=f"Hurst indices {O_.HURST.range_text()}, e.g. 0.05:0.97:51"
+                    + _preset_default(PHASE_PRESETS, name, "hursts"))
     ph.add_argument("--betas", type=parse_list, help="scalings beta >= 0, e.g. 0:1.3:70"
-                    + _preset_default(PHASE_PRESETS, "full", "betas"))
-    ph.add_argument("--depth", type=integer, help="depth L" + _preset_default(PHASE_PRESETS, "full", "depth"))
-    ph.add_argument("--draws", type=integer, help="weight draws per H" + _preset_default(PHASE_PRESETS, "full",
-                                                                                          "draws"))
-    ph.add_argument("--inputs", type=integer, help="inputs per weight draw" + _preset_default(PHASE_PRESETS, "full",
+                    + _preset_default(PHASE_PRESETS, name, "betas"))
+    ph.add_argument("--depth", type=integer, help="depth L" + _preset_default(PHASE_PRESETS, name, "depth"))
+    ph.add_argument("--draws", type=integer, help="weight draws per H" + _preset_default(PHASE_PRESETS, name, "draws"))
+    ph.add_argument("--inputs", type=integer, help="inputs per weight draw" + _preset_default(PHASE_PRESETS, name,
                                                                                                "inputs"))
     _study_flags(ph, "phase")
     ph.set_defaults(func=propagation.run_phase_cmd)
@@ -160,7 +175,7 @@ def _train_parser(sub):
     t = sub.add_parser(
         "train", help="train residual networks initialised from a driver: one configuration or an (H, beta) grid",
         description="Train res-1 networks (a zero-initialised bias per layer) whose residual weights start on a "
-                    "random path in depth, with Adam (learning rate divided by 10 halfway), every configuration "
+                    f"random path in depth, with {d['optimizer']} (learning rate divided by 10 halfway), every configuration "
                     "(H, beta, lr, seed) of one beta batched into one model. Reports train/test loss and accuracy "
                     "per configuration and, for a grid, the best test accuracy over the learning rates per "
                     "(H, beta) as a heat map with the line beta = max(H, 1/2) (Marion et al., JMLR 2025, §4.2); "
@@ -176,33 +191,33 @@ def _train_parser(sub):
                      "files under --root, for a GPU or a cluster)")
     t.add_argument("--dataset", help=f"digits, mnist1d, synthetic, mnist, cifar10 (default {d['dataset']})")
     t.add_argument("--root", metavar="DIR", help="the directory of the mnist / cifar10 files (nothing is downloaded)")
-    t.add_argument("--driver", choices=DRIVERS, help=f"law of the initial residual weights (default {d['driver']})")
-    t.add_argument("--hursts", type=parse_list, help="Hurst indices in (0, 1) for --driver fractional, "
+    t.add_argument("--driver", choices=N_.DRIVERS, help=f"law of the initial residual weights (default {d['driver']})")
+    t.add_argument("--hursts", type=parse_list, help=f"Hurst indices {O_.HURST.range_text()} for --driver fractional, "
                                                      "e.g. 0.1:0.9:10")
-    t.add_argument("--length-scale", type=real, help="RBF length scale for --driver smooth (default 0.1)")
+    t.add_argument("--length-scale", type=real, help=f"{O_.LENGTH_SCALE.describe()} for --driver smooth")
     t.add_argument("--betas", type=parse_list, help=f"scalings beta >= 0 (default {fmt(d['betas'])})")
     t.add_argument("--lrs", type=parse_list, help=f"learning rates > 0, e.g. 1e-4,1e-3,1e-2 (default {fmt(d['lrs'])})")
     t.add_argument("--seeds", type=integer, help=f"independent initialisations per point (default {d['seeds']})")
-    t.add_argument("--arch", choices=ARCHITECTURES, help=f"residual map (default {d['arch']})")
-    t.add_argument("--activation", help="activation name or MODULE:FUNCTION (default tanh; relu for res-3)")
+    t.add_argument("--arch", choices=N_.ARCHITECTURES, help=f"residual map (default {d['arch']})")
+    t.add_argument("--activation", help=_activation_help())
     t.add_argument("--bias", action=argparse.BooleanOptionalAction, default=None,
-                   help="a zero-initialised bias per layer (default: yes)")
+                   help=f"a zero-initialised bias per layer (default: {_yes(d['bias'])})")
     t.add_argument("--depth", type=integer, help=f"depth L (default {d['depth']})")
     t.add_argument("--width", type=integer, help=f"hidden width d (default {d['width']})")
     t.add_argument("--epochs", type=integer, help=f"passes over the training set (default {d['epochs']})")
     t.add_argument("--batch-size", type=integer, help=f"mini-batch size (default {d['batch_size']})")
     t.add_argument("--optimizer", choices=["adam", "sgd"], help=f"(default {d['optimizer']})")
     t.add_argument("--lr-decay-halfway", action=argparse.BooleanOptionalAction, default=None,
-                   help="divide the learning rates by 10 halfway (default: yes)")
+                   help=f"divide the learning rates by 10 halfway (default: {_yes(d['lr_decay_halfway'])})")
     t.add_argument("--stop-loss", type=real, help="stop after the first epoch where every configuration's "
                                                   "training loss is at most this")
     t.add_argument("--chunk", type=integer, help="configurations per task (default: every configuration of a beta "
                                                  "that fits in memory)")
     t.add_argument("--save-weights", action=argparse.BooleanOptionalAction, default=None,
-                   help="store the trained weights in the run directory (default: yes)")
+                   help=f"store the trained weights in the run directory (default: {_yes(d['save_weights'])})")
     t.add_argument("--seed", type=integer, help=f"base seed: data split and order, initial weights "
                                                 f"(default {d['seed']})")
-    t.add_argument("--dtype", choices=DTYPES, help=f"(default {d['dtype']})")
+    t.add_argument("--dtype", choices=N_.DTYPES, help=f"(default {d['dtype']})")
     _run_flags(t, "train", "chunks of configurations")
     t.set_defaults(func=training.run_train_cmd)
 
@@ -218,7 +233,8 @@ def _weights_parser(sub):
                     "tensor of one name: the log-log slope of each on L with a 95%% interval, and beta "
                     "(max_k |A_k| ~ L^-beta).")
     w.add_argument("paths", nargs="+", metavar="PATH", help="weight files or run directories")
-    w.add_argument("--beta", type=real, default=0.0, help="scale of the increment norm L^beta (default 0)")
+    w.add_argument("--beta", type=real, default=DEFAULTS["weights"]["beta"],
+                   help="scale of the increment norm L^beta (default %(default)g)")
     w.add_argument("--figure", metavar="PATH", help="draw the first coordinates of each tensor against k/L")
     w.add_argument("--json", metavar="PATH", help="write the diagnostics (and exponents) as JSON ('-': standard "
                                                   "output, the report then goes to standard error)")
@@ -226,35 +242,39 @@ def _weights_parser(sub):
 
 
 def _scaling_parser(sub):
-    cpu = SCALING_PRESETS["cpu"]
+    d, name = DEFAULTS["scaling"], P_.DEFAULT_PRESET["scaling"]
     c = sub.add_parser(
         "scaling", help="train the inside model at a family of depths and fit how its trained weights scale",
-        description="The inside model h + delta_k sigma(W_k h + b_k) (d = 10, h_0 = x, output h_L) trained on the "
-                    "synthetic task of Cohen et al. (ICML 2021) at each depth until its training loss is below "
-                    "--stop-loss (squared loss, Adam, batch 32): the exponents of delta ~ L^-alpha and of "
-                    "max_k |W_k| ~ L^-beta with 95%% intervals, the limit they support (smooth, rough, sparse) with "
-                    "the reason, the loss kept by the trend of the weights, next to the published values "
-                    f"(tanh: alpha 0.7, beta 0.3). Default: --preset cpu (depths {fmt(cpu['depths'])}, minutes).")
-    c.add_argument("--preset", choices=list(SCALING_PRESETS), default="cpu",
-                   help="cpu: depths up to 75; digits: the same depths on digits embedded to d = 25; published: "
-                        "floor(1.2^n) from 10 to about 10^4 (default %(default)s)")
+        description=f"The inside model h + delta_k sigma(W_k h + b_k) (d = {d['width']}, h_0 = x, output h_L) trained "
+                    "on the synthetic task of Cohen et al. (ICML 2021) at each depth until its training loss is "
+                    f"below --stop-loss (squared loss, {d['optimizer']}, batch {d['batch_size']}): the exponents of "
+                    "delta ~ L^-alpha and of max_k |W_k| ~ L^-beta with 95%% intervals, the limit they support "
+                    "(smooth, rough, sparse) with the reason, the loss kept by the trend of the weights, next to the "
+                    f"published values (tanh: alpha 0.7, beta 0.3). Default: --preset {name} (depths "
+                    f"{fmt(SCALING_PRESETS[name]['depths'])}, minutes).")
+    c.add_argument("--preset", choices=list(SCALING_PRESETS), default=name,
+                   help="; ".join(f"{n}: " + ", ".join(f"{k} {fmt(v)}" for k, v in p.items())
+                                  for n, p in SCALING_PRESETS.items()) + " (default %(default)s)")
     c.add_argument("--dataset", choices=["synthetic", "digits"],
-                   help="the synthetic task, or digits through a fixed random embedding (default synthetic)")
-    c.add_argument("--activation", choices=["tanh", "relu"], help="(default tanh)")
+                   help=f"the synthetic task, or digits through a fixed random embedding (default {d['dataset']})")
+    c.add_argument("--activation", choices=["tanh", "relu"], help=f"(default {d['activation']})")
     c.add_argument("--delta", choices=["shared", "per-layer"],
                    help="one trainable scale, or one per layer (default: shared for tanh, per-layer for relu)")
     c.add_argument("--depths", type=int_list, help="the family of depths (default: the preset's)")
-    c.add_argument("--width", type=integer, help="width d (default 10)")
-    c.add_argument("--seeds", type=integer, help="networks per depth, trained at once (default 1)")
-    c.add_argument("--optimizer", choices=["adam", "sgd"], help="(default adam)")
-    c.add_argument("--lr", type=real, help="learning rate (default 0.01)")
-    c.add_argument("--batch-size", type=integer, help="(default 32)")
-    c.add_argument("--stop-loss", type=real, help="train until the training loss is below this (default 0.001)")
-    c.add_argument("--max-epochs", type=integer, help="give up after this many epochs (default 300)")
-    c.add_argument("--init-scale", type=real, help="initial weights of order SCALE / (L d) (default 0.01)")
-    c.add_argument("--samples", type=integer, help="samples of the synthetic task (default 1024, 80%% for training)")
-    c.add_argument("--seed", type=integer, help="base seed (default 0)")
-    c.add_argument("--dtype", choices=DTYPES, help="(default float32)")
+    c.add_argument("--width", type=integer, help=f"width d (default {d['width']})")
+    c.add_argument("--seeds", type=integer, help=f"networks per depth, trained at once (default {d['seeds']})")
+    c.add_argument("--optimizer", choices=["adam", "sgd"], help=f"(default {d['optimizer']})")
+    c.add_argument("--lr", type=real, help=f"learning rate (default {fmt(d['lr'])})")
+    c.add_argument("--batch-size", type=integer, help=f"(default {d['batch_size']})")
+    c.add_argument("--stop-loss", type=real, help=f"train until the training loss is below this (default "
+                                                  f"{fmt(d['stop_loss'])})")
+    c.add_argument("--max-epochs", type=integer, help=f"give up after this many epochs (default {d['max_epochs']})")
+    c.add_argument("--init-scale", type=real, help=f"initial weights of order SCALE / (L d) (default "
+                                                   f"{fmt(d['init_scale'])})")
+    c.add_argument("--samples", type=integer, help=f"samples of the synthetic task (default {d['samples']}, 80%% "
+                                                   "for training)")
+    c.add_argument("--seed", type=integer, help=f"base seed (default {d['seed']})")
+    c.add_argument("--dtype", choices=N_.DTYPES, help=f"(default {d['dtype']})")
     _run_flags(c, "scaling", "depths")
     c.set_defaults(func=scaling.run_scaling_cmd)
 
@@ -295,8 +315,8 @@ def _study_parser(sub, name, presets, default, *, help, description, preset_help
     p = sub.add_parser(name, help=help, description=description)
     p.add_argument("--preset", choices=sorted(presets), default=default,
                    help=preset_help + " (default %(default)s)")
-    p.add_argument("--arch", choices=ARCHITECTURES, help="residual map" + _preset_default(presets, default, "arch"))
-    p.add_argument("--activation", help="activation name or MODULE:FUNCTION (default tanh; relu for res-3)")
+    p.add_argument("--arch", choices=N_.ARCHITECTURES, help="residual map" + _preset_default(presets, default, "arch"))
+    p.add_argument("--activation", help=_activation_help())
     p.add_argument("--width", type=integer, help="hidden width d" + _preset_default(presets, default, "width"))
     p.add_argument("--n-in", type=integer, help="input dimension" + _preset_default(presets, default, "n_in"))
     p.add_argument("--bias", action=argparse.BooleanOptionalAction, default=None,
@@ -308,5 +328,5 @@ def _study_parser(sub, name, presets, default, *, help, description, preset_help
 def _study_flags(p, name):
     dflt = DEFAULTS[name]
     p.add_argument("--seed", type=integer, help=f"base seed (default {dflt['seed']})")
-    p.add_argument("--dtype", choices=DTYPES, help=f"(default {dflt['dtype']})")
+    p.add_argument("--dtype", choices=N_.DTYPES, help=f"(default {dflt['dtype']})")
     _run_flags(p, name)

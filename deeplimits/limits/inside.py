@@ -6,6 +6,7 @@ from __future__ import annotations
 import torch
 
 from .. import _validate as V_
+from .._names import INSIDE_ACTIVATION
 from ..options import SA, SB
 from ..activations import activation as _activation
 from ..paths import BrownianSample, DriverSample
@@ -72,7 +73,7 @@ class InsideSDELimit(Limit):
 
     def __init__(self, activation=None, sa: float = DEFAULT_SA, sb: float = DEFAULT_SB, *, drift: bool = False,
                  ito_correction: bool = True):
-        self.activation = _activation("softplus0" if activation is None else activation)
+        self.activation = _activation(INSIDE_ACTIVATION if activation is None else activation)
         self.sigma2 = V_.inside_activation(self.activation, regime="inside-sde")[0]
         self.sa, self.sb = V_.option(SA, sa, missing_ok=False), V_.option(SB, sb, missing_ok=False)
         self.drift, self.ito_correction = V_.flag("drift", drift), V_.flag("ito_correction", ito_correction)

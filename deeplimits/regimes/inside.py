@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from .._names import INSIDE_ACTIVATION
 from ..options import LENGTH_SCALE, SA, SB, Option
 from .base import Regime, StrongOrder, register_regime, takes
 
@@ -71,7 +72,7 @@ class InsideSDE(_Inside):
         from ..pairs import InsidePair
         from ..paths import IIDDriver, SmoothDriver
 
-        net = ResNet("inside", "softplus0" if activation is None else activation, beta=0.0)
+        net = ResNet("inside", INSIDE_ACTIVATION if activation is None else activation, beta=0.0)
         derivs = V_.inside_activation(net.activation, regime=self.name)
         drivers = {"W": IIDDriver("gaussian"), "b": IIDDriver("gaussian")}
         if beta is not None:
@@ -135,7 +136,7 @@ class InsideODE(_Inside):
         from ..pairs import InsidePair
         from ..paths import SmoothDriver
 
-        net = ResNet("inside", "softplus0" if activation is None else activation, beta=1.0 - beta)
+        net = ResNet("inside", INSIDE_ACTIVATION if activation is None else activation, beta=1.0 - beta)
         derivs = V_.inside_activation(net.activation, regime=self.name)
         smooth = SmoothDriver(length_scale)
         drivers = {"W": smooth} if sb == 0 else {"W": smooth, "b": smooth}

@@ -26,6 +26,7 @@ from ..regimes import REGISTRY, declarations, get_regime, pair as _pair
 from . import convergence_spec as S_
 from .convergence_result import ConvergenceResult
 from .plan import Plan, register_plan
+from .presets import MAX_CHUNK, REFERENCE_REFINEMENT
 from .strong_error import fit_rate, run_chunk
 
 __all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult", "fit_rate"]
@@ -169,15 +170,15 @@ def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, paths:
 
 
 def _reference(p: Pair, reference, depths) -> int:
-    """The finest grid: given or ``16 * max(depths)`` for rough weights; ``max(depths)`` (the
-    grid at which the adaptive solve is read) otherwise."""
+    """The finest grid: given or ``REFERENCE_REFINEMENT * max(depths)`` (:mod:`~deeplimits.studies.presets`)
+    for rough weights; ``max(depths)`` (the grid at which the adaptive solve is read) otherwise."""
     if not p.rough:
         if reference is not None:
             rough = [n for n, r in REGISTRY.items() if r.defaults.get("reference")]
             raise ValueError(f"reference applies only to the regimes with Brownian or fractional weights "
                              f"({', '.join(rough)}), not {p.regime!r}: its ODE reference is adaptive")
         return depths[-1]
-    reference = 16 * depths[-1] if reference is None else V_.power_of_two("reference", reference)
+    reference = REFERENCE_REFINEMENT * depths[-1] if reference is None else V_.power_of_two("reference", reference)
     if reference < 2 * depths[-1]:
         raise ValueError(f"reference must be at least 2 * max(depths) = {2 * depths[-1]}, got {reference}")
     return reference
@@ -189,7 +190,7 @@ def _fit_chunk(p: Pair, width, inputs, reference, depths, paths, chunk, dtype, d
     fit is refused. Also refuses too many tasks or steps."""
     stored = any(d.name == "fractional" for d in p.drivers.values())  # fGn is held on the finest grid
     per_draw = width * width * inputs * (reference if stored else 1)
-    default = int(max(1, min(paths, 64, (1 << 25) // max(1, per_draw))))
+    default = int(max(1, min(paths, MAX_CHUNK, (1 << 25) // max(1, per_draw))))
     chunk = None if chunk is None else V_.integer("chunk", chunk)
     item = torch.empty((), dtype=dtype).element_size()
     knobs = ("width", "inputs", "reference") if p.rough else ("width", "inputs", "depths")
@@ -252,8 +253,8 @@ def strong_convergence(regime: str, *, depths: Sequence[int] | None = None, path
             only when not the CPU.
         reference: finest grid (power of two, at least ``2 * max(depths)``) on which the
             reference is solved for the sde, fbm and inside-sde regimes; default
-            ``16 * max(depths)``. The ODE references (ode, inside-ode) are the adaptive solve
-            read at ``k / max(depths)``.
+            ``REFERENCE_REFINEMENT * max(depths)`` (:mod:`deeplimits.studies.presets`). The ODE
+            references (ode, inside-ode) are the adaptive solve read at ``k / max(depths)``.
         inputs: inputs per draw (errors are averaged over them within a draw).
         seed: base seed; chunk ``i`` of draws uses :func:`chunk_seed` ``(seed, i)``.
         dtype: float32 or float64.
