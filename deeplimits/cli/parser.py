@@ -17,6 +17,7 @@ from ..regimes import REGISTRY, regime_names
 from ..studies import presets as P_
 from ..studies.presets import DEFAULT_STUDY, DEFAULTS, PHASE_PRESETS, SCALING_PRESETS, STABILITY_PRESETS, TRAIN_PRESETS
 from . import convergence, propagation, runs, scaling, training, weights
+from . import execution as E_
 from .errors import UsageError
 from .values import device, fmt, int_list, integer, parse_list, real
 
@@ -136,7 +137,8 @@ def _stability_parser(sub):
     s.add_argument("--histograms", action=argparse.BooleanOptionalAction, default=None,
                    help="draw the histograms of the norm ratios at the largest depth (default: only the presets "
                         + ", ".join(n for n, p in STABILITY_PRESETS.items() if p.get("histograms")) + ")")
-    s.add_argument("--chunk", type=integer, help="draws per task (default: as many as fit in 1 GiB)")
+    s.add_argument("--chunk", type=integer, help=f"draws per task (default: as many as fit in "
+                                                 f"{P_.TASK_BYTES / 2 ** 30:g} GiB)")
     s.add_argument("--delta", type=real, help="the high-probability bounds on |h_L|/|h_0| hold each with probability "
                                               f"at least 1 - delta, delta in (0, 1) (default {DEFAULTS['stability']['delta']:g})")
     _study_flags(s, "stability")
@@ -281,7 +283,7 @@ def _scaling_parser(sub):
 
 def _runs_parser(sub):
     r = sub.add_parser("runs", help="list, show, export and redraw stored runs",
-                       description="Stored runs: 'list [ROOT]' (default ROOT runs), 'show DIR', "
+                       description=f"Stored runs: 'list [ROOT]' (default ROOT {E_.RUNS}), 'show DIR', "
                                    "'export DIR --csv PATH --json PATH' (PATH '-': standard output), 'plot DIR' "
                                    "(redraw the figure and result.json from the store, without recomputing).")
     r.add_argument("action", choices=["list", "show", "export", "plot"])
@@ -296,7 +298,7 @@ def _run_flags(p, name, tasks="tasks"):
     """Where a run is stored, where it runs, what it writes: shared by every simulating command."""
     p.add_argument("--out", metavar="DIR",
                    help=f"run directory: the run store (run.sqlite), the figures and result.json; running the "
-                        f"same command again resumes it (default runs/{name}-<hash of the options>)")
+                        f"same command again resumes it (default {E_.RUNS}/{name}-<hash of the options>)")
     p.add_argument("--workers", type=integer, help=f"run the {tasks} on a local Dask cluster of N processes")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help=f"run the {tasks} on the Dask cluster at ADDRESS (tcp://HOST:PORT)")

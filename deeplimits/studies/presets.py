@@ -9,8 +9,8 @@ build its ``--help`` without importing the numerical stack).
   checks them against the signatures of ``plan_convergence``, ``plan_stability``, ``plan_phase``,
   ``plan_training``, ``plan_scaling`` and ``weight_diagnostics``);
 * :data:`DEFAULT_PRESET`: the preset a command runs without ``--preset``;
-* :data:`REFERENCE_REFINEMENT`, :data:`MAX_CHUNK`: the convergence study's default reference
-  grid and draws per task.
+* :data:`REFERENCE_REFINEMENT`, :data:`MAX_CHUNK`, :data:`TASK_BYTES`: the default reference
+  grid and draws per task of the convergence study, and the stability study's task budget.
 
 The command line's ``--help`` prints these (tests/test_layout.py checks that every default it
 prints is read from here or from the option declarations, :mod:`deeplimits.options`).
@@ -19,7 +19,8 @@ prints is read from here or from the option declarations, :mod:`deeplimits.optio
 from __future__ import annotations
 
 __all__ = ["linspace", "STABILITY_PRESETS", "PHASE_PRESETS", "TRAIN_PRESETS", "SCALING_PRESETS", "DEFAULT_STUDY",
-           "STUDY_OPTIONS", "DEFAULTS", "DEFAULT_PRESET", "REFERENCE_REFINEMENT", "MAX_CHUNK", "study_options"]
+           "STUDY_OPTIONS", "DEFAULTS", "DEFAULT_PRESET", "REFERENCE_REFINEMENT", "MAX_CHUNK", "TASK_BYTES",
+           "study_options"]
 
 
 def linspace(start: float, stop: float, count: int) -> list[float]:
@@ -110,6 +111,9 @@ DEFAULT_PRESET = {"stability": "iid", "phase": "full", "scaling": "cpu"}
 REFERENCE_REFINEMENT = 16
 #: the default draws per task of a convergence study, at most (part of the spec and the seeds)
 MAX_CHUNK = 64
+#: the default draws per task of a stability study: as many as fit in this many bytes of weights
+#: and stored states (part of the spec and the seeds)
+TASK_BYTES = 1 << 30
 
 #: the scalar defaults of the plan functions (and of the command line)
 DEFAULTS = {
