@@ -304,7 +304,7 @@ def _driver_options(driver, hursts, length_scale):
     driver = V_.choice("driver", driver, DRIVERS)
     if driver == "fractional":
         if hursts is None:
-            raise ValueError("hursts must be given for driver 'fractional' (values in (0, 1))")
+            raise ValueError(f"hursts must be given for driver 'fractional' (values {V_.HURST.range_text()})")
         hursts = _values("hursts", hursts, lambda h: V_.hurst(h, name="hursts"))
     elif hursts is not None:
         raise ValueError(f"hursts apply only to driver 'fractional', not {driver!r}")
