@@ -111,8 +111,9 @@ def test_declarations_are_checked_when_a_regime_is_registered(damped):
 
     with pytest.raises(ValueError, match="'gain' is declared by regime 'damped-sde' as float"):
         register_regime(regime("other", Option("gain", int, default=1)))
-    with pytest.raises(ValueError, match="declares 'seed' \\(a name taken by pair and the convergence study\\)"):
-        register_regime(regime("other", Option("seed", int)))
+    for name in ("seed", "json", "draws"):
+        with pytest.raises(ValueError, match=f"declares '{name}' \\(a name taken by pair or the convergence study\\)"):
+            register_regime(regime("other", Option(name, int)))
     with pytest.raises(ValueError, match="declares 'gain' twice"):
         register_regime(regime("other", GAIN, GAIN))
     with pytest.raises(ValueError, match="options must be a tuple of deeplimits.regimes.Option"):

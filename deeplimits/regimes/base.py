@@ -24,14 +24,16 @@ from ..options import Option  # re-exported: a regime declares its options
 from ..orders import StrongOrder  # re-exported: a regime declares its order
 
 __all__ = ["Regime", "Option", "StrongOrder", "REGISTRY", "register_regime", "get_regime", "regime_names", "pair",
-           "regimes_table", "takes", "declarations", "given", "DEPTHS"]
+           "regimes_table", "takes", "declarations", "is_given", "DEPTHS"]
 
 #: the default depths of a convergence study (a regime's ``defaults['depths']``)
 DEPTHS = [8, 16, 32, 64, 128, 256, 512]
 
-#: names an option may not take: the other keywords of :func:`pair` and of a convergence study
-RESERVED = frozenset({"name", "regime", "width", "activation", "arch", "options", "depths", "paths", "inputs", "reference",
-                      "seed", "dtype", "chunk", "device", "progress", "store", "workers", "scheduler", "timeout"})
+#: names an option may not take: the other keywords of :func:`pair`, of a convergence study and of
+#: its command (``deeplimits convergence``: an option's flag is ``--NAME``)
+RESERVED = frozenset({"name", "regime", "width", "activation", "arch", "options", "depths", "paths", "draws", "inputs",
+                      "reference", "seed", "dtype", "chunk", "device", "progress", "store", "workers", "scheduler",
+                      "timeout", "out", "json", "quiet", "help", "version", "command", "func"})
 
 
 class Regime(abc.ABC):
@@ -116,7 +118,7 @@ def _check_options(cls: type[Regime]) -> None:
     names = [o.name for o in opts]
     for o in opts:
         if names.count(o.name) > 1 or o.name in RESERVED:
-            why = "twice" if names.count(o.name) > 1 else "(a name taken by pair and the convergence study)"
+            why = "twice" if names.count(o.name) > 1 else "(a name taken by pair or the convergence study)"
             raise ValueError(f"{cls.__name__}.options declares {o.name!r} {why}")
         for other, r in REGISTRY.items():
             theirs = r.option(o.name)
@@ -178,7 +180,7 @@ def regimes_table() -> str:
     return "\n".join(rows)
 
 
-def given(name: str, value) -> bool:
+def is_given(name: str, value) -> bool:
     """Whether an option was given: not ``None`` and not the neutral value of a boolean option
     (``corrected=False``, ``ito_correction=True``), which may be passed to any regime."""
     if value is None:
@@ -252,7 +254,7 @@ def pair(regime: str, *, width: int, activation=None, arch: str | None = None, *
 
     spec = get_regime(regime)
     width = V_.integer("width", width)
-    options = {k: v for k, v in options.items() if given(k, v)}
+    options = {k: v for k, v in options.items() if is_given(k, v)}
     for name in options:
         if spec.option(name) is None:
             raise _not_applicable(name, spec)

@@ -16,7 +16,7 @@ options were declared (tests/golden/SPECS.json).
 
 from __future__ import annotations
 
-from ..regimes import REGISTRY, declarations, get_regime, given
+from ..regimes import REGISTRY, declarations, get_regime, is_given
 
 __all__ = ["EVERY_SPEC", "top_fields", "neutral", "record", "split", "join"]
 
@@ -40,7 +40,7 @@ def record(regime: str, resolved: dict, options: dict) -> dict:
     the other ``options`` that were given."""
     top = top_fields(regime)
     out = {k: resolved.get(k, neutral(k)) for k in top}
-    out.update({k: v for k, v in options.items() if k not in top and given(k, v)})
+    out.update({k: v for k, v in options.items() if k not in top and is_given(k, v)})
     return out
 
 
