@@ -1,5 +1,6 @@
 """The names the library accepts, in one torch-free place: drivers (laws of the weights),
-residual maps, activations, floating dtypes and device types.
+residual maps, activations (and the ones used when none is given), floating dtypes and device
+types.
 
 The command line builds its choices from these without importing the numerical stack;
 :mod:`deeplimits.activations` reads :data:`ACTIVATIONS`, and tests/test_names.py checks that
@@ -10,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["DRIVERS", "ARCHITECTURES", "ACTIVATIONS", "DTYPES", "DEVICE_TYPES", "device_form"]
+__all__ = ["DRIVERS", "ARCHITECTURES", "ACTIVATIONS", "DEFAULT_ACTIVATION", "RES3_ACTIVATION", "INSIDE_ACTIVATION",
+           "DTYPES", "DEVICE_TYPES", "device_form"]
 
 #: laws of the weights (:func:`deeplimits.make_driver`)
 DRIVERS = ("uniform", "gaussian", "rademacher", "fractional", "smooth")
@@ -19,6 +21,12 @@ ARCHITECTURES = ("res-1", "res-2", "res-3", "inside")
 #: named activations (:func:`deeplimits.activation`; ``leaky_relu:SLOPE`` sets the slope, and
 #: ``module:function`` names any elementwise callable)
 ACTIVATIONS = ("identity", "tanh", "relu", "leaky_relu", "sin", "sigmoid", "softplus0")
+#: the activation of a network or a limit when none is given
+DEFAULT_ACTIVATION = "tanh"
+#: the activation of ``res-3`` (ReLU by definition: the only one it accepts)
+RES3_ACTIVATION = "relu"
+#: the activation of the inside regimes and limits when none is given (C^3, sigma(0) = 0, sigma'(0) = 1)
+INSIDE_ACTIVATION = "softplus0"
 #: floating dtypes of the studies, by name
 DTYPES = ("float32", "float64")
 #: device types a study may run on (``TYPE`` or ``TYPE:INDEX``)

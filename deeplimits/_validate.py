@@ -17,6 +17,7 @@ import torch
 
 # the output paths, probed before any work (what a probe creates, it removes): re-exported
 from ._files import _path, missing_dirs, remove_empty_dirs, writable_dir, writable_file  # noqa: F401
+from .options import HURST, LENGTH_SCALE, YOUNG_HURST
 
 FLOAT_DTYPES = (torch.float32, torch.float64)
 
@@ -52,17 +53,43 @@ def integer(name: str, value, *, low: int = 1, high: int | None = None) -> int:
     return v
 
 
+def option(spec, value, *, name: str | None = None, context: str = "", missing_ok: bool = True):
+    """The value of a declared option (:class:`deeplimits.options.Option`), checked against its
+    type and range: the one check of every declared option (:func:`deeplimits.pair`, the drivers,
+    the limits). ``None`` (with ``missing_ok``) is the option's default, or an error for a
+    required one; ``name`` (default the option's) and ``context`` (e.g. ``" for regime 'fbm'"``)
+    go into the message, followed by the declaration's ``note``; a value at or below the lower
+    bound is told the declaration's ``below``."""
+    name = spec.name if name is None else name
+    ctx = context + (f" ({spec.note})" if spec.note else "")
+    if value is None and missing_ok:
+        if spec.required:
+            what = " ".join(t for t in (spec.help, spec.range_text()) if t)
+            raise ValueError(f"{name} must be given{context}" + (f" ({what})" if what else ""))
+        return spec.default
+    if spec.type is bool:
+        return flag(name, value)
+    if spec.type is str:
+        if not isinstance(value, str):
+            raise ValueError(f"{name} must be a string{ctx}, got {value!r}")
+        return value
+    if spec.type is int and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
+        raise ValueError(f"{name} must be an integer{ctx}, got {value!r}")
+    if spec.below and _is_real(value) and spec.low is not None and float(value) <= spec.low:
+        raise ValueError(f"{name} must lie {spec.range_text()}{ctx}, got {float(value)!r}: {spec.below}")
+    v = real(name, value, low=spec.low, high=spec.high, low_open=spec.low_open, high_open=spec.high_open, context=ctx)
+    return int(value) if spec.type is int else v
+
+
 def hurst(value, *, name: str = "hurst", above_half: bool = False) -> float:
-    """A Hurst index in (0, 1), or in (1/2, 1) when ``above_half``."""
-    if above_half:
-        if _is_real(value) and 0 < float(value) <= 0.5:
-            raise ValueError(
-                f"{name} must lie in (0.5, 1) for this regime, got {float(value)!r}: for H <= 1/2 the "
-                "Euler scheme of the Young equation has no strong limit (the critical scaling "
-                "saturates at beta = 1/2); use the 'sde' regime for H = 1/2"
-            )
-        return real(name, value, low=0.5, high=1.0, low_open=True, high_open=True)
-    return real(name, value, low=0.0, high=1.0, low_open=True, high_open=True)
+    """A Hurst index in (0, 1) (:data:`deeplimits.options.HURST`), or in (1/2, 1) for a Young
+    equation when ``above_half`` (:data:`deeplimits.options.YOUNG_HURST`): the one Hurst check."""
+    return option(YOUNG_HURST if above_half else HURST, value, name=name, missing_ok=False)
+
+
+def length_scale(value, *, name: str = "length_scale") -> float:
+    """An RBF length scale (:data:`deeplimits.options.LENGTH_SCALE`)."""
+    return option(LENGTH_SCALE, value, name=name, missing_ok=False)
 
 
 def inside_activation(act, *, regime: str, tol: float = 1e-8) -> tuple[float, ...]:

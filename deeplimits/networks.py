@@ -27,7 +27,7 @@ from .activations import Activation, activation as _activation
 
 __all__ = ["ResNet", "ModifiedEulerResNet", "Trajectory", "ARCHITECTURES", "WEIGHTS", "REQUIRED", "weight_shape"]
 
-from ._names import ARCHITECTURES  # noqa: E402 - the names in one torch-free place
+from ._names import ARCHITECTURES, DEFAULT_ACTIVATION, RES3_ACTIVATION  # noqa: E402 - one torch-free place
 #: the weight names of each architecture, in the order their samples are drawn (the bias ``b``
 #: of ``inside`` is optional: see :data:`REQUIRED`)
 WEIGHTS = {"res-1": ("V",), "res-2": ("V", "W"), "res-3": ("V", "W"), "inside": ("W", "b")}
@@ -68,10 +68,11 @@ class ResNet:
     def __init__(self, arch: str = "res-1", activation=None, beta: float = 0.5):
         self.arch = V_.choice("arch", arch, ARCHITECTURES)
         if arch == "res-3":
-            if activation is not None and _activation(activation).name != "relu":
-                raise ValueError(f"activation must be 'relu' (or omitted) for arch 'res-3', got {activation!r}")
-            activation = "relu"
-        self.activation: Activation = _activation("tanh" if activation is None else activation)
+            if activation is not None and _activation(activation).name != RES3_ACTIVATION:
+                raise ValueError(f"activation must be {RES3_ACTIVATION!r} (or omitted) for arch 'res-3', got "
+                                 f"{activation!r}")
+            activation = RES3_ACTIVATION
+        self.activation: Activation = _activation(DEFAULT_ACTIVATION if activation is None else activation)
         self.beta = V_.real("beta", beta, low=0.0)
 
     @property

@@ -154,16 +154,19 @@ def test_names_and_defaults_agree_with_the_library():
     from deeplimits.activations import NAMES
     from deeplimits.networks import ARCHITECTURES
     from deeplimits.paths import DRIVERS
-    from deeplimits.studies import plan_convergence, plan_phase, plan_stability, plan_training
-    from deeplimits.studies.presets import DEFAULTS, linspace
+    from deeplimits.diagnostics import weight_diagnostics
+    from deeplimits.studies import plan_convergence, plan_phase, plan_scaling, plan_stability, plan_training
+    from deeplimits.studies.presets import DEFAULTS, SCALING_PRESETS, linspace
 
     assert (DRIVERS, ARCHITECTURES, NAMES) == (_names.DRIVERS, _names.ARCHITECTURES, _names.ACTIVATIONS)
+    assert sorted(DEFAULTS) == ["convergence", "phase", "scaling", "stability", "train", "weights"]
     for study, fn in (("convergence", plan_convergence), ("stability", plan_stability), ("phase", plan_phase),
-                      ("train", plan_training)):
+                      ("train", plan_training), ("scaling", plan_scaling), ("weights", weight_diagnostics)):
         params = inspect.signature(fn).parameters
         for name, value in DEFAULTS[study].items():
             default = params[name].default
             default = list(default) if isinstance(default, tuple) else default
             assert (str(default).replace("torch.", "") if name == "dtype" else default) == value, (study, name)
+    assert list(inspect.signature(plan_scaling).parameters["depths"].default) == SCALING_PRESETS["cpu"]["depths"]
     for a, b, n in ((0.05, 0.97, 51), (0, 1.3, 70), (10, 1000, 10), (0, 1.2, 7), (2, 2, 3), (1, 0, 5)):
         assert linspace(a, b, n) == np.linspace(a, b, n).tolist()

@@ -1,9 +1,11 @@
 """The package's shape (issue 11): the import graph runs one way (no cycle, nothing imports the
 package root from inside, no import hidden behind importlib), no module over 400 lines, no
-function over 50 lines."""
+function over 50 lines; and every default ``--help`` prints is read from the code (issue 22)."""
 
 import ast
+import copy
 import pathlib
+import re
 
 import pytest
 
@@ -118,3 +120,143 @@ def test_module_and_function_sizes(path):
                 if n > MAX_FUNCTION_LINES:
                     long.append(f"{node.name} ({n} lines)")
     assert not long, f"functions over {MAX_FUNCTION_LINES} lines: {long}"
+
+
+# -- every default the help prints is read from the code (issue 22) ---------------------------------
+
+#: "default ..." clauses of the help that state a rule, not a value (nothing to read from the code)
+RULES = {
+    "default: the library's, the CPU": "the device the library picks when none is given",
+    "default: shared for tanh, per-layer for relu": "plan_scaling's rule for delta",
+    "default --no-bias: the published h + alpha sigma(W h)": "the propagation studies' rule for --arch inside",
+    "default: every configuration of a beta that fits in memory": "plan_training's chunk rule",
+    "default: the preset's": "the value of the preset given",
+}
+
+
+def help_texts() -> dict:
+    """``{(command, dest): text}``: every command's description and each flag's help as
+    ``--help`` prints them (argparse's own ``%(default)s`` expanded), on one line."""
+    from deeplimits.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    out = {}
+    for name, p in sub.choices.items():
+        out[(name, "<description>")] = " ".join((p.description or "").split())
+        formatter = p._get_formatter()
+        for a in p._actions:
+            if a.help:
+                out[(name, a.dest)] = " ".join(formatter._expand_help(a).split())
+    return out
+
+
+def default_clauses(text: str) -> list[str]:
+    """Each ``default ...`` of a help text: from the word to the parenthesis that closes around
+    it, or to the end (``(in [0.05, 100]; default 0.1)`` -> ``default 0.1``)."""
+    out = []
+    for m in re.finditer(r"\bdefault\b", text, flags=re.I):
+        depth, end = 0, len(text)
+        for i in range(m.end(), len(text)):
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            if depth < 0:
+                end = i
+                break
+        out.append(text[m.start():end])
+    return out
+
+
+class Sources:
+    """The code's single sources of the defaults the help prints, each replaced by a sentinel
+    (numbers, names, lists of them; booleans flipped; a default preset by a renamed copy)."""
+
+    def __init__(self, monkeypatch):
+        self.mp, self.n, self.sentinels = monkeypatch, 0, {}  # sentinel text -> the value it replaced
+
+    def value(self, v):
+        if isinstance(v, bool):
+            return not v
+        if isinstance(v, list):
+            return [self.value(x) for x in v]
+        if isinstance(v, (int, float, str)):
+            self.n += 1
+            s = {int: 70000 + self.n, float: 80000.5 + self.n, str: f"zz{self.n}q"}[type(v)]
+            self.sentinels[f"{s:g}" if isinstance(s, float) else str(s)] = v
+            return s
+        return v
+
+    def mapping(self, d: dict):
+        for k, v in list(d.items()):
+            if isinstance(v, dict):
+                self.mapping(v)
+            elif isinstance(v, tuple):
+                for x in v:
+                    if isinstance(x, dict):
+                        self.mapping(x)
+            else:
+                self.mp.setitem(d, k, self.value(v))
+
+    def perturb_all(self):
+        from deeplimits import _names, options
+        from deeplimits.cli import execution
+        from deeplimits.regimes import REGISTRY
+        from deeplimits.studies import presets as P
+
+        for d in (P.DEFAULTS, P.STABILITY_PRESETS, P.PHASE_PRESETS, P.TRAIN_PRESETS, P.SCALING_PRESETS,
+                  P.STUDY_OPTIONS):
+            self.mapping(d)
+        for cmd, name in P.DEFAULT_PRESET.items():  # a copy of it under another name
+            presets = {"stability": P.STABILITY_PRESETS, "phase": P.PHASE_PRESETS, "scaling": P.SCALING_PRESETS}[cmd]
+            self.mp.setitem(presets, f"zz-{name}", copy.deepcopy(presets[name]))
+            self.mp.setitem(P.DEFAULT_PRESET, cmd, f"zz-{name}")
+        for module, names in ((P, ("REFERENCE_REFINEMENT", "MAX_CHUNK", "TASK_BYTES")), (execution, ("RUNS",)),
+                              (_names, ("DEFAULT_ACTIVATION", "RES3_ACTIVATION", "INSIDE_ACTIVATION"))):
+            for name in names:
+                self.mp.setattr(module, name, self.value(getattr(module, name)))
+        opts = {id(o): o for r in REGISTRY.values() for o in r.options}
+        opts.update({id(o): o for o in vars(options).values() if isinstance(o, options.Option)})
+        for o in opts.values():  # frozen: the declaration's own attribute
+            self.mp.setitem(o.__dict__, "default", self.value(o.default))
+        for r in REGISTRY.values():
+            self.mapping(r.defaults)
+            self.mp.setattr(type(r), "architectures", tuple(reversed(r.architectures)))
+
+
+def copied_defaults(before: dict, after: dict, sentinels: dict) -> list[str]:
+    """The ``default ...`` clauses of ``before`` (help texts) that do not follow their sources
+    into ``after`` (the texts with every source replaced), or that do not show the source's value."""
+    from deeplimits.cli.values import fmt
+
+    bad = []
+    for key, text in before.items():
+        old, new = default_clauses(text), default_clauses(after.get(key, ""))
+        if len(old) != len(new):
+            bad.append(f"{key}: {len(old)} default clauses, {len(new)} once the sources change")
+            continue
+        for a, b in zip(old, new):
+            if a in RULES:
+                continue
+            if a == b:
+                bad.append(f"{key}: {a!r} is not read from the code (it stays when its source changes)")
+            shown = [s for s in sentinels if re.search(rf"(?<![\w.]){re.escape(s)}(?![\w]|\.\d)", b)]
+            bad += [f"{key}: {a!r} does not show {fmt(sentinels[s])!r}, its source's value" for s in shown
+                    if fmt(sentinels[s]) not in a]
+    return bad
+
+
+def test_every_default_the_help_prints_is_read_from_the_code(monkeypatch):
+    before = help_texts()
+    sources = Sources(monkeypatch)
+    sources.perturb_all()
+    after = help_texts()
+    clauses = [c for t in before.values() for c in default_clauses(t)]
+    assert len(clauses) > 80 and set(RULES) <= set(clauses)  # every rule listed is still in the help
+    assert not copied_defaults(before, after, sources.sentinels)
+
+
+def test_a_default_copied_into_the_help_is_caught():
+    before = {("x", "a"): "width (default 16)", ("x", "b"): "scale (in (0, 1); default 0.1)"}
+    after = {("x", "a"): "width (default 16)", ("x", "b"): "scale (in (0, 1); default 80001.5)"}
+    assert copied_defaults(before, after, {"80001.5": 0.1}) == [
+        "('x', 'a'): 'default 16' is not read from the code (it stays when its source changes)"]
+    assert copied_defaults(before, {**after, ("x", "a"): "width (default 70002)"}, {"80001.5": 0.2, "70002": 16}) == [
+        "('x', 'b'): 'default 0.1' does not show '0.2', its source's value"]

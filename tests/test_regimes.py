@@ -36,11 +36,18 @@ def test_adding_a_regime_as_documented(registry, capsys):
     assert "linear-sde" in registry and r.regime == "linear-sde" and r.paths == 64
     # the measured rate is the declared 1/2 within its bootstrap interval and the verdict rule's 0.1
     assert r.rate_ci[0] - 0.1 <= 0.5 <= r.rate_ci[1] + 0.1
-    assert "linear-sde (res-1, identity, d=4)" in capsys.readouterr().out
+    assert "linear-sde gain=1 (res-1, linear:1, d=4)" in capsys.readouterr().out
     p = dl.pair("linear-sde", width=3)
-    assert p.theory_rate == 0.5 and p.rate_note.startswith("Euler–Maruyama")
+    assert p.theory_rate == 0.5 and p.rate_note.startswith("Euler–Maruyama") and p.options == {"gain": 1.0}
+    with pytest.raises(ValueError, match=r"gain must lie in \(0.0, inf\] for regime 'linear-sde', got -1.0"):
+        dl.pair("linear-sde", width=3, gain=-1.0)
     with pytest.raises(ValueError, match="hurst applies only to regime 'fbm', not 'linear-sde'"):
         dl.pair("linear-sde", width=3, hurst=0.7)
+    from deeplimits.cli import build_parser  # the documented help line is the parser's
+
+    line = re.search(r"```text\n(.*?)```", section("Adding a regime"), flags=re.S).group(1)
+    sub = next(a for a in build_parser()._actions if a.dest == "command").choices
+    assert " ".join(line.split()) in " ".join(sub["convergence"].format_help().split())
     with pytest.raises(ValueError, match="regime 'linear-sde' is already registered"):
         dl.register_regime(type("Other", (scope["LinearSDE"],), {}))
 

@@ -16,8 +16,8 @@ from deeplimits.regimes import REGISTRY
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-PACKAGES = ["deeplimits.paths", "deeplimits.limits", "deeplimits.regimes", "deeplimits.training",
-            "deeplimits.diagnostics", "deeplimits.data", "deeplimits.runs"]
+PACKAGES = ["deeplimits.paths", "deeplimits.limits", "deeplimits.regimes", "deeplimits.options",
+            "deeplimits.training", "deeplimits.diagnostics", "deeplimits.data", "deeplimits.runs"]
 
 
 @pytest.fixture(scope="module")

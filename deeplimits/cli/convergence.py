@@ -1,44 +1,76 @@
 """``deeplimits convergence``: the strong error of networks against their limits.
 
-Which option applies to which regime is the registry's declaration (``Regime.options``); the
-options a regime requires are filled in from :data:`deeplimits.studies.presets.STUDY_OPTIONS`.
+The regime options and their flags are the registry's declarations (``Regime.options``, one
+flag per option name, :func:`option_flags`); the options a regime requires are filled in from
+:data:`deeplimits.studies.presets.STUDY_OPTIONS`.
 """
 
 from __future__ import annotations
 
-from ..regimes import REGISTRY, get_regime
-from ..studies.presets import DEFAULT_STUDY, study_options
+from ..regimes import declarations, get_regime, takes
+from ..studies.presets import DEFAULT_STUDY, STUDY_OPTIONS, study_options
 from . import outputs
-from .errors import UsageError, flag, plan, say
+from .errors import UsageError, plan, say
 from .execution import Run, default_out, executor, progress
+from .values import fmt, integer, real
 
-__all__ = ["run_convergence", "study"]
+__all__ = ["run_convergence", "study", "option_flags", "add_option_flags"]
 
-#: the command's options as parameters of plan_convergence (errors name them as flags)
-PARAMS = ("regime", "hurst", "width", "activation", "arch", "alpha", "beta", "sa", "sb", "depths", "paths",
-          "inputs", "reference", "seed", "chunk", "dtype", "device")
-#: the regime options the command has flags for (given: not None)
-OPTIONS = ("hurst", "corrected", "alpha", "beta", "sa", "sb", "ito_correction")
+#: the command's parameters of plan_convergence that are not regime options (errors name them as flags)
+PARAMS = ("regime", "width", "activation", "arch", "depths", "paths", "inputs", "reference", "seed", "chunk", "dtype",
+          "device")
+
+
+def option_flags() -> dict[str, str]:
+    """Every declared regime option -> its flag (``--hurst``, ``--no-ito-correction``)."""
+    return {name: next(iter(by.values())).flag for name, by in declarations().items()}
+
+
+def add_option_flags(parser) -> None:
+    """One flag per declared regime option (:func:`deeplimits.regimes.declarations`): its type,
+    and a help line per group of regimes with the same declaration (help, range, default), then
+    the command's default from :data:`~deeplimits.studies.presets.STUDY_OPTIONS`."""
+    for name, by in declarations().items():
+        first = next(iter(by.values()))
+        if first.type is bool:
+            kw = dict(action="store_const", const=not first.default)
+        else:
+            kw = dict(type={float: real, int: integer}.get(first.type, str), metavar=name.upper())
+        parser.add_argument(first.flag, dest=name, help=_option_help(name, by), **kw)
+
+
+def _option_help(name: str, by: dict) -> str:
+    """What option ``name`` means for each regime that takes it (``{regime: Option}``)."""
+    texts: dict[str, list[str]] = {}
+    for regime, o in by.items():
+        text = f"{o.help} (default {o.default}; this flag sets {not o.default})" if o.type is bool else o.describe()
+        texts.setdefault(text, []).append(regime)
+    help = "; ".join(f"{', '.join(names)}: {text}" for text, names in texts.items())
+    defaults = {n: d[name] for n, (_, d) in STUDY_OPTIONS.items() if name in d}
+    if defaults:
+        help += "; the command's default: " + ", ".join(f"{fmt(v)} for {n}" for n, v in defaults.items())
+    return help.replace("%", "%%")
 
 
 def _where(option: str) -> str:
-    return " or ".join(n for n, r in REGISTRY.items() if option in r.options)
+    return " or ".join(takes(option))
 
 
 def study(args) -> list[tuple[str, dict]]:
     """The (regime, options) pairs to run: the default study, or ``--regime`` with the options
     given (each checked to apply to it) and the ones it requires filled in."""
-    given = {name: getattr(args, name) for name in OPTIONS if getattr(args, name) is not None}
+    flags = option_flags()
+    given = {name: getattr(args, name) for name in flags if getattr(args, name, None) is not None}
     if args.regime is None:
         for name in given:
-            raise UsageError(f"deeplimits convergence: {flag(name)} needs --regime {_where(name)}")
+            raise UsageError(f"deeplimits convergence: {flags[name]} needs --regime {_where(name)}")
         if args.arch is not None:
             raise UsageError("deeplimits convergence: --arch needs --regime")
         return [(regime, dict(kw)) for regime, kw in DEFAULT_STUDY]
     regime = get_regime(args.regime)
     for name in given:
-        if name not in regime.options:
-            raise UsageError(f"deeplimits convergence: {flag(name)} applies only to --regime {_where(name)}")
+        if regime.option(name) is None:
+            raise UsageError(f"deeplimits convergence: {flags[name]} applies only to --regime {_where(name)}")
     return [(args.regime, {**study_options(args.regime, given), "arch": args.arch})]
 
 
@@ -53,7 +85,8 @@ def _plans(args) -> list:
     if args.device is not None:  # passed only when given
         common["device"] = args.device
     # every argument is checked before any work starts
-    return [plan("convergence", PARAMS, plan_convergence, regime, **common, **kw) for regime, kw in study(args)]
+    params = {**{p: None for p in PARAMS}, **option_flags()}  # errors name the flags
+    return [plan("convergence", params, plan_convergence, regime, **common, **kw) for regime, kw in study(args)]
 
 
 def _run(args, plans, store, executor_kw) -> tuple[list, list]:

@@ -13,8 +13,9 @@ import sys
 
 DONE, RUNTIME, USAGE, INTERRUPTED, BROKEN_PIPE = 0, 1, 2, 130, 141
 
-#: library parameter names shown as the flags that set them (the rest: ``--name-with-dashes``)
-FLAG_OF = {"paths": "--draws", "ito_correction": "--no-ito-correction"}
+#: library parameter names shown as the flags that set them (the rest: ``--name-with-dashes``; a
+#: command may pass its own, e.g. the regime options' declared flags)
+FLAG_OF = {"paths": "--draws"}
 
 
 class UsageError(Exception):
@@ -37,17 +38,19 @@ def flag(name: str) -> str:
 
 def usage(cmd: str, e: ValueError, params=()) -> UsageError:
     """A library ValueError as a usage error: a leading parameter name is shown as its flag, and
-    a :class:`~deeplimits._validate.ResourceError` names the flags to change."""
+    a :class:`~deeplimits._validate.ResourceError` names the flags to change. ``params``: the
+    parameter names, or a mapping name -> flag (``None``: the usual flag)."""
     msg = one_line(e)
     head, _, rest = msg.partition(" ")
     name = head.rstrip(":")  # "device: 'cuda' is not available" names the parameter too
+    flags = params if isinstance(params, dict) else {}
     if name in params:
-        msg = f"{flag(name)}{head[len(name):]} {rest}"
+        msg = f"{flags.get(name) or flag(name)}{head[len(name):]} {rest}"
     from .._validate import ResourceError
 
     knobs = getattr(e, "knobs", ())
     if knobs and isinstance(e, ResourceError):
-        msg += f" (change {', '.join(flag(k) for k in knobs)})"
+        msg += f" (change {', '.join(flags.get(k) or flag(k) for k in knobs)})"
     return UsageError(f"deeplimits {cmd}: {msg}")
 
 

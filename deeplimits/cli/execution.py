@@ -72,9 +72,13 @@ def digest(spec) -> str:
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:10]
 
 
+#: where runs are stored by default (``--out``), and the root ``runs list`` searches
+RUNS = "runs"
+
+
 def default_out(args, cmd, spec) -> str:
-    """``--out``, or ``runs/CMD-<hash of the options>``."""
-    return args.out if args.out is not None else os.path.join("runs", f"{cmd}-" + digest(spec))
+    """``--out``, or ``runs/CMD-<hash of the options>`` (:data:`RUNS`)."""
+    return args.out if args.out is not None else os.path.join(RUNS, f"{cmd}-" + digest(spec))
 
 
 def open_store(directory, spec=None, create=True):

@@ -1,30 +1,27 @@
 """The command line's grammar: commands, flags, choices and the defaults shown in ``--help``.
 
-Choices and defaults are read from the library (the regime registry, :mod:`deeplimits._names`,
-:mod:`deeplimits.studies.presets`), never copied here; nothing in this module imports torch.
+Choices and defaults are read from the library (the regime registry and the option declarations,
+:mod:`deeplimits.options`, :mod:`deeplimits._names`, :mod:`deeplimits.studies.presets`), never
+copied here (tests/test_layout.py checks every default ``--help`` prints); nothing in this module
+imports torch.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from .._names import ACTIVATIONS, ARCHITECTURES, DRIVERS, DTYPES
+from .. import _names as N_
+from .. import options as O_
 from .._version import __version__
 from ..regimes import REGISTRY, regime_names
-from ..studies.presets import (DEFAULT_STUDY, DEFAULTS, PHASE_PRESETS, SCALING_PRESETS, STABILITY_PRESETS,
-                               STUDY_OPTIONS, TRAIN_PRESETS)
+from ..studies import presets as P_
+from ..studies.presets import DEFAULT_STUDY, DEFAULTS, PHASE_PRESETS, SCALING_PRESETS, STABILITY_PRESETS, TRAIN_PRESETS
 from . import convergence, propagation, runs, scaling, training, weights
+from . import execution as E_
 from .errors import UsageError
-from .values import device, int_list, integer, parse_list, real
+from .values import device, fmt, int_list, integer, parse_list, real
 
-__all__ = ["build_parser", "REGIME_FLAGS"]
-
-#: the convergence flags that set a regime option: option -> argparse keywords
-REGIME_FLAGS = {
-    "hurst": dict(type=real), "corrected": dict(action="store_const", const=True),
-    "alpha": dict(type=real), "beta": dict(type=real), "sa": dict(type=real), "sb": dict(type=real),
-    "ito_correction": dict(action="store_const", const=False),
-}
+__all__ = ["build_parser"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -32,44 +29,30 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def _fmt(value) -> str:
-    if isinstance(value, list):
-        if len(value) > 4:
-            return f"{_fmt(value[0])},{_fmt(value[1])},...,{_fmt(value[-1])} ({len(value)} values)"
-        return ",".join(_fmt(v) for v in value)
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
 def _by_regime(values: dict) -> str:
     """``{regime: value}`` as ``'16 for sde, ode; 8 for fbm'`` (one value: just the value)."""
     groups: dict[str, list[str]] = {}
     for name, v in values.items():
-        groups.setdefault(_fmt(v), []).append(name)
+        groups.setdefault(fmt(v), []).append(name)
     if len(groups) == 1:
         return next(iter(groups))
     return "; ".join(f"{v} for {', '.join(names)}" for v, names in groups.items())
 
 
-def _applies(option: str) -> list[str]:
-    return [n for n, r in REGISTRY.items() if option in r.options]
+def _activation_help() -> str:
+    """The activation flag of the propagation and training commands."""
+    return (f"activation name or MODULE:FUNCTION (default {N_.DEFAULT_ACTIVATION}; {N_.RES3_ACTIVATION} for "
+            "res-3)")
 
 
-def _option_help(option: str) -> str:
-    """What a regime option means, per regime (from the registry), with its study default."""
-    texts: dict[str, list[str]] = {}
-    for name in _applies(option):
-        texts.setdefault(REGISTRY[name].options[option], []).append(name)
-    help = "; ".join(f"{', '.join(names)}: {text}" for text, names in texts.items())
-    defaults = {n: d[option] for n, (_, d) in STUDY_OPTIONS.items() if option in d}
-    if defaults:
-        help += "; the command's default: " + ", ".join(f"{_fmt(v)} for {n}" for n, v in defaults.items())
-    return help.replace("%", "%%")
+def _yes(value: bool) -> str:
+    return "yes" if value else "no"
 
 
 def _preset_default(presets: dict, default: str, key: str) -> str:
     """``(default: the preset's, iid: 40)``: the value of ``key`` in the default preset."""
     value = presets[default].get(key)
-    return f" (default: the preset's; {default}: {_fmt(value)})" if value is not None else ""
+    return f" (default: the preset's; {default}: {fmt(value)})" if value is not None else ""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -103,16 +86,14 @@ def _convergence_parser(sub):
     reg = {n: r.defaults for n, r in REGISTRY.items()}
     c.add_argument("--width", type=integer,
                    help=f"hidden width d (default {_by_regime({n: d['width'] for n, d in reg.items()})})")
-    c.add_argument("--activation", help=f"{', '.join(ACTIVATIONS)} (leaky_relu:SLOPE), or MODULE:FUNCTION "
-                                        "(an elementwise function of an importable module) (default tanh; "
-                                        "softplus0 for the inside regimes, which need sigma(0)=0, sigma'(0)=1 and C^3)")
+    c.add_argument("--activation", help=f"{', '.join(N_.ACTIVATIONS)} (leaky_relu:SLOPE), or MODULE:FUNCTION (an "
+                   f"elementwise function of an importable module) (default {N_.DEFAULT_ACTIVATION}; "
+                   f"{N_.INSIDE_ACTIVATION} for the inside regimes, which need sigma(0)=0, sigma'(0)=1 and C^3)")
     archs = {n: r.architectures for n, r in REGISTRY.items() if len(r.architectures) > 1}
     c.add_argument("--arch", choices=sorted({a for r in REGISTRY.values() for a in r.architectures}),
                    help="residual map (" + "; ".join(f"{n}: {', '.join(a)}, default {a[0]}" for n, a in archs.items())
                    + "; else the regime's own)")
-    for option, kw in REGIME_FLAGS.items():
-        name = "--no-ito-correction" if option == "ito_correction" else "--" + option
-        c.add_argument(name, dest=option, help=_option_help(option), **kw)
+    convergence.add_option_flags(c)
     c.add_argument("--depths", type=int_list, help="powers of two, e.g. 8,16,32 (default "
                    + _by_regime({n: d["depths"] for n, d in reg.items()}) + ")")
     c.add_argument("--draws", "--paths", dest="paths", type=integer,
@@ -120,42 +101,44 @@ def _convergence_parser(sub):
     c.add_argument("--inputs", type=integer, default=dflt["inputs"], help="inputs per draw (default %(default)s)")
     rough = [n for n, d in reg.items() if d.get("reference")]
     c.add_argument("--reference", type=integer, help=f"finest grid of the reference for {', '.join(rough)}, a "
-                                                     "power of two (default 16 * max depth)")
+                                                     f"power of two (default {P_.REFERENCE_REFINEMENT} * max depth)")
     c.add_argument("--seed", type=integer, default=dflt["seed"], help="base seed (default %(default)s)")
-    c.add_argument("--chunk", type=integer, help="draws per task (default: up to 64, bounded by memory)")
-    c.add_argument("--dtype", choices=DTYPES, default=dflt["dtype"], help="(default %(default)s)")
+    c.add_argument("--chunk", type=integer, help=f"draws per task (default: up to {P_.MAX_CHUNK}, bounded by memory)")
+    c.add_argument("--dtype", choices=N_.DTYPES, default=dflt["dtype"], help="(default %(default)s)")
     _run_flags(c, "convergence", "chunks of draws")
     c.set_defaults(func=convergence.run_convergence)
 
 
 def _stability_parser(sub):
+    iid = P_.DEFAULT_PRESET["stability"]
     s = _study_parser(
-        sub, "stability", STABILITY_PRESETS, "iid",
+        sub, "stability", STABILITY_PRESETS, iid,
         help="signal propagation at initialisation: r_h, r_p over depths and betas, criticality histograms",
         description="Ratios r_h = |h_L - h_0|/|h_0| and r_p = |p_0 - p_L|/|p_L| of residual networks at "
                     "initialisation over depths and scalings beta (Marion et al., JMLR 2025): statistics over "
                     "draws, theory bounds on E r^2, the regime per (beta, depth) (identity / non-trivial / "
                     "explosion; overflow counts as explosion), and log-normal fits of |h_L|/|h_0| and "
                     "|p_0|/|p_L| with a normality test. Presets reproduce the published protocols; flags "
-                    "given with a preset override it. Default: --preset iid.",
-        preset_help="; ".join(f"{n}: {p['arch']}, d={p['width']}, depths {_fmt(p['depths'])}, betas "
-                              f"{_fmt(p['betas'])}, {p['draws']} draws, {p['driver']} weights"
+                    f"given with a preset override it. Default: --preset {iid}.",
+        preset_help="; ".join(f"{n}: {p['arch']}, d={p['width']}, depths {fmt(p['depths'])}, betas "
+                              f"{fmt(p['betas'])}, {p['draws']} draws, {p['driver']} weights"
                               + (", histograms" if p.get("histograms") else "") for n, p in STABILITY_PRESETS.items()))
-    s.add_argument("--driver", choices=DRIVERS, help="law of the weights" + _preset_default(STABILITY_PRESETS, "iid",
-                                                                                            "driver"))
-    s.add_argument("--hurst", type=real, help="Hurst index in (0, 1) for --driver fractional")
-    s.add_argument("--length-scale", type=real, help="RBF length scale for --driver smooth (default 0.1)")
+    s.add_argument("--driver", choices=N_.DRIVERS, help="law of the weights" + _preset_default(STABILITY_PRESETS, iid,
+                                                                                               "driver"))
+    s.add_argument("--hurst", type=real, help=f"{O_.HURST.help} ({O_.HURST.range_text()}) for --driver fractional")
+    s.add_argument("--length-scale", type=real, help=f"{O_.LENGTH_SCALE.describe()} for --driver smooth")
     s.add_argument("--depths", type=int_list, help="depths, e.g. 10,100,1000 or 10:1000:10"
-                   + _preset_default(STABILITY_PRESETS, "iid", "depths"))
+                   + _preset_default(STABILITY_PRESETS, iid, "depths"))
     s.add_argument("--betas", type=parse_list, help="scalings beta, e.g. 0.25,0.5,1 or 0:1.3:27"
-                   + _preset_default(STABILITY_PRESETS, "iid", "betas"))
+                   + _preset_default(STABILITY_PRESETS, iid, "betas"))
     s.add_argument("--draws", type=integer, help="independent draws of (weights, A, B, x)"
-                   + _preset_default(STABILITY_PRESETS, "iid", "draws"))
+                   + _preset_default(STABILITY_PRESETS, iid, "draws"))
     s.add_argument("--inputs", type=integer, help=f"inputs per draw (default {DEFAULTS['stability']['inputs']})")
     s.add_argument("--histograms", action=argparse.BooleanOptionalAction, default=None,
                    help="draw the histograms of the norm ratios at the largest depth (default: only the presets "
                         + ", ".join(n for n, p in STABILITY_PRESETS.items() if p.get("histograms")) + ")")
-    s.add_argument("--chunk", type=integer, help="draws per task (default: as many as fit in 1 GiB)")
+    s.add_argument("--chunk", type=integer, help=f"draws per task (default: as many as fit in "
+                                                 f"{P_.TASK_BYTES / 2 ** 30:g} GiB)")
     s.add_argument("--delta", type=real, help="the high-probability bounds on |h_L|/|h_0| hold each with probability "
                                               f"at least 1 - delta, delta in (0, 1) (default {DEFAULTS['stability']['delta']:g})")
     _study_flags(s, "stability")
@@ -163,27 +146,27 @@ def _stability_parser(sub):
 
 
 def _phase_parser(sub):
-    full = PHASE_PRESETS["full"]
+    name = P_.DEFAULT_PRESET["phase"]
+    full = PHASE_PRESETS[name]
     ph = _study_parser(
-        sub, "phase", PHASE_PRESETS, "full",
+        sub, "phase", PHASE_PRESETS, name,
         help="the (H, beta) phase diagram with fractional weights and the critical scaling beta*(H)",
         description="Mean log10 r_h and log10 r_p over a grid of Hurst indices H and scalings beta for res-3 "
                     "with fractional V and W (weights drawn once per H, reused for every beta), heat maps, and "
                     "beta*(H) where the mean log10 r_h crosses 0, against the prediction max(H, 1/2). "
-                    f"Default: --preset full ({len(full['hursts'])} H in [{full['hursts'][0]:g}, "
+                    f"Default: --preset {name} ({len(full['hursts'])} H in [{full['hursts'][0]:g}, "
                     f"{full['hursts'][-1]:g}], {len(full['betas'])} beta in [{full['betas'][0]:g}, "
                     f"{full['betas'][-1]:g}], d={full['width']}, L={full['depth']}, {full['draws']} draws x "
                     f"{full['inputs']} inputs per H; about 100 s on 2 cores).",
-        preset_help="full: the published protocol; res-1 and d100: variants of it with res-1 (tanh) and with "
-                    "width 100")
-    ph.add_argument("--hursts", type=parse_list, help="Hurst indices in (0, 1), e.g. 0.05:0.97:51"
-                    + _preset_default(PHASE_PRESETS, "full", "hursts"))
+        preset_help=f"{name}: the published protocol; the others are variants of it: "
+                    + "; ".join(f"{n}: {p['arch']}, d={p['width']}" for n, p in PHASE_PRESETS.items() if n != name))
+    ph.add_argument("--hursts", type=parse_list, help=f"Hurst indices {O_.HURST.range_text()}, e.g. 0.05:0.97:51"
+                    + _preset_default(PHASE_PRESETS, name, "hursts"))
     ph.add_argument("--betas", type=parse_list, help="scalings beta >= 0, e.g. 0:1.3:70"
-                    + _preset_default(PHASE_PRESETS, "full", "betas"))
-    ph.add_argument("--depth", type=integer, help="depth L" + _preset_default(PHASE_PRESETS, "full", "depth"))
-    ph.add_argument("--draws", type=integer, help="weight draws per H" + _preset_default(PHASE_PRESETS, "full",
-                                                                                          "draws"))
-    ph.add_argument("--inputs", type=integer, help="inputs per weight draw" + _preset_default(PHASE_PRESETS, "full",
+                    + _preset_default(PHASE_PRESETS, name, "betas"))
+    ph.add_argument("--depth", type=integer, help="depth L" + _preset_default(PHASE_PRESETS, name, "depth"))
+    ph.add_argument("--draws", type=integer, help="weight draws per H" + _preset_default(PHASE_PRESETS, name, "draws"))
+    ph.add_argument("--inputs", type=integer, help="inputs per weight draw" + _preset_default(PHASE_PRESETS, name,
                                                                                                "inputs"))
     _study_flags(ph, "phase")
     ph.set_defaults(func=propagation.run_phase_cmd)
@@ -194,14 +177,14 @@ def _train_parser(sub):
     t = sub.add_parser(
         "train", help="train residual networks initialised from a driver: one configuration or an (H, beta) grid",
         description="Train res-1 networks (a zero-initialised bias per layer) whose residual weights start on a "
-                    "random path in depth, with Adam (learning rate divided by 10 halfway), every configuration "
+                    f"random path in depth, with {d['optimizer']} (learning rate divided by 10 halfway), every configuration "
                     "(H, beta, lr, seed) of one beta batched into one model. Reports train/test loss and accuracy "
                     "per configuration and, for a grid, the best test accuracy over the learning rates per "
                     "(H, beta) as a heat map with the line beta = max(H, 1/2) (Marion et al., JMLR 2025, §4.2); "
                     "the trained weights are stored in the run directory and a stopped run resumes. A "
                     "configuration that blows up is reported as failed. Without --preset: "
-                    f"--dataset {d['dataset']} --driver {d['driver']} --betas {_fmt(d['betas'])} "
-                    f"--lrs {_fmt(d['lrs'])} --depth {d['depth']} --width {d['width']} --epochs {d['epochs']}.")
+                    f"--dataset {d['dataset']} --driver {d['driver']} --betas {fmt(d['betas'])} "
+                    f"--lrs {fmt(d['lrs'])} --depth {d['depth']} --width {d['width']} --epochs {d['epochs']}.")
     t.add_argument("--preset", choices=list(TRAIN_PRESETS),
                    help="; ".join(f"{n}: {p['dataset']}, L={p['depth']}, d={p['width']}, {p['epochs']} epochs, "
                                   f"{len(p['hursts'])} H x {len(p['betas'])} beta x {len(p['lrs'])} lr"
@@ -210,33 +193,33 @@ def _train_parser(sub):
                      "files under --root, for a GPU or a cluster)")
     t.add_argument("--dataset", help=f"digits, mnist1d, synthetic, mnist, cifar10 (default {d['dataset']})")
     t.add_argument("--root", metavar="DIR", help="the directory of the mnist / cifar10 files (nothing is downloaded)")
-    t.add_argument("--driver", choices=DRIVERS, help=f"law of the initial residual weights (default {d['driver']})")
-    t.add_argument("--hursts", type=parse_list, help="Hurst indices in (0, 1) for --driver fractional, "
+    t.add_argument("--driver", choices=N_.DRIVERS, help=f"law of the initial residual weights (default {d['driver']})")
+    t.add_argument("--hursts", type=parse_list, help=f"Hurst indices {O_.HURST.range_text()} for --driver fractional, "
                                                      "e.g. 0.1:0.9:10")
-    t.add_argument("--length-scale", type=real, help="RBF length scale for --driver smooth (default 0.1)")
-    t.add_argument("--betas", type=parse_list, help=f"scalings beta >= 0 (default {_fmt(d['betas'])})")
-    t.add_argument("--lrs", type=parse_list, help=f"learning rates > 0, e.g. 1e-4,1e-3,1e-2 (default {_fmt(d['lrs'])})")
+    t.add_argument("--length-scale", type=real, help=f"{O_.LENGTH_SCALE.describe()} for --driver smooth")
+    t.add_argument("--betas", type=parse_list, help=f"scalings beta >= 0 (default {fmt(d['betas'])})")
+    t.add_argument("--lrs", type=parse_list, help=f"learning rates > 0, e.g. 1e-4,1e-3,1e-2 (default {fmt(d['lrs'])})")
     t.add_argument("--seeds", type=integer, help=f"independent initialisations per point (default {d['seeds']})")
-    t.add_argument("--arch", choices=ARCHITECTURES, help=f"residual map (default {d['arch']})")
-    t.add_argument("--activation", help="activation name or MODULE:FUNCTION (default tanh; relu for res-3)")
+    t.add_argument("--arch", choices=N_.ARCHITECTURES, help=f"residual map (default {d['arch']})")
+    t.add_argument("--activation", help=_activation_help())
     t.add_argument("--bias", action=argparse.BooleanOptionalAction, default=None,
-                   help="a zero-initialised bias per layer (default: yes)")
+                   help=f"a zero-initialised bias per layer (default: {_yes(d['bias'])})")
     t.add_argument("--depth", type=integer, help=f"depth L (default {d['depth']})")
     t.add_argument("--width", type=integer, help=f"hidden width d (default {d['width']})")
     t.add_argument("--epochs", type=integer, help=f"passes over the training set (default {d['epochs']})")
     t.add_argument("--batch-size", type=integer, help=f"mini-batch size (default {d['batch_size']})")
     t.add_argument("--optimizer", choices=["adam", "sgd"], help=f"(default {d['optimizer']})")
     t.add_argument("--lr-decay-halfway", action=argparse.BooleanOptionalAction, default=None,
-                   help="divide the learning rates by 10 halfway (default: yes)")
+                   help=f"divide the learning rates by 10 halfway (default: {_yes(d['lr_decay_halfway'])})")
     t.add_argument("--stop-loss", type=real, help="stop after the first epoch where every configuration's "
                                                   "training loss is at most this")
     t.add_argument("--chunk", type=integer, help="configurations per task (default: every configuration of a beta "
                                                  "that fits in memory)")
     t.add_argument("--save-weights", action=argparse.BooleanOptionalAction, default=None,
-                   help="store the trained weights in the run directory (default: yes)")
+                   help=f"store the trained weights in the run directory (default: {_yes(d['save_weights'])})")
     t.add_argument("--seed", type=integer, help=f"base seed: data split and order, initial weights "
                                                 f"(default {d['seed']})")
-    t.add_argument("--dtype", choices=DTYPES, help=f"(default {d['dtype']})")
+    t.add_argument("--dtype", choices=N_.DTYPES, help=f"(default {d['dtype']})")
     _run_flags(t, "train", "chunks of configurations")
     t.set_defaults(func=training.run_train_cmd)
 
@@ -252,7 +235,8 @@ def _weights_parser(sub):
                     "tensor of one name: the log-log slope of each on L with a 95%% interval, and beta "
                     "(max_k |A_k| ~ L^-beta).")
     w.add_argument("paths", nargs="+", metavar="PATH", help="weight files or run directories")
-    w.add_argument("--beta", type=real, default=0.0, help="scale of the increment norm L^beta (default 0)")
+    w.add_argument("--beta", type=real, default=DEFAULTS["weights"]["beta"],
+                   help="scale of the increment norm L^beta (default %(default)g)")
     w.add_argument("--figure", metavar="PATH", help="draw the first coordinates of each tensor against k/L")
     w.add_argument("--json", metavar="PATH", help="write the diagnostics (and exponents) as JSON ('-': standard "
                                                   "output, the report then goes to standard error)")
@@ -260,42 +244,46 @@ def _weights_parser(sub):
 
 
 def _scaling_parser(sub):
-    cpu = SCALING_PRESETS["cpu"]
+    d, name = DEFAULTS["scaling"], P_.DEFAULT_PRESET["scaling"]
     c = sub.add_parser(
         "scaling", help="train the inside model at a family of depths and fit how its trained weights scale",
-        description="The inside model h + delta_k sigma(W_k h + b_k) (d = 10, h_0 = x, output h_L) trained on the "
-                    "synthetic task of Cohen et al. (ICML 2021) at each depth until its training loss is below "
-                    "--stop-loss (squared loss, Adam, batch 32): the exponents of delta ~ L^-alpha and of "
-                    "max_k |W_k| ~ L^-beta with 95%% intervals, the limit they support (smooth, rough, sparse) with "
-                    "the reason, the loss kept by the trend of the weights, next to the published values "
-                    f"(tanh: alpha 0.7, beta 0.3). Default: --preset cpu (depths {_fmt(cpu['depths'])}, minutes).")
-    c.add_argument("--preset", choices=list(SCALING_PRESETS), default="cpu",
-                   help="cpu: depths up to 75; digits: the same depths on digits embedded to d = 25; published: "
-                        "floor(1.2^n) from 10 to about 10^4 (default %(default)s)")
+        description=f"The inside model h + delta_k sigma(W_k h + b_k) (d = {d['width']}, h_0 = x, output h_L) trained "
+                    "on the synthetic task of Cohen et al. (ICML 2021) at each depth until its training loss is "
+                    f"below --stop-loss (squared loss, {d['optimizer']}, batch {d['batch_size']}): the exponents of "
+                    "delta ~ L^-alpha and of max_k |W_k| ~ L^-beta with 95%% intervals, the limit they support "
+                    "(smooth, rough, sparse) with the reason, the loss kept by the trend of the weights, next to the "
+                    f"published values (tanh: alpha 0.7, beta 0.3). Default: --preset {name} (depths "
+                    f"{fmt(SCALING_PRESETS[name]['depths'])}, minutes).")
+    c.add_argument("--preset", choices=list(SCALING_PRESETS), default=name,
+                   help="; ".join(f"{n}: " + ", ".join(f"{k} {fmt(v)}" for k, v in p.items())
+                                  for n, p in SCALING_PRESETS.items()) + " (default %(default)s)")
     c.add_argument("--dataset", choices=["synthetic", "digits"],
-                   help="the synthetic task, or digits through a fixed random embedding (default synthetic)")
-    c.add_argument("--activation", choices=["tanh", "relu"], help="(default tanh)")
+                   help=f"the synthetic task, or digits through a fixed random embedding (default {d['dataset']})")
+    c.add_argument("--activation", choices=["tanh", "relu"], help=f"(default {d['activation']})")
     c.add_argument("--delta", choices=["shared", "per-layer"],
                    help="one trainable scale, or one per layer (default: shared for tanh, per-layer for relu)")
     c.add_argument("--depths", type=int_list, help="the family of depths (default: the preset's)")
-    c.add_argument("--width", type=integer, help="width d (default 10)")
-    c.add_argument("--seeds", type=integer, help="networks per depth, trained at once (default 1)")
-    c.add_argument("--optimizer", choices=["adam", "sgd"], help="(default adam)")
-    c.add_argument("--lr", type=real, help="learning rate (default 0.01)")
-    c.add_argument("--batch-size", type=integer, help="(default 32)")
-    c.add_argument("--stop-loss", type=real, help="train until the training loss is below this (default 0.001)")
-    c.add_argument("--max-epochs", type=integer, help="give up after this many epochs (default 300)")
-    c.add_argument("--init-scale", type=real, help="initial weights of order SCALE / (L d) (default 0.01)")
-    c.add_argument("--samples", type=integer, help="samples of the synthetic task (default 1024, 80%% for training)")
-    c.add_argument("--seed", type=integer, help="base seed (default 0)")
-    c.add_argument("--dtype", choices=DTYPES, help="(default float32)")
+    c.add_argument("--width", type=integer, help=f"width d (default {d['width']})")
+    c.add_argument("--seeds", type=integer, help=f"networks per depth, trained at once (default {d['seeds']})")
+    c.add_argument("--optimizer", choices=["adam", "sgd"], help=f"(default {d['optimizer']})")
+    c.add_argument("--lr", type=real, help=f"learning rate (default {fmt(d['lr'])})")
+    c.add_argument("--batch-size", type=integer, help=f"(default {d['batch_size']})")
+    c.add_argument("--stop-loss", type=real, help=f"train until the training loss is below this (default "
+                                                  f"{fmt(d['stop_loss'])})")
+    c.add_argument("--max-epochs", type=integer, help=f"give up after this many epochs (default {d['max_epochs']})")
+    c.add_argument("--init-scale", type=real, help=f"initial weights of order SCALE / (L d) (default "
+                                                   f"{fmt(d['init_scale'])})")
+    c.add_argument("--samples", type=integer, help=f"samples of the synthetic task (default {d['samples']}, 80%% "
+                                                   "for training)")
+    c.add_argument("--seed", type=integer, help=f"base seed (default {d['seed']})")
+    c.add_argument("--dtype", choices=N_.DTYPES, help=f"(default {d['dtype']})")
     _run_flags(c, "scaling", "depths")
     c.set_defaults(func=scaling.run_scaling_cmd)
 
 
 def _runs_parser(sub):
     r = sub.add_parser("runs", help="list, show, export and redraw stored runs",
-                       description="Stored runs: 'list [ROOT]' (default ROOT runs), 'show DIR', "
+                       description=f"Stored runs: 'list [ROOT]' (default ROOT {E_.RUNS}), 'show DIR', "
                                    "'export DIR --csv PATH --json PATH' (PATH '-': standard output), 'plot DIR' "
                                    "(redraw the figure and result.json from the store, without recomputing).")
     r.add_argument("action", choices=["list", "show", "export", "plot"])
@@ -310,7 +298,7 @@ def _run_flags(p, name, tasks="tasks"):
     """Where a run is stored, where it runs, what it writes: shared by every simulating command."""
     p.add_argument("--out", metavar="DIR",
                    help=f"run directory: the run store (run.sqlite), the figures and result.json; running the "
-                        f"same command again resumes it (default runs/{name}-<hash of the options>)")
+                        f"same command again resumes it (default {E_.RUNS}/{name}-<hash of the options>)")
     p.add_argument("--workers", type=integer, help=f"run the {tasks} on a local Dask cluster of N processes")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help=f"run the {tasks} on the Dask cluster at ADDRESS (tcp://HOST:PORT)")
@@ -329,8 +317,8 @@ def _study_parser(sub, name, presets, default, *, help, description, preset_help
     p = sub.add_parser(name, help=help, description=description)
     p.add_argument("--preset", choices=sorted(presets), default=default,
                    help=preset_help + " (default %(default)s)")
-    p.add_argument("--arch", choices=ARCHITECTURES, help="residual map" + _preset_default(presets, default, "arch"))
-    p.add_argument("--activation", help="activation name or MODULE:FUNCTION (default tanh; relu for res-3)")
+    p.add_argument("--arch", choices=N_.ARCHITECTURES, help="residual map" + _preset_default(presets, default, "arch"))
+    p.add_argument("--activation", help=_activation_help())
     p.add_argument("--width", type=integer, help="hidden width d" + _preset_default(presets, default, "width"))
     p.add_argument("--n-in", type=integer, help="input dimension" + _preset_default(presets, default, "n_in"))
     p.add_argument("--bias", action=argparse.BooleanOptionalAction, default=None,
@@ -342,5 +330,5 @@ def _study_parser(sub, name, presets, default, *, help, description, preset_help
 def _study_flags(p, name):
     dflt = DEFAULTS[name]
     p.add_argument("--seed", type=integer, help=f"base seed (default {dflt['seed']})")
-    p.add_argument("--dtype", choices=DTYPES, help=f"(default {dflt['dtype']})")
+    p.add_argument("--dtype", choices=N_.DTYPES, help=f"(default {dflt['dtype']})")
     _run_flags(p, name)

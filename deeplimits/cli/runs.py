@@ -7,7 +7,7 @@ import os
 
 from . import outputs
 from .errors import UsageError, one_line
-from .execution import open_store
+from .execution import RUNS, open_store
 
 __all__ = ["run_runs"]
 
@@ -47,7 +47,7 @@ def run_runs(args) -> int:
             uses = " and ".join(f"runs {a}" for a, f in FLAGS.items() if name in f)
             raise UsageError(f"deeplimits {cmd}: --{name} applies only to {uses}")
     if args.action == "list":
-        return _list(args.target or "runs")
+        return _list(args.target or RUNS)
     if not args.target:
         raise UsageError(f"deeplimits {cmd}: give the run directory")
     _check_outputs(args, cmd)  # outputs are checked before the store is read

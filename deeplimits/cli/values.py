@@ -14,7 +14,7 @@ MAX_LIST = 100_000  # values in one list flag (and the count of start:stop:count
 MAX_INT = 2 ** 63 - 1  # integer flags (the run store keeps 64-bit integers)
 _INTEGER = re.compile(r"^[+-]?[0-9]+$")
 
-__all__ = ["MAX_LIST", "MAX_INT", "parse_list", "int_list", "integer", "real", "device"]
+__all__ = ["MAX_LIST", "MAX_INT", "parse_list", "int_list", "integer", "real", "device", "fmt"]
 
 
 def _number(token: str, kind, text: str, listed: bool = False):
@@ -108,3 +108,12 @@ def device(text):
         return device_form(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def fmt(value) -> str:
+    """A default as ``--help`` shows it: ``0.1``, ``4,8,16``, ``8,16,...,512 (7 values)``."""
+    if isinstance(value, (list, tuple)):
+        if len(value) > 4:
+            return f"{fmt(value[0])},{fmt(value[1])},...,{fmt(value[-1])} ({len(value)} values)"
+        return ",".join(fmt(v) for v in value)
+    return f"{value:g}" if isinstance(value, float) else str(value)

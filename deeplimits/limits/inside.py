@@ -6,15 +6,17 @@ from __future__ import annotations
 import torch
 
 from .. import _validate as V_
+from .._names import INSIDE_ACTIVATION
+from ..options import SA, SB
 from ..activations import activation as _activation
 from ..paths import BrownianSample, DriverSample
 from .base import Limit, grid as _grid
 
 
-#: the entry scale ``s_A`` of the inside weights ``A`` (docs/mathematics.md, "The inside model")
-DEFAULT_SA = 0.25
-#: the entry scale ``s_b`` of the inside biases ``b``
-DEFAULT_SB = 1.0
+#: the entry scale ``s_A`` of the inside weights ``A`` (declared by :data:`deeplimits.options.SA`)
+DEFAULT_SA = SA.default
+#: the entry scale ``s_b`` of the inside biases ``b`` (declared by :data:`deeplimits.options.SB`)
+DEFAULT_SB = SB.default
 _SCALE_OF = {"W": "sa", "b": "sb"}
 
 
@@ -71,10 +73,9 @@ class InsideSDELimit(Limit):
 
     def __init__(self, activation=None, sa: float = DEFAULT_SA, sb: float = DEFAULT_SB, *, drift: bool = False,
                  ito_correction: bool = True):
-        self.activation = _activation("softplus0" if activation is None else activation)
+        self.activation = _activation(INSIDE_ACTIVATION if activation is None else activation)
         self.sigma2 = V_.inside_activation(self.activation, regime="inside-sde")[0]
-        self.sa = V_.real("sa", sa, low=0.0, low_open=True)
-        self.sb = V_.real("sb", sb, low=0.0)
+        self.sa, self.sb = V_.option(SA, sa, missing_ok=False), V_.option(SB, sb, missing_ok=False)
         self.drift, self.ito_correction = V_.flag("drift", drift), V_.flag("ito_correction", ito_correction)
 
     def scheme(self) -> InsideSDEScheme:

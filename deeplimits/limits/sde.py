@@ -8,6 +8,7 @@ import torchsde
 from torchsde._brownian import BaseBrownian
 
 from .. import _validate as V_
+from .._names import DEFAULT_ACTIVATION
 from ..activations import activation as _activation
 from ..paths import BrownianSample, DriverSample, PathSample
 from ..networks import ResNet
@@ -92,7 +93,7 @@ class SDELimit(Limit):
     """
 
     def __init__(self, activation=None):
-        self.activation = _activation("tanh" if activation is None else activation)
+        self.activation = _activation(DEFAULT_ACTIVATION if activation is None else activation)
 
     def scheme(self) -> ResNet:
         """The Euler–Maruyama scheme as a network: ``step(H, 1, n, V=dX)`` is one EM step

@@ -6,6 +6,7 @@ from __future__ import annotations
 import torch
 
 from .. import _validate as V_
+from .._names import DEFAULT_ACTIVATION
 from ..activations import activation as _activation
 from ..paths import DriverSample, FractionalSample
 from ..networks import ModifiedEulerResNet
@@ -22,7 +23,7 @@ class YoungLimit(Limit):
 
     def __init__(self, activation=None, hurst: float = 0.75):
         self.hurst = V_.hurst(hurst, above_half=True)
-        self.activation = _activation("tanh" if activation is None else activation)
+        self.activation = _activation(DEFAULT_ACTIVATION if activation is None else activation)
 
     def scheme(self, scale: float | None = None) -> ModifiedEulerResNet:
         """The modified Euler scheme as a network; ``step(H, 1, n, V=dX)`` is one step of

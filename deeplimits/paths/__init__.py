@@ -15,6 +15,7 @@ Drivers by name (:data:`DRIVERS`, :func:`make_driver`): ``gaussian`` (Brownian i
 from __future__ import annotations
 
 from .. import _validate as V_
+from ..options import HURST
 from .base import KINDS, Driver, DriverSample, PathSample, pair_sums
 from .brownian import BrownianSample, IIDDriver, IIDSample
 from .fractional import FractionalDriver, FractionalSample, fgn, fgn_autocovariance
@@ -38,10 +39,10 @@ def make_driver(name: str, hurst: float | None = None, length_scale: float | Non
         raise ValueError(f"length_scale applies only to the smooth driver, not {name!r}")
     if name == "fractional":
         if hurst is None:
-            raise ValueError("hurst must be given for the fractional driver (a Hurst index in (0, 1))")
+            raise ValueError(f"hurst must be given for the fractional driver (a Hurst index {HURST.range_text()})")
         return FractionalDriver(hurst)
     if name == "smooth":
-        return SmoothDriver(0.1 if length_scale is None else length_scale)
+        return SmoothDriver(length_scale)
     return IIDDriver(name)
 
 

@@ -12,11 +12,13 @@ import torch
 from .. import _random
 from .. import _resources as R
 from .. import _validate as V
+from ..options import LENGTH_SCALE
 from .base import _BLOCK_ELEMENTS, Driver, DriverSample
 
 
-def rbf_kernel(s, t, length_scale: float = 0.1):
-    """``exp(-(s - t)^2 / (2 l^2))``."""
+def rbf_kernel(s, t, length_scale: float | None = None):
+    """``exp(-(s - t)^2 / (2 l^2))`` (``l`` by default :data:`~deeplimits.options.LENGTH_SCALE`'s)."""
+    length_scale = LENGTH_SCALE.default if length_scale is None else length_scale
     return torch.exp(-((torch.as_tensor(s) - torch.as_tensor(t)) ** 2) / (2 * length_scale ** 2))
 
 
@@ -90,14 +92,15 @@ class SmoothSample(DriverSample):
 # ----------------------------------------------------------------------------------------
 
 class SmoothDriver(Driver):
-    """Stationary Gaussian process weights with RBF kernel of length scale ``length_scale``."""
+    """Stationary Gaussian process weights with RBF kernel of length scale ``length_scale``
+    (declared by :data:`deeplimits.options.LENGTH_SCALE`: its range, and its default when ``None``)."""
 
     name = "smooth"
     regularity = 1.0
     nested = False
 
-    def __init__(self, length_scale: float = 0.1):
-        self.length_scale = V.real("length_scale", length_scale, low=0.05, high=100.0)
+    def __init__(self, length_scale: float | None = None):
+        self.length_scale = V.option(LENGTH_SCALE, length_scale)
 
     def sample_bytes(self, shape, draws: int = 1, resolution: int | None = None,
                      dtype: torch.dtype = torch.float64) -> int:

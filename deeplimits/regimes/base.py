@@ -10,8 +10,9 @@ Adding a regime is one class and one registration (docs/mathematics.md, "Adding 
     @register_regime
     class MyRegime(Regime):
         name = "my-regime"
+        options = (Option("gain", float, default=1.0, low=0.0, help="..."),)
         ...
-        def build(self, width, activation, **options): ...
+        def build(self, width, activation, arch, gain): ...
 """
 
 from __future__ import annotations
@@ -19,27 +20,42 @@ from __future__ import annotations
 import abc
 from typing import ClassVar
 
+from ..options import Option  # re-exported: a regime declares its options
 from ..orders import StrongOrder  # re-exported: a regime declares its order
 
-__all__ = ["Regime", "StrongOrder", "REGISTRY", "register_regime", "get_regime", "regime_names", "pair",
-           "regimes_table"]
+__all__ = ["Regime", "Option", "StrongOrder", "REGISTRY", "register_regime", "get_regime", "regime_names", "pair",
+           "regimes_table", "takes", "declarations", "is_given", "DEPTHS"]
+
+#: the default depths of a convergence study (a regime's ``defaults['depths']``)
+DEPTHS = [8, 16, 32, 64, 128, 256, 512]
+
+#: names an option may not take: the other keywords of :func:`pair`, of a convergence study and of
+#: its command (``deeplimits convergence``: an option's flag is ``--NAME``)
+RESERVED = frozenset({"name", "regime", "width", "activation", "arch", "options", "depths", "paths", "draws", "inputs",
+                      "reference", "seed", "dtype", "chunk", "device", "progress", "store", "workers", "scheduler",
+                      "timeout", "out", "json", "quiet", "help", "version", "command", "func"})
 
 
 class Regime(abc.ABC):
     """A network, its continuous limit and the law of its weights, declared.
 
-    Class attributes (declarations, read by :func:`pair`, the command line, the reports, the
-    plots and the documentation table):
+    Class attributes (declarations, read by :func:`pair`, the convergence plans and results, the
+    command line, the reports, the plots and the documentation table):
 
     * ``name``: the registry key (``--regime NAME``);
     * ``network``, ``limit``, ``weights``, ``scaling``, ``rate_text``: one-line descriptions;
     * ``architectures``: the residual maps it accepts (the first is the default);
-    * ``options``: keyword options of :func:`pair` it accepts, name -> description;
-    * ``spec_options``: the options recorded in a convergence plan's spec (run store key);
+    * ``options``: the keyword options of :func:`pair` it accepts, each an :class:`Option`
+      (name, type, default, range, help): :func:`pair` validates them and fills in their
+      defaults, and the command line has one flag per option name;
+    * ``spec_options``: the options recorded as fields of a convergence plan's spec (its run
+      store key). ``None`` (the default): every declared option. The built-in regimes list the
+      fields their specs held before options were declared; their other options are recorded
+      under ``'options'`` when given;
     * ``defaults``: convergence defaults (``width``, ``depths``, ``paths``, ``reference``).
 
     Methods: :meth:`strong_order` (the declared :class:`StrongOrder`, given the options),
-    :meth:`check` (option rules beyond applicability) and :meth:`build`.
+    :meth:`check` (rules between options, beyond each one's declaration) and :meth:`build`.
     """
 
     name: ClassVar[str]
@@ -50,11 +66,9 @@ class Regime(abc.ABC):
     #: the strong order in words, for tables (e.g. ``"1/2"``, ``"2H - 1"``)
     rate_text: ClassVar[str] = ""
     architectures: ClassVar[tuple[str, ...]] = ("res-1",)
-    options: ClassVar[dict[str, str]] = {}
-    #: values of options that mean "not given" (e.g. ``corrected=False``), so they may be passed to any regime
-    option_defaults: ClassVar[dict] = {}
-    spec_options: ClassVar[tuple[str, ...]] = ()
-    defaults: ClassVar[dict] = dict(width=16, depths=[8, 16, 32, 64, 128, 256, 512], paths=256, reference=None)
+    options: ClassVar[tuple[Option, ...]] = ()
+    spec_options: ClassVar[tuple[str, ...] | None] = None
+    defaults: ClassVar[dict] = dict(width=16, depths=DEPTHS, paths=256, reference=None)
     #: a strong order that does not depend on the options (else override :meth:`strong_order`)
     order: ClassVar[StrongOrder | None] = None
 
@@ -64,8 +78,18 @@ class Regime(abc.ABC):
             raise NotImplementedError(f"regime {self.name!r} declares no strong order")
         return self.order
 
+    def option(self, name: str) -> Option | None:
+        """The declaration of the option ``name``, ``None`` if this regime does not take it."""
+        return next((o for o in self.options if o.name == name), None)
+
+    def spec_fields(self) -> tuple[str, ...]:
+        """The options recorded as fields of a convergence spec (see ``spec_options``)."""
+        return tuple(o.name for o in self.options) if self.spec_options is None else tuple(self.spec_options)
+
     def check(self, options: dict) -> dict:
-        """Validate and complete the options (defaults filled in); applicability is already checked."""
+        """Rules between options beyond each one's declaration (one of two must be given, say):
+        ``options`` are the given ones, each validated; returns them (completed where a rule
+        sets one from another). Options still missing then get their declared defaults."""
         return options
 
     def hint(self, option: str) -> str:
@@ -74,7 +98,7 @@ class Regime(abc.ABC):
 
     @abc.abstractmethod
     def build(self, width: int, activation, arch: str, **options):
-        """The :class:`~deeplimits.pairs.Pair` of this regime (options already checked)."""
+        """The :class:`~deeplimits.pairs.Pair` of this regime (options checked, defaults filled in)."""
 
     def __repr__(self) -> str:
         return f"<regime {self.name!r}: {self.network} -> {self.limit}>"
@@ -84,9 +108,29 @@ class Regime(abc.ABC):
 REGISTRY: dict[str, Regime] = {}
 
 
+def _check_options(cls: type[Regime]) -> None:
+    """The options of a regime being registered: a tuple of :class:`Option` with distinct names,
+    none reserved, each consistent with the options of that name of the other regimes (one
+    command-line flag serves them all: same type, and for a boolean the same default)."""
+    opts = cls.options
+    if not isinstance(opts, tuple) or not all(isinstance(o, Option) for o in opts):
+        raise ValueError(f"{cls.__name__}.options must be a tuple of deeplimits.regimes.Option, got {opts!r}")
+    names = [o.name for o in opts]
+    for o in opts:
+        if names.count(o.name) > 1 or o.name in RESERVED:
+            why = "twice" if names.count(o.name) > 1 else "(a name taken by pair or the convergence study)"
+            raise ValueError(f"{cls.__name__}.options declares {o.name!r} {why}")
+        for other, r in REGISTRY.items():
+            theirs = r.option(o.name)
+            if other != cls.name and theirs is not None and (theirs.type, theirs.neutral) != (o.type, o.neutral):
+                raise ValueError(f"{cls.__name__}.options: {o.name!r} is declared by regime {other!r} as "
+                                 f"{theirs.type.__name__} (default {theirs.default!r}); declare it the same way")
+
+
 def register_regime(cls: type[Regime]) -> type[Regime]:
     """Register a :class:`Regime` subclass under its ``name`` (usable as a class decorator).
-    Registering a different class under a taken name is an error; the same class again is allowed."""
+    Registering a different class under a taken name is an error; the same class again is allowed.
+    Its ``options`` must be :class:`Option` declarations consistent with the other regimes'."""
     if not (isinstance(cls, type) and issubclass(cls, Regime)):
         raise ValueError(f"register_regime takes a Regime subclass, got {cls!r}")
     name = getattr(cls, "name", None)
@@ -95,6 +139,7 @@ def register_regime(cls: type[Regime]) -> type[Regime]:
     old = REGISTRY.get(name)
     if old is not None and type(old).__qualname__ != cls.__qualname__:
         raise ValueError(f"regime {name!r} is already registered ({type(old).__name__})")
+    _check_options(cls)
     REGISTRY[name] = cls()
     return cls
 
@@ -111,6 +156,20 @@ def get_regime(name) -> Regime:
     return REGISTRY[name]
 
 
+def takes(option: str) -> list[str]:
+    """The registered regimes that accept ``option``, in registration order."""
+    return [n for n, r in REGISTRY.items() if r.option(option) is not None]
+
+
+def declarations() -> dict[str, dict[str, Option]]:
+    """Every declared option name (in order of first declaration) -> ``{regime: its Option}``."""
+    out: dict[str, dict[str, Option]] = {}
+    for n, r in REGISTRY.items():
+        for o in r.options:
+            out.setdefault(o.name, {})[n] = o
+    return out
+
+
 def regimes_table() -> str:
     """The registered regimes as a Markdown table (the one in docs/mathematics.md is this)."""
     rows = ["| regime | network | weights | scaling | limit | strong order `r`, error `~ L^(-r)` |",
@@ -121,25 +180,36 @@ def regimes_table() -> str:
     return "\n".join(rows)
 
 
-def _given(name: str, value) -> bool:
-    """Whether an option was given: not ``None`` and not a registered regime's default for it."""
+def is_given(name: str, value) -> bool:
+    """Whether an option was given: not ``None`` and not the neutral value of a boolean option
+    (``corrected=False``, ``ito_correction=True``), which may be passed to any regime."""
     if value is None:
         return False
-    return not any(name in r.option_defaults and r.option_defaults[name] is value for r in REGISTRY.values())
-
-
-def _applies_to(option: str) -> list[str]:
-    return [n for n, r in REGISTRY.items() if option in r.options]
+    return not any(o.type is bool and value is o.neutral for o in declarations().get(name, {}).values())
 
 
 def _not_applicable(option: str, regime: Regime) -> ValueError:
-    where = _applies_to(option)
+    where = takes(option)
     if not where:
         return ValueError(f"unknown option {option!r}; regime {regime.name!r} accepts "
-                          f"{', '.join(sorted(regime.options)) or 'no options'}")
+                          f"{', '.join(sorted(o.name for o in regime.options)) or 'no options'}")
     s = "s" if len(where) > 1 else ""
     return ValueError(f"{option} applies only to regime{s} {' and '.join(map(repr, where))}, not "
                       f"{regime.name!r}{regime.hint(option)}")
+
+
+def resolve(regime: Regime, options: dict) -> dict:
+    """The options of ``regime`` resolved: the given ones validated through their declarations,
+    the regime's rules (:meth:`Regime.check`) applied, the missing ones set to their defaults."""
+    from .. import _validate as V_
+
+    where = f" for regime {regime.name!r}"
+    values = {name: V_.option(regime.option(name), v, context=where) for name, v in options.items()}
+    for o in regime.options:
+        if o.required and o.name not in values:
+            V_.option(o, None, context=where)  # the error: it must be given
+    values = regime.check(values)
+    return {**{o.name: o.default for o in regime.options}, **{k: v for k, v in values.items() if v is not None}}
 
 
 def _check_arch(regime: Regime, arch) -> str:
@@ -166,13 +236,15 @@ def pair(regime: str, *, width: int, activation=None, arch: str | None = None, *
             ``sigma(0) = 0``, ``sigma'(0) = 1``).
         arch: residual map; the regime's first architecture by default (``'res-1'`` for sde and
             fbm, any of res-1/2/3 for ode, ``'inside'`` for the inside regimes).
-        **options: the regime's options (``Regime.options``), e.g. for the built-in regimes
-            ``hurst`` (fbm: in (1/2, 1)), ``corrected`` (fbm: the modified Euler network),
-            ``length_scale`` (RBF length scale of smooth weights, default 0.1), ``alpha``,
-            ``beta``, ``sa``, ``sb``, ``ito_correction`` (inside regimes; see
-            :class:`~deeplimits.regimes.InsideSDE` and :class:`~deeplimits.regimes.InsideODE`).
-            An option that does not apply to the regime is a ValueError naming the regimes it
-            applies to.
+        **options: the regime's options, each declared once in ``Regime.options`` (an
+            :class:`Option`: its type, range, default and help; ``deeplimits convergence
+            --help`` lists them): for the built-in regimes ``hurst`` and ``corrected`` (fbm),
+            ``length_scale`` (the smooth weights of ode, inside-ode, and inside-sde with
+            ``beta``), ``alpha``, ``beta``, ``sa``, ``sb``, ``ito_correction`` (inside regimes;
+            see :class:`~deeplimits.regimes.InsideSDE` and :class:`~deeplimits.regimes.InsideODE`).
+            Each is validated through its declaration, and the ones not given get their
+            declared defaults. An option that does not apply to the regime is a ValueError
+            naming the regimes it applies to.
 
     Returns:
         A :class:`~deeplimits.pairs.Pair` whose ``order`` (:class:`StrongOrder`) declares the
@@ -182,10 +254,12 @@ def pair(regime: str, *, width: int, activation=None, arch: str | None = None, *
 
     spec = get_regime(regime)
     width = V_.integer("width", width)
-    given = {k: v for k, v in options.items() if _given(k, v)}
-    for name in given:
-        if name not in spec.options:
+    options = {k: v for k, v in options.items() if is_given(k, v)}
+    for name in options:
+        if spec.option(name) is None:
             raise _not_applicable(name, spec)
     arch = _check_arch(spec, arch)
-    options = spec.check({**spec.option_defaults, **given})
-    return spec.build(width, activation, arch, **options)
+    resolved = resolve(spec, options)
+    p = spec.build(width, activation, arch, **resolved)
+    p.options = {**resolved, **p.options}
+    return p

@@ -3,32 +3,22 @@ Rossier & Xu, ICML 2021; docs/mathematics.md, "The inside model"): ``inside-sde`
 
 from __future__ import annotations
 
-from .base import Regime, StrongOrder, register_regime
+import dataclasses
+
+from .._names import INSIDE_ACTIVATION
+from ..options import LENGTH_SCALE, SA, SB, Option
+from .base import Regime, StrongOrder, register_regime, takes
 
 __all__ = ["InsideSDE", "InsideODE"]
 
 _ZERO = 1e-8  # a Taylor coefficient of sigma at 0 below this (in absolute value) counts as 0
-_DEFAULTS = dict(width=4, depths=[8, 16, 32, 64, 128, 256, 512])
-_SCALES = {"sa": "entry standard deviation of A (default 0.25)",
-           "sb": "entry standard deviation of b; 0: no bias (default 1)"}
-
-
-def _scales(regime, options):
-    """``sa``, ``sb`` validated with their defaults."""
-    from .. import _validate as V_
-    from ..limits import DEFAULT_SA, DEFAULT_SB
-
-    where = f" for regime {regime!r}"
-    sa = options.get("sa")
-    sb = options.get("sb")
-    sa = DEFAULT_SA if sa is None else V_.real("sa", sa, low=0.0, low_open=True, context=where)
-    sb = DEFAULT_SB if sb is None else V_.real("sb", sb, low=0.0, context=where)
-    return sa, sb
 
 
 class _Inside(Regime):
     architectures = ("inside",)
+    # its specs predate the declarations: length_scale is recorded under 'options' when given
     spec_options = ("alpha", "beta", "sa", "sb", "ito_correction")
+    defaults = dict(Regime.defaults, width=4)
 
 
 @register_regime
@@ -43,28 +33,23 @@ class InsideSDE(_Inside):
     weights = "Brownian increments (+ L^-beta x smooth drift part)"
     scaling = "alpha = 0"
     rate_text = "1/2; min(1/2, beta - 1) for beta > 1; 0 without the Itô correction"
-    options = {"beta": "exponent >= 1 of an optional smooth drift part L^-beta A(k/L)", **_SCALES,
-               "ito_correction": "False drops the Itô correction from the limit (an ablation)",
-               "length_scale": "RBF length scale of the smooth drift part (with beta; default 0.1)"}
-    option_defaults = {"ito_correction": True}
-    defaults = dict(_DEFAULTS, paths=256, reference=8192)
+    options = (Option("beta", float, help="exponent of an optional smooth drift part L^-beta A(k/L)", low=1.0,
+                      note="the exponent of the smooth drift part"),
+               SA, SB,
+               Option("ito_correction", bool, default=True,
+                      help="keep the Itô correction in the limit (False: an ablation, the limit without it)"),
+               dataclasses.replace(LENGTH_SCALE, help="RBF length scale of the smooth drift part, with beta"))
+    defaults = dict(_Inside.defaults, reference=8192)
 
     def hint(self, option):
         return " (inside-sde has alpha = 0)" if option == "alpha" else ""
 
     def check(self, options):
-        from .. import _validate as V_
-
-        V_.flag("ito_correction", options["ito_correction"])
-        beta = options.get("beta")
-        if options.get("length_scale") is not None and beta is None:
-            raise ValueError("length_scale applies only to smooth weights (regimes 'ode', 'inside-ode', and "
-                             "'inside-sde' with beta), not to 'inside-sde' without beta")
-        if beta is not None:
-            beta = V_.real("beta", beta, low=1.0, context=" for regime 'inside-sde' (the exponent of the smooth "
-                                                          "drift part)")
-        sa, sb = _scales(self.name, options)
-        return {**options, "beta": beta, "sa": sa, "sb": sb}
+        if "length_scale" in options and options.get("beta") is None:
+            others = " and ".join(repr(n) for n in takes("length_scale") if n != self.name)
+            raise ValueError(f"length_scale applies only to smooth weights (regimes {others}, and 'inside-sde' with "
+                             "beta), not to 'inside-sde' without beta")
+        return options
 
     def strong_order(self, c2, beta=None, ito_correction=True, **_):
         """The order given ``c2 = sigma''(0)``, ``beta`` and ``ito_correction``."""
@@ -80,18 +65,18 @@ class InsideSDE(_Inside):
             note += " (sigma''(0) = 0: there is no Itô correction to drop)"
         return StrongOrder(0.5, "sigma C^3 with sigma(0) = 0, sigma'(0) = 1", note)
 
-    def build(self, width, activation, arch, beta=None, sa=None, sb=None, ito_correction=True, length_scale=None):
+    def build(self, width, activation, arch, beta, sa, sb, ito_correction, length_scale):
         from .. import _validate as V_
         from ..limits import InsideSDELimit
         from ..networks import ResNet
         from ..pairs import InsidePair
         from ..paths import IIDDriver, SmoothDriver
 
-        net = ResNet("inside", "softplus0" if activation is None else activation, beta=0.0)
+        net = ResNet("inside", INSIDE_ACTIVATION if activation is None else activation, beta=0.0)
         derivs = V_.inside_activation(net.activation, regime=self.name)
         drivers = {"W": IIDDriver("gaussian"), "b": IIDDriver("gaussian")}
         if beta is not None:
-            smooth = SmoothDriver(0.1 if length_scale is None else length_scale)
+            smooth = SmoothDriver(length_scale)
             drivers.update(W_drift=smooth, b_drift=smooth)
         if sb == 0:
             drivers = {k: v for k, v in drivers.items() if not k.startswith("b")}
@@ -112,27 +97,23 @@ class InsideODE(_Inside):
     weights = "smooth Gaussian process A(t), b(t) times L^-beta"
     scaling = "alpha + beta = 1, 0 < beta < 1"
     rate_text = "min(1, (m - 1) beta), m the first order >= 2 with sigma^(m)(0) != 0 (1 if none up to 5)"
-    options = {"alpha": "outer exponent in (0, 1), alpha = 1 - beta", "beta": "inner exponent in (0, 1)", **_SCALES,
-               "length_scale": "RBF length scale of the smooth weights (default 0.1)"}
-    defaults = dict(_DEFAULTS, paths=64, reference=None)
+    options = (Option("alpha", float, help="outer exponent, alpha = 1 - beta", low=0, high=1, low_open=True,
+                      high_open=True),
+               Option("beta", float, help="inner exponent", low=0, high=1, low_open=True, high_open=True),
+               SA, SB, LENGTH_SCALE)
+    defaults = dict(_Inside.defaults, paths=64)
 
     def check(self, options):
-        from .. import _validate as V_
-
-        where = " for regime 'inside-ode'"
         alpha, beta = options.get("alpha"), options.get("beta")
         if alpha is None and beta is None:
-            raise ValueError("beta must be given for regime 'inside-ode' (in (0, 1); or alpha = 1 - beta)")
-        if beta is not None:
-            beta = V_.real("beta", beta, low=0, high=1, low_open=True, high_open=True, context=where)
+            raise ValueError(f"beta must be given for regime 'inside-ode' ({self.option('beta').range_text()}; "
+                             "or alpha = 1 - beta)")
         if alpha is not None:
-            alpha = V_.real("alpha", alpha, low=0, high=1, low_open=True, high_open=True, context=where)
             if beta is not None and abs(alpha + beta - 1) > 1e-9:
                 raise ValueError(f"alpha + beta must equal 1 for regime 'inside-ode', got alpha = {alpha:g}, "
                                  f"beta = {beta:g}")
             beta = 1.0 - alpha if beta is None else beta
-        sa, sb = _scales(self.name, options)
-        return {**options, "alpha": None, "beta": beta, "sa": sa, "sb": sb}
+        return {**options, "alpha": None, "beta": beta}
 
     def strong_order(self, derivatives, beta, **_):
         """The order given the Taylor coefficients ``sigma''(0), sigma'''(0), ...`` and ``beta``:
@@ -148,16 +129,16 @@ class InsideODE(_Inside):
             f"L^-alpha sigma^({m})(0) (L^-beta u)^{m} / {m}! per layer costs L^-{power}beta over depth, capped by "
             "the Euler rate 1 (at small depths the two are mixed)"))
 
-    def build(self, width, activation, arch, alpha=None, beta=None, sa=None, sb=None, length_scale=None):
+    def build(self, width, activation, arch, alpha, beta, sa, sb, length_scale):
         from .. import _validate as V_
         from ..limits import InsideODELimit
         from ..networks import ResNet
         from ..pairs import InsidePair
         from ..paths import SmoothDriver
 
-        net = ResNet("inside", "softplus0" if activation is None else activation, beta=1.0 - beta)
+        net = ResNet("inside", INSIDE_ACTIVATION if activation is None else activation, beta=1.0 - beta)
         derivs = V_.inside_activation(net.activation, regime=self.name)
-        smooth = SmoothDriver(0.1 if length_scale is None else length_scale)
+        smooth = SmoothDriver(length_scale)
         drivers = {"W": smooth} if sb == 0 else {"W": smooth, "b": smooth}
         return InsidePair(self.name, width, net, InsideODELimit(), drivers, self.strong_order(derivs, beta),
                           alpha=1.0 - beta, beta=beta, sa=sa, sb=sb, ito_correction=True, derivatives=derivs)

@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+from ..options import LENGTH_SCALE, YOUNG_HURST, Option
 from .base import Regime, StrongOrder, register_regime
 
 __all__ = ["SDE", "ODE", "FBM"]
 
-_DEPTHS = [8, 16, 32, 64, 128, 256, 512]
 _EULER_FBM_NOTE = ("asymptotic rate (Mishura 2008; Hu, Liu & Nualart 2016): in a width-d network the L^(1-2H) term "
                    "carries a 1/d factor, so at practical depths the observed slope is often steeper")
 
@@ -24,9 +26,9 @@ class SDE(Regime):
     rate_text = "1/2"
     order = StrongOrder(0.5, "sigma Lipschitz with a Lipschitz derivative",
                         "Euler–Maruyama of an Itô SDE with general noise: strong order 1/2")
-    defaults = dict(width=16, depths=_DEPTHS, paths=256, reference=8192)
+    defaults = dict(Regime.defaults, reference=8192)
 
-    def build(self, width, activation, arch, **options):
+    def build(self, width, activation, arch):
         from ..limits import SDELimit
         from ..networks import ResNet
         from ..pairs import Pair
@@ -47,17 +49,18 @@ class ODE(Regime):
     scaling = "beta = 1"
     rate_text = "1"
     architectures = ("res-1", "res-2", "res-3")
-    options = {"length_scale": "RBF length scale of the smooth weights (default 0.1)"}
+    options = (LENGTH_SCALE,)
+    spec_options = ()  # its specs predate the declarations: length_scale is recorded under 'options' when given
     order = StrongOrder(1.0, "smooth weights, Lipschitz g", "right-point Euler scheme of a neural ODE: order 1")
-    defaults = dict(width=16, depths=_DEPTHS, paths=64, reference=None)
+    defaults = dict(Regime.defaults, paths=64)
 
-    def build(self, width, activation, arch, length_scale=None):
+    def build(self, width, activation, arch, length_scale):
         from ..limits import ODELimit
         from ..networks import ResNet
         from ..pairs import Pair
         from ..paths import SmoothDriver
 
-        drv = SmoothDriver(0.1 if length_scale is None else length_scale)
+        drv = SmoothDriver(length_scale)
         drivers = {"V": drv} if arch == "res-1" else {"V": drv, "W": drv}
         net = ResNet(arch, activation, beta=1.0)
         return Pair(self.name, width, net, ODELimit(arch, net.activation), drivers, self.order)
@@ -74,18 +77,10 @@ class FBM(Regime):
     weights = "fractional Brownian increments, Hurst index H"
     scaling = "beta = H"
     rate_text = "2H - 1; corrected: min(1, 2H - 1/2), `L^-1 sqrt(log L)` at H = 3/4"
-    options = {"hurst": "Hurst index H in (1/2, 1) (required)",
-               "corrected": "use the modified Euler network (Hu, Liu & Nualart 2016)"}
-    option_defaults = {"corrected": False}
-    defaults = dict(width=8, depths=_DEPTHS, paths=256, reference=8192)
-
-    def check(self, options):
-        from .. import _validate as V_
-
-        V_.flag("corrected", options["corrected"])
-        if options.get("hurst") is None:
-            raise ValueError("hurst must be given for regime 'fbm' (a Hurst index in (0.5, 1))")
-        return {**options, "hurst": V_.hurst(options["hurst"], above_half=True)}
+    options = (dataclasses.replace(YOUNG_HURST, required=True),
+               Option("corrected", bool, default=False,
+                      help="use the modified Euler network (Hu, Liu & Nualart 2016)"))
+    defaults = dict(Regime.defaults, width=8, reference=8192)
 
     def strong_order(self, hurst, corrected=False, **_):
         if not corrected:
@@ -97,7 +92,7 @@ class FBM(Regime):
                                "practical depths is below 1 (the verdict compares with that slope)", log_power=0.5)
         return StrongOrder(min(1.0, 2 * hurst - 0.5), "H in (1/2, 1), H != 3/4", note)
 
-    def build(self, width, activation, arch, hurst, corrected=False):
+    def build(self, width, activation, arch, hurst, corrected):
         from ..limits import YoungLimit
         from ..networks import ModifiedEulerResNet, ResNet
         from ..pairs import Pair

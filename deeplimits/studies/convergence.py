@@ -21,17 +21,19 @@ from .. import _validate as V_
 from .._plain import strict
 from .._random import chunk_seed
 from ..runs import register_task, Task, chunk_sizes
-from ..pairs import Pair
-from ..regimes import REGISTRY, get_regime, pair as _pair
+from ..pairs import InsidePair, Pair
+from ..regimes import REGISTRY, declarations, get_regime, pair as _pair
+from . import convergence_spec as S_
 from .convergence_result import ConvergenceResult
 from .plan import Plan, register_plan
+from .presets import MAX_CHUNK, REFERENCE_REFINEMENT
 from .strong_error import fit_rate, run_chunk
 
 __all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult", "fit_rate"]
 
-#: fields of a plan that are regime options (recorded in a spec only for the regimes that declare
-#: them in ``Regime.spec_options``, so that the specs of the other regimes stay as they were)
-_OPTION_FIELDS = ("alpha", "beta", "sa", "sb", "ito_correction")
+#: fields of a result that the inside regimes fill in from their pair (``alpha = 1 - beta`` for inside-ode)
+_INSIDE_FIELDS = ("alpha", "beta", "sa", "sb", "ito_correction")
+_RESULT_FIELDS = frozenset(f.name for f in dataclasses.fields(ConvergenceResult))
 
 
 @register_plan
@@ -40,15 +42,15 @@ class ConvergencePlan(Plan):
     """A validated strong-error study: everything needed to run it, nothing computed yet.
 
     Draws are split into chunks (``chunk_sizes``); chunk ``i`` is seeded by
-    :func:`chunk_seed` ``(seed, i)``, so any executor reproduces the same numbers.
+    :func:`chunk_seed` ``(seed, i)``, so any executor reproduces the same numbers. The regime's
+    options are ``options`` (as the spec records them, :mod:`~deeplimits.studies.convergence_spec`)
+    and read by name: ``plan.hurst``, ``plan.beta`` (the neutral value when not recorded).
     """
 
     regime: str
     width: int
     activation: object
     arch: str | None
-    hurst: float | None
-    corrected: bool
     depths: tuple[int, ...]
     paths: int
     inputs: int
@@ -56,21 +58,19 @@ class ConvergencePlan(Plan):
     seed: int
     dtype: torch.dtype
     chunk: int
-    # options of the inside regimes; defaults keep the specs of the other regimes (and older stores) valid
-    alpha: float | None = None
-    beta: float | None = None
-    sa: float | None = None
-    sb: float | None = None
-    ito_correction: bool = True
-    #: options of a registered regime that are not fields above (recorded only when not empty)
+    #: the regime's options as the spec records them (declared options, resolved; see convergence_spec)
     options: dict = dataclasses.field(default_factory=dict)
     #: where the chunks run (``'cpu'``, ``'cuda:0'``, ...; recorded in the spec only when not the CPU)
     device: str = "cpu"
 
+    def __getattr__(self, name: str):
+        """A declared option by name (``plan.hurst``): its recorded value, else its neutral one."""
+        if name.startswith("_") or name not in declarations():
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return self.__dict__.get("options", {}).get(name, S_.neutral(name))
+
     def pair(self) -> Pair:
-        declared = {k: getattr(self, k) for k in get_regime(self.regime).spec_options if k in _OPTION_FIELDS}
-        return _pair(self.regime, width=self.width, activation=self.activation, arch=self.arch,
-                     hurst=self.hurst, corrected=self.corrected, **declared, **self.options)
+        return _pair(self.regime, width=self.width, activation=self.activation, arch=self.arch, **self.options)
 
     @property
     def chunk_sizes(self) -> list[int]:
@@ -87,26 +87,24 @@ class ConvergencePlan(Plan):
         """The plan as plain JSON (what a run store records)."""
         if self.activation is not None and not isinstance(self.activation, str):
             raise ValueError("activation must be given by name (a string) to run through a sweep or a run store")
-        d = dataclasses.asdict(self)
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("options", "device")}
         d["depths"] = list(self.depths)
         d["dtype"] = str(self.dtype).replace("torch.", "")
-        declared = get_regime(self.regime).spec_options
-        for k in _OPTION_FIELDS:  # the spec (and store key) of a regime without these options is unchanged
-            if k not in declared:
-                del d[k]
-        if not self.options:
-            del d["options"]
-        if self.device == "cpu":  # the specs (and store keys) of CPU runs are unchanged
-            del d["device"]
+        fields, rest = S_.split(self.regime, self.options)
+        d.update(fields)
+        if rest:  # options outside the fields, when given
+            d["options"] = dict(rest)
+        if self.device != "cpu":  # the specs (and store keys) of CPU runs are unchanged
+            d["device"] = self.device
         return d
 
     @classmethod
     def from_dict(cls, spec: dict) -> "ConvergencePlan":
         """The plan of a spec written by :meth:`to_dict` (or by an older store)."""
-        d = dict(spec)
+        d, options = S_.join(spec, {f.name for f in dataclasses.fields(cls)})
         d["depths"] = tuple(d["depths"])
         d["dtype"] = getattr(torch, d["dtype"])
-        return cls(**d)
+        return cls(**d, options=options)
 
     def tasks(self) -> list:
         """One sweep task per chunk of draws, keyed ``'<name>/chunk-<i>'`` (see :attr:`name`)."""
@@ -119,7 +117,7 @@ class ConvergencePlan(Plan):
         mx = np.concatenate([_decode(r["max_err"]) for r in results])
         tm = np.concatenate([_decode(r["terminal_err"]) for r in results])
         return summarise(self.pair(), self.depths, self.reference, mx, tm, inputs=self.inputs, seed=self.seed,
-                         dtype=self.dtype, seconds=seconds)
+                         dtype=self.dtype, seconds=seconds, options=self.options)
 
     def run(self, progress: Callable[[int], None] | None = None, *, store=None, workers: int | None = None,
             scheduler: str | None = None, timeout: float | None = None) -> ConvergenceResult:
@@ -148,22 +146,17 @@ class ConvergencePlan(Plan):
 
 def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, paths: int | None = None,
                      width: int | None = None, activation=None, arch: str | None = None,
-                     hurst: float | None = None, corrected: bool = False, reference: int | None = None,
-                     inputs: int = 1, seed: int = 0, dtype: torch.dtype = torch.float64,
-                     chunk: int | None = None, alpha: float | None = None, beta: float | None = None,
-                     sa: float | None = None, sb: float | None = None,
-                     ito_correction: bool = True, device=None, **options) -> ConvergencePlan:
+                     reference: int | None = None, inputs: int = 1, seed: int = 0,
+                     dtype: torch.dtype = torch.float64, chunk: int | None = None, device=None,
+                     **options) -> ConvergencePlan:
     """Validate the arguments of :func:`strong_convergence` (all checks, before any work).
     Defaults (``width``, ``depths``, ``paths``, ``reference``) are the regime's ``defaults``;
     ``device`` (default the CPU) is where the chunks run, sized by its memory;
-    ``**options`` are further options of a registered regime."""
+    ``**options`` are the regime's declared options (``Regime.options``)."""
     device = str(V_.device("device", device))
     dflt = get_regime(regime).defaults
     width = dflt["width"] if width is None else width
-    p = _pair(regime, width=width, activation=activation, arch=arch, hurst=hurst, corrected=corrected, alpha=alpha,
-              beta=beta, sa=sa, sb=sb, ito_correction=ito_correction, **options)
-    # the regime's resolved options (defaults filled in; inside-ode keeps beta, alpha = 1 - beta)
-    resolved = {k: p.options[k] for k in get_regime(regime).spec_options if k in _OPTION_FIELDS}
+    p = _pair(regime, width=width, activation=activation, arch=arch, **options)
     depths = V_.depths("depths", dflt["depths"] if depths is None else depths)
     paths = V_.integer("paths", dflt["paths"] if paths is None else paths)
     inputs = V_.integer("inputs", inputs)
@@ -172,21 +165,20 @@ def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, paths:
     V_.device("device", device, dtype)
     reference = _reference(p, reference, depths)
     chunk = _fit_chunk(p, width, inputs, reference, depths, paths, chunk, dtype, device)
-    return ConvergencePlan(regime, width, activation, arch, hurst, corrected, tuple(depths), paths, inputs,
-                           reference, seed, dtype, chunk, **resolved,
-                           options={k: v for k, v in options.items() if v is not None}, device=device)
+    return ConvergencePlan(regime, width, activation, arch, tuple(depths), paths, inputs, reference, seed, dtype, chunk,
+                           S_.record(regime, p.options, options), device=device)
 
 
 def _reference(p: Pair, reference, depths) -> int:
-    """The finest grid: given or ``16 * max(depths)`` for rough weights; ``max(depths)`` (the
-    grid at which the adaptive solve is read) otherwise."""
+    """The finest grid: given or ``REFERENCE_REFINEMENT * max(depths)`` (:mod:`~deeplimits.studies.presets`)
+    for rough weights; ``max(depths)`` (the grid at which the adaptive solve is read) otherwise."""
     if not p.rough:
         if reference is not None:
             rough = [n for n, r in REGISTRY.items() if r.defaults.get("reference")]
             raise ValueError(f"reference applies only to the regimes with Brownian or fractional weights "
                              f"({', '.join(rough)}), not {p.regime!r}: its ODE reference is adaptive")
         return depths[-1]
-    reference = 16 * depths[-1] if reference is None else V_.power_of_two("reference", reference)
+    reference = REFERENCE_REFINEMENT * depths[-1] if reference is None else V_.power_of_two("reference", reference)
     if reference < 2 * depths[-1]:
         raise ValueError(f"reference must be at least 2 * max(depths) = {2 * depths[-1]}, got {reference}")
     return reference
@@ -198,7 +190,7 @@ def _fit_chunk(p: Pair, width, inputs, reference, depths, paths, chunk, dtype, d
     fit is refused. Also refuses too many tasks or steps."""
     stored = any(d.name == "fractional" for d in p.drivers.values())  # fGn is held on the finest grid
     per_draw = width * width * inputs * (reference if stored else 1)
-    default = int(max(1, min(paths, 64, (1 << 25) // max(1, per_draw))))
+    default = int(max(1, min(paths, MAX_CHUNK, (1 << 25) // max(1, per_draw))))
     chunk = None if chunk is None else V_.integer("chunk", chunk)
     item = torch.empty((), dtype=dtype).element_size()
     knobs = ("width", "inputs", "reference") if p.rough else ("width", "inputs", "depths")
@@ -245,10 +237,8 @@ def _chunk_bytes(p: Pair, n: int, inputs: int, reference: int, depths, item: int
 
 def strong_convergence(regime: str, *, depths: Sequence[int] | None = None, paths: int | None = None,
                        width: int | None = None, activation=None, arch: str | None = None,
-                       hurst: float | None = None, corrected: bool = False, reference: int | None = None,
-                       inputs: int = 1, seed: int = 0, dtype: torch.dtype = torch.float64,
-                       chunk: int | None = None, alpha: float | None = None, beta: float | None = None,
-                       sa: float | None = None, sb: float | None = None, ito_correction: bool = True, device=None,
+                       reference: int | None = None, inputs: int = 1, seed: int = 0,
+                       dtype: torch.dtype = torch.float64, chunk: int | None = None, device=None,
                        progress: Callable[[int], None] | None = None, **options) -> ConvergenceResult:
     """Estimate the strong error of a pair against depth and fit its rate.
 
@@ -257,30 +247,31 @@ def strong_convergence(regime: str, *, depths: Sequence[int] | None = None, path
             :func:`deeplimits.pair`).
         depths: increasing powers of two (defaults: the regime's ``defaults``, :mod:`deeplimits.regimes`).
         paths: number of independent draws (driver sample and inputs).
-        width, activation, arch, hurst, corrected, alpha, beta, sa, sb, ito_correction: as for
-            :func:`deeplimits.pair`.
+        width, activation, arch: as for :func:`deeplimits.pair`.
         device: where the chunks run (default the CPU; ``'cuda'``, ``'cuda:1'``, ``'mps'``): samples,
             networks and limits live there and its memory sizes the chunks. Recorded in the spec
             only when not the CPU.
         reference: finest grid (power of two, at least ``2 * max(depths)``) on which the
             reference is solved for the sde, fbm and inside-sde regimes; default
-            ``16 * max(depths)``. The ODE references (ode, inside-ode) are the adaptive solve
-            read at ``k / max(depths)``.
+            ``REFERENCE_REFINEMENT * max(depths)`` (:mod:`deeplimits.studies.presets`). The ODE
+            references (ode, inside-ode) are the adaptive solve read at ``k / max(depths)``.
         inputs: inputs per draw (errors are averaged over them within a draw).
         seed: base seed; chunk ``i`` of draws uses :func:`chunk_seed` ``(seed, i)``.
         dtype: float32 or float64.
         chunk: draws per chunk (bounded memory; default chosen from the sizes).
         progress: called with the number of draws finished after each chunk.
-        options: the options a registered regime declares (``Regime.options``), for regimes
-            added with :func:`~deeplimits.regimes.register_regime`.
+        **options: the regime's options, declared in ``Regime.options`` (as for
+            :func:`deeplimits.pair`: ``hurst``, ``corrected``, ``length_scale``, ``alpha``,
+            ``beta``, ``sa``, ``sb``, ``ito_correction`` for the built-in regimes, or those of
+            a regime added with :func:`~deeplimits.regimes.register_regime`). The plan's spec
+            records them (:mod:`deeplimits.studies.convergence_spec`), and so does the result.
 
     Returns:
         A :class:`ConvergenceResult`.
     """
     plan = plan_convergence(regime, depths=depths, paths=paths, width=width, activation=activation, arch=arch,
-                            hurst=hurst, corrected=corrected, reference=reference, inputs=inputs, seed=seed,
-                            dtype=dtype, chunk=chunk, alpha=alpha, beta=beta, sa=sa, sb=sb,
-                            ito_correction=ito_correction, device=device, **options)
+                            reference=reference, inputs=inputs, seed=seed, dtype=dtype, chunk=chunk, device=device,
+                            **options)
     return run_plan(plan, progress=progress)
 
 
@@ -319,8 +310,10 @@ def _decode(x) -> np.ndarray:
 
 
 def summarise(p: Pair, depths, reference, max_err: np.ndarray, term_err: np.ndarray, *, inputs, seed,
-              dtype, seconds) -> ConvergenceResult:
-    """Combine per-draw errors into estimates, standard errors and the fitted rate."""
+              dtype, seconds, options: dict | None = None) -> ConvergenceResult:
+    """Combine per-draw errors into estimates, standard errors and the fitted rate. ``options``
+    (a plan's, as recorded) go into the result's fields of the same name, the others into its
+    ``options``; the inside regimes' fields are their pair's (``alpha = 1 - beta`` for inside-ode)."""
     ok = np.isfinite(max_err).all(1) & np.isfinite(term_err).all(1)
     e, t = max_err[ok], term_err[ok]
     n = len(e)
@@ -339,5 +332,13 @@ def summarise(p: Pair, depths, reference, max_err: np.ndarray, term_err: np.ndar
         terminal_stderr=se(t).tolist() if n else [math.nan] * len(depths),
         rate=rate, rate_ci=list(ci), theory_rate=p.theory_rate, rate_note=p.rate_note,
         theory_log_power=p.order.log_power,
-        nonfinite=int((~ok).sum()), seconds=seconds,
-        **{k: getattr(p, k) for k in get_regime(p.regime).spec_options if k in _OPTION_FIELDS})
+        nonfinite=int((~ok).sum()), seconds=seconds, **_result_options(p, options or {}))
+
+
+def _result_options(p: Pair, options: dict) -> dict:
+    """The fields of a result set by the regime's options (see :func:`summarise`)."""
+    out = {k: v for k, v in options.items() if k in _RESULT_FIELDS and k not in S_.EVERY_SPEC}
+    if isinstance(p, InsidePair):
+        out.update({k: getattr(p, k) for k in _INSIDE_FIELDS})
+    extra = {k: v for k, v in options.items() if k not in _RESULT_FIELDS and v is not None}
+    return {**out, "options": extra} if extra else out

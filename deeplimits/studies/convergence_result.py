@@ -52,6 +52,9 @@ class ConvergenceResult(PlainData):
     ito_correction: bool | None = None
     #: power of a logarithmic factor in the declared order ``L^-theory_rate (log L)^theory_log_power``
     theory_log_power: float = 0.0
+    #: the regime's other options (declared in ``Regime.options``, not fields above), as its plan
+    #: records them; written only when not empty
+    options: dict = dataclasses.field(default_factory=dict)
 
     @property
     def theory_slope(self) -> float:
@@ -99,6 +102,8 @@ class ConvergenceResult(PlainData):
         """Plain strict JSON (non-finite numbers as ``None``) with the derived ``verdict`` and
         ``verdict_note``."""
         d = super().to_dict()
+        if not self.options:  # the results of the built-in regimes are as they were
+            del d["options"]
         d["theory_slope"] = self.theory_slope
         d["verdict"] = self.verdict
         d["verdict_note"] = self.verdict_note
@@ -123,11 +128,12 @@ class ConvergenceResult(PlainData):
     def label(self) -> str:
         h = f" H={self.hurst:g}" if self.hurst is not None else ""
         c = " corrected" if self.corrected else ""
+        more = "".join(f" {k}={v:g}" if isinstance(v, float) else f" {k}={v}" for k, v in self.options.items())
         if self.sa is not None:  # the inside regimes; short enough for a figure title; alpha = 1 - beta is in report()
             b = f" beta={self.beta:g}" if self.beta is not None else ""
             ito = " no-Itô" if self.ito_correction is False else ""
-            return f"{self.regime}{b}{ito} ({self.activation}, d={self.width}, sA={self.sa:g}, sb={self.sb:g})"
-        return f"{self.regime}{h}{c} ({self.arch}, {self.activation}, d={self.width})"
+            return f"{self.regime}{b}{ito}{more} ({self.activation}, d={self.width}, sA={self.sa:g}, sb={self.sb:g})"
+        return f"{self.regime}{h}{c}{more} ({self.arch}, {self.activation}, d={self.width})"
 
     def report(self) -> str:
         """The table, the fitted rate against theory, and the verdict, as text."""

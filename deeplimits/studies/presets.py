@@ -5,13 +5,21 @@ build its ``--help`` without importing the numerical stack).
   JMLR 2025), used by ``deeplimits stability --preset NAME`` / ``deeplimits phase``;
 * :data:`DEFAULT_STUDY`: the convergence study run without a regime (sde, ode, fbm at H = 3/4);
 * :data:`STUDY_OPTIONS`: options a regime requires, filled in when none of their group is given;
-* :data:`DEFAULTS`: the scalar defaults of each study's plan function (tests/test_names.py
-  checks them against the signatures of ``plan_convergence``, ``plan_stability``, ``plan_phase``).
+* :data:`DEFAULTS`: the scalar defaults of each study's plan function (tests/test_cli_thin.py
+  checks them against the signatures of ``plan_convergence``, ``plan_stability``, ``plan_phase``,
+  ``plan_training``, ``plan_scaling`` and ``weight_diagnostics``);
+* :data:`DEFAULT_PRESET`: the preset a command runs without ``--preset``;
+* :data:`REFERENCE_REFINEMENT`, :data:`MAX_CHUNK`, :data:`TASK_BYTES`: the default reference
+  grid and draws per task of the convergence study, and the stability study's task budget.
+
+The command line's ``--help`` prints these (tests/test_layout.py checks that every default it
+prints is read from here or from the option declarations, :mod:`deeplimits.options`).
 """
 
 from __future__ import annotations
 
-__all__ = ["linspace", "STABILITY_PRESETS", "PHASE_PRESETS", "TRAIN_PRESETS", "SCALING_PRESETS", "DEFAULT_STUDY", "STUDY_OPTIONS", "DEFAULTS",
+__all__ = ["linspace", "STABILITY_PRESETS", "PHASE_PRESETS", "TRAIN_PRESETS", "SCALING_PRESETS", "DEFAULT_STUDY",
+           "STUDY_OPTIONS", "DEFAULTS", "DEFAULT_PRESET", "REFERENCE_REFINEMENT", "MAX_CHUNK", "TASK_BYTES",
            "study_options"]
 
 
@@ -86,14 +94,26 @@ SCALING_PRESETS = {
     "published": dict(depths=sorted({int(1.2 ** n) for n in range(13, 51)})),
 }
 
-#: the convergence study without a regime: (regime, options) in order
-DEFAULT_STUDY = (("sde", {}), ("ode", {}), ("fbm", {"hurst": 0.75}))
-
 #: regime -> (a group of options, the defaults used when none of the group is given)
 STUDY_OPTIONS = {
     "fbm": (("hurst",), {"hurst": 0.75}),
     "inside-ode": (("alpha", "beta"), {"beta": 0.5}),
 }
+
+#: the convergence study without a regime: (regime, options) in order
+DEFAULT_STUDY = (("sde", {}), ("ode", {}), ("fbm", STUDY_OPTIONS["fbm"][1]))
+
+#: the preset a command runs without ``--preset``
+DEFAULT_PRESET = {"stability": "iid", "phase": "full", "scaling": "cpu"}
+
+#: the default reference grid of a convergence study with rough weights: this many times the
+#: largest depth (part of the spec, hence of the store key)
+REFERENCE_REFINEMENT = 16
+#: the default draws per task of a convergence study, at most (part of the spec and the seeds)
+MAX_CHUNK = 64
+#: the default draws per task of a stability study: as many as fit in this many bytes of weights
+#: and stored states (part of the spec and the seeds)
+TASK_BYTES = 1 << 30
 
 #: the scalar defaults of the plan functions (and of the command line)
 DEFAULTS = {
@@ -101,7 +121,11 @@ DEFAULTS = {
     "stability": dict(inputs=1, seed=0, dtype="float32", histograms=False, delta=0.25),
     "phase": dict(seed=0, dtype="float32"),
     "train": dict(dataset="digits", driver="gaussian", betas=[0.5], lrs=[1e-2], seeds=1, arch="res-1", bias=True,
-                  depth=64, width=30, epochs=10, batch_size=128, optimizer="adam", seed=0, dtype="float32"),
+                  depth=64, width=30, epochs=10, batch_size=128, optimizer="adam", lr_decay_halfway=True,
+                  save_weights=True, seed=0, dtype="float32"),
+    "scaling": dict(dataset="synthetic", activation="tanh", width=10, seeds=1, optimizer="adam", lr=1e-2, batch_size=32,
+                    stop_loss=1e-3, max_epochs=300, init_scale=0.01, samples=1024, seed=0, dtype="float32"),
+    "weights": dict(beta=0.0),
 }
 
 

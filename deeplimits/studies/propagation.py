@@ -37,10 +37,11 @@ from .. import _validate as V_
 from ..paths import Driver, make_driver
 from ..paths.base import _BLOCK_ELEMENTS
 from ..networks import WEIGHTS, ResNet, weight_shape
+from .presets import TASK_BYTES
 from .theory import bounds_apply, classify, critical_beta, theory_bounds  # noqa: F401 - their earlier home
 
 CAP = 1e30  # a ratio above CAP (or non-finite) counts as exploded and is reported as CAP
-BUDGET = 1 << 30  # bytes of weights and stored states per task; draws are chunked to fit
+BUDGET = TASK_BYTES  # bytes of weights and stored states per task; draws are chunked to fit
 
 
 

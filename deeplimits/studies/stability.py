@@ -222,7 +222,7 @@ def plan_stability(arch: str = "res-3", driver: Driver | str | None = None, *, a
 
 def _stability_chunk(arch, driver, width, n_in, depths, betas, draws, inputs, dtype, chunk, device, bias) -> int:
     """Draws per task: given, or the default (part of the spec, hence of the seeds: its
-    historical 1 GiB rule), checked against the machine's memory and the task limit."""
+    historical rule, :data:`~deeplimits.studies.presets.TASK_BYTES`), checked against the machine's memory and the task limit."""
     item = torch.empty((), dtype=dtype).element_size()
     nw = sum(math.prod(weight_shape(nm, width)) for nm in weight_names(arch, bias))
     top = _pow2_ceil(max(depths)) if driver.needs_resolution else max(depths)
@@ -308,7 +308,7 @@ def stability(arch: str = "res-3", driver: Driver | str | None = None, *, activa
         draws: independent draws of (weights, A, B, x); ``inputs`` inputs per draw.
         dtype: float32 by default (ratios need no more; non-finite or > CAP counts as exploded).
         histograms: keep the norm ratios at the largest depth (for :meth:`~StabilityResult.plot_histograms`).
-        chunk: draws per task (default: as many as fit in 1 GiB).
+        chunk: draws per task (default: as many as fit in ``presets.TASK_BYTES`` bytes).
         device: where the tasks run (default the CPU; ``'cuda'``, ``'mps'``); recorded in the
             spec only when not the CPU.
         delta: the high-probability bounds hold each with probability at least ``1 - delta``

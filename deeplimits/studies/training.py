@@ -304,9 +304,8 @@ def _driver_options(driver, hursts, length_scale):
     driver = V_.choice("driver", driver, DRIVERS)
     if driver == "fractional":
         if hursts is None:
-            raise ValueError("hursts must be given for driver 'fractional' (values in (0, 1))")
-        hursts = _values("hursts", hursts, lambda h: V_.real("hursts", h, low=0.0, high=1.0, low_open=True,
-                                                              high_open=True))
+            raise ValueError(f"hursts must be given for driver 'fractional' (values {V_.HURST.range_text()})")
+        hursts = _values("hursts", hursts, lambda h: V_.hurst(h, name="hursts"))
     elif hursts is not None:
         raise ValueError(f"hursts apply only to driver 'fractional', not {driver!r}")
     else:
@@ -314,7 +313,7 @@ def _driver_options(driver, hursts, length_scale):
     if length_scale is not None:
         if driver != "smooth":
             raise ValueError(f"length_scale applies only to driver 'smooth', not {driver!r}")
-        length_scale = V_.real("length_scale", length_scale, low=0.0, low_open=True)
+        length_scale = V_.length_scale(length_scale)
     return driver, hursts, length_scale
 
 

@@ -1,0 +1,127 @@
+"""Options declared as data: each keyword option of a regime is one :class:`Option` (name, type,
+default, allowed range, help text), and the quantities shared with the numerical code (the
+Hurst index of fractional weights, the RBF length scale of smooth weights, the entry scales of
+the inside model) are declared here once.
+
+Everything else reads these declarations: :func:`deeplimits.pair` (which options apply, their
+validation through :func:`deeplimits._validate.option`, their defaults), the convergence plan
+(its spec fields) and result, the command line (one flag per declared option, with its help and
+default) and the documentation. A regime lists the options it accepts in ``Regime.options``, so
+the regimes that take an option are the ones that list it (docs/mathematics.md, "Adding a
+regime"). Torch-free: the command line builds its ``--help`` from these without the numerical
+stack.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+__all__ = ["Option", "HURST", "YOUNG_HURST", "LENGTH_SCALE", "SA", "SB"]
+
+#: the value types an option may have (the command line parses the first two as numbers)
+TYPES = (float, int, bool, str)
+
+
+def _num(x) -> str:
+    return "inf" if x is None else f"{x:g}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Option:
+    """One keyword option of a regime, declared once.
+
+    Args:
+        name: the keyword of :func:`deeplimits.pair` (a Python identifier); the command-line
+            flag is ``--name-with-dashes`` (``--no-name`` for a boolean that defaults to True).
+        type: ``float``, ``int``, ``bool`` or ``str``.
+        default: the value used when the option is not given (``None``: no value; the regime's
+            code decides what that means).
+        help: what the option is, in a few words (the range and the default are added from
+            the other fields wherever it is shown).
+        low, high: the allowed range of a number (``None``: unbounded on that side).
+        low_open, high_open: whether the range excludes that end.
+        required: whether the option must be given.
+        note: a few words shown after the range in an error message (e.g. what the option is).
+        below: why a value at or below ``low`` is refused, appended to the error message.
+
+    Values are checked against a declaration by :func:`deeplimits._validate.option`.
+    """
+
+    name: str
+    type: type = float
+    default: Any = None
+    help: str = ""
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    required: bool = False
+    note: str = ""
+    below: str = ""
+
+    def __post_init__(self):
+        if not (isinstance(self.name, str) and self.name.isidentifier()):
+            raise ValueError(f"Option name must be a Python identifier, got {self.name!r}")
+        if self.type not in TYPES:
+            raise ValueError(f"Option {self.name!r}: type must be one of float, int, bool, str; got {self.type!r}")
+        if self.type is bool and not isinstance(self.default, bool):
+            raise ValueError(f"Option {self.name!r}: a bool option needs a default True or False, got {self.default!r}")
+
+    @property
+    def flag(self) -> str:
+        """The command-line flag: ``--name-with-dashes``; ``--no-name`` for a boolean that
+        defaults to True (the flag sets False)."""
+        dashed = self.name.replace("_", "-")
+        return f"--no-{dashed}" if self.type is bool and self.default else f"--{dashed}"
+
+    @property
+    def neutral(self):
+        """The value that means "not given" when passed to any regime: ``None``, or a boolean's
+        default (``corrected=False``, ``ito_correction=True``)."""
+        return self.default if self.type is bool else None
+
+    def range_text(self) -> str:
+        """The allowed range in words: ``in (0.5, 1)``, ``>= 1``, ``> 0``; ``''`` if unbounded."""
+        if self.low is not None and self.high is not None:
+            return f"in {'(' if self.low_open else '['}{_num(self.low)}, {_num(self.high)}{')' if self.high_open else ']'}"
+        if self.low is not None:
+            return f"{'>' if self.low_open else '>='} {_num(self.low)}"
+        if self.high is not None:
+            return f"{'<' if self.high_open else '<='} {_num(self.high)}"
+        return ""
+
+    def default_text(self) -> str:
+        """``default X`` (``''`` without a default; ``required`` for a required option)."""
+        if self.required:
+            return "required"
+        if self.default is None:
+            return ""
+        return f"default {_num(self.default) if isinstance(self.default, float) else self.default}"
+
+    def describe(self) -> str:
+        """The help line: ``help (range; default)``, e.g. ``'RBF length scale of the smooth
+        weights (in [0.05, 100]; default 0.1)'``."""
+        extra = "; ".join(t for t in (self.range_text(), self.default_text()) if t)
+        return f"{self.help} ({extra})" if extra else self.help
+
+
+#: the Hurst index of fractional weights (fBm increments), H in (0, 1)
+HURST = Option("hurst", float, help="Hurst index H", low=0.0, high=1.0, low_open=True, high_open=True)
+
+#: the Hurst index of a Young equation and of its Euler networks (the ``fbm`` regime, the Young
+#: limit, the modified Euler network): H in (1/2, 1)
+YOUNG_HURST = dataclasses.replace(
+    HURST, low=0.5,
+    below="for H <= 1/2 the Euler scheme of the Young equation has no strong limit (the critical scaling saturates "
+          "at beta = 1/2); use the 'sde' regime for H = 1/2")
+
+#: the RBF length scale of smooth (Gaussian process) weights, in units of the whole depth
+LENGTH_SCALE = Option("length_scale", float, default=0.1, help="RBF length scale of the smooth weights",
+                      low=0.05, high=100.0)
+
+#: the entry standard deviation ``s_A`` of the inside weights ``A`` (docs/mathematics.md, "The inside model")
+SA = Option("sa", float, default=0.25, help="entry standard deviation of A", low=0.0, low_open=True)
+
+#: the entry standard deviation ``s_b`` of the inside biases ``b`` (0: no bias)
+SB = Option("sb", float, default=1.0, help="entry standard deviation of b; 0: no bias", low=0.0)
