@@ -220,7 +220,8 @@ def train(module: ResidualNetwork, data, *, optimizer: str = "adam", lr=1e-3, ep
             opt.zero_grad(set_to_none=True)
             per = _config_losses(module(xb), yb, loss)
             per.sum().backward()
-            opt.step(loss=per.detach())
+            opt.observe(per.detach())
+            opt.step()
         ran = epoch + 1
         if progress is not None:
             progress(1)
