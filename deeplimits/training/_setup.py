@@ -6,6 +6,8 @@ default decay by 10 halfway, a ``MultiStepLR``).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import torch
 
 from .. import _validate as V_
@@ -39,11 +41,11 @@ def data_form(module, data, test_data, loss) -> tuple[bool, str]:
             _pair(module, f"data.x_{split}", getattr(data, f"x_{split}"), f"data.y_{split}",
                   getattr(data, f"y_{split}"), loss)
         return True, loss
-    if iter(data) is data:
+    if isinstance(data, Iterator):  # not iter(data): a DataLoader's starts workers and draws its seed
         raise ValueError("data must be readable once per epoch (a DataLoader or a list of batches), not an iterator")
     if hasattr(data, "__len__") and len(data) == 0:
         raise ValueError("data must hold at least one mini-batch")
-    if test_data is not None and (not _batches(test_data) or iter(test_data) is test_data):
+    if test_data is not None and (not _batches(test_data) or isinstance(test_data, Iterator)):
         raise ValueError(f"test_data must be None or an iterable of (x, y) mini-batches such as a DataLoader, "
                          f"got {type(test_data).__name__}")
     return False, loss
