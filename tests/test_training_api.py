@@ -285,10 +285,11 @@ def test_default_train_gives_the_numbers_of_before(optimizer):
 
 def test_history_callbacks_and_stopping():
     """One history record per epoch (lr, per-configuration running loss and accuracy, finite);
-    every callback sees every epoch; a true return stops after that epoch."""
+    every callback sees every epoch; returning True stops after that epoch (a progress function
+    that returns True, as a progress bar's update may, does not)."""
     seen, ticks = [], []
-    res = train(net(), toy(), lr=RATES, epochs=6, batch_size=32, progress=ticks.append,
-                callbacks=[seen.append, lambda rec: rec["epoch"] == 2])
+    res = train(net(), toy(), lr=RATES, epochs=6, batch_size=32, progress=lambda n: ticks.append(n) or True,
+                callbacks=[seen.append, lambda rec: rec["epoch"] == 2, lambda rec: "yes"])
     assert res.epochs == 3 and len(res.history) == 3 and seen == res.history and ticks == [1, 1, 1]
     h = res.history[0]
     assert set(h) == {"epoch", "lr", "train_loss", "train_accuracy", "finite", "seconds"}

@@ -106,7 +106,8 @@ def run(module, source, opt, scheduler, *, epochs: int, loss: str, stop_loss, ca
         if scheduler is not None and not per_batch:
             _epoch_step(scheduler, record)
         stop = stop_loss is not None and _reached(module, source, loss, finite, stop_loss)
-        if any([bool(cb(record)) for cb in callbacks]) or stop:  # every callback sees every epoch
+        answers = [cb(record) for cb in callbacks]  # every callback sees every epoch
+        if stop or any(a is True for a in answers):
             break
     return history
 

@@ -96,7 +96,7 @@ def _check(module, data, test_data, epochs, batch_size, loss, stop_loss, seed, p
     V_.callback("progress", progress)
     callbacks = V_.callbacks("callbacks", callbacks)
     if progress is not None:
-        callbacks = [lambda record: progress(1)] + callbacks
+        callbacks = [_ticks(progress)] + callbacks
     if in_memory:
         n_train = int(data.x_train.shape[0])
         require_train_steps(n_train, batch_size, epochs, module.depth, stop_loss, ("epochs", "depth"))
@@ -104,6 +104,14 @@ def _check(module, data, test_data, epochs, batch_size, loss, stop_loss, seed, p
     else:
         _require_batches(module, data, epochs, stop_loss)
     return in_memory, loss, stop_loss, callbacks
+
+
+def _ticks(progress):
+    """``progress`` as a callback: called with 1 after each epoch, never stopping the run
+    (whatever it returns; a progress bar's ``update`` may return True)."""
+    def tick(record):
+        progress(1)
+    return tick
 
 
 def _require_batches(module, data, epochs, stop_loss):
@@ -168,7 +176,7 @@ def train(module: ResidualNetwork, data, *, optimizer="adam", lr=None, epochs: i
         seed: an integer in ``[0, seed_limit(epochs)]`` (about 9.2e13).
         callbacks: ``None``, a function or a list of functions, each called after every epoch
             with that epoch's history record (a dict); training stops after an epoch where one
-            returns a true value.
+            returns ``True`` (anything else, ``None`` included, goes on).
         progress: ``None`` or a function, called with 1 after each epoch (a callback).
         test_data: with mini-batch ``data``: ``None`` or an iterable of ``(x, y)`` mini-batches
             whose losses and accuracies go into the records.
