@@ -84,7 +84,8 @@ def batched_seconds(a, C, x, y, repeats):
         opt.zero_grad(set_to_none=True)
         per = config_losses(net(x), y, "cross_entropy")
         per.sum().backward()
-        opt.step(loss=per.detach())
+        opt.observe(per.detach())
+        opt.step()
 
     full = median_seconds(step, repeats)
 

@@ -11,6 +11,15 @@ Seeding, from a run's base seed to every number:
 3. a sample's blocks (Brownian blocks of fine steps, i.i.d. depths and chunks) use
    :func:`mix_seed` ``(seed, j)`` sub-streams, drawn by :func:`normal` / :func:`uniform`.
 
+Training (deeplimits.training, deeplimits.studies) mixes its seeds here too:
+
+* epoch ``e`` of a training run seeded ``seed`` shuffles its mini-batches with
+  :func:`epoch_seed` ``(seed, e)`` ``= seed * 100003 + e`` (below 2^63 for ``seed <=``
+  :func:`epoch_seed_limit` ``(epochs)``);
+* initialisation ``init`` of a training grid seeded ``seed`` draws its residual weights with
+  :func:`chunk_seed` ``(seed, init)`` and its input and output layers with :func:`io_seed`
+  ``(seed, init)`` ``= chunk_seed(seed, 2^40 | init)``.
+
 Same seed, same device, same dtype -> same numbers, on any number of threads or workers.
 
 Devices (every sampler, pair and study takes ``device=``; ``None`` is the CPU):
@@ -58,6 +67,29 @@ def chunk_seed(seed: int, chunk: int) -> int:
     """The seed of task ``chunk`` of a run seeded ``seed``: independent streams per task,
     the same whichever process computes it."""
     return int(np.random.SeedSequence([seed, chunk]).generate_state(1, np.uint64)[0] >> 1)
+
+
+#: the stride of :func:`epoch_seed`: epochs of one run never share a seed with another run's
+SEED_STRIDE = 100_003
+
+
+def epoch_seed(seed: int, epoch: int) -> int:
+    """The shuffling seed of epoch ``epoch`` of a training run seeded ``seed``:
+    ``seed * SEED_STRIDE + epoch``."""
+    return seed * SEED_STRIDE + epoch
+
+
+def epoch_seed_limit(epochs: int) -> int:
+    """The largest run seed whose :func:`epoch_seed` of every one of ``epochs`` epochs stays
+    below 2^63 (about 9.2e13)."""
+    return (2 ** 63 - 1 - (epochs - 1)) // SEED_STRIDE
+
+
+def io_seed(seed: int, init: int) -> int:
+    """The seed of the input and output layers of initialisation ``init`` of a training grid
+    seeded ``seed``: :func:`chunk_seed` ``(seed, 2^40 | init)``, a stream apart from the
+    residual weights' ``chunk_seed(seed, init)``."""
+    return chunk_seed(seed, 1 << 40 | init)
 
 
 def mix_seed(seed: int, stream: int) -> int:

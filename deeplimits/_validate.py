@@ -142,6 +142,40 @@ def callback(name: str, value) -> Callable | None:
     return value
 
 
+def callbacks(name: str, value) -> list[Callable]:
+    """``None`` (none), a function, or a list of functions: the list of functions."""
+    if value is None:
+        return []
+    items = [value] if callable(value) else sequence(name, value, what="a function or a list of functions")
+    for v in items:
+        if not callable(v):
+            raise ValueError(f"{name} must be a function or a list of functions, got {v!r}")
+    return items
+
+
+def per_config(name: str, value, configs: int) -> torch.Tensor:
+    """``(configs,)`` float64 values, each finite and > 0, from a number or one real per config
+    (a list or a tensor): learning rates."""
+    bad = ValueError(f"{name} must be a number or one real number per config ({configs}), got {value!r:.80}")
+    if _is_real(value):
+        value = [float(value)] * configs
+    elif isinstance(value, torch.Tensor):
+        has_data(name, value)
+        if value.dtype == torch.bool or value.is_complex():
+            raise bad
+    elif isinstance(value, (str, bytes, bool)) or not hasattr(value, "__len__"):
+        raise bad
+    try:
+        t = torch.as_tensor(value, dtype=torch.float64).detach().clone().reshape(-1).cpu()
+    except (TypeError, ValueError, RuntimeError):
+        raise bad from None
+    if t.numel() != configs:
+        raise ValueError(f"{name} must be a number or have one value per config ({configs}), got {t.numel()}")
+    if not bool(torch.isfinite(t).all()) or bool((t <= 0).any()):
+        raise ValueError(f"{name} must be finite and > 0, got {t.tolist()}")
+    return t
+
+
 def store(value):
     """``None`` or a run store (:class:`deeplimits.runs.RunStore`, opened with
     ``RunStore(directory, spec)``)."""

@@ -270,7 +270,9 @@ def _train_batched(model, opt, steps):
         opt.zero_grad()
         loss = _losses(model, x, y)
         loss.sum().backward()  # the sum over configs: each config's gradient is its own loss's
-        opt.step(loss=loss) if isinstance(opt, (BatchedAdam, BatchedSGD)) else opt.step()
+        if isinstance(opt, (BatchedAdam, BatchedSGD)):
+            opt.observe(loss)  # the per-config losses for the finite mask (step has torch's signature)
+        opt.step()
 
 
 @pytest.mark.parametrize("arch,delta,opt", [
@@ -306,7 +308,8 @@ def test_nonfinite_config_is_frozen():
         opt.zero_grad()
         loss = _losses(m, x, y) * torch.tensor([1.0, float("nan"), 1.0], dtype=F64)
         loss.sum().backward()
-        opt.step(loss=loss)
+        opt.observe(loss)
+        opt.step()
     assert opt.finite.tolist() == [True, False, True]
     axes = {n: a for (n, _), a in zip(m.named_parameters(), m.config_axes().values())}
     for n, p in m.named_parameters():
@@ -326,7 +329,7 @@ def test_nonfinite_config_is_frozen():
     (lambda m: BatchedSGD({m.V: 4}), "config axis must be an integer in"),
     (lambda m: BatchedSGD({m.V: 1, m.A: 1}), "same number of configs"),
     (lambda m: BatchedSGD(m, nesterov=True), "nesterov requires momentum"),
-    (lambda m: BatchedAdam(m).step(loss=torch.zeros(2)), r"loss must have shape \(3,\)"),
+    (lambda m: BatchedAdam(m).observe(torch.zeros(2)), r"loss must have shape \(3,\)"),
 ])
 def test_optimiser_bad_input(call, match):
     m = ResidualNetwork("res-1", 4, 3, 2, 1, configs=3, dtype=F64)

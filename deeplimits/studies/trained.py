@@ -3,8 +3,8 @@ the sweep task that trains one chunk of configurations, the initial weights of e
 configuration, where the trained weights are stored and how to read them back.
 
 The initial weights of configuration ``(H_i, seed_j)`` are drawn with the generator seeded
-``chunk_seed(seed, i * seeds + j)`` (its input and output layers with ``chunk_seed(seed, 2^40 +
-i * seeds + j)``): the same for every ``beta`` and learning rate.
+``chunk_seed(seed, i * seeds + j)`` (its input and output layers with ``io_seed(seed, i * seeds
++ j)``, :mod:`deeplimits._random`): the same for every ``beta`` and learning rate.
 
 Integrity: the SHA-256 of each stored weights file is recorded in its task's result, which the
 run store checksums; a file that is missing, truncated, replaced or garbled no longer matches,
@@ -21,7 +21,7 @@ import warnings
 
 import torch
 
-from .._random import chunk_seed
+from .._random import chunk_seed, io_seed
 from ..runs import DamagedFileWarning, register_task
 
 __all__ = ["train_task", "init_weights", "load_trained", "weights_path", "weight_paths", "weights_damage",
@@ -100,7 +100,7 @@ def train_task(params: dict, seed: int, progress=None) -> dict:
     each = (time.perf_counter() - t0) / len(configs)
     records = [{"driver": params["driver"], **{k: c[k] for k in ("hurst", "beta", "lr", "seed")}, **r,
                 "epochs": res.epochs, "seconds": each} for c, r in zip(configs, res.records)]
-    state = {"module": _module_options(net), "configs": configs,
+    state = {"module": net.get_config(), "configs": configs,
              "state_dict": {k: v.detach().cpu() for k, v in net.state_dict().items()}}
     return {"records": records, "state": state}
 
@@ -109,8 +109,8 @@ def train_task(params: dict, seed: int, progress=None) -> dict:
 def init_weights(net, params: dict, configs: list[dict], seed: int):
     """The initial weights of every configuration of a chunk: configuration ``c`` reads its
     residual weights off its driver with the generator seeded ``chunk_seed(seed, init)``, and
-    its input and output layers from ``chunk_seed(seed, 2^40 + init)`` (so one initialisation is
-    the same network for every ``beta`` and learning rate)."""
+    its input and output layers from :func:`~deeplimits._random.io_seed` ``(seed, init)`` (so one
+    initialisation is the same network for every ``beta`` and learning rate)."""
     from ..paths import make_driver
     from ..training import init_from_driver
 
@@ -118,16 +118,10 @@ def init_weights(net, params: dict, configs: list[dict], seed: int):
         g = torch.Generator().manual_seed(chunk_seed(seed, cfg["init"]))
         driver = make_driver(params["driver"], cfg["hurst"], params.get("length_scale"))
         init_from_driver(net, driver, generator=g, config=c)
-        g_io = torch.Generator().manual_seed(chunk_seed(seed, 1 << 40 | cfg["init"]))
+        g_io = torch.Generator().manual_seed(io_seed(seed, cfg["init"]))
         for name in ("A", "B"):
             p = getattr(net, name)
             p[c].copy_(torch.randn(p.shape[1:], generator=g_io, dtype=p.dtype) * p.shape[1] ** -0.5)
-
-
-def _module_options(net) -> dict:
-    return {"arch": net.arch, "depth": net.depth, "width": net.width, "in_features": net.in_features,
-            "out_features": net.out_features, "configs": net.configs, "beta": net.beta,
-            "activation": net.activation.name, "bias": net.bias}
 
 
 def load_trained(path: str, *, map_location="cpu", sha256: str | None = None):
@@ -146,11 +140,9 @@ def load_trained(path: str, *, map_location="cpu", sha256: str | None = None):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             state = torch.load(path, map_location=map_location, weights_only=True)
-        opts = dict(state["module"])
         sd = state["state_dict"]
-        dtype = next(iter(sd.values())).dtype
-        net = ResidualNetwork(opts.pop("arch"), opts.pop("depth"), opts.pop("width"), opts.pop("in_features"),
-                              opts.pop("out_features"), dtype=dtype, **opts)
+        # the weights' dtype (a chunk stored before get_config() existed has no dtype in its config)
+        net = ResidualNetwork.from_config({**state["module"], "dtype": next(iter(sd.values())).dtype})
         net.load_state_dict(sd)
         configs = list(state["configs"])
     except Exception as e:  # noqa: BLE001 - any unreadable or foreign file is one line naming it

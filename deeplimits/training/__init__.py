@@ -4,8 +4,11 @@
   parameter (one forward/backward trains them all);
 * :func:`init_from_driver` and the ``torch.nn.init``-style :func:`iid_`, :func:`fractional_`,
   :func:`smooth_` read weights off a driver path;
-* :class:`BatchedAdam`, :class:`BatchedSGD`: one learning rate per config and a ``finite``
-  mask that freezes a config whose loss went non-finite.
+* :class:`BatchedAdam`, :class:`BatchedSGD`: ``torch.optim`` optimisers with one learning rate
+  per config (a group's ``lr``, which any ``torch.optim.lr_scheduler`` drives, times per-config
+  factors) and a ``finite`` mask that freezes a config whose loss went non-finite;
+* :func:`train`: the training loop (an optimiser, a scheduler, callbacks, a per-epoch history;
+  data in memory or from a ``DataLoader``).
 
 See docs/training.md.
 """

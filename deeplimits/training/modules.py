@@ -10,12 +10,17 @@ initialised at ``1/L`` (Cohen, Cont, Rossier & Xu, ICML 2021).
 Every parameter carries the configuration axis ``C``: the ``C`` networks share nothing but the
 input batch, so one forward/backward trains all of them (each config's gradient only depends on
 its own loss when the total loss is the sum of the per-config losses). :meth:`config_axes`
-declares that axis for the batched optimisers of :mod:`.optim`.
+declares that axis for the batched optimisers of :mod:`.optim`, and every parameter carries it
+as its attribute ``config_axis`` (so a plain list of the parameters can go to an optimiser).
+:meth:`get_config` / :meth:`from_config` write and read the constructor's arguments as plain
+JSON; :meth:`release_grads` is the public hook the optimisers' ``zero_grad`` calls.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+
+from ..activations import activation as _activation
 
 import torch
 
@@ -24,9 +29,12 @@ from .. import _validate as V_
 from ..networks import ARCHITECTURES, ResNet
 from ._stack import Workspace, res1_stack
 
-__all__ = ["ResidualNetwork", "DELTA_MODES", "parameter_count", "activation_count"]
+__all__ = ["ResidualNetwork", "DELTA_MODES", "CONFIG_KEYS", "parameter_count", "activation_count"]
 
 DELTA_MODES = ("shared", "per-layer")
+#: the keys of :meth:`ResidualNetwork.get_config` (the first five are required by ``from_config``)
+CONFIG_KEYS = ("arch", "depth", "width", "in_features", "out_features", "configs", "beta", "activation", "bias",
+               "delta", "dtype")
 _RESIDUAL = {"res-1": ("V",), "res-2": ("V", "W"), "res-3": ("V", "W"), "inside": ("W",)}
 
 
@@ -90,6 +98,7 @@ class ResidualNetwork(torch.nn.Module):
             self.delta = torch.nn.Parameter(torch.empty(shape, **kw))
         self.B = torch.nn.Parameter(torch.empty(C, d, self.out_features, **kw))
         self._workspace = Workspace()
+        self._mark_axes()
         self.reset_parameters()
 
     @property
@@ -123,6 +132,75 @@ class ResidualNetwork(torch.nn.Module):
         """``{parameter: axis}``: the axis of each trainable parameter that indexes the configs
         (a parameter with ``requires_grad=False``, e.g. a fixed input layer, is left out)."""
         return {p: _config_axis(name, p) for name, p in self.named_parameters() if p.requires_grad}
+
+    def _mark_axes(self):
+        """Write each parameter's configuration axis on it (``p.config_axis``), where the batched
+        optimisers read it for a plain list of parameters."""
+        for name, p in self.named_parameters():
+            p.config_axis = _config_axis(name, p)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        self._mark_axes()  # a copy's parameters are new tensors (copy.deepcopy, pickle)
+
+    def release_grads(self, params=None) -> None:
+        """Set the gradients of ``params`` (an iterable of this module's parameters; default all)
+        to ``None``, handing the larger ones back to the module's workspace: the next backward
+        pass of the ``res-1`` stack writes into them instead of a fresh tensor (on CPU a fresh
+        tensor costs a page fault per 4 KiB). A reference to an old ``.grad`` kept across steps
+        is then overwritten, as with ``zero_grad(set_to_none=False)``. The batched optimisers'
+        ``zero_grad`` calls this."""
+        mine = list(self.parameters())
+        for p in mine if params is None else params:
+            if not any(p is q for q in mine):
+                raise ValueError("params must be parameters of this module")
+            if p.grad is not None:
+                if p.grad.dim() >= 3:
+                    self._workspace.recycle(p.grad)
+                p.grad = None
+
+    # -- the constructor's arguments as plain JSON ----------------------------------------
+    def get_config(self) -> dict:
+        """The constructor's arguments as plain JSON (keys :data:`CONFIG_KEYS`; ``activation`` by
+        name, ``dtype`` as ``'float32'``/``'float64'``, no device): ``from_config(get_config())``
+        builds the same architecture (the weights are in ``state_dict()``). An activation given
+        as a callable must be one that its name gives back (a named activation or
+        ``'module:function'``), else ``ValueError``."""
+        act = self._options["activation"]
+        if not isinstance(act, str):
+            act = self.activation.name
+            try:
+                _activation(act)
+            except ValueError:
+                raise ValueError(f"activation {act!r} cannot be written to a config: give the module its name "
+                                 f"('module:function' for a function of an importable module)") from None
+        return {"arch": self.arch, "depth": self.depth, "width": self.width, "in_features": self.in_features,
+                "out_features": self.out_features, "configs": self.configs, "beta": self.beta, "activation": act,
+                "bias": self.bias, "delta": self.delta_mode, "dtype": str(self.A.dtype).replace("torch.", "")}
+
+    @classmethod
+    def from_config(cls, config: dict, *, device=None) -> "ResidualNetwork":
+        """A new module (freshly initialised) from :meth:`get_config`'s dict, or an older one
+        lacking some keys (``configs``, ``beta``, ``activation``, ``bias``, ``delta``, ``dtype``
+        take the constructor's defaults); ``dtype`` may be a name or a ``torch.dtype``.
+
+        Args:
+            config: a dict with at least ``arch``, ``depth``, ``width``, ``in_features``,
+                ``out_features`` and no key outside :data:`CONFIG_KEYS`.
+            device: where the parameters live (as for the constructor).
+        """
+        if not isinstance(config, Mapping):
+            raise ValueError(f"config must be a dict (ResidualNetwork.get_config()), got {type(config).__name__}")
+        missing = [k for k in CONFIG_KEYS[:5] if k not in config]
+        unknown = [k for k in config if k not in CONFIG_KEYS]
+        if missing or unknown:
+            raise ValueError(f"config must have the keys {', '.join(CONFIG_KEYS[:5])} and no others of "
+                             f"{', '.join(CONFIG_KEYS[5:])}, got missing {missing}, unknown {unknown}")
+        kw = dict(config)
+        dtype = kw.pop("dtype", torch.float32)
+        if isinstance(dtype, str) and dtype in ("float32", "float64"):
+            dtype = getattr(torch, dtype)
+        return cls(**kw, dtype=V_.dtype(dtype, name="config['dtype']"), device=device)
 
     def residual_names(self) -> tuple[str, ...]:
         """Names of the per-layer parameters ``(L, C, ...)``: ``V``, ``W``, ``b`` as present."""
