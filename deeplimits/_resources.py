@@ -15,7 +15,7 @@ import math
 import os
 from typing import Callable, Sequence
 
-from ._validate import ResourceError
+from .errors import ResourceError
 
 __all__ = ["Estimate", "available_memory", "fmt_bytes", "fgn_bytes", "require_memory", "require_count",
            "fit_chunk", "MAX_TASKS", "MAX_STEPS", "MAX_CONFIGS", "MAX_TRAIN_STEPS"]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import re
 from collections.abc import Mapping
 from typing import Callable, Iterable, Sequence
 
@@ -17,6 +16,7 @@ import torch
 
 # the output paths, probed before any work (what a probe creates, it removes): re-exported
 from ._files import _path, missing_dirs, remove_empty_dirs, writable_dir, writable_file  # noqa: F401
+from .errors import ResourceError  # noqa: F401 - re-exported: the plans raise it through their checks
 from .options import HURST, LENGTH_SCALE, YOUNG_HURST
 
 FLOAT_DTYPES = (torch.float32, torch.float64)
@@ -360,52 +360,3 @@ def generator(value) -> torch.Generator | None:
     if value is not None and not isinstance(value, torch.Generator):
         raise ValueError(f"generator must be a torch.Generator or None, got {type(value).__name__}")
     return value
-
-
-# -- executors and resources (shared by the sweep runner, the studies and the CLI) -----------------
-
-_SCHEDULER = re.compile(r"^(?:(?:tcp|tls|ucx|ws|wss|inproc)://)?(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$")
-
-
-def workers(value) -> int | None:
-    """``None`` (run in this process) or a number of local Dask worker processes ``>= 1``."""
-    return None if value is None else integer("workers", value, low=1, high=1024)
-
-
-def scheduler(value) -> str | None:
-    """``None`` or a Dask scheduler address: ``[tcp|tls|ucx|ws|wss|inproc]://HOST:PORT`` or ``HOST:PORT``."""
-    if value is None:
-        return None
-    m = _SCHEDULER.match(value) if isinstance(value, str) else None
-    if m is None or not 1 <= int(m.group(2)) <= 65535:
-        raise ValueError(f"scheduler must be a Dask scheduler address like tcp://HOST:PORT (port in 1..65535), "
-                         f"got {value!r}")
-    return value
-
-
-def timeout(value) -> float | None:
-    """``None`` (the default) or seconds in (0, 86400] to wait for a Dask scheduler or its workers."""
-    return None if value is None else real("timeout", value, low=0.0, high=86400.0, low_open=True)
-
-
-def executor(workers_, scheduler_, timeout_=None) -> tuple[int | None, str | None, float | None]:
-    """``workers`` xor ``scheduler`` (or neither), each well-formed, and a ``timeout``."""
-    w, s, t = workers(workers_), scheduler(scheduler_), timeout(timeout_)
-    if w is not None and s is not None:
-        raise ValueError("give workers (a local cluster) or scheduler (an existing one), not both")
-    if w is not None or s is not None:
-        from ._extras import need
-
-        need("distributed")  # before any work: a missing extra is a one-line message
-    return w, s, t
-
-
-class ResourceError(ValueError):
-    """A request that cannot fit: raised at plan time, before any work, with the estimate.
-
-    ``needed`` and ``available`` are bytes (or counts, with ``unit``); ``knobs`` are the
-    parameter names to change (the CLI shows them as flags)."""
-
-    def __init__(self, message: str, *, needed: float, available: float, knobs: Sequence[str] = ()):
-        super().__init__(message)
-        self.needed, self.available, self.knobs = needed, available, tuple(knobs)

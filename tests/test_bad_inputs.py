@@ -25,6 +25,7 @@ import torch
 
 import deeplimits as dl
 from deeplimits import _validate as V
+from deeplimits._executor import executor
 from deeplimits.cli import main
 from deeplimits.training import BatchedAdam, BatchedSGD
 
@@ -664,9 +665,9 @@ LIB = [
     (lambda: _run_sweep(workers=2.5), ValueError, "workers", pending),
     (lambda: _run_sweep(scheduler="notanaddress"), ValueError, "scheduler", pending),
     (lambda: _run_sweep(workers=1, scheduler="tcp://127.0.0.1:1"), ValueError, "not both", pending),
-    (lambda: V.executor(0, None), ValueError, "workers"),
-    (lambda: V.executor(None, "tcp://h:0"), ValueError, "scheduler"),
-    (lambda: V.executor(None, "tcp://h:1", float("nan")), ValueError, "timeout"),
+    (lambda: executor(0, None), ValueError, "workers"),
+    (lambda: executor(None, "tcp://h:0"), ValueError, "scheduler"),
+    (lambda: executor(None, "tcp://h:1", float("nan")), ValueError, "timeout"),
     (lambda: V.writable_file("json", "/dev/full"), ValueError, "json"),
     (lambda: V.writable_file("json", "/"), ValueError, "json"),
     (lambda: V.writable_dir("out", "/dev/null"), ValueError, "out"),

@@ -46,7 +46,7 @@ def usage(cmd: str, e: ValueError, params=()) -> UsageError:
     flags = params if isinstance(params, dict) else {}
     if name in params:
         msg = f"{flags.get(name) or flag(name)}{head[len(name):]} {rest}"
-    from .._validate import ResourceError
+    from ..errors import ResourceError
 
     knobs = getattr(e, "knobs", ())
     if knobs and isinstance(e, ResourceError):

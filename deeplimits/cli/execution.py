@@ -15,10 +15,10 @@ __all__ = ["executor", "progress", "Run", "open_store", "digest", "default_out",
 def executor(args, cmd) -> dict:
     """``--workers``, ``--scheduler``, ``--timeout`` checked (before any store is opened); the
     keyword arguments of the run functions."""
-    from .. import _validate as V
+    from .._executor import executor as check_executor
 
     try:
-        workers, scheduler, timeout = V.executor(args.workers, args.scheduler, args.timeout)
+        workers, scheduler, timeout = check_executor(args.workers, args.scheduler, args.timeout)
     except ValueError as e:
         msg = str(e).replace("give workers (a local cluster) or scheduler", "give --workers (a local cluster) or "
                              "--scheduler")

@@ -12,6 +12,7 @@ import traceback
 from typing import Callable, Iterable, Sequence
 
 from .. import _validate as V_
+from .._executor import executor as check_executor
 from .store import RunStore
 from .tasks import Task, task_function
 
@@ -45,7 +46,7 @@ def run_sweep(tasks: Sequence[Task], store: RunStore | None = None, *, workers: 
     the cluster cannot be reached or has no worker in time, and :class:`SweepError` after the
     sweep if some tasks failed.
     """
-    workers, scheduler, timeout = V_.executor(workers, scheduler, timeout)
+    workers, scheduler, timeout = check_executor(workers, scheduler, timeout)
     V_.store(store)
     for name, fn in (("progress", progress), ("keep", keep), ("partial", partial)):
         V_.callback(name, fn)
