@@ -163,11 +163,12 @@ class ConvergenceResult(PlainData):
         log = "sqrt(log L)" if self.theory_log_power == 0.5 else f"(log L)^{self.theory_log_power:g}"
         return f"{self.theory_rate:.3f} x {log} (slope {self.theory_slope:.3f} over these depths)"
 
-    def plot(self, ax=None, path: str | None = None):
-        """Log-log plot of the error against depth with the theoretical slope drawn in."""
+    def plot(self, path: str | None = None, *, ax=None):
+        """Log-log plot of the error against depth with the theoretical slope drawn in
+        (:func:`deeplimits.plots.plot_convergence`: ``path`` writes it, ``ax`` draws into yours)."""
         from ..plots import plot_convergence
 
-        return plot_convergence([self], ax=ax, path=path)
+        return plot_convergence([self], path, ax=ax)
 
 
 def _num(x, fmt: str) -> str:
