@@ -34,13 +34,17 @@ class Task:
     seed: int
 
 
-def register_task(name: str, *, reports_progress: bool = False):
+def register_task(name: str, *, reports_progress: bool = False, axes: tuple[str, ...] = ()):
     """Decorator: register a task function under ``name`` (one name, one function). With
     ``reports_progress`` the function also takes ``progress=`` (called with units of work done,
-    when it runs in the coordinating process; see :func:`~deeplimits.runs.run_sweep`)."""
+    when it runs in the coordinating process; see :func:`~deeplimits.runs.run_sweep`). ``axes``
+    names the axes of the nested lists of its result (``("draw", "depth")``): the tidy export
+    (:func:`~deeplimits.runs.tidy_rows`) writes one row per entry, an axis ``x`` with a list
+    ``xs`` in the task's parameters taking its values from it, any other axis its index."""
 
     def register(fn: Callable) -> Callable:
         fn.reports_progress = reports_progress
+        fn.axes = tuple(axes)
         known = _TASKS.get(name)
         if known is not None and (known.__module__, known.__qualname__) != (fn.__module__, fn.__qualname__):
             raise ValueError(f"task name {name!r} is already registered to {known.__module__}.{known.__qualname__}")

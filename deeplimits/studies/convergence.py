@@ -288,7 +288,7 @@ def run_plan(plan: ConvergencePlan, progress: Callable[[int], None] | None = Non
     return plan.run(progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)
 
 
-@register_task("convergence-chunk")
+@register_task("convergence-chunk", axes=("draw", "depth"))
 def run_task(params: dict, seed: int) -> dict:
     """Sweep task: one chunk of draws of a plan (``params`` = plan spec + ``draws``)."""
     spec = {k: v for k, v in params.items() if k != "draws"}

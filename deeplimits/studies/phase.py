@@ -174,7 +174,7 @@ def plan_phase(hursts: Sequence[float] | None = None, betas: Sequence[float] | N
     return plan
 
 
-@register_task("phase-hurst")
+@register_task("phase-hurst", axes=("beta",))
 def phase_task(params: dict, seed: int) -> dict:
     """Sweep task: mean log10 ratios over draws and inputs at one H, for every beta, at the
     depth and (for the scaling estimate of beta*) at a tenth of it, on a prefix of the same weights."""

@@ -238,7 +238,7 @@ def _stability_chunk(arch, driver, width, n_in, depths, betas, draws, inputs, dt
     return chunk
 
 
-@register_task("stability-chunk")
+@register_task("stability-chunk", axes=("draw", "depth", "beta", "input"))
 def stability_task(params: dict, seed: int) -> dict:
     """Sweep task: the ratios of one chunk of draws, ``(draws, depths, betas, inputs)`` lists."""
     net = _network(params["arch"], params["activation"])
