@@ -71,6 +71,19 @@ def test_figures_on_the_site(site):
     assert all((site / "figures" / f).exists() for f in imgs)
 
 
+def test_home_page_shows_the_package_at_work(site):
+    """The home page (issue 28): the main job's figure, the model as rendered mathematics, a quick
+    start without prompts, and the guide from a question to a command."""
+    html = (site / "index.html").read_text()
+    assert re.search(r'<img[^>]+src="figures/convergence\.png"', html) and (site / "figures" / "convergence.png").exists()
+    model = html.split("<h2", 1)[0]
+    assert '<div class="arithmatex"><math' in model  # the residual recursion, displayed
+    quick = html.split('id="quick-start"', 1)[1].split("<h2", 1)[0]
+    assert "&gt;&gt;&gt;" not in quick and "strong_convergence" in quick
+    guide = html.split('id="what-do-i-use-for-my-question"', 1)[1].split("<h2", 1)[0]
+    assert all(f"deeplimits {c}" in guide for c in ("convergence", "stability", "phase", "train", "scaling", "weights"))
+
+
 def test_cli_page_is_the_parser(site):
     html = (site / "cli" / "index.html").read_text()
     from deeplimits.cli import build_parser
