@@ -245,7 +245,8 @@ def _laws_panel(ax, result):
 
 def plot_phase(result, path: str | None = None, *, ax=None):
     """Heat maps of the mean ``log10 r_h`` and ``log10 r_p`` over (H, beta), with the measured
-    critical scaling ``beta*(H)`` and the prediction ``max(H, 1/2)`` drawn in."""
+    critical scalings ``beta*(H)`` of the forward pass (``r_h``) and of the gradient (``r_p``) on
+    both, and the prediction ``max(H, 1/2)`` drawn in."""
     slopes = result.slope_h is not None
     fig, axes = _figure(1, 3 if slopes else 2, (16.5 if slopes else 11, 4.6), path, ax)
     H = np.asarray(result.hurst)
@@ -263,7 +264,7 @@ def plot_phase(result, path: str | None = None, *, ax=None):
         if result.beta_star_scaling is not None:
             sc = np.array([np.nan if v is None else v for v in result.beta_star_scaling], dtype=float)
             ax.plot(H, sc, "g^", ms=3, label=rf"$\beta^*$: $r_h$ flat in depth ({result.short_depth} vs {result.depth})")
-        if ax is axes[0][1] and result.beta_star_p:
+        if result.beta_star_p:  # the gradient's boundary, on both panels: it is not beta = H (docs/published.md)
             bp = np.array([np.nan if v is None else v for v in result.beta_star_p], dtype=float)
             ax.plot(H, bp, "ws", ms=3, mec="k", label=r"$\beta^*$: mean $\log_{10} r_p = 0$")
         ax.set_xlabel("Hurst index H")
