@@ -17,7 +17,7 @@ from .base import Limit, grid as _grid
 
 class GridBrownian(BaseBrownian):
     """A torchsde Brownian motion whose values on the grid ``k / resolution`` are those of a
-    :class:`~deeplimits.drivers.PathSample` (flattened to ``(draws, prod(shape))``).
+    :class:`~deeplimits.paths.PathSample` (flattened to ``(draws, prod(shape))``).
 
     Only grid times are valid, which is all a fixed-step solver with ``dt = 1/resolution``
     on dyadic times ever asks for (dyadic times are exact in binary floating point).

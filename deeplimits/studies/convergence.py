@@ -208,7 +208,7 @@ def _chunk_bytes(p: Pair, n: int, inputs: int, reference: int, depths, item: int
     """Peak bytes of :func:`run_chunk` on ``n`` draws (see :mod:`deeplimits._resources`).
 
     * fractional weights: the fGn of every entry on the finest grid, ``reference x n x d^2``
-      numbers, at its peak inside :func:`~deeplimits.drivers.fgn` (:func:`~deeplimits._resources.fgn_bytes`);
+      numbers, at its peak inside :func:`~deeplimits.paths.fgn` (:func:`~deeplimits._resources.fgn_bytes`);
     * Brownian weights are streamed: blocks of ``_BLOCK_ELEMENTS`` numbers (at least one layer,
       ``n x entries``), the block in use, the one drawn ahead and their trees of pairwise sums,
       plus one accumulated increment per depth;

@@ -297,7 +297,7 @@ def stability(arch: str = "res-3", driver: Driver | str | None = None, *, activa
 
     Args:
         arch: ``'res-1'``, ``'res-2'``, ``'res-3'`` or ``'inside'``.
-        driver: law of the weights, a :class:`~deeplimits.drivers.Driver` or a name
+        driver: law of the weights, a :class:`~deeplimits.paths.Driver` or a name
             (``'uniform'``, the papers' default; ``'gaussian'``, ``'rademacher'``, ``'smooth'``).
         activation: a name (default tanh; ReLU for res-3).
         width, n_in: hidden width ``d`` and input dimension; ``A`` and ``x`` are Gaussian with
@@ -316,8 +316,8 @@ def stability(arch: str = "res-3", driver: Driver | str | None = None, *, activa
         bias: for ``inside`` only: whether the model is ``h + alpha sigma(W h + b)``; default
             False, the published ``h + alpha sigma(W h)``.
         progress: called with the number of draws of each finished chunk.
-        store, workers, scheduler: a :class:`~deeplimits.sweeps.RunStore` and an executor, as
-            for :func:`~deeplimits.convergence.run_plan`.
+        store, workers, scheduler: a :class:`~deeplimits.runs.RunStore` and an executor, as
+            for :func:`~deeplimits.studies.convergence.run_plan`.
 
     Returns:
         A :class:`StabilityResult`.
