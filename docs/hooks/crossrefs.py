@@ -121,7 +121,7 @@ class CrossReferences(griffe.Extension):
             return f"`{match.group(1)}`"
         name, call = parts["name"], parts["call"] or ""
         shown = parts["title"] or (name.rsplit(".", 1)[-1] if parts["tilde"] else name) + call
-        target = self._resolve(name, scope)
+        target = self._resolve(name, scope, match.group(0)[1:].split(":", 1)[0])
         if target is None:
             return f"`{shown}`"
         if target.is_module and target.path not in self.pages and target.name in target.members:
@@ -132,7 +132,7 @@ class CrossReferences(griffe.Extension):
         public = self.rendered.get(target.path)
         return f"[`{shown}`][{public}]" if public else f"`{shown}`"
 
-    def _resolve(self, name: str, scope):
+    def _resolve(self, name: str, scope, role: str = ""):
         head, _, rest = name.partition(".")
         if head == "deeplimits":
             return self._get(name)
@@ -144,9 +144,10 @@ class CrossReferences(griffe.Extension):
             found = self._get(f"{full}.{rest}" if rest else full)
             if found is not None:
                 return found
-        candidates = self.short.get(name.rsplit(".", 1)[-1], [])
-        candidates = [c for c in candidates if c.endswith("." + name)]
-        return self._get(candidates[0]) if len(set(candidates)) == 1 else None
+        candidates = {c for c in self.short.get(name.rsplit(".", 1)[-1], []) if c.endswith("." + name)}
+        if len(candidates) > 1 and role in ("func", "meth"):  # a function or a method, as the role says
+            candidates = {c for c in candidates if self._get(c).parent.is_class == (role == "meth")}
+        return self._get(candidates.pop()) if len(candidates) == 1 else None
 
     def _page(self, match: re.Match) -> str:
         page, sep, section = match.group(1), match.group(2), match.group(3)
