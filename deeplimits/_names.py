@@ -14,10 +14,10 @@ import re
 __all__ = ["DRIVERS", "ARCHITECTURES", "ACTIVATIONS", "DEFAULT_ACTIVATION", "RES3_ACTIVATION", "INSIDE_ACTIVATION",
            "DTYPES", "DEVICE_TYPES", "device_form"]
 
-#: laws of the weights (:func:`deeplimits.make_driver`)
 DRIVERS = ("uniform", "gaussian", "rademacher", "fractional", "smooth")
-#: residual maps (:class:`deeplimits.ResNet`)
+"""Laws of the weights (:func:`deeplimits.make_driver`)."""
 ARCHITECTURES = ("res-1", "res-2", "res-3", "inside")
+"""Residual maps (:class:`deeplimits.ResNet`)."""
 #: named activations (:func:`deeplimits.activation`; ``leaky_relu:SLOPE`` sets the slope, and
 #: ``module:function`` names any elementwise callable)
 ACTIVATIONS = ("identity", "tanh", "relu", "leaky_relu", "sin", "sigmoid", "softplus0")

@@ -17,7 +17,7 @@ def plot_convergence(results: Sequence, path: str | None = None, *, ax=None):
     one panel per result, and the theoretical slope drawn through the data's centre.
 
     Args:
-        results: :class:`~deeplimits.convergence.ConvergenceResult` objects.
+        results: :class:`~deeplimits.studies.convergence.ConvergenceResult` objects.
         path: write the figure there (PNG) when given.
         ax: an Axes (one result) or one Axes per result, to draw into; created when omitted.
     Returns:
@@ -103,7 +103,7 @@ def plot_stability(result, path: str | None = None, *, ax=None):
     ``sqrt`` of the theory bounds on ``E r^2`` (dotted) where they apply.
 
     Args:
-        result: a :class:`~deeplimits.propagation.StabilityResult`.
+        result: a :class:`~deeplimits.studies.stability.StabilityResult`.
         path: write the figure there (PNG) when given.
         ax: the Axes to draw into (one per panel), created when omitted.
     """
@@ -166,7 +166,7 @@ def plot_theory(result, path: str | None = None, *, ax=None):
     (circles) and ``max_k ||h_k - h_0||/||h_0||`` (squares) against depth with the fitted laws.
 
     Args:
-        result: a :class:`~deeplimits.studies.StabilityResult`.
+        result: a :class:`~deeplimits.studies.stability.StabilityResult`.
         path: write the figure there (PNG) when given.
         ax: the Axes to draw into (one per panel), created when omitted.
     """

@@ -16,12 +16,12 @@ __all__ = ["Task", "register_task", "task_function", "task_names", "chunk_sizes"
 
 _TASKS: dict[str, Callable] = {}
 
-#: Names of task functions in run stores written before the registry (``module:function``).
 LEGACY_NAMES = {
     "deeplimits.convergence:run_task": "convergence-chunk",
     "deeplimits.propagation:stability_task": "stability-chunk",
     "deeplimits.propagation:phase_task": "phase-hurst",
 }
+"""Names of task functions in run stores written before the registry (``module:function``)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,9 +29,13 @@ class Task:
     """One point of a sweep: the registered function ``fn`` called as ``fn(params, seed)``."""
 
     key: str
+    """The task's key in the run store."""
     fn: str
+    """The registered name of the task function."""
     params: dict
+    """The parameters it is called with (plain JSON)."""
     seed: int
+    """Its seed."""
 
 
 def register_task(name: str, *, reports_progress: bool = False, axes: tuple[str, ...] = ()):

@@ -48,20 +48,31 @@ class ConvergencePlan(Plan):
     """
 
     regime: str
+    """The regime's registry name."""
     width: int
+    """The width ``d``."""
     activation: object
+    """The activation (a name, or a callable: then the plan runs in this process only)."""
     arch: str | None
+    """The residual map (``None``: the regime's default)."""
     depths: tuple[int, ...]
+    """The depths, increasing powers of two."""
     paths: int
+    """Independent draws (driver sample and inputs)."""
     inputs: int
+    """Inputs per draw (errors are averaged over them within a draw)."""
     reference: int
+    """The finest grid on which the reference is solved (rough regimes)."""
     seed: int
+    """Base seed; chunk ``i`` uses :func:`chunk_seed` ``(seed, i)``."""
     dtype: torch.dtype
+    """float32 or float64."""
     chunk: int
-    #: the regime's options as the spec records them (declared options, resolved; see convergence_spec)
+    """Draws per chunk."""
     options: dict = dataclasses.field(default_factory=dict)
-    #: where the chunks run (``'cpu'``, ``'cuda:0'``, ...; recorded in the spec only when not the CPU)
+    """The regime's options as the spec records them (declared options, resolved; see convergence_spec)."""
     device: str = "cpu"
+    """Where the chunks run (``'cpu'``, ``'cuda:0'``, ...; recorded in the spec only when not the CPU)."""
 
     def __getattr__(self, name: str):
         """A declared option by name (``plan.hurst``): its recorded value, else its neutral one."""
@@ -70,10 +81,12 @@ class ConvergencePlan(Plan):
         return self.__dict__.get("options", {}).get(name, S_.neutral(name))
 
     def pair(self) -> Pair:
+        """The :class:`~deeplimits.pairs.Pair` the plan measures (built from its fields and options)."""
         return _pair(self.regime, width=self.width, activation=self.activation, arch=self.arch, **self.options)
 
     @property
     def chunk_sizes(self) -> list[int]:
+        """The draws of each chunk (``paths`` split into chunks of at most ``chunk``)."""
         return chunk_sizes(self.paths, self.chunk)
 
     def estimate(self) -> R_.Estimate:
@@ -208,7 +221,7 @@ def _chunk_bytes(p: Pair, n: int, inputs: int, reference: int, depths, item: int
     """Peak bytes of :func:`run_chunk` on ``n`` draws (see :mod:`deeplimits._resources`).
 
     * fractional weights: the fGn of every entry on the finest grid, ``reference x n x d^2``
-      numbers, at its peak inside :func:`~deeplimits.drivers.fgn` (:func:`~deeplimits._resources.fgn_bytes`);
+      numbers, at its peak inside :func:`~deeplimits.paths.fgn` (:func:`~deeplimits._resources.fgn_bytes`);
     * Brownian weights are streamed: blocks of ``_BLOCK_ELEMENTS`` numbers (at least one layer,
       ``n x entries``), the block in use, the one drawn ahead and their trees of pairwise sums,
       plus one accumulated increment per depth;

@@ -46,29 +46,54 @@ class PhaseResult(PlainData):
     """
 
     hurst: list[float]
+    """The Hurst indices ``H`` (rows)."""
     beta: list[float]
+    """The scaling exponents ``beta`` (columns)."""
     log10_rh: list[list[float]]
+    """Mean ``log10 r_h`` over draws and inputs per (H, beta)."""
     log10_rp: list[list[float]]
+    """Mean ``log10 r_p`` over draws and inputs per (H, beta)."""
     exploded: list[list[int]]
+    """Exploded (draw, input) pairs per (H, beta)."""
     beta_star: list[float | None]
+    """Per H, the beta where the mean ``log10 r_h`` crosses 0 (:func:`critical_beta`; ``None`` without a
+    crossing)."""
     predicted: list[float]
+    """Per H, the predicted boundary ``max(H, 1/2)``."""
     beta_star_scaling: list[float | None]
+    """Per H, the beta where ``r_h`` stops depending on the depth (free of the constant ``c``)."""
     short_depth: int | None
+    """``depth // 10``, the depth of ``log10_rh_short``."""
     log10_rh_short: list[list[float]] | None
+    """Mean ``log10 r_h`` at ``short_depth`` (the first tenth of the same weights)."""
     arch: str
+    """The residual map."""
     activation: str
+    """The activation's name."""
     width: int
+    """The hidden width ``d``."""
     n_in: int
+    """The input dimension (``h_0 = A x``)."""
     depth: int
+    """The depth ``L``."""
     draws: int
+    """Independent draws of (weights, ``A``, ``B``, ``x``)."""
     inputs: int
+    """Inputs ``x`` per draw."""
     seed: int
+    """The base seed."""
     dtype: str
+    """The dtype, by name."""
     seconds: float
+    """Seconds of work (a resumed run adds those of the tasks finished in earlier sessions)."""
     beta_star_p: list[float | None] = dataclasses.field(default_factory=list)
+    """Per H, the crossing of the mean ``log10 r_p`` with 0."""
     slope_h: list[list[float | None]] | None = None
+    """Per (H, beta), the log-log slope of ``r_h`` on ``L`` (``None`` where a draw exploded)."""
     predicted_slope: list[list[float]] | None = None
+    """Per (H, beta), the predicted slope ``max(H, 1/2) - beta``."""
     bias: bool | None = None
+    """For ``inside`` only: whether the model has the bias ``b``."""
 
     def report(self) -> str:
         """One line per H: the estimates of beta*, the prediction, and the mean gap between the
@@ -117,18 +142,31 @@ class PhasePlan(Plan):
     optional: ClassVar[tuple[str, ...]] = ("device", "bias")
 
     arch: str
+    """The residual map."""
     activation: str
+    """The activation's name."""
     hursts: tuple[float, ...]
+    """The Hurst indices ``H`` of the fractional weights."""
     betas: tuple[float, ...]
+    """The scaling exponents ``beta``."""
     width: int
+    """The hidden width ``d``."""
     n_in: int
+    """The input dimension (``h_0 = A x``)."""
     depth: int
+    """The depth ``L``."""
     draws: int
+    """Independent draws of (weights, ``A``, ``B``, ``x``)."""
     inputs: int
+    """Inputs ``x`` per draw."""
     seed: int
+    """The base seed."""
     dtype: str
+    """The dtype, by name."""
     device: str | None = None  # None: the CPU (CPU specs are unchanged)
+    """Where the tasks run (``None``: the CPU)."""
     bias: bool | None = None  # the inside model only; a spec without it (an older run) had the bias
+    """For ``inside`` only: whether the model has the bias ``b``."""
 
     def estimate(self) -> R_.Estimate:
         """Peak bytes of one task (all draws of one Hurst index), tasks and networks."""

@@ -207,7 +207,7 @@ def _task_bytes(arch, driver, width, n_in, depths, betas, inputs, n, item, bias:
     * weights: every layer of the deepest network is held (``top`` layers: ``max(depths)``, or
       its power-of-two ceiling for path drivers) for each weight name, ``d^2`` entries for a
       matrix and ``d`` for a vector; fractional weights keep their fGn and its scaled copy
-      (2x), and the last name drawn peaks inside :func:`~deeplimits.drivers.fgn`; smooth
+      (2x), and the last name drawn peaks inside :func:`~deeplimits.paths.fgn`; smooth
       weights hold their spectral coefficients and one depth's layers at a time;
     * states: :func:`_propagate` stores ``h`` at every layer for the backward pass, with
       ``len(betas) * inputs`` columns per running depth: ``sum(depths)`` column-layers for
