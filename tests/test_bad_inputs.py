@@ -49,7 +49,7 @@ P = ["phase", "--hursts", "0.6", "--betas", "0.5", "--width", "2", "--n-in", "2"
 # afile is a regular file and adir a directory in the working directory.
 CLI = [
     # -- the command itself
-    ([], 2, "required"),
+    # (bare 'deeplimits' prints the help with the commands, exit 2: tests/test_cli.py)
     (["nosuch"], 2, "invalid choice"),
     (["--version=2"], 2, "ignored explicit argument"),
     (["--bogus"], 2, "required"),
