@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from .errors import ParameterError
+
 __all__ = ["DRIVERS", "ARCHITECTURES", "ACTIVATIONS", "DEFAULT_ACTIVATION", "RES3_ACTIVATION", "INSIDE_ACTIVATION",
            "DTYPES", "DEVICE_TYPES", "device_form"]
 
@@ -39,6 +41,6 @@ def device_form(text: str) -> str:
     """``text`` if it has the form of a device (``cpu``, ``cuda``, ``cuda:1``, ``mps``): the form
     only, checked without torch; whether the device exists is the library's check at plan time."""
     if not isinstance(text, str) or not _DEVICE.match(text.strip()):
-        raise ValueError(f"device must be one of {', '.join(DEVICE_TYPES)}, optionally with ':INDEX' "
-                         f"(e.g. cuda:1), got {text!r}")
+        raise ParameterError("device", f"device must be one of {', '.join(DEVICE_TYPES)}, optionally with ':INDEX' "
+                                       f"(e.g. cuda:1), got {text!r}")
     return text.strip()

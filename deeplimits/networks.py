@@ -24,6 +24,7 @@ import torch
 
 from . import _validate as V_
 from .activations import Activation, activation as _activation
+from .errors import ParameterError
 
 __all__ = ["ResNet", "ModifiedEulerResNet", "Trajectory", "ARCHITECTURES", "WEIGHTS", "REQUIRED", "weight_shape"]
 
@@ -69,8 +70,8 @@ class ResNet:
         self.arch = V_.choice("arch", arch, ARCHITECTURES)
         if arch == "res-3":
             if activation is not None and _activation(activation).name != RES3_ACTIVATION:
-                raise ValueError(f"activation must be {RES3_ACTIVATION!r} (or omitted) for arch 'res-3', got "
-                                 f"{activation!r}")
+                raise ParameterError("activation", f"activation must be {RES3_ACTIVATION!r} (or omitted) for arch "
+                                                   f"'res-3', got {activation!r}")
             activation = RES3_ACTIVATION
         self.activation: Activation = _activation(DEFAULT_ACTIVATION if activation is None else activation)
         self.beta = V_.real("beta", beta, low=0.0)
@@ -134,7 +135,7 @@ class ResNet:
         squeeze = h0.dim() == 2
         if readout is not None:
             if not all(isinstance(w, torch.Tensor) or w is None for w in (V, W, b)):
-                raise ValueError("V, W, b must be tensors (depth, draws, ...) when readout is given")
+                raise ParameterError("V", "V, W, b must be tensors (depth, draws, ...) when readout is given")
             readout, target = self._check_loss(h, readout, target)
         states = torch.stack(list(self.iterate(h, V, W, b, depth=depth)))
         depth = states.shape[0] - 1
@@ -153,7 +154,8 @@ class ResNet:
         n, m, d = h0.shape
         readout = V_.tensor("readout", readout, dtype_=h0.dtype)
         if not (readout.dim() == 2 or (readout.dim() == 3 and readout.shape[0] == n)) or readout.shape[-1] != d:
-            raise ValueError(f"readout must have shape (n_out, {d}) or ({n}, n_out, {d}), got {tuple(readout.shape)}")
+            raise ParameterError("readout", f"readout must have shape (n_out, {d}) or ({n}, n_out, {d}), got "
+                                            f"{tuple(readout.shape)}")
         if target is not None:
             if isinstance(target, torch.Tensor) and target.dim() == 2:  # (draws, n_out) for one input
                 target = target.unsqueeze(-2)
@@ -183,10 +185,11 @@ class ResNet:
         given = {"V": V, "W": W, "b": b}
         for name in REQUIRED[self.arch]:
             if given[name] is None:
-                raise ValueError(f"{name} is required for arch {self.arch!r}")
+                raise ParameterError(name, f"{name} is required for arch {self.arch!r}")
         for name, w in given.items():
             if w is not None and name not in WEIGHTS[self.arch]:
-                raise ValueError(f"{name} is not used by arch {self.arch!r}; pass only {', '.join(REQUIRED[self.arch])}")
+                raise ParameterError(name, f"{name} is not used by arch {self.arch!r}; pass only "
+                                           f"{', '.join(REQUIRED[self.arch])}")
         h0 = V_.states("h0", h0)
         n, _, d = h0.shape
         shapes = {"V": (n, d, d), "W": (n, d, d), "b": (n, d)}
@@ -201,12 +204,12 @@ class ResNet:
                 if depth is None:
                     depth = w.shape[0]
                 elif w.shape[0] != depth:
-                    raise ValueError(f"{name} must have {depth} layers (depth), got {w.shape[0]}")
+                    raise ParameterError(name, f"{name} must have {depth} layers (depth), got {w.shape[0]}")
                 streams.append([w])
             else:
                 streams.append(_checked_chunks(name, w, shapes[name], h0))
         if depth is None:
-            raise ValueError("depth must be given when the weights are streamed")
+            raise ParameterError("depth", "depth must be given when the weights are streamed")
         depth = V_.integer("depth", depth)
         layers = _zip_layers(streams, depth)
         return h0, depth, layers
@@ -215,7 +218,7 @@ class ResNet:
 def _same_device(name, w, h0):
     """Weights live where the states do: a clear error instead of torch's mid-computation one."""
     if w.device != h0.device:
-        raise ValueError(f"{name} must be on the device of h0 ({h0.device}), got {w.device}")
+        raise ParameterError(name, f"{name} must be on the device of h0 ({h0.device}), got {w.device}")
 
 
 def _checked_chunks(name, chunks, shape, h0):
@@ -223,7 +226,8 @@ def _checked_chunks(name, chunks, shape, h0):
     for c in chunks:
         if not isinstance(c, torch.Tensor) or tuple(c.shape[1:]) != shape or c.dtype != dtype:
             got = tuple(c.shape) if isinstance(c, torch.Tensor) else type(c).__name__
-            raise ValueError(f"{name} chunks must be tensors (c, {', '.join(map(str, shape))}) of dtype {dtype}, got {got}")
+            raise ParameterError(name, f"{name} chunks must be tensors (c, {', '.join(map(str, shape))}) of dtype "
+                                       f"{dtype}, got {got}")
         _same_device(name, c, h0)
         yield c
 
@@ -240,7 +244,7 @@ def _zip_layers(streams, depth):
         yield layer
         if n == depth:
             return
-    raise ValueError(f"the weights provide {n} layers, fewer than depth = {depth}")
+    raise ParameterError("depth", f"the weights provide {n} layers, fewer than depth = {depth}")
 
 
 class ModifiedEulerResNet(ResNet):

@@ -6,6 +6,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .errors import ParameterError
+
 
 def plot_convergence(results: Sequence, ax=None, path: str | None = None):
     """Log-log plot of ``E max_k ||H_{k/L} - h_k||`` against depth with standard-error bars,
@@ -125,7 +127,7 @@ def plot_histograms(result, path: str | None = None):
     per beta, with the fitted log-normal density and the p-value of the normality test of
     the logarithms."""
     if not result.samples:
-        raise ValueError("the result has no samples: run the study with histograms=True")
+        raise ParameterError("result", "the result has no samples: run the study with histograms=True")
     fig, axes = _figure(len(result.samples), 2, (10, 3.6 * len(result.samples)), path)
     for row, s in zip(axes, result.samples):
         rec = next(r for r in result.records if r["beta"] == s["beta"] and r["depth"] == s["depth"])

@@ -20,6 +20,7 @@ from .. import _resources as R_
 from .. import _validate as V_
 from .._plain import strict
 from .._random import chunk_seed
+from ..errors import ParameterError
 from ..runs import register_task, Task, chunk_sizes
 from ..pairs import InsidePair, Pair
 from ..regimes import REGISTRY, declarations, get_regime, pair as _pair
@@ -86,7 +87,8 @@ class ConvergencePlan(Plan):
     def to_dict(self) -> dict:
         """The plan as plain JSON (what a run store records)."""
         if self.activation is not None and not isinstance(self.activation, str):
-            raise ValueError("activation must be given by name (a string) to run through a sweep or a run store")
+            raise ParameterError("activation", "activation must be given by name (a string) to run through a sweep or "
+                                               "a run store")
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("options", "device")}
         d["depths"] = list(self.depths)
         d["dtype"] = str(self.dtype).replace("torch.", "")
@@ -125,7 +127,8 @@ class ConvergencePlan(Plan):
         if self.activation is None or isinstance(self.activation, str):
             return super().run(progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)
         if store is not None or workers is not None or scheduler is not None:
-            raise ValueError("activation must be given by name (a string) to run through a sweep or a run store")
+            raise ParameterError("activation", "activation must be given by name (a string) to run through a sweep or "
+                                               "a run store")
         V_.callback("progress", progress)
         t0, p, results = time.perf_counter(), self.pair(), []
         for c, n in enumerate(self.chunk_sizes):
@@ -175,12 +178,14 @@ def _reference(p: Pair, reference, depths) -> int:
     if not p.rough:
         if reference is not None:
             rough = [n for n, r in REGISTRY.items() if r.defaults.get("reference")]
-            raise ValueError(f"reference applies only to the regimes with Brownian or fractional weights "
-                             f"({', '.join(rough)}), not {p.regime!r}: its ODE reference is adaptive")
+            raise ParameterError("reference", "reference applies only to the regimes with Brownian or fractional "
+                                              f"weights ({', '.join(rough)}), not {p.regime!r}: its ODE reference is "
+                                              "adaptive")
         return depths[-1]
     reference = REFERENCE_REFINEMENT * depths[-1] if reference is None else V_.power_of_two("reference", reference)
     if reference < 2 * depths[-1]:
-        raise ValueError(f"reference must be at least 2 * max(depths) = {2 * depths[-1]}, got {reference}")
+        raise ParameterError("reference", f"reference must be at least 2 * max(depths) = {2 * depths[-1]}, got "
+                                          f"{reference}")
     return reference
 
 

@@ -34,6 +34,7 @@ import torch
 from .. import _random
 from .. import _resources as R_
 from .. import _validate as V_
+from ..errors import ParameterError
 from ..paths import Driver, make_driver
 from ..paths.base import _BLOCK_ELEMENTS
 from ..networks import WEIGHTS, ResNet, weight_shape
@@ -277,10 +278,10 @@ def estimate_phase(spec: dict):
 def _grid(name: str, values, check) -> list:
     """A non-empty list of distinct values, each passed through ``check``, sorted."""
     if isinstance(values, (int, float, str)) or values is None or len(values) == 0:
-        raise ValueError(f"{name} must be a non-empty list, got {values!r}")
+        raise ParameterError(name, f"{name} must be a non-empty list, got {values!r}")
     out = [check(v) for v in values]
     if len(set(out)) != len(out):
-        raise ValueError(f"{name} must be distinct, got {out}")
+        raise ParameterError(name, f"{name} must be distinct, got {out}")
     return sorted(out)
 
 
@@ -297,8 +298,8 @@ def bias_field(arch: str, bias) -> dict:
     ``h + alpha sigma(W h)`` has no bias), ``{}`` for res-1/2/3, which have none."""
     if arch != "inside":
         if bias not in (None, False):
-            raise ValueError(f"bias applies only to arch 'inside' (a bias inside the activation), got "
-                             f"bias={bias!r} with arch {arch!r}")
+            raise ParameterError("bias", f"bias applies only to arch 'inside' (a bias inside the activation), got "
+                                         f"bias={bias!r} with arch {arch!r}")
         return {}
     return {"bias": False if bias is None else V_.flag("bias", bias)}
 
@@ -307,8 +308,8 @@ def _common(arch, activation, width, n_in, draws, inputs, seed, dtype):
     """Checks shared by both studies; returns the network (validates arch and activation)."""
     net = _network(arch, activation)
     if activation is not None and not isinstance(activation, str):
-        raise ValueError("activation must be given by name (a string) for a propagation study "
-                         "(its tasks may run in other processes)")
+        raise ParameterError("activation", "activation must be given by name (a string) for a propagation study "
+                                           "(its tasks may run in other processes)")
     V_.integer("width", width), V_.integer("n_in", n_in), V_.integer("draws", draws)
     V_.integer("inputs", inputs), V_.integer("seed", seed, low=0), V_.dtype(dtype)
     return net

@@ -25,6 +25,7 @@ from .. import _validate as V_
 from .._plain import PlainData
 from .._random import chunk_seed
 from ..data.base import DEFAULT_TEST_FRACTION
+from ..errors import ParameterError
 from ..runs import Task, register_task
 from .plan import Plan, register_plan
 
@@ -229,7 +230,7 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
     delta = V_.choice("delta", delta, DELTA_MODES)
     depths = tuple(V_.sequence("depths", depths, lambda L: V_.integer("depths", L), what="a list of depths >= 1"))
     if len(depths) < 2 or len(set(depths)) != len(depths):
-        raise ValueError(f"depths must hold at least two distinct depths, got {list(depths)}")
+        raise ParameterError("depths", f"depths must hold at least two distinct depths, got {list(depths)}")
     dataset = V_.choice("dataset", dataset, ("synthetic", "digits"))
     synthetic = dataset == "synthetic"
     max_epochs = V_.integer("max_epochs", max_epochs)
@@ -250,8 +251,8 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
     if synthetic:  # what the synthetic loader accepts, checked here rather than in a task
         V_.integer("samples", plan.samples, low=3, high=MAX_SYNTHETIC_SAMPLES)
         if plan.width > MAX_SYNTHETIC_DIM:
-            raise ValueError(f"width must be at most {MAX_SYNTHETIC_DIM} for dataset 'synthetic' (the dimension of "
-                             f"its points), got {plan.width}")
+            raise ParameterError("width", f"width must be at most {MAX_SYNTHETIC_DIM} for dataset 'synthetic' (the "
+                                          f"dimension of its points), got {plan.width}")
     return plan
 
 

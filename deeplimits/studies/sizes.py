@@ -10,6 +10,8 @@ import math
 
 import torch
 
+from ..errors import ParameterError
+
 __all__ = ["DATA_SIZES", "data_sizes", "data_root", "configs_count", "init_bytes"]
 
 #: ``(train samples, test samples, input_dim, output_dim)`` of the data sets that need no file,
@@ -45,13 +47,14 @@ def data_root(dataset: str, root):
     if not DATASETS[dataset].needs_root:
         if root is not None:
             files = ", ".join(repr(n) for n, d in DATASETS.items() if d.needs_root)
-            raise ValueError(f"root applies only to the data sets read from files ({files}), not {dataset!r}")
+            raise ParameterError("root", f"root applies only to the data sets read from files ({files}), not "
+                                         f"{dataset!r}")
         return None
     root = _root(DATASETS[dataset], root)
     try:
         _remember(dataset, root, load_dataset(dataset, root=root))
     except FileNotFoundError as e:
-        raise ValueError(f"root must hold the files of the data set: {e}") from None
+        raise ParameterError("root", f"root must hold the files of the data set: {e}") from None
     return root
 
 

@@ -22,6 +22,7 @@ import warnings
 import torch
 
 from .._random import chunk_seed, io_seed
+from ..errors import DamagedFileError
 from ..runs import DamagedFileWarning, register_task
 
 __all__ = ["train_task", "init_weights", "load_trained", "weights_path", "weight_paths", "weights_damage",
@@ -135,7 +136,7 @@ def load_trained(path: str, *, map_location="cpu", sha256: str | None = None):
 
     path = os.fspath(path)
     if sha256 is not None and file_sha256(path) != sha256:
-        raise ValueError(f"{path} is damaged: its SHA-256 is not the one recorded for it")
+        raise DamagedFileError(path, f"{path} is damaged: its SHA-256 is not the one recorded for it")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -146,8 +147,8 @@ def load_trained(path: str, *, map_location="cpu", sha256: str | None = None):
         net.load_state_dict(sd)
         configs = list(state["configs"])
     except Exception as e:  # noqa: BLE001 - any unreadable or foreign file is one line naming it
-        raise ValueError(f"{path} is not a stored training chunk ({type(e).__name__}: "
-                         f"{' '.join(str(e).split())[:200]})") from None
+        raise DamagedFileError(path, f"{path} is not a stored training chunk ({type(e).__name__}: "
+                                     f"{' '.join(str(e).split())[:200]})") from None
     return net, configs
 
 

@@ -28,6 +28,7 @@ from .. import _resources as R_
 from .. import _validate as V_
 from .._names import DRIVERS
 from .._plain import PlainData
+from ..errors import ParameterError
 from ..runs import Task, chunk_sizes
 from .plan import Plan, register_plan
 from .sizes import configs_count, data_root, data_sizes, init_bytes
@@ -304,15 +305,16 @@ def _driver_options(driver, hursts, length_scale):
     driver = V_.choice("driver", driver, DRIVERS)
     if driver == "fractional":
         if hursts is None:
-            raise ValueError(f"hursts must be given for driver 'fractional' (values {V_.HURST.range_text()})")
+            raise ParameterError("hursts", "hursts must be given for driver 'fractional' (values "
+                                           f"{V_.HURST.range_text()})")
         hursts = _values("hursts", hursts, lambda h: V_.hurst(h, name="hursts"))
     elif hursts is not None:
-        raise ValueError(f"hursts apply only to driver 'fractional', not {driver!r}")
+        raise ParameterError("hursts", f"hursts apply only to driver 'fractional', not {driver!r}")
     else:
         hursts = (None,)
     if length_scale is not None:
         if driver != "smooth":
-            raise ValueError(f"length_scale applies only to driver 'smooth', not {driver!r}")
+            raise ParameterError("length_scale", f"length_scale applies only to driver 'smooth', not {driver!r}")
         length_scale = V_.length_scale(length_scale)
     return driver, hursts, length_scale
 
@@ -320,9 +322,9 @@ def _driver_options(driver, hursts, length_scale):
 def _values(name: str, values, check) -> tuple:
     values = V_.sequence(name, values, check, what="a list of numbers")
     if not values:
-        raise ValueError(f"{name} must not be empty")
+        raise ParameterError(name, f"{name} must not be empty")
     if len(set(values)) != len(values):
-        raise ValueError(f"{name} must not repeat a value, got {values}")
+        raise ParameterError(name, f"{name} must not repeat a value, got {values}")
     return tuple(values)
 
 
