@@ -41,6 +41,7 @@ def test_the_hierarchy():
     for name in E.__all__:
         cls = getattr(E, name)
         assert issubclass(cls, Warning) or issubclass(cls, E.DeeplimitsError), name
+        assert issubclass(cls, Warning) or getattr(dl, name) is cls  # exported from the root
     assert issubclass(E.ParameterError, ValueError) and issubclass(E.ResourceError, E.ParameterError)
     assert issubclass(E.DamagedFileError, ValueError) and not issubclass(E.DamagedFileError, E.ParameterError)
     assert not issubclass(E.RunStoreError, ValueError) and issubclass(E.DamagedStoreError, E.RunStoreError)

@@ -40,8 +40,23 @@ def imports(path: pathlib.Path) -> set[str]:
                             or (PKG.parent / sub.replace(".", "/")).is_dir() else mod)
         elif isinstance(node, ast.Import):
             out |= {a.name for a in node.names if a.name.startswith("deeplimits")}
+    out |= {f"{me}.{sub}" for sub in lazy_tables(path)}
     out.discard(me)
     return out
+
+
+def lazy_tables(path: pathlib.Path) -> set[str]:
+    """The submodules a package ``__init__`` loads by name (deeplimits._lazy): the values of its
+    tables ``_WHERE`` (public name -> submodule) and ``_MOVED`` (deprecated name -> submodule),
+    written as ``{"name": "sub", **dict.fromkeys((...), "sub")}``."""
+    subs = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") in ("_WHERE", "_MOVED") for t in node.targets):
+            for value in node.value.values:
+                if isinstance(value, ast.Call):  # dict.fromkeys(names, "sub")
+                    value = value.args[1]
+                subs.add(value.value)
+    return subs
 
 
 GRAPH = {name_of(p): imports(p) for p in MODULES}
@@ -50,8 +65,11 @@ GRAPH = {name_of(p): imports(p) for p in MODULES}
 # mypkg.acts:cube``) names a module only at run time, so deeplimits.activations imports it by name,
 # in exactly one function. The other: an optional dependency (Dask, pandas, mnist1d; never a
 # deeplimits module) is imported by name in deeplimits._extras.need, which names its extra when it is
-# missing. Nothing else in the package may (module -> the function allowed to).
-IMPORTLIB_ALLOWED = {"deeplimits.activations": "_from_module", "deeplimits._extras": "need"}
+# missing. The third: the lazy package roots import the submodule of a name in deeplimits._lazy.submodule,
+# from their tables (``_WHERE``, ``_MOVED``), which the graph reads (lazy_tables). Nothing else in the
+# package may (module -> the function allowed to).
+IMPORTLIB_ALLOWED = {"deeplimits.activations": "_from_module", "deeplimits._extras": "need",
+                     "deeplimits._lazy": "submodule"}
 
 
 def _importlib_uses(path: pathlib.Path) -> set[str]:
