@@ -350,6 +350,14 @@ def device(name: str, value, dtype: torch.dtype | None = None) -> torch.device:
     return dev
 
 
+def device_spec(value, dtype: torch.dtype | None = None) -> str | None:
+    """The ``device`` of a plan as its spec records it, checked (:func:`device`): ``None`` for
+    the CPU (so that the specs and store keys of CPU runs stay those of before devices
+    existed), else its name (``'cuda'``, ``'cuda:1'``, ``'mps'``). One encoding for every study."""
+    dev = device("device", value, dtype)
+    return None if dev.type == "cpu" else str(dev)
+
+
 def _device(name: str, value) -> torch.device:
     if value is None:
         return torch.device("cpu")

@@ -6,6 +6,7 @@ before plans became dataclasses (the dict-returning ``plan_stability`` / ``plan_
 import json
 
 import pytest
+import torch
 
 import deeplimits as dl
 from deeplimits.runs import RunStore, task_function
@@ -78,3 +79,29 @@ def test_one_run_and_one_reader_for_every_study(tmp_path, study):
     a, b = ran.to_dict(), stored.to_dict()
     a.pop("seconds"), b.pop("seconds")
     assert a == b and type(stored) is type(ran)
+
+
+def _every_plan(device):
+    """One small plan of every study on ``device``."""
+    from deeplimits.studies import plan_scaling, plan_training
+
+    return {"convergence": dl.plan_convergence("sde", depths=[2, 4], paths=2, width=2, device=device),
+            "stability": plan_stability("res-2", width=2, n_in=2, depths=[4], betas=[0.5], draws=2, device=device),
+            "phase": plan_phase([0.3], [0.5], width=2, n_in=2, depth=4, draws=1, inputs=1, device=device),
+            "train": plan_training("synthetic", depth=2, width=2, epochs=1, device=device),
+            "scaling": plan_scaling(depths=[2, 4], width=2, seeds=1, samples=8, max_epochs=1, device=device)}
+
+
+def test_one_device_encoding_for_every_plan():
+    """Every plan holds its device as :func:`deeplimits._validate.device_spec` encodes it:
+    ``None`` on the CPU (not in the spec: the specs of CPU runs are those of before), else its
+    name; a spec with a device reads back with it."""
+    from deeplimits._validate import device_spec
+
+    assert device_spec(None) is None and device_spec("cpu") is None and device_spec(torch.device("cpu")) is None
+    for default, named in zip(_every_plan(None).values(), _every_plan("cpu").values()):
+        assert default == named and default.device is None and "device" not in default.to_dict()
+    for study, plan in _every_plan(None).items():
+        spec = {**plan.to_dict(), "device": "cuda:1"}  # as a GPU run records it (read back on any machine)
+        back = plan_from_dict(spec)
+        assert back.device == "cuda:1" and back.to_dict() == spec, study

@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from .. import _validate as V_
+from .._random import MAX_SEED
 from ..errors import ParameterError
 
 TASKS = ("classification", "regression")
@@ -148,7 +149,7 @@ def split_indices(n: int, test_fraction: float, seed: int) -> tuple[np.ndarray, 
     """
     n = V_.integer("n", n, low=2)
     test_fraction = V_.real("test_fraction", test_fraction, low=0.0, high=1.0, low_open=True, high_open=True)
-    seed = V_.integer("seed", seed, low=0, high=2 ** 63 - 1)
+    seed = V_.integer("seed", seed, low=0, high=MAX_SEED)
     n_test = int(round(test_fraction * n))
     if not 1 <= n_test <= n - 1:
         raise ParameterError("test_fraction", f"test_fraction={test_fraction!r} leaves an empty train or test split of "
@@ -200,7 +201,7 @@ def load_dataset(name: str = "digits", *, root=None, seed: int = 0, test_fractio
     """
     name = V_.choice("name", name, dataset_names())
     spec = DATASETS[name]
-    seed = V_.integer("seed", seed, low=0, high=2 ** 63 - 1)
+    seed = V_.integer("seed", seed, low=0, high=MAX_SEED)
     test_fraction = _test_fraction(spec, test_fraction)
     dtype = V_.dtype(dtype)
     device = V_.device("device", device, dtype)

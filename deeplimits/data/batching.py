@@ -7,6 +7,7 @@ from typing import Iterator
 import torch
 
 from .. import _validate as V_
+from .._random import MAX_SEED
 from ..errors import ParameterError
 
 
@@ -25,7 +26,7 @@ def _order(n: int, shuffle: bool, seed, generator, device) -> torch.Tensor | Non
         raise ParameterError("generator", "give seed or generator, not both")
     V_.generator(generator)
     if seed is not None:
-        seed = V_.integer("seed", seed, low=0, high=2 ** 63 - 1)
+        seed = V_.integer("seed", seed, low=0, high=MAX_SEED)
     if not shuffle:
         return None
     if generator is None:

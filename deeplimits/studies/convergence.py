@@ -61,8 +61,8 @@ class ConvergencePlan(Plan):
     chunk: int
     #: the regime's options as the spec records them (declared options, resolved; see convergence_spec)
     options: dict = dataclasses.field(default_factory=dict)
-    #: where the chunks run (``'cpu'``, ``'cuda:0'``, ...; recorded in the spec only when not the CPU)
-    device: str = "cpu"
+    #: where the chunks run (``None``: the CPU; ``'cuda:0'``, ...; :func:`~deeplimits._validate.device_spec`)
+    device: str | None = None
 
     def __getattr__(self, name: str):
         """A declared option by name (``plan.hurst``): its recorded value, else its neutral one."""
@@ -96,7 +96,7 @@ class ConvergencePlan(Plan):
         d.update(fields)
         if rest:  # options outside the fields, when given
             d["options"] = dict(rest)
-        if self.device != "cpu":  # the specs (and store keys) of CPU runs are unchanged
+        if self.device is not None:  # the specs (and store keys) of CPU runs are unchanged
             d["device"] = self.device
         return d
 
@@ -156,7 +156,7 @@ def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, paths:
     Defaults (``width``, ``depths``, ``paths``, ``reference``) are the regime's ``defaults``;
     ``device`` (default the CPU) is where the chunks run, sized by its memory;
     ``**options`` are the regime's declared options (``Regime.options``)."""
-    device = str(V_.device("device", device))
+    device = V_.device_spec(device)
     dflt = get_regime(regime).defaults
     width = dflt["width"] if width is None else width
     p = _pair(regime, width=width, activation=activation, arch=arch, **options)
@@ -189,7 +189,7 @@ def _reference(p: Pair, reference, depths) -> int:
     return reference
 
 
-def _fit_chunk(p: Pair, width, inputs, reference, depths, paths, chunk, dtype, device="cpu") -> int:
+def _fit_chunk(p: Pair, width, inputs, reference, depths, paths, chunk, dtype, device=None) -> int:
     """Draws per task. The default chunk (part of the spec, hence of the seeds) keeps its historical
     rule; it is lowered only where it would not fit the machine, and a given chunk that does not
     fit is refused. Also refuses too many tasks or steps."""

@@ -16,7 +16,7 @@ from ..paths import make_driver
 from ..runs import register_task, Task
 from .plan import Plan, register_plan
 from .presets import PHASE_PRESETS
-from .propagation import CAP, _common, _device_field, _grid, _network, _phase_depths, _run, bias_field, estimate_phase
+from .propagation import CAP, _common, _grid, _network, _phase_depths, _run, bias_field, estimate_phase
 from .theory import critical_beta
 
 __all__ = ["phase_diagram", "plan_phase", "run_phase", "PhasePlan", "PhaseResult", "PHASE_PRESETS"]
@@ -155,7 +155,7 @@ def plan_phase(hursts: Sequence[float] | None = None, betas: Sequence[float] | N
                bias: bool | None = None) -> PhasePlan:
     """Validate the arguments of :func:`phase_diagram` and return the study as a :class:`PhasePlan`
     (its spec records ``"device"`` only when not the CPU, ``"bias"`` only for ``inside``)."""
-    where = _device_field(device, dtype)
+    where = {"device": V_.device_spec(device, dtype)}
     full = PHASE_PRESETS["full"]
     hursts = full["hursts"] if hursts is None else hursts
     betas = full["betas"] if betas is None else betas

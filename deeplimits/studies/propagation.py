@@ -321,12 +321,6 @@ def _network(arch, activation) -> ResNet:
     return ResNet(arch, activation, beta=0.0)
 
 
-def _device_field(device, dtype) -> dict:
-    """``{'device': name}`` for a spec, empty on the CPU (the specs of CPU runs are unchanged)."""
-    device = V_.device("device", device, dtype)
-    return {} if device.type == "cpu" else {"device": str(device)}
-
-
 # ----------------------------------------------------------------------------------------
 # stability curves and criticality distributions
 # ----------------------------------------------------------------------------------------

@@ -239,7 +239,7 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
                        V_.integer("batch_size", batch_size), V_.real("stop_loss", stop_loss, low=0.0, low_open=True),
                        max_epochs, V_.real("init_scale", init_scale, low=0.0),
                        V_.integer("samples", samples, low=3), V_.integer("seed", seed, low=0, high=seed_limit(max_epochs)),
-                       str(V_.dtype(dtype)).replace("torch.", ""), dataset, _device_name(device, dtype))
+                       str(V_.dtype(dtype)).replace("torch.", ""), dataset, V_.device_spec(device, dtype))
     R_.require_count(plan.seeds * len(plan.depths), R_.MAX_CONFIGS, f"seeds={plan.seeds} x {len(plan.depths)} depths "
                      f"make too many trained networks", ("seeds", "depths"))
     L = plan.depths[-1]
@@ -254,11 +254,6 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
             raise ParameterError("width", f"width must be at most {MAX_SYNTHETIC_DIM} for dataset 'synthetic' (the "
                                           f"dimension of its points), got {plan.width}")
     return plan
-
-
-def _device_name(device, dtype) -> str | None:
-    where = V_.device("device", device, dtype)
-    return None if where.type == "cpu" else str(where)
 
 
 def _data(params: dict, dtype, device):

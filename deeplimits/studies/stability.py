@@ -18,7 +18,7 @@ from ..networks import weight_shape
 from ..runs import register_task, Task, chunk_sizes
 from .plan import Plan, register_plan
 from .presets import DEFAULTS, STABILITY_PRESETS  # noqa: F401 - STABILITY_PRESETS re-exported (torch-free home)
-from .propagation import (CAP, _check_steps, _chunk, _common, _device_field, _network, _pow2_ceil, _sizes,
+from .propagation import (CAP, _check_steps, _chunk, _common, _network, _pow2_ceil, _sizes,
                           _task_bytes, _grid, _run, _spec_driver, bias_field, estimate_stability, weight_names)
 from .stability_theory import fit_lines, fits, quantiles, theory_lines
 from .theory import (CRITICAL_LIMITS, bounds_apply, classify, high_probability_bounds, high_probability_unmet,
@@ -202,7 +202,7 @@ def plan_stability(arch: str = "res-3", driver: Driver | str | None = None, *, a
     """Validate the arguments of :func:`stability` (every check, before any work) and return
     the study as a :class:`StabilityPlan` (its spec records ``"device"`` only when not the CPU,
     ``"delta"`` only when not :data:`DELTA`, ``"bias"`` only for ``inside``)."""
-    where = _device_field(device, dtype)
+    where = {"device": V_.device_spec(device, dtype)}
     net = _common(arch, activation, width, n_in, draws, inputs, seed, dtype)
     where.update(bias_field(net.arch, bias))
     delta = V_.real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)

@@ -286,17 +286,17 @@ def plan_training(dataset: str = "digits", driver: str = "gaussian", *, hursts: 
     seed = V_.integer("seed", seed, low=0, high=seed_limit(epochs))  # the shuffling seeds of train()
     dtype = V_.dtype(dtype)
     save_weights = V_.flag("save_weights", save_weights)
-    where = V_.device("device", device, dtype)
+    device = V_.device_spec(device, dtype)
     root = data_root(dataset, root)
     require_train_steps(data_sizes(dataset, root)[0], batch_size, epochs, depth, stop_loss, ("epochs", "depth"))
     per_beta = len(hursts) * seeds * len(lrs)
     plan = TrainPlan(dataset, driver, tuple(hursts), tuple(betas), tuple(lrs), seeds, arch, act, bias, depth, width,
                      epochs, batch_size, optimizer, lr_decay_halfway, seed, str(dtype).replace("torch.", ""),
                      1, save_weights, length_scale, stop_loss, root,
-                     None if where.type == "cpu" else str(where))
+                     device)
     chunk = R_.fit_chunk(plan.estimate_bytes, per_beta, None if chunk is None else V_.integer("chunk", chunk),
                          per_beta, f"(L={depth}, d={width}, batch {batch_size})",
-                         ("depth", "width", "batch_size"), device=where, unit="configuration")
+                         ("depth", "width", "batch_size"), device=device, unit="configuration")
     return dataclasses.replace(plan, chunk=chunk)
 
 
