@@ -25,7 +25,7 @@ def run_scaling_cmd(args) -> int:
     out = default_out(args, "scaling", spec.to_dict())
     outputs.check_outputs(args, "scaling", out)
     with Run(out, spec.to_dict()) as store:
-        with progress(args, total=len(spec.depths), unit="depth", desc="scaling",
+        with progress(args, total=len(spec.depths), unit="depth", desc="scaling", initial=spec.stored_units(store),
                       bar_format="{desc} {bar} {n_fmt}/{total_fmt} depths [{elapsed}<{remaining}]") as bar:
             result = spec.run(bar.update, store=store, **executor_kw)
     report = outputs.report_stream(args.json)
