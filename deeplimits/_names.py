@@ -14,12 +14,34 @@ import re
 from .errors import ParameterError
 
 __all__ = ["DRIVERS", "ARCHITECTURES", "ACTIVATIONS", "DEFAULT_ACTIVATION", "RES3_ACTIVATION", "INSIDE_ACTIVATION",
-           "DTYPES", "DEVICE_TYPES", "device_form"]
+           "DTYPES", "DEVICE_TYPES", "device_form", "WEIGHTS", "OPTIONAL_WEIGHTS", "REQUIRED", "LAYER_WEIGHTS",
+           "weight_names"]
 
 #: laws of the weights (:func:`deeplimits.make_driver`)
 DRIVERS = ("uniform", "gaussian", "rademacher", "fractional", "smooth")
 #: residual maps (:class:`deeplimits.ResNet`)
 ARCHITECTURES = ("res-1", "res-2", "res-3", "inside")
+#: The one table of the weights of each architecture, in the order their samples are drawn: read by
+#: the networks, the limits, the propagation studies, the trained networks and the weight sources
+#: of the diagnostics (:mod:`deeplimits.networks` re-exports it).
+WEIGHTS = {"res-1": ("V",), "res-2": ("V", "W"), "res-3": ("V", "W"), "inside": ("W", "b")}
+#: every per-layer weight name, in the order one layer takes them (``ResNet.step(h, alpha, L, V, W, b)``)
+LAYER_WEIGHTS = ("V", "W", "b")
+#: the weights an architecture can do without: the bias ``b`` (``inside``'s published model
+#: ``h + alpha sigma(W h)`` has none; a trained network of any architecture may have one)
+OPTIONAL_WEIGHTS = ("b",)
+
+
+def weight_names(arch: str, bias: bool = True) -> tuple[str, ...]:
+    """The weights of ``arch`` (:data:`WEIGHTS`) in drawing order, without the optional ones
+    (:data:`OPTIONAL_WEIGHTS`) when ``bias`` is False: ``weight_names(arch, bias=False)`` are the
+    weight matrices, those an architecture cannot do without (:data:`REQUIRED`)."""
+    return tuple(nm for nm in WEIGHTS[arch] if bias or nm not in OPTIONAL_WEIGHTS)
+
+
+#: the weights an architecture cannot do without (:func:`weight_names` without the optional ones)
+REQUIRED = {arch: weight_names(arch, bias=False) for arch in WEIGHTS}
+
 #: named activations (:func:`deeplimits.activation`; ``leaky_relu:SLOPE`` sets the slope, and
 #: ``module:function`` names any elementwise callable)
 ACTIVATIONS = ("identity", "tanh", "relu", "leaky_relu", "sin", "sigmoid", "softplus0")

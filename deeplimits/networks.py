@@ -26,14 +26,11 @@ from . import _validate as V_
 from .activations import Activation, activation as _activation
 from .errors import ParameterError
 
-__all__ = ["ResNet", "ModifiedEulerResNet", "Trajectory", "ARCHITECTURES", "WEIGHTS", "REQUIRED", "weight_shape"]
+__all__ = ["ResNet", "ModifiedEulerResNet", "Trajectory", "ARCHITECTURES", "WEIGHTS", "OPTIONAL_WEIGHTS", "REQUIRED",
+           "LAYER_WEIGHTS", "weight_names", "weight_shape"]
 
-from ._names import ARCHITECTURES, DEFAULT_ACTIVATION, RES3_ACTIVATION  # noqa: E402 - one torch-free place
-#: the weight names of each architecture, in the order their samples are drawn (the bias ``b``
-#: of ``inside`` is optional: see :data:`REQUIRED`)
-WEIGHTS = {"res-1": ("V",), "res-2": ("V", "W"), "res-3": ("V", "W"), "inside": ("W", "b")}
-#: the weights an architecture cannot do without
-REQUIRED = {"res-1": ("V",), "res-2": ("V", "W"), "res-3": ("V", "W"), "inside": ("W",)}
+from ._names import (ARCHITECTURES, DEFAULT_ACTIVATION, LAYER_WEIGHTS, OPTIONAL_WEIGHTS,  # noqa: E402
+                     RES3_ACTIVATION, REQUIRED, WEIGHTS, weight_names)  # one torch-free place (the weight table)
 
 
 def weight_shape(name: str, width: int) -> tuple[int, ...]:
@@ -182,7 +179,7 @@ class ResNet:
 
     # -- validation ---------------------------------------------------------------------
     def _prepare(self, h0, V, W, b, depth):
-        given = {"V": V, "W": W, "b": b}
+        given = dict(zip(LAYER_WEIGHTS, (V, W, b)))
         for name in REQUIRED[self.arch]:
             if given[name] is None:
                 raise ParameterError(name, f"{name} is required for arch {self.arch!r}")
@@ -192,22 +189,21 @@ class ResNet:
                                            f"{', '.join(REQUIRED[self.arch])}")
         h0 = V_.states("h0", h0)
         n, _, d = h0.shape
-        shapes = {"V": (n, d, d), "W": (n, d, d), "b": (n, d)}
         streams = []
-        for name in ("V", "W", "b"):
+        for name in LAYER_WEIGHTS:
             w = given[name]
             if w is None:
                 streams.append(None)
             elif isinstance(w, torch.Tensor):
                 _same_device(name, w, h0)
-                V_.tensor(name, w, shape=(None, *shapes[name]), dtype_=h0.dtype)
+                V_.tensor(name, w, shape=(None, n, *weight_shape(name, d)), dtype_=h0.dtype)
                 if depth is None:
                     depth = w.shape[0]
                 elif w.shape[0] != depth:
                     raise ParameterError(name, f"{name} must have {depth} layers (depth), got {w.shape[0]}")
                 streams.append([w])
             else:
-                streams.append(_checked_chunks(name, w, shapes[name], h0))
+                streams.append(_checked_chunks(name, w, (n, *weight_shape(name, d)), h0))
         if depth is None:
             raise ParameterError("depth", "depth must be given when the weights are streamed")
         depth = V_.integer("depth", depth)

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from .. import _validate as V_
+from .._names import LAYER_WEIGHTS
 from ..errors import DamagedFileError, ParameterError
 from .measures import real_array, real_tensor
 
@@ -98,7 +99,7 @@ def _from_object(obj, path) -> dict:
         return {"A": real_tensor(f"source: {path}", obj)}
     if isinstance(obj, dict) and "state_dict" in obj and "module" in obj:  # a deeplimits training chunk
         sd = obj["state_dict"]  # the per-layer parameters (L, C, ...), as ResidualNetwork.residual_weights
-        layered = {k: sd[k] for k in ("V", "W", "b") if k in sd}
+        layered = {k: sd[k] for k in LAYER_WEIGHTS if k in sd}
         if "delta" in sd and sd["delta"].dim() == 2:
             layered["delta"] = sd["delta"]
         return _per_config(layered)

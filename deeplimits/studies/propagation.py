@@ -37,7 +37,7 @@ from .. import _validate as V_
 from ..errors import ParameterError
 from ..paths import Driver, make_driver
 from ..paths.base import _BLOCK_ELEMENTS
-from ..networks import WEIGHTS, ResNet, weight_shape
+from ..networks import LAYER_WEIGHTS, ResNet, weight_names, weight_shape
 from .presets import TASK_BYTES
 from .theory import bounds_apply, classify, critical_beta, theory_bounds  # noqa: F401 - their earlier home
 
@@ -171,7 +171,7 @@ def _draw(names, driver: Driver, width, n_in, depths, draws, inputs, generator, 
 def _layers(samples, depth, n):
     """The first ``n`` layers of the depth-``depth`` weights as per-layer ``(V, W, b)``."""
     ws = {nm: [w for c in s.iter_weights(depth) for w in c.unbind(0)][:n] for nm, s in samples.items()}  # views
-    return list(zip(*(ws.get(nm, [None] * n) for nm in ("V", "W", "b"))))
+    return list(zip(*(ws.get(nm, [None] * n) for nm in LAYER_WEIGHTS)))
 
 
 def _run(net, driver, width, n_in, depths, betas, draws, inputs, seed, dtype, device=None,
@@ -283,14 +283,6 @@ def _grid(name: str, values, check) -> list:
     if len(set(out)) != len(out):
         raise ParameterError(name, f"{name} must be distinct, got {out}")
     return sorted(out)
-
-
-def weight_names(arch: str, bias: bool = True) -> tuple[str, ...]:
-    """The weights a propagation study draws for ``arch``, in drawing order: those of
-    :data:`~deeplimits.networks.WEIGHTS`, without the bias ``b`` of ``inside`` when ``bias``
-    is False (the published inside model ``h + alpha sigma(W h)``). A spec without a
-    ``'bias'`` key drew every weight."""
-    return tuple(nm for nm in WEIGHTS[arch] if bias or nm != "b")
 
 
 def bias_field(arch: str, bias) -> dict:

@@ -14,12 +14,12 @@ from .. import _validate as V_
 from .._plain import PlainData
 from .._random import chunk_seed
 from ..paths import Driver, driver_spec, make_driver
-from ..networks import weight_shape
+from ..networks import weight_names, weight_shape
 from ..runs import register_task, Task, chunk_sizes
 from .plan import Plan, register_plan
 from .presets import DEFAULTS, STABILITY_PRESETS  # noqa: F401 - STABILITY_PRESETS re-exported (torch-free home)
 from .propagation import (CAP, _check_steps, _chunk, _common, _network, _pow2_ceil, _sizes,
-                          _task_bytes, _grid, _run, _spec_driver, bias_field, estimate_stability, weight_names)
+                          _task_bytes, _grid, _run, _spec_driver, bias_field, estimate_stability)
 from .stability_theory import fit_lines, fits, quantiles, theory_lines
 from .theory import (CRITICAL_LIMITS, bounds_apply, classify, high_probability_bounds, high_probability_unmet,
                      theory_bounds)

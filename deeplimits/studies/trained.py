@@ -21,6 +21,7 @@ import warnings
 
 import torch
 
+from .._names import REQUIRED
 from .._random import chunk_seed, io_seed
 from ..errors import DamagedFileError
 from ..runs import DamagedFileWarning, register_task
@@ -162,7 +163,7 @@ def weight_paths(plan, directory: str, result, *, entry=(0, 0),
 
     best = {(b["hurst"], b["beta"]): b for b in result.best}
     stored = getattr(result, "weights", None) or {}
-    name = "W" if plan.arch == "inside" else "V"
+    name = REQUIRED[plan.arch][0]  # the first weight matrix: V, or W of inside
     betas = list(plan.betas)
     if len(betas) > most:
         betas = [betas[round(i * (len(betas) - 1) / (most - 1))] for i in range(most)]

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 import torch
 
 from .. import _validate as V_
+from .._names import WEIGHTS
 from ..errors import ParameterError
 from ..paths import Driver, FractionalDriver, IIDDriver, SmoothDriver
 from .modules import ResidualNetwork, _layer_weights
@@ -64,7 +65,7 @@ def init_from_driver(module: ResidualNetwork, driver: Driver, *, generator: torc
     if scales is not None and not isinstance(scales, Mapping):
         raise ParameterError("scales", f"scales must be a dict {{name: standard deviation}} or None, got {scales!r}")
     scales = dict(scales or {})
-    names = [n for n in module.residual_names() if n != "b" or module.arch == "inside"]
+    names = [n for n in module.residual_names() if n in WEIGHTS[module.arch]]  # not a res-* network's bias
     for key, value in scales.items():
         V_.choice("scales key", key, names)
         if value is not None:  # None: the driver's default

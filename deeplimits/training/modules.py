@@ -27,7 +27,7 @@ import torch
 from .. import _resources as R_
 from .. import _validate as V_
 from ..errors import ParameterError
-from ..networks import ARCHITECTURES, ResNet
+from ..networks import ARCHITECTURES, ResNet, weight_names
 from ._stack import Workspace, res1_stack
 
 __all__ = ["ResidualNetwork", "DELTA_MODES", "CONFIG_KEYS", "parameter_count", "activation_count"]
@@ -36,7 +36,6 @@ DELTA_MODES = ("shared", "per-layer")
 #: the keys of :meth:`ResidualNetwork.get_config` (the first five are required by ``from_config``)
 CONFIG_KEYS = ("arch", "depth", "width", "in_features", "out_features", "configs", "beta", "activation", "bias",
                "delta", "dtype")
-_RESIDUAL = {"res-1": ("V",), "res-2": ("V", "W"), "res-3": ("V", "W"), "inside": ("W",)}
 
 
 class ResidualNetwork(torch.nn.Module):
@@ -91,7 +90,7 @@ class ResidualNetwork(torch.nn.Module):
                             where)
         kw = dict(dtype=dtype, device=where)
         self.A = torch.nn.Parameter(torch.empty(C, self.in_features, d, **kw))
-        for name in _RESIDUAL[arch]:
+        for name in weight_names(arch, bias=False):  # the matrices (the bias: below)
             self.register_parameter(name, torch.nn.Parameter(torch.empty(L, C, d, d, **kw)))
         self.b = torch.nn.Parameter(torch.empty(L, C, d, **kw)) if bias else None
         if self.delta_mode is not None:
@@ -207,7 +206,7 @@ class ResidualNetwork(torch.nn.Module):
 
     def residual_names(self) -> tuple[str, ...]:
         """Names of the per-layer parameters ``(L, C, ...)``: ``V``, ``W``, ``b`` as present."""
-        return _RESIDUAL[self.arch] + (("b",) if self.bias else ())
+        return weight_names(self.arch, bias=False) + (("b",) if self.bias else ())
 
     def residual_weights(self) -> dict[str, torch.Tensor]:
         """The per-layer weights as detached ``(L, C, ...)`` tensors (sharing storage)."""
@@ -265,7 +264,7 @@ class ResidualNetwork(torch.nn.Module):
         (a hand-written backward pass, the same gradients). Otherwise the layers are taken
         with ``unbind(0)`` once: indexing ``V[k]`` inside the loop would
         make autograd build a full ``(L, C, d, d)`` gradient for every layer (O(L^2) work)."""
-        names = _RESIDUAL[self.arch]
+        names = weight_names(self.arch, bias=False)
         if self.fused:
             return res1_stack(h, self.V, self.b, float(self.depth) ** -self.beta, _fused_kind(self.activation),
                               self._workspace)
@@ -309,7 +308,7 @@ def parameter_count(arch: str, depth: int, width: int, in_features: int, out_fea
     out_features, configs=..., bias=..., delta=...)``, counted without allocating anything:
     ``A``, ``B``, the per-layer ``V``/``W`` (and ``b``) and ``delta`` (``inside``: shared unless
     ``delta='per-layer'``)."""
-    per_layer = len(_RESIDUAL[arch]) * width * width + (width if bias else 0)
+    per_layer = len(weight_names(arch, bias=False)) * width * width + (width if bias else 0)
     deltas = 0 if arch != "inside" else depth if delta == "per-layer" else 1
     return configs * (depth * per_layer + deltas + in_features * width + width * out_features)
 
