@@ -105,3 +105,36 @@ def test_one_device_encoding_for_every_plan():
         spec = {**plan.to_dict(), "device": "cuda:1"}  # as a GPU run records it (read back on any machine)
         back = plan_from_dict(spec)
         assert back.device == "cuda:1" and back.to_dict() == spec, study
+
+
+@pytest.mark.parametrize("study", ["stability", "phase"])
+def test_a_result_holds_its_plan(study):
+    """A result keeps the plan it summarises (issue 22) and re-declares none of its fields: the
+    plan's values are read through it and written to its JSON under their old names, and JSON
+    written before results held plans still loads (a stability plan's chunking was not recorded:
+    one chunk of all the draws)."""
+    import dataclasses
+
+    plan = new_plans()[study]
+    res = plan.run()
+    assert res.plan == plan
+    assert not {f.name for f in dataclasses.fields(res)} & {f.name for f in dataclasses.fields(plan)}
+    d = res.to_dict()
+    assert d["plan"] == plan.to_dict() and d["width"] == res.width == plan.width == 4 and d["dtype"] == "float32"
+    if study == "phase":
+        assert d["hurst"] == res.hurst == [0.3, 0.7] and d["beta"] == [0.5, 1.0] and d["bias"] is None
+    else:
+        from deeplimits.studies.stability import DELTA
+
+        assert plan.length_scale is not None and plan.delta is None  # the declared defaults
+        assert d["driver"] == {"driver": "smooth", "length_scale": plan.length_scale} == res.driver
+        assert d["delta"] == res.delta == DELTA
+    back = type(res).from_dict(json.loads(json.dumps(d)))
+    assert back == res and back.plan == plan
+    old = {k: v for k, v in d.items() if k != "plan"}  # as written before
+    again = type(res).from_dict(old)
+    assert again.plan == (plan if study == "phase" else dataclasses.replace(plan, chunk=plan.draws))
+    assert again.to_dict()["records" if study == "stability" else "log10_rh"] == d[
+        "records" if study == "stability" else "log10_rh"]
+    with pytest.raises(AttributeError, match="colour"):
+        res.colour

@@ -10,12 +10,12 @@ import torch
 
 from .. import _resources as R_
 from .. import _validate as V_
-from .._plain import PlainData
 from .._random import chunk_seed
 from ..paths import make_driver
 from ..runs import register_task, Task
 from .plan import Plan, register_plan
 from .presets import PHASE_PRESETS
+from .result import PlanResult
 from .propagation import CAP, _common, _grid, _network, _phase_depths, _run, bias_field, estimate_phase
 from .theory import critical_beta
 
@@ -23,8 +23,9 @@ __all__ = ["phase_diagram", "plan_phase", "run_phase", "PhasePlan", "PhaseResult
 
 
 @dataclasses.dataclass
-class PhaseResult(PlainData):
-    """The (H, beta) phase diagram with fractional weights: plain data.
+class PhaseResult(PlanResult):
+    """The (H, beta) phase diagram with fractional weights: plain data holding its plan
+    (:class:`~.result.PlanResult`: ``hurst``, ``beta``, ``arch``, ... are the plan's).
 
     ``log10_rh[i][j]`` and ``log10_rp[i][j]`` are the means of ``log10 r_h`` and
     ``log10 r_p`` over draws and inputs at ``hurst[i]``, ``beta[j]`` (an exploded ratio counts
@@ -45,8 +46,7 @@ class PhaseResult(PlainData):
     = max(H, 1/2) - beta`` (the identity side, ``beta > max(H, 1/2)``, is where it is a power law).
     """
 
-    hurst: list[float]
-    beta: list[float]
+    plan: PhasePlan  # the plan of the Hurst indices summarised
     log10_rh: list[list[float]]
     log10_rp: list[list[float]]
     exploded: list[list[int]]
@@ -55,20 +55,14 @@ class PhaseResult(PlainData):
     beta_star_scaling: list[float | None]
     short_depth: int | None
     log10_rh_short: list[list[float]] | None
-    arch: str
-    activation: str
-    width: int
-    n_in: int
-    depth: int
-    draws: int
-    inputs: int
-    seed: int
-    dtype: str
     seconds: float
     beta_star_p: list[float | None] = dataclasses.field(default_factory=list)
     slope_h: list[list[float | None]] | None = None
     predicted_slope: list[list[float]] | None = None
-    bias: bool | None = None
+
+    shown: ClassVar[dict] = {"hurst": "hursts", "beta": "betas", "arch": "arch", "activation": "activation",
+                             "width": "width", "n_in": "n_in", "depth": "depth", "draws": "draws",
+                             "inputs": "inputs", "seed": "seed", "dtype": "dtype", "bias": "bias"}
 
     def report(self) -> str:
         """One line per H: the estimates of beta*, the prediction, and the mean gap between the
@@ -149,6 +143,9 @@ class PhasePlan(Plan):
         return summarise_phase(spec, results, seconds)
 
 
+PhaseResult.plan_type = PhasePlan
+
+
 def plan_phase(hursts: Sequence[float] | None = None, betas: Sequence[float] | None = None, *, arch: str = "res-3",
                activation: str | None = None, width: int = 40, n_in: int = 64, depth: int = 1000, draws: int = 5,
                inputs: int = 10, seed: int = 0, dtype: torch.dtype = torch.float32, device=None,
@@ -206,11 +203,10 @@ def summarise_phase(spec: dict, parts: Sequence[dict], seconds: float = 0.0) -> 
         slope = [[None if e else (a - b) / span for a, b, e in zip(r, s, p["exploded"])]
                  for r, s, p in zip(rh, short, parts)]
         predicted = [[max(h, 0.5) - b for b in spec["betas"]] for h in spec["hursts"]]
-    return PhaseResult(spec["hursts"], spec["betas"], rh, rp, [p["exploded"] for p in parts],
+    return PhaseResult(PhasePlan.from_dict(spec), rh, rp, [p["exploded"] for p in parts],
                        [critical_beta(spec["betas"], r) for r in rh], [max(h, 0.5) for h in spec["hursts"]], scaling,
-                       short_depth, short if short[0] else None, spec["arch"], spec["activation"], spec["width"],
-                       spec["n_in"], spec["depth"], spec["draws"], spec["inputs"], spec["seed"], spec["dtype"],
-                       seconds, [critical_beta(spec["betas"], r) for r in rp], slope, predicted, spec.get("bias"))
+                       short_depth, short if short[0] else None, seconds, [critical_beta(spec["betas"], r) for r in rp],
+                       slope, predicted)
 
 
 def phase_diagram(hursts: Sequence[float] | None = None, betas: Sequence[float] | None = None, *,

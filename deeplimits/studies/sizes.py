@@ -69,13 +69,12 @@ def init_bytes(driver: str, hurst, length_scale, arch: str, bias: bool, depth: i
     a sample of the driver per weight tensor (``V``, ``W``; the bias only for ``inside``,
     :meth:`~deeplimits.paths.Driver.sample_bytes`) and its layers read at once (the first
     ``depth`` of ``resolution`` when ``depth`` does not divide it)."""
+    from ..networks import weight_names, weight_shape
     from ..paths import make_driver
     from ..training.init import resolution_for
 
     law = make_driver(driver, hurst, length_scale)
     res = resolution_for(law, depth)
     layers = depth if res is None or res % depth == 0 else res
-    shapes = [(width, width)] * (2 if arch in ("res-2", "res-3") else 1)
-    if arch == "inside" and bias:
-        shapes.append((width,))
+    shapes = [weight_shape(nm, width) for nm in weight_names(arch, bias)]  # a res-* network's bias starts at 0
     return sum(law.sample_bytes(s, 1, res, dtype) + 2 * dtype.itemsize * layers * math.prod(s) for s in shapes)

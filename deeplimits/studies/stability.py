@@ -11,12 +11,12 @@ import torch
 
 from .. import _resources as R_
 from .. import _validate as V_
-from .._plain import PlainData
 from .._random import chunk_seed
 from ..paths import Driver, driver_spec, make_driver
 from ..networks import weight_names, weight_shape
 from ..runs import register_task, Task, chunk_sizes
 from .plan import Plan, register_plan
+from .result import PlanResult
 from .presets import DEFAULTS, STABILITY_PRESETS  # noqa: F401 - STABILITY_PRESETS re-exported (torch-free home)
 from .propagation import (CAP, _check_steps, _chunk, _common, _network, _pow2_ceil, _sizes,
                           _task_bytes, _grid, _run, _spec_driver, bias_field, estimate_stability)
@@ -32,9 +32,10 @@ DELTA = DEFAULTS["stability"]["delta"]
 
 
 @dataclasses.dataclass
-class StabilityResult(PlainData):
+class StabilityResult(PlanResult):
     """Stability ratios over (beta, depth), each beside its theory (docs/theory.md): plain data
-    (see :meth:`to_dict`).
+    holding its plan (:class:`~.result.PlanResult`: ``arch``, ``width``, ``draws``, ... are the
+    plan's; see :meth:`to_dict`).
 
     ``records``: one per (beta, depth), with statistics (``mean, median, q25, q75, mean_sq``)
     over every (draw, input) of
@@ -67,21 +68,38 @@ class StabilityResult(PlainData):
     ``samples``: with ``histograms=True``, the norm ratios at the largest depth per beta.
     """
 
-    arch: str
-    driver: dict
-    activation: str
-    width: int
-    n_in: int
-    draws: int
-    inputs: int
-    seed: int
-    dtype: str
+    plan: StabilityPlan  # the plan of the draws summarised
     records: list[dict]
     samples: list[dict]
     seconds: float
     fits: list[dict] = dataclasses.field(default_factory=list)
-    delta: float = DELTA
-    bias: bool | None = None
+
+    shown: ClassVar[dict] = {"arch": "arch", "driver": None, "activation": "activation", "width": "width",
+                             "n_in": "n_in", "draws": "draws", "inputs": "inputs", "seed": "seed", "dtype": "dtype",
+                             "delta": None, "bias": "bias"}
+
+    @property
+    def driver(self) -> dict:
+        """The law of the weights as its spec (``driver``, and ``hurst``/``length_scale`` when set)."""
+        return {k: v for k, v in (("driver", self.plan.driver), ("hurst", self.plan.hurst),
+                                  ("length_scale", self.plan.length_scale)) if k == "driver" or v is not None}
+
+    @property
+    def delta(self) -> float:
+        """The ``delta`` of the high-probability bounds (the plan's, :data:`DELTA` when not set)."""
+        return DELTA if self.plan.delta is None else self.plan.delta
+
+    @classmethod
+    def plan_of(cls, d: dict):
+        """The plan of a result's JSON written before results held their plans: the depths and
+        betas of its records, ``histograms`` when it has samples, one chunk of all its draws (the
+        chunking was not recorded and does not change the summary)."""
+        drv = d["driver"]
+        return StabilityPlan(d["arch"], drv["driver"], d["activation"], d["width"], d["n_in"],
+                             tuple(sorted({r["depth"] for r in d["records"]})),
+                             tuple(sorted({r["beta"] for r in d["records"]})), d["draws"], d["inputs"], d["seed"],
+                             d["dtype"], bool(d["samples"]), d["draws"], drv.get("hurst"), drv.get("length_scale"),
+                             delta=None if d.get("delta", DELTA) == DELTA else d["delta"], bias=d.get("bias"))
 
     @property
     def label(self) -> str:
@@ -194,6 +212,9 @@ class StabilityPlan(Plan):
         return summarise_stability(spec, results, seconds)
 
 
+StabilityResult.plan_type = StabilityPlan
+
+
 def plan_stability(arch: str = "res-3", driver: Driver | str | None = None, *, activation: str | None = None,
                    width: int = 40, n_in: int = 64, depths: Sequence[int] = (10, 100, 1000),
                    betas: Sequence[float] = (0.25, 0.5, 1.0), draws: int = 50, inputs: int = 1, seed: int = 0,
@@ -280,10 +301,7 @@ def summarise_stability(spec: dict, parts: Sequence[dict], seconds: float = 0.0)
             if spec["histograms"] and depth == spec["depths"][-1]:
                 samples.append({"beta": beta, "depth": depth, "norm_h": cell["norm_h"].ravel().tolist(),
                                 "norm_p": cell["norm_p"].ravel().tolist()})
-    dspec = {k: spec[k] for k in ("driver", "hurst", "length_scale") if k in spec}
-    return StabilityResult(spec["arch"], dspec, spec["activation"], spec["width"], spec["n_in"], spec["draws"],
-                           spec["inputs"], spec["seed"], spec["dtype"], records, samples, seconds,
-                           fits(spec, a, driver), delta, spec.get("bias"))
+    return StabilityResult(StabilityPlan.from_dict(spec), records, samples, seconds, fits(spec, a, driver))
 
 
 def stability(arch: str = "res-3", driver: Driver | str | None = None, *, activation: str | None = None,
