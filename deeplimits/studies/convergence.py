@@ -26,6 +26,7 @@ from ..pairs import InsidePair, Pair
 from ..regimes import REGISTRY, declarations, get_regime, pair as _pair
 from . import convergence_spec as S_
 from .convergence_result import ConvergenceResult
+from .memory import convergence_bytes
 from .plan import Plan, register_plan
 from .presets import MAX_CHUNK, REFERENCE_REFINEMENT
 from .strong_error import fit_rate, run_chunk
@@ -80,7 +81,7 @@ class ConvergencePlan(Plan):
     def estimate(self) -> R_.Estimate:
         """Peak memory of one chunk, tasks and networks of the plan (no allocation)."""
         n = min(self.chunk, self.paths)
-        peak = _chunk_bytes(self.pair(), n, self.inputs, self.reference, self.depths, self.dtype.itemsize)
+        peak = convergence_bytes(self.pair(), n, self.inputs, self.reference, self.depths, self.dtype.itemsize)
         return R_.Estimate(peak, R_.tasks_of(self.paths, self.chunk), self.paths * len(self.depths), n,
                            self.reference, R_.available_memory(self.device))
 
@@ -199,7 +200,7 @@ def _fit_chunk(p: Pair, width, inputs, reference, depths, paths, chunk, dtype, d
     chunk = None if chunk is None else V_.integer("chunk", chunk)
     item = torch.empty((), dtype=dtype).element_size()
     knobs = ("width", "inputs", "reference") if p.rough else ("width", "inputs", "depths")
-    chunk = R_.fit_chunk(lambda n: _chunk_bytes(p, n, inputs, reference, depths, item), paths, chunk, default,
+    chunk = R_.fit_chunk(lambda n: convergence_bytes(p, n, inputs, reference, depths, item), paths, chunk, default,
                          f"at width={width}, inputs={inputs}, reference={reference}, depths up to {depths[-1]}", knobs,
                          device=device)
     R_.require_count(R_.tasks_of(paths, chunk), R_.MAX_TASKS,
@@ -207,37 +208,6 @@ def _fit_chunk(p: Pair, width, inputs, reference, depths, paths, chunk, dtype, d
     R_.require_count(reference, R_.MAX_STEPS, f"reference={reference} makes too many steps per task",
                      ("reference" if p.rough else "depths",))
     return chunk
-
-
-def _chunk_bytes(p: Pair, n: int, inputs: int, reference: int, depths, item: int) -> int:
-    """Peak bytes of :func:`run_chunk` on ``n`` draws (see :mod:`deeplimits._resources`).
-
-    * fractional weights: the fGn of every entry on the finest grid, ``reference x n x d^2``
-      numbers, at its peak inside :func:`~deeplimits.drivers.fgn` (:func:`~deeplimits._resources.fgn_bytes`);
-    * Brownian weights are streamed: blocks of ``_BLOCK_ELEMENTS`` numbers (at least one layer,
-      ``n x entries``), the block in use, the one drawn ahead and their trees of pairwise sums,
-      plus one accumulated increment per depth;
-    * smooth weights: their spectral coefficients (``2M`` per entry) and values at a chunk of times;
-    * states: the reference, the input and a state and two error maps per depth, ``n x inputs x d``
-      each; the adaptive ODE references keep the solution at ``reference + 1`` times.
-    """
-    from ..paths.base import _BLOCK_ELEMENTS
-    from ..paths.smooth import _rbf_quadrature
-
-    total = 0
-    for name, drv in p.drivers.items():
-        m = math.prod(p._weight_layout(name)[0])
-        if drv.name == "fractional":
-            total += R_.fgn_bytes(reference, n * m, item)
-        elif drv.needs_resolution:
-            total += item * (6 * min(reference * n * m, max(_BLOCK_ELEMENTS, n * m)) + len(depths) * n * m)
-        else:
-            total += item * (n * m * 2 * len(_rbf_quadrature(drv.length_scale)[0]) + 2 * max(_BLOCK_ELEMENTS, n * m))
-    per_state = item * n * inputs * p.width
-    total += per_state * (4 * len(depths) + 10)
-    if not p.rough:
-        total += 3 * per_state * (reference + 1)
-    return int(total)
 
 
 def strong_convergence(regime: str, *, depths: Sequence[int] | None = None, paths: int | None = None,

@@ -36,8 +36,8 @@ from .. import _resources as R_
 from .. import _validate as V_
 from ..errors import ParameterError
 from ..paths import Driver, make_driver
-from ..paths.base import _BLOCK_ELEMENTS
 from ..networks import LAYER_WEIGHTS, ResNet, weight_names, weight_shape
+from .memory import _pow2_ceil, propagation_bytes
 from .presets import TASK_BYTES
 from .theory import bounds_apply, classify, critical_beta, theory_bounds  # noqa: F401 - their earlier home
 
@@ -148,10 +148,6 @@ def _ratios(h0, hL, p0, pL, far) -> dict[str, np.ndarray]:
     return out
 
 
-def _pow2_ceil(x: int) -> int:
-    return 1 << (x - 1).bit_length()
-
-
 def _draw(names, driver: Driver, width, n_in, depths, draws, inputs, generator, dtype, device=None):
     """Everything random of one chunk of draws, in a fixed order: the weight samples (one per
     weight name of :func:`weight_names`, of the shape it declares), then ``A``, ``x`` and
@@ -202,39 +198,6 @@ def _chunk(per_draw_bytes: int, draws: int) -> int:
 # resource estimates (plan time, arithmetic only)
 # ----------------------------------------------------------------------------------------
 
-def _task_bytes(arch, driver, width, n_in, depths, betas, inputs, n, item, bias: bool = True) -> int:
-    """Peak bytes of :func:`_run` on ``n`` draws (see :mod:`deeplimits._resources`).
-
-    * weights: every layer of the deepest network is held (``top`` layers: ``max(depths)``, or
-      its power-of-two ceiling for path drivers) for each weight name, ``d^2`` entries for a
-      matrix and ``d`` for a vector; fractional weights keep their fGn and its scaled copy
-      (2x), and the last name drawn peaks inside :func:`~deeplimits.drivers.fgn`; smooth
-      weights hold their spectral coefficients and one depth's layers at a time;
-    * states: :func:`_propagate` stores ``h`` at every layer for the backward pass, with
-      ``len(betas) * inputs`` columns per running depth: ``sum(depths)`` column-layers for
-      nested drivers (one pass), ``max(depths)`` otherwise (one pass per depth);
-    * outputs ``h_L, p_0, p_L`` and their float64 ratios, ``A``, ``x``, ``h_0``.
-    """
-    from .._resources import fgn_bytes
-
-    ms = [math.prod(weight_shape(nm, width)) for nm in weight_names(arch, bias)]
-    top = _pow2_ceil(max(depths)) if driver.needs_resolution else max(depths)
-    if driver.name == "fractional":
-        weights = max(sum(ms[:-1]) * top * n * item + fgn_bytes(top, n * ms[-1], item), 2 * sum(ms) * top * n * item)
-    elif driver.name == "smooth":
-        from ..paths.smooth import _rbf_quadrature
-
-        modes = 2 * len(_rbf_quadrature(driver.length_scale)[0])
-        weights = n * item * sum(ms) * (modes + max(depths))
-    else:
-        weights = sum(ms) * top * n * item + 2 * _BLOCK_ELEMENTS * item  # + blocks in flight
-    cols = len(betas) * inputs
-    states = n * cols * width * item * (sum(depths) if driver.nested else max(depths))
-    outputs = n * len(depths) * cols * (width * (4 * item + 5 * 8) + 2 * item + 2 * 8)
-    inputs_ = n * item * (width * n_in + inputs * n_in + 2 * inputs * width)
-    return int(weights + states + outputs + inputs_)
-
-
 def _sizes(width, depths, betas, inputs) -> str:
     return f"at width={width}, depths up to {max(depths)}, {len(betas)} betas, inputs={inputs}"
 
@@ -250,7 +213,7 @@ def estimate_stability(spec: dict):
     :func:`plan_stability`): peak bytes of its largest task, tasks, networks."""
     driver = _spec_driver(spec)
     item = getattr(torch, spec["dtype"]).itemsize
-    peak = _task_bytes(spec["arch"], driver, spec["width"], spec["n_in"], spec["depths"], spec["betas"],
+    peak = propagation_bytes(spec["arch"], driver, spec["width"], spec["n_in"], spec["depths"], spec["betas"],
                        spec["inputs"], min(spec["chunk"], spec["draws"]), item, spec.get("bias", True))
     return R_.Estimate(peak, R_.tasks_of(spec["draws"], spec["chunk"]),
                        spec["draws"] * len(spec["depths"]) * len(spec["betas"]), min(spec["chunk"], spec["draws"]),
@@ -268,7 +231,7 @@ def estimate_phase(spec: dict):
     :func:`plan_phase`): one task per Hurst index with all its draws."""
     item = getattr(torch, spec["dtype"]).itemsize
     depths = sorted(_phase_depths(spec["depth"]))
-    peak = _task_bytes(spec["arch"], make_driver("fractional", spec["hursts"][0]), spec["width"], spec["n_in"], depths,
+    peak = propagation_bytes(spec["arch"], make_driver("fractional", spec["hursts"][0]), spec["width"], spec["n_in"], depths,
                        spec["betas"], spec["inputs"], spec["draws"], item,
                        spec.get("bias", True))
     return R_.Estimate(peak, len(spec["hursts"]), len(spec["hursts"]) * len(spec["betas"]) * spec["draws"] * len(depths),

@@ -150,35 +150,10 @@ class ScalingPlan(Plan):
                            self.seeds, self.steps(), R_.available_memory(self.device), "configuration")
 
     def task_bytes(self, depth: int) -> int:
-        """Peak bytes of :func:`scaling_task` at ``depth``, from the sizes alone: the data set
-        (the synthetic points are drawn and their targets computed in float64, then split and
-        converted: about six float64 copies) and the largest of its phases, each on top of the
-        parameters (:func:`~deeplimits.training.modules.parameter_count`) and, after training,
-        their gradients: training (:func:`~deeplimits.training.train.train_bytes`), the
-        network rebuilt from the trend of its weights (a copy of the parameters and
-        :func:`~deeplimits.diagnostics.trend_bytes` of ``W``, ``b``), the trained pair on up to
-        256 inputs (:func:`~deeplimits.diagnostics.pair.ode_distance_bytes`) and the weight
-        diagnostics of one configuration (:func:`~deeplimits.diagnostics.measures.diagnostics_bytes`);
-        plus 64 MiB for the interpreter's and the allocator's own."""
-        from ..diagnostics.measures import diagnostics_bytes
-        from ..diagnostics.pair import ode_distance_bytes
-        from ..diagnostics.trend import trend_bytes
-        from ..training.modules import activation_count, parameter_count
-        from ..training.train import train_bytes
+        """Peak bytes of :func:`scaling_task` at ``depth`` (:func:`.memory.scaling_bytes`)."""
+        from .memory import scaling_bytes
 
-        item = getattr(torch, self.dtype).itemsize
-        n_train, n_test, d_in, d_out = self.data_sizes()
-        L, d, C = depth, self.width, self.seeds
-        params = parameter_count("inside", L, d, d_in, d_out, configs=C, bias=True, delta=self.delta)
-        acts = activation_count("inside", False, L, d, min(self.batch_size, n_train), C)
-        kept = 2 * item * params  # the trained parameters and their last gradient
-        trend = sum(trend_bytes((L, C, *s), item) for s in ((d, d), (d,))) if L >= 3 else 0
-        phases = (train_bytes(params, acts, item),
-                  kept + item * params + trend,
-                  kept + ode_distance_bytes(L, C, min(256, n_train), d, item),
-                  kept + diagnostics_bytes((L, d, d)))
-        data = (n_train + n_test) * (d_in + d_out) * (48 if self.dataset == "synthetic" else item + 16)
-        return data + max(phases) + (64 << 20)
+        return scaling_bytes(self, depth)
 
     def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> ScalingResult:
         from ..diagnostics import WeightDiagnostics, scaling_exponents

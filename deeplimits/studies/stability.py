@@ -13,13 +13,13 @@ from .. import _resources as R_
 from .. import _validate as V_
 from .._random import chunk_seed
 from ..paths import Driver, driver_spec, make_driver
-from ..networks import weight_names, weight_shape
 from ..runs import register_task, Task, chunk_sizes
+from .memory import default_draw_bytes, propagation_bytes
 from .plan import Plan, register_plan
 from .result import PlanResult
 from .presets import DEFAULTS, STABILITY_PRESETS  # noqa: F401 - STABILITY_PRESETS re-exported (torch-free home)
-from .propagation import (CAP, _check_steps, _chunk, _common, _network, _pow2_ceil, _sizes,
-                          _task_bytes, _grid, _run, _spec_driver, bias_field, estimate_stability)
+from .propagation import (CAP, _check_steps, _chunk, _common, _network, _sizes,
+                          _grid, _run, _spec_driver, bias_field, estimate_stability)
 from .stability_theory import fit_lines, fits, quantiles, theory_lines
 from .theory import (CRITICAL_LIMITS, bounds_apply, classify, high_probability_bounds, high_probability_unmet,
                      theory_bounds)
@@ -244,13 +244,10 @@ def plan_stability(arch: str = "res-3", driver: Driver | str | None = None, *, a
 def _stability_chunk(arch, driver, width, n_in, depths, betas, draws, inputs, dtype, chunk, device, bias) -> int:
     """Draws per task: given, or the default (part of the spec, hence of the seeds: its
     historical rule, :data:`~deeplimits.studies.presets.TASK_BYTES`), checked against the machine's memory and the task limit."""
-    item = torch.empty((), dtype=dtype).element_size()
-    nw = sum(math.prod(weight_shape(nm, width)) for nm in weight_names(arch, bias))
-    top = _pow2_ceil(max(depths)) if driver.needs_resolution else max(depths)
-    per_draw = item * (top * nw * (4 if driver.spec()["driver"] == "fractional" else 1)
-                       + max(depths) * len(depths) * len(betas) * inputs * width)
+    item = dtype.itemsize
+    per_draw = default_draw_bytes(arch, driver, width, depths, betas, inputs, item, bias)
     chunk = None if chunk is None else V_.integer("chunk", chunk)
-    chunk = R_.fit_chunk(lambda n: _task_bytes(arch, driver, width, n_in, depths, betas, inputs, n, item, bias),
+    chunk = R_.fit_chunk(lambda n: propagation_bytes(arch, driver, width, n_in, depths, betas, inputs, n, item, bias),
                          draws, chunk, _chunk(per_draw, draws), _sizes(width, depths, betas, inputs),
                          ("width", "depths", "betas", "inputs"), device=device)
     _check_steps(driver, depths)

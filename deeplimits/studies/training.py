@@ -31,7 +31,8 @@ from .._plain import PlainData
 from ..errors import ParameterError
 from ..runs import Task, chunk_sizes
 from .plan import Plan, register_plan
-from .sizes import configs_count, data_root, data_sizes, init_bytes
+from .memory import training_bytes
+from .sizes import configs_count, data_root, data_sizes
 from .trained import WEIGHTS_DIR, load_trained, save_weights, weights_damage, weights_path  # noqa: F401 - registers the task
 from .presets import TRAIN_PRESETS  # noqa: F401 - re-exported (torch-free home)
 
@@ -178,22 +179,8 @@ class TrainPlan(Plan):
                            chunk, self.steps(), R_.available_memory(self.device), "configuration")
 
     def estimate_bytes(self, configs: int) -> int:
-        """Peak bytes of a task training ``configs`` configurations: the larger of training
-        (:func:`~deeplimits.training.train.train_bytes`: six copies of the parameters and the
-        activations of one mini-batch) and initialisation (the parameters and the driver sample
-        of one configuration's weights), plus the data set (its float64 arrays as loaded and
-        split, its tensors) and 64 MiB for the interpreter's and the allocator's own."""
-        from ..training.modules import activation_count, parameter_count
-        from ..training.train import train_bytes
-
-        item = getattr(torch, self.dtype).itemsize
-        n_train, n_test, d_in, d_out = data_sizes(self.dataset, self.root)
-        params = parameter_count(self.arch, self.depth, self.width, d_in, d_out, configs=configs, bias=self.bias)
-        acts = activation_count(self.arch, _fused(self), self.depth, self.width, min(self.batch_size, n_train), configs)
-        init = item * params + init_bytes(self.driver, self.hursts[0], self.length_scale, self.arch, self.bias,
-                                          self.depth, self.width, getattr(torch, self.dtype))
-        data = (n_train + n_test) * (d_in + d_out) * (item + 16)
-        return max(train_bytes(params, acts, item), init) + data + (64 << 20)
+        """Peak bytes of a task training ``configs`` configurations (:func:`.memory.training_bytes`)."""
+        return training_bytes(self, configs)
 
     def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> TrainGridResult:
         records = [r for res in results for r in res["records"]]
@@ -220,10 +207,6 @@ class TrainPlan(Plan):
             if why is not None:
                 out.append((key, why))
         return out
-
-
-def _fused(plan) -> bool:
-    return plan.arch == "res-1" and plan.activation in ("tanh", "relu", "identity")
 
 
 def _best(records: list[dict]) -> list[dict]:
