@@ -138,3 +138,22 @@ def test_a_result_holds_its_plan(study):
         "records" if study == "stability" else "log10_rh"]
     with pytest.raises(AttributeError, match="colour"):
         res.colour
+
+
+def test_a_training_result_holds_its_plan(tmp_path):
+    """The training grid's result holds its plan too (issue 22); JSON without the plan did not
+    record the grid's settings and is refused with a pointer to the run store."""
+    import dataclasses
+
+    from deeplimits.studies import plan_training
+
+    plan = plan_training("synthetic", depth=2, width=3, epochs=1, save_weights=False)
+    res = plan.run()
+    assert res.plan == plan and (res.width, res.depth, res.arch, res.epochs) == (3, 2, plan.arch, 1)
+    assert not {f.name for f in dataclasses.fields(res)} & {f.name for f in dataclasses.fields(plan)}
+    d = json.loads(res.to_json())
+    assert d["plan"] == plan.to_dict() and d["dataset"] == "synthetic" and d["width"] == 3
+    assert type(res).from_dict(d) == res
+    with pytest.raises(ValueError, match="no 'plan' key.*results_from_store") as e:
+        type(res).from_dict({k: v for k, v in d.items() if k != "plan"})
+    assert e.value.param == "d"

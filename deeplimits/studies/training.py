@@ -27,11 +27,11 @@ import torch
 from .. import _resources as R_
 from .. import _validate as V_
 from .._names import DRIVERS
-from .._plain import PlainData
 from ..errors import ParameterError
 from ..runs import Task, chunk_sizes
 from .plan import Plan, register_plan
 from .memory import training_bytes
+from .result import PlanResult
 from .sizes import configs_count, data_root, data_sizes
 from .trained import WEIGHTS_DIR, load_trained, save_weights, weights_damage, weights_path  # noqa: F401 - registers the task
 from .presets import TRAIN_PRESETS  # noqa: F401 - re-exported (torch-free home)
@@ -47,8 +47,10 @@ def critical_line(hurst: float | None) -> float:
 
 
 @dataclasses.dataclass
-class TrainGridResult(PlainData):
-    """The records of a training grid: one per configuration (``driver``, ``hurst``, ``beta``,
+class TrainGridResult(PlanResult):
+    """The records of a training grid, holding its plan (:class:`~.result.PlanResult`:
+    ``dataset``, ``driver``, ``depth``, ``width``, ``arch``, ``epochs`` are the plan's): one record
+    per configuration (``driver``, ``hurst``, ``beta``,
     ``lr``, ``seed``, ``train_loss``, ``test_loss``, ``train_accuracy``, ``test_accuracy``
     (``None`` when the configuration blew up or for regression), ``finite``, ``epochs``,
     ``seconds``: the wall time of its chunk divided by the chunk's configurations), ``best``:
@@ -57,16 +59,19 @@ class TrainGridResult(PlainData):
     ``weights``: per task, the stored weights file (``weights``, relative to the run directory)
     and its SHA-256 (``weights_sha256``)."""
 
-    dataset: str
-    driver: str
-    depth: int
-    width: int
-    arch: str
-    epochs: int
+    plan: TrainPlan
     records: list[dict]
     best: list[dict]
     seconds: float
     weights: dict = dataclasses.field(default_factory=dict)
+
+    shown: ClassVar[dict] = {k: k for k in ("dataset", "driver", "depth", "width", "arch", "epochs")}
+
+    @classmethod
+    def plan_of(cls, d: dict):
+        """JSON written before results held their plans did not record the grid's settings."""
+        raise ParameterError("d", "d has no 'plan' key: a training result written before results held their plan "
+                                  "does not record its grid; rebuild it from its run with results_from_store")
 
     def report(self) -> str:
         """One line per ``(H, beta)``: the best accuracy and its learning rate."""
@@ -186,8 +191,7 @@ class TrainPlan(Plan):
         records = [r for res in results for r in res["records"]]
         weights = {t.key: {k: res[k] for k in ("weights", "weights_sha256") if k in res}
                    for t, res in zip(tasks, results) if res.get("weights")}
-        return TrainGridResult(self.dataset, self.driver, self.depth, self.width, self.arch, self.epochs,
-                               records, _best(records), seconds, weights)
+        return TrainGridResult(self, records, _best(records), seconds, weights)
 
     def keep(self, task, result, store):
         """Write the chunk's trained weights next to the store (atomically, before the store
@@ -227,6 +231,9 @@ def _best(records: list[dict]) -> list[dict]:
                     **{k: (None if top is None else top[k]) for k in keep},
                     "finite": len(live), "configs": len(rs)})
     return out
+
+
+TrainGridResult.plan_type = TrainPlan
 
 
 def plan_training(dataset: str = "digits", driver: str = "gaussian", *, hursts: Sequence[float] | None = None,
