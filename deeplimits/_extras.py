@@ -12,7 +12,7 @@ __all__ = ["EXTRAS", "MissingExtra", "need"]
 #: top-level module -> (extra, what needs it)
 EXTRAS = {
     "distributed": ("cluster", "sweeps on a Dask cluster (workers, scheduler)"),
-    "pandas": ("tables", "tables (ConvergenceResult.table, runs export --csv)"),
+    "pandas": ("tables", "tables (ConvergenceResult.table)"),
     "mnist1d": ("data", "the data set 'mnist1d' (generated locally, nothing is downloaded)"),
 }
 

@@ -17,19 +17,19 @@ __all__ = ["DRIVERS", "ARCHITECTURES", "ACTIVATIONS", "DEFAULT_ACTIVATION", "RES
            "DTYPES", "DEVICE_TYPES", "device_form", "WEIGHTS", "OPTIONAL_WEIGHTS", "REQUIRED", "LAYER_WEIGHTS",
            "weight_names"]
 
-#: laws of the weights (:func:`deeplimits.make_driver`)
 DRIVERS = ("uniform", "gaussian", "rademacher", "fractional", "smooth")
-#: residual maps (:class:`deeplimits.ResNet`)
+"""Laws of the weights (:func:`deeplimits.make_driver`)."""
 ARCHITECTURES = ("res-1", "res-2", "res-3", "inside")
-#: The one table of the weights of each architecture, in the order their samples are drawn: read by
-#: the networks, the limits, the propagation studies, the trained networks and the weight sources
-#: of the diagnostics (:mod:`deeplimits.networks` re-exports it).
+"""Residual maps (:class:`deeplimits.ResNet`)."""
 WEIGHTS = {"res-1": ("V",), "res-2": ("V", "W"), "res-3": ("V", "W"), "inside": ("W", "b")}
-#: every per-layer weight name, in the order one layer takes them (``ResNet.step(h, alpha, L, V, W, b)``)
+"""The one table of the weights of each architecture, in the order their samples are drawn: read by
+the networks, the limits, the propagation studies, the trained networks and the weight sources of
+the diagnostics (:mod:`deeplimits.networks` re-exports it)."""
 LAYER_WEIGHTS = ("V", "W", "b")
-#: the weights an architecture can do without: the bias ``b`` (``inside``'s published model
-#: ``h + alpha sigma(W h)`` has none; a trained network of any architecture may have one)
+"""Every per-layer weight name, in the order one layer takes them (``ResNet.step(h, alpha, L, V, W, b)``)."""
 OPTIONAL_WEIGHTS = ("b",)
+"""The weights an architecture can do without: the bias ``b`` (``inside``'s published model
+``h + alpha sigma(W h)`` has none; a trained network of any architecture may have one)."""
 
 
 def weight_names(arch: str, bias: bool = True) -> tuple[str, ...]:
@@ -39,8 +39,8 @@ def weight_names(arch: str, bias: bool = True) -> tuple[str, ...]:
     return tuple(nm for nm in WEIGHTS[arch] if bias or nm not in OPTIONAL_WEIGHTS)
 
 
-#: the weights an architecture cannot do without (:func:`weight_names` without the optional ones)
 REQUIRED = {arch: weight_names(arch, bias=False) for arch in WEIGHTS}
+"""The weights an architecture cannot do without (:func:`weight_names` without the optional ones)."""
 
 #: named activations (:func:`deeplimits.activation`; ``leaky_relu:SLOPE`` sets the slope, and
 #: ``module:function`` names any elementwise callable)

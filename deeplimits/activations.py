@@ -24,6 +24,7 @@ from .errors import ParameterError
 __all__ = ["Activation", "activation", "NAMES"]
 
 NAMES = ACTIVATIONS
+"""The activation names :func:`activation` accepts (``leaky_relu:SLOPE`` and ``module:function`` besides)."""
 
 
 class Activation:
@@ -41,6 +42,8 @@ class Activation:
                  derivative: Callable[[torch.Tensor], torch.Tensor] | None = None):
         self.fn, self.name, self._derivative = fn, name, derivative
         self.spec: str | None = None  # the name it was resolved from (set by :func:`activation`)
+        """The name it was resolved from by :func:`activation` (``None`` for a bare callable); it pickles by
+        this name."""
 
     def __reduce__(self):
         if self.spec is not None:

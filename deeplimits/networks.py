@@ -49,9 +49,13 @@ class Trajectory:
     given as ``(draws, width)``."""
 
     states: torch.Tensor
+    """The hidden states ``h_0..h_L``."""
     gradients: torch.Tensor | None
+    """The gradients ``p_k = dl/dh_k`` when asked, else ``None``."""
     depth: int
+    """The depth ``L``."""
     beta: float
+    """The scaling exponent (``alpha_L = L^-beta``)."""
 
 
 class ResNet:
@@ -65,13 +69,16 @@ class ResNet:
 
     def __init__(self, arch: str = "res-1", activation=None, beta: float = 0.5):
         self.arch = V_.choice("arch", arch, ARCHITECTURES)
+        """``'res-1'``, ``'res-2'``, ``'res-3'`` or ``'inside'``."""
         if arch == "res-3":
             if activation is not None and _activation(activation).name != RES3_ACTIVATION:
                 raise ParameterError("activation", f"activation must be {RES3_ACTIVATION!r} (or omitted) for arch "
                                                    f"'res-3', got {activation!r}")
             activation = RES3_ACTIVATION
         self.activation: Activation = _activation(DEFAULT_ACTIVATION if activation is None else activation)
+        """The activation ``sigma``."""
         self.beta = V_.real("beta", beta, low=0.0)
+        """The scaling exponent: ``alpha_L = L^-beta``."""
 
     @property
     def weight_names(self) -> tuple[str, ...]:
@@ -89,6 +96,7 @@ class ResNet:
         return self.activation(u) @ V.transpose(-1, -2)
 
     def step(self, h, alpha: float, depth: int, V=None, W=None, b=None) -> torch.Tensor:
+        """One layer: ``h + alpha * residual(h, V, W, b)`` (:meth:`residual`)."""
         return h + alpha * self.residual(h, V, W, b)
 
     def residual_vjp(self, h, p, V=None, W=None, b=None) -> torch.Tensor:
@@ -259,10 +267,13 @@ class ModifiedEulerResNet(ResNet):
 
     def __init__(self, activation=None, hurst: float = 0.75, scale: float | None = None):
         self.hurst = V_.hurst(hurst, above_half=True)
+        """The Hurst index ``H`` of the weights (the scaling is ``beta = H``)."""
         super().__init__("res-1", activation, beta=self.hurst)
         self.scale = None if scale is None else V_.real("scale", scale, low=0.0, low_open=True)
+        """The entry standard deviation of the weights (``None``: ``1/sqrt(width)``)."""
 
     def step(self, h, alpha, depth, V=None, W=None, b=None):
+        """One layer: the Euler step plus the correction ``(scale^2 / 2) depth^{-2H} sigma'(h) sigma(h)``."""
         # the correction is a function of the depth alone (not of alpha), so that a caller
         # may pass raw increments as V with alpha = 1
         s2 = h.shape[-1] ** -1.0 if self.scale is None else self.scale ** 2

@@ -31,10 +31,13 @@ class PairSample:
     ``h0`` of shape ``(draws, inputs, width)``."""
 
     weights: dict[str, DriverSample]
+    """The driver samples by weight name."""
     h0: torch.Tensor
+    """The inputs, ``(draws, inputs, width)``."""
 
     @property
     def draws(self) -> int:
+        """The number of independent draws."""
         return self.h0.shape[0]
 
     @property
@@ -58,11 +61,17 @@ class PairSolution:
     """Both trajectories on the grid ``times = k / depth``, each ``(depth + 1, draws, inputs, width)``."""
 
     regime: str
+    """The regime's registry name."""
     depth: int
+    """The network's depth ``L``."""
     times: torch.Tensor
+    """The grid ``k / depth``, ``k = 0..depth``."""
     network: torch.Tensor
+    """The network's hidden states ``h_k``."""
     limit: torch.Tensor
+    """The limit ``H_{k/L}`` on the same grid."""
     theory_rate: float
+    """The exponent of ``L`` in the declared strong order."""
 
     def strong_error(self) -> torch.Tensor:
         """``max_k ||H_{k/L} - h_k||`` per (draw, input): shape ``(draws, inputs)``."""
@@ -100,14 +109,17 @@ class Pair:
 
     @property
     def rate_note(self) -> str:
+        """Where the declared order comes from and what to expect at practical depths."""
         return self.order.note
 
     @property
     def hurst(self) -> float | None:
+        """The Hurst index of the regime's options (``None`` without one)."""
         return self.options.get("hurst")
 
     @property
     def beta(self) -> float:
+        """The network's scaling exponent (``alpha_L = L^-beta``)."""
         return self.network.beta
 
     @property

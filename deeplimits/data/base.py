@@ -42,11 +42,17 @@ class Arrays:
     or with the official test split in ``x_test``, ``y_test``."""
 
     x: np.ndarray
+    """Inputs, ``(n, input_dim)``."""
     y: np.ndarray
+    """Targets: class indices ``(n,)`` or regression targets ``(n, output_dim)``."""
     task: str
+    """``'classification'`` or ``'regression'``."""
     n_classes: int | None = None
+    """The number of classes (``None`` for regression)."""
     x_test: np.ndarray | None = None
+    """The official test split's inputs (``None``: the data are pooled)."""
     y_test: np.ndarray | None = None
+    """The official test split's targets (``None``: the data are pooled)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,14 +65,23 @@ class Dataset:
     """
 
     name: str
+    """The registered name."""
     x_train: torch.Tensor
+    """Training inputs, ``(n_train, input_dim)``."""
     y_train: torch.Tensor
+    """Training targets."""
     x_test: torch.Tensor
+    """Test inputs, ``(n_test, input_dim)``."""
     y_test: torch.Tensor
+    """Test targets."""
     task: str
+    """``'classification'`` or ``'regression'``."""
     n_classes: int | None
+    """The number of classes (``None`` for regression)."""
     input_dim: int
+    """The dimension of an input."""
     output_dim: int
+    """The dimension of an output (``n_classes`` for classification)."""
 
     @property
     def train(self) -> tuple[torch.Tensor, torch.Tensor]:
@@ -80,10 +95,12 @@ class Dataset:
 
     @property
     def n_train(self) -> int:
+        """The number of training examples."""
         return int(self.x_train.shape[0])
 
     @property
     def n_test(self) -> int:
+        """The number of test examples."""
         return int(self.x_test.shape[0])
 
     def __repr__(self) -> str:
@@ -99,10 +116,15 @@ class DatasetSpec:
     reads files (``needs_root``) and its ``options`` with their defaults."""
 
     name: str
+    """The registered name."""
     loader: Callable[..., Arrays]
+    """The function returning the :class:`Arrays`."""
     official_split: bool = False
+    """Whether the set comes with an official test split."""
     needs_root: bool = False
+    """Whether the loader reads files (takes ``root``)."""
     options: dict = field(default_factory=dict)
+    """The loader's keyword options with their defaults."""
 
     @property
     def summary(self) -> str:
@@ -111,6 +133,7 @@ class DatasetSpec:
 
 
 DATASETS: dict[str, DatasetSpec] = {}
+"""The registered data sets by name (:func:`register_dataset`)."""
 
 
 def register_dataset(name: str, *, official_split: bool = False):
@@ -136,6 +159,7 @@ def register_dataset(name: str, *, official_split: bool = False):
 
 
 def dataset_names() -> tuple[str, ...]:
+    """The names of the registered data sets, in registration order."""
     return tuple(DATASETS)
 
 

@@ -30,8 +30,8 @@ from ..errors import ParameterError
 
 __all__ = ["weight_diagnostics", "WeightDiagnostics", "hurst_index", "diagnostics_bytes", "DIAGNOSTICS"]
 
-#: the scalar diagnostics, in report order
 DIAGNOSTICS = ("max_norm", "increment_norm", "cumsum_norm", "rss", "quadratic_variation", "hurst")
+"""The scalar diagnostics, in report order."""
 
 
 @dataclasses.dataclass
@@ -39,18 +39,30 @@ class WeightDiagnostics(PlainData):
     """The diagnostics of one tensor ``name`` of depth ``depth`` (plain data)."""
 
     name: str
+    """The tensor's name."""
     depth: int
+    """The number of layers ``L``."""
     shape: list
+    """The shape of one layer's weight."""
     beta: float
+    """The exponent scaling ``increment_norm`` by ``L^beta``."""
     max_norm: float
+    """``max_k ||A_k||``."""
     increment_norm: float
+    """``L^beta max_k ||A_{k+1} - A_k||``."""
     cumsum_norm: float
+    """``max_k ||X_k||``, ``X_k = sum_{j<k} A_j``."""
     rss: float
+    """``sqrt(sum_k ||A_k||^2)``."""
     quadratic_variation: float
+    """``sum_k ||A_{k+1} - A_k||^2``."""
     hurst: float
+    """The median over coordinates of the discrete-variation Hurst estimate of ``X``."""
     hurst_iqr: float
+    """Its interquartile range over the coordinates."""
 
     def report_line(self) -> str:
+        """One line of the diagnostics table (name, depth, then :data:`DIAGNOSTICS` and ``hurst_iqr``)."""
         return (f"{self.name:>16} {self.depth:7d} {self.max_norm:10.4g} {self.increment_norm:10.4g} "
                 f"{self.cumsum_norm:10.4g} {self.rss:10.4g} {self.quadratic_variation:10.4g} "
                 f"{self.hurst:7.3f} {self.hurst_iqr:7.3f}")

@@ -69,12 +69,18 @@ class Exponents(PlainData):
     ``hypothesis`` and ``reason``: what they support (:func:`hypothesis`)."""
 
     name: str
+    """The tensor's name."""
     depths: list
+    """The family's depths."""
     exponents: dict
+    """Name -> ``{'value', 'ci'}``: the slope of each diagnostic on ``L``, and ``beta``."""
     hypothesis: str
+    """The limit the exponents support (:func:`hypothesis`)."""
     reason: str
+    """Why, in a few words."""
 
     def report(self) -> str:
+        """The exponents with their intervals, one per line, after what they support."""
         lines = [f"{self.name}: exponents over depths {self.depths} (log-log slope, 95% CI); "
                  f"supports: {self.hypothesis} ({self.reason})"]
         for k, v in self.exponents.items():

@@ -14,10 +14,10 @@ from ..paths import BrownianSample, DriverSample
 from .base import Limit, grid as _grid
 
 
-#: the entry scale ``s_A`` of the inside weights ``A`` (declared by :data:`deeplimits.options.SA`)
 DEFAULT_SA = SA.default
-#: the entry scale ``s_b`` of the inside biases ``b`` (declared by :data:`deeplimits.options.SB`)
+"""The entry scale ``s_A`` of the inside weights ``A`` (declared by :data:`deeplimits.options.SA`)."""
 DEFAULT_SB = SB.default
+"""The entry scale ``s_b`` of the inside biases ``b`` (declared by :data:`deeplimits.options.SB`)."""
 _SCALE_OF = {"W": "sa", "b": "sb"}
 
 
@@ -36,6 +36,8 @@ class InsideSDEScheme:
         self.sigma2, self.sa, self.sb = sigma2, sa, sb
 
     def step(self, h, alpha, depth, W=None, b=None, W_drift=None, b_drift=None) -> torch.Tensor:
+        """One step of size ``1/depth`` from ``h``: the increments ``W``, ``b`` scaled by ``alpha``, the Itô
+        term and the drift ``W_drift``, ``b_drift`` over ``dt = 1/depth``."""
         out = h + alpha * (h @ W.transpose(-1, -2))
         if b is not None:
             out = out + alpha * b.unsqueeze(-2)
@@ -77,7 +79,9 @@ class InsideSDELimit(Limit):
     def __init__(self, activation=None, sa: float = DEFAULT_SA, sb: float = DEFAULT_SB, *, drift: bool = False,
                  ito_correction: bool = True):
         self.activation = _activation(INSIDE_ACTIVATION if activation is None else activation)
+        """The activation ``sigma`` (``c = sigma''(0)`` weighs the Itô correction)."""
         self.sigma2 = V_.inside_activation(self.activation, regime="inside-sde")[0]
+        """``sigma''(0)``, the coefficient ``c`` of the Itô correction."""
         self.sa, self.sb = V_.option(SA, sa, missing_ok=False), V_.option(SB, sb, missing_ok=False)
         self.drift, self.ito_correction = V_.flag("drift", drift), V_.flag("ito_correction", ito_correction)
 

@@ -28,6 +28,8 @@ class ODELimit(Limit):
 
     def __init__(self, arch: str = "res-1", activation=None, rtol: float | None = None, atol: float | None = None):
         self.field = ResNet(arch, activation, beta=1.0)
+        """The vector field ``g(H, W(t))``: the residual map at ``beta = 1`` (a
+        :class:`~deeplimits.networks.ResNet`)."""
         if arch == "inside":
             raise ParameterError("arch", "arch must be 'res-1', 'res-2' or 'res-3' for the ODE limit")
         self._tolerances(rtol, atol)
@@ -138,6 +140,7 @@ class InsideODELimit(ODELimit):
 
     def __init__(self, rtol: float | None = None, atol: float | None = None):
         self.field = ResNet("inside", "identity", beta=1.0)  # sigma = identity: A h + b
+        """The vector field ``A(t) H + b(t)``: the inside residual map with the identity."""
         self._tolerances(rtol, atol)
 
     def solve(self, h0, W, depth: int, b=None) -> torch.Tensor:

@@ -18,7 +18,7 @@ from .base import Limit, grid as _grid
 
 class GridBrownian(BaseBrownian):
     """A torchsde Brownian motion whose values on the grid ``k / resolution`` are those of a
-    :class:`~deeplimits.drivers.PathSample` (flattened to ``(draws, prod(shape))``).
+    :class:`~deeplimits.paths.PathSample` (flattened to ``(draws, prod(shape))``).
 
     Only grid times are valid, which is all a fixed-step solver with ``dt = 1/resolution``
     on dyadic times ever asks for (dyadic times are exact in binary floating point).
@@ -52,18 +52,22 @@ class GridBrownian(BaseBrownian):
 
     @property
     def dtype(self):
+        """The dtype of the path."""
         return self._path.dtype
 
     @property
     def device(self):
+        """The device of the path."""
         return self._path.device
 
     @property
     def shape(self):
+        """The shape of one value of the path, ``(draws, prod(shape))``."""
         return self._path.shape[1:]
 
     @property
     def levy_area_approximation(self):
+        """``"none"``: torchsde's schemes that need Lévy areas are refused."""
         return "none"
 
 
@@ -97,6 +101,7 @@ class SDELimit(Limit):
 
     def __init__(self, activation=None):
         self.activation = _activation(DEFAULT_ACTIVATION if activation is None else activation)
+        """The activation ``sigma``."""
 
     def scheme(self) -> ResNet:
         """The Euler–Maruyama scheme as a network: ``step(H, 1, n, V=dX)`` is one EM step

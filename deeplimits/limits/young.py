@@ -26,7 +26,9 @@ class YoungLimit(Limit):
 
     def __init__(self, activation=None, hurst: float = 0.75):
         self.hurst = V_.hurst(hurst, above_half=True)
+        """The Hurst index ``H`` of the fBm driver (``> 1/2``)."""
         self.activation = _activation(DEFAULT_ACTIVATION if activation is None else activation)
+        """The activation ``sigma``."""
 
     def scheme(self, scale: float | None = None) -> ModifiedEulerResNet:
         """The modified Euler scheme as a network; ``step(H, 1, n, V=dX)`` is one step of
@@ -34,6 +36,8 @@ class YoungLimit(Limit):
         return ModifiedEulerResNet(self.activation, self.hurst, scale=scale)
 
     def solve(self, h0, V: FractionalSample, depth: int) -> torch.Tensor:
+        """The limit on ``k / depth`` from the fractional sample ``V`` (the modified Euler scheme on its
+        finest grid), ``(depth + 1, draws, inputs, width)``."""
         DriverSample.expect("V", V, "fractional")
         if abs(V.hurst - self.hurst) > 1e-12:
             raise ParameterError("V", f"V has Hurst index {V.hurst}, the limit expects hurst={self.hurst}")

@@ -118,6 +118,7 @@ class FractionalDriver(Driver):
 
     def __init__(self, hurst: float):
         self.hurst = self.regularity = V.hurst(hurst)
+        """The Hurst index ``H`` in (0, 1)."""
 
     def sample_bytes(self, shape, draws: int = 1, resolution: int | None = None,
                      dtype: torch.dtype = torch.float64) -> int:

@@ -63,6 +63,7 @@ class SmoothSample(DriverSample):
     def __init__(self, shape, draws, dtype, scale, length_scale: float, coefficients: torch.Tensor):
         super().__init__(shape, draws, dtype, scale, coefficients.device)
         self.length_scale = length_scale
+        """The RBF kernel's length scale."""
         omega, _, self.kernel_error = _rbf_quadrature(length_scale)
         self._omega = omega.to(device=self.device, dtype=dtype)
         self._coef = coefficients  # (2M, draws * prod(shape)), already times sqrt(w) * scale
@@ -102,6 +103,7 @@ class SmoothDriver(Driver):
 
     def __init__(self, length_scale: float | None = None):
         self.length_scale = V.option(LENGTH_SCALE, length_scale)
+        """The RBF kernel's length scale."""
 
     def sample_bytes(self, shape, draws: int = 1, resolution: int | None = None,
                      dtype: torch.dtype = torch.float64) -> int:

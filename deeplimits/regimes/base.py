@@ -27,8 +27,8 @@ from ..orders import StrongOrder  # re-exported: a regime declares its order
 __all__ = ["Regime", "Option", "StrongOrder", "REGISTRY", "register_regime", "get_regime", "regime_names", "pair",
            "regimes_table", "takes", "declarations", "is_given", "DEPTHS"]
 
-#: the default depths of a convergence study (a regime's ``defaults['depths']``)
 DEPTHS = [8, 16, 32, 64, 128, 256, 512]
+"""The default depths of a convergence study (a regime's ``defaults['depths']``)."""
 
 #: names an option may not take: the other keywords of :func:`pair`, of a convergence study and of
 #: its command (``deeplimits convergence``: an option's flag is ``--NAME``)
@@ -60,18 +60,27 @@ class Regime(abc.ABC):
     """
 
     name: ClassVar[str]
+    """The registry key (``--regime NAME``)."""
     network: ClassVar[str]
+    """The network, in one line."""
     limit: ClassVar[str]
+    """The limit, in one line."""
     weights: ClassVar[str]
+    """The law of the weights, in one line."""
     scaling: ClassVar[str]
-    #: the strong order in words, for tables (e.g. ``"1/2"``, ``"2H - 1"``)
+    """The scaling ``beta``, in one line."""
     rate_text: ClassVar[str] = ""
+    """The strong order in words, for tables (e.g. ``"1/2"``, ``"2H - 1"``)."""
     architectures: ClassVar[tuple[str, ...]] = ("res-1",)
+    """The residual maps it accepts (the first is the default)."""
     options: ClassVar[tuple[Option, ...]] = ()
+    """The keyword options of :func:`pair` it accepts, each an :class:`Option`."""
     spec_options: ClassVar[tuple[str, ...] | None] = None
+    """The options recorded as fields of a convergence spec (``None``: every declared option)."""
     defaults: ClassVar[dict] = dict(width=16, depths=DEPTHS, paths=256, reference=None)
-    #: a strong order that does not depend on the options (else override :meth:`strong_order`)
+    """Convergence defaults (``width``, ``depths``, ``paths``, ``reference``)."""
     order: ClassVar[StrongOrder | None] = None
+    """A strong order that does not depend on the options (else override :meth:`strong_order`)."""
 
     def strong_order(self, **options) -> StrongOrder:
         """The theoretical strong order of the pair built with ``options``."""
@@ -105,8 +114,8 @@ class Regime(abc.ABC):
         return f"<regime {self.name!r}: {self.network} -> {self.limit}>"
 
 
-#: the regimes by name, in registration order
 REGISTRY: dict[str, Regime] = {}
+"""The regimes by name, in registration order."""
 
 
 def _check_options(cls: type[Regime]) -> None:

@@ -50,20 +50,31 @@ class ConvergencePlan(Plan):
     """
 
     regime: str
+    """The regime's registry name."""
     width: int
+    """The width ``d``."""
     activation: object
+    """The activation (a name, or a callable: then the plan runs in this process only)."""
     arch: str | None
+    """The residual map (``None``: the regime's default)."""
     depths: tuple[int, ...]
+    """The depths, increasing powers of two."""
     paths: int
+    """Independent draws (driver sample and inputs)."""
     inputs: int
+    """Inputs per draw (errors are averaged over them within a draw)."""
     reference: int
+    """The finest grid on which the reference is solved (rough regimes)."""
     seed: int
+    """Base seed; chunk ``i`` uses :func:`chunk_seed` ``(seed, i)``."""
     dtype: torch.dtype
+    """float32 or float64."""
     chunk: int
-    #: the regime's options as the spec records them (declared options, resolved; see convergence_spec)
+    """Draws per chunk."""
     options: dict = dataclasses.field(default_factory=dict)
-    #: where the chunks run (``None``: the CPU; ``'cuda:0'``, ...; :func:`~deeplimits._validate.device_spec`)
+    """The regime's options as the spec records them (declared options, resolved; see convergence_spec)."""
     device: str | None = None
+    """Where the chunks run (``None``: the CPU; ``'cuda:0'``, ...; :func:`~deeplimits._validate.device_spec`)."""
 
     def __getattr__(self, name: str):
         """A declared option by name (``plan.hurst``): its recorded value, else its neutral one."""
@@ -72,10 +83,12 @@ class ConvergencePlan(Plan):
         return self.__dict__.get("options", {}).get(name, S_.neutral(name))
 
     def pair(self) -> Pair:
+        """The :class:`~deeplimits.pairs.Pair` the plan measures (built from its fields and options)."""
         return _pair(self.regime, width=self.width, activation=self.activation, arch=self.arch, **self.options)
 
     @property
     def chunk_sizes(self) -> list[int]:
+        """The draws of each chunk (``paths`` split into chunks of at most ``chunk``)."""
         return chunk_sizes(self.paths, self.chunk)
 
     def estimate(self) -> R_.Estimate:
@@ -263,7 +276,7 @@ def run_plan(plan: ConvergencePlan, progress: Callable[[int], None] | None = Non
     return plan.run(progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)
 
 
-@register_task("convergence-chunk")
+@register_task("convergence-chunk", axes=("draw", "depth"))
 def run_task(params: dict, seed: int) -> dict:
     """Sweep task: one chunk of draws of a plan (``params`` = plan spec + ``draws``)."""
     spec = {k: v for k, v in params.items() if k != "draws"}

@@ -30,8 +30,8 @@ from .sizes import data_sizes
 __all__ = ["propagation_bytes", "default_draw_bytes", "convergence_bytes", "training_bytes", "init_bytes", "scaling_bytes",
            "INTERPRETER_BYTES"]
 
-#: the interpreter's and the allocator's own memory, in the training models (see above)
 INTERPRETER_BYTES = 64 << 20
+"""The interpreter's and the allocator's own memory, added by the training models (see above)."""
 
 
 def _pow2_ceil(x: int) -> int:
@@ -44,7 +44,7 @@ def propagation_bytes(arch, driver, width, n_in, depths, betas, inputs, n, item,
     * weights: every layer of the deepest network is held (``top`` layers: ``max(depths)``, or
       its power-of-two ceiling for path drivers) for each weight name, ``d^2`` entries for a
       matrix and ``d`` for a vector; fractional weights keep their fGn and its scaled copy
-      (2x), and the last name drawn peaks inside :func:`~deeplimits.drivers.fgn`; smooth
+      (2x), and the last name drawn peaks inside :func:`~deeplimits.paths.fgn`; smooth
       weights hold their spectral coefficients and one depth's layers at a time;
     * states: :func:`~.propagation._propagate` stores ``h`` at every layer for the backward pass, with
       ``len(betas) * inputs`` columns per running depth: ``sum(depths)`` column-layers for
@@ -82,7 +82,7 @@ def convergence_bytes(p, n: int, inputs: int, reference: int, depths, item: int)
     """Peak bytes of :func:`~.strong_error.run_chunk` on ``n`` draws (see :mod:`deeplimits._resources`).
 
     * fractional weights: the fGn of every entry on the finest grid, ``reference x n x d^2``
-      numbers, at its peak inside :func:`~deeplimits.drivers.fgn` (:func:`~deeplimits._resources.fgn_bytes`);
+      numbers, at its peak inside :func:`~deeplimits.paths.fgn` (:func:`~deeplimits._resources.fgn_bytes`);
     * Brownian weights are streamed: blocks of ``_BLOCK_ELEMENTS`` numbers (at least one layer,
       ``n x entries``), the block in use, the one drawn ahead and their trees of pairwise sums,
       plus one accumulated increment per depth;

@@ -46,23 +46,38 @@ class PhaseResult(PlanResult):
     = max(H, 1/2) - beta`` (the identity side, ``beta > max(H, 1/2)``, is where it is a power law).
     """
 
-    plan: PhasePlan  # the plan of the Hurst indices summarised
+    plan: PhasePlan
+    """The plan of the Hurst indices summarised (``hurst``, ``beta``, ``arch``, ``width``, ... are read from it)."""
     log10_rh: list[list[float]]
+    """Mean ``log10 r_h`` over draws and inputs per (H, beta)."""
     log10_rp: list[list[float]]
+    """Mean ``log10 r_p`` over draws and inputs per (H, beta)."""
     exploded: list[list[int]]
+    """Exploded (draw, input) pairs per (H, beta)."""
     beta_star: list[float | None]
+    """Per H, the beta where the mean ``log10 r_h`` crosses 0 (:func:`critical_beta`; ``None`` without a
+    crossing)."""
     predicted: list[float]
+    """Per H, the predicted boundary ``max(H, 1/2)``."""
     beta_star_scaling: list[float | None]
+    """Per H, the beta where ``r_h`` stops depending on the depth (free of the constant ``c``)."""
     short_depth: int | None
+    """``depth // 10``, the depth of ``log10_rh_short``."""
     log10_rh_short: list[list[float]] | None
+    """Mean ``log10 r_h`` at ``short_depth`` (the first tenth of the same weights)."""
     seconds: float
+    """Seconds of work (a resumed run adds those of the tasks finished in earlier sessions)."""
     beta_star_p: list[float | None] = dataclasses.field(default_factory=list)
+    """Per H, the crossing of the mean ``log10 r_p`` with 0."""
     slope_h: list[list[float | None]] | None = None
+    """Per (H, beta), the log-log slope of ``r_h`` on ``L`` (``None`` where a draw exploded)."""
     predicted_slope: list[list[float]] | None = None
+    """Per (H, beta), the predicted slope ``max(H, 1/2) - beta``."""
 
     shown: ClassVar[dict] = {"hurst": "hursts", "beta": "betas", "arch": "arch", "activation": "activation",
                              "width": "width", "n_in": "n_in", "depth": "depth", "draws": "draws",
                              "inputs": "inputs", "seed": "seed", "dtype": "dtype", "bias": "bias"}
+    """The plan's values the result shows: its JSON name -> the plan's field (see :class:`~.result.PlanResult`)."""
 
     def report(self) -> str:
         """One line per H: the estimates of beta*, the prediction, and the mean gap between the
@@ -111,18 +126,31 @@ class PhasePlan(Plan):
     optional: ClassVar[tuple[str, ...]] = ("device", "bias")
 
     arch: str
+    """The residual map."""
     activation: str
+    """The activation's name."""
     hursts: tuple[float, ...]
+    """The Hurst indices ``H`` of the fractional weights."""
     betas: tuple[float, ...]
+    """The scaling exponents ``beta``."""
     width: int
+    """The hidden width ``d``."""
     n_in: int
+    """The input dimension (``h_0 = A x``)."""
     depth: int
+    """The depth ``L``."""
     draws: int
+    """Independent draws of (weights, ``A``, ``B``, ``x``)."""
     inputs: int
+    """Inputs ``x`` per draw."""
     seed: int
+    """The base seed."""
     dtype: str
+    """The dtype, by name."""
     device: str | None = None  # None: the CPU (CPU specs are unchanged)
+    """Where the tasks run (``None``: the CPU)."""
     bias: bool | None = None  # the inside model only; a spec without it (an older run) had the bias
+    """For ``inside`` only: whether the model has the bias ``b``."""
 
     def estimate(self) -> R_.Estimate:
         """Peak bytes of one task (all draws of one Hurst index), tasks and networks."""
@@ -171,7 +199,7 @@ def plan_phase(hursts: Sequence[float] | None = None, betas: Sequence[float] | N
     return plan
 
 
-@register_task("phase-hurst")
+@register_task("phase-hurst", axes=("beta",))
 def phase_task(params: dict, seed: int) -> dict:
     """Sweep task: mean log10 ratios over draws and inputs at one H, for every beta, at the
     depth and (for the scaling estimate of beta*) at a tenth of it, on a prefix of the same weights."""

@@ -41,7 +41,9 @@ class Plan(abc.ABC):
     """
 
     study: ClassVar[str | None] = None
+    """The ``'study'`` key of the specs (``None`` for the convergence specs, which predate it)."""
     optional: ClassVar[tuple[str, ...]] = ()
+    """Fields written by :meth:`to_dict` only when not ``None`` (older specs stay unchanged)."""
 
     def to_dict(self) -> dict:
         """The plan as plain JSON (what a run store records and compares)."""

@@ -23,11 +23,11 @@ __all__ = ["PlanResult"]
 class PlanResult(PlainData):
     """A result dataclass with a field ``plan`` (subclasses set :attr:`plan_type`, :attr:`shown`)."""
 
-    #: the plan class of the results' plans
     plan_type: ClassVar[type]
-    #: the JSON name of each plan value the result shows -> the plan's field (``None``: a property
-    #: of the result computes it from the plan)
+    """The plan class of the results' plans."""
     shown: ClassVar[dict[str, str | None]] = {}
+    """The JSON name of each plan value the result shows -> the plan's field (``None``: a property
+    of the result computes it from the plan)."""
 
     def __getattr__(self, name: str):
         field = type(self).shown.get(name)

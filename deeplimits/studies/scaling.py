@@ -34,12 +34,12 @@ __all__ = ["ScalingPlan", "ScalingResult", "plan_scaling", "PUBLISHED", "PUBLISH
 #: the sizes the synthetic loader accepts (:func:`deeplimits.data.synthetic.synthetic`: ``n``, ``dim``)
 MAX_SYNTHETIC_SAMPLES, MAX_SYNTHETIC_DIM = 10 ** 7, 10 ** 4
 
-#: what Cohen et al. (2021) report for the synthetic task, to print next to the measured values
 PUBLISHED = {"tanh": {"alpha": 0.7, "beta": 0.3, "alpha+beta": 1.0, "limit": "smooth"},
              "relu": {"limit": "rough (denoised loss about ten times higher)"}}
-#: the same for the embedded-MNIST experiment, the nearest published values for embedded digits
+"""What Cohen et al. (2021) report for the synthetic task, to print next to the measured values."""
 PUBLISHED_EMBEDDED = {"tanh": {"alpha": 0.7, "beta": 0.2, "limit": "smooth (embedded MNIST)"},
                       "relu": {"limit": "rough (embedded MNIST)"}}
+"""The same for the embedded-MNIST experiment, the nearest published values for embedded digits."""
 
 
 @dataclasses.dataclass
@@ -52,17 +52,30 @@ class ScalingResult(PlainData):
     diagnostic), ``hypothesis`` and ``reason``, and the ``published`` values."""
 
     activation: str
+    """``'tanh'`` or ``'relu'``."""
     delta_mode: str
+    """``'shared'`` or ``'per-layer'``."""
     width: int
+    """The width ``d``."""
     dataset: str
+    """``'synthetic'`` or ``'digits'``."""
     records: list[dict]
+    """One per depth and configuration (see above)."""
     exponents: dict
+    """``alpha``, ``beta``, ``alpha+beta``, ``ode_rate`` with 95% intervals, and the slope of every weight
+    diagnostic."""
     hypothesis: str
+    """The limit the exponents support."""
     reason: str
+    """Why, in a few words."""
     published: dict
+    """Cohen et al.'s values for the same experiment (:data:`PUBLISHED`, :data:`PUBLISHED_EMBEDDED`)."""
     seconds: float
+    """Seconds of work (a resumed run adds those of the tasks finished in earlier sessions)."""
 
     def report(self) -> str:
+        """A table per depth and configuration, the exponents beside the published ones, and the limit
+        supported."""
         from ..diagnostics.scaling import interval
 
         lines = [f"inside model, {self.activation}, delta {self.delta_mode}, d={self.width}, {self.dataset}: "
@@ -102,21 +115,37 @@ class ScalingPlan(Plan):
     optional: ClassVar[tuple[str, ...]] = ("device",)
 
     activation: str
+    """``'tanh'`` or ``'relu'``."""
     delta: str
+    """``'shared'`` (one trained scale ``delta``) or ``'per-layer'`` (one ``delta_k`` per layer)."""
     depths: tuple[int, ...]
+    """The depths ``L`` (at least two, distinct)."""
     width: int
+    """The width ``d``."""
     seeds: int
+    """Configurations per depth, trained together."""
     optimizer: str
+    """``'adam'`` or ``'sgd'``."""
     lr: float
+    """The learning rate."""
     batch_size: int
+    """The mini-batch size."""
     stop_loss: float
+    """Training stops once the training loss is below this."""
     max_epochs: int
+    """The most epochs a network trains."""
     init_scale: float
+    """The initial weights' entries are of order ``init_scale / (L d)``."""
     samples: int
+    """The synthetic task's number of samples."""
     seed: int
+    """The base seed."""
     dtype: str
+    """The dtype, by name."""
     dataset: str = "synthetic"  # a default: specs written before the digits variant read back
+    """``'synthetic'`` or ``'digits'`` (through a fixed random embedding)."""
     device: str | None = None  # None: the CPU
+    """Where the tasks run (``None``: the CPU)."""
 
     def tasks(self) -> list:
         base = {k: v for k, v in self.to_dict().items() if k not in ("depths", "study")}

@@ -27,8 +27,8 @@ from .theory import (CRITICAL_LIMITS, bounds_apply, classify, high_probability_b
 __all__ = ["stability", "plan_stability", "run_stability", "StabilityPlan", "StabilityResult", "STABILITY_PRESETS",
            "DELTA"]
 
-#: the default ``delta`` of the high-probability bounds (each holds with probability at least ``1 - delta``)
 DELTA = DEFAULTS["stability"]["delta"]
+"""The default ``delta`` of the high-probability bounds (each holds with probability ``>= 1 - delta``)."""
 
 
 @dataclasses.dataclass
@@ -68,15 +68,21 @@ class StabilityResult(PlanResult):
     ``samples``: with ``histograms=True``, the norm ratios at the largest depth per beta.
     """
 
-    plan: StabilityPlan  # the plan of the draws summarised
+    plan: StabilityPlan
+    """The plan of the draws summarised (``arch``, ``width``, ``draws``, ... are read from it)."""
     records: list[dict]
+    """One per (beta, depth): the ratios' statistics and the theory (see above)."""
     samples: list[dict]
+    """With ``histograms=True``, the norm ratios at the largest depth per beta."""
     seconds: float
+    """Seconds of work (a resumed run adds those of the tasks finished in earlier sessions)."""
     fits: list[dict] = dataclasses.field(default_factory=list)
+    """One per beta: the fitted slope and growth law (see above)."""
 
     shown: ClassVar[dict] = {"arch": "arch", "driver": None, "activation": "activation", "width": "width",
                              "n_in": "n_in", "draws": "draws", "inputs": "inputs", "seed": "seed", "dtype": "dtype",
                              "delta": None, "bias": "bias"}
+    """The plan's values the result shows: its JSON name -> the plan's field (see :class:`~.result.PlanResult`)."""
 
     @property
     def driver(self) -> dict:
@@ -103,6 +109,7 @@ class StabilityResult(PlanResult):
 
     @property
     def label(self) -> str:
+        """The study in a few words, for titles and legends."""
         drv = ", ".join(f"{k}={v}" for k, v in self.driver.items() if k != "driver")
         drv = self.driver["driver"] + (f" ({drv})" if drv else "")
         arch = self.arch + ("" if self.bias is None else " with bias" if self.bias else " without bias")
@@ -177,23 +184,42 @@ class StabilityPlan(Plan):
     optional: ClassVar[tuple[str, ...]] = ("hurst", "length_scale", "device", "delta", "bias")
 
     arch: str
+    """The residual map."""
     driver: str
+    """The law of the weights, by name."""
     activation: str
+    """The activation's name."""
     width: int
+    """The hidden width ``d``."""
     n_in: int
+    """The input dimension (``h_0 = A x``)."""
     depths: tuple[int, ...]
+    """The depths ``L``."""
     betas: tuple[float, ...]
+    """The scaling exponents ``beta``."""
     draws: int
+    """Independent draws of (weights, ``A``, ``B``, ``x``)."""
     inputs: int
+    """Inputs ``x`` per draw."""
     seed: int
+    """The base seed."""
     dtype: str
+    """The dtype, by name."""
     histograms: bool
+    """Whether the norm ratios at the largest depth are kept (``StabilityResult.samples``)."""
     chunk: int
+    """Draws per task."""
     hurst: float | None = None
+    """The Hurst index of fractional weights (``None`` for other laws)."""
     length_scale: float | None = None
+    """The RBF length scale of smooth weights (``None`` for other laws)."""
     device: str | None = None  # None: the CPU (CPU specs are unchanged)
+    """Where the tasks run (``None``: the CPU)."""
     delta: float | None = None  # None: DELTA
+    """The high-probability bounds hold each with probability at least ``1 - delta`` (``None``:
+    :data:`DELTA`)."""
     bias: bool | None = None  # the inside model only; a spec without it (an older run) had the bias
+    """For ``inside`` only: whether the model has the bias ``b`` (``None``: other architectures)."""
 
     def estimate(self) -> R_.Estimate:
         """Peak bytes of the largest task, tasks and networks (no allocation)."""
@@ -256,7 +282,7 @@ def _stability_chunk(arch, driver, width, n_in, depths, betas, draws, inputs, dt
     return chunk
 
 
-@register_task("stability-chunk")
+@register_task("stability-chunk", axes=("draw", "depth", "beta", "input"))
 def stability_task(params: dict, seed: int) -> dict:
     """Sweep task: the ratios of one chunk of draws, ``(draws, depths, betas, inputs)`` lists."""
     net = _network(params["arch"], params["activation"])
@@ -312,7 +338,7 @@ def stability(arch: str = "res-3", driver: Driver | str | None = None, *, activa
 
     Args:
         arch: ``'res-1'``, ``'res-2'``, ``'res-3'`` or ``'inside'``.
-        driver: law of the weights, a :class:`~deeplimits.drivers.Driver` or a name
+        driver: law of the weights, a :class:`~deeplimits.paths.Driver` or a name
             (``'uniform'``, the papers' default; ``'gaussian'``, ``'rademacher'``, ``'smooth'``).
         activation: a name (default tanh; ReLU for res-3).
         width, n_in: hidden width ``d`` and input dimension; ``A`` and ``x`` are Gaussian with
@@ -331,8 +357,8 @@ def stability(arch: str = "res-3", driver: Driver | str | None = None, *, activa
         bias: for ``inside`` only: whether the model is ``h + alpha sigma(W h + b)``; default
             False, the published ``h + alpha sigma(W h)``.
         progress: called with the number of draws of each finished chunk.
-        store, workers, scheduler: a :class:`~deeplimits.sweeps.RunStore` and an executor, as
-            for :func:`~deeplimits.convergence.run_plan`.
+        store, workers, scheduler: a :class:`~deeplimits.runs.RunStore` and an executor, as
+            for :func:`~deeplimits.studies.convergence.run_plan`.
 
     Returns:
         A :class:`StabilityResult`.

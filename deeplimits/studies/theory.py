@@ -31,11 +31,11 @@ __all__ = ["theory_bounds", "bounds_apply", "CRITICAL_LIMITS", "quantile_bound",
            "high_probability_bounds", "high_probability_unmet", "regularity", "predicted_slope", "growth_exponent",
            "classify", "critical_beta"]
 
-#: ``(e^(1/2) - 1, e - 1)``: the limits of :func:`theory_bounds` at ``beta = 1/2`` as ``L -> infinity``
 CRITICAL_LIMITS = (math.expm1(0.5), math.expm1(1.0))
+"""``(e^(1/2) - 1, e - 1)``: the limits of :func:`theory_bounds` at ``beta = 1/2`` as ``L -> infinity``."""
 
-#: the levels ``1 - delta`` at which the records carry the quantiles of ``r^2`` and their bound
 QUANTILE_LEVELS = (0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 0.95, 0.99)
+"""The levels ``1 - delta`` at which the records carry the quantiles of ``r^2`` and their bound."""
 
 #: i.i.d. laws of the weights with symmetric, sub-Gaussian entries of variance ``1/d``
 _IID = ("uniform", "gaussian", "rademacher")

@@ -30,6 +30,7 @@ __all__ = ["train_task", "init_weights", "load_trained", "weights_path", "weight
            "file_sha256", "WEIGHTS_DIR"]
 
 WEIGHTS_DIR = "weights"
+"""The folder of a run directory that holds the trained weights."""
 
 
 def weights_path(directory: str, key: str) -> str:

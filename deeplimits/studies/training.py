@@ -60,12 +60,22 @@ class TrainGridResult(PlanResult):
     and its SHA-256 (``weights_sha256``)."""
 
     plan: TrainPlan
+    """The grid it ran (``dataset``, ``driver``, ``depth``, ``width``, ``arch``, ``epochs`` are read from it)."""
     records: list[dict]
+    """One per configuration: ``driver``, ``hurst``, ``beta``, ``lr``, ``seed``, ``train_loss``, ``test_loss``,
+    ``train_accuracy``, ``test_accuracy`` (``None`` when it blew up or for regression), ``finite``, ``epochs``,
+    ``seconds`` (the wall time of its chunk divided by the chunk's configurations)."""
     best: list[dict]
+    """Per ``(hurst, beta)``, the configuration with the best test accuracy (regression: the lowest test loss)
+    over the learning rates and seeds, with ``line = max(H, 1/2)``."""
     seconds: float
+    """Seconds of work (a resumed run adds those of the tasks finished in earlier sessions)."""
     weights: dict = dataclasses.field(default_factory=dict)
+    """Per task, the stored weights file (``weights``, relative to the run directory) and its SHA-256
+    (``weights_sha256``)."""
 
     shown: ClassVar[dict] = {k: k for k in ("dataset", "driver", "depth", "width", "arch", "epochs")}
+    """The plan's values the result shows: its JSON name -> the plan's field (see :class:`~.result.PlanResult`)."""
 
     @classmethod
     def plan_of(cls, d: dict):
@@ -88,6 +98,7 @@ class TrainGridResult(PlanResult):
 
     @property
     def classification(self) -> bool:
+        """Whether the task is a classification (accuracies recorded), not a regression."""
         return any(r["train_accuracy"] is not None for r in self.records) or not any(
             r["finite"] for r in self.records)
 
@@ -107,28 +118,51 @@ class TrainPlan(Plan):
     optional: ClassVar[tuple[str, ...]] = ("length_scale", "stop_loss", "root", "device")
 
     dataset: str
+    """The data set's name (:func:`deeplimits.data.load_dataset`)."""
     driver: str
+    """The law of the initial weights."""
     hursts: tuple
+    """The Hurst indices of the grid (``(None,)`` for a law without one)."""
     betas: tuple[float, ...]
+    """The scaling exponents of the grid."""
     lrs: tuple[float, ...]
+    """The learning rates of the grid."""
     seeds: int
+    """Independent initialisations per grid point."""
     arch: str
+    """The residual map."""
     activation: str
+    """The activation's name."""
     bias: bool
+    """Whether the networks have biases."""
     depth: int
+    """The networks' depth ``L``."""
     width: int
+    """The networks' width ``d``."""
     epochs: int
+    """The epochs of training."""
     batch_size: int
+    """The mini-batch size."""
     optimizer: str
+    """``'adam'`` or ``'sgd'`` (batched, one learning rate per configuration)."""
     lr_decay_halfway: bool
+    """Whether the learning rate is divided by 10 halfway through."""
     seed: int
+    """The run's seed (data split and order, initial weights)."""
     dtype: str
+    """The networks' dtype, by name."""
     chunk: int
+    """Configurations per task."""
     save_weights: bool
+    """Whether the trained weights are kept in the run directory."""
     length_scale: float | None = None
+    """The RBF length scale of smooth weights (``None`` for other laws)."""
     stop_loss: float | None = None
+    """Stop once every live configuration's training loss is at most this (``None``: never)."""
     root: str | None = None
+    """The directory of the ``mnist`` / ``cifar10`` files."""
     device: str | None = None
+    """Where the tasks run (``None``: the CPU)."""
 
     def configs(self, beta_index: int | None = None) -> list[dict]:
         """The configurations ``{hurst, beta, lr, seed, init}`` in task order (``init``: the

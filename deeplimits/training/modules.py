@@ -33,6 +33,7 @@ from ._stack import Workspace, res1_stack
 __all__ = ["ResidualNetwork", "DELTA_MODES", "CONFIG_KEYS", "parameter_count", "activation_count"]
 
 DELTA_MODES = ("shared", "per-layer")
+"""The trainable scales of the ``inside`` model: one per configuration, or one per layer."""
 #: the keys of :meth:`ResidualNetwork.get_config` (the first five are required by ``from_config``)
 CONFIG_KEYS = ("arch", "depth", "width", "in_features", "out_features", "configs", "beta", "activation", "bias",
                "delta", "dtype")
@@ -75,14 +76,20 @@ class ResidualNetwork(torch.nn.Module):
                  dtype: torch.dtype = torch.float32, device=None):
         super().__init__()
         self.arch = V_.choice("arch", arch, ARCHITECTURES)
+        """``'res-1'``, ``'res-2'``, ``'res-3'`` or ``'inside'``."""
         self._net = ResNet(arch, activation, beta)  # validates activation and beta, computes residuals
         self.activation, self.beta = self._net.activation, self._net.beta
         self.depth, self.width = V_.integer("depth", depth), V_.integer("width", width)
         self.in_features = V_.integer("in_features", in_features)
+        """The input dimension ``d_in``."""
         self.out_features = V_.integer("out_features", out_features)
+        """The output dimension ``d_out``."""
         self.configs = V_.integer("configs", configs)
+        """The number ``C`` of independent configurations held."""
         self.bias = V_.flag("bias", bias)
+        """Whether the residual branch has the bias ``b``."""
         self.delta_mode = self._delta_mode(delta)
+        """``inside`` only: ``'shared'`` or ``'per-layer'`` trained scale ``delta`` (``None`` otherwise)."""
         where = V_.device("device", device, V_.dtype(dtype))
         self._options = dict(beta=beta, activation=activation, bias=bias, delta=delta, dtype=dtype, device=device)
         L, C, d = self.depth, self.configs, self.width
@@ -90,13 +97,17 @@ class ResidualNetwork(torch.nn.Module):
                             where)
         kw = dict(dtype=dtype, device=where)
         self.A = torch.nn.Parameter(torch.empty(C, self.in_features, d, **kw))
+        """The input layer, ``(C, d_in, d)``."""
         for name in weight_names(arch, bias=False):  # the matrices (the bias: below)
             self.register_parameter(name, torch.nn.Parameter(torch.empty(L, C, d, d, **kw)))
         self.b = torch.nn.Parameter(torch.empty(L, C, d, **kw)) if bias else None
+        """The biases, ``(L, C, d)`` (``None`` without bias)."""
         if self.delta_mode is not None:
             shape = (C,) if self.delta_mode == "shared" else (L, C)
             self.delta = torch.nn.Parameter(torch.empty(shape, **kw))
+            """``inside`` only: the trained scale, ``(C,)`` (shared) or ``(L, C)`` (per layer)."""
         self.B = torch.nn.Parameter(torch.empty(C, d, self.out_features, **kw))
+        """The output layer, ``(C, d, d_out)``."""
         self._workspace = Workspace()
         self._mark_axes()
         self.reset_parameters()
@@ -297,6 +308,7 @@ class ResidualNetwork(torch.nn.Module):
         return self.readout(self.propagate(self.embed(x)))
 
     def extra_repr(self) -> str:
+        """The configuration, shown by ``repr`` of the module."""
         return (f"arch={self.arch!r}, depth={self.depth}, width={self.width}, in_features={self.in_features}, "
                 f"out_features={self.out_features}, configs={self.configs}, beta={self.beta}, "
                 f"activation={self.activation.name!r}, bias={self.bias}, delta={self.delta_mode!r}")
