@@ -30,7 +30,6 @@ The names this root exported before 0.1.0 and no longer does still resolve, with
 from ._lazy import lazy_exports
 from ._version import __version__
 
-#: public name -> the submodule that defines it
 _WHERE = {
     **dict.fromkeys(("fgn", "IIDDriver", "FractionalDriver", "SmoothDriver", "make_driver", "DRIVERS"), "paths"),
     **dict.fromkeys(("ResNet", "ModifiedEulerResNet"), "networks"),
@@ -54,6 +53,7 @@ _WHERE = {
     **dict.fromkeys(("DeeplimitsError", "ParameterError", "ResourceError", "DamagedFileError", "RunStoreError",
                      "DamagedStoreError", "SweepError", "ExecutorError", "MissingExtra"), "errors"),
 }
+"""Public name -> the submodule that defines it (imported when the name is first used)."""
 
 #: names exported here before 0.1.0 -> their module; each access warns (DeprecationWarning)
 _MOVED = {

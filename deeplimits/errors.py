@@ -45,6 +45,7 @@ class ParameterError(DeeplimitsError, ValueError):
     def __init__(self, param: str, message: str):
         super().__init__(message)
         self.param = param
+        """The name of the refused parameter (the command line shows its flag)."""
 
     def __reduce__(self):  # pickled through a Dask worker with its parameter
         return type(self), (self.param, str(self))
@@ -82,6 +83,7 @@ class DamagedFileError(DeeplimitsError, ValueError):
     def __init__(self, path, message: str):
         super().__init__(message)
         self.path = path
+        """The file whose content cannot be used."""
 
     def __reduce__(self):
         return type(self), (self.path, str(self))

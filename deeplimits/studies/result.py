@@ -43,6 +43,7 @@ class PlanResult(PlainData):
 
     @classmethod
     def from_dict(cls, d: dict):
+        """The result of ``d`` (written by :meth:`to_dict`, or before results held their plans)."""
         plan = cls.plan_type.from_dict(d["plan"]) if "plan" in d else cls.plan_of(d)
         return cls(plan=plan, **cls._fields_of(d, skip=("plan",)))
 
