@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib
 
+from .errors import MissingExtra
+
 __all__ = ["EXTRAS", "MissingExtra", "need"]
 
 #: top-level module -> (extra, what needs it)
@@ -13,10 +15,6 @@ EXTRAS = {
     "pandas": ("tables", "tables (ConvergenceResult.table)"),
     "mnist1d": ("data", "the data set 'mnist1d' (generated locally, nothing is downloaded)"),
 }
-
-
-class MissingExtra(ImportError):
-    """An optional dependency is not installed; the message names the extra."""
 
 
 def need(module: str):

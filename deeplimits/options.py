@@ -17,6 +17,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from .errors import ParameterError
+
 __all__ = ["Option", "HURST", "YOUNG_HURST", "LENGTH_SCALE", "SA", "SB"]
 
 #: the value types an option may have (the command line parses the first two as numbers)
@@ -73,11 +75,13 @@ class Option:
 
     def __post_init__(self):
         if not (isinstance(self.name, str) and self.name.isidentifier()):
-            raise ValueError(f"Option name must be a Python identifier, got {self.name!r}")
+            raise ParameterError("name", f"Option name must be a Python identifier, got {self.name!r}")
         if self.type not in TYPES:
-            raise ValueError(f"Option {self.name!r}: type must be one of float, int, bool, str; got {self.type!r}")
+            raise ParameterError("type", f"Option {self.name!r}: type must be one of float, int, bool, str; got "
+                                         f"{self.type!r}")
         if self.type is bool and not isinstance(self.default, bool):
-            raise ValueError(f"Option {self.name!r}: a bool option needs a default True or False, got {self.default!r}")
+            raise ParameterError("default", f"Option {self.name!r}: a bool option needs a default True or False, got "
+                                            f"{self.default!r}")
 
     @property
     def flag(self) -> str:

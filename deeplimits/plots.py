@@ -11,6 +11,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .errors import ParameterError
+
 
 def plot_convergence(results: Sequence, path: str | None = None, *, ax=None):
     """Log-log plot of ``E max_k ||H_{k/L} - h_k||`` against depth with standard-error bars,
@@ -74,8 +76,8 @@ def _figure(nrows, ncols, size, path, ax=None):
     if ax is not None:
         axes = np.asarray(ax, dtype=object).reshape(-1)
         if axes.size != nrows * ncols or not all(hasattr(a, "figure") for a in axes):
-            raise ValueError(f"ax must be {'a matplotlib Axes' if nrows * ncols == 1 else f'{nrows * ncols} matplotlib Axes'} "
-                             f"for this figure ({nrows} x {ncols} panels), got {ax!r:.80}")
+            want = "a matplotlib Axes" if nrows * ncols == 1 else f"{nrows * ncols} matplotlib Axes"
+            raise ParameterError("ax", f"ax must be {want} for this figure ({nrows} x {ncols} panels), got {ax!r:.80}")
         return axes[0].figure, axes.reshape(nrows, ncols)
     import matplotlib
 
@@ -135,7 +137,7 @@ def plot_histograms(result, path: str | None = None, *, ax=None):
     per beta, with the fitted log-normal density and the p-value of the normality test of
     the logarithms."""
     if not result.samples:
-        raise ValueError("the result has no samples: run the study with histograms=True")
+        raise ParameterError("result", "the result has no samples: run the study with histograms=True")
     fig, axes = _figure(len(result.samples), 2, (10, 3.6 * len(result.samples)), path, ax)
     for row, s in zip(axes, result.samples):
         rec = next(r for r in result.records if r["beta"] == s["beta"] and r["depth"] == s["depth"])

@@ -26,6 +26,7 @@ import torch
 import deeplimits as dl
 from deeplimits import _validate as V
 from deeplimits._executor import executor
+from deeplimits.errors import ParameterError
 from deeplimits.cli import main
 from deeplimits.training import BatchedAdam, BatchedSGD
 
@@ -1098,6 +1099,8 @@ def test_bad_public_parameter(fn, base, param, value, needle, tmp_path, monkeypa
             fn(**{**base(), param: value})
     msg = str(info.value)
     assert needle in msg and param in msg and "\n" not in msg, msg
+    # the exception carries the parameter (the command line shows its flag from it)
+    assert isinstance(info.value, ParameterError) and info.value.param == param, (type(info.value), info.value.param)
     assert time.perf_counter() - t0 < LIMIT
     assert os.listdir(tmp_path) == ["adir"] and os.listdir(tmp_path / "adir") == []
 

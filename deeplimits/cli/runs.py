@@ -16,13 +16,11 @@ FLAGS = {"list": (), "show": (), "export": ("csv", "json"), "plot": ("json",)}
 
 def _read(store, what, *a):
     """``what(store)``; a store whose content cannot be read is a RunStoreError (exit 1)."""
-    from ..runs import RunStoreError
+    from ..errors import RunStoreError
 
     try:
         return what(store, *a)
-    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
-        if isinstance(e, RunStoreError):
-            raise
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as e:  # a RunStoreError goes through
         raise RunStoreError(f"{store.path} is damaged ({type(e).__name__}: {one_line(e)}); "
                             f"move it away or recompute the run") from None
 

@@ -8,6 +8,7 @@ import torch
 from .. import _validate as V_
 from .._names import DEFAULT_ACTIVATION
 from ..activations import activation as _activation
+from ..errors import ParameterError
 from ..paths import DriverSample, FractionalSample
 from ..networks import ModifiedEulerResNet
 from .base import Limit
@@ -39,7 +40,7 @@ class YoungLimit(Limit):
         finest grid), ``(depth + 1, draws, inputs, width)``."""
         DriverSample.expect("V", V, "fractional")
         if abs(V.hurst - self.hurst) > 1e-12:
-            raise ValueError(f"V has Hurst index {V.hurst}, the limit expects hurst={self.hurst}")
+            raise ParameterError("V", f"V has Hurst index {V.hurst}, the limit expects hurst={self.hurst}")
         h0 = V_.states("h0", h0)
         depth = V_.divides("depth", depth, V.resolution)
         every = V.resolution // depth

@@ -24,6 +24,7 @@ import torch
 
 from .. import _resources as R
 from .. import _validate as V
+from ..errors import ParameterError
 
 _BLOCK_ELEMENTS = 1 << 22  # elements of one lazily generated block of Brownian increments
 
@@ -151,7 +152,7 @@ class DriverSample(abc.ABC):
         """``value`` if it is a driver sample of ``kind``, else a one-line ValueError naming
         ``name`` and what is needed (e.g. ``V must be a BrownianSample (IIDDriver('gaussian')...)``)."""
         if getattr(value, "kind", None) != kind:
-            raise ValueError(f"{name} must be {KINDS[kind]}")
+            raise ParameterError(name, f"{name} must be {KINDS[kind]}")
         return value
 
     def _chunk_layers(self, per_layer: int) -> int:
@@ -244,13 +245,14 @@ class Driver(abc.ABC):
         scale = V.real("scale", scale, low=0.0, low_open=True)
         if self.needs_resolution:
             if resolution is None:
-                raise ValueError(f"resolution must be given (a power of two) for the {self.name} driver")
+                raise ParameterError("resolution", f"resolution must be given (a power of two) for the {self.name} "
+                                                   "driver")
             resolution = V.power_of_two("resolution", resolution)
             R.require_count(resolution, R.MAX_STEPS, f"resolution={resolution} makes too many fine steps per path",
                             ("resolution",))
         elif resolution is not None:
-            raise ValueError(f"resolution applies only to path drivers (Gaussian i.i.d., fractional), "
-                             f"not to the {self.name} driver")
+            raise ParameterError("resolution", "resolution applies only to path drivers (Gaussian i.i.d., "
+                                               f"fractional), not to the {self.name} driver")
         at = "" if resolution is None else f" at resolution={resolution}"
         R.require_memory(self.sample_bytes(shape, draws, resolution, dtype),
                          f"for a {self.name} sample of {_draws(draws)} of shape {shape}{at}",

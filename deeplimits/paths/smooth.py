@@ -12,6 +12,7 @@ import torch
 from .. import _random
 from .. import _resources as R
 from .. import _validate as V
+from ..errors import ParameterError
 from ..options import LENGTH_SCALE
 from .base import _BLOCK_ELEMENTS, Driver, DriverSample
 
@@ -72,8 +73,8 @@ class SmoothSample(DriverSample):
         (shape ``(len(t), draws, *shape)``)."""
         tt = torch.as_tensor(t, dtype=self.dtype, device=self.device)
         if not bool(((tt >= -0.25) & (tt <= 1.25)).all()):  # NaN fails too
-            raise ValueError(f"t must lie in [-0.25, 1.25] (the depth interval [0, 1] with the margin an "
-                             f"adaptive solver may step into), got {t!r}")
+            raise ParameterError("t", f"t must lie in [-0.25, 1.25] (the depth interval [0, 1] with the margin an "
+                                      f"adaptive solver may step into), got {t!r}")
         scalar = tt.dim() == 0
         ph = tt.reshape(-1, 1) * self._omega
         out = torch.cat([torch.cos(ph), torch.sin(ph)], dim=1) @ self._coef

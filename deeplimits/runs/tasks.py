@@ -12,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
+from ..errors import ParameterError
+
 __all__ = ["Task", "register_task", "task_function", "task_names", "chunk_sizes", "LEGACY_NAMES"]
 
 _TASKS: dict[str, Callable] = {}
@@ -51,7 +53,8 @@ def register_task(name: str, *, reports_progress: bool = False, axes: tuple[str,
         fn.axes = tuple(axes)
         known = _TASKS.get(name)
         if known is not None and (known.__module__, known.__qualname__) != (fn.__module__, fn.__qualname__):
-            raise ValueError(f"task name {name!r} is already registered to {known.__module__}.{known.__qualname__}")
+            raise ParameterError("name", f"task name {name!r} is already registered to "
+                                         f"{known.__module__}.{known.__qualname__}")
         _TASKS[name] = fn
         return fn
 

@@ -25,6 +25,7 @@ from .. import _validate as V_
 from .._plain import PlainData
 from .._random import chunk_seed
 from ..data.base import DEFAULT_TEST_FRACTION
+from ..errors import ParameterError
 from ..runs import Task, register_task
 from .plan import Plan, register_plan
 
@@ -178,35 +179,10 @@ class ScalingPlan(Plan):
                            self.seeds, self.steps(), R_.available_memory(self.device), "configuration")
 
     def task_bytes(self, depth: int) -> int:
-        """Peak bytes of :func:`scaling_task` at ``depth``, from the sizes alone: the data set
-        (the synthetic points are drawn and their targets computed in float64, then split and
-        converted: about six float64 copies) and the largest of its phases, each on top of the
-        parameters (:func:`~deeplimits.training.modules.parameter_count`) and, after training,
-        their gradients: training (:func:`~deeplimits.training.train.train_bytes`), the
-        network rebuilt from the trend of its weights (a copy of the parameters and
-        :func:`~deeplimits.diagnostics.trend_bytes` of ``W``, ``b``), the trained pair on up to
-        256 inputs (:func:`~deeplimits.diagnostics.pair.ode_distance_bytes`) and the weight
-        diagnostics of one configuration (:func:`~deeplimits.diagnostics.measures.diagnostics_bytes`);
-        plus 64 MiB for the interpreter's and the allocator's own."""
-        from ..diagnostics.measures import diagnostics_bytes
-        from ..diagnostics.pair import ode_distance_bytes
-        from ..diagnostics.trend import trend_bytes
-        from ..training.modules import activation_count, parameter_count
-        from ..training.train import train_bytes
+        """Peak bytes of :func:`scaling_task` at ``depth`` (:func:`.memory.scaling_bytes`)."""
+        from .memory import scaling_bytes
 
-        item = getattr(torch, self.dtype).itemsize
-        n_train, n_test, d_in, d_out = self.data_sizes()
-        L, d, C = depth, self.width, self.seeds
-        params = parameter_count("inside", L, d, d_in, d_out, configs=C, bias=True, delta=self.delta)
-        acts = activation_count("inside", False, L, d, min(self.batch_size, n_train), C)
-        kept = 2 * item * params  # the trained parameters and their last gradient
-        trend = sum(trend_bytes((L, C, *s), item) for s in ((d, d), (d,))) if L >= 3 else 0
-        phases = (train_bytes(params, acts, item),
-                  kept + item * params + trend,
-                  kept + ode_distance_bytes(L, C, min(256, n_train), d, item),
-                  kept + diagnostics_bytes((L, d, d)))
-        data = (n_train + n_test) * (d_in + d_out) * (48 if self.dataset == "synthetic" else item + 16)
-        return data + max(phases) + (64 << 20)
+        return scaling_bytes(self, depth)
 
     def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> ScalingResult:
         from ..diagnostics import WeightDiagnostics, scaling_exponents
@@ -258,7 +234,7 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
     delta = V_.choice("delta", delta, DELTA_MODES)
     depths = tuple(V_.sequence("depths", depths, lambda L: V_.integer("depths", L), what="a list of depths >= 1"))
     if len(depths) < 2 or len(set(depths)) != len(depths):
-        raise ValueError(f"depths must hold at least two distinct depths, got {list(depths)}")
+        raise ParameterError("depths", f"depths must hold at least two distinct depths, got {list(depths)}")
     dataset = V_.choice("dataset", dataset, ("synthetic", "digits"))
     synthetic = dataset == "synthetic"
     max_epochs = V_.integer("max_epochs", max_epochs)
@@ -267,7 +243,7 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
                        V_.integer("batch_size", batch_size), V_.real("stop_loss", stop_loss, low=0.0, low_open=True),
                        max_epochs, V_.real("init_scale", init_scale, low=0.0),
                        V_.integer("samples", samples, low=3), V_.integer("seed", seed, low=0, high=seed_limit(max_epochs)),
-                       str(V_.dtype(dtype)).replace("torch.", ""), dataset, _device_name(device, dtype))
+                       str(V_.dtype(dtype)).replace("torch.", ""), dataset, V_.device_spec(device, dtype))
     R_.require_count(plan.seeds * len(plan.depths), R_.MAX_CONFIGS, f"seeds={plan.seeds} x {len(plan.depths)} depths "
                      f"make too many trained networks", ("seeds", "depths"))
     L = plan.depths[-1]
@@ -279,14 +255,9 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
     if synthetic:  # what the synthetic loader accepts, checked here rather than in a task
         V_.integer("samples", plan.samples, low=3, high=MAX_SYNTHETIC_SAMPLES)
         if plan.width > MAX_SYNTHETIC_DIM:
-            raise ValueError(f"width must be at most {MAX_SYNTHETIC_DIM} for dataset 'synthetic' (the dimension of "
-                             f"its points), got {plan.width}")
+            raise ParameterError("width", f"width must be at most {MAX_SYNTHETIC_DIM} for dataset 'synthetic' (the "
+                                          f"dimension of its points), got {plan.width}")
     return plan
-
-
-def _device_name(device, dtype) -> str | None:
-    where = V_.device("device", device, dtype)
-    return None if where.type == "cpu" else str(where)
 
 
 def _data(params: dict, dtype, device):

@@ -25,6 +25,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import _validate as V_
+from ..errors import ParameterError
 
 __all__ = ["theory_bounds", "bounds_apply", "CRITICAL_LIMITS", "quantile_bound", "QUANTILE_LEVELS",
            "high_probability_bounds", "high_probability_unmet", "regularity", "predicted_slope", "growth_exponent",
@@ -156,7 +157,8 @@ def critical_beta(betas: Sequence[float], log10_r: Sequence[float]) -> float | N
     b = np.asarray(betas, dtype=np.float64)
     y = np.asarray(log10_r, dtype=np.float64)
     if b.ndim != 1 or b.shape != y.shape or not (np.diff(b) > 0).all():
-        raise ValueError(f"betas must be increasing and log10_rh of the same length, got {len(b)} and {len(y)} values")
+        raise ParameterError("betas", f"betas must be increasing and log10_rh of the same length, got {len(b)} and "
+                                      f"{len(y)} values")
     idx = np.flatnonzero((y[:-1] > 0) & (y[1:] <= 0))
     if not len(idx):
         return None

@@ -26,7 +26,8 @@ import torch
 
 from .. import _resources as R_
 from .. import _validate as V_
-from ..networks import ARCHITECTURES, ResNet
+from ..errors import ParameterError
+from ..networks import ARCHITECTURES, ResNet, weight_names
 from ._stack import Workspace, res1_stack
 
 __all__ = ["ResidualNetwork", "DELTA_MODES", "CONFIG_KEYS", "parameter_count", "activation_count"]
@@ -36,7 +37,6 @@ DELTA_MODES = ("shared", "per-layer")
 #: the keys of :meth:`ResidualNetwork.get_config` (the first five are required by ``from_config``)
 CONFIG_KEYS = ("arch", "depth", "width", "in_features", "out_features", "configs", "beta", "activation", "bias",
                "delta", "dtype")
-_RESIDUAL = {"res-1": ("V",), "res-2": ("V", "W"), "res-3": ("V", "W"), "inside": ("W",)}
 
 
 class ResidualNetwork(torch.nn.Module):
@@ -98,7 +98,7 @@ class ResidualNetwork(torch.nn.Module):
         kw = dict(dtype=dtype, device=where)
         self.A = torch.nn.Parameter(torch.empty(C, self.in_features, d, **kw))
         """The input layer, ``(C, d_in, d)``."""
-        for name in _RESIDUAL[arch]:
+        for name in weight_names(arch, bias=False):  # the matrices (the bias: below)
             self.register_parameter(name, torch.nn.Parameter(torch.empty(L, C, d, d, **kw)))
         self.b = torch.nn.Parameter(torch.empty(L, C, d, **kw)) if bias else None
         """The biases, ``(L, C, d)`` (``None`` without bias)."""
@@ -120,7 +120,7 @@ class ResidualNetwork(torch.nn.Module):
     def _delta_mode(self, delta):
         if self.arch != "inside":
             if delta is not None:
-                raise ValueError(f"delta applies only to arch 'inside', not {self.arch!r}")
+                raise ParameterError("delta", f"delta applies only to arch 'inside', not {self.arch!r}")
             return None
         return V_.choice("delta", "shared" if delta is None else delta, DELTA_MODES)
 
@@ -164,7 +164,7 @@ class ResidualNetwork(torch.nn.Module):
         mine = list(self.parameters())
         for p in mine if params is None else params:
             if not any(p is q for q in mine):
-                raise ValueError("params must be parameters of this module")
+                raise ParameterError("params", "params must be parameters of this module")
             if p.grad is not None:
                 if p.grad.dim() >= 3:
                     self._workspace.recycle(p.grad)
@@ -183,8 +183,9 @@ class ResidualNetwork(torch.nn.Module):
             try:
                 _activation(act)
             except ValueError:
-                raise ValueError(f"activation {act!r} cannot be written to a config: give the module its name "
-                                 f"('module:function' for a function of an importable module)") from None
+                raise ParameterError("activation", f"activation {act!r} cannot be written to a config: give the "
+                                                   "module its name ('module:function' for a function of an "
+                                                   "importable module)") from None
         return {"arch": self.arch, "depth": self.depth, "width": self.width, "in_features": self.in_features,
                 "out_features": self.out_features, "configs": self.configs, "beta": self.beta, "activation": act,
                 "bias": self.bias, "delta": self.delta_mode, "dtype": str(self.A.dtype).replace("torch.", "")}
@@ -201,12 +202,13 @@ class ResidualNetwork(torch.nn.Module):
             device: where the parameters live (as for the constructor).
         """
         if not isinstance(config, Mapping):
-            raise ValueError(f"config must be a dict (ResidualNetwork.get_config()), got {type(config).__name__}")
+            raise ParameterError("config", "config must be a dict (ResidualNetwork.get_config()), got "
+                                           f"{type(config).__name__}")
         missing = [k for k in CONFIG_KEYS[:5] if k not in config]
         unknown = [k for k in config if k not in CONFIG_KEYS]
         if missing or unknown:
-            raise ValueError(f"config must have the keys {', '.join(CONFIG_KEYS[:5])} and no others of "
-                             f"{', '.join(CONFIG_KEYS[5:])}, got missing {missing}, unknown {unknown}")
+            raise ParameterError("config", f"config must have the keys {', '.join(CONFIG_KEYS[:5])} and no others of "
+                                           f"{', '.join(CONFIG_KEYS[5:])}, got missing {missing}, unknown {unknown}")
         kw = dict(config)
         dtype = kw.pop("dtype", torch.float32)
         if isinstance(dtype, str) and dtype in ("float32", "float64"):
@@ -215,7 +217,7 @@ class ResidualNetwork(torch.nn.Module):
 
     def residual_names(self) -> tuple[str, ...]:
         """Names of the per-layer parameters ``(L, C, ...)``: ``V``, ``W``, ``b`` as present."""
-        return _RESIDUAL[self.arch] + (("b",) if self.bias else ())
+        return weight_names(self.arch, bias=False) + (("b",) if self.bias else ())
 
     def residual_weights(self) -> dict[str, torch.Tensor]:
         """The per-layer weights as detached ``(L, C, ...)`` tensors (sharing storage)."""
@@ -230,17 +232,18 @@ class ResidualNetwork(torch.nn.Module):
         ``name`` gets ``sample.weights(L)`` (for a path sample whose resolution is a larger power
         of two than ``L``, its first ``L`` finest-grid layers, equal in law for nested drivers)."""
         if not isinstance(samples, Mapping):
-            raise ValueError(f"samples must be a dict {{name: DriverSample}}, got {type(samples).__name__}")
+            raise ParameterError("samples", f"samples must be a dict {{name: DriverSample}}, got "
+                                            f"{type(samples).__name__}")
         for name, sample in samples.items():
             V_.choice("samples key", name, self.residual_names())
             if getattr(sample, "kind", None) is None or not hasattr(sample, "draws"):  # the samples' interface
-                raise ValueError(f"samples[{name!r}] must be a DriverSample (driver.sample(...)), "
-                                 f"got {type(sample).__name__}")
+                raise ParameterError("samples", f"samples[{name!r}] must be a DriverSample (driver.sample(...)), "
+                                                f"got {type(sample).__name__}")
             p = getattr(self, name)
             want = tuple(p.shape[2:])
             if sample.draws != self.configs or tuple(sample.shape) != want:
-                raise ValueError(f"samples[{name!r}] must have draws = {self.configs} and shape {want}, "
-                                 f"got draws = {sample.draws} and shape {tuple(sample.shape)}")
+                raise ParameterError("samples", f"samples[{name!r}] must have draws = {self.configs} and shape {want}, "
+                                                f"got draws = {sample.draws} and shape {tuple(sample.shape)}")
             p.copy_(_layer_weights(sample, self.depth))
         return self
 
@@ -261,8 +264,8 @@ class ResidualNetwork(torch.nn.Module):
         ``x`` has the dtype and device of the parameters (checked without a pass over its values)."""
         V_.same_device("x", V_.tensor("x", x, dtype_=self.A.dtype, finite=False), self.A.device)
         if x.dim() not in (2, 3) or x.shape[-1] != self.in_features or (x.dim() == 3 and x.shape[0] != self.configs):
-            raise ValueError(f"x must have shape (batch, {self.in_features}) or ({self.configs}, batch, "
-                             f"{self.in_features}), got {tuple(x.shape)}")
+            raise ParameterError("x", f"x must have shape (batch, {self.in_features}) or ({self.configs}, batch, "
+                                      f"{self.in_features}), got {tuple(x.shape)}")
         return x @ self.A
 
     def propagate(self, h: torch.Tensor) -> torch.Tensor:
@@ -272,7 +275,7 @@ class ResidualNetwork(torch.nn.Module):
         (a hand-written backward pass, the same gradients). Otherwise the layers are taken
         with ``unbind(0)`` once: indexing ``V[k]`` inside the loop would
         make autograd build a full ``(L, C, d, d)`` gradient for every layer (O(L^2) work)."""
-        names = _RESIDUAL[self.arch]
+        names = weight_names(self.arch, bias=False)
         if self.fused:
             return res1_stack(h, self.V, self.b, float(self.depth) ** -self.beta, _fused_kind(self.activation),
                               self._workspace)
@@ -317,7 +320,7 @@ def parameter_count(arch: str, depth: int, width: int, in_features: int, out_fea
     out_features, configs=..., bias=..., delta=...)``, counted without allocating anything:
     ``A``, ``B``, the per-layer ``V``/``W`` (and ``b``) and ``delta`` (``inside``: shared unless
     ``delta='per-layer'``)."""
-    per_layer = len(_RESIDUAL[arch]) * width * width + (width if bias else 0)
+    per_layer = len(weight_names(arch, bias=False)) * width * width + (width if bias else 0)
     deltas = 0 if arch != "inside" else depth if delta == "per-layer" else 1
     return configs * (depth * per_layer + deltas + in_features * width + width * out_features)
 
@@ -346,7 +349,7 @@ def _layer_weights(sample, depth: int) -> torch.Tensor:
     if res is None or res % depth == 0:
         return sample.weights(depth)
     if res < depth:
-        raise ValueError(f"the sample's resolution {res} must be >= depth {depth}")
+        raise ParameterError("depth", f"the sample's resolution {res} must be >= depth {depth}")
     return sample.weights(res)[:depth]
 
 
