@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-import deeplimits as dl
+from deeplimits.studies import theory as dl
 from deeplimits.studies.presets import PHASE_PRESETS, TRAIN_PRESETS, linspace
 
 
