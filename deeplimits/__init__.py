@@ -33,7 +33,8 @@ _WHERE = {
                      "YoungLimit"), "limits"),
     **dict.fromkeys(("ARCHITECTURES", "ModifiedEulerResNet", "ResNet", "Trajectory"), "networks"),
     **dict.fromkeys(("InsidePair", "Pair", "PairSample", "PairSolution"), "pairs"),
-    **dict.fromkeys(("REGISTRY", "Regime", "StrongOrder", "get_regime", "pair", "register_regime"), "regimes"),
+    **dict.fromkeys(("REGISTRY", "Regime", "StrongOrder", "Term", "get_regime", "pair", "register_regime"), "regimes"),
+    **dict.fromkeys(("ExpansionFit", "fit_expansion"), "studies.expansion_fit"),
     **dict.fromkeys(("DRIVERS", "BrownianSample", "Driver", "DriverSample", "FractionalDriver", "FractionalSample",
                      "IIDDriver", "IIDSample", "PathSample", "SmoothDriver", "SmoothSample", "fgn",
                      "fgn_autocovariance", "make_driver", "rbf_kernel"), "paths"),
@@ -52,8 +53,8 @@ __all__ = [
     "IIDSample", "SmoothSample", "DRIVERS", "make_driver",
     "ResNet", "ModifiedEulerResNet", "Trajectory", "ARCHITECTURES",
     "SDELimit", "ODELimit", "YoungLimit", "GridBrownian", "InsideSDELimit", "InsideSDEScheme", "InsideODELimit",
-    "pair", "Pair", "InsidePair", "PairSample", "PairSolution", "Regime", "StrongOrder", "REGISTRY",
-    "register_regime", "get_regime",
+    "pair", "Pair", "InsidePair", "PairSample", "PairSolution", "Regime", "StrongOrder", "Term", "REGISTRY",
+    "register_regime", "get_regime", "fit_expansion", "ExpansionFit",
     "strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult", "fit_rate",
     "stability", "plan_stability", "run_stability", "StabilityResult", "theory_bounds", "bounds_apply",
     "quantile_bound", "high_probability_bounds", "CRITICAL_LIMITS", "phase_diagram", "plan_phase", "run_phase", "PhaseResult", "critical_beta",
@@ -80,6 +81,8 @@ def _submodule(name: str):
         from .studies import phase as module
     elif name == "studies.theory":
         from .studies import theory as module
+    elif name == "studies.expansion_fit":
+        from .studies import expansion_fit as module
     else:
         from .studies import stability as module
     return module

@@ -91,7 +91,9 @@ def check_rate(res, target, tol):
 def test_sde_rate_is_one_half():
     res = dl.strong_convergence("sde", width=4, depths=[8, 16, 32, 64, 128, 256], paths=128, reference=4096)
     check_rate(res, 0.5, 0.1)
-    assert res.verdict == "agrees"
+    # the declared a L^-1/2 + b L^-1 fits (a test at level 0.01); the slope over 8..256, 0.46 [0.44,
+    # 0.49], is still bent by b < 0 (the maximum over a coarse grid), so "pre-asymptotic" is right too
+    assert res.fit.pvalue >= 0.01 and res.verdict in ("agrees", "pre-asymptotic")
 
 
 def test_ode_rate_is_one():

@@ -21,9 +21,9 @@ import abc
 from typing import ClassVar
 
 from ..options import Option  # re-exported: a regime declares its options
-from ..orders import StrongOrder  # re-exported: a regime declares its order
+from ..orders import StrongOrder, Term  # re-exported: a regime declares its order and its expansion
 
-__all__ = ["Regime", "Option", "StrongOrder", "REGISTRY", "register_regime", "get_regime", "regime_names", "pair",
+__all__ = ["Regime", "Option", "StrongOrder", "Term", "REGISTRY", "register_regime", "get_regime", "regime_names", "pair",
            "regimes_table", "takes", "declarations", "is_given", "DEPTHS"]
 
 #: the default depths of a convergence study (a regime's ``defaults['depths']``)

@@ -6,12 +6,25 @@ from __future__ import annotations
 import dataclasses
 
 from ..options import LENGTH_SCALE, YOUNG_HURST, Option
+from ..orders import Term
 from .base import Regime, StrongOrder, register_regime
 
-__all__ = ["SDE", "ODE", "FBM"]
+__all__ = ["SDE", "ODE", "FBM", "modified_euler_terms"]
 
 _EULER_FBM_NOTE = ("asymptotic rate (Mishura 2008; Hu, Liu & Nualart 2016): in a width-d network the L^(1-2H) term "
                    "carries a 1/d factor, so at practical depths the observed slope is often steeper")
+
+
+def modified_euler_terms(hurst: float) -> tuple:
+    """The error expansion of the modified Euler scheme of a Young equation (Hu, Liu & Nualart,
+    Ann. Appl. Probab. 2016; docs/mathematics.md, "Error expansions"): a central limit
+    ``L^(1/2-2H)`` (a fluctuation) and the discretisation ``L^-1`` for ``H < 3/4``;
+    ``L^-1 sqrt(log L)`` and ``L^-1`` at ``H = 3/4``; ``L^-1`` (a limit in L^2: coherent) above."""
+    if abs(hurst - 0.75) < 1e-9:
+        return (Term(1.0, 0.5, "fluctuation"), Term(1.0))
+    if hurst < 0.75:
+        return (Term(2 * hurst - 0.5, 0.0, "fluctuation"), Term(1.0))
+    return (Term(1.0),)
 
 
 @register_regime
@@ -25,7 +38,8 @@ class SDE(Regime):
     scaling = "beta = 1/2"
     rate_text = "1/2"
     order = StrongOrder(0.5, "sigma Lipschitz with a Lipschitz derivative",
-                        "Euler–Maruyama of an Itô SDE with general noise: strong order 1/2")
+                        "Euler–Maruyama of an Itô SDE with general noise: strong order 1/2", kind="fluctuation",
+                        next_terms=(Term(1.0),))
     defaults = dict(Regime.defaults, reference=8192)
 
     def build(self, width, activation, arch):
@@ -51,7 +65,8 @@ class ODE(Regime):
     architectures = ("res-1", "res-2", "res-3")
     options = (LENGTH_SCALE,)
     spec_options = ()  # its specs predate the declarations: length_scale is recorded under 'options' when given
-    order = StrongOrder(1.0, "smooth weights, Lipschitz g", "right-point Euler scheme of a neural ODE: order 1")
+    order = StrongOrder(1.0, "smooth weights, Lipschitz g", "right-point Euler scheme of a neural ODE: order 1",
+                        next_terms=(Term(2.0), Term(3.0)))
     defaults = dict(Regime.defaults, paths=64)
 
     def build(self, width, activation, arch, length_scale):
@@ -84,13 +99,15 @@ class FBM(Regime):
 
     def strong_order(self, hurst, corrected=False, **_):
         if not corrected:
-            return StrongOrder(2 * hurst - 1, "H in (1/2, 1)", _EULER_FBM_NOTE)
+            return StrongOrder.of((Term(2 * hurst - 1, 0.0, "unshared"), *modified_euler_terms(hurst)),
+                                  "H in (1/2, 1)", _EULER_FBM_NOTE)
         note = ("modified Euler scheme (Hu, Liu & Nualart, Ann. Appl. Probab. 2016): order 2H - 1/2 for "
                 "H < 3/4, 1 for H > 3/4")
         if abs(hurst - 0.75) < 1e-9:
-            return StrongOrder(1.0, "H = 3/4", note + "; at H = 3/4 exactly L^-1 sqrt(log L): the slope over "
-                               "practical depths is below 1 (the verdict compares with that slope)", log_power=0.5)
-        return StrongOrder(min(1.0, 2 * hurst - 0.5), "H in (1/2, 1), H != 3/4", note)
+            return StrongOrder.of(modified_euler_terms(hurst), "H = 3/4", note + "; at H = 3/4 exactly L^-1 "
+                                  "sqrt(log L): the slope over practical depths is below 1 (the verdict "
+                                  "compares with that slope)")
+        return StrongOrder.of(modified_euler_terms(hurst), "H in (1/2, 1), H != 3/4", note)
 
     def build(self, width, activation, arch, hurst, corrected):
         from ..limits import YoungLimit

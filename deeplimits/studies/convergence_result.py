@@ -1,4 +1,5 @@
-"""The result of a strong-error study: plain data, the verdict rule, the report."""
+"""The result of a strong-error study: plain data, the verdict (a test of the declared error
+expansion, :mod:`~deeplimits.studies.expansion_fit`), the report."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import math
 import numpy as np
 
 from .._plain import PlainData
-from ..regimes.base import StrongOrder
+from ..orders import StrongOrder, Term
+from .expansion_fit import ExpansionFit, fit_expansion
 
 
 #: a verdict needs at least this many finite draws (and at least half of the draws)
@@ -57,6 +59,14 @@ class ConvergenceResult(PlainData):
     options: dict = dataclasses.field(default_factory=dict)
     #: how the reference was computed, in words (empty in results written before it was recorded)
     reference_method: str = ""
+    #: the declared error expansion, its terms as ``{exponent, log_power, kind}`` (empty in results
+    #: written before it was recorded: the leading term alone, ``theory_rate``)
+    expansion: list = dataclasses.field(default_factory=list)
+    #: the covariance matrix of the mean errors ``error`` over depths (``None``: ``stderr`` alone)
+    error_cov: list | None = None
+    #: whether the reference is the scheme on a finer grid ``reference`` of the same path (``None``:
+    #: when ``reference > max(depths)``); an exact or adaptive reference is not nested
+    nested_reference: bool | None = None
 
     @property
     def theory_slope(self) -> float:
@@ -65,8 +75,35 @@ class ConvergenceResult(PlainData):
         return StrongOrder(self.theory_rate, "", "", self.theory_log_power).slope(self.depths)
 
     @property
+    def terms(self) -> tuple:
+        """The declared expansion as :class:`~deeplimits.orders.Term` objects, the leading one first."""
+        if self.expansion:
+            return tuple(Term(**t) for t in self.expansion)
+        return (Term(self.theory_rate, self.theory_log_power),)
+
+    @property
+    def fit(self) -> ExpansionFit | None:
+        """The declared expansion fitted to the errors and tested
+        (:func:`~deeplimits.studies.expansion_fit.fit_expansion`); ``None`` without a verdict
+        (:attr:`verdict_note`)."""
+        if self._evidence_note() is not None:
+            return None
+        nested = self.reference > self.depths[-1] if self.nested_reference is None else self.nested_reference
+        cov = None if self.error_cov is None else np.asarray(self.error_cov, dtype=float)
+        return fit_expansion(self.depths, self.error, self.terms, stderr=self.stderr, cov=cov,
+                             reference=self.reference if nested else None, slope=[self.rate, *self.rate_ci])
+
+    @property
     def verdict_note(self) -> str | None:
-        """Why there is no verdict (``None`` when there is one). A verdict needs
+        """Why there is no verdict (:meth:`_evidence_note`, or a fit without a degree of freedom
+        left to test it); ``None`` when there is one."""
+        note = self._evidence_note()
+        if note is None and self.fit.verdict is None:
+            return self.fit.note
+        return note
+
+    def _evidence_note(self) -> str | None:
+        """Why the data cannot support a verdict (``None`` when they can). A verdict needs
 
         * at least two depths (a rate is a slope);
         * at least :data:`MIN_FINITE_DRAWS` finite draws and at least half of the draws finite
@@ -85,20 +122,18 @@ class ConvergenceResult(PlainData):
             return "rate not finite"
         if hi - lo > MAX_CI_WIDTH:
             return f"interval too wide (width {hi - lo:.2f} > {MAX_CI_WIDTH})"
+        if not all(x is not None and math.isfinite(x) and x > 0 for x in self.error):
+            return "an error is zero or missing"
         return None
 
     @property
     def verdict(self) -> str | None:
-        """``'agrees'`` when the theory rate is within 0.1 of the fit or inside its interval,
-        otherwise ``'faster'`` or ``'slower'`` than theory; ``None`` when the data cannot tell
-        (see :attr:`verdict_note`)."""
-        if self.verdict_note is not None:
-            return None
-        lo, hi = self.rate_ci
-        theory = self.theory_slope
-        if abs(self.rate - theory) <= 0.1 or (lo <= theory <= hi):
-            return "agrees"
-        return "faster" if self.rate > theory else "slower"
+        """The test of the declared expansion (:attr:`fit`): ``'agrees'`` (it fits and its leading
+        term dominates at the deepest depth), ``'pre-asymptotic'`` (it fits, the leading term
+        does not dominate yet) or ``'disagrees'`` (it does not fit); ``None`` when the data
+        cannot tell (see :attr:`verdict_note`)."""
+        fit = self.fit
+        return None if fit is None else fit.verdict
 
     def to_dict(self) -> dict:
         """Plain strict JSON (non-finite numbers as ``None``) with the derived ``verdict`` and
@@ -107,8 +142,10 @@ class ConvergenceResult(PlainData):
         if not self.options:  # the results of the built-in regimes are as they were
             del d["options"]
         d["theory_slope"] = self.theory_slope
-        d["verdict"] = self.verdict
+        fit = self.fit
+        d["verdict"] = None if fit is None else fit.verdict
         d["verdict_note"] = self.verdict_note
+        d["fit"] = None if fit is None else fit.to_dict()
         return d
 
     @property
@@ -150,9 +187,13 @@ class ConvergenceResult(PlainData):
             lines.append(f"{depth:7d}  {_num(error, '14.5g')}  {_num(stderr, '9.2g')}  {ratio:>6}  "
                          f"{_num(terminal, '12.5g')}")
         lo, hi = self.rate_ci
-        verdict = self.verdict or f"no verdict: {self.verdict_note}"
         lines.append(f"rate {_num(self.rate, '.3f')}  95% CI [{_num(lo, '.3f')}, {_num(hi, '.3f')}]   "
-                     f"theory {self._theory_text()}   -> {verdict}")
+                     f"theory {self._theory_text()}   (one power law over all depths)")
+        fit = self.fit
+        if fit is not None:
+            lines += fit.lines()
+        lines.append(f"-> {fit.verdict}: {fit.note}" if fit is not None and fit.verdict else
+                     f"-> no verdict: {self.verdict_note}")
         lines.append(f"note: {self.rate_note}")
         if self.nonfinite == self.paths:
             lines.append(f"warning: all {self.paths} draws blew up (non-finite states): no error estimate")
