@@ -12,7 +12,10 @@ The public API, re-exported by name (the mathematics is in docs/mathematics.md):
 * pairs: :func:`pair` builds the network of a regime with its limit and declared strong order
   (:class:`InsidePair` for the inside regimes);
 * strong convergence: :func:`strong_convergence` (= :func:`plan_convergence` + :func:`run_plan`)
-  measures the error against depth and fits its rate;
+  measures the error against depth, fits the declared error expansion and tests it
+  (:func:`fit_expansion`); :func:`strong_order` does the same for any one-step map
+  (:class:`Scheme`: :class:`EulerMaruyama`, :class:`Milstein`, :class:`Heun`,
+  :class:`ModifiedEuler`, :class:`TorchsdeScheme`) on the coupled driver path;
 * signal propagation: :func:`stability` (= :func:`plan_stability` + :func:`run_stability`)
   computes the ratios r_h, r_p over depths and betas with the theory bounds and the criticality
   distributions; :func:`phase_diagram` (= :func:`plan_phase` + :func:`run_phase`) maps the
@@ -35,6 +38,8 @@ _WHERE = {
     **dict.fromkeys(("InsidePair", "Pair", "PairSample", "PairSolution"), "pairs"),
     **dict.fromkeys(("REGISTRY", "Regime", "StrongOrder", "Term", "get_regime", "pair", "register_regime"), "regimes"),
     **dict.fromkeys(("ExpansionFit", "fit_expansion"), "studies.expansion_fit"),
+    "strong_order": "studies.scheme_order",
+    **dict.fromkeys(("Scheme", "EulerMaruyama", "Milstein", "Heun", "ModifiedEuler", "TorchsdeScheme"), "schemes"),
     **dict.fromkeys(("DRIVERS", "BrownianSample", "Driver", "DriverSample", "FractionalDriver", "FractionalSample",
                      "IIDDriver", "IIDSample", "PathSample", "SmoothDriver", "SmoothSample", "fgn",
                      "fgn_autocovariance", "make_driver", "rbf_kernel"), "paths"),
@@ -54,7 +59,8 @@ __all__ = [
     "ResNet", "ModifiedEulerResNet", "Trajectory", "ARCHITECTURES",
     "SDELimit", "ODELimit", "YoungLimit", "GridBrownian", "InsideSDELimit", "InsideSDEScheme", "InsideODELimit",
     "pair", "Pair", "InsidePair", "PairSample", "PairSolution", "Regime", "StrongOrder", "Term", "REGISTRY",
-    "register_regime", "get_regime", "fit_expansion", "ExpansionFit",
+    "register_regime", "get_regime", "fit_expansion", "ExpansionFit", "strong_order", "Scheme", "EulerMaruyama",
+    "Milstein", "Heun", "ModifiedEuler", "TorchsdeScheme",
     "strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult", "fit_rate",
     "stability", "plan_stability", "run_stability", "StabilityResult", "theory_bounds", "bounds_apply",
     "quantile_bound", "high_probability_bounds", "CRITICAL_LIMITS", "phase_diagram", "plan_phase", "run_phase", "PhaseResult", "critical_beta",
@@ -83,6 +89,10 @@ def _submodule(name: str):
         from .studies import theory as module
     elif name == "studies.expansion_fit":
         from .studies import expansion_fit as module
+    elif name == "studies.scheme_order":
+        from .studies import scheme_order as module
+    elif name == "schemes":
+        from . import schemes as module
     else:
         from .studies import stability as module
     return module

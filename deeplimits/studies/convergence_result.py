@@ -4,6 +4,7 @@ expansion, :mod:`~deeplimits.studies.expansion_fit`), the report."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import numpy as np
@@ -81,11 +82,11 @@ class ConvergenceResult(PlainData):
             return tuple(Term(**t) for t in self.expansion)
         return (Term(self.theory_rate, self.theory_log_power),)
 
-    @property
+    @functools.cached_property
     def fit(self) -> ExpansionFit | None:
         """The declared expansion fitted to the errors and tested
         (:func:`~deeplimits.studies.expansion_fit.fit_expansion`); ``None`` without a verdict
-        (:attr:`verdict_note`)."""
+        (:attr:`verdict_note`). Computed once (the result's fields are not meant to change)."""
         if self._evidence_note() is not None:
             return None
         nested = self.reference > self.depths[-1] if self.nested_reference is None else self.nested_reference
@@ -166,6 +167,9 @@ class ConvergenceResult(PlainData):
     @property
     def label(self) -> str:
         h = f" H={self.hurst:g}" if self.hurst is not None else ""
+        if self.regime == "scheme":  # strong_order: the scheme's name, its state and noise dimensions
+            m = self.options.get("noise", 1)
+            return f"{self.activation}{h} (d={self.width}, {m} noise channel{'s' if m > 1 else ''})"
         c = " corrected" if self.corrected else ""
         more = "".join(f" {k}={v:g}" if isinstance(v, float) else f" {k}={v}" for k, v in self.options.items())
         if self.sa is not None:  # the inside regimes; short enough for a figure title; alpha = 1 - beta is in report()

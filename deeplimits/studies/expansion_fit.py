@@ -6,7 +6,7 @@ Given the mean errors ``e_j`` at depths ``L_j``, their covariance ``S`` (or stan
 nested reference), :func:`fit_expansion`
 
 * fits ``e ~ sum_i c_i f_i(L)`` by least squares weighted by the standard errors, the leading
-  coefficient ``c_0 >= 0`` and the others of either sign (:func:`scipy.optimize.lsq_linear`):
+  coefficient ``c_0 >= 0`` and the others of either sign:
   the error is a mean of norms, ``E|A + B| = E|A| + E[sign(A) B] + ...``, so the correction terms
   of an expansion of ``E|e_L|`` have no fixed sign (the maximum over a grid of a Brownian-like
   error process lies below its supremum by a term ``L^-1/2`` smaller, for instance);
@@ -16,6 +16,8 @@ nested reference), :func:`fit_expansion`
   variables, read as a scaled chi-square with its mean and variance: Satterthwaite 1946), since
   the errors of one draw at every depth share its path; the expansion fits when the p-value is
   at least the level (:data:`LEVEL`);
+* gives the leading exponent a 95% interval by inverting the test: the exponents ``r_0 + delta``
+  for which the expansion with every exponent shifted by ``delta`` fits at level 0.05;
 * reports the coefficients with 95% intervals, the depth from which the leading term is at
   least half of the fitted error (``|c_0 f_0| >= sum_i>0 |c_i f_i|``), the local slopes between
   successive depths and the single power-law slope, each with a 95% interval (delta method on
@@ -30,6 +32,7 @@ depths (the next terms still bend it); ``'agrees'`` otherwise.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import numpy as np
@@ -66,6 +69,16 @@ class ExpansionFit:
     theory_slope: float
     verdict: str | None
     note: str
+    #: what :attr:`exponent_ci` refits: ``(L, weighted errors, weights, correlation)``
+    data: tuple = dataclasses.field(default=(), repr=False, compare=False)
+
+    @functools.cached_property
+    def exponent_ci(self) -> list:
+        """The 95% interval of the leading exponent: those for which the expansion, its exponents
+        shifted together, fits at level 0.05 (test inversion; computed when first asked)."""
+        if self.dof < 1 or not self.data:
+            return [math.nan, math.nan]
+        return _exponent_interval(*self.data, self.terms, self.reference, self.dof)
 
     @property
     def coefficient_ci(self) -> list:
@@ -95,7 +108,8 @@ class ExpansionFit:
         return " + ".join(f"{n} {t.text}" for n, t in zip(_NAMES, self.terms))
 
     def to_dict(self) -> dict:
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "data"}
+        d["exponent_ci"] = self.exponent_ci
         d["terms"] = [dataclasses.asdict(t) for t in self.terms]
         d["local_slopes"] = [list(x) for x in self.local_slopes]
         d["coefficient_ci"] = self.coefficient_ci
@@ -108,10 +122,12 @@ class ExpansionFit:
         coef = ", ".join(f"{n} = {c:.4g} [{lo:.3g}, {hi:.3g}]"
                          for n, c, (lo, hi) in zip(_NAMES, self.coefficients, self.coefficient_ci))
         fits = "fits" if self.pvalue >= self.level else "does not fit"
+        lo, hi = self.exponent_ci
+        within = f"[{lo:.3f}, {hi:.3f}]" if lo == lo else "none"
         out = [f"local slopes, 95% CI: {slopes}",
                f"expansion {self.law_text}{ref}: {coef}",
                f"chi-square {self.statistic:.3g} on {self.dof} dof, p = {self.pvalue:.3g}: {fits} at level "
-               f"{self.level:g}"]
+               f"{self.level:g}; leading exponent, 95% CI: {within}"]
         lead, rest = self.terms[0].text, " + ".join(t.text for t in self.terms[1:])
         if self.dominant_from < 2:
             where = f"{lead} dominates at every depth"
@@ -183,6 +199,37 @@ def _pvalue(stat: float, A: np.ndarray, corr: np.ndarray, q: int) -> float:
     return float(stats.chi2.sf(stat / g, h))
 
 
+def _solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Least squares ``min |A c - b|`` with ``c_0 >= 0``: the unconstrained solution, or, when its
+    ``c_0`` is negative, the solution on the boundary ``c_0 = 0`` (one bound on a convex
+    quadratic: the constrained minimum lies on it when the free one violates it)."""
+    c = np.linalg.lstsq(A, b, rcond=None)[0]
+    if c[0] < 0:
+        c = np.concatenate([[0.0], np.linalg.lstsq(A[:, 1:], b, rcond=None)[0] if A.shape[1] > 1 else []])
+    return c
+
+
+def _fit(L, b, w, terms, reference, corr, q):
+    """Coefficients, statistic, p-value and weighted design of ``terms`` on the weighted errors ``b``."""
+    A = np.array([[t.seen(x, reference) for t in terms] for x in L]) * w[:, None]
+    coef = _solve(A, b)
+    stat = float(((b - A @ coef) ** 2).sum())
+    return coef, stat, (_pvalue(stat, A, corr, q) if q >= 1 else math.nan), A
+
+
+def _exponent_interval(L, b, w, corr, terms, reference, q, level: float = 0.05) -> list:
+    """The leading exponents ``r_0 + delta`` (every exponent shifted by ``delta``, ``|delta| <= 1``)
+    for which the expansion fits at ``level``: a 95% confidence interval of the leading exponent
+    by inverting the test (``nan`` bounds when none fits; a bound at the edge of the search is
+    reported as it is)."""
+    deltas = np.round(np.arange(-1.0, 1.0 + 1e-9, 0.01), 2)
+    ok = [d for d in deltas
+          if _fit(L, b, w, [dataclasses.replace(t, exponent=t.exponent + d) for t in terms], reference, corr,
+                  q)[2] >= level]
+    r0 = terms[0].exponent
+    return [float(r0 + min(ok)), float(r0 + max(ok))] if ok else [math.nan, math.nan]
+
+
 def fit_expansion(depths, error, terms, *, stderr=None, cov=None, reference: int | None = None,
                   slope=None, level: float = LEVEL) -> ExpansionFit:
     """Fit ``terms`` to the mean errors ``error`` at ``depths`` and test the fit.
@@ -214,17 +261,12 @@ def fit_expansion(depths, error, terms, *, stderr=None, cov=None, reference: int
     if cov.shape != (len(L), len(L)) or not np.isfinite(cov).all() or (np.diag(cov) <= 0).any():
         raise ValueError(f"cov must be a ({len(L)}, {len(L)}) covariance with finite entries and positive "
                          f"variances, got {cov!r:.80}")
-    from scipy import optimize
-
     w = 1.0 / np.sqrt(np.diag(cov))  # weighted by the standard errors
-    A = np.array([[t.seen(x, reference) for t in terms] for x in L]) * w[:, None]
+    corr = cov * np.outer(w, w)
     k, n = len(terms), len(L)
-    lower = np.array([0.0] + [-np.inf] * (k - 1))
-    coef = optimize.lsq_linear(A, e * w, bounds=(lower, np.full(k, np.inf))).x
-    se = np.sqrt(np.clip(np.diag(np.linalg.pinv(A.T @ A)), 0.0, None))
     q = n - k
-    stat = float(((e * w - A @ coef) ** 2).sum())
-    p = _pvalue(stat, A, cov * np.outer(w, w), q) if q >= 1 else math.nan
+    coef, stat, p, A = _fit(L, e * w, w, terms, reference, corr, q)
+    se = np.sqrt(np.clip(np.diag(np.linalg.pinv(A.T @ A)), 0.0, None))
     start = _dominant_from(coef, terms)
     parts = np.abs([c * t.law(L[-1]) for c, t in zip(coef, terms)])
     share = float(parts[0] / parts.sum()) if parts.sum() > 0 else 0.0
@@ -232,7 +274,7 @@ def fit_expansion(depths, error, terms, *, stderr=None, cov=None, reference: int
     theory = terms[0].slope(L.tolist())
     verdict, note = _verdict(terms, coef, se, start, L[-1], p, q, level, slope, theory)
     return ExpansionFit(terms, reference, coef.tolist(), se.tolist(), stat, q, p, level, start, share,
-                        local_slopes(L, e, cov), slope, theory, verdict, note)
+                        local_slopes(L, e, cov), slope, theory, verdict, note, (L, e * w, w, corr))
 
 
 def _verdict(terms, coef, se, start, deepest, p, q, level, slope, theory) -> tuple[str | None, str]:
