@@ -13,7 +13,7 @@ import dataclasses
 import math
 from fractions import Fraction
 
-__all__ = ["StrongOrder", "Term", "KINDS"]
+__all__ = ["StrongOrder", "Term", "KINDS", "expected_constant"]
 
 #: how a term behaves against a nested reference, the scheme on a finer grid ``N`` of the same path
 #: (docs/mathematics.md, "Error expansions"): a ``coherent`` term is a pathwise limit (``L^r e_L ->
@@ -95,6 +95,10 @@ class StrongOrder:
         kind: how the leading term is seen against a nested reference (:data:`KINDS`).
         next_terms: the next terms of the expansion that theory knows of (:class:`Term`), each
             decaying faster than the leading one; empty: the leading term alone.
+        constant: where the error's limit law is known, ``lim L^rate (log L)^-log_power
+            E|H_1 - h_L|`` against the exact limit (docs/mathematics.md, "Error constants");
+            ``None`` otherwise. ``constant_next``: ``(c, e)``, the constant corrected by the next
+            term, ``constant (1 + c L^-e)``; ``constant_source``: where it comes from.
     """
 
     rate: float
@@ -103,6 +107,9 @@ class StrongOrder:
     log_power: float = 0.0
     kind: str = "coherent"
     next_terms: tuple = ()
+    constant: float | None = None
+    constant_next: tuple = ()
+    constant_source: str = ""
 
     def __post_init__(self):
         lead = self.leading
@@ -141,3 +148,13 @@ class StrongOrder:
         """The least-squares slope of ``-log(L^-rate (log L)^log_power)`` against ``log L`` over
         ``depths``: what a fit over these depths should find (``rate`` without a log factor)."""
         return self.leading.slope(depths)
+
+
+def expected_constant(constant: float, leading: Term, depth: int, reference: int | None = None,
+                      constant_next: tuple = ()) -> float:
+    """What ``L^r (log L)^-p E|H_1 - h_L|`` should be at ``depth``: the ``constant``, corrected by
+    the next term ``(c, e)`` (``1 + c L^-e``) and by the nested ``reference`` as the leading term is
+    seen against it (``Term.seen / Term.law``: ``sqrt(1 - (L/N)^2r)`` for a fluctuation)."""
+    factor = leading.seen(depth, reference) / leading.law(depth) if leading.law(depth) else 1.0
+    c, e = constant_next if constant_next else (0.0, 0.0)
+    return constant * (1 + c * depth ** -e) * factor

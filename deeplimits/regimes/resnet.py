@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from ..options import LENGTH_SCALE, YOUNG_HURST, Option
 from ..orders import Term
@@ -49,7 +50,11 @@ class SDE(Regime):
         from ..paths import IIDDriver
 
         net = ResNet("res-1", activation, beta=0.5)
-        return Pair(self.name, width, net, SDELimit(net.activation), {"V": IIDDriver("gaussian")}, self.order)
+        order = self.order
+        if width == 1 and net.activation.name == "identity":  # dH = H dW: the Kurtz-Protter constant
+            order = dataclasses.replace(order, constant=math.sqrt(2) / math.pi, constant_source=(
+                "Kurtz & Protter 1991: L^1/2 (h_L - H_1) -> H_1 B'_1 / sqrt(2), E|.| = E|h_0| sqrt(2/pi) / sqrt(2)"))
+        return Pair(self.name, width, net, SDELimit(net.activation), {"V": IIDDriver("gaussian")}, order)
 
 
 @register_regime
@@ -98,9 +103,10 @@ class FBM(Regime):
     defaults = dict(Regime.defaults, width=8, reference=8192)
 
     def strong_order(self, hurst, corrected=False, **_):
-        if not corrected:
-            return StrongOrder.of((Term(2 * hurst - 1, 0.0, "unshared"), *modified_euler_terms(hurst)),
-                                  "H in (1/2, 1)", _EULER_FBM_NOTE)
+        if not corrected:  # the Euler-only terms: L^(1-2H) and, below H = 3/4, its square L^(2-4H)
+            own = (Term(2 * hurst - 1, 0.0, "unshared"),) + ((Term(4 * hurst - 2, 0.0, "unshared"),)
+                                                             if hurst < 0.75 else ())
+            return StrongOrder.of((*own, *modified_euler_terms(hurst)), "H in (1/2, 1)", _EULER_FBM_NOTE)
         note = ("modified Euler scheme (Hu, Liu & Nualart, Ann. Appl. Probab. 2016): order 2H - 1/2 for "
                 "H < 3/4, 1 for H > 3/4")
         if abs(hurst - 0.75) < 1e-9:
@@ -116,5 +122,11 @@ class FBM(Regime):
         from ..paths import FractionalDriver
 
         net = ModifiedEulerResNet(activation, hurst) if corrected else ResNet("res-1", activation, beta=hurst)
+        order = self.strong_order(hurst, corrected)
+        if width == 1 and net.activation.name == "identity" and not corrected:  # dH = H dB^H
+            order = dataclasses.replace(order, constant=0.5 * math.sqrt(2 / math.pi) * math.exp(0.5),
+                                        constant_next=(-0.25, 2 * hurst - 1), constant_source=(
+                "Neuenkirch & Nourdin 2007: L^(2H-1) (H_1 - h_L) -> H_1 / 2, E|.| = E|h_0| e^(1/2) / 2; "
+                "next: h_L = H_1 exp(-Q_L / 2 + ...), Q_L = L^(1-2H) + ..., so x (1 - x/4) with x = L^(1-2H)"))
         return Pair(self.name, width, net, YoungLimit(net.activation, hurst), {"V": FractionalDriver(hurst)},
-                    self.strong_order(hurst, corrected), options={"hurst": hurst, "corrected": corrected})
+                    order, options={"hurst": hurst, "corrected": corrected})

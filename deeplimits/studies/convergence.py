@@ -320,7 +320,8 @@ def summarise(p: Pair, depths, reference, max_err: np.ndarray, term_err: np.ndar
         corrected=type(net).__name__ == "ModifiedEulerResNet", inputs=inputs, reference=reference, seed=seed,
         dtype=str(dtype).replace("torch.", ""), theory_rate=p.theory_rate, rate_note=p.rate_note,
         theory_log_power=p.order.log_power, seconds=seconds, reference_method=p.limit.reference_text(reference),
-        **error_statistics(depths, max_err, term_err, seed, p.order), **_result_options(p, options or {}))
+        terminal_constant=p.order.constant, constant_next=list(p.order.constant_next),
+        constant_source=p.order.constant_source, **error_statistics(depths, max_err, term_err, seed, p.order), **_result_options(p, options or {}))
 
 
 def error_statistics(depths, max_err: np.ndarray, term_err: np.ndarray, seed: int, order) -> dict:

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from .._plain import PlainData
-from ..orders import StrongOrder, Term
+from ..orders import StrongOrder, Term, expected_constant
 from .expansion_fit import ExpansionFit, fit_expansion
 
 
@@ -68,6 +68,11 @@ class ConvergenceResult(PlainData):
     #: whether the reference is the scheme on a finer grid ``reference`` of the same path (``None``:
     #: when ``reference > max(depths)``); an exact or adaptive reference is not nested
     nested_reference: bool | None = None
+    #: the theory's ``lim L^r E|H_1 - h_L|`` where the error's limit law is known (``StrongOrder.constant``),
+    #: its next-term correction ``(c, e)`` and its source; ``None`` elsewhere
+    terminal_constant: float | None = None
+    constant_next: list = dataclasses.field(default_factory=list)
+    constant_source: str = ""
 
     @property
     def theory_slope(self) -> float:
@@ -89,10 +94,28 @@ class ConvergenceResult(PlainData):
         (:attr:`verdict_note`). Computed once (the result's fields are not meant to change)."""
         if self._evidence_note() is not None:
             return None
-        nested = self.reference > self.depths[-1] if self.nested_reference is None else self.nested_reference
+        nested = self.nested
         cov = None if self.error_cov is None else np.asarray(self.error_cov, dtype=float)
         return fit_expansion(self.depths, self.error, self.terms, stderr=self.stderr, cov=cov,
                              reference=self.reference if nested else None, slope=[self.rate, *self.rate_ci])
+
+    @property
+    def nested(self) -> bool:
+        """Whether the reference is nested (the scheme on a finer grid of the same path)."""
+        return self.reference > self.depths[-1] if self.nested_reference is None else self.nested_reference
+
+    def normalised_terminal(self) -> dict | None:
+        """At the deepest depth ``L``: ``L^r (log L)^-p E|H_1 - h_L|`` with its standard error, and
+        what theory expects there (:attr:`terminal_constant`, corrected by the next term and by the
+        nested reference: :func:`~deeplimits.orders.expected_constant`); ``None`` without a constant."""
+        if self.terminal_constant is None or self.terminal_error[-1] is None:
+            return None
+        lead, L = self.terms[0], self.depths[-1]
+        norm = 1.0 / lead.law(L)
+        theory = expected_constant(self.terminal_constant, lead, L, self.reference if self.nested else None,
+                                   tuple(self.constant_next))
+        return dict(depth=L, value=self.terminal_error[-1] * norm, stderr=self.terminal_stderr[-1] * norm,
+                    theory=theory, constant=self.terminal_constant)
 
     @property
     def verdict_note(self) -> str | None:
@@ -196,6 +219,14 @@ class ConvergenceResult(PlainData):
         fit = self.fit
         if fit is not None:
             lines += fit.lines()
+        c = self.normalised_terminal()
+        if c is not None:
+            z = (c["value"] - c["theory"]) / c["stderr"] if c["stderr"] else math.nan
+            lines.append(f"error constant: {self.terms[0].text.replace('L^-', 'L^')} E|H_1-h_L| at depth {c['depth']} = "
+                         f"{c['value']:.4f} ± {c['stderr']:.2g}, theory {c['theory']:.4f} (limit {c['constant']:.4f}"
+                         f"{', next term' if self.constant_next else ''}"
+                         f"{', nested reference' if self.nested and self.terms[0].kind != 'unshared' else ''}; "
+                         f"{z:+.1f} se): {self.constant_source}")
         lines.append(f"-> {fit.verdict}: {fit.note}" if fit is not None and fit.verdict else
                      f"-> no verdict: {self.verdict_note}")
         lines.append(f"note: {self.rate_note}")

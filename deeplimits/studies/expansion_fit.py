@@ -124,10 +124,10 @@ class ExpansionFit:
         fits = "fits" if self.pvalue >= self.level else "does not fit"
         lo, hi = self.exponent_ci
         within = f"[{lo:.3f}, {hi:.3f}]" if lo == lo else "none"
-        out = [f"local slopes, 95% CI: {slopes}",
-               f"expansion {self.law_text}{ref}: {coef}",
-               f"chi-square {self.statistic:.3g} on {self.dof} dof, p = {self.pvalue:.3g}: {fits} at level "
-               f"{self.level:g}; leading exponent, 95% CI: {within}"]
+        test = (f"chi-square {self.statistic:.3g} on {self.dof} dof, p = {self.pvalue:.3g}: {fits} at level "
+                f"{self.level:g}; leading exponent, 95% CI: {within}" if self.dof >= 1 else
+                "no test: no degree of freedom left")
+        out = [f"local slopes, 95% CI: {slopes}", f"expansion {self.law_text}{ref}: {coef}", test]
         lead, rest = self.terms[0].text, " + ".join(t.text for t in self.terms[1:])
         if self.dominant_from < 2:
             where = f"{lead} dominates at every depth"
@@ -282,7 +282,7 @@ def _verdict(terms, coef, se, start, deepest, p, q, level, slope, theory) -> tup
     lead = terms[0].text
     law = " + ".join(t.text for t in terms)
     if q < 1:
-        return None, f"as many terms as depths ({len(terms)}): no degree of freedom left to test the fit"
+        return None, f"{len(terms)} declared terms for {len(terms) + q} depths: no degree of freedom left to test the fit"
     if p < level:
         return "disagrees", f"the declared expansion {law} does not fit (p = {p:.2g} < {level:g})"
     if coef[0] - _Z * se[0] <= 0:
