@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["DRIVERS", "ARCHITECTURES", "ACTIVATIONS", "DEFAULT_ACTIVATION", "RES3_ACTIVATION", "INSIDE_ACTIVATION",
-           "DTYPES", "DEVICE_TYPES", "device_form"]
+           "DTYPES", "DEVICE_TYPES", "device_form", "SCHEMES", "PROBLEMS", "NOISES"]
 
 #: laws of the weights (:func:`deeplimits.make_driver`)
 DRIVERS = ("uniform", "gaussian", "rademacher", "fractional", "smooth")
@@ -27,6 +27,12 @@ DEFAULT_ACTIVATION = "tanh"
 RES3_ACTIVATION = "relu"
 #: the activation of the inside regimes and limits when none is given (C^3, sigma(0) = 0, sigma'(0) = 1)
 INSIDE_ACTIVATION = "softplus0"
+#: the shipped one-step schemes by name (``deeplimits order --scheme``; :mod:`deeplimits.schemes`)
+SCHEMES = ("euler-maruyama", "milstein", "heun", "modified-euler", "torchsde-euler", "torchsde-milstein")
+#: the test equations of ``deeplimits order --problem`` (:mod:`deeplimits.schemes.problems`)
+PROBLEMS = ("linear-sde", "linear-stratonovich", "sde-regime", "linear-young")
+#: the noise structures a scheme's declared order depends on (:data:`deeplimits.schemes.NOISES`)
+NOISES = ("general", "commutative", "diagonal", "additive")
 #: floating dtypes of the studies, by name
 DTYPES = ("float32", "float64")
 #: device types a study may run on (``TYPE`` or ``TYPE:INDEX``)

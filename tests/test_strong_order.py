@@ -161,3 +161,21 @@ def test_scheme_declarations_are_checked():
     with pytest.raises(ValueError, match="hurst must lie in"):
         dl.ModifiedEuler(lambda t, x: x[..., None], hurst=0.4)
     assert dl.EulerMaruyama(None, lambda t, x: x[..., None], noise="additive").order.rate == 1.0
+
+
+def test_the_order_command(tmp_path, capsys):
+    from deeplimits.cli import main
+
+    out = tmp_path / "r.json"
+    assert main(["order", "--scheme", "heun", "--problem", "linear-stratonovich", "--depths", "8,16,32,64",
+                 "--draws", "256", "--reference", "256", "--json", str(out), "--figure", str(tmp_path / "f.png")]) == 0
+    import json
+
+    d = json.loads(out.read_text())
+    assert d["regime"] == "scheme" and d["activation"] == "heun" and d["theory_rate"] == 1.0
+    assert d["fit"]["pvalue"] >= LEVEL and (tmp_path / "f.png").exists()
+    assert "heun (d=1, 1 noise channel)" in capsys.readouterr().out
+    assert main(["order", "--scheme", "milstein", "--problem", "linear-young", "--hurst", "0.7"]) == 2
+    assert "does not apply to problem 'linear-young'" in capsys.readouterr().err
+    assert main(["order", "--scheme", "modified-euler", "--problem", "linear-young"]) == 2
+    assert "hurst must be given for problem 'linear-young'" in capsys.readouterr().err

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Callable
 
+from .._names import NOISES
 from ..orders import StrongOrder
 
 __all__ = ["Scheme", "NOISES", "noise_kind"]
 
-#: the noise structures a scheme's declared order depends on, from the most to the least general
-NOISES = ("general", "commutative", "diagonal", "additive")
 
 
 def noise_kind(noise) -> str:

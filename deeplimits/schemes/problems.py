@@ -17,7 +17,7 @@ from typing import Callable
 
 import torch
 
-__all__ = ["Problem", "linear_sde", "regime_noise", "linear_young"]
+__all__ = ["Problem", "linear_sde", "regime_noise", "linear_young", "PROBLEMS", "scheme_on"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,3 +67,63 @@ def linear_young(b: float = 1.0) -> Problem:
     """``dX = b X dB^H``, scalar, with its exact solution ``x0 exp(b B^H_t)`` (Young chain rule)."""
     return Problem(None, lambda t, x: b * x[..., None], lambda t, x: (b * b * x)[None, ..., None],
                    lambda x0, w, t: x0 * torch.exp(b * w), 1, 1, "diagonal")
+
+
+#: problem name -> (builder, whether it takes the width, whether it takes the Hurst index)
+PROBLEMS = {"linear-sde": lambda width, hurst: linear_sde(),
+            "linear-stratonovich": lambda width, hurst: linear_sde(stratonovich=True),
+            "sde-regime": lambda width, hurst: regime_noise(width or 2),
+            "linear-young": lambda width, hurst: linear_young()}
+
+
+def scheme_on(scheme: str, problem: str, *, width: int | None = None, hurst: float | None = None,
+              noise: str | None = None):
+    """The shipped scheme ``scheme`` (:data:`deeplimits._names.SCHEMES`) on the test equation
+    ``problem`` (:data:`PROBLEMS`): ``(scheme, problem)`` (what ``deeplimits order`` runs).
+    ``noise`` declares the noise structure (default: the problem's); ``hurst`` is required by
+    ``linear-young`` and ``modified-euler``, and refused elsewhere."""
+    from .. import _validate as V_
+    from .._names import SCHEMES
+    from . import EulerMaruyama, Heun, Milstein, ModifiedEuler
+
+    problem = V_.choice("problem", problem, tuple(PROBLEMS))
+    scheme = V_.choice("scheme", scheme, SCHEMES)
+    young = problem == "linear-young"
+    if young != (scheme == "modified-euler"):
+        raise ValueError(f"scheme {scheme!r} does not apply to problem {problem!r} (modified-euler is for "
+                         "linear-young, the others for the Itô and Stratonovich SDEs)")
+    if young != (hurst is not None):
+        raise ValueError("hurst must be given for problem 'linear-young' (in (0.5, 1)), and only for it")
+    if width is not None and problem != "sde-regime":
+        raise ValueError(f"width applies only to problem 'sde-regime', not {problem!r}")
+    p = PROBLEMS[problem](None if width is None else V_.integer("width", width), hurst)
+    noise = p.noise if noise is None else noise
+    if scheme == "modified-euler":
+        return ModifiedEuler(p.diffusion, hurst, p.drift, derivative=p.derivative), p
+    if scheme.startswith("torchsde-"):
+        return _torchsde(scheme.split("-", 1)[1], p, problem), p
+    cls = {"euler-maruyama": EulerMaruyama, "milstein": Milstein, "heun": Heun}[scheme]
+    kw = {"derivative": p.derivative} if scheme == "milstein" else {}
+    return cls(p.drift, p.diffusion, noise=noise, **kw), p
+
+
+def _torchsde(method: str, p: Problem, problem: str):
+    """A torchsde SDE of the scalar linear problems, stepped by :class:`~deeplimits.schemes.TorchsdeScheme`."""
+    from . import TorchsdeScheme
+
+    if problem not in ("linear-sde", "linear-stratonovich"):
+        raise ValueError(f"the torchsde schemes run the scalar linear SDEs (linear-sde, linear-stratonovich), "
+                         f"not {problem!r}")
+
+    class Linear:
+        noise_type, sde_type = "diagonal", "stratonovich" if problem == "linear-stratonovich" else "ito"
+
+        def f(self, t, y):
+            return p.drift(t, y)
+
+        def g(self, t, y):
+            return p.diffusion(t, y)[..., 0]
+
+    if method == "milstein" and Linear.sde_type == "stratonovich":
+        raise ValueError("torchsde-milstein runs the Itô problem linear-sde")
+    return TorchsdeScheme(Linear(), method)
