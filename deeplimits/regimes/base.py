@@ -54,6 +54,10 @@ class Regime(abc.ABC):
       under ``'options'`` when given;
     * ``defaults``: convergence defaults (``width``, ``depths``, ``paths``, ``reference``).
 
+    The declared :class:`StrongOrder` is a short error expansion (its leading term and the next
+    :class:`Term` s theory knows of, each with how it is seen against a nested reference): the
+    convergence study fits it and tests it (docs/mathematics.md, "Error expansions and the verdict").
+
     Methods: :meth:`strong_order` (the declared :class:`StrongOrder`, given the options),
     :meth:`check` (rules between options, beyond each one's declaration) and :meth:`build`.
     """

@@ -33,13 +33,19 @@ class Problem:
     d: int
     m: int
     noise: str
+    #: scheme name -> (the error constant of :class:`~deeplimits.orders.StrongOrder`, its source), where known
+    constants: dict = dataclasses.field(default_factory=dict)
 
 
 def linear_sde(a: float = 0.1, b: float = 0.5, *, stratonovich: bool = False) -> Problem:
     """``dX = a X dt + b X dW`` (``o dW`` when ``stratonovich``), scalar, with its exact solution."""
     shift = a if stratonovich else a - b * b / 2
+    # Euler–Maruyama (Itô): L^1/2 (h_L - X_1) -> X_1 b^2 B'_1 / sqrt(2) (Kurtz & Protter 1991), so
+    # E|.| = x0 e^a b^2 / sqrt(pi) for x0 = 1 (docs/mathematics.md, "Error constants")
+    constants = {} if stratonovich else {"euler-maruyama": (math.exp(a) * b * b / math.sqrt(math.pi), (
+        "Kurtz & Protter 1991: L^1/2 (h_L - X_1) -> X_1 b^2 B'_1 / sqrt(2), E|.| = e^a b^2 / sqrt(pi) at x0 = 1"))}
     return Problem(lambda t, x: a * x, lambda t, x: b * x[..., None], lambda t, x: (b * b * x)[None, ..., None],
-                   lambda x0, w, t: x0 * torch.exp(shift * t + b * w), 1, 1, "diagonal")
+                   lambda x0, w, t: x0 * torch.exp(shift * t + b * w), 1, 1, "diagonal", constants)
 
 
 def regime_noise(width: int, activation: Callable = torch.tanh, derivative: Callable | None = None) -> Problem:
@@ -104,7 +110,11 @@ def scheme_on(scheme: str, problem: str, *, width: int | None = None, hurst: flo
         return _torchsde(scheme.split("-", 1)[1], p, problem), p
     cls = {"euler-maruyama": EulerMaruyama, "milstein": Milstein, "heun": Heun}[scheme]
     kw = {"derivative": p.derivative} if scheme == "milstein" else {}
-    return cls(p.drift, p.diffusion, noise=noise, **kw), p
+    s = cls(p.drift, p.diffusion, noise=noise, **kw)
+    if scheme in p.constants:
+        c, source = p.constants[scheme]
+        s.order = dataclasses.replace(s.order, constant=c, constant_source=source)
+    return s, p
 
 
 def _torchsde(method: str, p: Problem, problem: str):

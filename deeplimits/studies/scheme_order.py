@@ -141,5 +141,6 @@ def strong_order(scheme, x0, *, noise: int = 1, depths: Sequence[int] = (8, 16, 
         corrected=False, inputs=1, reference=reference, seed=seed, dtype=str(dtype).replace("torch.", ""),
         theory_rate=order.rate, rate_note=order.note, theory_log_power=order.log_power,
         seconds=time.perf_counter() - t0, reference_method=f"{ref} of the same {kind} path",
-        nested_reference=exact is None, options={"noise": noise},
+        nested_reference=exact is None, options={"noise": noise}, terminal_constant=order.constant,
+        constant_next=list(order.constant_next), constant_source=order.constant_source,
         **error_statistics(depths, mx, tm, seed, order))
