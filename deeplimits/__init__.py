@@ -11,9 +11,13 @@ public name lives in its module, e.g. :mod:`deeplimits.studies.theory`):
 * pairs and regimes: :func:`pair` builds the network of a regime with its limit and declared
   strong order; :data:`REGISTRY` of :class:`Regime` classes, :func:`register_regime` adds one
   (its options declared as :class:`Option`);
-* studies, each a plan, a run and a result: :func:`strong_convergence`, :func:`stability`,
-  :func:`phase_diagram`, :func:`train_grid`, :func:`plan_scaling`; :func:`results_from_store`
-  rebuilds the results of a stored run;
+* studies, each a plan, a run and a result: :func:`strong_convergence` (its error expansion
+  fitted and tested by :func:`fit_expansion`), :func:`stability`, :func:`phase_diagram`,
+  :func:`train_grid`, :func:`plan_scaling`; :func:`results_from_store` rebuilds the results of a
+  stored run;
+* any scheme on the coupled path: :func:`strong_order` with a :class:`Scheme`
+  (:class:`EulerMaruyama`, :class:`Milstein`, :class:`Heun`, :class:`ModifiedEuler`,
+  :class:`TorchsdeScheme`);
 * training: :class:`ResidualNetwork`, :func:`train`, :class:`BatchedAdam`, :class:`BatchedSGD`,
   :func:`init_from_driver`, :func:`load_dataset`;
 * diagnostics of trained weights: :func:`weight_diagnostics`, :func:`scaling_exponents`,
@@ -36,10 +40,13 @@ _WHERE = {
     **dict.fromkeys(("SDELimit", "ODELimit", "YoungLimit", "InsideSDELimit", "InsideODELimit"), "limits"),
     **dict.fromkeys(("Activation", "activation"), "activations"),
     **dict.fromkeys(("Pair", "InsidePair"), "pairs"),
-    **dict.fromkeys(("pair", "REGISTRY", "Regime", "StrongOrder", "get_regime", "register_regime"), "regimes"),
+    **dict.fromkeys(("pair", "REGISTRY", "Regime", "StrongOrder", "Term", "get_regime", "register_regime"), "regimes"),
     "Option": "options",
     **dict.fromkeys(("strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult",
                      "fit_rate"), "studies.convergence"),
+    **dict.fromkeys(("fit_expansion", "ExpansionFit"), "studies.expansion_fit"),
+    "strong_order": "studies.scheme_order",
+    **dict.fromkeys(("Scheme", "EulerMaruyama", "Milstein", "Heun", "ModifiedEuler", "TorchsdeScheme"), "schemes"),
     **dict.fromkeys(("stability", "plan_stability", "run_stability", "StabilityPlan", "StabilityResult"),
                     "studies.stability"),
     **dict.fromkeys(("phase_diagram", "plan_phase", "run_phase", "PhasePlan", "PhaseResult"), "studies.phase"),

@@ -15,7 +15,7 @@ from .errors import ParameterError
 
 __all__ = ["DRIVERS", "ARCHITECTURES", "ACTIVATIONS", "DEFAULT_ACTIVATION", "RES3_ACTIVATION", "INSIDE_ACTIVATION",
            "DTYPES", "DEVICE_TYPES", "device_form", "WEIGHTS", "OPTIONAL_WEIGHTS", "REQUIRED", "LAYER_WEIGHTS",
-           "weight_names"]
+           "weight_names", "SCHEMES", "PROBLEMS", "NOISES"]
 
 DRIVERS = ("uniform", "gaussian", "rademacher", "fractional", "smooth")
 """Laws of the weights (:func:`deeplimits.make_driver`)."""
@@ -51,6 +51,12 @@ DEFAULT_ACTIVATION = "tanh"
 RES3_ACTIVATION = "relu"
 #: the activation of the inside regimes and limits when none is given (C^3, sigma(0) = 0, sigma'(0) = 1)
 INSIDE_ACTIVATION = "softplus0"
+#: the shipped one-step schemes by name (``deeplimits order --scheme``; :mod:`deeplimits.schemes`)
+SCHEMES = ("euler-maruyama", "milstein", "heun", "modified-euler", "torchsde-euler", "torchsde-milstein")
+#: the test equations of ``deeplimits order --problem`` (:mod:`deeplimits.schemes.problems`)
+PROBLEMS = ("linear-sde", "linear-stratonovich", "sde-regime", "linear-young")
+NOISES = ("general", "commutative", "diagonal", "additive")
+"""The noise structures a scheme's declared order depends on (:data:`deeplimits.schemes.NOISES`)."""
 #: floating dtypes of the studies, by name
 DTYPES = ("float32", "float64")
 #: device types a study may run on (``TYPE`` or ``TYPE:INDEX``)

@@ -1,12 +1,90 @@
-"""Strong orders of convergence: what a pair declares of its error against depth
-(docs/mathematics.md, "The implemented regimes"). Torch-free, below the pairs and the regimes."""
+"""Strong orders of convergence: what a pair (or a scheme) declares of its error against depth
+(docs/mathematics.md, "The implemented regimes" and "Error expansions"). Torch-free, below the
+pairs and the regimes.
+
+An order is the leading term of a short error expansion ``e(L) ~ sum_i c_i L^-r_i (log L)^p_i``
+with non-negative coefficients; :attr:`StrongOrder.expansion` lists its terms, the leading one
+first, and :mod:`deeplimits.studies.expansion_fit` fits them to a measured error table.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from fractions import Fraction
 
-__all__ = ["StrongOrder"]
+__all__ = ["StrongOrder", "Term", "KINDS", "expected_constant"]
+
+#: how a term behaves against a nested reference, the scheme on a finer grid ``N`` of the same path
+#: (docs/mathematics.md, "Error expansions"): a ``coherent`` term is a pathwise limit (``L^r e_L ->
+#: Z`` in probability), so the reference's own error is subtracted; a ``fluctuation`` is
+#: asymptotically independent of the finer grid's (a central limit theorem, Kurtz & Protter 1991),
+#: so the variances subtract; an ``unshared`` term is one the reference's scheme does not have
+#: (the plain Euler network's bias against a modified-Euler reference), seen whole
+KINDS = ("coherent", "fluctuation", "unshared")
+
+
+def power_text(exponent: float, log_power: float = 0.0) -> str:
+    """``L^-1/2``, ``L^-1 sqrt(log L)``, ``L^0``: a term's law in words."""
+    f = Fraction(exponent).limit_denominator(8)
+    r = f"{f.numerator}/{f.denominator}" if abs(float(f) - exponent) < 1e-9 and f.denominator > 1 else f"{exponent:g}"
+    log = "" if not log_power else " sqrt(log L)" if log_power == 0.5 else f" (log L)^{log_power:g}"
+    if exponent == 0:
+        return f"L^0{log}"
+    return f"L^-{r}{log}" if exponent > 0 else f"L^{-exponent:g}{log}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Term:
+    """One term ``c L^-exponent (log L)^log_power`` of a strong-error expansion.
+
+    ``kind`` (:data:`KINDS`) says how the term is seen against a nested reference of grid ``N``:
+    ``coherent``: ``f(L) - f(N)``; ``fluctuation``: ``sqrt(f(L)^2 - f(N)^2)``; ``unshared``, or a term
+    that does not decay (``exponent <= 0``): ``f(L)``.
+    """
+
+    exponent: float
+    """The exponent of ``L^-exponent``."""
+    log_power: float = 0.0
+    """The power of the factor ``(log L)^log_power`` (0: none)."""
+    kind: str = "coherent"
+    """How the term is seen against a nested reference (:data:`KINDS`)."""
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {', '.join(map(repr, KINDS))}, got {self.kind!r}")
+        if not (math.isfinite(self.exponent) and math.isfinite(self.log_power) and self.log_power >= 0):
+            raise ValueError(f"a term needs a finite exponent and a log power >= 0, got {self.exponent!r}, "
+                             f"{self.log_power!r}")
+
+    def law(self, depth: float) -> float:
+        """``L^-exponent (log L)^log_power``."""
+        return depth ** -self.exponent * (math.log(depth) ** self.log_power if self.log_power else 1.0)
+
+    def seen(self, depth: float, reference: float | None = None) -> float:
+        """The term's size at ``depth`` against a nested reference on the grid ``reference``
+        (``None``: an exact or adaptive reference)."""
+        f = self.law(depth)
+        if reference is None or self.exponent <= 0 or self.kind == "unshared":
+            return f
+        g = self.law(reference)
+        return f - g if self.kind == "coherent" else math.sqrt(max(f * f - g * g, 0.0))
+
+    @property
+    def text(self) -> str:
+        """The term as text, ``L^-1/2`` or ``L^-1 sqrt(log L)``."""
+        return power_text(self.exponent, self.log_power)
+
+    def slope(self, depths) -> float:
+        """The least-squares slope of ``-log f(L)`` against ``log L`` over ``depths`` (``exponent``
+        without a log factor)."""
+        if not self.log_power or len(depths) < 2:
+            return self.exponent
+        x = [math.log(L) for L in depths]
+        y = [math.log(math.log(L)) for L in depths]
+        mx, my = sum(x) / len(x), sum(y) / len(y)
+        b = sum((a - mx) * (c - my) for a, c in zip(x, y)) / sum((a - mx) ** 2 for a in x)
+        return self.exponent - self.log_power * b
 
 
 @dataclasses.dataclass(frozen=True)
@@ -18,6 +96,13 @@ class StrongOrder:
         condition: when the order holds (e.g. ``"H in (1/2, 1)"``).
         note: where it comes from and what to expect at practical depths (printed in reports).
         log_power: the power of the logarithmic factor (``0.5`` for ``sqrt(log L)``), 0 without one.
+        kind: how the leading term is seen against a nested reference (:data:`KINDS`).
+        next_terms: the next terms of the expansion that theory knows of (:class:`Term`), each
+            decaying faster than the leading one; empty: the leading term alone.
+        constant: where the error's limit law is known, ``lim L^rate (log L)^-log_power
+            E|H_1 - h_L|`` against the exact limit (docs/mathematics.md, "Error constants");
+            ``None`` otherwise. ``constant_next``: ``(c, e)``, the constant corrected by the next
+            term, ``constant (1 + c L^-e)``; ``constant_source``: where it comes from.
     """
 
     rate: float
@@ -28,14 +113,61 @@ class StrongOrder:
     """Where it comes from and what to expect at practical depths (printed in reports)."""
     log_power: float = 0.0
     """The power of the logarithmic factor (``0.5`` for ``sqrt(log L)``), 0 without one."""
+    kind: str = "coherent"
+    """How the leading term is seen against a nested reference (:data:`KINDS`)."""
+    next_terms: tuple = ()
+    """The next terms of the expansion theory knows of (:class:`Term`), each decaying faster."""
+    constant: float | None = None
+    """``lim L^rate (log L)^-log_power E|H_1 - h_L|`` where the error's limit law is known."""
+    constant_next: tuple = ()
+    """``(c, e)``: the constant corrected by the next term, ``constant (1 + c L^-e)``."""
+    constant_source: str = ""
+    """Where the constant comes from."""
+
+    def __post_init__(self):
+        lead = self.leading
+        for t in self.next_terms:
+            if not isinstance(t, Term):
+                raise ValueError(f"next_terms must be deeplimits.orders.Term objects, got {t!r}")
+            if (t.exponent, -t.log_power) <= (lead.exponent, -lead.log_power):
+                raise ValueError(f"next term {t.text} must decay faster than the leading term {lead.text}")
+
+    @classmethod
+    def of(cls, terms, condition: str, note: str) -> "StrongOrder":
+        """The order whose expansion is ``terms`` (:class:`Term` objects in any order, repeated
+        exponents once): the slowest-decaying term leads."""
+        ordered = sorted(set(terms), key=lambda t: (t.exponent, -t.log_power))
+        kept = [t for i, t in enumerate(ordered) if i == 0 or (t.exponent, t.log_power) !=
+                (ordered[i - 1].exponent, ordered[i - 1].log_power)]
+        lead = kept[0]
+        return cls(lead.exponent, condition, note, lead.log_power, lead.kind, tuple(kept[1:]))
+
+    @property
+    def leading(self) -> Term:
+        """The leading term ``L^-rate (log L)^log_power``."""
+        return Term(self.rate, self.log_power, self.kind)
+
+    @property
+    def expansion(self) -> tuple:
+        """The declared terms, the leading one first."""
+        return (self.leading, *self.next_terms)
+
+    @property
+    def expansion_text(self) -> str:
+        """``a L^-1/2 + b L^-1``."""
+        return " + ".join(f"{c} {t.text}" for c, t in zip("abcdefgh", self.expansion))
 
     def slope(self, depths) -> float:
         """The least-squares slope of ``-log(L^-rate (log L)^log_power)`` against ``log L`` over
         ``depths``: what a fit over these depths should find (``rate`` without a log factor)."""
-        if not self.log_power or len(depths) < 2:
-            return self.rate
-        x = [math.log(L) for L in depths]
-        y = [math.log(math.log(L)) for L in depths]
-        mx, my = sum(x) / len(x), sum(y) / len(y)
-        b = sum((a - mx) * (c - my) for a, c in zip(x, y)) / sum((a - mx) ** 2 for a in x)
-        return self.rate - self.log_power * b
+        return self.leading.slope(depths)
+
+
+def expected_constant(constant: float, leading: Term, depth: int, reference: int | None = None,
+                      constant_next: tuple = ()) -> float:
+    """What ``L^r (log L)^-p E|H_1 - h_L|`` should be at ``depth``: the ``constant``, corrected by
+    the next term ``(c, e)`` (``1 + c L^-e``) and by the nested ``reference`` as the leading term is
+    seen against it (``Term.seen / Term.law``: ``sqrt(1 - (L/N)^2r)`` for a fluctuation)."""
+    factor = leading.seen(depth, reference) / leading.law(depth) if leading.law(depth) else 1.0
+    c, e = constant_next if constant_next else (0.0, 0.0)
+    return constant * (1 + c * depth ** -e) * factor

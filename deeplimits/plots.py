@@ -16,7 +16,9 @@ from .errors import ParameterError
 
 def plot_convergence(results: Sequence, path: str | None = None, *, ax=None):
     """Log-log plot of ``E max_k ||H_{k/L} - h_k||`` against depth with standard-error bars,
-    one panel per result, and the theoretical slope drawn through the data's centre.
+    one panel per result, with the fitted error expansion and its leading term (the asymptote)
+    when the result has a tested fit (:attr:`ConvergenceResult.fit`), else the theoretical
+    slope drawn through the data's centre.
 
     Args:
         results: :class:`~deeplimits.studies.convergence.ConvergenceResult` objects.
@@ -39,11 +41,22 @@ def plot_convergence(results: Sequence, path: str | None = None, *, ax=None):
             t = _floats(r.terminal_error)
             tok = np.isfinite(t) & (t > 0)
             a.plot(L[tok], t[tok], "s--", alpha=0.6, label="terminal error")
-            power = getattr(r, "theory_log_power", 0.0) or 0.0
-            law = L ** (-r.theory_rate) * np.log(L) ** power  # the declared order, through the data's centre
-            centre = law * np.exp(np.log(e[ok]).mean() - np.log(law[ok]).mean())
-            log = f" (log L)^{power:g}" if power else ""
-            a.plot(L, centre, "k:", label=f"theory: L^-{r.theory_rate:g}{log}")
+            fit = r.fit
+            if fit is not None and fit.pvalue == fit.pvalue:  # the fitted expansion and its asymptote
+                # drawn on to where the leading term takes over (at most 64 times the deepest depth)
+                top = L.max() * min(64.0, max(1.0, 4 * fit.dominant_from / L.max()))
+                grid = np.geomspace(L.min(), top, 96)
+                a.plot(grid, fit.value(grid), "k-", lw=1, label=f"fit {fit.law_text}: {r.verdict}")
+                a.plot(grid, fit.asymptote(grid), "k:", label=f"its leading term {fit.terms[0].text}")
+                if L.max() < fit.dominant_from < top:
+                    a.axvline(fit.dominant_from, color="grey", lw=0.8, ls="--",
+                              label=f"{fit.terms[0].text} dominates from L = {fit.dominant_from:.0f}")
+            else:
+                power = getattr(r, "theory_log_power", 0.0) or 0.0
+                law = L ** (-r.theory_rate) * np.log(L) ** power  # the declared order, through the data's centre
+                centre = law * np.exp(np.log(e[ok]).mean() - np.log(law[ok]).mean())
+                log = f" (log L)^{power:g}" if power else ""
+                a.plot(L, centre, "k:", label=f"theory: L^-{r.theory_rate:g}{log}")
             a.set_yscale("log")
         else:
             a.text(0.5, 0.5, f"no finite errors:\n{r.nonfinite} of {r.paths} draws blew up", ha="center",

@@ -29,6 +29,9 @@ USER_API = {
     "phase_diagram", "plan_phase", "run_phase", "PhasePlan", "PhaseResult",
     "train_grid", "plan_training", "TrainPlan", "TrainGridResult", "plan_scaling", "ScalingPlan", "ScalingResult",
     "results_from_store",
+    # the verdict's fit, and any scheme on the coupled path
+    "fit_expansion", "ExpansionFit", "Term", "strong_order", "Scheme", "EulerMaruyama", "Milstein", "Heun",
+    "ModifiedEuler", "TorchsdeScheme",
     # training, data, diagnostics, runs
     "ResidualNetwork", "train", "BatchedAdam", "BatchedSGD", "init_from_driver", "load_dataset",
     "weight_diagnostics", "scaling_exponents", "load_weights", "RunStore",

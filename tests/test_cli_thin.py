@@ -159,9 +159,12 @@ def test_names_and_defaults_agree_with_the_library():
     from deeplimits.studies.presets import DEFAULTS, SCALING_PRESETS, linspace
 
     assert (DRIVERS, ARCHITECTURES, NAMES) == (_names.DRIVERS, _names.ARCHITECTURES, _names.ACTIVATIONS)
-    assert sorted(DEFAULTS) == ["convergence", "phase", "scaling", "stability", "train", "weights"]
+    from deeplimits.studies import strong_order
+
+    assert sorted(DEFAULTS) == ["convergence", "order", "phase", "scaling", "stability", "train", "weights"]
     for study, fn in (("convergence", plan_convergence), ("stability", plan_stability), ("phase", plan_phase),
-                      ("train", plan_training), ("scaling", plan_scaling), ("weights", weight_diagnostics)):
+                      ("train", plan_training), ("scaling", plan_scaling), ("weights", weight_diagnostics),
+                      ("order", strong_order)):
         params = inspect.signature(fn).parameters
         for name, value in DEFAULTS[study].items():
             default = params[name].default

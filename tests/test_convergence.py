@@ -91,7 +91,9 @@ def check_rate(res, target, tol):
 def test_sde_rate_is_one_half():
     res = dl.strong_convergence("sde", width=4, depths=[8, 16, 32, 64, 128, 256], paths=128, reference=4096)
     check_rate(res, 0.5, 0.1)
-    assert res.verdict == "agrees"
+    # the declared a L^-1/2 + b L^-1 fits (a test at level 0.01); the slope over 8..256, 0.46 [0.44,
+    # 0.49], is still bent by b < 0 (the maximum over a coarse grid), so "pre-asymptotic" is right too
+    assert res.fit.pvalue >= 0.01 and res.verdict in ("agrees", "pre-asymptotic")
 
 
 def test_ode_rate_is_one():
@@ -122,3 +124,20 @@ def test_the_report_names_each_regimes_reference_for_what_it_is():
     sde = dl.strong_convergence("sde", width=2, depths=[8, 16], paths=8, reference=128)
     assert "Euler–Maruyama on the grid 1/128" in sde.report().splitlines()[0]
     assert type(sde).from_dict(sde.to_dict()).reference_method == sde.reference_method
+
+
+def test_scalar_sde_of_issue_29_is_pre_asymptotic_not_slower():
+    # deeplimits convergence --regime sde --width 1 --activation identity --depths 8..512 --draws 2048 --seed 1:
+    # a single slope of 0.45 [0.43, 0.46] excludes 1/2, but a L^-1/2 + b L^-1 fits (b < 0): pre-asymptotic
+    res = dl.strong_convergence("sde", width=1, activation="identity", depths=[8, 16, 32, 64, 128, 256, 512],
+                                paths=2048, seed=1, chunk=2048)
+    assert res.rate_ci[1] < 0.5 and res.fit.pvalue >= 0.01 and res.verdict == "pre-asymptotic"
+    assert res.fit.coefficients[1] < 0 and "still bend the slope" in res.fit.note
+
+
+def test_young_euler_in_width_8_is_pre_asymptotic():
+    # the main job's fbm panel, smaller: slope 0.89 against 1/2, the L^-1 terms dominate up to depth 256
+    res = dl.strong_convergence("fbm", width=8, hurst=0.75, depths=[8, 16, 32, 64, 128, 256], paths=64,
+                                reference=4096, seed=0)
+    assert res.rate > 0.8 and res.fit.pvalue >= 0.01 and res.verdict == "pre-asymptotic"
+    assert res.fit.leading_share < 0.5

@@ -22,16 +22,28 @@ HERE = pathlib.Path(__file__).parent / "golden"
 COMMANDS = json.loads((HERE / "COMMANDS.json").read_text())["commands"]
 RTOL, ATOL = 1e-5, 1e-9
 SKIP = {"seconds"}
+_NO_DOF = "3 declared terms for 3 depths: no degree of freedom left to test the fit"
 # name -> {json path: new value}: differences made on purpose
 INTENDED: dict[str, dict] = {
-    # issue 11: the corrected fBm network at H = 3/4 declares L^-1 sqrt(log L) with its own note; over
-    # depths 4..16 that law's slope is 0.75, and the fitted 1.065 (CI [0.956, 1.159]) is faster
+    # issue 11: the corrected fBm network at H = 3/4 declares L^-1 sqrt(log L) with its own note
+    # issue 29: the verdict is a test of the declared expansion (deeplimits.studies.expansion_fit).
+    # Over depths 4..16 the corrected network's slope 1.065 [0.956, 1.159] excludes that law's 0.75:
+    # the expansion fits but is not asymptotic yet; the inside regimes likewise
     "fbm-corrected": {
         "rate_note": "modified Euler scheme (Hu, Liu & Nualart, Ann. Appl. Probab. 2016): order 2H - 1/2 for H < 3/4, "
                      "1 for H > 3/4; at H = 3/4 exactly L^-1 sqrt(log L): the slope over practical depths is below 1 "
                      "(the verdict compares with that slope)",
-        "verdict": "faster",
+        "verdict": "pre-asymptotic",
     },
+    "inside-ode": {"verdict": "pre-asymptotic"},
+    "inside-sde": {"verdict": "pre-asymptotic"},
+    # issue 29: the ode and fbm (Euler) regimes declare three terms; three depths leave no degree of
+    # freedom to test them, so there is no verdict
+    "ode": {"verdict": None, "verdict_note": _NO_DOF},
+    # at H = 0.7 the Euler network declares four terms, L^(2-4H) among them
+    "fbm": {"verdict": None, "verdict_note": _NO_DOF.replace("3 declared", "4 declared")},
+    "default": {"1/verdict": None, "1/verdict_note": _NO_DOF.replace("3 depths", "2 depths"), "2/verdict": None,
+                "2/verdict_note": _NO_DOF.replace("3 depths", "2 depths")},
 }
 
 

@@ -141,7 +141,7 @@ LAYERS = (
     ("runs", {"runs"}),
     ("numerics", {"activations", "paths", "networks", "data", "plots"}),
     ("models", {"limits", "pairs", "training"}),
-    ("uses of the models", {"regimes", "diagnostics"}),
+    ("uses of the models", {"regimes", "diagnostics", "schemes"}),
     ("studies", {"studies"}),
     ("interface", {"cli", "__main__", ""}),
 )

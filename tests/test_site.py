@@ -17,7 +17,8 @@ from deeplimits.regimes import REGISTRY
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 PACKAGES = ["deeplimits.paths", "deeplimits.limits", "deeplimits.regimes", "deeplimits.options",
-            "deeplimits.training", "deeplimits.diagnostics", "deeplimits.data", "deeplimits.runs", "deeplimits.errors"]
+            "deeplimits.training", "deeplimits.diagnostics", "deeplimits.data", "deeplimits.runs", "deeplimits.errors",
+            "deeplimits.schemes"]
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,8 @@ executor (``--workers``, ``--scheduler``, ``--timeout``) and the outputs (``--ou
 A run that fails before its first task leaves no run directory behind.
 
 Modules: :mod:`~deeplimits.cli.parser` (the grammar), :mod:`~deeplimits.cli.values` (flag
-values), :mod:`~deeplimits.cli.convergence`, :mod:`~deeplimits.cli.propagation` (stability,
+values), :mod:`~deeplimits.cli.convergence`, :mod:`~deeplimits.cli.order` (a scheme's strong order),
+:mod:`~deeplimits.cli.propagation` (stability,
 phase), :mod:`~deeplimits.cli.runs` (stored runs), :mod:`~deeplimits.cli.outputs`,
 :mod:`~deeplimits.cli.execution`, :mod:`~deeplimits.cli.errors`.
 """

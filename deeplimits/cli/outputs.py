@@ -11,8 +11,8 @@ from .errors import UsageError, one_line
 
 STDOUT = "-"
 
-__all__ = ["STDOUT", "check_outputs", "check_file", "check_figure", "report_stream", "dump_json", "write_convergence",
-           "write_study", "write_training"]
+__all__ = ["STDOUT", "check_outputs", "check_file", "check_figure", "report_stream", "dump_json", "write_json",
+           "write_convergence", "write_study", "write_training"]
 
 
 def report_stream(*paths):
@@ -69,6 +69,12 @@ def _write_json(payload, path) -> None:
         os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
         json.dump(payload, f, indent=2)
+
+
+def write_json(payload, path) -> str:
+    """``payload`` as JSON at ``path`` (``-``: standard output); what was written, in words."""
+    _write_json(payload, path)
+    return "standard output" if path == STDOUT else path
 
 
 def dump_json(payload, out, json_path) -> list[str]:

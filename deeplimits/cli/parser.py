@@ -16,7 +16,7 @@ from .._version import __version__
 from ..regimes import REGISTRY, regime_names
 from ..studies import presets as P_
 from ..studies.presets import DEFAULT_STUDY, DEFAULTS, PHASE_PRESETS, SCALING_PRESETS, STABILITY_PRESETS, TRAIN_PRESETS
-from . import convergence, propagation, runs, scaling, training, weights
+from . import convergence, order, propagation, runs, scaling, training, weights
 from . import execution as E_
 from .errors import UsageError
 from .values import device, fmt, int_list, integer, parse_list, real
@@ -63,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     sub.required = True
     _convergence_parser(sub)
+    _order_parser(sub)
     _stability_parser(sub)
     _phase_parser(sub)
     _train_parser(sub)
@@ -107,6 +108,38 @@ def _convergence_parser(sub):
     c.add_argument("--dtype", choices=N_.DTYPES, default=dflt["dtype"], help="(default %(default)s)")
     _run_flags(c, "convergence", "chunks of draws")
     c.set_defaults(func=convergence.run_convergence)
+
+
+def _order_parser(sub):
+    dflt = DEFAULTS["order"]
+    o = sub.add_parser(
+        "order", help="the strong order of a scheme on a test equation, on the coupled driver path",
+        description="Run a shipped one-step scheme at every depth on one Brownian (or fBm) path per draw, against "
+                    "the exact solution (or the scheme on the finest grid), fit its declared error expansion, test "
+                    "it and give the verdict (deeplimits.strong_order; docs/schemes.md).")
+    o.add_argument("--scheme", required=True, choices=N_.SCHEMES, help="the scheme")
+    o.add_argument("--problem", required=True, choices=N_.PROBLEMS,
+                   help="linear-sde: dX = 0.1 X dt + 0.5 X dW (Itô, exact); linear-stratonovich: the same with o dW; "
+                        "sde-regime: the sde regime's general noise in width --width (nested reference); "
+                        "linear-young: dX = X dB^H (exact; --hurst)")
+    o.add_argument("--width", type=integer, help="width of the sde-regime problem (2 when omitted)")
+    o.add_argument("--hurst", type=real, help=f"{O_.YOUNG_HURST.help} ({O_.YOUNG_HURST.range_text()}) for "
+                                              "linear-young")
+    o.add_argument("--noise-kind", choices=N_.NOISES,
+                   help="the noise structure the scheme declares its order for (the problem's own when omitted)")
+    o.add_argument("--depths", type=int_list, default=dflt["depths"], help="powers of two (default %(default)s)")
+    o.add_argument("--draws", "--paths", dest="paths", type=integer, default=dflt["paths"],
+                   help="independent draws (default %(default)s)")
+    o.add_argument("--reference", type=integer, help=f"finest grid, a power of two (default "
+                                                     f"{P_.REFERENCE_REFINEMENT} * max depth)")
+    o.add_argument("--seed", type=integer, default=dflt["seed"], help="base seed (default %(default)s)")
+    o.add_argument("--dtype", choices=N_.DTYPES, default=dflt["dtype"], help="(default %(default)s)")
+    o.add_argument("--device", type=device, metavar="DEVICE",
+                   help="where it runs: cpu, cuda, cuda:N, mps (default: the library's, the CPU)")
+    o.add_argument("--json", metavar="PATH", help="write the JSON result to PATH ('-': standard output, the "
+                                                  "report then goes to standard error)")
+    o.add_argument("--figure", metavar="PATH", help="write the figure (errors, fitted expansion) to PATH")
+    o.set_defaults(func=order.run_order)
 
 
 def _stability_parser(sub):

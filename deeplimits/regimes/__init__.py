@@ -9,10 +9,10 @@ documentation read :data:`REGISTRY`. Importing this package does not import torc
 :func:`regimes_table` renders the registry as the table of docs/mathematics.md.
 """
 
-from .base import (DEPTHS, REGISTRY, Option, Regime, StrongOrder, declarations, get_regime, is_given, pair,
+from .base import (DEPTHS, REGISTRY, Option, Regime, StrongOrder, Term, declarations, get_regime, is_given, pair,
                    regime_names, regimes_table, register_regime, takes)
 from .resnet import FBM, ODE, SDE  # noqa: I001 - registration order: sde, ode, fbm, inside-sde, inside-ode
 from .inside import InsideODE, InsideSDE
 
-__all__ = ["Regime", "Option", "StrongOrder", "REGISTRY", "register_regime", "get_regime", "regime_names", "pair",
+__all__ = ["Regime", "Option", "StrongOrder", "Term", "REGISTRY", "register_regime", "get_regime", "regime_names", "pair",
            "regimes_table", "takes", "declarations", "is_given", "DEPTHS", "SDE", "ODE", "FBM", "InsideSDE", "InsideODE"]

@@ -22,9 +22,9 @@ from typing import ClassVar
 
 from ..errors import ParameterError
 from ..options import Option  # re-exported: a regime declares its options
-from ..orders import StrongOrder  # re-exported: a regime declares its order
+from ..orders import StrongOrder, Term  # re-exported: a regime declares its order and its expansion
 
-__all__ = ["Regime", "Option", "StrongOrder", "REGISTRY", "register_regime", "get_regime", "regime_names", "pair",
+__all__ = ["Regime", "Option", "StrongOrder", "Term", "REGISTRY", "register_regime", "get_regime", "regime_names", "pair",
            "regimes_table", "takes", "declarations", "is_given", "DEPTHS"]
 
 DEPTHS = [8, 16, 32, 64, 128, 256, 512]
@@ -54,6 +54,10 @@ class Regime(abc.ABC):
       fields their specs held before options were declared; their other options are recorded
       under ``'options'`` when given;
     * ``defaults``: convergence defaults (``width``, ``depths``, ``paths``, ``reference``).
+
+    The declared :class:`StrongOrder` is a short error expansion (its leading term and the next
+    :class:`Term` s theory knows of, each with how it is seen against a nested reference): the
+    convergence study fits it and tests it (docs/mathematics.md, "Error expansions and the verdict").
 
     Methods: :meth:`strong_order` (the declared :class:`StrongOrder`, given the options),
     :meth:`check` (rules between options, beyond each one's declaration) and :meth:`build`.

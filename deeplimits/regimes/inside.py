@@ -8,6 +8,7 @@ import dataclasses
 from .._names import INSIDE_ACTIVATION
 from ..errors import ParameterError
 from ..options import LENGTH_SCALE, SA, SB, Option
+from ..orders import Term
 from .base import Regime, StrongOrder, register_regime, takes
 
 __all__ = ["InsideSDE", "InsideODE"]
@@ -56,15 +57,18 @@ class InsideSDE(_Inside):
         """The order given ``c2 = sigma''(0)``, ``beta`` and ``ito_correction``."""
         if not ito_correction and abs(c2) > _ZERO:
             return StrongOrder(0.0, "ablation", "ablation: without the Itô correction (1/2) sigma''(0) (s_A^2 |H|^2 + "
-                               "s_b^2) dt the equation is not the limit of the network: the error stops decreasing")
+                               "s_b^2) dt the equation is not the limit of the network: the error stops decreasing",
+                               next_terms=(Term(0.5, 0.0, "fluctuation"),))
         if beta is not None and beta > 1:
-            return StrongOrder(min(0.5, beta - 1), "beta > 1", "Euler–Maruyama-type order 1/2; the drift part "
-                               "L^-beta A(k/L) adds L^(1-beta) over depth and vanishes from the limit (beta > 1)")
+            return StrongOrder.of((Term(beta - 1), Term(0.5, 0.0, "fluctuation"), Term(1.0)), "beta > 1",
+                                  "Euler–Maruyama-type order 1/2; the drift part L^-beta A(k/L) adds L^(1-beta) over "
+                                  "depth and vanishes from the limit (beta > 1)")
         note = ("order 1/2: the network differs from Euler–Maruyama of its limit by the centred fluctuation of "
                 "(1/2) sigma''(0) u^2, of size L^-1 per layer")
         if not ito_correction:
             note += " (sigma''(0) = 0: there is no Itô correction to drop)"
-        return StrongOrder(0.5, "sigma C^3 with sigma(0) = 0, sigma'(0) = 1", note)
+        return StrongOrder(0.5, "sigma C^3 with sigma(0) = 0, sigma'(0) = 1", note, kind="fluctuation",
+                           next_terms=(Term(1.0),))
 
     def build(self, width, activation, arch, beta, sa, sb, ito_correction, length_scale):
         from .. import _validate as V_
@@ -124,9 +128,10 @@ class InsideODE(_Inside):
         if m is None:
             return StrongOrder(1.0, "sigma^(m)(0) = 0 for m = 2..5", "sigma has no curvature at 0 (its derivatives "
                                "of orders 2 to 5 vanish there): the network is the right-point Euler scheme of its "
-                               "limit, order 1")
+                               "limit, order 1", next_terms=(Term(2.0), Term(3.0)))
         power = "" if m == 2 else f"{m - 1} "
-        return StrongOrder(min(1.0, (m - 1) * beta), f"sigma^({m})(0) != 0", (
+        return StrongOrder.of((Term((m - 1) * beta), Term(1.0)),
+                              f"sigma^({m})(0) != 0", (
             f"Taylor expansion of sigma at 0, sigma^({m})(0) = {derivatives[m - 2]:.6g}: the first neglected term "
             f"L^-alpha sigma^({m})(0) (L^-beta u)^{m} / {m}! per layer costs L^-{power}beta over depth, capped by "
             "the Euler rate 1 (at small depths the two are mixed)"))

@@ -4,14 +4,28 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from ..options import LENGTH_SCALE, YOUNG_HURST, Option
+from ..orders import Term
 from .base import Regime, StrongOrder, register_regime
 
-__all__ = ["SDE", "ODE", "FBM"]
+__all__ = ["SDE", "ODE", "FBM", "modified_euler_terms"]
 
 _EULER_FBM_NOTE = ("asymptotic rate (Mishura 2008; Hu, Liu & Nualart 2016): in a width-d network the L^(1-2H) term "
                    "carries a 1/d factor, so at practical depths the observed slope is often steeper")
+
+
+def modified_euler_terms(hurst: float) -> tuple:
+    """The error expansion of the modified Euler scheme of a Young equation (Hu, Liu & Nualart,
+    Ann. Appl. Probab. 2016; docs/mathematics.md, "Error expansions"): a central limit
+    ``L^(1/2-2H)`` (a fluctuation) and the discretisation ``L^-1`` for ``H < 3/4``;
+    ``L^-1 sqrt(log L)`` and ``L^-1`` at ``H = 3/4``; ``L^-1`` (a limit in L^2: coherent) above."""
+    if abs(hurst - 0.75) < 1e-9:
+        return (Term(1.0, 0.5, "fluctuation"), Term(1.0))
+    if hurst < 0.75:
+        return (Term(2 * hurst - 0.5, 0.0, "fluctuation"), Term(1.0))
+    return (Term(1.0),)
 
 
 @register_regime
@@ -25,7 +39,8 @@ class SDE(Regime):
     scaling = "beta = 1/2"
     rate_text = "1/2"
     order = StrongOrder(0.5, "sigma Lipschitz with a Lipschitz derivative",
-                        "Euler–Maruyama of an Itô SDE with general noise: strong order 1/2")
+                        "Euler–Maruyama of an Itô SDE with general noise: strong order 1/2", kind="fluctuation",
+                        next_terms=(Term(1.0),))
     defaults = dict(Regime.defaults, reference=8192)
 
     def build(self, width, activation, arch):
@@ -35,7 +50,11 @@ class SDE(Regime):
         from ..paths import IIDDriver
 
         net = ResNet("res-1", activation, beta=0.5)
-        return Pair(self.name, width, net, SDELimit(net.activation), {"V": IIDDriver("gaussian")}, self.order)
+        order = self.order
+        if width == 1 and net.activation.name == "identity":  # dH = H dW: the Kurtz-Protter constant
+            order = dataclasses.replace(order, constant=math.sqrt(2) / math.pi, constant_source=(
+                "Kurtz & Protter 1991: L^1/2 (h_L - H_1) -> H_1 B'_1 / sqrt(2), E|.| = E|h_0| sqrt(2/pi) / sqrt(2)"))
+        return Pair(self.name, width, net, SDELimit(net.activation), {"V": IIDDriver("gaussian")}, order)
 
 
 @register_regime
@@ -51,7 +70,8 @@ class ODE(Regime):
     architectures = ("res-1", "res-2", "res-3")
     options = (LENGTH_SCALE,)
     spec_options = ()  # its specs predate the declarations: length_scale is recorded under 'options' when given
-    order = StrongOrder(1.0, "smooth weights, Lipschitz g", "right-point Euler scheme of a neural ODE: order 1")
+    order = StrongOrder(1.0, "smooth weights, Lipschitz g", "right-point Euler scheme of a neural ODE: order 1",
+                        next_terms=(Term(2.0), Term(3.0)))
     defaults = dict(Regime.defaults, paths=64)
 
     def build(self, width, activation, arch, length_scale):
@@ -83,14 +103,17 @@ class FBM(Regime):
     defaults = dict(Regime.defaults, width=8, reference=8192)
 
     def strong_order(self, hurst, corrected=False, **_):
-        if not corrected:
-            return StrongOrder(2 * hurst - 1, "H in (1/2, 1)", _EULER_FBM_NOTE)
+        if not corrected:  # the Euler-only terms: L^(1-2H) and, below H = 3/4, its square L^(2-4H)
+            own = (Term(2 * hurst - 1, 0.0, "unshared"),) + ((Term(4 * hurst - 2, 0.0, "unshared"),)
+                                                             if hurst < 0.75 else ())
+            return StrongOrder.of((*own, *modified_euler_terms(hurst)), "H in (1/2, 1)", _EULER_FBM_NOTE)
         note = ("modified Euler scheme (Hu, Liu & Nualart, Ann. Appl. Probab. 2016): order 2H - 1/2 for "
                 "H < 3/4, 1 for H > 3/4")
         if abs(hurst - 0.75) < 1e-9:
-            return StrongOrder(1.0, "H = 3/4", note + "; at H = 3/4 exactly L^-1 sqrt(log L): the slope over "
-                               "practical depths is below 1 (the verdict compares with that slope)", log_power=0.5)
-        return StrongOrder(min(1.0, 2 * hurst - 0.5), "H in (1/2, 1), H != 3/4", note)
+            return StrongOrder.of(modified_euler_terms(hurst), "H = 3/4", note + "; at H = 3/4 exactly L^-1 "
+                                  "sqrt(log L): the slope over practical depths is below 1 (the verdict "
+                                  "compares with that slope)")
+        return StrongOrder.of(modified_euler_terms(hurst), "H in (1/2, 1), H != 3/4", note)
 
     def build(self, width, activation, arch, hurst, corrected):
         from ..limits import YoungLimit
@@ -99,5 +122,11 @@ class FBM(Regime):
         from ..paths import FractionalDriver
 
         net = ModifiedEulerResNet(activation, hurst) if corrected else ResNet("res-1", activation, beta=hurst)
+        order = self.strong_order(hurst, corrected)
+        if width == 1 and net.activation.name == "identity" and not corrected:  # dH = H dB^H
+            order = dataclasses.replace(order, constant=0.5 * math.sqrt(2 / math.pi) * math.exp(0.5),
+                                        constant_next=(-0.25, 2 * hurst - 1), constant_source=(
+                "Neuenkirch & Nourdin 2007: L^(2H-1) (H_1 - h_L) -> H_1 / 2, E|.| = E|h_0| e^(1/2) / 2; "
+                "next: h_L = H_1 exp(-Q_L / 2 + ...), Q_L = L^(1-2H) + ..., so x (1 - x/4) with x = L^(1-2H)"))
         return Pair(self.name, width, net, YoungLimit(net.activation, hurst), {"V": FractionalDriver(hurst)},
-                    self.strong_order(hurst, corrected), options={"hurst": hurst, "corrected": corrected})
+                    order, options={"hurst": hurst, "corrected": corrected})

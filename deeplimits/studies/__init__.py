@@ -25,6 +25,8 @@ _WHERE = {
                      "high_probability_bounds", "high_probability_unmet", "CRITICAL_LIMITS", "regularity",
                      "predicted_slope", "growth_exponent"), "theory"),
     "bootstrap_fit": "fits",
+    "strong_order": "scheme_order",
+    **dict.fromkeys(("fit_expansion", "ExpansionFit"), "expansion_fit"),
     **dict.fromkeys(("StabilityPlan", "StabilityResult", "plan_stability", "run_stability"), "stability"),
     **dict.fromkeys(("fit_rate", "sweep_errors"), "strong_error"),
     **dict.fromkeys(("TrainPlan", "TrainGridResult", "plan_training", "train_grid", "critical_line"), "training"),
@@ -34,7 +36,7 @@ _WHERE = {
 }
 
 __all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult", "fit_rate",
-           "sweep_errors", "MIN_FINITE_DRAWS", "MAX_CI_WIDTH", "plan_stability",
+           "sweep_errors", "strong_order", "fit_expansion", "ExpansionFit", "MIN_FINITE_DRAWS", "MAX_CI_WIDTH", "plan_stability",
            "run_stability", "StabilityResult", "STABILITY_PRESETS", "phase_diagram", "plan_phase", "run_phase",
            "PhaseResult", "PHASE_PRESETS", "theory_bounds", "bounds_apply", "critical_beta", "classify", "CAP",
            "quantile_bound", "QUANTILE_LEVELS", "high_probability_bounds", "high_probability_unmet", "CRITICAL_LIMITS",

@@ -302,26 +302,30 @@ def summarise(p: Pair, depths, reference, max_err: np.ndarray, term_err: np.ndar
     """Combine per-draw errors into estimates, standard errors and the fitted rate. ``options``
     (a plan's, as recorded) go into the result's fields of the same name, the others into its
     ``options``; the inside regimes' fields are their pair's (``alpha = 1 - beta`` for inside-ode)."""
-    ok = np.isfinite(max_err).all(1) & np.isfinite(term_err).all(1)
-    e, t = max_err[ok], term_err[ok]
-    n = len(e)
-    se = lambda x: (x.std(0, ddof=1) / math.sqrt(n)) if n > 1 else np.full(x.shape[1], np.nan)  # noqa: E731
-    if n:
-        rate, ci = fit_rate(depths, e, seed=seed)
-    else:
-        rate, ci = math.nan, (math.nan, math.nan)
     net = p.network
     return ConvergenceResult(
         regime=p.regime, hurst=p.hurst, width=p.width, activation=net.activation.name, arch=net.arch,
-        corrected=type(net).__name__ == "ModifiedEulerResNet", paths=int(len(max_err)), inputs=inputs,
-        reference=reference, seed=seed, dtype=str(dtype).replace("torch.", ""), depths=list(depths),
-        error=e.mean(0).tolist() if n else [math.nan] * len(depths), stderr=se(e).tolist() if n else [math.nan] * len(depths),
-        terminal_error=t.mean(0).tolist() if n else [math.nan] * len(depths),
-        terminal_stderr=se(t).tolist() if n else [math.nan] * len(depths),
-        rate=rate, rate_ci=list(ci), theory_rate=p.theory_rate, rate_note=p.rate_note,
-        theory_log_power=p.order.log_power,
-        nonfinite=int((~ok).sum()), seconds=seconds, reference_method=p.limit.reference_text(reference),
-        **_result_options(p, options or {}))
+        corrected=type(net).__name__ == "ModifiedEulerResNet", inputs=inputs, reference=reference, seed=seed,
+        dtype=str(dtype).replace("torch.", ""), theory_rate=p.theory_rate, rate_note=p.rate_note,
+        theory_log_power=p.order.log_power, seconds=seconds, reference_method=p.limit.reference_text(reference),
+        terminal_constant=p.order.constant, constant_next=list(p.order.constant_next),
+        constant_source=p.order.constant_source, **error_statistics(depths, max_err, term_err, seed, p.order), **_result_options(p, options or {}))
+
+
+def error_statistics(depths, max_err: np.ndarray, term_err: np.ndarray, seed: int, order) -> dict:
+    """The fields of a result computed from per-draw errors ``(draws, len(depths))``: the means,
+    standard errors and covariance of the mean errors over the finite draws, the power-law rate
+    with its bootstrap interval, the counts, and the declared expansion of ``order``."""
+    ok = np.isfinite(max_err).all(1) & np.isfinite(term_err).all(1)
+    e, t = max_err[ok], term_err[ok]
+    n, nan = len(e), [math.nan] * len(depths)
+    se = lambda x: (x.std(0, ddof=1) / math.sqrt(n)).tolist() if n > 1 else nan  # noqa: E731
+    rate, ci = fit_rate(depths, e, seed=seed) if n else (math.nan, (math.nan, math.nan))
+    cov = (np.atleast_2d(np.cov(e, rowvar=False)) / n).tolist() if n > 1 else None
+    return dict(paths=int(len(max_err)), depths=list(depths), error=e.mean(0).tolist() if n else nan,
+                stderr=se(e), terminal_error=t.mean(0).tolist() if n else nan, terminal_stderr=se(t),
+                rate=rate, rate_ci=list(ci), nonfinite=int((~ok).sum()), error_cov=cov,
+                expansion=[dataclasses.asdict(x) for x in order.expansion])
 
 
 def _result_options(p: Pair, options: dict) -> dict:

@@ -1,14 +1,17 @@
-"""The result of a strong-error study: plain data, the verdict rule, the report."""
+"""The result of a strong-error study: plain data, the verdict (a test of the declared error
+expansion, :mod:`~deeplimits.studies.expansion_fit`), the report."""
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import numpy as np
 
 from .._plain import PlainData
-from ..regimes.base import StrongOrder
+from ..orders import StrongOrder, Term, expected_constant
+from .expansion_fit import ExpansionFit, fit_expansion
 
 
 #: a verdict needs at least this many finite draws (and at least half of the draws)
@@ -84,6 +87,21 @@ class ConvergenceResult(PlainData):
     them; written only when not empty."""
     reference_method: str = ""
     """How the reference was computed, in words (empty in results written before it was recorded)."""
+    expansion: list = dataclasses.field(default_factory=list)
+    """The declared error expansion, its terms as ``{exponent, log_power, kind}`` (empty in results
+    written before it was recorded: the leading term alone, ``theory_rate``)."""
+    error_cov: list | None = None
+    """The covariance matrix of the mean errors ``error`` over depths (``None``: ``stderr`` alone)."""
+    nested_reference: bool | None = None
+    """Whether the reference is the scheme on a finer grid ``reference`` of the same path (``None``:
+    when ``reference > max(depths)``); an exact or adaptive reference is not nested."""
+    terminal_constant: float | None = None
+    """The theory's ``lim L^r E|H_1 - h_L|`` where the error's limit law is known
+    (``StrongOrder.constant``); ``None`` elsewhere."""
+    constant_next: list = dataclasses.field(default_factory=list)
+    """The constant's next-term correction ``(c, e)``: ``constant (1 + c L^-e)``."""
+    constant_source: str = ""
+    """Where the constant comes from."""
 
     @property
     def theory_slope(self) -> float:
@@ -92,8 +110,53 @@ class ConvergenceResult(PlainData):
         return StrongOrder(self.theory_rate, "", "", self.theory_log_power).slope(self.depths)
 
     @property
+    def terms(self) -> tuple:
+        """The declared expansion as :class:`~deeplimits.orders.Term` objects, the leading one first."""
+        if self.expansion:
+            return tuple(Term(**t) for t in self.expansion)
+        return (Term(self.theory_rate, self.theory_log_power),)
+
+    @functools.cached_property
+    def fit(self) -> ExpansionFit | None:
+        """The declared expansion fitted to the errors and tested
+        (:func:`~deeplimits.studies.expansion_fit.fit_expansion`); ``None`` without a verdict
+        (:attr:`verdict_note`). Computed once (the result's fields are not meant to change)."""
+        if self._evidence_note() is not None:
+            return None
+        nested = self.nested
+        cov = None if self.error_cov is None else np.asarray(self.error_cov, dtype=float)
+        return fit_expansion(self.depths, self.error, self.terms, stderr=self.stderr, cov=cov,
+                             reference=self.reference if nested else None, slope=[self.rate, *self.rate_ci])
+
+    @property
+    def nested(self) -> bool:
+        """Whether the reference is nested (the scheme on a finer grid of the same path)."""
+        return self.reference > self.depths[-1] if self.nested_reference is None else self.nested_reference
+
+    def normalised_terminal(self) -> dict | None:
+        """At the deepest depth ``L``: ``L^r (log L)^-p E|H_1 - h_L|`` with its standard error, and
+        what theory expects there (:attr:`terminal_constant`, corrected by the next term and by the
+        nested reference: :func:`~deeplimits.orders.expected_constant`); ``None`` without a constant."""
+        if self.terminal_constant is None or self.terminal_error[-1] is None:
+            return None
+        lead, L = self.terms[0], self.depths[-1]
+        norm = 1.0 / lead.law(L)
+        theory = expected_constant(self.terminal_constant, lead, L, self.reference if self.nested else None,
+                                   tuple(self.constant_next))
+        return dict(depth=L, value=self.terminal_error[-1] * norm, stderr=self.terminal_stderr[-1] * norm,
+                    theory=theory, constant=self.terminal_constant)
+
+    @property
     def verdict_note(self) -> str | None:
-        """Why there is no verdict (``None`` when there is one). A verdict needs
+        """Why there is no verdict (:meth:`_evidence_note`, or a fit without a degree of freedom
+        left to test it); ``None`` when there is one."""
+        note = self._evidence_note()
+        if note is None and self.fit.verdict is None:
+            return self.fit.note
+        return note
+
+    def _evidence_note(self) -> str | None:
+        """Why the data cannot support a verdict (``None`` when they can). A verdict needs
 
         * at least two depths (a rate is a slope);
         * at least :data:`MIN_FINITE_DRAWS` finite draws and at least half of the draws finite
@@ -112,20 +175,18 @@ class ConvergenceResult(PlainData):
             return "rate not finite"
         if hi - lo > MAX_CI_WIDTH:
             return f"interval too wide (width {hi - lo:.2f} > {MAX_CI_WIDTH})"
+        if not all(x is not None and math.isfinite(x) and x > 0 for x in self.error):
+            return "an error is zero or missing"
         return None
 
     @property
     def verdict(self) -> str | None:
-        """``'agrees'`` when the theory rate is within 0.1 of the fit or inside its interval,
-        otherwise ``'faster'`` or ``'slower'`` than theory; ``None`` when the data cannot tell
-        (see :attr:`verdict_note`)."""
-        if self.verdict_note is not None:
-            return None
-        lo, hi = self.rate_ci
-        theory = self.theory_slope
-        if abs(self.rate - theory) <= 0.1 or (lo <= theory <= hi):
-            return "agrees"
-        return "faster" if self.rate > theory else "slower"
+        """The test of the declared expansion (:attr:`fit`): ``'agrees'`` (it fits and its leading
+        term dominates at the deepest depth), ``'pre-asymptotic'`` (it fits, the leading term
+        does not dominate yet) or ``'disagrees'`` (it does not fit); ``None`` when the data
+        cannot tell (see :attr:`verdict_note`)."""
+        fit = self.fit
+        return None if fit is None else fit.verdict
 
     def to_dict(self) -> dict:
         """Plain strict JSON (non-finite numbers as ``None``) with the derived ``verdict`` and
@@ -134,8 +195,10 @@ class ConvergenceResult(PlainData):
         if not self.options:  # the results of the built-in regimes are as they were
             del d["options"]
         d["theory_slope"] = self.theory_slope
-        d["verdict"] = self.verdict
+        fit = self.fit
+        d["verdict"] = None if fit is None else fit.verdict
         d["verdict_note"] = self.verdict_note
+        d["fit"] = None if fit is None else fit.to_dict()
         return d
 
     @property
@@ -157,6 +220,9 @@ class ConvergenceResult(PlainData):
     def label(self) -> str:
         """The pair in a few words, for titles and legends."""
         h = f" H={self.hurst:g}" if self.hurst is not None else ""
+        if self.regime == "scheme":  # strong_order: the scheme's name, its state and noise dimensions
+            m = self.options.get("noise", 1)
+            return f"{self.activation}{h} (d={self.width}, {m} noise channel{'s' if m > 1 else ''})"
         c = " corrected" if self.corrected else ""
         more = "".join(f" {k}={v:g}" if isinstance(v, float) else f" {k}={v}" for k, v in self.options.items())
         if self.sa is not None:  # the inside regimes; short enough for a figure title; alpha = 1 - beta is in report()
@@ -178,9 +244,21 @@ class ConvergenceResult(PlainData):
             lines.append(f"{depth:7d}  {_num(error, '14.5g')}  {_num(stderr, '9.2g')}  {ratio:>6}  "
                          f"{_num(terminal, '12.5g')}")
         lo, hi = self.rate_ci
-        verdict = self.verdict or f"no verdict: {self.verdict_note}"
         lines.append(f"rate {_num(self.rate, '.3f')}  95% CI [{_num(lo, '.3f')}, {_num(hi, '.3f')}]   "
-                     f"theory {self._theory_text()}   -> {verdict}")
+                     f"theory {self._theory_text()}   (one power law over all depths)")
+        fit = self.fit
+        if fit is not None:
+            lines += fit.lines()
+        c = self.normalised_terminal()
+        if c is not None:
+            z = (c["value"] - c["theory"]) / c["stderr"] if c["stderr"] else math.nan
+            lines.append(f"error constant: {self.terms[0].text.replace('L^-', 'L^')} E|H_1-h_L| at depth {c['depth']} = "
+                         f"{c['value']:.4f} ± {c['stderr']:.2g}, theory {c['theory']:.4f} (limit {c['constant']:.4f}"
+                         f"{', next term' if self.constant_next else ''}"
+                         f"{', nested reference' if self.nested and self.terms[0].kind != 'unshared' else ''}; "
+                         f"{z:+.1f} se): {self.constant_source}")
+        lines.append(f"-> {fit.verdict}: {fit.note}" if fit is not None and fit.verdict else
+                     f"-> no verdict: {self.verdict_note}")
         lines.append(f"note: {self.rate_note}")
         if self.nonfinite == self.paths:
             lines.append(f"warning: all {self.paths} draws blew up (non-finite states): no error estimate")

@@ -1,0 +1,41 @@
+"""``deeplimits order``: the strong order of a shipped scheme on a test equation, on the coupled
+driver path (:func:`deeplimits.strong_order`; docs/schemes.md)."""
+
+from __future__ import annotations
+
+from . import outputs
+from .errors import plan
+
+__all__ = ["run_order"]
+
+#: the command's parameters (errors name them as flags)
+PARAMS = ("scheme", "problem", "width", "hurst", "noise", "depths", "paths", "reference", "seed", "dtype", "device",
+          "x0", "exact", "order", "chunk")
+
+
+def run_order(args) -> int:
+    import torch
+
+    from ..schemes.problems import scheme_on
+    from ..studies.scheme_order import strong_order
+
+    params = {p: None for p in PARAMS}
+    scheme, p = plan("order", params, scheme_on, args.scheme, args.problem, width=args.width, hurst=args.hurst,
+                     noise=args.noise_kind)
+    outputs.check_file("order", "--json", args.json)
+    outputs.check_figure("order", "--figure", args.figure)
+    x0 = [1.0] * p.d
+    result = plan("order", params, strong_order, scheme, x0, noise=p.m, depths=args.depths, paths=args.paths,
+                  reference=args.reference, exact=p.exact, seed=args.seed, dtype=getattr(torch, args.dtype),
+                  device=args.device)
+    report = outputs.report_stream(args.json)
+    print(result.report(), file=report)
+    written = []
+    if args.figure:
+        result.plot(args.figure)
+        written.append(args.figure)
+    if args.json:
+        written.append(outputs.write_json(result.to_dict(), args.json))
+    if written:
+        print("wrote " + ", ".join(written), file=report)
+    return 0

@@ -1,0 +1,146 @@
+"""The strong order of any one-step map on the package's coupled driver path (docs/schemes.md).
+
+:func:`strong_order` runs a scheme ``(h, increment, t, dt) -> h`` (:mod:`deeplimits.schemes`)
+at every depth on one Brownian or fractional Brownian sample per draw, against the same scheme
+on the finest grid of that sample (or an exact solution), in the single pass of the convergence
+engine (:func:`~deeplimits.studies.strong_error.sweep_errors`), and returns the convergence
+study's :class:`~deeplimits.studies.convergence_result.ConvergenceResult`: errors, the declared
+expansion fitted and tested, the rate and the verdict.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from typing import Callable, Sequence
+
+import numpy as np
+import torch
+
+from .. import _validate as V_
+from .._random import chunk_seed
+from ..orders import StrongOrder
+from ..pairs import PairSample
+from ..runs import chunk_sizes
+from .convergence import error_statistics
+from .convergence_result import ConvergenceResult
+from .presets import REFERENCE_REFINEMENT
+from .strong_error import sweep_errors
+
+__all__ = ["strong_order"]
+
+#: numbers of a fractional sample per chunk (its fGn is held on the finest grid)
+_FGN_NUMBERS = 1 << 23
+
+
+class _SchemePair:
+    """The hooks of the convergence engine for a scheme: each depth steps the scheme on its grid,
+    the reference steps the reference scheme (or reads the exact solution) on the finest one."""
+
+    rough = True
+
+    def __init__(self, scheme, reference_scheme, exact):
+        self.scheme, self.reference_scheme, self.exact = scheme, reference_scheme, exact
+
+    @staticmethod
+    def _stepper(scheme, n: int):
+        counter, dt = itertools.count(), 1.0 / n  # the engine calls each depth's step once per layer, in order
+        return lambda h, parts: scheme(h[:, 0], parts["W"], next(counter) * dt, dt).unsqueeze(1)
+
+    def layer_step(self, depth: int):
+        return self._stepper(self.scheme, depth)
+
+    def reference_step(self, sample, steps: int):
+        if self.exact is None:
+            return self._stepper(self.reference_scheme, steps)
+        x0, path, counter = sample.h0[:, 0], [0.0], itertools.count(1)
+
+        def exact(H, parts):
+            path[0] = path[0] + parts["W"]
+            return self.exact(x0, path[0], next(counter) / steps).unsqueeze(1)
+
+        return exact
+
+
+def _check(scheme, x0, noise, order, hurst, exact, reference_scheme):
+    if not callable(scheme):
+        raise ValueError(f"scheme must be a callable (h, increment, t, dt) -> h, got {scheme!r}")
+    order = getattr(scheme, "order", None) if order is None else order
+    if not isinstance(order, StrongOrder):
+        raise ValueError("order must be a deeplimits.StrongOrder (the scheme declares none: pass order=...), "
+                         f"got {order!r}")
+    hurst = getattr(scheme, "hurst", None) if hurst is None else hurst
+    hurst = None if hurst is None or hurst == 0.5 else V_.hurst(hurst)
+    for name, f in (("exact", exact), ("reference_scheme", reference_scheme)):
+        if f is not None and not callable(f):
+            raise ValueError(f"{name} must be a callable or None, got {f!r}")
+    try:
+        x0 = torch.as_tensor(x0, dtype=torch.float64).reshape(-1)
+    except (TypeError, ValueError, RuntimeError):
+        raise ValueError(f"x0 must be the initial state, d numbers, got {x0!r:.80}") from None
+    x0 = V_.tensor("x0", x0, shape=(None,))
+    return order, hurst, x0, V_.integer("noise", noise)
+
+
+def strong_order(scheme, x0, *, noise: int = 1, depths: Sequence[int] = (8, 16, 32, 64, 128, 256, 512),
+                 paths: int = 256, reference: int | None = None, exact: Callable | None = None,
+                 reference_scheme: Callable | None = None, order: StrongOrder | None = None,
+                 hurst: float | None = None, seed: int = 0, dtype: torch.dtype = torch.float64,
+                 chunk: int | None = None, device=None,
+                 progress: Callable[[int], None] | None = None) -> ConvergenceResult:
+    """Measure the strong error of a one-step map against depth and test its declared order.
+
+    Args:
+        scheme: ``scheme(h, increment, t, dt) -> h`` on states ``(batch, d)`` and increments
+            ``(batch, noise)`` (a :class:`~deeplimits.schemes.Scheme`, or any callable with ``order``).
+        x0: the initial state, ``d`` numbers (the same for every draw).
+        noise: the number of driver channels ``m``.
+        depths: increasing powers of two; paths: independent draws of the driver.
+        reference: the finest grid (a power of two, at least ``2 * max(depths)``), default
+            ``16 * max(depths)``: the reference is ``reference_scheme`` (default ``scheme``) on it.
+        exact: ``exact(x0, W_t, t) -> X_t`` (``(batch, d)``, ``(batch, m)``): an exact solution
+            read at the grid points instead of a nested reference.
+        order: the declared :class:`~deeplimits.orders.StrongOrder` (default ``scheme.order``).
+        hurst: the driver's Hurst index: ``None`` or 1/2 Brownian, else fractional (default
+            ``scheme.hurst``).
+        seed, dtype, chunk, device, progress: as for :func:`~deeplimits.strong_convergence`
+            (chunk ``i`` of draws is seeded by ``chunk_seed(seed, i)``).
+    Returns:
+        A :class:`~deeplimits.studies.convergence_result.ConvergenceResult` (``regime='scheme'``).
+    """
+    order, hurst, x0, noise = _check(scheme, x0, noise, order, hurst, exact, reference_scheme)
+    depths = V_.depths("depths", depths)
+    paths, seed = V_.integer("paths", paths), V_.integer("seed", seed, low=0)
+    dtype, device = V_.dtype(dtype), V_.device("device", device)
+    reference = REFERENCE_REFINEMENT * depths[-1] if reference is None else V_.power_of_two("reference", reference)
+    if reference < 2 * depths[-1]:
+        raise ValueError(f"reference must be at least 2 * max(depths) = {2 * depths[-1]}, got {reference}")
+    default = 4096 if hurst is None else max(1, _FGN_NUMBERS // (reference * noise))
+    chunk = min(paths, default) if chunk is None else V_.integer("chunk", chunk)
+    progress = V_.callback("progress", progress)
+    from ..paths import FractionalDriver, IIDDriver
+
+    driver = IIDDriver("gaussian") if hurst is None else FractionalDriver(hurst)
+    pair = _SchemePair(scheme, reference_scheme or scheme, exact)
+    t0, errs = time.perf_counter(), []
+    for c, n in enumerate(chunk_sizes(paths, chunk)):
+        g = torch.Generator().manual_seed(chunk_seed(seed, c))
+        w = driver.sample((noise,), draws=n, resolution=reference, generator=g, dtype=dtype, scale=1.0, device=device)
+        h0 = x0.to(device, dtype).expand(n, 1, len(x0)).clone()
+        mx, tm = sweep_errors(pair, PairSample({"W": w}, h0), depths, reference)
+        errs.append((mx[..., 0].T.cpu().numpy(), tm[..., 0].T.cpu().numpy()))
+        if progress is not None:
+            progress(n)
+    mx, tm = (np.concatenate(x) for x in zip(*errs))
+    kind = "fBm" if hurst is not None else "Brownian"
+    ref = ("the exact solution" if exact is not None else
+           f"{getattr(reference_scheme or scheme, 'name', 'the scheme')} on the grid 1/{reference}")
+    return ConvergenceResult(
+        regime="scheme", hurst=hurst, width=len(x0), activation=getattr(scheme, "name", "scheme"), arch="one-step map",
+        corrected=False, inputs=1, reference=reference, seed=seed, dtype=str(dtype).replace("torch.", ""),
+        theory_rate=order.rate, rate_note=order.note, theory_log_power=order.log_power,
+        seconds=time.perf_counter() - t0, reference_method=f"{ref} of the same {kind} path",
+        nested_reference=exact is None, options={"noise": noise}, terminal_constant=order.constant,
+        constant_next=list(order.constant_next), constant_source=order.constant_source,
+        **error_statistics(depths, mx, tm, seed, order))

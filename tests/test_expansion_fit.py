@@ -1,0 +1,142 @@
+"""The fit of a declared error expansion and the verdict as a test (issue 29), on synthetic
+error tables of known form: per-draw errors ``e_ij = f(L_j) Z_ij`` with ``E Z_ij = 1`` and a
+factor shared by the depths of a draw (as the coupled path makes them), so the table's mean is
+``f`` exactly and its covariance is estimated as in a study."""
+
+import math
+
+import numpy as np
+import pytest
+
+from deeplimits.orders import StrongOrder, Term
+from deeplimits.studies.expansion_fit import LEVEL, fit_expansion, local_slopes
+
+DEPTHS = [8, 16, 32, 64, 128, 256, 512]
+EM = (Term(0.5, 0, "fluctuation"), Term(1.0))  # Euler–Maruyama's a L^-1/2 + b L^-1
+
+
+def draws_of(law, n=400, seed=0, shared=0.3, own=0.05):
+    """``(n, depths)`` per-draw errors with mean ``law(L)``: a log-normal factor per draw
+    (``shared``) times one per entry (``own``), each of mean 1."""
+    rng = np.random.default_rng(seed)
+    g = rng.standard_normal((n, 1)) * shared + rng.standard_normal((n, len(DEPTHS))) * own
+    z = np.exp(g - (shared ** 2 + own ** 2) / 2)
+    return np.array([law(L) for L in DEPTHS]) * z
+
+
+def fit_draws(e, terms, reference=None):
+    return fit_expansion(DEPTHS, e.mean(0), terms, cov=np.cov(e, rowvar=False) / len(e), reference=reference)
+
+
+def test_exact_power_law_agrees_with_its_coefficient():
+    f = fit_draws(draws_of(lambda L: 0.4 * L ** -0.5), EM)
+    assert f.verdict == "agrees" and f.pvalue >= LEVEL and f.dof == 5
+    lo, hi = f.coefficient_ci[0]
+    assert lo <= 0.4 <= hi  # a 95% interval: fails 1 time in 20 for a seed; seed 0 is fixed
+    # the local slopes are 1/2 within their intervals
+    assert all(lo <= 0.5 <= hi for *_, lo, hi in f.local_slopes)
+
+
+def test_two_term_law_is_pre_asymptotic_with_the_right_coefficients():
+    # 0.2 L^-1/2 + 2 L^-1: the leading term overtakes the next at L = (2 / 0.2)^2 = 100 < 512, but
+    # the single slope over 8..512 (0.78) is far from 1/2: the next term still bends it
+    f = fit_draws(draws_of(lambda L: 0.2 * L ** -0.5 + 2 / L, n=800, own=0.02), EM)
+    assert f.verdict == "pre-asymptotic" and "still bend the slope" in f.note, f.note
+    for (lo, hi), c in zip(f.coefficient_ci, (0.2, 2.0)):
+        assert lo <= c <= hi
+    assert 30 < f.dominant_from < 300 and f.slope[1] > 0.7
+
+
+@pytest.mark.parametrize("b", [0.01, -0.01])
+def test_two_term_law_with_a_small_next_term_agrees(b):
+    # 0.5 L^-1/2 + b L^-1 with |b| small: the slope over 8..512 moves by about 0.002, inside its
+    # interval (own noise 10% per depth over 100 draws: about +-0.005); the next term may be negative
+    f = fit_draws(draws_of(lambda L: 0.5 * L ** -0.5 + b / L, n=100, own=0.1), EM)
+    assert f.verdict == "agrees", f.note
+    assert f.coefficient_ci[0][0] <= 0.5 <= f.coefficient_ci[0][1]
+    assert f.coefficient_ci[1][0] <= b <= f.coefficient_ci[1][1]
+
+
+def test_two_term_law_dominated_by_the_next_term_is_pre_asymptotic():
+    # 0.05 L^-1/2 + 2 L^-1 crosses at L = 1600, beyond 512: pre-asymptotic, and the report says where
+    f = fit_draws(draws_of(lambda L: 0.05 * L ** -0.5 + 2 / L, n=800, own=0.02), EM)
+    assert f.verdict == "pre-asymptotic" and f.leading_share < 0.5, f.note
+    assert 512 < f.dominant_from < 10_000 and "would dominate from depth" in f.note
+    assert any("dominates from depth" in line for line in f.lines())
+
+
+@pytest.mark.parametrize("exponent", [0.3, 1.5])
+def test_wrong_exponent_disagrees(exponent):
+    # L^-0.3 decays slower than any non-negative mix of L^-1/2 and L^-1, L^-1.5 faster: neither fits
+    f = fit_draws(draws_of(lambda L: L ** -exponent), EM)
+    assert f.verdict == "disagrees" and f.pvalue < 1e-6, f.pvalue
+    assert "does not fit" in f.note
+
+
+def test_wrong_exponent_disagrees_with_standard_errors_only():
+    # chi-square with known standard errors of 1% (no covariance): L^-0.8 is not L^-1/2 alone
+    L = np.array(DEPTHS, dtype=float)
+    err = L ** -0.8
+    f = fit_expansion(DEPTHS, err, [Term(0.5)], stderr=0.01 * err)
+    assert f.verdict == "disagrees"
+    g = fit_expansion(DEPTHS, L ** -0.5, [Term(0.5)], stderr=0.01 * L ** -0.5)
+    assert g.verdict == "agrees" and g.pvalue == pytest.approx(1.0)
+
+
+def test_level_is_the_false_rejection_rate():
+    # 300 tables of a true a L^-1/2 + b L^-1 law from 200 draws each: "disagrees" should happen
+    # with probability LEVEL = 1%; P(Binomial(300, 0.01) > 10) < 1e-3, so more than 10 means the
+    # test is miscalibrated (the correlation of the depths, shared factor 0.3 against 0.05 of
+    # their own, makes the plain chi-square law wrong: the test reads T's law under it)
+    rejected = sum(fit_draws(draws_of(lambda L: 0.3 * L ** -0.5 + 0.5 / L, n=200, seed=s), EM).verdict == "disagrees"
+                   for s in range(300))
+    assert rejected <= 10
+
+
+def test_nested_reference_is_part_of_the_law():
+    # errors against a reference only 2x finer than the deepest depth: a fluctuation is seen as
+    # sqrt(L^-1 - N^-1); the fit with the reference agrees, the one without it does not
+    N = 1024
+    e = draws_of(lambda L: 0.5 * math.sqrt(1 / L - 1 / N), own=0.02)
+    f = fit_draws(e, EM, reference=N)
+    assert f.pvalue >= LEVEL and f.verdict in ("agrees", "pre-asymptotic")
+    assert f.coefficient_ci[0][0] <= 0.5 <= f.coefficient_ci[0][1]
+    assert fit_draws(e, EM).verdict == "disagrees"
+    # a coherent term is seen as L^-r - N^-r
+    e = draws_of(lambda L: 1 / L - 1 / N, own=0.02)
+    assert fit_draws(e, (Term(1.0), Term(2.0)), reference=N).pvalue >= LEVEL
+    assert fit_draws(e, (Term(1.0), Term(2.0))).verdict == "disagrees"
+
+
+def test_no_degree_of_freedom_no_verdict():
+    f = fit_expansion([8, 16], [0.1, 0.07], EM, stderr=[0.01, 0.01])
+    assert f.verdict is None and "no degree of freedom" in f.note
+
+
+def test_local_slopes_delta_method():
+    # slopes of an exact power law are exact; correlated errors narrow the interval
+    cov = np.array([[1.0, 0.9], [0.9, 1.0]]) * 1e-4
+    (a, b, s, lo, hi), = local_slopes([8, 32], [0.2, 0.1], cov)
+    assert (a, b) == (8, 32) and s == pytest.approx(0.5)
+    v = (1e-4 / 0.04 + 1e-4 / 0.01 - 2 * 0.9e-4 / 0.02) / math.log(4) ** 2
+    assert hi - s == pytest.approx(1.959963984540054 * math.sqrt(v))
+
+
+def test_order_expansion_declarations():
+    o = StrongOrder.of((Term(1.0), Term(0.5, 0, "fluctuation")), "c", "n")
+    assert o.rate == 0.5 and o.kind == "fluctuation" and o.expansion_text == "a L^-1/2 + b L^-1"
+    with pytest.raises(ValueError, match="must decay faster"):
+        StrongOrder(1.0, "c", "n", next_terms=(Term(0.5),))
+    with pytest.raises(ValueError, match="kind must be one of"):
+        Term(1.0, kind="random")
+    assert Term(0.5, kind="fluctuation").seen(16, 64) == pytest.approx(math.sqrt(1 / 16 - 1 / 64))
+    assert Term(0.0).seen(16, 64) == 1.0  # a term that does not decay is seen whole
+
+
+def test_bad_tables_are_refused():
+    with pytest.raises(ValueError, match="error must hold 2 finite errors > 0"):
+        fit_expansion([8, 16], [0.1, 0.0], EM, stderr=[0.1, 0.1])
+    with pytest.raises(ValueError, match="stderr"):
+        fit_expansion([8, 16], [0.1, 0.05], EM, stderr=[0.1, -1.0])
+    with pytest.raises(ValueError, match="terms must be"):
+        fit_expansion([8, 16], [0.1, 0.05], [0.5], stderr=[0.1, 0.1])
