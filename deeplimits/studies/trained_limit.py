@@ -1,0 +1,254 @@
+"""The limit of trained networks across depths (docs/trained-limit.md; Sander, Ablin & Peyré,
+NeurIPS 2022; Marion, Wu, Sander & Biau, ICLR 2024).
+
+For each case (:data:`CASES`: an architecture, an activation, a driver, ``beta``), a family of
+depths and a reference depth read their residual weights off ONE driver sample per seed
+(:mod:`deeplimits.training.family`), are trained on the same data (Cohen et al.'s synthetic
+regression task, squared loss) for the same number of steps with the depth-scaled learning rate
+(:data:`~deeplimits.training.family.LR_RULE`), and the weight and hidden-state distances of
+every depth to the reference (:mod:`deeplimits.diagnostics.trained_pair`) are measured before
+training, at checkpoints and after it. Full-batch gradient descent is the default (the theory's
+setting); Adam and mini-batches are labelled variants. One task per case and chunk of seeds,
+stored and resumable, in this process or on Dask like every study (docs/sweeps.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import ClassVar, Sequence
+
+import torch
+
+from .. import _resources as R_
+from .. import _validate as V_
+from .._random import chunk_seed
+from ..runs import Task, chunk_sizes, register_task
+from .plan import Plan, register_plan
+from .trained_limit_result import TrainedLimitResult, summarise_case
+
+__all__ = ["CASES", "TrainedLimitPlan", "plan_trained_limit", "train_depth_family", "TRAINED_LIMIT_PRESETS"]
+
+#: the cases: what each network is, how its weights start, and what the theory says of it
+CASES = {
+    "linear": dict(arch="res-1", activation="identity", driver="smooth", beta=1.0, coupled=True, theory=1.0,
+                   label="linear res-1, smooth init, beta = 1 (Sander et al. 2022: rate 1)"),
+    "res-2": dict(arch="res-2", activation="tanh", driver="smooth", beta=1.0, coupled=True, theory=1.0,
+                  label="res-2 tanh, smooth init, beta = 1 (Marion et al. 2024: rate 1)"),
+    "res-3": dict(arch="res-3", activation="relu", driver="smooth", beta=1.0, coupled=True, theory=None,
+                  label="res-3 (ReLU), smooth init, beta = 1 (ReLU is not smooth: no rate is stated)"),
+    "inside": dict(arch="inside", activation="tanh", driver="smooth", beta=1.0, coupled=True, theory=1.0,
+                   label="inside h + (1/L) tanh(W h), smooth init (the Euler rate 1)"),
+    "iid": dict(arch="res-1", activation="tanh", driver="uniform", beta=0.5, coupled=True, theory=None,
+                label="res-1 tanh, i.i.d. uniform init, beta = 1/2 (fresh weights at each depth: no common limit)"),
+    "brownian": dict(arch="res-1", activation="tanh", driver="gaussian", beta=0.5, coupled=True, theory=None,
+                     label="res-1 tanh, i.i.d. Gaussian init read off one Brownian path, beta = 1/2 (states: an SDE; "
+                           "weights: no limit)"),
+    "control": dict(arch="res-1", activation="tanh", driver="smooth", beta=1.0, coupled=False, theory=None,
+                    label="control: res-1 tanh, a different smooth function at each depth (no common limit)"),
+}
+
+#: the command's presets (``deeplimits trained-limit --preset``)
+TRAINED_LIMIT_PRESETS = {
+    "cpu": dict(cases=["linear", "res-2", "iid", "control"], depths=[8, 16, 32, 64, 128, 256], reference=2048,
+                seeds=5, epochs=60, lr=0.05, width=8, samples=80),
+    "quick": dict(cases=["linear", "iid"], depths=[4, 8, 16, 32], reference=256, seeds=5, epochs=20, lr=0.05,
+                  width=4, samples=20),
+}
+
+
+def _driver(name: str, length_scale):
+    from ..paths import make_driver
+
+    return make_driver(name, length_scale=length_scale if name == "smooth" else None)
+
+
+def train_depth_family(case: str, data, *, depths: Sequence[int], reference: int, seeds: int, epochs: int, lr: float,
+                       optimizer: str = "sgd", batch_size: int | None = None, checkpoints: Sequence[int] = (),
+                       length_scale: float | None = None, seed: int = 0, shuffle_seed: int = 0, first_seed: int = 0,
+                       progress=None) -> dict:
+    """Train the family of ``case`` (``seeds`` configurations batched) and measure every depth
+    against the reference at epoch 0, at each epoch of ``checkpoints`` and at ``epochs``; the
+    data's dtype and device are the networks'. ``seed`` draws the driver sample, ``shuffle_seed``
+    (at most :func:`~deeplimits.training.train.seed_limit` of ``epochs``) the mini-batches. Returns ``{'records': [...], 'reference_loss':
+    [...]}``, one record per (depth, seed, epoch): ``weight_distance``, ``state_distance``,
+    ``time`` (``lr`` x steps), ``steps``, ``train_loss`` (after training) and ``scale`` (the
+    largest reference weight norm)."""
+    from ..diagnostics.trained_pair import on_grid, state_distance, weight_distance
+    from ..training.family import depth_lr, effective_beta, family_member, family_sample, train_member
+
+    c = CASES[case]
+    beta, dtype, device = effective_beta(c["arch"], c["beta"]), data.x_train.dtype, data.x_train.device
+    driver, g = _driver(c["driver"], length_scale), torch.Generator().manual_seed(seed)
+    n = data.x_train.shape[0]
+    batch = n if batch_size is None else min(batch_size, n)
+    per_epoch, finest = -(-n // batch), max(depths)
+    marks = sorted(set(checkpoints) | {epochs})
+    shared = family_sample(c["arch"], data.x_train.shape[1], driver, seeds, reference, g, dtype) if c["coupled"] else None
+
+    def fit(L, stride):
+        samples = shared or family_sample(c["arch"], data.x_train.shape[1], driver, seeds, reference, g, dtype)
+        net = family_member(c["arch"], L, data.x_train.shape[1], samples, beta=c["beta"], activation=c["activation"],
+                            dtype=dtype, device=device)
+        return train_member(net, data, optimizer=optimizer, lr=depth_lr(lr, L, beta, optimizer), epochs=epochs,
+                            batch_size=batch, seed=shuffle_seed, checkpoints=marks, stride=stride, progress=progress)
+
+    ref, ref_fit = fit(reference, reference // finest)
+    records = []
+    for L in sorted(depths):
+        snaps, result = fit(L, 1)
+        for e in sorted(snaps):
+            r = on_grid(ref[e], L, finest)
+            wd, sd = weight_distance(snaps[e]["weights"], r["weights"]), state_distance(snaps[e]["states"], r["states"])
+            scale = max(float(w.flatten(2).norm(dim=-1).max()) for w in r["weights"].values())
+            for j in range(seeds):
+                records.append({"depth": L, "seed": first_seed + j, "epoch": e, "steps": e * per_epoch,
+                                "time": lr * e * per_epoch, "weight_distance": float(wd[j]),
+                                "state_distance": float(sd[j]), "scale": scale,
+                                "train_loss": result.records[j]["train_loss"]})
+    return {"records": records, "reference_loss": [r["train_loss"] for r in ref_fit.records]}
+
+
+@register_plan
+@dataclasses.dataclass(frozen=True)
+class TrainedLimitPlan(Plan):
+    """A validated trained-limit study (from :func:`plan_trained_limit`); :meth:`to_dict` is its spec."""
+
+    study: ClassVar[str] = "trained-limit"
+    optional: ClassVar[tuple[str, ...]] = ("batch_size", "length_scale", "device")
+
+    cases: tuple[str, ...]
+    depths: tuple[int, ...]
+    reference: int
+    width: int
+    samples: int
+    seeds: int
+    chunk: int
+    epochs: int
+    lr: float
+    optimizer: str
+    checkpoints: tuple[int, ...]
+    seed: int
+    dtype: str
+    batch_size: int | None = None  # None: full batch (gradient descent)
+    length_scale: float | None = None  # None: the smooth driver's default
+    device: str | None = None
+
+    def tasks(self) -> list:
+        base = {k: v for k, v in self.to_dict().items() if k not in ("cases", "study", "chunk", "seeds")}
+        out, i = [], 0
+        for case in self.cases:
+            first = 0
+            for n in chunk_sizes(self.seeds, self.chunk):
+                out.append(Task(f"trained-limit/{case}/seeds-{first:05d}", "trained-limit-family",
+                                {**base, "case": case, "seeds": n, "first_seed": first}, chunk_seed(self.seed, i)))
+                first, i = first + n, i + 1
+        return out
+
+    def progress_units(self, task) -> int:
+        return task.params["seeds"]
+
+    def n_train(self) -> int:
+        from ..data.base import DEFAULT_TEST_FRACTION
+
+        return self.samples - int(round(DEFAULT_TEST_FRACTION * self.samples))
+
+    def task_bytes(self) -> int:
+        """Peak bytes of one task, from the sizes alone: the reference's training state
+        (:func:`~deeplimits.training.train.train_bytes`) and its snapshots on the finest grid
+        (weights and states in float64, one per checkpoint and epoch 0), plus 64 MiB."""
+        from ..networks import REQUIRED
+        from ..training.modules import activation_count, parameter_count
+        from ..training.train import train_bytes
+
+        arch = max((CASES[c]["arch"] for c in self.cases), key=lambda a: len(REQUIRED[a]))
+        d, C, R, F, n = self.width, self.chunk, self.reference, max(self.depths), self.n_train()
+        item = getattr(torch, self.dtype).itemsize
+        params = parameter_count(arch, R, d, d, d, configs=C)
+        acts = activation_count(arch, False, R, d, min(self.batch_size or n, n), C)
+        snaps = (len(self.checkpoints) + 2) * 8 * C * ((F + 1) * n * d + F * len(REQUIRED[arch]) * d * d)
+        return train_bytes(params, acts, item) + snaps + (64 << 20)
+
+    def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> TrainedLimitResult:
+        by_case: dict = {}
+        for t, r in zip(tasks, results):
+            by_case.setdefault(t.params["case"], []).extend(r["records"])
+        cases = [summarise_case(name, CASES[name], by_case[name], self.depths, self.reference)
+                 for name in self.cases if name in by_case]
+        return TrainedLimitResult(self.to_dict(), cases, seconds)
+
+
+@register_task("trained-limit-family")
+def trained_limit_task(params: dict, seed: int) -> dict:
+    """Sweep task: one case, one chunk of seeds: the family trained and measured."""
+    from ..data import load_dataset
+
+    dtype, device = getattr(torch, params["dtype"]), torch.device(params.get("device") or "cpu")
+    data = load_dataset("synthetic", seed=params["seed"], dtype=dtype, n=params["samples"], dim=params["width"],
+                        device=device)
+    t0 = time.perf_counter()
+    out = train_depth_family(params["case"], data, depths=params["depths"], reference=params["reference"],
+                             seeds=params["seeds"], epochs=params["epochs"], lr=params["lr"],
+                             optimizer=params["optimizer"], batch_size=params.get("batch_size"),
+                             checkpoints=params["checkpoints"], length_scale=params.get("length_scale"), seed=seed,
+                             shuffle_seed=params["seed"], first_seed=params["first_seed"])
+    out["seconds"] = time.perf_counter() - t0
+    return out
+
+
+def _checkpoints(epochs: int, count: int) -> tuple[int, ...]:
+    """``count`` epochs spread evenly over ``1..epochs`` (the training-time axis)."""
+    return tuple(sorted({max(1, round(epochs * j / count)) for j in range(1, count + 1)}))
+
+
+def plan_trained_limit(*, cases: Sequence[str] = ("linear", "iid"), depths: Sequence[int] = (8, 16, 32, 64, 128, 256),
+                       reference: int = 2048, width: int = 8, samples: int = 80, seeds: int = 5,
+                       chunk: int | None = None, epochs: int = 60, lr: float = 0.05, optimizer: str = "sgd",
+                       batch_size: int | None = None, checkpoints: int = 4, length_scale: float | None = None,
+                       seed: int = 0, dtype: torch.dtype = torch.float64, device=None) -> TrainedLimitPlan:
+    """Validate a trained-limit study (every check before any work). ``cases``: names of
+    :data:`CASES`; ``depths``: at least two distinct depths, each dividing ``reference`` (the
+    reference is deeper than all of them); ``optimizer``: ``'sgd'`` (full-batch gradient descent
+    unless ``batch_size`` is given: then mini-batch SGD, a labelled variant) or ``'adam'`` (a
+    labelled variant); ``lr`` > 0 is scaled with depth by
+    :data:`~deeplimits.training.family.LR_RULE`; ``checkpoints``: measurements along training
+    (besides epoch 0); ``chunk``: seeds per task (default all). Sizes (``ResourceError``): the
+    trained networks at most :data:`~deeplimits._resources.MAX_CONFIGS`, the reference's layer
+    passes at most :data:`~deeplimits._resources.MAX_TRAIN_STEPS`, a task's memory
+    (:meth:`TrainedLimitPlan.task_bytes`) within the machine's."""
+    from ..training.train import require_train_steps, seed_limit
+
+    cases = tuple(V_.sequence("cases", cases, lambda c: V_.choice("cases", c, tuple(CASES)), what="a list of cases"))
+    if not cases or len(set(cases)) != len(cases):
+        raise ValueError(f"cases must be a non-empty list of distinct cases of {', '.join(CASES)}, got {list(cases)}")
+    depths = tuple(sorted(V_.sequence("depths", depths, lambda L: V_.integer("depths", L), what="a list of depths")))
+    if len(set(depths)) < 2 or len(set(depths)) != len(depths):
+        raise ValueError(f"depths must hold at least two distinct depths, got {list(depths)}")
+    reference = V_.integer("reference", reference, low=max(depths) + 1)
+    for L in depths:
+        V_.divides("depths", L, reference)
+    if "brownian" in cases:
+        V_.power_of_two("reference", reference)
+    seeds = V_.integer("seeds", seeds)
+    epochs = V_.integer("epochs", epochs)
+    plan = TrainedLimitPlan(cases, depths, reference, V_.integer("width", width, high=10 ** 4),
+                            V_.integer("samples", samples, low=3, high=10 ** 7), seeds,
+                            seeds if chunk is None else V_.integer("chunk", chunk, high=seeds), epochs,
+                            V_.real("lr", lr, low=0.0, low_open=True), V_.choice("optimizer", optimizer, ("sgd", "adam")),
+                            _checkpoints(epochs, V_.integer("checkpoints", checkpoints)),
+                            V_.integer("seed", seed, low=0, high=seed_limit(epochs)), str(V_.dtype(dtype)).split(".")[-1],
+                            None if batch_size is None else V_.integer("batch_size", batch_size),
+                            None if length_scale is None else V_.length_scale(length_scale), _device(device, dtype))
+    R_.require_count(seeds * len(cases) * (len(depths) + 1), R_.MAX_CONFIGS,
+                     f"seeds={seeds} x {len(cases)} cases x {len(depths) + 1} depths make too many trained networks",
+                     ("seeds", "cases", "depths"))
+    require_train_steps(plan.n_train(), plan.batch_size or plan.n_train(), epochs, reference, None,
+                        ("epochs", "reference", "batch_size"), names=("epochs", "reference"))
+    R_.require_memory(plan.task_bytes(), f"per task at reference={reference}, width={plan.width}, chunk={plan.chunk}",
+                      ("reference", "width", "chunk", "samples"), device=plan.device)
+    return plan
+
+
+def _device(device, dtype) -> str | None:
+    where = V_.device("device", device, dtype)
+    return None if where.type == "cpu" else str(where)
