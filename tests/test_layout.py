@@ -204,6 +204,12 @@ class Sources:
         for d in (P.DEFAULTS, P.STABILITY_PRESETS, P.PHASE_PRESETS, P.TRAIN_PRESETS, P.SCALING_PRESETS,
                   P.STUDY_OPTIONS):
             self.mapping(d)
+        from deeplimits.studies import trained_limit_cases as T
+
+        for d in (T.DEFAULTS, T.PRESETS):
+            self.mapping(d)
+        self.mp.setitem(T.PRESETS, f"zz-{T.DEFAULT_PRESET}", copy.deepcopy(T.PRESETS[T.DEFAULT_PRESET]))
+        self.mp.setattr(T, "DEFAULT_PRESET", f"zz-{T.DEFAULT_PRESET}")
         for cmd, name in P.DEFAULT_PRESET.items():  # a copy of it under another name
             presets = {"stability": P.STABILITY_PRESETS, "phase": P.PHASE_PRESETS, "scaling": P.SCALING_PRESETS}[cmd]
             self.mp.setitem(presets, f"zz-{name}", copy.deepcopy(presets[name]))

@@ -29,6 +29,8 @@ _WHERE = {
     **dict.fromkeys(("TrainPlan", "TrainGridResult", "plan_training", "train_grid", "critical_line"), "training"),
     "load_trained": "trained",
     **dict.fromkeys(("ScalingPlan", "ScalingResult", "plan_scaling"), "scaling"),
+    **dict.fromkeys(("TrainedLimitPlan", "plan_trained_limit", "train_depth_family"), "trained_limit"),
+    "TrainedLimitResult": "trained_limit_result",
     "Plan": "plan",
 }
 
@@ -40,17 +42,19 @@ __all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePla
            "regularity", "predicted_slope", "growth_exponent", "bootstrap_fit",
            "estimate_stability", "estimate_phase", "results_from_store", "Plan", "StabilityPlan", "PhasePlan",
            "plan_from_dict", "TrainPlan", "TrainGridResult", "plan_training", "train_grid", "load_trained",
-           "critical_line", "TRAIN_PRESETS", "SCALING_PRESETS", "ScalingPlan", "ScalingResult", "plan_scaling"]
+           "critical_line", "TRAIN_PRESETS", "SCALING_PRESETS", "ScalingPlan", "ScalingResult", "plan_scaling",
+           "TrainedLimitPlan", "TrainedLimitResult", "plan_trained_limit", "train_depth_family"]
 
 
 def _submodule(name: str):
     """The submodule ``name`` (plain relative imports)."""
     from . import (convergence, convergence_result, fits, phase, plan, propagation, scaling, stability,
-                   strong_error, theory, trained, training)
+                   strong_error, theory, trained, trained_limit, trained_limit_result, training)
 
     return {"convergence": convergence, "convergence_result": convergence_result, "phase": phase, "plan": plan,
             "propagation": propagation, "stability": stability, "theory": theory, "fits": fits, "strong_error": strong_error,
-            "trained": trained, "training": training, "scaling": scaling}[name]
+            "trained": trained, "training": training, "scaling": scaling, "trained_limit": trained_limit,
+            "trained_limit_result": trained_limit_result}[name]
 
 
 __getattr__, __dir__ = lazy_exports(globals(), _WHERE, _submodule)
@@ -72,5 +76,5 @@ def results_from_store(store) -> list:
 
 def _register_plans():
     """Import every study module, so that each registers its plan class."""
-    for name in ("convergence", "phase", "stability", "training", "scaling"):
+    for name in ("convergence", "phase", "stability", "training", "scaling", "trained_limit"):
         _submodule(name)

@@ -46,7 +46,9 @@ class ScalingResult(PlainData):
     """Per depth and configuration: ``records`` (``depth``, ``seed``, ``epochs``, ``train_loss``,
     ``delta``: the shared scale or the largest ``|delta_k|``, the diagnostics of ``W``,
     ``trend_ratio``: the training loss of the network rebuilt from the trend over the original's,
-    ``ode_distance``: the trained pair's ``E max_k ||H(k/L) - h_k||``); ``exponents`` (``alpha``,
+    ``ode_distance``: each network's Euler error against the ODE of its own smoothed weights,
+    :func:`~deeplimits.diagnostics.own_ode_error`, a per-depth number, not a distance between
+    depths); ``exponents`` (``alpha``,
     ``beta``, ``alpha+beta``, ``ode_rate`` with 95% intervals and the slope of every weight
     diagnostic), ``hypothesis`` and ``reason``, and the ``published`` values."""
 
@@ -67,7 +69,7 @@ class ScalingResult(PlainData):
         lines = [f"inside model, {self.activation}, delta {self.delta_mode}, d={self.width}, {self.dataset}: "
                  f"{len(self.records)} trained networks",
                  f"{'L':>6} {'seed':>4} {'epochs':>6} {'train loss':>11} {'delta':>9} {'max |W_k|':>10} "
-                 f"{'hurst':>6} {'trend loss / loss':>18} {'|H - h| (ODE)':>14}"]
+                 f"{'hurst':>6} {'trend loss / loss':>18} {'own-ODE error':>14}"]
         for r in self.records:
             lines.append(f"{r['depth']:6d} {r['seed']:4d} {r['epochs']:6d} {r['train_loss']:11.3g} {r['delta']:9.4g} "
                          f"{r['max_norm']:10.4g} {r['hurst']:6.2f} {r['trend_ratio']:18.3g} {r['ode_distance']:14.4g}")
@@ -83,11 +85,11 @@ class ScalingResult(PlainData):
         if ode is not None:
             rate, lo = ode["value"], ode["ci"][0]
             sure = lo is not None and math.isfinite(lo) and lo > 0
-            lines.append("the trained pair: " + (
-                f"max_k |H(k/L) - h_k| decreases with depth, as L^-{rate:.2f}" if sure else
-                f"max_k |H(k/L) - h_k| does not decrease clearly with depth (rate {rate:.2f}, its interval reaches 0 "
-                "or below): the trained weights do not approach one ODE at these depths (their trend differs from "
-                "depth to depth, or alpha + beta < 1)"))
+            lines.append("own-ODE error (each network against the ODE of its own weights smoothed at bandwidth 0.05; "
+                         "nothing is compared across depths, so this says nothing of a common limit of the trained "
+                         "networks: deeplimits trained-limit measures that): " + (
+                             f"falls with depth as L^-{rate:.2f}" if sure else
+                             f"does not fall clearly with depth (rate {rate:.2f}, its interval reaches 0 or below)"))
         lines.append(f"supports: {self.hypothesis} ({self.reason}); published: {self.published.get('limit')}")
         return "\n".join(lines)
 
@@ -155,12 +157,12 @@ class ScalingPlan(Plan):
         parameters (:func:`~deeplimits.training.modules.parameter_count`) and, after training,
         their gradients: training (:func:`~deeplimits.training.train.train_bytes`), the
         network rebuilt from the trend of its weights (a copy of the parameters and
-        :func:`~deeplimits.diagnostics.trend_bytes` of ``W``, ``b``), the trained pair on up to
-        256 inputs (:func:`~deeplimits.diagnostics.pair.ode_distance_bytes`) and the weight
+        :func:`~deeplimits.diagnostics.trend_bytes` of ``W``, ``b``), the own-ODE error on up to
+        256 inputs (:func:`~deeplimits.diagnostics.pair.own_ode_error_bytes`) and the weight
         diagnostics of one configuration (:func:`~deeplimits.diagnostics.measures.diagnostics_bytes`);
         plus 64 MiB for the interpreter's and the allocator's own."""
         from ..diagnostics.measures import diagnostics_bytes
-        from ..diagnostics.pair import ode_distance_bytes
+        from ..diagnostics.pair import own_ode_error_bytes
         from ..diagnostics.trend import trend_bytes
         from ..training.modules import activation_count, parameter_count
         from ..training.train import train_bytes
@@ -174,7 +176,7 @@ class ScalingPlan(Plan):
         trend = sum(trend_bytes((L, C, *s), item) for s in ((d, d), (d,))) if L >= 3 else 0
         phases = (train_bytes(params, acts, item),
                   kept + item * params + trend,
-                  kept + ode_distance_bytes(L, C, min(256, n_train), d, item),
+                  kept + own_ode_error_bytes(L, C, min(256, n_train), d, item),
                   kept + diagnostics_bytes((L, d, d)))
         data = (n_train + n_test) * (d_in + d_out) * (48 if self.dataset == "synthetic" else item + 16)
         return data + max(phases) + (64 << 20)
@@ -280,7 +282,7 @@ def _data(params: dict, dtype, device):
 @register_task("scaling-depth")
 def scaling_task(params: dict, seed: int) -> dict:
     """Sweep task: train the ``seeds`` configurations of one depth until the loss threshold."""
-    from ..diagnostics import trained_ode_distance, trend_loss, weight_diagnostics
+    from ..diagnostics import own_ode_error, trend_loss, weight_diagnostics
     from ..training import ResidualNetwork, train
 
     dtype, device = getattr(torch, params["dtype"]), torch.device(params.get("device") or "cpu")
@@ -303,7 +305,7 @@ def scaling_task(params: dict, seed: int) -> dict:
     res = train(net, data, optimizer=params["optimizer"], lr=params["lr"], epochs=params["max_epochs"], batch_size=params["batch_size"],
                 loss="squared", lr_decay_halfway=False, stop_loss=params["stop_loss"], seed=params["seed"])
     ratio = trend_loss(net, data.x_train, data.y_train, loss="squared")["ratio"]
-    ode = trained_ode_distance(net, data.x_train[:256])  # the trained pair on (up to) 256 training inputs
+    ode = own_ode_error(net, data.x_train[:256])  # each network against its own smoothed ODE, (up to) 256 inputs
     records = []
     for c in range(C):
         w = net.W.detach()[:, c]

@@ -25,36 +25,12 @@ from .. import _validate as V_
 from .._random import chunk_seed
 from ..runs import Task, chunk_sizes, register_task
 from .plan import Plan, register_plan
+from .trained_limit_cases import CASES, DEFAULT_PRESET, DEFAULTS, PRESETS
 from .trained_limit_result import TrainedLimitResult, summarise_case
 
-__all__ = ["CASES", "TrainedLimitPlan", "plan_trained_limit", "train_depth_family", "TRAINED_LIMIT_PRESETS"]
+__all__ = ["CASES", "PRESETS", "TrainedLimitPlan", "plan_trained_limit", "train_depth_family"]
 
-#: the cases: what each network is, how its weights start, and what the theory says of it
-CASES = {
-    "linear": dict(arch="res-1", activation="identity", driver="smooth", beta=1.0, coupled=True, theory=1.0,
-                   label="linear res-1, smooth init, beta = 1 (Sander et al. 2022: rate 1)"),
-    "res-2": dict(arch="res-2", activation="tanh", driver="smooth", beta=1.0, coupled=True, theory=1.0,
-                  label="res-2 tanh, smooth init, beta = 1 (Marion et al. 2024: rate 1)"),
-    "res-3": dict(arch="res-3", activation="relu", driver="smooth", beta=1.0, coupled=True, theory=None,
-                  label="res-3 (ReLU), smooth init, beta = 1 (ReLU is not smooth: no rate is stated)"),
-    "inside": dict(arch="inside", activation="tanh", driver="smooth", beta=1.0, coupled=True, theory=1.0,
-                   label="inside h + (1/L) tanh(W h), smooth init (the Euler rate 1)"),
-    "iid": dict(arch="res-1", activation="tanh", driver="uniform", beta=0.5, coupled=True, theory=None,
-                label="res-1 tanh, i.i.d. uniform init, beta = 1/2 (fresh weights at each depth: no common limit)"),
-    "brownian": dict(arch="res-1", activation="tanh", driver="gaussian", beta=0.5, coupled=True, theory=None,
-                     label="res-1 tanh, i.i.d. Gaussian init read off one Brownian path, beta = 1/2 (states: an SDE; "
-                           "weights: no limit)"),
-    "control": dict(arch="res-1", activation="tanh", driver="smooth", beta=1.0, coupled=False, theory=None,
-                    label="control: res-1 tanh, a different smooth function at each depth (no common limit)"),
-}
-
-#: the command's presets (``deeplimits trained-limit --preset``)
-TRAINED_LIMIT_PRESETS = {
-    "cpu": dict(cases=["linear", "res-2", "iid", "control"], depths=[8, 16, 32, 64, 128, 256], reference=2048,
-                seeds=5, epochs=60, lr=0.05, width=8, samples=80),
-    "quick": dict(cases=["linear", "iid"], depths=[4, 8, 16, 32], reference=256, seeds=5, epochs=20, lr=0.05,
-                  width=4, samples=20),
-}
+_CPU = PRESETS[DEFAULT_PRESET]  # the defaults of plan_trained_limit: the command's default preset
 
 
 def _driver(name: str, length_scale):
@@ -72,8 +48,9 @@ def train_depth_family(case: str, data, *, depths: Sequence[int], reference: int
     data's dtype and device are the networks'. ``seed`` draws the driver sample, ``shuffle_seed``
     (at most :func:`~deeplimits.training.train.seed_limit` of ``epochs``) the mini-batches. Returns ``{'records': [...], 'reference_loss':
     [...]}``, one record per (depth, seed, epoch): ``weight_distance``, ``state_distance``,
-    ``time`` (``lr`` x steps), ``steps``, ``train_loss`` (after training) and ``scale`` (the
-    largest reference weight norm)."""
+    ``time`` (``lr`` x steps), ``steps``, ``train_loss`` (after training), ``initial_loss``
+    (before it: full batch only, ``None`` with mini-batches) and ``scale`` (the largest
+    reference weight norm)."""
     from ..diagnostics.trained_pair import on_grid, state_distance, weight_distance
     from ..training.family import depth_lr, effective_beta, family_member, family_sample, train_member
 
@@ -105,7 +82,8 @@ def train_depth_family(case: str, data, *, depths: Sequence[int], reference: int
                 records.append({"depth": L, "seed": first_seed + j, "epoch": e, "steps": e * per_epoch,
                                 "time": lr * e * per_epoch, "weight_distance": float(wd[j]),
                                 "state_distance": float(sd[j]), "scale": scale,
-                                "train_loss": result.records[j]["train_loss"]})
+                                "train_loss": result.records[j]["train_loss"],
+                                "initial_loss": result.history[0]["train_loss"][j] if per_epoch == 1 else None})
     return {"records": records, "reference_loss": [r["train_loss"] for r in ref_fit.records]}
 
 
@@ -180,18 +158,21 @@ class TrainedLimitPlan(Plan):
 
 @register_task("trained-limit-family")
 def trained_limit_task(params: dict, seed: int) -> dict:
-    """Sweep task: one case, one chunk of seeds: the family trained and measured."""
+    """Sweep task: one case, one chunk of seeds: the family trained and measured, on one thread
+    (:func:`~deeplimits.training.family.one_thread`)."""
     from ..data import load_dataset
+    from ..training.family import one_thread
 
     dtype, device = getattr(torch, params["dtype"]), torch.device(params.get("device") or "cpu")
     data = load_dataset("synthetic", seed=params["seed"], dtype=dtype, n=params["samples"], dim=params["width"],
                         device=device)
     t0 = time.perf_counter()
-    out = train_depth_family(params["case"], data, depths=params["depths"], reference=params["reference"],
-                             seeds=params["seeds"], epochs=params["epochs"], lr=params["lr"],
-                             optimizer=params["optimizer"], batch_size=params.get("batch_size"),
-                             checkpoints=params["checkpoints"], length_scale=params.get("length_scale"), seed=seed,
-                             shuffle_seed=params["seed"], first_seed=params["first_seed"])
+    with one_thread():  # small products: threads only wait on each other (tasks run in parallel instead)
+        out = train_depth_family(params["case"], data, depths=params["depths"], reference=params["reference"],
+                                 seeds=params["seeds"], epochs=params["epochs"], lr=params["lr"],
+                                 optimizer=params["optimizer"], batch_size=params.get("batch_size"),
+                                 checkpoints=params["checkpoints"], length_scale=params.get("length_scale"),
+                                 seed=seed, shuffle_seed=params["seed"], first_seed=params["first_seed"])
     out["seconds"] = time.perf_counter() - t0
     return out
 
@@ -201,11 +182,13 @@ def _checkpoints(epochs: int, count: int) -> tuple[int, ...]:
     return tuple(sorted({max(1, round(epochs * j / count)) for j in range(1, count + 1)}))
 
 
-def plan_trained_limit(*, cases: Sequence[str] = ("linear", "iid"), depths: Sequence[int] = (8, 16, 32, 64, 128, 256),
-                       reference: int = 2048, width: int = 8, samples: int = 80, seeds: int = 5,
-                       chunk: int | None = None, epochs: int = 60, lr: float = 0.05, optimizer: str = "sgd",
-                       batch_size: int | None = None, checkpoints: int = 4, length_scale: float | None = None,
-                       seed: int = 0, dtype: torch.dtype = torch.float64, device=None) -> TrainedLimitPlan:
+def plan_trained_limit(*, cases: Sequence[str] = tuple(_CPU["cases"]), depths: Sequence[int] = tuple(_CPU["depths"]),
+                       reference: int = _CPU["reference"],
+                       width: int = DEFAULTS["width"], samples: int = DEFAULTS["samples"], seeds: int = DEFAULTS["seeds"],
+                       chunk: int | None = None, epochs: int = DEFAULTS["epochs"], lr: float = DEFAULTS["lr"],
+                       optimizer: str = DEFAULTS["optimizer"], batch_size: int | None = None,
+                       checkpoints: int = DEFAULTS["checkpoints"], length_scale: float | None = None,
+                       seed: int = DEFAULTS["seed"], dtype: torch.dtype = torch.float64, device=None) -> TrainedLimitPlan:
     """Validate a trained-limit study (every check before any work). ``cases``: names of
     :data:`CASES`; ``depths``: at least two distinct depths, each dividing ``reference`` (the
     reference is deeper than all of them); ``optimizer``: ``'sgd'`` (full-batch gradient descent

@@ -58,6 +58,8 @@ def summarise_case(name: str, case: dict, records: list, depths, reference: int)
                   "verdict": [f["verdict"] for f in fits]}
     loss = np.array([[key[(L, s, epochs[-1])]["train_loss"] for L in depths] for s in seeds])
     out["train_loss"] = [float(v) for v in np.nanmean(loss, 0)]
+    first = np.array([[key[(L, s, epochs[-1])].get("initial_loss") for L in depths] for s in seeds], dtype=float)
+    out["initial_loss"] = [float(v) for v in first.mean(0)]  # NaN with mini-batches (not recorded)
     out["verdict_before"] = family_verdict(out["weight_distance"]["verdict"][0], out["state_distance"]["verdict"][0])
     out["verdict"] = family_verdict(out["weight_distance"]["verdict"][-1], out["state_distance"]["verdict"][-1])
     return out
