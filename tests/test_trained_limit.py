@@ -5,6 +5,7 @@ driver sample against a reference depth (Sander, Ablin & Peyré 2022; Marion, Wu
 import json
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -78,8 +79,10 @@ def test_verdict_rule_on_data_of_known_structure():
     assert family_verdict("falls", "no common limit") == "no common limit"
     assert family_verdict("no common limit", "falls") == "states converge, weights do not"
     assert family_verdict("falls", "inconclusive") == "inconclusive"
-    # c (1/L - 1/R) over 8..256 against 2048 shows a slope of -1.037 (docs/trained-limit.md)
-    assert reference_slope([8, 16, 32, 64, 128, 256], 2048) == pytest.approx(-1.0371, abs=1e-4)
+    # c (1/L - 1/R) over 8..256 against 2048: the least-squares slope (numpy's fit, float rounding), -1.034
+    L = np.array([8, 16, 32, 64, 128, 256.0])
+    slope = np.polyfit(np.log(L), np.log(1 / L - 1 / 2048), 1)[0]
+    assert reference_slope(L.tolist(), 2048) == pytest.approx(slope, rel=1e-12) and round(slope, 3) == -1.034
 
 
 def test_distances_are_the_stated_norms():
@@ -102,7 +105,9 @@ def test_variants_are_labelled_and_the_study_is_stored_and_resumed(tmp_path):
         res = plan.run(store=store)
     assert "Adam (variant)" in res.report() and len(plan.tasks()) == 4
     again = results_from_store(RunStore(tmp_path, create=False))[0]
-    assert again.cases == res.cases and again.report().splitlines()[:-1] == res.report().splitlines()[:-1]
+    # rebuilt from the store alone (NaN, e.g. the loss before training with mini-batches, read back as NaN)
+    assert again.to_dict()["cases"] == res.to_dict()["cases"]
+    assert again.report().splitlines()[:-1] == res.report().splitlines()[:-1]
     json.dumps(res.to_dict(), allow_nan=False)
     sgd = plan_trained_limit(cases=["linear"], depths=[2, 4], reference=8, seeds=2, epochs=2, width=2, samples=10,
                              batch_size=4)
@@ -115,10 +120,10 @@ def test_dask_gives_the_local_numbers():
     distributed = pytest.importorskip("distributed")
     plan = plan_trained_limit(cases=["res-2"], depths=[2, 4], reference=8, seeds=4, chunk=2, epochs=2, width=2,
                               samples=10)
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, host="127.0.0.1",
-                                  dashboard_address="127.0.0.1:0") as cluster:
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp://",
+                                  host="127.0.0.1", dashboard_address="127.0.0.1:0") as cluster:
         remote = plan.run(scheduler=cluster.scheduler_address)
-    assert remote.cases == plan.run().cases
+    assert remote.to_dict()["cases"] == plan.run().to_dict()["cases"]
 
 
 @pytest.mark.parametrize("kwargs,match", [
@@ -153,3 +158,52 @@ def test_cli_runs_resumes_and_redraws(tmp_path, capsys):
     assert json.loads((tmp_path / "r.json").read_text())["cases"] == first["cases"]
     assert main(["runs", "plot", str(out)]) == 0
     assert main(["trained-limit", "--depths", "3,4", "--reference", "8", "--quiet", "--out", str(tmp_path / "x")]) == 2
+
+
+def _own_and_family(coupled, bandwidth, seed=3):
+    """Inside networks h + (1/L) tanh(W h) with smooth W (6 draws, width 4) at depths 16..128:
+    per draw, own_ode_error (each network against the ODE of its own smoothed weights) and the
+    hidden-state distance to a depth-512 network; ``coupled``: one smooth sample for every depth,
+    else a fresh one at each depth (the control family)."""
+    from deeplimits.diagnostics import own_ode_error
+    from deeplimits.diagnostics.trained_pair import on_grid
+    from deeplimits.paths import SmoothDriver
+    from deeplimits.training.family import family_member, snapshot
+
+    g, f64 = torch.Generator().manual_seed(seed), torch.float64
+    x = torch.randn(16, 4, generator=torch.Generator().manual_seed(1), dtype=f64)
+    shared = {"W": SmoothDriver().sample((4, 4), draws=6, generator=g, dtype=f64)}
+
+    def net(L):
+        s = shared if coupled else {"W": SmoothDriver().sample((4, 4), draws=6, generator=g, dtype=f64)}
+        return family_member("inside", L, 4, s, beta=1.0, activation="tanh", dtype=f64)
+
+    depths, ref = [16, 32, 64, 128], snapshot(net(512), x, 4)
+    own, dist = [], []
+    for L in depths:
+        n = net(L)
+        own.append(own_ode_error(n, x, bandwidth=bandwidth))
+        dist.append(state_distance(snapshot(n, x)["states"], on_grid(ref, L, 128)["states"]))
+    return depths, torch.stack(own, 1).numpy(), torch.stack(dist, 1).numpy()
+
+
+def _reading(depths, table):
+    from deeplimits.studies.fits import bootstrap_fit
+
+    slope, _, (lo, hi) = bootstrap_fit(np.log(depths), table)
+    return -slope, limit_verdict(-slope, (-hi, -lo))
+
+
+def test_own_ode_error_cannot_tell_a_common_limit():
+    """The renamed per-depth number (the Euler error of one network against the ODE of its own
+    smoothed weights) on the control family, which has NO common limit: without smoothing it
+    falls at rate about 1 (measured 1.30), so its decay says nothing of a limit across depths; the
+    family's distance to the reference does not fall (measured 0.03) and the verdict says so.
+    On the family that DOES converge (one sample, family rate 1.12 measured) the default
+    smoothing (bandwidth 0.05) makes it fall at 0.19: the smoothing, not the networks, decides."""
+    depths, own, dist = _own_and_family(coupled=False, bandwidth=1e-4)
+    assert _reading(depths, own)[0] > 0.8 and _reading(depths, own)[1] == "falls"
+    assert _reading(depths, dist)[1] == "no common limit"
+    depths, own, dist = _own_and_family(coupled=True, bandwidth=0.05)
+    assert _reading(depths, dist)[0] > 0.9 and _reading(depths, dist)[1] == "falls"
+    assert _reading(depths, own)[0] < 0.5

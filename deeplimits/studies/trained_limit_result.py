@@ -94,7 +94,7 @@ class TrainedLimitResult(PlainData):
     @property
     def method(self) -> str:
         """The training protocol in words (the default, or which labelled variant)."""
-        from ..training.family import LR_RULE
+        from ..training.family import LR_FORMULA
 
         s = self.spec
         if s["optimizer"] == "adam":
@@ -103,8 +103,8 @@ class TrainedLimitResult(PlainData):
             how = f"SGD on mini-batches of {s['batch_size']} (variant)"
         else:
             how = "full-batch gradient descent"
-        return (f"{how}, {s['epochs']} epochs, lr {s['lr']:g} scaled with depth ({LR_RULE.split(';')[0 if s['optimizer'] == 'sgd' else 1].strip()}), "
-                f"reference depth {s['reference']}, {s['seeds']} seeds, width {s['width']}")
+        return (f"{how}, {s['epochs']} epochs, lr {s['lr']:g} at depth L: {LR_FORMULA[s['optimizer']]} (training time "
+                f"lr x steps), reference depth {s['reference']}, {s['seeds']} seeds, width {s['width']}")
 
     def report(self) -> str:
         lines = [f"trained networks across depths: {self.method}"]
