@@ -131,6 +131,9 @@ RULES = {
     "default --no-bias: the published h + alpha sigma(W h)": "the propagation studies' rule for --arch inside",
     "default: every configuration of a beta that fits in memory": "plan_training's chunk rule",
     "default: the preset's": "the value of the preset given",
+    "default: all in one task per case": "plan_trained_limit's chunk rule",
+    "default: the full batch": "plan_trained_limit: gradient descent unless a batch size is given",
+    "default: the driver's": "the smooth driver's own length scale",
 }
 
 
