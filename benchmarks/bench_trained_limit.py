@@ -74,6 +74,7 @@ def main():
     depths = [int(x) for x in a.depths.split(",")]
     data = load_dataset("synthetic", seed=0, n=a.samples, dim=a.width, dtype=torch.float64)
     args = (a.case, data, depths, a.reference, a.seeds, a.epochs, a.lr)
+    floor(a.case, data, [2], 4, 1, 1, a.lr)  # warm-up: the first optimiser imports torch._dynamo (seconds)
     times = {}
     for name, fn in (("family", lambda: train_depth_family(a.case, data, depths=depths, reference=a.reference,
                                                               seeds=a.seeds, epochs=a.epochs, lr=a.lr,

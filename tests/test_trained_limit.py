@@ -207,3 +207,13 @@ def test_own_ode_error_cannot_tell_a_common_limit():
     depths, own, dist = _own_and_family(coupled=True, bandwidth=0.05)
     assert _reading(depths, dist)[0] > 0.9 and _reading(depths, dist)[1] == "falls"
     assert _reading(depths, own)[0] < 0.5
+
+
+def test_a_blow_up_is_a_result():
+    """A learning rate far too large: training blows up at every depth, the optimiser freezes
+    the configurations, and the study reports no finite seed and no verdict instead of crashing."""
+    res = plan_trained_limit(cases=["linear"], depths=[2, 4], reference=8, seeds=2, epochs=3, width=2, samples=10,
+                             lr=1e6).run()
+    c = res.case("linear")
+    assert c["finite_seeds"] == 0 and c["verdict"] == "inconclusive" and "finite seeds 0/2" in res.report()
+    json.dumps(res.to_dict(), allow_nan=False)

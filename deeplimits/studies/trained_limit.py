@@ -48,7 +48,8 @@ def train_depth_family(case: str, data, *, depths: Sequence[int], reference: int
     data's dtype and device are the networks'. ``seed`` draws the driver sample, ``shuffle_seed``
     (at most :func:`~deeplimits.training.train.seed_limit` of ``epochs``) the mini-batches. Returns ``{'records': [...], 'reference_loss':
     [...]}``, one record per (depth, seed, epoch): ``weight_distance``, ``state_distance``,
-    ``time`` (``lr`` x steps), ``steps``, ``train_loss`` (after training), ``initial_loss``
+    ``time`` (``lr`` x steps), ``steps``, ``train_loss`` (after training), ``finite`` (whether
+    training stayed finite: a blown-up configuration is frozen, not a crash), ``initial_loss``
     (before it: full batch only, ``None`` with mini-batches) and ``scale`` (the largest
     reference weight norm)."""
     from ..diagnostics.trained_pair import on_grid, state_distance, weight_distance
@@ -82,7 +83,7 @@ def train_depth_family(case: str, data, *, depths: Sequence[int], reference: int
                 records.append({"depth": L, "seed": first_seed + j, "epoch": e, "steps": e * per_epoch,
                                 "time": lr * e * per_epoch, "weight_distance": float(wd[j]),
                                 "state_distance": float(sd[j]), "scale": scale,
-                                "train_loss": result.records[j]["train_loss"],
+                                "train_loss": result.records[j]["train_loss"], "finite": result.records[j]["finite"],
                                 "initial_loss": result.history[0]["train_loss"][j] if per_epoch == 1 else None})
     return {"records": records, "reference_loss": [r["train_loss"] for r in ref_fit.records]}
 

@@ -29,6 +29,8 @@ CASES = {
 PRESETS = {
     # the three cases side by side at depths 8 to 256 against 2048: minutes on 2 cores
     "cpu": dict(cases=["linear", "res-2", "iid", "control"], depths=[8, 16, 32, 64, 128, 256], reference=2048),
+    # every case at the cpu preset's depths: res-1/2/3 and the inside model from smooth weights, i.i.d. and Brownian
+    "all": dict(cases=list(CASES), depths=[8, 16, 32, 64, 128, 256], reference=2048),
     # a smaller family for a first look: seconds
     "quick": dict(cases=["linear", "iid"], depths=[4, 8, 16, 32], reference=256, width=4, samples=20, epochs=20),
 }

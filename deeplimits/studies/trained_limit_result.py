@@ -35,7 +35,9 @@ def _fit(depths, table: np.ndarray, scale: float) -> dict:
 
 def summarise_case(name: str, case: dict, records: list, depths, reference: int) -> dict:
     """One case's summary from its records (every depth, seed and epoch): per epoch the mean
-    distances per depth, their rates, intervals and verdicts; the family verdict after training."""
+    distances per depth, their rates, intervals and verdicts; the family verdict after training.
+    A seed whose training blew up at some depth (non-finite loss or gradient: the optimiser froze
+    it) is left out of the fits and counted in ``finite_seeds``."""
     from ..diagnostics.trained_pair import family_verdict, reference_slope
 
     depths = sorted(depths)
@@ -49,6 +51,7 @@ def summarise_case(name: str, case: dict, records: list, depths, reference: int)
            "predicted_slope": None if case["theory"] is None else -reference_slope(depths, reference, case["theory"])}
     cube = {q: np.array([[[key[(L, s, e)][q] for L in depths] for s in seeds] for e in epochs]) for q in QUANTITIES}
     finite = np.isfinite(cube["weight_distance"]).all(axis=(0, 2)) & np.isfinite(cube["state_distance"]).all(axis=(0, 2))
+    finite &= np.array([all(key[(L, s, e)].get("finite", True) for L in depths for e in epochs) for s in seeds])
     out["finite_seeds"] = int(finite.sum())
     for q in QUANTITIES:
         fits = [_fit(depths, cube[q][i][finite], scale) for i in range(len(epochs))]
@@ -124,10 +127,13 @@ class TrainedLimitResult(PlainData):
                        f"{s['mean'][-1][j]:10.4g} {c['train_loss'][j]:11.4g}")
         pred = "" if c["predicted_slope"] is None else \
             f"; rate {c['theory']:g} against this reference shows as {c['predicted_slope']:.3f}"
+        along = ", ".join(f"{t:g}: {r:.2f}" for t, r in zip(c["times"], s["rate"]) if r is not None and math.isfinite(r))
         out += [f"  weights at init: {_rate_text(w, 0)}; trained: {_rate_text(w, -1)}",
                 f"  states at init:  {_rate_text(s, 0)}; trained: {_rate_text(s, -1)}{pred}",
                 f"  finite seeds {c['finite_seeds']}/{c['seeds']}; verdict at init: {c['verdict_before']}; "
                 f"trained: {c['verdict']}"]
+        if along:
+            out.append(f"  state rate along training (time lr x steps: rate): {along}")
         return out
 
     def plot(self, path=None, *, ax=None):
