@@ -46,15 +46,18 @@ def train_depth_family(case: str, data, *, depths: Sequence[int], reference: int
     """Train the family of ``case`` (``seeds`` configurations batched) and measure every depth
     against the reference at epoch 0, at each epoch of ``checkpoints`` and at ``epochs``; the
     data's dtype and device are the networks'. ``seed`` draws the driver sample, ``shuffle_seed``
-    (at most :func:`~deeplimits.training.train.seed_limit` of ``epochs``) the mini-batches. Returns ``{'records': [...], 'reference_loss':
-    [...]}``, one record per (depth, seed, epoch): ``weight_distance``, ``state_distance``,
-    ``time`` (``lr`` x steps), ``steps``, ``train_loss`` (after training), ``finite`` (whether
-    training stayed finite: a blown-up configuration is frozen, not a crash), ``initial_loss``
-    (before it: full batch only, ``None`` with mini-batches) and ``scale`` (the largest
-    reference weight norm)."""
+    (at most :func:`~deeplimits.training.train.seed_limit` of ``epochs``) the mini-batches.
+    ``case``, ``depths`` and ``reference`` are checked as by :func:`plan_trained_limit`.
+
+    Returns ``{'records': [...], 'reference_loss': [...]}``, one record per (depth, seed, epoch):
+    ``weight_distance``, ``state_distance``, ``time`` (``lr`` x steps), ``steps``, ``train_loss``
+    (after training), ``finite`` (whether the training of that depth and of the reference stayed
+    finite: a blown-up configuration is frozen, not a crash), ``initial_loss`` (before training:
+    full batch only, ``None`` with mini-batches) and ``scale`` (the largest reference weight norm)."""
     from ..diagnostics.trained_pair import on_grid, state_distance, weight_distance
     from ..training.family import depth_lr, effective_beta, family_member, family_sample, train_member
 
+    case, depths, reference = _family_args(case, depths, reference)
     c = CASES[case]
     beta, dtype, device = effective_beta(c["arch"], c["beta"]), data.x_train.dtype, data.x_train.device
     driver, g = _driver(c["driver"], length_scale), torch.Generator().manual_seed(seed)
@@ -83,7 +86,8 @@ def train_depth_family(case: str, data, *, depths: Sequence[int], reference: int
                 records.append({"depth": L, "seed": first_seed + j, "epoch": e, "steps": e * per_epoch,
                                 "time": lr * e * per_epoch, "weight_distance": float(wd[j]),
                                 "state_distance": float(sd[j]), "scale": scale,
-                                "train_loss": result.records[j]["train_loss"], "finite": result.records[j]["finite"],
+                                "train_loss": result.records[j]["train_loss"],
+                                "finite": result.records[j]["finite"] and ref_fit.records[j]["finite"],
                                 "initial_loss": result.history[0]["train_loss"][j] if per_epoch == 1 else None})
     return {"records": records, "reference_loss": [r["train_loss"] for r in ref_fit.records]}
 
@@ -178,6 +182,21 @@ def trained_limit_task(params: dict, seed: int) -> dict:
     return out
 
 
+def _family_args(case, depths, reference) -> tuple[str, tuple[int, ...], int]:
+    """``case`` one of :data:`CASES`; at least two distinct ``depths``, each dividing
+    ``reference``, deeper than all of them (a power of two for a path driver)."""
+    case = V_.choice("case", case, tuple(CASES))
+    depths = tuple(sorted(V_.sequence("depths", depths, lambda L: V_.integer("depths", L), what="a list of depths")))
+    if len(set(depths)) < 2 or len(set(depths)) != len(depths):
+        raise ValueError(f"depths must hold at least two distinct depths, got {list(depths)}")
+    reference = V_.integer("reference", reference, low=max(depths) + 1)
+    for L in depths:
+        V_.divides("depths", L, reference)
+    if CASES[case]["driver"] in ("gaussian", "fractional"):
+        V_.power_of_two("reference", reference)
+    return case, depths, reference
+
+
 def _checkpoints(epochs: int, count: int) -> tuple[int, ...]:
     """``count`` epochs spread evenly over ``1..epochs`` (the training-time axis)."""
     return tuple(sorted({max(1, round(epochs * j / count)) for j in range(1, count + 1)}))
@@ -205,14 +224,8 @@ def plan_trained_limit(*, cases: Sequence[str] = tuple(_CPU["cases"]), depths: S
     cases = tuple(V_.sequence("cases", cases, lambda c: V_.choice("cases", c, tuple(CASES)), what="a list of cases"))
     if not cases or len(set(cases)) != len(cases):
         raise ValueError(f"cases must be a non-empty list of distinct cases of {', '.join(CASES)}, got {list(cases)}")
-    depths = tuple(sorted(V_.sequence("depths", depths, lambda L: V_.integer("depths", L), what="a list of depths")))
-    if len(set(depths)) < 2 or len(set(depths)) != len(depths):
-        raise ValueError(f"depths must hold at least two distinct depths, got {list(depths)}")
-    reference = V_.integer("reference", reference, low=max(depths) + 1)
-    for L in depths:
-        V_.divides("depths", L, reference)
-    if "brownian" in cases:
-        V_.power_of_two("reference", reference)
+    for case in cases:
+        _, depths, reference = _family_args(case, depths, reference)
     seeds = V_.integer("seeds", seeds)
     epochs = V_.integer("epochs", epochs)
     plan = TrainedLimitPlan(cases, depths, reference, V_.integer("width", width, high=10 ** 4),

@@ -25,7 +25,8 @@ from ..networks import REQUIRED, ResNet, weight_shape
 from .modules import ResidualNetwork
 from .train import train
 
-__all__ = ["LR_RULE", "LR_FORMULA", "one_thread", "effective_beta", "depth_lr", "family_sample", "family_member", "snapshot", "train_member"]
+__all__ = ["LR_RULE", "LR_FORMULA", "one_thread", "effective_beta", "depth_lr", "family_sample", "family_member",
+           "snapshot", "train_member"]
 
 #: the learning-rate rule of :func:`depth_lr`, in words (reports and docs quote it)
 LR_RULE = ("gradient descent: lr L^(2 beta - 1) on every layer's weights (the gradient of layer k is "
@@ -93,14 +94,15 @@ def family_member(arch: str, depth: int, width: int, samples: dict, *, beta: flo
 @torch.no_grad()
 def snapshot(net: ResidualNetwork, x: torch.Tensor, stride: int = 1) -> dict:
     """The residual weights of the layers ``stride, 2 stride, ..., L`` (``{name: (L / stride, C,
-    ...)}``, float64 copies) and the hidden states ``h_0, h_stride, ..., h_L`` on the inputs
-    ``x`` (``(L / stride + 1, C, n, d)``), computed layer by layer (memory of one state)."""
+    ...)}``, float64 copies, except on MPS) and the hidden states ``h_0, h_stride, ..., h_L``
+    on the inputs ``x`` (``(L / stride + 1, C, n, d)``), computed layer by layer."""
     L = net.depth
-    weights = {name: w[stride - 1::stride].to(torch.float64, copy=True) for name, w in net.residual_weights().items()
+    f64 = torch.float64 if net.A.device.type != "mps" else net.A.dtype  # MPS has no float64
+    weights = {name: w[stride - 1::stride].to(f64, copy=True) for name, w in net.residual_weights().items()
                if name != "delta"}
     resnet = ResNet(net.arch, net.activation, effective_beta(net.arch, net.beta))
     layers = {name: w for name, w in net.residual_weights().items() if name != "delta"}
-    kept = [h.to(torch.float64) for k, h in enumerate(resnet.iterate(net.embed(x), **layers, depth=L))
+    kept = [h.to(f64) for k, h in enumerate(resnet.iterate(net.embed(x), **layers, depth=L))
             if k % stride == 0]
     return {"weights": weights, "states": torch.stack(kept)}
 
