@@ -41,6 +41,7 @@ SUB = "sub"  # run as a subprocess (hang-prone, pipes, schedulers)
 C = ["convergence", "--regime", "sde", "--width", "2", "--depths", "4,8", "--draws", "2"]  # a tiny valid base
 S = ["stability", "--width", "2", "--n-in", "2", "--depths", "2,4", "--betas", "0.5", "--draws", "2"]
 SC = ["scaling", "--depths", "4,8", "--max-epochs", "1"]
+TL = ["trained-limit", "--preset", "quick", "--depths", "2,4", "--reference", "8", "--epochs", "1"]
 TR = ["train", "--depth", "4", "--width", "3", "--epochs", "1"]
 P = ["phase", "--hursts", "0.6", "--betas", "0.5", "--width", "2", "--n-in", "2", "--depth", "4", "--draws", "1",
      "--inputs", "1"]
@@ -355,6 +356,36 @@ CLI = [
     (SC + ["--timeout", "1"], 2, "--timeout"),
     (SC + ["--quiet=yes"], 2, "ignored explicit argument"),
     (SC + ["--device", "tpu"], 2, "--device"),
+    # -- trained-limit: every flag
+    (["trained-limit", "--preset", "huge"], 2, "invalid choice"),
+    (TL + ["--cases", "smooth"], 2, "--cases must be one of"),
+    (TL + ["--cases", "linear,linear"], 2, "--cases must be a non-empty list of distinct cases"),
+    (TL + ["--depths", "8"], 2, "at least two distinct depths"),
+    (TL + ["--depths", "3,4"], 2, "--depths"),
+    (TL + ["--depths", "x"], 2, "--depths"),
+    (TL + ["--reference", "4"], 2, "--reference must be an integer >= 5"),
+    (TL + ["--reference", "x"], 2, "--reference"),
+    (TL + ["--cases", "brownian", "--depths", "2,3", "--reference", "6"], 2, "--reference must be a power of two"),
+    (TL + ["--width", "0"], 2, "--width"),
+    (TL + ["--samples", "2"], 2, "--samples"),
+    (TL + ["--seeds", "0"], 2, "--seeds"),
+    (TL + ["--seeds", "2", "--chunk", "3"], 2, "--chunk"),
+    (TL + ["--epochs", "0"], 2, "--epochs"),
+    (TL + ["--lr", "0"], 2, "--lr"),
+    (TL + ["--lr", "nan"], 2, "--lr"),
+    (TL + ["--optimizer", "lbfgs"], 2, "invalid choice"),
+    (TL + ["--batch-size", "0"], 2, "--batch-size"),
+    (TL + ["--checkpoints", "0"], 2, "--checkpoints"),
+    (TL + ["--length-scale", "-1"], 2, "--length-scale"),
+    (TL + ["--seed", "-1"], 2, "--seed"),
+    (TL + ["--dtype", "half"], 2, "invalid choice"),
+    (TL + ["--out", "afile"], 2, "--out"),
+    (TL + ["--json", "adir"], 2, "--json"),
+    (TL + ["--workers", "0"], 2, "--workers"),
+    (TL + ["--scheduler", "tcp://host:port"], 2, "--scheduler"),
+    (TL + ["--timeout", "1"], 2, "--timeout"),
+    (TL + ["--quiet=yes"], 2, "ignored explicit argument"),
+    (TL + ["--device", "tpu"], 2, "--device"),
     (["scaling", "--preset", ""], 2, "invalid choice"),
     (["scaling", "--dataset", ""], 2, "invalid choice"),
     (["scaling", "--activation", ""], 2, "invalid choice"),
