@@ -24,11 +24,12 @@ def _case(name, **kw):
     return plan_trained_limit(cases=[name], **{**FAMILY, **kw}).run().case(name)
 
 
-@pytest.mark.parametrize("name", ["linear", "res-2"])
+@pytest.mark.parametrize("name", ["linear", "res-2", "inside"])
 def test_smooth_initialisation_converges_at_rate_one(name):
-    """Linear residual maps (res-1, identity) and res-2 with tanh, smooth init, beta = 1, full-batch
-    gradient descent with lr L: the trained weights and hidden states of every depth approach the
-    reference's at rate 1 (within 0.1: see FAMILY); the weights start equal (one path)."""
+    """Linear residual maps (res-1, identity), res-2 with tanh and the inside model h + (1/L)
+    tanh(W h), smooth init, beta = 1, full-batch gradient descent with lr L: the trained weights
+    and hidden states of every depth approach the reference's at rate 1 (within 0.1: see
+    FAMILY); the weights start equal (one path)."""
     c = _case(name)
     w, s = c["weight_distance"], c["state_distance"]
     assert w["verdict"][0] == "zero" and max(w["mean"][0]) == 0.0  # every depth reads V(k/L) of one sample
@@ -42,10 +43,11 @@ def test_smooth_initialisation_converges_at_rate_one(name):
 def test_iid_initialisation_has_no_common_limit():
     """i.i.d. uniform weights at beta = 1/2 are drawn afresh at every depth: the hidden states of
     the trained networks do not approach the reference's (slope within 0.1 of 0; measured -0.05
-    with 8 seeds, the sup over more layers of two independent networks grows slowly)."""
+    after training with 8 seeds, -0.09 before it: the sup over more layers of two independent
+    networks grows slowly, a bias the verdict's threshold of 1/4 leaves far away)."""
     c = _case("iid", seeds=8)
     s = c["state_distance"]
-    assert abs(s["rate"][-1]) <= 0.1 and abs(s["rate"][0]) <= 0.1
+    assert abs(s["rate"][-1]) <= 0.1 and s["rate"][0] < MIN_RATE
     assert c["verdict"] == "no common limit" and c["verdict_before"] == "no common limit"
     assert min(s["mean"][-1]) > 0.5  # O(1) distances at every depth
 
