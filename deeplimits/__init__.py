@@ -1,88 +1,71 @@
 """deeplimits: very deep residual networks paired with their continuous-time limits.
 
-The public API, re-exported by name (the mathematics is in docs/mathematics.md):
+The user's API, re-exported by name (the mathematics is in docs/mathematics.md; every other
+public name lives in its module, e.g. :mod:`deeplimits.studies.theory`):
 
 * drivers: :func:`fgn`, :class:`IIDDriver`, :class:`FractionalDriver`, :class:`SmoothDriver`,
-  :func:`make_driver` and their samples (one path interface, :mod:`deeplimits.paths`);
-* networks: :class:`ResNet`, :class:`ModifiedEulerResNet`;
-* limits: :class:`SDELimit`, :class:`ODELimit`, :class:`YoungLimit`, and for the inside model
-  :class:`InsideSDELimit` (Itô-corrected SDE) and :class:`InsideODELimit`;
-* regimes: :data:`REGISTRY` of :class:`Regime` classes declaring their network, limit, weights,
-  scaling and :class:`StrongOrder`; :func:`register_regime` adds one;
-* pairs: :func:`pair` builds the network of a regime with its limit and declared strong order
-  (:class:`InsidePair` for the inside regimes);
-* strong convergence: :func:`strong_convergence` (= :func:`plan_convergence` + :func:`run_plan`)
-  measures the error against depth and fits its rate;
-* signal propagation: :func:`stability` (= :func:`plan_stability` + :func:`run_stability`)
-  computes the ratios r_h, r_p over depths and betas with the theory bounds and the criticality
-  distributions; :func:`phase_diagram` (= :func:`plan_phase` + :func:`run_phase`) maps the
-  (H, beta) plane with fractional weights and extracts beta*(H).
+  :func:`make_driver` (:mod:`deeplimits.paths`);
+* networks and limits: :class:`ResNet`, :class:`ModifiedEulerResNet`, :class:`SDELimit`,
+  :class:`ODELimit`, :class:`YoungLimit`, :class:`InsideSDELimit`, :class:`InsideODELimit`,
+  :func:`activation`;
+* pairs and regimes: :func:`pair` builds the network of a regime with its limit and declared
+  strong order; :data:`REGISTRY` of :class:`Regime` classes, :func:`register_regime` adds one
+  (its options declared as :class:`Option`);
+* studies, each a plan, a run and a result: :func:`strong_convergence`, :func:`stability`,
+  :func:`phase_diagram`, :func:`train_grid`, :func:`plan_scaling`; :func:`results_from_store`
+  rebuilds the results of a stored run;
+* training: :class:`ResidualNetwork`, :func:`train`, :class:`BatchedAdam`, :class:`BatchedSGD`,
+  :func:`init_from_driver`, :func:`load_dataset`;
+* diagnostics of trained weights: :func:`weight_diagnostics`, :func:`scaling_exponents`,
+  :func:`load_weights`;
+* runs: :class:`RunStore`;
+* exceptions (:mod:`deeplimits.errors`): :class:`DeeplimitsError` and its kinds, e.g.
+  :class:`ParameterError` (a ``ValueError`` carrying the parameter's name).
 
 Names are resolved on first access (PEP 562): ``import deeplimits`` (and the command line's
 ``--help``) does not import torch; ``from deeplimits import pair`` imports what ``pair`` needs.
+The names this root exported before 0.1.0 and no longer does still resolve, with a
+``DeprecationWarning`` naming their module, until the next release.
 """
 from ._lazy import lazy_exports
-
-
 from ._version import __version__
 
-#: public name -> the submodule that defines it
 _WHERE = {
+    **dict.fromkeys(("fgn", "IIDDriver", "FractionalDriver", "SmoothDriver", "make_driver", "DRIVERS"), "paths"),
+    **dict.fromkeys(("ResNet", "ModifiedEulerResNet"), "networks"),
+    **dict.fromkeys(("SDELimit", "ODELimit", "YoungLimit", "InsideSDELimit", "InsideODELimit"), "limits"),
     **dict.fromkeys(("Activation", "activation"), "activations"),
-    **dict.fromkeys(("GridBrownian", "InsideODELimit", "InsideSDELimit", "InsideSDEScheme", "ODELimit", "SDELimit",
-                     "YoungLimit"), "limits"),
-    **dict.fromkeys(("ARCHITECTURES", "ModifiedEulerResNet", "ResNet", "Trajectory"), "networks"),
-    **dict.fromkeys(("InsidePair", "Pair", "PairSample", "PairSolution"), "pairs"),
-    **dict.fromkeys(("REGISTRY", "Regime", "StrongOrder", "get_regime", "pair", "register_regime"), "regimes"),
-    **dict.fromkeys(("DRIVERS", "BrownianSample", "Driver", "DriverSample", "FractionalDriver", "FractionalSample",
-                     "IIDDriver", "IIDSample", "PathSample", "SmoothDriver", "SmoothSample", "fgn",
-                     "fgn_autocovariance", "make_driver", "rbf_kernel"), "paths"),
-    **dict.fromkeys(("ConvergencePlan", "ConvergenceResult", "fit_rate", "plan_convergence", "run_plan",
-                     "strong_convergence"), "studies.convergence"),
-    **dict.fromkeys(("PhaseResult", "phase_diagram", "plan_phase", "run_phase"), "studies.phase"),
+    **dict.fromkeys(("Pair", "InsidePair"), "pairs"),
+    **dict.fromkeys(("pair", "REGISTRY", "Regime", "StrongOrder", "get_regime", "register_regime"), "regimes"),
+    "Option": "options",
+    **dict.fromkeys(("strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult",
+                     "fit_rate"), "studies.convergence"),
+    **dict.fromkeys(("stability", "plan_stability", "run_stability", "StabilityPlan", "StabilityResult"),
+                    "studies.stability"),
+    **dict.fromkeys(("phase_diagram", "plan_phase", "run_phase", "PhasePlan", "PhaseResult"), "studies.phase"),
+    **dict.fromkeys(("train_grid", "plan_training", "TrainPlan", "TrainGridResult"), "studies.training"),
+    **dict.fromkeys(("plan_scaling", "ScalingPlan", "ScalingResult"), "studies.scaling"),
+    "results_from_store": "studies",
+    **dict.fromkeys(("ResidualNetwork", "train", "BatchedAdam", "BatchedSGD", "init_from_driver"), "training"),
+    "load_dataset": "data",
+    **dict.fromkeys(("weight_diagnostics", "scaling_exponents", "load_weights"), "diagnostics"),
+    "RunStore": "runs",
+    **dict.fromkeys(("DeeplimitsError", "ParameterError", "ResourceError", "DamagedFileError", "RunStoreError",
+                     "DamagedStoreError", "SweepError", "ExecutorError", "MissingExtra"), "errors"),
+}
+"""Public name -> the submodule that defines it (imported when the name is first used)."""
+
+#: names exported here before 0.1.0 -> their module; each access warns (DeprecationWarning)
+_MOVED = {
+    **dict.fromkeys(("fgn_autocovariance", "rbf_kernel", "Driver", "DriverSample", "PathSample", "BrownianSample",
+                     "FractionalSample", "IIDSample", "SmoothSample"), "paths"),
+    **dict.fromkeys(("Trajectory", "ARCHITECTURES"), "networks"),
+    **dict.fromkeys(("GridBrownian", "InsideSDEScheme"), "limits"),
+    **dict.fromkeys(("PairSample", "PairSolution"), "pairs"),
     **dict.fromkeys(("bounds_apply", "critical_beta", "theory_bounds", "quantile_bound", "high_probability_bounds",
                      "CRITICAL_LIMITS"), "studies.theory"),
-    **dict.fromkeys(("StabilityResult", "plan_stability", "run_stability", "stability"), "studies.stability"),
 }
 
-__all__ = [
-    "__version__", "Activation", "activation",
-    "fgn", "fgn_autocovariance", "rbf_kernel", "Driver", "IIDDriver", "FractionalDriver",
-    "SmoothDriver", "DriverSample", "PathSample", "BrownianSample", "FractionalSample",
-    "IIDSample", "SmoothSample", "DRIVERS", "make_driver",
-    "ResNet", "ModifiedEulerResNet", "Trajectory", "ARCHITECTURES",
-    "SDELimit", "ODELimit", "YoungLimit", "GridBrownian", "InsideSDELimit", "InsideSDEScheme", "InsideODELimit",
-    "pair", "Pair", "InsidePair", "PairSample", "PairSolution", "Regime", "StrongOrder", "REGISTRY",
-    "register_regime", "get_regime",
-    "strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult", "fit_rate",
-    "stability", "plan_stability", "run_stability", "StabilityResult", "theory_bounds", "bounds_apply",
-    "quantile_bound", "high_probability_bounds", "CRITICAL_LIMITS", "phase_diagram", "plan_phase", "run_phase", "PhaseResult", "critical_beta",
-]
+__all__ = ["__version__", *_WHERE]
 
-
-def _submodule(name: str):
-    """The submodule ``name`` (plain relative imports)."""
-    if name == "activations":
-        from . import activations as module
-    elif name == "limits":
-        from . import limits as module
-    elif name == "networks":
-        from . import networks as module
-    elif name == "pairs":
-        from . import pairs as module
-    elif name == "regimes":
-        from . import regimes as module
-    elif name == "paths":
-        from . import paths as module
-    elif name == "studies.convergence":
-        from .studies import convergence as module
-    elif name == "studies.phase":
-        from .studies import phase as module
-    elif name == "studies.theory":
-        from .studies import theory as module
-    else:
-        from .studies import stability as module
-    return module
-
-
-__getattr__, __dir__ = lazy_exports(globals(), _WHERE, _submodule)
+__getattr__, __dir__ = lazy_exports(globals(), _WHERE, _MOVED)

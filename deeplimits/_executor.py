@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from ._validate import integer, real
+from .errors import ParameterError
 
 __all__ = ["workers", "scheduler", "timeout", "executor"]
 
@@ -24,8 +25,8 @@ def scheduler(value) -> str | None:
         return None
     m = _SCHEDULER.match(value) if isinstance(value, str) else None
     if m is None or not 1 <= int(m.group(2)) <= 65535:
-        raise ValueError(f"scheduler must be a Dask scheduler address like tcp://HOST:PORT (port in 1..65535), "
-                         f"got {value!r}")
+        raise ParameterError("scheduler", "scheduler must be a Dask scheduler address like tcp://HOST:PORT (port in "
+                                          f"1..65535), got {value!r}")
     return value
 
 
@@ -38,7 +39,7 @@ def executor(workers_, scheduler_, timeout_=None) -> tuple[int | None, str | Non
     """``workers`` xor ``scheduler`` (or neither), each well-formed, and a ``timeout``."""
     w, s, t = workers(workers_), scheduler(scheduler_), timeout(timeout_)
     if w is not None and s is not None:
-        raise ValueError("give workers (a local cluster) or scheduler (an existing one), not both")
+        raise ParameterError("workers", "give workers (a local cluster) or scheduler (an existing one), not both")
     if w is not None or s is not None:
         from ._extras import need
 

@@ -5,18 +5,16 @@ from __future__ import annotations
 
 import importlib
 
+from .errors import MissingExtra
+
 __all__ = ["EXTRAS", "MissingExtra", "need"]
 
 #: top-level module -> (extra, what needs it)
 EXTRAS = {
     "distributed": ("cluster", "sweeps on a Dask cluster (workers, scheduler)"),
-    "pandas": ("tables", "tables (ConvergenceResult.table, runs export --csv)"),
+    "pandas": ("tables", "tables (ConvergenceResult.table)"),
     "mnist1d": ("data", "the data set 'mnist1d' (generated locally, nothing is downloaded)"),
 }
-
-
-class MissingExtra(ImportError):
-    """An optional dependency is not installed; the message names the extra."""
 
 
 def need(module: str):

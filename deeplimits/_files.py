@@ -9,6 +9,8 @@ import os
 import stat
 import tempfile
 
+from .errors import ParameterError
+
 __all__ = ["missing_dirs", "remove_empty_dirs", "writable_file", "writable_dir"]
 
 
@@ -16,11 +18,11 @@ def _path(name: str, value) -> str:
     try:
         path = os.fspath(value)
     except TypeError:
-        raise ValueError(f"{name} must be a path (str or os.PathLike), got {value!r}") from None
+        raise ParameterError(name, f"{name} must be a path (str or os.PathLike), got {value!r}") from None
     if isinstance(path, bytes):
         path = os.fsdecode(path)
     if not path.strip() or "\0" in path:
-        raise ValueError(f"{name} must be a non-empty path, got {value!r}")
+        raise ParameterError(name, f"{name} must be a non-empty path, got {value!r}")
     return path
 
 
@@ -60,7 +62,7 @@ def writable_file(name: str, value) -> str:
     ``/dev/full`` is written one byte; ttys and pipes are only opened. Returns the path."""
     path = _path(name, value)
     if os.path.isdir(path):
-        raise ValueError(f"{name} must be a file path, but {path} is a directory")
+        raise ParameterError(name, f"{name} must be a file path, but {path} is a directory")
     try:
         if os.path.exists(path):
             st = os.stat(path)
@@ -84,7 +86,7 @@ def writable_file(name: str, value) -> str:
         finally:
             remove_empty_dirs(created)
     except OSError as e:
-        raise ValueError(f"{name}: cannot write {path} ({_why(e)})") from None
+        raise ParameterError(name, f"{name}: cannot write {path} ({_why(e)})") from None
     return path
 
 
@@ -93,7 +95,7 @@ def writable_dir(name: str, value) -> str:
     removing a file in it (and the directories it needs). Returns the path."""
     path = _path(name, value)
     if os.path.exists(path) and not os.path.isdir(path):
-        raise ValueError(f"{name} must be a directory, but {path} is a file")
+        raise ParameterError(name, f"{name} must be a directory, but {path} is a file")
     try:
         created = missing_dirs(path)
         try:
@@ -104,5 +106,5 @@ def writable_dir(name: str, value) -> str:
         finally:
             remove_empty_dirs(created)
     except OSError as e:
-        raise ValueError(f"{name}: cannot write into {path} ({_why(e)})") from None
+        raise ParameterError(name, f"{name}: cannot write into {path} ({_why(e)})") from None
     return path

@@ -11,13 +11,37 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["DRIVERS", "ARCHITECTURES", "ACTIVATIONS", "DEFAULT_ACTIVATION", "RES3_ACTIVATION", "INSIDE_ACTIVATION",
-           "DTYPES", "DEVICE_TYPES", "device_form"]
+from .errors import ParameterError
 
-#: laws of the weights (:func:`deeplimits.make_driver`)
+__all__ = ["DRIVERS", "ARCHITECTURES", "ACTIVATIONS", "DEFAULT_ACTIVATION", "RES3_ACTIVATION", "INSIDE_ACTIVATION",
+           "DTYPES", "DEVICE_TYPES", "device_form", "WEIGHTS", "OPTIONAL_WEIGHTS", "REQUIRED", "LAYER_WEIGHTS",
+           "weight_names"]
+
 DRIVERS = ("uniform", "gaussian", "rademacher", "fractional", "smooth")
-#: residual maps (:class:`deeplimits.ResNet`)
+"""Laws of the weights (:func:`deeplimits.make_driver`)."""
 ARCHITECTURES = ("res-1", "res-2", "res-3", "inside")
+"""Residual maps (:class:`deeplimits.ResNet`)."""
+WEIGHTS = {"res-1": ("V",), "res-2": ("V", "W"), "res-3": ("V", "W"), "inside": ("W", "b")}
+"""The one table of the weights of each architecture, in the order their samples are drawn: read by
+the networks, the limits, the propagation studies, the trained networks and the weight sources of
+the diagnostics (:mod:`deeplimits.networks` re-exports it)."""
+LAYER_WEIGHTS = ("V", "W", "b")
+"""Every per-layer weight name, in the order one layer takes them (``ResNet.step(h, alpha, L, V, W, b)``)."""
+OPTIONAL_WEIGHTS = ("b",)
+"""The weights an architecture can do without: the bias ``b`` (``inside``'s published model
+``h + alpha sigma(W h)`` has none; a trained network of any architecture may have one)."""
+
+
+def weight_names(arch: str, bias: bool = True) -> tuple[str, ...]:
+    """The weights of ``arch`` (:data:`WEIGHTS`) in drawing order, without the optional ones
+    (:data:`OPTIONAL_WEIGHTS`) when ``bias`` is False: ``weight_names(arch, bias=False)`` are the
+    weight matrices, those an architecture cannot do without (:data:`REQUIRED`)."""
+    return tuple(nm for nm in WEIGHTS[arch] if bias or nm not in OPTIONAL_WEIGHTS)
+
+
+REQUIRED = {arch: weight_names(arch, bias=False) for arch in WEIGHTS}
+"""The weights an architecture cannot do without (:func:`weight_names` without the optional ones)."""
+
 #: named activations (:func:`deeplimits.activation`; ``leaky_relu:SLOPE`` sets the slope, and
 #: ``module:function`` names any elementwise callable)
 ACTIVATIONS = ("identity", "tanh", "relu", "leaky_relu", "sin", "sigmoid", "softplus0")
@@ -39,6 +63,6 @@ def device_form(text: str) -> str:
     """``text`` if it has the form of a device (``cpu``, ``cuda``, ``cuda:1``, ``mps``): the form
     only, checked without torch; whether the device exists is the library's check at plan time."""
     if not isinstance(text, str) or not _DEVICE.match(text.strip()):
-        raise ValueError(f"device must be one of {', '.join(DEVICE_TYPES)}, optionally with ':INDEX' "
-                         f"(e.g. cuda:1), got {text!r}")
+        raise ParameterError("device", f"device must be one of {', '.join(DEVICE_TYPES)}, optionally with ':INDEX' "
+                                       f"(e.g. cuda:1), got {text!r}")
     return text.strip()

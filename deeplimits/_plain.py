@@ -46,10 +46,15 @@ class PlainData:
 
     @classmethod
     def from_dict(cls, d: dict):
-        fields = {f.name: f.type for f in dataclasses.fields(cls)}
+        return cls(**cls._fields_of(d))
+
+    @classmethod
+    def _fields_of(cls, d: dict, skip: tuple[str, ...] = ()) -> dict:
+        """The entries of ``d`` that are fields of ``cls`` (but ``skip``), NaN restored (see above)."""
+        fields = {f.name: f.type for f in dataclasses.fields(cls) if f.name not in skip}
         out = {}
         for k, v in d.items():
             if k in fields:
                 depth = _FLOATS.get(str(fields[k]).replace("typing.", ""))
                 out[k] = v if depth is None else _nan(v, depth)
-        return cls(**out)
+        return out

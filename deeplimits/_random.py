@@ -63,6 +63,10 @@ def _executor() -> ThreadPoolExecutor:
     return _pool
 
 
+#: the largest seed (63 bits: what ``torch.Generator.manual_seed`` and the run store's integers hold)
+MAX_SEED = 2 ** 63 - 1
+
+
 def chunk_seed(seed: int, chunk: int) -> int:
     """The seed of task ``chunk`` of a run seeded ``seed``: independent streams per task,
     the same whichever process computes it."""
@@ -82,7 +86,7 @@ def epoch_seed(seed: int, epoch: int) -> int:
 def epoch_seed_limit(epochs: int) -> int:
     """The largest run seed whose :func:`epoch_seed` of every one of ``epochs`` epochs stays
     below 2^63 (about 9.2e13)."""
-    return (2 ** 63 - 1 - (epochs - 1)) // SEED_STRIDE
+    return (MAX_SEED - (epochs - 1)) // SEED_STRIDE
 
 
 def io_seed(seed: int, init: int) -> int:

@@ -1,7 +1,8 @@
 """Argument checks shared by every public entry point.
 
-Every check raises :class:`ValueError` whose message names the parameter and the allowed
-range, so the same mistake gives the same message whichever function it reaches first.
+Every check raises :class:`~deeplimits.errors.ParameterError` (a ``ValueError``) carrying the
+parameter's name in ``param``, whose message names the parameter and the allowed range, so the
+same mistake gives the same message whichever function it reaches first.
 All checks run before any computation.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from collections.abc import Mapping
 from typing import Callable, Iterable, Sequence
 
@@ -16,10 +18,18 @@ import torch
 
 # the output paths, probed before any work (what a probe creates, it removes): re-exported
 from ._files import _path, missing_dirs, remove_empty_dirs, writable_dir, writable_file  # noqa: F401
-from .errors import ResourceError  # noqa: F401 - re-exported: the plans raise it through their checks
+from .errors import ParameterError, ResourceError  # noqa: F401 - re-exported: the plans raise it through their checks
 from .options import HURST, LENGTH_SCALE, YOUNG_HURST
 
 FLOAT_DTYPES = (torch.float32, torch.float64)
+
+
+def param_name(name: str) -> str:
+    """The parameter (:attr:`~deeplimits.errors.ParameterError.param`) a message's ``name`` is
+    about: ``'betas'`` of ``'betas[0]'``, ``'data'`` of ``'data x'`` and of ``'data.x_train'``,
+    ``'source'`` of ``'source: PATH'``; any other (``'the run directory'``, ``'--out'``) is its own."""
+    m = re.match(r"([A-Za-z_]\w*)(?:$|\[|:|\.| \w+$)", name)
+    return m.group(1) if m else name
 
 
 def _is_real(x) -> bool:
@@ -33,12 +43,12 @@ def real(name: str, value, *, low=None, high=None, low_open=False, high_open=Fal
     hi_br = ")" if high_open else "]"
     rng = f"{lo_br}{'-inf' if low is None else low}, {'inf' if high is None else high}{hi_br}{context}"
     if not _is_real(value) or not math.isfinite(float(value)):
-        raise ValueError(f"{name} must be a finite real number in {rng}, got {value!r}")
+        raise ParameterError(param_name(name), f"{name} must be a finite real number in {rng}, got {value!r}")
     v = float(value)
     if low is not None and (v < low or (low_open and v == low)):
-        raise ValueError(f"{name} must lie in {rng}, got {v!r}")
+        raise ParameterError(param_name(name), f"{name} must lie in {rng}, got {v!r}")
     if high is not None and (v > high or (high_open and v == high)):
-        raise ValueError(f"{name} must lie in {rng}, got {v!r}")
+        raise ParameterError(param_name(name), f"{name} must lie in {rng}, got {v!r}")
     return v
 
 
@@ -46,10 +56,10 @@ def integer(name: str, value, *, low: int = 1, high: int | None = None) -> int:
     """An integer ``>= low`` (and ``<= high`` when given)."""
     rng = f"an integer >= {low}" if high is None else f"an integer in [{low}, {high}]"
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be {rng}, got {value!r}")
+        raise ParameterError(param_name(name), f"{name} must be {rng}, got {value!r}")
     v = int(value)
     if v < low or (high is not None and v > high):
-        raise ValueError(f"{name} must be {rng}, got {v}")
+        raise ParameterError(param_name(name), f"{name} must be {rng}, got {v}")
     return v
 
 
@@ -65,18 +75,19 @@ def option(spec, value, *, name: str | None = None, context: str = "", missing_o
     if value is None and missing_ok:
         if spec.required:
             what = " ".join(t for t in (spec.help, spec.range_text()) if t)
-            raise ValueError(f"{name} must be given{context}" + (f" ({what})" if what else ""))
+            raise ParameterError(param_name(name), f"{name} must be given{context}" + (f" ({what})" if what else ""))
         return spec.default
     if spec.type is bool:
         return flag(name, value)
     if spec.type is str:
         if not isinstance(value, str):
-            raise ValueError(f"{name} must be a string{ctx}, got {value!r}")
+            raise ParameterError(param_name(name), f"{name} must be a string{ctx}, got {value!r}")
         return value
     if spec.type is int and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
-        raise ValueError(f"{name} must be an integer{ctx}, got {value!r}")
+        raise ParameterError(param_name(name), f"{name} must be an integer{ctx}, got {value!r}")
     if spec.below and _is_real(value) and spec.low is not None and float(value) <= spec.low:
-        raise ValueError(f"{name} must lie {spec.range_text()}{ctx}, got {float(value)!r}: {spec.below}")
+        raise ParameterError(param_name(name), f"{name} must lie {spec.range_text()}{ctx}, got {float(value)!r}: "
+                                               f"{spec.below}")
     v = real(name, value, low=spec.low, high=spec.high, low_open=spec.low_open, high_open=spec.high_open, context=ctx)
     return int(value) if spec.type is int else v
 
@@ -107,38 +118,39 @@ def inside_activation(act, *, regime: str, tol: float = 1e-8) -> tuple[float, ..
     pts = [x for h in steps for x in (-h, h)] + [0.0]
     d = act.derivatives_at(pts, order=5).tolist()  # rows: derivative order; columns: points
     if not all(math.isfinite(v) for row in d[:4] for v in row):
-        raise ValueError(f"activation must be C^3 at 0 {where}; {act.name!r} has non-finite derivatives there")
+        raise ParameterError("activation", f"activation must be C^3 at 0 {where}; {act.name!r} has non-finite "
+                                           "derivatives there")
     for m in range(4):
         gap = [abs(d[m][2 * i + 1] - d[m][2 * i]) for i in range(len(steps))]
         if gap[1] > 1e-6 and gap[1] > 0.5 * gap[0]:
             name = "sigma" + "'" * m
-            raise ValueError(f"activation must be C^3 at 0 {where}; {act.name!r} is not: {name} jumps from "
-                             f"{d[m][2]:.6g} to {d[m][3]:.6g} across 0")
+            raise ParameterError("activation", f"activation must be C^3 at 0 {where}; {act.name!r} is not: {name} "
+                                               f"jumps from {d[m][2]:.6g} to {d[m][3]:.6g} across 0")
     s0, s1 = d[0][-1], d[1][-1]
     if abs(s0) > tol or abs(s1 - 1) > tol:
-        raise ValueError(f"activation must satisfy sigma(0) = 0 and sigma'(0) = 1 {where}, got sigma(0) = {s0:.6g} "
-                         f"and sigma'(0) = {s1:.6g} for {act.name!r}")
+        raise ParameterError("activation", f"activation must satisfy sigma(0) = 0 and sigma'(0) = 1 {where}, got "
+                                           f"sigma(0) = {s0:.6g} and sigma'(0) = {s1:.6g} for {act.name!r}")
     return tuple(0.0 if not math.isfinite(row[-1]) else row[-1] for row in d[2:])
 
 
 def power_of_two(name: str, value) -> int:
     v = integer(name, value, low=1)
     if v & (v - 1):
-        raise ValueError(f"{name} must be a power of two (1, 2, 4, ...), got {v}")
+        raise ParameterError(param_name(name), f"{name} must be a power of two (1, 2, 4, ...), got {v}")
     return v
 
 
 def flag(name: str, value) -> bool:
     """``True`` or ``False`` (not ``1``, ``'yes'`` or ``None``)."""
     if not isinstance(value, bool):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
+        raise ParameterError(param_name(name), f"{name} must be True or False, got {value!r}")
     return value
 
 
 def callback(name: str, value) -> Callable | None:
     """``None`` or a function (``progress``: called with the units of work done)."""
     if value is not None and not callable(value):
-        raise ValueError(f"{name} must be a function or None, got {value!r}")
+        raise ParameterError(param_name(name), f"{name} must be a function or None, got {value!r}")
     return value
 
 
@@ -149,14 +161,15 @@ def callbacks(name: str, value) -> list[Callable]:
     items = [value] if callable(value) else sequence(name, value, what="a function or a list of functions")
     for v in items:
         if not callable(v):
-            raise ValueError(f"{name} must be a function or a list of functions, got {v!r}")
+            raise ParameterError(param_name(name), f"{name} must be a function or a list of functions, got {v!r}")
     return items
 
 
 def per_config(name: str, value, configs: int) -> torch.Tensor:
     """``(configs,)`` float64 values, each finite and > 0, from a number or one real per config
     (a list or a tensor): learning rates."""
-    bad = ValueError(f"{name} must be a number or one real number per config ({configs}), got {value!r:.80}")
+    bad = ParameterError(param_name(name), f"{name} must be a number or one real number per config ({configs}), got "
+                                           f"{value!r:.80}")
     if _is_real(value):
         value = [float(value)] * configs
     elif isinstance(value, torch.Tensor):
@@ -170,9 +183,10 @@ def per_config(name: str, value, configs: int) -> torch.Tensor:
     except (TypeError, ValueError, RuntimeError):
         raise bad from None
     if t.numel() != configs:
-        raise ValueError(f"{name} must be a number or have one value per config ({configs}), got {t.numel()}")
+        raise ParameterError(param_name(name), f"{name} must be a number or have one value per config ({configs}), got "
+                                               f"{t.numel()}")
     if not bool(torch.isfinite(t).all()) or bool((t <= 0).any()):
-        raise ValueError(f"{name} must be finite and > 0, got {t.tolist()}")
+        raise ParameterError(param_name(name), f"{name} must be finite and > 0, got {t.tolist()}")
     return t
 
 
@@ -183,8 +197,8 @@ def store(value):
         from .runs.store import RunStore
 
         if not isinstance(value, RunStore):
-            raise ValueError(f"store must be a deeplimits.runs.RunStore (RunStore(directory, spec)) or None, "
-                             f"got {value!r}")
+            raise ParameterError("store", "store must be a deeplimits.runs.RunStore (RunStore(directory, spec)) or "
+                                          f"None, got {value!r}")
     return value
 
 
@@ -193,11 +207,11 @@ def sequence(name: str, value, check: Callable | None = None, *, what: str = "a 
     mapping or a single number), each passed through ``check`` when given. May be empty: the
     caller says what an empty one means. ``what`` names the expected value in the message."""
     if isinstance(value, (str, bytes, Mapping)) or isinstance(value, (numbers.Number, bool)):
-        raise ValueError(f"{name} must be {what}, got {value!r}")
+        raise ParameterError(param_name(name), f"{name} must be {what}, got {value!r}")
     try:
         items = list(value)
     except TypeError:  # not iterable (a 0-d tensor or array among them)
-        raise ValueError(f"{name} must be {what}, got {value!r}") from None
+        raise ParameterError(param_name(name), f"{name} must be {what}, got {value!r}") from None
     return items if check is None else [check(v) for v in items]
 
 
@@ -205,18 +219,18 @@ def depths(name: str, values: Iterable[int], *, dyadic: bool = True) -> list[int
     """A non-empty, strictly increasing list of depths (powers of two when ``dyadic``)."""
     vals = sequence(name, values, what="a non-empty list of depths >= 1")
     if not vals:
-        raise ValueError(f"{name} must be a non-empty list of depths >= 1")
+        raise ParameterError(param_name(name), f"{name} must be a non-empty list of depths >= 1")
     out = [power_of_two(name, v) if dyadic else integer(name, v) for v in vals]
     if any(b <= a for a, b in zip(out, out[1:])):
-        raise ValueError(f"{name} must be strictly increasing, got {out}")
+        raise ParameterError(param_name(name), f"{name} must be strictly increasing, got {out}")
     return out
 
 
 def divides(name: str, depth: int, resolution: int) -> int:
     depth = integer(name, depth)
     if resolution % depth:
-        raise ValueError(
-            f"{name} must divide the sample's resolution {resolution} (depths coupled to one "
+        raise ParameterError(
+            param_name(name), f"{name} must divide the sample's resolution {resolution} (depths coupled to one "
             f"sample are its divisors), got {depth}"
         )
     return depth
@@ -224,13 +238,13 @@ def divides(name: str, depth: int, resolution: int) -> int:
 
 def choice(name: str, value, allowed: Sequence[str]) -> str:
     if value not in allowed:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
+        raise ParameterError(param_name(name), f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
     return value
 
 
 def dtype(value, *, name: str = "dtype") -> torch.dtype:
     if value not in FLOAT_DTYPES:
-        raise ValueError(f"{name} must be torch.float32 or torch.float64, got {value!r}")
+        raise ParameterError(param_name(name), f"{name} must be torch.float32 or torch.float64, got {value!r}")
     return value
 
 
@@ -240,7 +254,7 @@ def size(value, *, name: str = "size") -> tuple[int, ...]:
     try:
         out = tuple(value)
     except TypeError:
-        raise ValueError(f"{name} must be a tuple of integers >= 1, got {value!r}") from None
+        raise ParameterError(param_name(name), f"{name} must be a tuple of integers >= 1, got {value!r}") from None
     for s in out:
         integer(name, s)
     return out
@@ -249,14 +263,14 @@ def size(value, *, name: str = "size") -> tuple[int, ...]:
 def has_data(name: str, value: torch.Tensor) -> torch.Tensor:
     """A tensor that holds numbers: not on the ``meta`` device (shapes without data)."""
     if value.device.type == "meta":
-        raise ValueError(f"{name} is on the 'meta' device, which holds no data; give a tensor on 'cpu', "
-                         f"'cuda' or 'mps'")
+        raise ParameterError(param_name(name), f"{name} is on the 'meta' device, which holds no data; give a tensor on "
+                                               "'cpu', 'cuda' or 'mps'")
     return value
 
 
 def same_device(name: str, value: torch.Tensor, where: torch.device, whose: str = "the network's") -> torch.Tensor:
     if value.device != where:
-        raise ValueError(f"{name} must be on {whose} device ({where}), got {value.device}")
+        raise ParameterError(param_name(name), f"{name} must be on {whose} device ({where}), got {value.device}")
     return value
 
 
@@ -265,19 +279,21 @@ def tensor(name: str, value, *, shape: Sequence[int | None] | None = None,
     """A floating tensor of the given shape (``None`` entries are free) and dtype, all finite
     (``finite=False``: not checked, no pass over the data), holding data (not on ``meta``)."""
     if not isinstance(value, torch.Tensor):
-        raise ValueError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
+        raise ParameterError(param_name(name), f"{name} must be a torch.Tensor, got {type(value).__name__}")
     has_data(name, value)
     if value.dtype not in FLOAT_DTYPES:
-        raise ValueError(f"{name} must have dtype torch.float32 or torch.float64, got {value.dtype}")
+        raise ParameterError(param_name(name), f"{name} must have dtype torch.float32 or torch.float64, got "
+                                               f"{value.dtype}")
     if dtype_ is not None and value.dtype != dtype_:
-        raise ValueError(f"{name} must have dtype {dtype_} to match the weights, got {value.dtype}")
+        raise ParameterError(param_name(name), f"{name} must have dtype {dtype_} to match the weights, got "
+                                               f"{value.dtype}")
     if shape is not None:
         ok = value.dim() == len(shape) and all(s is None or s == v for s, v in zip(shape, value.shape))
         if not ok:
             want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
-            raise ValueError(f"{name} must have shape {want}, got {tuple(value.shape)}")
+            raise ParameterError(param_name(name), f"{name} must have shape {want}, got {tuple(value.shape)}")
     if finite and not bool(torch.isfinite(value).all()):
-        raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
+        raise ParameterError(param_name(name), f"{name} must contain only finite values (no NaN or inf)")
     return value
 
 
@@ -286,21 +302,23 @@ def inputs(name: str, value, features: int, like: torch.Tensor) -> torch.Tensor:
     of ``like`` (its parameters)."""
     same_device(name, tensor(name, value, shape=(None, features), dtype_=like.dtype), like.device)
     if value.shape[0] == 0:
-        raise ValueError(f"{name} must hold at least one sample, got shape {tuple(value.shape)}")
+        raise ParameterError(param_name(name), f"{name} must hold at least one sample, got shape {tuple(value.shape)}")
     return value
 
 
 def labels(name: str, value, classes: int, n: int | None = None) -> torch.Tensor:
     """Class labels: an ``int64`` tensor ``(n,)`` with values in ``[0, classes)``."""
     if not isinstance(value, torch.Tensor):
-        raise ValueError(f"{name} must be a torch.Tensor of class labels, got {type(value).__name__}")
+        raise ParameterError(param_name(name), f"{name} must be a torch.Tensor of class labels, got "
+                                               f"{type(value).__name__}")
     has_data(name, value)
     if value.dtype != torch.int64:
-        raise ValueError(f"{name} must hold class labels of dtype torch.int64, got {value.dtype}")
+        raise ParameterError(param_name(name), f"{name} must hold class labels of dtype torch.int64, got {value.dtype}")
     if value.dim() != 1 or (n is not None and value.shape[0] != n):
-        raise ValueError(f"{name} must have shape ({'n' if n is None else n},), got {tuple(value.shape)}")
+        raise ParameterError(param_name(name), f"{name} must have shape ({'n' if n is None else n},), got "
+                                               f"{tuple(value.shape)}")
     if value.numel() and not (0 <= int(value.min()) and int(value.max()) < classes):
-        raise ValueError(f"{name} must hold class labels in [0, {classes}), got values in "
+        raise ParameterError(param_name(name), f"{name} must hold class labels in [0, {classes}), got values in "
                          f"[{int(value.min())}, {int(value.max())}]")
     return value
 
@@ -313,9 +331,11 @@ def states(name: str, value) -> torch.Tensor:
     if value.dim() == 2:
         value = value.unsqueeze(-2)
     if value.dim() != 3:
-        raise ValueError(f"{name} must have shape (draws, width) or (draws, inputs, width), got {given}")
+        raise ParameterError(param_name(name), f"{name} must have shape (draws, width) or (draws, inputs, width), got "
+                                               f"{given}")
     if 0 in given:
-        raise ValueError(f"{name} must have at least one draw, input and coordinate, got shape {given}")
+        raise ParameterError(param_name(name), f"{name} must have at least one draw, input and coordinate, got shape "
+                                               f"{given}")
     return value
 
 
@@ -326,37 +346,49 @@ def device(name: str, value, dtype: torch.dtype | None = None) -> torch.device:
     none, are refused with one line naming ``name``."""
     dev = _device(name, value)
     if dtype == torch.float64 and dev.type == "mps":
-        raise ValueError(f"{name}: 'mps' has no float64; use dtype=torch.float32 on it")
+        raise ParameterError(param_name(name), f"{name}: 'mps' has no float64; use dtype=torch.float32 on it")
     return dev
+
+
+def device_spec(value, dtype: torch.dtype | None = None) -> str | None:
+    """The ``device`` of a plan as its spec records it, checked (:func:`device`): ``None`` for
+    the CPU (so that the specs and store keys of CPU runs stay those of before devices
+    existed), else its name (``'cuda'``, ``'cuda:1'``, ``'mps'``). One encoding for every study."""
+    dev = device("device", value, dtype)
+    return None if dev.type == "cpu" else str(dev)
 
 
 def _device(name: str, value) -> torch.device:
     if value is None:
         return torch.device("cpu")
     if not isinstance(value, (str, torch.device)):
-        raise ValueError(f"{name} must be a device name ('cpu', 'cuda', 'cuda:0', 'mps') or a torch.device, "
-                         f"got {type(value).__name__}")
+        raise ParameterError(param_name(name), f"{name} must be a device name ('cpu', 'cuda', 'cuda:0', 'mps') or a "
+                                               f"torch.device, got {type(value).__name__}")
     try:
         dev = torch.device(value)
     except (RuntimeError, ValueError):
-        raise ValueError(f"{name}: {value!r} is not a device (use 'cpu', 'cuda', 'cuda:0', 'mps')") from None
+        raise ParameterError(param_name(name), f"{name}: {value!r} is not a device (use 'cpu', 'cuda', 'cuda:0', "
+                                               "'mps')") from None
     if dev.type == "cpu":
         return torch.device("cpu")
     if dev.type == "meta":
-        raise ValueError(f"{name}: 'meta' holds no data (tensors without numbers); use 'cpu', 'cuda' or 'mps'")
+        raise ParameterError(param_name(name), f"{name}: 'meta' holds no data (tensors without numbers); use 'cpu', "
+                                               "'cuda' or 'mps'")
     backend = torch.backends.mps if dev.type == "mps" else getattr(torch, dev.type, None)
     if backend is None or not hasattr(backend, "is_available"):
-        raise ValueError(f"{name}: {str(value)!r} is not supported (use 'cpu', 'cuda' or 'mps')")
+        raise ParameterError(param_name(name), f"{name}: {str(value)!r} is not supported (use 'cpu', 'cuda' or 'mps')")
     where = "torch.backends.mps" if dev.type == "mps" else f"torch.{dev.type}"
     if not backend.is_available():
-        raise ValueError(f"{name}: {str(value)!r} is not available on this machine ({where}.is_available() is False)")
+        raise ParameterError(param_name(name), f"{name}: {str(value)!r} is not available on this machine "
+                                               f"({where}.is_available() is False)")
     count = getattr(backend, "device_count", lambda: 1)()
     if dev.index is not None and dev.index >= count:
-        raise ValueError(f"{name}: {str(value)!r} is not available on this machine ({where}.device_count() is {count})")
+        raise ParameterError(param_name(name), f"{name}: {str(value)!r} is not available on this machine "
+                                               f"({where}.device_count() is {count})")
     return dev
 
 
 def generator(value) -> torch.Generator | None:
     if value is not None and not isinstance(value, torch.Generator):
-        raise ValueError(f"generator must be a torch.Generator or None, got {type(value).__name__}")
+        raise ParameterError("generator", f"generator must be a torch.Generator or None, got {type(value).__name__}")
     return value

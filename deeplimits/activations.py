@@ -19,10 +19,12 @@ from typing import Callable
 import torch
 
 from ._names import ACTIVATIONS
+from .errors import ParameterError
 
 __all__ = ["Activation", "activation", "NAMES"]
 
 NAMES = ACTIVATIONS
+"""The activation names :func:`activation` accepts (``leaky_relu:SLOPE`` and ``module:function`` besides)."""
 
 
 class Activation:
@@ -40,6 +42,8 @@ class Activation:
                  derivative: Callable[[torch.Tensor], torch.Tensor] | None = None):
         self.fn, self.name, self._derivative = fn, name, derivative
         self.spec: str | None = None  # the name it was resolved from (set by :func:`activation`)
+        """The name it was resolved from by :func:`activation` (``None`` for a bare callable); it pickles by
+        this name."""
 
     def __reduce__(self):
         if self.spec is not None:
@@ -95,16 +99,17 @@ def _from_module(spec: str) -> Activation:
     module_name, _, fn_name = spec.rpartition(":")
     where = f"activation {spec!r}"
     if not module_name or not fn_name or not fn_name.isidentifier():
-        raise ValueError(f"{where}: expected 'module:function', e.g. 'mypkg.acts:cube'")
+        raise ParameterError("activation", f"{where}: expected 'module:function', e.g. 'mypkg.acts:cube'")
     try:
         module = importlib.import_module(module_name)
     except ImportError as e:
-        raise ValueError(f"{where}: cannot import module {module_name!r} ({e})") from None
+        raise ParameterError("activation", f"{where}: cannot import module {module_name!r} ({e})") from None
     fn = getattr(module, fn_name, None)
     if fn is None:
-        raise ValueError(f"{where}: module {module_name!r} has no function {fn_name!r}")
+        raise ParameterError("activation", f"{where}: module {module_name!r} has no function {fn_name!r}")
     if not callable(fn):
-        raise ValueError(f"{where}: {module_name}.{fn_name} is not callable (it is a {type(fn).__name__})")
+        raise ParameterError("activation", f"{where}: {module_name}.{fn_name} is not callable (it is a "
+                                           f"{type(fn).__name__})")
     return Activation(fn, spec)
 
 
@@ -123,24 +128,24 @@ def activation(spec: str | Callable | Activation) -> Activation:
     raise _unknown(spec)
 
 
-def _unknown(spec) -> ValueError:
-    return ValueError(f"activation must be one of {', '.join(NAMES)} (leaky_relu:SLOPE with SLOPE in "
-                      f"[0, 1]), 'module:function' or an elementwise callable; got {spec!r}")
+def _unknown(spec) -> ParameterError:
+    return ParameterError("activation", f"activation must be one of {', '.join(NAMES)} (leaky_relu:SLOPE with SLOPE "
+                                        f"in [0, 1]), 'module:function' or an elementwise callable; got {spec!r}")
 
 
 def _named(spec: str) -> Activation:
     """The activation named ``spec`` (see :func:`activation`)."""
     name, colon, arg = spec.partition(":")
     if name in NAMES and colon and not arg.strip():  # 'leaky_relu:', 'tanh:'
-        raise ValueError(f"activation {spec!r} ends in ':' with nothing after it; give {name!r}"
-                         + (" or 'leaky_relu:SLOPE' with SLOPE in [0, 1]" if name == "leaky_relu" else ""))
+        raise ParameterError("activation", f"activation {spec!r} ends in ':' with nothing after it; give {name!r}"
+                             + (" or 'leaky_relu:SLOPE' with SLOPE in [0, 1]" if name == "leaky_relu" else ""))
     if name == "leaky_relu":
         try:
             slope = float(arg) if arg else 1 / math.sqrt(2)
         except ValueError:
             slope = float("nan")
         if not 0 <= slope <= 1:
-            raise ValueError(f"activation 'leaky_relu:SLOPE' needs a slope in [0, 1], got {arg!r}")
+            raise ParameterError("activation", f"activation 'leaky_relu:SLOPE' needs a slope in [0, 1], got {arg!r}")
         return _leaky(slope)
     if name == "identity" and not arg:
         return Activation(lambda x: x, "identity", torch.ones_like)

@@ -24,15 +24,13 @@ import torch
 
 from . import _validate as V_
 from .activations import Activation, activation as _activation
+from .errors import ParameterError
 
-__all__ = ["ResNet", "ModifiedEulerResNet", "Trajectory", "ARCHITECTURES", "WEIGHTS", "REQUIRED", "weight_shape"]
+__all__ = ["ResNet", "ModifiedEulerResNet", "Trajectory", "ARCHITECTURES", "WEIGHTS", "OPTIONAL_WEIGHTS", "REQUIRED",
+           "LAYER_WEIGHTS", "weight_names", "weight_shape"]
 
-from ._names import ARCHITECTURES, DEFAULT_ACTIVATION, RES3_ACTIVATION  # noqa: E402 - one torch-free place
-#: the weight names of each architecture, in the order their samples are drawn (the bias ``b``
-#: of ``inside`` is optional: see :data:`REQUIRED`)
-WEIGHTS = {"res-1": ("V",), "res-2": ("V", "W"), "res-3": ("V", "W"), "inside": ("W", "b")}
-#: the weights an architecture cannot do without
-REQUIRED = {"res-1": ("V",), "res-2": ("V", "W"), "res-3": ("V", "W"), "inside": ("W",)}
+from ._names import (ARCHITECTURES, DEFAULT_ACTIVATION, LAYER_WEIGHTS, OPTIONAL_WEIGHTS,  # noqa: E402
+                     RES3_ACTIVATION, REQUIRED, WEIGHTS, weight_names)  # one torch-free place (the weight table)
 
 
 def weight_shape(name: str, width: int) -> tuple[int, ...]:
@@ -51,9 +49,13 @@ class Trajectory:
     given as ``(draws, width)``."""
 
     states: torch.Tensor
+    """The hidden states ``h_0..h_L``."""
     gradients: torch.Tensor | None
+    """The gradients ``p_k = dl/dh_k`` when asked, else ``None``."""
     depth: int
+    """The depth ``L``."""
     beta: float
+    """The scaling exponent (``alpha_L = L^-beta``)."""
 
 
 class ResNet:
@@ -67,13 +69,16 @@ class ResNet:
 
     def __init__(self, arch: str = "res-1", activation=None, beta: float = 0.5):
         self.arch = V_.choice("arch", arch, ARCHITECTURES)
+        """``'res-1'``, ``'res-2'``, ``'res-3'`` or ``'inside'``."""
         if arch == "res-3":
             if activation is not None and _activation(activation).name != RES3_ACTIVATION:
-                raise ValueError(f"activation must be {RES3_ACTIVATION!r} (or omitted) for arch 'res-3', got "
-                                 f"{activation!r}")
+                raise ParameterError("activation", f"activation must be {RES3_ACTIVATION!r} (or omitted) for arch "
+                                                   f"'res-3', got {activation!r}")
             activation = RES3_ACTIVATION
         self.activation: Activation = _activation(DEFAULT_ACTIVATION if activation is None else activation)
+        """The activation ``sigma``."""
         self.beta = V_.real("beta", beta, low=0.0)
+        """The scaling exponent: ``alpha_L = L^-beta``."""
 
     @property
     def weight_names(self) -> tuple[str, ...]:
@@ -91,6 +96,7 @@ class ResNet:
         return self.activation(u) @ V.transpose(-1, -2)
 
     def step(self, h, alpha: float, depth: int, V=None, W=None, b=None) -> torch.Tensor:
+        """One layer: ``h + alpha * residual(h, V, W, b)`` (:meth:`residual`)."""
         return h + alpha * self.residual(h, V, W, b)
 
     def residual_vjp(self, h, p, V=None, W=None, b=None) -> torch.Tensor:
@@ -134,7 +140,7 @@ class ResNet:
         squeeze = h0.dim() == 2
         if readout is not None:
             if not all(isinstance(w, torch.Tensor) or w is None for w in (V, W, b)):
-                raise ValueError("V, W, b must be tensors (depth, draws, ...) when readout is given")
+                raise ParameterError("V", "V, W, b must be tensors (depth, draws, ...) when readout is given")
             readout, target = self._check_loss(h, readout, target)
         states = torch.stack(list(self.iterate(h, V, W, b, depth=depth)))
         depth = states.shape[0] - 1
@@ -153,7 +159,8 @@ class ResNet:
         n, m, d = h0.shape
         readout = V_.tensor("readout", readout, dtype_=h0.dtype)
         if not (readout.dim() == 2 or (readout.dim() == 3 and readout.shape[0] == n)) or readout.shape[-1] != d:
-            raise ValueError(f"readout must have shape (n_out, {d}) or ({n}, n_out, {d}), got {tuple(readout.shape)}")
+            raise ParameterError("readout", f"readout must have shape (n_out, {d}) or ({n}, n_out, {d}), got "
+                                            f"{tuple(readout.shape)}")
         if target is not None:
             if isinstance(target, torch.Tensor) and target.dim() == 2:  # (draws, n_out) for one input
                 target = target.unsqueeze(-2)
@@ -180,33 +187,33 @@ class ResNet:
 
     # -- validation ---------------------------------------------------------------------
     def _prepare(self, h0, V, W, b, depth):
-        given = {"V": V, "W": W, "b": b}
+        given = dict(zip(LAYER_WEIGHTS, (V, W, b)))
         for name in REQUIRED[self.arch]:
             if given[name] is None:
-                raise ValueError(f"{name} is required for arch {self.arch!r}")
+                raise ParameterError(name, f"{name} is required for arch {self.arch!r}")
         for name, w in given.items():
             if w is not None and name not in WEIGHTS[self.arch]:
-                raise ValueError(f"{name} is not used by arch {self.arch!r}; pass only {', '.join(REQUIRED[self.arch])}")
+                raise ParameterError(name, f"{name} is not used by arch {self.arch!r}; pass only "
+                                           f"{', '.join(REQUIRED[self.arch])}")
         h0 = V_.states("h0", h0)
         n, _, d = h0.shape
-        shapes = {"V": (n, d, d), "W": (n, d, d), "b": (n, d)}
         streams = []
-        for name in ("V", "W", "b"):
+        for name in LAYER_WEIGHTS:
             w = given[name]
             if w is None:
                 streams.append(None)
             elif isinstance(w, torch.Tensor):
                 _same_device(name, w, h0)
-                V_.tensor(name, w, shape=(None, *shapes[name]), dtype_=h0.dtype)
+                V_.tensor(name, w, shape=(None, n, *weight_shape(name, d)), dtype_=h0.dtype)
                 if depth is None:
                     depth = w.shape[0]
                 elif w.shape[0] != depth:
-                    raise ValueError(f"{name} must have {depth} layers (depth), got {w.shape[0]}")
+                    raise ParameterError(name, f"{name} must have {depth} layers (depth), got {w.shape[0]}")
                 streams.append([w])
             else:
-                streams.append(_checked_chunks(name, w, shapes[name], h0))
+                streams.append(_checked_chunks(name, w, (n, *weight_shape(name, d)), h0))
         if depth is None:
-            raise ValueError("depth must be given when the weights are streamed")
+            raise ParameterError("depth", "depth must be given when the weights are streamed")
         depth = V_.integer("depth", depth)
         layers = _zip_layers(streams, depth)
         return h0, depth, layers
@@ -215,7 +222,7 @@ class ResNet:
 def _same_device(name, w, h0):
     """Weights live where the states do: a clear error instead of torch's mid-computation one."""
     if w.device != h0.device:
-        raise ValueError(f"{name} must be on the device of h0 ({h0.device}), got {w.device}")
+        raise ParameterError(name, f"{name} must be on the device of h0 ({h0.device}), got {w.device}")
 
 
 def _checked_chunks(name, chunks, shape, h0):
@@ -223,7 +230,8 @@ def _checked_chunks(name, chunks, shape, h0):
     for c in chunks:
         if not isinstance(c, torch.Tensor) or tuple(c.shape[1:]) != shape or c.dtype != dtype:
             got = tuple(c.shape) if isinstance(c, torch.Tensor) else type(c).__name__
-            raise ValueError(f"{name} chunks must be tensors (c, {', '.join(map(str, shape))}) of dtype {dtype}, got {got}")
+            raise ParameterError(name, f"{name} chunks must be tensors (c, {', '.join(map(str, shape))}) of dtype "
+                                       f"{dtype}, got {got}")
         _same_device(name, c, h0)
         yield c
 
@@ -240,7 +248,7 @@ def _zip_layers(streams, depth):
         yield layer
         if n == depth:
             return
-    raise ValueError(f"the weights provide {n} layers, fewer than depth = {depth}")
+    raise ParameterError("depth", f"the weights provide {n} layers, fewer than depth = {depth}")
 
 
 class ModifiedEulerResNet(ResNet):
@@ -259,10 +267,13 @@ class ModifiedEulerResNet(ResNet):
 
     def __init__(self, activation=None, hurst: float = 0.75, scale: float | None = None):
         self.hurst = V_.hurst(hurst, above_half=True)
+        """The Hurst index ``H`` of the weights (the scaling is ``beta = H``)."""
         super().__init__("res-1", activation, beta=self.hurst)
         self.scale = None if scale is None else V_.real("scale", scale, low=0.0, low_open=True)
+        """The entry standard deviation of the weights (``None``: ``1/sqrt(width)``)."""
 
     def step(self, h, alpha, depth, V=None, W=None, b=None):
+        """One layer: the Euler step plus the correction ``(scale^2 / 2) depth^{-2H} sigma'(h) sigma(h)``."""
         # the correction is a function of the depth alone (not of alpha), so that a caller
         # may pass raw increments as V with alpha = 1
         s2 = h.shape[-1] ** -1.0 if self.scale is None else self.scale ** 2

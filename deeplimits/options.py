@@ -17,6 +17,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from .errors import ParameterError
+
 __all__ = ["Option", "HURST", "YOUNG_HURST", "LENGTH_SCALE", "SA", "SB"]
 
 #: the value types an option may have (the command line parses the first two as numbers)
@@ -49,24 +51,37 @@ class Option:
     """
 
     name: str
+    """The keyword of :func:`deeplimits.pair`; the flag is ``--name-with-dashes``."""
     type: type = float
+    """``float``, ``int``, ``bool`` or ``str``."""
     default: Any = None
+    """The value used when the option is not given (``None``: no value)."""
     help: str = ""
+    """What the option is, in a few words."""
     low: float | None = None
+    """The lower end of a number's range (``None``: unbounded)."""
     high: float | None = None
+    """The upper end of a number's range (``None``: unbounded)."""
     low_open: bool = False
+    """Whether the range excludes ``low``."""
     high_open: bool = False
+    """Whether the range excludes ``high``."""
     required: bool = False
+    """Whether the option must be given."""
     note: str = ""
+    """A few words shown after the range in an error message."""
     below: str = ""
+    """Why a value at or below ``low`` is refused, appended to the error message."""
 
     def __post_init__(self):
         if not (isinstance(self.name, str) and self.name.isidentifier()):
-            raise ValueError(f"Option name must be a Python identifier, got {self.name!r}")
+            raise ParameterError("name", f"Option name must be a Python identifier, got {self.name!r}")
         if self.type not in TYPES:
-            raise ValueError(f"Option {self.name!r}: type must be one of float, int, bool, str; got {self.type!r}")
+            raise ParameterError("type", f"Option {self.name!r}: type must be one of float, int, bool, str; got "
+                                         f"{self.type!r}")
         if self.type is bool and not isinstance(self.default, bool):
-            raise ValueError(f"Option {self.name!r}: a bool option needs a default True or False, got {self.default!r}")
+            raise ParameterError("default", f"Option {self.name!r}: a bool option needs a default True or False, got "
+                                            f"{self.default!r}")
 
     @property
     def flag(self) -> str:
@@ -106,22 +121,23 @@ class Option:
         return f"{self.help} ({extra})" if extra else self.help
 
 
-#: the Hurst index of fractional weights (fBm increments), H in (0, 1)
 HURST = Option("hurst", float, help="Hurst index H", low=0.0, high=1.0, low_open=True, high_open=True)
+"""The Hurst index of fractional weights (fBm increments), H in (0, 1)."""
 
-#: the Hurst index of a Young equation and of its Euler networks (the ``fbm`` regime, the Young
-#: limit, the modified Euler network): H in (1/2, 1)
 YOUNG_HURST = dataclasses.replace(
     HURST, low=0.5,
     below="for H <= 1/2 the Euler scheme of the Young equation has no strong limit (the critical scaling saturates "
           "at beta = 1/2); use the 'sde' regime for H = 1/2")
+"""The Hurst index of a Young equation and of its Euler networks (the ``fbm`` regime, the Young limit, the
+modified Euler network): H in (1/2, 1)."""
 
-#: the RBF length scale of smooth (Gaussian process) weights, in units of the whole depth
 LENGTH_SCALE = Option("length_scale", float, default=0.1, help="RBF length scale of the smooth weights",
                       low=0.05, high=100.0)
+"""The RBF length scale of smooth (Gaussian process) weights, in units of the whole depth."""
 
-#: the entry standard deviation ``s_A`` of the inside weights ``A`` (docs/mathematics.md, "The inside model")
 SA = Option("sa", float, default=0.25, help="entry standard deviation of A", low=0.0, low_open=True)
+"""The entry standard deviation ``s_A`` of the inside weights ``A`` (docs/mathematics.md, "The inside
+model")."""
 
-#: the entry standard deviation ``s_b`` of the inside biases ``b`` (0: no bias)
 SB = Option("sb", float, default=1.0, help="entry standard deviation of b; 0: no bias", low=0.0)
+"""The entry standard deviation ``s_b`` of the inside biases ``b`` (0: no bias)."""

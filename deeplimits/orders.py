@@ -21,9 +21,13 @@ class StrongOrder:
     """
 
     rate: float
+    """The exponent of ``L``."""
     condition: str
+    """When the order holds (e.g. ``"H in (1/2, 1)"``)."""
     note: str
+    """Where it comes from and what to expect at practical depths (printed in reports)."""
     log_power: float = 0.0
+    """The power of the logarithmic factor (``0.5`` for ``sqrt(log L)``), 0 without one."""
 
     def slope(self, depths) -> float:
         """The least-squares slope of ``-log(L^-rate (log L)^log_power)`` against ``log L`` over

@@ -15,6 +15,7 @@ import torch
 from . import _resources as R_
 from . import _validate as V_
 from ._random import randn
+from .errors import ParameterError
 from .networks import weight_shape
 from .orders import StrongOrder
 from .paths import DriverSample
@@ -30,10 +31,13 @@ class PairSample:
     ``h0`` of shape ``(draws, inputs, width)``."""
 
     weights: dict[str, DriverSample]
+    """The driver samples by weight name."""
     h0: torch.Tensor
+    """The inputs, ``(draws, inputs, width)``."""
 
     @property
     def draws(self) -> int:
+        """The number of independent draws."""
         return self.h0.shape[0]
 
     @property
@@ -57,11 +61,17 @@ class PairSolution:
     """Both trajectories on the grid ``times = k / depth``, each ``(depth + 1, draws, inputs, width)``."""
 
     regime: str
+    """The regime's registry name."""
     depth: int
+    """The network's depth ``L``."""
     times: torch.Tensor
+    """The grid ``k / depth``, ``k = 0..depth``."""
     network: torch.Tensor
+    """The network's hidden states ``h_k``."""
     limit: torch.Tensor
+    """The limit ``H_{k/L}`` on the same grid."""
     theory_rate: float
+    """The exponent of ``L`` in the declared strong order."""
 
     def strong_error(self) -> torch.Tensor:
         """``max_k ||H_{k/L} - h_k||`` per (draw, input): shape ``(draws, inputs)``."""
@@ -99,14 +109,17 @@ class Pair:
 
     @property
     def rate_note(self) -> str:
+        """Where the declared order comes from and what to expect at practical depths."""
         return self.order.note
 
     @property
     def hurst(self) -> float | None:
+        """The Hurst index of the regime's options (``None`` without one)."""
         return self.options.get("hurst")
 
     @property
     def beta(self) -> float:
+        """The network's scaling exponent (``alpha_L = L^-beta``)."""
         return self.network.beta
 
     @property
@@ -158,18 +171,18 @@ class Pair:
         """:meth:`solve` for several depths of one sample. The limit does not depend on the
         depth: when every depth divides the largest, it is solved once on the finest grid."""
         if not isinstance(sample, PairSample):
-            raise ValueError("sample must be a PairSample from Pair.sample(...)")
+            raise ParameterError("sample", "sample must be a PairSample from Pair.sample(...)")
         if isinstance(depths, int) or not hasattr(depths, "__iter__"):
-            raise ValueError(f"depths must be a list of depths >= 1, got {depths!r}")
+            raise ParameterError("depths", f"depths must be a list of depths >= 1, got {depths!r}")
         depths = [V_.integer("depths", L) for L in depths]
         if not depths:
-            raise ValueError("depths must be a non-empty list of depths >= 1")
+            raise ParameterError("depths", "depths must be a non-empty list of depths >= 1")
         if sample.resolution is not None:
             for L in depths:
                 V_.divides("depth", L, sample.resolution)
         h0 = sample.h0 if h0 is None else h0
         if isinstance(h0, torch.Tensor) and h0.device != sample.device:
-            raise ValueError(f"h0 must be on the sample's device ({sample.device}), got {h0.device}")
+            raise ParameterError("h0", f"h0 must be on the sample's device ({sample.device}), got {h0.device}")
         top = max(depths)
         shared = self.solve_limit(sample, h0, top) if all(top % L == 0 for L in depths) else None
         out = []

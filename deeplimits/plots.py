@@ -11,13 +11,15 @@ from typing import Sequence
 
 import numpy as np
 
+from .errors import ParameterError
+
 
 def plot_convergence(results: Sequence, path: str | None = None, *, ax=None):
     """Log-log plot of ``E max_k ||H_{k/L} - h_k||`` against depth with standard-error bars,
     one panel per result, and the theoretical slope drawn through the data's centre.
 
     Args:
-        results: :class:`~deeplimits.convergence.ConvergenceResult` objects.
+        results: :class:`~deeplimits.studies.convergence.ConvergenceResult` objects.
         path: write the figure there (PNG) when given.
         ax: an Axes (one result) or one Axes per result, to draw into; created when omitted.
     Returns:
@@ -74,8 +76,8 @@ def _figure(nrows, ncols, size, path, ax=None):
     if ax is not None:
         axes = np.asarray(ax, dtype=object).reshape(-1)
         if axes.size != nrows * ncols or not all(hasattr(a, "figure") for a in axes):
-            raise ValueError(f"ax must be {'a matplotlib Axes' if nrows * ncols == 1 else f'{nrows * ncols} matplotlib Axes'} "
-                             f"for this figure ({nrows} x {ncols} panels), got {ax!r:.80}")
+            want = "a matplotlib Axes" if nrows * ncols == 1 else f"{nrows * ncols} matplotlib Axes"
+            raise ParameterError("ax", f"ax must be {want} for this figure ({nrows} x {ncols} panels), got {ax!r:.80}")
         return axes[0].figure, axes.reshape(nrows, ncols)
     import matplotlib
 
@@ -103,7 +105,7 @@ def plot_stability(result, path: str | None = None, *, ax=None):
     ``sqrt`` of the theory bounds on ``E r^2`` (dotted) where they apply.
 
     Args:
-        result: a :class:`~deeplimits.propagation.StabilityResult`.
+        result: a :class:`~deeplimits.studies.stability.StabilityResult`.
         path: write the figure there (PNG) when given.
         ax: the Axes to draw into (one per panel), created when omitted.
     """
@@ -135,7 +137,7 @@ def plot_histograms(result, path: str | None = None, *, ax=None):
     per beta, with the fitted log-normal density and the p-value of the normality test of
     the logarithms."""
     if not result.samples:
-        raise ValueError("the result has no samples: run the study with histograms=True")
+        raise ParameterError("result", "the result has no samples: run the study with histograms=True")
     fig, axes = _figure(len(result.samples), 2, (10, 3.6 * len(result.samples)), path, ax)
     for row, s in zip(axes, result.samples):
         rec = next(r for r in result.records if r["beta"] == s["beta"] and r["depth"] == s["depth"])
@@ -166,7 +168,7 @@ def plot_theory(result, path: str | None = None, *, ax=None):
     (circles) and ``max_k ||h_k - h_0||/||h_0||`` (squares) against depth with the fitted laws.
 
     Args:
-        result: a :class:`~deeplimits.studies.StabilityResult`.
+        result: a :class:`~deeplimits.studies.stability.StabilityResult`.
         path: write the figure there (PNG) when given.
         ax: the Axes to draw into (one per panel), created when omitted.
     """
@@ -245,7 +247,8 @@ def _laws_panel(ax, result):
 
 def plot_phase(result, path: str | None = None, *, ax=None):
     """Heat maps of the mean ``log10 r_h`` and ``log10 r_p`` over (H, beta), with the measured
-    critical scaling ``beta*(H)`` and the prediction ``max(H, 1/2)`` drawn in."""
+    critical scalings ``beta*(H)`` of the forward pass (``r_h``) and of the gradient (``r_p``) on
+    both, and the prediction ``max(H, 1/2)`` drawn in."""
     slopes = result.slope_h is not None
     fig, axes = _figure(1, 3 if slopes else 2, (16.5 if slopes else 11, 4.6), path, ax)
     H = np.asarray(result.hurst)
@@ -263,7 +266,7 @@ def plot_phase(result, path: str | None = None, *, ax=None):
         if result.beta_star_scaling is not None:
             sc = np.array([np.nan if v is None else v for v in result.beta_star_scaling], dtype=float)
             ax.plot(H, sc, "g^", ms=3, label=rf"$\beta^*$: $r_h$ flat in depth ({result.short_depth} vs {result.depth})")
-        if ax is axes[0][1] and result.beta_star_p:
+        if result.beta_star_p:  # the gradient's boundary, on both panels: it is not beta = H (docs/published.md)
             bp = np.array([np.nan if v is None else v for v in result.beta_star_p], dtype=float)
             ax.plot(H, bp, "ws", ms=3, mec="k", label=r"$\beta^*$: mean $\log_{10} r_p = 0$")
         ax.set_xlabel("Hurst index H")

@@ -26,6 +26,7 @@ import torch
 import deeplimits as dl
 from deeplimits import _validate as V
 from deeplimits._executor import executor
+from deeplimits.errors import ParameterError
 from deeplimits.cli import main
 from deeplimits.training import BatchedAdam, BatchedSGD
 
@@ -50,7 +51,7 @@ P = ["phase", "--hursts", "0.6", "--betas", "0.5", "--width", "2", "--n-in", "2"
 # afile is a regular file and adir a directory in the working directory.
 CLI = [
     # -- the command itself
-    ([], 2, "required"),
+    # (bare 'deeplimits' prints the help with the commands, exit 2: tests/test_cli.py)
     (["nosuch"], 2, "invalid choice"),
     (["--version=2"], 2, "ignored explicit argument"),
     (["--bogus"], 2, "required"),
@@ -1129,6 +1130,8 @@ def test_bad_public_parameter(fn, base, param, value, needle, tmp_path, monkeypa
             fn(**{**base(), param: value})
     msg = str(info.value)
     assert needle in msg and param in msg and "\n" not in msg, msg
+    # the exception carries the parameter (the command line shows its flag from it)
+    assert isinstance(info.value, ParameterError) and info.value.param == param, (type(info.value), info.value.param)
     assert time.perf_counter() - t0 < LIMIT
     assert os.listdir(tmp_path) == ["adir"] and os.listdir(tmp_path / "adir") == []
 

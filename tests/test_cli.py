@@ -112,10 +112,16 @@ def test_runs_commands_list_show_export_and_redraw(tmp_path, capsys):
     assert main(["runs", "show", str(run)]) == 0
     assert "rate" in capsys.readouterr().out
     assert main(["runs", "export", str(run), "--csv", str(tmp_path / "r.csv"), "--json", str(tmp_path / "r.json")]) == 0
-    import pandas as pd
+    import csv
 
-    table = pd.read_csv(tmp_path / "r.csv")
-    assert len(table) == 3 and set(table["status"]) == {"done"} and "seed" in table and "param_regime" in table
+    with open(tmp_path / "r.csv", newline="") as f:
+        table = list(csv.DictReader(f))
+    # tidy: one row per draw and depth (6 draws x 2 depths), the errors of result.json's table
+    assert len(table) == 12 and {r["task_status"] for r in table} == {"done"} and {r["param_regime"] for r in table} == {"sde"}
+    assert sorted(int(r["depth"]) for r in table) == [4] * 6 + [8] * 6
+    for i, depth in enumerate(first["depths"]):
+        mean = sum(float(r["max_err"]) for r in table if int(r["depth"]) == depth) / 6
+        assert abs(mean - first["error"][i]) < 1e-12 * max(1.0, mean)
     assert len(json.loads((tmp_path / "r.json").read_text())) == 3
     # redraw from the store without recomputing: same numbers, fresh figure
     (run / "convergence.png").unlink()
@@ -126,3 +132,27 @@ def test_runs_commands_list_show_export_and_redraw(tmp_path, capsys):
     assert redrawn["error"] == first["error"] and redrawn["rate"] == first["rate"]
     assert main(["runs", "show", str(tmp_path / "nothing")]) == 2
     assert "no run store" in capsys.readouterr().err
+
+
+def test_bare_command_lists_the_commands(capsys):
+    """``deeplimits`` alone prints the help with every command (issue 28), exit 2 like any usage."""
+    assert main([]) == 2
+    err = capsys.readouterr().err
+    for command in ("convergence", "stability", "phase", "train", "weights", "scaling", "runs"):
+        assert f"\n    {command} " in err
+
+
+def test_no_help_text_shows_a_doubled_percent():
+    """argparse formats help strings with %, not descriptions: a literal '95%%' once showed."""
+    import argparse
+
+    from deeplimits.cli import build_parser
+
+    def texts(parser):
+        yield parser.format_help()
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for child in action.choices.values():
+                    yield from texts(child)
+
+    assert not [t for t in texts(build_parser()) if "%%" in t]

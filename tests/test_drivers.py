@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import deeplimits as dl
+from deeplimits import paths
 import deeplimits.paths.base as paths_base
 import deeplimits.paths.smooth as drivers
 
@@ -64,7 +65,7 @@ def test_fractional_weights_are_unit_fgn_at_every_depth(hurst):
     # self-similarity: aggregated fGn, renormalised by L^H, is again unit-variance fGn
     d, draws = 4, 300
     s = dl.FractionalDriver(hurst).sample((d, d), draws=draws, resolution=256, generator=gen(4))
-    gamma = dl.fgn_autocovariance(3, hurst)
+    gamma = paths.fgn_autocovariance(3, hurst)
     for depth in (256, 16):
         w = s.weights(depth) * math.sqrt(d)  # (L, draws, d, d)
         for k in range(3):
@@ -81,7 +82,7 @@ def test_smooth_covariance_matches_rbf_kernel_on_and_between_grid_points():
     times = torch.tensor([0.0, 0.0312, 0.05, 0.0731, 0.1, 0.2, 0.2377, 0.5, 1.0], dtype=torch.float64)
     v = s.at(times)[:, :, 0]  # (T, draws)
     emp = v @ v.T / draws
-    exact = dl.rbf_kernel(times[:, None], times[None, :], ell)
+    exact = paths.rbf_kernel(times[:, None], times[None, :], ell)
     # Var of the product estimator of Cov(X, Y) for Gaussians: (1 + rho^2) / draws
     se = torch.sqrt((1 + exact ** 2) / draws)
     assert ((emp - exact).abs() < 4.5 * se).all(), (emp - exact).abs().max()
@@ -146,7 +147,7 @@ def test_float32_samples():
         kw = {"resolution": 8} if drv.needs_resolution else {}
         w = drv.sample((2, 2), draws=2, dtype=torch.float32, generator=gen(), **kw).weights(4)
         assert w.dtype == torch.float32
-    np.testing.assert_allclose(dl.rbf_kernel(0.3, 0.3).item(), 1.0)
+    np.testing.assert_allclose(paths.rbf_kernel(0.3, 0.3).item(), 1.0)
 
 
 @pytest.mark.parametrize("ell", [0.05, 0.1, 0.37, 2.0])
@@ -155,7 +156,7 @@ def test_smooth_spectral_quadrature_reproduces_the_kernel(ell):
     omega, sqrt_w, err = drivers._rbf_quadrature(ell)
     tau = torch.linspace(0, 1, 1237, dtype=torch.float64)
     cov = torch.cos(tau[:, None] * omega[None, :]) @ (sqrt_w ** 2)
-    torch.testing.assert_close(cov, dl.rbf_kernel(tau, 0.0, ell), rtol=0, atol=1e-11)
+    torch.testing.assert_close(cov, paths.rbf_kernel(tau, 0.0, ell), rtol=0, atol=1e-11)
     assert err < 1e-11
     with pytest.raises(ValueError, match=r"t must lie in \[-0.25, 1.25\]"):
         dl.SmoothDriver(ell).sample((1,), draws=1, generator=gen()).at(1.5)

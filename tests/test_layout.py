@@ -1,6 +1,8 @@
 """The package's shape (issue 11): the import graph runs one way (no cycle, nothing imports the
 package root from inside, no import hidden behind importlib), no module over 400 lines, no
-function over 50 lines; and every default ``--help`` prints is read from the code (issue 22)."""
+function over 50 lines; (issue 22) every module sits in a declared layer and imports only from
+its own layer or those below, no class over 350 lines or 30 methods, and every default
+``--help`` prints is read from the code."""
 
 import ast
 import copy
@@ -12,6 +14,9 @@ import pytest
 PKG = pathlib.Path(__file__).resolve().parent.parent / "deeplimits"
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 50
+#: a class may not fill a module (its methods are helpers of one concept: split it when it grows)
+MAX_CLASS_LINES = 350
+MAX_CLASS_METHODS = 30
 MODULES = sorted(PKG.rglob("*.py"))
 
 
@@ -40,8 +45,23 @@ def imports(path: pathlib.Path) -> set[str]:
                             or (PKG.parent / sub.replace(".", "/")).is_dir() else mod)
         elif isinstance(node, ast.Import):
             out |= {a.name for a in node.names if a.name.startswith("deeplimits")}
+    out |= {f"{me}.{sub}" for sub in lazy_tables(path)}
     out.discard(me)
     return out
+
+
+def lazy_tables(path: pathlib.Path) -> set[str]:
+    """The submodules a package ``__init__`` loads by name (deeplimits._lazy): the values of its
+    tables ``_WHERE`` (public name -> submodule) and ``_MOVED`` (deprecated name -> submodule),
+    written as ``{"name": "sub", **dict.fromkeys((...), "sub")}``."""
+    subs = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") in ("_WHERE", "_MOVED") for t in node.targets):
+            for value in node.value.values:
+                if isinstance(value, ast.Call):  # dict.fromkeys(names, "sub")
+                    value = value.args[1]
+                subs.add(value.value)
+    return subs
 
 
 GRAPH = {name_of(p): imports(p) for p in MODULES}
@@ -50,8 +70,11 @@ GRAPH = {name_of(p): imports(p) for p in MODULES}
 # mypkg.acts:cube``) names a module only at run time, so deeplimits.activations imports it by name,
 # in exactly one function. The other: an optional dependency (Dask, pandas, mnist1d; never a
 # deeplimits module) is imported by name in deeplimits._extras.need, which names its extra when it is
-# missing. Nothing else in the package may (module -> the function allowed to).
-IMPORTLIB_ALLOWED = {"deeplimits.activations": "_from_module", "deeplimits._extras": "need"}
+# missing. The third: the lazy package roots import the submodule of a name in deeplimits._lazy.submodule,
+# from their tables (``_WHERE``, ``_MOVED``), which the graph reads (lazy_tables). Nothing else in the
+# package may (module -> the function allowed to).
+IMPORTLIB_ALLOWED = {"deeplimits.activations": "_from_module", "deeplimits._extras": "need",
+                     "deeplimits._lazy": "submodule"}
 
 
 def _importlib_uses(path: pathlib.Path) -> set[str]:
@@ -105,6 +128,85 @@ def test_the_import_graph_has_no_cycle():
     for m in GRAPH:
         if m not in state:
             visit(m)
+
+
+# -- declared layers (issue 22): which part of the package may import which ------------------------
+
+#: The layers, lowest first, by top-level module or subpackage of deeplimits ("" is the package
+#: root). A module imports only from its own layer or the layers below; within a layer the cycle
+#: test above keeps the graph one-way.
+LAYERS = (
+    ("foundations", {"errors", "_version", "_names", "_files", "_extras", "_resources", "options", "_random",
+                     "_plain", "_lazy", "orders", "_validate", "_executor"}),
+    ("runs", {"runs"}),
+    ("numerics", {"activations", "paths", "networks", "data", "plots"}),
+    ("models", {"limits", "pairs", "training"}),
+    ("uses of the models", {"regimes", "diagnostics"}),
+    ("studies", {"studies"}),
+    ("interface", {"cli", "__main__", ""}),
+)
+#: imports up the layers allowed, (importer, imported) -> why
+UPWARD = {("_validate", "runs"): "_validate.store checks isinstance(store, RunStore), imported inside the function"}
+
+
+def part_of(module: str) -> str:
+    """The top-level module or subpackage of ``module`` ("" for the package root)."""
+    return module.split(".")[1] if "." in module else ""
+
+
+def layer_of(part: str) -> int:
+    return next(i for i, (_, parts) in enumerate(LAYERS) if part in parts)
+
+
+def upward_imports(graph: dict) -> list[str]:
+    """The imports of ``graph`` (module -> modules) that go up the declared layers (and are not in
+    :data:`UPWARD`)."""
+    bad = []
+    for module, deps in graph.items():
+        for dep in deps:
+            a, b = part_of(module), part_of(dep)
+            if dep in graph and layer_of(b) > layer_of(a) and (a, b) not in UPWARD:
+                bad.append(f"{module} ({LAYERS[layer_of(a)][0]}) imports {dep} ({LAYERS[layer_of(b)][0]})")
+    return bad
+
+
+def test_every_module_sits_in_one_declared_layer():
+    parts = [p for _, ps in LAYERS for p in ps]
+    assert len(parts) == len(set(parts)), "a part declared in two layers"
+    assert {part_of(m) for m in GRAPH} == set(parts), "a part of the package in no layer (or a layer naming none)"
+    assert all(layer_of(b) > layer_of(a) for a, b in UPWARD)
+
+
+def test_imports_go_down_the_declared_layers():
+    assert not upward_imports(GRAPH)
+    # the rule would see one: the runs importing a study, and a network importing a limit
+    bad = upward_imports({**GRAPH, "deeplimits.runs.store": {"deeplimits.studies.plan"},
+                          "deeplimits.networks": {"deeplimits.limits.sde"}})
+    assert sorted(bad) == ["deeplimits.networks (numerics) imports deeplimits.limits.sde (models)",
+                           "deeplimits.runs.store (runs) imports deeplimits.studies.plan (studies)"]
+
+
+def class_sizes(path: pathlib.Path) -> list[tuple[str, int, int]]:
+    """``(name, lines, methods)`` of every class of ``path`` (its docstring counted)."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ClassDef):
+            methods = sum(isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)) for b in node.body)
+            out.append((node.name, node.end_lineno - node.lineno + 1, methods))
+    return out
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PKG.parent)))
+def test_class_sizes(path):
+    big = [f"{name} ({n} lines, {m} methods)" for name, n, m in class_sizes(path)
+           if n > MAX_CLASS_LINES or m > MAX_CLASS_METHODS]
+    assert not big, f"classes over {MAX_CLASS_LINES} lines or {MAX_CLASS_METHODS} methods: {big}"
+
+
+def test_the_class_size_rule_sees_a_big_class(tmp_path):
+    body = "".join(f"    def m{i}(self):\n        return {i}\n" for i in range(MAX_CLASS_METHODS + 1))
+    (tmp_path / "big.py").write_text("class Big:\n" + body)
+    assert class_sizes(tmp_path / "big.py") == [("Big", 2 * MAX_CLASS_METHODS + 3, MAX_CLASS_METHODS + 1)]
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PKG.parent)))

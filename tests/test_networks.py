@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import deeplimits as dl
+from deeplimits import networks
 
 
 def gen(seed=0):
@@ -45,7 +46,7 @@ def test_constant_weights_linear_network_is_a_matrix_power():
     torch.testing.assert_close(tr.states[-1], h0 @ M.transpose(-1, -2))
 
 
-@pytest.mark.parametrize("arch", dl.ARCHITECTURES)
+@pytest.mark.parametrize("arch", networks.ARCHITECTURES)
 def test_one_layer_matches_the_spec_formula(arch):
     g = gen(3)
     n, d = 2, 3
@@ -67,7 +68,7 @@ def test_one_layer_matches_the_spec_formula(arch):
         torch.testing.assert_close(h1[i], h0[i] + r)  # L = 1: alpha = 1
 
 
-@pytest.mark.parametrize("arch", dl.ARCHITECTURES)
+@pytest.mark.parametrize("arch", networks.ARCHITECTURES)
 def test_streamed_weights_give_the_same_trajectory(arch):
     g = gen(4)
     L, n, d = 12, 3, 4

@@ -86,3 +86,25 @@ def test_networks_declare_their_weights_and_propagation_draws_them():
     assert weight_shape("b", 5) == (5,) and weight_shape("W_drift", 5) == (5, 5)
     p = dl.pair("inside-sde", width=5, beta=1.0)
     assert {k: p._weight_layout(k)[0] for k in p.drivers} == {k: weight_shape(k, 5) for k in p.drivers}
+
+
+def test_one_table_of_weight_names():
+    """The weight names live in deeplimits._names alone (issue 22): the networks, the trained
+    networks, the propagation studies, the initialisation and the weight sources read it, and no
+    other module writes a tuple of weight names of its own."""
+    from deeplimits import _names, networks
+    from deeplimits.training import ResidualNetwork
+
+    assert networks.WEIGHTS is _names.WEIGHTS and networks.REQUIRED is _names.REQUIRED
+    assert P.weight_names is _names.weight_names
+    for arch in WEIGHTS:
+        for bias in (False, True):
+            net = ResidualNetwork(arch, 2, 3, 2, 2, configs=1, bias=bias, dtype=torch.float64)
+            # the matrices of the table, then the bias when the network has one (any architecture)
+            assert net.residual_names() == _names.weight_names(arch, bias=False) + (("b",) if bias else ())
+            assert set(net.residual_weights()) == set(net.residual_names())
+    assert _names.weight_names("inside", bias=False) == ("W",) and _names.REQUIRED["res-2"] == ("V", "W")
+    literal = re.compile(r"""\(\s*["']V["']\s*,\s*(\)|["']W["'])""")  # ("V",) or ("V", "W"...
+    hits = [f"{p.relative_to(PKG)}:{i}" for p in PKG.rglob("*.py") if p.name != "_names.py"
+            for i, line in enumerate(p.read_text().splitlines(), 1) if literal.search(line)]
+    assert not hits, f"tables of weight names outside deeplimits/_names.py: {hits}"

@@ -6,6 +6,7 @@ before plans became dataclasses (the dict-returning ``plan_stability`` / ``plan_
 import json
 
 import pytest
+import torch
 
 import deeplimits as dl
 from deeplimits.runs import RunStore, task_function
@@ -78,3 +79,81 @@ def test_one_run_and_one_reader_for_every_study(tmp_path, study):
     a, b = ran.to_dict(), stored.to_dict()
     a.pop("seconds"), b.pop("seconds")
     assert a == b and type(stored) is type(ran)
+
+
+def _every_plan(device):
+    """One small plan of every study on ``device``."""
+    from deeplimits.studies import plan_scaling, plan_training
+
+    return {"convergence": dl.plan_convergence("sde", depths=[2, 4], paths=2, width=2, device=device),
+            "stability": plan_stability("res-2", width=2, n_in=2, depths=[4], betas=[0.5], draws=2, device=device),
+            "phase": plan_phase([0.3], [0.5], width=2, n_in=2, depth=4, draws=1, inputs=1, device=device),
+            "train": plan_training("synthetic", depth=2, width=2, epochs=1, device=device),
+            "scaling": plan_scaling(depths=[2, 4], width=2, seeds=1, samples=8, max_epochs=1, device=device)}
+
+
+def test_one_device_encoding_for_every_plan():
+    """Every plan holds its device as :func:`deeplimits._validate.device_spec` encodes it:
+    ``None`` on the CPU (not in the spec: the specs of CPU runs are those of before), else its
+    name; a spec with a device reads back with it."""
+    from deeplimits._validate import device_spec
+
+    assert device_spec(None) is None and device_spec("cpu") is None and device_spec(torch.device("cpu")) is None
+    for default, named in zip(_every_plan(None).values(), _every_plan("cpu").values()):
+        assert default == named and default.device is None and "device" not in default.to_dict()
+    for study, plan in _every_plan(None).items():
+        spec = {**plan.to_dict(), "device": "cuda:1"}  # as a GPU run records it (read back on any machine)
+        back = plan_from_dict(spec)
+        assert back.device == "cuda:1" and back.to_dict() == spec, study
+
+
+@pytest.mark.parametrize("study", ["stability", "phase"])
+def test_a_result_holds_its_plan(study):
+    """A result keeps the plan it summarises (issue 22) and re-declares none of its fields: the
+    plan's values are read through it and written to its JSON under their old names, and JSON
+    written before results held plans still loads (a stability plan's chunking was not recorded:
+    one chunk of all the draws)."""
+    import dataclasses
+
+    plan = new_plans()[study]
+    res = plan.run()
+    assert res.plan == plan
+    assert not {f.name for f in dataclasses.fields(res)} & {f.name for f in dataclasses.fields(plan)}
+    d = res.to_dict()
+    assert d["plan"] == plan.to_dict() and d["width"] == res.width == plan.width == 4 and d["dtype"] == "float32"
+    if study == "phase":
+        assert d["hurst"] == res.hurst == [0.3, 0.7] and d["beta"] == [0.5, 1.0] and d["bias"] is None
+    else:
+        from deeplimits.studies.stability import DELTA
+
+        assert plan.length_scale is not None and plan.delta is None  # the declared defaults
+        assert d["driver"] == {"driver": "smooth", "length_scale": plan.length_scale} == res.driver
+        assert d["delta"] == res.delta == DELTA
+    back = type(res).from_dict(json.loads(json.dumps(d)))
+    assert back == res and back.plan == plan
+    old = {k: v for k, v in d.items() if k != "plan"}  # as written before
+    again = type(res).from_dict(old)
+    assert again.plan == (plan if study == "phase" else dataclasses.replace(plan, chunk=plan.draws))
+    assert again.to_dict()["records" if study == "stability" else "log10_rh"] == d[
+        "records" if study == "stability" else "log10_rh"]
+    with pytest.raises(AttributeError, match="colour"):
+        res.colour
+
+
+def test_a_training_result_holds_its_plan(tmp_path):
+    """The training grid's result holds its plan too (issue 22); JSON without the plan did not
+    record the grid's settings and is refused with a pointer to the run store."""
+    import dataclasses
+
+    from deeplimits.studies import plan_training
+
+    plan = plan_training("synthetic", depth=2, width=3, epochs=1, save_weights=False)
+    res = plan.run()
+    assert res.plan == plan and (res.width, res.depth, res.arch, res.epochs) == (3, 2, plan.arch, 1)
+    assert not {f.name for f in dataclasses.fields(res)} & {f.name for f in dataclasses.fields(plan)}
+    d = json.loads(res.to_json())
+    assert d["plan"] == plan.to_dict() and d["dataset"] == "synthetic" and d["width"] == 3
+    assert type(res).from_dict(d) == res
+    with pytest.raises(ValueError, match="no 'plan' key.*results_from_store") as e:
+        type(res).from_dict({k: v for k, v in d.items() if k != "plan"})
+    assert e.value.param == "d"

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import deeplimits as dl
+from deeplimits.studies import theory
 from deeplimits import stability
 from deeplimits.studies.propagation import CAP
 from deeplimits.studies.theory import theory_bounds
@@ -146,15 +147,15 @@ def test_statistics_pool_every_input():
 
 def test_bounds_apply_where_the_assumptions_hold():
     iid, smooth = dl.IIDDriver("uniform"), dl.SmoothDriver()
-    assert dl.bounds_apply("res-3", "relu", iid) and dl.bounds_apply("res-2", "relu", iid)
-    assert not dl.bounds_apply("res-1", "relu", iid)  # no inner symmetric weight
-    assert dl.bounds_apply("res-1", "identity", iid) and dl.bounds_apply("res-1", "leaky_relu", iid)
-    assert not dl.bounds_apply("res-1", "leaky_relu:0.5", iid) and not dl.bounds_apply("res-2", "tanh", iid)
-    assert not dl.bounds_apply("res-3", "relu", smooth) and not dl.bounds_apply("inside", "identity", iid)
+    assert theory.bounds_apply("res-3", "relu", iid) and theory.bounds_apply("res-2", "relu", iid)
+    assert not theory.bounds_apply("res-1", "relu", iid)  # no inner symmetric weight
+    assert theory.bounds_apply("res-1", "identity", iid) and theory.bounds_apply("res-1", "leaky_relu", iid)
+    assert not theory.bounds_apply("res-1", "leaky_relu:0.5", iid) and not theory.bounds_apply("res-2", "tanh", iid)
+    assert not theory.bounds_apply("res-3", "relu", smooth) and not theory.bounds_apply("inside", "identity", iid)
 
 
 def test_theory_bounds_beyond_double_range():
-    assert dl.theory_bounds(0.0, 1100)[1] == math.inf and dl.theory_bounds(0.0, 2100) == (math.inf, math.inf)
+    assert theory.theory_bounds(0.0, 1100)[1] == math.inf and theory.theory_bounds(0.0, 2100) == (math.inf, math.inf)
     res = stability("res-1", activation="identity", width=2, n_in=2, depths=[1100], betas=[0.0], draws=1)
     assert res.records[0]["theory_upper"] is None and res.records[0]["regime"] == "explosion"
 
@@ -200,9 +201,9 @@ def test_lognormal_fit_rejects_what_is_not_log_normal():
 # -- phase diagram -------------------------------------------------------------------------
 
 def test_critical_beta_interpolates_the_first_downward_crossing():
-    assert dl.critical_beta([0.0, 0.5, 1.0], [2.0, 1.0, -1.0]) == pytest.approx(0.75)
-    assert dl.critical_beta([0.0, 0.5, 1.0], [30.0, 30.0, 1.0]) is None
-    assert dl.critical_beta([0.0, 0.5, 1.0], [0.0, -1.0, -2.0]) is None
+    assert theory.critical_beta([0.0, 0.5, 1.0], [2.0, 1.0, -1.0]) == pytest.approx(0.75)
+    assert theory.critical_beta([0.0, 0.5, 1.0], [30.0, 30.0, 1.0]) is None
+    assert theory.critical_beta([0.0, 0.5, 1.0], [0.0, -1.0, -2.0]) is None
 
 
 def test_phase_diagram_critical_scaling():

@@ -126,3 +126,48 @@ def test_estimate_is_within_a_factor_two_of_the_measured_peak(driver):
     m = json.loads(out.stdout)
     assert m["estimate"] > 200 * 2 ** 20  # large enough to dominate the allocator's noise
     assert 0.5 < m["grown"] / m["estimate"] < 2.0, m
+
+
+def test_every_study_is_sized_by_its_model_in_the_memory_module():
+    """One place for the memory models (issue 22): each plan's estimate is the model of
+    deeplimits.studies.memory for its largest task, and no other module of the studies counts bytes
+    (a ``*_bytes`` function elsewhere only hands over to the memory module)."""
+    import ast
+    import pathlib
+
+    import torch
+
+    from deeplimits.studies import memory as M
+    from deeplimits.studies import plan_scaling, plan_training
+    from deeplimits.studies.propagation import _phase_depths
+
+    st = plan_stability("res-2", dl.make_driver("fractional", 0.6), width=6, n_in=4, depths=[8, 16], betas=[0.5, 1.0], draws=6, chunk=4)
+    assert st.estimate().peak_bytes == M.propagation_bytes("res-2", dl.make_driver("fractional", 0.6), 6, 4, [8, 16],
+                                                           [0.5, 1.0], 1, 4, 4)
+    ph = plan_phase([0.3, 0.7], [0.5], width=5, n_in=3, depth=40, draws=2, inputs=3)
+    assert ph.estimate().peak_bytes == M.propagation_bytes("res-3", dl.make_driver("fractional", 0.3), 5, 3,
+                                                           sorted(_phase_depths(40)), [0.5], 3, 2, 4)
+    cv = plan_convergence("fbm", hurst=0.7, width=4, depths=[4, 8], paths=8, chunk=4, reference=32)
+    assert cv.estimate().peak_bytes == M.convergence_bytes(cv.pair(), 4, 1, 32, [4, 8], 8)
+    tr = plan_training("synthetic", depth=4, width=3, epochs=1, lrs=[0.01, 0.1], seeds=2, chunk=3)
+    assert tr.estimate().chunk == 3 and tr.estimate().peak_bytes == M.training_bytes(tr, 3) > M.INTERPRETER_BYTES
+    sc = plan_scaling(depths=[2, 4], width=2, seeds=1, samples=8, max_epochs=1)
+    assert sc.estimate().peak_bytes == M.scaling_bytes(sc, 4) > M.INTERPRETER_BYTES
+    # the default chunk of a stability study: TASK_BYTES over the bytes per draw of its historical rule
+    from deeplimits.studies.presets import TASK_BYTES
+
+    per_draw = M.default_draw_bytes("res-3", dl.make_driver("uniform"), 40, [10, 100], [0.5], 1, 4)
+    assert plan_stability(depths=[10, 100], betas=[0.5], draws=10 ** 6).chunk == TASK_BYTES // per_draw
+    studies = pathlib.Path(M.__file__).parent
+    own = []
+    for path in studies.glob("*.py"):
+        if path.name == "memory.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef) and node.name.endswith("_bytes"):
+                body = node.body[1:] if ast.get_docstring(node) else node.body
+                calls_memory = any(isinstance(n, ast.Name) and n.id.endswith("_bytes") for n in ast.walk(body[-1]))
+                if len(body) > 2 or not calls_memory:
+                    own.append(f"{path.name}:{node.name}")
+    assert not own, f"memory models outside deeplimits/studies/memory.py: {own}"
+    assert torch.float32.itemsize == 4  # the item sizes used above

@@ -17,7 +17,7 @@ from deeplimits.regimes import REGISTRY
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 PACKAGES = ["deeplimits.paths", "deeplimits.limits", "deeplimits.regimes", "deeplimits.options",
-            "deeplimits.training", "deeplimits.diagnostics", "deeplimits.data", "deeplimits.runs"]
+            "deeplimits.training", "deeplimits.diagnostics", "deeplimits.data", "deeplimits.runs", "deeplimits.errors"]
 
 
 @pytest.fixture(scope="module")
@@ -40,25 +40,39 @@ def _page_html(site, module: str) -> str:
     pytest.fail(f"no reference page for {module}")
 
 
+def _has_entry(html: str, page: str, name: str) -> bool:
+    """The page documents ``name``: its own anchor, or one under the page (``train``, both a
+    module and its function, is ``deeplimits.training.train.train``)."""
+    anchors = set(re.findall(r'id="(deeplimits\.[\w.]+)"', html))
+    return f"deeplimits.{page}.{name}" in anchors or any(a.startswith(f"deeplimits.{page}.") and a.endswith(f".{name}")
+                                                         for a in anchors)
+
+
 def test_every_top_level_name_has_a_reference_entry(site):
+    """Every name of the user's API (the root's ``__all__``) on the page of its module."""
     missing = []
     for name in dl.__all__:
         if name == "__version__":
             continue
         module = "deeplimits." + dl._WHERE[name]
         page, html = _page_html(site, module)
-        if f'id="deeplimits.{page}.{name}"' not in html:
+        if not _has_entry(html, page, name):
             missing.append(f"{name} ({page})")
     assert not missing, missing
+
+
+def test_the_exports_table_lists_the_users_api(site):
+    """docs/reference/index.md lists every name of the root's ``__all__`` and nothing else."""
+    html = (site / "reference" / "index.html").read_text()
+    listed = set(re.findall(r"<tr>\s*<td><code>(\w+)</code></td>", html))
+    assert listed == set(dl.__all__), sorted(listed ^ set(dl.__all__))
 
 
 @pytest.mark.parametrize("package", PACKAGES)
 def test_every_public_name_of_a_package_has_a_reference_entry(site, package):
     mod = importlib.import_module(package)
     page, html = _page_html(site, package)
-    anchors = set(re.findall(r'id="(deeplimits\.[\w.]+)"', html))
-    missing = [n for n in mod.__all__ if f"deeplimits.{page}.{n}" not in anchors
-               and not any(a.startswith(f"deeplimits.{page}.") and a.endswith(f".{n}") for a in anchors)]
+    missing = [n for n in mod.__all__ if not _has_entry(html, page, n)]
     assert not missing, missing
 
 
@@ -69,6 +83,19 @@ def test_figures_on_the_site(site):
         imgs |= set(re.findall(r'<img[^>]+src="\.\./figures/([\w.-]+\.png)"', (site / page / "index.html").read_text()))
     assert len(imgs) >= 8, imgs
     assert all((site / "figures" / f).exists() for f in imgs)
+
+
+def test_home_page_shows_the_package_at_work(site):
+    """The home page (issue 28): the main job's figure, the model as rendered mathematics, a quick
+    start without prompts, and the guide from a question to a command."""
+    html = (site / "index.html").read_text()
+    assert re.search(r'<img[^>]+src="figures/convergence\.png"', html) and (site / "figures" / "convergence.png").exists()
+    model = html.split("<h2", 1)[0]
+    assert '<div class="arithmatex"><math' in model  # the residual recursion, displayed
+    quick = html.split('id="quick-start"', 1)[1].split("<h2", 1)[0]
+    assert "&gt;&gt;&gt;" not in quick and "strong_convergence" in quick
+    guide = html.split('id="what-do-i-use-for-my-question"', 1)[1].split("<h2", 1)[0]
+    assert all(f"deeplimits {c}" in guide for c in ("convergence", "stability", "phase", "train", "scaling", "weights"))
 
 
 def test_cli_page_is_the_parser(site):
@@ -131,3 +158,56 @@ def test_the_math_hook_renders_and_refuses_bad_tex():
     assert "<math" in out and "\\(" not in out and "<msup>" in out
     with pytest.raises(ValueError, match="x.md: cannot render"):
         hook.render('<span class="arithmatex">\\(x^\\)</span>', "x.md")
+
+
+def _signatures(html: str) -> list[str]:
+    import html as html_lib
+
+    return [html_lib.unescape(re.sub(r"<[^>]+>", "", s))
+            for s in re.findall(r'<div class="doc-signature highlight"><pre>(.*?)</pre>', html, flags=re.S)]
+
+
+def test_reference_signatures_are_formatted(site):
+    """The signatures are formatted (ruff, in the docs extra): one parameter a line, not one line
+    cut at the column edge (issue 28)."""
+    _, html = _page_html(site, "deeplimits.studies.convergence")
+    sig = next(s for s in _signatures(html) if s.startswith("strong_convergence("))
+    lines = sig.splitlines()
+    assert len(lines) > 5 and lines[1].startswith("    ") and lines[-1].startswith(")"), sig
+    assert max(len(line) for line in lines) <= 88, sig
+
+
+def test_reference_cross_references_are_links(site):
+    """The docstrings' Sphinx roles and ``docs/NAME.md`` mentions are links in the built site
+    (docs/hooks/crossrefs.py), and no raw role is left on any page (issue 28)."""
+    _, html = _page_html(site, "deeplimits.limits")
+    # SDELimit's docstring: :class:`~deeplimits.paths.PathSample`, a class on another page
+    assert re.search(r'<a[^>]+href="\.\./paths/#deeplimits\.paths\.PathSample"[^>]*><code>PathSample</code></a>', html)
+    # the package docstring: :class:`SDELimit`, resolved in the module's scope, on the same page
+    assert re.search(r'<a[^>]+href="#deeplimits\.limits\.SDELimit"[^>]*><code>SDELimit</code></a>', html)
+    # docs/mathematics.md, "The implemented regimes": the page, at that section
+    assert '<a href="../../mathematics/#the-implemented-regimes">docs/mathematics.md, "The implemented regimes"</a>' in html
+    _, html = _page_html(site, "deeplimits.pairs")
+    # an explicit title: :meth:`DriverSample.to <deeplimits.paths.DriverSample.to>`
+    assert re.search(r'<a[^>]+href="\.\./paths/#deeplimits\.paths\.DriverSample\.to"[^>]*><code>DriverSample\.to</code>',
+                     html)
+    raw = [str(p.relative_to(site)) for p in site.rglob("*.html")
+           if re.search(r":(?:func|class|meth|mod|attr|data|obj|exc|const):", p.read_text())]
+    assert not raw, raw
+
+
+def test_the_crossrefs_extension_shows_the_unresolvable_as_code():
+    """A role naming nothing the reference renders (a private helper, torch) is code, not a link
+    that ``--strict`` would reject; a name found is an autorefs link to where it is rendered."""
+    griffe = pytest.importorskip("griffe")
+    spec = importlib.util.spec_from_file_location("docs_crossrefs", DOCS / "hooks" / "crossrefs.py")
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    ext = hook.CrossReferences()
+    pkg = griffe.load("deeplimits", search_paths=[str(ROOT)], extensions=griffe.load_extensions(ext))
+    scope = pkg["limits"]
+    assert ext.rewrite(":class:`torch.Generator`", scope) == "`torch.Generator`"
+    assert ext.rewrite(":func:`~deeplimits._random.chunk_seed`", scope) == "`chunk_seed`"
+    assert ext.rewrite(":func:`~deeplimits.pair`", scope) == "[`pair`][deeplimits.regimes.pair]"
+    assert ext.rewrite(":mod:`deeplimits.paths`", scope) == "[`deeplimits.paths`](paths.md)"
+    assert ext.rewrite("see docs/nowhere.md", scope) == "see docs/nowhere.md"

@@ -20,31 +20,31 @@ from deeplimits.studies.fits import bootstrap_fit
 def test_high_probability_bounds_published_values():
     """beta = 1/2, L = 1000, d = 100, delta = 1/4: sqrt(exp(3/8 - sqrt(0.44))) = 0.8657 and
     sqrt(exp(1 + sqrt(0.2))) = 2.0619 (the values of the issue, to 4 digits)."""
-    lo, hi = dl.high_probability_bounds(0.5, 1000, 100, 0.25)
+    lo, hi = T.high_probability_bounds(0.5, 1000, 100, 0.25)
     assert round(math.sqrt(lo), 4) == 0.8657 and round(math.sqrt(hi), 4) == 2.0619
     # L a^2 = L^(1 - 2 beta) = 1 at beta = 1/2 whatever the depth; at beta = 1 it is 1/L
-    assert dl.high_probability_bounds(0.5, 10, 100, 0.25) == pytest.approx((lo, hi), rel=1e-14)
-    lo1, hi1 = dl.high_probability_bounds(1.0, 100, 64, 0.5)
+    assert T.high_probability_bounds(0.5, 10, 100, 0.25) == pytest.approx((lo, hi), rel=1e-14)
+    lo1, hi1 = T.high_probability_bounds(1.0, 100, 64, 0.5)
     assert lo1 == pytest.approx(math.exp(3 / 800 - math.sqrt(11 / 100 / 32)), rel=1e-14)
     assert hi1 == pytest.approx(math.exp(1 / 100 + math.sqrt(5 / 100 / 32)), rel=1e-14)
-    assert dl.high_probability_bounds(0.0, 2000, 40, 0.25)[1] == math.inf  # beyond the largest double
+    assert T.high_probability_bounds(0.0, 2000, 40, 0.25)[1] == math.inf  # beyond the largest double
 
 
 def test_quantile_bound_and_limits():
-    assert dl.quantile_bound(0.5, 1000, 0.25) == pytest.approx(8.0)  # L a^2 = 1
-    assert dl.quantile_bound(1.0, 100, 0.1) == pytest.approx(2 * 0.01 / 0.1)
-    assert dl.quantile_bound(0.25, 100, 0.25) is None  # L a^2 = 10 > 1: not stated
-    lo, hi = dl.CRITICAL_LIMITS
+    assert T.quantile_bound(0.5, 1000, 0.25) == pytest.approx(8.0)  # L a^2 = 1
+    assert T.quantile_bound(1.0, 100, 0.1) == pytest.approx(2 * 0.01 / 0.1)
+    assert T.quantile_bound(0.25, 100, 0.25) is None  # L a^2 = 10 > 1: not stated
+    lo, hi = T.CRITICAL_LIMITS
     assert lo == pytest.approx(math.sqrt(math.e) - 1, rel=1e-15) and hi == pytest.approx(math.e - 1, rel=1e-15)
     # (1 + 1/(2L))^L - 1 and (1 + 1/L)^L - 1 increase to their limits, within 1/L
     for L in (10, 1000, 10 ** 6):
-        b = dl.theory_bounds(0.5, L)
+        b = T.theory_bounds(0.5, L)
         assert b[0] < lo < b[0] + 1 / L and b[1] < hi < b[1] + 2 / L
 
 
-@pytest.mark.parametrize("call", [lambda: dl.quantile_bound(0.5, 10, 1.0), lambda: dl.quantile_bound(0.5, 10, 0),
-                                  lambda: dl.high_probability_bounds(0.5, 10, 0, 0.25),
-                                  lambda: dl.high_probability_bounds(-1, 10, 4, 0.25)])
+@pytest.mark.parametrize("call", [lambda: T.quantile_bound(0.5, 10, 1.0), lambda: T.quantile_bound(0.5, 10, 0),
+                                  lambda: T.high_probability_bounds(0.5, 10, 0, 0.25),
+                                  lambda: T.high_probability_bounds(-1, 10, 4, 0.25)])
 def test_bounds_refuse_bad_arguments(call):
     with pytest.raises(ValueError, match="delta|width|beta"):
         call()
@@ -127,8 +127,8 @@ def test_high_probability_bounds_hold_at_the_proposition_size():
     rec = res.records[0]
     assert rec["hp_unmet"] == {"lower": [], "upper": []}
     assert rec["hp_lower"] < rec["norm_ratio_h"]["q25"] and rec["norm_ratio_h"]["q75"] < rec["hp_upper"]
-    assert rec["hp_lower"] == pytest.approx(math.sqrt(dl.high_probability_bounds(0.5, 200, 64, 0.25)[0]))
-    assert rec["limit_lower"] == dl.CRITICAL_LIMITS[0] and rec["limit_upper"] == dl.CRITICAL_LIMITS[1]
+    assert rec["hp_lower"] == pytest.approx(math.sqrt(T.high_probability_bounds(0.5, 200, 64, 0.25)[0]))
+    assert rec["limit_lower"] == T.CRITICAL_LIMITS[0] and rec["limit_upper"] == T.CRITICAL_LIMITS[1]
     assert "with probability >= 0.75 each" in res.report() and "e^(1/2) - 1" in res.report()
 
 
@@ -181,7 +181,7 @@ def test_phase_slopes_and_beta_star_of_r_p():
                 want = (res.log10_rh[i][j] - res.log10_rh_short[i][j]) / math.log10(500 / 50)
                 assert res.slope_h[i][j] == pytest.approx(want)
             assert res.predicted_slope[i][j] == pytest.approx(max(hursts[i], 0.5) - b)
-        assert res.beta_star_p[i] == dl.critical_beta(betas, res.log10_rp[i])
+        assert res.beta_star_p[i] == T.critical_beta(betas, res.log10_rp[i])
     gaps = res.slope_gaps()
     assert all(abs(g) < 0.1 for g in gaps), gaps
     assert "beta* (r_p)" in res.report()
@@ -233,7 +233,7 @@ def test_cli_reports_bounds_and_refuses_bad_delta(tmp_path, capsys):
     rec = json.loads(out.read_text())["records"][0]
     for key in ("norm_ratio_h", "norm_ratio_p"):
         assert {"q25", "median", "q75"} <= set(rec[key])
-    assert rec["hp_lower"] == pytest.approx(math.sqrt(dl.high_probability_bounds(0.5, 100, 64, 0.25)[0]))
+    assert rec["hp_lower"] == pytest.approx(math.sqrt(T.high_probability_bounds(0.5, 100, 64, 0.25)[0]))
     assert (tmp_path / "run" / "theory.png").exists()
     capsys.readouterr()
     assert main(["stability", "--delta", "1.5", "--out", str(tmp_path / "x")]) == 2

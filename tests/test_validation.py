@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import deeplimits as dl
+from deeplimits.studies import theory
 
 
 def gen(seed=0):
@@ -180,11 +181,11 @@ def test_propagation_arguments():
     from deeplimits.studies import stability as S
 
     with pytest.raises(ValueError, match="beta must lie in"):
-        dl.theory_bounds(-0.5, 10)
+        theory.theory_bounds(-0.5, 10)
     with pytest.raises(ValueError, match="depth must be"):
-        dl.theory_bounds(0.5, 0)
+        theory.theory_bounds(0.5, 0)
     with pytest.raises(ValueError, match="betas must be increasing"):
-        dl.critical_beta([0.0, 1.0], [1.0])
+        theory.critical_beta([0.0, 1.0], [1.0])
     with pytest.raises(ValueError, match="driver must be one of"):
         S.plan_stability(driver="cauchy")
     with pytest.raises(ValueError, match="activation must be given by name"):

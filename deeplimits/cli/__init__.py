@@ -44,7 +44,11 @@ def main(argv=None) -> int:
     with warnings.catch_warnings():
         warnings.showwarning = _one_line_warning
         try:
-            args = build_parser().parse_args(argv)
+            parser = build_parser()
+            if not (sys.argv[1:] if argv is None else list(argv)):  # bare 'deeplimits': the commands
+                parser.print_help(sys.stderr)
+                return 2
+            args = parser.parse_args(argv)
             cmd = f"deeplimits {args.command}"
             status = args.func(args)
             sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's final flush

@@ -37,20 +37,20 @@ def flag(name: str) -> str:
 
 
 def usage(cmd: str, e: ValueError, params=()) -> UsageError:
-    """A library ValueError as a usage error: a leading parameter name is shown as its flag, and
-    a :class:`~deeplimits._validate.ResourceError` names the flags to change. ``params``: the
-    parameter names, or a mapping name -> flag (``None``: the usual flag)."""
-    msg = one_line(e)
-    head, _, rest = msg.partition(" ")
-    name = head.rstrip(":")  # "device: 'cuda' is not available" names the parameter too
-    flags = params if isinstance(params, dict) else {}
-    if name in params:
-        msg = f"{flags.get(name) or flag(name)}{head[len(name):]} {rest}"
+    """A library ValueError as a usage error. The parameter of a
+    :class:`~deeplimits.errors.ParameterError` (``e.param``) is shown as its flag where the
+    message names it first (``device: 'cuda' is not available`` -> ``--device: ...``), and a
+    :class:`~deeplimits.errors.ResourceError` names the flags to change. ``params``: the
+    parameter names this command sets, or a mapping name -> flag (``None``: the usual flag)."""
     from ..errors import ResourceError
 
-    knobs = getattr(e, "knobs", ())
-    if knobs and isinstance(e, ResourceError):
-        msg += f" (change {', '.join(flags.get(k) or flag(k) for k in knobs)})"
+    msg = one_line(e)
+    flags = params if isinstance(params, dict) else {}
+    name = getattr(e, "param", None)
+    if name in params and msg.startswith(name) and not msg[len(name):len(name) + 1].isidentifier():
+        msg = (flags.get(name) or flag(name)) + msg[len(name):]
+    if isinstance(e, ResourceError) and e.knobs:
+        msg += f" (change {', '.join(flags.get(k) or flag(k) for k in e.knobs)})"
     return UsageError(f"deeplimits {cmd}: {msg}")
 
 
@@ -64,11 +64,9 @@ def plan(cmd, params, fn, *a, **kw):
 
 def is_runtime(e: BaseException) -> bool:
     """A failure of the run itself (failed tasks, unreachable scheduler, damaged store): exit 1."""
-    from .. import runs
+    from ..errors import ExecutorError, RunStoreError, SweepError
 
-    kinds = tuple(t for t in (getattr(runs, n, None) for n in ("SweepError", "RunStoreError", "ExecutorError"))
-                  if t is not None)
-    return isinstance(e, kinds)
+    return isinstance(e, (SweepError, RunStoreError, ExecutorError))
 
 
 def quiet_stdout() -> None:

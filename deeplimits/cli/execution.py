@@ -16,13 +16,14 @@ def executor(args, cmd) -> dict:
     """``--workers``, ``--scheduler``, ``--timeout`` checked (before any store is opened); the
     keyword arguments of the run functions."""
     from .._executor import executor as check_executor
+    from ..errors import ParameterError
 
     try:
         workers, scheduler, timeout = check_executor(args.workers, args.scheduler, args.timeout)
-    except ValueError as e:
+    except ParameterError as e:
         msg = str(e).replace("give workers (a local cluster) or scheduler", "give --workers (a local cluster) or "
                              "--scheduler")
-        raise usage(cmd, ValueError(msg), ("workers", "scheduler", "timeout")) from None
+        raise usage(cmd, ParameterError(e.param, msg), ("workers", "scheduler", "timeout")) from None
     if timeout is not None and workers is None and scheduler is None:
         raise UsageError(f"deeplimits {cmd}: --timeout applies only with --workers or --scheduler")
     kw = {"workers": workers, "scheduler": scheduler}

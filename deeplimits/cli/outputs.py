@@ -12,7 +12,7 @@ from .errors import UsageError, one_line
 STDOUT = "-"
 
 __all__ = ["STDOUT", "check_outputs", "check_file", "check_figure", "report_stream", "dump_json", "write_convergence",
-           "write_study", "write_training", "write_csv"]
+           "write_study", "write_training"]
 
 
 def report_stream(*paths):
@@ -143,13 +143,3 @@ def write_records_json(records, path) -> None:
     _write_json(records, path)
 
 
-def write_csv(rows, path) -> None:
-    """``rows`` (dicts) as CSV at ``path`` (``-``: standard output)."""
-    from .._extras import need
-
-    frame = need("pandas").DataFrame(rows)
-    if path == STDOUT:
-        frame.to_csv(sys.stdout, index=False)
-        sys.stdout.flush()
-    else:
-        frame.to_csv(path, index=False)

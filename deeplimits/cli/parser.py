@@ -233,7 +233,7 @@ def _weights_parser(sub):
                     "max_k |A_k|, L^beta max_k |A_{k+1} - A_k|, max_k |sum_{j<k} A_j|, the root sum of squares, "
                     "the quadratic variation and the Hurst index of each coordinate of the cumulative sum "
                     "(median and IQR over coordinates; Cohen et al., ICML 2021). With several depths of a "
-                    "tensor of one name: the log-log slope of each on L with a 95%% interval, and beta "
+                    "tensor of one name: the log-log slope of each on L with a 95% interval, and beta "
                     "(max_k |A_k| ~ L^-beta).")
     w.add_argument("paths", nargs="+", metavar="PATH", help="weight files or run directories")
     w.add_argument("--beta", type=real, default=DEFAULTS["weights"]["beta"],
@@ -251,7 +251,7 @@ def _scaling_parser(sub):
         description=f"The inside model h + delta_k sigma(W_k h + b_k) (d = {d['width']}, h_0 = x, output h_L) trained "
                     "on the synthetic task of Cohen et al. (ICML 2021) at each depth until its training loss is "
                     f"below --stop-loss (squared loss, {d['optimizer']}, batch {d['batch_size']}): the exponents of "
-                    "delta ~ L^-alpha and of max_k |W_k| ~ L^-beta with 95%% intervals, the limit they support "
+                    "delta ~ L^-alpha and of max_k |W_k| ~ L^-beta with 95% intervals, the limit they support "
                     "(smooth, rough, sparse) with the reason, the loss kept by the trend of the weights, next to the "
                     f"published values (tanh: alpha 0.7, beta 0.3). Default: --preset {name} (depths "
                     f"{fmt(SCALING_PRESETS[name]['depths'])}, minutes).")

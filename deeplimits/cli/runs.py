@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 
 from . import outputs
@@ -17,13 +16,11 @@ FLAGS = {"list": (), "show": (), "export": ("csv", "json"), "plot": ("json",)}
 
 def _read(store, what, *a):
     """``what(store)``; a store whose content cannot be read is a RunStoreError (exit 1)."""
-    from ..runs import RunStoreError
+    from ..errors import RunStoreError
 
     try:
         return what(store, *a)
-    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
-        if isinstance(e, RunStoreError):
-            raise
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as e:  # a RunStoreError goes through
         raise RunStoreError(f"{store.path} is damaged ({type(e).__name__}: {one_line(e)}); "
                             f"move it away or recompute the run") from None
 
@@ -110,19 +107,15 @@ def _show(args, store) -> int:
     return 0
 
 
-def _flat(records) -> list[dict]:
-    """One CSV row per record: parameters as ``param_NAME`` columns, nested values as JSON."""
-    return [{**{k: v for k, v in r.items() if k not in ("params", "result", "versions")},
-             **{f"param_{k}": json.dumps(v) if isinstance(v, list) else v for k, v in r["params"].items()},
-             "result": json.dumps(r["result"]), "versions": json.dumps(r["versions"])} for r in records]
-
-
 def _export(args, store) -> int:
     records = _read(store, lambda s: s.records())
     if args.json:
         outputs.write_records_json(records, args.json)
     if args.csv:
-        outputs.write_csv(_read(store, lambda s: _flat(records)), args.csv)
+        from ..runs import tidy_rows, write_csv
+
+        _read(store, _stored_results)  # imports the studies that registered the tasks (their axes)
+        write_csv(tidy_rows(records), args.csv)
     print(f"exported {len(records)} records", file=outputs.report_stream(args.csv, args.json))
     return 0
 

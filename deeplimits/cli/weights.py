@@ -24,7 +24,7 @@ def run_weights_cmd(args) -> int:
             try:
                 tensors.append((path, name, A, weight_diagnostics(A, beta=args.beta, name=name)))
             except ValueError as e:  # a bad --beta, or the tensor of PATH named
-                if str(e).startswith("beta "):
+                if getattr(e, "param", None) == "beta":
                     raise usage("weights", e, ("beta",)) from None
                 raise UsageError(f"deeplimits weights: {path} ({name}): {one_line(e)}") from None
     families: dict = {}

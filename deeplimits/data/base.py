@@ -28,6 +28,8 @@ import numpy as np
 import torch
 
 from .. import _validate as V_
+from .._random import MAX_SEED
+from ..errors import ParameterError
 
 TASKS = ("classification", "regression")
 DEFAULT_TEST_FRACTION = 0.2
@@ -40,11 +42,17 @@ class Arrays:
     or with the official test split in ``x_test``, ``y_test``."""
 
     x: np.ndarray
+    """Inputs, ``(n, input_dim)``."""
     y: np.ndarray
+    """Targets: class indices ``(n,)`` or regression targets ``(n, output_dim)``."""
     task: str
+    """``'classification'`` or ``'regression'``."""
     n_classes: int | None = None
+    """The number of classes (``None`` for regression)."""
     x_test: np.ndarray | None = None
+    """The official test split's inputs (``None``: the data are pooled)."""
     y_test: np.ndarray | None = None
+    """The official test split's targets (``None``: the data are pooled)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -57,14 +65,23 @@ class Dataset:
     """
 
     name: str
+    """The registered name."""
     x_train: torch.Tensor
+    """Training inputs, ``(n_train, input_dim)``."""
     y_train: torch.Tensor
+    """Training targets."""
     x_test: torch.Tensor
+    """Test inputs, ``(n_test, input_dim)``."""
     y_test: torch.Tensor
+    """Test targets."""
     task: str
+    """``'classification'`` or ``'regression'``."""
     n_classes: int | None
+    """The number of classes (``None`` for regression)."""
     input_dim: int
+    """The dimension of an input."""
     output_dim: int
+    """The dimension of an output (``n_classes`` for classification)."""
 
     @property
     def train(self) -> tuple[torch.Tensor, torch.Tensor]:
@@ -78,10 +95,12 @@ class Dataset:
 
     @property
     def n_train(self) -> int:
+        """The number of training examples."""
         return int(self.x_train.shape[0])
 
     @property
     def n_test(self) -> int:
+        """The number of test examples."""
         return int(self.x_test.shape[0])
 
     def __repr__(self) -> str:
@@ -97,10 +116,15 @@ class DatasetSpec:
     reads files (``needs_root``) and its ``options`` with their defaults."""
 
     name: str
+    """The registered name."""
     loader: Callable[..., Arrays]
+    """The function returning the :class:`Arrays`."""
     official_split: bool = False
+    """Whether the set comes with an official test split."""
     needs_root: bool = False
+    """Whether the loader reads files (takes ``root``)."""
     options: dict = field(default_factory=dict)
+    """The loader's keyword options with their defaults."""
 
     @property
     def summary(self) -> str:
@@ -109,6 +133,7 @@ class DatasetSpec:
 
 
 DATASETS: dict[str, DatasetSpec] = {}
+"""The registered data sets by name (:func:`register_dataset`)."""
 
 
 def register_dataset(name: str, *, official_split: bool = False):
@@ -118,12 +143,12 @@ def register_dataset(name: str, *, official_split: bool = False):
     present in its signature: the set reads files) and its options with defaults.
     """
     if not isinstance(name, str) or not name:
-        raise ValueError(f"name must be a non-empty string, got {name!r}")
+        raise ParameterError("name", f"name must be a non-empty string, got {name!r}")
     V_.flag("official_split", official_split)
 
     def register(loader):
         if not callable(loader):
-            raise ValueError(f"loader must be a function returning Arrays, got {loader!r}")
+            raise ParameterError("loader", f"loader must be a function returning Arrays, got {loader!r}")
         params = inspect.signature(loader).parameters
         options = {k: p.default for k, p in params.items()
                    if k not in ("root", "seed") and p.kind is p.KEYWORD_ONLY}
@@ -134,6 +159,7 @@ def register_dataset(name: str, *, official_split: bool = False):
 
 
 def dataset_names() -> tuple[str, ...]:
+    """The names of the registered data sets, in registration order."""
     return tuple(DATASETS)
 
 
@@ -147,11 +173,11 @@ def split_indices(n: int, test_fraction: float, seed: int) -> tuple[np.ndarray, 
     """
     n = V_.integer("n", n, low=2)
     test_fraction = V_.real("test_fraction", test_fraction, low=0.0, high=1.0, low_open=True, high_open=True)
-    seed = V_.integer("seed", seed, low=0, high=2 ** 63 - 1)
+    seed = V_.integer("seed", seed, low=0, high=MAX_SEED)
     n_test = int(round(test_fraction * n))
     if not 1 <= n_test <= n - 1:
-        raise ValueError(f"test_fraction={test_fraction!r} leaves an empty train or test split of {n} samples; "
-                         f"choose it in [{1 / n:.3g}, {1 - 1 / n:.3g}]")
+        raise ParameterError("test_fraction", f"test_fraction={test_fraction!r} leaves an empty train or test split of "
+                                              f"{n} samples; choose it in [{1 / n:.3g}, {1 - 1 / n:.3g}]")
     perm = np.random.default_rng([seed, 0]).permutation(n)
     return np.sort(perm[n_test:]), np.sort(perm[:n_test])
 
@@ -160,8 +186,8 @@ def _root(spec: DatasetSpec, root) -> str | None:
     if not spec.needs_root:
         return None  # the set is bundled or generated: root is not used
     if root is None:
-        raise ValueError(f"root is required for dataset {spec.name!r}: the directory holding its files "
-                         "(nothing is downloaded; see docs/data.md)")
+        raise ParameterError("root", f"root is required for dataset {spec.name!r}: the directory holding its files "
+                                     "(nothing is downloaded; see docs/data.md)")
     return os.path.abspath(os.path.expanduser(V_._path("root", root)))
 
 
@@ -169,15 +195,16 @@ def _options(spec: DatasetSpec, options: dict) -> dict:
     unknown = sorted(set(options) - set(spec.options))
     if unknown:
         allowed = ", ".join(map(repr, spec.options)) or "none"
-        raise ValueError(f"unknown option {unknown[0]!r} for dataset {spec.name!r}; its options: {allowed}")
+        raise ParameterError(unknown[0], f"unknown option {unknown[0]!r} for dataset {spec.name!r}; its options: "
+                                         f"{allowed}")
     return options
 
 
 def _test_fraction(spec: DatasetSpec, value) -> float | None:
     if spec.official_split:
         if value is not None:
-            raise ValueError(f"test_fraction must be None for dataset {spec.name!r}, which has an official "
-                             f"train/test split; got {value!r}")
+            raise ParameterError("test_fraction", f"test_fraction must be None for dataset {spec.name!r}, which has an "
+                                                  f"official train/test split; got {value!r}")
         return None
     if value is None:
         return DEFAULT_TEST_FRACTION
@@ -198,7 +225,7 @@ def load_dataset(name: str = "digits", *, root=None, seed: int = 0, test_fractio
     """
     name = V_.choice("name", name, dataset_names())
     spec = DATASETS[name]
-    seed = V_.integer("seed", seed, low=0, high=2 ** 63 - 1)
+    seed = V_.integer("seed", seed, low=0, high=MAX_SEED)
     test_fraction = _test_fraction(spec, test_fraction)
     dtype = V_.dtype(dtype)
     device = V_.device("device", device, dtype)
@@ -217,15 +244,17 @@ def load_dataset(name: str = "digits", *, root=None, seed: int = 0, test_fractio
 def _check_arrays(name: str, a: Arrays) -> Arrays:
     """What a loader returned is consistent (a clear error for a new loader's mistakes)."""
     if not isinstance(a, Arrays) or a.task not in TASKS:
-        raise ValueError(f"the loader of {name!r} must return Arrays with task in {TASKS}, got {a!r:.80}")
+        raise ParameterError("loader", f"the loader of {name!r} must return Arrays with task in {TASKS}, got {a!r:.80}")
     if a.x_test is None and len(a.x) < 2:
-        raise ValueError(f"the loader of {name!r} returned {len(a.x)} samples; a train/test split needs at least 2")
+        raise ParameterError("loader", f"the loader of {name!r} returned {len(a.x)} samples; a train/test split needs "
+                                       "at least 2")
     pairs = [(a.x, a.y)] + ([(a.x_test, a.y_test)] if a.x_test is not None else [])
     for x, y in pairs:
         if x.ndim != 2 or len(y) != len(x) or y.ndim != (1 if a.task == "classification" else 2):
-            raise ValueError(f"the loader of {name!r} returned x of shape {x.shape} and y of shape {y.shape}")
+            raise ParameterError("loader", f"the loader of {name!r} returned x of shape {x.shape} and y of shape "
+                                           f"{y.shape}")
         if a.task == "classification" and len(y) and (y.min() < 0 or y.max() >= a.n_classes):
-            raise ValueError(f"the labels of {name!r} must lie in [0, {a.n_classes}), "
+            raise ParameterError("loader", f"the labels of {name!r} must lie in [0, {a.n_classes}), "
                              f"got [{y.min()}, {y.max()}]")
     return a
 

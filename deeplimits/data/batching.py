@@ -7,24 +7,26 @@ from typing import Iterator
 import torch
 
 from .. import _validate as V_
+from .._random import MAX_SEED
+from ..errors import ParameterError
 
 
 def _split(split) -> tuple[torch.Tensor, torch.Tensor]:
     ok = (isinstance(split, (tuple, list)) and len(split) == 2
           and all(isinstance(t, torch.Tensor) and t.ndim >= 1 for t in split))
     if not ok or split[0].shape[0] != split[1].shape[0] or split[0].device != split[1].device:
-        raise ValueError("split must be a pair (x, y) of tensors with the same first dimension on one device, "
-                         "e.g. dataset.train")
+        raise ParameterError("split", "split must be a pair (x, y) of tensors with the same first dimension on one "
+                                      "device, e.g. dataset.train")
     return V_.has_data("split", split[0]), split[1]
 
 
 def _order(n: int, shuffle: bool, seed, generator, device) -> torch.Tensor | None:
     V_.flag("shuffle", shuffle)
     if seed is not None and generator is not None:
-        raise ValueError("give seed or generator, not both")
+        raise ParameterError("generator", "give seed or generator, not both")
     V_.generator(generator)
     if seed is not None:
-        seed = V_.integer("seed", seed, low=0, high=2 ** 63 - 1)
+        seed = V_.integer("seed", seed, low=0, high=MAX_SEED)
     if not shuffle:
         return None
     if generator is None:

@@ -36,6 +36,7 @@ import zlib
 
 import numpy as np
 
+from ..errors import DamagedFileError
 from .base import Arrays, register_dataset
 
 MNIST_DIR = os.path.join("MNIST", "raw")
@@ -81,10 +82,10 @@ def _read_exactly(f, n: int, path: str, what: str) -> bytes:
             parts.append(block)
             left -= len(block)
     except (OSError, EOFError, zlib.error) as e:  # gzip.BadGzipFile is an OSError
-        raise ValueError(f"{path} is damaged: cannot read its {what} ({type(e).__name__}: {e})") from None
+        raise DamagedFileError(path, f"{path} is damaged: cannot read its {what} ({type(e).__name__}: {e})") from None
     data = b"".join(parts)
     if len(data) != n:
-        raise ValueError(f"{path} holds {len(data)} bytes of {what}, its header says {n}")
+        raise DamagedFileError(path, f"{path} holds {len(data)} bytes of {what}, its header says {n}")
     return data
 
 
@@ -92,9 +93,11 @@ def _at_end(f, path: str, n: int) -> None:
     try:
         extra = f.read(1)
     except (OSError, EOFError, zlib.error) as e:
-        raise ValueError(f"{path} is damaged after its {n} bytes of data ({type(e).__name__}: {e})") from None
+        raise DamagedFileError(path, f"{path} is damaged after its {n} bytes of data "
+                                     f"({type(e).__name__}: {e})") from None
     if extra:
-        raise ValueError(f"{path} holds more data than its header says ({n} bytes): not an idx file of that shape")
+        raise DamagedFileError(path, f"{path} holds more data than its header says ({n} bytes): not an idx file of "
+                                     "that shape")
 
 
 def read_idx(path: str, ndim: int, *, max_bytes: int = MAX_IDX_BYTES) -> np.ndarray:
@@ -109,13 +112,13 @@ def read_idx(path: str, ndim: int, *, max_bytes: int = MAX_IDX_BYTES) -> np.ndar
     with opener(path, "rb") as f:
         head = _read_exactly(f, 4, path, "magic number")
         if head != bytes([0, 0, IDX_UBYTE, ndim]):
-            raise ValueError(f"{path} is not an idx file of unsigned bytes with {ndim} dimensions "
-                             f"(magic number {head.hex() or 'missing'}, expected 000008{ndim:02x})")
+            raise DamagedFileError(path, f"{path} is not an idx file of unsigned bytes with {ndim} dimensions "
+                                         f"(magic number {head.hex() or 'missing'}, expected 000008{ndim:02x})")
         dims = tuple(int(v) for v in np.frombuffer(_read_exactly(f, 4 * ndim, path, "header"), dtype=">u4"))
         n = math.prod(dims)
         if n > max_bytes:
-            raise ValueError(f"{path} declares {n} bytes of data {dims}, more than the {max_bytes} an idx file "
-                             f"may hold here (not an MNIST file)")
+            raise DamagedFileError(path, f"{path} declares {n} bytes of data {dims}, more than the {max_bytes} an idx "
+                                         "file may hold here (not an MNIST file)")
         body = np.frombuffer(_read_exactly(f, n, path, "data"), dtype=np.uint8)
         _at_end(f, path, n)
     return body.reshape(dims)
@@ -124,7 +127,8 @@ def read_idx(path: str, ndim: int, *, max_bytes: int = MAX_IDX_BYTES) -> np.ndar
 def _images_labels(images_path: str, labels_path: str) -> tuple[np.ndarray, np.ndarray]:
     images, labels = read_idx(images_path, 3), read_idx(labels_path, 1)
     if len(images) != len(labels):
-        raise ValueError(f"{images_path} holds {len(images)} images but {labels_path} {len(labels)} labels")
+        raise DamagedFileError(images_path, f"{images_path} holds {len(images)} images but {labels_path} {len(labels)} "
+                                            "labels")
     return images.reshape(len(images), -1) / 255.0, labels.astype(np.int64)
 
 
@@ -258,7 +262,7 @@ def _arrays(obj):
 def _bounded_bytes(path: str, limit: int, what: str) -> bytes:
     size = os.path.getsize(path)
     if size > limit:
-        raise ValueError(f"{path} has {size} bytes, more than the {limit} a {what} may have")
+        raise DamagedFileError(path, f"{path} has {size} bytes, more than the {limit} a {what} may have")
     with open(path, "rb") as f:
         return f.read(limit + 1)
 
@@ -272,21 +276,22 @@ def read_cifar_batch(path: str) -> tuple[np.ndarray, np.ndarray]:
     try:
         d = _arrays(_CifarUnpickler(io.BytesIO(raw), encoding="bytes").load())
     except Exception as e:  # noqa: BLE001 - a damaged, foreign or hostile file: one line naming it
-        raise ValueError(f"{path} is not a CIFAR-10 python batch ({type(e).__name__}: {' '.join(str(e).split())})"
-                         ) from None
+        raise DamagedFileError(path, f"{path} is not a CIFAR-10 python batch ({type(e).__name__}: "
+                                     f"{' '.join(str(e).split())})"
+                                     ) from None
     if not isinstance(d, dict) or b"data" not in d or b"labels" not in d:
-        raise ValueError(f"{path} is not a CIFAR-10 batch: expected a dict with b'data' and b'labels'")
+        raise DamagedFileError(path, f"{path} is not a CIFAR-10 batch: expected a dict with b'data' and b'labels'")
     data, labels = d[b"data"], d[b"labels"]
     if not isinstance(data, np.ndarray) or data.dtype != np.uint8:
-        raise ValueError(f"{path}: b'data' must be a uint8 array, got {type(data).__name__} "
-                         f"{getattr(data, 'dtype', '')}".rstrip())
+        raise DamagedFileError(path, f"{path}: b'data' must be a uint8 array, got {type(data).__name__} "
+                                     f"{getattr(data, 'dtype', '')}".rstrip())
     try:
         labels = np.asarray(labels, dtype=np.int64)
     except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"{path}: b'labels' must be a list of integers") from None
+        raise DamagedFileError(path, f"{path}: b'labels' must be a list of integers") from None
     if data.ndim != 2 or data.shape[1] != CIFAR10_FEATURES or labels.ndim != 1 or len(labels) != len(data):
-        raise ValueError(f"{path}: b'data' must have shape (n, 3072) with n labels, "
-                         f"got {data.shape} and {labels.size} labels")
+        raise DamagedFileError(path, f"{path}: b'data' must have shape (n, 3072) with n labels, "
+                                     f"got {data.shape} and {labels.size} labels")
     return data, labels
 
 
@@ -295,8 +300,8 @@ def read_cifar_binary(path: str) -> tuple[np.ndarray, np.ndarray]:
     raw = _bounded_bytes(path, MAX_CIFAR_BATCH_BYTES, "CIFAR-10 batch")
     record = 1 + CIFAR10_FEATURES
     if not raw or len(raw) % record:
-        raise ValueError(f"{path} is not a CIFAR-10 binary batch: {len(raw)} bytes is not a positive multiple of "
-                         f"{record} (one label byte and 3072 pixels per image)")
+        raise DamagedFileError(path, f"{path} is not a CIFAR-10 binary batch: {len(raw)} bytes is not a positive "
+                                     f"multiple of {record} (one label byte and 3072 pixels per image)")
     table = np.frombuffer(raw, dtype=np.uint8).reshape(-1, record)
     return table[:, 1:].copy(), table[:, 0].astype(np.int64)
 
@@ -320,7 +325,7 @@ def cifar10(*, root: str, seed: int) -> Arrays:
     parts = [reader(p) for p in paths]
     for p, (_, labels) in zip(paths, parts):
         if len(labels) and (labels.min() < 0 or labels.max() > 9):
-            raise ValueError(f"{p}: labels must lie in 0..9, got [{labels.min()}, {labels.max()}]")
+            raise DamagedFileError(p, f"{p}: labels must lie in 0..9, got [{labels.min()}, {labels.max()}]")
     x = np.concatenate([p[0] for p in parts[:5]]) / 255.0
     y = np.concatenate([p[1] for p in parts[:5]])
     return Arrays(x, y, task="classification", n_classes=10, x_test=parts[5][0] / 255.0, y_test=parts[5][1])

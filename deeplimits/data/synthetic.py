@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from .. import _validate as V_
+from .._random import MAX_SEED
 from .base import Arrays, register_dataset
 
 
@@ -36,7 +37,7 @@ def cohen_targets(x: torch.Tensor, depth: int = 100) -> torch.Tensor:
 @register_dataset("synthetic")
 def synthetic(*, seed: int, n: int = 1024, dim: int = 10, depth: int = 100) -> Arrays:
     """Cohen et al. (2021): x uniform on [-1, 1]^dim, target z_K / ||z_K|| of a residual recursion."""
-    seed = V_.integer("seed", seed, low=0, high=2 ** 63 - 1)
+    seed = V_.integer("seed", seed, low=0, high=MAX_SEED)
     n = V_.integer("n", n, low=2, high=10 ** 7)
     dim = V_.integer("dim", dim, high=10 ** 4)
     depth = V_.integer("depth", depth, high=10 ** 6)

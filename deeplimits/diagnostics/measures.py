@@ -26,11 +26,12 @@ import torch
 from .. import _resources as R_
 from .. import _validate as V_
 from .._plain import PlainData
+from ..errors import ParameterError
 
 __all__ = ["weight_diagnostics", "WeightDiagnostics", "hurst_index", "diagnostics_bytes", "DIAGNOSTICS"]
 
-#: the scalar diagnostics, in report order
 DIAGNOSTICS = ("max_norm", "increment_norm", "cumsum_norm", "rss", "quadratic_variation", "hurst")
+"""The scalar diagnostics, in report order."""
 
 
 @dataclasses.dataclass
@@ -38,18 +39,30 @@ class WeightDiagnostics(PlainData):
     """The diagnostics of one tensor ``name`` of depth ``depth`` (plain data)."""
 
     name: str
+    """The tensor's name."""
     depth: int
+    """The number of layers ``L``."""
     shape: list
+    """The shape of one layer's weight."""
     beta: float
+    """The exponent scaling ``increment_norm`` by ``L^beta``."""
     max_norm: float
+    """``max_k ||A_k||``."""
     increment_norm: float
+    """``L^beta max_k ||A_{k+1} - A_k||``."""
     cumsum_norm: float
+    """``max_k ||X_k||``, ``X_k = sum_{j<k} A_j``."""
     rss: float
+    """``sqrt(sum_k ||A_k||^2)``."""
     quadratic_variation: float
+    """``sum_k ||A_{k+1} - A_k||^2``."""
     hurst: float
+    """The median over coordinates of the discrete-variation Hurst estimate of ``X``."""
     hurst_iqr: float
+    """Its interquartile range over the coordinates."""
 
     def report_line(self) -> str:
+        """One line of the diagnostics table (name, depth, then :data:`DIAGNOSTICS` and ``hurst_iqr``)."""
         return (f"{self.name:>16} {self.depth:7d} {self.max_norm:10.4g} {self.increment_norm:10.4g} "
                 f"{self.cumsum_norm:10.4g} {self.rss:10.4g} {self.quadratic_variation:10.4g} "
                 f"{self.hurst:7.3f} {self.hurst_iqr:7.3f}")
@@ -66,7 +79,8 @@ def real_array(name: str, A: np.ndarray) -> np.ndarray:
     """An array of real numbers (float, integer) in native byte order; complex numbers (their
     imaginary part would be dropped), booleans, strings and objects are refused."""
     if A.dtype.kind not in "fiu":
-        raise ValueError(f"{name} must hold real numbers (float or integer), got an array of dtype {A.dtype}")
+        raise ParameterError(V_.param_name(name), f"{name} must hold real numbers (float or integer), got an array of "
+                                                  f"dtype {A.dtype}")
     return A.astype(A.dtype.newbyteorder("="), copy=False)
 
 
@@ -75,23 +89,25 @@ def real_tensor(name: str, A) -> torch.Tensor:
     if isinstance(A, np.ndarray):
         A = torch.from_numpy(real_array(name, A).copy())
     if not isinstance(A, torch.Tensor):
-        raise ValueError(f"{name} must be a tensor or array of shape (L, ...), got {type(A).__name__}")
+        raise ParameterError(V_.param_name(name), f"{name} must be a tensor or array of shape (L, ...), got "
+                                                  f"{type(A).__name__}")
     V_.has_data(name, A)
     if A.is_complex() or A.dtype == torch.bool:
-        raise ValueError(f"{name} must hold real numbers (float or integer), got dtype {A.dtype}")
+        raise ParameterError(V_.param_name(name), f"{name} must hold real numbers (float or integer), got dtype "
+                                                  f"{A.dtype}")
     return A
 
 
 def _layers(A) -> torch.Tensor:
     A = real_tensor("A", A)
     if A.dim() < 1 or A.shape[0] < 3:
-        raise ValueError(f"A must have shape (L, ...) with L >= 3 layers, got {tuple(A.shape)}")
+        raise ParameterError("A", f"A must have shape (L, ...) with L >= 3 layers, got {tuple(A.shape)}")
     # before the float64 copy (an expanded view holds no memory, its copy does)
     R_.require_memory(diagnostics_bytes(A.shape), f"for the float64 working copies of A of shape {tuple(A.shape)} "
                       f"({A.numel():.3g} numbers)", ("A",))
     A = A.detach().to(device="cpu", dtype=torch.float64)
     if not bool(torch.isfinite(A).all()):
-        raise ValueError("A must be finite (a blown-up network has no weight diagnostics)")
+        raise ParameterError("A", "A must be finite (a blown-up network has no weight diagnostics)")
     return A.reshape(A.shape[0], -1)
 
 
@@ -119,7 +135,7 @@ def weight_diagnostics(A, *, beta: float = 0.0, name: str = "A") -> WeightDiagno
     cannot fit in memory is refused (``ResourceError``) before any is made."""
     beta = V_.real("beta", beta)
     if not isinstance(name, str):
-        raise ValueError(f"name must be a string, got {name!r}")
+        raise ParameterError("name", f"name must be a string, got {name!r}")
     a = _layers(A)
     L = a.shape[0]
     try:
@@ -127,7 +143,7 @@ def weight_diagnostics(A, *, beta: float = 0.0, name: str = "A") -> WeightDiagno
     except OverflowError:
         scale = math.inf
     if not math.isfinite(scale):
-        raise ValueError(f"beta must keep L^beta finite (L = {L} layers), got {beta!r}")
+        raise ParameterError("beta", f"beta must keep L^beta finite (L = {L} layers), got {beta!r}")
     norms = a.norm(dim=1)
     inc = (a[1:] - a[:-1]).norm(dim=1)
     X = torch.cumsum(a, 0)

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _validate as V_
 from .._plain import PlainData
+from ..errors import ParameterError
 from .measures import WeightDiagnostics
 
 __all__ = ["interval", "loglog_fit", "scaling_exponents", "Exponents", "SCALED", "hypothesis"]
@@ -42,7 +43,8 @@ def loglog_fit(depths: Sequence[float], values: Sequence[float], level: float = 
                          what="a list of depths > 0")
     values = V_.sequence("values", values, lambda v: V_.real("values", v, low=0.0), what="a list of values >= 0")
     if len(values) != len(depths):
-        raise ValueError(f"values must have one value per depth ({len(depths)} depths), got {len(values)}")
+        raise ParameterError("values", f"values must have one value per depth ({len(depths)} depths), got "
+                                       f"{len(values)}")
     return _loglog_fit(depths, values, _level(level))
 
 
@@ -67,12 +69,18 @@ class Exponents(PlainData):
     ``hypothesis`` and ``reason``: what they support (:func:`hypothesis`)."""
 
     name: str
+    """The tensor's name."""
     depths: list
+    """The family's depths."""
     exponents: dict
+    """Name -> ``{'value', 'ci'}``: the slope of each diagnostic on ``L``, and ``beta``."""
     hypothesis: str
+    """The limit the exponents support (:func:`hypothesis`)."""
     reason: str
+    """Why, in a few words."""
 
     def report(self) -> str:
+        """The exponents with their intervals, one per line, after what they support."""
         lines = [f"{self.name}: exponents over depths {self.depths} (log-log slope, 95% CI); "
                  f"supports: {self.hypothesis} ({self.reason})"]
         for k, v in self.exponents.items():
@@ -88,12 +96,12 @@ def scaling_exponents(family: Sequence[WeightDiagnostics], level: float = 0.95) 
     family = V_.sequence("family", family, what="a list of WeightDiagnostics (one per depth)")
     bad = [type(d).__name__ for d in family if not isinstance(d, WeightDiagnostics)]
     if bad:
-        raise ValueError(f"family must hold WeightDiagnostics (one per depth), got a {bad[0]}")
+        raise ParameterError("family", f"family must hold WeightDiagnostics (one per depth), got a {bad[0]}")
     level = _level(level)
     family = sorted(family, key=lambda d: d.depth)
     depths = [d.depth for d in family]
     if len(set(depths)) < 2:
-        raise ValueError(f"family must hold at least two distinct depths, got {depths}")
+        raise ParameterError("family", f"family must hold at least two distinct depths, got {depths}")
     out = {}
     for name in SCALED:
         slope, ci = _loglog_fit(depths, [getattr(d, name) for d in family], level)
@@ -130,7 +138,7 @@ def hypothesis(exponents: dict, hurst: float | None = None) -> tuple[str, str]:
     """
     _exponents(exponents)
     if hurst is not None and not _number(hurst):
-        raise ValueError(f"hurst must be a number or None, got {hurst!r}")
+        raise ParameterError("hurst", f"hurst must be a number or None, got {hurst!r}")
     beta = exponents["beta"]["value"]
     scaled = exponents["increment_norm"]["value"] + beta
     rss = exponents["rss"]["value"]
@@ -157,9 +165,10 @@ def _number(x) -> bool:
 
 def _exponents(exponents) -> None:
     if not isinstance(exponents, Mapping):
-        raise ValueError(f"exponents must be a dict (as Exponents.exponents), got {type(exponents).__name__}")
+        raise ParameterError("exponents", "exponents must be a dict (as Exponents.exponents), got "
+                                          f"{type(exponents).__name__}")
     for key in ("beta", "increment_norm", "rss"):
         entry = exponents.get(key)
         if not isinstance(entry, Mapping) or not _number(entry.get("value")):
-            raise ValueError(f"exponents must map 'beta', 'increment_norm' and 'rss' to {{'value': number}} "
-                             f"(as Exponents.exponents), got {key!r}: {entry!r}")
+            raise ParameterError("exponents", f"exponents must map 'beta', 'increment_norm' and 'rss' to {{'value': "
+                                              f"number}} (as Exponents.exponents), got {key!r}: {entry!r}")

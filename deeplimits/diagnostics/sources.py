@@ -20,6 +20,8 @@ import numpy as np
 import torch
 
 from .. import _validate as V_
+from .._names import LAYER_WEIGHTS
+from ..errors import DamagedFileError, ParameterError
 from .measures import real_array, real_tensor
 
 __all__ = ["load_weights"]
@@ -45,7 +47,8 @@ def load_weights(source, *, depth: int | None = None) -> dict[str, torch.Tensor]
     if callable(getattr(source, "weights", None)) and hasattr(source, "draws"):  # a driver sample (its interface)
         depth = depth or getattr(source, "resolution", None)
         if depth is None:
-            raise ValueError("depth is required: give depth for a sample without a resolution (a smooth driver's)")
+            raise ParameterError("depth", "depth is required: give depth for a sample without a resolution (a smooth "
+                                          "driver's)")
         w = source.weights(depth)  # (L, draws, *shape)
         return {f"A[{i}]": w[:, i] for i in range(w.shape[1])}
     if isinstance(source, ResidualNetwork):
@@ -53,18 +56,18 @@ def load_weights(source, *, depth: int | None = None) -> dict[str, torch.Tensor]
     if isinstance(source, torch.nn.Module):
         return _stacked(source.state_dict(), "the module's")
     if source is None or isinstance(source, (bool, numbers.Number)):
-        raise ValueError(f"source must be a path (str or os.PathLike), a tensor, an array, a module or a driver "
-                         f"sample, got {source!r}")
+        raise ParameterError("source", "source must be a path (str or os.PathLike), a tensor, an array, a module or a "
+                                       f"driver sample, got {source!r}")
     path = V_._path("source", source)
     if os.path.isdir(path):
         return _run(path)
     if not os.path.isfile(path):
-        raise ValueError(f"source: no file or run directory {path}")
+        raise ParameterError("source", f"source: no file or run directory {path}")
     if path.endswith(".npy"):
         return {"A": _npy(path)}
     if path.endswith(".pt"):
         return _from_object(_pt(path), path)
-    raise ValueError(f"source: {path} must be a .npy or .pt file or a training run directory")
+    raise ParameterError("source", f"source: {path} must be a .npy or .pt file or a training run directory")
 
 
 def _npy(path: str) -> torch.Tensor:
@@ -74,9 +77,10 @@ def _npy(path: str) -> torch.Tensor:
             warnings.simplefilter("ignore")
             arr = np.load(path, allow_pickle=False)
     except (ValueError, EOFError, OSError) as e:  # empty, truncated, not a .npy, an object array
-        raise ValueError(f"source: {path} is not a NumPy .npy file of numbers ({' '.join(str(e).split())})") from None
+        raise DamagedFileError(path, f"source: {path} is not a NumPy .npy file of numbers "
+                                     f"({' '.join(str(e).split())})") from None
     if not isinstance(arr, np.ndarray):
-        raise ValueError(f"source: {path} is not a NumPy .npy file of numbers")
+        raise DamagedFileError(path, f"source: {path} is not a NumPy .npy file of numbers")
     return torch.from_numpy(real_array(f"source: {path}", arr).copy())
 
 
@@ -87,7 +91,7 @@ def _pt(path: str):
             warnings.simplefilter("ignore")
             return torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # noqa: BLE001 - any unreadable file is one line
-        raise ValueError(f"source: {path} is not a PyTorch file of tensors ({type(e).__name__})") from None
+        raise DamagedFileError(path, f"source: {path} is not a PyTorch file of tensors ({type(e).__name__})") from None
 
 
 def _from_object(obj, path) -> dict:
@@ -95,13 +99,13 @@ def _from_object(obj, path) -> dict:
         return {"A": real_tensor(f"source: {path}", obj)}
     if isinstance(obj, dict) and "state_dict" in obj and "module" in obj:  # a deeplimits training chunk
         sd = obj["state_dict"]  # the per-layer parameters (L, C, ...), as ResidualNetwork.residual_weights
-        layered = {k: sd[k] for k in ("V", "W", "b") if k in sd}
+        layered = {k: sd[k] for k in LAYER_WEIGHTS if k in sd}
         if "delta" in sd and sd["delta"].dim() == 2:
             layered["delta"] = sd["delta"]
         return _per_config(layered)
     if isinstance(obj, dict) and all(isinstance(v, torch.Tensor) for v in obj.values()):
         return _stacked(obj, path)
-    raise ValueError(f"source: {path} holds a {type(obj).__name__}, not a tensor or a state_dict")
+    raise DamagedFileError(path, f"source: {path} holds a {type(obj).__name__}, not a tensor or a state_dict")
 
 
 def _per_config(weights: dict) -> dict:
@@ -121,8 +125,8 @@ def _stacked(state: dict, where: str) -> dict:
         if len(items) >= 3 and len({tuple(t.shape) for _, t in items}) == 1:
             out[name] = real_tensor(f"source: {where} {name}", torch.stack([t.detach() for _, t in items]))
     if not out:
-        raise ValueError("source: no layer-indexed tensors (entries named like 'layers.0.weight', "
-                         "'layers.1.weight', ... of one shape)")
+        raise ParameterError("source", "source: no layer-indexed tensors (entries named like 'layers.0.weight', "
+                                       "'layers.1.weight', ... of one shape)")
     return out
 
 
@@ -130,7 +134,8 @@ def _run(directory: str) -> dict:
     sub = os.path.join(directory, "weights")
     files = sorted(f for f in os.listdir(sub) if f.endswith(".pt")) if os.path.isdir(sub) else []
     if not files:
-        raise ValueError(f"source: {directory} has no stored weights (weights/*.pt of a 'deeplimits train' run)")
+        raise ParameterError("source", f"source: {directory} has no stored weights (weights/*.pt of a 'deeplimits "
+                                       "train' run)")
     out = {}
     for f in files:
         stem = f[:-3]

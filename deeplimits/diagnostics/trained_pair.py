@@ -22,10 +22,10 @@ import torch
 __all__ = ["on_grid", "weight_distance", "state_distance", "MIN_RATE", "ZERO", "limit_verdict", "reference_slope",
            "family_verdict"]
 
-#: a distance "falls" when the whole 95% interval of its rate lies above this (``L^-1/4``)
 MIN_RATE = 0.25
-#: distances at most this times the size of the reference are zero (the same numbers, up to rounding)
+"""A distance "falls" when the whole 95% interval of its rate lies above this (``L^-1/4``)."""
 ZERO = 1e-12
+"""Distances at most this times the size of the reference are zero (the same numbers, up to rounding)."""
 
 
 def on_grid(snap: dict, depth: int, finest: int) -> dict:

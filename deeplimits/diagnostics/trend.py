@@ -12,6 +12,7 @@ import torch
 
 from .. import _resources as R_
 from .. import _validate as V_
+from ..errors import ParameterError
 
 __all__ = ["trend_split", "trend_bytes", "from_trend", "trend_loss"]
 
@@ -40,9 +41,9 @@ def trend_split(A: torch.Tensor, bandwidth: float = 0.05) -> tuple[torch.Tensor,
     computed."""
     bandwidth = _bandwidth(bandwidth)
     if not isinstance(A, torch.Tensor):
-        raise ValueError(f"A must be a torch.Tensor, got {type(A).__name__}")
+        raise ParameterError("A", f"A must be a torch.Tensor, got {type(A).__name__}")
     if A.dim() < 1 or A.shape[0] < 3:
-        raise ValueError(f"A must be a tensor of shape (L, ...) with L >= 3, got {tuple(A.shape)}")
+        raise ParameterError("A", f"A must be a tensor of shape (L, ...) with L >= 3, got {tuple(A.shape)}")
     _require_memory(A, bandwidth)  # before the finiteness check: an expanded view holds no memory
     return _split(V_.tensor("A", A), bandwidth)
 
@@ -109,8 +110,8 @@ def _module(module, arch: str | None = None):
 
     if not isinstance(module, ResidualNetwork) or (arch is not None and module.arch != arch):
         what = "a ResidualNetwork" if arch is None else f"an {arch} ResidualNetwork"
-        raise ValueError(f"module must be {what}, got {getattr(module, 'arch', type(module).__name__)!r}")
+        raise ParameterError("module", f"module must be {what}, got {getattr(module, 'arch', type(module).__name__)!r}")
     if module.depth < 3:
-        raise ValueError(f"module must have depth >= 3 (the trend of its weights averages over layers), "
-                         f"got depth {module.depth}")
+        raise ParameterError("module", f"module must have depth >= 3 (the trend of its weights averages over layers), "
+                                       f"got depth {module.depth}")
     return module

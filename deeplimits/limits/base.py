@@ -34,8 +34,8 @@ class Limit(abc.ABC):
         step's right end (smooth samples); ``None`` when the limit is solved adaptively."""
         return None
 
-    #: how the reference solution is computed, in words (``{steps}``: the finest grid's steps)
     reference_method: str = "adaptive dopri5 solve (torchdiffeq) read at k/L"
+    """How the reference solution is computed, in words (``{steps}``: the finest grid's steps)."""
 
     def reference_text(self, steps: int) -> str:
         """How the reference of a convergence study is computed, for its report."""

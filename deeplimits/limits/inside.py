@@ -7,16 +7,17 @@ import torch
 
 from .. import _validate as V_
 from .._names import INSIDE_ACTIVATION
+from ..errors import ParameterError
 from ..options import SA, SB
 from ..activations import activation as _activation
 from ..paths import BrownianSample, DriverSample
 from .base import Limit, grid as _grid
 
 
-#: the entry scale ``s_A`` of the inside weights ``A`` (declared by :data:`deeplimits.options.SA`)
 DEFAULT_SA = SA.default
-#: the entry scale ``s_b`` of the inside biases ``b`` (declared by :data:`deeplimits.options.SB`)
+"""The entry scale ``s_A`` of the inside weights ``A`` (declared by :data:`deeplimits.options.SA`)."""
 DEFAULT_SB = SB.default
+"""The entry scale ``s_b`` of the inside biases ``b`` (declared by :data:`deeplimits.options.SB`)."""
 _SCALE_OF = {"W": "sa", "b": "sb"}
 
 
@@ -35,6 +36,8 @@ class InsideSDEScheme:
         self.sigma2, self.sa, self.sb = sigma2, sa, sb
 
     def step(self, h, alpha, depth, W=None, b=None, W_drift=None, b_drift=None) -> torch.Tensor:
+        """One step of size ``1/depth`` from ``h``: the increments ``W``, ``b`` scaled by ``alpha``, the Itô
+        term and the drift ``W_drift``, ``b_drift`` over ``dt = 1/depth``."""
         out = h + alpha * (h @ W.transpose(-1, -2))
         if b is not None:
             out = out + alpha * b.unsqueeze(-2)
@@ -76,7 +79,9 @@ class InsideSDELimit(Limit):
     def __init__(self, activation=None, sa: float = DEFAULT_SA, sb: float = DEFAULT_SB, *, drift: bool = False,
                  ito_correction: bool = True):
         self.activation = _activation(INSIDE_ACTIVATION if activation is None else activation)
+        """The activation ``sigma`` (``c = sigma''(0)`` weighs the Itô correction)."""
         self.sigma2 = V_.inside_activation(self.activation, regime="inside-sde")[0]
+        """``sigma''(0)``, the coefficient ``c`` of the Itô correction."""
         self.sa, self.sb = V_.option(SA, sa, missing_ok=False), V_.option(SB, sb, missing_ok=False)
         self.drift, self.ito_correction = V_.flag("drift", drift), V_.flag("ito_correction", ito_correction)
 
@@ -99,27 +104,28 @@ class InsideSDELimit(Limit):
         depth = V_.divides("depth", depth, res)
         steps = res if steps is None else V_.divides("steps", steps, res)
         if steps % depth:
-            raise ValueError(f"steps must be a multiple of depth = {depth}, got {steps}")
+            raise ParameterError("steps", f"steps must be a multiple of depth = {depth}, got {steps}")
         paths = {"W": (W, (d, d), self.sa), "b": (b, (d,), self.sb)}
         for name, (s, shape, scale) in paths.items():
             if s is None:
                 if name == "b" and self.sb > 0:
-                    raise ValueError(f"b is required when sb = {self.sb} > 0")
+                    raise ParameterError("b", f"b is required when sb = {self.sb} > 0")
                 continue
             if getattr(s, "kind", None) != "brownian" or s.resolution != res:
-                raise ValueError(f"{name} must be a BrownianSample of resolution {res}")
+                raise ParameterError(name, f"{name} must be a BrownianSample of resolution {res}")
             if s.shape != shape or s.draws != n or s.dtype != h0.dtype:
-                raise ValueError(f"{name} must be a {h0.dtype} sample of shape {shape} with {n} draws, "
-                                 f"got {s.dtype} {s.shape} with {s.draws}")
+                raise ParameterError(name, f"{name} must be a {h0.dtype} sample of shape {shape} with {n} draws, "
+                                           f"got {s.dtype} {s.shape} with {s.draws}")
             if abs(s.scale - scale) > 1e-12 * max(1.0, scale):
-                raise ValueError(f"{name} has scale {s.scale}, the limit expects {_SCALE_OF[name]} = {scale}")
+                raise ParameterError(name, f"{name} has scale {s.scale}, the limit expects {_SCALE_OF[name]} = {scale}")
         smooth = {"W_drift": W_drift, "b_drift": b_drift}
         if not self.drift and any(s is not None for s in smooth.values()):
-            raise ValueError("W_drift and b_drift are not used: this limit has no drift part (drift=False)")
+            raise ParameterError("W_drift", "W_drift and b_drift are not used: this limit has no drift part "
+                                            "(drift=False)")
         if self.drift:
             for name, s in smooth.items():
                 if getattr(s, "kind", None) != "smooth":
-                    raise ValueError(f"{name} must be a SmoothSample (the drift part, drift=True)")
+                    raise ParameterError(name, f"{name} must be a SmoothSample (the drift part, drift=True)")
         parts = {"W": W.increments(steps), "b": None if b is None else b.increments(steps)}
         if self.drift:
             t = _grid(steps, torch.float64)[1:].to(h0.device, h0.dtype)  # right ends of the steps

@@ -7,6 +7,7 @@ import numpy as np
 import torch
 
 from .. import _validate as V_
+from ..errors import ParameterError
 from ..paths import DriverSample
 from ..networks import REQUIRED, WEIGHTS, ResNet
 from .base import Limit, grid as _grid
@@ -27,8 +28,10 @@ class ODELimit(Limit):
 
     def __init__(self, arch: str = "res-1", activation=None, rtol: float | None = None, atol: float | None = None):
         self.field = ResNet(arch, activation, beta=1.0)
+        """The vector field ``g(H, W(t))``: the residual map at ``beta = 1`` (a
+        :class:`~deeplimits.networks.ResNet`)."""
         if arch == "inside":
-            raise ValueError("arch must be 'res-1', 'res-2' or 'res-3' for the ODE limit")
+            raise ParameterError("arch", "arch must be 'res-1', 'res-2' or 'res-3' for the ODE limit")
         self._tolerances(rtol, atol)
 
     def _tolerances(self, rtol, atol):
@@ -46,14 +49,15 @@ class ODELimit(Limit):
         for name, s in weights.items():
             if s is None:
                 if name in REQUIRED[arch]:
-                    raise ValueError(f"{name} is required for arch {arch!r}")
+                    raise ParameterError(name, f"{name} is required for arch {arch!r}")
                 continue
             if name not in WEIGHTS[arch]:
-                raise ValueError(f"{name} is not used by arch {arch!r}; pass only {', '.join(REQUIRED[arch])}")
+                raise ParameterError(name, f"{name} is not used by arch {arch!r}; pass only "
+                                           f"{', '.join(REQUIRED[arch])}")
             if hasattr(s, "kind"):  # a driver sample: the limit reads it at any time
                 DriverSample.expect(name, s, "smooth")
             elif not callable(s):
-                raise ValueError(f"{name} must be a SmoothSample or a callable t -> weights")
+                raise ParameterError(name, f"{name} must be a SmoothSample or a callable t -> weights")
             w0 = self._at(s, torch.zeros((), dtype=h0.dtype, device=h0.device))
             V_.tensor(name, w0, shape=(n, d) if name == "b" else (n, d, d), dtype_=h0.dtype)
         return h0
@@ -136,6 +140,7 @@ class InsideODELimit(ODELimit):
 
     def __init__(self, rtol: float | None = None, atol: float | None = None):
         self.field = ResNet("inside", "identity", beta=1.0)  # sigma = identity: A h + b
+        """The vector field ``A(t) H + b(t)``: the inside residual map with the identity."""
         self._tolerances(rtol, atol)
 
     def solve(self, h0, W, depth: int, b=None) -> torch.Tensor:

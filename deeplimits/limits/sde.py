@@ -10,6 +10,7 @@ from torchsde._brownian import BaseBrownian
 from .. import _validate as V_
 from .._names import DEFAULT_ACTIVATION
 from ..activations import activation as _activation
+from ..errors import ParameterError
 from ..paths import BrownianSample, DriverSample, PathSample
 from ..networks import ResNet
 from .base import Limit, grid as _grid
@@ -17,7 +18,7 @@ from .base import Limit, grid as _grid
 
 class GridBrownian(BaseBrownian):
     """A torchsde Brownian motion whose values on the grid ``k / resolution`` are those of a
-    :class:`~deeplimits.drivers.PathSample` (flattened to ``(draws, prod(shape))``).
+    :class:`~deeplimits.paths.PathSample` (flattened to ``(draws, prod(shape))``).
 
     Only grid times are valid, which is all a fixed-step solver with ``dt = 1/resolution``
     on dyadic times ever asks for (dyadic times are exact in binary floating point).
@@ -36,12 +37,12 @@ class GridBrownian(BaseBrownian):
         x = float(t) * self._n
         k = round(x)
         if abs(x - k) > 1e-6 or not 0 <= k <= self._n:
-            raise ValueError(f"GridBrownian queried at t={float(t)!r}, off the grid k/{self._n}")
+            raise ParameterError("t", f"GridBrownian queried at t={float(t)!r}, off the grid k/{self._n}")
         return k
 
     def __call__(self, ta, tb=None, return_U=False, return_A=False):
         if return_U or return_A:
-            raise ValueError("GridBrownian has no space-time Levy area; use method='euler'")
+            raise ParameterError("method", "GridBrownian has no space-time Levy area; use method='euler'")
         if tb is None:
             return self._path[self._index(ta)]
         return self._path[self._index(tb)] - self._path[self._index(ta)]
@@ -51,18 +52,22 @@ class GridBrownian(BaseBrownian):
 
     @property
     def dtype(self):
+        """The dtype of the path."""
         return self._path.dtype
 
     @property
     def device(self):
+        """The device of the path."""
         return self._path.device
 
     @property
     def shape(self):
+        """The shape of one value of the path, ``(draws, prod(shape))``."""
         return self._path.shape[1:]
 
     @property
     def levy_area_approximation(self):
+        """``"none"``: torchsde's schemes that need Lévy areas are refused."""
         return "none"
 
 
@@ -96,6 +101,7 @@ class SDELimit(Limit):
 
     def __init__(self, activation=None):
         self.activation = _activation(DEFAULT_ACTIVATION if activation is None else activation)
+        """The activation ``sigma``."""
 
     def scheme(self) -> ResNet:
         """The Euler–Maruyama scheme as a network: ``step(H, 1, n, V=dX)`` is one EM step
@@ -110,12 +116,13 @@ class SDELimit(Limit):
         depth = V_.divides("depth", depth, V.resolution)
         n, m, d = h0.shape
         if V.shape != (d, d) or V.draws != n:
-            raise ValueError(f"V must be a sample of shape ({d}, {d}) with {n} draws, got {V.shape} with {V.draws}")
+            raise ParameterError("V", f"V must be a sample of shape ({d}, {d}) with {n} draws, got {V.shape} with "
+                                      f"{V.draws}")
         if V.dtype != h0.dtype:
-            raise ValueError(f"h0 must have dtype {V.dtype} to match the weights, got {h0.dtype}")
+            raise ParameterError("h0", f"h0 must have dtype {V.dtype} to match the weights, got {h0.dtype}")
         steps = V.resolution if steps is None else V_.divides("steps", steps, V.resolution)
         if steps % depth:
-            raise ValueError(f"steps must be a multiple of depth = {depth}, got {steps}")
+            raise ParameterError("steps", f"steps must be a multiple of depth = {depth}, got {steps}")
         sde = _SDE(self.activation, (n, m, d))
         ts = _grid(depth, h0.dtype, h0.device)
         ys = torchsde.sdeint(sde, h0.reshape(n, m * d), ts, bm=GridBrownian(V), method="euler",

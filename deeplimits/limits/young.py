@@ -8,6 +8,7 @@ import torch
 from .. import _validate as V_
 from .._names import DEFAULT_ACTIVATION
 from ..activations import activation as _activation
+from ..errors import ParameterError
 from ..paths import DriverSample, FractionalSample
 from ..networks import ModifiedEulerResNet
 from .base import Limit
@@ -25,7 +26,9 @@ class YoungLimit(Limit):
 
     def __init__(self, activation=None, hurst: float = 0.75):
         self.hurst = V_.hurst(hurst, above_half=True)
+        """The Hurst index ``H`` of the fBm driver (``> 1/2``)."""
         self.activation = _activation(DEFAULT_ACTIVATION if activation is None else activation)
+        """The activation ``sigma``."""
 
     def scheme(self, scale: float | None = None) -> ModifiedEulerResNet:
         """The modified Euler scheme as a network; ``step(H, 1, n, V=dX)`` is one step of
@@ -33,9 +36,11 @@ class YoungLimit(Limit):
         return ModifiedEulerResNet(self.activation, self.hurst, scale=scale)
 
     def solve(self, h0, V: FractionalSample, depth: int) -> torch.Tensor:
+        """The limit on ``k / depth`` from the fractional sample ``V`` (the modified Euler scheme on its
+        finest grid), ``(depth + 1, draws, inputs, width)``."""
         DriverSample.expect("V", V, "fractional")
         if abs(V.hurst - self.hurst) > 1e-12:
-            raise ValueError(f"V has Hurst index {V.hurst}, the limit expects hurst={self.hurst}")
+            raise ParameterError("V", f"V has Hurst index {V.hurst}, the limit expects hurst={self.hurst}")
         h0 = V_.states("h0", h0)
         depth = V_.divides("depth", depth, V.resolution)
         every = V.resolution // depth

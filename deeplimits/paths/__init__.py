@@ -15,6 +15,7 @@ Drivers by name (:data:`DRIVERS`, :func:`make_driver`): ``gaussian`` (Brownian i
 from __future__ import annotations
 
 from .. import _validate as V_
+from ..errors import ParameterError
 from ..options import HURST
 from .base import KINDS, Driver, DriverSample, PathSample, pair_sums
 from .brownian import BrownianSample, IIDDriver, IIDSample
@@ -34,12 +35,13 @@ def make_driver(name: str, hurst: float | None = None, length_scale: float | Non
     """The driver named ``name`` (one of :data:`DRIVERS`), validated."""
     name = V_.choice("driver", name, DRIVERS)
     if hurst is not None and name != "fractional":
-        raise ValueError(f"hurst applies only to the fractional driver, not {name!r}")
+        raise ParameterError("hurst", f"hurst applies only to the fractional driver, not {name!r}")
     if length_scale is not None and name != "smooth":
-        raise ValueError(f"length_scale applies only to the smooth driver, not {name!r}")
+        raise ParameterError("length_scale", f"length_scale applies only to the smooth driver, not {name!r}")
     if name == "fractional":
         if hurst is None:
-            raise ValueError(f"hurst must be given for the fractional driver (a Hurst index {HURST.range_text()})")
+            raise ParameterError("hurst", "hurst must be given for the fractional driver (a Hurst index "
+                                          f"{HURST.range_text()})")
         return FractionalDriver(hurst)
     if name == "smooth":
         return SmoothDriver(length_scale)
@@ -49,6 +51,6 @@ def make_driver(name: str, hurst: float | None = None, length_scale: float | Non
 def driver_spec(driver: Driver) -> dict:
     """A driver as plain JSON (``{'driver': name, ...}``), the inverse of :func:`make_driver`."""
     if not isinstance(driver, Driver):
-        raise ValueError(f"driver must be an IIDDriver, FractionalDriver or SmoothDriver (or a name in "
-                         f"{', '.join(DRIVERS)}), got {driver!r}")
+        raise ParameterError("driver", f"driver must be an IIDDriver, FractionalDriver or SmoothDriver (or a name in "
+                                       f"{', '.join(DRIVERS)}), got {driver!r}")
     return driver.spec()

@@ -24,6 +24,7 @@ import torch
 
 from .. import _resources as R
 from .. import _validate as V
+from ..errors import ParameterError
 
 _BLOCK_ELEMENTS = 1 << 22  # elements of one lazily generated block of Brownian increments
 
@@ -37,13 +38,13 @@ def pair_sums(x: torch.Tensor, r: int) -> torch.Tensor:
     return x
 
 
-#: what each kind of sample is, and how to draw one (the one-line errors of the limits)
 KINDS = {
     "brownian": "a BrownianSample (IIDDriver('gaussian').sample(...))",
     "fractional": "a FractionalSample (FractionalDriver(hurst).sample(...))",
     "smooth": "a SmoothSample (SmoothDriver(length_scale).sample(...))",
     "iid": "an IIDSample (IIDDriver('uniform' or 'rademacher').sample(...))",
 }
+"""What each kind of sample is, and how to draw one (the one-line errors of the limits)."""
 
 
 class DriverSample(abc.ABC):
@@ -65,17 +66,23 @@ class DriverSample(abc.ABC):
     """
 
     regularity: float
+    """The path's Hölder exponent: 1/2 (Brownian, i.i.d.), ``H`` (fractional), 1 (smooth)."""
     kind: str = ""
+    """``'brownian'``, ``'fractional'``, ``'iid'`` or ``'smooth'`` (:data:`KINDS`)."""
     rough: bool = False
+    """Increments on the grid ``k / resolution`` (Brownian, fractional), or not."""
     resolution: int | None = None
+    """The finest grid of a rough sample, ``None`` otherwise."""
     hurst: float | None = None
+    """The Hurst index of a rough path (1/2 for Brownian), ``None`` otherwise."""
 
     def __init__(self, shape: tuple[int, ...], draws: int, dtype: torch.dtype, scale: float, device=None):
         self.shape, self.draws, self.dtype, self.scale = shape, draws, dtype, scale
         self.device = torch.device("cpu" if device is None else device)
-        #: where the sample's random numbers are drawn (its numbers depend on it); :meth:`to`
-        #: changes only where they are delivered
+        """Where its numbers are delivered (:class:`torch.device`)."""
         self.home = self.device
+        """Where the sample's random numbers are drawn (its numbers depend on it); :meth:`to` changes only
+        where they are delivered."""
 
     def to(self, device) -> "DriverSample":
         """The same sample, the same numbers, with its weights delivered on ``device`` (a
@@ -145,7 +152,7 @@ class DriverSample(abc.ABC):
         """``value`` if it is a driver sample of ``kind``, else a one-line ValueError naming
         ``name`` and what is needed (e.g. ``V must be a BrownianSample (IIDDriver('gaussian')...)``)."""
         if getattr(value, "kind", None) != kind:
-            raise ValueError(f"{name} must be {KINDS[kind]}")
+            raise ParameterError(name, f"{name} must be {KINDS[kind]}")
         return value
 
     def _chunk_layers(self, per_layer: int) -> int:
@@ -194,11 +201,14 @@ class Driver(abc.ABC):
     """A weight law as a function of depth. Declares its ``regularity``, ``coupled`` and ``nested``."""
 
     name: str
+    """The law's name (``'gaussian'``, ``'uniform'``, ``'rademacher'``, ``'fractional'``, ``'smooth'``)."""
     regularity: float
+    """The Hölder exponent of its paths: 1/2 (i.i.d.), ``H`` (fractional), 1 (smooth)."""
     coupled: bool = True  # do depths read off one sample share one path?
-    #: are the depth-L weights, in law, the first L layers of a deeper network's weights?
-    #: (i.i.d. and stationary fGn: yes; the smooth law reads V(k / L): no)
+    """Do depths read off one sample share one path?"""
     nested: bool = True
+    """Are the depth-L weights, in law, the first L layers of a deeper network's weights? (i.i.d. and
+    stationary fGn: yes; the smooth law reads V(k / L): no)."""
 
     def sample(self, shape, *, draws: int = 1, resolution: int | None = None,
                generator: torch.Generator | None = None, dtype: torch.dtype = torch.float64,
@@ -235,13 +245,14 @@ class Driver(abc.ABC):
         scale = V.real("scale", scale, low=0.0, low_open=True)
         if self.needs_resolution:
             if resolution is None:
-                raise ValueError(f"resolution must be given (a power of two) for the {self.name} driver")
+                raise ParameterError("resolution", f"resolution must be given (a power of two) for the {self.name} "
+                                                   "driver")
             resolution = V.power_of_two("resolution", resolution)
             R.require_count(resolution, R.MAX_STEPS, f"resolution={resolution} makes too many fine steps per path",
                             ("resolution",))
         elif resolution is not None:
-            raise ValueError(f"resolution applies only to path drivers (Gaussian i.i.d., fractional), "
-                             f"not to the {self.name} driver")
+            raise ParameterError("resolution", "resolution applies only to path drivers (Gaussian i.i.d., "
+                                               f"fractional), not to the {self.name} driver")
         at = "" if resolution is None else f" at resolution={resolution}"
         R.require_memory(self.sample_bytes(shape, draws, resolution, dtype),
                          f"for a {self.name} sample of {_draws(draws)} of shape {shape}{at}",
@@ -249,6 +260,7 @@ class Driver(abc.ABC):
         return self._sample(shape, draws, resolution, generator, dtype, scale, device)
 
     needs_resolution = False
+    """Does :meth:`sample` take a ``resolution`` (the path laws: Gaussian i.i.d., fractional)?"""
 
     def sample_bytes(self, shape, draws: int = 1, resolution: int | None = None,
                      dtype: torch.dtype = torch.float64) -> int:

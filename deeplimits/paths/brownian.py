@@ -27,7 +27,9 @@ class BrownianSample(PathSample):
     def __init__(self, shape, draws, dtype, scale, resolution, seed: int, device=None):
         super().__init__(shape, draws, dtype, scale, resolution, device)
         self.seed = seed
+        """The seed the blocks of fine increments are derived from."""
         self.block = min(resolution, _pow2_floor(self._chunk_layers(1)))
+        """Fine steps drawn at once (a power of two, bounded by the memory of one chunk)."""
 
     def _block(self, j: int) -> torch.Tensor:
         x = _random.normal((self.block, self.draws, *self.shape), _random.mix_seed(self.seed, j), self.dtype,
@@ -97,6 +99,7 @@ class IIDDriver(Driver):
 
     regularity = 0.5
     LAWS = ("gaussian", "uniform", "rademacher")
+    """The laws it draws from."""
 
     def __init__(self, law: str = "gaussian"):
         self.name = V.choice("law", law, self.LAWS)

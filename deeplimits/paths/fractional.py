@@ -12,6 +12,7 @@ import torch
 from .. import _random
 from .. import _resources as R
 from .. import _validate as V
+from ..errors import ParameterError
 from .base import Driver, PathSample, _pow2_floor, pair_sums
 
 
@@ -117,13 +118,14 @@ class FractionalDriver(Driver):
 
     def __init__(self, hurst: float):
         self.hurst = self.regularity = V.hurst(hurst)
+        """The Hurst index ``H`` in (0, 1)."""
 
     def sample_bytes(self, shape, draws: int = 1, resolution: int | None = None,
                      dtype: torch.dtype = torch.float64) -> int:
         """The fGn of every path on the finest grid (:func:`~deeplimits._resources.fgn_bytes`)
         and its copy with the grid axis first, which the sample keeps."""
         if resolution is None:
-            raise ValueError("resolution must be given (a power of two) for the fractional driver")
+            raise ParameterError("resolution", "resolution must be given (a power of two) for the fractional driver")
         paths, item = draws * math.prod(shape), dtype.itemsize
         return R.fgn_bytes(resolution, paths, item) + item * resolution * paths
 

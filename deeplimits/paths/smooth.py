@@ -12,6 +12,7 @@ import torch
 from .. import _random
 from .. import _resources as R
 from .. import _validate as V
+from ..errors import ParameterError
 from ..options import LENGTH_SCALE
 from .base import _BLOCK_ELEMENTS, Driver, DriverSample
 
@@ -62,6 +63,7 @@ class SmoothSample(DriverSample):
     def __init__(self, shape, draws, dtype, scale, length_scale: float, coefficients: torch.Tensor):
         super().__init__(shape, draws, dtype, scale, coefficients.device)
         self.length_scale = length_scale
+        """The RBF kernel's length scale."""
         omega, _, self.kernel_error = _rbf_quadrature(length_scale)
         self._omega = omega.to(device=self.device, dtype=dtype)
         self._coef = coefficients  # (2M, draws * prod(shape)), already times sqrt(w) * scale
@@ -71,8 +73,8 @@ class SmoothSample(DriverSample):
         (shape ``(len(t), draws, *shape)``)."""
         tt = torch.as_tensor(t, dtype=self.dtype, device=self.device)
         if not bool(((tt >= -0.25) & (tt <= 1.25)).all()):  # NaN fails too
-            raise ValueError(f"t must lie in [-0.25, 1.25] (the depth interval [0, 1] with the margin an "
-                             f"adaptive solver may step into), got {t!r}")
+            raise ParameterError("t", f"t must lie in [-0.25, 1.25] (the depth interval [0, 1] with the margin an "
+                                      f"adaptive solver may step into), got {t!r}")
         scalar = tt.dim() == 0
         ph = tt.reshape(-1, 1) * self._omega
         out = torch.cat([torch.cos(ph), torch.sin(ph)], dim=1) @ self._coef
@@ -101,6 +103,7 @@ class SmoothDriver(Driver):
 
     def __init__(self, length_scale: float | None = None):
         self.length_scale = V.option(LENGTH_SCALE, length_scale)
+        """The RBF kernel's length scale."""
 
     def sample_bytes(self, shape, draws: int = 1, resolution: int | None = None,
                      dtype: torch.dtype = torch.float64) -> int:

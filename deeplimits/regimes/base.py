@@ -20,14 +20,15 @@ from __future__ import annotations
 import abc
 from typing import ClassVar
 
+from ..errors import ParameterError
 from ..options import Option  # re-exported: a regime declares its options
 from ..orders import StrongOrder  # re-exported: a regime declares its order
 
 __all__ = ["Regime", "Option", "StrongOrder", "REGISTRY", "register_regime", "get_regime", "regime_names", "pair",
            "regimes_table", "takes", "declarations", "is_given", "DEPTHS"]
 
-#: the default depths of a convergence study (a regime's ``defaults['depths']``)
 DEPTHS = [8, 16, 32, 64, 128, 256, 512]
+"""The default depths of a convergence study (a regime's ``defaults['depths']``)."""
 
 #: names an option may not take: the other keywords of :func:`pair`, of a convergence study and of
 #: its command (``deeplimits convergence``: an option's flag is ``--NAME``)
@@ -59,18 +60,27 @@ class Regime(abc.ABC):
     """
 
     name: ClassVar[str]
+    """The registry key (``--regime NAME``)."""
     network: ClassVar[str]
+    """The network, in one line."""
     limit: ClassVar[str]
+    """The limit, in one line."""
     weights: ClassVar[str]
+    """The law of the weights, in one line."""
     scaling: ClassVar[str]
-    #: the strong order in words, for tables (e.g. ``"1/2"``, ``"2H - 1"``)
+    """The scaling ``beta``, in one line."""
     rate_text: ClassVar[str] = ""
+    """The strong order in words, for tables (e.g. ``"1/2"``, ``"2H - 1"``)."""
     architectures: ClassVar[tuple[str, ...]] = ("res-1",)
+    """The residual maps it accepts (the first is the default)."""
     options: ClassVar[tuple[Option, ...]] = ()
+    """The keyword options of :func:`pair` it accepts, each an :class:`Option`."""
     spec_options: ClassVar[tuple[str, ...] | None] = None
+    """The options recorded as fields of a convergence spec (``None``: every declared option)."""
     defaults: ClassVar[dict] = dict(width=16, depths=DEPTHS, paths=256, reference=None)
-    #: a strong order that does not depend on the options (else override :meth:`strong_order`)
+    """Convergence defaults (``width``, ``depths``, ``paths``, ``reference``)."""
     order: ClassVar[StrongOrder | None] = None
+    """A strong order that does not depend on the options (else override :meth:`strong_order`)."""
 
     def strong_order(self, **options) -> StrongOrder:
         """The theoretical strong order of the pair built with ``options``."""
@@ -104,8 +114,8 @@ class Regime(abc.ABC):
         return f"<regime {self.name!r}: {self.network} -> {self.limit}>"
 
 
-#: the regimes by name, in registration order
 REGISTRY: dict[str, Regime] = {}
+"""The regimes by name, in registration order."""
 
 
 def _check_options(cls: type[Regime]) -> None:
@@ -114,17 +124,19 @@ def _check_options(cls: type[Regime]) -> None:
     command-line flag serves them all: same type, and for a boolean the same default)."""
     opts = cls.options
     if not isinstance(opts, tuple) or not all(isinstance(o, Option) for o in opts):
-        raise ValueError(f"{cls.__name__}.options must be a tuple of deeplimits.regimes.Option, got {opts!r}")
+        raise ParameterError("options", f"{cls.__name__}.options must be a tuple of deeplimits.regimes.Option, got "
+                                        f"{opts!r}")
     names = [o.name for o in opts]
     for o in opts:
         if names.count(o.name) > 1 or o.name in RESERVED:
             why = "twice" if names.count(o.name) > 1 else "(a name taken by pair or the convergence study)"
-            raise ValueError(f"{cls.__name__}.options declares {o.name!r} {why}")
+            raise ParameterError("options", f"{cls.__name__}.options declares {o.name!r} {why}")
         for other, r in REGISTRY.items():
             theirs = r.option(o.name)
             if other != cls.name and theirs is not None and (theirs.type, theirs.neutral) != (o.type, o.neutral):
-                raise ValueError(f"{cls.__name__}.options: {o.name!r} is declared by regime {other!r} as "
-                                 f"{theirs.type.__name__} (default {theirs.default!r}); declare it the same way")
+                raise ParameterError("options", f"{cls.__name__}.options: {o.name!r} is declared by regime {other!r} "
+                                                f"as {theirs.type.__name__} (default {theirs.default!r}); declare it "
+                                                "the same way")
 
 
 def register_regime(cls: type[Regime]) -> type[Regime]:
@@ -132,13 +144,13 @@ def register_regime(cls: type[Regime]) -> type[Regime]:
     Registering a different class under a taken name is an error; the same class again is allowed.
     Its ``options`` must be :class:`Option` declarations consistent with the other regimes'."""
     if not (isinstance(cls, type) and issubclass(cls, Regime)):
-        raise ValueError(f"register_regime takes a Regime subclass, got {cls!r}")
+        raise ParameterError("cls", f"register_regime takes a Regime subclass, got {cls!r}")
     name = getattr(cls, "name", None)
     if not isinstance(name, str) or not name:
-        raise ValueError(f"{cls.__name__}.name must be a non-empty string")
+        raise ParameterError("name", f"{cls.__name__}.name must be a non-empty string")
     old = REGISTRY.get(name)
     if old is not None and type(old).__qualname__ != cls.__qualname__:
-        raise ValueError(f"regime {name!r} is already registered ({type(old).__name__})")
+        raise ParameterError("cls", f"regime {name!r} is already registered ({type(old).__name__})")
     _check_options(cls)
     REGISTRY[name] = cls()
     return cls
@@ -152,7 +164,7 @@ def regime_names() -> tuple[str, ...]:
 def get_regime(name) -> Regime:
     """The registered regime ``name``; a ValueError lists the registered ones."""
     if name not in REGISTRY:
-        raise ValueError(f"regime must be one of {', '.join(map(repr, REGISTRY))}, got {name!r}")
+        raise ParameterError("regime", f"regime must be one of {', '.join(map(repr, REGISTRY))}, got {name!r}")
     return REGISTRY[name]
 
 
@@ -188,14 +200,14 @@ def is_given(name: str, value) -> bool:
     return not any(o.type is bool and value is o.neutral for o in declarations().get(name, {}).values())
 
 
-def _not_applicable(option: str, regime: Regime) -> ValueError:
+def _not_applicable(option: str, regime: Regime) -> ParameterError:
     where = takes(option)
     if not where:
-        return ValueError(f"unknown option {option!r}; regime {regime.name!r} accepts "
-                          f"{', '.join(sorted(o.name for o in regime.options)) or 'no options'}")
+        return ParameterError(option, f"unknown option {option!r}; regime {regime.name!r} accepts "
+                              f"{', '.join(sorted(o.name for o in regime.options)) or 'no options'}")
     s = "s" if len(where) > 1 else ""
-    return ValueError(f"{option} applies only to regime{s} {' and '.join(map(repr, where))}, not "
-                      f"{regime.name!r}{regime.hint(option)}")
+    return ParameterError(option, f"{option} applies only to regime{s} {' and '.join(map(repr, where))}, not "
+                          f"{regime.name!r}{regime.hint(option)}")
 
 
 def resolve(regime: Regime, options: dict) -> dict:
@@ -218,9 +230,10 @@ def _check_arch(regime: Regime, arch) -> str:
     if arch in regime.architectures:
         return arch
     if len(regime.architectures) == 1:
-        raise ValueError(f"arch must be {regime.architectures[0]!r} for regime {regime.name!r}, got {arch!r}")
-    raise ValueError(f"arch must be one of {', '.join(map(repr, regime.architectures))} for regime "
-                     f"{regime.name!r}, got {arch!r}")
+        raise ParameterError("arch", f"arch must be {regime.architectures[0]!r} for regime {regime.name!r}, got "
+                                     f"{arch!r}")
+    raise ParameterError("arch", f"arch must be one of {', '.join(map(repr, regime.architectures))} for regime "
+                                 f"{regime.name!r}, got {arch!r}")
 
 
 def pair(regime: str, *, width: int, activation=None, arch: str | None = None, **options):

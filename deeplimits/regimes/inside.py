@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from .._names import INSIDE_ACTIVATION
+from ..errors import ParameterError
 from ..options import LENGTH_SCALE, SA, SB, Option
 from .base import Regime, StrongOrder, register_regime, takes
 
@@ -47,8 +48,8 @@ class InsideSDE(_Inside):
     def check(self, options):
         if "length_scale" in options and options.get("beta") is None:
             others = " and ".join(repr(n) for n in takes("length_scale") if n != self.name)
-            raise ValueError(f"length_scale applies only to smooth weights (regimes {others}, and 'inside-sde' with "
-                             "beta), not to 'inside-sde' without beta")
+            raise ParameterError("length_scale", f"length_scale applies only to smooth weights (regimes {others}, and "
+                                                 "'inside-sde' with beta), not to 'inside-sde' without beta")
         return options
 
     def strong_order(self, c2, beta=None, ito_correction=True, **_):
@@ -106,12 +107,13 @@ class InsideODE(_Inside):
     def check(self, options):
         alpha, beta = options.get("alpha"), options.get("beta")
         if alpha is None and beta is None:
-            raise ValueError(f"beta must be given for regime 'inside-ode' ({self.option('beta').range_text()}; "
-                             "or alpha = 1 - beta)")
+            raise ParameterError("beta", "beta must be given for regime 'inside-ode' "
+                                         f"({self.option('beta').range_text()}; "
+                                         "or alpha = 1 - beta)")
         if alpha is not None:
             if beta is not None and abs(alpha + beta - 1) > 1e-9:
-                raise ValueError(f"alpha + beta must equal 1 for regime 'inside-ode', got alpha = {alpha:g}, "
-                                 f"beta = {beta:g}")
+                raise ParameterError("alpha", "alpha + beta must equal 1 for regime 'inside-ode', got alpha = "
+                                              f"{alpha:g}, beta = {beta:g}")
             beta = 1.0 - alpha if beta is None else beta
         return {**options, "alpha": None, "beta": beta}
 

@@ -9,7 +9,8 @@ from .executors import ExecutorError, SweepError, run_sweep
 from .store import (SCHEMA, STORE_NAME, DamagedFileWarning, DamagedStoreError, RunStore, RunStoreError, checksum,
                     find_runs)
 from .tasks import LEGACY_NAMES, Task, chunk_sizes, register_task, task_function, task_names
+from .tidy import tidy_rows, write_csv
 
-__all__ = ["Task", "RunStore", "RunStoreError", "DamagedStoreError", "DamagedFileWarning", "SweepError",
+__all__ = ["tidy_rows", "write_csv", "Task", "RunStore", "RunStoreError", "DamagedStoreError", "DamagedFileWarning", "SweepError",
            "ExecutorError", "run_sweep", "find_runs", "register_task", "task_function", "task_names", "chunk_sizes",
            "checksum", "STORE_NAME", "SCHEMA", "LEGACY_NAMES"]

@@ -13,18 +13,11 @@ from typing import Callable, Iterable, Sequence
 
 from .. import _validate as V_
 from .._executor import executor as check_executor
+from ..errors import ExecutorError, SweepError
 from .store import RunStore
 from .tasks import Task, task_function
 
 __all__ = ["run_sweep", "ExecutorError", "SweepError"]
-
-
-class ExecutorError(RuntimeError):
-    """The Dask scheduler cannot be reached, or has no workers within the timeout (one-line message)."""
-
-
-class SweepError(RuntimeError):
-    """Some tasks failed; the others are stored and the same command retries the failed ones."""
 
 
 def run_sweep(tasks: Sequence[Task], store: RunStore | None = None, *, workers: int | None = None,

@@ -6,22 +6,9 @@ from __future__ import annotations
 import hashlib
 import json
 
+from ..errors import DamagedFileWarning, DamagedStoreError, RunStoreError
+
 __all__ = ["RunStoreError", "DamagedStoreError", "DamagedFileWarning", "checksum", "task_state"]
-
-
-class RunStoreError(ValueError):
-    """The run store cannot be used: unreadable, not a deeplimits store, or made by another command."""
-
-
-class DamagedFileWarning(UserWarning):
-    """A file a finished task wrote beside the store is missing or damaged: the task is computed
-    again (the command line prints the warning as one line)."""
-
-
-class DamagedStoreError(RunStoreError):
-    """The run store's file cannot be read as a store: truncated or garbled, a table missing, its
-    spec not JSON, or a schema this version does not read (the command line exits 1: a runtime
-    failure, not a bad argument)."""
 
 
 def checksum(key: str, fn: str, params: str, seed: int, result: str, versions: str) -> str:

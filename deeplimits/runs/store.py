@@ -22,8 +22,10 @@ from .integrity import DamagedFileWarning, DamagedStoreError, RunStoreError, che
 from .tasks import Task
 
 SCHEMA = 2  # 2: every finished task carries a checksum (schema 1 stores are read, migrated by a write)
+"""The schema a store is written in (2: every finished task carries a checksum)."""
 READABLE_SCHEMAS = ("1", "2")
 STORE_NAME = "run.sqlite"
+"""The file name of a run store in its directory."""
 
 __all__ = ["RunStore", "RunStoreError", "DamagedStoreError", "DamagedFileWarning", "find_runs", "checksum",
            "STORE_NAME", "SCHEMA"]
@@ -76,7 +78,9 @@ class RunStore:
     def __init__(self, directory: str, spec: dict | list | None = None, *, create: bool = True,
                  readonly: bool | None = None):
         self.directory = os.fspath(directory)
+        """The run directory."""
         self.path = os.path.join(self.directory, STORE_NAME)
+        """The store's file, ``directory/run.sqlite``."""
         exists = os.path.exists(self.path)
         if not exists and not create:
             raise RunStoreError(f"no run store at {self.path}")
@@ -88,7 +92,9 @@ class RunStore:
             raise RunStoreError(f"{self.path} is read-only: it can be shown, exported or plotted, not resumed "
                                 f"(make it writable, or choose another output directory)")
         self.readonly = bool(readonly)
+        """Whether the store is opened read-only (shown, exported or plotted, not resumed)."""
         self.immutable = False
+        """Whether it was opened ``immutable=1`` (tasks still in the write-ahead log are not shown)."""
         self._db = None
         try:
             if self.readonly:
@@ -230,9 +236,11 @@ class RunStore:
     # -- reading ------------------------------------------------------------------------
     @property
     def spec(self):
+        """The spec the store was created with."""
         return self._spec_of(self._db.execute("SELECT value FROM meta WHERE key = 'spec'").fetchone()[0])
 
     def meta(self) -> dict:
+        """The store's metadata table (spec, schema, versions, ...) as a dict."""
         return dict(self._db.execute("SELECT key, value FROM meta").fetchall())
 
     def _rows(self, where: str = "", args=()) -> list[dict]:
@@ -350,6 +358,7 @@ class RunStore:
             return cur.rowcount > 0
 
     def record_failure(self, task: Task, error: str):
+        """Record ``task`` as failed with ``error`` (a finished, intact result is kept)."""
         if not self._checked:
             self._migrate()
         with self._transaction() as db:

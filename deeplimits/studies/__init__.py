@@ -4,8 +4,9 @@ and the resource estimate, nothing computed), a run (sweep tasks registered by n
 result (plain data with ``to_dict`` / ``from_dict``, a report and a figure).
 
 The function :func:`deeplimits.stability` is exported at the top level (here ``stability`` is
-the module). Names are resolved on first access (PEP 562), so importing this package, or its
-torch-free :mod:`~deeplimits.studies.presets`, does not import torch."""
+the module). Names are resolved on first access (PEP 562): a name imports only the study module
+that defines it, and importing this package, or its torch-free
+:mod:`~deeplimits.studies.presets`, does not import torch."""
 
 from __future__ import annotations
 
@@ -46,35 +47,27 @@ __all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePla
            "TrainedLimitPlan", "TrainedLimitResult", "plan_trained_limit", "train_depth_family"]
 
 
-def _submodule(name: str):
-    """The submodule ``name`` (plain relative imports)."""
-    from . import (convergence, convergence_result, fits, phase, plan, propagation, scaling, stability,
-                   strong_error, theory, trained, trained_limit, trained_limit_result, training)
-
-    return {"convergence": convergence, "convergence_result": convergence_result, "phase": phase, "plan": plan,
-            "propagation": propagation, "stability": stability, "theory": theory, "fits": fits, "strong_error": strong_error,
-            "trained": trained, "training": training, "scaling": scaling, "trained_limit": trained_limit,
-            "trained_limit_result": trained_limit_result}[name]
-
-
-__getattr__, __dir__ = lazy_exports(globals(), _WHERE, _submodule)
+__getattr__, __dir__ = lazy_exports(globals(), _WHERE)
 
 
 def plan_from_dict(spec: dict):
     """The plan of a stored spec, by its ``'study'`` key (:func:`deeplimits.studies.plan.plan_from_dict`,
     with every study's plan class registered)."""
+    from .plan import plan_from_dict as from_dict
+
     _register_plans()
-    return _submodule("plan").plan_from_dict(spec)
+    return from_dict(spec)
 
 
 def results_from_store(store) -> list:
     """The results of a stored run of any study, rebuilt from its finished tasks (no simulation):
     one result per stored plan with a finished task (:mod:`deeplimits.studies.plan`)."""
+    from .plan import results_from_store as from_store
+
     _register_plans()
-    return _submodule("plan").results_from_store(store)
+    return from_store(store)
 
 
 def _register_plans():
     """Import every study module, so that each registers its plan class."""
-    for name in ("convergence", "phase", "stability", "training", "scaling", "trained_limit"):
-        _submodule(name)
+    from . import convergence, phase, scaling, stability, trained_limit, training  # noqa: F401

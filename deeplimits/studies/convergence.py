@@ -20,11 +20,13 @@ from .. import _resources as R_
 from .. import _validate as V_
 from .._plain import strict
 from .._random import chunk_seed
+from ..errors import ParameterError
 from ..runs import register_task, Task, chunk_sizes
 from ..pairs import InsidePair, Pair
 from ..regimes import REGISTRY, declarations, get_regime, pair as _pair
 from . import convergence_spec as S_
 from .convergence_result import ConvergenceResult
+from .memory import convergence_bytes
 from .plan import Plan, register_plan
 from .presets import MAX_CHUNK, REFERENCE_REFINEMENT
 from .strong_error import fit_rate, run_chunk
@@ -48,20 +50,31 @@ class ConvergencePlan(Plan):
     """
 
     regime: str
+    """The regime's registry name."""
     width: int
+    """The width ``d``."""
     activation: object
+    """The activation (a name, or a callable: then the plan runs in this process only)."""
     arch: str | None
+    """The residual map (``None``: the regime's default)."""
     depths: tuple[int, ...]
+    """The depths, increasing powers of two."""
     paths: int
+    """Independent draws (driver sample and inputs)."""
     inputs: int
+    """Inputs per draw (errors are averaged over them within a draw)."""
     reference: int
+    """The finest grid on which the reference is solved (rough regimes)."""
     seed: int
+    """Base seed; chunk ``i`` uses :func:`chunk_seed` ``(seed, i)``."""
     dtype: torch.dtype
+    """float32 or float64."""
     chunk: int
-    #: the regime's options as the spec records them (declared options, resolved; see convergence_spec)
+    """Draws per chunk."""
     options: dict = dataclasses.field(default_factory=dict)
-    #: where the chunks run (``'cpu'``, ``'cuda:0'``, ...; recorded in the spec only when not the CPU)
-    device: str = "cpu"
+    """The regime's options as the spec records them (declared options, resolved; see convergence_spec)."""
+    device: str | None = None
+    """Where the chunks run (``None``: the CPU; ``'cuda:0'``, ...; :func:`~deeplimits._validate.device_spec`)."""
 
     def __getattr__(self, name: str):
         """A declared option by name (``plan.hurst``): its recorded value, else its neutral one."""
@@ -70,23 +83,26 @@ class ConvergencePlan(Plan):
         return self.__dict__.get("options", {}).get(name, S_.neutral(name))
 
     def pair(self) -> Pair:
+        """The :class:`~deeplimits.pairs.Pair` the plan measures (built from its fields and options)."""
         return _pair(self.regime, width=self.width, activation=self.activation, arch=self.arch, **self.options)
 
     @property
     def chunk_sizes(self) -> list[int]:
+        """The draws of each chunk (``paths`` split into chunks of at most ``chunk``)."""
         return chunk_sizes(self.paths, self.chunk)
 
     def estimate(self) -> R_.Estimate:
         """Peak memory of one chunk, tasks and networks of the plan (no allocation)."""
         n = min(self.chunk, self.paths)
-        peak = _chunk_bytes(self.pair(), n, self.inputs, self.reference, self.depths, self.dtype.itemsize)
+        peak = convergence_bytes(self.pair(), n, self.inputs, self.reference, self.depths, self.dtype.itemsize)
         return R_.Estimate(peak, R_.tasks_of(self.paths, self.chunk), self.paths * len(self.depths), n,
                            self.reference, R_.available_memory(self.device))
 
     def to_dict(self) -> dict:
         """The plan as plain JSON (what a run store records)."""
         if self.activation is not None and not isinstance(self.activation, str):
-            raise ValueError("activation must be given by name (a string) to run through a sweep or a run store")
+            raise ParameterError("activation", "activation must be given by name (a string) to run through a sweep or "
+                                               "a run store")
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("options", "device")}
         d["depths"] = list(self.depths)
         d["dtype"] = str(self.dtype).replace("torch.", "")
@@ -94,7 +110,7 @@ class ConvergencePlan(Plan):
         d.update(fields)
         if rest:  # options outside the fields, when given
             d["options"] = dict(rest)
-        if self.device != "cpu":  # the specs (and store keys) of CPU runs are unchanged
+        if self.device is not None:  # the specs (and store keys) of CPU runs are unchanged
             d["device"] = self.device
         return d
 
@@ -125,7 +141,8 @@ class ConvergencePlan(Plan):
         if self.activation is None or isinstance(self.activation, str):
             return super().run(progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)
         if store is not None or workers is not None or scheduler is not None:
-            raise ValueError("activation must be given by name (a string) to run through a sweep or a run store")
+            raise ParameterError("activation", "activation must be given by name (a string) to run through a sweep or "
+                                               "a run store")
         V_.callback("progress", progress)
         t0, p, results = time.perf_counter(), self.pair(), []
         for c, n in enumerate(self.chunk_sizes):
@@ -153,7 +170,7 @@ def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, paths:
     Defaults (``width``, ``depths``, ``paths``, ``reference``) are the regime's ``defaults``;
     ``device`` (default the CPU) is where the chunks run, sized by its memory;
     ``**options`` are the regime's declared options (``Regime.options``)."""
-    device = str(V_.device("device", device))
+    device = V_.device_spec(device)
     dflt = get_regime(regime).defaults
     width = dflt["width"] if width is None else width
     p = _pair(regime, width=width, activation=activation, arch=arch, **options)
@@ -175,16 +192,18 @@ def _reference(p: Pair, reference, depths) -> int:
     if not p.rough:
         if reference is not None:
             rough = [n for n, r in REGISTRY.items() if r.defaults.get("reference")]
-            raise ValueError(f"reference applies only to the regimes with Brownian or fractional weights "
-                             f"({', '.join(rough)}), not {p.regime!r}: its ODE reference is adaptive")
+            raise ParameterError("reference", "reference applies only to the regimes with Brownian or fractional "
+                                              f"weights ({', '.join(rough)}), not {p.regime!r}: its ODE reference is "
+                                              "adaptive")
         return depths[-1]
     reference = REFERENCE_REFINEMENT * depths[-1] if reference is None else V_.power_of_two("reference", reference)
     if reference < 2 * depths[-1]:
-        raise ValueError(f"reference must be at least 2 * max(depths) = {2 * depths[-1]}, got {reference}")
+        raise ParameterError("reference", f"reference must be at least 2 * max(depths) = {2 * depths[-1]}, got "
+                                          f"{reference}")
     return reference
 
 
-def _fit_chunk(p: Pair, width, inputs, reference, depths, paths, chunk, dtype, device="cpu") -> int:
+def _fit_chunk(p: Pair, width, inputs, reference, depths, paths, chunk, dtype, device=None) -> int:
     """Draws per task. The default chunk (part of the spec, hence of the seeds) keeps its historical
     rule; it is lowered only where it would not fit the machine, and a given chunk that does not
     fit is refused. Also refuses too many tasks or steps."""
@@ -194,7 +213,7 @@ def _fit_chunk(p: Pair, width, inputs, reference, depths, paths, chunk, dtype, d
     chunk = None if chunk is None else V_.integer("chunk", chunk)
     item = torch.empty((), dtype=dtype).element_size()
     knobs = ("width", "inputs", "reference") if p.rough else ("width", "inputs", "depths")
-    chunk = R_.fit_chunk(lambda n: _chunk_bytes(p, n, inputs, reference, depths, item), paths, chunk, default,
+    chunk = R_.fit_chunk(lambda n: convergence_bytes(p, n, inputs, reference, depths, item), paths, chunk, default,
                          f"at width={width}, inputs={inputs}, reference={reference}, depths up to {depths[-1]}", knobs,
                          device=device)
     R_.require_count(R_.tasks_of(paths, chunk), R_.MAX_TASKS,
@@ -202,37 +221,6 @@ def _fit_chunk(p: Pair, width, inputs, reference, depths, paths, chunk, dtype, d
     R_.require_count(reference, R_.MAX_STEPS, f"reference={reference} makes too many steps per task",
                      ("reference" if p.rough else "depths",))
     return chunk
-
-
-def _chunk_bytes(p: Pair, n: int, inputs: int, reference: int, depths, item: int) -> int:
-    """Peak bytes of :func:`run_chunk` on ``n`` draws (see :mod:`deeplimits._resources`).
-
-    * fractional weights: the fGn of every entry on the finest grid, ``reference x n x d^2``
-      numbers, at its peak inside :func:`~deeplimits.drivers.fgn` (:func:`~deeplimits._resources.fgn_bytes`);
-    * Brownian weights are streamed: blocks of ``_BLOCK_ELEMENTS`` numbers (at least one layer,
-      ``n x entries``), the block in use, the one drawn ahead and their trees of pairwise sums,
-      plus one accumulated increment per depth;
-    * smooth weights: their spectral coefficients (``2M`` per entry) and values at a chunk of times;
-    * states: the reference, the input and a state and two error maps per depth, ``n x inputs x d``
-      each; the adaptive ODE references keep the solution at ``reference + 1`` times.
-    """
-    from ..paths.base import _BLOCK_ELEMENTS
-    from ..paths.smooth import _rbf_quadrature
-
-    total = 0
-    for name, drv in p.drivers.items():
-        m = math.prod(p._weight_layout(name)[0])
-        if drv.name == "fractional":
-            total += R_.fgn_bytes(reference, n * m, item)
-        elif drv.needs_resolution:
-            total += item * (6 * min(reference * n * m, max(_BLOCK_ELEMENTS, n * m)) + len(depths) * n * m)
-        else:
-            total += item * (n * m * 2 * len(_rbf_quadrature(drv.length_scale)[0]) + 2 * max(_BLOCK_ELEMENTS, n * m))
-    per_state = item * n * inputs * p.width
-    total += per_state * (4 * len(depths) + 10)
-    if not p.rough:
-        total += 3 * per_state * (reference + 1)
-    return int(total)
 
 
 def strong_convergence(regime: str, *, depths: Sequence[int] | None = None, paths: int | None = None,
@@ -288,7 +276,7 @@ def run_plan(plan: ConvergencePlan, progress: Callable[[int], None] | None = Non
     return plan.run(progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)
 
 
-@register_task("convergence-chunk")
+@register_task("convergence-chunk", axes=("draw", "depth"))
 def run_task(params: dict, seed: int) -> dict:
     """Sweep task: one chunk of draws of a plan (``params`` = plan spec + ``draws``)."""
     spec = {k: v for k, v in params.items() if k != "draws"}

@@ -23,40 +23,67 @@ class ConvergenceResult(PlainData):
     """Strong-error study of one pair: plain data, see :meth:`to_dict` for the JSON fields."""
 
     regime: str
+    """The regime's registry name."""
     hurst: float | None
+    """The Hurst index (``None`` for a regime without one)."""
     width: int
+    """The width ``d``."""
     activation: str
+    """The activation's name."""
     arch: str
+    """The residual map."""
     corrected: bool
+    """Whether the network is the modified Euler one (:class:`~deeplimits.networks.ModifiedEulerResNet`)."""
     paths: int
+    """Independent draws."""
     inputs: int
+    """Inputs per draw."""
     reference: int
+    """The finest grid of the reference (see ``reference_method``)."""
     seed: int
+    """The base seed."""
     dtype: str
+    """The dtype, by name."""
     depths: list[int]
+    """The depths ``L``."""
     error: list[float]
+    """Per depth, the strong error ``max_k ||H_{k/L} - h_k||`` averaged over the finite draws."""
     stderr: list[float]
+    """Its standard error over the draws."""
     terminal_error: list[float]
+    """Per depth, the terminal error ``||H_1 - h_L||`` averaged over the finite draws."""
     terminal_stderr: list[float]
+    """Its standard error over the draws."""
     rate: float
+    """The fitted rate: ``error ~ L^-rate`` by least squares (:func:`fit_rate`)."""
     rate_ci: list[float]
+    """A 95% bootstrap interval of ``rate`` over draws."""
     theory_rate: float
+    """The exponent of ``L`` in the declared strong order."""
     rate_note: str
+    """Where the declared order comes from and what to expect at practical depths."""
     nonfinite: int
+    """Draws left out because an error was not finite (blow-up)."""
     seconds: float
+    """Seconds of work (a resumed run adds those of the tasks finished in earlier sessions)."""
     # inside regimes only (None elsewhere; results stored before they existed load with None)
     alpha: float | None = None
+    """The inside regimes' ``alpha`` (``None`` elsewhere)."""
     beta: float | None = None
+    """The inside regimes' ``beta`` (``None`` elsewhere)."""
     sa: float | None = None
+    """The inside regimes' entry scale ``s_A`` (``None`` elsewhere)."""
     sb: float | None = None
+    """The inside regimes' entry scale ``s_b`` (``None`` elsewhere)."""
     ito_correction: bool | None = None
-    #: power of a logarithmic factor in the declared order ``L^-theory_rate (log L)^theory_log_power``
+    """The inside-SDE's Itô correction flag (``None`` elsewhere)."""
     theory_log_power: float = 0.0
-    #: the regime's other options (declared in ``Regime.options``, not fields above), as its plan
-    #: records them; written only when not empty
+    """Power of a logarithmic factor in the declared order ``L^-theory_rate (log L)^theory_log_power``."""
     options: dict = dataclasses.field(default_factory=dict)
-    #: how the reference was computed, in words (empty in results written before it was recorded)
+    """The regime's other options (declared in ``Regime.options``, not fields above), as its plan records
+    them; written only when not empty."""
     reference_method: str = ""
+    """How the reference was computed, in words (empty in results written before it was recorded)."""
 
     @property
     def theory_slope(self) -> float:
@@ -128,6 +155,7 @@ class ConvergenceResult(PlainData):
 
     @property
     def label(self) -> str:
+        """The pair in a few words, for titles and legends."""
         h = f" H={self.hurst:g}" if self.hurst is not None else ""
         c = " corrected" if self.corrected else ""
         more = "".join(f" {k}={v:g}" if isinstance(v, float) else f" {k}={v}" for k, v in self.options.items())

@@ -16,6 +16,7 @@ options were declared (tests/golden/SPECS.json).
 
 from __future__ import annotations
 
+from ..errors import ParameterError
 from ..regimes import REGISTRY, declarations, get_regime, is_given
 
 __all__ = ["EVERY_SPEC", "top_fields", "neutral", "record", "split", "join"]
@@ -59,5 +60,5 @@ def join(spec: dict, fields: set) -> tuple[dict, dict]:
     if regime in REGISTRY:
         unknown = sorted(set(options) - set(top_fields(regime)))
         if unknown:
-            raise ValueError(f"not a convergence spec of regime {regime!r}: unknown keys {unknown}")
+            raise ParameterError("spec", f"not a convergence spec of regime {regime!r}: unknown keys {unknown}")
     return own, {**options, **dict(spec.get("options") or {})}

@@ -10,21 +10,22 @@ import torch
 
 from .. import _resources as R_
 from .. import _validate as V_
-from .._plain import PlainData
 from .._random import chunk_seed
 from ..paths import make_driver
 from ..runs import register_task, Task
 from .plan import Plan, register_plan
 from .presets import PHASE_PRESETS
-from .propagation import CAP, _common, _device_field, _grid, _network, _phase_depths, _run, bias_field, estimate_phase
+from .result import PlanResult
+from .propagation import CAP, _common, _grid, _network, _phase_depths, _run, bias_field, estimate_phase
 from .theory import critical_beta
 
 __all__ = ["phase_diagram", "plan_phase", "run_phase", "PhasePlan", "PhaseResult", "PHASE_PRESETS"]
 
 
 @dataclasses.dataclass
-class PhaseResult(PlainData):
-    """The (H, beta) phase diagram with fractional weights: plain data.
+class PhaseResult(PlanResult):
+    """The (H, beta) phase diagram with fractional weights: plain data holding its plan
+    (:class:`~.result.PlanResult`: ``hurst``, ``beta``, ``arch``, ... are the plan's).
 
     ``log10_rh[i][j]`` and ``log10_rp[i][j]`` are the means of ``log10 r_h`` and
     ``log10 r_p`` over draws and inputs at ``hurst[i]``, ``beta[j]`` (an exploded ratio counts
@@ -45,30 +46,38 @@ class PhaseResult(PlainData):
     = max(H, 1/2) - beta`` (the identity side, ``beta > max(H, 1/2)``, is where it is a power law).
     """
 
-    hurst: list[float]
-    beta: list[float]
+    plan: PhasePlan
+    """The plan of the Hurst indices summarised (``hurst``, ``beta``, ``arch``, ``width``, ... are read from it)."""
     log10_rh: list[list[float]]
+    """Mean ``log10 r_h`` over draws and inputs per (H, beta)."""
     log10_rp: list[list[float]]
+    """Mean ``log10 r_p`` over draws and inputs per (H, beta)."""
     exploded: list[list[int]]
+    """Exploded (draw, input) pairs per (H, beta)."""
     beta_star: list[float | None]
+    """Per H, the beta where the mean ``log10 r_h`` crosses 0 (:func:`critical_beta`; ``None`` without a
+    crossing)."""
     predicted: list[float]
+    """Per H, the predicted boundary ``max(H, 1/2)``."""
     beta_star_scaling: list[float | None]
+    """Per H, the beta where ``r_h`` stops depending on the depth (free of the constant ``c``)."""
     short_depth: int | None
+    """``depth // 10``, the depth of ``log10_rh_short``."""
     log10_rh_short: list[list[float]] | None
-    arch: str
-    activation: str
-    width: int
-    n_in: int
-    depth: int
-    draws: int
-    inputs: int
-    seed: int
-    dtype: str
+    """Mean ``log10 r_h`` at ``short_depth`` (the first tenth of the same weights)."""
     seconds: float
+    """Seconds of work (a resumed run adds those of the tasks finished in earlier sessions)."""
     beta_star_p: list[float | None] = dataclasses.field(default_factory=list)
+    """Per H, the crossing of the mean ``log10 r_p`` with 0."""
     slope_h: list[list[float | None]] | None = None
+    """Per (H, beta), the log-log slope of ``r_h`` on ``L`` (``None`` where a draw exploded)."""
     predicted_slope: list[list[float]] | None = None
-    bias: bool | None = None
+    """Per (H, beta), the predicted slope ``max(H, 1/2) - beta``."""
+
+    shown: ClassVar[dict] = {"hurst": "hursts", "beta": "betas", "arch": "arch", "activation": "activation",
+                             "width": "width", "n_in": "n_in", "depth": "depth", "draws": "draws",
+                             "inputs": "inputs", "seed": "seed", "dtype": "dtype", "bias": "bias"}
+    """The plan's values the result shows: its JSON name -> the plan's field (see :class:`~.result.PlanResult`)."""
 
     def report(self) -> str:
         """One line per H: the estimates of beta*, the prediction, and the mean gap between the
@@ -117,18 +126,31 @@ class PhasePlan(Plan):
     optional: ClassVar[tuple[str, ...]] = ("device", "bias")
 
     arch: str
+    """The residual map."""
     activation: str
+    """The activation's name."""
     hursts: tuple[float, ...]
+    """The Hurst indices ``H`` of the fractional weights."""
     betas: tuple[float, ...]
+    """The scaling exponents ``beta``."""
     width: int
+    """The hidden width ``d``."""
     n_in: int
+    """The input dimension (``h_0 = A x``)."""
     depth: int
+    """The depth ``L``."""
     draws: int
+    """Independent draws of (weights, ``A``, ``B``, ``x``)."""
     inputs: int
+    """Inputs ``x`` per draw."""
     seed: int
+    """The base seed."""
     dtype: str
+    """The dtype, by name."""
     device: str | None = None  # None: the CPU (CPU specs are unchanged)
+    """Where the tasks run (``None``: the CPU)."""
     bias: bool | None = None  # the inside model only; a spec without it (an older run) had the bias
+    """For ``inside`` only: whether the model has the bias ``b``."""
 
     def estimate(self) -> R_.Estimate:
         """Peak bytes of one task (all draws of one Hurst index), tasks and networks."""
@@ -149,13 +171,16 @@ class PhasePlan(Plan):
         return summarise_phase(spec, results, seconds)
 
 
+PhaseResult.plan_type = PhasePlan
+
+
 def plan_phase(hursts: Sequence[float] | None = None, betas: Sequence[float] | None = None, *, arch: str = "res-3",
                activation: str | None = None, width: int = 40, n_in: int = 64, depth: int = 1000, draws: int = 5,
                inputs: int = 10, seed: int = 0, dtype: torch.dtype = torch.float32, device=None,
                bias: bool | None = None) -> PhasePlan:
     """Validate the arguments of :func:`phase_diagram` and return the study as a :class:`PhasePlan`
     (its spec records ``"device"`` only when not the CPU, ``"bias"`` only for ``inside``)."""
-    where = _device_field(device, dtype)
+    where = {"device": V_.device_spec(device, dtype)}
     full = PHASE_PRESETS["full"]
     hursts = full["hursts"] if hursts is None else hursts
     betas = full["betas"] if betas is None else betas
@@ -174,7 +199,7 @@ def plan_phase(hursts: Sequence[float] | None = None, betas: Sequence[float] | N
     return plan
 
 
-@register_task("phase-hurst")
+@register_task("phase-hurst", axes=("beta",))
 def phase_task(params: dict, seed: int) -> dict:
     """Sweep task: mean log10 ratios over draws and inputs at one H, for every beta, at the
     depth and (for the scaling estimate of beta*) at a tenth of it, on a prefix of the same weights."""
@@ -206,11 +231,10 @@ def summarise_phase(spec: dict, parts: Sequence[dict], seconds: float = 0.0) -> 
         slope = [[None if e else (a - b) / span for a, b, e in zip(r, s, p["exploded"])]
                  for r, s, p in zip(rh, short, parts)]
         predicted = [[max(h, 0.5) - b for b in spec["betas"]] for h in spec["hursts"]]
-    return PhaseResult(spec["hursts"], spec["betas"], rh, rp, [p["exploded"] for p in parts],
+    return PhaseResult(PhasePlan.from_dict(spec), rh, rp, [p["exploded"] for p in parts],
                        [critical_beta(spec["betas"], r) for r in rh], [max(h, 0.5) for h in spec["hursts"]], scaling,
-                       short_depth, short if short[0] else None, spec["arch"], spec["activation"], spec["width"],
-                       spec["n_in"], spec["depth"], spec["draws"], spec["inputs"], spec["seed"], spec["dtype"],
-                       seconds, [critical_beta(spec["betas"], r) for r in rp], slope, predicted, spec.get("bias"))
+                       short_depth, short if short[0] else None, seconds, [critical_beta(spec["betas"], r) for r in rp],
+                       slope, predicted)
 
 
 def phase_diagram(hursts: Sequence[float] | None = None, betas: Sequence[float] | None = None, *,

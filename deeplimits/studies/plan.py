@@ -18,6 +18,8 @@ import time
 import warnings
 from typing import Callable, ClassVar
 
+from ..errors import ParameterError
+
 __all__ = ["Plan", "register_plan", "plan_from_dict", "results_from_store"]
 
 _PLANS: dict[str | None, type] = {}
@@ -39,7 +41,9 @@ class Plan(abc.ABC):
     """
 
     study: ClassVar[str | None] = None
+    """The ``'study'`` key of the specs (``None`` for the convergence specs, which predate it)."""
     optional: ClassVar[tuple[str, ...]] = ()
+    """Fields written by :meth:`to_dict` only when not ``None`` (older specs stay unchanged)."""
 
     def to_dict(self) -> dict:
         """The plan as plain JSON (what a run store records and compares)."""
@@ -57,7 +61,7 @@ class Plan(abc.ABC):
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(d) - names - {"study"})
         if unknown:
-            raise ValueError(f"not a {cls.__name__} spec: unknown keys {unknown}")
+            raise ParameterError("spec", f"not a {cls.__name__} spec: unknown keys {unknown}")
         return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items() if k in names})
 
     @abc.abstractmethod
@@ -156,7 +160,7 @@ def plan_from_dict(spec: dict) -> Plan:
     """The plan of a stored spec, by its ``'study'`` key (none: a convergence plan)."""
     study = spec.get("study") if isinstance(spec, dict) else None
     if study not in _PLANS:
-        raise ValueError(f"unknown study {study!r} (known: {', '.join(str(s) for s in _PLANS)})")
+        raise ParameterError("spec", f"unknown study {study!r} (known: {', '.join(str(s) for s in _PLANS)})")
     return _PLANS[study].from_dict(spec)
 
 

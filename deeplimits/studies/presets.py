@@ -54,6 +54,7 @@ STABILITY_PRESETS = {
     "criticality-inside": dict(arch="inside", driver="uniform", width=100, n_in=64, depths=[1000], betas=[0.5],
                                draws=10_000, histograms=True),
 }
+"""The published stability protocols by name (Marion et al., JMLR 2025, §4)."""
 
 _PHASE_GRID = dict(hursts=[round(h, 6) for h in linspace(0.05, 0.97, 51)],
                    betas=[round(b, 6) for b in linspace(0, 1.3, 70)])
@@ -66,6 +67,7 @@ PHASE_PRESETS = {
     "res-1": dict(**_PHASE_GRID, arch="res-1", width=40, n_in=64, depth=1000, draws=5, inputs=10),
     "d100": dict(**_PHASE_GRID, arch="res-3", width=100, n_in=64, depth=1000, draws=5, inputs=10),
 }
+"""The published phase-diagram protocols by name (Marion et al., JMLR 2025, §4)."""
 
 _NINE = [round(v, 6) for v in linspace(0.1, 0.9, 10)]
 

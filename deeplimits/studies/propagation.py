@@ -34,9 +34,10 @@ import torch
 from .. import _random
 from .. import _resources as R_
 from .. import _validate as V_
+from ..errors import ParameterError
 from ..paths import Driver, make_driver
-from ..paths.base import _BLOCK_ELEMENTS
-from ..networks import WEIGHTS, ResNet, weight_shape
+from ..networks import LAYER_WEIGHTS, ResNet, weight_names, weight_shape
+from .memory import _pow2_ceil, propagation_bytes
 from .presets import TASK_BYTES
 from .theory import bounds_apply, classify, critical_beta, theory_bounds  # noqa: F401 - their earlier home
 
@@ -147,10 +148,6 @@ def _ratios(h0, hL, p0, pL, far) -> dict[str, np.ndarray]:
     return out
 
 
-def _pow2_ceil(x: int) -> int:
-    return 1 << (x - 1).bit_length()
-
-
 def _draw(names, driver: Driver, width, n_in, depths, draws, inputs, generator, dtype, device=None):
     """Everything random of one chunk of draws, in a fixed order: the weight samples (one per
     weight name of :func:`weight_names`, of the shape it declares), then ``A``, ``x`` and
@@ -170,7 +167,7 @@ def _draw(names, driver: Driver, width, n_in, depths, draws, inputs, generator, 
 def _layers(samples, depth, n):
     """The first ``n`` layers of the depth-``depth`` weights as per-layer ``(V, W, b)``."""
     ws = {nm: [w for c in s.iter_weights(depth) for w in c.unbind(0)][:n] for nm, s in samples.items()}  # views
-    return list(zip(*(ws.get(nm, [None] * n) for nm in ("V", "W", "b"))))
+    return list(zip(*(ws.get(nm, [None] * n) for nm in LAYER_WEIGHTS)))
 
 
 def _run(net, driver, width, n_in, depths, betas, draws, inputs, seed, dtype, device=None,
@@ -201,39 +198,6 @@ def _chunk(per_draw_bytes: int, draws: int) -> int:
 # resource estimates (plan time, arithmetic only)
 # ----------------------------------------------------------------------------------------
 
-def _task_bytes(arch, driver, width, n_in, depths, betas, inputs, n, item, bias: bool = True) -> int:
-    """Peak bytes of :func:`_run` on ``n`` draws (see :mod:`deeplimits._resources`).
-
-    * weights: every layer of the deepest network is held (``top`` layers: ``max(depths)``, or
-      its power-of-two ceiling for path drivers) for each weight name, ``d^2`` entries for a
-      matrix and ``d`` for a vector; fractional weights keep their fGn and its scaled copy
-      (2x), and the last name drawn peaks inside :func:`~deeplimits.drivers.fgn`; smooth
-      weights hold their spectral coefficients and one depth's layers at a time;
-    * states: :func:`_propagate` stores ``h`` at every layer for the backward pass, with
-      ``len(betas) * inputs`` columns per running depth: ``sum(depths)`` column-layers for
-      nested drivers (one pass), ``max(depths)`` otherwise (one pass per depth);
-    * outputs ``h_L, p_0, p_L`` and their float64 ratios, ``A``, ``x``, ``h_0``.
-    """
-    from .._resources import fgn_bytes
-
-    ms = [math.prod(weight_shape(nm, width)) for nm in weight_names(arch, bias)]
-    top = _pow2_ceil(max(depths)) if driver.needs_resolution else max(depths)
-    if driver.name == "fractional":
-        weights = max(sum(ms[:-1]) * top * n * item + fgn_bytes(top, n * ms[-1], item), 2 * sum(ms) * top * n * item)
-    elif driver.name == "smooth":
-        from ..paths.smooth import _rbf_quadrature
-
-        modes = 2 * len(_rbf_quadrature(driver.length_scale)[0])
-        weights = n * item * sum(ms) * (modes + max(depths))
-    else:
-        weights = sum(ms) * top * n * item + 2 * _BLOCK_ELEMENTS * item  # + blocks in flight
-    cols = len(betas) * inputs
-    states = n * cols * width * item * (sum(depths) if driver.nested else max(depths))
-    outputs = n * len(depths) * cols * (width * (4 * item + 5 * 8) + 2 * item + 2 * 8)
-    inputs_ = n * item * (width * n_in + inputs * n_in + 2 * inputs * width)
-    return int(weights + states + outputs + inputs_)
-
-
 def _sizes(width, depths, betas, inputs) -> str:
     return f"at width={width}, depths up to {max(depths)}, {len(betas)} betas, inputs={inputs}"
 
@@ -249,7 +213,7 @@ def estimate_stability(spec: dict):
     :func:`plan_stability`): peak bytes of its largest task, tasks, networks."""
     driver = _spec_driver(spec)
     item = getattr(torch, spec["dtype"]).itemsize
-    peak = _task_bytes(spec["arch"], driver, spec["width"], spec["n_in"], spec["depths"], spec["betas"],
+    peak = propagation_bytes(spec["arch"], driver, spec["width"], spec["n_in"], spec["depths"], spec["betas"],
                        spec["inputs"], min(spec["chunk"], spec["draws"]), item, spec.get("bias", True))
     return R_.Estimate(peak, R_.tasks_of(spec["draws"], spec["chunk"]),
                        spec["draws"] * len(spec["depths"]) * len(spec["betas"]), min(spec["chunk"], spec["draws"]),
@@ -267,7 +231,7 @@ def estimate_phase(spec: dict):
     :func:`plan_phase`): one task per Hurst index with all its draws."""
     item = getattr(torch, spec["dtype"]).itemsize
     depths = sorted(_phase_depths(spec["depth"]))
-    peak = _task_bytes(spec["arch"], make_driver("fractional", spec["hursts"][0]), spec["width"], spec["n_in"], depths,
+    peak = propagation_bytes(spec["arch"], make_driver("fractional", spec["hursts"][0]), spec["width"], spec["n_in"], depths,
                        spec["betas"], spec["inputs"], spec["draws"], item,
                        spec.get("bias", True))
     return R_.Estimate(peak, len(spec["hursts"]), len(spec["hursts"]) * len(spec["betas"]) * spec["draws"] * len(depths),
@@ -277,19 +241,11 @@ def estimate_phase(spec: dict):
 def _grid(name: str, values, check) -> list:
     """A non-empty list of distinct values, each passed through ``check``, sorted."""
     if isinstance(values, (int, float, str)) or values is None or len(values) == 0:
-        raise ValueError(f"{name} must be a non-empty list, got {values!r}")
+        raise ParameterError(name, f"{name} must be a non-empty list, got {values!r}")
     out = [check(v) for v in values]
     if len(set(out)) != len(out):
-        raise ValueError(f"{name} must be distinct, got {out}")
+        raise ParameterError(name, f"{name} must be distinct, got {out}")
     return sorted(out)
-
-
-def weight_names(arch: str, bias: bool = True) -> tuple[str, ...]:
-    """The weights a propagation study draws for ``arch``, in drawing order: those of
-    :data:`~deeplimits.networks.WEIGHTS`, without the bias ``b`` of ``inside`` when ``bias``
-    is False (the published inside model ``h + alpha sigma(W h)``). A spec without a
-    ``'bias'`` key drew every weight."""
-    return tuple(nm for nm in WEIGHTS[arch] if bias or nm != "b")
 
 
 def bias_field(arch: str, bias) -> dict:
@@ -297,8 +253,8 @@ def bias_field(arch: str, bias) -> dict:
     ``h + alpha sigma(W h)`` has no bias), ``{}`` for res-1/2/3, which have none."""
     if arch != "inside":
         if bias not in (None, False):
-            raise ValueError(f"bias applies only to arch 'inside' (a bias inside the activation), got "
-                             f"bias={bias!r} with arch {arch!r}")
+            raise ParameterError("bias", f"bias applies only to arch 'inside' (a bias inside the activation), got "
+                                         f"bias={bias!r} with arch {arch!r}")
         return {}
     return {"bias": False if bias is None else V_.flag("bias", bias)}
 
@@ -307,8 +263,8 @@ def _common(arch, activation, width, n_in, draws, inputs, seed, dtype):
     """Checks shared by both studies; returns the network (validates arch and activation)."""
     net = _network(arch, activation)
     if activation is not None and not isinstance(activation, str):
-        raise ValueError("activation must be given by name (a string) for a propagation study "
-                         "(its tasks may run in other processes)")
+        raise ParameterError("activation", "activation must be given by name (a string) for a propagation study "
+                                           "(its tasks may run in other processes)")
     V_.integer("width", width), V_.integer("n_in", n_in), V_.integer("draws", draws)
     V_.integer("inputs", inputs), V_.integer("seed", seed, low=0), V_.dtype(dtype)
     return net
@@ -318,12 +274,6 @@ def _network(arch, activation) -> ResNet:
     """The network of a propagation study: the :class:`~deeplimits.networks.ResNet` of ``arch``
     (the one the pairs build), its scaling ``L^-beta`` applied per column by :func:`_propagate`."""
     return ResNet(arch, activation, beta=0.0)
-
-
-def _device_field(device, dtype) -> dict:
-    """``{'device': name}`` for a spec, empty on the CPU (the specs of CPU runs are unchanged)."""
-    device = V_.device("device", device, dtype)
-    return {} if device.type == "cpu" else {"device": str(device)}
 
 
 # ----------------------------------------------------------------------------------------

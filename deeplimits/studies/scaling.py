@@ -25,6 +25,7 @@ from .. import _validate as V_
 from .._plain import PlainData
 from .._random import chunk_seed
 from ..data.base import DEFAULT_TEST_FRACTION
+from ..errors import ParameterError
 from ..runs import Task, register_task
 from .plan import Plan, register_plan
 
@@ -33,12 +34,12 @@ __all__ = ["ScalingPlan", "ScalingResult", "plan_scaling", "PUBLISHED", "PUBLISH
 #: the sizes the synthetic loader accepts (:func:`deeplimits.data.synthetic.synthetic`: ``n``, ``dim``)
 MAX_SYNTHETIC_SAMPLES, MAX_SYNTHETIC_DIM = 10 ** 7, 10 ** 4
 
-#: what Cohen et al. (2021) report for the synthetic task, to print next to the measured values
 PUBLISHED = {"tanh": {"alpha": 0.7, "beta": 0.3, "alpha+beta": 1.0, "limit": "smooth"},
              "relu": {"limit": "rough (denoised loss about ten times higher)"}}
-#: the same for the embedded-MNIST experiment, the nearest published values for embedded digits
+"""What Cohen et al. (2021) report for the synthetic task, to print next to the measured values."""
 PUBLISHED_EMBEDDED = {"tanh": {"alpha": 0.7, "beta": 0.2, "limit": "smooth (embedded MNIST)"},
                       "relu": {"limit": "rough (embedded MNIST)"}}
+"""The same for the embedded-MNIST experiment, the nearest published values for embedded digits."""
 
 
 @dataclasses.dataclass
@@ -53,17 +54,30 @@ class ScalingResult(PlainData):
     diagnostic), ``hypothesis`` and ``reason``, and the ``published`` values."""
 
     activation: str
+    """``'tanh'`` or ``'relu'``."""
     delta_mode: str
+    """``'shared'`` or ``'per-layer'``."""
     width: int
+    """The width ``d``."""
     dataset: str
+    """``'synthetic'`` or ``'digits'``."""
     records: list[dict]
+    """One per depth and configuration (see above)."""
     exponents: dict
+    """``alpha``, ``beta``, ``alpha+beta``, ``ode_rate`` with 95% intervals, and the slope of every weight
+    diagnostic."""
     hypothesis: str
+    """The limit the exponents support."""
     reason: str
+    """Why, in a few words."""
     published: dict
+    """Cohen et al.'s values for the same experiment (:data:`PUBLISHED`, :data:`PUBLISHED_EMBEDDED`)."""
     seconds: float
+    """Seconds of work (a resumed run adds those of the tasks finished in earlier sessions)."""
 
     def report(self) -> str:
+        """A table per depth and configuration, the exponents beside the published ones, and the limit
+        supported."""
         from ..diagnostics.scaling import interval
 
         lines = [f"inside model, {self.activation}, delta {self.delta_mode}, d={self.width}, {self.dataset}: "
@@ -103,21 +117,37 @@ class ScalingPlan(Plan):
     optional: ClassVar[tuple[str, ...]] = ("device",)
 
     activation: str
+    """``'tanh'`` or ``'relu'``."""
     delta: str
+    """``'shared'`` (one trained scale ``delta``) or ``'per-layer'`` (one ``delta_k`` per layer)."""
     depths: tuple[int, ...]
+    """The depths ``L`` (at least two, distinct)."""
     width: int
+    """The width ``d``."""
     seeds: int
+    """Configurations per depth, trained together."""
     optimizer: str
+    """``'adam'`` or ``'sgd'``."""
     lr: float
+    """The learning rate."""
     batch_size: int
+    """The mini-batch size."""
     stop_loss: float
+    """Training stops once the training loss is below this."""
     max_epochs: int
+    """The most epochs a network trains."""
     init_scale: float
+    """The initial weights' entries are of order ``init_scale / (L d)``."""
     samples: int
+    """The synthetic task's number of samples."""
     seed: int
+    """The base seed."""
     dtype: str
+    """The dtype, by name."""
     dataset: str = "synthetic"  # a default: specs written before the digits variant read back
+    """``'synthetic'`` or ``'digits'`` (through a fixed random embedding)."""
     device: str | None = None  # None: the CPU
+    """Where the tasks run (``None``: the CPU)."""
 
     def tasks(self) -> list:
         base = {k: v for k, v in self.to_dict().items() if k not in ("depths", "study")}
@@ -151,35 +181,10 @@ class ScalingPlan(Plan):
                            self.seeds, self.steps(), R_.available_memory(self.device), "configuration")
 
     def task_bytes(self, depth: int) -> int:
-        """Peak bytes of :func:`scaling_task` at ``depth``, from the sizes alone: the data set
-        (the synthetic points are drawn and their targets computed in float64, then split and
-        converted: about six float64 copies) and the largest of its phases, each on top of the
-        parameters (:func:`~deeplimits.training.modules.parameter_count`) and, after training,
-        their gradients: training (:func:`~deeplimits.training.train.train_bytes`), the
-        network rebuilt from the trend of its weights (a copy of the parameters and
-        :func:`~deeplimits.diagnostics.trend_bytes` of ``W``, ``b``), the own-ODE error on up to
-        256 inputs (:func:`~deeplimits.diagnostics.pair.own_ode_error_bytes`) and the weight
-        diagnostics of one configuration (:func:`~deeplimits.diagnostics.measures.diagnostics_bytes`);
-        plus 64 MiB for the interpreter's and the allocator's own."""
-        from ..diagnostics.measures import diagnostics_bytes
-        from ..diagnostics.pair import own_ode_error_bytes
-        from ..diagnostics.trend import trend_bytes
-        from ..training.modules import activation_count, parameter_count
-        from ..training.train import train_bytes
+        """Peak bytes of :func:`scaling_task` at ``depth`` (:func:`.memory.scaling_bytes`)."""
+        from .memory import scaling_bytes
 
-        item = getattr(torch, self.dtype).itemsize
-        n_train, n_test, d_in, d_out = self.data_sizes()
-        L, d, C = depth, self.width, self.seeds
-        params = parameter_count("inside", L, d, d_in, d_out, configs=C, bias=True, delta=self.delta)
-        acts = activation_count("inside", False, L, d, min(self.batch_size, n_train), C)
-        kept = 2 * item * params  # the trained parameters and their last gradient
-        trend = sum(trend_bytes((L, C, *s), item) for s in ((d, d), (d,))) if L >= 3 else 0
-        phases = (train_bytes(params, acts, item),
-                  kept + item * params + trend,
-                  kept + own_ode_error_bytes(L, C, min(256, n_train), d, item),
-                  kept + diagnostics_bytes((L, d, d)))
-        data = (n_train + n_test) * (d_in + d_out) * (48 if self.dataset == "synthetic" else item + 16)
-        return data + max(phases) + (64 << 20)
+        return scaling_bytes(self, depth)
 
     def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> ScalingResult:
         from ..diagnostics import WeightDiagnostics, scaling_exponents
@@ -231,7 +236,7 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
     delta = V_.choice("delta", delta, DELTA_MODES)
     depths = tuple(V_.sequence("depths", depths, lambda L: V_.integer("depths", L), what="a list of depths >= 1"))
     if len(depths) < 2 or len(set(depths)) != len(depths):
-        raise ValueError(f"depths must hold at least two distinct depths, got {list(depths)}")
+        raise ParameterError("depths", f"depths must hold at least two distinct depths, got {list(depths)}")
     dataset = V_.choice("dataset", dataset, ("synthetic", "digits"))
     synthetic = dataset == "synthetic"
     max_epochs = V_.integer("max_epochs", max_epochs)
@@ -240,7 +245,7 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
                        V_.integer("batch_size", batch_size), V_.real("stop_loss", stop_loss, low=0.0, low_open=True),
                        max_epochs, V_.real("init_scale", init_scale, low=0.0),
                        V_.integer("samples", samples, low=3), V_.integer("seed", seed, low=0, high=seed_limit(max_epochs)),
-                       str(V_.dtype(dtype)).replace("torch.", ""), dataset, _device_name(device, dtype))
+                       str(V_.dtype(dtype)).replace("torch.", ""), dataset, V_.device_spec(device, dtype))
     R_.require_count(plan.seeds * len(plan.depths), R_.MAX_CONFIGS, f"seeds={plan.seeds} x {len(plan.depths)} depths "
                      f"make too many trained networks", ("seeds", "depths"))
     L = plan.depths[-1]
@@ -252,14 +257,9 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
     if synthetic:  # what the synthetic loader accepts, checked here rather than in a task
         V_.integer("samples", plan.samples, low=3, high=MAX_SYNTHETIC_SAMPLES)
         if plan.width > MAX_SYNTHETIC_DIM:
-            raise ValueError(f"width must be at most {MAX_SYNTHETIC_DIM} for dataset 'synthetic' (the dimension of "
-                             f"its points), got {plan.width}")
+            raise ParameterError("width", f"width must be at most {MAX_SYNTHETIC_DIM} for dataset 'synthetic' (the "
+                                          f"dimension of its points), got {plan.width}")
     return plan
-
-
-def _device_name(device, dtype) -> str | None:
-    where = V_.device("device", device, dtype)
-    return None if where.type == "cpu" else str(where)
 
 
 def _data(params: dict, dtype, device):

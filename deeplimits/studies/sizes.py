@@ -1,16 +1,15 @@
 """The sizes of a training task, counted without running it (docs/training.md, "Grids, runs and
-the heat map"): the data sets' sizes without loading them, the configurations of a grid, and the
-memory of drawing one configuration's initial weights. :class:`~.training.TrainPlan` and
-:class:`~.scaling.ScalingPlan` build their estimates (:mod:`deeplimits._resources`) from these.
+the heat map"): the data sets' sizes without loading them and the configurations of a grid,
+read by the memory models of the training studies (:mod:`.memory`).
 """
 
 from __future__ import annotations
 
-import math
 
-import torch
 
-__all__ = ["DATA_SIZES", "data_sizes", "data_root", "configs_count", "init_bytes"]
+from ..errors import ParameterError
+
+__all__ = ["DATA_SIZES", "data_sizes", "data_root", "configs_count"]
 
 #: ``(train samples, test samples, input_dim, output_dim)`` of the data sets that need no file,
 #: as a training task loads them (default options, test fraction 0.2): a plan is sized without
@@ -45,34 +44,17 @@ def data_root(dataset: str, root):
     if not DATASETS[dataset].needs_root:
         if root is not None:
             files = ", ".join(repr(n) for n, d in DATASETS.items() if d.needs_root)
-            raise ValueError(f"root applies only to the data sets read from files ({files}), not {dataset!r}")
+            raise ParameterError("root", f"root applies only to the data sets read from files ({files}), not "
+                                         f"{dataset!r}")
         return None
     root = _root(DATASETS[dataset], root)
     try:
         _remember(dataset, root, load_dataset(dataset, root=root))
     except FileNotFoundError as e:
-        raise ValueError(f"root must hold the files of the data set: {e}") from None
+        raise ParameterError("root", f"root must hold the files of the data set: {e}") from None
     return root
 
 
 def configs_count(hursts, seeds: int, lrs, betas) -> int:
     """The configurations of a training grid, ``len(hursts) x seeds x len(lrs) x len(betas)``."""
     return len(hursts) * seeds * len(lrs) * len(betas)
-
-
-def init_bytes(driver: str, hurst, length_scale, arch: str, bias: bool, depth: int, width: int,
-               dtype: torch.dtype) -> int:
-    """Peak bytes of drawing one configuration's residual weights (:func:`.trained.init_weights`):
-    a sample of the driver per weight tensor (``V``, ``W``; the bias only for ``inside``,
-    :meth:`~deeplimits.paths.Driver.sample_bytes`) and its layers read at once (the first
-    ``depth`` of ``resolution`` when ``depth`` does not divide it)."""
-    from ..paths import make_driver
-    from ..training.init import resolution_for
-
-    law = make_driver(driver, hurst, length_scale)
-    res = resolution_for(law, depth)
-    layers = depth if res is None or res % depth == 0 else res
-    shapes = [(width, width)] * (2 if arch in ("res-2", "res-3") else 1)
-    if arch == "inside" and bias:
-        shapes.append((width,))
-    return sum(law.sample_bytes(s, 1, res, dtype) + 2 * dtype.itemsize * layers * math.prod(s) for s in shapes)

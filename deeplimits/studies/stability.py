@@ -11,15 +11,15 @@ import torch
 
 from .. import _resources as R_
 from .. import _validate as V_
-from .._plain import PlainData
 from .._random import chunk_seed
 from ..paths import Driver, driver_spec, make_driver
-from ..networks import weight_shape
 from ..runs import register_task, Task, chunk_sizes
+from .memory import default_draw_bytes, propagation_bytes
 from .plan import Plan, register_plan
+from .result import PlanResult
 from .presets import DEFAULTS, STABILITY_PRESETS  # noqa: F401 - STABILITY_PRESETS re-exported (torch-free home)
-from .propagation import (CAP, _check_steps, _chunk, _common, _device_field, _network, _pow2_ceil, _sizes,
-                          _task_bytes, _grid, _run, _spec_driver, bias_field, estimate_stability, weight_names)
+from .propagation import (CAP, _check_steps, _chunk, _common, _network, _sizes,
+                          _grid, _run, _spec_driver, bias_field, estimate_stability)
 from .stability_theory import fit_lines, fits, quantiles, theory_lines
 from .theory import (CRITICAL_LIMITS, bounds_apply, classify, high_probability_bounds, high_probability_unmet,
                      theory_bounds)
@@ -27,14 +27,15 @@ from .theory import (CRITICAL_LIMITS, bounds_apply, classify, high_probability_b
 __all__ = ["stability", "plan_stability", "run_stability", "StabilityPlan", "StabilityResult", "STABILITY_PRESETS",
            "DELTA"]
 
-#: the default ``delta`` of the high-probability bounds (each holds with probability at least ``1 - delta``)
 DELTA = DEFAULTS["stability"]["delta"]
+"""The default ``delta`` of the high-probability bounds (each holds with probability ``>= 1 - delta``)."""
 
 
 @dataclasses.dataclass
-class StabilityResult(PlainData):
+class StabilityResult(PlanResult):
     """Stability ratios over (beta, depth), each beside its theory (docs/theory.md): plain data
-    (see :meth:`to_dict`).
+    holding its plan (:class:`~.result.PlanResult`: ``arch``, ``width``, ``draws``, ... are the
+    plan's; see :meth:`to_dict`).
 
     ``records``: one per (beta, depth), with statistics (``mean, median, q25, q75, mean_sq``)
     over every (draw, input) of
@@ -67,24 +68,48 @@ class StabilityResult(PlainData):
     ``samples``: with ``histograms=True``, the norm ratios at the largest depth per beta.
     """
 
-    arch: str
-    driver: dict
-    activation: str
-    width: int
-    n_in: int
-    draws: int
-    inputs: int
-    seed: int
-    dtype: str
+    plan: StabilityPlan
+    """The plan of the draws summarised (``arch``, ``width``, ``draws``, ... are read from it)."""
     records: list[dict]
+    """One per (beta, depth): the ratios' statistics and the theory (see above)."""
     samples: list[dict]
+    """With ``histograms=True``, the norm ratios at the largest depth per beta."""
     seconds: float
+    """Seconds of work (a resumed run adds those of the tasks finished in earlier sessions)."""
     fits: list[dict] = dataclasses.field(default_factory=list)
-    delta: float = DELTA
-    bias: bool | None = None
+    """One per beta: the fitted slope and growth law (see above)."""
+
+    shown: ClassVar[dict] = {"arch": "arch", "driver": None, "activation": "activation", "width": "width",
+                             "n_in": "n_in", "draws": "draws", "inputs": "inputs", "seed": "seed", "dtype": "dtype",
+                             "delta": None, "bias": "bias"}
+    """The plan's values the result shows: its JSON name -> the plan's field (see :class:`~.result.PlanResult`)."""
+
+    @property
+    def driver(self) -> dict:
+        """The law of the weights as its spec (``driver``, and ``hurst``/``length_scale`` when set)."""
+        return {k: v for k, v in (("driver", self.plan.driver), ("hurst", self.plan.hurst),
+                                  ("length_scale", self.plan.length_scale)) if k == "driver" or v is not None}
+
+    @property
+    def delta(self) -> float:
+        """The ``delta`` of the high-probability bounds (the plan's, :data:`DELTA` when not set)."""
+        return DELTA if self.plan.delta is None else self.plan.delta
+
+    @classmethod
+    def plan_of(cls, d: dict):
+        """The plan of a result's JSON written before results held their plans: the depths and
+        betas of its records, ``histograms`` when it has samples, one chunk of all its draws (the
+        chunking was not recorded and does not change the summary)."""
+        drv = d["driver"]
+        return StabilityPlan(d["arch"], drv["driver"], d["activation"], d["width"], d["n_in"],
+                             tuple(sorted({r["depth"] for r in d["records"]})),
+                             tuple(sorted({r["beta"] for r in d["records"]})), d["draws"], d["inputs"], d["seed"],
+                             d["dtype"], bool(d["samples"]), d["draws"], drv.get("hurst"), drv.get("length_scale"),
+                             delta=None if d.get("delta", DELTA) == DELTA else d["delta"], bias=d.get("bias"))
 
     @property
     def label(self) -> str:
+        """The study in a few words, for titles and legends."""
         drv = ", ".join(f"{k}={v}" for k, v in self.driver.items() if k != "driver")
         drv = self.driver["driver"] + (f" ({drv})" if drv else "")
         arch = self.arch + ("" if self.bias is None else " with bias" if self.bias else " without bias")
@@ -159,23 +184,42 @@ class StabilityPlan(Plan):
     optional: ClassVar[tuple[str, ...]] = ("hurst", "length_scale", "device", "delta", "bias")
 
     arch: str
+    """The residual map."""
     driver: str
+    """The law of the weights, by name."""
     activation: str
+    """The activation's name."""
     width: int
+    """The hidden width ``d``."""
     n_in: int
+    """The input dimension (``h_0 = A x``)."""
     depths: tuple[int, ...]
+    """The depths ``L``."""
     betas: tuple[float, ...]
+    """The scaling exponents ``beta``."""
     draws: int
+    """Independent draws of (weights, ``A``, ``B``, ``x``)."""
     inputs: int
+    """Inputs ``x`` per draw."""
     seed: int
+    """The base seed."""
     dtype: str
+    """The dtype, by name."""
     histograms: bool
+    """Whether the norm ratios at the largest depth are kept (``StabilityResult.samples``)."""
     chunk: int
+    """Draws per task."""
     hurst: float | None = None
+    """The Hurst index of fractional weights (``None`` for other laws)."""
     length_scale: float | None = None
+    """The RBF length scale of smooth weights (``None`` for other laws)."""
     device: str | None = None  # None: the CPU (CPU specs are unchanged)
+    """Where the tasks run (``None``: the CPU)."""
     delta: float | None = None  # None: DELTA
+    """The high-probability bounds hold each with probability at least ``1 - delta`` (``None``:
+    :data:`DELTA`)."""
     bias: bool | None = None  # the inside model only; a spec without it (an older run) had the bias
+    """For ``inside`` only: whether the model has the bias ``b`` (``None``: other architectures)."""
 
     def estimate(self) -> R_.Estimate:
         """Peak bytes of the largest task, tasks and networks (no allocation)."""
@@ -194,6 +238,9 @@ class StabilityPlan(Plan):
         return summarise_stability(spec, results, seconds)
 
 
+StabilityResult.plan_type = StabilityPlan
+
+
 def plan_stability(arch: str = "res-3", driver: Driver | str | None = None, *, activation: str | None = None,
                    width: int = 40, n_in: int = 64, depths: Sequence[int] = (10, 100, 1000),
                    betas: Sequence[float] = (0.25, 0.5, 1.0), draws: int = 50, inputs: int = 1, seed: int = 0,
@@ -202,7 +249,7 @@ def plan_stability(arch: str = "res-3", driver: Driver | str | None = None, *, a
     """Validate the arguments of :func:`stability` (every check, before any work) and return
     the study as a :class:`StabilityPlan` (its spec records ``"device"`` only when not the CPU,
     ``"delta"`` only when not :data:`DELTA`, ``"bias"`` only for ``inside``)."""
-    where = _device_field(device, dtype)
+    where = {"device": V_.device_spec(device, dtype)}
     net = _common(arch, activation, width, n_in, draws, inputs, seed, dtype)
     where.update(bias_field(net.arch, bias))
     delta = V_.real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
@@ -223,13 +270,10 @@ def plan_stability(arch: str = "res-3", driver: Driver | str | None = None, *, a
 def _stability_chunk(arch, driver, width, n_in, depths, betas, draws, inputs, dtype, chunk, device, bias) -> int:
     """Draws per task: given, or the default (part of the spec, hence of the seeds: its
     historical rule, :data:`~deeplimits.studies.presets.TASK_BYTES`), checked against the machine's memory and the task limit."""
-    item = torch.empty((), dtype=dtype).element_size()
-    nw = sum(math.prod(weight_shape(nm, width)) for nm in weight_names(arch, bias))
-    top = _pow2_ceil(max(depths)) if driver.needs_resolution else max(depths)
-    per_draw = item * (top * nw * (4 if driver.spec()["driver"] == "fractional" else 1)
-                       + max(depths) * len(depths) * len(betas) * inputs * width)
+    item = dtype.itemsize
+    per_draw = default_draw_bytes(arch, driver, width, depths, betas, inputs, item, bias)
     chunk = None if chunk is None else V_.integer("chunk", chunk)
-    chunk = R_.fit_chunk(lambda n: _task_bytes(arch, driver, width, n_in, depths, betas, inputs, n, item, bias),
+    chunk = R_.fit_chunk(lambda n: propagation_bytes(arch, driver, width, n_in, depths, betas, inputs, n, item, bias),
                          draws, chunk, _chunk(per_draw, draws), _sizes(width, depths, betas, inputs),
                          ("width", "depths", "betas", "inputs"), device=device)
     _check_steps(driver, depths)
@@ -238,7 +282,7 @@ def _stability_chunk(arch, driver, width, n_in, depths, betas, draws, inputs, dt
     return chunk
 
 
-@register_task("stability-chunk")
+@register_task("stability-chunk", axes=("draw", "depth", "beta", "input"))
 def stability_task(params: dict, seed: int) -> dict:
     """Sweep task: the ratios of one chunk of draws, ``(draws, depths, betas, inputs)`` lists."""
     net = _network(params["arch"], params["activation"])
@@ -280,10 +324,7 @@ def summarise_stability(spec: dict, parts: Sequence[dict], seconds: float = 0.0)
             if spec["histograms"] and depth == spec["depths"][-1]:
                 samples.append({"beta": beta, "depth": depth, "norm_h": cell["norm_h"].ravel().tolist(),
                                 "norm_p": cell["norm_p"].ravel().tolist()})
-    dspec = {k: spec[k] for k in ("driver", "hurst", "length_scale") if k in spec}
-    return StabilityResult(spec["arch"], dspec, spec["activation"], spec["width"], spec["n_in"], spec["draws"],
-                           spec["inputs"], spec["seed"], spec["dtype"], records, samples, seconds,
-                           fits(spec, a, driver), delta, spec.get("bias"))
+    return StabilityResult(StabilityPlan.from_dict(spec), records, samples, seconds, fits(spec, a, driver))
 
 
 def stability(arch: str = "res-3", driver: Driver | str | None = None, *, activation: str | None = None,
@@ -297,7 +338,7 @@ def stability(arch: str = "res-3", driver: Driver | str | None = None, *, activa
 
     Args:
         arch: ``'res-1'``, ``'res-2'``, ``'res-3'`` or ``'inside'``.
-        driver: law of the weights, a :class:`~deeplimits.drivers.Driver` or a name
+        driver: law of the weights, a :class:`~deeplimits.paths.Driver` or a name
             (``'uniform'``, the papers' default; ``'gaussian'``, ``'rademacher'``, ``'smooth'``).
         activation: a name (default tanh; ReLU for res-3).
         width, n_in: hidden width ``d`` and input dimension; ``A`` and ``x`` are Gaussian with
@@ -316,8 +357,8 @@ def stability(arch: str = "res-3", driver: Driver | str | None = None, *, activa
         bias: for ``inside`` only: whether the model is ``h + alpha sigma(W h + b)``; default
             False, the published ``h + alpha sigma(W h)``.
         progress: called with the number of draws of each finished chunk.
-        store, workers, scheduler: a :class:`~deeplimits.sweeps.RunStore` and an executor, as
-            for :func:`~deeplimits.convergence.run_plan`.
+        store, workers, scheduler: a :class:`~deeplimits.runs.RunStore` and an executor, as
+            for :func:`~deeplimits.studies.convergence.run_plan`.
 
     Returns:
         A :class:`StabilityResult`.

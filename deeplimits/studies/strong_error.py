@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from .. import _validate as V_
+from ..errors import ParameterError
 from ..paths import pair_sums
 from ..pairs import Pair
 from .fits import bootstrap_fit
@@ -44,11 +45,13 @@ def fit_rate(depths: Sequence[int], errors: np.ndarray, *, n_boot: int = 2000, s
     try:
         errors = np.asarray(errors, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"errors must be an array of shape (draws, {len(depths)}) of reals, got {errors!r:.80}") from None
+        raise ParameterError("errors", f"errors must be an array of shape (draws, {len(depths)}) of reals, got "
+                                       f"{errors!r:.80}") from None
     if errors.ndim != 2 or errors.shape[0] < 1 or errors.shape[1] != len(depths):
-        raise ValueError(f"errors must have shape (draws, {len(depths)}) with draws >= 1, got {errors.shape}")
+        raise ParameterError("errors", f"errors must have shape (draws, {len(depths)}) with draws >= 1, got "
+                                       f"{errors.shape}")
     if not (np.isfinite(errors).all() and (errors >= 0).all()):
-        raise ValueError("errors must be finite and >= 0")
+        raise ParameterError("errors", "errors must be finite and >= 0")
     n_boot = V_.integer("n_boot", n_boot)
     seed = V_.integer("seed", seed, low=0)
     level = V_.real("level", level, low=0.0, high=1.0, low_open=True, high_open=True)

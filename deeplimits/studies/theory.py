@@ -25,16 +25,17 @@ from typing import Sequence
 import numpy as np
 
 from .. import _validate as V_
+from ..errors import ParameterError
 
 __all__ = ["theory_bounds", "bounds_apply", "CRITICAL_LIMITS", "quantile_bound", "QUANTILE_LEVELS",
            "high_probability_bounds", "high_probability_unmet", "regularity", "predicted_slope", "growth_exponent",
            "classify", "critical_beta"]
 
-#: ``(e^(1/2) - 1, e - 1)``: the limits of :func:`theory_bounds` at ``beta = 1/2`` as ``L -> infinity``
 CRITICAL_LIMITS = (math.expm1(0.5), math.expm1(1.0))
+"""``(e^(1/2) - 1, e - 1)``: the limits of :func:`theory_bounds` at ``beta = 1/2`` as ``L -> infinity``."""
 
-#: the levels ``1 - delta`` at which the records carry the quantiles of ``r^2`` and their bound
 QUANTILE_LEVELS = (0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 0.95, 0.99)
+"""The levels ``1 - delta`` at which the records carry the quantiles of ``r^2`` and their bound."""
 
 #: i.i.d. laws of the weights with symmetric, sub-Gaussian entries of variance ``1/d``
 _IID = ("uniform", "gaussian", "rademacher")
@@ -156,7 +157,8 @@ def critical_beta(betas: Sequence[float], log10_r: Sequence[float]) -> float | N
     b = np.asarray(betas, dtype=np.float64)
     y = np.asarray(log10_r, dtype=np.float64)
     if b.ndim != 1 or b.shape != y.shape or not (np.diff(b) > 0).all():
-        raise ValueError(f"betas must be increasing and log10_rh of the same length, got {len(b)} and {len(y)} values")
+        raise ParameterError("betas", f"betas must be increasing and log10_rh of the same length, got {len(b)} and "
+                                      f"{len(y)} values")
     idx = np.flatnonzero((y[:-1] > 0) & (y[1:] <= 0))
     if not len(idx):
         return None

@@ -21,13 +21,16 @@ import warnings
 
 import torch
 
+from .._names import REQUIRED
 from .._random import chunk_seed, io_seed
+from ..errors import DamagedFileError
 from ..runs import DamagedFileWarning, register_task
 
 __all__ = ["train_task", "init_weights", "load_trained", "weights_path", "weight_paths", "weights_damage",
            "file_sha256", "WEIGHTS_DIR"]
 
 WEIGHTS_DIR = "weights"
+"""The folder of a run directory that holds the trained weights."""
 
 
 def weights_path(directory: str, key: str) -> str:
@@ -135,7 +138,7 @@ def load_trained(path: str, *, map_location="cpu", sha256: str | None = None):
 
     path = os.fspath(path)
     if sha256 is not None and file_sha256(path) != sha256:
-        raise ValueError(f"{path} is damaged: its SHA-256 is not the one recorded for it")
+        raise DamagedFileError(path, f"{path} is damaged: its SHA-256 is not the one recorded for it")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -146,8 +149,8 @@ def load_trained(path: str, *, map_location="cpu", sha256: str | None = None):
         net.load_state_dict(sd)
         configs = list(state["configs"])
     except Exception as e:  # noqa: BLE001 - any unreadable or foreign file is one line naming it
-        raise ValueError(f"{path} is not a stored training chunk ({type(e).__name__}: "
-                         f"{' '.join(str(e).split())[:200]})") from None
+        raise DamagedFileError(path, f"{path} is not a stored training chunk ({type(e).__name__}: "
+                                     f"{' '.join(str(e).split())[:200]})") from None
     return net, configs
 
 
@@ -161,7 +164,7 @@ def weight_paths(plan, directory: str, result, *, entry=(0, 0),
 
     best = {(b["hurst"], b["beta"]): b for b in result.best}
     stored = getattr(result, "weights", None) or {}
-    name = "W" if plan.arch == "inside" else "V"
+    name = REQUIRED[plan.arch][0]  # the first weight matrix: V, or W of inside
     betas = list(plan.betas)
     if len(betas) > most:
         betas = [betas[round(i * (len(betas) - 1) / (most - 1))] for i in range(most)]

@@ -101,21 +101,37 @@ class TrainedLimitPlan(Plan):
     optional: ClassVar[tuple[str, ...]] = ("batch_size", "length_scale", "device")
 
     cases: tuple[str, ...]
+    """Names of :data:`CASES`, one family each."""
     depths: tuple[int, ...]
+    """The depths ``L`` of the family (at least two, each dividing :attr:`reference`)."""
     reference: int
+    """The reference depth ``R``, deeper than every depth of the family."""
     width: int
+    """The width ``d`` of the networks and of the synthetic data."""
     samples: int
+    """Samples of the synthetic task (80% for training)."""
     seeds: int
+    """Driver samples (independent families) per case."""
     chunk: int
+    """Seeds per task."""
     epochs: int
+    """Training epochs (full batch: one step each)."""
     lr: float
+    """The learning rate before the depth scaling (:data:`~deeplimits.training.family.LR_RULE`)."""
     optimizer: str
+    """``'sgd'`` (gradient descent; with :attr:`batch_size`, mini-batch SGD) or ``'adam'``."""
     checkpoints: tuple[int, ...]
+    """The epochs after which the distances are measured along training (and after the last)."""
     seed: int
+    """The base seed (the task seeds, the data, the mini-batches)."""
     dtype: str
-    batch_size: int | None = None  # None: full batch (gradient descent)
-    length_scale: float | None = None  # None: the smooth driver's default
+    """``'float32'`` or ``'float64'``."""
+    batch_size: int | None = None
+    """``None``: the full batch (gradient descent); else mini-batch SGD, a labelled variant."""
+    length_scale: float | None = None
+    """The smooth driver's length scale (``None``: its default)."""
     device: str | None = None
+    """Where the tasks run (``None``: the CPU)."""
 
     def tasks(self) -> list:
         base = {k: v for k, v in self.to_dict().items() if k not in ("cases", "study", "chunk", "seeds")}
@@ -132,25 +148,16 @@ class TrainedLimitPlan(Plan):
         return task.params["seeds"]
 
     def n_train(self) -> int:
+        """The training inputs: :attr:`samples` less the 20% test split."""
         from ..data.base import DEFAULT_TEST_FRACTION
 
         return self.samples - int(round(DEFAULT_TEST_FRACTION * self.samples))
 
     def task_bytes(self) -> int:
-        """Peak bytes of one task, from the sizes alone: the reference's training state
-        (:func:`~deeplimits.training.train.train_bytes`) and its snapshots on the finest grid
-        (weights and states in float64, one per checkpoint and epoch 0), plus 64 MiB."""
-        from ..networks import REQUIRED
-        from ..training.modules import activation_count, parameter_count
-        from ..training.train import train_bytes
+        """Peak bytes of one task (:func:`.memory.trained_limit_bytes`)."""
+        from .memory import trained_limit_bytes
 
-        arch = max((CASES[c]["arch"] for c in self.cases), key=lambda a: len(REQUIRED[a]))
-        d, C, R, F, n = self.width, self.chunk, self.reference, max(self.depths), self.n_train()
-        item = getattr(torch, self.dtype).itemsize
-        params = parameter_count(arch, R, d, d, d, configs=C)
-        acts = activation_count(arch, False, R, d, min(self.batch_size or n, n), C)
-        snaps = (len(self.checkpoints) + 2) * 8 * C * ((F + 1) * n * d + F * len(REQUIRED[arch]) * d * d)
-        return train_bytes(params, acts, item) + snaps + (64 << 20)
+        return trained_limit_bytes(self)
 
     def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> TrainedLimitResult:
         by_case: dict = {}

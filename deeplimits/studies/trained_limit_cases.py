@@ -5,8 +5,6 @@ from __future__ import annotations
 
 __all__ = ["CASES", "PRESETS", "DEFAULT_PRESET", "DEFAULTS"]
 
-#: the cases: what each network is, how its weights start, and the rate the theory states
-#: (``None``: none; the distances should not fall, or no theorem covers the case)
 CASES = {
     "linear": dict(arch="res-1", activation="identity", driver="smooth", beta=1.0, coupled=True, theory=1.0,
                    label="linear res-1, smooth init, beta = 1 (Sander et al. 2022: rate 1)"),
@@ -24,8 +22,9 @@ CASES = {
     "control": dict(arch="res-1", activation="tanh", driver="smooth", beta=1.0, coupled=False, theory=None,
                     label="control: res-1 tanh, a different smooth function at each depth (no common limit)"),
 }
+"""The cases: what each network is, how its weights start, and the rate the theory states
+(``None``: none; the distances should not fall, or no theorem covers the case)."""
 
-#: the command's presets (``deeplimits trained-limit --preset``)
 PRESETS = {
     # the three cases side by side at depths 8 to 256 against 2048: minutes on 2 cores
     "cpu": dict(cases=["linear", "res-2", "iid", "control"], depths=[8, 16, 32, 64, 128, 256], reference=2048),
@@ -34,10 +33,11 @@ PRESETS = {
     # a smaller family for a first look: seconds
     "quick": dict(cases=["linear", "iid"], depths=[4, 8, 16, 32], reference=256, width=4, samples=20, epochs=20),
 }
+"""The command's presets (``deeplimits trained-limit --preset``)."""
 
-#: the preset the command runs without ``--preset``
 DEFAULT_PRESET = "cpu"
+"""The preset the command runs without ``--preset``."""
 
-#: the scalar defaults of :func:`~deeplimits.studies.trained_limit.plan_trained_limit` (and the command line)
 DEFAULTS = dict(width=8, samples=80, seeds=5, epochs=50, lr=0.1, optimizer="sgd", checkpoints=4, seed=0,
                 dtype="float64")
+"""The scalar defaults of :func:`~deeplimits.studies.trained_limit.plan_trained_limit` (and the command line)."""

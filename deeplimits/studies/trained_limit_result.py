@@ -13,9 +13,9 @@ from .._plain import PlainData
 
 __all__ = ["TrainedLimitResult", "summarise_case", "QUANTITIES"]
 
-#: the two measured distances: record key -> what it is
 QUANTITIES = {"weight_distance": "max_k ||A^(L)_k - A^(ref)(k/L)||",
               "state_distance": "sup_k ||h^(L)_k - h^(ref)_(k/L)||"}
+"""The two measured distances: record key -> what it is."""
 
 
 def _fit(depths, table: np.ndarray, scale: float) -> dict:
@@ -82,13 +82,17 @@ def _rate_text(q: dict, i: int) -> str:
 class TrainedLimitResult(PlainData):
     """``spec`` (the plan), ``cases`` (one :func:`summarise_case` dict per case) and the compute
     ``seconds``. :meth:`case` finds a case by name; :meth:`report` is the text; :meth:`plot`
-    the figure (:func:`deeplimits.trained_limit_plots.plot_trained_limit`)."""
+    the figure (:func:`deeplimits.studies.trained_limit_plots.plot_trained_limit`)."""
 
     spec: dict
+    """The plan's spec (:meth:`~deeplimits.studies.trained_limit.TrainedLimitPlan.to_dict`)."""
     cases: list
+    """One summary per case (:func:`summarise_case`)."""
     seconds: float
+    """Compute seconds, summed over the sessions of a resumed run."""
 
     def case(self, name: str) -> dict:
+        """The summary of case ``name``."""
         for c in self.cases:
             if c["case"] == name:
                 return c
@@ -110,6 +114,8 @@ class TrainedLimitResult(PlainData):
                 f"lr x steps), reference depth {s['reference']}, {s['seeds']} seeds, width {s['width']}")
 
     def report(self) -> str:
+        """Per case the distances per depth before and after training, their rates with
+        intervals, the verdicts and the state rate along training, as text."""
         lines = [f"trained networks across depths: {self.method}"]
         for c in self.cases:
             lines += self._case_lines(c)
@@ -137,7 +143,7 @@ class TrainedLimitResult(PlainData):
         return out
 
     def plot(self, path=None, *, ax=None):
-        """The figure of :func:`deeplimits.trained_limit_plots.plot_trained_limit`."""
-        from ..trained_limit_plots import plot_trained_limit
+        """The figure of :func:`deeplimits.studies.trained_limit_plots.plot_trained_limit`."""
+        from .trained_limit_plots import plot_trained_limit
 
         return plot_trained_limit(self, path=path, ax=ax)

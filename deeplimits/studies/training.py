@@ -27,10 +27,12 @@ import torch
 from .. import _resources as R_
 from .. import _validate as V_
 from .._names import DRIVERS
-from .._plain import PlainData
+from ..errors import ParameterError
 from ..runs import Task, chunk_sizes
 from .plan import Plan, register_plan
-from .sizes import configs_count, data_root, data_sizes, init_bytes
+from .memory import training_bytes
+from .result import PlanResult
+from .sizes import configs_count, data_root, data_sizes
 from .trained import WEIGHTS_DIR, load_trained, save_weights, weights_damage, weights_path  # noqa: F401 - registers the task
 from .presets import TRAIN_PRESETS  # noqa: F401 - re-exported (torch-free home)
 
@@ -45,8 +47,10 @@ def critical_line(hurst: float | None) -> float:
 
 
 @dataclasses.dataclass
-class TrainGridResult(PlainData):
-    """The records of a training grid: one per configuration (``driver``, ``hurst``, ``beta``,
+class TrainGridResult(PlanResult):
+    """The records of a training grid, holding its plan (:class:`~.result.PlanResult`:
+    ``dataset``, ``driver``, ``depth``, ``width``, ``arch``, ``epochs`` are the plan's): one record
+    per configuration (``driver``, ``hurst``, ``beta``,
     ``lr``, ``seed``, ``train_loss``, ``test_loss``, ``train_accuracy``, ``test_accuracy``
     (``None`` when the configuration blew up or for regression), ``finite``, ``epochs``,
     ``seconds``: the wall time of its chunk divided by the chunk's configurations), ``best``:
@@ -55,16 +59,29 @@ class TrainGridResult(PlainData):
     ``weights``: per task, the stored weights file (``weights``, relative to the run directory)
     and its SHA-256 (``weights_sha256``)."""
 
-    dataset: str
-    driver: str
-    depth: int
-    width: int
-    arch: str
-    epochs: int
+    plan: TrainPlan
+    """The grid it ran (``dataset``, ``driver``, ``depth``, ``width``, ``arch``, ``epochs`` are read from it)."""
     records: list[dict]
+    """One per configuration: ``driver``, ``hurst``, ``beta``, ``lr``, ``seed``, ``train_loss``, ``test_loss``,
+    ``train_accuracy``, ``test_accuracy`` (``None`` when it blew up or for regression), ``finite``, ``epochs``,
+    ``seconds`` (the wall time of its chunk divided by the chunk's configurations)."""
     best: list[dict]
+    """Per ``(hurst, beta)``, the configuration with the best test accuracy (regression: the lowest test loss)
+    over the learning rates and seeds, with ``line = max(H, 1/2)``."""
     seconds: float
+    """Seconds of work (a resumed run adds those of the tasks finished in earlier sessions)."""
     weights: dict = dataclasses.field(default_factory=dict)
+    """Per task, the stored weights file (``weights``, relative to the run directory) and its SHA-256
+    (``weights_sha256``)."""
+
+    shown: ClassVar[dict] = {k: k for k in ("dataset", "driver", "depth", "width", "arch", "epochs")}
+    """The plan's values the result shows: its JSON name -> the plan's field (see :class:`~.result.PlanResult`)."""
+
+    @classmethod
+    def plan_of(cls, d: dict):
+        """JSON written before results held their plans did not record the grid's settings."""
+        raise ParameterError("d", "d has no 'plan' key: a training result written before results held their plan "
+                                  "does not record its grid; rebuild it from its run with results_from_store")
 
     def report(self) -> str:
         """One line per ``(H, beta)``: the best accuracy and its learning rate."""
@@ -81,6 +98,7 @@ class TrainGridResult(PlainData):
 
     @property
     def classification(self) -> bool:
+        """Whether the task is a classification (accuracies recorded), not a regression."""
         return any(r["train_accuracy"] is not None for r in self.records) or not any(
             r["finite"] for r in self.records)
 
@@ -100,28 +118,51 @@ class TrainPlan(Plan):
     optional: ClassVar[tuple[str, ...]] = ("length_scale", "stop_loss", "root", "device")
 
     dataset: str
+    """The data set's name (:func:`deeplimits.data.load_dataset`)."""
     driver: str
+    """The law of the initial weights."""
     hursts: tuple
+    """The Hurst indices of the grid (``(None,)`` for a law without one)."""
     betas: tuple[float, ...]
+    """The scaling exponents of the grid."""
     lrs: tuple[float, ...]
+    """The learning rates of the grid."""
     seeds: int
+    """Independent initialisations per grid point."""
     arch: str
+    """The residual map."""
     activation: str
+    """The activation's name."""
     bias: bool
+    """Whether the networks have biases."""
     depth: int
+    """The networks' depth ``L``."""
     width: int
+    """The networks' width ``d``."""
     epochs: int
+    """The epochs of training."""
     batch_size: int
+    """The mini-batch size."""
     optimizer: str
+    """``'adam'`` or ``'sgd'`` (batched, one learning rate per configuration)."""
     lr_decay_halfway: bool
+    """Whether the learning rate is divided by 10 halfway through."""
     seed: int
+    """The run's seed (data split and order, initial weights)."""
     dtype: str
+    """The networks' dtype, by name."""
     chunk: int
+    """Configurations per task."""
     save_weights: bool
+    """Whether the trained weights are kept in the run directory."""
     length_scale: float | None = None
+    """The RBF length scale of smooth weights (``None`` for other laws)."""
     stop_loss: float | None = None
+    """Stop once every live configuration's training loss is at most this (``None``: never)."""
     root: str | None = None
+    """The directory of the ``mnist`` / ``cifar10`` files."""
     device: str | None = None
+    """Where the tasks run (``None``: the CPU)."""
 
     def configs(self, beta_index: int | None = None) -> list[dict]:
         """The configurations ``{hurst, beta, lr, seed, init}`` in task order (``init``: the
@@ -177,29 +218,14 @@ class TrainPlan(Plan):
                            chunk, self.steps(), R_.available_memory(self.device), "configuration")
 
     def estimate_bytes(self, configs: int) -> int:
-        """Peak bytes of a task training ``configs`` configurations: the larger of training
-        (:func:`~deeplimits.training.train.train_bytes`: six copies of the parameters and the
-        activations of one mini-batch) and initialisation (the parameters and the driver sample
-        of one configuration's weights), plus the data set (its float64 arrays as loaded and
-        split, its tensors) and 64 MiB for the interpreter's and the allocator's own."""
-        from ..training.modules import activation_count, parameter_count
-        from ..training.train import train_bytes
-
-        item = getattr(torch, self.dtype).itemsize
-        n_train, n_test, d_in, d_out = data_sizes(self.dataset, self.root)
-        params = parameter_count(self.arch, self.depth, self.width, d_in, d_out, configs=configs, bias=self.bias)
-        acts = activation_count(self.arch, _fused(self), self.depth, self.width, min(self.batch_size, n_train), configs)
-        init = item * params + init_bytes(self.driver, self.hursts[0], self.length_scale, self.arch, self.bias,
-                                          self.depth, self.width, getattr(torch, self.dtype))
-        data = (n_train + n_test) * (d_in + d_out) * (item + 16)
-        return max(train_bytes(params, acts, item), init) + data + (64 << 20)
+        """Peak bytes of a task training ``configs`` configurations (:func:`.memory.training_bytes`)."""
+        return training_bytes(self, configs)
 
     def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> TrainGridResult:
         records = [r for res in results for r in res["records"]]
         weights = {t.key: {k: res[k] for k in ("weights", "weights_sha256") if k in res}
                    for t, res in zip(tasks, results) if res.get("weights")}
-        return TrainGridResult(self.dataset, self.driver, self.depth, self.width, self.arch, self.epochs,
-                               records, _best(records), seconds, weights)
+        return TrainGridResult(self, records, _best(records), seconds, weights)
 
     def keep(self, task, result, store):
         """Write the chunk's trained weights next to the store (atomically, before the store
@@ -221,10 +247,6 @@ class TrainPlan(Plan):
         return out
 
 
-def _fused(plan) -> bool:
-    return plan.arch == "res-1" and plan.activation in ("tanh", "relu", "identity")
-
-
 def _best(records: list[dict]) -> list[dict]:
     groups: dict = {}
     for r in records:
@@ -243,6 +265,9 @@ def _best(records: list[dict]) -> list[dict]:
                     **{k: (None if top is None else top[k]) for k in keep},
                     "finite": len(live), "configs": len(rs)})
     return out
+
+
+TrainGridResult.plan_type = TrainPlan
 
 
 def plan_training(dataset: str = "digits", driver: str = "gaussian", *, hursts: Sequence[float] | None = None,
@@ -285,17 +310,17 @@ def plan_training(dataset: str = "digits", driver: str = "gaussian", *, hursts: 
     seed = V_.integer("seed", seed, low=0, high=seed_limit(epochs))  # the shuffling seeds of train()
     dtype = V_.dtype(dtype)
     save_weights = V_.flag("save_weights", save_weights)
-    where = V_.device("device", device, dtype)
+    device = V_.device_spec(device, dtype)
     root = data_root(dataset, root)
     require_train_steps(data_sizes(dataset, root)[0], batch_size, epochs, depth, stop_loss, ("epochs", "depth"))
     per_beta = len(hursts) * seeds * len(lrs)
     plan = TrainPlan(dataset, driver, tuple(hursts), tuple(betas), tuple(lrs), seeds, arch, act, bias, depth, width,
                      epochs, batch_size, optimizer, lr_decay_halfway, seed, str(dtype).replace("torch.", ""),
                      1, save_weights, length_scale, stop_loss, root,
-                     None if where.type == "cpu" else str(where))
+                     device)
     chunk = R_.fit_chunk(plan.estimate_bytes, per_beta, None if chunk is None else V_.integer("chunk", chunk),
                          per_beta, f"(L={depth}, d={width}, batch {batch_size})",
-                         ("depth", "width", "batch_size"), device=where, unit="configuration")
+                         ("depth", "width", "batch_size"), device=device, unit="configuration")
     return dataclasses.replace(plan, chunk=chunk)
 
 
@@ -304,15 +329,16 @@ def _driver_options(driver, hursts, length_scale):
     driver = V_.choice("driver", driver, DRIVERS)
     if driver == "fractional":
         if hursts is None:
-            raise ValueError(f"hursts must be given for driver 'fractional' (values {V_.HURST.range_text()})")
+            raise ParameterError("hursts", "hursts must be given for driver 'fractional' (values "
+                                           f"{V_.HURST.range_text()})")
         hursts = _values("hursts", hursts, lambda h: V_.hurst(h, name="hursts"))
     elif hursts is not None:
-        raise ValueError(f"hursts apply only to driver 'fractional', not {driver!r}")
+        raise ParameterError("hursts", f"hursts apply only to driver 'fractional', not {driver!r}")
     else:
         hursts = (None,)
     if length_scale is not None:
         if driver != "smooth":
-            raise ValueError(f"length_scale applies only to driver 'smooth', not {driver!r}")
+            raise ParameterError("length_scale", f"length_scale applies only to driver 'smooth', not {driver!r}")
         length_scale = V_.length_scale(length_scale)
     return driver, hursts, length_scale
 
@@ -320,9 +346,9 @@ def _driver_options(driver, hursts, length_scale):
 def _values(name: str, values, check) -> tuple:
     values = V_.sequence(name, values, check, what="a list of numbers")
     if not values:
-        raise ValueError(f"{name} must not be empty")
+        raise ParameterError(name, f"{name} must not be empty")
     if len(set(values)) != len(values):
-        raise ValueError(f"{name} must not repeat a value, got {values}")
+        raise ParameterError(name, f"{name} must not repeat a value, got {values}")
     return tuple(values)
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import torch
 
 from .. import _validate as V_
+from ..errors import ParameterError
 
 __all__ = ["normalise", "split_lr", "rates", "resolve_axes"]
 
@@ -38,23 +39,26 @@ def normalise(params) -> list[dict]:
         params = params.config_axes()
     if isinstance(params, dict):
         if not params:
-            raise ValueError(f"{_PARAMS}, got {{}}")
+            raise ParameterError("params", f"{_PARAMS}, got {{}}")
         groups: dict = {}
         for p, a in params.items():
             if not isinstance(p, torch.Tensor):
-                raise ValueError(f"params keys must be tensors that require grad, got {type(p).__name__}")
-            V_.integer("config axis", a, low=0, high=max(p.dim() - 1, 0))
+                raise ParameterError("params", f"params keys must be tensors that require grad, got {type(p).__name__}")
+            try:
+                V_.integer("config axis", a, low=0, high=max(p.dim() - 1, 0))
+            except ParameterError as e:  # the axis of an entry of params
+                raise ParameterError("params", str(e)) from None
             groups.setdefault(a, []).append(p)
         return [{"params": ps, "axis": a} for a, ps in groups.items()]
     if params is None or isinstance(params, (torch.Tensor, str, bytes)) or not hasattr(params, "__iter__"):
-        raise ValueError(f"{_PARAMS}, got {type(params).__name__}")
+        raise ParameterError("params", f"{_PARAMS}, got {type(params).__name__}")
     items = list(params)
     if not items:
-        raise ValueError(f"{_PARAMS}, got an empty {type(params).__name__}")
+        raise ParameterError("params", f"{_PARAMS}, got an empty {type(params).__name__}")
     if all(isinstance(g, dict) for g in items):
         return [dict(g) for g in items]
     if any(isinstance(g, dict) for g in items):
-        raise ValueError(f"{_PARAMS}: not a mix of parameters and groups")
+        raise ParameterError("params", f"{_PARAMS}: not a mix of parameters and groups")
     return [{"params": items}]
 
 
@@ -64,16 +68,17 @@ def tensors(params) -> tuple[list, list[torch.Tensor]]:
     if isinstance(params, torch.Tensor):
         params = [params]
     if isinstance(params, (set, str, bytes, dict)) or not hasattr(params, "__iter__"):
-        raise ValueError(f"params of a param group must be a list of tensors, got {type(params).__name__}")
+        raise ParameterError("params", "params of a param group must be a list of tensors, got "
+                                       f"{type(params).__name__}")
     items = list(params)
     out = [p[1] if isinstance(p, tuple) and len(p) == 2 else p for p in items]
     for p in out:
         if not isinstance(p, torch.Tensor) or not p.requires_grad:
-            raise ValueError(f"params must be tensors that require grad, got {type(p).__name__}")
+            raise ParameterError("params", f"params must be tensors that require grad, got {type(p).__name__}")
     if not out:
-        raise ValueError("params of a param group must not be empty")
+        raise ParameterError("params", "params of a param group must not be empty")
     if len({id(p) for p in out}) != len(out):
-        raise ValueError("params must not list a tensor twice")
+        raise ParameterError("params", "params must not list a tensor twice")
     return items, out
 
 
@@ -83,8 +88,8 @@ def resolve_axes(ps: list[torch.Tensor], axis) -> list[int]:
     if axis is None:
         missing = [tuple(p.shape) for p in ps if not isinstance(getattr(p, "config_axis", None), int)]
         if missing:
-            raise ValueError(f"axis must be given (axis=... or a group's 'axis'): a tensor of shape {missing[0]} "
-                             f"has no config_axis (only ResidualNetwork parameters carry one)")
+            raise ParameterError("axis", "axis must be given (axis=... or a group's 'axis'): a tensor of shape "
+                                         f"{missing[0]} has no config_axis (only ResidualNetwork parameters carry one)")
         return [V_.integer("axis", p.config_axis, low=0, high=max(p.dim() - 1, 0)) for p in ps]
     return [V_.integer("axis", axis, low=0, high=max(p.dim() - 1, 0)) for p in ps]
 
@@ -93,7 +98,8 @@ def configs_of(ps, axes) -> int:
     """The number of configurations the tensors share along their axes."""
     sizes = {p.shape[a] for p, a in zip(ps, axes)}
     if len(sizes) != 1:
-        raise ValueError(f"params must all have the same number of configs along their axis, got {sorted(sizes)}")
+        raise ParameterError("params", "params must all have the same number of configs along their axis, got "
+                                       f"{sorted(sizes)}")
     return sizes.pop()
 
 

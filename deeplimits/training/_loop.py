@@ -16,6 +16,7 @@ import torch
 from .. import _random as R_
 from .. import _validate as V_
 from ..data.batching import batches
+from ..errors import ParameterError
 from .losses import _config_losses, _evaluate, _pair, evaluate_batches
 
 __all__ = ["Memory", "Batches", "run", "records", "live_mask"]
@@ -50,7 +51,7 @@ class Batches:
         self._checked: set = set()
         if test is not None:  # its first batch now, not after training
             if next(self._pairs(test, "test_data"), None) is None:
-                raise ValueError("test_data must hold at least one mini-batch")
+                raise ParameterError("test_data", "test_data must hold at least one mini-batch")
 
     def epoch(self, e: int):
         return self._pairs(self.data, "data")
@@ -60,7 +61,8 @@ class Batches:
         for i, item in enumerate(source):
             if not (isinstance(item, (tuple, list)) and len(item) == 2
                     and all(isinstance(t, torch.Tensor) for t in item)):
-                raise ValueError(f"{name} must yield pairs (x, y) of tensors, got {type(item).__name__} at batch {i}")
+                raise ParameterError(name, f"{name} must yield pairs (x, y) of tensors, got {type(item).__name__} at "
+                                           f"batch {i}")
             x, y = (t.to(where, non_blocking=True) for t in item)
             if name not in self._checked:
                 _pair(self.module, f"{name} x", x, f"{name} y", y, self.loss)
@@ -82,11 +84,11 @@ def _shapes(module, name, x, y, loss):
     V_.tensor(f"{name} x", x, shape=(None, module.in_features), dtype_=module.A.dtype, finite=False)
     n = x.shape[0]
     if n == 0:
-        raise ValueError(f"{name} x must hold at least one sample, got shape {tuple(x.shape)}")
+        raise ParameterError(name, f"{name} x must hold at least one sample, got shape {tuple(x.shape)}")
     if loss == "cross_entropy":
         if y.dtype != torch.int64 or tuple(y.shape) != (n,):
-            raise ValueError(f"{name} y must hold class labels of dtype torch.int64 and shape ({n},), got "
-                             f"{y.dtype} {tuple(y.shape)}")
+            raise ParameterError(name, f"{name} y must hold class labels of dtype torch.int64 and shape ({n},), got "
+                                       f"{y.dtype} {tuple(y.shape)}")
     else:
         V_.tensor(f"{name} y", y, shape=(n, module.out_features), dtype_=module.A.dtype, finite=False)
 
@@ -134,7 +136,7 @@ def _epoch(module, pairs, opt, scheduler, loss):
             correct = hits if correct is None else correct + hits
         n += len(xb)
     if n == 0:
-        raise ValueError("data must yield at least one mini-batch per epoch")
+        raise ParameterError("data", "data must yield at least one mini-batch per epoch")
     return total, correct, n
 
 

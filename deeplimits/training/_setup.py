@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import torch
 
 from .. import _validate as V_
+from ..errors import ParameterError
 from .losses import LOSSES, _pair
 from .optim import BatchedAdam, BatchedSGD
 
@@ -33,21 +34,23 @@ def data_form(module, data, test_data, loss) -> tuple[bool, str]:
     if hasattr(data, "x_train") or not _batches(data):
         for name in _SPLITS:
             if not isinstance(getattr(data, name, None), torch.Tensor):
-                raise ValueError(f"data must have tensors x_train, y_train, x_test, y_test or be an iterable of "
-                                 f"(x, y) mini-batches such as a DataLoader (missing {name})")
+                raise ParameterError("data", "data must have tensors x_train, y_train, x_test, y_test or be an "
+                                             f"iterable of (x, y) mini-batches such as a DataLoader (missing {name})")
         if test_data is not None:
-            raise ValueError("test_data applies only to data given as mini-batches (the data set has its test split)")
+            raise ParameterError("test_data", "test_data applies only to data given as mini-batches (the data set has "
+                                              "its test split)")
         for split in ("train", "test"):
             _pair(module, f"data.x_{split}", getattr(data, f"x_{split}"), f"data.y_{split}",
                   getattr(data, f"y_{split}"), loss)
         return True, loss
     if isinstance(data, Iterator):  # not iter(data): a DataLoader's starts workers and draws its seed
-        raise ValueError("data must be readable once per epoch (a DataLoader or a list of batches), not an iterator")
+        raise ParameterError("data", "data must be readable once per epoch (a DataLoader or a list of batches), not an "
+                                     "iterator")
     if hasattr(data, "__len__") and len(data) == 0:
-        raise ValueError("data must hold at least one mini-batch")
+        raise ParameterError("data", "data must hold at least one mini-batch")
     if test_data is not None and (not _batches(test_data) or isinstance(test_data, Iterator)):
-        raise ValueError(f"test_data must be None or an iterable of (x, y) mini-batches such as a DataLoader, "
-                         f"got {type(test_data).__name__}")
+        raise ParameterError("test_data", "test_data must be None or an iterable of (x, y) mini-batches such as a "
+                                          f"DataLoader, got {type(test_data).__name__}")
     return False, loss
 
 
@@ -55,8 +58,8 @@ def _batches(data) -> bool:
     """Whether ``data`` is an iterable of mini-batches (not a tensor, a string, a mapping, nor a
     ``torch.utils.data.Dataset`` of single samples, which a DataLoader batches)."""
     if isinstance(data, torch.utils.data.Dataset) and not isinstance(data, torch.utils.data.IterableDataset):
-        raise ValueError("data: a torch.utils.data.Dataset gives one sample at a time; pass "
-                         "torch.utils.data.DataLoader(data, batch_size=...) instead")
+        raise ParameterError("data", "data: a torch.utils.data.Dataset gives one sample at a time; pass "
+                                     "torch.utils.data.DataLoader(data, batch_size=...) instead")
     return hasattr(data, "__iter__") and not isinstance(data, (torch.Tensor, str, bytes, dict))
 
 
@@ -68,10 +71,11 @@ def optimiser_form(module, optimizer, lr):
         V_.choice("optimizer", optimizer, tuple(OPTIMISERS))
         return V_.per_config("lr", 1e-3 if lr is None else lr, module.configs)
     if not isinstance(optimizer, torch.optim.Optimizer) and not callable(optimizer):
-        raise ValueError(f"optimizer must be one of {', '.join(map(repr, OPTIMISERS))}, a torch.optim.Optimizer "
-                         f"over the module's parameters, or a function module -> optimizer; got {optimizer!r}")
+        raise ParameterError("optimizer", f"optimizer must be one of {', '.join(map(repr, OPTIMISERS))}, a "
+                                          "torch.optim.Optimizer over the module's parameters, or a function module -> "
+                                          f"optimizer; got {optimizer!r}")
     if lr is not None:
-        raise ValueError("lr applies only to an optimizer given by name (set it on the optimizer itself)")
+        raise ParameterError("lr", "lr applies only to an optimizer given by name (set it on the optimizer itself)")
     if isinstance(optimizer, torch.optim.Optimizer):
         _owned(module, optimizer)
     return None
@@ -89,10 +93,11 @@ def build_optimiser(module, optimizer, rates):
 
 def _owned(module, opt):
     if not isinstance(opt, torch.optim.Optimizer):
-        raise ValueError(f"optimizer: the function must return a torch.optim.Optimizer, got {type(opt).__name__}")
+        raise ParameterError("optimizer", "optimizer: the function must return a torch.optim.Optimizer, got "
+                                          f"{type(opt).__name__}")
     mine = {id(p) for p in module.parameters()}
     if not all(id(p) in mine for g in opt.param_groups for p in g["params"]):
-        raise ValueError("optimizer must optimise parameters of the module being trained")
+        raise ParameterError("optimizer", "optimizer must optimise parameters of the module being trained")
     return opt
 
 
@@ -105,18 +110,19 @@ def scheduler_form(optimizer, scheduler, interval, lr_decay_halfway) -> tuple[bo
     interval = V_.choice("scheduler_interval", interval, SCHEDULER_INTERVALS)
     if scheduler is None:
         if interval != "epoch":
-            raise ValueError("scheduler_interval applies only to a scheduler given by the caller")
+            raise ParameterError("scheduler_interval", "scheduler_interval applies only to a scheduler given by the "
+                                                       "caller")
         return lr_decay_halfway is not False, interval
     if lr_decay_halfway:
-        raise ValueError("lr_decay_halfway=True and a scheduler: give one schedule (lr_decay_halfway=False "
-                         "or None with a scheduler)")
+        raise ParameterError("lr_decay_halfway", "lr_decay_halfway=True and a scheduler: give one schedule "
+                                                 "(lr_decay_halfway=False or None with a scheduler)")
     if _is_scheduler(scheduler):
         if getattr(scheduler, "optimizer", None) is not optimizer:
-            raise ValueError("scheduler must be built on the optimizer given (or be a function optimizer -> "
-                             "scheduler)")
+            raise ParameterError("scheduler", "scheduler must be built on the optimizer given (or be a function "
+                                              "optimizer -> scheduler)")
     elif not callable(scheduler):
-        raise ValueError(f"scheduler must be None, a torch.optim.lr_scheduler scheduler or a function optimizer -> "
-                         f"scheduler, got {scheduler!r}")
+        raise ParameterError("scheduler", "scheduler must be None, a torch.optim.lr_scheduler scheduler or a function "
+                                          f"optimizer -> scheduler, got {scheduler!r}")
     return False, interval
 
 
@@ -133,8 +139,9 @@ def build_scheduler(opt, scheduler, halfway: bool, epochs: int, interval: str):
         return torch.optim.lr_scheduler.MultiStepLR(opt, milestones=[epochs // 2], gamma=0.1)
     out = scheduler if _is_scheduler(scheduler) else scheduler(opt)
     if not _is_scheduler(out) or out.optimizer is not opt:
-        raise ValueError(f"scheduler: the function must return a scheduler of the optimizer, got {type(out).__name__}")
+        raise ParameterError("scheduler", "scheduler: the function must return a scheduler of the optimizer, got "
+                                          f"{type(out).__name__}")
     if interval == "batch" and isinstance(out, torch.optim.lr_scheduler.ReduceLROnPlateau):
-        raise ValueError("scheduler_interval='batch' does not apply to ReduceLROnPlateau (it steps on the "
-                         "epoch's training loss)")
+        raise ParameterError("scheduler_interval", "scheduler_interval='batch' does not apply to ReduceLROnPlateau (it "
+                                                   "steps on the epoch's training loss)")
     return out

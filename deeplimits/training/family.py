@@ -28,12 +28,12 @@ from .train import train
 __all__ = ["LR_RULE", "LR_FORMULA", "one_thread", "effective_beta", "depth_lr", "family_sample", "family_member",
            "snapshot", "train_member"]
 
-#: the learning-rate rule of :func:`depth_lr`, in words (reports and docs quote it)
 LR_RULE = ("gradient descent: lr L^(2 beta - 1) on every layer's weights (the gradient of layer k is "
            "O(L^-beta) and its effect on the output O(L^-beta), so every depth moves its function by O(lr) per "
            "step: the same training time lr x steps); Adam: lr at every depth (its steps are normalised)")
-#: the rule as a formula per optimiser (the reports' short form)
+"""The learning-rate rule of :func:`depth_lr`, in words (reports and docs quote it)."""
 LR_FORMULA = {"sgd": "lr L^(2 beta - 1)", "adam": "lr at every depth"}
+"""The rule as a formula per optimiser (the reports' short form)."""
 
 
 @contextlib.contextmanager

@@ -19,6 +19,8 @@ from collections.abc import Mapping
 import torch
 
 from .. import _validate as V_
+from .._names import WEIGHTS
+from ..errors import ParameterError
 from ..paths import Driver, FractionalDriver, IIDDriver, SmoothDriver
 from .modules import ResidualNetwork, _layer_weights
 
@@ -34,7 +36,8 @@ def resolution_for(driver: Driver, depth: int) -> int | None:
 
 def _driver(driver) -> Driver:
     if not isinstance(driver, Driver):
-        raise ValueError(f"driver must be a deeplimits Driver (see make_driver), got {type(driver).__name__}")
+        raise ParameterError("driver", "driver must be a deeplimits Driver (see make_driver), got "
+                                       f"{type(driver).__name__}")
     return driver
 
 
@@ -57,12 +60,12 @@ def init_from_driver(module: ResidualNetwork, driver: Driver, *, generator: torc
             a grid gives each configuration its own driver and generator this way.
     """
     if not isinstance(module, ResidualNetwork):
-        raise ValueError(f"module must be a ResidualNetwork, got {type(module).__name__}")
+        raise ParameterError("module", f"module must be a ResidualNetwork, got {type(module).__name__}")
     driver, generator = _driver(driver), V_.generator(generator)
     if scales is not None and not isinstance(scales, Mapping):
-        raise ValueError(f"scales must be a dict {{name: standard deviation}} or None, got {scales!r}")
+        raise ParameterError("scales", f"scales must be a dict {{name: standard deviation}} or None, got {scales!r}")
     scales = dict(scales or {})
-    names = [n for n in module.residual_names() if n != "b" or module.arch == "inside"]
+    names = [n for n in module.residual_names() if n in WEIGHTS[module.arch]]  # not a res-* network's bias
     for key, value in scales.items():
         V_.choice("scales key", key, names)
         if value is not None:  # None: the driver's default
@@ -86,18 +89,19 @@ def _linear_layers(layers) -> tuple[list, tuple[int, int]]:
     try:
         layers = list(layers)
     except TypeError:
-        raise ValueError(f"layers must be a list of torch.nn.Linear, got {type(layers).__name__}") from None
+        raise ParameterError("layers", f"layers must be a list of torch.nn.Linear, "
+                                       f"got {type(layers).__name__}") from None
     if not layers:
-        raise ValueError("layers must be a non-empty list of torch.nn.Linear")
+        raise ParameterError("layers", "layers must be a non-empty list of torch.nn.Linear")
     bad = [type(m).__name__ for m in layers if not isinstance(m, torch.nn.Linear)]
     if bad:
-        raise ValueError(f"layers must all be torch.nn.Linear, got {bad[0]}")
+        raise ParameterError("layers", f"layers must all be torch.nn.Linear, got {bad[0]}")
     shapes = {tuple(m.weight.shape) for m in layers}
     if len(shapes) > 1:
-        raise ValueError(f"layers must all have one weight shape (out, in), got {sorted(shapes)}")
+        raise ParameterError("layers", f"layers must all have one weight shape (out, in), got {sorted(shapes)}")
     dtypes = {m.weight.dtype for m in layers}
     if len(dtypes) > 1:
-        raise ValueError(f"layers must all have one dtype, got {sorted(map(str, dtypes))}")
+        raise ParameterError("layers", f"layers must all have one dtype, got {sorted(map(str, dtypes))}")
     V_.dtype(layers[0].weight.dtype, name="layers' dtype")
     return layers, shapes.pop()
 

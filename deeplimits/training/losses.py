@@ -10,6 +10,7 @@ import torch
 
 from .. import _validate as V_
 from ..data.batching import batches
+from ..errors import ParameterError
 from .modules import ResidualNetwork
 
 __all__ = ["LOSSES", "EVAL_BATCH", "config_losses", "evaluate", "evaluate_batches"]
@@ -26,7 +27,8 @@ def config_losses(out: torch.Tensor, y: torch.Tensor, loss: str) -> torch.Tensor
     loss = V_.choice("loss", loss, LOSSES)
     out = V_.tensor("out", out, finite=False)
     if out.dim() != 3 or 0 in out.shape:
-        raise ValueError(f"out must have shape (configs, batch, outputs), none empty, got {tuple(out.shape)}")
+        raise ParameterError("out", "out must have shape (configs, batch, outputs), none empty, got "
+                                    f"{tuple(out.shape)}")
     _targets("y", y, loss, out.shape[1], out.shape[2], out.dtype, out.device)
     return _config_losses(out, y, loss)
 
@@ -57,7 +59,7 @@ def _pair(module, x_name, x, y_name, y, loss):
 
 def _module(module) -> ResidualNetwork:
     if not isinstance(module, ResidualNetwork):
-        raise ValueError(f"module must be a ResidualNetwork, got {type(module).__name__}")
+        raise ParameterError("module", f"module must be a ResidualNetwork, got {type(module).__name__}")
     return module
 
 

@@ -26,16 +26,17 @@ import torch
 
 from .. import _resources as R_
 from .. import _validate as V_
-from ..networks import ARCHITECTURES, ResNet
+from ..errors import ParameterError
+from ..networks import ARCHITECTURES, ResNet, weight_names
 from ._stack import Workspace, res1_stack
 
 __all__ = ["ResidualNetwork", "DELTA_MODES", "CONFIG_KEYS", "parameter_count", "activation_count"]
 
 DELTA_MODES = ("shared", "per-layer")
+"""The trainable scales of the ``inside`` model: one per configuration, or one per layer."""
 #: the keys of :meth:`ResidualNetwork.get_config` (the first five are required by ``from_config``)
 CONFIG_KEYS = ("arch", "depth", "width", "in_features", "out_features", "configs", "beta", "activation", "bias",
                "delta", "dtype")
-_RESIDUAL = {"res-1": ("V",), "res-2": ("V", "W"), "res-3": ("V", "W"), "inside": ("W",)}
 
 
 class ResidualNetwork(torch.nn.Module):
@@ -75,14 +76,20 @@ class ResidualNetwork(torch.nn.Module):
                  dtype: torch.dtype = torch.float32, device=None):
         super().__init__()
         self.arch = V_.choice("arch", arch, ARCHITECTURES)
+        """``'res-1'``, ``'res-2'``, ``'res-3'`` or ``'inside'``."""
         self._net = ResNet(arch, activation, beta)  # validates activation and beta, computes residuals
         self.activation, self.beta = self._net.activation, self._net.beta
         self.depth, self.width = V_.integer("depth", depth), V_.integer("width", width)
         self.in_features = V_.integer("in_features", in_features)
+        """The input dimension ``d_in``."""
         self.out_features = V_.integer("out_features", out_features)
+        """The output dimension ``d_out``."""
         self.configs = V_.integer("configs", configs)
+        """The number ``C`` of independent configurations held."""
         self.bias = V_.flag("bias", bias)
+        """Whether the residual branch has the bias ``b``."""
         self.delta_mode = self._delta_mode(delta)
+        """``inside`` only: ``'shared'`` or ``'per-layer'`` trained scale ``delta`` (``None`` otherwise)."""
         where = V_.device("device", device, V_.dtype(dtype))
         self._options = dict(beta=beta, activation=activation, bias=bias, delta=delta, dtype=dtype, device=device)
         L, C, d = self.depth, self.configs, self.width
@@ -90,13 +97,17 @@ class ResidualNetwork(torch.nn.Module):
                             where)
         kw = dict(dtype=dtype, device=where)
         self.A = torch.nn.Parameter(torch.empty(C, self.in_features, d, **kw))
-        for name in _RESIDUAL[arch]:
+        """The input layer, ``(C, d_in, d)``."""
+        for name in weight_names(arch, bias=False):  # the matrices (the bias: below)
             self.register_parameter(name, torch.nn.Parameter(torch.empty(L, C, d, d, **kw)))
         self.b = torch.nn.Parameter(torch.empty(L, C, d, **kw)) if bias else None
+        """The biases, ``(L, C, d)`` (``None`` without bias)."""
         if self.delta_mode is not None:
             shape = (C,) if self.delta_mode == "shared" else (L, C)
             self.delta = torch.nn.Parameter(torch.empty(shape, **kw))
+            """``inside`` only: the trained scale, ``(C,)`` (shared) or ``(L, C)`` (per layer)."""
         self.B = torch.nn.Parameter(torch.empty(C, d, self.out_features, **kw))
+        """The output layer, ``(C, d, d_out)``."""
         self._workspace = Workspace()
         self._mark_axes()
         self.reset_parameters()
@@ -109,7 +120,7 @@ class ResidualNetwork(torch.nn.Module):
     def _delta_mode(self, delta):
         if self.arch != "inside":
             if delta is not None:
-                raise ValueError(f"delta applies only to arch 'inside', not {self.arch!r}")
+                raise ParameterError("delta", f"delta applies only to arch 'inside', not {self.arch!r}")
             return None
         return V_.choice("delta", "shared" if delta is None else delta, DELTA_MODES)
 
@@ -153,7 +164,7 @@ class ResidualNetwork(torch.nn.Module):
         mine = list(self.parameters())
         for p in mine if params is None else params:
             if not any(p is q for q in mine):
-                raise ValueError("params must be parameters of this module")
+                raise ParameterError("params", "params must be parameters of this module")
             if p.grad is not None:
                 if p.grad.dim() >= 3:
                     self._workspace.recycle(p.grad)
@@ -172,8 +183,9 @@ class ResidualNetwork(torch.nn.Module):
             try:
                 _activation(act)
             except ValueError:
-                raise ValueError(f"activation {act!r} cannot be written to a config: give the module its name "
-                                 f"('module:function' for a function of an importable module)") from None
+                raise ParameterError("activation", f"activation {act!r} cannot be written to a config: give the "
+                                                   "module its name ('module:function' for a function of an "
+                                                   "importable module)") from None
         return {"arch": self.arch, "depth": self.depth, "width": self.width, "in_features": self.in_features,
                 "out_features": self.out_features, "configs": self.configs, "beta": self.beta, "activation": act,
                 "bias": self.bias, "delta": self.delta_mode, "dtype": str(self.A.dtype).replace("torch.", "")}
@@ -190,12 +202,13 @@ class ResidualNetwork(torch.nn.Module):
             device: where the parameters live (as for the constructor).
         """
         if not isinstance(config, Mapping):
-            raise ValueError(f"config must be a dict (ResidualNetwork.get_config()), got {type(config).__name__}")
+            raise ParameterError("config", "config must be a dict (ResidualNetwork.get_config()), got "
+                                           f"{type(config).__name__}")
         missing = [k for k in CONFIG_KEYS[:5] if k not in config]
         unknown = [k for k in config if k not in CONFIG_KEYS]
         if missing or unknown:
-            raise ValueError(f"config must have the keys {', '.join(CONFIG_KEYS[:5])} and no others of "
-                             f"{', '.join(CONFIG_KEYS[5:])}, got missing {missing}, unknown {unknown}")
+            raise ParameterError("config", f"config must have the keys {', '.join(CONFIG_KEYS[:5])} and no others of "
+                                           f"{', '.join(CONFIG_KEYS[5:])}, got missing {missing}, unknown {unknown}")
         kw = dict(config)
         dtype = kw.pop("dtype", torch.float32)
         if isinstance(dtype, str) and dtype in ("float32", "float64"):
@@ -204,7 +217,7 @@ class ResidualNetwork(torch.nn.Module):
 
     def residual_names(self) -> tuple[str, ...]:
         """Names of the per-layer parameters ``(L, C, ...)``: ``V``, ``W``, ``b`` as present."""
-        return _RESIDUAL[self.arch] + (("b",) if self.bias else ())
+        return weight_names(self.arch, bias=False) + (("b",) if self.bias else ())
 
     def residual_weights(self) -> dict[str, torch.Tensor]:
         """The per-layer weights as detached ``(L, C, ...)`` tensors (sharing storage)."""
@@ -219,17 +232,18 @@ class ResidualNetwork(torch.nn.Module):
         ``name`` gets ``sample.weights(L)`` (for a path sample whose resolution is a larger power
         of two than ``L``, its first ``L`` finest-grid layers, equal in law for nested drivers)."""
         if not isinstance(samples, Mapping):
-            raise ValueError(f"samples must be a dict {{name: DriverSample}}, got {type(samples).__name__}")
+            raise ParameterError("samples", f"samples must be a dict {{name: DriverSample}}, got "
+                                            f"{type(samples).__name__}")
         for name, sample in samples.items():
             V_.choice("samples key", name, self.residual_names())
             if getattr(sample, "kind", None) is None or not hasattr(sample, "draws"):  # the samples' interface
-                raise ValueError(f"samples[{name!r}] must be a DriverSample (driver.sample(...)), "
-                                 f"got {type(sample).__name__}")
+                raise ParameterError("samples", f"samples[{name!r}] must be a DriverSample (driver.sample(...)), "
+                                                f"got {type(sample).__name__}")
             p = getattr(self, name)
             want = tuple(p.shape[2:])
             if sample.draws != self.configs or tuple(sample.shape) != want:
-                raise ValueError(f"samples[{name!r}] must have draws = {self.configs} and shape {want}, "
-                                 f"got draws = {sample.draws} and shape {tuple(sample.shape)}")
+                raise ParameterError("samples", f"samples[{name!r}] must have draws = {self.configs} and shape {want}, "
+                                                f"got draws = {sample.draws} and shape {tuple(sample.shape)}")
             p.copy_(_layer_weights(sample, self.depth))
         return self
 
@@ -250,8 +264,8 @@ class ResidualNetwork(torch.nn.Module):
         ``x`` has the dtype and device of the parameters (checked without a pass over its values)."""
         V_.same_device("x", V_.tensor("x", x, dtype_=self.A.dtype, finite=False), self.A.device)
         if x.dim() not in (2, 3) or x.shape[-1] != self.in_features or (x.dim() == 3 and x.shape[0] != self.configs):
-            raise ValueError(f"x must have shape (batch, {self.in_features}) or ({self.configs}, batch, "
-                             f"{self.in_features}), got {tuple(x.shape)}")
+            raise ParameterError("x", f"x must have shape (batch, {self.in_features}) or ({self.configs}, batch, "
+                                      f"{self.in_features}), got {tuple(x.shape)}")
         return x @ self.A
 
     def propagate(self, h: torch.Tensor) -> torch.Tensor:
@@ -261,7 +275,7 @@ class ResidualNetwork(torch.nn.Module):
         (a hand-written backward pass, the same gradients). Otherwise the layers are taken
         with ``unbind(0)`` once: indexing ``V[k]`` inside the loop would
         make autograd build a full ``(L, C, d, d)`` gradient for every layer (O(L^2) work)."""
-        names = _RESIDUAL[self.arch]
+        names = weight_names(self.arch, bias=False)
         if self.fused:
             return res1_stack(h, self.V, self.b, float(self.depth) ** -self.beta, _fused_kind(self.activation),
                               self._workspace)
@@ -294,6 +308,7 @@ class ResidualNetwork(torch.nn.Module):
         return self.readout(self.propagate(self.embed(x)))
 
     def extra_repr(self) -> str:
+        """The configuration, shown by ``repr`` of the module."""
         return (f"arch={self.arch!r}, depth={self.depth}, width={self.width}, in_features={self.in_features}, "
                 f"out_features={self.out_features}, configs={self.configs}, beta={self.beta}, "
                 f"activation={self.activation.name!r}, bias={self.bias}, delta={self.delta_mode!r}")
@@ -305,7 +320,7 @@ def parameter_count(arch: str, depth: int, width: int, in_features: int, out_fea
     out_features, configs=..., bias=..., delta=...)``, counted without allocating anything:
     ``A``, ``B``, the per-layer ``V``/``W`` (and ``b``) and ``delta`` (``inside``: shared unless
     ``delta='per-layer'``)."""
-    per_layer = len(_RESIDUAL[arch]) * width * width + (width if bias else 0)
+    per_layer = len(weight_names(arch, bias=False)) * width * width + (width if bias else 0)
     deltas = 0 if arch != "inside" else depth if delta == "per-layer" else 1
     return configs * (depth * per_layer + deltas + in_features * width + width * out_features)
 
@@ -334,7 +349,7 @@ def _layer_weights(sample, depth: int) -> torch.Tensor:
     if res is None or res % depth == 0:
         return sample.weights(depth)
     if res < depth:
-        raise ValueError(f"the sample's resolution {res} must be >= depth {depth}")
+        raise ParameterError("depth", f"the sample's resolution {res} must be >= depth {depth}")
     return sample.weights(res)[:depth]
 
 

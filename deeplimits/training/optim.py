@@ -21,6 +21,7 @@ import torch
 
 from .. import _validate as V_
 from . import _groups as G_
+from ..errors import ParameterError
 
 __all__ = ["BatchedAdam", "BatchedSGD"]
 
@@ -31,7 +32,7 @@ def _betas(betas) -> tuple[float, float]:
     """Adam's ``(beta1, beta2)``: two reals in [0, 1)."""
     pair = V_.sequence("betas", betas, what="a pair (beta1, beta2) of reals in [0, 1)")
     if len(pair) != 2:
-        raise ValueError(f"betas must be a pair (beta1, beta2) of reals in [0, 1), got {betas!r}")
+        raise ParameterError("betas", f"betas must be a pair (beta1, beta2) of reals in [0, 1), got {betas!r}")
     return tuple(V_.real(f"betas[{i}]", b, low=0.0, high=1.0, high_open=True) for i, b in enumerate(pair))
 
 
@@ -76,19 +77,21 @@ class _Batched(torch.optim.Optimizer):
         or ``None``/absent: the optimiser's ``axis``, else each tensor's ``config_axis``), ``lr``
         (a number or ``C`` values; absent: the optimiser's) and the optimiser's other options."""
         if not isinstance(param_group, dict) or "params" not in param_group:
-            raise ValueError(f"param_group must be a dict with 'params' (and optionally 'axis', 'lr', ...), "
-                             f"got {type(param_group).__name__}")
+            raise ParameterError("param_group", "param_group must be a dict with 'params' (and optionally 'axis', "
+                                                f"'lr', ...), got {type(param_group).__name__}")
         g = dict(param_group)
         g["params"], ps = G_.tensors(g["params"])
         if "lr_scale" in g or "lr_ref" in g:
-            raise ValueError("param_group must not set lr_scale or lr_ref: give lr, a number or one value per config")
+            raise ParameterError("param_group", "param_group must not set lr_scale or lr_ref: give lr, a number or one "
+                                                "value per config")
         g["axis"] = g.get("axis", self.defaults["axis"])
         axes = G_.resolve_axes(ps, g["axis"])
         if G_.configs_of(ps, axes) != self.configs:
-            raise ValueError(f"params must have this optimiser's {self.configs} configs along their axis, "
-                             f"got {G_.configs_of(ps, axes)}")
+            raise ParameterError("params", f"params must have this optimiser's {self.configs} configs along their "
+                                           f"axis, got {G_.configs_of(ps, axes)}")
         if any(p.device != self._device for p in ps):
-            raise ValueError(f"params must all be on one device ({self._device}), got {sorted({str(p.device) for p in ps})}")
+            raise ParameterError("params", f"params must all be on one device ({self._device}), got "
+                                           f"{sorted({str(p.device) for p in ps})}")
         if "lr" in g:
             g["lr"], scale, g["lr_ref"] = G_.split_lr(g["lr"], self.configs)
         else:
@@ -133,11 +136,12 @@ class _Batched(torch.optim.Optimizer):
         losses ``(C,)`` of this step (on the device: nothing is read back to the host). Returns
         :attr:`finite`."""
         if not isinstance(loss, torch.Tensor):
-            raise ValueError(f"loss must be a tensor of shape ({self.configs},) (one loss per config), "
-                             f"got {type(loss).__name__}")
+            raise ParameterError("loss", f"loss must be a tensor of shape ({self.configs},) (one loss per config), "
+                                         f"got {type(loss).__name__}")
         loss = V_.has_data("loss", loss).detach()
         if loss.shape != (self.configs,):
-            raise ValueError(f"loss must have shape ({self.configs},) (one loss per config), got {tuple(loss.shape)}")
+            raise ParameterError("loss", f"loss must have shape ({self.configs},) (one loss per config), got "
+                                         f"{tuple(loss.shape)}")
         self.finite &= torch.isfinite(loss).to(self.finite.device)
         return self.finite
 
@@ -201,10 +205,11 @@ class _Batched(torch.optim.Optimizer):
 
     def _per_config(self, name, value, dtype) -> torch.Tensor:
         if value is None:
-            raise ValueError(f"state_dict must be a batched optimiser's (its {name} is missing)")
+            raise ParameterError("state_dict", f"state_dict must be a batched optimiser's (its {name} is missing)")
         t = torch.as_tensor(value, dtype=dtype).to(self._device).clone()
         if t.shape != (self.configs,):
-            raise ValueError(f"state_dict {name} must have shape ({self.configs},), got {tuple(t.shape)}")
+            raise ParameterError("state_dict", f"state_dict {name} must have shape ({self.configs},), got "
+                                               f"{tuple(t.shape)}")
         return t
 
     def _grad(self, p, group, axis, live_all):
@@ -315,7 +320,7 @@ class BatchedSGD(_Batched):
         momentum = V_.real("momentum", momentum, low=0.0, high=1.0, high_open=True)
         dampening = V_.real("dampening", dampening, low=0.0, high=1.0)
         if V_.flag("nesterov", nesterov) and (momentum <= 0 or dampening != 0):
-            raise ValueError("nesterov requires momentum > 0 and dampening = 0")
+            raise ParameterError("nesterov", "nesterov requires momentum > 0 and dampening = 0")
         return dict(momentum=momentum, dampening=dampening, nesterov=nesterov,
                     weight_decay=V_.real("weight_decay", weight_decay, low=0.0))
 

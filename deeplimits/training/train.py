@@ -68,10 +68,17 @@ class TrainResult(PlainData):
     classification, ``finite``, ``seconds``; see :func:`train`)."""
 
     records: list
+    """One per configuration: ``train_loss``, ``test_loss``, ``train_accuracy``, ``test_accuracy``,
+    ``finite``."""
     epochs: int
+    """The epochs run."""
     lr_schedule: list
+    """The learning rate of every epoch, per configuration."""
     seconds: float
+    """The wall time, in seconds."""
     history: list = dataclasses.field(default_factory=list)
+    """One record per epoch (``epoch``, ``lr``, ``train_loss``, ``train_accuracy``, ``finite``,
+    ``seconds``)."""
 
 
 #: epoch ``e`` of a run seeded ``seed`` shuffles with seed ``epoch_seed(seed, e) = seed * SEED_STRIDE + e``

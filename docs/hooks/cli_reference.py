@@ -1,7 +1,6 @@
 """MkDocs hook: pages generated from the code at build time, so they cannot drift from it.
 
-The docstrings cite each other with Sphinx roles (``:func:`~deeplimits.x.name```); in the
-generated pages the role is dropped and ``~`` keeps the last part of the name, as Sphinx does.
+(The docstrings' Sphinx roles become links in ``crossrefs.py``, a griffe extension.)
 
 * ``cli.md``: the ``--help`` of ``deeplimits`` and of every command, from the parser
   (``deeplimits.cli.build_parser``), in place of the line ``<!-- cli-help -->``;
@@ -12,9 +11,7 @@ generated pages the role is dropped and ``~`` keeps the last part of the name, a
 from __future__ import annotations
 
 import os
-import re
 
-_ROLE = re.compile(r":(?:func|class|mod|data|meth|attr|exc|obj):<code>(~?)([^<]*)</code>")
 
 
 def _cli_help() -> str:
@@ -61,7 +58,3 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
         markdown = markdown.replace("<!-- exports -->", _exports())
     return markdown
 
-
-def on_page_content(html: str, page, config, files) -> str:
-    return _ROLE.sub(lambda m: "<code>" + (m.group(2).rsplit(".", 1)[-1] if m.group(1) else m.group(2)) + "</code>",
-                     html)

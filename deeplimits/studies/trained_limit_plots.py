@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .plots import _figure, _floats, _save
+from ..plots import _figure, _floats, _save
 
 __all__ = ["plot_trained_limit"]
 

@@ -1,0 +1,198 @@
+"""The memory models of the studies, in one place (issue 22): the peak bytes of one task of each
+study, counted from the sizes alone (no allocation), which the plans' ``estimate()`` report and
+their chunk rules fit to the machine (:mod:`deeplimits._resources`).
+
+* :func:`propagation_bytes`: a chunk of draws of a stability study, a Hurst index of a phase study;
+* :func:`convergence_bytes`: a chunk of draws of a strong-error study;
+* :func:`training_bytes`: a chunk of configurations of a training grid (with :func:`init_bytes`,
+  the initialisation of one configuration);
+* :func:`scaling_bytes`: one depth of a scaling study;
+* :func:`trained_limit_bytes`: one case and chunk of seeds of a trained-limit study.
+
+Every model counts bytes as ``entries x itemsize`` of the study's dtype (float64 for the
+statistics computed in double precision). The training models add 64 MiB for the interpreter's
+and the allocator's own, which their measured peaks include (tests/test_size_limits.py); the
+draw models are compared with the growth of a task's memory, which does not
+(tests/test_resources.py), and add nothing.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .. import _resources as R_
+from ..networks import weight_names, weight_shape
+from ..paths.base import _BLOCK_ELEMENTS
+from ..paths.smooth import _rbf_quadrature
+from .sizes import data_sizes
+
+__all__ = ["propagation_bytes", "default_draw_bytes", "convergence_bytes", "training_bytes", "init_bytes", "scaling_bytes",
+           "trained_limit_bytes", "INTERPRETER_BYTES"]
+
+INTERPRETER_BYTES = 64 << 20
+"""The interpreter's and the allocator's own memory, added by the training models (see above)."""
+
+
+def _pow2_ceil(x: int) -> int:
+    return 1 << (x - 1).bit_length()
+
+
+def propagation_bytes(arch, driver, width, n_in, depths, betas, inputs, n, item, bias: bool = True) -> int:
+    """Peak bytes of :func:`~.propagation._run` on ``n`` draws (see :mod:`deeplimits._resources`).
+
+    * weights: every layer of the deepest network is held (``top`` layers: ``max(depths)``, or
+      its power-of-two ceiling for path drivers) for each weight name, ``d^2`` entries for a
+      matrix and ``d`` for a vector; fractional weights keep their fGn and its scaled copy
+      (2x), and the last name drawn peaks inside :func:`~deeplimits.paths.fgn`; smooth
+      weights hold their spectral coefficients and one depth's layers at a time;
+    * states: :func:`~.propagation._propagate` stores ``h`` at every layer for the backward pass, with
+      ``len(betas) * inputs`` columns per running depth: ``sum(depths)`` column-layers for
+      nested drivers (one pass), ``max(depths)`` otherwise (one pass per depth);
+    * outputs ``h_L, p_0, p_L`` and their float64 ratios, ``A``, ``x``, ``h_0``.
+    """
+    ms = [math.prod(weight_shape(nm, width)) for nm in weight_names(arch, bias)]
+    top = _pow2_ceil(max(depths)) if driver.needs_resolution else max(depths)
+    if driver.name == "fractional":
+        weights = max(sum(ms[:-1]) * top * n * item + R_.fgn_bytes(top, n * ms[-1], item), 2 * sum(ms) * top * n * item)
+    elif driver.name == "smooth":
+        modes = 2 * len(_rbf_quadrature(driver.length_scale)[0])
+        weights = n * item * sum(ms) * (modes + max(depths))
+    else:
+        weights = sum(ms) * top * n * item + 2 * _BLOCK_ELEMENTS * item  # + blocks in flight
+    cols = len(betas) * inputs
+    states = n * cols * width * item * (sum(depths) if driver.nested else max(depths))
+    outputs = n * len(depths) * cols * (width * (4 * item + 5 * 8) + 2 * item + 2 * 8)
+    inputs_ = n * item * (width * n_in + inputs * n_in + 2 * inputs * width)
+    return int(weights + states + outputs + inputs_)
+
+
+def default_draw_bytes(arch, driver, width, depths, betas, inputs, item, bias: bool = True) -> int:
+    """The bytes per draw of the stability studies' default chunk rule (``TASK_BYTES`` of them per
+    task, :func:`~.propagation._chunk`): the weights (four copies of fractional ones) and the stored
+    states. Historical: the chunk is part of the spec and so of the seeds, hence kept as it was;
+    :func:`propagation_bytes` is the model the chunk is then checked against."""
+    nw = sum(math.prod(weight_shape(nm, width)) for nm in weight_names(arch, bias))
+    top = _pow2_ceil(max(depths)) if driver.needs_resolution else max(depths)
+    return item * (top * nw * (4 if driver.spec()["driver"] == "fractional" else 1)
+                   + max(depths) * len(depths) * len(betas) * inputs * width)
+
+
+def convergence_bytes(p, n: int, inputs: int, reference: int, depths, item: int) -> int:
+    """Peak bytes of :func:`~.strong_error.run_chunk` on ``n`` draws (see :mod:`deeplimits._resources`).
+
+    * fractional weights: the fGn of every entry on the finest grid, ``reference x n x d^2``
+      numbers, at its peak inside :func:`~deeplimits.paths.fgn` (:func:`~deeplimits._resources.fgn_bytes`);
+    * Brownian weights are streamed: blocks of ``_BLOCK_ELEMENTS`` numbers (at least one layer,
+      ``n x entries``), the block in use, the one drawn ahead and their trees of pairwise sums,
+      plus one accumulated increment per depth;
+    * smooth weights: their spectral coefficients (``2M`` per entry) and values at a chunk of times;
+    * states: the reference, the input and a state and two error maps per depth, ``n x inputs x d``
+      each; the adaptive ODE references keep the solution at ``reference + 1`` times.
+    """
+    total = 0
+    for name, drv in p.drivers.items():
+        m = math.prod(p._weight_layout(name)[0])
+        if drv.name == "fractional":
+            total += R_.fgn_bytes(reference, n * m, item)
+        elif drv.needs_resolution:
+            total += item * (6 * min(reference * n * m, max(_BLOCK_ELEMENTS, n * m)) + len(depths) * n * m)
+        else:
+            total += item * (n * m * 2 * len(_rbf_quadrature(drv.length_scale)[0]) + 2 * max(_BLOCK_ELEMENTS, n * m))
+    per_state = item * n * inputs * p.width
+    total += per_state * (4 * len(depths) + 10)
+    if not p.rough:
+        total += 3 * per_state * (reference + 1)
+    return int(total)
+
+
+def training_bytes(plan, configs: int) -> int:
+    """Peak bytes of a task training ``configs`` configurations: the larger of training
+    (:func:`~deeplimits.training.train.train_bytes`: six copies of the parameters and the
+    activations of one mini-batch) and initialisation (the parameters and the driver sample
+    of one configuration's weights), plus the data set (its float64 arrays as loaded and
+    split, its tensors) and :data:`INTERPRETER_BYTES`."""
+    from ..training.modules import activation_count, parameter_count
+    from ..training.train import train_bytes
+
+    item = getattr(torch, plan.dtype).itemsize
+    n_train, n_test, d_in, d_out = data_sizes(plan.dataset, plan.root)
+    params = parameter_count(plan.arch, plan.depth, plan.width, d_in, d_out, configs=configs, bias=plan.bias)
+    acts = activation_count(plan.arch, _fused(plan), plan.depth, plan.width, min(plan.batch_size, n_train), configs)
+    init = item * params + init_bytes(plan.driver, plan.hursts[0], plan.length_scale, plan.arch, plan.bias,
+                                      plan.depth, plan.width, getattr(torch, plan.dtype))
+    data = (n_train + n_test) * (d_in + d_out) * (item + 16)
+    return max(train_bytes(params, acts, item), init) + data + INTERPRETER_BYTES
+
+
+def _fused(plan) -> bool:
+    return plan.arch == "res-1" and plan.activation in ("tanh", "relu", "identity")
+
+
+def init_bytes(driver: str, hurst, length_scale, arch: str, bias: bool, depth: int, width: int,
+               dtype: torch.dtype) -> int:
+    """Peak bytes of drawing one configuration's residual weights (:func:`.trained.init_weights`):
+    a sample of the driver per weight tensor (``V``, ``W``; the bias only for ``inside``,
+    :meth:`~deeplimits.paths.Driver.sample_bytes`) and its layers read at once (the first
+    ``depth`` of ``resolution`` when ``depth`` does not divide it)."""
+    from ..paths import make_driver
+    from ..training.init import resolution_for
+
+    law = make_driver(driver, hurst, length_scale)
+    res = resolution_for(law, depth)
+    layers = depth if res is None or res % depth == 0 else res
+    shapes = [weight_shape(nm, width) for nm in weight_names(arch, bias)]  # a res-* network's bias starts at 0
+    return sum(law.sample_bytes(s, 1, res, dtype) + 2 * dtype.itemsize * layers * math.prod(s) for s in shapes)
+
+
+def scaling_bytes(plan, depth: int) -> int:
+    """Peak bytes of :func:`~.scaling.scaling_task` at ``depth``, from the sizes alone: the data set
+    (the synthetic points are drawn and their targets computed in float64, then split and
+    converted: about six float64 copies) and the largest of its phases, each on top of the
+    parameters (:func:`~deeplimits.training.modules.parameter_count`) and, after training,
+    their gradients: training (:func:`~deeplimits.training.train.train_bytes`), the
+    network rebuilt from the trend of its weights (a copy of the parameters and
+    :func:`~deeplimits.diagnostics.trend_bytes` of ``W``, ``b``), the own-ODE error on up to
+    256 inputs (:func:`~deeplimits.diagnostics.pair.own_ode_error_bytes`) and the weight
+    diagnostics of one configuration (:func:`~deeplimits.diagnostics.measures.diagnostics_bytes`);
+    plus :data:`INTERPRETER_BYTES`."""
+    from ..diagnostics.measures import diagnostics_bytes
+    from ..diagnostics.pair import own_ode_error_bytes
+    from ..diagnostics.trend import trend_bytes
+    from ..training.modules import activation_count, parameter_count
+    from ..training.train import train_bytes
+
+    item = getattr(torch, plan.dtype).itemsize
+    n_train, n_test, d_in, d_out = plan.data_sizes()
+    L, d, C = depth, plan.width, plan.seeds
+    params = parameter_count("inside", L, d, d_in, d_out, configs=C, bias=True, delta=plan.delta)
+    acts = activation_count("inside", False, L, d, min(plan.batch_size, n_train), C)
+    kept = 2 * item * params  # the trained parameters and their last gradient
+    trend = sum(trend_bytes((L, C, *s), item) for s in ((d, d), (d,))) if L >= 3 else 0
+    phases = (train_bytes(params, acts, item),
+              kept + item * params + trend,
+              kept + own_ode_error_bytes(L, C, min(256, n_train), d, item),
+              kept + diagnostics_bytes((L, d, d)))
+    data = (n_train + n_test) * (d_in + d_out) * (48 if plan.dataset == "synthetic" else item + 16)
+    return data + max(phases) + INTERPRETER_BYTES
+
+
+def trained_limit_bytes(plan) -> int:
+    """Peak bytes of one task of a trained-limit study (``plan``: a
+    :class:`~deeplimits.studies.trained_limit.TrainedLimitPlan`): the reference's training state
+    (:func:`~deeplimits.training.train.train_bytes` of ``chunk`` configurations at depth
+    ``reference``) and its snapshots on the grid of the finest depth (weights and states in
+    float64, one per checkpoint and epoch 0), plus :data:`INTERPRETER_BYTES`."""
+    from ..networks import REQUIRED
+    from ..training.modules import activation_count, parameter_count
+    from ..training.train import train_bytes
+    from .trained_limit_cases import CASES
+
+    arch = max((CASES[c]["arch"] for c in plan.cases), key=lambda a: len(REQUIRED[a]))
+    d, C, R, F, n = plan.width, plan.chunk, plan.reference, max(plan.depths), plan.n_train()
+    item = getattr(torch, plan.dtype).itemsize
+    params = parameter_count(arch, R, d, d, d, configs=C)
+    acts = activation_count(arch, False, R, d, min(plan.batch_size or n, n), C)
+    snaps = (len(plan.checkpoints) + 2) * 8 * C * ((F + 1) * n * d + F * len(REQUIRED[arch]) * d * d)
+    return train_bytes(params, acts, item) + snaps + INTERPRETER_BYTES
