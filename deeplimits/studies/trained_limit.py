@@ -23,6 +23,7 @@ import torch
 from .. import _resources as R_
 from .. import _validate as V_
 from .._random import chunk_seed
+from ..errors import ParameterError
 from ..runs import Task, chunk_sizes, register_task
 from .plan import Plan, register_plan
 from .trained_limit_cases import CASES, DEFAULT_PRESET, DEFAULTS, PRESETS
@@ -195,7 +196,7 @@ def _family_args(case, depths, reference) -> tuple[str, tuple[int, ...], int]:
     case = V_.choice("case", case, tuple(CASES))
     depths = tuple(sorted(V_.sequence("depths", depths, lambda L: V_.integer("depths", L), what="a list of depths")))
     if len(set(depths)) < 2 or len(set(depths)) != len(depths):
-        raise ValueError(f"depths must hold at least two distinct depths, got {list(depths)}")
+        raise ParameterError("depths", f"depths must hold at least two distinct depths, got {list(depths)}")
     reference = V_.integer("reference", reference, low=max(depths) + 1)
     for L in depths:
         V_.divides("depths", L, reference)
@@ -230,7 +231,8 @@ def plan_trained_limit(*, cases: Sequence[str] = tuple(_CPU["cases"]), depths: S
 
     cases = tuple(V_.sequence("cases", cases, lambda c: V_.choice("cases", c, tuple(CASES)), what="a list of cases"))
     if not cases or len(set(cases)) != len(cases):
-        raise ValueError(f"cases must be a non-empty list of distinct cases of {', '.join(CASES)}, got {list(cases)}")
+        raise ParameterError("cases", f"cases must be a non-empty list of distinct cases of {', '.join(CASES)}, got "
+                                      f"{list(cases)}")
     for case in cases:
         _, depths, reference = _family_args(case, depths, reference)
     seeds = V_.integer("seeds", seeds)

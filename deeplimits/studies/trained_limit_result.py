@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from .._plain import PlainData
+from ..errors import ParameterError
 
 __all__ = ["TrainedLimitResult", "summarise_case", "QUANTITIES"]
 
@@ -96,7 +97,7 @@ class TrainedLimitResult(PlainData):
         for c in self.cases:
             if c["case"] == name:
                 return c
-        raise ValueError(f"case must be one of {', '.join(c['case'] for c in self.cases)}, got {name!r}")
+        raise ParameterError("name", f"name must be one of {', '.join(c['case'] for c in self.cases)}, got {name!r}")
 
     @property
     def method(self) -> str:
