@@ -8,7 +8,7 @@ Floor: one pass over the same tensors (the sum of squares of each), the least an
 must read. Peer: the same diagnostics written the usual way in numpy, one coordinate at a time
 for the Hurst index.
 
-The trained pair (``trained_ode_distance``: the ODE of an inside network from the trend of its
+The own-ODE error (``own_ode_error``: the ODE of an inside network from the trend of its
 weights, solved with torchdiffeq, against the network's states on 256 inputs, float64) at
 every published depth, against the floor of the network's own forward pass on the same inputs.
 
@@ -24,7 +24,7 @@ import time
 import numpy as np
 import torch
 
-from deeplimits.diagnostics import scaling_exponents, trained_ode_distance, weight_diagnostics
+from deeplimits.diagnostics import own_ode_error, scaling_exponents, weight_diagnostics
 from deeplimits.studies.presets import SCALING_PRESETS
 
 
@@ -86,12 +86,12 @@ def main():
         with torch.no_grad():
             net.W.copy_(W.double().unsqueeze(1) / a.width)
         t0 = time.perf_counter()
-        trained_ode_distance(net, x)
+        own_ode_error(net, x)
         t1 = time.perf_counter()
         with torch.no_grad():
             net(x)
         t_pair, t_forward = t_pair + t1 - t0, t_forward + time.perf_counter() - t1
-    print(f"trained pair at the {len(depths)} depths (256 inputs, float64): {t_pair:.1f} s;  floor (the networks' "
+    print(f"own-ODE error at the {len(depths)} depths (256 inputs, float64): {t_pair:.1f} s;  floor (the networks' "
           f"forward passes): {t_forward:.2f} s ({t_pair / t_forward:.0f}x)")
 
 

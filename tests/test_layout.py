@@ -233,6 +233,9 @@ RULES = {
     "default --no-bias: the published h + alpha sigma(W h)": "the propagation studies' rule for --arch inside",
     "default: every configuration of a beta that fits in memory": "plan_training's chunk rule",
     "default: the preset's": "the value of the preset given",
+    "default: all in one task per case": "plan_trained_limit's chunk rule",
+    "default: the full batch": "plan_trained_limit: gradient descent unless a batch size is given",
+    "default: the driver's": "the smooth driver's own length scale",
 }
 
 
@@ -306,6 +309,12 @@ class Sources:
         for d in (P.DEFAULTS, P.STABILITY_PRESETS, P.PHASE_PRESETS, P.TRAIN_PRESETS, P.SCALING_PRESETS,
                   P.STUDY_OPTIONS):
             self.mapping(d)
+        from deeplimits.studies import trained_limit_cases as T
+
+        for d in (T.DEFAULTS, T.PRESETS):
+            self.mapping(d)
+        self.mp.setitem(T.PRESETS, f"zz-{T.DEFAULT_PRESET}", copy.deepcopy(T.PRESETS[T.DEFAULT_PRESET]))
+        self.mp.setattr(T, "DEFAULT_PRESET", f"zz-{T.DEFAULT_PRESET}")
         for cmd, name in P.DEFAULT_PRESET.items():  # a copy of it under another name
             presets = {"stability": P.STABILITY_PRESETS, "phase": P.PHASE_PRESETS, "scaling": P.SCALING_PRESETS}[cmd]
             self.mp.setitem(presets, f"zz-{name}", copy.deepcopy(presets[name]))

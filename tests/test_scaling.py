@@ -30,7 +30,7 @@ def test_trained_family_report_and_store(tmp_path):
     assert {"alpha", "beta", "alpha+beta", "ode_rate", "max_norm", "increment_norm"} <= set(res.exponents)
     e = res.exponents
     assert e["alpha+beta"]["value"] == pytest.approx(e["alpha"]["value"] + e["beta"]["value"])
-    assert all(r["ode_distance"] > 0 for r in res.records) and "the trained pair" in res.report()
+    assert all(r["ode_distance"] > 0 for r in res.records) and "own-ODE error" in res.report() and "says nothing of a common limit" in res.report()
     assert res.hypothesis in ("smooth", "rough", "sparse", "inconclusive") and res.reason
     # trained until the threshold or the epoch limit
     assert all(r["train_loss"] <= 0.05 or r["epochs"] == 2 for r in res.records)

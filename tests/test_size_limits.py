@@ -26,7 +26,7 @@ from deeplimits import _resources as R
 from deeplimits._validate import ResourceError
 from deeplimits.cli import main
 from deeplimits.data import load_dataset
-from deeplimits.diagnostics import hurst_index, trained_ode_distance, trend_split, weight_diagnostics
+from deeplimits.diagnostics import hurst_index, own_ode_error, trend_split, weight_diagnostics
 from deeplimits.paths import FractionalDriver, IIDDriver, SmoothDriver
 from deeplimits.studies.presets import SCALING_PRESETS, TRAIN_PRESETS
 from deeplimits.studies.scaling import plan_scaling
@@ -115,8 +115,8 @@ LIBRARY = [
     ("hurst_index of an expanded view", lambda: hurst_index(torch.zeros(1).expand(10 ** 6, 10 ** 5)), ["A"], {"A"}),
     ("trend_split of an expanded view", lambda: trend_split(torch.zeros(1).expand(10 ** 6, 10 ** 5)),
      ["trend of A of shape (1000000, 100000)"], {"A", "bandwidth"}),
-    ("trained pair on 1e6 inputs", lambda: trained_ode_distance(_inside(1000, 10), torch.zeros(10 ** 6, 10)),
-     ["trained pair of depth=1000", "1000000 inputs"], {"x", "module"}),
+    ("own-ODE error on 1e6 inputs", lambda: own_ode_error(_inside(1000, 10), torch.zeros(10 ** 6, 10)),
+     ["own-ODE error of depth=1000", "1000000 inputs"], {"x", "module"}),
     # constructors, training and plans
     ("ResidualNetwork 1e9 configurations", lambda: ResidualNetwork("res-1", 10, 30, 10, 10, configs=10 ** 9),
      ["1000000000 configurations"], {"configs"}),

@@ -98,11 +98,15 @@ def write_convergence(results, out, json_path, *, as_list) -> list[str]:
 
 
 def write_study(result, out, json_path) -> list[str]:
-    """The figures and the JSON of a stability or phase result."""
+    """The figures and the JSON of a stability, phase or trained-limit result."""
     from ..studies.phase import PhaseResult
+    from ..studies.trained_limit_result import TrainedLimitResult
 
     os.makedirs(out, exist_ok=True)
-    if isinstance(result, PhaseResult):
+    if isinstance(result, TrainedLimitResult):
+        figs = [os.path.join(out, "trained-limit.png")]
+        result.plot(figs[0])
+    elif isinstance(result, PhaseResult):
         figs = [os.path.join(out, "phase.png")]
         result.plot(figs[0])
     else:

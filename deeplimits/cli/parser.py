@@ -16,7 +16,7 @@ from .._version import __version__
 from ..regimes import REGISTRY, regime_names
 from ..studies import presets as P_
 from ..studies.presets import DEFAULT_STUDY, DEFAULTS, PHASE_PRESETS, SCALING_PRESETS, STABILITY_PRESETS, TRAIN_PRESETS
-from . import convergence, order, propagation, runs, scaling, training, weights
+from . import convergence, order, propagation, runs, scaling, trained_limit, training, weights
 from . import execution as E_
 from .errors import UsageError
 from .values import device, fmt, int_list, integer, parse_list, real
@@ -69,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     _train_parser(sub)
     _weights_parser(sub)
     _scaling_parser(sub)
+    trained_limit.add_parser(sub, _run_flags)
     _runs_parser(sub)
     return parser
 

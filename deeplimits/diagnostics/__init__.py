@@ -7,8 +7,8 @@ from .measures import DIAGNOSTICS, WeightDiagnostics, hurst_index, weight_diagno
 from .scaling import Exponents, hypothesis, loglog_fit, scaling_exponents
 from .sources import load_weights
 from .trend import from_trend, trend_loss, trend_split
-from .pair import trained_ode_distance
+from .pair import own_ode_error, trained_ode_distance
 
 __all__ = ["weight_diagnostics", "WeightDiagnostics", "hurst_index", "DIAGNOSTICS", "scaling_exponents",
            "Exponents", "hypothesis", "loglog_fit", "load_weights", "trend_split", "from_trend", "trend_loss",
-           "trained_ode_distance"]
+           "own_ode_error", "trained_ode_distance"]

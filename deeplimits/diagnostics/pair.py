@@ -1,13 +1,19 @@
-"""The trained pair (docs/weights.md, "The trained pair"): a trained ``inside`` network
+"""The Euler error of ONE trained network against the ODE of its own smoothed weights
+(docs/trained-limit.md, "Three cases side by side"; Cohen, Cont, Rossier & Xu, ICML 2021).
 
-    h_{k+1} = h_k + delta_{k+1} sigma(W_{k+1} h_k + b_{k+1})
+A trained ``inside`` network ``h_{k+1} = h_k + delta_{k+1} sigma(W_{k+1} h_k + b_{k+1})`` is the
+Euler scheme, with step ``1/L``, of ``dH/dt = L delta(t) sigma(W(t) H + b(t))``. Here that ODE
+is built from the network's OWN weights read off their trend (:func:`trend_split`, kernel
+``bandwidth``), linearly interpolated between the layers ``t_k = k/L``, and solved with
+torchdiffeq (dopri5); :func:`own_ode_error` returns ``max_k ||H(k/L) - h_k||`` on given inputs.
 
-is the Euler scheme, with step ``1/L``, of ``dH/dt = L delta(t) sigma(W(t) H + b(t))``. Its
-continuous-time limit is that ODE with the weights read off their trend (:func:`trend_split`),
-linearly interpolated between the layers ``t_k = k/L``, solved with torchdiffeq (dopri5). The
-distance ``max_k ||H(k/L) - h_k||`` on given inputs is the strong error of the pair after
-training; across trained depths its decay rate says whether the trained networks approach one
-ODE (Cohen, Cont, Rossier & Xu, ICML 2021)."""
+What it measures: how far one network is from the Euler scheme of the ODE of its own smoothed
+weights (a self-consistency error at one depth, set largely by the smoothing: with a wide
+kernel it measures the roughness the kernel removes, without smoothing only the Euler error of
+an ODE through the weights). What it does not: nothing is compared across depths, so its decay
+with ``L`` does not show that the trained networks approach ONE limit; a family with a different
+smooth function at every depth (no common limit) also makes it fall. The limit of a trained
+family is measured by :mod:`deeplimits.studies.trained_limit` against a reference depth."""
 
 from __future__ import annotations
 
@@ -17,11 +23,11 @@ from .. import _resources as R_
 from .. import _validate as V_
 from .trend import _bandwidth, _module, _split, trend_bytes
 
-__all__ = ["trained_ode_distance", "ode_distance_bytes"]
+__all__ = ["own_ode_error", "own_ode_error_bytes", "trained_ode_distance", "ode_distance_bytes"]
 
 
-def ode_distance_bytes(depth: int, configs: int, inputs: int, width: int, item: int, bandwidth: float = 0.05) -> int:
-    """Peak bytes of :func:`trained_ode_distance` of an ``inside`` network on ``inputs`` inputs,
+def own_ode_error_bytes(depth: int, configs: int, inputs: int, width: int, item: int, bandwidth: float = 0.05) -> int:
+    """Peak bytes of :func:`own_ode_error` of an ``inside`` network on ``inputs`` inputs,
     from the sizes alone: the hidden states ``(L + 1, C, n, d)`` kept as a list and stacked, the
     ODE's solution at the same times and their difference (four such tensors), and the trends of
     ``W``, ``b`` and ``delta`` (:func:`~deeplimits.diagnostics.trend_bytes`)."""
@@ -32,14 +38,16 @@ def ode_distance_bytes(depth: int, configs: int, inputs: int, width: int, item: 
 
 
 @torch.no_grad()
-def trained_ode_distance(module, x: torch.Tensor, *, bandwidth: float = 0.05, rtol: float = 1e-7,
-                         atol: float = 1e-9) -> torch.Tensor:
+def own_ode_error(module, x: torch.Tensor, *, bandwidth: float = 0.05, rtol: float = 1e-7,
+                  atol: float = 1e-9) -> torch.Tensor:
     """``E_x max_k ||H(k/L) - h_k||`` per configuration ``(C,)`` of a trained ``inside``
     :class:`~deeplimits.training.ResidualNetwork` (depth >= 3) on the inputs ``x`` ``(n, d_in)``
     (``n >= 1``, finite, the module's dtype and device): ``h_k`` the network's hidden states,
-    ``H`` the ODE above with the trend of ``W``, ``b`` and ``delta`` (``bandwidth`` in (0, 1));
+    ``H`` the ODE of the network's own smoothed weights (the module docstring says what this
+    measures and what it does not): the trend of ``W``, ``b`` and ``delta`` at ``bandwidth`` in
+    (0, 1), the kernel's standard deviation as a share of the depth;
     the solver's tolerances ``rtol > 0``, ``atol >= 0``. Refused (``ResourceError``) before any
-    work when the states and the solution (:func:`ode_distance_bytes`) cannot fit in memory."""
+    work when the states and the solution (:func:`own_ode_error_bytes`) cannot fit in memory."""
     import torchdiffeq
 
     _module(module, "inside")
@@ -49,8 +57,8 @@ def trained_ode_distance(module, x: torch.Tensor, *, bandwidth: float = 0.05, rt
     atol = V_.real("atol", atol, low=0.0)
     L = module.depth
     h = module.embed(x)  # (C, n, d)
-    R_.require_memory(ode_distance_bytes(L, module.configs, h.shape[1], module.width, h.element_size(), bandwidth),
-                      f"for the trained pair of depth={L}, width={module.width}, {module.configs} configurations on "
+    R_.require_memory(own_ode_error_bytes(L, module.configs, h.shape[1], module.width, h.element_size(), bandwidth),
+                      f"for the own-ODE error of depth={L}, width={module.width}, {module.configs} configurations on "
                       f"{h.shape[1]} inputs", ("x", "module"), device=h.device)
     states = [h]
     W = module.W.detach()
@@ -78,3 +86,16 @@ def trained_ode_distance(module, x: torch.Tensor, *, bandwidth: float = 0.05, rt
     ts = torch.arange(L + 1, dtype=W.dtype, device=W.device) / L
     H = torchdiffeq.odeint(rhs, states[0], ts, method="dopri5", rtol=rtol, atol=atol)
     return (H - states).norm(dim=-1).amax(0).mean(-1)  # max over k, mean over inputs: (C,)
+
+
+def trained_ode_distance(module, x, **kw):
+    """Deprecated name of :func:`own_ode_error` (it is not a distance between trained networks)."""
+    import warnings
+
+    warnings.warn("trained_ode_distance is own_ode_error: the Euler error of one network against the ODE of its own "
+                  "smoothed weights, not a distance between trained networks", DeprecationWarning, stacklevel=2)
+    return own_ode_error(module, x, **kw)
+
+
+#: deprecated name of :func:`own_ode_error_bytes`
+ode_distance_bytes = own_ode_error_bytes

@@ -32,6 +32,8 @@ _WHERE = {
     **dict.fromkeys(("TrainPlan", "TrainGridResult", "plan_training", "train_grid", "critical_line"), "training"),
     "load_trained": "trained",
     **dict.fromkeys(("ScalingPlan", "ScalingResult", "plan_scaling"), "scaling"),
+    **dict.fromkeys(("TrainedLimitPlan", "plan_trained_limit", "train_depth_family"), "trained_limit"),
+    "TrainedLimitResult": "trained_limit_result",
     "Plan": "plan",
 }
 
@@ -43,7 +45,8 @@ __all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePla
            "regularity", "predicted_slope", "growth_exponent", "bootstrap_fit",
            "estimate_stability", "estimate_phase", "results_from_store", "Plan", "StabilityPlan", "PhasePlan",
            "plan_from_dict", "TrainPlan", "TrainGridResult", "plan_training", "train_grid", "load_trained",
-           "critical_line", "TRAIN_PRESETS", "SCALING_PRESETS", "ScalingPlan", "ScalingResult", "plan_scaling"]
+           "critical_line", "TRAIN_PRESETS", "SCALING_PRESETS", "ScalingPlan", "ScalingResult", "plan_scaling",
+           "TrainedLimitPlan", "TrainedLimitResult", "plan_trained_limit", "train_depth_family"]
 
 
 __getattr__, __dir__ = lazy_exports(globals(), _WHERE)
@@ -69,4 +72,4 @@ def results_from_store(store) -> list:
 
 def _register_plans():
     """Import every study module, so that each registers its plan class."""
-    from . import convergence, phase, scaling, stability, training  # noqa: F401
+    from . import convergence, phase, scaling, stability, trained_limit, training  # noqa: F401

@@ -6,7 +6,8 @@ their chunk rules fit to the machine (:mod:`deeplimits._resources`).
 * :func:`convergence_bytes`: a chunk of draws of a strong-error study;
 * :func:`training_bytes`: a chunk of configurations of a training grid (with :func:`init_bytes`,
   the initialisation of one configuration);
-* :func:`scaling_bytes`: one depth of a scaling study.
+* :func:`scaling_bytes`: one depth of a scaling study;
+* :func:`trained_limit_bytes`: one case and chunk of seeds of a trained-limit study.
 
 Every model counts bytes as ``entries x itemsize`` of the study's dtype (float64 for the
 statistics computed in double precision). The training models add 64 MiB for the interpreter's
@@ -28,7 +29,7 @@ from ..paths.smooth import _rbf_quadrature
 from .sizes import data_sizes
 
 __all__ = ["propagation_bytes", "default_draw_bytes", "convergence_bytes", "training_bytes", "init_bytes", "scaling_bytes",
-           "INTERPRETER_BYTES"]
+           "trained_limit_bytes", "INTERPRETER_BYTES"]
 
 INTERPRETER_BYTES = 64 << 20
 """The interpreter's and the allocator's own memory, added by the training models (see above)."""
@@ -152,12 +153,12 @@ def scaling_bytes(plan, depth: int) -> int:
     parameters (:func:`~deeplimits.training.modules.parameter_count`) and, after training,
     their gradients: training (:func:`~deeplimits.training.train.train_bytes`), the
     network rebuilt from the trend of its weights (a copy of the parameters and
-    :func:`~deeplimits.diagnostics.trend_bytes` of ``W``, ``b``), the trained pair on up to
-    256 inputs (:func:`~deeplimits.diagnostics.pair.ode_distance_bytes`) and the weight
+    :func:`~deeplimits.diagnostics.trend_bytes` of ``W``, ``b``), the own-ODE error on up to
+    256 inputs (:func:`~deeplimits.diagnostics.pair.own_ode_error_bytes`) and the weight
     diagnostics of one configuration (:func:`~deeplimits.diagnostics.measures.diagnostics_bytes`);
     plus :data:`INTERPRETER_BYTES`."""
     from ..diagnostics.measures import diagnostics_bytes
-    from ..diagnostics.pair import ode_distance_bytes
+    from ..diagnostics.pair import own_ode_error_bytes
     from ..diagnostics.trend import trend_bytes
     from ..training.modules import activation_count, parameter_count
     from ..training.train import train_bytes
@@ -171,7 +172,27 @@ def scaling_bytes(plan, depth: int) -> int:
     trend = sum(trend_bytes((L, C, *s), item) for s in ((d, d), (d,))) if L >= 3 else 0
     phases = (train_bytes(params, acts, item),
               kept + item * params + trend,
-              kept + ode_distance_bytes(L, C, min(256, n_train), d, item),
+              kept + own_ode_error_bytes(L, C, min(256, n_train), d, item),
               kept + diagnostics_bytes((L, d, d)))
     data = (n_train + n_test) * (d_in + d_out) * (48 if plan.dataset == "synthetic" else item + 16)
     return data + max(phases) + INTERPRETER_BYTES
+
+
+def trained_limit_bytes(plan) -> int:
+    """Peak bytes of one task of a trained-limit study (``plan``: a
+    :class:`~deeplimits.studies.trained_limit.TrainedLimitPlan`): the reference's training state
+    (:func:`~deeplimits.training.train.train_bytes` of ``chunk`` configurations at depth
+    ``reference``) and its snapshots on the grid of the finest depth (weights and states in
+    float64, one per checkpoint and epoch 0), plus :data:`INTERPRETER_BYTES`."""
+    from ..networks import REQUIRED
+    from ..training.modules import activation_count, parameter_count
+    from ..training.train import train_bytes
+    from .trained_limit_cases import CASES
+
+    arch = max((CASES[c]["arch"] for c in plan.cases), key=lambda a: len(REQUIRED[a]))
+    d, C, R, F, n = plan.width, plan.chunk, plan.reference, max(plan.depths), plan.n_train()
+    item = getattr(torch, plan.dtype).itemsize
+    params = parameter_count(arch, R, d, d, d, configs=C)
+    acts = activation_count(arch, False, R, d, min(plan.batch_size or n, n), C)
+    snaps = (len(plan.checkpoints) + 2) * 8 * C * ((F + 1) * n * d + F * len(REQUIRED[arch]) * d * d)
+    return train_bytes(params, acts, item) + snaps + INTERPRETER_BYTES

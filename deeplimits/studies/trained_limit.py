@@ -1,0 +1,260 @@
+"""The limit of trained networks across depths (docs/trained-limit.md; Sander, Ablin & Peyré,
+NeurIPS 2022; Marion, Wu, Sander & Biau, ICLR 2024).
+
+For each case (:data:`CASES`: an architecture, an activation, a driver, ``beta``), a family of
+depths and a reference depth read their residual weights off ONE driver sample per seed
+(:mod:`deeplimits.training.family`), are trained on the same data (Cohen et al.'s synthetic
+regression task, squared loss) for the same number of steps with the depth-scaled learning rate
+(:data:`~deeplimits.training.family.LR_RULE`), and the weight and hidden-state distances of
+every depth to the reference (:mod:`deeplimits.diagnostics.trained_pair`) are measured before
+training, at checkpoints and after it. Full-batch gradient descent is the default (the theory's
+setting); Adam and mini-batches are labelled variants. One task per case and chunk of seeds,
+stored and resumable, in this process or on Dask like every study (docs/sweeps.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import ClassVar, Sequence
+
+import torch
+
+from .. import _resources as R_
+from .. import _validate as V_
+from .._random import chunk_seed
+from ..errors import ParameterError
+from ..runs import Task, chunk_sizes, register_task
+from .plan import Plan, register_plan
+from .trained_limit_cases import CASES, DEFAULT_PRESET, DEFAULTS, PRESETS
+from .trained_limit_result import TrainedLimitResult, summarise_case
+
+__all__ = ["CASES", "PRESETS", "TrainedLimitPlan", "plan_trained_limit", "train_depth_family"]
+
+_CPU = PRESETS[DEFAULT_PRESET]  # the defaults of plan_trained_limit: the command's default preset
+
+
+def _driver(name: str, length_scale):
+    from ..paths import make_driver
+
+    return make_driver(name, length_scale=length_scale if name == "smooth" else None)
+
+
+def train_depth_family(case: str, data, *, depths: Sequence[int], reference: int, seeds: int, epochs: int, lr: float,
+                       optimizer: str = "sgd", batch_size: int | None = None, checkpoints: Sequence[int] = (),
+                       length_scale: float | None = None, seed: int = 0, shuffle_seed: int = 0, first_seed: int = 0,
+                       progress=None) -> dict:
+    """Train the family of ``case`` (``seeds`` configurations batched) and measure every depth
+    against the reference at epoch 0, at each epoch of ``checkpoints`` and at ``epochs``; the
+    data's dtype and device are the networks'. ``seed`` draws the driver sample, ``shuffle_seed``
+    (at most :func:`~deeplimits.training.train.seed_limit` of ``epochs``) the mini-batches.
+    ``case``, ``depths`` and ``reference`` are checked as by :func:`plan_trained_limit`.
+
+    Returns ``{'records': [...], 'reference_loss': [...]}``, one record per (depth, seed, epoch):
+    ``weight_distance``, ``state_distance``, ``time`` (``lr`` x steps), ``steps``, ``train_loss``
+    (after training), ``finite`` (whether the training of that depth and of the reference stayed
+    finite: a blown-up configuration is frozen, not a crash), ``initial_loss`` (before training:
+    full batch only, ``None`` with mini-batches) and ``scale`` (the largest reference weight norm)."""
+    from ..diagnostics.trained_pair import on_grid, state_distance, weight_distance
+    from ..training.family import depth_lr, effective_beta, family_member, family_sample, train_member
+
+    case, depths, reference = _family_args(case, depths, reference)
+    c = CASES[case]
+    beta, dtype, device = effective_beta(c["arch"], c["beta"]), data.x_train.dtype, data.x_train.device
+    driver, g = _driver(c["driver"], length_scale), torch.Generator().manual_seed(seed)
+    n = data.x_train.shape[0]
+    batch = n if batch_size is None else min(batch_size, n)
+    per_epoch, finest = -(-n // batch), max(depths)
+    marks = sorted(set(checkpoints) | {epochs})
+    shared = family_sample(c["arch"], data.x_train.shape[1], driver, seeds, reference, g, dtype) if c["coupled"] else None
+
+    def fit(L, stride):
+        samples = shared or family_sample(c["arch"], data.x_train.shape[1], driver, seeds, reference, g, dtype)
+        net = family_member(c["arch"], L, data.x_train.shape[1], samples, beta=c["beta"], activation=c["activation"],
+                            dtype=dtype, device=device)
+        return train_member(net, data, optimizer=optimizer, lr=depth_lr(lr, L, beta, optimizer), epochs=epochs,
+                            batch_size=batch, seed=shuffle_seed, checkpoints=marks, stride=stride, progress=progress)
+
+    ref, ref_fit = fit(reference, reference // finest)
+    records = []
+    for L in sorted(depths):
+        snaps, result = fit(L, 1)
+        for e in sorted(snaps):
+            r = on_grid(ref[e], L, finest)
+            wd, sd = weight_distance(snaps[e]["weights"], r["weights"]), state_distance(snaps[e]["states"], r["states"])
+            scale = max(float(w.flatten(2).norm(dim=-1).max()) for w in r["weights"].values())
+            for j in range(seeds):
+                records.append({"depth": L, "seed": first_seed + j, "epoch": e, "steps": e * per_epoch,
+                                "time": lr * e * per_epoch, "weight_distance": float(wd[j]),
+                                "state_distance": float(sd[j]), "scale": scale,
+                                "train_loss": result.records[j]["train_loss"],
+                                "finite": result.records[j]["finite"] and ref_fit.records[j]["finite"],
+                                "initial_loss": result.history[0]["train_loss"][j] if per_epoch == 1 else None})
+    return {"records": records, "reference_loss": [r["train_loss"] for r in ref_fit.records]}
+
+
+@register_plan
+@dataclasses.dataclass(frozen=True)
+class TrainedLimitPlan(Plan):
+    """A validated trained-limit study (from :func:`plan_trained_limit`); :meth:`to_dict` is its spec."""
+
+    study: ClassVar[str] = "trained-limit"
+    optional: ClassVar[tuple[str, ...]] = ("batch_size", "length_scale", "device")
+
+    cases: tuple[str, ...]
+    """Names of :data:`CASES`, one family each."""
+    depths: tuple[int, ...]
+    """The depths ``L`` of the family (at least two, each dividing :attr:`reference`)."""
+    reference: int
+    """The reference depth ``R``, deeper than every depth of the family."""
+    width: int
+    """The width ``d`` of the networks and of the synthetic data."""
+    samples: int
+    """Samples of the synthetic task (80% for training)."""
+    seeds: int
+    """Driver samples (independent families) per case."""
+    chunk: int
+    """Seeds per task."""
+    epochs: int
+    """Training epochs (full batch: one step each)."""
+    lr: float
+    """The learning rate before the depth scaling (:data:`~deeplimits.training.family.LR_RULE`)."""
+    optimizer: str
+    """``'sgd'`` (gradient descent; with :attr:`batch_size`, mini-batch SGD) or ``'adam'``."""
+    checkpoints: tuple[int, ...]
+    """The epochs after which the distances are measured along training (and after the last)."""
+    seed: int
+    """The base seed (the task seeds, the data, the mini-batches)."""
+    dtype: str
+    """``'float32'`` or ``'float64'``."""
+    batch_size: int | None = None
+    """``None``: the full batch (gradient descent); else mini-batch SGD, a labelled variant."""
+    length_scale: float | None = None
+    """The smooth driver's length scale (``None``: its default)."""
+    device: str | None = None
+    """Where the tasks run (``None``: the CPU)."""
+
+    def tasks(self) -> list:
+        base = {k: v for k, v in self.to_dict().items() if k not in ("cases", "study", "chunk", "seeds")}
+        out, i = [], 0
+        for case in self.cases:
+            first = 0
+            for n in chunk_sizes(self.seeds, self.chunk):
+                out.append(Task(f"trained-limit/{case}/seeds-{first:05d}", "trained-limit-family",
+                                {**base, "case": case, "seeds": n, "first_seed": first}, chunk_seed(self.seed, i)))
+                first, i = first + n, i + 1
+        return out
+
+    def progress_units(self, task) -> int:
+        return task.params["seeds"]
+
+    def n_train(self) -> int:
+        """The training inputs: :attr:`samples` less the 20% test split."""
+        from ..data.base import DEFAULT_TEST_FRACTION
+
+        return self.samples - int(round(DEFAULT_TEST_FRACTION * self.samples))
+
+    def task_bytes(self) -> int:
+        """Peak bytes of one task (:func:`.memory.trained_limit_bytes`)."""
+        from .memory import trained_limit_bytes
+
+        return trained_limit_bytes(self)
+
+    def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> TrainedLimitResult:
+        by_case: dict = {}
+        for t, r in zip(tasks, results):
+            by_case.setdefault(t.params["case"], []).extend(r["records"])
+        cases = [summarise_case(name, CASES[name], by_case[name], self.depths, self.reference)
+                 for name in self.cases if name in by_case]
+        return TrainedLimitResult(self.to_dict(), cases, seconds)
+
+
+@register_task("trained-limit-family")
+def trained_limit_task(params: dict, seed: int) -> dict:
+    """Sweep task: one case, one chunk of seeds: the family trained and measured, on one thread
+    (:func:`~deeplimits.training.family.one_thread`)."""
+    from ..data import load_dataset
+    from ..training.family import one_thread
+
+    dtype, device = getattr(torch, params["dtype"]), torch.device(params.get("device") or "cpu")
+    data = load_dataset("synthetic", seed=params["seed"], dtype=dtype, n=params["samples"], dim=params["width"],
+                        device=device)
+    t0 = time.perf_counter()
+    with one_thread():  # small products: threads only wait on each other (tasks run in parallel instead)
+        out = train_depth_family(params["case"], data, depths=params["depths"], reference=params["reference"],
+                                 seeds=params["seeds"], epochs=params["epochs"], lr=params["lr"],
+                                 optimizer=params["optimizer"], batch_size=params.get("batch_size"),
+                                 checkpoints=params["checkpoints"], length_scale=params.get("length_scale"),
+                                 seed=seed, shuffle_seed=params["seed"], first_seed=params["first_seed"])
+    out["seconds"] = time.perf_counter() - t0
+    return out
+
+
+def _family_args(case, depths, reference) -> tuple[str, tuple[int, ...], int]:
+    """``case`` one of :data:`CASES`; at least two distinct ``depths``, each dividing
+    ``reference``, deeper than all of them (a power of two for a path driver)."""
+    case = V_.choice("case", case, tuple(CASES))
+    depths = tuple(sorted(V_.sequence("depths", depths, lambda L: V_.integer("depths", L), what="a list of depths")))
+    if len(set(depths)) < 2 or len(set(depths)) != len(depths):
+        raise ParameterError("depths", f"depths must hold at least two distinct depths, got {list(depths)}")
+    reference = V_.integer("reference", reference, low=max(depths) + 1)
+    for L in depths:
+        V_.divides("depths", L, reference)
+    if CASES[case]["driver"] in ("gaussian", "fractional"):
+        V_.power_of_two("reference", reference)
+    return case, depths, reference
+
+
+def _checkpoints(epochs: int, count: int) -> tuple[int, ...]:
+    """``count`` epochs spread evenly over ``1..epochs`` (the training-time axis)."""
+    return tuple(sorted({max(1, round(epochs * j / count)) for j in range(1, count + 1)}))
+
+
+def plan_trained_limit(*, cases: Sequence[str] = tuple(_CPU["cases"]), depths: Sequence[int] = tuple(_CPU["depths"]),
+                       reference: int = _CPU["reference"],
+                       width: int = DEFAULTS["width"], samples: int = DEFAULTS["samples"], seeds: int = DEFAULTS["seeds"],
+                       chunk: int | None = None, epochs: int = DEFAULTS["epochs"], lr: float = DEFAULTS["lr"],
+                       optimizer: str = DEFAULTS["optimizer"], batch_size: int | None = None,
+                       checkpoints: int = DEFAULTS["checkpoints"], length_scale: float | None = None,
+                       seed: int = DEFAULTS["seed"], dtype: torch.dtype = torch.float64, device=None) -> TrainedLimitPlan:
+    """Validate a trained-limit study (every check before any work). ``cases``: names of
+    :data:`CASES`; ``depths``: at least two distinct depths, each dividing ``reference`` (the
+    reference is deeper than all of them); ``optimizer``: ``'sgd'`` (full-batch gradient descent
+    unless ``batch_size`` is given: then mini-batch SGD, a labelled variant) or ``'adam'`` (a
+    labelled variant); ``lr`` > 0 is scaled with depth by
+    :data:`~deeplimits.training.family.LR_RULE`; ``checkpoints``: measurements along training
+    (besides epoch 0); ``chunk``: seeds per task (default all). Sizes (``ResourceError``): the
+    trained networks at most :data:`~deeplimits._resources.MAX_CONFIGS`, the reference's layer
+    passes at most :data:`~deeplimits._resources.MAX_TRAIN_STEPS`, a task's memory
+    (:meth:`TrainedLimitPlan.task_bytes`) within the machine's."""
+    from ..training.train import require_train_steps, seed_limit
+
+    cases = tuple(V_.sequence("cases", cases, lambda c: V_.choice("cases", c, tuple(CASES)), what="a list of cases"))
+    if not cases or len(set(cases)) != len(cases):
+        raise ParameterError("cases", f"cases must be a non-empty list of distinct cases of {', '.join(CASES)}, got "
+                                      f"{list(cases)}")
+    for case in cases:
+        _, depths, reference = _family_args(case, depths, reference)
+    seeds = V_.integer("seeds", seeds)
+    epochs = V_.integer("epochs", epochs)
+    plan = TrainedLimitPlan(cases, depths, reference, V_.integer("width", width, high=10 ** 4),
+                            V_.integer("samples", samples, low=3, high=10 ** 7), seeds,
+                            seeds if chunk is None else V_.integer("chunk", chunk, high=seeds), epochs,
+                            V_.real("lr", lr, low=0.0, low_open=True), V_.choice("optimizer", optimizer, ("sgd", "adam")),
+                            _checkpoints(epochs, V_.integer("checkpoints", checkpoints)),
+                            V_.integer("seed", seed, low=0, high=seed_limit(epochs)), str(V_.dtype(dtype)).split(".")[-1],
+                            None if batch_size is None else V_.integer("batch_size", batch_size),
+                            None if length_scale is None else V_.length_scale(length_scale), _device(device, dtype))
+    R_.require_count(seeds * len(cases) * (len(depths) + 1), R_.MAX_CONFIGS,
+                     f"seeds={seeds} x {len(cases)} cases x {len(depths) + 1} depths make too many trained networks",
+                     ("seeds", "cases", "depths"))
+    require_train_steps(plan.n_train(), plan.batch_size or plan.n_train(), epochs, reference, None,
+                        ("epochs", "reference", "batch_size"), names=("epochs", "reference"))
+    R_.require_memory(plan.task_bytes(), f"per task at reference={reference}, width={plan.width}, chunk={plan.chunk}",
+                      ("reference", "width", "chunk", "samples"), device=plan.device)
+    return plan
+
+
+def _device(device, dtype) -> str | None:
+    where = V_.device("device", device, dtype)
+    return None if where.type == "cpu" else str(where)
