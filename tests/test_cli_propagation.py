@@ -15,7 +15,7 @@ def test_stability_json_schema_and_figures(tmp_path, capsys):
     out, js = tmp_path / "run", tmp_path / "s.json"
     args = ["stability", "--depths", "10,40", "--betas", "0.25,0.5,1", "--draws", "6", "--width", "8", "--n-in", "8",
             "--histograms", "--out", str(out), "--json", str(js), "--quiet"]
-    assert main(args) == 0
+    assert main(args + ["--figures"]) == 0
     text = capsys.readouterr().out
     assert "median r_h" in text and "normality test" not in text  # fewer than 20 draws: no fit
     d = json.loads(js.read_text())
@@ -29,20 +29,23 @@ def test_stability_json_schema_and_figures(tmp_path, capsys):
     assert [(s["beta"], s["depth"]) for s in d["samples"]] == [(0.25, 40), (0.5, 40), (1.0, 40)]
     for name in ("stability.png", "histograms.png"):
         assert (out / name).read_bytes()[:8] == PNG
-    # the same command resumes from the store: same numbers, nothing recomputed
+    # the same command resumes from the store: same numbers, nothing recomputed; without
+    # --figures it draws none and says how to
+    (out / "theory.png").unlink()
     assert main(args) == 0
     assert json.loads(js.read_text())["records"] == d["records"]
+    assert not (out / "theory.png").exists() and f"deeplimits runs plot {out}" in capsys.readouterr().out
     # the stored run is redrawn and shown without simulating
     assert main(["runs", "show", str(out)]) == 0
     assert "median r_h" in capsys.readouterr().out
     (out / "stability.png").unlink()
-    assert main(["runs", "plot", str(out)]) == 0 and (out / "stability.png").exists()
+    assert main(["runs", "plot", str(out)]) == 0 and (out / "stability.png").exists() and (out / "theory.png").exists()
 
 
 def test_phase_json_schema_and_figure(tmp_path, capsys):
     out, js = tmp_path / "ph", tmp_path / "p.json"
     assert main(["phase", "--hursts", "0.3,0.8", "--betas", "0:1.2:7", "--width", "6", "--depth", "60", "--draws", "2",
-                 "--inputs", "3", "--out", str(out), "--json", str(js), "--quiet"]) == 0
+                 "--inputs", "3", "--out", str(out), "--json", str(js), "--quiet", "--figures"]) == 0
     assert "beta* (scaling)" in capsys.readouterr().out
     d = json.loads(js.read_text())
     assert d["hurst"] == [0.3, 0.8] and len(d["beta"]) == 7

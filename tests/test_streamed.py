@@ -41,3 +41,20 @@ def test_single_threaded_torch_restores_threads_and_keeps_numbers():
     assert torch.get_num_threads() == before and torch.equal(ref, inside)
     with _random.single_threaded_torch(False):
         assert torch.get_num_threads() == before
+
+
+@pytest.mark.parametrize("law", ["normal", "lognormal", "uniform", "constant-ish"])
+def test_normaltest_is_scipys(law):
+    """The NumPy D'Agostino–Pearson test of the stability summary against scipy.stats.normaltest
+    on the same data (the same formulas, two code paths: rtol 1e-9)."""
+    from scipy import stats
+
+    from deeplimits.studies._normality import normaltest
+
+    rng = __import__("numpy").random.default_rng(5)
+    x = {"normal": rng.standard_normal(500), "lognormal": rng.lognormal(0, 1, 300), "uniform": rng.random(40),
+         "constant-ish": 1 + 1e-3 * rng.standard_normal(25)}[law]
+    ref = stats.normaltest(x)
+    assert normaltest(x) == pytest.approx((ref.statistic, ref.pvalue), rel=1e-9, abs=1e-300)
+    with pytest.raises(ValueError, match="at least 20"):
+        normaltest(x[:19])

@@ -230,7 +230,7 @@ def test_a_spec_without_bias_keeps_the_bias_it_was_run_with():
 def test_cli_reports_bounds_and_refuses_bad_delta(tmp_path, capsys):
     out = tmp_path / "c.json"
     argv = ["stability", "--preset", "criticality", "--width", "64", "--depths", "100", "--draws", "60", "--out",
-            str(tmp_path / "run"), "--quiet", "--json", str(out)]
+            str(tmp_path / "run"), "--quiet", "--json", str(out), "--figures"]
     assert main(argv) == 0
     import json
 

@@ -144,14 +144,14 @@ def _stats(x: np.ndarray) -> dict:
 
 
 def _lognormal(x: np.ndarray) -> dict | None:
-    from scipy import stats
+    from ._normality import normaltest
 
     y = np.log(x[(x < CAP) & (x > 0)])
     if len(y) < 20:
         return None
-    test = stats.normaltest(y)
-    return {"mu": float(y.mean()), "sigma": float(y.std(ddof=1)), "statistic": float(test.statistic),
-            "pvalue": float(test.pvalue), "n": int(len(y))}
+    statistic, pvalue = normaltest(y)
+    return {"mu": float(y.mean()), "sigma": float(y.std(ddof=1)), "statistic": statistic, "pvalue": pvalue,
+            "n": int(len(y))}
 
 
 @register_plan

@@ -98,11 +98,11 @@ def relu_moment_ratio(law: str, h) -> np.ndarray:
 def relu_moment_ratio_gaussian(width: int) -> float:
     """``E[N (N+2) (N+4) (N+6)] / d^4`` with ``N ~ Binomial(d, 1/2)``: ``E ||ReLU(W h)||^8 / ||h||^8``
     for Gaussian ``W`` (``||g||^2 / ||h||^2 = chi^2_N / d``), the same for every h (about 0.083 at d = 100)."""
-    from scipy import stats
-
     d = V_.integer("width", width)
     n = np.arange(d + 1, dtype=np.float64)
-    return float((stats.binom.pmf(n, d, 0.5) * n * (n + 2) * (n + 4) * (n + 6)).sum() / d ** 4)
+    log_pmf = np.array([math.lgamma(d + 1) - math.lgamma(k + 1) - math.lgamma(d - k + 1) for k in range(d + 1)])
+    pmf = np.exp(log_pmf - d * math.log(2.0))
+    return float((pmf * n * (n + 2) * (n + 4) * (n + 6)).sum() / d ** 4)
 
 
 def relu_moment_ratio_monte_carlo(law: str, h, draws: int = 20_000, seed: int = 0,
