@@ -2,6 +2,10 @@
 resumption, usage errors."""
 
 import json
+import os
+import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -101,3 +105,18 @@ def test_usage_errors_are_one_line(args, message, capsys, tmp_path):
     err = capsys.readouterr().err.strip()
     assert message in err and "\n" not in err and "Traceback" not in err
     assert not (tmp_path / "never").exists()  # rejected before any work
+
+
+def test_study_commands_import_only_what_they_use(tmp_path):
+    """Without --figures, stability and phase import neither matplotlib nor SciPy (a fresh
+    process: the test session has both)."""
+    code = ("import sys; from deeplimits.cli import main; "
+            f"assert main(['stability', '--depths', '10,20', '--draws', '25', '--width', '4', '--n-in', '4', "
+            f"'--histograms', '--quiet', '--out', {str(tmp_path / 's')!r}]) == 0; "
+            f"assert main(['phase', '--hursts', '0.3', '--betas', '0.5,1', '--width', '4', '--depth', '20', "
+            f"'--draws', '1', '--inputs', '2', '--quiet', '--out', {str(tmp_path / 'p')!r}]) == 0; "
+            "print(sorted(m for m in ('matplotlib', 'scipy', 'pandas') if m in sys.modules))")
+    env = {**os.environ, "PYTHONPATH": str(pathlib.Path(__file__).parents[1])}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().splitlines()[-1] == "[]"
