@@ -1,61 +1,111 @@
-"""Benchmark of the command line's start-up (issue 11): ``deeplimits --help`` and
-``deeplimits --version`` must not import torch and answer in well under a second.
+"""Benchmark of the command line (issues 11 and 31): start-up, and every command's time to first
+output and to result.
 
-Each command is run as a fresh process ``--runs`` times (default 7, after one warm-up run that
-fills the file cache) and the median wall time is reported, against two floors measured in the
-same run: the bare interpreter (``python -c pass``) and ``python -c "import torch"`` (what every
-command paid before the command line was made thin). Also checked: no ``torch`` module in
+Start-up (issue 11): ``deeplimits --help`` and ``deeplimits --version`` must not import torch
+and answer in well under a second. Each is run as a fresh process ``--runs`` times (default 7,
+after one warm-up run that fills the file cache) and the median wall time is reported, against
+two floors measured in the same run: the bare interpreter (``python -c pass``) and
+``python -c "import torch"``. Also checked: no ``torch`` module in
 ``python -X importtime -m deeplimits --help``.
+
+Time to result (issue 31, ``--commands``): every command on a small real task (the stability
+command on its default preset, the published i.i.d. protocol), each a fresh process, with the
+time of its first byte of output (progress or report, on either stream) and of its exit; beside
+them ``import torch`` and the heavy modules each command imports (``-X importtime``: torch,
+scipy, matplotlib, pandas, sklearn), so that a command pays only for what it uses.
 
 Run from the repository root:
 
     python benchmarks/bench_cli_startup.py [--runs 7] [--json results.json]
+    python benchmarks/bench_cli_startup.py --commands [--runs 3] [--json results.json]
+    python benchmarks/bench_cli_startup.py --commands --code OTHER_CHECKOUT   # the same, for other code
 """
 
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV = {**os.environ, "PYTHONPATH": ROOT}
+CWD = tempfile.gettempdir()  # not the repository: 'python -m' puts the working directory first on sys.path
 TARGET = 1.0  # seconds: "well under a second"
+DL = [sys.executable, "-m", "deeplimits"]
+HEAVY = ("torch", "scipy", "matplotlib", "pandas", "sklearn")
 
 CASES = {
     "python -c pass": [sys.executable, "-c", "pass"],
     "python -c 'import torch'": [sys.executable, "-c", "import torch"],
-    "deeplimits --help": [sys.executable, "-m", "deeplimits", "--help"],
-    "deeplimits --version": [sys.executable, "-m", "deeplimits", "--version"],
-    "deeplimits convergence --help": [sys.executable, "-m", "deeplimits", "convergence", "--help"],
+    "deeplimits --help": DL + ["--help"],
+    "deeplimits --version": DL + ["--version"],
+    "deeplimits convergence --help": DL + ["convergence", "--help"],
 }
+
+
+def commands(tmp: str) -> dict:
+    """Every command on a small real task; each writes under ``tmp`` (a fresh run directory per
+    run: nothing is resumed)."""
+    return {
+        "convergence --regime sde --depths 4,8 --paths 8 --width 4": ["convergence", "--regime", "sde", "--depths",
+                                                                       "4,8", "--paths", "8", "--width", "4"],
+        "stability (preset iid)": ["stability"],
+        "stability --figures (preset iid)": ["stability", "--figures"],
+        "phase --hursts 0.3,0.8 --betas 0:1.2:7 --width 6 --depth 60 --draws 2 --inputs 3":
+            ["phase", "--hursts", "0.3,0.8", "--betas", "0:1.2:7", "--width", "6", "--depth", "60", "--draws", "2",
+             "--inputs", "3"],
+        "train --dataset synthetic --depth 8 --width 6 --epochs 1 --save-weights":
+            ["train", "--dataset", "synthetic", "--depth", "8", "--width", "6", "--epochs", "1", "--save-weights"],
+        "scaling --dataset synthetic --depths 4,6 --width 4 --max-epochs 2 --samples 64":
+            ["scaling", "--dataset", "synthetic", "--depths", "4,6", "--width", "4", "--max-epochs", "2",
+             "--samples", "64"],
+        "weights RUN (the train run's weights)": ["weights", os.path.join(tmp, "keep-train")],
+        "runs list DIR": ["runs", "list", tmp],
+        "runs show RUN (the stability run)": ["runs", "show", os.path.join(tmp, "keep-stability")],
+    }
 
 
 def wall(cmd, runs: int) -> float:
     """The median wall time of ``runs`` fresh processes of ``cmd`` (after one warm-up)."""
-    subprocess.run(cmd, env=ENV, capture_output=True, check=True)
+    subprocess.run(cmd, env=ENV, cwd=CWD, capture_output=True, check=True)
     times = []
     for _ in range(runs):
         t0 = time.perf_counter()
-        subprocess.run(cmd, env=ENV, capture_output=True, check=True)
+        subprocess.run(cmd, env=ENV, cwd=CWD, capture_output=True, check=True)
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
 
 
+def first_and_last(cmd) -> tuple[float, float]:
+    """Seconds to the first byte of output (stdout and stderr merged) and to the exit."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, env=ENV, cwd=CWD, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    first = p.stdout.read(1)
+    t1 = time.perf_counter()
+    rest = p.stdout.read()
+    if p.wait() != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{(first + rest).decode(errors='replace')[-2000:]}")
+    return t1 - t0, time.perf_counter() - t0
+
+
+def heavy_imports(cmd) -> list[str]:
+    r = subprocess.run([sys.executable, "-X", "importtime"] + cmd[1:], env=ENV, cwd=CWD, capture_output=True, text=True)
+    mods = {line.split("|")[-1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
+    return [h for h in HEAVY if h in mods]
+
+
 def torch_imported() -> int:
     """How many lines of ``python -X importtime -m deeplimits --help`` name torch."""
-    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "deeplimits", "--help"], env=ENV,
+    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "deeplimits", "--help"], env=ENV, cwd=CWD,
                        capture_output=True, text=True, check=True)
     return sum("torch" in line for line in r.stderr.splitlines())
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runs", type=int, default=7)
-    ap.add_argument("--json", help="also write the numbers here")
-    args = ap.parse_args()
+def bench_startup(args) -> dict:
     medians = {name: wall(cmd, args.runs) for name, cmd in CASES.items()}
     floor, torch_floor = medians["python -c pass"], medians["python -c 'import torch'"]
     print(f"median wall time of {args.runs} runs each ({sys.executable}, {os.cpu_count()} CPUs)")
@@ -72,10 +122,63 @@ def main():
     lines = torch_imported()
     ok &= lines == 0
     print(f"torch lines in `python -X importtime -m deeplimits --help`: {lines} ({'PASS' if lines == 0 else 'FAIL'})")
+    return {"runs": args.runs, "medians": medians, "torch_lines": lines, "pass": ok}
+
+
+def bench_commands(args) -> dict:
+    tmp = tempfile.mkdtemp(prefix="deeplimits-bench-")
+    try:
+        # the runs the read-only commands read
+        subprocess.run(DL + ["train", "--dataset", "synthetic", "--depth", "8", "--width", "6", "--epochs", "1",
+                             "--save-weights", "--quiet", "--out", os.path.join(tmp, "keep-train")], env=ENV, cwd=CWD,
+                       check=True, capture_output=True)
+        subprocess.run(DL + ["stability", "--quiet", "--out", os.path.join(tmp, "keep-stability")], env=ENV, cwd=CWD,
+                       check=True, capture_output=True)
+        torch_s = wall([sys.executable, "-c", "import torch"], args.runs)
+        rows = {}
+        for name, argv in commands(tmp).items():
+            times = []
+            try:
+                for i in range(args.runs):
+                    out = [] if argv[0] in ("weights", "runs") else ["--out", os.path.join(tmp, f"run-{len(rows)}-{i}")]
+                    times.append(first_and_last(DL + argv + out))
+            except RuntimeError as e:  # a flag the other code does not have
+                print(f"{name}: {str(e).splitlines()[-1]}", file=sys.stderr)
+                rows[name] = {"first_output_s": None, "result_s": None, "heavy_imports": []}
+                continue
+            first = statistics.median(t[0] for t in times)
+            last = statistics.median(t[1] for t in times)
+            rows[name] = {"first_output_s": first, "result_s": last, "heavy_imports": heavy_imports(DL + argv + (
+                [] if argv[0] in ("weights", "runs") else ["--out", os.path.join(tmp, f"imports-{len(rows)}")]))}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"medians of {args.runs} fresh processes each ({os.cpu_count()} CPUs); python -c 'import torch': "
+          f"{torch_s:.2f} s")
+    print("| command | first output (s) | result (s) | heavy modules imported |")
+    print("|---|---:|---:|---|")
+    for name, r in rows.items():
+        if r["result_s"] is None:
+            print(f"| `deeplimits {name}` | - | - | (not in this code) |")
+            continue
+        print(f"| `deeplimits {name}` | {r['first_output_s']:.2f} | {r['result_s']:.2f} | "
+              f"{', '.join(r['heavy_imports']) or '-'} |")
+    return {"runs": args.runs, "import_torch_s": torch_s, "commands": rows, "code": ENV["PYTHONPATH"]}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--commands", action="store_true", help="every command's time to first output and to result")
+    ap.add_argument("--code", metavar="DIR", help="time the deeplimits of this checkout instead (before/after)")
+    ap.add_argument("--json", help="also write the numbers here")
+    args = ap.parse_args()
+    if args.code:
+        ENV["PYTHONPATH"] = os.path.abspath(args.code)
+    out = bench_commands(args) if args.commands else bench_startup(args)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"runs": args.runs, "medians": medians, "torch_lines": lines, "pass": ok}, f, indent=2)
-    return 0 if ok else 1
+            json.dump(out, f, indent=2)
+    return 0 if out.get("pass", True) else 1
 
 
 if __name__ == "__main__":

@@ -45,6 +45,7 @@ the dtype, never on the number of threads.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from concurrent.futures import ThreadPoolExecutor
 
@@ -57,6 +58,8 @@ _NP = {torch.float32: np.float32, torch.float64: np.float64}
 
 
 def _executor() -> ThreadPoolExecutor:
+    """The pool that fills the sub-streams: as many threads as torch had when it was first asked
+    for (a later :func:`torch.set_num_threads`, such as :func:`single_threaded_torch`, keeps it)."""
     global _pool
     if _pool is None:
         _pool = ThreadPoolExecutor(max_workers=max(1, torch.get_num_threads()), thread_name_prefix="deeplimits-rng")
@@ -65,6 +68,21 @@ def _executor() -> ThreadPoolExecutor:
 
 #: the largest seed (63 bits: what ``torch.Generator.manual_seed`` and the run store's integers hold)
 MAX_SEED = 2 ** 63 - 1
+@contextlib.contextmanager
+def single_threaded_torch(when: bool = True):
+    """Run torch's own operations on one thread inside the block (``when``), the drawing pool
+    keeping its threads: small per-layer products gain nothing from intra-op threads, and on a
+    shared machine their synchronisation costs many times the arithmetic."""
+    old = torch.get_num_threads()
+    if not when or old == 1:
+        yield
+        return
+    _executor()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
 
 
 def chunk_seed(seed: int, chunk: int) -> int:
@@ -135,7 +153,7 @@ def _fill(n: int, seed: int, np_dtype, draw) -> np.ndarray:
     def fill(i):
         draw(np.random.Generator(np.random.PCG64(children[i])), out[i * _SUB:(i + 1) * _SUB])
 
-    if k == 1 or torch.get_num_threads() == 1:
+    if k == 1 or _executor()._max_workers == 1:
         for i in range(k):
             fill(i)
     else:

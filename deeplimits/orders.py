@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from fractions import Fraction
+from .errors import ParameterError
 
 __all__ = ["StrongOrder", "Term", "KINDS", "expected_constant"]
 
@@ -52,9 +53,9 @@ class Term:
 
     def __post_init__(self):
         if self.kind not in KINDS:
-            raise ValueError(f"kind must be one of {', '.join(map(repr, KINDS))}, got {self.kind!r}")
+            raise ParameterError("kind", f"kind must be one of {', '.join(map(repr, KINDS))}, got {self.kind!r}")
         if not (math.isfinite(self.exponent) and math.isfinite(self.log_power) and self.log_power >= 0):
-            raise ValueError(f"a term needs a finite exponent and a log power >= 0, got {self.exponent!r}, "
+            raise ParameterError("exponent", f"a term needs a finite exponent and a log power >= 0, got {self.exponent!r}, "
                              f"{self.log_power!r}")
 
     def law(self, depth: float) -> float:
@@ -128,9 +129,9 @@ class StrongOrder:
         lead = self.leading
         for t in self.next_terms:
             if not isinstance(t, Term):
-                raise ValueError(f"next_terms must be deeplimits.orders.Term objects, got {t!r}")
+                raise ParameterError("next_terms", f"next_terms must be deeplimits.orders.Term objects, got {t!r}")
             if (t.exponent, -t.log_power) <= (lead.exponent, -lead.log_power):
-                raise ValueError(f"next term {t.text} must decay faster than the leading term {lead.text}")
+                raise ParameterError("next_terms", f"next_terms: {t.text} must decay faster than the leading term {lead.text}")
 
     @classmethod
     def of(cls, terms, condition: str, note: str) -> "StrongOrder":

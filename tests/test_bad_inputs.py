@@ -194,6 +194,7 @@ CLI = [
     (["stability", "--inputs", "0"], 2, "--inputs"),
     (["stability", "--inputs", "100000000"], 2, "--inputs", SUB),
     (["stability", "--histograms=1"], 2, "ignored explicit argument"),
+    (["stability", "--figures=yes"], 2, "ignored explicit argument"),
     (["stability", "--chunk", "0"], 2, "chunk"),
     (["stability", "--seed", "-2"], 2, "seed"),
     (["stability", "--dtype", "int64"], 2, "invalid choice"),
@@ -209,6 +210,7 @@ CLI = [
     (S + ["--device", ""], 2, "--device"),
     # -- phase: every flag
     (["phase", "--preset", "small"], 2, "invalid choice"),
+    (["phase", "--figures=1"], 2, "ignored explicit argument"),
     (["phase", "--bias"], 2, "applies only to"),
     (["phase", "--arch", "res"], 2, "invalid choice"),
     (["phase", "--activation", "nope"], 2, "activation"),

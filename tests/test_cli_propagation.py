@@ -2,6 +2,10 @@
 resumption, usage errors."""
 
 import json
+import os
+import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -15,7 +19,7 @@ def test_stability_json_schema_and_figures(tmp_path, capsys):
     out, js = tmp_path / "run", tmp_path / "s.json"
     args = ["stability", "--depths", "10,40", "--betas", "0.25,0.5,1", "--draws", "6", "--width", "8", "--n-in", "8",
             "--histograms", "--out", str(out), "--json", str(js), "--quiet"]
-    assert main(args) == 0
+    assert main(args + ["--figures"]) == 0
     text = capsys.readouterr().out
     assert "median r_h" in text and "normality test" not in text  # fewer than 20 draws: no fit
     d = json.loads(js.read_text())
@@ -29,20 +33,23 @@ def test_stability_json_schema_and_figures(tmp_path, capsys):
     assert [(s["beta"], s["depth"]) for s in d["samples"]] == [(0.25, 40), (0.5, 40), (1.0, 40)]
     for name in ("stability.png", "histograms.png"):
         assert (out / name).read_bytes()[:8] == PNG
-    # the same command resumes from the store: same numbers, nothing recomputed
+    # the same command resumes from the store: same numbers, nothing recomputed; without
+    # --figures it draws none and says how to
+    (out / "theory.png").unlink()
     assert main(args) == 0
     assert json.loads(js.read_text())["records"] == d["records"]
+    assert not (out / "theory.png").exists() and f"deeplimits runs plot {out}" in capsys.readouterr().out
     # the stored run is redrawn and shown without simulating
     assert main(["runs", "show", str(out)]) == 0
     assert "median r_h" in capsys.readouterr().out
     (out / "stability.png").unlink()
-    assert main(["runs", "plot", str(out)]) == 0 and (out / "stability.png").exists()
+    assert main(["runs", "plot", str(out)]) == 0 and (out / "stability.png").exists() and (out / "theory.png").exists()
 
 
 def test_phase_json_schema_and_figure(tmp_path, capsys):
     out, js = tmp_path / "ph", tmp_path / "p.json"
     assert main(["phase", "--hursts", "0.3,0.8", "--betas", "0:1.2:7", "--width", "6", "--depth", "60", "--draws", "2",
-                 "--inputs", "3", "--out", str(out), "--json", str(js), "--quiet"]) == 0
+                 "--inputs", "3", "--out", str(out), "--json", str(js), "--quiet", "--figures"]) == 0
     assert "beta* (scaling)" in capsys.readouterr().out
     d = json.loads(js.read_text())
     assert d["hurst"] == [0.3, 0.8] and len(d["beta"]) == 7
@@ -98,3 +105,18 @@ def test_usage_errors_are_one_line(args, message, capsys, tmp_path):
     err = capsys.readouterr().err.strip()
     assert message in err and "\n" not in err and "Traceback" not in err
     assert not (tmp_path / "never").exists()  # rejected before any work
+
+
+def test_study_commands_import_only_what_they_use(tmp_path):
+    """Without --figures, stability and phase import neither matplotlib nor SciPy (a fresh
+    process: the test session has both)."""
+    code = ("import sys; from deeplimits.cli import main; "
+            f"assert main(['stability', '--depths', '10,20', '--draws', '25', '--width', '4', '--n-in', '4', "
+            f"'--histograms', '--quiet', '--out', {str(tmp_path / 's')!r}]) == 0; "
+            f"assert main(['phase', '--hursts', '0.3', '--betas', '0.5,1', '--width', '4', '--depth', '20', "
+            f"'--draws', '1', '--inputs', '2', '--quiet', '--out', {str(tmp_path / 'p')!r}]) == 0; "
+            "print(sorted(m for m in ('matplotlib', 'scipy', 'pandas') if m in sys.modules))")
+    env = {**os.environ, "PYTHONPATH": str(pathlib.Path(__file__).parents[1])}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().splitlines()[-1] == "[]"

@@ -52,10 +52,10 @@ def test_bounds_refuse_bad_arguments(call):
 
 def test_conditions_say_what_does_not_hold():
     iid, smooth = dl.make_driver("uniform"), dl.make_driver("smooth")
-    assert T.high_probability_unmet("res-3", iid, 100) == {"lower": [], "upper": []}
-    unmet = T.high_probability_unmet("res-3", iid, 40)
-    assert unmet["upper"] == [] and unmet["lower"] == ["width d must be >= 64, got 40"]
-    unmet = T.high_probability_unmet("res-1", smooth, 100)
+    assert T.high_probability_unmet("res-3", iid, 100, 0.5, 1000) == {"lower": [], "upper": []}
+    unmet = T.high_probability_unmet("res-3", iid, 40, 0.5, 10 ** 5)
+    assert unmet["upper"] == [] and unmet["lower"] == ["d = 40 >= 64"]
+    unmet = T.high_probability_unmet("res-1", smooth, 100, 0.5, 1000)
     assert len(unmet["upper"]) == 2 and "res-3" in unmet["upper"][0] and "i.i.d." in unmet["upper"][1]
 
 
@@ -122,10 +122,14 @@ def test_quantile_bound_against_the_exact_distribution():
 
 def test_high_probability_bounds_hold_at_the_proposition_size():
     """res-3, i.i.d. uniform weights, d = 64, L = 200, beta = 1/2: P(ratio >= lower) and
-    P(ratio <= upper) are at least 3/4, so the measured q25 and q75 (600 draws) lie inside."""
+    P(ratio <= upper) are at least 3/4, so the measured q25 and q75 (600 draws) lie inside. The
+    lower bound is not proved at this size: alpha^2 = 1/200 is above 2 / ((sqrt(C) + 16) d) =
+    0.0019 (it holds from L = 522 on at d = 64), and the record says so with its numbers."""
     res = dl.stability("res-3", width=64, n_in=16, depths=[200], betas=[0.5], draws=600, seed=4)
     rec = res.records[0]
-    assert rec["hp_unmet"] == {"lower": [], "upper": []}
+    assert rec["hp_unmet"]["upper"] == [] and len(rec["hp_unmet"]["lower"]) == 2
+    assert rec["hp_unmet"]["lower"][0].startswith("alpha^2 = 0.005 <= 2 / ((sqrt(C) + 16 s^4) d) = 0.001916")
+    assert rec["hp_constants"]["s"] == 1.0 and rec["hp_constants"]["C"] >= rec["hp_constants"]["C_estimate"]
     assert rec["hp_lower"] < rec["norm_ratio_h"]["q25"] and rec["norm_ratio_h"]["q75"] < rec["hp_upper"]
     assert rec["hp_lower"] == pytest.approx(math.sqrt(T.high_probability_bounds(0.5, 200, 64, 0.25)[0]))
     assert rec["limit_lower"] == T.CRITICAL_LIMITS[0] and rec["limit_upper"] == T.CRITICAL_LIMITS[1]
@@ -226,7 +230,7 @@ def test_a_spec_without_bias_keeps_the_bias_it_was_run_with():
 def test_cli_reports_bounds_and_refuses_bad_delta(tmp_path, capsys):
     out = tmp_path / "c.json"
     argv = ["stability", "--preset", "criticality", "--width", "64", "--depths", "100", "--draws", "60", "--out",
-            str(tmp_path / "run"), "--quiet", "--json", str(out)]
+            str(tmp_path / "run"), "--quiet", "--json", str(out), "--figures"]
     assert main(argv) == 0
     import json
 

@@ -97,12 +97,14 @@ def write_convergence(results, out, json_path, *, as_list) -> list[str]:
     return [png] + dump_json(payload, out, json_path)
 
 
-def write_study(result, out, json_path) -> list[str]:
-    """The figures and the JSON of a stability, phase or trained-limit result."""
+def write_study(result, out, json_path, *, figures: bool = True) -> list[str]:
+    """The JSON of a stability, phase or trained-limit result and, with ``figures``, its figures."""
+    os.makedirs(out, exist_ok=True)
+    if not figures:
+        return dump_json(result.to_dict(), out, json_path)
     from ..studies.phase import PhaseResult
     from ..studies.trained_limit_result import TrainedLimitResult
 
-    os.makedirs(out, exist_ok=True)
     if isinstance(result, TrainedLimitResult):
         figs = [os.path.join(out, "trained-limit.png")]
         result.plot(figs[0])

@@ -363,6 +363,10 @@ def _study_parser(sub, name, presets, default, *, help, description, preset_help
 
 def _study_flags(p, name):
     dflt = DEFAULTS[name]
+    figs = "stability.png, theory.png (histograms.png)" if name == "stability" else "phase.png"
+    p.add_argument("--figures", action=argparse.BooleanOptionalAction, default=None,
+                   help=f"also draw the figures ({figs}) into the run directory; without it the command ends with "
+                        "its JSON and report, and 'deeplimits runs plot DIR' draws them from the store")
     p.add_argument("--seed", type=integer, help=f"base seed (default {dflt['seed']})")
     p.add_argument("--dtype", choices=N_.DTYPES, help=f"(default {dflt['dtype']})")
     _run_flags(p, name)

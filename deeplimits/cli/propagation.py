@@ -25,9 +25,10 @@ def _run_study(args, cmd, spec, run, total, unit, executor_kw):
                       bar_format="{desc} {bar} {n_fmt}/{total_fmt} " + unit + "s [{elapsed}<{remaining}]") as bar:
             result = run(spec, bar.update, store=store, **executor_kw)
     report = outputs.report_stream(args.json)
-    print(result.report(), file=report)
-    written = outputs.write_study(result, out, args.json)
-    print(f"run store {store.path}; wrote " + ", ".join(written), file=report)
+    print(result.report(), file=report, flush=True)
+    written = outputs.write_study(result, out, args.json, figures=bool(args.figures))
+    print(f"run store {store.path}; wrote " + ", ".join(written)
+          + ("" if args.figures else f"; figures: --figures, or deeplimits runs plot {out}"), file=report)
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..orders import StrongOrder, Term
 from .base import Scheme
+from ..errors import ParameterError
 
 __all__ = ["TorchsdeScheme"]
 
@@ -31,7 +32,7 @@ class _Increment:
 
     def __call__(self, ta, tb=None, return_U=False, return_A=False):
         if return_U or return_A:
-            raise ValueError("the coupled path has no Lévy area: use method 'euler', 'milstein', 'heun', "
+            raise ParameterError("method", "the coupled path has no Lévy area: use method 'euler', 'milstein', 'heun', "
                              "'midpoint' or 'euler_heun'")
         return self.value
 
@@ -59,10 +60,10 @@ class TorchsdeScheme(Scheme):
 
     def __init__(self, sde, method: str = "euler", *, order: StrongOrder | None = None, options: dict | None = None):
         if method not in _METHODS:
-            raise ValueError(f"method must be one of {', '.join(map(repr, _METHODS))}, got {method!r}")
+            raise ParameterError("method", f"method must be one of {', '.join(map(repr, _METHODS))}, got {method!r}")
         for attr in ("noise_type", "sde_type"):
             if not hasattr(sde, attr):
-                raise ValueError(f"sde must be a torchsde SDE with a {attr} attribute, got {sde!r}")
+                raise ParameterError("sde", f"sde must be a torchsde SDE with a {attr} attribute, got {sde!r}")
         self.sde, self.method, self.options = sde, method, dict(options or {})
         self.name = f"torchsde-{method}"
         """``torchsde-METHOD``."""

@@ -6,6 +6,7 @@ from typing import Callable
 
 from .._names import NOISES
 from ..orders import StrongOrder
+from ..errors import ParameterError
 
 __all__ = ["Scheme", "NOISES", "noise_kind"]
 
@@ -14,7 +15,7 @@ __all__ = ["Scheme", "NOISES", "noise_kind"]
 def noise_kind(noise) -> str:
     """``noise`` checked against :data:`NOISES` (a ValueError naming the allowed values)."""
     if noise not in NOISES:
-        raise ValueError(f"noise must be one of {', '.join(map(repr, NOISES))}, got {noise!r}")
+        raise ParameterError("noise", f"noise must be one of {', '.join(map(repr, NOISES))}, got {noise!r}")
     return noise
 
 
@@ -46,9 +47,9 @@ class Scheme:
     def of(cls, step: Callable, order: StrongOrder, *, name: str | None = None, hurst: float | None = None) -> "Scheme":
         """Any callable ``step(h, increment, t, dt) -> h`` as a scheme declaring ``order``."""
         if not callable(step):
-            raise ValueError(f"step must be a callable (h, increment, t, dt) -> h, got {step!r}")
+            raise ParameterError("step", f"step must be a callable (h, increment, t, dt) -> h, got {step!r}")
         if not isinstance(order, StrongOrder):
-            raise ValueError(f"order must be a deeplimits.StrongOrder, got {order!r}")
+            raise ParameterError("order", f"order must be a deeplimits.StrongOrder, got {order!r}")
         s = cls()
         s.step, s.order, s.hurst = step, order, hurst
         s.name = name or getattr(step, "__name__", "scheme")

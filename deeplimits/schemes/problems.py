@@ -16,6 +16,7 @@ import math
 from typing import Callable
 
 import torch
+from ..errors import ParameterError
 
 __all__ = ["Problem", "linear_sde", "regime_noise", "linear_young", "PROBLEMS", "scheme_on"]
 
@@ -96,12 +97,12 @@ def scheme_on(scheme: str, problem: str, *, width: int | None = None, hurst: flo
     scheme = V_.choice("scheme", scheme, SCHEMES)
     young = problem == "linear-young"
     if young != (scheme == "modified-euler"):
-        raise ValueError(f"scheme {scheme!r} does not apply to problem {problem!r} (modified-euler is for "
+        raise ParameterError("scheme", f"scheme {scheme!r} does not apply to problem {problem!r} (modified-euler is for "
                          "linear-young, the others for the Itô and Stratonovich SDEs)")
     if young != (hurst is not None):
-        raise ValueError("hurst must be given for problem 'linear-young' (in (0.5, 1)), and only for it")
+        raise ParameterError("hurst", "hurst must be given for problem 'linear-young' (in (0.5, 1)), and only for it")
     if width is not None and problem != "sde-regime":
-        raise ValueError(f"width applies only to problem 'sde-regime', not {problem!r}")
+        raise ParameterError("width", f"width applies only to problem 'sde-regime', not {problem!r}")
     p = PROBLEMS[problem](None if width is None else V_.integer("width", width), hurst)
     noise = p.noise if noise is None else noise
     if scheme == "modified-euler":
@@ -122,7 +123,7 @@ def _torchsde(method: str, p: Problem, problem: str):
     from . import TorchsdeScheme
 
     if problem not in ("linear-sde", "linear-stratonovich"):
-        raise ValueError(f"the torchsde schemes run the scalar linear SDEs (linear-sde, linear-stratonovich), "
+        raise ParameterError("problem", f"the torchsde schemes run the scalar linear SDEs (linear-sde, linear-stratonovich), "
                          f"not {problem!r}")
 
     class Linear:
@@ -135,5 +136,5 @@ def _torchsde(method: str, p: Problem, problem: str):
             return p.diffusion(t, y)[..., 0]
 
     if method == "milstein" and Linear.sde_type == "stratonovich":
-        raise ValueError("torchsde-milstein runs the Itô problem linear-sde")
+        raise ParameterError("problem", "torchsde-milstein runs the Itô problem linear-sde")
     return TorchsdeScheme(Linear(), method)

@@ -13,6 +13,7 @@ import torch
 
 from ..orders import StrongOrder, Term
 from .base import Scheme, noise_kind
+from ..errors import ParameterError
 
 __all__ = ["EulerMaruyama", "Milstein", "Heun", "derivatives_along"]
 
@@ -46,9 +47,9 @@ class _SDEScheme(Scheme):
                  derivative: Callable | None = None):
         for name, f in (("drift", drift), ("derivative", derivative)):
             if f is not None and not callable(f):
-                raise ValueError(f"{name} must be a callable {name}(t, x) or None, got {f!r}")
+                raise ParameterError(name, f"{name} must be a callable {name}(t, x) or None, got {f!r}")
         if not callable(diffusion):
-            raise ValueError(f"diffusion must be a callable diffusion(t, x) -> (batch, d, m), got {diffusion!r}")
+            raise ParameterError("diffusion", f"diffusion must be a callable diffusion(t, x) -> (batch, d, m), got {diffusion!r}")
         self.drift, self.diffusion, self.noise = drift, diffusion, noise_kind(noise)
         self.derivative = derivative
         self.order = _order(*self.orders[self.noise])

@@ -12,6 +12,7 @@ from ..orders import StrongOrder
 from ..regimes.resnet import modified_euler_terms
 from .base import Scheme
 from .sde import derivatives_along
+from ..errors import ParameterError
 
 __all__ = ["ModifiedEuler"]
 
@@ -29,10 +30,10 @@ class ModifiedEuler(Scheme):
     def __init__(self, diffusion: Callable, hurst: float, drift: Callable | None = None,
                  derivative: Callable | None = None):
         if not callable(diffusion):
-            raise ValueError(f"diffusion must be a callable diffusion(t, x) -> (batch, d, m), got {diffusion!r}")
+            raise ParameterError("diffusion", f"diffusion must be a callable diffusion(t, x) -> (batch, d, m), got {diffusion!r}")
         for name, f in (("drift", drift), ("derivative", derivative)):
             if f is not None and not callable(f):
-                raise ValueError(f"{name} must be a callable {name}(t, x) or None, got {f!r}")
+                raise ParameterError(name, f"{name} must be a callable {name}(t, x) or None, got {f!r}")
         self.hurst = V_.hurst(hurst, above_half=True)
         """The Hurst index of the fractional Brownian driver, in (1/2, 1)."""
         self.diffusion, self.drift, self.derivative = diffusion, drift, derivative

@@ -38,6 +38,7 @@ import math
 import numpy as np
 
 from ..orders import Term
+from ..errors import ParameterError
 
 __all__ = ["fit_expansion", "ExpansionFit", "LEVEL", "local_slopes", "power_law_slope"]
 
@@ -266,17 +267,17 @@ def fit_expansion(depths, error, terms, *, stderr=None, cov=None, reference: int
     e = np.asarray(error, dtype=float)
     terms = tuple(terms)
     if not terms or not all(isinstance(t, Term) for t in terms):
-        raise ValueError(f"terms must be a non-empty sequence of deeplimits.orders.Term, got {terms!r}")
+        raise ParameterError("terms", f"terms must be a non-empty sequence of deeplimits.orders.Term, got {terms!r}")
     if L.ndim != 1 or e.shape != L.shape or not (np.isfinite(e).all() and (e > 0).all()):
-        raise ValueError(f"error must hold {len(L)} finite errors > 0, one per depth, got {error!r}")
+        raise ParameterError("error", f"error must hold {len(L)} finite errors > 0, one per depth, got {error!r}")
     if cov is None:
         se = np.asarray(stderr, dtype=float)
         if se.shape != L.shape or not (np.isfinite(se).all() and (se > 0).all()):
-            raise ValueError(f"stderr must hold {len(L)} finite standard errors > 0, got {stderr!r}")
+            raise ParameterError("stderr", f"stderr must hold {len(L)} finite standard errors > 0, got {stderr!r}")
         cov = np.diag(se ** 2)
     cov = np.asarray(cov, dtype=float)
     if cov.shape != (len(L), len(L)) or not np.isfinite(cov).all() or (np.diag(cov) <= 0).any():
-        raise ValueError(f"cov must be a ({len(L)}, {len(L)}) covariance with finite entries and positive "
+        raise ParameterError("cov", f"cov must be a ({len(L)}, {len(L)}) covariance with finite entries and positive "
                          f"variances, got {cov!r:.80}")
     w = 1.0 / np.sqrt(np.diag(cov))  # weighted by the standard errors
     corr = cov * np.outer(w, w)

@@ -43,6 +43,8 @@ from .theory import bounds_apply, classify, critical_beta, theory_bounds  # noqa
 
 CAP = 1e30  # a ratio above CAP (or non-finite) counts as exploded and is reported as CAP
 BUDGET = TASK_BYTES  # bytes of weights and stored states per task; draws are chunked to fit
+#: multiply-adds of one layer's product below which the pass runs torch on one thread (on the CPU)
+SMALL_PRODUCT = 1 << 24
 
 
 
@@ -165,9 +167,11 @@ def _draw(names, driver: Driver, width, n_in, depths, draws, inputs, generator, 
 
 
 def _layers(samples, depth, n):
-    """The first ``n`` layers of the depth-``depth`` weights as per-layer ``(V, W, b)``."""
-    ws = {nm: [w for c in s.iter_weights(depth) for w in c.unbind(0)][:n] for nm, s in samples.items()}  # views
-    return list(zip(*(ws.get(nm, [None] * n) for nm in LAYER_WEIGHTS)))
+    """The first ``n`` layers of the depth-``depth`` weights as per-layer ``(V, W, b)``, drawn as
+    the forward pass reaches them (:class:`~deeplimits.studies._streamed.StreamedLayers`)."""
+    from ._streamed import StreamedLayers
+
+    return StreamedLayers(samples, depth, n)
 
 
 def _run(net, driver, width, n_in, depths, betas, draws, inputs, seed, dtype, device=None,
@@ -178,12 +182,14 @@ def _run(net, driver, width, n_in, depths, betas, draws, inputs, seed, dtype, de
     g = torch.Generator().manual_seed(seed)
     samples, h0, B, top = _draw(weight_names(net.arch, bias), driver, width, n_in, depths, draws, inputs, g, dtype,
                                 device)
-    if driver.nested:
-        out = _propagate(net, h0, B, _layers(samples, top, max(depths)), depths, betas, deviation)
-    else:  # the depth-L weights are read at k / L: one pass per depth, all betas at once
-        parts = [_propagate(net, h0, B, _layers(samples, L, L), [L], betas, deviation) for L in depths]
-        out = tuple(None if x[0] is None else torch.cat(x, 1) for x in zip(*parts))
-    return _ratios(h0, *out)
+    small = h0.device.type == "cpu" and draws * len(depths) * len(betas) * inputs * width * width < SMALL_PRODUCT
+    with _random.single_threaded_torch(small):
+        if driver.nested:
+            out = _propagate(net, h0, B, _layers(samples, top, max(depths)), depths, betas, deviation)
+        else:  # the depth-L weights are read at k / L: one pass per depth, all betas at once
+            parts = [_propagate(net, h0, B, _layers(samples, L, L), [L], betas, deviation) for L in depths]
+            out = tuple(None if x[0] is None else torch.cat(x, 1) for x in zip(*parts))
+        return _ratios(h0, *out)
 
 
 # ----------------------------------------------------------------------------------------

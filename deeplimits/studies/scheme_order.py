@@ -27,6 +27,7 @@ from .convergence import error_statistics
 from .convergence_result import ConvergenceResult
 from .presets import REFERENCE_REFINEMENT
 from .strong_error import sweep_errors
+from ..errors import ParameterError
 
 __all__ = ["strong_order"]
 
@@ -65,20 +66,20 @@ class _SchemePair:
 
 def _check(scheme, x0, noise, order, hurst, exact, reference_scheme):
     if not callable(scheme):
-        raise ValueError(f"scheme must be a callable (h, increment, t, dt) -> h, got {scheme!r}")
+        raise ParameterError("scheme", f"scheme must be a callable (h, increment, t, dt) -> h, got {scheme!r}")
     order = getattr(scheme, "order", None) if order is None else order
     if not isinstance(order, StrongOrder):
-        raise ValueError("order must be a deeplimits.StrongOrder (the scheme declares none: pass order=...), "
+        raise ParameterError("order", "order must be a deeplimits.StrongOrder (the scheme declares none: pass order=...), "
                          f"got {order!r}")
     hurst = getattr(scheme, "hurst", None) if hurst is None else hurst
     hurst = None if hurst is None or hurst == 0.5 else V_.hurst(hurst)
     for name, f in (("exact", exact), ("reference_scheme", reference_scheme)):
         if f is not None and not callable(f):
-            raise ValueError(f"{name} must be a callable or None, got {f!r}")
+            raise ParameterError(name, f"{name} must be a callable or None, got {f!r}")
     try:
         x0 = torch.as_tensor(x0, dtype=torch.float64).reshape(-1)
     except (TypeError, ValueError, RuntimeError):
-        raise ValueError(f"x0 must be the initial state, d numbers, got {x0!r:.80}") from None
+        raise ParameterError("x0", f"x0 must be the initial state, d numbers, got {x0!r:.80}") from None
     x0 = V_.tensor("x0", x0, shape=(None,))
     return order, hurst, x0, V_.integer("noise", noise)
 
@@ -115,7 +116,7 @@ def strong_order(scheme, x0, *, noise: int = 1, depths: Sequence[int] = (8, 16, 
     dtype, device = V_.dtype(dtype), V_.device("device", device)
     reference = REFERENCE_REFINEMENT * depths[-1] if reference is None else V_.power_of_two("reference", reference)
     if reference < 2 * depths[-1]:
-        raise ValueError(f"reference must be at least 2 * max(depths) = {2 * depths[-1]}, got {reference}")
+        raise ParameterError("reference", f"reference must be at least 2 * max(depths) = {2 * depths[-1]}, got {reference}")
     default = 4096 if hurst is None else max(1, _FGN_NUMBERS // (reference * noise))
     chunk = min(paths, default) if chunk is None else V_.integer("chunk", chunk)
     progress = V_.callback("progress", progress)

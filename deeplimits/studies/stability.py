@@ -21,8 +21,8 @@ from .presets import DEFAULTS, STABILITY_PRESETS  # noqa: F401 - STABILITY_PRESE
 from .propagation import (CAP, _check_steps, _chunk, _common, _network, _sizes,
                           _grid, _run, _spec_driver, bias_field, estimate_stability)
 from .stability_theory import fit_lines, fits, quantiles, theory_lines
-from .theory import (CRITICAL_LIMITS, bounds_apply, classify, high_probability_bounds, high_probability_unmet,
-                     theory_bounds)
+from .theory import CRITICAL_LIMITS, bounds_apply, classify, high_probability_bounds, theory_bounds
+from .theory_conditions import high_probability_conditions, high_probability_constants
 
 __all__ = ["stability", "plan_stability", "run_stability", "StabilityPlan", "StabilityResult", "STABILITY_PRESETS",
            "DELTA"]
@@ -55,7 +55,11 @@ class StabilityResult(PlanResult):
       :func:`quantile_bound` at ``delta = 1 - u``;
     * ``hp_lower``, ``hp_upper``: the square roots of :func:`high_probability_bounds` at
       ``delta`` (bounds on ``||h_L|| / ||h_0||``, each with probability at least ``1 - delta``),
-      and ``hp_unmet``: the conditions that do not hold, per bound;
+      ``hp_conditions``: every condition of the bounds with its numbers
+      (:func:`~deeplimits.studies.theory_conditions.high_probability_conditions`: (A1), ``s``,
+      ``C``, ``d >= 64``, ``alpha`` small, both forms of the damaged ``sqrt(C)``), and
+      ``hp_constants`` (``s``, ``C`` and how it was found, or ``None``), and ``hp_unmet``: the
+      text of those that do not hold, per bound;
     * ``lognormal_h``/``lognormal_p``: the normal fit ``(mu, sigma)`` of ``log ||h_L||/||h_0||``
       (``log ||p_0||/||p_L||``) over every (draw, input) that did not explode, with the
       D'Agostino–Pearson normality test (``statistic``, ``pvalue``; ``None`` with fewer than 20 values).
@@ -165,14 +169,14 @@ def _stats(x: np.ndarray) -> dict:
 
 
 def _lognormal(x: np.ndarray) -> dict | None:
-    from scipy import stats
+    from ._normality import normaltest
 
     y = np.log(x[(x < CAP) & (x > 0)])
     if len(y) < 20:
         return None
-    test = stats.normaltest(y)
-    return {"mu": float(y.mean()), "sigma": float(y.std(ddof=1)), "statistic": float(test.statistic),
-            "pvalue": float(test.pvalue), "n": int(len(y))}
+    statistic, pvalue = normaltest(y)
+    return {"mu": float(y.mean()), "sigma": float(y.std(ddof=1)), "statistic": statistic, "pvalue": pvalue,
+            "n": int(len(y))}
 
 
 @register_plan
@@ -299,7 +303,6 @@ def summarise_stability(spec: dict, parts: Sequence[dict], seconds: float = 0.0)
     driver = _spec_driver(spec)
     apply = bounds_apply(spec["arch"], spec["activation"], driver)
     delta = spec.get("delta", DELTA)
-    unmet = high_probability_unmet(spec["arch"], driver, spec["width"])  # res-3 is ReLU by definition
     records, samples = [], []
     for i, beta in enumerate(spec["betas"]):
         for j, depth in enumerate(spec["depths"]):
@@ -316,7 +319,10 @@ def summarise_stability(spec: dict, parts: Sequence[dict], seconds: float = 0.0)
             rec["quantiles"] = quantiles(cell, beta, depth) if apply else None
             lo, hi = high_probability_bounds(beta, depth, spec["width"], delta)
             rec["hp_lower"], rec["hp_upper"] = math.sqrt(lo), (math.sqrt(hi) if math.isfinite(hi) else None)
-            rec["hp_unmet"] = unmet
+            rec["hp_conditions"] = high_probability_conditions(spec["arch"], driver, spec["width"], beta, depth, delta)
+            rec["hp_constants"] = high_probability_constants(spec["arch"], driver, spec["width"])
+            rec["hp_unmet"] = {b: [c["text"] for c in rec["hp_conditions"] if c["bound"] == b and not c["holds"]]
+                               for b in ("lower", "upper")}
             rec["regime"] = classify(rec["r_h"]["median"])
             rec["lognormal_h"] = _lognormal(cell["norm_h"].ravel())
             rec["lognormal_p"] = _lognormal(cell["norm_p"].ravel())

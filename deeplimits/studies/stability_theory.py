@@ -73,11 +73,7 @@ def theory_lines(r: dict, delta: float) -> list[str]:
     head = f"beta {r['beta']:g}, L={r['depth']}:"
     q = lambda s: f"{s['q25']:.4g} / {s['median']:.4g} / {s['q75']:.4g}"  # noqa: E731
     out = [f"{head} quartiles of ||h_L||/||h_0|| {q(r['norm_ratio_h'])}, of ||p_0||/||p_L|| {q(r['norm_ratio_p'])}"]
-    if not r["hp_unmet"]["upper"]:  # res-3 with i.i.d. weights: the bounds are about this network
-        hi = "inf" if r["hp_upper"] is None else f"{r['hp_upper']:.4f}"
-        unmet = r["hp_unmet"]["lower"]
-        out.append(f"{head} with probability >= {1 - delta:g} each, ||h_L||/||h_0|| >= {r['hp_lower']:.4f} and <= {hi}"
-                   + (f" (lower bound: {'; '.join(unmet)})" if unmet else " (checked: res-3, i.i.d. weights, d >= 64)"))
+    out += _condition_lines(head, r, delta)
     if r["quantiles"] is not None:
         qs = r["quantiles"]
         k = qs["levels"].index(0.75)
@@ -87,6 +83,28 @@ def theory_lines(r: dict, delta: float) -> list[str]:
         out.append(f"{head} as L -> infinity the bounds on E r^2 tend to [{r['limit_lower']:.4f}, "
                    f"{r['limit_upper']:.4f}] (e^(1/2) - 1, e - 1); measured E r_h^2 = {r['r_h']['mean_sq']:.4f}, "
                    f"E r_p^2 = {r['r_p']['mean_sq']:.4f}")
+    return out
+
+
+def _condition_lines(head: str, r: dict, delta: float) -> list[str]:
+    """The high-probability bounds, where they are about this network (res-3, (A1)), and every
+    condition of each bound with its numbers (``[met]`` / ``[UNMET]``)."""
+    conds = r.get("hp_conditions")
+    if conds is None:  # a record summarised before the conditions were computed
+        return []
+    if not all(c["holds"] for c in conds if c["name"] in ("res-3", "A1")):
+        why = "; ".join(dict.fromkeys(c["text"] for c in conds if not c["holds"]))
+        return [f"{head} the high-probability bounds are not stated for this network: {why}"]
+    hi = "inf" if r["hp_upper"] is None else f"{r['hp_upper']:.4f}"
+    out = [f"{head} with probability >= {1 - delta:g} each, ||h_L||/||h_0|| >= {r['hp_lower']:.4f} and <= {hi}"]
+    k = r.get("hp_constants")
+    if k is not None:
+        out.append(f"{head} constants: s = {k['s']:g} (A1), C = {k['C']:.5g} (A2; {k['C_method']})")
+    for b in ("lower", "upper"):
+        mine = [c for c in conds if c["bound"] == b and c["name"] not in ("res-3", "A1")]
+        verdict = "all met" if all(c["holds"] for c in mine) else "NOT all met: the bound is not proved here"
+        out.append(f"{head} conditions of the {b} bound ({verdict}): "
+                   + "; ".join(f"[{'met' if c['holds'] else 'UNMET'}] {c['text']}" for c in mine))
     return out
 
 

@@ -10,7 +10,8 @@ conditions of :func:`bounds_apply`:
   ``E r^2 <= e^(L a^2) - 1 <= 2 L a^2``);
 * :func:`high_probability_bounds`: for res-3, each with probability at least ``1 - delta``,
   ``||h_L||^2 / ||h_0||^2 >= exp(3 L a^2 / 8 - sqrt(11 L a^2 / (d delta)))`` and
-  ``<= exp(L a^2 + sqrt(5 L a^2 / (d delta)))``, under :func:`high_probability_unmet`;
+  ``<= exp(L a^2 + sqrt(5 L a^2 / (d delta)))``, under the conditions of
+  :mod:`~deeplimits.studies.theory_conditions` (:func:`high_probability_unmet` lists those that fail);
 * :func:`regularity`, :func:`predicted_slope`, :func:`growth_exponent`: ``r_h ~ L^(rho - beta)``
   in the identity regime (``rho`` = 1/2 for i.i.d., ``max(H, 1/2)`` for fractional, 1 for
   smooth weights) and ``max_k ||h_k - h_0|| / ||h_0|| ~ exp(lambda L^(1 - beta / rho))`` below it;
@@ -103,19 +104,18 @@ def high_probability_bounds(beta: float, depth: int, width: int, delta: float = 
     return math.exp(min(lo, 709.0)), (math.exp(hi) if hi < 709.0 else math.inf)
 
 
-def high_probability_unmet(arch: str, driver, width: int) -> dict[str, list[str]]:
-    """The conditions of :func:`high_probability_bounds` that do not hold, per bound
-    (``{'lower': [...], 'upper': [...]}``, empty lists when all that deeplimits checks hold):
-    res-3, and i.i.d. symmetric sub-Gaussian entries of variance ``1/d`` (the uniform, Gaussian
-    and Rademacher drivers, each 1-sub-Gaussian once scaled by ``sqrt(d)``) for both; ``d >= 64``
-    for the lower bound. The paper's proposition also asks ``alpha`` to be small against ``d``
-    and the sub-Gaussian constant; that condition is not checked (docs/theory.md)."""
-    both = []
-    if arch != "res-3":
-        both.append(f"arch must be res-3, got {arch}")
-    if driver.name not in _IID:
-        both.append(f"weights must be i.i.d. ({', '.join(_IID)}), got {driver.name}")
-    return {"lower": both + ([f"width d must be >= 64, got {width}"] if width < 64 else []), "upper": list(both)}
+def high_probability_unmet(arch: str, driver, width: int, beta: float, depth: int,
+                           delta: float = 0.25) -> dict[str, list[str]]:
+    """The conditions of :func:`high_probability_bounds` that do not hold at ``alpha = depth^-beta``,
+    per bound, each with its numbers (``{'lower': [...], 'upper': [...]}``, empty lists when all
+    hold): the ``text`` of the failing :func:`~deeplimits.studies.theory_conditions.high_probability_conditions`."""
+    from .theory_conditions import high_probability_conditions
+
+    out: dict[str, list[str]] = {"lower": [], "upper": []}
+    for c in high_probability_conditions(arch, driver, width, beta, depth, delta):
+        if not c["holds"]:
+            out[c["bound"]].append(c["text"])
+    return out
 
 
 def regularity(driver) -> float:
