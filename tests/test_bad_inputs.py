@@ -985,6 +985,13 @@ def _api():
         (G.hypothesis, lambda: dict(exponents=_EXPONENTS), "exponents", None, "exponents must be a dict"),
         (G.hypothesis, lambda: dict(exponents=_EXPONENTS), "exponents", {}, "exponents must map 'beta'"),
         (G.hypothesis, lambda: dict(exponents=_EXPONENTS), "hurst", "x", "hurst must be a number or None"),
+        (G.hypothesis, lambda: dict(exponents=_EXPONENTS), "noise_hurst", "x", "noise_hurst must be a number or None"),
+        (G.hypothesis, lambda: dict(exponents=_EXPONENTS), "trend_ratio", [1.0], "trend_ratio must be a number or None"),
+        (G.weigh_evidence, lambda: dict(exponents=_EXPONENTS), "exponents", 3, "exponents must be a dict"),
+        (G.weigh_evidence, lambda: dict(exponents=_EXPONENTS), "noise_hurst", "x", "noise_hurst must be a number"),
+        (G.weigh_evidence, lambda: dict(exponents=_EXPONENTS), "trend_ratio", True, "trend_ratio must be a number"),
+        (G.scaling_exponents, lambda: dict(family=[_diag(8), _diag(16)]), "trend_ratio", "x",
+         "trend_ratio must be a number or None"),
         (G.trend_split, A, "A", torch.full((8, 2), NAN), "A must contain only finite values"),
         (G.trend_split, A, "A", [[1.0]] * 8, "A must be a torch.Tensor"),
         (G.trend_split, A, "A", torch.ones(8, 2, dtype=I64), "A must have dtype"),
@@ -1074,7 +1081,7 @@ def _public():
 
     return [T.ResidualNetwork, T.ResidualNetwork.from_config, T.train, T.BatchedAdam, T.BatchedSGD, T.init_from_driver, T.resolution_for, T.iid_,
             T.fractional_, T.smooth_, T.evaluate, config_losses, G.weight_diagnostics, G.hurst_index,
-            G.scaling_exponents, G.loglog_fit, G.hypothesis, G.trend_split, G.from_trend, G.trend_loss,
+            G.scaling_exponents, G.loglog_fit, G.hypothesis, G.weigh_evidence, G.trend_split, G.from_trend, G.trend_loss,
             G.trained_ode_distance, G.load_weights, D.load_dataset, D.batches, D.split_indices, D.cohen_targets,
             D.register_dataset, D.synthetic, fit_rate]
 

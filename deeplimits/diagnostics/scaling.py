@@ -1,14 +1,22 @@
 """Exponents of the weight diagnostics across a family of depths (docs/weights.md): the slope
 of ``log diagnostic`` against ``log L`` by least squares, with a Student-t confidence interval
-(one value per depth: no draws to resample). The weight exponent ``beta`` is minus the slope of
-the max norm (``max_k ||A_k|| ~ L^-beta``)."""
+(one value per depth: no draws to resample), and the steps of Cohen, Cont, Rossier & Xu (ICML
+2021, §2.3):
+
+* step 2: the weight exponent ``beta`` is one minus the slope of the CUMULATIVE-SUM norm
+  (``max_k ||sum_{j<k} A_j|| ~ L^(1 - beta)``). Minus the slope of the max norm
+  (``beta_max``) is the same number only for a pure trend: a noise part of size ``L^-1/2``
+  is the largest weight when ``beta > 1/2``;
+* step 3: ``scaled_increments``, the exponent of ``L^beta max_k ||A_{k+1} - A_k||`` (``-nu``
+  under Hypothesis 1 with a nu-Hölder limit; ``nu`` is reported when it is positive);
+* steps 4 and 5: the exponents of the noise part's quadratic variation and of the root sum of
+  squares; :mod:`.verdict` weighs them.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import numbers
-from collections.abc import Mapping
 from typing import Sequence
 
 import numpy as np
@@ -16,11 +24,12 @@ import numpy as np
 from .. import _validate as V_
 from .._plain import PlainData
 from .measures import WeightDiagnostics
+from .verdict import hypothesis, weigh_evidence
 
-__all__ = ["interval", "loglog_fit", "scaling_exponents", "Exponents", "SCALED", "hypothesis"]
+__all__ = ["interval", "loglog_fit", "scaling_exponents", "Exponents", "SCALED", "hypothesis", "weigh_evidence"]
 
-#: the diagnostics whose exponent is fitted (the Hurst index is not a power of L)
-SCALED = ("max_norm", "increment_norm", "cumsum_norm", "rss", "quadratic_variation")
+#: the diagnostics whose exponent is fitted (the Hurst indices are not powers of L)
+SCALED = ("max_norm", "increment_norm", "cumsum_norm", "rss", "quadratic_variation", "noise_qv")
 
 
 def interval(ci) -> str:
@@ -62,29 +71,51 @@ def _loglog_fit(depths, values, level: float = 0.95) -> tuple[float, tuple]:
 
 @dataclasses.dataclass
 class Exponents(PlainData):
-    """``exponents``: name -> ``{'value', 'ci'}`` for the slope of each diagnostic on ``L``
-    and for ``beta`` (minus the max-norm slope); ``depths`` the family's depths;
-    ``hypothesis`` and ``reason``: what they support (:func:`hypothesis`)."""
+    """``exponents``: name -> ``{'value', 'ci'}`` for the slope of each diagnostic on ``L``,
+    ``beta`` (step 2: one minus the cumulative-sum slope), ``beta_max`` (minus the max-norm
+    slope), ``scaled_increments`` (step 3) and ``nu`` (minus it, when positive); ``depths`` the
+    family's depths; ``hurst``, ``noise_hurst``: the median Hurst indices of ``A`` and of its
+    noise part over the depths; ``hypothesis`` and ``reason``: the verdict
+    (:func:`hypothesis`), ``evidence``: each step against what each hypothesis predicts
+    (:func:`weigh_evidence`)."""
 
     name: str
     depths: list
     exponents: dict
     hypothesis: str
     reason: str
+    evidence: list = dataclasses.field(default_factory=list)
+    hurst: float = math.nan
+    noise_hurst: float = math.nan
 
     def report(self) -> str:
-        lines = [f"{self.name}: exponents over depths {self.depths} (log-log slope, 95% CI); "
-                 f"supports: {self.hypothesis} ({self.reason})"]
+        lines = [f"{self.name}: exponents over depths {self.depths} (log-log slope, 95% CI)"]
         for k, v in self.exponents.items():
             ci = " " + interval(v["ci"])
             lines.append(f"  {k:>20} {v['value']:8.3f}{ci}")
+        lines += evidence_lines(self.evidence)
+        lines.append(f"supports: {self.hypothesis} ({self.reason})")
         return "\n".join(lines)
 
 
-def scaling_exponents(family: Sequence[WeightDiagnostics], level: float = 0.95) -> Exponents:
+def evidence_lines(evidence: list) -> list[str]:
+    """The evidence as a table: step, quantity, measured, what each hypothesis predicts, agrees."""
+    if not evidence:
+        return []
+    rows = [("step", "quantity", "measured", "Hypothesis 1", "Hypothesis 2", "agrees")]
+    rows += [(str(e["step"]), e["name"], e["measured"], e["H1"].split(" (")[0], e["H2"].split(" (")[0], e["agrees"])
+             for e in evidence]
+    widths = [max(len(r[i]) for r in rows) for i in range(6)]
+    return ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+
+
+def scaling_exponents(family: Sequence[WeightDiagnostics], level: float = 0.95, *,
+                      trend_ratio: float | None = None) -> Exponents:
     """The exponents of one tensor's diagnostics across the depths of ``family`` (a list of
     :class:`WeightDiagnostics`, one per depth, at least two distinct depths), with ``level``
-    (in (0, 1)) intervals."""
+    (in (0, 1)) intervals, and the verdict they support; ``trend_ratio`` (``None`` or a
+    number), for trained weights, the loss of the network rebuilt from their trend over the
+    original's at the deepest depth, weighed with the rest."""
     family = V_.sequence("family", family, what="a list of WeightDiagnostics (one per depth)")
     bad = [type(d).__name__ for d in family if not isinstance(d, WeightDiagnostics)]
     if bad:
@@ -94,72 +125,30 @@ def scaling_exponents(family: Sequence[WeightDiagnostics], level: float = 0.95) 
     depths = [d.depth for d in family]
     if len(set(depths)) < 2:
         raise ValueError(f"family must hold at least two distinct depths, got {depths}")
-    out = {}
-    for name in SCALED:
-        slope, ci = _loglog_fit(depths, [getattr(d, name) for d in family], level)
-        out[name] = {"value": slope, "ci": list(ci)}
+    out = {name: _fit(depths, [getattr(d, name) for d in family], level) for name in SCALED}
+    c = out["cumsum_norm"]
+    out["beta"] = {"value": 1 - c["value"], "ci": [1 - c["ci"][1], 1 - c["ci"][0]]}
     m = out["max_norm"]
-    out["beta"] = {"value": -m["value"], "ci": [-m["ci"][1], -m["ci"][0]]}
-    hurst = float(np.median([d.hurst for d in family]))
-    return Exponents(family[0].name, depths, out, *hypothesis(out, hurst))
+    out["beta_max"] = {"value": -m["value"], "ci": [-m["ci"][1], -m["ci"][0]]}
+    beta = out["beta"]["value"]
+    raw = [d.increment_norm / float(d.depth) ** d.beta for d in family]  # the increments unscaled
+    s = _fit(depths, [v * float(d.depth) ** beta if math.isfinite(beta) else math.nan for v, d in zip(raw, family)],
+             level)
+    out["scaled_increments"] = s
+    if s["value"] < 0:
+        out["nu"] = {"value": -s["value"], "ci": [-s["ci"][1], -s["ci"][0]]}
+    hurst = _median([d.hurst for d in family])
+    noise_hurst = _median([d.noise_hurst for d in family])
+    kw = dict(noise_hurst=noise_hurst, trend_ratio=trend_ratio)
+    verdict, reason = hypothesis(out, hurst, **kw)
+    return Exponents(family[0].name, depths, out, verdict, reason, weigh_evidence(out, **kw), hurst, noise_hurst)
 
 
-#: thresholds: midpoints between the exponents of the beta-scaled increment norm in the three
-#: regimes (-1 smooth, -1/2 a rough function, 0 increments of a rough process) and a band
-#: around 0 for "does not scale"
-_SMOOTH_BELOW, _ROUGH_BELOW, _FLAT = -0.75, -0.25, 0.15
+def _fit(depths, values, level) -> dict:
+    slope, ci = _loglog_fit(depths, values, level)
+    return {"value": slope, "ci": list(ci)}
 
 
-def hypothesis(exponents: dict, hurst: float | None = None) -> tuple[str, str]:
-    """The limit a set of exponents supports (Cohen, Cont, Rossier & Xu, ICML 2021, §3), with
-    the reason. With ``s`` the exponent of the beta-scaled increment norm
-    ``L^beta max_k ||A_{k+1} - A_k||``:
-
-    * ``'smooth'``: ``s <= -3/4`` (close to ``-1``): ``L^beta A_{floor(Lt)} -> A(t)`` smooth,
-      the network tends to a neural ODE (Hypothesis 1);
-    * ``'rough'``: the weights shrink (``beta > 0.15``) but ``s > -3/4``: a rough function of
-      depth (``s`` near ``-1/2``, Hypothesis 2) or the increments of a rough process (``s``
-      near 0 with a Hurst index near 1/2: a diffusive, SDE-like limit);
-    * ``'sparse'``: the largest weight does not shrink (``|beta| < 0.15``), the root sum of
-      squares is bounded (``|exponent| < 0.15``) and the scaled increments do not shrink;
-    * ``'inconclusive'`` otherwise. The thresholds are midpoints between the regimes' exponents.
-
-    ``exponents`` maps at least ``'beta'``, ``'increment_norm'`` and ``'rss'`` to
-    ``{'value': number}`` (as :attr:`Exponents.exponents`; NaN: not fitted); ``hurst`` is
-    ``None`` or a number (NaN: unknown).
-    """
-    _exponents(exponents)
-    if hurst is not None and not _number(hurst):
-        raise ValueError(f"hurst must be a number or None, got {hurst!r}")
-    beta = exponents["beta"]["value"]
-    scaled = exponents["increment_norm"]["value"] + beta
-    rss = exponents["rss"]["value"]
-    if not (math.isfinite(scaled) and math.isfinite(beta)):
-        return "inconclusive", "the exponents could not be fitted (non-positive values or too few depths)"
-    h = "" if hurst is None or not math.isfinite(hurst) else f", Hurst index {hurst:.2f}"
-    why = f"beta {beta:.2f}, the beta-scaled increment norm scales as L^{scaled:.2f}{h}"
-    if scaled <= _SMOOTH_BELOW:
-        return "smooth", why + " (close to L^-1: a smooth function of depth, a neural ODE limit)"
-    if beta > _FLAT:
-        if scaled > _ROUGH_BELOW and hurst is not None and abs(hurst - 0.5) < 0.15:
-            return "rough", why + " (increments that do not shrink, Hurst index near 1/2: increments of a " \
-                                  "rough process, a diffusive limit)"
-        return "rough", why + " (slower than L^-1: a rough function of depth)"
-    if abs(beta) <= _FLAT and abs(rss) < _FLAT and scaled > _ROUGH_BELOW:
-        return "sparse", why + f"; the largest weight does not shrink and the root sum of squares scales " \
-                               f"as L^{rss:.2f} (bounded): a few large layers"
-    return "inconclusive", why + " (none of the three regimes)"
-
-
-def _number(x) -> bool:
-    return isinstance(x, numbers.Real) and not isinstance(x, bool)
-
-
-def _exponents(exponents) -> None:
-    if not isinstance(exponents, Mapping):
-        raise ValueError(f"exponents must be a dict (as Exponents.exponents), got {type(exponents).__name__}")
-    for key in ("beta", "increment_norm", "rss"):
-        entry = exponents.get(key)
-        if not isinstance(entry, Mapping) or not _number(entry.get("value")):
-            raise ValueError(f"exponents must map 'beta', 'increment_norm' and 'rss' to {{'value': number}} "
-                             f"(as Exponents.exponents), got {key!r}: {entry!r}")
+def _median(values) -> float:
+    finite = [v for v in values if math.isfinite(v)]
+    return float(np.median(finite)) if finite else math.nan

@@ -185,7 +185,7 @@ class ScalingPlan(Plan):
 
         records = sorted((r for res in results for r in res["records"]), key=lambda r: (r["depth"], r["seed"]))
         first = [r for r in records if r["seed"] == 0]
-        exponents, hyp, why = {}, "inconclusive", "fewer than two depths trained"
+        exponents, hyp, why = {}, "neither", "fewer than two depths trained"
         if len({r["depth"] for r in first}) >= 2:
             fields = {f.name for f in dataclasses.fields(WeightDiagnostics)}
             fam = scaling_exponents([WeightDiagnostics(**{k: r[k] for k in fields}) for r in first])
