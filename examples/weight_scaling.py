@@ -10,7 +10,7 @@ Writes OUT_DIR/weight_scaling.png (default docs/figures).
 import os
 import sys
 
-from deeplimits.plots import plot_scaling
+from deeplimits.plots_scaling import plot_scaling
 from deeplimits.studies import SCALING_PRESETS, plan_scaling
 
 FIGURES = ["weight_scaling.png"]

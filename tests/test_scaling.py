@@ -49,6 +49,10 @@ def test_trained_family_report_and_store(tmp_path):
     (dict(delta="each"), "delta must be one of"),
     (dict(stop_loss=0.0), "stop_loss"),
     (dict(lr=-1.0), "lr"),
+    (dict(lr=[0.1, 0.1]), "distinct rates"),
+    (dict(lr=[]), "lr must be a rate > 0 or a list"),
+    (dict(loss="l1"), "loss must be one of"),
+    (dict(dtype="float16"), "dtype"),
 ])
 def test_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):

@@ -10,10 +10,10 @@ from . import outputs
 from .errors import plan
 from .execution import Run, default_out, executor, preset_options, progress
 
-__all__ = ["run_scaling_cmd", "OPTIONS"]
+__all__ = ["run_scaling_cmd", "OPTIONS", "estimate_line"]
 
-OPTIONS = ("dataset", "activation", "delta", "depths", "width", "seeds", "optimizer", "lr", "batch_size", "stop_loss", "max_epochs",
-           "init_scale", "samples", "seed")
+OPTIONS = ("dataset", "activation", "delta", "depths", "width", "seeds", "optimizer", "lr", "batch_size", "loss",
+           "stop_loss", "max_epochs", "init_scale", "samples", "seed")
 
 
 def run_scaling_cmd(args) -> int:
@@ -24,17 +24,35 @@ def run_scaling_cmd(args) -> int:
     spec = plan("scaling", OPTIONS + ("dtype", "device"), scaling.plan_scaling, **kw)
     out = default_out(args, "scaling", spec.to_dict())
     outputs.check_outputs(args, "scaling", out)
+    report = outputs.report_stream(args.json)
+    print(estimate_line(spec), file=report, flush=True)
     with Run(out, spec.to_dict()) as store:
         with progress(args, total=len(spec.depths), unit="depth", desc="scaling",
                       bar_format="{desc} {bar} {n_fmt}/{total_fmt} depths [{elapsed}<{remaining}]") as bar:
             result = spec.run(bar.update, store=store, **executor_kw)
-    report = outputs.report_stream(args.json)
     print(result.report(), file=report)
     os.makedirs(out, exist_ok=True)
     figure = os.path.join(out, "scaling.png")
-    from ..plots import plot_scaling
+    from ..plots_scaling import plot_scaling
 
     plot_scaling(result, path=figure)
     written = [figure] + outputs.dump_json(result.to_dict(), out, args.json)
     print(f"run store {store.path}; wrote " + ", ".join(written), file=report)
     return 0
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("days", 86400), ("hours", 3600), ("minutes", 60)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:.3g} {unit}"
+    return f"{seconds:.3g} s"
+
+
+def estimate_line(spec) -> str:
+    """What the plan will take, printed before it starts: its tasks and memory, and its time in
+    one process (:meth:`~deeplimits.studies.ScalingPlan.seconds`)."""
+    budget, typical = spec.seconds()
+    return (f"plan: {len(spec.depths)} depths x {spec.seeds} seed{'s' * (spec.seeds != 1)}, one task each; "
+            f"{spec.estimate()}; time in one process on 2 CPU cores: about {_duration(typical)} if every network "
+            f"reaches the threshold within 100 epochs, at most {_duration(budget)} ({spec.max_epochs} epochs each; "
+            f"--workers or --scheduler divide it)")

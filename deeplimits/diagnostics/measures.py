@@ -17,7 +17,8 @@ whose increments are the weights:
   bandwidth :data:`NOISE_BANDWIDTH`), whose cumulative sum is the noise part of ``X``:
   ``noise_qv = sum_k ||N_k||^2`` (its quadratic variation) and ``noise_hurst`` (the median
   Hurst index of its coordinates: 1/2 for the increments of a rough process, near 1 for what
-  the smoothing leaves of a continuous function of depth).
+  the smoothing leaves of a continuous function of depth); NaN below ``L = 1 / NOISE_BANDWIDTH``
+  (20 layers), where the kernel is narrower than one layer.
 """
 
 from __future__ import annotations
@@ -153,9 +154,12 @@ def weight_diagnostics(A, *, beta: float = 0.0, name: str = "A") -> WeightDiagno
     big, step, cum = float(norms.max()), float(scale * inc.max()), float(torch.cumsum(a, 0).norm(dim=1).max())
     rss, qv = float(norms.square().sum().sqrt()), float(inc.square().sum())
     q25, med, q75 = _quartiles(_hurst(a))
-    _, noise = _split(a, NOISE_BANDWIDTH)
-    return WeightDiagnostics(name, L, list(A.shape[1:]), beta, big, step, cum, rss, qv, med, q75 - q25,
-                             float(noise.square().sum()), _quartiles(_hurst(noise))[1])
+    noise_qv = noise_hurst = math.nan
+    if NOISE_BANDWIDTH * L >= 1:  # a kernel narrower than one layer leaves no noise to measure
+        _, noise = _split(a, NOISE_BANDWIDTH)
+        noise_qv, noise_hurst = float(noise.square().sum()), _quartiles(_hurst(noise))[1]
+    return WeightDiagnostics(name, L, list(A.shape[1:]), beta, big, step, cum, rss, qv, med, q75 - q25, noise_qv,
+                             noise_hurst)
 
 
 def _quartiles(h: torch.Tensor) -> tuple[float, float, float]:

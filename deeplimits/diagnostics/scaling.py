@@ -145,7 +145,10 @@ def scaling_exponents(family: Sequence[WeightDiagnostics], level: float = 0.95, 
 
 
 def _fit(depths, values, level) -> dict:
-    slope, ci = _loglog_fit(depths, values, level)
+    """The log-log fit over the depths whose value is finite (the noise part is not measured at
+    the smallest depths)."""
+    pairs = [(L, v) for L, v in zip(depths, values) if math.isfinite(v)]
+    slope, ci = _loglog_fit([L for L, _ in pairs], [v for _, v in pairs], level)
     return {"value": slope, "ci": list(ci)}
 
 

@@ -222,7 +222,7 @@ class TrainPlan(Plan):
 
 
 def _fused(plan) -> bool:
-    return plan.arch == "res-1" and plan.activation in ("tanh", "relu", "identity")
+    return plan.arch in ("res-1", "inside") and plan.activation in ("tanh", "relu", "identity")
 
 
 def _best(records: list[dict]) -> list[dict]:
