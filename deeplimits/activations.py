@@ -30,11 +30,21 @@ class Activation:
 
     Named activations carry closed-form derivatives; for any other callable the derivative
     is taken by automatic differentiation (valid because the map is elementwise).
+
+    An activation pickles (``torch.save`` of a module, a pair sent to a Dask worker): one made
+    from a name or ``'module:function'`` by that name, re-resolved when loaded; one made from
+    a callable by reference to the callable (a module-level function pickles, a lambda does not).
     """
 
     def __init__(self, fn: Callable[[torch.Tensor], torch.Tensor], name: str,
                  derivative: Callable[[torch.Tensor], torch.Tensor] | None = None):
         self.fn, self.name, self._derivative = fn, name, derivative
+        self.spec: str | None = None  # the name it was resolved from (set by :func:`activation`)
+
+    def __reduce__(self):
+        if self.spec is not None:
+            return activation, (self.spec,)
+        return Activation, (self.fn, self.name, self._derivative)
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         return self.fn(x)
@@ -107,32 +117,44 @@ def activation(spec: str | Callable | Activation) -> Activation:
     if callable(spec):
         return Activation(spec, getattr(spec, "__name__", "custom"))
     if isinstance(spec, str):
-        name, colon, arg = spec.partition(":")
-        if name in NAMES and colon and not arg.strip():  # 'leaky_relu:', 'tanh:'
-            raise ValueError(f"activation {spec!r} ends in ':' with nothing after it; give {name!r}"
-                             + (" or 'leaky_relu:SLOPE' with SLOPE in [0, 1]" if name == "leaky_relu" else ""))
-        if name == "leaky_relu":
-            try:
-                slope = float(arg) if arg else 1 / math.sqrt(2)
-            except ValueError:
-                slope = float("nan")
-            if not 0 <= slope <= 1:
-                raise ValueError(f"activation 'leaky_relu:SLOPE' needs a slope in [0, 1], got {arg!r}")
-            return _leaky(slope)
-        if name == "identity" and not arg:
-            return Activation(lambda x: x, "identity", torch.ones_like)
-        if name == "tanh" and not arg:
-            return Activation(torch.tanh, "tanh", lambda x: 1 - torch.tanh(x) ** 2)
-        if name == "relu" and not arg:
-            return Activation(torch.relu, "relu", lambda x: (x > 0).to(x.dtype))
-        if name == "sin" and not arg:
-            return Activation(torch.sin, "sin", torch.cos)
-        if name == "softplus0" and not arg:
-            return Activation(lambda x: torch.nn.functional.softplus(2 * x) - math.log(2), "softplus0",
-                              lambda x: 1 + torch.tanh(x))
-        if name == "sigmoid" and not arg:
-            return Activation(torch.sigmoid, "sigmoid", lambda x: torch.sigmoid(x) * (1 - torch.sigmoid(x)))
-        if ":" in spec and name not in NAMES:
-            return _from_module(spec)
-    raise ValueError(f"activation must be one of {', '.join(NAMES)} (leaky_relu:SLOPE with SLOPE in "
-                     f"[0, 1]), 'module:function' or an elementwise callable; got {spec!r}")
+        act = _named(spec)
+        act.spec = spec
+        return act
+    raise _unknown(spec)
+
+
+def _unknown(spec) -> ValueError:
+    return ValueError(f"activation must be one of {', '.join(NAMES)} (leaky_relu:SLOPE with SLOPE in "
+                      f"[0, 1]), 'module:function' or an elementwise callable; got {spec!r}")
+
+
+def _named(spec: str) -> Activation:
+    """The activation named ``spec`` (see :func:`activation`)."""
+    name, colon, arg = spec.partition(":")
+    if name in NAMES and colon and not arg.strip():  # 'leaky_relu:', 'tanh:'
+        raise ValueError(f"activation {spec!r} ends in ':' with nothing after it; give {name!r}"
+                         + (" or 'leaky_relu:SLOPE' with SLOPE in [0, 1]" if name == "leaky_relu" else ""))
+    if name == "leaky_relu":
+        try:
+            slope = float(arg) if arg else 1 / math.sqrt(2)
+        except ValueError:
+            slope = float("nan")
+        if not 0 <= slope <= 1:
+            raise ValueError(f"activation 'leaky_relu:SLOPE' needs a slope in [0, 1], got {arg!r}")
+        return _leaky(slope)
+    if name == "identity" and not arg:
+        return Activation(lambda x: x, "identity", torch.ones_like)
+    if name == "tanh" and not arg:
+        return Activation(torch.tanh, "tanh", lambda x: 1 - torch.tanh(x) ** 2)
+    if name == "relu" and not arg:
+        return Activation(torch.relu, "relu", lambda x: (x > 0).to(x.dtype))
+    if name == "sin" and not arg:
+        return Activation(torch.sin, "sin", torch.cos)
+    if name == "softplus0" and not arg:
+        return Activation(lambda x: torch.nn.functional.softplus(2 * x) - math.log(2), "softplus0",
+                          lambda x: 1 + torch.tanh(x))
+    if name == "sigmoid" and not arg:
+        return Activation(torch.sigmoid, "sigmoid", lambda x: torch.sigmoid(x) * (1 - torch.sigmoid(x)))
+    if ":" in spec and name not in NAMES:
+        return _from_module(spec)
+    raise _unknown(spec)

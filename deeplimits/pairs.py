@@ -46,6 +46,11 @@ class PairSample:
         """Where the sample lives (that of its inputs ``h0`` and of every driver sample)."""
         return self.h0.device
 
+    def to(self, device) -> "PairSample":
+        """The same draws on ``device`` (:meth:`DriverSample.to <deeplimits.paths.DriverSample.to>`:
+        a path drawn from a seed keeps its numbers)."""
+        return PairSample({name: s.to(device) for name, s in self.weights.items()}, self.h0.to(device))
+
 
 @dataclasses.dataclass
 class PairSolution:

@@ -1,4 +1,9 @@
-"""Matplotlib figures of result objects (they can always be redrawn from stored results)."""
+"""Matplotlib figures of result objects (they can always be redrawn from stored results).
+
+Every figure function, and every result's ``plot`` method, takes ``path=None, *, ax=None``:
+``path`` writes the figure there (PNG) and releases it; ``ax`` draws into your own matplotlib
+Axes (one for a one-panel figure, else one per panel, in reading order) instead of a new figure.
+The figure is returned either way."""
 
 from __future__ import annotations
 
@@ -7,24 +12,20 @@ from typing import Sequence
 import numpy as np
 
 
-def plot_convergence(results: Sequence, ax=None, path: str | None = None):
+def plot_convergence(results: Sequence, path: str | None = None, *, ax=None):
     """Log-log plot of ``E max_k ||H_{k/L} - h_k||`` against depth with standard-error bars,
     one panel per result, and the theoretical slope drawn through the data's centre.
 
     Args:
         results: :class:`~deeplimits.convergence.ConvergenceResult` objects.
-        ax: an axis (one result) or a sequence of axes; created when omitted.
         path: write the figure there (PNG) when given.
+        ax: an Axes (one result) or one Axes per result, to draw into; created when omitted.
     Returns:
         The matplotlib figure.
     """
     results = list(results)
-    if ax is None:
-        fig, axes = _figure(1, len(results), (4.6 * len(results), 4.0), path)
-        axes = axes[0]
-    else:
-        axes = np.atleast_1d(ax)
-        fig = axes[0].figure
+    fig, axes = _figure(1, len(results), (4.6 * len(results), 4.0), path, ax)
+    axes = axes[0]
     for a, r in zip(axes, results):
         L = np.asarray(r.depths, dtype=float)
         e = _floats(r.error)
@@ -66,8 +67,16 @@ def _fmt(x) -> str:
     return "-" if x is None or not np.isfinite(x) else f"{x:.2f}"
 
 
-def _figure(nrows, ncols, size, path):
-    """A new figure with a grid of axes; headless (Agg) when it is only written to ``path``."""
+def _figure(nrows, ncols, size, path, ax=None):
+    """A new figure with a grid of axes (headless, Agg, when it is only written to ``path``), or
+    the caller's ``ax``: one Axes for a one-panel figure, else ``nrows x ncols`` Axes of one
+    figure (any nesting), returned as ``(figure, axes of shape (nrows, ncols))``."""
+    if ax is not None:
+        axes = np.asarray(ax, dtype=object).reshape(-1)
+        if axes.size != nrows * ncols or not all(hasattr(a, "figure") for a in axes):
+            raise ValueError(f"ax must be {'a matplotlib Axes' if nrows * ncols == 1 else f'{nrows * ncols} matplotlib Axes'} "
+                             f"for this figure ({nrows} x {ncols} panels), got {ax!r:.80}")
+        return axes[0].figure, axes.reshape(nrows, ncols)
     import matplotlib
 
     if path is not None:
@@ -89,15 +98,16 @@ def _save(fig, path):
     return fig
 
 
-def plot_stability(result, path: str | None = None):
+def plot_stability(result, path: str | None = None, *, ax=None):
     """Median ``r_h`` and ``r_p`` against depth with quartile bands, one line per beta, and
     ``sqrt`` of the theory bounds on ``E r^2`` (dotted) where they apply.
 
     Args:
         result: a :class:`~deeplimits.propagation.StabilityResult`.
         path: write the figure there (PNG) when given.
+        ax: the Axes to draw into (one per panel), created when omitted.
     """
-    fig, axes = _figure(1, 2, (10, 4.2), path)
+    fig, axes = _figure(1, 2, (10, 4.2), path, ax)
     betas = sorted({r["beta"] for r in result.records})
     for ax, name, title in zip(axes[0], ("r_h", "r_p"), (r"$\|h_L - h_0\| / \|h_0\|$", r"$\|p_0 - p_L\| / \|p_L\|$")):
         for i, beta in enumerate(betas):
@@ -120,13 +130,13 @@ def plot_stability(result, path: str | None = None):
     return _save(fig, path)
 
 
-def plot_histograms(result, path: str | None = None):
+def plot_histograms(result, path: str | None = None, *, ax=None):
     """Histograms of ``||h_L||/||h_0||`` and ``||p_0||/||p_L||`` at the largest depth, one row
     per beta, with the fitted log-normal density and the p-value of the normality test of
     the logarithms."""
     if not result.samples:
         raise ValueError("the result has no samples: run the study with histograms=True")
-    fig, axes = _figure(len(result.samples), 2, (10, 3.6 * len(result.samples)), path)
+    fig, axes = _figure(len(result.samples), 2, (10, 3.6 * len(result.samples)), path, ax)
     for row, s in zip(axes, result.samples):
         rec = next(r for r in result.records if r["beta"] == s["beta"] and r["depth"] == s["depth"])
         for ax, key, fit, what in ((row[0], "norm_h", rec["lognormal_h"], r"$\|h_L\| / \|h_0\|$"),
@@ -147,7 +157,7 @@ def plot_histograms(result, path: str | None = None):
     return _save(fig, path)
 
 
-def plot_theory(result, path: str | None = None):
+def plot_theory(result, path: str | None = None, *, ax=None):
     """Each bound of docs/theory.md beside its measured counterpart, at the largest depth of
     each beta: (1) the empirical quantiles of ``r_h^2`` (circles) and ``r_p^2`` (squares)
     against the level ``1 - delta`` with the quantile bound ``2 L a^2 / delta`` (dotted), where
@@ -158,8 +168,9 @@ def plot_theory(result, path: str | None = None):
     Args:
         result: a :class:`~deeplimits.studies.StabilityResult`.
         path: write the figure there (PNG) when given.
+        ax: the Axes to draw into (one per panel), created when omitted.
     """
-    fig, axes = _figure(1, 3, (15, 4.4), path)
+    fig, axes = _figure(1, 3, (15, 4.4), path, ax)
     top = max(r["depth"] for r in result.records)
     last = [r for r in result.records if r["depth"] == top]
     _quantile_panel(axes[0][0], last, top)
@@ -232,11 +243,11 @@ def _laws_panel(ax, result):
         ax.legend(fontsize=7)
 
 
-def plot_phase(result, path: str | None = None):
+def plot_phase(result, path: str | None = None, *, ax=None):
     """Heat maps of the mean ``log10 r_h`` and ``log10 r_p`` over (H, beta), with the measured
     critical scaling ``beta*(H)`` and the prediction ``max(H, 1/2)`` drawn in."""
     slopes = result.slope_h is not None
-    fig, axes = _figure(1, 3 if slopes else 2, (16.5 if slopes else 11, 4.6), path)
+    fig, axes = _figure(1, 3 if slopes else 2, (16.5 if slopes else 11, 4.6), path, ax)
     H = np.asarray(result.hurst)
     b = np.asarray(result.beta)
     if slopes:
@@ -279,11 +290,11 @@ def _slope_panel(fig, ax, result, H, b):
     ax.legend(fontsize=7, loc="upper left")
 
 
-def plot_train_heatmap(result, path: str | None = None):
+def plot_train_heatmap(result, path: str | None = None, *, ax=None):
     """The best test accuracy over the learning rates per (H, beta) (Marion et al., JMLR 2025,
     §4.2), failed cells (every configuration non-finite) hatched, and the line
     ``beta = max(H, 1/2)`` drawn in. For i.i.d. or smooth weights (no H) one column."""
-    fig, axes = _figure(1, 1, (6.2, 4.8), path)
+    fig, axes = _figure(1, 1, (6.2, 4.8), path, ax)
     ax = axes[0][0]
     classification = result.classification
     key = "test_accuracy" if classification else "test_loss"
@@ -317,10 +328,10 @@ def plot_train_heatmap(result, path: str | None = None):
     return _save(fig, path)
 
 
-def plot_weight_paths(panels: Sequence[dict], path: str | None = None):
+def plot_weight_paths(panels: Sequence[dict], path: str | None = None, *, ax=None):
     """A weight coordinate against the layer index, at initialisation and after training, one
     panel per entry of ``panels`` (``label``, ``init``, ``trained``: values per layer)."""
-    fig, axes = _figure(1, len(panels), (4.2 * len(panels), 3.4), path)
+    fig, axes = _figure(1, len(panels), (4.2 * len(panels), 3.4), path, ax)
     for ax, p in zip(axes[0], panels):
         k = np.arange(1, len(p["trained"]) + 1)
         ax.plot(k, _floats(p["init"]), lw=0.8, color="0.6", label="initialisation")
@@ -332,11 +343,11 @@ def plot_weight_paths(panels: Sequence[dict], path: str | None = None):
     return _save(fig, path)
 
 
-def plot_weight_coordinates(tensors: Sequence, path: str | None = None, coordinates: int = 3):
+def plot_weight_coordinates(tensors: Sequence, path: str | None = None, coordinates: int = 3, *, ax=None):
     """The first ``coordinates`` entries of each ``(name, A)``, ``A`` of shape ``(L, ...)``,
     against ``k / L``: one panel per tensor (at most six)."""
     tensors = list(tensors)[:6]
-    fig, axes = _figure(1, len(tensors), (4.2 * len(tensors), 3.4), path)
+    fig, axes = _figure(1, len(tensors), (4.2 * len(tensors), 3.4), path, ax)
     for ax, (name, A) in zip(axes[0], tensors):
         a = np.asarray(A.detach().cpu().double().reshape(A.shape[0], -1) if hasattr(A, "detach") else A,
                        dtype=float).reshape(len(A), -1)

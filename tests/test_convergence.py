@@ -112,3 +112,13 @@ def test_fbm_in_width_decreases_and_says_the_rate_is_asymptotic():
     res = dl.strong_convergence("fbm", width=4, hurst=0.75, depths=[8, 16, 32, 64], paths=16, reference=1024)
     assert all(b < a for a, b in zip(res.error, res.error[1:]))
     assert "asymptotic" in res.report()
+
+
+def test_the_report_names_each_regimes_reference_for_what_it_is():
+    """Issue 28: the ODE's reference is an adaptive solve, not a grid; the rough regimes' is a
+    scheme on the finest grid of the same path."""
+    ode = dl.strong_convergence("ode", width=2, depths=[8, 16], paths=8)
+    assert "adaptive dopri5" in ode.report().splitlines()[0] and "grid" not in ode.report().splitlines()[0]
+    sde = dl.strong_convergence("sde", width=2, depths=[8, 16], paths=8, reference=128)
+    assert "Euler–Maruyama on the grid 1/128" in sde.report().splitlines()[0]
+    assert type(sde).from_dict(sde.to_dict()).reference_method == sde.reference_method

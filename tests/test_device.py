@@ -297,3 +297,33 @@ def test_weights_or_inputs_on_another_device_than_h0_are_one_clear_error():
     s = p.sample(2, resolution=8, generator=gen(0))
     with pytest.raises(ValueError, match=r"^h0 must be on the sample's device \(cpu\), got meta$"):
         p.solve(s, 4, h0=torch.zeros(2, 1, 3, dtype=torch.float64, device="meta"))
+
+
+def test_samples_move_with_to_and_keep_their_numbers():
+    """Issue 28: ``.to()`` on driver and pair samples. A sample drawn lazily from a seed keeps
+    drawing where it was drawn (its numbers depend on the device), so moving it keeps them."""
+    g = lambda: torch.Generator().manual_seed(7)  # noqa: E731
+    for drv in (dl.IIDDriver("gaussian"), dl.IIDDriver("uniform"), dl.FractionalDriver(0.7), dl.SmoothDriver(0.2)):
+        res = 16 if drv.needs_resolution else None
+        s = drv.sample((3, 3), draws=2, resolution=res, generator=g(), dtype=torch.float64)
+        moved = s.to("cpu")
+        assert moved is not s and moved.device == torch.device("cpu")
+        torch.testing.assert_close(moved.weights(16), s.weights(16), rtol=0, atol=0)
+    p = dl.pair("sde", width=3)
+    sample = p.sample(2, resolution=32, generator=g())
+    again = sample.to("cpu")
+    torch.testing.assert_close(p.solve(again, 8).network, p.solve(sample, 8).network, rtol=0, atol=0)
+    with pytest.raises(ValueError, match="device"):
+        sample.to("nosuch")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_samples_moved_to_cuda_keep_their_numbers():
+    g = lambda: torch.Generator().manual_seed(7)  # noqa: E731
+    for drv in (dl.IIDDriver("gaussian"), dl.IIDDriver("uniform"), dl.FractionalDriver(0.7), dl.SmoothDriver(0.2)):
+        s = drv.sample((3, 3), draws=2, resolution=16 if drv.needs_resolution else None, generator=g(),
+                       dtype=torch.float64)
+        on = s.to("cuda")
+        assert on.weights(16).device.type == "cuda"
+        # the same numbers; smooth values are computed on the device (rounding of its cos/sin)
+        torch.testing.assert_close(on.weights(16).cpu(), s.weights(16), rtol=1e-12, atol=1e-12)

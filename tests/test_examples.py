@@ -35,13 +35,3 @@ def test_quickstart_runs(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     runpy.run_path(str(ROOT / "examples" / "quickstart.py"), run_name="__main__")
     assert "fitted rate" in capsys.readouterr().out
-
-
-def test_readme_snippet_runs(tmp_path, monkeypatch):
-    """The README's Python snippet, as written (it writes sde.png in the working directory)."""
-    monkeypatch.chdir(tmp_path)
-    blocks = re.findall(r"^```python\n(.*?)^```", (ROOT / "README.md").read_text(), flags=re.S | re.M)
-    assert blocks
-    for code in blocks:
-        exec(compile(code, "README.md", "exec"), {})
-    assert (tmp_path / "sde.png").exists()

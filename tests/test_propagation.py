@@ -247,6 +247,6 @@ def test_run_store_resumes_without_recomputing(tmp_path):
     first = S.run_stability(spec, store=store)
     calls = []
     again = S.run_stability(spec.to_dict(), progress=calls.append, store=RunStore(str(tmp_path), spec.to_dict()))
-    assert again.records == first.records and calls == [4, 4, 4]
+    assert again.records == first.records and calls == []  # progress counts work done by this call: none
     [stored] = results_from_store(RunStore(str(tmp_path), create=False))
     assert stored.records == first.records

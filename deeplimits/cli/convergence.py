@@ -95,15 +95,17 @@ def _run(args, plans, store, executor_kw) -> tuple[list, list]:
     from ..studies import convergence as conv
 
     results, failed = [], []
-    n_tasks, done = sum(len(p.chunk_sizes) for p in plans), [0]
-    with progress(args, total=sum(p.paths for p in plans), unit="draw",
+    stored = set(store.results())  # a resumed run's progress starts at what is stored
+    n_tasks = sum(len(p.chunk_sizes) for p in plans)
+    done = [sum(t.key in stored for p in plans for t in p.tasks())]
+    with progress(args, total=sum(p.paths for p in plans), unit="draw", initial=sum(p.stored_units(store) for p in plans),
                   bar_format="{desc} {bar} {n_fmt}/{total_fmt} draws{postfix} [{elapsed}<{remaining}]") as bar:
         def advance(draws):
             done[0] += 1
             bar.set_postfix_str(f"tasks {done[0]}/{n_tasks}", refresh=False)
             bar.update(draws)
 
-        bar.set_postfix_str(f"tasks 0/{n_tasks}", refresh=False)
+        bar.set_postfix_str(f"tasks {done[0]}/{n_tasks}", refresh=False)
         for p in plans:
             bar.set_description(p.name)
             try:

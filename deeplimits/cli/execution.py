@@ -60,10 +60,69 @@ def preset_options(args, preset: dict, names) -> dict:
 
 
 def progress(args, **kw):
-    """The progress bar on stderr: drawn only on a terminal (errors stay one line in logs)."""
+    """Progress on stderr: a bar on a terminal; elsewhere (a log file, CI, a cluster's job log)
+    one line every :data:`LOG_INTERVAL` seconds (:class:`LogProgress`); nothing with ``--quiet``.
+    ``initial`` is the work a resumed run finds stored."""
     from tqdm import tqdm
 
-    return tqdm(disable=args.quiet or not sys.stderr.isatty(), file=sys.stderr, **kw)
+    if not args.quiet and not sys.stderr.isatty():
+        return LogProgress(total=kw.get("total"), initial=kw.get("initial", 0), unit=kw.get("unit", "it"),
+                           desc=kw.get("desc", ""), interval=LOG_INTERVAL)
+    return tqdm(disable=args.quiet, file=sys.stderr, **kw)
+
+
+#: seconds between two progress lines when standard error is not a terminal
+LOG_INTERVAL = 5.0
+
+
+class LogProgress:
+    """tqdm's interface (``update``, ``set_description``, ``set_postfix_str``, a context manager)
+    written as lines for a log: ``DESC: 96/768 draws (12%), 10 s, about 70 s left`` at most every
+    ``interval`` seconds, and once at the end."""
+
+    def __init__(self, total=None, initial=0, unit="it", desc="", interval=LOG_INTERVAL, clock=None, file=None):
+        import time
+
+        self.clock = clock or time.monotonic
+        self.total, self.n, self.unit, self.desc, self.postfix = total, initial, unit, desc, ""
+        self.start_n, self.interval, self.file, self.written = initial, interval, file, initial
+        self.t0 = self.last = self.clock()
+
+    def update(self, n=1):
+        self.n += n
+        if self.clock() - self.last >= self.interval:
+            self.write()
+
+    def set_description(self, desc, refresh=True):
+        self.desc = desc
+
+    def set_postfix_str(self, s="", refresh=True):
+        self.postfix = s
+
+    def line(self) -> str:
+        elapsed = self.clock() - self.t0
+        done = f"{self.n}/{self.total}" if self.total else f"{self.n}"
+        share = f" ({100 * self.n / self.total:.0f}%)" if self.total else ""
+        rate = (self.n - self.start_n) / elapsed if elapsed > 0 else 0.0
+        left = f", about {(self.total - self.n) / rate:.0f} s left" if self.total and self.n < self.total and rate > 0 \
+            else ""
+        post = f", {self.postfix}" if self.postfix else ""
+        return f"{self.desc}: {done} {self.unit}s{share}{post}, {elapsed:.0f} s{left}"
+
+    def write(self):
+        self.last, self.written = self.clock(), self.n
+        print(self.line(), file=self.file or sys.stderr, flush=True)
+
+    def close(self):
+        if self.n != self.written:  # the last count, unless it was just written
+            self.write()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
 
 
 def digest(spec) -> str:

@@ -21,7 +21,7 @@ def _run_study(args, cmd, spec, run, total, unit, executor_kw):
     out = default_out(args, cmd, spec.to_dict())
     outputs.check_outputs(args, cmd, out)
     with Run(out, spec.to_dict()) as store:
-        with progress(args, total=total, unit=unit, desc=cmd,
+        with progress(args, total=total, unit=unit, desc=cmd, initial=spec.stored_units(store),
                       bar_format="{desc} {bar} {n_fmt}/{total_fmt} " + unit + "s [{elapsed}<{remaining}]") as bar:
             result = run(spec, bar.update, store=store, **executor_kw)
     report = outputs.report_stream(args.json)

@@ -27,7 +27,7 @@ def run_scaling_cmd(args) -> int:
     report = outputs.report_stream(args.json)
     print(estimate_line(spec), file=report, flush=True)
     with Run(out, spec.to_dict()) as store:
-        with progress(args, total=len(spec.depths), unit="depth", desc="scaling",
+        with progress(args, total=len(spec.depths), unit="depth", desc="scaling", initial=spec.stored_units(store),
                       bar_format="{desc} {bar} {n_fmt}/{total_fmt} depths [{elapsed}<{remaining}]") as bar:
             result = spec.run(bar.update, store=store, **executor_kw)
     print(result.report(), file=report)

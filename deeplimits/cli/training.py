@@ -31,7 +31,7 @@ def run_train_cmd(args) -> int:
     outputs.check_outputs(args, "train", out)
     total = spec.n_configs * spec.epochs
     with Run(out, spec.to_dict()) as store:
-        with progress(args, total=total, unit="epoch", desc="train",
+        with progress(args, total=total, unit="epoch", desc="train", initial=spec.stored_units(store),
                       bar_format="{desc} {bar} {n_fmt}/{total_fmt} configuration-epochs "
                                  "[{elapsed}<{remaining}]") as bar:
             result = spec.run(bar.update, store=store, **executor_kw)

@@ -33,3 +33,10 @@ class Limit(abc.ABC):
         ``parts`` maps weight names to the step's increment (rough samples) or value at the
         step's right end (smooth samples); ``None`` when the limit is solved adaptively."""
         return None
+
+    #: how the reference solution is computed, in words (``{steps}``: the finest grid's steps)
+    reference_method: str = "adaptive dopri5 solve (torchdiffeq) read at k/L"
+
+    def reference_text(self, steps: int) -> str:
+        """How the reference of a convergence study is computed, for its report."""
+        return self.reference_method.format(steps=steps)

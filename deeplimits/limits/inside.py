@@ -71,6 +71,8 @@ class InsideSDELimit(Limit):
         ito_correction: ``False`` drops the Itô term (an ablation: then this is not the limit).
     """
 
+    reference_method = "Euler–Maruyama on the grid 1/{steps} of the same Brownian paths"
+
     def __init__(self, activation=None, sa: float = DEFAULT_SA, sb: float = DEFAULT_SB, *, drift: bool = False,
                  ito_correction: bool = True):
         self.activation = _activation(INSIDE_ACTIVATION if activation is None else activation)

@@ -92,6 +92,8 @@ class SDELimit(Limit):
     rate 1/2, so the same scheme on a much finer grid is the reference.
     """
 
+    reference_method = "Euler–Maruyama on the grid 1/{steps} of the same Brownian path"
+
     def __init__(self, activation=None):
         self.activation = _activation(DEFAULT_ACTIVATION if activation is None else activation)
 

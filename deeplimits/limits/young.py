@@ -21,6 +21,8 @@ class YoungLimit(Limit):
     for H < 3/4, about ``L^{-1}`` above) on the finest grid of the same fBm path.
     """
 
+    reference_method = "modified Euler scheme on the grid 1/{steps} of the same fBm path"
+
     def __init__(self, activation=None, hurst: float = 0.75):
         self.hurst = V_.hurst(hurst, above_half=True)
         self.activation = _activation(DEFAULT_ACTIVATION if activation is None else activation)

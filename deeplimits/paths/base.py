@@ -73,6 +73,27 @@ class DriverSample(abc.ABC):
     def __init__(self, shape: tuple[int, ...], draws: int, dtype: torch.dtype, scale: float, device=None):
         self.shape, self.draws, self.dtype, self.scale = shape, draws, dtype, scale
         self.device = torch.device("cpu" if device is None else device)
+        #: where the sample's random numbers are drawn (its numbers depend on it); :meth:`to`
+        #: changes only where they are delivered
+        self.home = self.device
+
+    def to(self, device) -> "DriverSample":
+        """The same sample, the same numbers, with its weights delivered on ``device`` (a
+        sample drawn lazily from a seed keeps drawing where it was drawn, then moves each chunk;
+        the tensors of the others are moved)."""
+        import copy
+
+        device = V.device("device", device, self.dtype)
+        out = copy.copy(self)
+        out.device = device
+        for name, value in vars(self).items():
+            if isinstance(value, torch.Tensor):
+                setattr(out, name, value.to(device))
+        return out
+
+    def _deliver(self, x: torch.Tensor) -> torch.Tensor:
+        """A chunk drawn on :attr:`home`, where the sample delivers its weights."""
+        return x if self.home == self.device else x.to(self.device)
 
     @abc.abstractmethod
     def iter_weights(self, depth: int) -> Iterator[torch.Tensor]:

@@ -31,8 +31,8 @@ class BrownianSample(PathSample):
 
     def _block(self, j: int) -> torch.Tensor:
         x = _random.normal((self.block, self.draws, *self.shape), _random.mix_seed(self.seed, j), self.dtype,
-                           self.device)
-        return x.mul_(self.scale / math.sqrt(self.resolution))
+                           self.home)
+        return self._deliver(x.mul_(self.scale / math.sqrt(self.resolution)))
 
     def iter_increments(self, depth: int, *, transform: Callable | None = None) -> Iterator:
         depth = V.divides("depth", depth, self.resolution)
@@ -82,8 +82,9 @@ class IIDSample(DriverSample):
         for j, k0 in enumerate(range(0, depth, c)):
             n = min(c, depth - k0)
             u = _random.uniform((n, self.draws, *self.shape), _random.mix_seed(seed, j), self.dtype, -a, a,
-                                self.device)
-            yield u if self.law == "uniform" else torch.where(u < 0, -1.0, 1.0).to(self.dtype) * self.scale
+                                self.home)
+            signs = u if self.law == "uniform" else torch.where(u < 0, -1.0, 1.0).to(self.dtype) * self.scale
+            yield self._deliver(signs)
 
 
 class IIDDriver(Driver):

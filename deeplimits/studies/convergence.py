@@ -332,7 +332,8 @@ def summarise(p: Pair, depths, reference, max_err: np.ndarray, term_err: np.ndar
         terminal_stderr=se(t).tolist() if n else [math.nan] * len(depths),
         rate=rate, rate_ci=list(ci), theory_rate=p.theory_rate, rate_note=p.rate_note,
         theory_log_power=p.order.log_power,
-        nonfinite=int((~ok).sum()), seconds=seconds, **_result_options(p, options or {}))
+        nonfinite=int((~ok).sum()), seconds=seconds, reference_method=p.limit.reference_text(reference),
+        **_result_options(p, options or {}))
 
 
 def _result_options(p: Pair, options: dict) -> dict:

@@ -55,6 +55,8 @@ class ConvergenceResult(PlainData):
     #: the regime's other options (declared in ``Regime.options``, not fields above), as its plan
     #: records them; written only when not empty
     options: dict = dataclasses.field(default_factory=dict)
+    #: how the reference was computed, in words (empty in results written before it was recorded)
+    reference_method: str = ""
 
     @property
     def theory_slope(self) -> float:
@@ -139,7 +141,8 @@ class ConvergenceResult(PlainData):
         """The table, the fitted rate against theory, and the verdict, as text."""
         alpha = f", alpha={self.alpha:g}" if self.alpha else ""
         ito = ", limit without the Itô correction" if self.ito_correction is False else ""
-        lines = [f"{self.label}: {self.paths} draws, reference grid 1/{self.reference}{alpha}{ito}",
+        ref = self.reference_method or f"reference grid 1/{self.reference}"
+        lines = [f"{self.label}: {self.paths} draws, reference: {ref}{alpha}{ito}",
                  f"{'depth':>7}  {'E max_k |H-h|':>14}  {'± se':>9}  {'ratio':>6}  {'E |H_1-h_L|':>12}"]
         for depth, error, stderr, r, terminal in zip(self.depths, self.error, self.stderr, self._ratios(),
                                                       self.terminal_error):  # no pandas: the base install
@@ -163,11 +166,12 @@ class ConvergenceResult(PlainData):
         log = "sqrt(log L)" if self.theory_log_power == 0.5 else f"(log L)^{self.theory_log_power:g}"
         return f"{self.theory_rate:.3f} x {log} (slope {self.theory_slope:.3f} over these depths)"
 
-    def plot(self, ax=None, path: str | None = None):
-        """Log-log plot of the error against depth with the theoretical slope drawn in."""
+    def plot(self, path: str | None = None, *, ax=None):
+        """Log-log plot of the error against depth with the theoretical slope drawn in
+        (:func:`deeplimits.plots.plot_convergence`: ``path`` writes it, ``ax`` draws into yours)."""
         from ..plots import plot_convergence
 
-        return plot_convergence([self], ax=ax, path=path)
+        return plot_convergence([self], path, ax=ax)
 
 
 def _num(x, fmt: str) -> str:

@@ -101,11 +101,11 @@ class PhaseResult(PlainData):
             out.append(float(np.mean(d)) if d else None)
         return out
 
-    def plot(self, path: str | None = None):
+    def plot(self, path: str | None = None, *, ax=None):
         """Heat maps of mean log10 r_h and log10 r_p with beta*(H) against max(H, 1/2)."""
         from ..plots import plot_phase
 
-        return plot_phase(self, path=path)
+        return plot_phase(self, path, ax=ax)
 
 
 @register_plan

@@ -76,8 +76,10 @@ class Plan(abc.ABC):
             scheduler: str | None = None, timeout: float | None = None):
         """Run the tasks not yet in ``store`` (in this process, or on a Dask cluster: the same
         numbers) and summarise; ``progress`` (``None`` or a function) is called with
-        :meth:`progress_units` of each task; ``store`` is ``None`` or a
-        :class:`~deeplimits.runs.RunStore`."""
+        :meth:`progress_units` of each task this call runs (those already in ``store`` are
+        :meth:`stored_units`); ``store`` is ``None`` or a :class:`~deeplimits.runs.RunStore`.
+        The result's ``seconds`` add the stored compute time of the tasks finished in earlier
+        sessions to this call's wall time."""
         from .. import _validate as V_
         from ..runs import run_sweep
 
@@ -87,6 +89,8 @@ class Plan(abc.ABC):
         if store is not None and not store.readonly:
             self.discard_damaged(store)
         tasks = self.tasks()
+        stored = set(store.results()) if store is not None else set()
+        before = self._stored_seconds(store, stored)
         reported: dict = {}  # units a running task has reported already
 
         def partial(task, n):
@@ -94,13 +98,28 @@ class Plan(abc.ABC):
             progress(n)
 
         def finished(task):
-            progress(self.progress_units(task) - reported.pop(task.key, 0))
+            if task.key not in stored:  # work done by this call only (stored_units counts the rest)
+                progress(self.progress_units(task) - reported.pop(task.key, 0))
 
         done = run_sweep(tasks, store, workers=workers, scheduler=scheduler, timeout=timeout,
                          progress=None if progress is None else finished,
                          partial=None if progress is None else partial,
                          keep=lambda task, result: self.keep(task, result, store))
-        return self.summarise(tasks, [done[t.key] for t in tasks], time.perf_counter() - t0)
+        return self.summarise(tasks, [done[t.key] for t in tasks], before + time.perf_counter() - t0)
+
+    def stored_units(self, store) -> int:
+        """The :meth:`progress_units` of the tasks already finished in ``store`` (a resumed run's
+        progress starts there: :meth:`run` reports only the work it does)."""
+        if store is None:
+            return 0
+        stored = store.results()
+        return sum(self.progress_units(t) for t in self.tasks() if t.key in stored)
+
+    def _stored_seconds(self, store, keys) -> float:
+        """The compute seconds stored for the finished tasks ``keys`` (earlier sessions of the run)."""
+        if store is None or not keys:
+            return 0.0
+        return sum(r["seconds"] or 0.0 for r in store.records() if r["key"] in keys)
 
     def damaged(self, store) -> list[tuple[str, str]]:
         """``(task key, reason)`` of the finished tasks in ``store`` whose files beside the store

@@ -114,24 +114,24 @@ class StabilityResult(PlainData):
         lines += [line for f in self.fits for line in fit_lines(f)]
         return "\n".join(lines)
 
-    def plot(self, path: str | None = None):
+    def plot(self, path: str | None = None, *, ax=None):
         """Median ratios against depth with quartile bands, one line per beta."""
         from ..plots import plot_stability
 
-        return plot_stability(self, path=path)
+        return plot_stability(self, path, ax=ax)
 
-    def plot_histograms(self, path: str | None = None):
+    def plot_histograms(self, path: str | None = None, *, ax=None):
         """Histograms of the norm ratios at the largest depth with the log-normal fits."""
         from ..plots import plot_histograms
 
-        return plot_histograms(self, path=path)
+        return plot_histograms(self, path, ax=ax)
 
-    def plot_theory(self, path: str | None = None):
+    def plot_theory(self, path: str | None = None, *, ax=None):
         """Each bound beside its measured counterpart: quantiles of ``r^2``, quartiles of the norm
         ratios with the high-probability bounds, and the fitted slope and growth laws."""
         from ..plots import plot_theory
 
-        return plot_theory(self, path=path)
+        return plot_theory(self, path, ax=ax)
 
 
 def _stats(x: np.ndarray) -> dict:

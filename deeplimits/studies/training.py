@@ -84,11 +84,11 @@ class TrainGridResult(PlainData):
         return any(r["train_accuracy"] is not None for r in self.records) or not any(
             r["finite"] for r in self.records)
 
-    def plot(self, path: str | None = None):
+    def plot(self, path: str | None = None, *, ax=None):
         """The heat map of the best test accuracy over ``(H, beta)`` with ``beta = max(H, 1/2)``."""
         from ..plots import plot_train_heatmap
 
-        return plot_train_heatmap(self, path=path)
+        return plot_train_heatmap(self, path, ax=ax)
 
 
 @register_plan
