@@ -88,9 +88,10 @@ def _path_panel(ax, result):
     ax.set_xlabel("k / L")
 
 
-def plot_scaling(result, path: str | None = None):
-    """The five panels of the module docstring for ``result`` (written to ``path`` when given)."""
-    fig, axes = _figure(2, 3, (14, 7.6), path)
+def plot_scaling(result, path: str | None = None, *, ax=None):
+    """The six panels of the module docstring for ``result`` (written to ``path`` when given;
+    ``ax``: six matplotlib Axes to draw into instead of a new figure)."""
+    fig, axes = _figure(2, 3, (14, 7.6), path, ax)
     L, key, med = _family(result)
     _exponent_panels(axes[0], result, L, key, med)
     _path_panel(axes[0][2], result)

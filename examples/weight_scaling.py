@@ -10,7 +10,6 @@ Writes OUT_DIR/weight_scaling.png (default docs/figures).
 import os
 import sys
 
-from deeplimits.plots_scaling import plot_scaling
 from deeplimits.studies import SCALING_PRESETS, plan_scaling
 
 FIGURES = ["weight_scaling.png"]
@@ -24,7 +23,7 @@ def main(out: str = os.path.join("docs", "figures"), small: bool = False) -> lis
     res = plan_scaling(**kw).run()
     print(res.report())
     path = os.path.join(out, FIGURES[0])
-    plot_scaling(res, path=path)
+    res.plot(path)
     return [path]
 
 

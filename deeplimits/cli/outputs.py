@@ -92,12 +92,13 @@ def write_convergence(results, out, json_path, *, as_list) -> list[str]:
 
 
 def write_study(result, out, json_path) -> list[str]:
-    """The figures and the JSON of a stability or phase result."""
+    """The figures and the JSON of a stability, phase or scaling result."""
     from ..studies.phase import PhaseResult
+    from ..studies.scaling_result import ScalingResult
 
     os.makedirs(out, exist_ok=True)
-    if isinstance(result, PhaseResult):
-        figs = [os.path.join(out, "phase.png")]
+    if isinstance(result, (PhaseResult, ScalingResult)):
+        figs = [os.path.join(out, "phase.png" if isinstance(result, PhaseResult) else "scaling.png")]
         result.plot(figs[0])
     else:
         figs = [os.path.join(out, "stability.png"), os.path.join(out, "theory.png")]

@@ -33,9 +33,7 @@ def run_scaling_cmd(args) -> int:
     print(result.report(), file=report)
     os.makedirs(out, exist_ok=True)
     figure = os.path.join(out, "scaling.png")
-    from ..plots_scaling import plot_scaling
-
-    plot_scaling(result, path=figure)
+    result.plot(figure)
     written = [figure] + outputs.dump_json(result.to_dict(), out, args.json)
     print(f"run store {store.path}; wrote " + ", ".join(written), file=report)
     return 0

@@ -118,3 +118,10 @@ class ScalingResult(PlainData):
         from .scaling_report import report
 
         return report(self)
+
+    def plot(self, path: str | None = None, *, ax=None):
+        """The figures of Cohen et al.'s Figs. 2-6 (:func:`deeplimits.plots_scaling.plot_scaling`):
+        six panels, written to ``path`` when given, or drawn into ``ax`` (six Axes)."""
+        from ..plots_scaling import plot_scaling
+
+        return plot_scaling(self, path, ax=ax)
