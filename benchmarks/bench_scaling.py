@@ -13,7 +13,8 @@ Cohen, Cont, Rossier & Xu's published code, docs/weights.md). Timed per configur
 * where its time goes: the forward pass alone (no gradient kept), the forward and backward
   pass, and the whole step (loss, optimiser).
 
-Run from the repository root (medians over --repeats steps after two warm-up steps):
+Run from the repository root (every call timed once per round, the rounds interleaved, after a
+warm-up round; the minimum over the rounds, and the median):
 
     python benchmarks/bench_scaling.py [--depths 1000 10000] [--configs 1 8 32] [--json PATH]
 """
@@ -29,15 +30,10 @@ from deeplimits.training import BatchedAdam, ResidualNetwork
 from deeplimits.training.losses import config_losses
 
 
-def median_seconds(step, repeats: int, warmup: int = 2) -> float:
-    for _ in range(warmup):
-        step()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+def timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
 
 
 class UsualInside(torch.nn.Module):
@@ -57,7 +53,7 @@ class UsualInside(torch.nn.Module):
         return h
 
 
-def usual_seconds(L, x, y, repeats):
+def usual_step(L, x, y):
     torch.manual_seed(0)
     net = UsualInside(L, x.shape[1])
     opt = torch.optim.Adam(net.parameters(), lr=1e-2)
@@ -68,11 +64,11 @@ def usual_seconds(L, x, y, repeats):
         mse(net(x), y).backward()
         opt.step()
 
-    return median_seconds(step, repeats)
+    return step
 
 
-def fused_seconds(L, C, x, y, repeats) -> dict:
-    """Per step of C configurations: the forward pass alone, forward and backward, the whole step."""
+def fused_steps(L, C, x, y) -> dict:
+    """For C configurations: the forward pass alone, forward and backward, the whole step."""
     torch.manual_seed(0)
     d = x.shape[1]
     net = ResidualNetwork("inside", L, d, d, d, configs=C, bias=True, delta="shared")
@@ -98,8 +94,23 @@ def fused_seconds(L, C, x, y, repeats) -> dict:
         opt.observe(per.detach())
         opt.step()
 
-    return {"forward": median_seconds(forward, repeats), "forward_backward": median_seconds(forward_backward, repeats),
-            "step": median_seconds(step, repeats)}
+    return {"forward": forward, "forward_backward": forward_backward, "step": step}
+
+
+def measure(L, configs, x, y, repeats: int) -> dict:
+    """Every timed call once per round, the rounds in turn (so a machine shared with other work
+    slows the peer and deeplimits alike), after one warm-up round: the minimum and the median
+    over the rounds of each."""
+    calls = {("peer", 1, "step"): usual_step(L, x, y)}
+    for C in configs:
+        calls.update({("fused", C, k): f for k, f in fused_steps(L, C, x, y).items()})
+    for f in calls.values():
+        f()
+    times = {k: [] for k in calls}
+    for _ in range(repeats):
+        for k, f in calls.items():
+            times[k].append(timed(f))
+    return {k: (min(v), statistics.median(v)) for k, v in times.items()}
 
 
 def main():
@@ -115,23 +126,27 @@ def main():
     g = torch.Generator().manual_seed(1)
     x, y = torch.rand(32, 10, generator=g) * 2 - 1, torch.randn(32, 10, generator=g)
     print(f"inside model, tanh, shared delta, d=10, batch 32, float32, {torch.get_num_threads()} threads, "
-          f"torch {torch.__version__}")
+          f"torch {torch.__version__}; min (median) over {a.repeats} interleaved rounds")
     rows = []
     for L in a.depths:
-        repeats = a.repeats if L <= 1000 else max(3, a.repeats // 2)
-        usual = usual_seconds(L, x, y, repeats)
-        print(f"L={L}: peer (nn.Parameter x 2L, autograd, torch.optim.Adam): {usual * 1e3:.1f} ms per step")
+        t = measure(L, a.configs, x, y, a.repeats if L <= 1000 else max(3, a.repeats // 2))
+        usual = t[("peer", 1, "step")]
+        print(f"L={L}: peer (nn.Parameter x 2L, autograd, torch.optim.Adam): {usual[0] * 1e3:.1f} "
+              f"({usual[1] * 1e3:.1f}) ms per step")
         print(f"{'C':>4} {'step ms':>9} {'ms/config-step':>15} {'vs peer':>8} {'fwd ms':>8} {'fwd+bwd ms':>11} "
               f"{'loss+optimiser ms':>18}")
         for C in a.configs:
-            t = fused_seconds(L, C, x, y, repeats)
-            row = {"depth": L, "configs": C, "usual_ms": usual * 1e3, "step_ms": t["step"] * 1e3,
-                   "ms_per_config_step": t["step"] / C * 1e3, "speedup": usual / (t["step"] / C),
-                   "forward_ms": t["forward"] * 1e3, "forward_backward_ms": t["forward_backward"] * 1e3}
+            step, fb, fw = (t[("fused", C, k)] for k in ("step", "forward_backward", "forward"))
+            row = {"depth": L, "configs": C, "usual_ms": usual[0] * 1e3, "usual_median_ms": usual[1] * 1e3,
+                   "step_ms": step[0] * 1e3, "step_median_ms": step[1] * 1e3,
+                   "ms_per_config_step": step[0] / C * 1e3, "speedup": usual[0] / (step[0] / C),
+                   "speedup_median": usual[1] / (step[1] / C), "forward_ms": fw[0] * 1e3,
+                   "forward_backward_ms": fb[0] * 1e3}
             rows.append(row)
             print(f"{C:4d} {row['step_ms']:9.1f} {row['ms_per_config_step']:15.2f} {row['speedup']:7.1f}x "
                   f"{row['forward_ms']:8.1f} {row['forward_backward_ms']:11.1f} "
-                  f"{row['step_ms'] - row['forward_backward_ms']:18.1f}", flush=True)
+                  f"{max(row['step_ms'] - row['forward_backward_ms'], 0.0):18.1f}   (median: "
+                  f"{row['speedup_median']:.1f}x)", flush=True)
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"settings": vars(a), "threads": torch.get_num_threads(), "rows": rows}, f, indent=2)

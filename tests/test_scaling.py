@@ -88,3 +88,57 @@ def test_specs_without_a_dataset_read_back_as_the_synthetic_task():
     spec = plan_scaling(**TINY).to_dict()
     assert spec.pop("dataset") == "synthetic"
     assert ScalingPlan.from_dict(spec) == plan_scaling(**TINY)
+
+
+def test_published_preset_plans_the_published_family():
+    """--preset published: depths floor(1.2^n) for n = 13..50 (10 to 9100), one resumable task
+    per depth and seed, and the time estimate printed before any work."""
+    from deeplimits.cli.scaling import estimate_line
+    from deeplimits.studies import SCALING_PRESETS
+
+    plan = plan_scaling(**SCALING_PRESETS["published"], seeds=2)
+    assert list(plan.depths) == sorted({int(1.2 ** n) for n in range(13, 51)})
+    assert plan.depths[0] == 10 and plan.depths[-1] == 9100
+    tasks = plan.tasks()
+    assert len(tasks) == 2 * len(plan.depths) and len({t.key for t in tasks}) == len(tasks)
+    assert {(t.params["depth"], t.params["seed_index"]) for t in tasks} == {(L, s) for L in plan.depths for s in (0, 1)}
+    assert (plan.loss, plan.stop_loss, plan.batch_size, plan.optimizer, plan.lr) == ("mse", 1e-3, 32, "adam", (0.01,))
+    budget, typical = plan.seconds()
+    assert budget == pytest.approx(3 * typical)  # 300 epochs at most, 100 typical
+    line = estimate_line(plan)
+    assert line.startswith(f"plan: {len(plan.depths)} depths x 2 seeds, one task each") and "hours" in line
+
+
+def test_the_estimate_is_printed_before_the_run_and_dask_gives_the_same_records(tmp_path, capsys):
+    pytest.importorskip("distributed")
+    argv = ["scaling", "--depths", "4,8", "--max-epochs", "1", "--samples", "64", "--quiet"]
+    assert main(argv + ["--out", str(tmp_path / "local"), "--json", str(tmp_path / "local.json")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("plan: 2 depths x 1 seed, one task each;") and out.index("plan:") < out.index("inside model")
+    assert main(argv + ["--out", str(tmp_path / "dask"), "--json", str(tmp_path / "dask.json"), "--workers", "2"]) == 0
+    local, dask = (json.loads((tmp_path / f"{n}.json").read_text())["records"] for n in ("local", "dask"))
+    assert [(r["depth"], r["epochs"]) for r in local] == [(r["depth"], r["epochs"]) for r in dask]
+    # the same seeds in another process: the same float32 arithmetic up to the thread count
+    assert [r["train_loss"] for r in dask] == pytest.approx([r["train_loss"] for r in local], rel=1e-4)
+
+
+def test_ablation_changes_one_knob_at_a_time(tmp_path, capsys):
+    """--ablation: the protocol, then each variant differs from it in its own options only; the
+    estimator row reads the protocol's run with the max norm; one run store per variant."""
+    from deeplimits.studies.scaling_ablation import ABLATION, ablation_plans
+
+    base = dict(depths=[4, 8], max_epochs=1, samples=64)
+    plans = ablation_plans(**base)
+    assert len(plans) == len(ABLATION) - 1 and plans[0][1] == "protocol"
+    protocol = plans[0][3].to_dict()
+    for (slug, knob, variant, p), (_, _, change) in zip(plans, [a for a in ABLATION if a[2] is not None]):
+        differ = {k for k, v in p.to_dict().items() if protocol[k] != v}
+        want = {k for k, v in change.items() if protocol[k] != plan_scaling(**{**base, k: v}).to_dict()[k]}
+        assert differ == want, (knob, differ)
+    argv = ["scaling", "--depths", "4,8", "--max-epochs", "1", "--samples", "64", "--quiet", "--ablation",
+            "--out", str(tmp_path), "--json", "-"]
+    assert main(argv) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert [r["knob"] for r in d["rows"]] == [a[0] for a in ABLATION]
+    assert d["rows"][1]["alpha"] == d["rows"][0]["alpha"] and d["rows"][1]["beta"] != d["rows"][0]["beta"]
+    assert all((tmp_path / slug / "run.sqlite").exists() for slug, *_ in plans)

@@ -174,6 +174,26 @@ def test_the_five_steps_on_families_of_known_structure():
     assert agrees == {2: "H2", 3: "H2", 4: "H2", 5: "H2"} and rough.noise_hurst < 0.6
     assert {i["step"]: i["agrees"] for i in holder.evidence}[3] == "H1" and holder.noise_hurst > 0.85
     assert "Hypothesis 2" in rough.reason and "finite quadratic variation" in rough.reason
+    # the noise part's size beside the weights: the Brownian increments are most of the rough
+    # family (L^-1/2 against L^-0.8); the smooth family's smoothing residual is a few percent
+    assert rough.noise_fraction > 0.5 and smooth.noise_fraction < 0.1
+
+
+def test_a_rough_but_negligible_noise_part_is_evidence_for_hypothesis_1():
+    """A smooth trend L^-0.3 f(k/L) plus i.i.d. noise: at 5% of the weights the noise part is
+    white (Hurst near 1/2: the noise outweighs the smoothing residual, about 1% here) but
+    negligible, so step 4 agrees with Hypothesis 1; at the size of the trend it is not
+    negligible and step 4 agrees with Hypothesis 2."""
+    def plus_noise(size):
+        def make(L):
+            A = _trend(L, 0.3)
+            return A + size * A.flatten(1).norm(dim=1).mean() / 10 * torch.randn(L, *_D, generator=G(L), dtype=torch.float64)
+        return make
+    quiet, loud = _family(plus_noise(0.05)), _family(plus_noise(1.0))
+    step4 = lambda fam: next(i for i in fam.evidence if i["step"] == 4 and i["name"] == "noise part")  # noqa: E731
+    assert quiet.noise_hurst < 0.7 and 0.03 < quiet.noise_fraction < 0.07, quiet.report()
+    assert step4(quiet)["agrees"] == "H1", quiet.report()
+    assert loud.noise_fraction > 0.5 and step4(loud)["agrees"] == "H2", loud.report()
 
 
 def test_verdicts_of_other_families_and_the_trend_loss_as_evidence():

@@ -284,6 +284,11 @@ def _scaling_parser(sub):
                                                    "for training)")
     c.add_argument("--seed", type=integer, help=f"base seed (default {d['seed']})")
     c.add_argument("--dtype", choices=N_.DTYPES, help=f"(default {d['dtype']})")
+    c.add_argument("--ablation", action="store_true",
+                   help="run the protocol given by the other flags and then one knob changed at a time (the "
+                        "estimator, the loss convention, the threshold, the training budget, the optimiser, the "
+                        "learning rate, the initial scale, the batch size), each a run of its own under "
+                        "OUT/<variant>, and print alpha, beta, alpha + beta and the verdict of each")
     _run_flags(c, "scaling", "depths")
     c.set_defaults(func=scaling.run_scaling_cmd)
 

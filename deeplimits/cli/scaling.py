@@ -22,20 +22,54 @@ def run_scaling_cmd(args) -> int:
     executor_kw = executor(args, "scaling")
     kw = preset_options(args, SCALING_PRESETS[args.preset], OPTIONS)
     spec = plan("scaling", OPTIONS + ("dtype", "device"), scaling.plan_scaling, **kw)
+    if args.ablation:
+        return _run_ablation(args, kw, spec, executor_kw)
     out = default_out(args, "scaling", spec.to_dict())
     outputs.check_outputs(args, "scaling", out)
     report = outputs.report_stream(args.json)
     print(estimate_line(spec), file=report, flush=True)
-    with Run(out, spec.to_dict()) as store:
-        with progress(args, total=len(spec.depths), unit="depth", desc="scaling", initial=spec.stored_units(store),
-                      bar_format="{desc} {bar} {n_fmt}/{total_fmt} depths [{elapsed}<{remaining}]") as bar:
-            result = spec.run(bar.update, store=store, **executor_kw)
+    result, store_path = _run(args, spec, out, executor_kw)
     print(result.report(), file=report)
     os.makedirs(out, exist_ok=True)
     figure = os.path.join(out, "scaling.png")
     result.plot(figure)
     written = [figure] + outputs.dump_json(result.to_dict(), out, args.json)
-    print(f"run store {store.path}; wrote " + ", ".join(written), file=report)
+    print(f"run store {store_path}; wrote " + ", ".join(written), file=report)
+    return 0
+
+
+def _run(args, spec, out, executor_kw, desc="scaling"):
+    """The run of ``spec`` in the store under ``out``, with progress: the result and the store's path."""
+    with Run(out, spec.to_dict()) as store:
+        with progress(args, total=len(spec.depths), unit="depth", desc=desc, initial=spec.stored_units(store),
+                      bar_format="{desc} {bar} {n_fmt}/{total_fmt} depths [{elapsed}<{remaining}]") as bar:
+            return spec.run(bar.update, store=store, **executor_kw), store.path
+
+
+def _run_ablation(args, kw, spec, executor_kw) -> int:
+    """``--ablation``: the protocol and one knob changed at a time
+    (:mod:`deeplimits.studies.scaling_ablation`), each a run of its own under ``OUT/<variant>``
+    (resumable), then the table of alpha, beta, alpha + beta and the verdicts."""
+    from ..studies.scaling_ablation import ABLATION, ablation_plans, ablation_row, ablation_table
+
+    base = {k: v for k, v in kw.items() if k in OPTIONS + ("dtype", "device")}
+    variants = plan("scaling", OPTIONS + ("dtype", "device"), ablation_plans, **base)
+    out = default_out(args, "scaling-ablation", {"ablation": spec.to_dict()})
+    outputs.check_outputs(args, "scaling", out)
+    report = outputs.report_stream(args.json)
+    print(f"ablation: {len(variants)} runs, one knob changed at a time, each like this one:", file=report)
+    print(estimate_line(spec), file=report, flush=True)
+    rows = []
+    for slug, knob, variant, p in variants:
+        result, _ = _run(args, p, os.path.join(out, slug), executor_kw, desc=slug)
+        rows.append(ablation_row(knob, variant, result))
+        if not rows[1:]:  # the estimator row: the protocol's run read with the max norm of W
+            rows.append(ablation_row(*ABLATION[1][:2], result, "beta_max"))
+        print(f"{slug}: alpha {rows[-1]['alpha']:.3f}, beta {rows[-1]['beta']:.3f}, {rows[-1]['verdict']}",
+              file=report, flush=True)
+    print(ablation_table(rows), file=report)
+    written = outputs.dump_json({"rows": rows, "protocol": spec.to_dict()}, out, args.json)
+    print("wrote " + ", ".join(written), file=report)
     return 0
 
 

@@ -10,7 +10,8 @@ of ``log diagnostic`` against ``log L`` by least squares, with a Student-t confi
 * step 3: ``scaled_increments``, the exponent of ``L^beta max_k ||A_{k+1} - A_k||`` (``-nu``
   under Hypothesis 1 with a nu-Hölder limit; ``nu`` is reported when it is positive);
 * steps 4 and 5: the exponents of the noise part's quadratic variation and of the root sum of
-  squares; :mod:`.verdict` weighs them.
+  squares, and the noise part's size beside the weights (:func:`noise_fraction`);
+  :mod:`.verdict` weighs them.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from .._plain import PlainData
 from .measures import WeightDiagnostics
 from .verdict import hypothesis, weigh_evidence
 
-__all__ = ["interval", "loglog_fit", "scaling_exponents", "Exponents", "SCALED", "hypothesis", "weigh_evidence"]
+__all__ = ["interval", "loglog_fit", "scaling_exponents", "Exponents", "SCALED", "hypothesis", "weigh_evidence",
+           "noise_fraction"]
 
 #: the diagnostics whose exponent is fitted (the Hurst indices are not powers of L)
 SCALED = ("max_norm", "increment_norm", "cumsum_norm", "rss", "quadratic_variation", "noise_qv")
@@ -75,7 +77,8 @@ class Exponents(PlainData):
     ``beta`` (step 2: one minus the cumulative-sum slope), ``beta_max`` (minus the max-norm
     slope), ``scaled_increments`` (step 3) and ``nu`` (minus it, when positive); ``depths`` the
     family's depths; ``hurst``, ``noise_hurst``: the median Hurst indices of ``A`` and of its
-    noise part over the depths; ``hypothesis`` and ``reason``: the verdict
+    noise part over the depths; ``noise_fraction``: the noise part's size beside the weights
+    at the deepest depth (:func:`noise_fraction`); ``hypothesis`` and ``reason``: the verdict
     (:func:`hypothesis`), ``evidence``: each step against what each hypothesis predicts
     (:func:`weigh_evidence`)."""
 
@@ -87,6 +90,7 @@ class Exponents(PlainData):
     evidence: list = dataclasses.field(default_factory=list)
     hurst: float = math.nan
     noise_hurst: float = math.nan
+    noise_fraction: float = math.nan
 
     def report(self) -> str:
         lines = [f"{self.name}: exponents over depths {self.depths} (log-log slope, 95% CI)"]
@@ -139,9 +143,19 @@ def scaling_exponents(family: Sequence[WeightDiagnostics], level: float = 0.95, 
         out["nu"] = {"value": -s["value"], "ci": [-s["ci"][1], -s["ci"][0]]}
     hurst = _median([d.hurst for d in family])
     noise_hurst = _median([d.noise_hurst for d in family])
-    kw = dict(noise_hurst=noise_hurst, trend_ratio=trend_ratio)
+    kw = dict(noise_hurst=noise_hurst, trend_ratio=trend_ratio, noise_fraction=noise_fraction(family))
     verdict, reason = hypothesis(out, hurst, **kw)
-    return Exponents(family[0].name, depths, out, verdict, reason, weigh_evidence(out, **kw), hurst, noise_hurst)
+    return Exponents(family[0].name, depths, out, verdict, reason, weigh_evidence(out, **kw), hurst, noise_hurst,
+                     kw["noise_fraction"])
+
+
+def noise_fraction(family: Sequence[WeightDiagnostics]) -> float:
+    """The noise part's root sum of squares over the weights' (``sqrt(noise_qv) / rss``) at the
+    deepest depth where it is measured (NaN where it is not: fewer than 20 layers)."""
+    for d in sorted(family, key=lambda d: -d.depth):
+        if math.isfinite(d.noise_qv) and d.rss > 0:
+            return math.sqrt(d.noise_qv) / d.rss
+    return math.nan
 
 
 def _fit(depths, values, level) -> dict:

@@ -16,8 +16,10 @@ With ``beta`` read from the cumulative sum (step 2), the evidence is
   ``L^(beta - 1/2)`` under Hypothesis 2;
 * step 4, the noise part ``N = A - trend(A)``: under Hypothesis 2 the increments of a rough
   process (Hurst index near 1/2) whose quadratic variation ``sum_k ||N_k||^2`` stays bounded
-  away from 0 (exponent 0); under Hypothesis 1 what the smoothing leaves of a continuous
-  function (Hurst index near 1), or a part that vanishes with depth;
+  away from 0 (exponent 0) and is not negligible beside the weights (its root sum of squares
+  at least :data:`NEGLIGIBLE` of theirs at the deepest depth); under Hypothesis 1 what the
+  smoothing leaves of a continuous function (Hurst index near 1), a part that vanishes with
+  depth, or one that is negligible;
 * step 5 (``beta >= 1/2`` only): the root sum of squares, bounded (exponent 0: a finite
   quadratic variation) under Hypothesis 2, ``L^(1/2 - beta)`` under Hypothesis 1;
 * for a trained network, the loss of the network rebuilt from the trend of its weights over
@@ -37,7 +39,7 @@ import math
 import numbers
 from collections.abc import Mapping
 
-__all__ = ["hypothesis", "weigh_evidence", "VERDICTS", "TOLERANCE"]
+__all__ = ["hypothesis", "weigh_evidence", "VERDICTS", "TOLERANCE", "NEGLIGIBLE"]
 
 VERDICTS = ("smooth", "rough", "neither")
 #: how far a fitted exponent may lie from a hypothesis' prediction and still agree with it
@@ -50,6 +52,9 @@ _DECAYS, _STEP3_TOL = -0.15, 0.2
 _ROUGH_NOISE, _SMOOTH_NOISE = 0.7, 0.75
 #: step 4: the noise part's quadratic variation stays (exponent above -0.3) or vanishes (below -0.5)
 _QV_STAYS, _QV_VANISHES = -0.3, -0.5
+#: step 4: a noise part whose root sum of squares is below this fraction of the weights' is
+#: negligible (a smooth function's smoothing residual at bandwidth 0.05 is a few percent of it)
+NEGLIGIBLE = 0.1
 #: the trend keeps the loss (ratio at most 1.5) or loses it (at least 3)
 _KEPT, _LOST = 1.5, 3.0
 
@@ -88,15 +93,18 @@ def _step3(s: float, beta: float) -> dict:
                  _agree(s <= _DECAYS, abs(s - (beta - 0.5)) <= _STEP3_TOL))
 
 
-def _step4(exponents: Mapping, noise_hurst) -> dict | None:
+def _step4(exponents: Mapping, noise_hurst, noise_fraction) -> dict | None:
     q = _value(exponents, "noise_qv")
     h = math.nan if noise_hurst is None else float(noise_hurst)
     if not (math.isfinite(q) and math.isfinite(h)):
         return None
-    rough = h < _ROUGH_NOISE and q > _QV_STAYS
-    smooth = h >= _SMOOTH_NOISE or q <= _QV_VANISHES
-    return _item(4, "noise part", "N = A - trend(A): Hurst index, quadratic variation sum_k ||N_k||^2",
-                 f"Hurst {h:.2f}, L^{q:.2f}", "Hurst near 1 (a smooth residual) or vanishing",
+    f = math.nan if noise_fraction is None else float(noise_fraction)
+    small = math.isfinite(f) and f < NEGLIGIBLE
+    rough = h < _ROUGH_NOISE and q > _QV_STAYS and not small
+    smooth = h >= _SMOOTH_NOISE or q <= _QV_VANISHES or small
+    size = "" if not math.isfinite(f) else f", {f:.1%} of A"
+    return _item(4, "noise part", "N = A - trend(A): Hurst index, quadratic variation sum_k ||N_k||^2, its size",
+                 f"Hurst {h:.2f}, L^{q:.2f}{size}", f"Hurst near 1 (a smooth residual), vanishing or < {NEGLIGIBLE:.0%}",
                  "Hurst near 1/2, L^0 (increments of a rough process)", _agree(smooth and not rough, rough))
 
 
@@ -121,16 +129,16 @@ def _trend(trend_ratio) -> dict | None:
                  f"lost (>= {_LOST:g})", _agree(t <= _KEPT, t >= _LOST))
 
 
-def weigh_evidence(exponents, *, noise_hurst=None, trend_ratio=None) -> list[dict]:
+def weigh_evidence(exponents, *, noise_hurst=None, trend_ratio=None, noise_fraction=None) -> list[dict]:
     """The evidence of the module docstring, one dict per quantity (``step``, ``quantity``,
     ``measured``, what ``H1`` and ``H2`` predict, which it ``agrees`` with: ``'H1'``,
     ``'H2'``, ``'both'`` or ``'neither'``); a quantity that was not measured is left out.
     Arguments as for :func:`hypothesis`."""
-    beta, s = _check(exponents, noise_hurst, trend_ratio)
+    beta, s = _check(exponents, noise_hurst, trend_ratio, noise_fraction)
     if not (math.isfinite(beta) and math.isfinite(s)):
         return []
-    items = [_step2(exponents, beta), _step3(s, beta), _step4(exponents, noise_hurst), _step5(exponents, beta),
-             _trend(trend_ratio)]
+    items = [_step2(exponents, beta), _step3(s, beta), _step4(exponents, noise_hurst, noise_fraction),
+             _step5(exponents, beta), _trend(trend_ratio)]
     return [i for i in items if i is not None]
 
 
@@ -139,18 +147,19 @@ def _scaled(exponents: Mapping, beta: float) -> float:
     return s if math.isfinite(s) else _value(exponents, "increment_norm") + beta
 
 
-def hypothesis(exponents, hurst=None, *, noise_hurst=None, trend_ratio=None) -> tuple[str, str]:
+def hypothesis(exponents, hurst=None, *, noise_hurst=None, trend_ratio=None, noise_fraction=None) -> tuple[str, str]:
     """``(verdict, reason)``: ``'smooth'``, ``'rough'`` or ``'neither'`` (module docstring).
 
     ``exponents`` maps at least ``'beta'`` (from the cumulative sum), ``'increment_norm'`` (the
     exponent of the increment norm unscaled; or ``'scaled_increments'``, already scaled) and
     ``'rss'`` to ``{'value': number}`` (as :attr:`Exponents.exponents`; NaN: not fitted), and
     optionally ``'max_norm'`` and ``'noise_qv'``; ``hurst`` (the Hurst index of ``A``, shown in
-    the reason), ``noise_hurst`` (of the noise part) and ``trend_ratio`` (the loss kept by the
-    trend) are ``None`` or numbers (NaN: unknown)."""
+    the reason), ``noise_hurst`` (of the noise part), ``noise_fraction`` (the noise part's root
+    sum of squares over the weights' at the deepest depth) and ``trend_ratio`` (the loss kept
+    by the trend) are ``None`` or numbers (NaN: unknown)."""
     if hurst is not None and not _number(hurst):
         raise ValueError(f"hurst must be a number or None, got {hurst!r}")
-    items = weigh_evidence(exponents, noise_hurst=noise_hurst, trend_ratio=trend_ratio)
+    items = weigh_evidence(exponents, noise_hurst=noise_hurst, trend_ratio=trend_ratio, noise_fraction=noise_fraction)
     beta = _value(exponents, "beta")
     if not items:
         return "neither", "the exponents could not be fitted (non-positive values or too few depths)"
@@ -186,7 +195,7 @@ def summary(items: list) -> str:
     return "; ".join(parts)
 
 
-def _check(exponents, noise_hurst, trend_ratio) -> tuple[float, float]:
+def _check(exponents, noise_hurst, trend_ratio, noise_fraction=None) -> tuple[float, float]:
     if not isinstance(exponents, Mapping):
         raise ValueError(f"exponents must be a dict (as Exponents.exponents), got {type(exponents).__name__}")
     for key in ("beta", "increment_norm", "rss"):
@@ -196,7 +205,7 @@ def _check(exponents, noise_hurst, trend_ratio) -> tuple[float, float]:
         if not isinstance(entry, Mapping) or not _number(entry.get("value")):
             raise ValueError(f"exponents must map 'beta', 'increment_norm' and 'rss' to {{'value': number}} "
                              f"(as Exponents.exponents), got {key!r}: {entry!r}")
-    for name, x in (("noise_hurst", noise_hurst), ("trend_ratio", trend_ratio)):
+    for name, x in (("noise_hurst", noise_hurst), ("trend_ratio", trend_ratio), ("noise_fraction", noise_fraction)):
         if x is not None and not _number(x):
             raise ValueError(f"{name} must be a number or None, got {x!r}")
     beta = _value(exponents, "beta")
