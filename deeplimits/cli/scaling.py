@@ -62,11 +62,13 @@ def _run_ablation(args, kw, spec, executor_kw) -> int:
     rows = []
     for slug, knob, variant, p in variants:
         result, _ = _run(args, p, os.path.join(out, slug), executor_kw, desc=slug)
-        rows.append(ablation_row(knob, variant, result))
-        if not rows[1:]:  # the estimator row: the protocol's run read with the max norm of W
-            rows.append(ablation_row(*ABLATION[1][:2], result, "beta_max"))
-        print(f"{slug}: alpha {rows[-1]['alpha']:.3f}, beta {rows[-1]['beta']:.3f}, {rows[-1]['verdict']}",
-              file=report, flush=True)
+        new = [ablation_row(knob, variant, result)]
+        if not rows:  # the estimator row: the protocol's run read with the max norm of W
+            new.append(ablation_row(*ABLATION[1][:2], result, "beta_max"))
+        for r in new:
+            print(f"{r['knob']}: {r['variant']}: alpha {r['alpha']:.3f}, beta {r['beta']:.3f}, {r['verdict']}",
+                  file=report, flush=True)
+        rows += new
     print(ablation_table(rows), file=report)
     written = outputs.dump_json({"rows": rows, "protocol": spec.to_dict()}, out, args.json)
     print("wrote " + ", ".join(written), file=report)

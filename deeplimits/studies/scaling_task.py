@@ -12,6 +12,7 @@ outputs, :func:`~deeplimits.training.losses.config_losses`).
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import torch
@@ -23,6 +24,27 @@ __all__ = ["scaling_task", "train_to_threshold", "effective_weights", "COORDINAT
 
 #: the weight entries kept along depth for the figures (config 0): (row, column) of W_k
 COORDINATES = ((0, 0), (0, 1), (1, 0))
+#: numbers per operation (configurations x batch x width) below which a CPU task runs on one
+#: thread: torch's own grain size for splitting an operation between threads
+ONE_THREAD_BELOW = 32768
+
+
+@contextlib.contextmanager
+def _threads_for(numbers: int, device):
+    """One intra-op thread on the CPU while each operation touches fewer than
+    :data:`ONE_THREAD_BELOW` numbers (the layers of this model: ``C x 32 x 10``), the previous
+    count restored after. A second thread gains nothing there and, on a machine shared with
+    other work, each operation waits for it: a (1, 32, 10) x (10, 10) product measured 32 ms
+    with two threads under load against microseconds with one (benchmarks/RESULTS.md)."""
+    before = torch.get_num_threads()
+    one = torch.device(device).type == "cpu" and numbers < ONE_THREAD_BELOW
+    if one:
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        if one:
+            torch.set_num_threads(before)
 
 
 def _data(params: dict, dtype, device):
@@ -108,10 +130,33 @@ def effective_weights(W: torch.Tensor, delta: torch.Tensor) -> torch.Tensor:
     return W * scale.view(W.shape[0], W.shape[1], 1, 1)
 
 
+def _pair_distance(net, x) -> torch.Tensor:
+    """:func:`~deeplimits.diagnostics.trained_ode_distance` of every configuration; when its
+    adaptive solver gives up (a step size underflowing to 0: weights trained into an ODE too
+    stiff to solve, e.g. a learning rate that blew up, a result of the training, not a failure
+    of the task), each configuration alone, NaN for those that still fail."""
+    from ..diagnostics import trained_ode_distance
+
+    def distance(module):
+        try:
+            return trained_ode_distance(module, x)
+        except AssertionError as e:  # torchdiffeq: "underflow in dt"
+            if "underflow" not in str(e):
+                raise
+            return None
+
+    found = distance(net)
+    if found is not None:
+        return found
+    if net.configs == 1:
+        return torch.full((1,), float("nan"))
+    return torch.cat([_pair_distance(net.config(c), x).cpu() for c in range(net.configs)])
+
+
 @register_task("scaling-depth")
 def scaling_task(params: dict, seed: int) -> dict:
     """Sweep task: one depth and seed, its learning rates trained at once until the threshold."""
-    from ..diagnostics import trained_ode_distance, trend_loss, weight_diagnostics
+    from ..diagnostics import trend_loss, weight_diagnostics
 
     dtype, device = getattr(torch, params["dtype"]), torch.device(params.get("device") or "cpu")
     lrs, loss = params["lr"], params.get("loss", "squared")
@@ -119,12 +164,14 @@ def scaling_task(params: dict, seed: int) -> dict:
     data = _data(params, dtype, device)
     net = _network(params, data, len(lrs), seed, dtype, device)
     t0 = time.perf_counter()
-    res = train_to_threshold(net, data, optimizer=params["optimizer"], lrs=lrs, loss=loss,
-                             stop_loss=params["stop_loss"], max_epochs=params["max_epochs"],
-                             batch_size=params["batch_size"], seed=params["seed"] + params.get("seed_index", 0))
+    with _threads_for(len(lrs) * params["batch_size"] * params["width"], device):
+        res = train_to_threshold(net, data, optimizer=params["optimizer"], lrs=lrs, loss=loss,
+                                 stop_loss=params["stop_loss"], max_epochs=params["max_epochs"],
+                                 batch_size=params["batch_size"], seed=params["seed"] + params.get("seed_index", 0))
     seconds = time.perf_counter() - t0
-    ratio = trend_loss(net, data.x_train, data.y_train, loss=loss)["ratio"]
-    ode = trained_ode_distance(net, data.x_train[:256])  # the trained pair on (up to) 256 training inputs
+    with _threads_for(len(lrs) * 256 * params["width"], device):  # the trained pair's ODE runs on 256 inputs
+        ratio = trend_loss(net, data.x_train, data.y_train, loss=loss)["ratio"]
+        ode = _pair_distance(net, data.x_train[:256])  # the trained pair on (up to) 256 training inputs
     W, dlt = net.W.detach().cpu(), net.delta.detach().cpu()
     per_layer = dlt.dim() == 2
     eff = effective_weights(W, dlt) if per_layer else None
