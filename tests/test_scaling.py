@@ -44,6 +44,17 @@ def test_trained_family_report_and_store(tmp_path):
     again = results_from_store(RunStore(tmp_path, create=False))[0]
     assert again.records == res.records
     json.dumps(res.to_dict(), allow_nan=False)
+    # plot(path=None, *, ax=None), as every result: six Axes of your own, or a refusal naming ax
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 3)
+    assert res.plot(ax=axes) is fig and all(a.has_data() for a in axes.flat[:2])
+    with pytest.raises(ValueError, match="ax must be 6 matplotlib Axes"):
+        res.plot(ax=axes[0])
+    plt.close(fig)
 
 
 @pytest.mark.parametrize("kwargs,match", [
@@ -71,6 +82,9 @@ def test_cli(tmp_path, capsys):
     d = json.loads(capsys.readouterr().out)
     assert d["delta_mode"] == "per-layer" and len(d["records"]) == 3
     assert (out / "scaling.png").exists() and (out / "result.json").exists()
+    (out / "scaling.png").unlink()  # 'runs plot' redraws the figure of Figs. 2-6 from the store alone
+    assert main(["runs", "plot", str(out)]) == 0 and (out / "scaling.png").exists()
+    assert "delta_sign_changes" in d["records"][0] and d["protocol"]["loss"] == "mse"
 
 
 def test_digits_through_a_fixed_embedding():
@@ -142,3 +156,47 @@ def test_ablation_changes_one_knob_at_a_time(tmp_path, capsys):
     assert [r["knob"] for r in d["rows"]] == [a[0] for a in ABLATION]
     assert d["rows"][1]["alpha"] == d["rows"][0]["alpha"] and d["rows"][1]["beta"] != d["rows"][0]["beta"]
     assert all((tmp_path / slug / "run.sqlite").exists() for slug, *_ in plans)
+
+
+def test_tiny_operations_run_on_one_thread_and_the_count_comes_back():
+    import torch
+
+    from deeplimits.studies.scaling_task import ONE_THREAD_BELOW, _threads_for
+
+    before = torch.get_num_threads()
+    with _threads_for(32 * 10, "cpu"):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with _threads_for(ONE_THREAD_BELOW, "cpu"):  # large enough to split: left alone
+        assert torch.get_num_threads() == before
+
+
+def test_a_pair_the_solver_gives_up_on_is_nan_for_that_configuration_only(monkeypatch):
+    """torchdiffeq's dopri5 asserts when its step underflows (a learning rate that blew the
+    weights up): the task keeps the other configurations' distances, NaN for that one."""
+    import math
+
+    import torch
+
+    import deeplimits.diagnostics as D
+    from deeplimits.studies.scaling_task import _pair_distance
+    from deeplimits.training import ResidualNetwork
+
+    net = ResidualNetwork("inside", 5, 3, 3, 3, configs=3, bias=True)
+    with torch.no_grad():
+        net.W[:, 1] = 1e6  # the configuration the fake solver cannot solve
+
+    def fake(module, x):
+        if module.W.detach().abs().max() > 1e5:
+            raise AssertionError("underflow in dt 0.0")
+        return torch.full((module.configs,), 0.25)
+
+    monkeypatch.setattr(D, "trained_ode_distance", fake)
+    got = _pair_distance(net, torch.zeros(4, 3)).tolist()
+    assert got[0] == 0.25 and math.isnan(got[1]) and got[2] == 0.25
+
+    def broken(module, x):
+        raise AssertionError("something else")
+    monkeypatch.setattr(D, "trained_ode_distance", broken)
+    with pytest.raises(AssertionError, match="something else"):  # only the solver's underflow is a result
+        _pair_distance(net, torch.zeros(4, 3))
