@@ -38,8 +38,9 @@ __all__ = ["ScalingPlan", "ScalingResult", "plan_scaling", "PUBLISHED", "PUBLISH
 MAX_SYNTHETIC_SAMPLES, MAX_SYNTHETIC_DIM = 10 ** 7, 10 ** 4
 
 #: the measured seconds of one training step per layer (one configuration, d = 10, batch 32,
-#: float32, the fused pass) on the project's 2-core CPU (benchmarks/RESULTS.md): the time estimate
-SECONDS_PER_LAYER_STEP = 60e-6
+#: float32, the fused pass, one thread) on the project's 2-core CPU under load: 97 us at L = 1000,
+#: 138 us at L = 10^4 (benchmarks/RESULTS.md, issue 27): the time estimate
+SECONDS_PER_LAYER_STEP = 100e-6
 
 
 @register_plan
