@@ -1,6 +1,6 @@
 """The scaling of trained weights across depths (Cohen, Cont, Rossier & Xu, ICML 2021; Marion et
 al., JMLR 2025, §4.2): the inside model h + delta tanh(A h + b) trained on the synthetic task of
-Cohen et al. at depths floor(1.2^n), 10..137, with the published code's protocol (Adam 1e-2,
+Cohen et al. at depths floor(1.2^n), 10..850, with the published code's protocol (Adam 1e-2,
 torch.nn.MSELoss() below 1e-3, batches of 32); Cohen et al.'s steps (alpha, beta from the
 cumulative-sum norm, the beta-scaled increments, the noise part, the root sum of squares, the
 loss kept by the trend), the verdict, and Figs. 2-6 (docs/weights.md). The `cpu` preset of

@@ -18,7 +18,7 @@ prints is read from here or from the option declarations, :mod:`deeplimits.optio
 
 from __future__ import annotations
 
-__all__ = ["linspace", "STABILITY_PRESETS", "PHASE_PRESETS", "TRAIN_PRESETS", "SCALING_PRESETS", "CPU_DEPTHS",
+__all__ = ["linspace", "STABILITY_PRESETS", "PHASE_PRESETS", "TRAIN_PRESETS", "SCALING_PRESETS", "CPU_DEPTHS", "SHORT_CPU_DEPTHS",
            "geometric_depths", "DEFAULT_STUDY",
            "STUDY_OPTIONS", "DEFAULTS", "DEFAULT_PRESET", "REFERENCE_REFINEMENT", "MAX_CHUNK", "TASK_BYTES",
            "study_options"]
@@ -91,8 +91,12 @@ def geometric_depths(first: int, last: int) -> list[int]:
     return sorted({int(1.2 ** n) for n in range(first, last + 1)})
 
 
-#: the depths of the CPU presets: floor(1.2^n) from 10 to 137 (minutes on 2 cores)
-CPU_DEPTHS = geometric_depths(13, 27)
+#: the depths of the CPU default: floor(1.2^n) from 10 to 850 (about a minute and a half on 2
+#: cores; at 10 to 137 the beta-scaled increments do not decay yet, docs/weights.md "Measured")
+CPU_DEPTHS = geometric_depths(13, 37)
+#: the depths of the other CPU presets (ReLU, SGD, digits): floor(1.2^n) from 10 to 137 (ReLU
+#: trains for up to 300 epochs at some depths: 16 minutes there)
+SHORT_CPU_DEPTHS = geometric_depths(13, 27)
 _PUBLISHED_DEPTHS = geometric_depths(13, 50)
 
 SCALING_PRESETS = {
@@ -102,11 +106,11 @@ SCALING_PRESETS = {
     # Cohen et al.'s second setup, ReLU with one delta_k per layer: a labelled variant, initial
     # scale 30 (W entries of order 3/L): at the published 0.01 (and at 1) ReLU stays at MSE
     # 0.036 at every depth and rate tried (docs/weights.md, "Measured")
-    "relu": dict(activation="relu", init_scale=30.0, depths=CPU_DEPTHS),
+    "relu": dict(activation="relu", init_scale=30.0, depths=SHORT_CPU_DEPTHS),
     # the paper's text: SGD with a constant rate (what reaches the threshold at every depth: docs/weights.md)
-    "cpu-sgd": dict(optimizer="sgd", lr=0.1, dtype="float64", depths=CPU_DEPTHS),
+    "cpu-sgd": dict(optimizer="sgd", lr=0.1, dtype="float64", depths=SHORT_CPU_DEPTHS),
     # digits through a fixed random embedding to d = 25 (as Cohen et al. embed MNIST), MSE to 0.01
-    "digits": dict(dataset="digits", width=25, stop_loss=0.01, depths=CPU_DEPTHS),
+    "digits": dict(dataset="digits", width=25, stop_loss=0.01, depths=SHORT_CPU_DEPTHS),
     # the published family: depths floor(1.2^n) from 10 to about 10^4 (a cluster or a GPU), Adam, and SGD
     "published": dict(depths=_PUBLISHED_DEPTHS),
     "published-relu": dict(activation="relu", init_scale=30.0, depths=_PUBLISHED_DEPTHS),
