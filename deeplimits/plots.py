@@ -374,27 +374,3 @@ def plot_weight_coordinates(tensors: Sequence, path: str | None = None, coordina
         ax.set_title(f"{name} (L = {len(a)})", fontsize=9)
     axes[0][0].set_ylabel("weight coordinate")
     return _save(fig, path)
-
-
-def plot_scaling(result, path: str | None = None):
-    """``delta`` and ``max_k ||W_k||`` against the depth (log-log) with the fitted exponents, and
-    the trend loss ratio per depth."""
-    fig, axes = _figure(1, 2, (10, 3.8), path)
-    rs = [r for r in result.records if r["seed"] == 0]
-    L = np.array([r["depth"] for r in rs], dtype=float)
-    ax = axes[0][0]
-    for key, label in (("delta", r"$\delta$"), ("max_norm", r"$\max_k \|W_k\|$")):
-        ax.loglog(L, [abs(r[key]) for r in rs], "o-", label=label)
-    ax.set_xlabel("depth L")
-    e = result.exponents
-    if e:
-        ax.set_title(f"alpha = {e['alpha']['value']:.2f}, beta = {e['beta']['value']:.2f}: {result.hypothesis}",
-                     fontsize=9)
-    ax.legend(fontsize=8)
-    ax = axes[0][1]
-    ax.semilogx(L, [r["trend_ratio"] for r in rs], "o-")
-    ax.axhline(1.0, color="0.6", lw=0.8)
-    ax.set_xlabel("depth L")
-    ax.set_ylabel("loss of the trend / loss")
-    fig.suptitle(f"inside model, {result.activation}, delta {result.delta_mode}, d={result.width}", fontsize=10)
-    return _save(fig, path)

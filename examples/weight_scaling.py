@@ -1,16 +1,17 @@
 """The scaling of trained weights across depths (Cohen, Cont, Rossier & Xu, ICML 2021; Marion et
 al., JMLR 2025, §4.2): the inside model h + delta tanh(A h + b) trained on the synthetic task of
-Cohen et al. at depths 10..75 until the loss falls below 1e-3; the exponents of delta and of the
-weights against the depth, and the distance of each trained network to the ODE of the trend of
-its weights (docs/weights.md). The `cpu` preset of `deeplimits scaling`.
+Cohen et al. at depths floor(1.2^n), 10..850, with the published code's protocol (Adam 1e-2,
+torch.nn.MSELoss() below 1e-3, batches of 32); Cohen et al.'s steps (alpha, beta from the
+cumulative-sum norm, the beta-scaled increments, the noise part, the root sum of squares, the
+loss kept by the trend), the verdict, and Figs. 2-6 (docs/weights.md). The `cpu` preset of
+`deeplimits scaling`.
 
-Run:  python examples/weight_scaling.py [OUT_DIR] [--small]     (about a minute on 2 CPU cores)
+Run:  python examples/weight_scaling.py [OUT_DIR] [--small]     (a few minutes on 2 CPU cores)
 Writes OUT_DIR/weight_scaling.png (default docs/figures).
 """
 import os
 import sys
 
-from deeplimits.plots import plot_scaling
 from deeplimits.studies import SCALING_PRESETS, plan_scaling
 
 FIGURES = ["weight_scaling.png"]
@@ -24,7 +25,7 @@ def main(out: str = os.path.join("docs", "figures"), small: bool = False) -> lis
     res = plan_scaling(**kw).run()
     print(res.report())
     path = os.path.join(out, FIGURES[0])
-    plot_scaling(res, path=path)
+    res.plot(path)
     return [path]
 
 

@@ -360,6 +360,10 @@ CLI = [
     (["scaling", "--width", "0"], 2, "--width"),
     (["scaling", "--seeds", "0"], 2, "--seeds"),
     (["scaling", "--lr", "0"], 2, "--lr"),
+    (["scaling", "--lr", "0.01,0.01"], 2, "--lr must be a rate > 0 or a list of distinct rates"),
+    (["scaling", "--lr", "0.01,-1"], 2, "--lr must lie in (0.0, inf]"),
+    (["scaling", "--loss", "l1"], 2, "invalid choice"),
+    (["scaling", "--loss", ""], 2, "invalid choice"),
     (["scaling", "--optimizer", "lbfgs"], 2, "invalid choice"),
     (["scaling", "--batch-size", "0"], 2, "--batch-size"),
     (["scaling", "--stop-loss", "0"], 2, "--stop-loss"),
@@ -374,6 +378,8 @@ CLI = [
     (SC + ["--scheduler", "tcp://host:port"], 2, "--scheduler"),
     (SC + ["--timeout", "1"], 2, "--timeout"),
     (SC + ["--quiet=yes"], 2, "ignored explicit argument"),
+    (SC + ["--ablation=yes"], 2, "ignored explicit argument"),
+    (["scaling", "--ablation", "--lr", "0"], 2, "--lr"),
     (SC + ["--device", "tpu"], 2, "--device"),
     # -- trained-limit: every flag
     (["trained-limit", "--preset", "huge"], 2, "invalid choice"),
@@ -1035,6 +1041,17 @@ def _api():
         (G.hypothesis, lambda: dict(exponents=_EXPONENTS), "exponents", None, "exponents must be a dict"),
         (G.hypothesis, lambda: dict(exponents=_EXPONENTS), "exponents", {}, "exponents must map 'beta'"),
         (G.hypothesis, lambda: dict(exponents=_EXPONENTS), "hurst", "x", "hurst must be a number or None"),
+        (G.hypothesis, lambda: dict(exponents=_EXPONENTS), "noise_hurst", "x", "noise_hurst must be a number or None"),
+        (G.hypothesis, lambda: dict(exponents=_EXPONENTS), "trend_ratio", [1.0], "trend_ratio must be a number or None"),
+        (G.hypothesis, lambda: dict(exponents=_EXPONENTS), "noise_fraction", "x",
+         "noise_fraction must be a number or None"),
+        (G.weigh_evidence, lambda: dict(exponents=_EXPONENTS), "exponents", 3, "exponents must be a dict"),
+        (G.weigh_evidence, lambda: dict(exponents=_EXPONENTS), "noise_hurst", "x", "noise_hurst must be a number"),
+        (G.weigh_evidence, lambda: dict(exponents=_EXPONENTS), "trend_ratio", True, "trend_ratio must be a number"),
+        (G.weigh_evidence, lambda: dict(exponents=_EXPONENTS), "noise_fraction", [0.1],
+         "noise_fraction must be a number"),
+        (G.scaling_exponents, lambda: dict(family=[_diag(8), _diag(16)]), "trend_ratio", "x",
+         "trend_ratio must be a number or None"),
         (G.trend_split, A, "A", torch.full((8, 2), NAN), "A must contain only finite values"),
         (G.trend_split, A, "A", [[1.0]] * 8, "A must be a torch.Tensor"),
         (G.trend_split, A, "A", torch.ones(8, 2, dtype=I64), "A must have dtype"),
@@ -1124,8 +1141,8 @@ def _public():
 
     return [T.ResidualNetwork, T.ResidualNetwork.from_config, T.train, T.BatchedAdam, T.BatchedSGD, T.init_from_driver, T.resolution_for, T.iid_,
             T.fractional_, T.smooth_, T.evaluate, config_losses, G.weight_diagnostics, G.hurst_index,
-            G.scaling_exponents, G.loglog_fit, G.hypothesis, G.trend_split, G.from_trend, G.trend_loss,
-            G.own_ode_error, G.load_weights, D.load_dataset, D.batches, D.split_indices, D.cohen_targets,
+            G.scaling_exponents, G.loglog_fit, G.hypothesis, G.weigh_evidence, G.trend_split, G.from_trend,
+            G.trend_loss, G.own_ode_error, G.load_weights, D.load_dataset, D.batches, D.split_indices, D.cohen_targets,
             D.register_dataset, D.synthetic, fit_rate]
 
 

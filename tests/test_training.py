@@ -65,8 +65,9 @@ def test_shapes_defaults_and_config_copy():
 
 @pytest.mark.parametrize("arch,delta", [("res-2", None), ("inside", "per-layer")])
 def test_layers_are_unbound_once(arch, delta):
-    # V[k] in the loop would put one SelectBackward per layer in the graph (O(L^2) backward)
-    m = ResidualNetwork(arch, 16, 3, 2, 1, configs=2, bias=True, delta=delta)
+    # V[k] in the loop would put one SelectBackward per layer in the graph (O(L^2) backward);
+    # sin: an activation the fused stacks do not take, so the layers go through autograd
+    m = ResidualNetwork(arch, 16, 3, 2, 1, configs=2, bias=True, delta=delta, activation="sin")
     out = m(torch.randn(4, 2))
     names, seen, todo = set(), set(), [out.grad_fn]
     while todo:
@@ -262,6 +263,10 @@ def test_module_uses_the_fused_stack_for_named_activations():
     assert "_Res1StackBackward" in graph(ResidualNetwork("res-1", 8, 3, 2, 1, configs=2, bias=True))
     assert "_Res1StackBackward" in graph(ResidualNetwork("res-1", 8, 3, 2, 1, activation="relu"))
     assert "_Res1StackBackward" not in graph(ResidualNetwork("res-1", 8, 3, 2, 1, activation="sin"))
+    # the inside model's stack (training/_inside.py; tests/test_fused_inside.py)
+    assert "_InsideStackBackward" in graph(ResidualNetwork("inside", 8, 3, 2, 1, configs=2, bias=True))
+    assert "_InsideStackBackward" in graph(ResidualNetwork("inside", 8, 3, 2, 1, activation="relu", delta="per-layer"))
+    assert "_InsideStackBackward" not in graph(ResidualNetwork("inside", 8, 3, 2, 1, activation="sin"))
 
 
 def _train_batched(model, opt, steps):

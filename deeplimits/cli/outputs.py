@@ -98,18 +98,19 @@ def write_convergence(results, out, json_path, *, as_list) -> list[str]:
 
 
 def write_study(result, out, json_path, *, figures: bool = True) -> list[str]:
-    """The JSON of a stability, phase or trained-limit result and, with ``figures``, its figures."""
+    """The JSON of a stability, phase, scaling or trained-limit result and, with ``figures``, its figures."""
     os.makedirs(out, exist_ok=True)
     if not figures:
         return dump_json(result.to_dict(), out, json_path)
     from ..studies.phase import PhaseResult
+    from ..studies.scaling_result import ScalingResult
     from ..studies.trained_limit_result import TrainedLimitResult
 
     if isinstance(result, TrainedLimitResult):
         figs = [os.path.join(out, "trained-limit.png")]
         result.plot(figs[0])
-    elif isinstance(result, PhaseResult):
-        figs = [os.path.join(out, "phase.png")]
+    elif isinstance(result, (PhaseResult, ScalingResult)):
+        figs = [os.path.join(out, "phase.png" if isinstance(result, PhaseResult) else "scaling.png")]
         result.plot(figs[0])
     else:
         figs = [os.path.join(out, "stability.png"), os.path.join(out, "theory.png")]

@@ -283,11 +283,12 @@ def _scaling_parser(sub):
         "scaling", help="train the inside model at a family of depths and fit how its trained weights scale",
         description=f"The inside model h + delta_k sigma(W_k h + b_k) (d = {d['width']}, h_0 = x, output h_L) trained "
                     "on the synthetic task of Cohen et al. (ICML 2021) at each depth until its training loss is "
-                    f"below --stop-loss (squared loss, {d['optimizer']}, batch {d['batch_size']}): the exponents of "
-                    "delta ~ L^-alpha and of max_k |W_k| ~ L^-beta with 95% intervals, the limit they support "
-                    "(smooth, rough, sparse) with the reason, the loss kept by the trend of the weights, next to the "
-                    f"published values (tanh: alpha 0.7, beta 0.3). Default: --preset {name} (depths "
-                    f"{fmt(SCALING_PRESETS[name]['depths'])}, minutes).")
+                    f"below --stop-loss ({d['loss']} loss, {d['optimizer']}, batch {d['batch_size']}), then their "
+                    "steps: alpha (delta ~ L^-alpha), beta (the cumulative-sum norm of W ~ L^(1 - beta)), the "
+                    "beta-scaled increments (~ L^-nu), the noise part, the root sum of squares and the loss kept by "
+                    "the trend, each against what each hypothesis predicts, and the verdict (smooth, rough or "
+                    "neither) next to the published values (tanh: alpha 0.7, beta 0.3). Default: --preset "
+                    f"{name} (depths {fmt(SCALING_PRESETS[name]['depths'])}, minutes).")
     c.add_argument("--preset", choices=list(SCALING_PRESETS), default=name,
                    help="; ".join(f"{n}: " + ", ".join(f"{k} {fmt(v)}" for k, v in p.items())
                                   for n, p in SCALING_PRESETS.items()) + " (default %(default)s)")
@@ -298,10 +299,16 @@ def _scaling_parser(sub):
                    help="one trainable scale, or one per layer (default: shared for tanh, per-layer for relu)")
     c.add_argument("--depths", type=int_list, help="the family of depths (default: the preset's)")
     c.add_argument("--width", type=integer, help=f"width d (default {d['width']})")
-    c.add_argument("--seeds", type=integer, help=f"networks per depth, trained at once (default {d['seeds']})")
-    c.add_argument("--optimizer", choices=["adam", "sgd"], help=f"(default {d['optimizer']})")
-    c.add_argument("--lr", type=real, help=f"learning rate (default {fmt(d['lr'])})")
+    c.add_argument("--seeds", type=integer, help=f"networks per depth, one task each (default {d['seeds']})")
+    c.add_argument("--optimizer", choices=["adam", "sgd"], help=f"adam (the published code) or sgd (the paper's "
+                                                                f"text, a constant rate) (default {d['optimizer']})")
+    c.add_argument("--lr", type=parse_list, help=f"learning rate, or a list of them trained at once in every task "
+                                                 f"(default {fmt(d['lr'])})")
     c.add_argument("--batch-size", type=integer, help=f"(default {d['batch_size']})")
+    c.add_argument("--loss", choices=["mse", "squared"],
+                   help=f"the loss and the convention of --stop-loss: mse (torch.nn.MSELoss(), the mean over batch "
+                        f"and outputs) or squared (half the squared error summed over the outputs) (default "
+                        f"{d['loss']})")
     c.add_argument("--stop-loss", type=real, help=f"train until the training loss is below this (default "
                                                   f"{fmt(d['stop_loss'])})")
     c.add_argument("--max-epochs", type=integer, help=f"give up after this many epochs (default {d['max_epochs']})")
@@ -311,6 +318,11 @@ def _scaling_parser(sub):
                                                    "for training)")
     c.add_argument("--seed", type=integer, help=f"base seed (default {d['seed']})")
     c.add_argument("--dtype", choices=N_.DTYPES, help=f"(default {d['dtype']})")
+    c.add_argument("--ablation", action="store_true",
+                   help="run the protocol given by the other flags and then one knob changed at a time (the "
+                        "estimator, the loss convention, the threshold, the training budget, the optimiser, the "
+                        "learning rate, the initial scale, the batch size), each a run of its own under "
+                        "OUT/<variant>, and print alpha, beta, alpha + beta and the verdict of each")
     _run_flags(c, "scaling", "depths")
     c.set_defaults(func=scaling.run_scaling_cmd)
 

@@ -10,7 +10,7 @@ __all__ = ["run_weights_cmd"]
 
 
 def run_weights_cmd(args) -> int:
-    from ..diagnostics import load_weights, scaling_exponents, weight_diagnostics
+    from ..diagnostics import WeightDiagnostics, load_weights, scaling_exponents, weight_diagnostics
 
     outputs.check_file("weights", "--json", args.json)
     outputs.check_figure("weights", "--figure", args.figure)
@@ -32,8 +32,7 @@ def run_weights_cmd(args) -> int:
         families.setdefault(name, []).append(d)
     exponents = {name: scaling_exponents(fam) for name, fam in families.items() if len({d.depth for d in fam}) > 1}
     report = outputs.report_stream(args.json)
-    print(f"{'tensor':>16} {'L':>7} {'max norm':>10} {'incr norm':>10} {'cumsum':>10} {'rss':>10} "
-          f"{'quad var':>10} {'hurst':>7} {'IQR':>7}", file=report)
+    print(WeightDiagnostics.HEADER, file=report)
     for path, _, _, d in tensors:
         print(d.report_line() + f"  {path}", file=report)
     for e in exponents.values():
@@ -46,6 +45,7 @@ def run_weights_cmd(args) -> int:
     if args.json:
         payload = {"tensors": [{"path": str(p), **d.to_dict()} for p, _, _, d in tensors],
                    "exponents": {n: e.exponents for n, e in exponents.items()},
-                   "hypothesis": {n: {"supports": e.hypothesis, "reason": e.reason} for n, e in exponents.items()}}
+                   "hypothesis": {n: {"supports": e.hypothesis, "reason": e.reason, "evidence": e.evidence}
+                                  for n, e in exponents.items()}}
         outputs.write_records_json(outputs.strict_json(payload), args.json)
     return 0

@@ -4,11 +4,11 @@ JMLR 2025, §4.2; docs/weights.md): norms and the Hurst index of one tensor ``A`
 (:func:`scaling_exponents`), and the weights of files, runs and modules (:func:`load_weights`)."""
 
 from .measures import DIAGNOSTICS, WeightDiagnostics, hurst_index, weight_diagnostics
-from .scaling import Exponents, hypothesis, loglog_fit, scaling_exponents
+from .scaling import Exponents, hypothesis, loglog_fit, scaling_exponents, weigh_evidence
 from .sources import load_weights
 from .trend import from_trend, trend_loss, trend_split
 from .pair import own_ode_error, trained_ode_distance
 
 __all__ = ["weight_diagnostics", "WeightDiagnostics", "hurst_index", "DIAGNOSTICS", "scaling_exponents",
-           "Exponents", "hypothesis", "loglog_fit", "load_weights", "trend_split", "from_trend", "trend_loss",
-           "own_ode_error", "trained_ode_distance"]
+           "Exponents", "hypothesis", "weigh_evidence", "loglog_fit", "load_weights", "trend_split", "from_trend",
+           "trend_loss", "own_ode_error", "trained_ode_distance"]

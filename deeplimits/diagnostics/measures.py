@@ -12,7 +12,13 @@ whose increments are the weights:
 * ``hurst``: per coordinate, the discrete-variation estimator
   ``0.5 log2( mean_k (X_{k+2} - X_k)^2 / mean_k (X_{k+1} - X_k)^2 )`` (exact in expectation
   for fractional Gaussian noise: ``E (X_{k+2} - X_k)^2 = 2^{2H} E (X_{k+1} - X_k)^2``); its
-  median and interquartile range over the coordinates.
+  median and interquartile range over the coordinates;
+* the noise part ``N = A - trend(A)`` (:func:`~deeplimits.diagnostics.trend.trend_split`,
+  bandwidth :data:`NOISE_BANDWIDTH`), whose cumulative sum is the noise part of ``X``:
+  ``noise_qv = sum_k ||N_k||^2`` (its quadratic variation) and ``noise_hurst`` (the median
+  Hurst index of its coordinates: 1/2 for the increments of a rough process, near 1 for what
+  the smoothing leaves of a continuous function of depth); NaN below ``L = 1 / NOISE_BANDWIDTH``
+  (20 layers), where the kernel is narrower than one layer.
 """
 
 from __future__ import annotations
@@ -27,11 +33,15 @@ from .. import _resources as R_
 from .. import _validate as V_
 from .._plain import PlainData
 from ..errors import ParameterError
+from .trend import _split
 
 __all__ = ["weight_diagnostics", "WeightDiagnostics", "hurst_index", "diagnostics_bytes", "DIAGNOSTICS"]
 
-DIAGNOSTICS = ("max_norm", "increment_norm", "cumsum_norm", "rss", "quadratic_variation", "hurst")
+DIAGNOSTICS = ("max_norm", "increment_norm", "cumsum_norm", "rss", "quadratic_variation", "hurst", "noise_qv",
+               "noise_hurst")
 """The scalar diagnostics, in report order."""
+NOISE_BANDWIDTH = 0.05
+"""The bandwidth of the trend / noise split of the diagnostics (a fraction of the depth)."""
 
 
 @dataclasses.dataclass
@@ -60,19 +70,32 @@ class WeightDiagnostics(PlainData):
     """The median over coordinates of the discrete-variation Hurst estimate of ``X``."""
     hurst_iqr: float
     """Its interquartile range over the coordinates."""
+    noise_qv: float = math.nan
+    """The quadratic variation of the noise part left by the trend (NaN: a record written before it was measured)."""
+    noise_hurst: float = math.nan
+    """The Hurst index of the noise part (NaN: a record written before it was measured)."""
+
+    HEADER = (f"{'tensor':>16} {'L':>7} {'max norm':>10} {'incr norm':>10} {'cumsum':>10} {'rss':>10} "
+              f"{'quad var':>10} {'hurst':>7} {'IQR':>7} {'noise qv':>10} {'noise H':>7}")
+    """The header of :meth:`report_line`."""
 
     def report_line(self) -> str:
         """One line of the diagnostics table (name, depth, then :data:`DIAGNOSTICS` and ``hurst_iqr``)."""
         return (f"{self.name:>16} {self.depth:7d} {self.max_norm:10.4g} {self.increment_norm:10.4g} "
                 f"{self.cumsum_norm:10.4g} {self.rss:10.4g} {self.quadratic_variation:10.4g} "
-                f"{self.hurst:7.3f} {self.hurst_iqr:7.3f}")
+                f"{self.hurst:7.3f} {self.hurst_iqr:7.3f} {self.noise_qv:10.4g} {self.noise_hurst:7.3f}")
 
 
 def diagnostics_bytes(shape) -> int:
     """Peak bytes of :func:`weight_diagnostics` (and :func:`hurst_index`) of a tensor of
     ``shape``, from the shape alone: its float64 working copy and two float64 temporaries of
-    its size (the differences, the cumulative sums, the squares of the Hurst estimator)."""
-    return 3 * 8 * math.prod(shape)
+    its size (the differences, the cumulative sums, the squares of the Hurst estimator), or the
+    trend / noise split of the working copy (:func:`~deeplimits.diagnostics.trend.trend_bytes`)
+    with the copy and the noise part."""
+    from .trend import trend_bytes
+
+    n = math.prod(shape)
+    return max(3 * 8 * n, 2 * 8 * n + trend_bytes((shape[0], n // max(shape[0], 1)), 8, NOISE_BANDWIDTH))
 
 
 def real_array(name: str, A: np.ndarray) -> np.ndarray:
@@ -146,10 +169,18 @@ def weight_diagnostics(A, *, beta: float = 0.0, name: str = "A") -> WeightDiagno
         raise ParameterError("beta", f"beta must keep L^beta finite (L = {L} layers), got {beta!r}")
     norms = a.norm(dim=1)
     inc = (a[1:] - a[:-1]).norm(dim=1)
-    X = torch.cumsum(a, 0)
-    h = _hurst(a)
+    big, step, cum = float(norms.max()), float(scale * inc.max()), float(torch.cumsum(a, 0).norm(dim=1).max())
+    rss, qv = float(norms.square().sum().sqrt()), float(inc.square().sum())
+    q25, med, q75 = _quartiles(_hurst(a))
+    noise_qv = noise_hurst = math.nan
+    if NOISE_BANDWIDTH * L >= 1:  # a kernel narrower than one layer leaves no noise to measure
+        _, noise = _split(a, NOISE_BANDWIDTH)
+        noise_qv, noise_hurst = float(noise.square().sum()), _quartiles(_hurst(noise))[1]
+    return WeightDiagnostics(name, L, list(A.shape[1:]), beta, big, step, cum, rss, qv, med, q75 - q25, noise_qv,
+                             noise_hurst)
+
+
+def _quartiles(h: torch.Tensor) -> tuple[float, float, float]:
+    """The quartiles of the finite entries of ``h`` (NaN when none is)."""
     h = h[torch.isfinite(h)].numpy()
-    q25, med, q75 = (np.quantile(h, [0.25, 0.5, 0.75]) if len(h) else (math.nan,) * 3)
-    return WeightDiagnostics(name, L, list(A.shape[1:]), beta, float(norms.max()), float(scale * inc.max()),
-                             float(X.norm(dim=1).max()), float(norms.square().sum().sqrt()),
-                             float(inc.square().sum()), float(med), float(q75 - q25))
+    return tuple(float(q) for q in np.quantile(h, [0.25, 0.5, 0.75])) if len(h) else (math.nan,) * 3

@@ -1,14 +1,23 @@
 """Exponents of the weight diagnostics across a family of depths (docs/weights.md): the slope
 of ``log diagnostic`` against ``log L`` by least squares, with a Student-t confidence interval
-(one value per depth: no draws to resample). The weight exponent ``beta`` is minus the slope of
-the max norm (``max_k ||A_k|| ~ L^-beta``)."""
+(one value per depth: no draws to resample), and the steps of Cohen, Cont, Rossier & Xu (ICML
+2021, §2.3):
+
+* step 2: the weight exponent ``beta`` is one minus the slope of the CUMULATIVE-SUM norm
+  (``max_k ||sum_{j<k} A_j|| ~ L^(1 - beta)``). Minus the slope of the max norm
+  (``beta_max``) is the same number only for a pure trend: a noise part of size ``L^-1/2``
+  is the largest weight when ``beta > 1/2``;
+* step 3: ``scaled_increments``, the exponent of ``L^beta max_k ||A_{k+1} - A_k||`` (``-nu``
+  under Hypothesis 1 with a nu-Hölder limit; ``nu`` is reported when it is positive);
+* steps 4 and 5: the exponents of the noise part's quadratic variation and of the root sum of
+  squares, and the noise part's size beside the weights (:func:`noise_fraction`);
+  :mod:`.verdict` weighs them.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import numbers
-from collections.abc import Mapping
 from typing import Sequence
 
 import numpy as np
@@ -17,11 +26,13 @@ from .. import _validate as V_
 from .._plain import PlainData
 from ..errors import ParameterError
 from .measures import WeightDiagnostics
+from .verdict import hypothesis, weigh_evidence
 
-__all__ = ["interval", "loglog_fit", "scaling_exponents", "Exponents", "SCALED", "hypothesis"]
+__all__ = ["interval", "loglog_fit", "scaling_exponents", "Exponents", "SCALED", "hypothesis", "weigh_evidence",
+           "noise_fraction"]
 
-#: the diagnostics whose exponent is fitted (the Hurst index is not a power of L)
-SCALED = ("max_norm", "increment_norm", "cumsum_norm", "rss", "quadratic_variation")
+#: the diagnostics whose exponent is fitted (the Hurst indices are not powers of L)
+SCALED = ("max_norm", "increment_norm", "cumsum_norm", "rss", "quadratic_variation", "noise_qv")
 
 
 def interval(ci) -> str:
@@ -43,8 +54,7 @@ def loglog_fit(depths: Sequence[float], values: Sequence[float], level: float = 
                          what="a list of depths > 0")
     values = V_.sequence("values", values, lambda v: V_.real("values", v, low=0.0), what="a list of values >= 0")
     if len(values) != len(depths):
-        raise ParameterError("values", f"values must have one value per depth ({len(depths)} depths), got "
-                                       f"{len(values)}")
+        raise ParameterError("values", f"values must have one value per depth ({len(depths)} depths), got {len(values)}")
     return _loglog_fit(depths, values, _level(level))
 
 
@@ -64,35 +74,63 @@ def _loglog_fit(depths, values, level: float = 0.95) -> tuple[float, tuple]:
 
 @dataclasses.dataclass
 class Exponents(PlainData):
-    """``exponents``: name -> ``{'value', 'ci'}`` for the slope of each diagnostic on ``L``
-    and for ``beta`` (minus the max-norm slope); ``depths`` the family's depths;
-    ``hypothesis`` and ``reason``: what they support (:func:`hypothesis`)."""
+    """``exponents``: name -> ``{'value', 'ci'}`` for the slope of each diagnostic on ``L``,
+    ``beta`` (step 2: one minus the cumulative-sum slope), ``beta_max`` (minus the max-norm
+    slope), ``scaled_increments`` (step 3) and ``nu`` (minus it, when positive); ``depths`` the
+    family's depths; ``hurst``, ``noise_hurst``: the median Hurst indices of ``A`` and of its
+    noise part over the depths; ``noise_fraction``: the noise part's size beside the weights
+    at the deepest depth (:func:`noise_fraction`); ``hypothesis`` and ``reason``: the verdict
+    (:func:`hypothesis`), ``evidence``: each step against what each hypothesis predicts
+    (:func:`weigh_evidence`)."""
 
     name: str
     """The tensor's name."""
     depths: list
     """The family's depths."""
     exponents: dict
-    """Name -> ``{'value', 'ci'}``: the slope of each diagnostic on ``L``, and ``beta``."""
+    """Name -> ``{'value', 'ci'}`` (see above)."""
     hypothesis: str
-    """The limit the exponents support (:func:`hypothesis`)."""
+    """The verdict: smooth, rough or neither (:func:`~deeplimits.diagnostics.verdict.hypothesis`)."""
     reason: str
-    """Why, in a few words."""
+    """The evidence for and against it, in words."""
+    evidence: list = dataclasses.field(default_factory=list)
+    """Each step against what each hypothesis predicts (:func:`~deeplimits.diagnostics.verdict.weigh_evidence`)."""
+    hurst: float = math.nan
+    """The median Hurst index of ``A`` over the depths."""
+    noise_hurst: float = math.nan
+    """The median Hurst index of its noise part over the depths."""
+    noise_fraction: float = math.nan
+    """The noise part's size beside the weights at the deepest depth."""
 
     def report(self) -> str:
-        """The exponents with their intervals, one per line, after what they support."""
-        lines = [f"{self.name}: exponents over depths {self.depths} (log-log slope, 95% CI); "
-                 f"supports: {self.hypothesis} ({self.reason})"]
+        """The exponents with their intervals, one per line, the evidence, then the verdict."""
+        lines = [f"{self.name}: exponents over depths {self.depths} (log-log slope, 95% CI)"]
         for k, v in self.exponents.items():
             ci = " " + interval(v["ci"])
             lines.append(f"  {k:>20} {v['value']:8.3f}{ci}")
+        lines += evidence_lines(self.evidence)
+        lines.append(f"supports: {self.hypothesis} ({self.reason})")
         return "\n".join(lines)
 
 
-def scaling_exponents(family: Sequence[WeightDiagnostics], level: float = 0.95) -> Exponents:
+def evidence_lines(evidence: list) -> list[str]:
+    """The evidence as a table: step, quantity, measured, what each hypothesis predicts, agrees."""
+    if not evidence:
+        return []
+    rows = [("step", "quantity", "measured", "Hypothesis 1", "Hypothesis 2", "agrees")]
+    rows += [(str(e["step"]), e["name"], e["measured"], e["H1"].split(" (")[0], e["H2"].split(" (")[0], e["agrees"])
+             for e in evidence]
+    widths = [max(len(r[i]) for r in rows) for i in range(6)]
+    return ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+
+
+def scaling_exponents(family: Sequence[WeightDiagnostics], level: float = 0.95, *,
+                      trend_ratio: float | None = None) -> Exponents:
     """The exponents of one tensor's diagnostics across the depths of ``family`` (a list of
     :class:`WeightDiagnostics`, one per depth, at least two distinct depths), with ``level``
-    (in (0, 1)) intervals."""
+    (in (0, 1)) intervals, and the verdict they support; ``trend_ratio`` (``None`` or a
+    number), for trained weights, the loss of the network rebuilt from their trend over the
+    original's at the deepest depth, weighed with the rest."""
     family = V_.sequence("family", family, what="a list of WeightDiagnostics (one per depth)")
     bad = [type(d).__name__ for d in family if not isinstance(d, WeightDiagnostics)]
     if bad:
@@ -102,73 +140,43 @@ def scaling_exponents(family: Sequence[WeightDiagnostics], level: float = 0.95) 
     depths = [d.depth for d in family]
     if len(set(depths)) < 2:
         raise ParameterError("family", f"family must hold at least two distinct depths, got {depths}")
-    out = {}
-    for name in SCALED:
-        slope, ci = _loglog_fit(depths, [getattr(d, name) for d in family], level)
-        out[name] = {"value": slope, "ci": list(ci)}
+    out = {name: _fit(depths, [getattr(d, name) for d in family], level) for name in SCALED}
+    c = out["cumsum_norm"]
+    out["beta"] = {"value": 1 - c["value"], "ci": [1 - c["ci"][1], 1 - c["ci"][0]]}
     m = out["max_norm"]
-    out["beta"] = {"value": -m["value"], "ci": [-m["ci"][1], -m["ci"][0]]}
-    hurst = float(np.median([d.hurst for d in family]))
-    return Exponents(family[0].name, depths, out, *hypothesis(out, hurst))
+    out["beta_max"] = {"value": -m["value"], "ci": [-m["ci"][1], -m["ci"][0]]}
+    beta = out["beta"]["value"]
+    raw = [d.increment_norm / float(d.depth) ** d.beta for d in family]  # the increments unscaled
+    s = _fit(depths, [v * float(d.depth) ** beta if math.isfinite(beta) else math.nan for v, d in zip(raw, family)],
+             level)
+    out["scaled_increments"] = s
+    if s["value"] < 0:
+        out["nu"] = {"value": -s["value"], "ci": [-s["ci"][1], -s["ci"][0]]}
+    hurst = _median([d.hurst for d in family])
+    noise_hurst = _median([d.noise_hurst for d in family])
+    kw = dict(noise_hurst=noise_hurst, trend_ratio=trend_ratio, noise_fraction=noise_fraction(family))
+    verdict, reason = hypothesis(out, hurst, **kw)
+    return Exponents(family[0].name, depths, out, verdict, reason, weigh_evidence(out, **kw), hurst, noise_hurst,
+                     kw["noise_fraction"])
 
 
-#: thresholds: midpoints between the exponents of the beta-scaled increment norm in the three
-#: regimes (-1 smooth, -1/2 a rough function, 0 increments of a rough process) and a band
-#: around 0 for "does not scale"
-_SMOOTH_BELOW, _ROUGH_BELOW, _FLAT = -0.75, -0.25, 0.15
+def noise_fraction(family: Sequence[WeightDiagnostics]) -> float:
+    """The noise part's root sum of squares over the weights' (``sqrt(noise_qv) / rss``) at the
+    deepest depth where it is measured (NaN where it is not: fewer than 20 layers)."""
+    for d in sorted(family, key=lambda d: -d.depth):
+        if math.isfinite(d.noise_qv) and d.rss > 0:
+            return math.sqrt(d.noise_qv) / d.rss
+    return math.nan
 
 
-def hypothesis(exponents: dict, hurst: float | None = None) -> tuple[str, str]:
-    """The limit a set of exponents supports (Cohen, Cont, Rossier & Xu, ICML 2021, §3), with
-    the reason. With ``s`` the exponent of the beta-scaled increment norm
-    ``L^beta max_k ||A_{k+1} - A_k||``:
-
-    * ``'smooth'``: ``s <= -3/4`` (close to ``-1``): ``L^beta A_{floor(Lt)} -> A(t)`` smooth,
-      the network tends to a neural ODE (Hypothesis 1);
-    * ``'rough'``: the weights shrink (``beta > 0.15``) but ``s > -3/4``: a rough function of
-      depth (``s`` near ``-1/2``, Hypothesis 2) or the increments of a rough process (``s``
-      near 0 with a Hurst index near 1/2: a diffusive, SDE-like limit);
-    * ``'sparse'``: the largest weight does not shrink (``|beta| < 0.15``), the root sum of
-      squares is bounded (``|exponent| < 0.15``) and the scaled increments do not shrink;
-    * ``'inconclusive'`` otherwise. The thresholds are midpoints between the regimes' exponents.
-
-    ``exponents`` maps at least ``'beta'``, ``'increment_norm'`` and ``'rss'`` to
-    ``{'value': number}`` (as :attr:`Exponents.exponents`; NaN: not fitted); ``hurst`` is
-    ``None`` or a number (NaN: unknown).
-    """
-    _exponents(exponents)
-    if hurst is not None and not _number(hurst):
-        raise ParameterError("hurst", f"hurst must be a number or None, got {hurst!r}")
-    beta = exponents["beta"]["value"]
-    scaled = exponents["increment_norm"]["value"] + beta
-    rss = exponents["rss"]["value"]
-    if not (math.isfinite(scaled) and math.isfinite(beta)):
-        return "inconclusive", "the exponents could not be fitted (non-positive values or too few depths)"
-    h = "" if hurst is None or not math.isfinite(hurst) else f", Hurst index {hurst:.2f}"
-    why = f"beta {beta:.2f}, the beta-scaled increment norm scales as L^{scaled:.2f}{h}"
-    if scaled <= _SMOOTH_BELOW:
-        return "smooth", why + " (close to L^-1: a smooth function of depth, a neural ODE limit)"
-    if beta > _FLAT:
-        if scaled > _ROUGH_BELOW and hurst is not None and abs(hurst - 0.5) < 0.15:
-            return "rough", why + " (increments that do not shrink, Hurst index near 1/2: increments of a " \
-                                  "rough process, a diffusive limit)"
-        return "rough", why + " (slower than L^-1: a rough function of depth)"
-    if abs(beta) <= _FLAT and abs(rss) < _FLAT and scaled > _ROUGH_BELOW:
-        return "sparse", why + f"; the largest weight does not shrink and the root sum of squares scales " \
-                               f"as L^{rss:.2f} (bounded): a few large layers"
-    return "inconclusive", why + " (none of the three regimes)"
+def _fit(depths, values, level) -> dict:
+    """The log-log fit over the depths whose value is finite (the noise part is not measured at
+    the smallest depths)."""
+    pairs = [(L, v) for L, v in zip(depths, values) if math.isfinite(v)]
+    slope, ci = _loglog_fit([L for L, _ in pairs], [v for _, v in pairs], level)
+    return {"value": slope, "ci": list(ci)}
 
 
-def _number(x) -> bool:
-    return isinstance(x, numbers.Real) and not isinstance(x, bool)
-
-
-def _exponents(exponents) -> None:
-    if not isinstance(exponents, Mapping):
-        raise ParameterError("exponents", "exponents must be a dict (as Exponents.exponents), got "
-                                          f"{type(exponents).__name__}")
-    for key in ("beta", "increment_norm", "rss"):
-        entry = exponents.get(key)
-        if not isinstance(entry, Mapping) or not _number(entry.get("value")):
-            raise ParameterError("exponents", f"exponents must map 'beta', 'increment_norm' and 'rss' to {{'value': "
-                                              f"number}} (as Exponents.exponents), got {key!r}: {entry!r}")
+def _median(values) -> float:
+    finite = [v for v in values if math.isfinite(v)]
+    return float(np.median(finite)) if finite else math.nan

@@ -155,8 +155,9 @@ def scaling_bytes(plan, depth: int) -> int:
     network rebuilt from the trend of its weights (a copy of the parameters and
     :func:`~deeplimits.diagnostics.trend_bytes` of ``W``, ``b``), the own-ODE error on up to
     256 inputs (:func:`~deeplimits.diagnostics.pair.own_ode_error_bytes`) and the weight
-    diagnostics of one configuration (:func:`~deeplimits.diagnostics.measures.diagnostics_bytes`);
-    plus :data:`INTERPRETER_BYTES`."""
+    diagnostics of one configuration (:func:`~deeplimits.diagnostics.measures.diagnostics_bytes`)
+    beside the copies of ``W`` and ``|delta| W`` on the CPU; plus :data:`INTERPRETER_BYTES`.
+    Every learning rate of the plan is a configuration of the task."""
     from ..diagnostics.measures import diagnostics_bytes
     from ..diagnostics.pair import own_ode_error_bytes
     from ..diagnostics.trend import trend_bytes
@@ -165,15 +166,15 @@ def scaling_bytes(plan, depth: int) -> int:
 
     item = getattr(torch, plan.dtype).itemsize
     n_train, n_test, d_in, d_out = plan.data_sizes()
-    L, d, C = depth, plan.width, plan.seeds
+    L, d, C = depth, plan.width, len(plan.lr)
     params = parameter_count("inside", L, d, d_in, d_out, configs=C, bias=True, delta=plan.delta)
-    acts = activation_count("inside", False, L, d, min(plan.batch_size, n_train), C)
+    acts = activation_count("inside", True, L, d, min(plan.batch_size, n_train), C)
     kept = 2 * item * params  # the trained parameters and their last gradient
     trend = sum(trend_bytes((L, C, *s), item) for s in ((d, d), (d,))) if L >= 3 else 0
     phases = (train_bytes(params, acts, item),
               kept + item * params + trend,
               kept + own_ode_error_bytes(L, C, min(256, n_train), d, item),
-              kept + diagnostics_bytes((L, d, d)))
+              kept + 4 * L * C * d * d + diagnostics_bytes((L, d, d)))  # float32 copies of W, |delta| W
     data = (n_train + n_test) * (d_in + d_out) * (48 if plan.dataset == "synthetic" else item + 16)
     return data + max(phases) + INTERPRETER_BYTES
 

@@ -18,7 +18,8 @@ prints is read from here or from the option declarations, :mod:`deeplimits.optio
 
 from __future__ import annotations
 
-__all__ = ["linspace", "STABILITY_PRESETS", "PHASE_PRESETS", "TRAIN_PRESETS", "SCALING_PRESETS", "DEFAULT_STUDY",
+__all__ = ["linspace", "STABILITY_PRESETS", "PHASE_PRESETS", "TRAIN_PRESETS", "SCALING_PRESETS", "CPU_DEPTHS", "SHORT_CPU_DEPTHS",
+           "geometric_depths", "DEFAULT_STUDY",
            "STUDY_OPTIONS", "DEFAULTS", "DEFAULT_PRESET", "REFERENCE_REFINEMENT", "MAX_CHUNK", "TASK_BYTES",
            "study_options"]
 
@@ -87,13 +88,35 @@ TRAIN_PRESETS = {
                               lrs=[1e-4, 1e-3, 1e-2, 1e-1, 1.0], depth=1000, width=30, epochs=10),
 }
 
+def geometric_depths(first: int, last: int) -> list[int]:
+    """The published family ``floor(1.2^n)`` for ``n = first..last`` (``n = 13``: 10, ``n = 50``: 9100)."""
+    return sorted({int(1.2 ** n) for n in range(first, last + 1)})
+
+
+#: the depths of the CPU default: floor(1.2^n) from 10 to 850 (about a minute and a half on 2
+#: cores; at 10 to 137 the beta-scaled increments do not decay yet, docs/weights.md "Measured")
+CPU_DEPTHS = geometric_depths(13, 37)
+#: the depths of the other CPU presets (ReLU, SGD, digits): floor(1.2^n) from 10 to 137 (ReLU
+#: trains for up to 300 epochs at some depths: 16 minutes there)
+SHORT_CPU_DEPTHS = geometric_depths(13, 27)
+_PUBLISHED_DEPTHS = geometric_depths(13, 50)
+
 SCALING_PRESETS = {
-    # the inside model on the synthetic task (Cohen et al., ICML 2021): depths ~1.5^n to 75, minutes on a CPU
-    "cpu": dict(depths=[10, 15, 22, 33, 50, 75]),
-    # digits through a fixed random embedding to d = 25 (as Cohen et al. embed MNIST), squared loss to 0.05
-    "digits": dict(dataset="digits", width=25, stop_loss=0.05, depths=[10, 15, 22, 33, 50, 75]),
-    # the published family: depths floor(1.2^n) from 10 to about 10^4 (a cluster or a GPU)
-    "published": dict(depths=sorted({int(1.2 ** n) for n in range(13, 51)})),
+    # Cohen et al. (ICML 2021), the published code's protocol (the defaults: tanh, one shared delta,
+    # Adam at 1e-2, MSE below 1e-3, batches of 32) at the CPU depths
+    "cpu": dict(depths=CPU_DEPTHS),
+    # Cohen et al.'s second setup, ReLU with one delta_k per layer: a labelled variant, initial
+    # scale 30 (W entries of order 3/L): at the published 0.01 (and at 1) ReLU stays at MSE
+    # 0.036 at every depth and rate tried (docs/weights.md, "Measured")
+    "relu": dict(activation="relu", init_scale=30.0, depths=SHORT_CPU_DEPTHS),
+    # the paper's text: SGD with a constant rate (what reaches the threshold at every depth: docs/weights.md)
+    "cpu-sgd": dict(optimizer="sgd", lr=0.1, dtype="float64", depths=SHORT_CPU_DEPTHS),
+    # digits through a fixed random embedding to d = 25 (as Cohen et al. embed MNIST), MSE to 0.01
+    "digits": dict(dataset="digits", width=25, stop_loss=0.01, depths=SHORT_CPU_DEPTHS),
+    # the published family: depths floor(1.2^n) from 10 to about 10^4 (a cluster or a GPU), Adam, and SGD
+    "published": dict(depths=_PUBLISHED_DEPTHS),
+    "published-relu": dict(activation="relu", init_scale=30.0, depths=_PUBLISHED_DEPTHS),
+    "published-sgd": dict(optimizer="sgd", lr=0.1, dtype="float64", depths=_PUBLISHED_DEPTHS),
 }
 
 #: regime -> (a group of options, the defaults used when none of the group is given)
@@ -126,7 +149,7 @@ DEFAULTS = {
                   depth=64, width=30, epochs=10, batch_size=128, optimizer="adam", lr_decay_halfway=True,
                   save_weights=True, seed=0, dtype="float32"),
     "scaling": dict(dataset="synthetic", activation="tanh", width=10, seeds=1, optimizer="adam", lr=1e-2, batch_size=32,
-                    stop_loss=1e-3, max_epochs=300, init_scale=0.01, samples=1024, seed=0, dtype="float32"),
+                    loss="mse", stop_loss=1e-3, max_epochs=300, init_scale=0.01, samples=1024, seed=0, dtype="float32"),
     "weights": dict(beta=0.0),
     "order": dict(noise=1, depths=[8, 16, 32, 64, 128, 256, 512], paths=256, seed=0, dtype="float64"),
 }

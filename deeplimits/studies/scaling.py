@@ -1,111 +1,47 @@
 """The scaling of trained weights with depth (Cohen, Cont, Rossier & Xu, ICML 2021; docs/weights.md,
 "The scaling experiment"): the inside model ``h_{k+1} = h_k + delta_k sigma(W_k h_k + b_k)``
-trained on the synthetic task (or on digits through a fixed random embedding, squared loss on
-one-hot targets) at a geometric family of depths, each until its training loss
-falls below a threshold, then the exponents of ``delta ~ L^-alpha`` and of the weights
-``max_k ||W_k|| ~ L^-beta``, the limit they support and the loss kept by the trend of the weights.
+trained on the synthetic task (or on digits through a fixed random embedding, one-hot targets)
+at a geometric family of depths, each until its training loss falls below a threshold, then
+Cohen et al.'s steps (§2.3): alpha from ``delta ~ L^-alpha``, beta from the cumulative-sum norm
+of the weights, the beta-scaled increments, the noise part, the root sum of squares and the
+loss kept by the trend, weighed into a verdict (:mod:`.scaling_result`).
 
-Protocol (the published values in :data:`PUBLISHED`): d = 10, ``h_0 = x`` and ``F(x) = h_L``
-(input and output layers fixed to the identity), weights initialised with entries of order
-``init_scale / (L d)``, ``delta`` initialised at ``1/L``, squared loss, Adam, mini-batches of 32,
-one task per depth (``seeds`` configurations batched), resumable like every study.
+Protocol (the published code's, the default; :data:`~.scaling_result.PUBLISHED` the published
+values): d = 10, ``h_0 = x`` and ``F(x) = h_L`` (input and output layers fixed to the
+identity), weights initialised with entries of order ``init_scale / (L d)``, ``delta``
+initialised at ``1/L``, the loss of ``torch.nn.MSELoss()`` (``loss='mse'``) below 1e-3, Adam
+at 1e-2, mini-batches of 32, depths ``floor(1.2^n)``. One task per depth and seed (its
+learning rates trained at once, :mod:`.scaling_task`), resumable like every study.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
-import time
 from typing import ClassVar, Sequence
 
 import torch
 
 from .. import _resources as R_
 from .. import _validate as V_
-from .._plain import PlainData
 from .._random import chunk_seed
-from ..data.base import DEFAULT_TEST_FRACTION
 from ..errors import ParameterError
-from ..runs import Task, register_task
+from ..data.base import DEFAULT_TEST_FRACTION
+from ..runs import Task
 from .plan import Plan, register_plan
+from .presets import CPU_DEPTHS
+from .scaling_result import LOSS_NAMES, PUBLISHED, PUBLISHED_EMBEDDED, ScalingResult, other_convention
+from .scaling_task import scaling_task  # noqa: F401 - registers the task
 
-__all__ = ["ScalingPlan", "ScalingResult", "plan_scaling", "PUBLISHED", "PUBLISHED_EMBEDDED"]
+__all__ = ["ScalingPlan", "ScalingResult", "plan_scaling", "PUBLISHED", "PUBLISHED_EMBEDDED", "scaling_task",
+           "SECONDS_PER_LAYER_STEP"]
 
 #: the sizes the synthetic loader accepts (:func:`deeplimits.data.synthetic.synthetic`: ``n``, ``dim``)
 MAX_SYNTHETIC_SAMPLES, MAX_SYNTHETIC_DIM = 10 ** 7, 10 ** 4
 
-PUBLISHED = {"tanh": {"alpha": 0.7, "beta": 0.3, "alpha+beta": 1.0, "limit": "smooth"},
-             "relu": {"limit": "rough (denoised loss about ten times higher)"}}
-"""What Cohen et al. (2021) report for the synthetic task, to print next to the measured values."""
-PUBLISHED_EMBEDDED = {"tanh": {"alpha": 0.7, "beta": 0.2, "limit": "smooth (embedded MNIST)"},
-                      "relu": {"limit": "rough (embedded MNIST)"}}
-"""The same for the embedded-MNIST experiment, the nearest published values for embedded digits."""
-
-
-@dataclasses.dataclass
-class ScalingResult(PlainData):
-    """Per depth and configuration: ``records`` (``depth``, ``seed``, ``epochs``, ``train_loss``,
-    ``delta``: the shared scale or the largest ``|delta_k|``, the diagnostics of ``W``,
-    ``trend_ratio``: the training loss of the network rebuilt from the trend over the original's,
-    ``ode_distance``: each network's Euler error against the ODE of its own smoothed weights,
-    :func:`~deeplimits.diagnostics.own_ode_error`, a per-depth number, not a distance between
-    depths); ``exponents`` (``alpha``,
-    ``beta``, ``alpha+beta``, ``ode_rate`` with 95% intervals and the slope of every weight
-    diagnostic), ``hypothesis`` and ``reason``, and the ``published`` values."""
-
-    activation: str
-    """``'tanh'`` or ``'relu'``."""
-    delta_mode: str
-    """``'shared'`` or ``'per-layer'``."""
-    width: int
-    """The width ``d``."""
-    dataset: str
-    """``'synthetic'`` or ``'digits'``."""
-    records: list[dict]
-    """One per depth and configuration (see above)."""
-    exponents: dict
-    """``alpha``, ``beta``, ``alpha+beta``, ``ode_rate`` with 95% intervals, and the slope of every weight
-    diagnostic."""
-    hypothesis: str
-    """The limit the exponents support."""
-    reason: str
-    """Why, in a few words."""
-    published: dict
-    """Cohen et al.'s values for the same experiment (:data:`PUBLISHED`, :data:`PUBLISHED_EMBEDDED`)."""
-    seconds: float
-    """Seconds of work (a resumed run adds those of the tasks finished in earlier sessions)."""
-
-    def report(self) -> str:
-        """A table per depth and configuration, the exponents beside the published ones, and the limit
-        supported."""
-        from ..diagnostics.scaling import interval
-
-        lines = [f"inside model, {self.activation}, delta {self.delta_mode}, d={self.width}, {self.dataset}: "
-                 f"{len(self.records)} trained networks",
-                 f"{'L':>6} {'seed':>4} {'epochs':>6} {'train loss':>11} {'delta':>9} {'max |W_k|':>10} "
-                 f"{'hurst':>6} {'trend loss / loss':>18} {'own-ODE error':>14}"]
-        for r in self.records:
-            lines.append(f"{r['depth']:6d} {r['seed']:4d} {r['epochs']:6d} {r['train_loss']:11.3g} {r['delta']:9.4g} "
-                         f"{r['max_norm']:10.4g} {r['hurst']:6.2f} {r['trend_ratio']:18.3g} {r['ode_distance']:14.4g}")
-        lines.append("exponents (log-log slope over depths, 95% CI)        published")
-        for k in ("alpha", "beta", "alpha+beta", "ode_rate"):
-            v = self.exponents.get(k)
-            if v is None:
-                continue
-            ci = " " + interval(v["ci"])
-            pub = self.published.get(k)
-            lines.append(f"  {k:>12} {v['value']:7.3f}{ci:<22} {'' if pub is None else pub}")
-        ode = self.exponents.get("ode_rate")
-        if ode is not None:
-            rate, lo = ode["value"], ode["ci"][0]
-            sure = lo is not None and math.isfinite(lo) and lo > 0
-            lines.append("own-ODE error (each network against the ODE of its own weights smoothed at bandwidth 0.05; "
-                         "nothing is compared across depths, so this says nothing of a common limit of the trained "
-                         "networks: deeplimits trained-limit measures that): " + (
-                             f"falls with depth as L^-{rate:.2f}" if sure else
-                             f"does not fall clearly with depth (rate {rate:.2f}, its interval reaches 0 or below)"))
-        lines.append(f"supports: {self.hypothesis} ({self.reason}); published: {self.published.get('limit')}")
-        return "\n".join(lines)
+SECONDS_PER_LAYER_STEP = 100e-6
+"""The measured seconds of one training step per layer (one configuration, d = 10, batch 32,
+float32, the fused pass, one thread) on the project's 2-core CPU under load: 97 us at L = 1000,
+138 us at L = 10^4 (benchmarks/RESULTS.md, issue 27): the time estimate."""
 
 
 @register_plan
@@ -125,15 +61,15 @@ class ScalingPlan(Plan):
     width: int
     """The width ``d``."""
     seeds: int
-    """Configurations per depth, trained together."""
+    """Independent initialisations per depth (one task each)."""
     optimizer: str
     """``'adam'`` or ``'sgd'``."""
-    lr: float
-    """The learning rate."""
+    lr: tuple[float, ...]
+    """The learning rates, trained together in each task (one configuration each)."""
     batch_size: int
     """The mini-batch size."""
     stop_loss: float
-    """Training stops once the training loss is below this."""
+    """Training stops once the training loss (in the ``loss`` convention) is below this."""
     max_epochs: int
     """The most epochs a network trains."""
     init_scale: float
@@ -148,14 +84,28 @@ class ScalingPlan(Plan):
     """``'synthetic'`` or ``'digits'`` (through a fixed random embedding)."""
     device: str | None = None  # None: the CPU
     """Where the tasks run (``None``: the CPU)."""
+    loss: str = "squared"  # a default: specs written before the loss convention was named used this one
+    """The loss convention (:data:`~deeplimits.studies.scaling_result.LOSS_NAMES`): ``'mse'`` is
+    ``torch.nn.MSELoss()``, the published code's."""
 
     def tasks(self) -> list:
+        """One task per depth and seed (its learning rates trained at once), the seeds in turn."""
         base = {k: v for k, v in self.to_dict().items() if k not in ("depths", "study")}
-        return [Task(f"scaling/depth-{L:06d}", "scaling-depth", {**base, "depth": L}, chunk_seed(self.seed, i))
-                for i, L in enumerate(self.depths)]
+        n = len(self.depths)
+        return [Task(f"scaling/seed-{s:03d}/depth-{L:06d}", "scaling-depth", {**base, "depth": L, "seed_index": s},
+                     chunk_seed(self.seed, s * n + i)) for s in range(self.seeds) for i, L in enumerate(self.depths)]
 
     def progress_units(self, task) -> int:
         return 1
+
+    def seconds(self) -> tuple[float, float]:
+        """The time the tasks take in one process, estimated before any runs: ``(budget,
+        typical)``, every task to ``max_epochs`` and to 100 epochs, at
+        :data:`SECONDS_PER_LAYER_STEP` per layer, mini-batch and configuration (2 CPU cores)."""
+        n_train = self.data_sizes()[0]
+        per_epoch = -(-n_train // self.batch_size) + 1  # the mini-batches and the evaluation
+        layer_epochs = self.seeds * sum(self.depths) * per_epoch * len(self.lr) * SECONDS_PER_LAYER_STEP
+        return layer_epochs * self.max_epochs, layer_epochs * min(100, self.max_epochs)
 
     def data_sizes(self) -> tuple[int, int, int, int]:
         """``(n_train, n_test, input_dim, output_dim)`` of the task's data (the synthetic set of
@@ -177,8 +127,9 @@ class ScalingPlan(Plan):
     def estimate(self) -> R_.Estimate:
         """Peak memory of the deepest task (all ``seeds`` configurations), tasks, trained
         networks and layer passes of that task (no allocation)."""
-        return R_.Estimate(self.task_bytes(max(self.depths)), len(self.depths), self.seeds * len(self.depths),
-                           self.seeds, self.steps(), R_.available_memory(self.device), "configuration")
+        return R_.Estimate(self.task_bytes(max(self.depths)), self.seeds * len(self.depths),
+                           self.seeds * len(self.depths) * len(self.lr), len(self.lr), self.steps(),
+                           R_.available_memory(self.device), "configuration")
 
     def task_bytes(self, depth: int) -> int:
         """Peak bytes of :func:`scaling_task` at ``depth`` (:func:`.memory.scaling_bytes`)."""
@@ -186,134 +137,100 @@ class ScalingPlan(Plan):
 
         return scaling_bytes(self, depth)
 
+    def protocol(self) -> dict:
+        """The training protocol as plain data (the report's first line)."""
+        other, value = other_convention(self.loss, self.stop_loss, self.data_sizes()[3])
+        return {"optimizer": self.optimizer, "lr": list(self.lr), "batch_size": self.batch_size,
+                "init_scale": self.init_scale, "dtype": self.dtype, "max_epochs": self.max_epochs, "loss": self.loss,
+                "loss_name": LOSS_NAMES[self.loss], "stop_loss": self.stop_loss, "other": other,
+                "stop_loss_other": value}
+
     def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> ScalingResult:
-        from ..diagnostics import WeightDiagnostics, scaling_exponents
-        from ..diagnostics.scaling import _loglog_fit as loglog_fit  # NaN of a blown-up depth: a nan slope
+        from .scaling_result import family_exponents
 
-        records = sorted((r for res in results for r in res["records"]), key=lambda r: (r["depth"], r["seed"]))
-        first = [r for r in records if r["seed"] == 0]
-        exponents, hyp, why = {}, "inconclusive", "fewer than two depths trained"
-        if len({r["depth"] for r in first}) >= 2:
-            fields = {f.name for f in dataclasses.fields(WeightDiagnostics)}
-            fam = scaling_exponents([WeightDiagnostics(**{k: r[k] for k in fields}) for r in first])
-            exponents, hyp, why = dict(fam.exponents), fam.hypothesis, fam.reason
-            slope, (lo, hi) = loglog_fit([r["depth"] for r in first], [abs(r["delta"]) for r in first])
-            exponents["alpha"] = {"value": -slope, "ci": [-hi, -lo]}
-            slope, (lo, hi) = loglog_fit([r["depth"] for r in first], [r["ode_distance"] for r in first])
-            exponents["ode_rate"] = {"value": -slope, "ci": [-hi, -lo]}
-            b = exponents["beta"]
-            exponents["alpha+beta"] = {"value": exponents["alpha"]["value"] + b["value"],
-                                       "ci": [math.nan, math.nan]}  # the two fits share their depths
+        records = sorted((r for res in results for r in res["records"]), key=lambda r: (r["depth"], r["seed"], r["lr"]))
+        families = []
+        for lr in self.lr:
+            rs = [r for r in records if r["lr"] == lr and r["finite"]]
+            if len({r["depth"] for r in rs}) >= 2:
+                families.append(family_exponents(rs))
+        first = families[0] if families else {"exponents": {}, "hypothesis": "neither",
+                                              "reason": "fewer than two depths trained"}
         published = (PUBLISHED if self.dataset == "synthetic" else PUBLISHED_EMBEDDED).get(self.activation, {})
-        return ScalingResult(self.activation, self.delta, self.width, self.dataset, records, exponents, hyp, why,
-                             published, seconds)
+        deepest = [(t.params["depth"], res) for t, res in zip(tasks, results) if t.params.get("seed_index", 0) == 0]
+        paths = max(deepest, key=lambda p: p[0])[1].get("paths", {}) if deepest else {}
+        return ScalingResult(self.activation, self.delta, self.width, self.dataset, records, first["exponents"],
+                             first["hypothesis"], first["reason"], published, seconds, families, self.protocol(),
+                             paths)
 
 
-def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta: str | None = None, depths: Sequence[int] = (10, 15, 22, 33, 50, 75),
-                 width: int = 10, seeds: int = 1, optimizer: str = "adam", lr: float = 1e-2, batch_size: int = 32, stop_loss: float = 1e-3,
-                 max_epochs: int = 300, init_scale: float = 0.01, samples: int = 1024, seed: int = 0,
-                 dtype: torch.dtype = torch.float32, device=None) -> ScalingPlan:
+def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta: str | None = None,
+                 depths: Sequence[int] = tuple(CPU_DEPTHS), width: int = 10, seeds: int = 1, optimizer: str = "adam",
+                 lr=1e-2, batch_size: int = 32, loss: str = "mse", stop_loss: float = 1e-3, max_epochs: int = 300,
+                 init_scale: float = 0.01, samples: int = 1024, seed: int = 0, dtype: torch.dtype = torch.float32,
+                 device=None) -> ScalingPlan:
     """Validate a scaling experiment (every check, before any work). ``delta``: ``'shared'``
     (default for tanh) or ``'per-layer'`` (default for relu), as in Cohen et al. (2021);
-    ``optimizer``: ``'adam'`` (default) or ``'sgd'`` (the exponents depend on it: Adam's
-    normalised steps move every layer by the learning rate whatever its gradient's scale).
-    ``depths``: a list of at least two distinct depths >= 1; ``lr``, ``stop_loss`` > 0;
-    ``init_scale`` >= 0; ``seed`` in ``[0, seed_limit(max_epochs)]``
-    (:func:`deeplimits.training.train.seed_limit`).
+    ``optimizer``: ``'adam'`` (default, the published code's) or ``'sgd'`` (the paper's text:
+    a constant rate); ``lr``: a rate > 0 or a list of them (trained at once in every task);
+    ``loss``: ``'mse'`` (default, ``torch.nn.MSELoss()``: the mean over the batch and the
+    outputs) or ``'squared'`` (half the squared error summed over the outputs), the convention
+    of ``stop_loss`` (> 0). ``depths``: a list of at least two distinct depths >= 1;
+    ``init_scale`` >= 0; ``seed`` in ``[0, seed_limit(max_epochs) - seeds + 1]``
+    (:func:`deeplimits.training.train.seed_limit`: seed ``s`` shuffles with ``seed + s``);
+    ``dtype``: ``torch.float32``, ``torch.float64`` or their names.
 
     Sizes are checked before any work (``ResourceError``, naming the parameters to change):
-    ``seeds x len(depths)`` trained networks at most :data:`~deeplimits._resources.MAX_CONFIGS`;
-    the deepest task's memory (:meth:`ScalingPlan.task_bytes`) within the machine's (or the
-    device's); its layer passes (:meth:`ScalingPlan.steps`) at most
-    :data:`~deeplimits._resources.MAX_TRAIN_STEPS`. The synthetic task takes ``samples`` in
-    ``[3, 10^7]`` and ``width`` up to ``10^4``."""
+    ``seeds x len(depths) x len(lr)`` trained networks at most
+    :data:`~deeplimits._resources.MAX_CONFIGS`; the deepest task's memory
+    (:meth:`ScalingPlan.task_bytes`) within the machine's (or the device's); its layer passes
+    (:meth:`ScalingPlan.steps`) at most :data:`~deeplimits._resources.MAX_TRAIN_STEPS`. The
+    synthetic task takes ``samples`` in ``[3, 10^7]`` and ``width`` up to ``10^4``."""
     from ..training.modules import DELTA_MODES
-    from ..training.train import require_train_steps, seed_limit
+    from ..training.train import seed_limit
 
     activation = V_.choice("activation", activation, ("tanh", "relu"))
-    if delta is None:
-        delta = "shared" if activation == "tanh" else "per-layer"
-    delta = V_.choice("delta", delta, DELTA_MODES)
+    delta = V_.choice("delta", ("shared" if activation == "tanh" else "per-layer") if delta is None else delta,
+                      DELTA_MODES)
     depths = tuple(V_.sequence("depths", depths, lambda L: V_.integer("depths", L), what="a list of depths >= 1"))
     if len(depths) < 2 or len(set(depths)) != len(depths):
         raise ParameterError("depths", f"depths must hold at least two distinct depths, got {list(depths)}")
-    dataset = V_.choice("dataset", dataset, ("synthetic", "digits"))
-    synthetic = dataset == "synthetic"
+    lrs = [lr] if V_._is_real(lr) else V_.sequence("lr", lr, what="a rate > 0 or a list of rates")
+    lrs = tuple(V_.real("lr", r, low=0.0, low_open=True) for r in lrs)
+    if not lrs or len(set(lrs)) != len(lrs):
+        raise ParameterError("lr", f"lr must be a rate > 0 or a list of distinct rates, got {lr!r}")
     max_epochs = V_.integer("max_epochs", max_epochs)
-    plan = ScalingPlan(activation, delta, tuple(sorted(depths)), V_.integer("width", width), V_.integer("seeds", seeds),
-                       V_.choice("optimizer", optimizer, ("adam", "sgd")), V_.real("lr", lr, low=0.0, low_open=True),
-                       V_.integer("batch_size", batch_size), V_.real("stop_loss", stop_loss, low=0.0, low_open=True),
-                       max_epochs, V_.real("init_scale", init_scale, low=0.0),
-                       V_.integer("samples", samples, low=3), V_.integer("seed", seed, low=0, high=seed_limit(max_epochs)),
-                       str(V_.dtype(dtype)).replace("torch.", ""), dataset, V_.device_spec(device, dtype))
-    R_.require_count(plan.seeds * len(plan.depths), R_.MAX_CONFIGS, f"seeds={plan.seeds} x {len(plan.depths)} depths "
-                     f"make too many trained networks", ("seeds", "depths"))
+    dtype = getattr(torch, dtype) if dtype in ("float32", "float64") else dtype  # a preset names it
+    plan = ScalingPlan(activation=activation, delta=delta, depths=tuple(sorted(depths)),
+                       width=V_.integer("width", width), seeds=V_.integer("seeds", seeds),
+                       optimizer=V_.choice("optimizer", optimizer, ("adam", "sgd")), lr=lrs,
+                       batch_size=V_.integer("batch_size", batch_size),
+                       stop_loss=V_.real("stop_loss", stop_loss, low=0.0, low_open=True), max_epochs=max_epochs,
+                       init_scale=V_.real("init_scale", init_scale, low=0.0), samples=V_.integer("samples", samples, low=3),
+                       seed=V_.integer("seed", seed, low=0, high=seed_limit(max_epochs) - (V_.integer("seeds", seeds) - 1)),
+                       dtype=str(V_.dtype(dtype)).replace("torch.", ""),
+                       dataset=V_.choice("dataset", dataset, ("synthetic", "digits")),
+                       device=V_.device_spec(device, dtype), loss=V_.choice("loss", loss, tuple(LOSS_NAMES)))
+    _require_sizes(plan)
+    return plan
+
+
+def _require_sizes(plan: ScalingPlan) -> None:
+    """The plan's sizes, refused before any work (module docstring of :func:`plan_scaling`)."""
+    from ..training.train import require_train_steps
+
+    synthetic = plan.dataset == "synthetic"
+    R_.require_count(plan.seeds * len(plan.depths) * len(plan.lr), R_.MAX_CONFIGS,
+                     f"seeds={plan.seeds} x {len(plan.depths)} depths x {len(plan.lr)} learning rates make too many "
+                     f"trained networks", ("seeds", "depths", "lr"))
     L = plan.depths[-1]
-    R_.require_memory(plan.task_bytes(L), f"per task at depth={L}, width={plan.width}, seeds={plan.seeds}"
-                      + (f", samples={plan.samples}" if synthetic else ""),
-                      ("depths", "width", "seeds") + (("samples",) if synthetic else ()), device=plan.device)
+    R_.require_memory(plan.task_bytes(L), f"per task at depth={L}, width={plan.width}, {len(plan.lr)} learning "
+                      f"rate{'s' * (len(plan.lr) > 1)}" + (f", samples={plan.samples}" if synthetic else ""),
+                      ("depths", "width", "lr") + (("samples",) if synthetic else ()), device=plan.device)
     require_train_steps(plan.data_sizes()[0], plan.batch_size, plan.max_epochs, L, plan.stop_loss,
                         ("depths", "max_epochs") + (("samples",) if synthetic else ()), names=("max_epochs", "depth"))
     if synthetic:  # what the synthetic loader accepts, checked here rather than in a task
         V_.integer("samples", plan.samples, low=3, high=MAX_SYNTHETIC_SAMPLES)
         if plan.width > MAX_SYNTHETIC_DIM:
-            raise ParameterError("width", f"width must be at most {MAX_SYNTHETIC_DIM} for dataset 'synthetic' (the "
-                                          f"dimension of its points), got {plan.width}")
-    return plan
-
-
-def _data(params: dict, dtype, device):
-    """The synthetic task, or digits with one-hot targets for the squared loss."""
-    from ..data import load_dataset
-
-    if params.get("dataset", "synthetic") == "synthetic":
-        return load_dataset("synthetic", seed=params["seed"], dtype=dtype, n=params["samples"], dim=params["width"],
-                            device=device)
-    ds = load_dataset("digits", seed=params["seed"], dtype=dtype, device=device)
-
-    class OneHot:  # regression targets: squared loss against the one-hot labels
-        x_train, x_test = ds.x_train, ds.x_test
-        y_train = torch.nn.functional.one_hot(ds.y_train, 10).to(dtype)
-        y_test = torch.nn.functional.one_hot(ds.y_test, 10).to(dtype)
-        task = "regression"
-    return OneHot
-
-
-@register_task("scaling-depth")
-def scaling_task(params: dict, seed: int) -> dict:
-    """Sweep task: train the ``seeds`` configurations of one depth until the loss threshold."""
-    from ..diagnostics import own_ode_error, trend_loss, weight_diagnostics
-    from ..training import ResidualNetwork, train
-
-    dtype, device = getattr(torch, params["dtype"]), torch.device(params.get("device") or "cpu")
-    L, d, C = params["depth"], params["width"], params["seeds"]
-    data = _data(params, dtype, device)
-    net = ResidualNetwork("inside", L, d, data.x_train.shape[1], data.y_train.shape[1], configs=C,
-                          activation=params["activation"], bias=True, delta=params["delta"], dtype=dtype, device=device)
-    g = torch.Generator().manual_seed(seed)  # drawn on the CPU: the same networks on every device
-    with torch.no_grad():
-        net.W.copy_(torch.randn(net.W.shape, generator=g, dtype=dtype) * params["init_scale"] / (L * d))
-        if params.get("dataset", "synthetic") == "synthetic":  # h_0 = x, F(x) = h_L
-            for p in (net.A, net.B):
-                p.copy_(torch.eye(d, dtype=dtype).expand_as(p))
-        else:  # a fixed random embedding of the inputs, a fixed random read-out (Cohen et al.'s MNIST protocol)
-            for p in (net.A, net.B):
-                p.copy_(torch.randn(p.shape, generator=g, dtype=dtype) * p.shape[1] ** -0.5)
-        net.A.requires_grad_(False)
-        net.B.requires_grad_(False)
-    t0 = time.perf_counter()
-    res = train(net, data, optimizer=params["optimizer"], lr=params["lr"], epochs=params["max_epochs"], batch_size=params["batch_size"],
-                loss="squared", lr_decay_halfway=False, stop_loss=params["stop_loss"], seed=params["seed"])
-    ratio = trend_loss(net, data.x_train, data.y_train, loss="squared")["ratio"]
-    ode = own_ode_error(net, data.x_train[:256])  # each network against its own smoothed ODE, (up to) 256 inputs
-    records = []
-    for c in range(C):
-        w = net.W.detach()[:, c]
-        dlt = net.delta.detach()
-        scale = float(dlt[c]) if dlt.dim() == 1 else float(dlt[:, c].abs().max())
-        diag = weight_diagnostics(w, name="W").to_dict()
-        records.append({"depth": L, "seed": c, "epochs": res.epochs, "train_loss": res.records[c]["train_loss"],
-                        "test_loss": res.records[c]["test_loss"], "finite": res.records[c]["finite"], "delta": scale,
-                        **diag, "trend_ratio": float(ratio[c]), "ode_distance": float(ode[c]),
-                        "seconds": time.perf_counter() - t0})
-    return {"records": records, "delta_path": net.delta.detach().cpu().tolist()}
+            raise ParameterError("width", f"width must be at most {MAX_SYNTHETIC_DIM} for dataset 'synthetic' (the dimension of "
+                             f"its points), got {plan.width}")

@@ -1,7 +1,9 @@
 """The per-configuration losses of :func:`~deeplimits.training.train` and the evaluation of a
 :class:`~deeplimits.training.modules.ResidualNetwork` (docs/training.md, "The training loop"):
-cross-entropy or half the squared error, one mean per configuration, so that their sum gives
-each configuration exactly its own gradient.
+cross-entropy, half the squared error summed over the outputs (``'squared'``) or the squared
+error averaged over the outputs (``'mse'``, ``torch.nn.MSELoss()``'s convention: ``2 / k`` times
+``'squared'`` for ``k`` outputs), one mean per configuration, so that their sum gives each
+configuration exactly its own gradient.
 """
 
 from __future__ import annotations
@@ -15,15 +17,16 @@ from .modules import ResidualNetwork
 
 __all__ = ["LOSSES", "EVAL_BATCH", "config_losses", "evaluate", "evaluate_batches"]
 
-LOSSES = ("cross_entropy", "squared")
+LOSSES = ("cross_entropy", "squared", "mse")
 #: mini-batch of :func:`evaluate` (no gradient)
 EVAL_BATCH = 1024
 
 
 def config_losses(out: torch.Tensor, y: torch.Tensor, loss: str) -> torch.Tensor:
     """Per-configuration mean losses ``(C,)`` of outputs ``(C, batch, k)`` against ``y``:
-    cross-entropy with class labels ``(batch,)`` (``int64`` in ``[0, k)``), or half the squared
-    error summed over the outputs with targets ``(batch, k)`` (the dtype of ``out``)."""
+    cross-entropy with class labels ``(batch,)`` (``int64`` in ``[0, k)``), or with targets
+    ``(batch, k)`` (the dtype of ``out``) half the squared error summed over the outputs
+    (``'squared'``) or the squared error averaged over them (``'mse'``)."""
     loss = V_.choice("loss", loss, LOSSES)
     out = V_.tensor("out", out, finite=False)
     if out.dim() != 3 or 0 in out.shape:
@@ -38,6 +41,8 @@ def _config_losses(out, y, loss):
     if loss == "cross_entropy":
         per = torch.nn.functional.cross_entropy(out.reshape(C * B, K), y.repeat(C), reduction="none")
         return per.view(C, B).mean(1)
+    if loss == "mse":
+        return ((out - y.unsqueeze(0)) ** 2).mean((-1, -2))
     return 0.5 * ((out - y.unsqueeze(0)) ** 2).sum(-1).mean(-1)
 
 

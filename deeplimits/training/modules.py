@@ -28,6 +28,7 @@ from .. import _resources as R_
 from .. import _validate as V_
 from ..errors import ParameterError
 from ..networks import ARCHITECTURES, ResNet, weight_names
+from ._inside import INSIDE_BUFFERS, inside_stack
 from ._stack import Workspace, res1_stack
 
 __all__ = ["ResidualNetwork", "DELTA_MODES", "CONFIG_KEYS", "parameter_count", "activation_count"]
@@ -114,8 +115,9 @@ class ResidualNetwork(torch.nn.Module):
 
     @property
     def fused(self) -> bool:
-        """Whether the residual stack runs the hand-written ``res-1`` pass of :mod:`._stack`."""
-        return self.arch == "res-1" and _fused_kind(self.activation) is not None
+        """Whether the residual stack runs a hand-written pass: ``res-1`` (:mod:`._stack`) or
+        ``inside`` (:mod:`._inside`), with ``tanh``, ``relu`` or ``identity``."""
+        return self.arch in ("res-1", "inside") and _fused_kind(self.activation) is not None
 
     def _delta_mode(self, delta):
         if self.arch != "inside":
@@ -271,11 +273,14 @@ class ResidualNetwork(torch.nn.Module):
     def propagate(self, h: torch.Tensor) -> torch.Tensor:
         """The residual stack: ``h_0`` ``(C, batch, d)`` -> ``h_L``.
 
-        ``res-1`` with ``tanh``, ``relu`` or ``identity`` runs the stack of :mod:`._stack`
-        (a hand-written backward pass, the same gradients). Otherwise the layers are taken
+        ``res-1`` with ``tanh``, ``relu`` or ``identity`` runs the stack of :mod:`._stack`,
+        ``inside`` the stack of :mod:`._inside` (hand-written backward passes, the
+        same gradients). Otherwise the layers are taken
         with ``unbind(0)`` once: indexing ``V[k]`` inside the loop would
         make autograd build a full ``(L, C, d, d)`` gradient for every layer (O(L^2) work)."""
         names = weight_names(self.arch, bias=False)
+        if self.fused and self.arch == "inside":
+            return inside_stack(h, self.W, self.b, self.delta, _fused_kind(self.activation), self._workspace)
         if self.fused:
             return res1_stack(h, self.V, self.b, float(self.depth) ** -self.beta, _fused_kind(self.activation),
                               self._workspace)
@@ -327,10 +332,12 @@ def parameter_count(arch: str, depth: int, width: int, in_features: int, out_fea
 
 def activation_count(arch: str, fused: bool, depth: int, width: int, batch: int, configs: int = 1) -> int:
     """The numbers a training step keeps for its backward pass on a mini-batch of ``batch``:
-    one ``(L, C, batch, d)`` buffer for the fused ``res-1`` stack (:mod:`._stack`), about eight
-    tensors of that size per layer through autograd otherwise (the inputs and outputs of the
-    product, the bias, the activation and the scaled sum of every layer)."""
-    return depth * configs * batch * width * (1 if fused else 8)
+    one ``(L, C, batch, d)`` buffer for the fused ``res-1`` stack (:mod:`._stack`), four for the
+    fused ``inside`` stack (:mod:`._inside`), about eight tensors of that size per layer
+    through autograd otherwise (the inputs and outputs of the product, the bias, the
+    activation and the scaled sum of every layer)."""
+    per = (INSIDE_BUFFERS if arch == "inside" else 1) if fused else 8
+    return depth * configs * batch * width * per
 
 
 def _require_parameters(arch, depth, width, in_features, out_features, configs, bias, delta, dtype, device):

@@ -168,7 +168,8 @@ def train(module: ResidualNetwork, data, *, optimizer="adam", lr=None, epochs: i
         batch_size: mini-batch size (>= 1) of data in memory; epoch ``e`` shuffles with
             :func:`~deeplimits._random.epoch_seed` ``(seed, e)``.
         loss: ``'cross_entropy'`` (classification, the default unless ``data.task`` is
-            ``'regression'``) or ``'squared'``.
+            ``'regression'``), ``'squared'`` (half the squared error summed over the outputs)
+            or ``'mse'`` (averaged over them, ``torch.nn.MSELoss()``'s convention).
         lr_decay_halfway: ``None`` (the default: True unless a scheduler is given), True or
             False: divide the learning rates by 10 from epoch ``epochs // 2`` on, as
             ``MultiStepLR(optimizer, milestones=[epochs // 2], gamma=0.1)`` stepped per epoch.

@@ -1,0 +1,213 @@
+"""Which limit the exponents of a family of weights support (Cohen, Cont, Rossier & Xu, ICML
+2021, §2.3; docs/weights.md, "Which limit the exponents support"): each step's quantity against
+what each hypothesis predicts for it, and a verdict that weighs them.
+
+* Hypothesis 1: ``L^beta A_{floor(Lt)} -> A(t)`` with ``A`` nu-Hölder (a neural ODE limit);
+* Hypothesis 2: ``A_k = L^-beta A(k/L) + W_{(k+1)/L} - W_{k/L}`` with ``W`` a rough (Itô)
+  process of finite quadratic variation (an SDE limit): a noise part whose increments are of
+  size ``L^-1/2``.
+
+With ``beta`` read from the cumulative sum (step 2), the evidence is
+
+* step 2, the max norm ``max_k ||A_k||``: ``L^-beta`` under Hypothesis 1, ``L^-min(beta, 1/2)``
+  under Hypothesis 2 (the noise, of size ``L^-1/2``, is the largest weight when ``beta > 1/2``);
+* step 3, the beta-scaled increment norm ``L^beta max_k ||A_{k+1} - A_k||``: ``L^-nu`` with
+  ``nu > 0`` under Hypothesis 1 (``nu = 1`` a smooth ``A``, ``1/2`` a Brownian path),
+  ``L^(beta - 1/2)`` under Hypothesis 2;
+* step 4, the noise part ``N = A - trend(A)``: under Hypothesis 2 the increments of a rough
+  process (Hurst index near 1/2) whose quadratic variation ``sum_k ||N_k||^2`` stays bounded
+  away from 0 (exponent 0) and is not negligible beside the weights (its root sum of squares
+  at least :data:`NEGLIGIBLE` of theirs at the deepest depth); under Hypothesis 1 what the
+  smoothing leaves of a continuous function (Hurst index near 1), a part that vanishes with
+  depth, or one that is negligible;
+* step 5 (``beta >= 1/2`` only): the root sum of squares, bounded (exponent 0: a finite
+  quadratic variation) under Hypothesis 2, ``L^(1/2 - beta)`` under Hypothesis 1;
+* for a trained network, the loss of the network rebuilt from the trend of its weights over
+  the original's: kept (at most 1.5) under Hypothesis 1, lost (at least 3) under Hypothesis 2.
+
+The verdict: ``'smooth'`` (Hypothesis 1, with ``nu``) when step 3 agrees with it and more
+evidence agrees with Hypothesis 1 alone than with Hypothesis 2 alone; ``'rough'`` (Hypothesis
+2) when the noise part is non-negligible (step 4, or the trend loses the loss), the quadratic
+variation is finite (step 5, for ``beta >= 1/2``), step 3 agrees with it and more evidence
+agrees with Hypothesis 2 alone; ``'neither'`` otherwise.
+The reason lists which evidence agrees with which hypothesis.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping
+from ..errors import ParameterError
+
+__all__ = ["hypothesis", "weigh_evidence", "VERDICTS", "TOLERANCE", "NEGLIGIBLE"]
+
+VERDICTS = ("smooth", "rough", "neither")
+#: how far a fitted exponent may lie from a hypothesis' prediction and still agree with it
+TOLERANCE = 0.15
+#: step 3: a beta-scaled increment norm decays (Hypothesis 1) when its exponent is at most -0.15;
+#: Hypothesis 2's prediction beta - 1/2 is matched within 0.2 (the max over L layers of the
+#: noise adds a sqrt(log L) factor: about +0.05 to the exponent)
+_DECAYS, _STEP3_TOL = -0.15, 0.2
+#: step 4: the noise part is rough below this Hurst index, a smooth residual above _SMOOTH_NOISE
+_ROUGH_NOISE, _SMOOTH_NOISE = 0.7, 0.75
+#: step 4: the noise part's quadratic variation stays (exponent above -0.3) or vanishes (below -0.5)
+_QV_STAYS, _QV_VANISHES = -0.3, -0.5
+#: step 4: a noise part whose root sum of squares is below this fraction of the weights' is
+#: negligible (a smooth function's smoothing residual at bandwidth 0.05 is a few percent of it)
+NEGLIGIBLE = 0.1
+#: the trend keeps the loss (ratio at most 1.5) or loses it (at least 3)
+_KEPT, _LOST = 1.5, 3.0
+
+
+def _number(x) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+
+def _value(exponents: Mapping, key: str) -> float:
+    entry = exponents.get(key)
+    return float(entry["value"]) if isinstance(entry, Mapping) and _number(entry.get("value")) else math.nan
+
+
+def _item(step: int, name: str, quantity: str, measured: str, h1: str, h2: str, agrees: str) -> dict:
+    return {"step": step, "name": name, "quantity": quantity, "measured": measured, "H1": h1, "H2": h2,
+            "agrees": agrees}
+
+
+def _agree(h1: bool, h2: bool) -> str:
+    return "both" if h1 and h2 else "H1" if h1 else "H2" if h2 else "neither"
+
+
+def _step2(exponents: Mapping, beta: float) -> dict | None:
+    m = _value(exponents, "max_norm")
+    if not math.isfinite(m):
+        return None
+    h2 = -min(beta, 0.5)
+    return _item(2, "max norm", "max_k ||A_k||", f"L^{m:.2f}", f"L^{-beta:.2f} (L^-beta)",
+                 f"L^{h2:.2f} (L^-min(beta, 1/2))",
+                 _agree(abs(m + beta) <= TOLERANCE, abs(m - h2) <= TOLERANCE))
+
+
+def _step3(s: float, beta: float) -> dict:
+    return _item(3, "scaled increments", "L^beta max_k ||A_{k+1} - A_k||", f"L^{s:.2f}",
+                 "L^-nu, nu > 0 (1: smooth, 1/2: a Brownian path)", f"L^{beta - 0.5:.2f} (L^(beta - 1/2))",
+                 _agree(s <= _DECAYS, abs(s - (beta - 0.5)) <= _STEP3_TOL))
+
+
+def _step4(exponents: Mapping, noise_hurst, noise_fraction) -> dict | None:
+    q = _value(exponents, "noise_qv")
+    h = math.nan if noise_hurst is None else float(noise_hurst)
+    if not (math.isfinite(q) and math.isfinite(h)):
+        return None
+    f = math.nan if noise_fraction is None else float(noise_fraction)
+    small = math.isfinite(f) and f < NEGLIGIBLE
+    rough = h < _ROUGH_NOISE and q > _QV_STAYS and not small
+    smooth = h >= _SMOOTH_NOISE or q <= _QV_VANISHES or small
+    size = "" if not math.isfinite(f) else f", {f:.1%} of A"
+    return _item(4, "noise part", "N = A - trend(A): Hurst index, quadratic variation sum_k ||N_k||^2, its size",
+                 f"Hurst {h:.2f}, L^{q:.2f}{size}", f"Hurst near 1 (a smooth residual), vanishing or < {NEGLIGIBLE:.0%}",
+                 "Hurst near 1/2, L^0 (increments of a rough process)", _agree(smooth and not rough, rough))
+
+
+def _step5(exponents: Mapping, beta: float) -> dict | None:
+    r = _value(exponents, "rss")
+    if not math.isfinite(r):
+        return None
+    if beta < 0.5:
+        return _item(5, "root sum of squares", "sqrt(sum_k ||A_k||^2)", f"L^{r:.2f}",
+                     f"L^{0.5 - beta:.2f}", f"L^{0.5 - beta:.2f}", "both")
+    return _item(5, "root sum of squares", "sqrt(sum_k ||A_k||^2)", f"L^{r:.2f}",
+                 f"L^{0.5 - beta:.2f} (L^(1/2 - beta))",
+                 "L^0 (bounded: finite quadratic variation)",
+                 _agree(abs(r - (0.5 - beta)) <= TOLERANCE, abs(r) <= TOLERANCE))
+
+
+def _trend(trend_ratio) -> dict | None:
+    if trend_ratio is None or not math.isfinite(float(trend_ratio)):
+        return None
+    t = float(trend_ratio)
+    return _item(4, "trend loss", "loss of the network rebuilt from the trend / loss", f"{t:.3g}", f"kept (<= {_KEPT})",
+                 f"lost (>= {_LOST:g})", _agree(t <= _KEPT, t >= _LOST))
+
+
+def weigh_evidence(exponents, *, noise_hurst=None, trend_ratio=None, noise_fraction=None) -> list[dict]:
+    """The evidence of the module docstring, one dict per quantity (``step``, ``quantity``,
+    ``measured``, what ``H1`` and ``H2`` predict, which it ``agrees`` with: ``'H1'``,
+    ``'H2'``, ``'both'`` or ``'neither'``); a quantity that was not measured is left out.
+    Arguments as for :func:`hypothesis`."""
+    beta, s = _check(exponents, noise_hurst, trend_ratio, noise_fraction)
+    if not (math.isfinite(beta) and math.isfinite(s)):
+        return []
+    items = [_step2(exponents, beta), _step3(s, beta), _step4(exponents, noise_hurst, noise_fraction),
+             _step5(exponents, beta), _trend(trend_ratio)]
+    return [i for i in items if i is not None]
+
+
+def _scaled(exponents: Mapping, beta: float) -> float:
+    s = _value(exponents, "scaled_increments")
+    return s if math.isfinite(s) else _value(exponents, "increment_norm") + beta
+
+
+def hypothesis(exponents, hurst=None, *, noise_hurst=None, trend_ratio=None, noise_fraction=None) -> tuple[str, str]:
+    """``(verdict, reason)``: ``'smooth'``, ``'rough'`` or ``'neither'`` (module docstring).
+
+    ``exponents`` maps at least ``'beta'`` (from the cumulative sum), ``'increment_norm'`` (the
+    exponent of the increment norm unscaled; or ``'scaled_increments'``, already scaled) and
+    ``'rss'`` to ``{'value': number}`` (as :attr:`Exponents.exponents`; NaN: not fitted), and
+    optionally ``'max_norm'`` and ``'noise_qv'``; ``hurst`` (the Hurst index of ``A``, shown in
+    the reason), ``noise_hurst`` (of the noise part), ``noise_fraction`` (the noise part's root
+    sum of squares over the weights' at the deepest depth) and ``trend_ratio`` (the loss kept
+    by the trend) are ``None`` or numbers (NaN: unknown)."""
+    if hurst is not None and not _number(hurst):
+        raise ParameterError("hurst", f"hurst must be a number or None, got {hurst!r}")
+    items = weigh_evidence(exponents, noise_hurst=noise_hurst, trend_ratio=trend_ratio, noise_fraction=noise_fraction)
+    beta = _value(exponents, "beta")
+    if not items:
+        return "neither", "the exponents could not be fitted (non-positive values or too few depths)"
+    s = _scaled(exponents, beta)
+    verdict = _verdict(items, beta)
+    h = "" if hurst is None or not math.isfinite(hurst) else f", Hurst index of A {hurst:.2f}"
+    head = {"smooth": f"Hypothesis 1 with nu = {-s:.2f}", "rough": "Hypothesis 2: a non-negligible noise part"
+            + (" of finite quadratic variation" if beta >= 0.5 else ""), "neither": "neither hypothesis"}[verdict]
+    return verdict, f"{head}; beta {beta:.2f}{h}; " + summary(items)
+
+
+def _verdict(items: list, beta: float) -> str:
+    by = {i["name"]: i["agrees"] for i in items}
+    only1 = sum(i["agrees"] == "H1" for i in items)
+    only2 = sum(i["agrees"] == "H2" for i in items)
+    if by.get("scaled increments") in ("H1", "both") and only1 > only2:
+        return "smooth"
+    finite_qv = beta < 0.5 or by.get("root sum of squares") in ("H2", "both")
+    noisy = "H2" in (by.get("noise part"), by.get("trend loss"))
+    if noisy and finite_qv and by.get("scaled increments") in ("H2", "both") and only2 > only1:
+        return "rough"
+    return "neither"
+
+
+def summary(items: list) -> str:
+    """Which evidence agrees with Hypothesis 1, with Hypothesis 2, fits both and fits neither."""
+    parts = []
+    for key, label in (("H1", "agrees with Hypothesis 1"), ("H2", "agrees with Hypothesis 2"),
+                       ("both", "fits both"), ("neither", "fits neither")):
+        found = [f"step {i['step']} {i['name']} {i['measured']}" for i in items if i["agrees"] == key]
+        if found:
+            parts.append(f"{label}: " + ", ".join(found))
+    return "; ".join(parts)
+
+
+def _check(exponents, noise_hurst, trend_ratio, noise_fraction=None) -> tuple[float, float]:
+    if not isinstance(exponents, Mapping):
+        raise ParameterError("exponents", f"exponents must be a dict (as Exponents.exponents), got {type(exponents).__name__}")
+    for key in ("beta", "increment_norm", "rss"):
+        entry = exponents.get(key)
+        if key == "increment_norm" and entry is None and "scaled_increments" in exponents:
+            entry = exponents["scaled_increments"]
+        if not isinstance(entry, Mapping) or not _number(entry.get("value")):
+            raise ParameterError("exponents", f"exponents must map 'beta', 'increment_norm' and 'rss' to {{'value': number}} "
+                             f"(as Exponents.exponents), got {key!r}: {entry!r}")
+    for name, x in (("noise_hurst", noise_hurst), ("trend_ratio", trend_ratio), ("noise_fraction", noise_fraction)):
+        if x is not None and not _number(x):
+            raise ParameterError(name, f"{name} must be a number or None, got {x!r}")
+    beta = _value(exponents, "beta")
+    return beta, _scaled(exponents, beta)

@@ -1,0 +1,142 @@
+"""The result of the scaling experiment (docs/weights.md, "The scaling experiment"): per learning
+rate, the family of depths summarised by Cohen, Cont, Rossier & Xu's steps (ICML 2021, §2.3):
+alpha from the max norm of ``delta``, beta from the cumulative-sum norm of ``W`` (and, with one
+``delta_k`` per layer, ``alpha + beta`` from the cumulative-sum norm of ``|delta_k| W_k``,
+their Remark 2.2), the beta-scaled increments (``nu``), the noise part, the root sum of squares
+and the loss kept by the trend, weighed into a verdict (:mod:`deeplimits.diagnostics.verdict`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from .._plain import PlainData
+
+__all__ = ["ScalingResult", "family_exponents", "PUBLISHED", "PUBLISHED_EMBEDDED", "LOSS_NAMES"]
+
+PUBLISHED = {"tanh": {"alpha": 0.7, "beta": 0.3, "alpha+beta": 1.0, "nu": 0.5,
+                      "limit": "smooth (Hypothesis 1, nu = 1/2; the trend keeps the loss)"},
+             "relu": {"alpha+beta": 0.8, "limit": "rough (Hypothesis 2: beta-scaled increments growing like L^0.2 "
+                                                  "to L^0.4, bounded root sum of squares, denoised loss about ten "
+                                                  "times the original, delta_k changing sign along depth)"}}
+"""What Cohen et al. (2021) report for the synthetic task, printed next to the measured values
+(ReLU: beta read from the cumulative-sum norm of ``|delta| A``, which is alpha + beta here)."""
+PUBLISHED_EMBEDDED = {"tanh": {"alpha": 0.7, "beta": 0.2, "limit": "smooth (embedded MNIST)"},
+                      "relu": {"alpha+beta": 0.9, "limit": "rough (embedded MNIST)"}}
+"""The same for the embedded-MNIST experiment, the nearest published values for embedded digits."""
+
+#: the loss conventions, as the report names them
+LOSS_NAMES = {"mse": "torch.nn.MSELoss(): the squared error averaged over the batch and the outputs",
+              "squared": "half the squared error summed over the outputs, averaged over the batch"}
+
+
+def other_convention(loss: str, value: float, outputs: int) -> tuple[str, float]:
+    """``value`` of one loss convention in the other: ``squared = mse * outputs / 2``."""
+    return ("squared", value * outputs / 2) if loss == "mse" else ("mse", value * 2 / outputs)
+
+
+def _median(values) -> float:
+    """The median of the finite numbers of ``values`` (``None``: a NaN stored as JSON), else NaN."""
+    finite = [float(v) for v in values if v is not None and math.isfinite(v)]
+    return float(np.median(finite)) if finite else math.nan
+
+
+def _median_records(records: list[dict], key: str) -> list[dict]:
+    """Per depth, the median over seeds of every number of ``record[key]`` (the diagnostics)."""
+    out = []
+    for L in sorted({r["depth"] for r in records}):
+        group = [r[key] for r in records if r["depth"] == L]
+        out.append({k: (_median([g[k] for g in group]) if v is None or isinstance(v, float) else v)
+                    for k, v in group[0].items()})
+    return out
+
+
+def _slope(depths, values, negate: bool = True) -> dict:
+    from ..diagnostics.scaling import _loglog_fit
+
+    slope, (lo, hi) = _loglog_fit(depths, values)
+    return {"value": -slope, "ci": [-hi, -lo]} if negate else {"value": slope, "ci": [lo, hi]}
+
+
+def family_exponents(records: list[dict]) -> dict:
+    """The exponents and verdict of one learning rate's records (all seeds, two depths or more):
+    ``exponents`` (``alpha``, ``beta``, ``alpha+beta``, ``beta_max``, ``nu``,
+    ``scaled_increments``, ``ode_rate`` and every diagnostic's slope), ``evidence``,
+    ``hypothesis``, ``reason``, ``weights`` (the tensor judged: ``W``, or ``|delta| W``)."""
+    from ..diagnostics import WeightDiagnostics, scaling_exponents
+
+    depths = sorted({r["depth"] for r in records})
+    med = lambda key: [_median([r[key] for r in records if r["depth"] == L]) for L in depths]  # noqa: E731
+    fields = {f.name for f in dataclasses.fields(WeightDiagnostics)}
+    fam = lambda key: [WeightDiagnostics(**{k: v for k, v in d.items() if k in fields})  # noqa: E731
+                       for d in _median_records(records, key)]
+    ratio = med("trend_ratio")[-1]
+    per_layer = "effective" in records[0]
+    judged = scaling_exponents(fam("effective" if per_layer else "W"), trend_ratio=ratio)
+    w = judged if not per_layer else scaling_exponents(fam("W"))
+    e = dict(w.exponents)
+    e["alpha"] = _slope(depths, med("delta"))
+    if per_layer:
+        e["alpha+beta"] = dict(judged.exponents["beta"])
+    else:
+        e["alpha+beta"] = {"value": e["alpha"]["value"] + e["beta"]["value"], "ci": [math.nan, math.nan]}
+    e["ode_rate"] = _slope(depths, med("ode_distance"))
+    return {"lr": records[0]["lr"], "weights": judged.name, "exponents": e, "judged": judged.exponents,
+            "evidence": judged.evidence, "hypothesis": judged.hypothesis, "reason": judged.reason,
+            "trend_ratio": ratio}
+
+
+@dataclasses.dataclass
+class ScalingResult(PlainData):
+    """Per depth, seed and learning rate: ``records`` (``epochs``, ``reached``, ``train_loss``
+    in the ``loss`` convention, ``delta``, ``W``: the diagnostics of the trained weights, and
+    with one ``delta_k`` per layer ``effective``: those of ``|delta_k| W_k`` and
+    ``delta_sign_changes``, ``trend_ratio``, ``ode_distance``); ``families``: per learning rate
+    the exponents, the evidence and the verdict (:func:`family_exponents`); ``exponents``,
+    ``hypothesis``, ``reason``: those of the first learning rate; ``protocol``: the training
+    protocol in words; ``paths``: ``delta_k`` and three entries of ``W_k`` along depth at the
+    deepest depth (seed 0), and its loss after every epoch."""
+
+    activation: str
+    """``'tanh'`` or ``'relu'``."""
+    delta_mode: str
+    """``'shared'`` or ``'per-layer'``."""
+    width: int
+    """The width ``d``."""
+    dataset: str
+    """``'synthetic'`` or ``'digits'``."""
+    records: list[dict]
+    """One per depth, seed and learning rate (see above)."""
+    exponents: dict
+    """The exponents of the first learning rate's family, with 95% intervals."""
+    hypothesis: str
+    """The verdict of the first learning rate's family: smooth, rough or neither."""
+    reason: str
+    """The evidence for and against it, in words."""
+    published: dict
+    """Cohen et al.'s values for the same experiment (:data:`PUBLISHED`, :data:`PUBLISHED_EMBEDDED`)."""
+    seconds: float
+    """Seconds of work (a resumed run adds those of the tasks finished in earlier sessions)."""
+    families: list = dataclasses.field(default_factory=list)
+    """Per learning rate: the exponents, the evidence and the verdict."""
+    protocol: dict = dataclasses.field(default_factory=dict)
+    """The training protocol (:meth:`ScalingPlan.protocol`)."""
+    paths: dict = dataclasses.field(default_factory=dict)
+    """``delta_k`` and three entries of ``W_k`` along depth at the deepest depth (seed 0), and its loss per epoch."""
+
+    def report(self) -> str:
+        """The protocol, a table per depth and configuration, the exponents beside the published
+        ones, the evidence and the verdict (:mod:`deeplimits.studies.scaling_report`)."""
+        from .scaling_report import report
+
+        return report(self)
+
+    def plot(self, path: str | None = None, *, ax=None):
+        """The figures of Cohen et al.'s Figs. 2-6 (:func:`deeplimits.studies.scaling_plots.plot_scaling`):
+        six panels, written to ``path`` when given, or drawn into ``ax`` (six Axes)."""
+        from .scaling_plots import plot_scaling
+
+        return plot_scaling(self, path, ax=ax)

@@ -1,0 +1,192 @@
+"""One task of the scaling experiment (docs/weights.md, "The scaling experiment"): the inside
+model of one depth and one seed, its learning rates trained at once (one configuration each,
+the fused pass of :mod:`deeplimits.training._inside`), each until its own training loss is
+below the threshold, then the diagnostics of its trained weights.
+
+A configuration that reaches the threshold is frozen (the optimiser leaves it alone) while the
+others go on: each is trained exactly as it would be alone. The loss is evaluated on the whole
+training split after every epoch, in the plan's convention (``'mse'``: ``torch.nn.MSELoss()``,
+the mean over the batch and the outputs; ``'squared'``: half the squared error summed over the
+outputs, :func:`~deeplimits.training.losses.config_losses`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+
+import torch
+
+from .._random import epoch_seed
+from ..runs import register_task
+
+__all__ = ["scaling_task", "train_to_threshold", "effective_weights", "COORDINATES"]
+
+#: the weight entries kept along depth for the figures (config 0): (row, column) of W_k
+COORDINATES = ((0, 0), (0, 1), (1, 0))
+#: numbers per operation (configurations x batch x width) below which a CPU task runs on one
+#: thread: torch's own grain size for splitting an operation between threads
+ONE_THREAD_BELOW = 32768
+
+
+@contextlib.contextmanager
+def _threads_for(numbers: int, device):
+    """One intra-op thread on the CPU while each operation touches fewer than
+    :data:`ONE_THREAD_BELOW` numbers (the layers of this model: ``C x 32 x 10``), the previous
+    count restored after. A second thread gains nothing there and, on a machine shared with
+    other work, each operation waits for it: a (1, 32, 10) x (10, 10) product measured 32 ms
+    with two threads under load against microseconds with one (benchmarks/RESULTS.md)."""
+    before = torch.get_num_threads()
+    one = torch.device(device).type == "cpu" and numbers < ONE_THREAD_BELOW
+    if one:
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        if one:
+            torch.set_num_threads(before)
+
+
+def _data(params: dict, dtype, device):
+    """The synthetic task, or digits with one-hot targets for the squared losses."""
+    from ..data import load_dataset
+
+    if params.get("dataset", "synthetic") == "synthetic":
+        return load_dataset("synthetic", seed=params["seed"], dtype=dtype, n=params["samples"], dim=params["width"],
+                            device=device)
+    ds = load_dataset("digits", seed=params["seed"], dtype=dtype, device=device)
+
+    class OneHot:  # regression targets: squared loss against the one-hot labels
+        x_train, x_test = ds.x_train, ds.x_test
+        y_train = torch.nn.functional.one_hot(ds.y_train, 10).to(dtype)
+        y_test = torch.nn.functional.one_hot(ds.y_test, 10).to(dtype)
+        task = "regression"
+    return OneHot
+
+
+def _network(params: dict, data, C: int, seed: int, dtype, device):
+    """The inside network of the protocol: ``W`` of order ``init_scale / (L d)``, ``delta = 1/L``,
+    the input and output layers fixed (identities, or a random embedding for digits)."""
+    from ..training import ResidualNetwork
+
+    L, d = params["depth"], params["width"]
+    net = ResidualNetwork("inside", L, d, data.x_train.shape[1], data.y_train.shape[1], configs=C,
+                          activation=params["activation"], bias=True, delta=params["delta"], dtype=dtype, device=device)
+    g = torch.Generator().manual_seed(seed)  # drawn on the CPU: the same networks on every device
+    with torch.no_grad():
+        draw = torch.randn((L, 1, d, d), generator=g, dtype=dtype).expand(net.W.shape)  # one draw, every rate
+        net.W.copy_(draw * params["init_scale"] / (L * d))
+        if params.get("dataset", "synthetic") == "synthetic":  # h_0 = x, F(x) = h_L
+            for p in (net.A, net.B):
+                p.copy_(torch.eye(d, dtype=dtype).expand_as(p))
+        else:  # a fixed random embedding of the inputs, a fixed random read-out (Cohen et al.'s MNIST protocol)
+            for p in (net.A, net.B):
+                p.copy_(torch.randn(p.shape[1:], generator=g, dtype=dtype).expand_as(p) * p.shape[1] ** -0.5)
+        net.A.requires_grad_(False)
+        net.B.requires_grad_(False)
+    return net
+
+
+def train_to_threshold(net, data, *, optimizer: str, lrs, loss: str, stop_loss: float, max_epochs: int,
+                       batch_size: int, seed: int) -> dict:
+    """Train every configuration of ``net`` until its training loss is at most ``stop_loss``
+    (then it is frozen) or ``max_epochs``: ``{'epochs', 'reached', 'train_loss', 'finite'}``
+    per configuration, and ``'history'``, the training loss of each after every epoch."""
+    from ..data.batching import batches
+    from ..training import BatchedAdam, BatchedSGD
+    from ..training.losses import _config_losses, _evaluate
+
+    C = net.configs
+    opt = (BatchedAdam if optimizer == "adam" else BatchedSGD)(net, lr=list(lrs))
+    epochs = [0] * C
+    done = torch.zeros(C, dtype=torch.bool)
+    history, x, y = [], data.x_train, data.y_train
+    for e in range(max_epochs):
+        for xb, yb in batches((x, y), batch_size, seed=epoch_seed(seed, e)):
+            opt.zero_grad(set_to_none=True)
+            per = _config_losses(net(xb), yb, loss)
+            per.sum().backward()
+            opt.observe(per.detach())
+            opt.step()
+        tl = _evaluate(net, x, y, loss)[0].cpu()
+        history.append(tl.tolist())
+        live = opt.finite.cpu() & torch.isfinite(tl)
+        for c in range(C):
+            epochs[c] += int(not done[c])
+        done |= (tl <= stop_loss) | ~live
+        opt.finite &= ~done.to(opt.finite.device)  # a configuration done is left alone from now on
+        if bool(done.all()):
+            break
+    final = _evaluate(net, x, y, loss)[0].cpu()
+    return {"epochs": epochs, "reached": (final <= stop_loss).tolist(), "train_loss": final.tolist(),
+            "finite": torch.isfinite(final).tolist(), "history": history}
+
+
+def effective_weights(W: torch.Tensor, delta: torch.Tensor) -> torch.Tensor:
+    """``|delta_k| W_k`` ``(L, C, d, d)``: with ReLU, ``delta_k relu(W_k h + b_k) = sign(delta_k)
+    relu(|delta_k| W_k h + |delta_k| b_k)``, so only this product is identified (Cohen et al.,
+    Remark 2.2)."""
+    scale = delta.abs() if delta.dim() == 2 else delta.abs().expand(W.shape[0], -1)
+    return W * scale.view(W.shape[0], W.shape[1], 1, 1)
+
+
+def _pair_distance(net, x) -> torch.Tensor:
+    """:func:`~deeplimits.diagnostics.own_ode_error` of every configuration; when its
+    adaptive solver gives up (a step size underflowing to 0: weights trained into an ODE too
+    stiff to solve, e.g. a learning rate that blew up, a result of the training, not a failure
+    of the task), each configuration alone, NaN for those that still fail."""
+    from ..diagnostics import own_ode_error
+
+    def distance(module):
+        try:
+            return own_ode_error(module, x)
+        except AssertionError as e:  # torchdiffeq: "underflow in dt"
+            if "underflow" not in str(e):
+                raise
+            return None
+
+    found = distance(net)
+    if found is not None:
+        return found
+    if net.configs == 1:
+        return torch.full((1,), float("nan"))
+    return torch.cat([_pair_distance(net.config(c), x).cpu() for c in range(net.configs)])
+
+
+@register_task("scaling-depth")
+def scaling_task(params: dict, seed: int) -> dict:
+    """Sweep task: one depth and seed, its learning rates trained at once until the threshold."""
+    from ..diagnostics import trend_loss, weight_diagnostics
+
+    dtype, device = getattr(torch, params["dtype"]), torch.device(params.get("device") or "cpu")
+    lrs, loss = params["lr"], params.get("loss", "squared")
+    lrs = [lrs] if isinstance(lrs, (int, float)) else lrs  # a spec written before the learning rates were a list
+    data = _data(params, dtype, device)
+    net = _network(params, data, len(lrs), seed, dtype, device)
+    t0 = time.perf_counter()
+    with _threads_for(len(lrs) * params["batch_size"] * params["width"], device):
+        res = train_to_threshold(net, data, optimizer=params["optimizer"], lrs=lrs, loss=loss,
+                                 stop_loss=params["stop_loss"], max_epochs=params["max_epochs"],
+                                 batch_size=params["batch_size"], seed=params["seed"] + params.get("seed_index", 0))
+    seconds = time.perf_counter() - t0
+    with _threads_for(len(lrs) * 256 * params["width"], device):  # the trained pair's ODE runs on 256 inputs
+        ratio = trend_loss(net, data.x_train, data.y_train, loss=loss)["ratio"]
+        ode = _pair_distance(net, data.x_train[:256])  # the trained pair on (up to) 256 training inputs
+    W, dlt = net.W.detach().cpu(), net.delta.detach().cpu()
+    per_layer = dlt.dim() == 2
+    eff = effective_weights(W, dlt) if per_layer else None
+    records = []
+    for c, lr in enumerate(lrs):
+        rec = {"depth": params["depth"], "seed": params.get("seed_index", 0), "lr": lr, "epochs": res["epochs"][c],
+               "reached": res["reached"][c], "train_loss": res["train_loss"][c], "finite": res["finite"][c],
+               "delta": float(dlt[:, c].abs().max()) if per_layer else float(dlt[c]),
+               "W": weight_diagnostics(W[:, c], name="W").to_dict(), "trend_ratio": float(ratio[c]),
+               "ode_distance": float(ode[c]), "seconds": seconds}
+        if per_layer:
+            d = dlt[:, c]
+            rec["effective"] = weight_diagnostics(eff[:, c], name="|delta| W").to_dict()
+            rec["delta_sign_changes"] = float((torch.sign(d[1:]) != torch.sign(d[:-1])).double().mean())
+        records.append(rec)
+    paths = {"delta": dlt[:, 0].tolist() if per_layer else None,
+             "W": [W[:, 0, i, j].tolist() for i, j in COORDINATES], "history": res["history"]}
+    return {"records": records, "paths": paths}
