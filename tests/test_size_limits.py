@@ -50,7 +50,7 @@ CLI = [
     # the requests of the issue
     (["train", "--epochs", "1000000000000"], ["layer passes", "2.68e+08", "--epochs"]),
     (["train", "--seeds", "1000000000"], ["configurations", "1e+06", "--seeds"]),
-    (["scaling", "--width", "1000000"], ["PiB per task at depth=75, width=1000000", "--width"]),
+    (["scaling", "--width", "1000000"], ["PiB per task at depth=850, width=1000000", "--width"]),
     (["scaling", "--samples", str(10 ** 12)], ["TiB per task", "samples=1000000000000", "--samples"]),
     (["scaling", "--seeds", str(10 ** 9)], ["trained networks", "--seeds"]),
     (["scaling", "--depths", "1000000,10000000"], ["per task at depth=10000000", "--depths"]),
@@ -189,7 +189,8 @@ def test_counts_are_arithmetic_on_the_sizes():
     assert plan_training(depth=8, epochs=3, batch_size=100, stop_loss=0.1).steps() == 3 * (15 + 2) * 8
     scaling = plan_scaling(depths=[4, 8, 16], seeds=3, samples=100, batch_size=32, max_epochs=5)
     est = scaling.estimate()
-    assert (est.tasks, est.networks, est.chunk, est.steps) == (3, 9, 3, 5 * (3 + 1) * 16)  # 80 training points
+    # one task per depth and seed, its learning rates its configurations; 80 training points
+    assert (est.tasks, est.networks, est.chunk, est.steps) == (9, 9, 1, 5 * (3 + 1) * 16)
 
 
 def test_data_sizes_are_those_of_the_loaded_data():
@@ -250,8 +251,8 @@ PEAK_CASES = [
     ("train", dict(depth=200, width=200, epochs=1, batch_size=512)),
     # fractional weights: the initialisation (fGn of every entry on 128 points) is the peak
     ("train", dict(depth=100, width=250, epochs=1, batch_size=512, driver="fractional", hursts=[0.7])),
-    # four configurations at L = 1000: the trained pair's states (1001 x 4 x 205 x 20) are the peak
-    ("scaling", dict(depths=[10, 1000], width=20, seeds=4, max_epochs=1, samples=256)),
+    # four configurations (learning rates) at L = 1000: the own-ODE error's states (1001 x 4 x 205 x 20)
+    ("scaling", dict(depths=[10, 1000], width=20, lr=[0.01, 0.02, 0.03, 0.04], max_epochs=1, samples=256)),
 ]
 
 
