@@ -40,7 +40,7 @@ def _dtype(name):
 
 def floor(args) -> dict:
     depths = [2 ** k for k in range(2, args.max_log2 + 1)]
-    plan = plan_convergence("sde", width=args.width, depths=depths, paths=args.paths,
+    plan = plan_convergence("sde", width=args.width, depths=depths, draws=args.draws,
                             reference=args.reference, dtype=_dtype(args.dtype), seed=0)
     # floor: draw every fine increment of every chunk of draws, nothing else
     t0 = time.perf_counter()
@@ -64,12 +64,12 @@ def floor(args) -> dict:
     res = run_plan(plan)
     t_sweep = time.perf_counter() - t0
     ratio = t_sweep / t_floor
-    out = dict(benchmark="floor", width=args.width, paths=args.paths, depths=depths, reference=plan.reference,
+    out = dict(benchmark="floor", width=args.width, draws=args.draws, depths=depths, reference=plan.reference,
                dtype=args.dtype, chunk=plan.chunk, draw_seconds=t_ours_draw, randn_seconds=t_randn,
                floor_seconds=t_floor, sweep_seconds=t_sweep, ratio=ratio, target="<= 2.5", passed=ratio <= 2.5,
                rate=res.rate, rate_ci=res.rate_ci)
     print(f"drawing alone: deeplimits' stream {t_ours_draw:.2f} s, plain torch.randn {t_randn:.2f} s")
-    print(f"floor (the faster of the two, {plan.reference} fine increments x {args.paths} draws x "
+    print(f"floor (the faster of the two, {plan.reference} fine increments x {args.draws} draws x "
           f"{args.width}^2): {t_floor:.2f} s")
     print(f"all-depth sweep (depths {depths[0]}..{depths[-1]}, reference {plan.reference}): {t_sweep:.2f} s")
     print(f"ratio {ratio:.2f}  (target <= 2.5)  {'PASS' if ratio <= 2.5 else 'FAIL'}   fitted rate {res.rate:.3f}")
@@ -118,7 +118,7 @@ def _peer_child(d, n, R, max_log2):
 
 def peer(args) -> dict:
     depths = [2 ** k for k in range(2, args.max_log2 + 1)]
-    d, n, R = args.width, args.paths, args.reference
+    d, n, R = args.width, args.draws, args.reference
     # glibc raises its mmap threshold after freeing the peer's 32 MB diffusion matrices and then
     # keeps them on the heap: without a fixed threshold the peer's RSS grows by GBs per 100
     # steps. The peer runs in its own process with a fixed threshold; deeplimits runs here.
@@ -129,7 +129,7 @@ def peer(args) -> dict:
     t_peer = child["seconds"]
     peer_err = np.asarray(child["errors"]).T  # (n, depths)
     t0 = time.perf_counter()
-    ours = dl.strong_convergence("sde", width=d, depths=depths, paths=n, reference=R, seed=3)
+    ours = dl.strong_convergence("sde", width=d, depths=depths, draws=n, reference=R, seed=3)
     t_ours = time.perf_counter() - t0
     pe, pse = peer_err.mean(0), peer_err.std(0, ddof=1) / math.sqrt(n)
     z = (np.asarray(ours.error) - pe) / np.sqrt(np.asarray(ours.stderr) ** 2 + pse ** 2)
@@ -141,19 +141,19 @@ def peer(args) -> dict:
     print(f"peer (torchsde, general noise, {len(depths) + 1} solves): {t_peer:.1f} s; deeplimits: {t_ours:.2f} s; "
           f"speed-up {speedup:.1f}x (target >= 30x) {'PASS' if speedup >= 30 else 'FAIL'}; "
           f"errors agree within 3 se: {'PASS' if same else 'FAIL'}")
-    return dict(benchmark="peer", width=d, paths=n, depths=depths, reference=R, peer_seconds=t_peer,
+    return dict(benchmark="peer", width=d, draws=n, depths=depths, reference=R, peer_seconds=t_peer,
                 ours_seconds=t_ours, speedup=speedup, passed_speed=speedup >= 30, errors_agree=same,
                 ours_error=ours.error, ours_stderr=ours.stderr, peer_error=pe.tolist(), peer_stderr=pse.tolist(),
                 z=z.tolist())
 
 
-def _memory_child(reference, width, paths, dtype):
+def _memory_child(reference, width, draws, dtype):
     torch.set_num_threads(1)
     depths = [2 ** k for k in range(2, int(math.log2(reference)) - 3)]
-    dl.strong_convergence("sde", width=width, depths=[4], paths=1, reference=32, seed=0)  # warm-up
+    dl.strong_convergence("sde", width=width, depths=[4], draws=1, reference=32, seed=0)  # warm-up
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t0 = time.perf_counter()
-    dl.strong_convergence("sde", width=width, depths=depths, paths=paths, reference=reference,
+    dl.strong_convergence("sde", width=width, depths=depths, draws=draws, reference=reference,
                           dtype=_dtype(dtype), seed=0)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps(dict(reference=reference, depths=depths, base_kib=base, peak_kib=peak,
@@ -164,17 +164,17 @@ def memory(args) -> dict:
     rows = []
     for ref in args.references:
         out = subprocess.run([sys.executable, __file__, "_memory_child", str(ref), str(args.width),
-                              str(args.paths), args.dtype], capture_output=True, text=True, check=True)
+                              str(args.draws), args.dtype], capture_output=True, text=True, check=True)
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
         r = rows[-1]
-        naive = ref * args.paths * args.width ** 2 * (8 if args.dtype == "float64" else 4) / 2 ** 20
+        naive = ref * args.draws * args.width ** 2 * (8 if args.dtype == "float64" else 4) / 2 ** 20
         print(f"reference {ref:6d}: peak RSS {r['peak_kib'] / 1024:7.1f} MiB, above warm-up {r['extra_mib']:6.1f} MiB "
               f"(the finest increments alone would take {naive:8.1f} MiB), {r['seconds']:.1f} s")
     extra = [r["extra_mib"] for r in rows]
     grows = max(extra) > min(extra) + max(16.0, 0.25 * min(extra))
     print(f"peak memory above warm-up: {', '.join(f'{e:.1f}' for e in extra)} MiB -> "
           f"{'grows (FAIL)' if grows else 'flat (PASS)'}")
-    return dict(benchmark="memory", width=args.width, paths=args.paths, dtype=args.dtype, rows=rows, passed=not grows)
+    return dict(benchmark="memory", width=args.width, draws=args.draws, dtype=args.dtype, rows=rows, passed=not grows)
 
 
 def main():
@@ -188,18 +188,18 @@ def main():
     sub = ap.add_subparsers(dest="which", required=True)
     f = sub.add_parser("floor")
     f.add_argument("--width", type=int, default=40)
-    f.add_argument("--paths", type=int, default=256)
+    f.add_argument("--draws", "--paths", dest="draws", type=int, default=256)
     f.add_argument("--max-log2", type=int, default=12)
     f.add_argument("--reference", type=int, default=8192)
     f.add_argument("--dtype", default="float32")
     p = sub.add_parser("peer")
     p.add_argument("--width", type=int, default=40)
-    p.add_argument("--paths", type=int, default=64)
+    p.add_argument("--draws", "--paths", dest="draws", type=int, default=64)
     p.add_argument("--max-log2", type=int, default=9)
     p.add_argument("--reference", type=int, default=2048)
     m = sub.add_parser("memory")
     m.add_argument("--width", type=int, default=40)
-    m.add_argument("--paths", type=int, default=64)
+    m.add_argument("--draws", "--paths", dest="draws", type=int, default=64)
     m.add_argument("--references", type=lambda s: [int(x) for x in s.split(",")], default=[1024, 4096, 16384])
     m.add_argument("--dtype", default="float32")
     for q in (f, p, m):

@@ -14,7 +14,7 @@ Both report ``E max_k |X_{k/L} - x_k|`` and ``E |X_1 - x_L|`` per depth with sta
 independent draws (different random numbers: the errors must agree within their standard
 errors, not bitwise), and the wall time. Run from the repository root:
 
-    python benchmarks/bench_scheme_order.py [--paths 4096] [--max-log2 9]
+    python benchmarks/bench_scheme_order.py [--draws 4096] [--max-log2 9]
 """
 
 from __future__ import annotations
@@ -72,13 +72,13 @@ def stats(x):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--paths", type=int, default=4096)
+    ap.add_argument("--draws", "--paths", dest="draws", type=int, default=4096)
     ap.add_argument("--max-log2", type=int, default=9)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     depths = [2 ** k for k in range(3, args.max_log2 + 1)]
-    kw = dict(depths=depths, paths=args.paths, reference=2 * depths[-1], exact=exact, seed=args.seed,
-              chunk=args.paths)
+    kw = dict(depths=depths, draws=args.draws, reference=2 * depths[-1], exact=exact, seed=args.seed,
+              chunk=args.draws)
     rows = {}
     for name, scheme in (("strong_order + TorchsdeScheme", dl.TorchsdeScheme(Linear(), "euler")),
                          ("strong_order + EulerMaruyama", dl.EulerMaruyama(lambda t, x: A * x,
@@ -89,10 +89,10 @@ def main():
                           terminal=(np.array(r.terminal_error), np.array(r.terminal_stderr)), verdict=r.verdict,
                           fit=r.fit.law_text, p=r.fit.pvalue, rate=(r.rate, *r.rate_ci))
     t0 = time.perf_counter()
-    mx, tm = torchsde_way(depths, args.paths, args.seed + 1)
+    mx, tm = torchsde_way(depths, args.draws, args.seed + 1)
     rows["torchsde sdeint per depth"] = dict(seconds=time.perf_counter() - t0, max=stats(mx), terminal=stats(tm))
     base = rows["torchsde sdeint per depth"]
-    print(f"depths {depths}, {args.paths} draws, torch {torch.__version__}, {torch.get_num_threads()} threads")
+    print(f"depths {depths}, {args.draws} draws, torch {torch.__version__}, {torch.get_num_threads()} threads")
     for name, row in rows.items():
         z = {k: (row[k][0] - base[k][0]) / np.sqrt(row[k][1] ** 2 + base[k][1] ** 2) for k in ("max", "terminal")}
         print(f"{name}: {row['seconds']:.2f} s, speed-up x{base['seconds'] / row['seconds']:.1f}")

@@ -59,7 +59,7 @@ def plot_convergence(results: Sequence, path: str | None = None, *, ax=None):
                 a.plot(L, centre, "k:", label=f"theory: L^-{r.theory_rate:g}{log}")
             a.set_yscale("log")
         else:
-            a.text(0.5, 0.5, f"no finite errors:\n{r.nonfinite} of {r.paths} draws blew up", ha="center",
+            a.text(0.5, 0.5, f"no finite errors:\n{r.nonfinite} of {r.draws} draws blew up", ha="center",
                    va="center", transform=a.transAxes)
             a.set_xlim(L.min() / 1.5, L.max() * 1.5)
         a.set_xscale("log", base=2)

@@ -17,7 +17,7 @@ FIGURES = ["convergence_sde.png", "convergence_ode.png", "convergence_fbm.png", 
 
 def main(out: str = os.path.join("docs", "figures"), small: bool = False) -> list[str]:
     os.makedirs(out, exist_ok=True)
-    tiny = dict(depths=[4, 8], paths=4, width=2) if small else {}
+    tiny = dict(depths=[4, 8], draws=4, width=2) if small else {}
     paths, results = [], []
     for regime, kw, name in [("sde", {}, FIGURES[0]), ("ode", {}, FIGURES[1]), ("fbm", {"hurst": 0.75}, FIGURES[2])]:
         res = dl.strong_convergence(regime, seed=0, **kw, **tiny)

@@ -16,7 +16,7 @@ FIGURES = ["ito_correction.png"]
 
 def main(out: str = os.path.join("docs", "figures"), small: bool = False) -> list[str]:
     os.makedirs(out, exist_ok=True)
-    tiny = dict(depths=[4, 8], paths=4, width=2, reference=32) if small else {}
+    tiny = dict(depths=[4, 8], draws=4, width=2, reference=32) if small else {}
     results = [dl.strong_convergence("inside-sde", ito_correction=flag, seed=0, **tiny) for flag in (True, False)]
     for r in results:
         print(r.report())

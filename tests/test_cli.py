@@ -24,7 +24,7 @@ def test_single_regime_run(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "rate" in text and "theory 0.600" in text and "->" in text and "asymptotic" in text
     d = json.loads(js.read_text())
-    assert d["regime"] == "fbm" and d["hurst"] == 0.8 and d["width"] == 2 and d["paths"] == 8
+    assert d["regime"] == "fbm" and d["hurst"] == 0.8 and d["width"] == 2 and d["draws"] == 8
     assert d["depths"] == [4, 8, 16] and len(d["error"]) == len(d["stderr"]) == len(d["terminal_error"]) == 3
     assert d["theory_rate"] == pytest.approx(0.6) and len(d["rate_ci"]) == 2
     assert json.loads((out / "result.json").read_text()) == d

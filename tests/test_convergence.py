@@ -52,27 +52,27 @@ def test_summary_reports_blow_up_instead_of_crashing():
     p = dl.pair("sde", width=2)
     mx = np.array([[0.4, 0.3], [np.inf, 0.2], [0.5, 0.35], [0.45, 0.3]])
     res = summarise(p, [4, 8], 64, mx, mx.copy(), inputs=1, seed=0, dtype=torch.float64, seconds=0.0)
-    assert res.nonfinite == 1 and res.paths == 4
+    assert res.nonfinite == 1 and res.draws == 4
     assert all(math.isfinite(x) for x in res.error + res.stderr + [res.rate])
     assert "blew up" in res.report()
 
 
 def test_exploding_activation_is_counted_not_raised():
-    res = dl.strong_convergence("sde", width=2, activation=lambda x: torch.exp(8 * x), depths=[2, 4], paths=6,
+    res = dl.strong_convergence("sde", width=2, activation=lambda x: torch.exp(8 * x), depths=[2, 4], draws=6,
                          reference=64, seed=1)
-    assert res.nonfinite > 0 and res.paths == 6
+    assert res.nonfinite > 0 and res.draws == 6
 
 
 def test_same_seed_same_numbers_and_table():
-    a = dl.strong_convergence("sde", width=3, depths=[4, 8], paths=8, reference=32, seed=3, chunk=3)
-    b = dl.strong_convergence("sde", width=3, depths=[4, 8], paths=8, reference=32, seed=3, chunk=3)
-    c = dl.strong_convergence("sde", width=3, depths=[4, 8], paths=8, reference=32, seed=4, chunk=3)
+    a = dl.strong_convergence("sde", width=3, depths=[4, 8], draws=8, reference=32, seed=3, chunk=3)
+    b = dl.strong_convergence("sde", width=3, depths=[4, 8], draws=8, reference=32, seed=3, chunk=3)
+    c = dl.strong_convergence("sde", width=3, depths=[4, 8], draws=8, reference=32, seed=4, chunk=3)
     assert a.error == b.error and a.error != c.error
     t = a.table
     assert list(t.columns) == ["depth", "error", "stderr", "ratio", "terminal_error", "terminal_stderr"]
     assert t["ratio"].iloc[1] == pytest.approx(a.error[0] / a.error[1])
     d = a.to_dict()
-    for key in ("regime", "hurst", "width", "paths", "depths", "error", "stderr", "terminal_error",
+    for key in ("regime", "hurst", "width", "draws", "depths", "error", "stderr", "terminal_error",
                 "rate", "rate_ci", "theory_rate", "verdict"):
         assert key in d
     assert dl.ConvergenceResult.from_dict(d) == a
@@ -89,7 +89,7 @@ def check_rate(res, target, tol):
 
 
 def test_sde_rate_is_one_half():
-    res = dl.strong_convergence("sde", width=4, depths=[8, 16, 32, 64, 128, 256], paths=128, reference=4096)
+    res = dl.strong_convergence("sde", width=4, depths=[8, 16, 32, 64, 128, 256], draws=128, reference=4096)
     check_rate(res, 0.5, 0.1)
     # the declared a L^-1/2 + b L^-1 fits (a test at level 0.01); the slope over 8..256, 0.46 [0.44,
     # 0.49], is still bent by b < 0 (the maximum over a coarse grid), so "pre-asymptotic" is right too
@@ -97,13 +97,13 @@ def test_sde_rate_is_one_half():
 
 
 def test_ode_rate_is_one():
-    res = dl.strong_convergence("ode", width=4, depths=[8, 16, 32, 64, 128], paths=16)
+    res = dl.strong_convergence("ode", width=4, depths=[8, 16, 32, 64, 128], draws=16)
     check_rate(res, 1.0, 0.1)
 
 
 @pytest.mark.parametrize("hurst", [0.6, 0.75, 0.9])
 def test_fbm_scalar_linear_rates(hurst):
-    kw = dict(width=1, activation="identity", hurst=hurst, depths=[16, 32, 64, 128, 256, 512], paths=256,
+    kw = dict(width=1, activation="identity", hurst=hurst, depths=[16, 32, 64, 128, 256, 512], draws=256,
               reference=8192)
     check_rate(dl.strong_convergence("fbm", **kw), 2 * hurst - 1, 0.1)
     corrected = dl.strong_convergence("fbm", corrected=True, **kw)
@@ -111,7 +111,7 @@ def test_fbm_scalar_linear_rates(hurst):
 
 
 def test_fbm_in_width_decreases_and_says_the_rate_is_asymptotic():
-    res = dl.strong_convergence("fbm", width=4, hurst=0.75, depths=[8, 16, 32, 64], paths=16, reference=1024)
+    res = dl.strong_convergence("fbm", width=4, hurst=0.75, depths=[8, 16, 32, 64], draws=16, reference=1024)
     assert all(b < a for a, b in zip(res.error, res.error[1:]))
     assert "asymptotic" in res.report()
 
@@ -119,9 +119,9 @@ def test_fbm_in_width_decreases_and_says_the_rate_is_asymptotic():
 def test_the_report_names_each_regimes_reference_for_what_it_is():
     """Issue 28: the ODE's reference is an adaptive solve, not a grid; the rough regimes' is a
     scheme on the finest grid of the same path."""
-    ode = dl.strong_convergence("ode", width=2, depths=[8, 16], paths=8)
+    ode = dl.strong_convergence("ode", width=2, depths=[8, 16], draws=8)
     assert "adaptive dopri5" in ode.report().splitlines()[0] and "grid" not in ode.report().splitlines()[0]
-    sde = dl.strong_convergence("sde", width=2, depths=[8, 16], paths=8, reference=128)
+    sde = dl.strong_convergence("sde", width=2, depths=[8, 16], draws=8, reference=128)
     assert "Euler–Maruyama on the grid 1/128" in sde.report().splitlines()[0]
     assert type(sde).from_dict(sde.to_dict()).reference_method == sde.reference_method
 
@@ -130,14 +130,14 @@ def test_scalar_sde_of_issue_29_is_pre_asymptotic_not_slower():
     # deeplimits convergence --regime sde --width 1 --activation identity --depths 8..512 --draws 2048 --seed 1:
     # a single slope of 0.45 [0.43, 0.46] excludes 1/2, but a L^-1/2 + b L^-1 fits (b < 0): pre-asymptotic
     res = dl.strong_convergence("sde", width=1, activation="identity", depths=[8, 16, 32, 64, 128, 256, 512],
-                                paths=2048, seed=1, chunk=2048)
+                                draws=2048, seed=1, chunk=2048)
     assert res.rate_ci[1] < 0.5 and res.fit.pvalue >= 0.01 and res.verdict == "pre-asymptotic"
     assert res.fit.coefficients[1] < 0 and "still bend the slope" in res.fit.note
 
 
 def test_young_euler_in_width_8_is_pre_asymptotic():
     # the main job's fbm panel, smaller: slope 0.89 against 1/2, the L^-1 terms dominate up to depth 256
-    res = dl.strong_convergence("fbm", width=8, hurst=0.75, depths=[8, 16, 32, 64, 128, 256], paths=64,
+    res = dl.strong_convergence("fbm", width=8, hurst=0.75, depths=[8, 16, 32, 64, 128, 256], draws=64,
                                 reference=4096, seed=0)
     assert res.rate > 0.8 and res.fit.pvalue >= 0.01 and res.verdict == "pre-asymptotic"
     assert res.fit.leading_share < 0.5

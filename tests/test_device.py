@@ -119,7 +119,7 @@ def test_strong_error_on_the_device_agrees_with_the_cpu_in_distribution(device):
 
 def test_studies_run_on_the_device(device):
     dt = dtype_on(device)
-    plan = C.plan_convergence("sde", depths=[4, 8], paths=4, width=3, reference=32, dtype=dt, device=device)
+    plan = C.plan_convergence("sde", depths=[4, 8], draws=4, width=3, reference=32, dtype=dt, device=device)
     assert ("device" in plan.to_dict()) == (device != "cpu")
     res = C.run_plan(plan)
     assert all(math.isfinite(e) for e in res.error)
@@ -162,8 +162,8 @@ def test_the_cpu_gives_the_numbers_recorded_before_devices(spelling):
 
 
 def test_cpu_specs_do_not_record_a_device():
-    assert C.plan_convergence("sde", depths=[4, 8], paths=2, width=3, device="cpu").to_dict() == \
-        C.plan_convergence("sde", depths=[4, 8], paths=2, width=3).to_dict()
+    assert C.plan_convergence("sde", depths=[4, 8], draws=2, width=3, device="cpu").to_dict() == \
+        C.plan_convergence("sde", depths=[4, 8], draws=2, width=3).to_dict()
     kw = dict(width=4, n_in=4, depths=[4], betas=[0.5], draws=2)
     assert plan_stability("res-1", **kw, device=torch.device("cpu")) == plan_stability("res-1", **kw)
     assert "device" not in plan_phase([0.6], [0.5], width=4, n_in=4, depth=20, draws=1, inputs=1, device="cpu").to_dict()
@@ -188,8 +188,8 @@ def entry_points(device):
         "SmoothDriver.sample": lambda: dl.SmoothDriver().sample((3,), device=device),
         "fgn": lambda: dl.fgn(8, 0.7, device=device),
         "Pair.sample": lambda: p.sample(2, resolution=8, device=device),
-        "plan_convergence": lambda: C.plan_convergence("sde", depths=[4, 8], paths=2, width=3, device=device),
-        "strong_convergence": lambda: dl.strong_convergence("sde", depths=[4, 8], paths=2, width=3, device=device),
+        "plan_convergence": lambda: C.plan_convergence("sde", depths=[4, 8], draws=2, width=3, device=device),
+        "strong_convergence": lambda: dl.strong_convergence("sde", depths=[4, 8], draws=2, width=3, device=device),
         "plan_stability": lambda: plan_stability("res-1", width=4, n_in=4, depths=[4], betas=[0.5], draws=2,
                                                  device=device),
         "stability": lambda: dl.stability("res-1", width=4, n_in=4, depths=[4], betas=[0.5], draws=2, device=device),
@@ -273,7 +273,7 @@ def test_plans_on_cuda_are_sized_by_its_free_memory(monkeypatch):
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
     asked = []
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda d=None: asked.append(d) or (64 << 20, 8 << 30))
-    kw = dict(depths=[8, 16], paths=64, width=16, reference=256)
+    kw = dict(depths=[8, 16], draws=64, width=16, reference=256)
     cpu, cuda = C.plan_convergence("sde", **kw), C.plan_convergence("sde", **kw, device="cuda")
     assert cuda.to_dict()["device"] == "cuda" and cuda.chunk < cpu.chunk and asked
     skw = dict(width=40, n_in=8, depths=[100], betas=[0.5], draws=50)

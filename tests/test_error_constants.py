@@ -26,7 +26,7 @@ def within_3_se(r):
 @pytest.mark.parametrize("reference", [2048, 512])
 def test_euler_maruyama_constant_with_a_nested_reference(reference):
     # reference 512 is only m = 2 times finer than depth 256: the constant is seen times sqrt(1 - 1/m)
-    r = dl.strong_convergence("sde", width=1, activation="identity", depths=[32, 64, 128, 256], paths=4096,
+    r = dl.strong_convergence("sde", width=1, activation="identity", depths=[32, 64, 128, 256], draws=4096,
                               reference=reference, chunk=4096, seed=4)
     c = within_3_se(r)
     assert r.terminal_constant == pytest.approx(KURTZ_PROTTER)
@@ -37,7 +37,7 @@ def test_euler_maruyama_constant_with_a_nested_reference(reference):
 def test_young_euler_constant_at_h_06_corrected_by_the_next_term():
     # L^(2H-1) (H_1 - h_L) -> H_1 / 2 (Neuenkirch & Nourdin 2007); the next term L^(2-4H) is -1/4 of it
     r = dl.strong_convergence("fbm", width=1, activation="identity", hurst=0.6, depths=[64, 128, 256, 512],
-                              paths=2048, reference=4096, chunk=512, seed=7)
+                              draws=2048, reference=4096, chunk=512, seed=7)
     c = within_3_se(r)
     limit = 0.5 * math.sqrt(2 / math.pi) * math.exp(0.5)
     assert r.terminal_constant == pytest.approx(limit)
@@ -48,7 +48,7 @@ def test_constants_only_where_the_limit_law_is_known():
     assert dl.pair("sde", width=2, activation="identity").order.constant is None
     assert dl.pair("sde", width=1).order.constant is None  # tanh
     assert dl.pair("fbm", width=1, activation="identity", hurst=0.6, corrected=True).order.constant is None
-    r = dl.strong_convergence("sde", width=2, depths=[8, 16, 32], paths=16, reference=256, seed=1)
+    r = dl.strong_convergence("sde", width=2, depths=[8, 16, 32], draws=16, reference=256, seed=1)
     assert r.normalised_terminal() is None and "error constant" not in r.report()
 
 

@@ -90,8 +90,8 @@ def test_a_refused_argument_carries_its_parameter(call, param):
 
 def test_a_resource_error_is_a_parameter_error_of_its_first_knob():
     e = E.ResourceError("needs ~1 TiB; this machine has 8 GiB", needed=2 ** 40, available=2 ** 33,
-                        knobs=("width", "paths"))
-    assert e.param == "width" and e.knobs == ("width", "paths") and isinstance(e, ValueError)
+                        knobs=("width", "draws"))
+    assert e.param == "width" and e.knobs == ("width", "draws") and isinstance(e, ValueError)
 
 
 @pytest.mark.parametrize("e", [E.ParameterError("width", "width must be an integer >= 1, got 0"),
@@ -117,8 +117,8 @@ def test_the_command_line_shows_the_flag_of_the_parameter():
     assert str(usage("train", e, ("width",))) == "deeplimits train: width must be an integer"
     e = E.ParameterError("hurst", "hursts must be given")  # a longer word is not the parameter
     assert str(usage("train", e, ("hurst",))) == "deeplimits train: hursts must be given"
-    e = E.ResourceError("needs ~2 GiB per draw", needed=2.0, available=1.0, knobs=("paths", "width"))
-    assert str(usage("convergence", e, ("paths", "width"))) == \
+    e = E.ResourceError("needs ~2 GiB per draw", needed=2.0, available=1.0, knobs=("draws", "width"))
+    assert str(usage("convergence", e, ("draws", "width"))) == \
         "deeplimits convergence: needs ~2 GiB per draw (change --draws, --width)"
 
 

@@ -36,7 +36,7 @@ def test_cluster_extra_missing_before_any_work(monkeypatch, tmp_path, capsys):
 
 
 def test_tables_extra_missing(monkeypatch):
-    res = dl.strong_convergence("ode", depths=[4, 8], paths=2, width=2)
+    res = dl.strong_convergence("ode", depths=[4, 8], draws=2, width=2)
     table = res.table
     _block(monkeypatch, "pandas")
     with pytest.raises(MissingExtra, match=r"deeplimits\[tables\]"):

@@ -179,7 +179,7 @@ def check_rate(res, target, tol=0.1):
     assert abs(res.rate - target) < tol, (res.rate, res.rate_ci, target)
 
 
-SDE = dict(width=4, depths=[16, 32, 64, 128, 256], paths=128, reference=4096)
+SDE = dict(width=4, depths=[16, 32, 64, 128, 256], draws=128, reference=4096)
 
 
 def test_inside_sde_rate_is_one_half_and_without_ito_correction_the_error_plateaus():
@@ -197,25 +197,25 @@ def test_inside_sde_rate_is_one_half_and_without_ito_correction_the_error_platea
                                                   ("tanh", 0.3, 0.6)])
 def test_inside_ode_rates(activation, beta, rate):
     res = dl.strong_convergence("inside-ode", width=4, beta=beta, activation=activation,
-                                depths=[8, 16, 32, 64, 128, 256, 512], paths=32 if activation != "tanh" else 64)
+                                depths=[8, 16, 32, 64, 128, 256, 512], draws=32 if activation != "tanh" else 64)
     assert res.theory_rate == pytest.approx(rate)
     check_rate(res, rate)
 
 
 def test_inside_results_carry_their_parameters_and_old_results_still_load():
-    res = dl.strong_convergence("inside-ode", width=2, alpha=0.6, depths=[4, 8], paths=3, sa=0.5, sb=0.0)
+    res = dl.strong_convergence("inside-ode", width=2, alpha=0.6, depths=[4, 8], draws=3, sa=0.5, sb=0.0)
     d = res.to_dict()
     assert (d["alpha"], d["beta"], d["sa"], d["sb"], d["ito_correction"]) == (pytest.approx(0.6), pytest.approx(0.4),
                                                                                0.5, 0.0, True)
     assert dl.ConvergenceResult.from_dict(d) == res
     assert "beta=0.4" in res.label and "sb=0" in res.label and "alpha=0.6" in res.report()
-    old = {k: v for k, v in dl.strong_convergence("sde", width=2, depths=[4, 8], paths=3, reference=32).to_dict().items()
+    old = {k: v for k, v in dl.strong_convergence("sde", width=2, depths=[4, 8], draws=3, reference=32).to_dict().items()
            if k not in ("alpha", "beta", "sa", "sb", "ito_correction")}
     assert dl.ConvergenceResult.from_dict(old).beta is None
     # plans: the new fields are in the spec of the inside regimes only, and older specs load
-    plan = dl.plan_convergence("inside-sde", beta=1.0, ito_correction=False, depths=[4, 8], paths=2, reference=32)
+    plan = dl.plan_convergence("inside-sde", beta=1.0, ito_correction=False, depths=[4, 8], draws=2, reference=32)
     spec = plan.to_dict()
     assert (spec["beta"], spec["sa"], spec["sb"], spec["ito_correction"]) == (1.0, 0.25, 1.0, False)
     assert dl.ConvergencePlan.from_dict(spec) == plan and plan.name == "inside-sde-beta1-no-ito"
-    sde = dl.plan_convergence("sde", depths=[4, 8], paths=2, reference=32).to_dict()
+    sde = dl.plan_convergence("sde", depths=[4, 8], draws=2, reference=32).to_dict()
     assert "beta" not in sde and dl.ConvergencePlan.from_dict(sde).ito_correction is True

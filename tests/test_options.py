@@ -26,7 +26,7 @@ class Damped(Regime):
     scaling = "beta = 1/2"
     order = StrongOrder(0.5, "always", "Euler–Maruyama of a linear Itô SDE: strong order 1/2")
     options = (GAIN,)
-    defaults = dict(width=2, depths=[4, 8], paths=4, reference=32)
+    defaults = dict(width=2, depths=[4, 8], draws=4, reference=32)
 
     def build(self, width, activation, arch, gain):
         net = dl.ResNet("res-1", activation or dl.Activation(lambda h: gain * h, f"linear:{gain:g}"), beta=0.5)
@@ -79,7 +79,7 @@ def test_the_flag_runs_a_plan_and_the_spec_and_the_result_record_it(damped, tmp_
     assert plan.gain == 0.5 and plan.to_dict() == spec and plan.pair().network.activation.name == "linear:0.5"
     # not given: its declared default is recorded (the spec says what ran)
     assert dl.plan_convergence("damped-sde").to_dict()["gain"] == 1.0
-    assert dl.strong_convergence("damped-sde", gain=1.5, depths=[4, 8], paths=2).options == {"gain": 1.5}
+    assert dl.strong_convergence("damped-sde", gain=1.5, depths=[4, 8], draws=2).options == {"gain": 1.5}
 
 
 @pytest.mark.parametrize("value,needle", [

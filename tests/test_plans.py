@@ -25,6 +25,7 @@ OLD = {
          "width": 4, "n_in": 4, "depth": 30, "draws": 2, "inputs": 2, "seed": 0, "dtype": "float32"},
         [["phase/hurst-0.300000", "phase-hurst", 7896617691693857887],
          ["phase/hurst-0.700000", "phase-hurst", 2918264622725855778]]),
+    # the spec keeps the key "paths" for the plan's draws (issue 28): it names the run directory
     "convergence": (
         {"regime": "fbm", "width": 8, "activation": None, "arch": None, "hurst": 0.7, "corrected": False,
          "depths": [4, 8], "paths": 4, "inputs": 1, "reference": 32, "seed": 0, "dtype": "float64", "chunk": 2},
@@ -39,7 +40,7 @@ def new_plans():
     return {"stability": plan_stability("res-2", "smooth", width=4, n_in=4, depths=[8, 16], betas=[0.5], draws=6,
                                         chunk=3),
             "phase": plan_phase([0.3, 0.7], [0.5, 1.0], width=4, n_in=4, depth=30, draws=2, inputs=2),
-            "convergence": dl.plan_convergence("fbm", hurst=0.7, depths=[4, 8], paths=4, reference=32, chunk=2)}
+            "convergence": dl.plan_convergence("fbm", hurst=0.7, depths=[4, 8], draws=4, reference=32, chunk=2)}
 
 
 @pytest.mark.parametrize("study", sorted(OLD))
@@ -85,7 +86,7 @@ def _every_plan(device):
     """One small plan of every study on ``device``."""
     from deeplimits.studies import plan_scaling, plan_training
 
-    return {"convergence": dl.plan_convergence("sde", depths=[2, 4], paths=2, width=2, device=device),
+    return {"convergence": dl.plan_convergence("sde", depths=[2, 4], draws=2, width=2, device=device),
             "stability": plan_stability("res-2", width=2, n_in=2, depths=[4], betas=[0.5], draws=2, device=device),
             "phase": plan_phase([0.3], [0.5], width=2, n_in=2, depth=4, draws=1, inputs=1, device=device),
             "train": plan_training("synthetic", depth=2, width=2, epochs=1, device=device),

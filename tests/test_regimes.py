@@ -33,7 +33,7 @@ def test_adding_a_regime_as_documented(registry, capsys):
     scope = {}
     exec(compile(code, "docs/mathematics.md#adding-a-regime", "exec"), scope)  # its own asserts hold
     r = scope["result"]
-    assert "linear-sde" in registry and r.regime == "linear-sde" and r.paths == 64
+    assert "linear-sde" in registry and r.regime == "linear-sde" and r.draws == 64
     # the measured rate is the declared 1/2 within its bootstrap interval and the verdict rule's 0.1
     assert r.rate_ci[0] - 0.1 <= 0.5 <= r.rate_ci[1] + 0.1
     assert "linear-sde gain=1 (res-1, linear:1, d=4)" in capsys.readouterr().out

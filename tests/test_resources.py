@@ -19,7 +19,7 @@ from deeplimits.studies import STABILITY_PRESETS, plan_phase, plan_stability
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 CASES = [
-    ("convergence paths=1e20", lambda: plan_convergence("sde", paths=10 ** 20), ["1.56e+18", "paths"]),
+    ("convergence draws=1e20", lambda: plan_convergence("sde", draws=10 ** 20), ["1.56e+18", "draws"]),
     ("convergence fbm reference=2^30", lambda: plan_convergence("fbm", hurst=0.7, reference=2 ** 30),
      ["TiB", "reference", "width"]),
     ("convergence width=1e6", lambda: plan_convergence("sde", width=10 ** 6), ["TiB", "width"]),
@@ -81,16 +81,16 @@ def test_estimates_scale_with_draws_and_width():
     b = plan_stability(width=100, depths=[1000], draws=10, chunk=10).estimate().peak_bytes
     c = plan_stability(width=200, depths=[1000], draws=5, chunk=5).estimate().peak_bytes
     assert 1.8 < b / a <= 2.0 + 1e-9 and 3.5 < c / a <= 4.0 + 1e-9
-    f1 = plan_convergence("fbm", hurst=0.7, width=8, paths=8, chunk=4).estimate().peak_bytes
-    f2 = plan_convergence("fbm", hurst=0.7, width=16, paths=8, chunk=4).estimate().peak_bytes
-    f3 = plan_convergence("fbm", hurst=0.7, width=8, paths=8, chunk=8).estimate().peak_bytes
+    f1 = plan_convergence("fbm", hurst=0.7, width=8, draws=8, chunk=4).estimate().peak_bytes
+    f2 = plan_convergence("fbm", hurst=0.7, width=16, draws=8, chunk=4).estimate().peak_bytes
+    f3 = plan_convergence("fbm", hurst=0.7, width=8, draws=8, chunk=8).estimate().peak_bytes
     assert 3.5 < f2 / f1 <= 4.0 + 1e-9 and 1.9 < f3 / f1 <= 2.0 + 1e-9
     e = plan_phase([0.3, 0.7], [0.5], depth=100).estimate()
     assert e.tasks == 2 and e.networks == 2 * 1 * 5 * 2
 
 
 def test_estimate_counts_tasks_and_networks():
-    est = plan_convergence("sde", depths=[8, 16], paths=100, chunk=30, reference=64).estimate()
+    est = plan_convergence("sde", depths=[8, 16], draws=100, chunk=30, reference=64).estimate()
     assert (est.tasks, est.networks, est.chunk, est.steps) == (4, 200, 30, 64)
     assert "per task of 30 draws" in str(est)
 
@@ -147,7 +147,7 @@ def test_every_study_is_sized_by_its_model_in_the_memory_module():
     ph = plan_phase([0.3, 0.7], [0.5], width=5, n_in=3, depth=40, draws=2, inputs=3)
     assert ph.estimate().peak_bytes == M.propagation_bytes("res-3", dl.make_driver("fractional", 0.3), 5, 3,
                                                            sorted(_phase_depths(40)), [0.5], 3, 2, 4)
-    cv = plan_convergence("fbm", hurst=0.7, width=4, depths=[4, 8], paths=8, chunk=4, reference=32)
+    cv = plan_convergence("fbm", hurst=0.7, width=4, depths=[4, 8], draws=8, chunk=4, reference=32)
     assert cv.estimate().peak_bytes == M.convergence_bytes(cv.pair(), 4, 1, 32, [4, 8], 8)
     tr = plan_training("synthetic", depth=4, width=3, epochs=1, lrs=[0.01, 0.1], seeds=2, chunk=3)
     assert tr.estimate().chunk == 3 and tr.estimate().peak_bytes == M.training_bytes(tr, 3) > M.INTERPRETER_BYTES

@@ -36,7 +36,7 @@ def test_ordinary_data_agrees():
 
 
 def test_one_depth_has_no_verdict():
-    res = dl.strong_convergence("sde", width=3, depths=[4], paths=8, reference=32, seed=1)
+    res = dl.strong_convergence("sde", width=3, depths=[4], draws=8, reference=32, seed=1)
     assert math.isnan(res.rate) and res.verdict is None
     assert res.verdict_note == "fewer than two depths" and "no verdict: fewer than two depths" in res.report()
     assert res.to_dict()["rate"] is None and res.to_dict()["verdict"] is None
@@ -77,8 +77,8 @@ def strict_roundtrip(res, cls):
 
 
 def test_every_draw_blown_up_returns_reports_and_plots(tmp_path):
-    res = dl.strong_convergence("inside-sde", sa=2.0, width=4, depths=[8, 16, 32], paths=16, reference=256)
-    assert res.nonfinite == res.paths == 16 and res.verdict is None
+    res = dl.strong_convergence("inside-sde", sa=2.0, width=4, depths=[8, 16, 32], draws=16, reference=256)
+    assert res.nonfinite == res.draws == 16 and res.verdict is None
     d = res.to_dict()
     assert d["error"] == [None] * 3 and d["rate"] is None and d["rate_ci"] == [None, None]
     assert "all 16 draws blew up" in res.report() and "no verdict" in res.report()
@@ -90,7 +90,7 @@ def test_every_draw_blown_up_returns_reports_and_plots(tmp_path):
 
 
 def test_task_results_are_strict_json_and_keep_the_finite_draws():
-    plan = plan_convergence("inside-sde", sa=0.7, width=4, depths=[8, 16], paths=8, reference=64, seed=1)
+    plan = plan_convergence("inside-sde", sa=0.7, width=4, depths=[8, 16], draws=8, reference=64, seed=1)
     out = run_task({**plan.to_dict(), "draws": 8}, 7)  # some of these draws blow up, not all
     text = json.dumps(out, allow_nan=False)
     flat = [x for row in out["max_err"] for x in row]

@@ -92,7 +92,7 @@ def test_a_row_moved_to_another_key_or_seed_is_damaged(tmp_path):
 
 
 def small_plan(**kw):
-    base = dict(width=3, depths=[4, 8], paths=9, reference=32, seed=4, chunk=3)
+    base = dict(width=3, depths=[4, 8], draws=9, reference=32, seed=4, chunk=3)
     base.update(kw)
     return dl.plan_convergence("sde", **base)
 
@@ -110,11 +110,11 @@ def test_a_truncated_convergence_chunk_is_not_used_as_fewer_draws(tmp_path, caps
     sql(tmp_path, "UPDATE tasks SET result = ? WHERE key = ?", json.dumps(res), key)
     reader = RunStore(tmp_path, create=False)
     assert reader.damaged() == [key]
-    assert results_from_store(reader)[0].paths == 6  # the two sound chunks only, never 7 draws
+    assert results_from_store(reader)[0].draws == 6  # the two sound chunks only, never 7 draws
     assert main(["runs", "show", str(tmp_path)]) == 0
     capsys.readouterr()
     again = dl.run_plan(plan, store=RunStore(tmp_path, plan.to_dict()))
-    assert again.paths == 9 and again.error == clean.error and again.terminal_error == clean.terminal_error
+    assert again.draws == 9 and again.error == clean.error and again.terminal_error == clean.terminal_error
 
 
 def test_a_damaged_spec_or_result_text_is_a_one_line_error_or_damaged(tmp_path):

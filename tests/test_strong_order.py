@@ -41,7 +41,7 @@ def gbm():
 
 
 def run(scheme, problem, **kw):
-    kw = {**dict(depths=DEPTHS, paths=1024, reference=2048, exact=problem.exact, seed=3), **kw}
+    kw = {**dict(depths=DEPTHS, draws=1024, reference=2048, exact=problem.exact, seed=3), **kw}
     return dl.strong_order(scheme, [1.0] * problem.d, noise=problem.m, **kw)
 
 
@@ -74,7 +74,7 @@ def test_milstein_has_order_one_half_on_the_sde_regimes_noise():
     # the sde regime's general noise (d = 2, 4 channels): without Lévy areas Milstein is order 1/2,
     # against itself on a grid 8 times finer than the deepest depth (the nested reference)
     p = regime_noise(2)
-    kw = dict(noise=p.m, depths=[8, 16, 32, 64], paths=512, reference=512, seed=1)
+    kw = dict(noise=p.m, depths=[8, 16, 32, 64], draws=512, reference=512, seed=1)
     r = dl.strong_order(dl.Milstein(None, p.diffusion, noise="general", derivative=p.derivative), [1.0, -0.5], **kw)
     accepted(r, 0.5)
     assert "milstein on the grid 1/512" in r.report()
@@ -114,7 +114,7 @@ class LinearSDE:
 
 @pytest.mark.parametrize("method, ours", [("euler", "EulerMaruyama"), ("milstein", "Milstein")])
 def test_a_torchsde_solver_runs_on_the_same_path(gbm, method, ours):
-    kw = dict(depths=[8, 16, 32, 64], paths=256)
+    kw = dict(depths=[8, 16, 32, 64], draws=256)
     theirs = run(dl.TorchsdeScheme(LinearSDE(), method), gbm, **kw)
     mine = run(getattr(dl, ours)(gbm.drift, gbm.diffusion, noise="diagonal"), gbm, **kw)
     # the same path and the same arithmetic up to the order of operations: equal to rounding
@@ -136,7 +136,7 @@ def test_modified_euler_on_a_linear_young_equation():
 
 
 def test_result_round_trips_and_plots(gbm, tmp_path):
-    r = run(dl.EulerMaruyama(gbm.drift, gbm.diffusion), gbm, depths=[8, 16, 32], paths=64)
+    r = run(dl.EulerMaruyama(gbm.drift, gbm.diffusion), gbm, depths=[8, 16, 32], draws=64)
     back = type(r).from_dict(r.to_dict())
     assert back.verdict == r.verdict and back.fit.coefficients == pytest.approx(r.fit.coefficients)
     assert back.nested_reference is False and back.options == {"noise": 1}

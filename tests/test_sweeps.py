@@ -21,7 +21,7 @@ from deeplimits.runs import RunStore, RunStoreError, SweepError, Task, run_sweep
 
 
 def small_plan(**kw):
-    base = dict(width=3, depths=[4, 8, 16], paths=12, reference=64, seed=4, chunk=3)
+    base = dict(width=3, depths=[4, 8, 16], draws=12, reference=64, seed=4, chunk=3)
     base.update(kw)
     return dl.plan_convergence("sde", **base)
 
@@ -144,7 +144,7 @@ def test_local_dask_cluster_gives_the_local_numbers(cluster, tmp_path):
 def test_a_killed_worker_task_is_rerun(cluster, tmp_path):
     from distributed import Client
 
-    plan = dl.plan_convergence("sde", width=16, depths=[8, 16, 32], paths=12, reference=16384, seed=2, chunk=2)
+    plan = dl.plan_convergence("sde", width=16, depths=[8, 16, 32], draws=12, reference=16384, seed=2, chunk=2)
     with Client(cluster.scheduler_address) as client:
         pids = list(client.run(os.getpid).values())
     store = RunStore(tmp_path, plan.to_dict())
@@ -160,7 +160,7 @@ def test_a_killed_worker_task_is_rerun(cluster, tmp_path):
     assert 1 <= killed_at < 6
     t.join(timeout=240)
     assert not t.is_alive() and "r" in out
-    assert out["r"].paths == 12 and out["r"].error == dl.run_plan(plan).error
+    assert out["r"].draws == 12 and out["r"].error == dl.run_plan(plan).error
     assert RunStore(tmp_path, plan.to_dict()).counts() == {"done": 6}
 
 
@@ -168,7 +168,7 @@ def test_a_store_killed_while_being_created_is_recreated(tmp_path):
     sqlite3.connect(tmp_path / "run.sqlite").execute("PRAGMA journal_mode=WAL").fetchall()  # no tables yet
     plan = small_plan()
     res = dl.run_plan(plan, store=RunStore(tmp_path, plan.to_dict()))
-    assert RunStore(tmp_path, plan.to_dict()).counts() == {"done": 4} and res.paths == 12
+    assert RunStore(tmp_path, plan.to_dict()).counts() == {"done": 4} and res.draws == 12
 
 
 def test_cli_failed_task_is_one_line_and_others_are_stored(tmp_path, capsys, monkeypatch):

@@ -17,7 +17,7 @@ from .values import fmt, integer, real
 __all__ = ["run_convergence", "study", "option_flags", "add_option_flags"]
 
 #: the command's parameters of plan_convergence that are not regime options (errors name them as flags)
-PARAMS = ("regime", "width", "activation", "arch", "depths", "paths", "inputs", "reference", "seed", "chunk", "dtype",
+PARAMS = ("regime", "width", "activation", "arch", "depths", "draws", "inputs", "reference", "seed", "chunk", "dtype",
           "device")
 
 
@@ -79,7 +79,7 @@ def _plans(args) -> list:
 
     from ..studies.convergence import plan_convergence
 
-    common = dict(width=args.width, activation=args.activation, depths=args.depths, paths=args.paths,
+    common = dict(width=args.width, activation=args.activation, depths=args.depths, draws=args.draws,
                   inputs=args.inputs, reference=args.reference, seed=args.seed,
                   dtype=getattr(torch, args.dtype), chunk=args.chunk)
     if args.device is not None:  # passed only when given
@@ -98,7 +98,7 @@ def _run(args, plans, store, executor_kw) -> tuple[list, list]:
     stored = set(store.results())  # a resumed run's progress starts at what is stored
     n_tasks = sum(len(p.chunk_sizes) for p in plans)
     done = [sum(t.key in stored for p in plans for t in p.tasks())]
-    with progress(args, total=sum(p.paths for p in plans), unit="draw", initial=sum(p.stored_units(store) for p in plans),
+    with progress(args, total=sum(p.draws for p in plans), unit="draw", initial=sum(p.stored_units(store) for p in plans),
                   bar_format="{desc} {bar} {n_fmt}/{total_fmt} draws{postfix} [{elapsed}<{remaining}]") as bar:
         def advance(draws):
             done[0] += 1

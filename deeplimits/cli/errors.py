@@ -13,10 +13,6 @@ import sys
 
 DONE, RUNTIME, USAGE, INTERRUPTED, BROKEN_PIPE = 0, 1, 2, 130, 141
 
-#: library parameter names shown as the flags that set them (the rest: ``--name-with-dashes``; a
-#: command may pass its own, e.g. the regime options' declared flags)
-FLAG_OF = {"paths": "--draws"}
-
 
 class UsageError(Exception):
     """A bad command line (exit status 2); its message is the whole line."""
@@ -32,8 +28,9 @@ def one_line(e) -> str:
 
 
 def flag(name: str) -> str:
-    """The flag that sets the library parameter ``name``."""
-    return FLAG_OF.get(name, "--" + name.replace("_", "-"))
+    """The flag that sets the library parameter ``name``: ``--name-with-dashes`` (a command may
+    pass its own, e.g. the regime options' declared flags: :func:`usage`)."""
+    return "--" + name.replace("_", "-")
 
 
 def usage(cmd: str, e: ValueError, params=()) -> UsageError:

@@ -9,7 +9,7 @@ from .errors import plan
 __all__ = ["run_order"]
 
 #: the command's parameters (errors name them as flags)
-PARAMS = ("scheme", "problem", "width", "hurst", "noise", "depths", "paths", "reference", "seed", "dtype", "device",
+PARAMS = ("scheme", "problem", "width", "hurst", "noise", "depths", "draws", "reference", "seed", "dtype", "device",
           "x0", "exact", "order", "chunk")
 
 
@@ -25,7 +25,7 @@ def run_order(args) -> int:
     outputs.check_file("order", "--json", args.json)
     outputs.check_figure("order", "--figure", args.figure)
     x0 = [1.0] * p.d
-    result = plan("order", params, strong_order, scheme, x0, noise=p.m, depths=args.depths, paths=args.paths,
+    result = plan("order", params, strong_order, scheme, x0, noise=p.m, depths=args.depths, draws=args.draws,
                   reference=args.reference, exact=p.exact, seed=args.seed, dtype=getattr(torch, args.dtype),
                   device=args.device)
     report = outputs.report_stream(args.json)

@@ -18,7 +18,7 @@ from ..studies import presets as P_
 from ..studies.presets import DEFAULT_STUDY, DEFAULTS, PHASE_PRESETS, SCALING_PRESETS, STABILITY_PRESETS, TRAIN_PRESETS
 from . import convergence, order, propagation, runs, scaling, trained_limit, training, weights
 from . import execution as E_
-from .errors import UsageError
+from .errors import UsageError, say
 from .values import device, fmt, int_list, integer, parse_list, real
 
 __all__ = ["build_parser"]
@@ -27,6 +27,21 @@ __all__ = ["build_parser"]
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit status 2, no usage dump
         raise UsageError(f"{self.prog}: {message}")
+
+
+class _RenamedFlag(argparse.Action):
+    """A deprecated flag: sets its new name's value and says so on stderr (one line); not in ``--help``."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        say(f"deeplimits: {option_string} is deprecated and will be removed in the next release; use {self.const}")
+        setattr(namespace, self.dest, values)
+
+
+def _renamed_flag(p, old: str, new: str) -> None:
+    """``old`` as a hidden deprecated alias of the flag ``new`` (already added to ``p``)."""
+    action = next(a for a in p._actions if new in a.option_strings)
+    p.add_argument(old, dest=action.dest, type=action.type, action=_RenamedFlag, const=new,
+                   default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 
 def _by_regime(values: dict) -> str:
@@ -98,8 +113,9 @@ def _convergence_parser(sub):
     convergence.add_option_flags(c)
     c.add_argument("--depths", type=int_list, help="powers of two, e.g. 8,16,32 (default "
                    + _by_regime({n: d["depths"] for n, d in reg.items()}) + ")")
-    c.add_argument("--draws", "--paths", dest="paths", type=integer,
-                   help=f"independent draws (default {_by_regime({n: d['paths'] for n, d in reg.items()})})")
+    c.add_argument("--draws", type=integer,
+                   help=f"independent draws (default {_by_regime({n: d['draws'] for n, d in reg.items()})})")
+    _renamed_flag(c, "--paths", "--draws")
     c.add_argument("--inputs", type=integer, default=dflt["inputs"], help="inputs per draw (default %(default)s)")
     rough = [n for n, d in reg.items() if d.get("reference")]
     c.add_argument("--reference", type=integer, help=f"finest grid of the reference for {', '.join(rough)}, a "
@@ -129,8 +145,8 @@ def _order_parser(sub):
     o.add_argument("--noise-kind", choices=N_.NOISES,
                    help="the noise structure the scheme declares its order for (the problem's own when omitted)")
     o.add_argument("--depths", type=int_list, default=dflt["depths"], help="powers of two (default %(default)s)")
-    o.add_argument("--draws", "--paths", dest="paths", type=integer, default=dflt["paths"],
-                   help="independent draws (default %(default)s)")
+    o.add_argument("--draws", type=integer, default=dflt["draws"], help="independent draws (default %(default)s)")
+    _renamed_flag(o, "--paths", "--draws")
     o.add_argument("--reference", type=integer, help=f"finest grid, a power of two (default "
                                                      f"{P_.REFERENCE_REFINEMENT} * max depth)")
     o.add_argument("--seed", type=integer, default=dflt["seed"], help="base seed (default %(default)s)")

@@ -21,6 +21,7 @@ import abc
 from typing import ClassVar
 
 from ..errors import ParameterError
+from .._renamed import warn_renamed
 from ..options import Option  # re-exported: a regime declares its options
 from ..orders import StrongOrder, Term  # re-exported: a regime declares its order and its expansion
 
@@ -31,7 +32,8 @@ DEPTHS = [8, 16, 32, 64, 128, 256, 512]
 """The default depths of a convergence study (a regime's ``defaults['depths']``)."""
 
 #: names an option may not take: the other keywords of :func:`pair`, of a convergence study and of
-#: its command (``deeplimits convergence``: an option's flag is ``--NAME``)
+#: its command (``deeplimits convergence``: an option's flag is ``--NAME``); ``paths``, the deprecated
+#: name of ``draws``, stays reserved
 RESERVED = frozenset({"name", "regime", "width", "activation", "arch", "options", "depths", "paths", "draws", "inputs",
                       "reference", "seed", "dtype", "chunk", "device", "progress", "store", "workers", "scheduler",
                       "timeout", "out", "json", "quiet", "help", "version", "command", "func"})
@@ -53,7 +55,7 @@ class Regime(abc.ABC):
       store key). ``None`` (the default): every declared option. The built-in regimes list the
       fields their specs held before options were declared; their other options are recorded
       under ``'options'`` when given;
-    * ``defaults``: convergence defaults (``width``, ``depths``, ``paths``, ``reference``).
+    * ``defaults``: convergence defaults (``width``, ``depths``, ``draws``, ``reference``).
 
     The declared :class:`StrongOrder` is a short error expansion (its leading term and the next
     :class:`Term` s theory knows of, each with how it is seen against a nested reference): the
@@ -81,8 +83,9 @@ class Regime(abc.ABC):
     """The keyword options of :func:`pair` it accepts, each an :class:`Option`."""
     spec_options: ClassVar[tuple[str, ...] | None] = None
     """The options recorded as fields of a convergence spec (``None``: every declared option)."""
-    defaults: ClassVar[dict] = dict(width=16, depths=DEPTHS, paths=256, reference=None)
-    """Convergence defaults (``width``, ``depths``, ``paths``, ``reference``)."""
+    defaults: ClassVar[dict] = dict(width=16, depths=DEPTHS, draws=256, reference=None)
+    """Convergence defaults (``width``, ``depths``, ``draws``, ``reference``; ``paths``, the
+    deprecated name of ``draws``, is read as ``draws`` with a warning)."""
     order: ClassVar[StrongOrder | None] = None
     """A strong order that does not depend on the options (else override :meth:`strong_order`)."""
 
@@ -156,6 +159,9 @@ def register_regime(cls: type[Regime]) -> type[Regime]:
     if old is not None and type(old).__qualname__ != cls.__qualname__:
         raise ParameterError("cls", f"regime {name!r} is already registered ({type(old).__name__})")
     _check_options(cls)
+    if "paths" in cls.defaults:  # the deprecated name of draws, given on purpose (Regime.defaults has none)
+        warn_renamed(f"{cls.__name__}.defaults['paths']", "defaults['draws']")
+        cls.defaults = {**{k: v for k, v in cls.defaults.items() if k != "paths"}, "draws": cls.defaults["paths"]}
     REGISTRY[name] = cls()
     return cls
 

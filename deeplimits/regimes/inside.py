@@ -106,7 +106,7 @@ class InsideODE(_Inside):
                       high_open=True),
                Option("beta", float, help="inner exponent", low=0, high=1, low_open=True, high_open=True),
                SA, SB, LENGTH_SCALE)
-    defaults = dict(_Inside.defaults, paths=64)
+    defaults = dict(_Inside.defaults, draws=64)
 
     def check(self, options):
         alpha, beta = options.get("alpha"), options.get("beta")

@@ -72,7 +72,7 @@ class ODE(Regime):
     spec_options = ()  # its specs predate the declarations: length_scale is recorded under 'options' when given
     order = StrongOrder(1.0, "smooth weights, Lipschitz g", "right-point Euler scheme of a neural ODE: order 1",
                         next_terms=(Term(2.0), Term(3.0)))
-    defaults = dict(Regime.defaults, paths=64)
+    defaults = dict(Regime.defaults, draws=64)
 
     def build(self, width, activation, arch, length_scale):
         from ..limits import ODELimit

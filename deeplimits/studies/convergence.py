@@ -20,6 +20,7 @@ from .. import _resources as R_
 from .. import _validate as V_
 from .._plain import strict
 from .._random import chunk_seed
+from .._renamed import renamed, renamed_attribute
 from ..errors import ParameterError
 from ..runs import register_task, Task, chunk_sizes
 from ..pairs import InsidePair, Pair
@@ -36,6 +37,10 @@ __all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePla
 #: fields of a result that the inside regimes fill in from their pair (``alpha = 1 - beta`` for inside-ode)
 _INSIDE_FIELDS = ("alpha", "beta", "sa", "sb", "ito_correction")
 _RESULT_FIELDS = frozenset(f.name for f in dataclasses.fields(ConvergenceResult))
+#: plan field -> its key in the spec. The spec names the run directory (``runs/convergence-<hash>``)
+#: and the store compares it, so ``draws`` keeps its former key ``paths`` there: stores written
+#: before the rename still resume (tests/golden/SPECS.json)
+_SPEC_KEYS = {"draws": "paths"}
 
 
 @register_plan
@@ -47,6 +52,8 @@ class ConvergencePlan(Plan):
     :func:`chunk_seed` ``(seed, i)``, so any executor reproduces the same numbers. The regime's
     options are ``options`` (as the spec records them, :mod:`~deeplimits.studies.convergence_spec`)
     and read by name: ``plan.hurst``, ``plan.beta`` (the neutral value when not recorded).
+    The spec (:meth:`to_dict`) records ``draws`` under its former name ``paths``, so the run
+    directories and stores of older runs keep their names and resume.
     """
 
     regime: str
@@ -59,8 +66,8 @@ class ConvergencePlan(Plan):
     """The residual map (``None``: the regime's default)."""
     depths: tuple[int, ...]
     """The depths, increasing powers of two."""
-    paths: int
-    """Independent draws (driver sample and inputs)."""
+    draws: int
+    """Independent draws (driver sample and inputs); the spec's key ``paths``."""
     inputs: int
     """Inputs per draw (errors are averaged over them within a draw)."""
     reference: int
@@ -76,6 +83,9 @@ class ConvergencePlan(Plan):
     device: str | None = None
     """Where the chunks run (``None``: the CPU; ``'cuda:0'``, ...; :func:`~deeplimits._validate.device_spec`)."""
 
+    paths = renamed_attribute("paths", "draws")
+    """Deprecated name of :attr:`draws` (warns; removed in the next release)."""
+
     def __getattr__(self, name: str):
         """A declared option by name (``plan.hurst``): its recorded value, else its neutral one."""
         if name.startswith("_") or name not in declarations():
@@ -88,22 +98,24 @@ class ConvergencePlan(Plan):
 
     @property
     def chunk_sizes(self) -> list[int]:
-        """The draws of each chunk (``paths`` split into chunks of at most ``chunk``)."""
-        return chunk_sizes(self.paths, self.chunk)
+        """The draws of each chunk (``draws`` split into chunks of at most ``chunk``)."""
+        return chunk_sizes(self.draws, self.chunk)
 
     def estimate(self) -> R_.Estimate:
         """Peak memory of one chunk, tasks and networks of the plan (no allocation)."""
-        n = min(self.chunk, self.paths)
+        n = min(self.chunk, self.draws)
         peak = convergence_bytes(self.pair(), n, self.inputs, self.reference, self.depths, self.dtype.itemsize)
-        return R_.Estimate(peak, R_.tasks_of(self.paths, self.chunk), self.paths * len(self.depths), n,
+        return R_.Estimate(peak, R_.tasks_of(self.draws, self.chunk), self.draws * len(self.depths), n,
                            self.reference, R_.available_memory(self.device))
 
     def to_dict(self) -> dict:
-        """The plan as plain JSON (what a run store records)."""
+        """The plan as plain JSON (what a run store records): ``draws`` under the key ``paths``
+        (the spec, hence the run directory's name, of a plan is the one written before the rename)."""
         if self.activation is not None and not isinstance(self.activation, str):
             raise ParameterError("activation", "activation must be given by name (a string) to run through a sweep or "
                                                "a run store")
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("options", "device")}
+        d = {_SPEC_KEYS.get(f.name, f.name): getattr(self, f.name) for f in dataclasses.fields(self)
+             if f.name not in ("options", "device")}
         d["depths"] = list(self.depths)
         d["dtype"] = str(self.dtype).replace("torch.", "")
         fields, rest = S_.split(self.regime, self.options)
@@ -117,7 +129,9 @@ class ConvergencePlan(Plan):
     @classmethod
     def from_dict(cls, spec: dict) -> "ConvergencePlan":
         """The plan of a spec written by :meth:`to_dict` (or by an older store)."""
-        d, options = S_.join(spec, {f.name for f in dataclasses.fields(cls)})
+        keys = {_SPEC_KEYS.get(f.name, f.name): f.name for f in dataclasses.fields(cls)}
+        d, options = S_.join(spec, set(keys))
+        d = {keys[k]: v for k, v in d.items()}
         d["depths"] = tuple(d["depths"])
         d["dtype"] = getattr(torch, d["dtype"])
         return cls(**d, options=options)
@@ -161,28 +175,30 @@ class ConvergencePlan(Plan):
         return f"{self.regime}{h}{'-corrected' if self.corrected else ''}{b}{'' if self.ito_correction else '-no-ito'}"
 
 
-def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, paths: int | None = None,
+def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, draws: int | None = None,
                      width: int | None = None, activation=None, arch: str | None = None,
                      reference: int | None = None, inputs: int = 1, seed: int = 0,
                      dtype: torch.dtype = torch.float64, chunk: int | None = None, device=None,
-                     **options) -> ConvergencePlan:
+                     paths: int | None = None, **options) -> ConvergencePlan:
     """Validate the arguments of :func:`strong_convergence` (all checks, before any work).
-    Defaults (``width``, ``depths``, ``paths``, ``reference``) are the regime's ``defaults``;
+    Defaults (``width``, ``depths``, ``draws``, ``reference``) are the regime's ``defaults``;
     ``device`` (default the CPU) is where the chunks run, sized by its memory;
-    ``**options`` are the regime's declared options (``Regime.options``)."""
+    ``**options`` are the regime's declared options (``Regime.options``). ``paths`` is the
+    deprecated name of ``draws`` (warns; both at once is an error)."""
+    draws = renamed("draws", draws, "paths", paths)
     device = V_.device_spec(device)
     dflt = get_regime(regime).defaults
     width = dflt["width"] if width is None else width
     p = _pair(regime, width=width, activation=activation, arch=arch, **options)
     depths = V_.depths("depths", dflt["depths"] if depths is None else depths)
-    paths = V_.integer("paths", dflt["paths"] if paths is None else paths)
+    draws = V_.integer("draws", dflt["draws"] if draws is None else draws)
     inputs = V_.integer("inputs", inputs)
     seed = V_.integer("seed", seed, low=0)
     dtype = V_.dtype(dtype)
     V_.device("device", device, dtype)
     reference = _reference(p, reference, depths)
-    chunk = _fit_chunk(p, width, inputs, reference, depths, paths, chunk, dtype, device)
-    return ConvergencePlan(regime, width, activation, arch, tuple(depths), paths, inputs, reference, seed, dtype, chunk,
+    chunk = _fit_chunk(p, width, inputs, reference, depths, draws, chunk, dtype, device)
+    return ConvergencePlan(regime, width, activation, arch, tuple(depths), draws, inputs, reference, seed, dtype, chunk,
                            S_.record(regime, p.options, options), device=device)
 
 
@@ -203,38 +219,39 @@ def _reference(p: Pair, reference, depths) -> int:
     return reference
 
 
-def _fit_chunk(p: Pair, width, inputs, reference, depths, paths, chunk, dtype, device=None) -> int:
+def _fit_chunk(p: Pair, width, inputs, reference, depths, draws, chunk, dtype, device=None) -> int:
     """Draws per task. The default chunk (part of the spec, hence of the seeds) keeps its historical
     rule; it is lowered only where it would not fit the machine, and a given chunk that does not
     fit is refused. Also refuses too many tasks or steps."""
     stored = any(d.name == "fractional" for d in p.drivers.values())  # fGn is held on the finest grid
     per_draw = width * width * inputs * (reference if stored else 1)
-    default = int(max(1, min(paths, MAX_CHUNK, (1 << 25) // max(1, per_draw))))
+    default = int(max(1, min(draws, MAX_CHUNK, (1 << 25) // max(1, per_draw))))
     chunk = None if chunk is None else V_.integer("chunk", chunk)
     item = torch.empty((), dtype=dtype).element_size()
     knobs = ("width", "inputs", "reference") if p.rough else ("width", "inputs", "depths")
-    chunk = R_.fit_chunk(lambda n: convergence_bytes(p, n, inputs, reference, depths, item), paths, chunk, default,
+    chunk = R_.fit_chunk(lambda n: convergence_bytes(p, n, inputs, reference, depths, item), draws, chunk, default,
                          f"at width={width}, inputs={inputs}, reference={reference}, depths up to {depths[-1]}", knobs,
                          device=device)
-    R_.require_count(R_.tasks_of(paths, chunk), R_.MAX_TASKS,
-                     f"paths={paths} in chunks of {chunk} draws makes too many tasks", ("paths",))
+    R_.require_count(R_.tasks_of(draws, chunk), R_.MAX_TASKS,
+                     f"draws={draws} in chunks of {chunk} draws makes too many tasks", ("draws",))
     R_.require_count(reference, R_.MAX_STEPS, f"reference={reference} makes too many steps per task",
                      ("reference" if p.rough else "depths",))
     return chunk
 
 
-def strong_convergence(regime: str, *, depths: Sequence[int] | None = None, paths: int | None = None,
+def strong_convergence(regime: str, *, depths: Sequence[int] | None = None, draws: int | None = None,
                        width: int | None = None, activation=None, arch: str | None = None,
                        reference: int | None = None, inputs: int = 1, seed: int = 0,
                        dtype: torch.dtype = torch.float64, chunk: int | None = None, device=None,
-                       progress: Callable[[int], None] | None = None, **options) -> ConvergenceResult:
+                       progress: Callable[[int], None] | None = None, paths: int | None = None,
+                       **options) -> ConvergenceResult:
     """Estimate the strong error of a pair against depth and fit its rate.
 
     Args:
         regime: ``'sde'``, ``'ode'``, ``'fbm'``, ``'inside-sde'`` or ``'inside-ode'`` (see
             :func:`deeplimits.pair`).
         depths: increasing powers of two (defaults: the regime's ``defaults``, :mod:`deeplimits.regimes`).
-        paths: number of independent draws (driver sample and inputs).
+        draws: number of independent draws (driver sample and inputs).
         width, activation, arch: as for :func:`deeplimits.pair`.
         device: where the chunks run (default the CPU; ``'cuda'``, ``'cuda:1'``, ``'mps'``): samples,
             networks and limits live there and its memory sizes the chunks. Recorded in the spec
@@ -248,6 +265,8 @@ def strong_convergence(regime: str, *, depths: Sequence[int] | None = None, path
         dtype: float32 or float64.
         chunk: draws per chunk (bounded memory; default chosen from the sizes).
         progress: called with the number of draws finished after each chunk.
+        paths: deprecated name of ``draws`` (warns, removed in the next release; giving both is
+            a :class:`~deeplimits.errors.ParameterError`).
         **options: the regime's options, declared in ``Regime.options`` (as for
             :func:`deeplimits.pair`: ``hurst``, ``corrected``, ``length_scale``, ``alpha``,
             ``beta``, ``sa``, ``sb``, ``ito_correction`` for the built-in regimes, or those of
@@ -257,7 +276,8 @@ def strong_convergence(regime: str, *, depths: Sequence[int] | None = None, path
     Returns:
         A :class:`ConvergenceResult`.
     """
-    plan = plan_convergence(regime, depths=depths, paths=paths, width=width, activation=activation, arch=arch,
+    draws = renamed("draws", draws, "paths", paths)
+    plan = plan_convergence(regime, depths=depths, draws=draws, width=width, activation=activation, arch=arch,
                             reference=reference, inputs=inputs, seed=seed, dtype=dtype, chunk=chunk, device=device,
                             **options)
     return run_plan(plan, progress=progress)
@@ -322,7 +342,7 @@ def error_statistics(depths, max_err: np.ndarray, term_err: np.ndarray, seed: in
     se = lambda x: (x.std(0, ddof=1) / math.sqrt(n)).tolist() if n > 1 else nan  # noqa: E731
     rate, ci = fit_rate(depths, e, seed=seed) if n else (math.nan, (math.nan, math.nan))
     cov = (np.atleast_2d(np.cov(e, rowvar=False)) / n).tolist() if n > 1 else None
-    return dict(paths=int(len(max_err)), depths=list(depths), error=e.mean(0).tolist() if n else nan,
+    return dict(draws=int(len(max_err)), depths=list(depths), error=e.mean(0).tolist() if n else nan,
                 stderr=se(e), terminal_error=t.mean(0).tolist() if n else nan, terminal_stderr=se(t),
                 rate=rate, rate_ci=list(ci), nonfinite=int((~ok).sum()), error_cov=cov,
                 expansion=[dataclasses.asdict(x) for x in order.expansion])

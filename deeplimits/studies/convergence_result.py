@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from .._plain import PlainData
+from .._renamed import renamed_attribute
 from ..orders import StrongOrder, Term, expected_constant
 from .expansion_fit import ExpansionFit, fit_expansion
 
@@ -37,8 +38,8 @@ class ConvergenceResult(PlainData):
     """The residual map."""
     corrected: bool
     """Whether the network is the modified Euler one (:class:`~deeplimits.networks.ModifiedEulerResNet`)."""
-    paths: int
-    """Independent draws."""
+    draws: int
+    """Independent draws (older JSON calls it ``paths``: :meth:`from_dict` reads both)."""
     inputs: int
     """Inputs per draw."""
     reference: int
@@ -164,11 +165,11 @@ class ConvergenceResult(PlainData):
         * a finite rate and a finite bootstrap interval, of width at most :data:`MAX_CI_WIDTH`
           (a wider interval contains any plausible rate: agreeing with it says nothing).
         """
-        finite = self.paths - self.nonfinite
+        finite = self.draws - self.nonfinite
         if len(self.depths) < 2:
             return "fewer than two depths"
-        if finite < max(MIN_FINITE_DRAWS, math.ceil(self.paths / 2)):
-            return (f"only {finite} of {self.paths} draws finite (a verdict needs at least {MIN_FINITE_DRAWS} and "
+        if finite < max(MIN_FINITE_DRAWS, math.ceil(self.draws / 2)):
+            return (f"only {finite} of {self.draws} draws finite (a verdict needs at least {MIN_FINITE_DRAWS} and "
                     f"at least half of them)")
         rate, (lo, hi) = self.rate, self.rate_ci
         if not all(x is not None and math.isfinite(x) for x in (rate, lo, hi)):
@@ -200,6 +201,16 @@ class ConvergenceResult(PlainData):
         d["verdict_note"] = self.verdict_note
         d["fit"] = None if fit is None else fit.to_dict()
         return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ConvergenceResult":
+        """The result of :meth:`to_dict`'s JSON, or of older JSON that names ``draws`` ``paths``."""
+        if "draws" not in d and "paths" in d:
+            d = {("draws" if k == "paths" else k): v for k, v in d.items()}
+        return cls(**cls._fields_of(d))
+
+    paths = renamed_attribute("paths", "draws")
+    """Deprecated name of :attr:`draws` (warns; removed in the next release)."""
 
     @property
     def table(self):
@@ -236,7 +247,7 @@ class ConvergenceResult(PlainData):
         alpha = f", alpha={self.alpha:g}" if self.alpha else ""
         ito = ", limit without the Itô correction" if self.ito_correction is False else ""
         ref = self.reference_method or f"reference grid 1/{self.reference}"
-        lines = [f"{self.label}: {self.paths} draws, reference: {ref}{alpha}{ito}",
+        lines = [f"{self.label}: {self.draws} draws, reference: {ref}{alpha}{ito}",
                  f"{'depth':>7}  {'E max_k |H-h|':>14}  {'± se':>9}  {'ratio':>6}  {'E |H_1-h_L|':>12}"]
         for depth, error, stderr, r, terminal in zip(self.depths, self.error, self.stderr, self._ratios(),
                                                       self.terminal_error):  # no pandas: the base install
@@ -260,8 +271,8 @@ class ConvergenceResult(PlainData):
         lines.append(f"-> {fit.verdict}: {fit.note}" if fit is not None and fit.verdict else
                      f"-> no verdict: {self.verdict_note}")
         lines.append(f"note: {self.rate_note}")
-        if self.nonfinite == self.paths:
-            lines.append(f"warning: all {self.paths} draws blew up (non-finite states): no error estimate")
+        if self.nonfinite == self.draws:
+            lines.append(f"warning: all {self.draws} draws blew up (non-finite states): no error estimate")
         elif self.nonfinite:
             lines.append(f"warning: {self.nonfinite} draws blew up (non-finite states) and are excluded")
         return "\n".join(lines)

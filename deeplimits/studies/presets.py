@@ -151,7 +151,7 @@ DEFAULTS = {
     "scaling": dict(dataset="synthetic", activation="tanh", width=10, seeds=1, optimizer="adam", lr=1e-2, batch_size=32,
                     loss="mse", stop_loss=1e-3, max_epochs=300, init_scale=0.01, samples=1024, seed=0, dtype="float32"),
     "weights": dict(beta=0.0),
-    "order": dict(noise=1, depths=[8, 16, 32, 64, 128, 256, 512], paths=256, seed=0, dtype="float64"),
+    "order": dict(noise=1, depths=[8, 16, 32, 64, 128, 256, 512], draws=256, seed=0, dtype="float64"),
 }
 
 

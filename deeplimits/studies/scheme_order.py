@@ -20,6 +20,8 @@ import torch
 
 from .. import _validate as V_
 from .._random import chunk_seed
+from .._renamed import renamed
+from ..errors import ParameterError
 from ..orders import StrongOrder
 from ..pairs import PairSample
 from ..runs import chunk_sizes
@@ -27,10 +29,11 @@ from .convergence import error_statistics
 from .convergence_result import ConvergenceResult
 from .presets import REFERENCE_REFINEMENT
 from .strong_error import sweep_errors
-from ..errors import ParameterError
 
 __all__ = ["strong_order"]
 
+#: the default number of draws
+_DRAWS = 256
 #: numbers of a fractional sample per chunk (its fGn is held on the finest grid)
 _FGN_NUMBERS = 1 << 23
 
@@ -69,8 +72,8 @@ def _check(scheme, x0, noise, order, hurst, exact, reference_scheme):
         raise ParameterError("scheme", f"scheme must be a callable (h, increment, t, dt) -> h, got {scheme!r}")
     order = getattr(scheme, "order", None) if order is None else order
     if not isinstance(order, StrongOrder):
-        raise ParameterError("order", "order must be a deeplimits.StrongOrder (the scheme declares none: pass order=...), "
-                         f"got {order!r}")
+        raise ParameterError("order", "order must be a deeplimits.StrongOrder (the scheme declares none: pass "
+                                      f"order=...), got {order!r}")
     hurst = getattr(scheme, "hurst", None) if hurst is None else hurst
     hurst = None if hurst is None or hurst == 0.5 else V_.hurst(hurst)
     for name, f in (("exact", exact), ("reference_scheme", reference_scheme)):
@@ -85,11 +88,11 @@ def _check(scheme, x0, noise, order, hurst, exact, reference_scheme):
 
 
 def strong_order(scheme, x0, *, noise: int = 1, depths: Sequence[int] = (8, 16, 32, 64, 128, 256, 512),
-                 paths: int = 256, reference: int | None = None, exact: Callable | None = None,
+                 draws: int = _DRAWS, reference: int | None = None, exact: Callable | None = None,
                  reference_scheme: Callable | None = None, order: StrongOrder | None = None,
                  hurst: float | None = None, seed: int = 0, dtype: torch.dtype = torch.float64,
                  chunk: int | None = None, device=None,
-                 progress: Callable[[int], None] | None = None) -> ConvergenceResult:
+                 progress: Callable[[int], None] | None = None, paths: int | None = None) -> ConvergenceResult:
     """Measure the strong error of a one-step map against depth and test its declared order.
 
     Args:
@@ -97,7 +100,7 @@ def strong_order(scheme, x0, *, noise: int = 1, depths: Sequence[int] = (8, 16, 
             ``(batch, noise)`` (a :class:`~deeplimits.schemes.Scheme`, or any callable with ``order``).
         x0: the initial state, ``d`` numbers (the same for every draw).
         noise: the number of driver channels ``m``.
-        depths: increasing powers of two; paths: independent draws of the driver.
+        depths: increasing powers of two; draws: independent draws of the driver.
         reference: the finest grid (a power of two, at least ``2 * max(depths)``), default
             ``16 * max(depths)``: the reference is ``reference_scheme`` (default ``scheme``) on it.
         exact: ``exact(x0, W_t, t) -> X_t`` (``(batch, d)``, ``(batch, m)``): an exact solution
@@ -107,25 +110,30 @@ def strong_order(scheme, x0, *, noise: int = 1, depths: Sequence[int] = (8, 16, 
             ``scheme.hurst``).
         seed, dtype, chunk, device, progress: as for :func:`~deeplimits.strong_convergence`
             (chunk ``i`` of draws is seeded by ``chunk_seed(seed, i)``).
+        paths: deprecated name of ``draws`` (warns, removed in the next release; giving it with
+            a ``draws`` other than the default is a :class:`~deeplimits.errors.ParameterError`).
     Returns:
         A :class:`~deeplimits.studies.convergence_result.ConvergenceResult` (``regime='scheme'``).
     """
+    if paths is not None:  # the deprecated name: an error with a draws other than its default
+        draws = renamed("draws", None if draws == _DRAWS else draws, "paths", paths)
     order, hurst, x0, noise = _check(scheme, x0, noise, order, hurst, exact, reference_scheme)
     depths = V_.depths("depths", depths)
-    paths, seed = V_.integer("paths", paths), V_.integer("seed", seed, low=0)
+    draws, seed = V_.integer("draws", draws), V_.integer("seed", seed, low=0)
     dtype, device = V_.dtype(dtype), V_.device("device", device)
     reference = REFERENCE_REFINEMENT * depths[-1] if reference is None else V_.power_of_two("reference", reference)
     if reference < 2 * depths[-1]:
-        raise ParameterError("reference", f"reference must be at least 2 * max(depths) = {2 * depths[-1]}, got {reference}")
+        raise ParameterError("reference", f"reference must be at least 2 * max(depths) = {2 * depths[-1]}, got "
+                                          f"{reference}")
     default = 4096 if hurst is None else max(1, _FGN_NUMBERS // (reference * noise))
-    chunk = min(paths, default) if chunk is None else V_.integer("chunk", chunk)
+    chunk = min(draws, default) if chunk is None else V_.integer("chunk", chunk)
     progress = V_.callback("progress", progress)
     from ..paths import FractionalDriver, IIDDriver
 
     driver = IIDDriver("gaussian") if hurst is None else FractionalDriver(hurst)
     pair = _SchemePair(scheme, reference_scheme or scheme, exact)
     t0, errs = time.perf_counter(), []
-    for c, n in enumerate(chunk_sizes(paths, chunk)):
+    for c, n in enumerate(chunk_sizes(draws, chunk)):
         g = torch.Generator().manual_seed(chunk_seed(seed, c))
         w = driver.sample((noise,), draws=n, resolution=reference, generator=g, dtype=dtype, scale=1.0, device=device)
         h0 = x0.to(device, dtype).expand(n, 1, len(x0)).clone()
