@@ -46,7 +46,7 @@ def plot_convergence(results: Sequence, path: str | None = None, *, ax=None):
                 # drawn on to where the leading term takes over (at most 64 times the deepest depth)
                 top = L.max() * min(64.0, max(1.0, 4 * fit.dominant_from / L.max()))
                 grid = np.geomspace(L.min(), top, 96)
-                a.plot(grid, fit.value(grid), "k-", lw=1, label=f"fit {fit.law_text}: {r.verdict}")
+                a.plot(grid, fit.value(grid), "k-", lw=1, label=f"fit {fit.law_text}:\n{r.verdict}")
                 a.plot(grid, fit.asymptote(grid), "k:", label=f"its leading term {fit.terms[0].text}")
                 if L.max() < fit.dominant_from < top:
                     a.axvline(fit.dominant_from, color="grey", lw=0.8, ls="--",
@@ -67,7 +67,7 @@ def plot_convergence(results: Sequence, path: str | None = None, *, ax=None):
         a.set_ylabel(r"$E\,\max_k \|H_{k/L} - h_k\|$")
         a.set_title(r.label, fontsize=9)
         if ok.any():
-            a.legend(fontsize=8)
+            a.legend(fontsize=8, loc="lower left")  # a decreasing error leaves the lower left empty
         a.grid(True, which="both", alpha=0.3)
     return _save(fig, path)
 
