@@ -14,8 +14,9 @@ from deeplimits.studies import propagation as P
                                        ("gaussian", ("V", "W"))])
 def test_streamed_layers_are_the_drawn_weights(law, names):
     """Blocks of 4M elements (here several layers each, and a different count for W and b) are
-    drawn one ahead; every layer equals the one of the sample's whole iter_weights, bitwise (the
-    same generator, seeds and block shapes: one code path)."""
+    drawn one ahead; every layer equals the one of the sample's whole iter_weights (the same
+    generator, seeds and block shapes; compared to one float32 ulp, as the scaling of a block
+    may be vectorised differently on another CPU)."""
     drv = dl.make_driver(law)
     g = torch.Generator().manual_seed(3)
     samples, *_, top = P._draw(names, drv, 40, 4, [300], 20, 1, g, torch.float32)
@@ -25,7 +26,7 @@ def test_streamed_layers_are_the_drawn_weights(law, names):
     for k in (0, 1, 140, 299, 150):  # forward, then out of order (the backward pass reads in reverse)
         for nm, w in zip(("V", "W", "b"), layers[k]):
             if nm in names:
-                assert torch.equal(w, whole[nm][k])
+                torch.testing.assert_close(w, whole[nm][k], rtol=1.2e-7, atol=0)
             else:
                 assert w is None
     with pytest.raises(IndexError):

@@ -203,13 +203,13 @@ def test_own_ode_error_cannot_tell_a_common_limit():
     family's distance to the reference does not fall (measured 0.03) and the verdict says so.
     On the family that DOES converge (one sample, family rate 1.12 measured) the default
     smoothing (bandwidth 0.05) makes it fall at 0.19: the smoothing, not the networks, decides."""
-    from deeplimits.training.family import one_thread
+    from deeplimits._random import single_threaded_torch
 
-    with one_thread():  # tiny products: a second thread only waits (minutes on a loaded machine)
+    with single_threaded_torch():  # tiny products: a second thread only waits (minutes on a loaded machine)
         depths, own, dist = _own_and_family(coupled=False, bandwidth=1e-4)
     assert _reading(depths, own)[0] > 0.8 and _reading(depths, own)[1] == "falls"
     assert _reading(depths, dist)[1] == "no common limit"
-    with one_thread():
+    with single_threaded_torch():
         depths, own, dist = _own_and_family(coupled=True, bandwidth=0.05)
     assert _reading(depths, dist)[0] > 0.9 and _reading(depths, dist)[1] == "falls"
     assert _reading(depths, own)[0] < 0.5

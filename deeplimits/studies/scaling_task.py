@@ -17,7 +17,7 @@ import time
 
 import torch
 
-from .._random import epoch_seed
+from .._random import epoch_seed, single_threaded_torch
 from ..runs import register_task
 
 __all__ = ["scaling_task", "train_to_threshold", "effective_weights", "COORDINATES"]
@@ -36,15 +36,9 @@ def _threads_for(numbers: int, device):
     count restored after. A second thread gains nothing there and, on a machine shared with
     other work, each operation waits for it: a (1, 32, 10) x (10, 10) product measured 32 ms
     with two threads under load against microseconds with one (benchmarks/RESULTS.md)."""
-    before = torch.get_num_threads()
     one = torch.device(device).type == "cpu" and numbers < ONE_THREAD_BELOW
-    if one:
-        torch.set_num_threads(1)
-    try:
+    with single_threaded_torch(one):
         yield
-    finally:
-        if one:
-            torch.set_num_threads(before)
 
 
 def _data(params: dict, dtype, device):

@@ -172,15 +172,15 @@ class TrainedLimitPlan(Plan):
 @register_task("trained-limit-family")
 def trained_limit_task(params: dict, seed: int) -> dict:
     """Sweep task: one case, one chunk of seeds: the family trained and measured, on one thread
-    (:func:`~deeplimits.training.family.one_thread`)."""
+    (:func:`~deeplimits._random.single_threaded_torch`)."""
     from ..data import load_dataset
-    from ..training.family import one_thread
+    from .._random import single_threaded_torch
 
     dtype, device = getattr(torch, params["dtype"]), torch.device(params.get("device") or "cpu")
     data = load_dataset("synthetic", seed=params["seed"], dtype=dtype, n=params["samples"], dim=params["width"],
                         device=device)
     t0 = time.perf_counter()
-    with one_thread():  # small products: threads only wait on each other (tasks run in parallel instead)
+    with single_threaded_torch():  # small products: threads only wait on each other (tasks run in parallel instead)
         out = train_depth_family(params["case"], data, depths=params["depths"], reference=params["reference"],
                                  seeds=params["seeds"], epochs=params["epochs"], lr=params["lr"],
                                  optimizer=params["optimizer"], batch_size=params.get("batch_size"),

@@ -16,7 +16,6 @@ rate of :func:`depth_lr`, so that every depth is trained for the same time.
 
 from __future__ import annotations
 
-import contextlib
 
 import torch
 
@@ -25,7 +24,7 @@ from ..networks import REQUIRED, ResNet, weight_shape
 from .modules import ResidualNetwork
 from .train import train
 
-__all__ = ["LR_RULE", "LR_FORMULA", "one_thread", "effective_beta", "depth_lr", "family_sample", "family_member",
+__all__ = ["LR_RULE", "LR_FORMULA", "effective_beta", "depth_lr", "family_sample", "family_member",
            "snapshot", "train_member"]
 
 LR_RULE = ("gradient descent: lr L^(2 beta - 1) on every layer's weights (the gradient of layer k is "
@@ -34,20 +33,6 @@ LR_RULE = ("gradient descent: lr L^(2 beta - 1) on every layer's weights (the gr
 """The learning-rate rule of :func:`depth_lr`, in words (reports and docs quote it)."""
 LR_FORMULA = {"sgd": "lr L^(2 beta - 1)", "adam": "lr at every depth"}
 """The rule as a formula per optimiser (the reports' short form)."""
-
-
-@contextlib.contextmanager
-def one_thread():
-    """Run the block with one intra-op thread (restored after). A family's products are tiny
-    (``C`` seeds x ``n`` inputs x width ``d``): a second thread only waits on the first, and on
-    a loaded machine each product then waits for both to be scheduled (measured: 4 ms instead
-    of 40 us per layer). Parallelism comes from the tasks (``--workers``)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def effective_beta(arch: str, beta: float) -> float:
