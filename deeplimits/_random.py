@@ -41,6 +41,13 @@ float64 (about 40 ns). For float64, NumPy's ziggurat sampler on PCG64 streams is
 twice as fast, and releases the GIL, so fixed-size sub-blocks, each with its own spawned
 seed, are filled by a small thread pool. The numbers depend only on the seed, the shape and
 the dtype, never on the number of threads.
+
+Fast uniforms (the i.i.d. ``uniform`` and ``rademacher`` laws, the floor of the criticality
+protocol): each number is the top bits of a raw 64-bit word of an SFC64 stream, made odd and
+centred in integers, so the law is the uniform law on a grid of ``2^24`` (float32) or ``2^53``
+(float64) points symmetric about 0: exactly centred, fair signs (:func:`_centred_uniform`).
+Earlier versions drew ``Generator.random`` on PCG64 streams from the same seeds (1.6x slower):
+results with uniform or Rademacher weights agree with theirs in law, not number by number.
 """
 
 from __future__ import annotations
@@ -145,13 +152,13 @@ def randn(shape, generator: torch.Generator | None, dtype: torch.dtype, device=N
 
 
 def _fill(n: int, seed: int, np_dtype, draw) -> np.ndarray:
-    """``n`` numbers drawn by ``draw(rng, out)`` on fixed-size sub-streams spawned from ``seed``."""
+    """``n`` numbers drawn by ``draw(seed_sequence, out)`` on fixed-size sub-streams spawned from ``seed``."""
     out = np.empty(n, dtype=np_dtype)
     k = max(1, -(-n // _SUB))
     children = np.random.SeedSequence(seed).spawn(k)
 
     def fill(i):
-        draw(np.random.Generator(np.random.PCG64(children[i])), out[i * _SUB:(i + 1) * _SUB])
+        draw(children[i], out[i * _SUB:(i + 1) * _SUB])
 
     if k == 1 or _executor()._max_workers == 1:
         for i in range(k):
@@ -161,17 +168,42 @@ def _fill(n: int, seed: int, np_dtype, draw) -> np.ndarray:
     return out
 
 
+#: significand bits (with the implicit one) of the float types: a uniform draw takes this many random bits
+_BITS = {np.dtype(np.float32): 24, np.dtype(np.float64): 53}
+
+
+def _centred_uniform(seq: np.random.SeedSequence, out: np.ndarray, half: float) -> None:
+    """``out`` <- i.i.d. uniform on the ``2^p`` points ``half * (2j + 1 - 2^p) / 2^p``,
+    ``0 <= j < 2^p``, of ``(-half, half)`` (``p`` the significand bits of ``out``'s dtype: 24 for
+    float32, 53 for float64), from the raw 64-bit words of an SFC64 stream (two float32 draws a word).
+
+    The grid is symmetric about 0, so the law is exactly centred and its signs are fair coins;
+    its variance is ``half^2 (1 - 4^-p) / 3``. Each number is the top ``p`` bits of a word, made
+    odd and centred in integers (exact), converted exactly and scaled once: about 1.25 ns a
+    float32 number against 2.0 ns for ``Generator.random`` plus the affine map."""
+    p = _BITS[out.dtype]
+    words = np.random.SFC64(seq).random_raw(-(-out.size // 2) if p == 24 else out.size)
+    u = words.view(np.uint32)[:out.size] if p == 24 else words
+    u >>= u.dtype.type(8 * u.itemsize - p - 1)  # the top p + 1 bits: 2j + (a coin)
+    u |= u.dtype.type(1)  # 2j + 1
+    t = u.view(np.int32 if p == 24 else np.int64)
+    t -= 1 << p
+    np.multiply(t, out.dtype.type(half / float(1 << p)), out=out, dtype=out.dtype, casting="unsafe")
+
+
 def uniform(shape, seed: int, dtype: torch.dtype, low: float, high: float, device=None) -> torch.Tensor:
-    """I.i.d. uniform on [low, high), a function of ``(seed, shape, dtype, device)`` (on the CPU
-    about 5x ``torch.rand``; on another device ``torch.rand`` there, see the module docstring)."""
+    """I.i.d. uniform on ``(low, high)``, a function of ``(seed, shape, dtype, device)``: on the CPU
+    the centred grid of :func:`_centred_uniform` (exact to the dtype's resolution, 1.6x the speed
+    of NumPy's ``Generator.random``); on another device ``torch.rand`` there (module docstring)."""
     if not _on_cpu(device):
         u = torch.rand(shape, generator=_device_generator(seed, device), dtype=dtype, device=device)
         return u.mul_(high - low).add_(low)
+    half, mid = (high - low) / 2, (high + low) / 2
 
-    def draw(rng, out):
-        rng.random(out=out, dtype=out.dtype)
-        out *= high - low
-        out += low
+    def draw(seq, out):
+        _centred_uniform(seq, out, half)
+        if mid:
+            out += mid
 
     return torch.from_numpy(_fill(math.prod(shape), seed, _NP[dtype], draw)).reshape(shape)
 
@@ -184,5 +216,5 @@ def normal(shape, seed: int, dtype: torch.dtype, device=None) -> torch.Tensor:
     if dtype == torch.float32:
         return torch.randn(shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
     out = _fill(math.prod(shape), seed, _NP[dtype],
-                lambda rng, o: rng.standard_normal(out=o, dtype=o.dtype))
+                lambda seq, o: np.random.Generator(np.random.PCG64(seq)).standard_normal(out=o, dtype=o.dtype))
     return torch.from_numpy(out).reshape(shape)

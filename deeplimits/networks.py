@@ -86,32 +86,50 @@ class ResNet:
         return WEIGHTS[self.arch]
 
     # -- one layer -------------------------------------------------------------------
-    def residual(self, h: torch.Tensor, V=None, W=None, b=None) -> torch.Tensor:
-        """The residual branch ``V g(h, W)`` (``sigma(W h + b)`` for ``inside``)."""
+    def preactivation(self, h: torch.Tensor, W=None, b=None) -> torch.Tensor:
+        """The activation's argument in :meth:`residual`: ``h`` (res-1), ``W h`` (res-2, res-3) or
+        ``W h + b`` (inside). A pass that keeps it for the backward recursion
+        (:meth:`residual_vjp` with ``pre=``) multiplies by ``W`` once a layer instead of twice."""
         if self.arch == "res-1":
-            return self.activation(h) @ V.transpose(-1, -2)
-        u = h @ W.transpose(-1, -2)
-        if self.arch == "inside":
-            return self.activation(u if b is None else u + b.unsqueeze(-2))
-        return self.activation(u) @ V.transpose(-1, -2)
+            return h
+        u = _times(h, W.transpose(-1, -2))
+        return u + b.unsqueeze(-2) if self.arch == "inside" and b is not None else u
 
-    def step(self, h, alpha: float, depth: int, V=None, W=None, b=None) -> torch.Tensor:
-        """One layer: ``h + alpha * residual(h, V, W, b)`` (:meth:`residual`)."""
-        return h + alpha * self.residual(h, V, W, b)
+    def _branch(self, h, V, W, b, pre):
+        """``(s, M)`` with the residual ``s M`` (``M = V^T``), or ``s`` itself when ``M`` is None."""
+        s = self.activation(self.preactivation(h, W, b) if pre is None else pre)
+        return s, None if self.arch == "inside" else V.transpose(-1, -2)
 
-    def residual_vjp(self, h, p, V=None, W=None, b=None) -> torch.Tensor:
-        """``J^T p`` with ``J`` the Jacobian of :meth:`residual` at ``h`` (closed form)."""
-        s = self.activation.derivative
+    def _branch_vjp(self, h, p, V, W, b, pre):
+        """``(q, M)`` with ``J^T p = q M`` (``q`` itself when ``M`` is None), ``J`` the Jacobian of
+        the residual at ``h`` (closed form)."""
+        ds = self.activation.derivative(self.preactivation(h, W, b) if pre is None else pre)
         if self.arch == "res-1":
-            return s(h) * (p @ V)
-        u = h @ W.transpose(-1, -2)
-        if self.arch == "inside":
-            return (s(u if b is None else u + b.unsqueeze(-2)) * p) @ W
-        return (s(u) * (p @ V)) @ W
+            return ds * _times(p, V), None
+        return (ds * p if self.arch == "inside" else ds * _times(p, V)), W
 
-    def step_vjp(self, h, p, alpha, depth, V=None, W=None, b=None) -> torch.Tensor:
-        """``(d step / d h)^T p``: one layer of the backward recursion for ``p_k``."""
-        return p + alpha * self.residual_vjp(h, p, V, W, b)
+    def residual(self, h: torch.Tensor, V=None, W=None, b=None, *, pre=None) -> torch.Tensor:
+        """The residual branch ``V g(h, W)`` (``sigma(W h + b)`` for ``inside``); ``pre``: its
+        :meth:`preactivation`, when already known."""
+        s, M = self._branch(h, V, W, b, pre)
+        return s if M is None else _times(s, M)
+
+    def step(self, h, alpha: float, depth: int, V=None, W=None, b=None, *, pre=None) -> torch.Tensor:
+        """One layer: ``h + alpha * residual(h, V, W, b)`` (:meth:`residual`; ``pre`` as there)."""
+        s, M = self._branch(h, V, W, b, pre)
+        return _plus_times(h, alpha * s, M)
+
+    def residual_vjp(self, h, p, V=None, W=None, b=None, *, pre=None) -> torch.Tensor:
+        """``J^T p`` with ``J`` the Jacobian of :meth:`residual` at ``h`` (closed form); ``pre``:
+        the :meth:`preactivation` at ``h``, when kept from the forward pass."""
+        q, M = self._branch_vjp(h, p, V, W, b, pre)
+        return q if M is None else _times(q, M)
+
+    def step_vjp(self, h, p, alpha, depth, V=None, W=None, b=None, *, pre=None) -> torch.Tensor:
+        """``(d step / d h)^T p``: one layer of the backward recursion for ``p_k`` (``pre``: as in
+        :meth:`residual_vjp`)."""
+        q, M = self._branch_vjp(h, p, V, W, b, pre)
+        return _plus_times(p, alpha * q, M)
 
     # -- whole network ------------------------------------------------------------------
     def iterate(self, h0: torch.Tensor, V: Weights = None, W: Weights = None, b: Weights = None, *,
@@ -272,7 +290,7 @@ class ModifiedEulerResNet(ResNet):
         self.scale = None if scale is None else V_.real("scale", scale, low=0.0, low_open=True)
         """The entry standard deviation of the weights (``None``: ``1/sqrt(width)``)."""
 
-    def step(self, h, alpha, depth, V=None, W=None, b=None):
+    def step(self, h, alpha, depth, V=None, W=None, b=None, *, pre=None):
         """One layer: the Euler step plus the correction ``(scale^2 / 2) depth^{-2H} sigma'(h) sigma(h)``."""
         # the correction is a function of the depth alone (not of alpha), so that a caller
         # may pass raw increments as V with alpha = 1
@@ -281,9 +299,32 @@ class ModifiedEulerResNet(ResNet):
         corr = 0.5 * s2 * float(depth) ** (-2 * self.hurst)
         return h + alpha * (sig @ V.transpose(-1, -2)) + corr * self.activation.derivative(h) * sig
 
-    def step_vjp(self, h, p, alpha, depth, V=None, W=None, b=None):
-        # the correction involves sigma'' : differentiate the step itself
+    def step_vjp(self, h, p, alpha, depth, V=None, W=None, b=None, *, pre=None):
+        # the correction involves sigma'' : differentiate the step itself (pre, which is h, unused)
         with torch.enable_grad():
             hh = h.detach().requires_grad_(True)
             (g,) = torch.autograd.grad(self.step(hh, alpha, depth, V, W, b), hh, p)
         return g
+
+
+def _batched(x: torch.Tensor, M: torch.Tensor) -> bool:
+    """Whether ``x @ M`` is a plain batched product (3-D, the same batch): then ``torch.bmm``
+    does it without ``matmul``'s broadcasting bookkeeping (microseconds a call, which the
+    per-layer loops of the propagation studies pay thousands of times)."""
+    return x.dim() == 3 and M.dim() == 3 and x.shape[0] == M.shape[0]
+
+
+def _times(x: torch.Tensor, M: torch.Tensor) -> torch.Tensor:
+    """``x @ M``."""
+    return torch.bmm(x, M) if _batched(x, M) else x @ M
+
+
+def _plus_times(h: torch.Tensor, s: torch.Tensor, M) -> torch.Tensor:
+    """``h + s @ M`` (``h + s`` when ``M`` is None), one fused ``baddbmm`` for batched operands of
+    ``h``'s shape."""
+    if M is None:
+        return h + s
+    if _batched(s, M) and s.shape == h.shape:
+        return torch.baddbmm(h, s, M)
+    return h + _times(s, M)
+

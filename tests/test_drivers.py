@@ -167,3 +167,32 @@ def test_rademacher_float64_weights_are_exactly_plus_minus_the_scale():
     s = dl.IIDDriver("rademacher").sample((3, 3), draws=2, dtype=torch.float64, generator=gen(0))
     torch.testing.assert_close(s.weights(8).abs(), torch.full((8, 2, 3, 3), 3 ** -0.5, dtype=torch.float64),
                                rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("dtype,bits", [(torch.float32, 24), (torch.float64, 53)])
+def test_uniform_numbers_lie_on_the_centred_odd_grid(dtype, bits):
+    """Exact: with half-width 2^p the draws are the odd integers of (-2^p, 2^p), so the grid is
+    symmetric about 0 (an exactly centred law with fair signs); the conversion is exact."""
+    from deeplimits import _random
+
+    x = _random.uniform((300_001,), 11, dtype, -2.0 ** bits, 2.0 ** bits).double()
+    assert torch.all(torch.remainder(x, 2) == 1)
+    assert x.abs().max() < 2.0 ** bits
+    # the top bits are uniform: each of 8 equal bins holds n/8, a binomial count (sd sqrt(n 7/64))
+    counts = torch.histc(x, bins=8, min=-2.0 ** bits, max=2.0 ** bits)
+    assert (counts - x.numel() / 8).abs().max() < 5 * math.sqrt(x.numel() * 7 / 64)
+
+
+def test_uniform_moments_and_signs():
+    """Mean 0, variance 1/3 and P(x < 0) = 1/2 for the law on (-1, 1), within 5 Monte Carlo
+    standard errors (sd of the mean sqrt(1/3n), of the second moment sqrt((1/5 - 1/9)/n), of the
+    sign frequency sqrt(1/4n))."""
+    from deeplimits import _random
+
+    x = _random.uniform((4_000_000,), 3, torch.float32, -1.0, 1.0).double()
+    n = x.numel()
+    assert abs(x.mean().item()) < 5 * math.sqrt(1 / 3 / n)
+    assert abs(x.pow(2).mean().item() - 1 / 3) < 5 * math.sqrt((1 / 5 - 1 / 9) / n)
+    assert abs((x < 0).double().mean().item() - 0.5) < 5 * math.sqrt(0.25 / n)
+    y = _random.uniform((10_000,), 3, torch.float32, 2.0, 5.0)  # a shifted interval
+    assert 2.0 < y.min() and y.max() < 5.0 and abs(y.double().mean().item() - 3.5) < 5 * math.sqrt(0.75 / 1e4)

@@ -6,7 +6,9 @@ CPU, so another machine may differ in the last bits (about 1e-16 relative in flo
 float32, amplified at most a few hundred times over these depths). ``rtol = 1e-5`` leaves two
 orders of magnitude for that, while a changed seed, law or formula moves the numbers by O(1).
 Wall times (``seconds``) are not compared. A field changed on purpose is listed in
-``INTENDED`` with the reason.
+``INTENDED`` with the reason. ``stab-iid`` and ``stab-inside`` draw uniform weights: they were
+rewritten (same commands, same seeds) when the uniform sampler moved to the centred SFC64 grid
+(``deeplimits._random._centred_uniform``, 1.6x faster; the same law, other numbers).
 """
 
 import json

@@ -47,7 +47,8 @@ def propagation_bytes(arch, driver, width, n_in, depths, betas, inputs, n, item,
       matrix and ``d`` for a vector; fractional weights keep their fGn and its scaled copy
       (2x), and the last name drawn peaks inside :func:`~deeplimits.paths.fgn`; smooth
       weights hold their spectral coefficients and one depth's layers at a time;
-    * states: :func:`~.propagation._propagate` stores ``h`` at every layer for the backward pass, with
+    * states: :func:`~.propagation._propagate` stores ``h`` and the preactivation (as wide as
+      ``h``; ``h`` itself for res-1) at every layer for the backward pass, with
       ``len(betas) * inputs`` columns per running depth: ``sum(depths)`` column-layers for
       nested drivers (one pass), ``max(depths)`` otherwise (one pass per depth);
     * outputs ``h_L, p_0, p_L`` and their float64 ratios, ``A``, ``x``, ``h_0``.
@@ -62,7 +63,8 @@ def propagation_bytes(arch, driver, width, n_in, depths, betas, inputs, n, item,
     else:
         weights = sum(ms) * top * n * item + 2 * _BLOCK_ELEMENTS * item  # + blocks in flight
     cols = len(betas) * inputs
-    states = n * cols * width * item * (sum(depths) if driver.nested else max(depths))
+    kept = 1 if arch == "res-1" else 2  # res-1's preactivation is h itself
+    states = kept * n * cols * width * item * (sum(depths) if driver.nested else max(depths))
     outputs = n * len(depths) * cols * (width * (4 * item + 5 * 8) + 2 * item + 2 * 8)
     inputs_ = n * item * (width * n_in + inputs * n_in + 2 * inputs * width)
     return int(weights + states + outputs + inputs_)

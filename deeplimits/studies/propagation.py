@@ -17,7 +17,9 @@ Weights do not depend on beta, so every beta runs on the same weights at once (b
 batch column). For nested drivers (i.i.d. and fractional: the depth-L weights have the law of
 the first L layers of a deeper network's) every depth runs on prefixes of ONE deepest
 sample, in one forward and one backward pass. ``p_k`` comes from the backward recursion
-``p_k = p_{k+1} + alpha J_k^T p_{k+1}``, which needs no autograd graph.
+``p_k = p_{k+1} + alpha J_k^T p_{k+1}``, which needs no autograd graph; the forward pass keeps
+each layer's preactivation ``W_k h_k`` for it, so a layer costs three products with its weights,
+not four.
 
 Overflow: a ratio that is non-finite or above :data:`CAP` counts as exploded and is
 reported as ``CAP`` (``log10`` = 30), never as a NaN.
@@ -77,13 +79,15 @@ def _propagate(net: ResNet, h0, B, layers, depths, betas, deviation: bool = True
     alpha = torch.tensor([[float(L) ** -b for b in betas] for L in Ls], dtype=h0.dtype, device=h0.device)
     alpha = alpha.repeat_interleave(m, dim=1).view(1, -1, 1)
     h = start = h0.repeat(1, len(Ls) * len(betas), 1)
-    states, ends = [], []
+    states, pres, ends = [], [], []
     with torch.no_grad():
         for k in range(Ls[0]):
             c = block * sum(L > k for L in Ls)
             h = h[:, :c]
             states.append(h)
-            h = net.step(h, alpha[:, :c], Ls[0], *layers[k])
+            V, W, b = layers[k]
+            pres.append(net.preactivation(h, W, b))  # kept: the backward pass does not multiply by W again
+            h = net.step(h, alpha[:, :c], Ls[0], V, W, b, pre=pres[-1])
             ends += [h[:, i * block:(i + 1) * block] for i, L in enumerate(Ls) if L == k + 1]
         far = _deviation(states, start) if deviation else None
         hL = torch.stack(ends[::-1], 1)  # (n, depths, block, d), in the order of Ls (ends came shallowest first)
@@ -96,7 +100,8 @@ def _propagate(net: ResNet, h0, B, layers, depths, betas, deviation: bool = True
             new = [pL[:, i] for i, L in enumerate(Ls) if L == k + 1]
             if new:
                 p = torch.cat([p, *new], 1)
-            p = net.step_vjp(states[k], p, alpha[:, :p.shape[1]], Ls[0], *layers[k])
+            p = net.step_vjp(states[k], p, alpha[:, :p.shape[1]], Ls[0], *layers[k], pre=pres[k])
+            pres[k] = None
         p0 = p.view(n, len(Ls), block, d)
     back = [order.index(j) for j in range(len(depths))]
     if far is not None:
