@@ -111,13 +111,28 @@ def bench_stability(args):
     full = t_peer * 50 / args.peer_draws
     print(f"the command `deeplimits stability` (fresh process, median of 3): {t_cmd:.2f} s; the peer's 50 draws "
           f"{full:.1f} s -> {full / t_cmd:.0f}x as a command (target >= 100x: {'PASS' if full / t_cmd >= 100 else 'FAIL'})")
+    t_torch = import_torch_seconds()
+    print(f"a fresh `python -c 'import torch'` (median of 3): {t_torch:.2f} s: a command that imports torch is at "
+          f"most {full / t_torch:.0f}x the peer; 100x would need the whole command within {full / 100:.2f} s")
     print(f"{'beta':>5} {'depth':>6} {'median r_h':>11} {'peer median':>12} {'median r_p':>11} {'peer median':>12}")
     for rec in res.records:
         if rec["depth"] in (10, 1000):
             pr = [r for r in rows if r[0] == rec["depth"] and r[1] == rec["beta"]]
             print(f"{rec['beta']:5.2f} {rec['depth']:6d} {rec['r_h']['median']:11.4g} {np.median([r[2] for r in pr]):12.4g} "
                   f"{rec['r_p']['median']:11.4g} {np.median([r[3] for r in pr]):12.4g}")
-    return dict(ours_seconds=times, command_seconds=t_cmd, peer_seconds=t_peer, peer_draws=args.peer_draws)
+    return dict(ours_seconds=times, command_seconds=t_cmd, peer_seconds=t_peer, peer_draws=args.peer_draws,
+                import_torch_seconds=t_torch)
+
+
+def import_torch_seconds() -> float:
+    """Median wall seconds of a fresh ``python -c 'import torch'`` (3 runs): the least any
+    command of a torch package can take."""
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import torch"], check=True)
+        times.append(time.perf_counter() - t0)
+    return sorted(times)[1]
 
 
 def criticality_floor(draws: int) -> float:

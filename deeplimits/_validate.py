@@ -190,18 +190,6 @@ def per_config(name: str, value, configs: int) -> torch.Tensor:
     return t
 
 
-def store(value):
-    """``None`` or a run store (:class:`deeplimits.runs.RunStore`, opened with
-    ``RunStore(directory, spec)``)."""
-    if value is not None:
-        from .runs.store import RunStore
-
-        if not isinstance(value, RunStore):
-            raise ParameterError("store", "store must be a deeplimits.runs.RunStore (RunStore(directory, spec)) or "
-                                          f"None, got {value!r}")
-    return value
-
-
 def sequence(name: str, value, check: Callable | None = None, *, what: str = "a list") -> list:
     """The items of a list (a tuple, a range, an array...: anything iterable but a string, a
     mapping or a single number), each passed through ``check`` when given. May be empty: the

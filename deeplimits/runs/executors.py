@@ -13,11 +13,20 @@ from typing import Callable, Iterable, Sequence
 
 from .. import _validate as V_
 from .._executor import executor as check_executor
-from ..errors import ExecutorError, SweepError
+from ..errors import ExecutorError, ParameterError, SweepError
 from .store import RunStore
 from .tasks import Task, task_function
 
 __all__ = ["run_sweep", "ExecutorError", "SweepError"]
+
+
+def check_store(value):
+    """``value`` if it is ``None`` or a :class:`~deeplimits.runs.RunStore` (opened with
+    ``RunStore(directory, spec)``), else a :class:`~deeplimits.errors.ParameterError` naming ``store``."""
+    if value is not None and not isinstance(value, RunStore):
+        raise ParameterError("store", "store must be a deeplimits.runs.RunStore (RunStore(directory, spec)) or "
+                                      f"None, got {value!r}")
+    return value
 
 
 def run_sweep(tasks: Sequence[Task], store: RunStore | None = None, *, workers: int | None = None,
@@ -40,7 +49,7 @@ def run_sweep(tasks: Sequence[Task], store: RunStore | None = None, *, workers: 
     sweep if some tasks failed.
     """
     workers, scheduler, timeout = check_executor(workers, scheduler, timeout)
-    V_.store(store)
+    check_store(store)
     for name, fn in (("progress", progress), ("keep", keep), ("partial", partial)):
         V_.callback(name, fn)
     done = store.results() if store is not None else {}

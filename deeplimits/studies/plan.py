@@ -86,9 +86,10 @@ class Plan(abc.ABC):
         sessions to this call's wall time."""
         from .. import _validate as V_
         from ..runs import run_sweep
+        from ..runs.executors import check_store
 
         V_.callback("progress", progress)
-        V_.store(store)
+        check_store(store)
         t0 = time.perf_counter()
         if store is not None and not store.readonly:
             self.discard_damaged(store)
