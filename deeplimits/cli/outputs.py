@@ -133,7 +133,7 @@ def write_training(result, plan, out, json_path) -> list[str]:
     if len(result.best) > 1:
         figs.append(os.path.join(out, "heatmap.png"))
         result.plot(figs[-1])
-    panels = weight_paths(plan, out, result)
+    panels = weight_paths(plan, out, result) if plan.arch != "conv" else []  # dense layers' coordinates only
     if panels:
         figs.append(os.path.join(out, "weights.png"))
         plot_weight_paths(panels, path=figs[-1])

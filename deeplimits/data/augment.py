@@ -18,10 +18,19 @@ from .. import _validate as V_
 from ..errors import ParameterError
 from .batching import batches
 
-__all__ = ["crop_flip", "augmented_batches", "CROP_PADDING"]
+__all__ = ["crop_flip", "augmented_batches", "CROP_PADDING", "IMAGE_SHAPES", "default_padding"]
 
 #: the padding of the published random crops (32 x 32 CIFAR-10 images padded to 40 x 40)
 CROP_PADDING = 4
+#: ``(channels, height, width)`` of the images of the registered image data sets (flattened
+#: channel-major in their tensors)
+IMAGE_SHAPES = {"digits": (1, 8, 8), "mnist": (1, 28, 28), "cifar10": (3, 32, 32)}
+
+
+def default_padding(image_shape) -> int:
+    """The crop padding in proportion to CIFAR-10's (4 pixels of 32): ``round(4 h / 32)``, at
+    least 1 (4 for CIFAR-10 and MNIST, 1 for the 8 x 8 digits: a labelled variant there)."""
+    return max(1, round(CROP_PADDING * _image_shape(image_shape)[1] / 32))
 
 
 def _image_shape(image_shape) -> tuple[int, int, int]:

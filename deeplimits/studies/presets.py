@@ -18,7 +18,7 @@ prints is read from here or from the option declarations, :mod:`deeplimits.optio
 
 from __future__ import annotations
 
-__all__ = ["linspace", "STABILITY_PRESETS", "PHASE_PRESETS", "TRAIN_PRESETS", "SCALING_PRESETS", "CPU_DEPTHS", "SHORT_CPU_DEPTHS",
+__all__ = ["linspace", "STABILITY_PRESETS", "PHASE_PRESETS", "TRAIN_PRESETS", "SCALING_PRESETS", "CONV_SCALING_PRESETS", "CPU_DEPTHS", "SHORT_CPU_DEPTHS",
            "geometric_depths", "DEFAULT_STUDY",
            "STUDY_OPTIONS", "DEFAULTS", "DEFAULT_PRESET", "REFERENCE_REFINEMENT", "MAX_CHUNK", "TASK_BYTES",
            "study_options"]
@@ -119,6 +119,24 @@ SCALING_PRESETS = {
     "published-sgd": dict(optimizer="sgd", lr=0.1, dtype="float64", depths=_PUBLISHED_DEPTHS),
 }
 
+#: the depths of the published convolutional family: residual blocks from 8 (two per stage of the
+#: ResNet-18 layout) to 120 (the published range is 8 to 121; here multiples of the four stages)
+CONV_PUBLISHED_DEPTHS = [8, 12, 16, 24, 32, 48, 64, 88, 120]
+
+CONV_SCALING_PRESETS = {
+    # a labelled variant for 2 CPU cores: digits as 8 x 8 images, one stage of 16 channels, depths
+    # 4 to 32 blocks, 15 epochs of the published optimiser and schedule at lr 0.05 on mini-batches
+    # of 32, no crops or flips (a flipped digit is another figure: with them the networks stay near
+    # chance within this budget; docs/weights.md, "Convolutional networks")
+    "cpu": dict(dataset="digits", width=16, stages=1, depths=[4, 6, 8, 11, 16, 23, 32], lr=0.05, epochs=15,
+                batch_size=32, augment=False),
+    # Cohen et al. (ICML 2021, §3.2): CIFAR-10 from local files (--root), the ResNet-18 layout (64
+    # channels, four stages), SGD lr 0.1, momentum 0.9, weight decay 5e-4, cosine over 200 epochs,
+    # crops padded by 4 and flips; for a GPU or a cluster
+    "published": dict(dataset="cifar10", width=64, stages=4, depths=CONV_PUBLISHED_DEPTHS, lr=0.1, epochs=200),
+}
+"""The presets of ``deeplimits scaling --arch conv``."""
+
 #: regime -> (a group of options, the defaults used when none of the group is given)
 STUDY_OPTIONS = {
     "fbm": (("hurst",), {"hurst": 0.75}),
@@ -151,6 +169,7 @@ DEFAULTS = {
     "scaling": dict(dataset="synthetic", activation="tanh", width=10, seeds=1, optimizer="adam", lr=1e-2, batch_size=32,
                     loss="mse", stop_loss=1e-3, max_epochs=300, init_scale=0.01, samples=1024, seed=0, dtype="float32"),
     "weights": dict(beta=0.0),
+    "train-conv": dict(lrs=[0.1], depth=8, width=16, epochs=10),
     "order": dict(noise=1, depths=[8, 16, 32, 64, 128, 256, 512], draws=256, seed=0, dtype="float64"),
 }
 
