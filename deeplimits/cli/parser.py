@@ -222,24 +222,29 @@ def _phase_parser(sub):
     ph.set_defaults(func=propagation.run_phase_cmd)
 
 
+def _train_description(d: dict, dc: dict) -> str:
+    """The description of ``train``: the dense networks (defaults ``d``) and ``--arch conv`` (``dc``)."""
+    return ("Train res-1 networks (a zero-initialised bias per layer) whose residual weights start on a "
+            f"random path in depth, with {d['optimizer']} (learning rate divided by 10 halfway), every configuration "
+            "(H, beta, lr, seed) of one beta batched into one model. Reports train/test loss and accuracy "
+            "per configuration and, for a grid, the best test accuracy over the learning rates per "
+            "(H, beta) as a heat map with the line beta = max(H, 1/2) (Marion et al., JMLR 2025, §4.2); "
+            "the trained weights are stored in the run directory and a stopped run resumes. A "
+            "configuration that blows up is reported as failed. Without --preset: "
+            f"--dataset {d['dataset']} --driver {d['driver']} --betas {fmt(d['betas'])} "
+            f"--lrs {fmt(d['lrs'])} --depth {d['depth']} --width {d['width']} --epochs {d['epochs']}. --arch conv: "
+            "the convolutional networks h_(k+1) = ReLU(h_k + delta_k * ReLU(A_k * h_k)) of Cohen et al. (ICML "
+            "2021) on images (digits, mnist, cifar10), --depth residual blocks over four stages of --width, 2 "
+            "--width, ... channels, SGD (momentum 0.9, weight decay 5e-4, cosine schedule), random crops and "
+            f"flips; defaults --depth {dc['depth']} --width {dc['width']} --lrs {fmt(dc['lrs'])} --epochs "
+            f"{dc['epochs']}.")
+
+
 def _train_parser(sub):
-    d, dc = DEFAULTS["train"], DEFAULTS["train-conv"]
+    d = DEFAULTS["train"]
     t = sub.add_parser(
         "train", help="train residual networks initialised from a driver: one configuration or an (H, beta) grid",
-        description="Train res-1 networks (a zero-initialised bias per layer) whose residual weights start on a "
-                    f"random path in depth, with {d['optimizer']} (learning rate divided by 10 halfway), every configuration "
-                    "(H, beta, lr, seed) of one beta batched into one model. Reports train/test loss and accuracy "
-                    "per configuration and, for a grid, the best test accuracy over the learning rates per "
-                    "(H, beta) as a heat map with the line beta = max(H, 1/2) (Marion et al., JMLR 2025, §4.2); "
-                    "the trained weights are stored in the run directory and a stopped run resumes. A "
-                    "configuration that blows up is reported as failed. Without --preset: "
-                    f"--dataset {d['dataset']} --driver {d['driver']} --betas {fmt(d['betas'])} "
-                    f"--lrs {fmt(d['lrs'])} --depth {d['depth']} --width {d['width']} --epochs {d['epochs']}. --arch conv: "
-                    "the convolutional networks h_(k+1) = ReLU(h_k + delta_k * ReLU(A_k * h_k)) of Cohen et al. (ICML "
-                    "2021) on images (digits, mnist, cifar10), --depth residual blocks over four stages of --width, 2 "
-                    "--width, ... channels, SGD (momentum 0.9, weight decay 5e-4, cosine schedule), random crops and "
-                    f"flips; defaults --depth {dc['depth']} --width {dc['width']} --lrs {fmt(dc['lrs'])} --epochs "
-                    f"{dc['epochs']}.")
+        description=_train_description(d, DEFAULTS["train-conv"]))
     t.add_argument("--preset", choices=list(TRAIN_PRESETS),
                    help="; ".join(f"{n}: {p['dataset']}, L={p['depth']}, d={p['width']}, {p['epochs']} epochs, "
                                   f"{len(p['hursts'])} H x {len(p['betas'])} beta x {len(p['lrs'])} lr"

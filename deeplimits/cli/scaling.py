@@ -121,7 +121,7 @@ def add_parser(sub, run_flags):
     c.add_argument("--optimizer", choices=["adam", "sgd"], help=f"adam (the published code) or sgd (the paper's "
                                                                 f"text, a constant rate) (default {d['optimizer']})")
     c.add_argument("--lr", type=parse_list, help=f"learning rate, or a list of them trained at once in every task "
-                                                 f"(default {fmt(d['lr'])}; --arch conv: one initial rate, default the "
+                                                 f"(default {fmt(d['lr'])}; --arch conv: one initial rate, default: the "
                                                  "preset's)")
     c.add_argument("--batch-size", type=integer, help=f"(default {d['batch_size']})")
     c.add_argument("--loss", choices=["mse", "squared"],

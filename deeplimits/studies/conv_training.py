@@ -21,7 +21,7 @@ from typing import ClassVar, Sequence
 import torch
 
 from .. import _validate as V_
-from .._random import chunk_seed, io_seed
+from .._random import chunk_seed, io_seed, single_threaded_torch
 from ..errors import ParameterError
 from ..runs import register_task
 from .memory import INTERPRETER_BYTES
@@ -30,11 +30,26 @@ from .sizes import data_sizes
 from .training import TrainGridResult, TrainPlan, _best, plan_training
 
 __all__ = ["ConvTrainPlan", "ConvTrainGridResult", "plan_conv_training", "conv_train_task", "conv_network",
-           "init_conv_weights", "conv_training_bytes"]
+           "init_conv_weights", "conv_training_bytes", "conv_threads", "ONE_THREAD_BELOW"]
 
 #: activations kept per block, per image and per output channel and pixel, for the backward
 #: pass (the two convolutions' inputs and outputs, the ReLUs, the skip and the sum)
 ACTIVATIONS_PER_BLOCK = 8
+
+
+#: numbers per activation (batch x stem channels x pixels) below which a CPU task runs on one
+#: thread: 16 channels on 8 x 8 digits trained 2 to 8 times faster on one thread than on two on
+#: the project's shared 2-core machine (benchmarks/RESULTS.md, issue 32)
+ONE_THREAD_BELOW = 1 << 17
+
+
+def conv_threads(params: dict, device):
+    """One intra-op thread on the CPU for small activations (:data:`ONE_THREAD_BELOW`)."""
+    from ..data.augment import IMAGE_SHAPES
+
+    _, h, w = IMAGE_SHAPES[params["dataset"]]
+    numbers = params["batch_size"] * params["width"] * h * w
+    return single_threaded_torch(torch.device(device).type == "cpu" and numbers < ONE_THREAD_BELOW)
 
 
 @register_plan
@@ -185,7 +200,6 @@ def conv_train_task(params: dict, seed: int, progress=None) -> dict:
     from ..data import load_dataset
     from ..data.augment import IMAGE_SHAPES
     from ..training.conv_train import train_conv
-    from .scaling_conv_task import conv_threads
 
     dtype, device = getattr(torch, params["dtype"]), torch.device(params.get("device") or "cpu")
     data = load_dataset(params["dataset"], root=params.get("root"), seed=seed, dtype=dtype, device=device)

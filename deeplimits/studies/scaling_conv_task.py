@@ -17,28 +17,12 @@ import time
 
 import torch
 
-from .._random import single_threaded_torch
 from ..runs import register_task
 
-__all__ = ["conv_scaling_task", "kernel_norms", "KERNELS", "conv_threads", "ONE_THREAD_BELOW"]
+__all__ = ["conv_scaling_task", "kernel_norms", "KERNELS"]
 
 #: the kernels measured: delta (alpha from its max norm) and the inner kernels A (beta)
 KERNELS = ("delta", "A")
-#: numbers per activation (batch x stem channels x pixels) below which a CPU task runs on one
-#: thread: 16 channels on 8 x 8 digits trained 2 to 8 times faster on one thread than on two on
-#: the project's shared 2-core machine (benchmarks/RESULTS.md, issue 32)
-ONE_THREAD_BELOW = 1 << 17
-
-
-def conv_threads(params: dict, device):
-    """One intra-op thread on the CPU for small activations (:data:`ONE_THREAD_BELOW`)."""
-    from ..data.augment import IMAGE_SHAPES
-
-    _, h, w = IMAGE_SHAPES[params["dataset"]]
-    numbers = params["batch_size"] * params["width"] * h * w
-    return single_threaded_torch(torch.device(device).type == "cpu" and numbers < ONE_THREAD_BELOW)
-
-
 def _runs(net) -> list[list[int]]:
     """The blocks along which the kernels are a path: within each stage, the blocks sharing the
     shape and grid of their kernels."""
@@ -91,7 +75,7 @@ def conv_scaling_task(params: dict, seed: int) -> dict:
     from ..data import load_dataset
     from ..data.augment import IMAGE_SHAPES
     from ..training.conv_train import train_conv
-    from .conv_training import conv_network
+    from .conv_training import conv_network, conv_threads
 
     dtype, device = getattr(torch, params["dtype"]), torch.device(params.get("device") or "cpu")
     data = load_dataset(params["dataset"], root=params.get("root"), seed=params["seed"], dtype=dtype, device=device)
