@@ -4,6 +4,7 @@
 CIFAR-10 files with its time estimate printed before any work)."""
 
 import json
+import math
 import os
 
 import pytest
@@ -128,3 +129,45 @@ def test_the_published_preset_plans_from_local_cifar10_files(tmp_path, capsys):
     assert text.startswith("plan: 2 depths x 1 seed, one task each;") and "cifar10" in text
     assert main(["scaling", "--arch", "conv", "--preset", "published", "--out", str(tmp_path / "nofiles")]) == 2
     assert "--root" in capsys.readouterr().err
+
+
+def _family(kernel_at, depths, seed=0):
+    """Records of the scaling task for networks whose kernels ``A_k``, ``delta_k`` are ``kernel_at(k, L, z)``
+    (``z`` a fixed random 2 x 2 x 3 x 3 kernel), read by the task's own norms."""
+    from deeplimits.studies.scaling_conv_task import _record, kernel_norms
+
+    z = torch.randn(1, 2, 2, 3, 3, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    records = []
+    for L in depths:
+        net = ConvResidualNetwork((1, 8, 8), 10, [L], stem=2, channels=[2], strides=[1], dtype=torch.float64)
+        with torch.no_grad():
+            for k, b in enumerate(net.blocks):
+                b.A.copy_(kernel_at(k, L, z))
+                b.delta.copy_(kernel_at(k, L, z))
+        records.append({"depth": L, "seed": 0, "finite": True, **{n: _record(kernel_norms(net, n), 0, L)
+                                                                   for n in ("A", "delta")}})
+    return records
+
+
+def test_the_conv_verdict_on_kernel_families_of_known_structure():
+    """Three blocks of constant order among blocks of size 1e-3 / L: alpha 0, the verdict sparse;
+    a smooth function of k / L scaled by 1/L: alpha 1, beta 1, smooth, not sparse (the exact
+    exponents: the norms are exact powers of L up to the smooth profile's discretisation)."""
+    from deeplimits.studies.scaling_conv_result import conv_exponents
+
+    depths = [8, 16, 32, 64]
+
+    def sparse(k, L, z):
+        return z * (1.0 if k in (1, L // 2, L - 2) else 1e-3 / L) * (1 + 0.1 * math.cos(k))
+
+    fam = conv_exponents(_family(sparse, depths))
+    assert fam["exponents"]["alpha"]["value"] == pytest.approx(0.0, abs=0.02)
+    assert fam["verdicts"]["A"]["hypothesis"] == "sparse" and fam["verdicts"]["delta"]["hypothesis"] == "sparse"
+
+    def smooth(k, L, z):
+        return z * (1.5 + math.sin(2 * math.pi * k / L)) / L
+
+    fam = conv_exponents(_family(smooth, depths))
+    assert fam["exponents"]["alpha"]["value"] == pytest.approx(1.0, abs=0.02)
+    assert fam["exponents"]["beta"]["value"] == pytest.approx(1.0, abs=0.05)
+    assert fam["verdicts"]["A"]["hypothesis"] == "smooth"

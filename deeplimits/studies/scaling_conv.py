@@ -30,10 +30,10 @@ from .scaling_conv_task import conv_scaling_task  # noqa: F401 - registers the t
 
 __all__ = ["ConvScalingPlan", "plan_conv_scaling", "CONV_FLOPS_PER_SECOND", "conv_flops"]
 
-CONV_FLOPS_PER_SECOND = 4e9
-"""The floating-point operations per second of one conv training task on the project's 2-core
-CPU under load, one thread (3.9e9 measured at 32 blocks of 16 channels on 8 x 8 digits, batch
-128; benchmarks/RESULTS.md, issue 32): the time estimate's rate."""
+CONV_FLOPS_PER_SECOND = 1.5e10
+"""The floating-point operations per second of the conv training tasks on the project's 2-core
+CPU under load, one thread: 1.8e10 measured over the cpu preset's tasks at 15 epochs (3.93e12
+operations in 213 s; benchmarks/RESULTS.md, issue 32), rounded down: the time estimate's rate."""
 
 
 def conv_flops(image_shape, layout: dict) -> int:

@@ -25,15 +25,17 @@ QUANTITIES = ("max_norm", "increment_norm", "cumsum_norm", "rss", "quadratic_var
 
 def conv_family(records: list[dict], name: str) -> list:
     """Per depth, the :class:`~deeplimits.diagnostics.WeightDiagnostics` of kernel ``name`` (the
-    median over seeds of each spectral-norm quantity; increments unscaled, no Hurst index)."""
+    median over seeds of each spectral-norm quantity and of ``layers_90``, the fewest blocks
+    holding 90% of ``sum_k ||K_k||^2``; increments unscaled, no Hurst index)."""
     from ..diagnostics import WeightDiagnostics
 
     out = []
     for L in sorted({r["depth"] for r in records}):
         group = [r[name] for r in records if r["depth"] == L]
         q = {k: _median([g[k] for g in group]) for k in QUANTITIES}
+        held = _median([_held(g["norms"]) for g in group])
         out.append(WeightDiagnostics(name, L, [], 0.0, q["max_norm"], q["increment_norm"], q["cumsum_norm"], q["rss"],
-                                     q["quadratic_variation"], math.nan, math.nan))
+                                     q["quadratic_variation"], math.nan, math.nan, layers_90=held))
     return out
 
 
@@ -56,6 +58,15 @@ def conv_exponents(records: list[dict]) -> dict:
                                    for L in depths])
     out["beta"] = dict(out["A"]["beta"])
     return {"exponents": out, "verdicts": verdicts}
+
+
+def _held(norms: list) -> float:
+    """The fewest blocks holding 90% of the squared norms (:func:`~deeplimits.diagnostics.measures.layers_holding`)."""
+    import torch
+
+    from ..diagnostics.measures import layers_holding
+
+    return layers_holding(torch.tensor(norms, dtype=torch.float64).square())
 
 
 @dataclasses.dataclass
@@ -93,12 +104,13 @@ class ConvScalingResult(PlanResult):
                  f"(cosine), momentum {p.momentum:g}, weight decay {p.weight_decay:g}, batch {p.batch_size}, "
                  f"{p.epochs} epochs, crops (padding {p.padding}) and flips: {'yes' if p.augment else 'no'}",
                  f"{'L':>5} {'seed':>4} {'train acc':>9} {'test acc':>9} {'max|delta|':>10} {'max|A|':>8} "
-                 f"{'cumsum A':>9} {'rss A':>8} {'seconds':>8}"]
+                 f"{'cumsum A':>9} {'rss A':>8} {'90% A':>6} {'90% delta':>9} {'seconds':>8}"]
         for r in self.records:
             acc = lambda v: "failed" if v is None else f"{v:.4f}"  # noqa: E731
             lines.append(f"{r['depth']:5d} {r['seed']:4d} {acc(r['train_accuracy']):>9} {acc(r['test_accuracy']):>9} "
                          f"{r['delta']['max_norm']:10.4g} {r['A']['max_norm']:8.4g} {r['A']['cumsum_norm']:9.4g} "
-                         f"{r['A']['rss']:8.4g} {r['seconds']:8.1f}")
+                         f"{r['A']['rss']:8.4g} {_held(r['A']['norms']):6.0f} {_held(r['delta']['norms']):9.0f} "
+                         f"{r['seconds']:8.1f}")
         e = self.exponents
         for key, what in (("alpha", "max_k ||delta_k|| ~ L^-alpha"), ("beta", "max_k ||sum_{j<=k} A_j|| ~ L^(1-beta)")):
             if key in e:
