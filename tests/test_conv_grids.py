@@ -171,3 +171,17 @@ def test_the_conv_verdict_on_kernel_families_of_known_structure():
     assert fam["exponents"]["alpha"]["value"] == pytest.approx(1.0, abs=0.02)
     assert fam["exponents"]["beta"]["value"] == pytest.approx(1.0, abs=0.05)
     assert fam["verdicts"]["A"]["hypothesis"] == "smooth"
+
+
+def test_runs_plot_and_show_read_conv_runs(tmp_path, capsys):
+    out = tmp_path / "train"
+    assert main(["train", "--arch", "conv", "--depth", "4", "--width", "2", "--epochs", "1", "--batch-size", "512",
+                 "--betas", "0.5,1", "--out", str(out), "--quiet"]) == 0
+    assert main(["runs", "plot", str(out)]) == 0
+    assert (out / "heatmap.png").exists() and "heatmap.png" in capsys.readouterr().out
+    run = tmp_path / "scaling"
+    assert main(["scaling", "--arch", "conv", "--depths", "1,2", "--width", "2", "--epochs", "1", "--quiet",
+                 "--out", str(run)]) == 0
+    capsys.readouterr()
+    assert main(["runs", "plot", str(run), "--json", str(tmp_path / "again.json")]) == 0
+    assert json.loads((tmp_path / "again.json").read_text())["plan"]["study"] == "scaling-conv"

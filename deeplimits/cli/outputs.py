@@ -100,7 +100,7 @@ def write_convergence(results, out, json_path, *, as_list) -> list[str]:
 def write_study(result, out, json_path, *, figures: bool = True) -> list[str]:
     """The JSON of a stability, phase, scaling or trained-limit result and, with ``figures``, its figures."""
     os.makedirs(out, exist_ok=True)
-    if not figures:
+    if not figures or not callable(getattr(result, "plot", None)):  # a result without figures (scaling --arch conv)
         return dump_json(result.to_dict(), out, json_path)
     from ..studies.phase import PhaseResult
     from ..studies.scaling_result import ScalingResult
