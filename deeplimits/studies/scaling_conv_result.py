@@ -102,7 +102,7 @@ class ConvScalingResult(PlanResult):
         p = self.plan
         lines = [f"conv residual networks on {p.dataset}: width {p.width}, {p.stages} stage(s), SGD lr {p.lr:g} "
                  f"(cosine), momentum {p.momentum:g}, weight decay {p.weight_decay:g}, batch {p.batch_size}, "
-                 f"{p.epochs} epochs, crops (padding {p.padding}) and flips: {'yes' if p.augment else 'no'}",
+                 f"{p.epochs} epochs, " + (f"crops (padding {p.padding}) and flips" if p.augment else "no crops or flips"),
                  f"{'L':>5} {'seed':>4} {'train acc':>9} {'test acc':>9} {'max|delta|':>10} {'max|A|':>8} "
                  f"{'cumsum A':>9} {'rss A':>8} {'90% A':>6} {'90% delta':>9} {'seconds':>8}"]
         for r in self.records:
