@@ -73,8 +73,8 @@ def test_cli_train_arch_conv_and_the_flags_it_refuses(tmp_path, capsys):
 
 
 def test_scaling_conv_end_to_end_at_tiny_depths(tmp_path, capsys):
-    """The cpu preset's protocol (digits as 8 x 8 images, one stage) at depths 2 to 4 of width 2, one epoch."""
-    argv = ["scaling", "--arch", "conv", "--depths", "2,3,4", "--width", "2", "--epochs", "1", "--quiet",
+    """The cpu preset's protocol (digits as 8 x 8 images, one stage) at depths 3 to 5 of width 2, one epoch."""
+    argv = ["scaling", "--arch", "conv", "--depths", "3,4,5", "--width", "2", "--epochs", "1", "--quiet",
             "--out", str(tmp_path / "run"), "--json", str(tmp_path / "r.json")]
     assert main(argv) == 0
     text = capsys.readouterr().out
@@ -82,12 +82,13 @@ def test_scaling_conv_end_to_end_at_tiny_depths(tmp_path, capsys):
     assert text.index("plan:") < text.index("conv residual networks on digits")
     assert "alpha = " in text and "beta = " in text and "A: supports" in text and "delta: supports" in text
     res = json.loads((tmp_path / "r.json").read_text())
-    assert [r["depth"] for r in res["records"]] == [2, 3, 4]
+    assert [r["depth"] for r in res["records"]] == [3, 4, 5] and (tmp_path / "run" / "scaling.png").exists()
     for r in res["records"]:  # the spectral norms along depth, one per block, and Table 1's quantities
-        assert len(r["A"]["norms"]) == r["depth"] and len(r["delta"]["norms"]) == r["depth"]
-        assert r["A"]["max_norm"] == pytest.approx(max(r["A"]["norms"]), rel=1e-12)
-        assert r["A"]["rss"] == pytest.approx(sum(v * v for v in r["A"]["norms"]) ** 0.5, rel=1e-12)
-        assert r["A"]["cumsum_norm"] <= sum(r["A"]["norms"]) * (1 + 1e-9)  # the triangle inequality
+        norms = [v for stage in r["A"]["norms"] for v in stage]
+        assert len(norms) == r["depth"] and sum(r["delta"]["stage_layers"]) == r["depth"]
+        assert r["A"]["max_norm"] == pytest.approx(max(norms), rel=1e-12)
+        assert r["A"]["rss"] == pytest.approx(sum(v * v for v in norms) ** 0.5, rel=1e-12)
+        assert r["A"]["cumsum_norm"] <= sum(norms) * (1 + 1e-9)  # the triangle inequality
     e = res["exponents"]
     assert set(e["alpha"]) == {"value", "ci"} and len(e["beta"]["ci"]) == 2
     assert res["verdicts"]["A"]["hypothesis"] in ("smooth", "rough", "sparse", "neither")
@@ -133,8 +134,8 @@ def test_the_published_preset_plans_from_local_cifar10_files(tmp_path, capsys):
 
 def _family(kernel_at, depths, seed=0):
     """Records of the scaling task for networks whose kernels ``A_k``, ``delta_k`` are ``kernel_at(k, L, z)``
-    (``z`` a fixed random 2 x 2 x 3 x 3 kernel), read by the task's own norms."""
-    from deeplimits.studies.scaling_conv_task import _record, kernel_norms
+    (``z`` a fixed random 2 x 2 x 3 x 3 kernel), read by the task's own diagnostics."""
+    from deeplimits.studies.scaling_conv_task import kernel_diagnostics
 
     z = torch.randn(1, 2, 2, 3, 3, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
     records = []
@@ -144,8 +145,7 @@ def _family(kernel_at, depths, seed=0):
             for k, b in enumerate(net.blocks):
                 b.A.copy_(kernel_at(k, L, z))
                 b.delta.copy_(kernel_at(k, L, z))
-        records.append({"depth": L, "seed": 0, "finite": True, **{n: _record(kernel_norms(net, n), 0, L)
-                                                                   for n in ("A", "delta")}})
+        records.append({"depth": L, "seed": 0, "finite": True, **kernel_diagnostics(net)})
     return records
 
 
@@ -180,8 +180,24 @@ def test_runs_plot_and_show_read_conv_runs(tmp_path, capsys):
     assert main(["runs", "plot", str(out)]) == 0
     assert (out / "heatmap.png").exists() and "heatmap.png" in capsys.readouterr().out
     run = tmp_path / "scaling"
-    assert main(["scaling", "--arch", "conv", "--depths", "1,2", "--width", "2", "--epochs", "1", "--quiet",
+    assert main(["scaling", "--arch", "conv", "--depths", "3,4", "--width", "2", "--epochs", "1", "--quiet",
                  "--out", str(run)]) == 0
     capsys.readouterr()
     assert main(["runs", "plot", str(run), "--json", str(tmp_path / "again.json")]) == 0
     assert json.loads((tmp_path / "again.json").read_text())["plan"]["study"] == "scaling-conv"
+
+
+def test_scaling_conv_refusals_and_a_blown_up_network():
+    from deeplimits.studies.scaling_conv_task import kernel_diagnostics
+
+    with pytest.raises(ValueError, match="depths must be at least 3 blocks"):
+        plan_conv_scaling(depths=[2, 4])
+    with pytest.raises(ValueError, match="stages must leave a grid of at least 3 x 3"):
+        plan_conv_scaling(depths=[4, 8], stages=4)  # 8 x 8 digits end at 1 x 1
+    with pytest.raises(ValueError, match="depths must hold at least two distinct depths"):
+        plan_conv_scaling(depths=[4, 4])
+    net = ConvResidualNetwork((1, 8, 8), 10, [4], stem=2, channels=[2], strides=[1])
+    assert kernel_diagnostics(net)["A"]["depth"] == 4
+    with torch.no_grad():
+        net.blocks[2].delta[0, 0, 0, 1, 1] = float("inf")
+    assert kernel_diagnostics(net) is None  # a result (no diagnostics), not a crash

@@ -100,13 +100,18 @@ def write_convergence(results, out, json_path, *, as_list) -> list[str]:
 def write_study(result, out, json_path, *, figures: bool = True) -> list[str]:
     """The JSON of a stability, phase, scaling or trained-limit result and, with ``figures``, its figures."""
     os.makedirs(out, exist_ok=True)
-    if not figures or not callable(getattr(result, "plot", None)):  # a result without figures (scaling --arch conv)
+    if not figures:
         return dump_json(result.to_dict(), out, json_path)
     from ..studies.phase import PhaseResult
+    from ..studies.scaling_conv_result import ConvScalingResult
     from ..studies.scaling_result import ScalingResult
     from ..studies.trained_limit_result import TrainedLimitResult
 
-    if isinstance(result, TrainedLimitResult):
+    if isinstance(result, ConvScalingResult):  # Figs. 7-8 of Cohen et al. (none when every network blew up)
+        figs = [os.path.join(out, "scaling.png")] if any(r["finite"] for r in result.records) else []
+        if figs:
+            result.plot(figs[0])
+    elif isinstance(result, TrainedLimitResult):
         figs = [os.path.join(out, "trained-limit.png")]
         result.plot(figs[0])
     elif isinstance(result, (PhaseResult, ScalingResult)):

@@ -82,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     _stability_parser(sub)
     _phase_parser(sub)
     _train_parser(sub)
-    _weights_parser(sub)
+    weights.add_parser(sub)
     scaling.add_parser(sub, _run_flags)
     trained_limit.add_parser(sub, _run_flags)
     _runs_parser(sub)
@@ -283,25 +283,6 @@ def _train_parser(sub):
     t.add_argument("--dtype", choices=N_.DTYPES, help=f"(default {d['dtype']})")
     _run_flags(t, "train", "chunks of configurations")
     t.set_defaults(func=training.run_train_cmd)
-
-
-def _weights_parser(sub):
-    w = sub.add_parser(
-        "weights", help="diagnostics of layer-indexed weights: norms, Hurst index, exponents across depths",
-        description="For each tensor A of shape (L, ...) in the given files (.npy, .pt: a tensor, a state_dict "
-                    "whose entries differ by a layer index, or a training chunk) or training run directories: "
-                    "max_k |A_k|, L^beta max_k |A_{k+1} - A_k|, max_k |sum_{j<k} A_j|, the root sum of squares, "
-                    "the quadratic variation and the Hurst index of each coordinate of the cumulative sum "
-                    "(median and IQR over coordinates; Cohen et al., ICML 2021). With several depths of a "
-                    "tensor of one name: the log-log slope of each on L with a 95% interval, and beta "
-                    "(max_k |A_k| ~ L^-beta).")
-    w.add_argument("paths", nargs="+", metavar="PATH", help="weight files or run directories")
-    w.add_argument("--beta", type=real, default=DEFAULTS["weights"]["beta"],
-                   help="scale of the increment norm L^beta (default %(default)g)")
-    w.add_argument("--figure", metavar="PATH", help="draw the first coordinates of each tensor against k/L")
-    w.add_argument("--json", metavar="PATH", help="write the diagnostics (and exponents) as JSON ('-': standard "
-                                                  "output, the report then goes to standard error)")
-    w.set_defaults(func=weights.run_weights_cmd)
 
 
 def _runs_parser(sub):

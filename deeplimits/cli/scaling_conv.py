@@ -73,6 +73,6 @@ def run_conv_scaling(args, run) -> int:
     print(conv_estimate_line(spec), file=report, flush=True)
     result, store_path = run(args, spec, out, executor_kw)
     print(result.report(), file=report)
-    written = outputs.dump_json(result.to_dict(), out, args.json)
+    written = outputs.write_study(result, out, args.json)
     print(f"run store {store_path}; wrote " + ", ".join(written), file=report)
     return 0

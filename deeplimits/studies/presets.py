@@ -10,7 +10,8 @@ build its ``--help`` without importing the numerical stack).
   ``plan_training``, ``plan_scaling`` and ``weight_diagnostics``);
 * :data:`DEFAULT_PRESET`: the preset a command runs without ``--preset``;
 * :data:`REFERENCE_REFINEMENT`, :data:`MAX_CHUNK`, :data:`TASK_BYTES`: the default reference
-  grid and draws per task of the convergence study, and the stability study's task budget.
+  grid and draws per task of the convergence study, and the stability study's task budget;
+  :data:`CONV_GRID`: ``deeplimits weights``' grid for the spectral norms of convolutions.
 
 The command line's ``--help`` prints these (tests/test_layout.py checks that every default it
 prints is read from here or from the option declarations, :mod:`deeplimits.options`).
@@ -21,7 +22,7 @@ from __future__ import annotations
 __all__ = ["linspace", "STABILITY_PRESETS", "PHASE_PRESETS", "TRAIN_PRESETS", "SCALING_PRESETS", "CONV_SCALING_PRESETS", "CPU_DEPTHS", "SHORT_CPU_DEPTHS",
            "geometric_depths", "DEFAULT_STUDY",
            "STUDY_OPTIONS", "DEFAULTS", "DEFAULT_PRESET", "REFERENCE_REFINEMENT", "MAX_CHUNK", "TASK_BYTES",
-           "study_options"]
+           "CONV_GRID", "study_options"]
 
 
 def linspace(start: float, stop: float, count: int) -> list[float]:
@@ -157,6 +158,9 @@ MAX_CHUNK = 64
 #: the default draws per task of a stability study: as many as fit in this many bytes of weights
 #: and stored states (part of the spec and the seeds)
 TASK_BYTES = 1 << 30
+#: ``deeplimits weights``: the N x N grid of the spectral norms of convolution kernels when the
+#: source gives none (docs/weights.md: within 2% of the norm on the infinite grid for 3x3 kernels)
+CONV_GRID = 16
 
 #: the scalar defaults of the plan functions (and of the command line)
 DEFAULTS = {

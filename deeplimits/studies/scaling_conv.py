@@ -164,7 +164,8 @@ def plan_conv_scaling(*, dataset: str = "digits", depths: Sequence[int] = (4, 6,
                       root=None, device=None) -> ConvScalingPlan:
     """Validate a convolutional scaling experiment (every check before any work): ``dataset``
     ``'digits'`` or ``'cifar10'`` (read from ``root``); ``depths``: at least two distinct
-    multiples of ``stages``; ``lr`` > 0, ``momentum`` in [0, 1), ``weight_decay`` >= 0;
+    multiples of ``stages``, each at least 3 blocks; ``stages``: the last stage's grid at least
+    3 x 3; ``lr`` > 0, ``momentum`` in [0, 1), ``weight_decay`` >= 0;
     ``padding``: the crops' (default :func:`~deeplimits.data.augment.default_padding`); ``beta``
     >= 0; the deepest task's memory within the machine's (or the device's)."""
     from ..data.augment import IMAGE_SHAPES, default_padding
@@ -176,9 +177,15 @@ def plan_conv_scaling(*, dataset: str = "digits", depths: Sequence[int] = (4, 6,
     depths = tuple(V_.sequence("depths", depths, lambda L: V_.integer("depths", L), what="a list of depths >= 1"))
     if len(depths) < 2 or len(set(depths)) != len(depths):
         raise ParameterError("depths", f"depths must hold at least two distinct depths, got {list(depths)}")
+    if min(depths) < 3:
+        raise ParameterError("depths", f"depths must be at least 3 blocks (the diagnostics along depth), got {list(depths)}")
     width, stages = V_.integer("width", width), V_.integer("stages", stages)
     for L in depths:
         conv_layout(L, width, stages)
+    smallest = min(IMAGE_SHAPES[dataset][1:]) >> (stages - 1)
+    if smallest < 3:
+        raise ParameterError("stages", f"stages must leave a grid of at least 3 x 3 for the 3 x 3 kernels' norms "
+                                       f"({dataset}'s images at {stages} stages end at {smallest} x {smallest})")
     epochs, seeds = V_.integer("epochs", epochs), V_.integer("seeds", seeds)
     dtype = getattr(torch, dtype) if dtype in ("float32", "float64") else dtype  # a preset names it
     plan = ConvScalingPlan(dataset=dataset, depths=tuple(sorted(depths)), width=width, stages=stages, seeds=seeds,

@@ -12,31 +12,21 @@ import dataclasses
 import math
 
 from .result import PlanResult
-from .scaling_result import _median, _slope
+from .scaling_result import _median, _median_records, _slope
 
 __all__ = ["ConvScalingResult", "conv_exponents", "PUBLISHED_CONV", "conv_family"]
 
 PUBLISHED_CONV = {"alpha": 0.1, "beta": 0.0, "limit": "sparse (a few layers of constant order carry the weight: "
                                                       "neither smooth nor rough)"}
 """What Cohen et al. (2021, §3.2) report for their ResNet-18-layout networks on CIFAR-10."""
-#: the Table-1 quantities of a kernel's record fitted across depths
-QUANTITIES = ("max_norm", "increment_norm", "cumsum_norm", "rss", "quadratic_variation")
-
-
 def conv_family(records: list[dict], name: str) -> list:
-    """Per depth, the :class:`~deeplimits.diagnostics.WeightDiagnostics` of kernel ``name`` (the
-    median over seeds of each spectral-norm quantity and of ``layers_90``, the fewest blocks
-    holding 90% of ``sum_k ||K_k||^2``; increments unscaled, no Hurst index)."""
-    from ..diagnostics import WeightDiagnostics
+    """Per depth, the :class:`~deeplimits.diagnostics.ConvWeightDiagnostics` of kernel ``name``:
+    the median over seeds of each number (the per-layer norms: the first seed's)."""
+    from ..diagnostics import ConvWeightDiagnostics
 
-    out = []
-    for L in sorted({r["depth"] for r in records}):
-        group = [r[name] for r in records if r["depth"] == L]
-        q = {k: _median([g[k] for g in group]) for k in QUANTITIES}
-        held = _median([_held(g["norms"]) for g in group])
-        out.append(WeightDiagnostics(name, L, [], 0.0, q["max_norm"], q["increment_norm"], q["cumsum_norm"], q["rss"],
-                                     q["quadratic_variation"], math.nan, math.nan, layers_90=held))
-    return out
+    fields = {f.name for f in dataclasses.fields(ConvWeightDiagnostics)}
+    return [ConvWeightDiagnostics(**{k: v for k, v in d.items() if k in fields})
+            for d in _median_records(records, name)]
 
 
 def conv_exponents(records: list[dict]) -> dict:
@@ -58,15 +48,6 @@ def conv_exponents(records: list[dict]) -> dict:
                                    for L in depths])
     out["beta"] = dict(out["A"]["beta"])
     return {"exponents": out, "verdicts": verdicts}
-
-
-def _held(norms: list) -> float:
-    """The fewest blocks holding 90% of the squared norms (:func:`~deeplimits.diagnostics.measures.layers_holding`)."""
-    import torch
-
-    from ..diagnostics.measures import layers_holding
-
-    return layers_holding(torch.tensor(norms, dtype=torch.float64).square())
 
 
 @dataclasses.dataclass
@@ -107,9 +88,12 @@ class ConvScalingResult(PlanResult):
                  f"{'cumsum A':>9} {'rss A':>8} {'90% A':>6} {'90% delta':>9} {'seconds':>8}"]
         for r in self.records:
             acc = lambda v: "failed" if v is None else f"{v:.4f}"  # noqa: E731
-            lines.append(f"{r['depth']:5d} {r['seed']:4d} {acc(r['train_accuracy']):>9} {acc(r['test_accuracy']):>9} "
-                         f"{r['delta']['max_norm']:10.4g} {r['A']['max_norm']:8.4g} {r['A']['cumsum_norm']:9.4g} "
-                         f"{r['A']['rss']:8.4g} {_held(r['A']['norms']):6.0f} {_held(r['delta']['norms']):9.0f} "
+            head = f"{r['depth']:5d} {r['seed']:4d} {acc(r['train_accuracy']):>9} {acc(r['test_accuracy']):>9} "
+            if r["A"] is None:  # blown up: no diagnostics
+                lines.append(head + f"{'blown up: non-finite weights':>56} {r['seconds']:8.1f}")
+                continue
+            lines.append(head + f"{r['delta']['max_norm']:10.4g} {r['A']['max_norm']:8.4g} {r['A']['cumsum_norm']:9.4g} "
+                         f"{r['A']['rss']:8.4g} {r['A']['layers_90']:6.0f} {r['delta']['layers_90']:9.0f} "
                          f"{r['seconds']:8.1f}")
         e = self.exponents
         for key, what in (("alpha", "max_k ||delta_k|| ~ L^-alpha"), ("beta", "max_k ||sum_{j<=k} A_j|| ~ L^(1-beta)")):
@@ -122,3 +106,12 @@ class ConvScalingResult(PlanResult):
             lines.append(f"{name}: supports {v['hypothesis']} ({v['reason']})")
         lines.append(f"published: {PUBLISHED_CONV['limit']}")
         return "\n".join(lines)
+
+    def plot(self, path: str | None = None, *, ax=None):
+        """Figs. 7-8 of Cohen et al. (:func:`~deeplimits.studies.conv_plots.plot_conv_scaling`): the
+        spectral norms of ``delta_k`` and ``A_k`` against ``k / L`` per depth, and their max norm,
+        root sum of squares and scaled increments against the depth; written to ``path`` when given."""
+        from .conv_plots import plot_conv_scaling
+
+        live = [r for r in self.records if r["finite"]]
+        return plot_conv_scaling({name: conv_family(live, name) for name in ("delta", "A")}, path, ax=ax)
