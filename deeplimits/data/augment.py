@@ -22,9 +22,9 @@ __all__ = ["crop_flip", "augmented_batches", "CROP_PADDING", "IMAGE_SHAPES", "de
 
 #: the padding of the published random crops (32 x 32 CIFAR-10 images padded to 40 x 40)
 CROP_PADDING = 4
-#: ``(channels, height, width)`` of the images of the registered image data sets (flattened
-#: channel-major in their tensors)
 IMAGE_SHAPES = {"digits": (1, 8, 8), "mnist": (1, 28, 28), "cifar10": (3, 32, 32)}
+"""``(channels, height, width)`` of the images of the registered image data sets (flattened
+channel-major in their tensors)."""
 
 
 def default_padding(image_shape) -> int:

@@ -97,19 +97,26 @@ class ConvResidualNetwork(torch.nn.Module):
     """
 
     arch = "conv"
+    """The architecture's name (what the run stores and :func:`~deeplimits.diagnostics.load_weights` read)."""
 
     def __init__(self, image_shape, classes: int, blocks=2, *, stem: int = RESNET18["stem"],
                  channels=RESNET18["channels"], strides=RESNET18["strides"], configs: int = 1, beta: float = 0.5,
                  dtype: torch.dtype = torch.float32, device=None):
         super().__init__()
         self.image_shape = tuple(V_.size(image_shape, name="image_shape"))
+        """``(channels, height, width)`` of an input image."""
         if len(self.image_shape) != 3:
             raise ParameterError("image_shape", f"image_shape must be (channels, height, width), got {image_shape!r}")
-        self.classes, self.stem_channels = V_.integer("classes", classes), V_.integer("stem", stem)
+        self.classes = V_.integer("classes", classes)
+        """The outputs of the head."""
+        self.stem_channels = V_.integer("stem", stem)
+        """The stem's output channels."""
         self.channels = tuple(V_.sequence("channels", channels, lambda c: V_.integer("channels", c),
                                           what="a list of channel counts >= 1"))
+        """Each stage's channels."""
         self.strides = tuple(V_.sequence("strides", strides, lambda s: V_.integer("strides", s),
                                          what="a list of strides >= 1"))
+        """Each stage's stride (in its first block)."""
         if not self.channels or len(self.strides) != len(self.channels):
             raise ParameterError("strides", f"strides must give one stride per stage ({len(self.channels)} stages), "
                                             f"got {list(self.strides)}")
@@ -117,11 +124,14 @@ class ConvResidualNetwork(torch.nn.Module):
             blocks = [blocks] * len(self.channels)
         self.blocks_per_stage = tuple(V_.sequence("blocks", blocks, lambda n: V_.integer("blocks", n),
                                                   what="blocks per stage >= 1"))
+        """The residual blocks of every stage."""
         if len(self.blocks_per_stage) != len(self.channels):
             raise ParameterError("blocks", f"blocks must give one count per stage ({len(self.channels)} stages), "
                                            f"got {list(self.blocks_per_stage)}")
         self.configs = V_.integer("configs", configs)
+        """The number ``C`` of independent configurations held."""
         self.beta = V_.real("beta", beta, low=0.0)
+        """The residual scale: ``delta`` starts with entries of standard deviation ``L^-beta / sqrt(9 c)``."""
         self.depth = sum(self.blocks_per_stage)
         """The number ``L`` of residual blocks."""
         where = V_.device("device", device, V_.dtype(dtype))
@@ -131,11 +141,15 @@ class ConvResidualNetwork(torch.nn.Module):
                           f"{self.depth} blocks", ("blocks", "channels", "configs"), device=where)
         kw, C = dict(dtype=dtype, device=where), self.configs
         self.stem = torch.nn.Parameter(torch.empty(C, self.stem_channels, self.image_shape[0], 3, 3, **kw))
+        """The stem kernel ``S``, ``(C, c0, c_in, 3, 3)``."""
         self.layout = _blocks(self.stem_channels, self.channels, self.strides, self.blocks_per_stage)
         """``(c_in, c_out, stride, stage)`` of every block."""
         self.blocks = torch.nn.ModuleList(_Block(cin, cout, stride, C, kw) for cin, cout, stride, _ in self.layout)
+        """The residual blocks (``A``, ``delta`` and ``F`` of each)."""
         self.head = torch.nn.Parameter(torch.empty(C, self.channels[-1], self.classes, **kw))
+        """The linear head, ``(C, c_last, classes)``."""
         self.head_bias = torch.nn.Parameter(torch.empty(C, self.classes, **kw))
+        """The head's bias, ``(C, classes)``."""
         self._mark_axes()
         self.reset_parameters()
 
@@ -241,6 +255,7 @@ class ConvResidualNetwork(torch.nn.Module):
         return torch.baddbmm(self.head_bias.unsqueeze(1), pooled, self.head)
 
     def extra_repr(self) -> str:
+        """The configuration, shown by ``repr`` of the module."""
         return (f"image_shape={self.image_shape}, classes={self.classes}, blocks={self.blocks_per_stage}, "
                 f"stem={self.stem_channels}, channels={self.channels}, strides={self.strides}, "
                 f"configs={self.configs}, beta={self.beta}")
