@@ -63,6 +63,9 @@ def test_cli_train_arch_conv_and_the_flags_it_refuses(tmp_path, capsys):
     assert first["plan"]["momentum"] == 0.9 and first["plan"]["weight_decay"] == 5e-4
     assert main(argv) == 0  # the same command: everything is stored, nothing is trained again
     assert json.loads(capsys.readouterr().out)["records"] == first["records"]
+    assert main(["weights", str(out)]) == 0  # the stored chunk's kernels, read by the weight diagnostics
+    text = capsys.readouterr().out
+    assert "blocks.*.A[0]" in text and "blocks.*.delta[0]" in text and "spectral norms" in text
     for flag in (["--optimizer", "adam"], ["--activation", "tanh"], ["--no-bias"]):
         assert main(["train", "--arch", "conv", "--out", str(tmp_path / "x")] + flag) == 2
         assert "does not apply to --arch conv" in capsys.readouterr().err

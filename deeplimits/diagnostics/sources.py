@@ -108,6 +108,8 @@ def _from_object(obj, path) -> dict:
     if isinstance(obj, torch.Tensor):
         return {"A": real_tensor(f"source: {path}", obj)}
     if isinstance(obj, dict) and "state_dict" in obj and "module" in obj:  # a deeplimits training chunk
+        if isinstance(obj["module"], dict) and "image_shape" in obj["module"]:  # of `train --arch conv`
+            return _stacked(obj["state_dict"], path)  # its kernels per configuration, on the caller's grid
         sd = obj["state_dict"]  # the per-layer parameters (L, C, ...), as ResidualNetwork.residual_weights
         layered = {k: sd[k] for k in LAYER_WEIGHTS if k in sd}
         if "delta" in sd and sd["delta"].dim() == 2:
