@@ -145,7 +145,7 @@ def test_train_conv_follows_the_cosine_schedule_per_configuration():
     res = train_conv(net, data, lr=[0.05, 0.0125], epochs=3, batch_size=256, padding=1, seed=3, weight_decay=0.0)
     for e, h in enumerate(res.history):  # cosine: lr (1 + cos(pi e / 3)) / 2, one lr per configuration
         assert h["lr"] == pytest.approx([r * (1 + math.cos(math.pi * e / 3)) / 2 for r in (0.05, 0.0125)], rel=1e-12)
-    moved = [float((p - q)[c].abs().max()) for p, q in zip(net.parameters(), start) for c in (0, 1)]
+    moved = [float((p.detach() - q)[c].abs().max()) for p, q in zip(net.parameters(), start) for c in (0, 1)]
     assert all(m > 0 for m in moved) and all(r["finite"] for r in res.records)
     assert set(res.records[0]) == {"train_loss", "test_loss", "train_accuracy", "test_accuracy", "finite"}
     # a configuration at a negligible rate stays where it was (bitwise: its steps round to 0), the other moves

@@ -260,11 +260,6 @@ class ConvResidualNetwork(torch.nn.Module):
                 f"stem={self.stem_channels}, channels={self.channels}, strides={self.strides}, "
                 f"configs={self.configs}, beta={self.beta}")
 
-    @property
-    def A(self) -> torch.Tensor:
-        """The stem kernel (where the code shared with the dense networks reads dtype and device)."""
-        return self.stem
-
 
 class _Block(torch.nn.Module):
     """One residual block of ``C`` configurations: ``A`` ``(C, c_out, c_in, 3, 3)`` with the
