@@ -9,7 +9,6 @@ norm of ``A``, ``~ L^(1 - beta)``) with 95% intervals, and the steps of
 from __future__ import annotations
 
 import dataclasses
-import math
 
 from .result import PlanResult
 from .scaling_result import _median, _median_records, _slope

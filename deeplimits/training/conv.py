@@ -52,7 +52,7 @@ def conv_layout(depth: int, width: int, stages: int = 4) -> dict:
 
 def conv_parameter_count(image_shape, classes: int, blocks, stem: int, channels, strides, configs: int = 1) -> int:
     """The numbers held by the parameters of a :class:`ConvResidualNetwork`, counted without allocating."""
-    c_in, n = image_shape[0], stem * image_shape[0] * 9
+    n = stem * image_shape[0] * 9  # the stem
     for (cin, cout, stride, _) in _blocks(stem, channels, strides, blocks):
         n += cout * cin * 9 + cout * cout * 9 + (cout * cin if (cin != cout or stride != 1) else 0)
     return configs * (n + channels[-1] * classes + classes)
