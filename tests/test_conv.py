@@ -132,6 +132,13 @@ def test_crops_and_flips_against_the_explicit_crop():
     first = [b[0] for b in augmented_batches((x, torch.arange(64)), 16, (2, 5, 6), seed=7)]
     again = [b[0] for b in augmented_batches((x, torch.arange(64)), 16, (2, 5, 6), seed=7)]
     assert all(torch.equal(a, b) for a, b in zip(first, again)) and len(first) == 4
+    # the epoch's order is batches(seed=7)'s, its draws a stream of their own: chunk_seed(7, 1)
+    from deeplimits._random import chunk_seed
+    from deeplimits.data import batches
+
+    plain = next(iter(batches((x, torch.arange(64)), 16, seed=7)))[0]
+    own = torch.Generator().manual_seed(chunk_seed(7, 1))
+    assert torch.equal(first[0], crop_flip(plain, (2, 5, 6), padding=4, generator=own))
     assert (default_padding((3, 32, 32)), default_padding((1, 8, 8)), default_padding((1, 28, 28))) == (4, 1, 4)
 
 

@@ -15,11 +15,14 @@ from typing import Iterator
 import torch
 
 from .. import _validate as V_
+from .._random import chunk_seed
 from ..errors import ParameterError
 from .batching import batches
 
 __all__ = ["crop_flip", "augmented_batches", "CROP_PADDING", "IMAGE_SHAPES", "default_padding"]
 
+#: the stream of :func:`~deeplimits._random.chunk_seed` that seeds an epoch's crops and flips
+AUGMENT_STREAM = 1
 #: the padding of the published random crops (32 x 32 CIFAR-10 images padded to 40 x 40)
 CROP_PADDING = 4
 IMAGE_SHAPES = {"digits": (1, 8, 8), "mnist": (1, 28, 28), "cifar10": (3, 32, 32)}
@@ -82,10 +85,10 @@ def augmented_batches(split, batch_size: int, image_shape, *, seed: int = 0, pad
                       flip: bool = True) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     """One epoch of mini-batches of ``split`` (``(x, y)``, e.g. ``dataset.train``) in the order of
     :func:`~deeplimits.data.batches` ``(split, batch_size, seed=seed)``, each augmented by
-    :func:`crop_flip` with draws from a generator seeded ``seed`` (the same epoch, the same
-    batches)."""
+    :func:`crop_flip` with draws from a generator seeded ``chunk_seed(seed, AUGMENT_STREAM)``
+    (a stream apart from the shuffling's; the same seed, the same batches)."""
     image_shape = _image_shape(image_shape)
     padding, flip = V_.integer("padding", padding, low=0), V_.flag("flip", flip)
     pairs = batches(split, batch_size, seed=seed)
-    g = torch.Generator().manual_seed(seed)
+    g = torch.Generator().manual_seed(chunk_seed(seed, AUGMENT_STREAM))  # not the shuffling generator's stream
     return ((crop_flip(xb, image_shape, padding=padding, flip=flip, generator=g), yb) for xb, yb in pairs)
