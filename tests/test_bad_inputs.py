@@ -353,6 +353,12 @@ CLI = [
     (["weights", "{OK}", "--json"], 2, "expected one argument"),
     # -- scaling: every flag
     (["scaling", "--preset", "huge"], 2, "invalid choice"),
+    (["scaling", "--arch", "dense"], 2, "invalid choice"),
+    (["scaling", "--arch", "conv", "--epochs", "0"], 2, "--epochs"),
+    (["scaling", "--arch", "conv", "--root", ""], 2, "--root"),
+    (["scaling", "--arch", "conv", "--dataset", "synthetic"], 2, "--dataset"),
+    (["scaling", "--arch", "conv", "--preset", "relu"], 2, "has no --arch conv variant"),
+    (["scaling", "--arch", "conv", "--lr", "0.1,0.2"], 2, "one rate with --arch conv"),
     (["scaling", "--activation", "sin"], 2, "invalid choice"),
     (["scaling", "--dataset", "mnist"], 2, "invalid choice"),
     (["scaling", "--delta", "each"], 2, "invalid choice"),

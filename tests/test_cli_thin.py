@@ -161,10 +161,13 @@ def test_names_and_defaults_agree_with_the_library():
     assert (DRIVERS, ARCHITECTURES, NAMES) == (_names.DRIVERS, _names.ARCHITECTURES, _names.ACTIVATIONS)
     from deeplimits.studies import strong_order
 
-    assert sorted(DEFAULTS) == ["convergence", "order", "phase", "scaling", "stability", "train", "weights"]
+    from deeplimits.studies.conv_training import plan_conv_training
+
+    assert sorted(DEFAULTS) == ["convergence", "order", "phase", "scaling", "stability", "train", "train-conv",
+                                "weights"]
     for study, fn in (("convergence", plan_convergence), ("stability", plan_stability), ("phase", plan_phase),
                       ("train", plan_training), ("scaling", plan_scaling), ("weights", weight_diagnostics),
-                      ("order", strong_order)):
+                      ("order", strong_order), ("train-conv", plan_conv_training)):
         params = inspect.signature(fn).parameters
         for name, value in DEFAULTS[study].items():
             default = params[name].default

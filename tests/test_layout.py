@@ -320,7 +320,7 @@ class Sources:
             presets = {"stability": P.STABILITY_PRESETS, "phase": P.PHASE_PRESETS, "scaling": P.SCALING_PRESETS}[cmd]
             self.mp.setitem(presets, f"zz-{name}", copy.deepcopy(presets[name]))
             self.mp.setitem(P.DEFAULT_PRESET, cmd, f"zz-{name}")
-        for module, names in ((P, ("REFERENCE_REFINEMENT", "MAX_CHUNK", "TASK_BYTES")), (execution, ("RUNS",)),
+        for module, names in ((P, ("REFERENCE_REFINEMENT", "MAX_CHUNK", "TASK_BYTES", "CONV_GRID")), (execution, ("RUNS",)),
                               (_names, ("DEFAULT_ACTIVATION", "RES3_ACTIVATION", "INSIDE_ACTIVATION"))):
             for name in names:
                 self.mp.setattr(module, name, self.value(getattr(module, name)))

@@ -103,10 +103,15 @@ def write_study(result, out, json_path, *, figures: bool = True) -> list[str]:
     if not figures:
         return dump_json(result.to_dict(), out, json_path)
     from ..studies.phase import PhaseResult
+    from ..studies.scaling_conv_result import ConvScalingResult
     from ..studies.scaling_result import ScalingResult
     from ..studies.trained_limit_result import TrainedLimitResult
 
-    if isinstance(result, TrainedLimitResult):
+    if isinstance(result, ConvScalingResult):  # Figs. 7-8 of Cohen et al. (none when every network blew up)
+        figs = [os.path.join(out, "scaling.png")] if any(r["finite"] for r in result.records) else []
+        if figs:
+            result.plot(figs[0])
+    elif isinstance(result, TrainedLimitResult):
         figs = [os.path.join(out, "trained-limit.png")]
         result.plot(figs[0])
     elif isinstance(result, (PhaseResult, ScalingResult)):
@@ -133,7 +138,7 @@ def write_training(result, plan, out, json_path) -> list[str]:
     if len(result.best) > 1:
         figs.append(os.path.join(out, "heatmap.png"))
         result.plot(figs[-1])
-    panels = weight_paths(plan, out, result)
+    panels = weight_paths(plan, out, result) if plan.arch != "conv" else []  # dense layers' coordinates only
     if panels:
         figs.append(os.path.join(out, "weights.png"))
         plot_weight_paths(panels, path=figs[-1])

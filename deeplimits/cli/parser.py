@@ -15,7 +15,7 @@ from .. import options as O_
 from .._version import __version__
 from ..regimes import REGISTRY, regime_names
 from ..studies import presets as P_
-from ..studies.presets import DEFAULT_STUDY, DEFAULTS, PHASE_PRESETS, SCALING_PRESETS, STABILITY_PRESETS, TRAIN_PRESETS
+from ..studies.presets import DEFAULT_STUDY, DEFAULTS, PHASE_PRESETS, STABILITY_PRESETS, TRAIN_PRESETS
 from . import convergence, order, propagation, runs, scaling, trained_limit, training, weights
 from . import execution as E_
 from .errors import UsageError, say
@@ -82,8 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
     _stability_parser(sub)
     _phase_parser(sub)
     _train_parser(sub)
-    _weights_parser(sub)
-    _scaling_parser(sub)
+    weights.add_parser(sub)
+    scaling.add_parser(sub, _run_flags)
     trained_limit.add_parser(sub, _run_flags)
     _runs_parser(sub)
     return parser
@@ -222,19 +222,29 @@ def _phase_parser(sub):
     ph.set_defaults(func=propagation.run_phase_cmd)
 
 
+def _train_description(d: dict, dc: dict) -> str:
+    """The description of ``train``: the dense networks (defaults ``d``) and ``--arch conv`` (``dc``)."""
+    return ("Train res-1 networks (a zero-initialised bias per layer) whose residual weights start on a "
+            f"random path in depth, with {d['optimizer']} (learning rate divided by 10 halfway), every configuration "
+            "(H, beta, lr, seed) of one beta batched into one model. Reports train/test loss and accuracy "
+            "per configuration and, for a grid, the best test accuracy over the learning rates per "
+            "(H, beta) as a heat map with the line beta = max(H, 1/2) (Marion et al., JMLR 2025, §4.2); "
+            "the trained weights are stored in the run directory and a stopped run resumes. A "
+            "configuration that blows up is reported as failed. Without --preset: "
+            f"--dataset {d['dataset']} --driver {d['driver']} --betas {fmt(d['betas'])} "
+            f"--lrs {fmt(d['lrs'])} --depth {d['depth']} --width {d['width']} --epochs {d['epochs']}. --arch conv: "
+            "the convolutional networks h_(k+1) = ReLU(h_k + delta_k * ReLU(A_k * h_k)) of Cohen et al. (ICML "
+            "2021) on images (digits, mnist, cifar10), --depth residual blocks over four stages of --width, 2 "
+            "--width, ... channels, SGD (momentum 0.9, weight decay 5e-4, cosine schedule), random crops and "
+            f"flips; defaults --depth {dc['depth']} --width {dc['width']} --lrs {fmt(dc['lrs'])} --epochs "
+            f"{dc['epochs']}.")
+
+
 def _train_parser(sub):
     d = DEFAULTS["train"]
     t = sub.add_parser(
         "train", help="train residual networks initialised from a driver: one configuration or an (H, beta) grid",
-        description="Train res-1 networks (a zero-initialised bias per layer) whose residual weights start on a "
-                    f"random path in depth, with {d['optimizer']} (learning rate divided by 10 halfway), every configuration "
-                    "(H, beta, lr, seed) of one beta batched into one model. Reports train/test loss and accuracy "
-                    "per configuration and, for a grid, the best test accuracy over the learning rates per "
-                    "(H, beta) as a heat map with the line beta = max(H, 1/2) (Marion et al., JMLR 2025, §4.2); "
-                    "the trained weights are stored in the run directory and a stopped run resumes. A "
-                    "configuration that blows up is reported as failed. Without --preset: "
-                    f"--dataset {d['dataset']} --driver {d['driver']} --betas {fmt(d['betas'])} "
-                    f"--lrs {fmt(d['lrs'])} --depth {d['depth']} --width {d['width']} --epochs {d['epochs']}.")
+        description=_train_description(d, DEFAULTS["train-conv"]))
     t.add_argument("--preset", choices=list(TRAIN_PRESETS),
                    help="; ".join(f"{n}: {p['dataset']}, L={p['depth']}, d={p['width']}, {p['epochs']} epochs, "
                                   f"{len(p['hursts'])} H x {len(p['betas'])} beta x {len(p['lrs'])} lr"
@@ -250,7 +260,8 @@ def _train_parser(sub):
     t.add_argument("--betas", type=parse_list, help=f"scalings beta >= 0 (default {fmt(d['betas'])})")
     t.add_argument("--lrs", type=parse_list, help=f"learning rates > 0, e.g. 1e-4,1e-3,1e-2 (default {fmt(d['lrs'])})")
     t.add_argument("--seeds", type=integer, help=f"independent initialisations per point (default {d['seeds']})")
-    t.add_argument("--arch", choices=N_.ARCHITECTURES, help=f"residual map (default {d['arch']})")
+    t.add_argument("--arch", choices=N_.ARCHITECTURES + ("conv",), help=f"residual map (default {d['arch']}; conv: the "
+                   "convolutional networks of Cohen et al., ICML 2021, see the description)")
     t.add_argument("--activation", help=_activation_help())
     t.add_argument("--bias", action=argparse.BooleanOptionalAction, default=None,
                    help=f"a zero-initialised bias per layer (default: {_yes(d['bias'])})")
@@ -272,75 +283,6 @@ def _train_parser(sub):
     t.add_argument("--dtype", choices=N_.DTYPES, help=f"(default {d['dtype']})")
     _run_flags(t, "train", "chunks of configurations")
     t.set_defaults(func=training.run_train_cmd)
-
-
-def _weights_parser(sub):
-    w = sub.add_parser(
-        "weights", help="diagnostics of layer-indexed weights: norms, Hurst index, exponents across depths",
-        description="For each tensor A of shape (L, ...) in the given files (.npy, .pt: a tensor, a state_dict "
-                    "whose entries differ by a layer index, or a training chunk) or training run directories: "
-                    "max_k |A_k|, L^beta max_k |A_{k+1} - A_k|, max_k |sum_{j<k} A_j|, the root sum of squares, "
-                    "the quadratic variation and the Hurst index of each coordinate of the cumulative sum "
-                    "(median and IQR over coordinates; Cohen et al., ICML 2021). With several depths of a "
-                    "tensor of one name: the log-log slope of each on L with a 95% interval, and beta "
-                    "(max_k |A_k| ~ L^-beta).")
-    w.add_argument("paths", nargs="+", metavar="PATH", help="weight files or run directories")
-    w.add_argument("--beta", type=real, default=DEFAULTS["weights"]["beta"],
-                   help="scale of the increment norm L^beta (default %(default)g)")
-    w.add_argument("--figure", metavar="PATH", help="draw the first coordinates of each tensor against k/L")
-    w.add_argument("--json", metavar="PATH", help="write the diagnostics (and exponents) as JSON ('-': standard "
-                                                  "output, the report then goes to standard error)")
-    w.set_defaults(func=weights.run_weights_cmd)
-
-
-def _scaling_parser(sub):
-    d, name = DEFAULTS["scaling"], P_.DEFAULT_PRESET["scaling"]
-    c = sub.add_parser(
-        "scaling", help="train the inside model at a family of depths and fit how its trained weights scale",
-        description=f"The inside model h + delta_k sigma(W_k h + b_k) (d = {d['width']}, h_0 = x, output h_L) trained "
-                    "on the synthetic task of Cohen et al. (ICML 2021) at each depth until its training loss is "
-                    f"below --stop-loss ({d['loss']} loss, {d['optimizer']}, batch {d['batch_size']}), then their "
-                    "steps: alpha (delta ~ L^-alpha), beta (the cumulative-sum norm of W ~ L^(1 - beta)), the "
-                    "beta-scaled increments (~ L^-nu), the noise part, the root sum of squares and the loss kept by "
-                    "the trend, each against what each hypothesis predicts, and the verdict (smooth, rough or "
-                    "neither) next to the published values (tanh: alpha 0.7, beta 0.3). Default: --preset "
-                    f"{name} (depths {fmt(SCALING_PRESETS[name]['depths'])}, minutes).")
-    c.add_argument("--preset", choices=list(SCALING_PRESETS), default=name,
-                   help="; ".join(f"{n}: " + ", ".join(f"{k} {fmt(v)}" for k, v in p.items())
-                                  for n, p in SCALING_PRESETS.items()) + " (default %(default)s)")
-    c.add_argument("--dataset", choices=["synthetic", "digits"],
-                   help=f"the synthetic task, or digits through a fixed random embedding (default {d['dataset']})")
-    c.add_argument("--activation", choices=["tanh", "relu"], help=f"(default {d['activation']})")
-    c.add_argument("--delta", choices=["shared", "per-layer"],
-                   help="one trainable scale, or one per layer (default: shared for tanh, per-layer for relu)")
-    c.add_argument("--depths", type=int_list, help="the family of depths (default: the preset's)")
-    c.add_argument("--width", type=integer, help=f"width d (default {d['width']})")
-    c.add_argument("--seeds", type=integer, help=f"networks per depth, one task each (default {d['seeds']})")
-    c.add_argument("--optimizer", choices=["adam", "sgd"], help=f"adam (the published code) or sgd (the paper's "
-                                                                f"text, a constant rate) (default {d['optimizer']})")
-    c.add_argument("--lr", type=parse_list, help=f"learning rate, or a list of them trained at once in every task "
-                                                 f"(default {fmt(d['lr'])})")
-    c.add_argument("--batch-size", type=integer, help=f"(default {d['batch_size']})")
-    c.add_argument("--loss", choices=["mse", "squared"],
-                   help=f"the loss and the convention of --stop-loss: mse (torch.nn.MSELoss(), the mean over batch "
-                        f"and outputs) or squared (half the squared error summed over the outputs) (default "
-                        f"{d['loss']})")
-    c.add_argument("--stop-loss", type=real, help=f"train until the training loss is below this (default "
-                                                  f"{fmt(d['stop_loss'])})")
-    c.add_argument("--max-epochs", type=integer, help=f"give up after this many epochs (default {d['max_epochs']})")
-    c.add_argument("--init-scale", type=real, help=f"initial weights of order SCALE / (L d) (default "
-                                                   f"{fmt(d['init_scale'])})")
-    c.add_argument("--samples", type=integer, help=f"samples of the synthetic task (default {d['samples']}, 80%% "
-                                                   "for training)")
-    c.add_argument("--seed", type=integer, help=f"base seed (default {d['seed']})")
-    c.add_argument("--dtype", choices=N_.DTYPES, help=f"(default {d['dtype']})")
-    c.add_argument("--ablation", action="store_true",
-                   help="run the protocol given by the other flags and then one knob changed at a time (the "
-                        "estimator, the loss convention, the threshold, the training budget, the optimiser, the "
-                        "learning rate, the initial scale, the batch size), each a run of its own under "
-                        "OUT/<variant>, and print alpha, beta, alpha + beta and the verdict of each")
-    _run_flags(c, "scaling", "depths")
-    c.set_defaults(func=scaling.run_scaling_cmd)
 
 
 def _runs_parser(sub):

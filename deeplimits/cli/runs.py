@@ -126,7 +126,7 @@ def _plot(args, store) -> int:
         raise UsageError(f"deeplimits runs plot: {args.target} has no finished task yet")
     if _read(store, _study) is None:
         written = outputs.write_convergence(results, args.target, args.json, as_list=isinstance(store.spec, list))
-    elif _read(store, _study) == "train":
+    elif _read(store, _study) in ("train", "train-conv"):
         from ..studies import plan_from_dict
 
         written = outputs.write_training(results[0], plan_from_dict(store.spec), args.target, args.json)

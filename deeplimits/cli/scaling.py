@@ -1,16 +1,21 @@
 """``deeplimits scaling``: train the inside model at a family of depths and analyse how its
-trained weights scale (docs/weights.md, "The scaling experiment")."""
+trained weights scale (docs/weights.md, "The scaling experiment"); ``--arch conv``: the
+convolutional networks (:mod:`.scaling_conv`)."""
 
 from __future__ import annotations
 
 import os
 
-from ..studies.presets import SCALING_PRESETS
+from .. import _names as N_
+from ..studies import presets as P_
+from ..studies.presets import DEFAULTS, SCALING_PRESETS
 from . import outputs
 from .errors import plan
 from .execution import Run, default_out, executor, preset_options, progress
+from .scaling_conv import _duration, conv_flags, run_conv_scaling
+from .values import fmt, int_list, integer, parse_list, real
 
-__all__ = ["run_scaling_cmd", "OPTIONS", "estimate_line"]
+__all__ = ["add_parser", "run_scaling_cmd", "OPTIONS", "estimate_line"]
 
 OPTIONS = ("dataset", "activation", "delta", "depths", "width", "seeds", "optimizer", "lr", "batch_size", "loss",
            "stop_loss", "max_epochs", "init_scale", "samples", "seed")
@@ -18,6 +23,9 @@ OPTIONS = ("dataset", "activation", "delta", "depths", "width", "seeds", "optimi
 
 def run_scaling_cmd(args) -> int:
     from ..studies import scaling
+
+    if args.arch == "conv":
+        return run_conv_scaling(args, _run)
 
     executor_kw = executor(args, "scaling")
     kw = preset_options(args, SCALING_PRESETS[args.preset], OPTIONS)
@@ -75,13 +83,6 @@ def _run_ablation(args, kw, spec, executor_kw) -> int:
     return 0
 
 
-def _duration(seconds: float) -> str:
-    for unit, size in (("days", 86400), ("hours", 3600), ("minutes", 60)):
-        if seconds >= 2 * size:
-            return f"{seconds / size:.3g} {unit}"
-    return f"{seconds:.3g} s"
-
-
 def estimate_line(spec) -> str:
     """What the plan will take, printed before it starts: its tasks and memory, and its time in
     one process (:meth:`~deeplimits.studies.ScalingPlan.seconds`)."""
@@ -90,3 +91,57 @@ def estimate_line(spec) -> str:
             f"{spec.estimate()}; time in one process on 2 CPU cores: about {_duration(typical)} if every network "
             f"reaches the threshold within 100 epochs, at most {_duration(budget)} ({spec.max_epochs} epochs each; "
             f"--workers or --scheduler divide it)")
+
+
+def add_parser(sub, run_flags):
+    """The subcommand; ``run_flags`` adds the flags every simulating command shares."""
+    d, name = DEFAULTS["scaling"], P_.DEFAULT_PRESET["scaling"]
+    c = sub.add_parser(
+        "scaling", help="train the inside model at a family of depths and fit how its trained weights scale",
+        description=f"The inside model h + delta_k sigma(W_k h + b_k) (d = {d['width']}, h_0 = x, output h_L) trained "
+                    "on the synthetic task of Cohen et al. (ICML 2021) at each depth until its training loss is "
+                    f"below --stop-loss ({d['loss']} loss, {d['optimizer']}, batch {d['batch_size']}), then their "
+                    "steps: alpha (delta ~ L^-alpha), beta (the cumulative-sum norm of W ~ L^(1 - beta)), the "
+                    "beta-scaled increments (~ L^-nu), the noise part, the root sum of squares and the loss kept by "
+                    "the trend, each against what each hypothesis predicts, and the verdict (smooth, rough or "
+                    "neither) next to the published values (tanh: alpha 0.7, beta 0.3). Default: --preset "
+                    f"{name} (depths {fmt(SCALING_PRESETS[name]['depths'])}, minutes).")
+    c.add_argument("--preset", choices=list(SCALING_PRESETS), default=name,
+                   help="; ".join(f"{n}: " + ", ".join(f"{k} {fmt(v)}" for k, v in p.items())
+                                  for n, p in SCALING_PRESETS.items()) + " (default %(default)s)")
+    c.add_argument("--dataset", choices=["synthetic", "digits", "cifar10"],
+                   help=f"the synthetic task, or digits through a fixed random embedding (default {d['dataset']}); "
+                        "--arch conv: digits as 8 x 8 images or cifar10 (the files under --root)")
+    c.add_argument("--activation", choices=["tanh", "relu"], help=f"(default {d['activation']})")
+    c.add_argument("--delta", choices=["shared", "per-layer"],
+                   help="one trainable scale, or one per layer (default: shared for tanh, per-layer for relu)")
+    c.add_argument("--depths", type=int_list, help="the family of depths (default: the preset's)")
+    c.add_argument("--width", type=integer, help=f"width d (default {d['width']})")
+    c.add_argument("--seeds", type=integer, help=f"networks per depth, one task each (default {d['seeds']})")
+    c.add_argument("--optimizer", choices=["adam", "sgd"], help=f"adam (the published code) or sgd (the paper's "
+                                                                f"text, a constant rate) (default {d['optimizer']})")
+    c.add_argument("--lr", type=parse_list, help=f"learning rate, or a list of them trained at once in every task "
+                                                 f"(default {fmt(d['lr'])}; --arch conv: one initial rate, default: the "
+                                                 "preset's)")
+    c.add_argument("--batch-size", type=integer, help=f"(default {d['batch_size']})")
+    c.add_argument("--loss", choices=["mse", "squared"],
+                   help=f"the loss and the convention of --stop-loss: mse (torch.nn.MSELoss(), the mean over batch "
+                        f"and outputs) or squared (half the squared error summed over the outputs) (default "
+                        f"{d['loss']})")
+    c.add_argument("--stop-loss", type=real, help=f"train until the training loss is below this (default "
+                                                  f"{fmt(d['stop_loss'])})")
+    c.add_argument("--max-epochs", type=integer, help=f"give up after this many epochs (default {d['max_epochs']})")
+    c.add_argument("--init-scale", type=real, help=f"initial weights of order SCALE / (L d) (default "
+                                                   f"{fmt(d['init_scale'])})")
+    c.add_argument("--samples", type=integer, help=f"samples of the synthetic task (default {d['samples']}, 80%% "
+                                                   "for training)")
+    c.add_argument("--seed", type=integer, help=f"base seed (default {d['seed']})")
+    c.add_argument("--dtype", choices=N_.DTYPES, help=f"(default {d['dtype']})")
+    c.add_argument("--ablation", action="store_true",
+                   help="run the protocol given by the other flags and then one knob changed at a time (the "
+                        "estimator, the loss convention, the threshold, the training budget, the optimiser, the "
+                        "learning rate, the initial scale, the batch size), each a run of its own under "
+                        "OUT/<variant>, and print alpha, beta, alpha + beta and the verdict of each")
+    conv_flags(c)
+    run_flags(c, "scaling", "depths")
+    c.set_defaults(func=run_scaling_cmd)

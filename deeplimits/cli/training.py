@@ -2,31 +2,53 @@
 
 Without ``--preset``: one configuration (or the grid the flags give) with the defaults of
 :data:`deeplimits.studies.presets.DEFAULTS`; a preset (:data:`~deeplimits.studies.presets.TRAIN_PRESETS`)
-gives a heat-map grid, and the flags given override it."""
+gives a heat-map grid, and the flags given override it. ``--arch conv``: the convolutional
+networks of :mod:`deeplimits.studies.conv_training` (their defaults ``DEFAULTS['train-conv']``)."""
 
 from __future__ import annotations
 
 from ..studies.presets import DEFAULTS, TRAIN_PRESETS
 from . import outputs
-from .errors import plan
+from .errors import plan, usage
 from .execution import Run, default_out, executor, preset_options, progress
 
-__all__ = ["run_train_cmd", "OPTIONS"]
+__all__ = ["run_train_cmd", "OPTIONS", "CONV_OPTIONS"]
 
 #: flags passed to :func:`deeplimits.studies.training.plan_training` when given
 OPTIONS = ("dataset", "driver", "hursts", "betas", "lrs", "seeds", "arch", "activation", "bias", "depth", "width",
            "epochs", "batch_size", "optimizer", "lr_decay_halfway", "stop_loss", "length_scale", "seed", "chunk",
            "save_weights", "root", "device")
+#: the flags of :func:`deeplimits.studies.conv_training.plan_conv_training` (``--arch conv``)
+CONV_OPTIONS = ("dataset", "driver", "hursts", "betas", "lrs", "seeds", "depth", "width", "epochs", "batch_size",
+                "length_scale", "seed", "chunk", "save_weights", "root", "device")
 
 
-def run_train_cmd(args) -> int:
+def _plan(args):
+    """The plan of the flags given: a dense grid, or with ``--arch conv`` a convolutional one
+    (whose protocol fixes the activation, the bias, the optimiser and the schedule)."""
     from ..studies import training
 
-    executor_kw = executor(args, "train")
     kw = preset_options(args, TRAIN_PRESETS[args.preset] if args.preset else {}, OPTIONS)
     if args.hursts is None and kw.get("driver", DEFAULTS["train"]["driver"]) != "fractional":
         kw.pop("hursts", None)  # a preset's H axis means nothing for another --driver
-    spec = plan("train", OPTIONS + ("dtype",), training.plan_training, **kw)
+    if kw.get("arch") != "conv":
+        return plan("train", OPTIONS + ("dtype",), training.plan_training, **kw)
+    from ..studies.conv_training import plan_conv_training
+
+    fixed = [n for n in ("preset", "activation", "bias", "optimizer", "lr_decay_halfway", "stop_loss")
+             if getattr(args, n, None) is not None]
+    if fixed:
+        flag = "--" + fixed[0].replace("_", "-")
+        raise usage("train", ValueError(f"{flag} does not apply to --arch conv (the published protocol: ReLU blocks "
+                                        "without bias, SGD with momentum 0.9 and weight decay 5e-4, a cosine "
+                                        "schedule)"), ())
+    return plan("train", CONV_OPTIONS + ("dtype",), plan_conv_training,
+                **{k: v for k, v in kw.items() if k in CONV_OPTIONS + ("dtype",)})
+
+
+def run_train_cmd(args) -> int:
+    executor_kw = executor(args, "train")
+    spec = _plan(args)
     out = default_out(args, "train", spec.to_dict())
     outputs.check_outputs(args, "train", out)
     total = spec.n_configs * spec.epochs

@@ -1,19 +1,39 @@
 """``deeplimits weights PATH...``: diagnostics of layer-indexed weights (docs/weights.md), and
-with several depths of one tensor the exponents of their scaling."""
+with several depths of one tensor the exponents of their scaling. Convolution kernels (a tensor
+``(L, c_out, c_in, kh, kw)``, or kernels in stages) are measured by the spectral norms of their
+convolutions on ``--grid`` (without it: the grids a deeplimits convolutional network gives, or
+the default)."""
 
 from __future__ import annotations
 
 from . import outputs
 from .errors import UsageError, one_line, usage
 
-__all__ = ["run_weights_cmd"]
+__all__ = ["run_weights_cmd", "add_parser"]
+
+
+def _diagnose(A, beta: float, grid, name: str):
+    """The diagnostics of one tensor, or of convolution kernels on spectral norms (``grid``:
+    ``--grid``, ``None`` when not given)."""
+    from ..diagnostics import ConvKernels, conv_weight_diagnostics, weight_diagnostics
+    from ..studies import presets
+
+    if isinstance(A, ConvKernels):
+        if grid is None and A.input_sizes is not None:
+            return conv_weight_diagnostics(A, None, beta=beta, name=name)
+        return conv_weight_diagnostics(A.stages, presets.CONV_GRID if grid is None else grid, beta=beta, name=name)
+    if A.dim() == 5:  # (L, c_out, c_in, kh, kw): one stage of convolution kernels
+        return conv_weight_diagnostics(A, presets.CONV_GRID if grid is None else grid, beta=beta, name=name)
+    return weight_diagnostics(A, beta=beta, name=name)
 
 
 def run_weights_cmd(args) -> int:
-    from ..diagnostics import WeightDiagnostics, load_weights, scaling_exponents, weight_diagnostics
+    from ..diagnostics import ConvWeightDiagnostics, WeightDiagnostics, load_weights, scaling_exponents
 
     outputs.check_file("weights", "--json", args.json)
     outputs.check_figure("weights", "--figure", args.figure)
+    if args.grid is not None and args.grid < 1:
+        raise UsageError(f"deeplimits weights: --grid must be an integer >= 1, got {args.grid}")
     tensors = []
     for path in args.paths:
         try:
@@ -22,10 +42,11 @@ def run_weights_cmd(args) -> int:
             raise UsageError(f"deeplimits weights: {one_line(e).removeprefix('source: ')}") from None
         for name, A in found.items():
             try:
-                tensors.append((path, name, A, weight_diagnostics(A, beta=args.beta, name=name)))
-            except ValueError as e:  # a bad --beta, or the tensor of PATH named
-                if getattr(e, "param", None) == "beta":
-                    raise usage("weights", e, ("beta",)) from None
+                tensors.append((path, name, A, _diagnose(A, args.beta, args.grid, name)))
+            except ValueError as e:  # a bad --beta or --grid, or the tensor of PATH named
+                param = getattr(e, "param", None)
+                if param == "beta" or (param == "input_size" and args.grid is not None):
+                    raise usage("weights", e, {"beta": None, "input_size": "--grid"}) from None
                 raise UsageError(f"deeplimits weights: {path} ({name}): {one_line(e)}") from None
     families: dict = {}
     for _, name, _, d in tensors:
@@ -34,13 +55,22 @@ def run_weights_cmd(args) -> int:
     report = outputs.report_stream(args.json)
     print(WeightDiagnostics.HEADER, file=report)
     for path, _, _, d in tensors:
-        print(d.report_line() + f"  {path}", file=report)
+        conv = ""
+        if isinstance(d, ConvWeightDiagnostics):
+            conv = "  spectral norms on " + ", ".join(f"{n}x{m}" for n, m in d.input_size)
+        print(d.report_line() + f"  {path}{conv}", file=report)
     for e in exponents.values():
         print(e.report(), file=report)
     if args.figure:
-        from ..plots import plot_weight_coordinates
+        conv = {n: f for n, f in families.items() if isinstance(f[0], ConvWeightDiagnostics)}
+        if conv:
+            from ..studies.conv_plots import plot_conv_scaling
 
-        plot_weight_coordinates([(d.name, A) for _, _, A, d in tensors], path=args.figure)
+            plot_conv_scaling(conv, path=args.figure)
+        else:
+            from ..plots import plot_weight_coordinates
+
+            plot_weight_coordinates([(d.name, A) for _, _, A, d in tensors], path=args.figure)
         print(f"wrote {args.figure}", file=report)
     if args.json:
         payload = {"tensors": [{"path": str(p), **d.to_dict()} for p, _, _, d in tensors],
@@ -49,3 +79,32 @@ def run_weights_cmd(args) -> int:
                                   for n, e in exponents.items()}}
         outputs.write_records_json(outputs.strict_json(payload), args.json)
     return 0
+
+
+def add_parser(sub) -> None:
+    """The ``weights`` command's flags (defaults read from :mod:`deeplimits.studies.presets`)."""
+    from ..studies import presets
+    from .values import integer, real
+
+    w = sub.add_parser(
+        "weights", help="diagnostics of layer-indexed weights: norms, Hurst index, exponents across depths",
+        description="For each tensor A of shape (L, ...) in the given files (.npy, .pt: a tensor, a state_dict "
+                    "whose entries differ by a layer index, or a training chunk) or training run directories: "
+                    "max_k |A_k|, L^beta max_k |A_{k+1} - A_k|, max_k |sum_{j<k} A_j|, the root sum of squares, "
+                    "the quadratic variation and the Hurst index of each coordinate of the cumulative sum "
+                    "(median and IQR over coordinates; Cohen et al., ICML 2021). With several depths of a "
+                    "tensor of one name: the log-log slope of each on L with a 95% interval, beta, and the "
+                    "verdict (smooth, rough, sparse or neither). Convolution kernels are measured by the spectral "
+                    "norms of their convolutions (Sedghi, Gupta & Long, ICLR 2019).")
+    w.add_argument("paths", nargs="+", metavar="PATH", help="weight files or run directories")
+    w.add_argument("--beta", type=real, default=presets.DEFAULTS["weights"]["beta"],
+                   help="scale of the increment norm L^beta (default %(default)g)")
+    w.add_argument("--grid", type=integer, metavar="N",
+                   help="the N x N input grid of the spectral norms of convolution kernels, tensors (L, c_out, c_in, "
+                        "kh, kw) or kernels in stages (default: a deeplimits convolutional network's own grids, "
+                        f"otherwise {presets.CONV_GRID})")
+    w.add_argument("--figure", metavar="PATH", help="draw the first coordinates of each tensor against k/L (convolution "
+                                                    "kernels: their spectral norms along depth and their scaling)")
+    w.add_argument("--json", metavar="PATH", help="write the diagnostics (and exponents) as JSON ('-': standard "
+                                                  "output, the report then goes to standard error)")
+    w.set_defaults(func=run_weights_cmd)

@@ -3,7 +3,9 @@
 * :func:`load_dataset` ``(name, *, root=None, seed=0, test_fraction=None, device=None,
   dtype=torch.float32, **options)`` returns a :class:`Dataset` of train and test tensors;
 * :func:`batches` ``(dataset.train, batch_size, *, seed=None, generator=None, shuffle=True)``
-  iterates over one epoch of mini-batches in a seeded order;
+  iterates over one epoch of mini-batches in a seeded order; :func:`crop_flip` and
+  :func:`augmented_batches`: seeded random crops and horizontal flips of image batches (the
+  CIFAR-10 protocol), :data:`IMAGE_SHAPES` the image data sets' ``(c, h, w)``;
 * :data:`DATASETS` maps each name to its :class:`DatasetSpec`; :func:`register_dataset` adds
   one (a loader function returning :class:`Arrays`).
 
@@ -14,10 +16,11 @@ optional ``mnist1d`` package), ``synthetic`` (the regression task of Cohen et al
 
 from .base import DATASETS, Arrays, Dataset, DatasetSpec, dataset_names, load_dataset, register_dataset, split_indices
 from .batching import batches
+from .augment import IMAGE_SHAPES, augmented_batches, crop_flip
 from .bundled import digits, mnist1d  # noqa: I001 - registration order: digits, mnist1d, synthetic, mnist, cifar10
 from .synthetic import cohen_targets, synthetic
 from .files import cifar10, mnist, read_cifar_batch, read_idx
 
 __all__ = ["Dataset", "Arrays", "DatasetSpec", "DATASETS", "register_dataset", "dataset_names", "load_dataset",
            "split_indices", "batches", "cohen_targets", "read_idx", "read_cifar_batch",
-           "digits", "mnist1d", "synthetic", "mnist", "cifar10"]
+           "digits", "mnist1d", "synthetic", "mnist", "cifar10", "crop_flip", "augmented_batches", "IMAGE_SHAPES"]

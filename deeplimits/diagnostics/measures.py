@@ -9,6 +9,9 @@ whose increments are the weights:
 * ``cumsum_norm = max_k ||X_k||``,
 * ``rss = sqrt(sum_k ||A_k||^2)``,
 * ``quadratic_variation = sum_k ||A_{k+1} - A_k||^2``,
+* ``layers_90``: the fewest layers whose squared norms hold :data:`SHARE` (90%) of
+  ``sum_k ||A_k||^2`` (a fixed fraction of ``L`` for a function of depth, smooth or rough; a
+  bounded number when a few layers carry the weight: the sparse regime of Cohen et al., §3.2),
 * ``hurst``: per coordinate, the discrete-variation estimator
   ``0.5 log2( mean_k (X_{k+2} - X_k)^2 / mean_k (X_{k+1} - X_k)^2 )`` (exact in expectation
   for fractional Gaussian noise: ``E (X_{k+2} - X_k)^2 = 2^{2H} E (X_{k+1} - X_k)^2``); its
@@ -35,13 +38,15 @@ from .._plain import PlainData
 from ..errors import ParameterError
 from .trend import _split
 
-__all__ = ["weight_diagnostics", "WeightDiagnostics", "hurst_index", "diagnostics_bytes", "DIAGNOSTICS"]
+__all__ = ["weight_diagnostics", "WeightDiagnostics", "hurst_index", "diagnostics_bytes", "DIAGNOSTICS", "layers_holding"]
 
 DIAGNOSTICS = ("max_norm", "increment_norm", "cumsum_norm", "rss", "quadratic_variation", "hurst", "noise_qv",
-               "noise_hurst")
+               "noise_hurst", "layers_90")
 """The scalar diagnostics, in report order."""
 NOISE_BANDWIDTH = 0.05
 """The bandwidth of the trend / noise split of the diagnostics (a fraction of the depth)."""
+SHARE = 0.9
+"""The share of ``sum_k ||A_k||^2`` whose fewest holding layers ``layers_90`` counts."""
 
 
 @dataclasses.dataclass
@@ -74,16 +79,20 @@ class WeightDiagnostics(PlainData):
     """The quadratic variation of the noise part left by the trend (NaN: a record written before it was measured)."""
     noise_hurst: float = math.nan
     """The Hurst index of the noise part (NaN: a record written before it was measured)."""
+    layers_90: float = math.nan
+    """The fewest layers holding 90% of ``sum_k ||A_k||^2`` (NaN: all zero, or a record written before it was
+    measured)."""
 
     HEADER = (f"{'tensor':>16} {'L':>7} {'max norm':>10} {'incr norm':>10} {'cumsum':>10} {'rss':>10} "
-              f"{'quad var':>10} {'hurst':>7} {'IQR':>7} {'noise qv':>10} {'noise H':>7}")
+              f"{'quad var':>10} {'hurst':>7} {'IQR':>7} {'noise qv':>10} {'noise H':>7} {'90% in':>6}")
     """The header of :meth:`report_line`."""
 
     def report_line(self) -> str:
         """One line of the diagnostics table (name, depth, then :data:`DIAGNOSTICS` and ``hurst_iqr``)."""
         return (f"{self.name:>16} {self.depth:7d} {self.max_norm:10.4g} {self.increment_norm:10.4g} "
                 f"{self.cumsum_norm:10.4g} {self.rss:10.4g} {self.quadratic_variation:10.4g} "
-                f"{self.hurst:7.3f} {self.hurst_iqr:7.3f} {self.noise_qv:10.4g} {self.noise_hurst:7.3f}")
+                f"{self.hurst:7.3f} {self.hurst_iqr:7.3f} {self.noise_qv:10.4g} {self.noise_hurst:7.3f} "
+                f"{self.layers_90:6.0f}")
 
 
 def diagnostics_bytes(shape) -> int:
@@ -177,7 +186,18 @@ def weight_diagnostics(A, *, beta: float = 0.0, name: str = "A") -> WeightDiagno
         _, noise = _split(a, NOISE_BANDWIDTH)
         noise_qv, noise_hurst = float(noise.square().sum()), _quartiles(_hurst(noise))[1]
     return WeightDiagnostics(name, L, list(A.shape[1:]), beta, big, step, cum, rss, qv, med, q75 - q25, noise_qv,
-                             noise_hurst)
+                             noise_hurst, layers_holding(norms.square()))
+
+
+def layers_holding(squares: torch.Tensor, share: float = SHARE) -> float:
+    """The fewest entries of ``squares`` (the ``(L,)`` squared norms of the layers, >= 0) whose sum
+    is at least ``share`` of the total: the largest first (NaN when the total is 0 or not finite)."""
+    total = squares.sum()
+    if not bool(torch.isfinite(total)) or float(total) <= 0:
+        return math.nan
+    held = torch.cumsum(squares.sort(descending=True).values, 0)
+    # rounding may leave the last partial sum a hair below share * total: never more than L layers
+    return float(min(int((held < share * total).sum()) + 1, squares.numel()))
 
 
 def _quartiles(h: torch.Tensor) -> tuple[float, float, float]:

@@ -11,6 +11,8 @@ of ``log diagnostic`` against ``log L`` by least squares, with a Student-t confi
   under Hypothesis 1 with a nu-Hölder limit; ``nu`` is reported when it is positive);
 * steps 4 and 5: the exponents of the noise part's quadratic variation and of the root sum of
   squares, and the noise part's size beside the weights (:func:`noise_fraction`);
+* step 6 (Cohen et al., §3.2): the exponent of ``layers_90``, the fewest layers holding 90% of
+  ``sum_k ||A_k||^2`` at each depth (``L^0``: a few layers carry the weight, the sparse regime);
   :mod:`.verdict` weighs them.
 """
 
@@ -32,7 +34,7 @@ __all__ = ["interval", "loglog_fit", "scaling_exponents", "Exponents", "SCALED",
            "noise_fraction"]
 
 #: the diagnostics whose exponent is fitted (the Hurst indices are not powers of L)
-SCALED = ("max_norm", "increment_norm", "cumsum_norm", "rss", "quadratic_variation", "noise_qv")
+SCALED = ("max_norm", "increment_norm", "cumsum_norm", "rss", "quadratic_variation", "noise_qv", "layers_90")
 
 
 def interval(ci) -> str:
@@ -90,7 +92,7 @@ class Exponents(PlainData):
     exponents: dict
     """Name -> ``{'value', 'ci'}`` (see above)."""
     hypothesis: str
-    """The verdict: smooth, rough or neither (:func:`~deeplimits.diagnostics.verdict.hypothesis`)."""
+    """The verdict: smooth, rough, sparse or neither (:func:`~deeplimits.diagnostics.verdict.hypothesis`)."""
     reason: str
     """The evidence for and against it, in words."""
     evidence: list = dataclasses.field(default_factory=list)
@@ -114,13 +116,16 @@ class Exponents(PlainData):
 
 
 def evidence_lines(evidence: list) -> list[str]:
-    """The evidence as a table: step, quantity, measured, what each hypothesis predicts, agrees."""
+    """The evidence as a table: step, quantity, measured, what each hypothesis predicts, agrees
+    (with H1 / H2), and what Hypothesis 3 (sparse) predicts and whether it agrees (``yes``, ``no``,
+    blank: no prediction, or evidence weighed before it existed)."""
     if not evidence:
         return []
-    rows = [("step", "quantity", "measured", "Hypothesis 1", "Hypothesis 2", "agrees")]
-    rows += [(str(e["step"]), e["name"], e["measured"], e["H1"].split(" (")[0], e["H2"].split(" (")[0], e["agrees"])
-             for e in evidence]
-    widths = [max(len(r[i]) for r in rows) for i in range(6)]
+    rows = [("step", "quantity", "measured", "Hypothesis 1", "Hypothesis 2", "agrees", "H3 (sparse)", "")]
+    yes = {True: "yes", False: "no", None: ""}
+    rows += [(str(e["step"]), e["name"], e["measured"], e["H1"].split(" (")[0], e["H2"].split(" (")[0], e["agrees"],
+              e.get("H3", "").split(" (")[0], yes[e.get("agrees_H3")]) for e in evidence]
+    widths = [max(len(r[i]) for r in rows) for i in range(8)]
     return ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
 
 

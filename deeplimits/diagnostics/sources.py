@@ -7,7 +7,13 @@ Every source gives ``{name: A}`` with ``A`` of shape ``(L, ...)``: a plain tenso
 a :class:`ResidualNetwork` (or a saved chunk) gives its per-layer weights one configuration at
 a time (``'V[0]'``, ``'V[1]'``, ...); in a ``state_dict`` the entries that differ only by a
 layer index (``layers.0.weight``, ``layers.1.weight``, ...) are stacked in index order
-(``'layers.*.weight'``). Names are what a family of depths is matched by."""
+(``'layers.*.weight'``). Convolution kernels (per-layer weights of 4 dimensions) whose shape
+changes with depth are split into stages, the runs of consecutive layers of one shape, as a
+:class:`~deeplimits.diagnostics.ConvKernels`; a deeplimits convolutional network (``arch ==
+'conv'``: a module, or its ``state_dict`` with the configuration axis first in
+``blocks.k.A`` and ``blocks.k.delta``) gives its kernels ``A`` and ``delta`` one configuration at
+a time (``'blocks.*.A[0]'``, ...), with the module's grids. Names are what a family of depths is
+matched by."""
 
 from __future__ import annotations
 
@@ -22,6 +28,7 @@ import torch
 from .. import _validate as V_
 from .._names import LAYER_WEIGHTS
 from ..errors import DamagedFileError, ParameterError
+from .conv_depth import ConvKernels
 from .measures import real_array, real_tensor
 
 __all__ = ["load_weights"]
@@ -29,8 +36,9 @@ __all__ = ["load_weights"]
 _INDEX = re.compile(r"(?<![^.])(\d+)(?=\.)")  # a whole dotted component: "layers.3.weight", "3.weight"
 
 
-def load_weights(source, *, depth: int | None = None) -> dict[str, torch.Tensor]:
-    """``{name: A}`` of a file, a run directory, a module, a tensor, or a driver sample
+def load_weights(source, *, depth: int | None = None) -> dict[str, torch.Tensor | ConvKernels]:
+    """``{name: A}`` (a tensor, or :class:`~deeplimits.diagnostics.ConvKernels` for convolution
+    kernels in stages: module docstring) of a file, a run directory, a module, a tensor, or a driver sample
     (:class:`~deeplimits.paths.DriverSample`: its weights at ``depth`` layers, an integer >= 1,
     default its resolution, one entry per draw ``'A[0]'``, ``'A[1]'``, ...).
 
@@ -53,6 +61,8 @@ def load_weights(source, *, depth: int | None = None) -> dict[str, torch.Tensor]
         return {f"A[{i}]": w[:, i] for i in range(w.shape[1])}
     if isinstance(source, ResidualNetwork):
         return _per_config(source.residual_weights())
+    if isinstance(source, torch.nn.Module) and getattr(source, "arch", None) == "conv":
+        return _conv_module(source)
     if isinstance(source, torch.nn.Module):
         return _stacked(source.state_dict(), "the module's")
     if source is None or isinstance(source, (bool, numbers.Number)):
@@ -98,6 +108,8 @@ def _from_object(obj, path) -> dict:
     if isinstance(obj, torch.Tensor):
         return {"A": real_tensor(f"source: {path}", obj)}
     if isinstance(obj, dict) and "state_dict" in obj and "module" in obj:  # a deeplimits training chunk
+        if isinstance(obj["module"], dict) and "image_shape" in obj["module"]:  # of `train --arch conv`
+            return _stacked(obj["state_dict"], path)  # its kernels per configuration, on the caller's grid
         sd = obj["state_dict"]  # the per-layer parameters (L, C, ...), as ResidualNetwork.residual_weights
         layered = {k: sd[k] for k in LAYER_WEIGHTS if k in sd}
         if "delta" in sd and sd["delta"].dim() == 2:
@@ -122,11 +134,46 @@ def _stacked(state: dict, where: str) -> dict:
     out = {}
     for name, items in groups.items():
         items.sort(key=lambda kv: kv[0])
-        if len(items) >= 3 and len({tuple(t.shape) for _, t in items}) == 1:
-            out[name] = real_tensor(f"source: {where} {name}", torch.stack([t.detach() for _, t in items]))
+        tensors = [t.detach() for _, t in items]
+        if len(items) < 3:
+            continue
+        if name in _CONV_KERNELS and all(t.dim() == 5 for t in tensors):  # a deeplimits conv network's
+            out.update({f"{name}[{c}]": _runs([t[c] for t in tensors]) for c in range(tensors[0].shape[0])})
+        elif len({tuple(t.shape) for t in tensors}) == 1:
+            out[name] = real_tensor(f"source: {where} {name}", torch.stack(tensors))
+        elif all(t.dim() == 4 for t in tensors):  # convolution kernels whose shape changes with depth
+            out[name] = _runs(tensors)
     if not out:
         raise ParameterError("source", "source: no layer-indexed tensors (entries named like 'layers.0.weight', "
                                        "'layers.1.weight', ... of one shape)")
+    return out
+
+
+#: the per-layer kernels of a deeplimits convolutional network's state_dict (configuration axis first)
+_CONV_KERNELS = ("blocks.*.A", "blocks.*.delta")
+
+
+def _runs(kernels: list, sizes: list | None = None) -> ConvKernels:
+    """Per-layer kernels ``(c_out, c_in, kh, kw)`` (and their grids) in stages: the runs of
+    consecutive layers of one shape (and grid)."""
+    stages, grids, start = [], [], 0
+    keys = [(tuple(k.shape), None if sizes is None else tuple(sizes[i])) for i, k in enumerate(kernels)]
+    for i in range(1, len(kernels) + 1):
+        if i == len(kernels) or keys[i] != keys[start]:
+            stages.append(real_tensor("source", torch.stack(kernels[start:i])))
+            grids.append(keys[start][1])
+            start = i
+    return ConvKernels(stages, None if sizes is None else grids)
+
+
+def _conv_module(module) -> dict:
+    """The kernels ``A`` (acting on each block's input grid) and ``delta`` (on its output grid) of a
+    deeplimits convolutional network, one configuration at a time."""
+    sizes = module.input_sizes()
+    out = {}
+    for name, grids in (("A", sizes[:-1]), ("delta", sizes[1:])):
+        ks = module.kernels(name)
+        out.update({f"blocks.*.{name}[{c}]": _runs([k[c] for k in ks], grids) for c in range(ks[0].shape[0])})
     return out
 
 

@@ -30,6 +30,20 @@ evidence agrees with Hypothesis 1 alone than with Hypothesis 2 alone; ``'rough'`
 2) when the noise part is non-negligible (step 4, or the trend loses the loss), the quadratic
 variation is finite (step 5, for ``beta >= 1/2``), step 3 agrees with it and more evidence
 agrees with Hypothesis 2 alone; ``'neither'`` otherwise.
+Hypothesis 3, **sparse** (Cohen et al., §3.2, their convolutional networks): a bounded number
+of layers of constant order carry the weight, the rest is small, so there is neither a smooth
+nor a rough limit. Its predictions, in the column ``H3`` of the evidence (``agrees_H3``):
+
+* step 2, the max norm: ``L^0`` (constant order: ``beta_max`` near 0);
+* step 3, the beta-scaled increments: bounded below (not decaying: the increments beside a
+  large layer are of its size);
+* step 5, the root sum of squares: ``L^0`` (bounded, at any ``beta``);
+* step 6, ``layers_90``, the fewest layers holding 90% of ``sum_k ||A_k||^2``: ``L^0`` (a few,
+  at most :data:`_FEW`), where any function of depth, smooth or rough, puts them in a fixed
+  fraction of the layers (``L^1``, at least :data:`_MANY`: what H1 and H2 predict).
+
+The verdict ``'sparse'`` needs all four (step 3 excludes ``'smooth'``, step 2 at ``beta >= 0.15``
+``'rough'``; it is weighed first).
 The reason lists which evidence agrees with which hypothesis.
 """
 
@@ -42,7 +56,7 @@ from ..errors import ParameterError
 
 __all__ = ["hypothesis", "weigh_evidence", "VERDICTS", "TOLERANCE", "NEGLIGIBLE"]
 
-VERDICTS = ("smooth", "rough", "neither")
+VERDICTS = ("smooth", "rough", "sparse", "neither")
 #: how far a fitted exponent may lie from a hypothesis' prediction and still agree with it
 TOLERANCE = 0.15
 #: step 3: a beta-scaled increment norm decays (Hypothesis 1) when its exponent is at most -0.15;
@@ -56,6 +70,9 @@ _QV_STAYS, _QV_VANISHES = -0.3, -0.5
 #: step 4: a noise part whose root sum of squares is below this fraction of the weights' is
 #: negligible (a smooth function's smoothing residual at bandwidth 0.05 is a few percent of it)
 NEGLIGIBLE = 0.1
+#: step 6: the layers holding 90% of the squared norm are a few (exponent at most _FEW) or a
+#: fixed fraction of the layers (at least _MANY)
+_FEW, _MANY = 0.3, 0.7
 #: the trend keeps the loss (ratio at most 1.5) or loses it (at least 3)
 _KEPT, _LOST = 1.5, 3.0
 
@@ -69,9 +86,12 @@ def _value(exponents: Mapping, key: str) -> float:
     return float(entry["value"]) if isinstance(entry, Mapping) and _number(entry.get("value")) else math.nan
 
 
-def _item(step: int, name: str, quantity: str, measured: str, h1: str, h2: str, agrees: str) -> dict:
+def _item(step: int, name: str, quantity: str, measured: str, h1: str, h2: str, agrees: str, h3: str = "",
+          agrees_h3: bool | None = None) -> dict:
+    """One quantity: what H1, H2 and H3 (sparse; ``''``: no prediction) predict, which of H1 and H2
+    it ``agrees`` with, and whether it agrees with H3 (``None``: no prediction)."""
     return {"step": step, "name": name, "quantity": quantity, "measured": measured, "H1": h1, "H2": h2,
-            "agrees": agrees}
+            "agrees": agrees, "H3": h3, "agrees_H3": agrees_h3}
 
 
 def _agree(h1: bool, h2: bool) -> str:
@@ -85,13 +105,15 @@ def _step2(exponents: Mapping, beta: float) -> dict | None:
     h2 = -min(beta, 0.5)
     return _item(2, "max norm", "max_k ||A_k||", f"L^{m:.2f}", f"L^{-beta:.2f} (L^-beta)",
                  f"L^{h2:.2f} (L^-min(beta, 1/2))",
-                 _agree(abs(m + beta) <= TOLERANCE, abs(m - h2) <= TOLERANCE))
+                 _agree(abs(m + beta) <= TOLERANCE, abs(m - h2) <= TOLERANCE), "L^0 (constant order)",
+                 abs(m) <= TOLERANCE)
 
 
 def _step3(s: float, beta: float) -> dict:
     return _item(3, "scaled increments", "L^beta max_k ||A_{k+1} - A_k||", f"L^{s:.2f}",
                  "L^-nu, nu > 0 (1: smooth, 1/2: a Brownian path)", f"L^{beta - 0.5:.2f} (L^(beta - 1/2))",
-                 _agree(s <= _DECAYS, abs(s - (beta - 0.5)) <= _STEP3_TOL))
+                 _agree(s <= _DECAYS, abs(s - (beta - 0.5)) <= _STEP3_TOL), "bounded below (not decaying)",
+                 s > _DECAYS)
 
 
 def _step4(exponents: Mapping, noise_hurst, noise_fraction) -> dict | None:
@@ -113,13 +135,24 @@ def _step5(exponents: Mapping, beta: float) -> dict | None:
     r = _value(exponents, "rss")
     if not math.isfinite(r):
         return None
+    h3 = ("L^0 (bounded)", abs(r) <= TOLERANCE)
     if beta < 0.5:
         return _item(5, "root sum of squares", "sqrt(sum_k ||A_k||^2)", f"L^{r:.2f}",
-                     f"L^{0.5 - beta:.2f}", f"L^{0.5 - beta:.2f}", "both")
+                     f"L^{0.5 - beta:.2f}", f"L^{0.5 - beta:.2f}", "both", *h3)
     return _item(5, "root sum of squares", "sqrt(sum_k ||A_k||^2)", f"L^{r:.2f}",
                  f"L^{0.5 - beta:.2f} (L^(1/2 - beta))",
                  "L^0 (bounded: finite quadratic variation)",
-                 _agree(abs(r - (0.5 - beta)) <= TOLERANCE, abs(r) <= TOLERANCE))
+                 _agree(abs(r - (0.5 - beta)) <= TOLERANCE, abs(r) <= TOLERANCE), *h3)
+
+
+def _step6(exponents: Mapping) -> dict | None:
+    c = _value(exponents, "layers_90")
+    if not math.isfinite(c):
+        return None
+    many = c >= _MANY
+    return _item(6, "layers holding 90%", "the fewest layers holding 90% of sum_k ||A_k||^2", f"L^{c:.2f}",
+                 "L^1 (a fixed fraction of the layers)", "L^1 (a fixed fraction of the layers)",
+                 "both" if many else "neither", "L^0 (a few layers)", c <= _FEW)
 
 
 def _trend(trend_ratio) -> dict | None:
@@ -133,13 +166,14 @@ def _trend(trend_ratio) -> dict | None:
 def weigh_evidence(exponents, *, noise_hurst=None, trend_ratio=None, noise_fraction=None) -> list[dict]:
     """The evidence of the module docstring, one dict per quantity (``step``, ``quantity``,
     ``measured``, what ``H1`` and ``H2`` predict, which it ``agrees`` with: ``'H1'``,
-    ``'H2'``, ``'both'`` or ``'neither'``); a quantity that was not measured is left out.
+    ``'H2'``, ``'both'`` or ``'neither'``; what ``H3``, sparse, predicts (``''``: nothing) and
+    ``agrees_H3``: ``True``, ``False`` or ``None``); a quantity that was not measured is left out.
     Arguments as for :func:`hypothesis`."""
     beta, s = _check(exponents, noise_hurst, trend_ratio, noise_fraction)
     if not (math.isfinite(beta) and math.isfinite(s)):
         return []
     items = [_step2(exponents, beta), _step3(s, beta), _step4(exponents, noise_hurst, noise_fraction),
-             _step5(exponents, beta), _trend(trend_ratio)]
+             _step5(exponents, beta), _step6(exponents), _trend(trend_ratio)]
     return [i for i in items if i is not None]
 
 
@@ -149,12 +183,12 @@ def _scaled(exponents: Mapping, beta: float) -> float:
 
 
 def hypothesis(exponents, hurst=None, *, noise_hurst=None, trend_ratio=None, noise_fraction=None) -> tuple[str, str]:
-    """``(verdict, reason)``: ``'smooth'``, ``'rough'`` or ``'neither'`` (module docstring).
+    """``(verdict, reason)``: ``'smooth'``, ``'rough'``, ``'sparse'`` or ``'neither'`` (module docstring).
 
     ``exponents`` maps at least ``'beta'`` (from the cumulative sum), ``'increment_norm'`` (the
     exponent of the increment norm unscaled; or ``'scaled_increments'``, already scaled) and
     ``'rss'`` to ``{'value': number}`` (as :attr:`Exponents.exponents`; NaN: not fitted), and
-    optionally ``'max_norm'`` and ``'noise_qv'``; ``hurst`` (the Hurst index of ``A``, shown in
+    optionally ``'max_norm'``, ``'noise_qv'`` and ``'layers_90'``; ``hurst`` (the Hurst index of ``A``, shown in
     the reason), ``noise_hurst`` (of the noise part), ``noise_fraction`` (the noise part's root
     sum of squares over the weights' at the deepest depth) and ``trend_ratio`` (the loss kept
     by the trend) are ``None`` or numbers (NaN: unknown)."""
@@ -168,11 +202,17 @@ def hypothesis(exponents, hurst=None, *, noise_hurst=None, trend_ratio=None, noi
     verdict = _verdict(items, beta)
     h = "" if hurst is None or not math.isfinite(hurst) else f", Hurst index of A {hurst:.2f}"
     head = {"smooth": f"Hypothesis 1 with nu = {-s:.2f}", "rough": "Hypothesis 2: a non-negligible noise part"
-            + (" of finite quadratic variation" if beta >= 0.5 else ""), "neither": "neither hypothesis"}[verdict]
+            + (" of finite quadratic variation" if beta >= 0.5 else ""),
+            "sparse": "Hypothesis 3, sparse: a few layers of constant order carry the weight (no ODE or SDE limit; "
+                      f"beta from the max norm {-_value(exponents, 'max_norm'):.2f})",
+            "neither": "neither hypothesis"}[verdict]
     return verdict, f"{head}; beta {beta:.2f}{h}; " + summary(items)
 
 
 def _verdict(items: list, beta: float) -> str:
+    sparse = {i["name"] for i in items if i.get("agrees_H3")}
+    if {"max norm", "scaled increments", "root sum of squares", "layers holding 90%"} <= sparse:
+        return "sparse"
     by = {i["name"]: i["agrees"] for i in items}
     only1 = sum(i["agrees"] == "H1" for i in items)
     only2 = sum(i["agrees"] == "H2" for i in items)
@@ -186,13 +226,17 @@ def _verdict(items: list, beta: float) -> str:
 
 
 def summary(items: list) -> str:
-    """Which evidence agrees with Hypothesis 1, with Hypothesis 2, fits both and fits neither."""
+    """Which evidence agrees with Hypothesis 1, with Hypothesis 2, fits both and fits neither, and
+    which agrees with Hypothesis 3 (sparse)."""
     parts = []
     for key, label in (("H1", "agrees with Hypothesis 1"), ("H2", "agrees with Hypothesis 2"),
                        ("both", "fits both"), ("neither", "fits neither")):
         found = [f"step {i['step']} {i['name']} {i['measured']}" for i in items if i["agrees"] == key]
         if found:
             parts.append(f"{label}: " + ", ".join(found))
+    found = [f"step {i['step']} {i['name']}" for i in items if i.get("agrees_H3")]
+    if found:
+        parts.append("agrees with Hypothesis 3 (sparse): " + ", ".join(found))
     return "; ".join(parts)
 
 

@@ -10,7 +10,8 @@ build its ``--help`` without importing the numerical stack).
   ``plan_training``, ``plan_scaling`` and ``weight_diagnostics``);
 * :data:`DEFAULT_PRESET`: the preset a command runs without ``--preset``;
 * :data:`REFERENCE_REFINEMENT`, :data:`MAX_CHUNK`, :data:`TASK_BYTES`: the default reference
-  grid and draws per task of the convergence study, and the stability study's task budget.
+  grid and draws per task of the convergence study, and the stability study's task budget;
+  :data:`CONV_GRID`: ``deeplimits weights``' grid for the spectral norms of convolutions.
 
 The command line's ``--help`` prints these (tests/test_layout.py checks that every default it
 prints is read from here or from the option declarations, :mod:`deeplimits.options`).
@@ -18,10 +19,10 @@ prints is read from here or from the option declarations, :mod:`deeplimits.optio
 
 from __future__ import annotations
 
-__all__ = ["linspace", "STABILITY_PRESETS", "PHASE_PRESETS", "TRAIN_PRESETS", "SCALING_PRESETS", "CPU_DEPTHS", "SHORT_CPU_DEPTHS",
+__all__ = ["linspace", "STABILITY_PRESETS", "PHASE_PRESETS", "TRAIN_PRESETS", "SCALING_PRESETS", "CONV_SCALING_PRESETS", "CPU_DEPTHS", "SHORT_CPU_DEPTHS",
            "geometric_depths", "DEFAULT_STUDY",
            "STUDY_OPTIONS", "DEFAULTS", "DEFAULT_PRESET", "REFERENCE_REFINEMENT", "MAX_CHUNK", "TASK_BYTES",
-           "study_options"]
+           "CONV_GRID", "study_options"]
 
 
 def linspace(start: float, stop: float, count: int) -> list[float]:
@@ -119,6 +120,24 @@ SCALING_PRESETS = {
     "published-sgd": dict(optimizer="sgd", lr=0.1, dtype="float64", depths=_PUBLISHED_DEPTHS),
 }
 
+#: the depths of the published convolutional family: residual blocks from 8 (two per stage of the
+#: ResNet-18 layout) to 120 (the published range is 8 to 121; here multiples of the four stages)
+CONV_PUBLISHED_DEPTHS = [8, 12, 16, 24, 32, 48, 64, 88, 120]
+
+CONV_SCALING_PRESETS = {
+    # a labelled variant for 2 CPU cores: digits as 8 x 8 images, one stage of 16 channels, depths
+    # 4 to 32 blocks, 25 epochs of the published optimiser and schedule at lr 0.02 on mini-batches
+    # of 32, no crops or flips (a flipped digit is another figure; with them, or at lr 0.05 and
+    # above, networks of 11 to 23 blocks stayed at chance: docs/weights.md, "Convolutional networks")
+    "cpu": dict(dataset="digits", width=16, stages=1, depths=[4, 6, 8, 11, 16, 23, 32], lr=0.02, epochs=25,
+                batch_size=32, augment=False),
+    # Cohen et al. (ICML 2021, §3.2): CIFAR-10 from local files (--root), the ResNet-18 layout (64
+    # channels, four stages), SGD lr 0.1, momentum 0.9, weight decay 5e-4, cosine over 200 epochs,
+    # crops padded by 4 and flips; for a GPU or a cluster
+    "published": dict(dataset="cifar10", width=64, stages=4, depths=CONV_PUBLISHED_DEPTHS, lr=0.1, epochs=200),
+}
+"""The presets of ``deeplimits scaling --arch conv``."""
+
 #: regime -> (a group of options, the defaults used when none of the group is given)
 STUDY_OPTIONS = {
     "fbm": (("hurst",), {"hurst": 0.75}),
@@ -139,6 +158,9 @@ MAX_CHUNK = 64
 #: the default draws per task of a stability study: as many as fit in this many bytes of weights
 #: and stored states (part of the spec and the seeds)
 TASK_BYTES = 1 << 30
+#: ``deeplimits weights``: the N x N grid of the spectral norms of convolution kernels when the
+#: source gives none (docs/weights.md: within 2% of the norm on the infinite grid for 3x3 kernels)
+CONV_GRID = 16
 
 #: the scalar defaults of the plan functions (and of the command line)
 DEFAULTS = {
@@ -151,6 +173,7 @@ DEFAULTS = {
     "scaling": dict(dataset="synthetic", activation="tanh", width=10, seeds=1, optimizer="adam", lr=1e-2, batch_size=32,
                     loss="mse", stop_loss=1e-3, max_epochs=300, init_scale=0.01, samples=1024, seed=0, dtype="float32"),
     "weights": dict(beta=0.0),
+    "train-conv": dict(lrs=[0.1], depth=8, width=16, epochs=10),
     "order": dict(noise=1, depths=[8, 16, 32, 64, 128, 256, 512], draws=256, seed=0, dtype="float64"),
 }
 

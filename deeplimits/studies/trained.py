@@ -129,12 +129,13 @@ def init_weights(net, params: dict, configs: list[dict], seed: int):
 
 def load_trained(path: str, *, map_location="cpu", sha256: str | None = None):
     """The trained module of one stored chunk (``<run>/weights/<task>.pt``) and its
-    configurations: ``(ResidualNetwork, [ {hurst, beta, lr, seed, init}, ...])``.
+    configurations: ``(ResidualNetwork, [ {hurst, beta, lr, seed, init}, ...])`` (a
+    :class:`~deeplimits.training.ConvResidualNetwork` for a chunk of ``train --arch conv``).
 
     The file is read with ``torch.load(weights_only=True)`` (tensors and plain containers,
     never code). ``sha256``: the digest recorded for it (checked first). A file that does not
     match, cannot be read, or is not a training chunk raises a one-line ``ValueError`` naming it."""
-    from ..training import ResidualNetwork
+    from ..training import ConvResidualNetwork, ResidualNetwork
 
     path = os.fspath(path)
     if sha256 is not None and file_sha256(path) != sha256:
@@ -145,7 +146,8 @@ def load_trained(path: str, *, map_location="cpu", sha256: str | None = None):
             state = torch.load(path, map_location=map_location, weights_only=True)
         sd = state["state_dict"]
         # the weights' dtype (a chunk stored before get_config() existed has no dtype in its config)
-        net = ResidualNetwork.from_config({**state["module"], "dtype": next(iter(sd.values())).dtype})
+        kind = ConvResidualNetwork if "image_shape" in state["module"] else ResidualNetwork
+        net = kind.from_config({**state["module"], "dtype": next(iter(sd.values())).dtype})
         net.load_state_dict(sd)
         configs = list(state["configs"])
     except Exception as e:  # noqa: BLE001 - any unreadable or foreign file is one line naming it

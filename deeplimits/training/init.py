@@ -22,6 +22,8 @@ from .. import _validate as V_
 from .._names import WEIGHTS
 from ..errors import ParameterError
 from ..paths import Driver, FractionalDriver, IIDDriver, SmoothDriver
+from ._conv_init import conv_from_driver
+from .conv import ConvResidualNetwork
 from .modules import ResidualNetwork, _layer_weights
 
 __all__ = ["init_from_driver", "iid_", "fractional_", "smooth_", "resolution_for"]
@@ -42,9 +44,12 @@ def _driver(driver) -> Driver:
 
 
 @torch.no_grad()
-def init_from_driver(module: ResidualNetwork, driver: Driver, *, generator: torch.Generator | None = None,
+def init_from_driver(module: ResidualNetwork | ConvResidualNetwork, driver: Driver, *, generator: torch.Generator | None = None,
                      scales: dict | None = None, config: int | None = None) -> ResidualNetwork:
     """Read the per-layer weights of ``module`` off independent paths of ``driver``.
+
+    A :class:`~deeplimits.training.ConvResidualNetwork` gets its kernels ``A`` and ``delta``
+    this way, one sample per stage (:mod:`._conv_init`; ``scales`` keys ``'A'``, ``'delta'``).
 
     Each weight tensor (``V``, ``W``; ``b`` only for ``inside``, the ``res-*`` bias stays zero)
     gets its own sample with ``draws = module.configs`` (one path per config and entry) and
@@ -59,12 +64,17 @@ def init_from_driver(module: ResidualNetwork, driver: Driver, *, generator: torc
         config: fill only configuration ``config`` (one draw), leaving the others as they are:
             a grid gives each configuration its own driver and generator this way.
     """
-    if not isinstance(module, ResidualNetwork):
-        raise ParameterError("module", f"module must be a ResidualNetwork, got {type(module).__name__}")
+    if not isinstance(module, (ResidualNetwork, ConvResidualNetwork)):
+        raise ParameterError("module", "module must be a ResidualNetwork or a ConvResidualNetwork, got "
+                                       f"{type(module).__name__}")
     driver, generator = _driver(driver), V_.generator(generator)
     if scales is not None and not isinstance(scales, Mapping):
         raise ParameterError("scales", f"scales must be a dict {{name: standard deviation}} or None, got {scales!r}")
     scales = dict(scales or {})
+    if isinstance(module, ConvResidualNetwork):
+        if config is not None:
+            config = V_.integer("config", config, low=0, high=module.configs - 1)
+        return conv_from_driver(module, driver, generator, scales, config, resolution_for)
     names = [n for n in module.residual_names() if n in WEIGHTS[module.arch]]  # not a res-* network's bias
     for key, value in scales.items():
         V_.choice("scales key", key, names)

@@ -1,0 +1,116 @@
+"""The result of the convolutional scaling experiment (docs/weights.md, "Convolutional
+networks"): per depth and seed the trained network's accuracy and its kernels' spectral norms
+along depth; across depths alpha (``max_k ||delta_k|| ~ L^-alpha``), beta (the cumulative-sum
+norm of ``A``, ``~ L^(1 - beta)``) with 95% intervals, and the steps of
+:func:`~deeplimits.diagnostics.scaling_exponents` with their verdict for ``A`` and for ``delta``
+(Cohen, Cont, Rossier & Xu, ICML 2021, §3.2: the sparse regime, alpha about 0.1, beta about 0).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .result import PlanResult
+from .scaling_result import _median, _median_records, _slope
+
+__all__ = ["ConvScalingResult", "conv_exponents", "PUBLISHED_CONV", "conv_family"]
+
+PUBLISHED_CONV = {"alpha": 0.1, "beta": 0.0, "limit": "sparse (a few layers of constant order carry the weight: "
+                                                      "neither smooth nor rough)"}
+"""What Cohen et al. (2021, §3.2) report for their ResNet-18-layout networks on CIFAR-10."""
+def conv_family(records: list[dict], name: str) -> list:
+    """Per depth, the :class:`~deeplimits.diagnostics.ConvWeightDiagnostics` of kernel ``name``:
+    the median over seeds of each number (the per-layer norms: the first seed's)."""
+    from ..diagnostics import ConvWeightDiagnostics
+
+    fields = {f.name for f in dataclasses.fields(ConvWeightDiagnostics)}
+    return [ConvWeightDiagnostics(**{k: v for k, v in d.items() if k in fields})
+            for d in _median_records(records, name)]
+
+
+def conv_exponents(records: list[dict]) -> dict:
+    """``exponents``: ``alpha`` and ``beta`` (``{'value', 'ci'}``) and each kernel's fitted
+    exponents; ``verdicts``: per kernel (``'A'``, ``'delta'``) the verdict, its reason and
+    evidence. Needs two depths or more (else the verdict is ``'neither'``)."""
+    from ..diagnostics import scaling_exponents
+
+    depths = sorted({r["depth"] for r in records})
+    if len(depths) < 2:
+        why = {"hypothesis": "neither", "reason": "fewer than two depths trained", "evidence": []}
+        return {"exponents": {}, "verdicts": {"A": why, "delta": dict(why)}}
+    out, verdicts = {}, {}
+    for name in ("A", "delta"):
+        e = scaling_exponents(conv_family(records, name))
+        out[name] = e.exponents
+        verdicts[name] = {"hypothesis": e.hypothesis, "reason": e.reason, "evidence": e.evidence}
+    out["alpha"] = _slope(depths, [_median([r["delta"]["max_norm"] for r in records if r["depth"] == L])
+                                   for L in depths])
+    out["beta"] = dict(out["A"]["beta"])
+    return {"exponents": out, "verdicts": verdicts}
+
+
+@dataclasses.dataclass
+class ConvScalingResult(PlanResult):
+    """``records``: per depth and seed the losses, accuracies, epochs, seconds, the training loss
+    per epoch (``history``) and per kernel (``A``, ``delta``) its spectral norms along depth and
+    Table 1's quantities; ``exponents``: ``alpha``, ``beta`` and each kernel's; ``verdicts``: per
+    kernel the verdict of the steps, its reason and evidence."""
+
+    plan: object
+    """The experiment it ran (:class:`~.scaling_conv.ConvScalingPlan`)."""
+    records: list
+    """One per depth and seed (see above)."""
+    exponents: dict
+    """``alpha``, ``beta`` (``{'value', 'ci'}``, 95% intervals) and each kernel's exponents."""
+    verdicts: dict
+    """Per kernel: ``hypothesis`` (smooth, rough, sparse or neither), ``reason``, ``evidence``."""
+    seconds: float
+    """Seconds of work (a resumed run adds those of the tasks finished in earlier sessions)."""
+
+    shown = {k: k for k in ("dataset", "depths", "width", "stages", "epochs")}
+
+    @property
+    def hypothesis(self) -> str:
+        """The verdict of the steps on the inner kernels ``A`` (where beta is read)."""
+        return self.verdicts["A"]["hypothesis"]
+
+    def report(self) -> str:
+        """The protocol, a table per depth and seed, alpha and beta beside the published values,
+        the evidence and the verdicts."""
+        from ..diagnostics.scaling import evidence_lines, interval
+
+        p = self.plan
+        lines = [f"conv residual networks on {p.dataset}: width {p.width}, {p.stages} stage(s), SGD lr {p.lr:g} "
+                 f"(cosine), momentum {p.momentum:g}, weight decay {p.weight_decay:g}, batch {p.batch_size}, "
+                 f"{p.epochs} epochs, " + (f"crops (padding {p.padding}) and flips" if p.augment else "no crops or flips"),
+                 f"{'L':>5} {'seed':>4} {'train acc':>9} {'test acc':>9} {'max|delta|':>10} {'max|A|':>8} "
+                 f"{'cumsum A':>9} {'rss A':>8} {'90% A':>6} {'90% delta':>9} {'seconds':>8}"]
+        for r in self.records:
+            acc = lambda v: "failed" if v is None else f"{v:.4f}"  # noqa: E731
+            head = f"{r['depth']:5d} {r['seed']:4d} {acc(r['train_accuracy']):>9} {acc(r['test_accuracy']):>9} "
+            if r["A"] is None:  # blown up: no diagnostics
+                lines.append(head + f"{'blown up: non-finite weights':>56} {r['seconds']:8.1f}")
+                continue
+            lines.append(head + f"{r['delta']['max_norm']:10.4g} {r['A']['max_norm']:8.4g} {r['A']['cumsum_norm']:9.4g} "
+                         f"{r['A']['rss']:8.4g} {r['A']['layers_90']:6.0f} {r['delta']['layers_90']:9.0f} "
+                         f"{r['seconds']:8.1f}")
+        e = self.exponents
+        for key, what in (("alpha", "max_k ||delta_k|| ~ L^-alpha"), ("beta", "max_k ||sum_{j<=k} A_j|| ~ L^(1-beta)")):
+            if key in e:
+                lines.append(f"{key} = {e[key]['value']:.3f} {interval(e[key]['ci'])} ({what}; published "
+                             f"{PUBLISHED_CONV[key]:g})")
+        for name in ("A", "delta"):
+            v = self.verdicts[name]
+            lines += [f"{name}: evidence (spectral norms along depth)"] + evidence_lines(v["evidence"])
+            lines.append(f"{name}: supports {v['hypothesis']} ({v['reason']})")
+        lines.append(f"published: {PUBLISHED_CONV['limit']}")
+        return "\n".join(lines)
+
+    def plot(self, path: str | None = None, *, ax=None):
+        """Figs. 7-8 of Cohen et al. (:func:`~deeplimits.studies.conv_plots.plot_conv_scaling`): the
+        spectral norms of ``delta_k`` and ``A_k`` against ``k / L`` per depth, and their max norm,
+        root sum of squares and scaled increments against the depth; written to ``path`` when given."""
+        from .conv_plots import plot_conv_scaling
+
+        live = [r for r in self.records if r["finite"]]
+        return plot_conv_scaling({name: conv_family(live, name) for name in ("delta", "A")}, path, ax=ax)
