@@ -27,9 +27,6 @@ from .. import _validate as V
 from ..errors import ParameterError
 
 _BLOCK_ELEMENTS = 1 << 22  # elements of one lazily generated block of Brownian increments
-#: elements of one block of i.i.d. uniform / Rademacher layers: small enough (4 MiB in float32)
-#: that a pass reading the layers as they are drawn (studies/_streamed.py) finds them in the cache
-_IID_BLOCK_ELEMENTS = 1 << 20
 
 
 def pair_sums(x: torch.Tensor, r: int) -> torch.Tensor:
@@ -158,10 +155,8 @@ class DriverSample(abc.ABC):
             raise ParameterError(name, f"{name} must be {KINDS[kind]}")
         return value
 
-    def _chunk_layers(self, per_layer: int, elements: int | None = None) -> int:
-        """Layers per block of ``elements`` numbers (:data:`_BLOCK_ELEMENTS` by default), at least one."""
-        elements = _BLOCK_ELEMENTS if elements is None else elements
-        return max(1, elements // max(1, per_layer * self.draws * math.prod(self.shape)))
+    def _chunk_layers(self, per_layer: int) -> int:
+        return max(1, _BLOCK_ELEMENTS // max(1, per_layer * self.draws * math.prod(self.shape)))
 
 
 class PathSample(DriverSample):

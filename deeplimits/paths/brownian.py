@@ -10,7 +10,7 @@ import torch
 
 from .. import _random
 from .. import _validate as V
-from .base import _IID_BLOCK_ELEMENTS, DriverSample, Driver, PathSample, _pow2_floor, pair_sums
+from .base import DriverSample, Driver, PathSample, _pow2_floor, pair_sums
 
 
 class BrownianSample(PathSample):
@@ -79,7 +79,7 @@ class IIDSample(DriverSample):
     def iter_weights(self, depth: int) -> Iterator[torch.Tensor]:
         depth = V.integer("depth", depth)
         seed = _random.mix_seed(self.seed, depth - 1)
-        c = self._chunk_layers(1, _IID_BLOCK_ELEMENTS)
+        c = self._chunk_layers(1)
         a = math.sqrt(3.0) * self.scale if self.law == "uniform" else 1.0
         for j, k0 in enumerate(range(0, depth, c)):
             n = min(c, depth - k0)
