@@ -325,20 +325,20 @@ def _scaling_parser(sub):
                    help=f"the loss and the convention of --stop-loss: mse (torch.nn.MSELoss(), the mean over batch "
                         f"and outputs) or squared (half the squared error summed over the outputs) (default "
                         f"{d['loss']})")
-    c.add_argument("--stop-loss", type=real, help=f"train until the training loss is below this (default "
-                                                  f"{fmt(d['stop_loss'])})")
+    c.add_argument("--stop-loss", type=real, help=f"train until the training loss is below this (default {fmt(d['stop_loss'])})")
     c.add_argument("--max-epochs", type=integer, help=f"give up after this many epochs (default {d['max_epochs']})")
-    c.add_argument("--init-scale", type=real, help=f"initial weights of order SCALE / (L d) (default "
-                                                   f"{fmt(d['init_scale'])})")
+    c.add_argument("--init-scale", type=real, help=f"initial weights of order SCALE / (L d) (default {fmt(d['init_scale'])})")
+    c.add_argument("--delta-init", choices=["constant", "normal"], help="delta = 1/L, or delta_k ~ N(0, 1/L^2) per layer "
+                   "(the published code's) (default: constant with a shared delta, normal per layer)")
     c.add_argument("--samples", type=integer, help=f"samples of the synthetic task (default {d['samples']}, 80%% "
                                                    "for training)")
     c.add_argument("--seed", type=integer, help=f"base seed (default {d['seed']})")
     c.add_argument("--dtype", choices=N_.DTYPES, help=f"(default {d['dtype']})")
-    c.add_argument("--ablation", action="store_true",
-                   help="run the protocol given by the other flags and then one knob changed at a time (the "
-                        "estimator, the loss convention, the threshold, the training budget, the optimiser, the "
-                        "learning rate, the initial scale, the batch size), each a run of its own under "
-                        "OUT/<variant>, and print alpha, beta, alpha + beta and the verdict of each")
+    c.add_argument("--ablation", action="store_true", help="the protocol of the other flags, then one knob changed at a "
+                   "time (tanh: estimator, loss convention, threshold, training budget, optimiser, learning rate, initial "
+                   "scale, batch size; per-layer delta: estimator, delta init, initial scale, learning rates, threshold, "
+                   "training budget, optimiser, depth range), each a run under OUT/<variant>; prints alpha, beta, "
+                   "alpha + beta and the verdict of each")
     _run_flags(c, "scaling", "depths")
     c.set_defaults(func=scaling.run_scaling_cmd)
 

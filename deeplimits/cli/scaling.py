@@ -13,7 +13,8 @@ from .execution import Run, default_out, executor, preset_options, progress
 __all__ = ["run_scaling_cmd", "OPTIONS", "estimate_line"]
 
 OPTIONS = ("dataset", "activation", "delta", "depths", "width", "seeds", "optimizer", "lr", "batch_size", "loss",
-           "stop_loss", "max_epochs", "init_scale", "samples", "seed")
+           "stop_loss", "max_epochs", "init_scale", "delta_init", "samples",
+           "seed")
 
 
 def run_scaling_cmd(args) -> int:
@@ -50,7 +51,7 @@ def _run_ablation(args, kw, spec, executor_kw) -> int:
     """``--ablation``: the protocol and one knob changed at a time
     (:mod:`deeplimits.studies.scaling_ablation`), each a run of its own under ``OUT/<variant>``
     (resumable), then the table of alpha, beta, alpha + beta and the verdicts."""
-    from ..studies.scaling_ablation import ABLATION, ablation_plans, ablation_row, ablation_table
+    from ..studies.scaling_ablation import ablation_plans, ablation_row, ablation_rows, ablation_table
 
     base = {k: v for k, v in kw.items() if k in OPTIONS + ("dtype", "device")}
     variants = plan("scaling", OPTIONS + ("dtype", "device"), ablation_plans, **base)
@@ -63,8 +64,8 @@ def _run_ablation(args, kw, spec, executor_kw) -> int:
     for slug, knob, variant, p in variants:
         result, _ = _run(args, p, os.path.join(out, slug), executor_kw, desc=slug)
         new = [ablation_row(knob, variant, result)]
-        if not rows:  # the estimator row: the protocol's run read with the max norm of W
-            new.append(ablation_row(*ABLATION[1][:2], result, "beta_max"))
+        if not rows:  # the estimator row: the protocol's run read with the max norm (of W, or |delta_k| W_k)
+            new.append(ablation_row(*ablation_rows(spec.delta)[1][:2], result, "beta_max"))
         for r in new:
             print(f"{r['knob']}: {r['variant']}: alpha {r['alpha']:.3f}, beta {r['beta']:.3f}, {r['verdict']}",
                   file=report, flush=True)
