@@ -13,8 +13,7 @@ from .execution import Run, default_out, executor, preset_options, progress
 __all__ = ["run_scaling_cmd", "OPTIONS", "estimate_line"]
 
 OPTIONS = ("dataset", "activation", "delta", "depths", "width", "seeds", "optimizer", "lr", "batch_size", "loss",
-           "stop_loss", "max_epochs", "init_scale", "delta_init", "samples",
-           "seed")
+           "stop_loss", "max_epochs", "init_scale", "delta_init", "samples", "seed")
 
 
 def run_scaling_cmd(args) -> int:

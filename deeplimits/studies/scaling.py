@@ -145,9 +145,9 @@ class ScalingPlan(Plan):
         """The training protocol as plain data (the report's first line)."""
         other, value = other_convention(self.loss, self.stop_loss, self.data_sizes()[3])
         return {"optimizer": self.optimizer, "lr": list(self.lr), "batch_size": self.batch_size,
-                "init_scale": self.init_scale, "delta_init": self.delta_init, "dtype": self.dtype, "max_epochs": self.max_epochs, "loss": self.loss,
-                "loss_name": LOSS_NAMES[self.loss], "stop_loss": self.stop_loss, "other": other,
-                "stop_loss_other": value}
+                "init_scale": self.init_scale, "delta_init": self.delta_init, "dtype": self.dtype,
+                "max_epochs": self.max_epochs, "loss": self.loss, "loss_name": LOSS_NAMES[self.loss],
+                "stop_loss": self.stop_loss, "other": other, "stop_loss_other": value}
 
     def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> ScalingResult:
         from .scaling_result import family_exponents
@@ -181,7 +181,8 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
     outputs) or ``'squared'`` (half the squared error summed over the outputs), the convention
     of ``stop_loss`` (> 0). ``delta_init``: ``'constant'`` (``1/L``; the default with a shared
     ``delta``, the published code's) or ``'normal'`` (``N(0, 1/L^2)`` per layer, random signs;
-    the default with ``delta='per-layer'``, the published code's, and only there). ``depths``: a list of at least two distinct depths >= 1;
+    the default with ``delta='per-layer'``, the published code's, and only there).
+    ``depths``: a list of at least two distinct depths >= 1;
     ``init_scale`` >= 0; ``seed`` in ``[0, seed_limit(max_epochs) - seeds + 1]``
     (:func:`deeplimits.training.train.seed_limit`: seed ``s`` shuffles with ``seed + s``);
     ``dtype``: ``torch.float32``, ``torch.float64`` or their names.
