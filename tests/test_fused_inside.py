@@ -28,8 +28,9 @@ def _reference(h, W, b, delta, kind):
 @pytest.mark.parametrize("kind", ["tanh", "relu", "identity"])
 @pytest.mark.parametrize("per_layer", [False, True])
 @pytest.mark.parametrize("bias", [True, False])
-def test_fused_inside_stack_matches_autograd(kind, per_layer, bias):
-    L, C, B, d = 11, 3, 5, 4
+@pytest.mark.parametrize("C", [1, 3])  # one configuration: 2-d products and Python scales (training/_inside.py)
+def test_fused_inside_stack_matches_autograd(kind, per_layer, bias, C):
+    L, B, d = 11, 5, 4
     g = gen(40)
     h0 = torch.randn(C, B, d, generator=g, dtype=F64, requires_grad=True)
     W = torch.randn(L, C, d, d, generator=g, dtype=F64, requires_grad=True)

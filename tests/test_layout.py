@@ -231,6 +231,7 @@ def test_module_and_function_sizes(path):
 RULES = {
     "default: the library's, the CPU": "the device the library picks when none is given",
     "default: shared for tanh, per-layer for relu": "plan_scaling's rule for delta",
+    "default: constant with a shared delta, normal per layer": "plan_scaling's rule for delta_init",
     "default --no-bias: the published h + alpha sigma(W h)": "the propagation studies' rule for --arch inside",
     "default: every configuration of a beta that fits in memory": "plan_training's chunk rule",
     "default: the preset's": "the value of the preset given",

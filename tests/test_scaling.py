@@ -68,6 +68,8 @@ def test_trained_family_report_and_store(tmp_path):
     (dict(lr=[]), "lr must be a rate > 0 or a list"),
     (dict(loss="l1"), "loss must be one of"),
     (dict(dtype="float16"), "dtype"),
+    (dict(delta_init="uniform"), "delta_init must be one of"),
+    (dict(delta_init="normal"), "delta_init 'normal' draws one delta_k per layer"),  # tanh: shared delta
 ])
 def test_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -136,19 +138,30 @@ def test_the_estimate_is_printed_before_the_run_and_dask_gives_the_same_records(
     assert [r["train_loss"] for r in dask] == pytest.approx([r["train_loss"] for r in local], rel=1e-4)
 
 
-def test_ablation_changes_one_knob_at_a_time(tmp_path, capsys):
-    """--ablation: the protocol, then each variant differs from it in its own options only; the
-    estimator row reads the protocol's run with the max norm; one run store per variant."""
-    from deeplimits.studies.scaling_ablation import ABLATION, ablation_plans
+@pytest.mark.parametrize("activation", ["tanh", "relu"])
+def test_ablation_plans_change_one_knob_at_a_time(activation):
+    """Each variant differs from the protocol in its own options only (ReLU, one delta_k per
+    layer: its own rows, the delta init and the depth range among them)."""
+    from deeplimits.studies.scaling_ablation import ABLATION, PER_LAYER_ABLATION, ablation_plans
 
-    base = dict(depths=[4, 8], max_epochs=1, samples=64)
+    base = dict(depths=[4, 8], max_epochs=1, samples=64, activation=activation)
+    rows = ABLATION if activation == "tanh" else PER_LAYER_ABLATION
     plans = ablation_plans(**base)
-    assert len(plans) == len(ABLATION) - 1 and plans[0][1] == "protocol"
+    assert len(plans) == len(rows) - 1 and plans[0][1] == "protocol"
     protocol = plans[0][3].to_dict()
-    for (slug, knob, variant, p), (_, _, change) in zip(plans, [a for a in ABLATION if a[2] is not None]):
+    for (slug, knob, variant, p), (_, _, change) in zip(plans, [a for a in rows if a[2] is not None]):
         differ = {k for k, v in p.to_dict().items() if protocol[k] != v}
         want = {k for k, v in change.items() if protocol[k] != plan_scaling(**{**base, k: v}).to_dict()[k]}
         assert differ == want, (knob, differ)
+    assert activation == "tanh" or {"delta init", "depth range"} <= {k for _, k, _, _ in plans}
+
+
+def test_ablation_changes_one_knob_at_a_time(tmp_path, capsys):
+    """--ablation: the protocol, then each variant (its plans: the test above); the estimator row
+    reads the protocol's run with the max norm; one run store per variant."""
+    from deeplimits.studies.scaling_ablation import ABLATION, ablation_plans
+
+    plans = ablation_plans(depths=[4, 8], max_epochs=1, samples=64)
     argv = ["scaling", "--depths", "4,8", "--max-epochs", "1", "--samples", "64", "--quiet", "--ablation",
             "--out", str(tmp_path), "--json", "-"]
     assert main(argv) == 0
@@ -156,6 +169,46 @@ def test_ablation_changes_one_knob_at_a_time(tmp_path, capsys):
     assert [r["knob"] for r in d["rows"]] == [a[0] for a in ABLATION]
     assert d["rows"][1]["alpha"] == d["rows"][0]["alpha"] and d["rows"][1]["beta"] != d["rows"][0]["beta"]
     assert all((tmp_path / slug / "run.sqlite").exists() for slug, *_ in plans)
+
+
+def test_per_layer_delta_starts_as_the_published_code_draws_it():
+    """With one delta_k per layer the default is the published code's N(0, 1/L^2) (random signs),
+    one draw per layer: untrained (lr 1e-12), L delta_k over 400 layers has standard deviation
+    1 within 0.12 (its standard error is 1/sqrt(800) = 0.035: 3.4 standard errors) and a share
+    of positive signs 1/2 within 0.1 (standard error 0.025: 4 of them); shared, delta = 1/L."""
+    import torch
+
+    from deeplimits.studies.scaling_task import _data, _network
+
+    from deeplimits.studies.scaling_ablation import ablation_row
+
+    plan = plan_scaling(activation="relu", depths=[8, 400], lr=1e-12, max_epochs=1, samples=64)
+    res = plan.run()
+    assert plan.delta_init == "normal" and "delta_k ~ N(0, 1/L^2)" in res.report()
+    # with one delta_k per layer the ablation reads alpha + beta off |delta_k| W_k (Remark 2.2)
+    e = res.exponents
+    assert ablation_row("protocol", "", res)["alpha+beta"] == e["alpha+beta"]["value"]
+    assert ablation_row("estimator", "", res, "beta_max")["alpha+beta"] == e["alpha+beta_max"]["value"]
+    params = {**plan.to_dict(), "depth": 400}
+    net = _network(params, _data(params, torch.float32, "cpu"), 2, 7, torch.float32, "cpu")
+    scaled = net.delta.detach()[:, 0] * 400
+    assert abs(float(scaled.std()) - 1) < 0.12 and abs(float((scaled > 0).double().mean()) - 0.5) < 0.1
+    assert torch.equal(net.delta[:, 0], net.delta[:, 1])  # one draw, every configuration
+    tanh = plan_scaling(depths=[8, 16])
+    assert tanh.delta_init == "constant"
+    assert plan_scaling(activation="relu", depths=[8, 16], delta_init="constant").delta_init == "constant"
+
+
+def test_relu_trains_at_the_published_scale_only_with_the_published_delta_init():
+    """docs/weights.md, "ReLU with one delta_k per layer": at the published initial scale 0.01,
+    delta_k ~ N(0, 1/L^2) reaches MSE 1e-3 within 8 epochs at L = 10 and 22 (3 and 4 measured),
+    while delta_k = 1/L stays at MSE 0.036 (every residual branch adds a non-negative vector:
+    the loss of h_L = x plus a constant), seeded, the same data."""
+    kw = dict(activation="relu", depths=[10, 22], max_epochs=8)
+    published = plan_scaling(**kw).run()
+    assert all(r["reached"] for r in published.records), [r["train_loss"] for r in published.records]
+    stalled = plan_scaling(**kw, delta_init="constant").run()
+    assert all(r["train_loss"] > 0.03 and not r["reached"] for r in stalled.records)
 
 
 def test_tiny_operations_run_on_one_thread_and_the_count_comes_back():

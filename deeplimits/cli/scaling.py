@@ -18,7 +18,7 @@ from .values import fmt, int_list, integer, parse_list, real
 __all__ = ["add_parser", "run_scaling_cmd", "OPTIONS", "estimate_line"]
 
 OPTIONS = ("dataset", "activation", "delta", "depths", "width", "seeds", "optimizer", "lr", "batch_size", "loss",
-           "stop_loss", "max_epochs", "init_scale", "samples", "seed")
+           "stop_loss", "max_epochs", "init_scale", "delta_init", "samples", "seed")
 
 
 def run_scaling_cmd(args) -> int:
@@ -58,7 +58,7 @@ def _run_ablation(args, kw, spec, executor_kw) -> int:
     """``--ablation``: the protocol and one knob changed at a time
     (:mod:`deeplimits.studies.scaling_ablation`), each a run of its own under ``OUT/<variant>``
     (resumable), then the table of alpha, beta, alpha + beta and the verdicts."""
-    from ..studies.scaling_ablation import ABLATION, ablation_plans, ablation_row, ablation_table
+    from ..studies.scaling_ablation import ablation_plans, ablation_row, ablation_rows, ablation_table
 
     base = {k: v for k, v in kw.items() if k in OPTIONS + ("dtype", "device")}
     variants = plan("scaling", OPTIONS + ("dtype", "device"), ablation_plans, **base)
@@ -71,8 +71,8 @@ def _run_ablation(args, kw, spec, executor_kw) -> int:
     for slug, knob, variant, p in variants:
         result, _ = _run(args, p, os.path.join(out, slug), executor_kw, desc=slug)
         new = [ablation_row(knob, variant, result)]
-        if not rows:  # the estimator row: the protocol's run read with the max norm of W
-            new.append(ablation_row(*ABLATION[1][:2], result, "beta_max"))
+        if not rows:  # the estimator row: the protocol's run read with the max norm (of W, or |delta_k| W_k)
+            new.append(ablation_row(*ablation_rows(spec.delta)[1][:2], result, "beta_max"))
         for r in new:
             print(f"{r['knob']}: {r['variant']}: alpha {r['alpha']:.3f}, beta {r['beta']:.3f}, {r['verdict']}",
                   file=report, flush=True)
@@ -133,15 +133,17 @@ def add_parser(sub, run_flags):
     c.add_argument("--max-epochs", type=integer, help=f"give up after this many epochs (default {d['max_epochs']})")
     c.add_argument("--init-scale", type=real, help=f"initial weights of order SCALE / (L d) (default "
                                                    f"{fmt(d['init_scale'])})")
+    c.add_argument("--delta-init", choices=["constant", "normal"], help="delta = 1/L, or delta_k ~ N(0, 1/L^2) per "
+                   "layer (the published code's) (default: constant with a shared delta, normal per layer)")
     c.add_argument("--samples", type=integer, help=f"samples of the synthetic task (default {d['samples']}, 80%% "
                                                    "for training)")
     c.add_argument("--seed", type=integer, help=f"base seed (default {d['seed']})")
     c.add_argument("--dtype", choices=N_.DTYPES, help=f"(default {d['dtype']})")
-    c.add_argument("--ablation", action="store_true",
-                   help="run the protocol given by the other flags and then one knob changed at a time (the "
-                        "estimator, the loss convention, the threshold, the training budget, the optimiser, the "
-                        "learning rate, the initial scale, the batch size), each a run of its own under "
-                        "OUT/<variant>, and print alpha, beta, alpha + beta and the verdict of each")
+    c.add_argument("--ablation", action="store_true", help="the protocol of the other flags, then one knob changed "
+                   "at a time (tanh: estimator, loss convention, threshold, training budget, optimiser, learning rate, "
+                   "initial scale, batch size; per-layer delta: estimator, delta init, initial scale, learning rates, "
+                   "threshold, training budget, optimiser, depth range), each a run under OUT/<variant>; prints alpha, "
+                   "beta, alpha + beta and the verdict of each")
     conv_flags(c)
     run_flags(c, "scaling", "depths")
     c.set_defaults(func=run_scaling_cmd)

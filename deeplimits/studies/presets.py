@@ -97,8 +97,7 @@ def geometric_depths(first: int, last: int) -> list[int]:
 #: the depths of the CPU default: floor(1.2^n) from 10 to 850 (about a minute and a half on 2
 #: cores; at 10 to 137 the beta-scaled increments do not decay yet, docs/weights.md "Measured")
 CPU_DEPTHS = geometric_depths(13, 37)
-#: the depths of the other CPU presets (ReLU, SGD, digits): floor(1.2^n) from 10 to 137 (ReLU
-#: trains for up to 300 epochs at some depths: 16 minutes there)
+#: the depths of the other CPU presets (SGD, digits): floor(1.2^n) from 10 to 137
 SHORT_CPU_DEPTHS = geometric_depths(13, 27)
 _PUBLISHED_DEPTHS = geometric_depths(13, 50)
 
@@ -106,17 +105,17 @@ SCALING_PRESETS = {
     # Cohen et al. (ICML 2021), the published code's protocol (the defaults: tanh, one shared delta,
     # Adam at 1e-2, MSE below 1e-3, batches of 32) at the CPU depths
     "cpu": dict(depths=CPU_DEPTHS),
-    # Cohen et al.'s second setup, ReLU with one delta_k per layer: a labelled variant, initial
-    # scale 30 (W entries of order 3/L): at the published 0.01 (and at 1) ReLU stays at MSE
-    # 0.036 at every depth and rate tried (docs/weights.md, "Measured")
-    "relu": dict(activation="relu", init_scale=30.0, depths=SHORT_CPU_DEPTHS),
+    # Cohen et al.'s second setup, ReLU with one delta_k per layer, the published code's protocol
+    # (delta_k ~ N(0, 1/L^2), random signs: with delta_k = 1/L ReLU stays at MSE 0.036) at the
+    # CPU depths (docs/weights.md, "Measured")
+    "relu": dict(activation="relu", depths=CPU_DEPTHS),
     # the paper's text: SGD with a constant rate (what reaches the threshold at every depth: docs/weights.md)
     "cpu-sgd": dict(optimizer="sgd", lr=0.1, dtype="float64", depths=SHORT_CPU_DEPTHS),
     # digits through a fixed random embedding to d = 25 (as Cohen et al. embed MNIST), MSE to 0.01
     "digits": dict(dataset="digits", width=25, stop_loss=0.01, depths=SHORT_CPU_DEPTHS),
     # the published family: depths floor(1.2^n) from 10 to about 10^4 (a cluster or a GPU), Adam, and SGD
     "published": dict(depths=_PUBLISHED_DEPTHS),
-    "published-relu": dict(activation="relu", init_scale=30.0, depths=_PUBLISHED_DEPTHS),
+    "published-relu": dict(activation="relu", depths=_PUBLISHED_DEPTHS),
     "published-sgd": dict(optimizer="sgd", lr=0.1, dtype="float64", depths=_PUBLISHED_DEPTHS),
 }
 

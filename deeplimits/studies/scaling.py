@@ -38,10 +38,11 @@ __all__ = ["ScalingPlan", "ScalingResult", "plan_scaling", "PUBLISHED", "PUBLISH
 #: the sizes the synthetic loader accepts (:func:`deeplimits.data.synthetic.synthetic`: ``n``, ``dim``)
 MAX_SYNTHETIC_SAMPLES, MAX_SYNTHETIC_DIM = 10 ** 7, 10 ** 4
 
-SECONDS_PER_LAYER_STEP = 100e-6
+SECONDS_PER_LAYER_STEP = 30e-6
 """The measured seconds of one training step per layer (one configuration, d = 10, batch 32,
-float32, the fused pass, one thread) on the project's 2-core CPU under load: 97 us at L = 1000,
-138 us at L = 10^4 (benchmarks/RESULTS.md, issue 27): the time estimate."""
+float32, the fused pass, one thread) on the project's 2-core CPU: 10 us at L = 1000 and 9 us at
+L = 10^4 at a load average of 2, 27 to 33 us at L = 1000 under heavy load (benchmarks/RESULTS.md,
+issue 27); the time estimate takes about the loaded figure."""
 
 
 @register_plan
@@ -87,6 +88,9 @@ class ScalingPlan(Plan):
     loss: str = "squared"  # a default: specs written before the loss convention was named used this one
     """The loss convention (:data:`~deeplimits.studies.scaling_result.LOSS_NAMES`): ``'mse'`` is
     ``torch.nn.MSELoss()``, the published code's."""
+    delta_init: str = "constant"  # a default: specs written before the option used this one
+    """``'constant'`` (``delta = 1/L``) or ``'normal'`` (``N(0, 1/L^2)``, one draw per layer: the
+    published code's initialisation of one ``delta_k`` per layer)."""
 
     def tasks(self) -> list:
         """One task per depth and seed (its learning rates trained at once), the seeds in turn."""
@@ -141,9 +145,9 @@ class ScalingPlan(Plan):
         """The training protocol as plain data (the report's first line)."""
         other, value = other_convention(self.loss, self.stop_loss, self.data_sizes()[3])
         return {"optimizer": self.optimizer, "lr": list(self.lr), "batch_size": self.batch_size,
-                "init_scale": self.init_scale, "dtype": self.dtype, "max_epochs": self.max_epochs, "loss": self.loss,
-                "loss_name": LOSS_NAMES[self.loss], "stop_loss": self.stop_loss, "other": other,
-                "stop_loss_other": value}
+                "init_scale": self.init_scale, "delta_init": self.delta_init, "dtype": self.dtype,
+                "max_epochs": self.max_epochs, "loss": self.loss, "loss_name": LOSS_NAMES[self.loss],
+                "stop_loss": self.stop_loss, "other": other, "stop_loss_other": value}
 
     def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> ScalingResult:
         from .scaling_result import family_exponents
@@ -167,15 +171,18 @@ class ScalingPlan(Plan):
 def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta: str | None = None,
                  depths: Sequence[int] = tuple(CPU_DEPTHS), width: int = 10, seeds: int = 1, optimizer: str = "adam",
                  lr=1e-2, batch_size: int = 32, loss: str = "mse", stop_loss: float = 1e-3, max_epochs: int = 300,
-                 init_scale: float = 0.01, samples: int = 1024, seed: int = 0, dtype: torch.dtype = torch.float32,
-                 device=None) -> ScalingPlan:
+                 init_scale: float = 0.01, delta_init: str | None = None, samples: int = 1024, seed: int = 0,
+                 dtype: torch.dtype = torch.float32, device=None) -> ScalingPlan:
     """Validate a scaling experiment (every check, before any work). ``delta``: ``'shared'``
     (default for tanh) or ``'per-layer'`` (default for relu), as in Cohen et al. (2021);
     ``optimizer``: ``'adam'`` (default, the published code's) or ``'sgd'`` (the paper's text:
     a constant rate); ``lr``: a rate > 0 or a list of them (trained at once in every task);
     ``loss``: ``'mse'`` (default, ``torch.nn.MSELoss()``: the mean over the batch and the
     outputs) or ``'squared'`` (half the squared error summed over the outputs), the convention
-    of ``stop_loss`` (> 0). ``depths``: a list of at least two distinct depths >= 1;
+    of ``stop_loss`` (> 0). ``delta_init``: ``'constant'`` (``1/L``; the default with a shared
+    ``delta``, the published code's) or ``'normal'`` (``N(0, 1/L^2)`` per layer, random signs;
+    the default with ``delta='per-layer'``, the published code's, and only there).
+    ``depths``: a list of at least two distinct depths >= 1;
     ``init_scale`` >= 0; ``seed`` in ``[0, seed_limit(max_epochs) - seeds + 1]``
     (:func:`deeplimits.training.train.seed_limit`: seed ``s`` shuffles with ``seed + s``);
     ``dtype``: ``torch.float32``, ``torch.float64`` or their names.
@@ -210,9 +217,22 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
                        seed=V_.integer("seed", seed, low=0, high=seed_limit(max_epochs) - (V_.integer("seeds", seeds) - 1)),
                        dtype=str(V_.dtype(dtype)).replace("torch.", ""),
                        dataset=V_.choice("dataset", dataset, ("synthetic", "digits")),
-                       device=V_.device_spec(device, dtype), loss=V_.choice("loss", loss, tuple(LOSS_NAMES)))
+                       device=V_.device_spec(device, dtype), loss=V_.choice("loss", loss, tuple(LOSS_NAMES)),
+                       delta_init=_delta_init(delta_init, delta))
     _require_sizes(plan)
     return plan
+
+
+def _delta_init(delta_init, delta: str) -> str:
+    """The initialisation of ``delta``: the published code's by default (``1/L`` shared, ``N(0,
+    1/L^2)`` per layer); ``'normal'`` draws one value per layer, so it needs ``delta='per-layer'``."""
+    if delta_init is None:
+        return "constant" if delta == "shared" else "normal"
+    delta_init = V_.choice("delta_init", delta_init, ("constant", "normal"))
+    if delta_init == "normal" and delta == "shared":
+        raise ParameterError("delta_init", "delta_init 'normal' draws one delta_k per layer: it needs delta "
+                             "'per-layer', got delta 'shared'")
+    return delta_init
 
 
 def _require_sizes(plan: ScalingPlan) -> None:

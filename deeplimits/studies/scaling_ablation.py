@@ -3,15 +3,20 @@ published protocol (the defaults of :func:`~deeplimits.studies.scaling.plan_scal
 knob changed at a time, each variant a labelled run of its own, and one row per variant: alpha,
 beta (from the cumulative-sum norm, Cohen et al.'s step 2), alpha + beta and the verdict.
 
-The estimator row needs no training: it is the protocol's run read with the earlier estimator
-(beta as minus the slope of the max norm of ``W``).
+The estimator row needs no training: it is the protocol's run read with another estimator
+(beta as minus the slope of the max norm of ``W``; with one ``delta_k`` per layer, alpha + beta
+as minus the slope of the max norm of ``|delta_k| W_k``, what the published code's ReLU figure
+fits). With one ``delta_k`` per layer (ReLU, Cohen et al.'s second setup) the rows are
+:data:`PER_LAYER_ABLATION`: the knobs that move alpha + beta there.
 """
 
 from __future__ import annotations
 
 import math
 
-__all__ = ["ABLATION", "ablation_plans", "ablation_row", "ablation_table"]
+from .presets import CPU_DEPTHS
+
+__all__ = ["ABLATION", "PER_LAYER_ABLATION", "ablation_rows", "ablation_plans", "ablation_row", "ablation_table"]
 
 #: (knob, variant, the options it changes); the first row is the protocol itself
 ABLATION = (
@@ -28,6 +33,26 @@ ABLATION = (
     ("batch size", "batches of 128", {"batch_size": 128}),
 )
 
+#: the same with one delta_k per layer (the estimator row: alpha + beta from the max norm of |delta_k| W_k)
+PER_LAYER_ABLATION = (
+    ("protocol", "the published code's: Adam 1e-2, MSE < 1e-3, batch 32, init 0.01, delta_k ~ N(0, 1/L^2)", {}),
+    ("estimator", "alpha + beta from the max norm of |delta_k| W_k (the published code's figure)", None),
+    ("delta init", "delta_k = 1/L (not the published code's)", {"delta_init": "constant"}),
+    ("initial scale", "init 30", {"init_scale": 30.0}),
+    ("learning rate", "Adam 3e-3", {"lr": 3e-3}),
+    ("learning rate", "Adam 1e-3", {"lr": 1e-3}),
+    ("threshold", "MSE < 1e-4", {"stop_loss": 1e-4}),
+    ("training budget", "30 epochs whatever the loss (threshold 1e-9)", {"max_epochs": 30, "stop_loss": 1e-9}),
+    ("optimiser", "SGD at a constant rate 0.1, float64 (the paper's text)",
+     {"optimizer": "sgd", "lr": 0.1, "dtype": "float64"}),
+    ("depth range", "10 to 850 layers (CPU_DEPTHS)", {"depths": CPU_DEPTHS}),
+)
+
+
+def ablation_rows(delta: str) -> tuple:
+    """The rows of the ablation for a plan with ``delta`` ``'shared'`` or ``'per-layer'``."""
+    return PER_LAYER_ABLATION if delta == "per-layer" else ABLATION
+
 
 def ablation_plans(**base) -> list[tuple[str, str, str, object]]:
     """``(slug, knob, variant, plan)`` for every row of :data:`ABLATION` that trains (the
@@ -36,7 +61,7 @@ def ablation_plans(**base) -> list[tuple[str, str, str, object]]:
     from .scaling import plan_scaling
 
     out = []
-    for i, (knob, variant, change) in enumerate(ABLATION):
+    for i, (knob, variant, change) in enumerate(ablation_rows(plan_scaling(**base).delta)):
         if change is None:
             continue
         slug = f"{i:02d}-" + knob.replace(" ", "-")
@@ -45,13 +70,19 @@ def ablation_plans(**base) -> list[tuple[str, str, str, object]]:
 
 
 def ablation_row(knob: str, variant: str, result, estimator: str = "beta") -> dict:
-    """One row: alpha, beta (``estimator``: ``'beta'``, the cumulative sum, or ``'beta_max'``),
-    alpha + beta, the verdict, and the epochs and networks that reached the threshold."""
+    """One row: alpha, beta (``estimator``: ``'beta'``, the cumulative sum, or ``'beta_max'``, the
+    max norm), alpha + beta (with one ``delta_k`` per layer read from ``|delta_k| W_k``, Remark
+    2.2: its cumulative-sum norm, or its max norm), the verdict, and the epochs and networks
+    that reached the threshold."""
     e = result.exponents
-    alpha = e.get("alpha", {}).get("value", math.nan)
-    beta = e.get(estimator, {}).get("value", math.nan)
+    value = lambda key: e.get(key, {}).get("value", math.nan)  # noqa: E731
+    alpha, beta = value("alpha"), value(estimator)
+    if result.delta_mode == "per-layer":
+        both = value("alpha+beta" if estimator == "beta" else "alpha+beta_max")
+    else:
+        both = alpha + beta
     epochs = [r["epochs"] for r in result.records]
-    return {"knob": knob, "variant": variant, "alpha": alpha, "beta": beta, "alpha+beta": alpha + beta,
+    return {"knob": knob, "variant": variant, "alpha": alpha, "beta": beta, "alpha+beta": both,
             "verdict": result.hypothesis if estimator == "beta" else "(not weighed)",
             "epochs": [min(epochs), max(epochs)] if epochs else [],
             "reached": f"{sum(bool(r['reached']) for r in result.records)}/{len(result.records)}"}

@@ -11,7 +11,12 @@ __all__ = ["report", "protocol_line"]
 #: the exponents of the report, with what each is read from
 _ROWS = (("alpha", "max norm of delta (step 1)"), ("beta", "cumulative-sum norm of W (step 2)"),
          ("beta_max", "max norm of W (= beta for a pure trend)"), ("alpha+beta", None),
+         ("alpha+beta_max", "max norm of |delta_k| W_k (the published code's ReLU figure)"),
          ("nu", "beta-scaled increments decay as L^-nu (step 3)"), ("ode_rate", "own-ODE error, per depth"))
+
+
+#: the initialisation of delta in words (a protocol written before the option: constant)
+_DELTA_INIT = {"constant": "delta_0 = 1/L", "normal": "delta_k ~ N(0, 1/L^2)"}
 
 
 def protocol_line(p: dict) -> str:
@@ -20,8 +25,9 @@ def protocol_line(p: dict) -> str:
         return ""
     lrs = ", ".join(f"{lr:g}" for lr in p["lr"])
     label = {"adam": "the published code's optimiser", "sgd": "the paper's text: SGD, a constant rate"}
+    delta = _DELTA_INIT[p.get("delta_init", "constant")]
     return (f"protocol: {p['optimizer']} at lr {lrs} ({label[p['optimizer']]}), batches of {p['batch_size']}, "
-            f"W_0 ~ {p['init_scale']:g}/(L d) N(0, 1), delta_0 = 1/L, {p['dtype']}, at most {p['max_epochs']} "
+            f"W_0 ~ {p['init_scale']:g}/(L d) N(0, 1), {delta}, {p['dtype']}, at most {p['max_epochs']} "
             f"epochs; loss {p['loss']} ({p['loss_name']}), trained until <= {p['stop_loss']:g} "
             f"(= {p['stop_loss_other']:g} as {p['other']})")
 
@@ -59,7 +65,7 @@ def _family_lines(res, fam: dict) -> list[str]:
             continue
         pub = res.published.get(key)
         ci = interval(v["ci"])
-        lines.append(f"  {key:>10} {v['value']:7.3f} {ci:<17} {'' if pub is None else pub!s:>9}   {what or ab}")
+        lines.append(f"  {key:>14} {v['value']:7.3f} {ci:<17} {'' if pub is None else pub!s:>9}   {what or ab}")
     ode = e.get("ode_rate")
     if ode is not None:
         lo = ode["ci"][0]

@@ -63,7 +63,8 @@ def _slope(depths, values, negate: bool = True) -> dict:
 
 def family_exponents(records: list[dict]) -> dict:
     """The exponents and verdict of one learning rate's records (all seeds, two depths or more):
-    ``exponents`` (``alpha``, ``beta``, ``alpha+beta``, ``beta_max``, ``nu``,
+    ``exponents`` (``alpha``, ``beta``, ``alpha+beta`` and, with one ``delta_k`` per layer,
+    ``alpha+beta_max`` (minus the slope of the max norm of ``|delta_k| W_k``), ``beta_max``, ``nu``,
     ``scaled_increments``, ``ode_rate`` and every diagnostic's slope), ``evidence``,
     ``hypothesis``, ``reason``, ``weights`` (the tensor judged: ``W``, or ``|delta| W``)."""
     from ..diagnostics import WeightDiagnostics, scaling_exponents
@@ -81,6 +82,7 @@ def family_exponents(records: list[dict]) -> dict:
     e["alpha"] = _slope(depths, med("delta"))
     if per_layer:
         e["alpha+beta"] = dict(judged.exponents["beta"])
+        e["alpha+beta_max"] = dict(judged.exponents["beta_max"])  # what the published code's ReLU figure fits
     else:
         e["alpha+beta"] = {"value": e["alpha"]["value"] + e["beta"]["value"], "ci": [math.nan, math.nan]}
     e["ode_rate"] = _slope(depths, med("ode_distance"))

@@ -59,8 +59,10 @@ def _data(params: dict, dtype, device):
 
 
 def _network(params: dict, data, C: int, seed: int, dtype, device):
-    """The inside network of the protocol: ``W`` of order ``init_scale / (L d)``, ``delta = 1/L``,
-    the input and output layers fixed (identities, or a random embedding for digits)."""
+    """The inside network of the protocol: ``W`` of order ``init_scale / (L d)``, ``delta`` at
+    ``1/L`` (``delta_init='constant'``) or, one per layer, drawn from ``N(0, 1/L^2)`` with
+    random signs (``'normal'``: the published code's per-layer initialisation), the input and
+    output layers fixed (identities, or a random embedding for digits)."""
     from ..training import ResidualNetwork
 
     L, d = params["depth"], params["width"]
@@ -76,6 +78,9 @@ def _network(params: dict, data, C: int, seed: int, dtype, device):
         else:  # a fixed random embedding of the inputs, a fixed random read-out (Cohen et al.'s MNIST protocol)
             for p in (net.A, net.B):
                 p.copy_(torch.randn(p.shape[1:], generator=g, dtype=dtype).expand_as(p) * p.shape[1] ** -0.5)
+        if params.get("delta_init", "constant") == "normal":  # a spec written before the option: 1/L
+            net.delta.copy_(torch.randn(net.delta.shape[:-1] + (1,), generator=g, dtype=dtype).expand(net.delta.shape)
+                            / L)
         net.A.requires_grad_(False)
         net.B.requires_grad_(False)
     return net

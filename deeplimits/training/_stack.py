@@ -55,6 +55,7 @@ class Workspace:
         self._free: dict = {}
         self._grads: dict = {}
         self._views: dict = {}
+        self._scratch: dict = {}
 
     def take(self, like: torch.Tensor, depth: int) -> torch.Tensor:
         key = ((depth,) + tuple(like.shape), like.dtype, like.device)
@@ -75,6 +76,15 @@ class Workspace:
     def recycle(self, grad: torch.Tensor) -> None:
         """Keep a gradient the optimiser is clearing (``zero_grad``) for the next backward pass."""
         self._grads[(tuple(grad.shape), grad.dtype, grad.device)] = grad
+
+    def scratch(self, name: str, like: torch.Tensor, shape) -> torch.Tensor:
+        """The buffer kept under ``name`` with ``shape`` and ``like``'s dtype and device (new
+        when the shape changes): for what one pass writes and reads before it returns."""
+        key = (tuple(shape), like.dtype, like.device)
+        found = self._scratch.get(name)
+        if found is None or found[0] != key:
+            found = self._scratch[name] = (key, like.new_empty(key[0]))
+        return found[1]
 
     def views(self, name: str, t: torch.Tensor, make):
         """``make(t)`` (per-layer views of ``t``), made once and kept while ``t`` keeps its

@@ -333,10 +333,13 @@ def parameter_count(arch: str, depth: int, width: int, in_features: int, out_fea
 def activation_count(arch: str, fused: bool, depth: int, width: int, batch: int, configs: int = 1) -> int:
     """The numbers a training step keeps for its backward pass on a mini-batch of ``batch``:
     one ``(L, C, batch, d)`` buffer for the fused ``res-1`` stack (:mod:`._stack`), four for the
-    fused ``inside`` stack (:mod:`._inside`), about eight tensors of that size per layer
+    fused ``inside`` stack (:mod:`._inside`: and a row of ones per layer, and its ``(2d, 2d + 1)``
+    product matrix per layer and configuration), about eight tensors of that size per layer
     through autograd otherwise (the inputs and outputs of the product, the bias, the
     activation and the scaled sum of every layer)."""
-    per = (INSIDE_BUFFERS if arch == "inside" else 1) if fused else 8
+    if fused and arch == "inside":
+        return depth * configs * (batch * (INSIDE_BUFFERS * width + 1) + 2 * width * (2 * width + 1))
+    per = 1 if fused else 8
     return depth * configs * batch * width * per
 
 
