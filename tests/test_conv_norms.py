@@ -149,6 +149,6 @@ def test_a_bad_dtype_names_it():
 def test_kernels_too_large_for_memory_are_refused_before_any_copy():
     from deeplimits.errors import ResourceError
 
-    huge = torch.zeros(1, 1, 1, 1).expand(10 ** 5, 512, 512, 3)  # one number; its transforms would take petabytes
+    huge = torch.zeros(1, 1, 1, 1, 1).expand(10 ** 5, 512, 512, 3, 3)  # one number; its transforms: petabytes
     with pytest.raises(ResourceError, match="input_size"):
         conv_spectral_norms(huge, 64)
