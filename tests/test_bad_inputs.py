@@ -327,6 +327,8 @@ CLI = [
     (["weights", "afile"], 2, "must be a .npy or .pt file"),
     (["weights", "adir"], 2, "has no stored weights"),
     (["weights", "afile", "--beta", "nan"], 2, "--beta"),
+    (["weights", "afile", "--grid", "0"], 2, "--grid must be an integer >= 1"),
+    (["weights", "afile", "--grid", "x"], 2, "--grid"),
     (["weights", "afile", "--json", "adir"], 2, "--json"),
     (["weights", "afile", "--figure", "adir"], 2, "--figure"),
     (["weights", "{CPLX}"], 2, "must hold real numbers (float or integer), got an array of dtype complex128"),
@@ -853,6 +855,8 @@ def _api():
     EVAL = lambda: dict(module=_net(), x=torch.randn(3, 2), y=torch.arange(3) % 2, loss="cross_entropy")  # noqa: E731
     OUT = lambda: dict(out=torch.randn(1, 3, 2), y=torch.arange(3) % 2, loss="cross_entropy")  # noqa: E731
     A = lambda: dict(A=torch.randn(8, 2))  # noqa: E731
+    CK = lambda: dict(kernels=torch.randn(2, 2, 3, 3), input_size=4)  # noqa: E731
+    ST = lambda: dict(stages=torch.randn(4, 2, 2, 3, 3), input_size=4)  # noqa: E731
     FIT = lambda: dict(depths=[1, 2, 4], values=[1.0, 0.5, 0.25])  # noqa: E731
     REG = lambda: dict(module=_net(), x=torch.randn(3, 2), y=torch.randn(3, 2))  # noqa: E731
     ODE = lambda: dict(module=_inside(), x=torch.randn(3, 2))  # noqa: E731
@@ -1030,6 +1034,22 @@ def _api():
         (G.weight_diagnostics, A, "beta", 1e300, "beta must keep L^beta finite"),
         (G.weight_diagnostics, A, "beta", "x", "beta must be a finite real"),
         (G.weight_diagnostics, A, "name", 5, "name must be a string"),
+        (G.conv_spectral_norms, CK, "kernels", torch.zeros(3, 3), "shape (..., c_out, c_in, kh, kw)"),
+        (G.conv_spectral_norms, CK, "kernels", np.zeros((2, 2, 3, 3)), "kernels must be a torch.Tensor"),
+        (G.conv_spectral_norms, CK, "input_size", 2, "at least the kernel's size"),
+        (G.conv_spectral_norms, CK, "input_size", 0, "input_size must be an integer >= 1"),
+        (G.conv_spectral_norms, CK, "dtype", torch.int32, "dtype must be torch.float32 or torch.float64"),
+        (G.conv_layer_norms, ST, "stages", [], "stages must be a tensor"),
+        (G.conv_layer_norms, ST, "stages", torch.ones(4, 2, 2, 3), "stages[0] must have shape"),
+        (G.conv_layer_norms, ST, "input_size", [4, 4], "one per stage"),
+        (G.conv_layer_norms, ST, "name", 3, "name must be a string"),
+        (G.conv_layer_norms, ST, "dtype", "float64", "dtype must be"),
+        (G.conv_weight_diagnostics, ST, "stages", torch.full((4, 2, 2, 3, 3), NAN), "must be finite"),
+        (G.conv_weight_diagnostics, ST, "input_size", (2, 2), "at least its kernels' size"),
+        (G.conv_weight_diagnostics, ST, "beta", NAN, "beta must be a finite real"),
+        (G.conv_weight_diagnostics, ST, "beta", 1e300, "beta must keep L^beta finite"),
+        (G.conv_weight_diagnostics, ST, "name", None, "name must be a string"),
+        (G.conv_weight_diagnostics, ST, "dtype", torch.float16, "dtype must be"),
         (G.hurst_index, A, "A", np.ones((4, 2), complex), "A must hold real numbers"),
         (G.hurst_index, A, "A", meta, "A is on the 'meta' device"),
         (G.scaling_exponents, lambda: dict(family=[_diag(8), _diag(16)]), "family", None, "family must be a list"),
@@ -1149,7 +1169,8 @@ def _public():
     return [T.ResidualNetwork, T.ResidualNetwork.from_config, T.train, T.BatchedAdam, T.BatchedSGD, T.init_from_driver, T.resolution_for, T.iid_,
             T.fractional_, T.smooth_, T.evaluate, config_losses, G.weight_diagnostics, G.hurst_index,
             G.scaling_exponents, G.loglog_fit, G.hypothesis, G.weigh_evidence, G.trend_split, G.from_trend,
-            G.trend_loss, G.own_ode_error, G.load_weights, D.load_dataset, D.batches, D.split_indices, D.cohen_targets,
+            G.trend_loss, G.own_ode_error, G.load_weights, G.conv_spectral_norms, G.conv_layer_norms,
+            G.conv_weight_diagnostics, D.load_dataset, D.batches, D.split_indices, D.cohen_targets,
             D.register_dataset, D.synthetic, fit_rate]
 
 

@@ -120,6 +120,14 @@ def test_bad_inputs_name_the_parameter(stages, input_size, param, match):
     assert e.value.param == param
 
 
+def test_a_stage_too_large_for_memory_is_refused_before_any_copy():
+    from deeplimits.errors import ResourceError
+
+    huge = torch.zeros(1, 1, 1, 1, 1).expand(10 ** 6, 512, 512, 3, 3)  # one number, 2.4e12 as copies
+    with pytest.raises(ResourceError, match="stages"):
+        conv_weight_diagnostics(huge, 8)
+
+
 def test_bad_beta_and_dtype():
     with pytest.raises(ParameterError, match="beta") as e:
         conv_weight_diagnostics(torch.zeros(4, 1, 1, 3, 3), 4, beta=1e6)

@@ -144,3 +144,11 @@ def test_a_bad_dtype_names_it():
     with pytest.raises(ParameterError, match="dtype") as e:
         conv_spectral_norms(torch.zeros(1, 1, 3, 3), 4, dtype=torch.float16)
     assert e.value.param == "dtype"
+
+
+def test_kernels_too_large_for_memory_are_refused_before_any_copy():
+    from deeplimits.errors import ResourceError
+
+    huge = torch.zeros(1, 1, 1, 1, 1).expand(10 ** 5, 512, 512, 3, 3)  # one number; its transforms: petabytes
+    with pytest.raises(ResourceError, match="input_size"):
+        conv_spectral_norms(huge, 64)

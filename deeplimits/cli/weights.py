@@ -27,6 +27,22 @@ def _diagnose(A, beta: float, grid, name: str):
     return weight_diagnostics(A, beta=beta, name=name)
 
 
+def _figure(tensors: list, families: dict, path: str) -> None:
+    """Figs. 7-8 of the convolution kernels' families when there are any, else the first
+    coordinates of each tensor against k/L."""
+    from ..diagnostics import ConvWeightDiagnostics
+
+    conv = {n: f for n, f in families.items() if isinstance(f[0], ConvWeightDiagnostics)}
+    if conv:
+        from ..studies.conv_plots import plot_conv_scaling
+
+        plot_conv_scaling(conv, path=path)
+    else:
+        from ..plots import plot_weight_coordinates
+
+        plot_weight_coordinates([(d.name, A) for _, _, A, d in tensors], path=path)
+
+
 def run_weights_cmd(args) -> int:
     from ..diagnostics import ConvWeightDiagnostics, WeightDiagnostics, load_weights, scaling_exponents
 
@@ -62,15 +78,7 @@ def run_weights_cmd(args) -> int:
     for e in exponents.values():
         print(e.report(), file=report)
     if args.figure:
-        conv = {n: f for n, f in families.items() if isinstance(f[0], ConvWeightDiagnostics)}
-        if conv:
-            from ..studies.conv_plots import plot_conv_scaling
-
-            plot_conv_scaling(conv, path=args.figure)
-        else:
-            from ..plots import plot_weight_coordinates
-
-            plot_weight_coordinates([(d.name, A) for _, _, A, d in tensors], path=args.figure)
+        _figure(tensors, families, args.figure)
         print(f"wrote {args.figure}", file=report)
     if args.json:
         payload = {"tensors": [{"path": str(p), **d.to_dict()} for p, _, _, d in tensors],

@@ -122,8 +122,8 @@ def _norms(K: torch.Tensor, grid, dtype) -> torch.Tensor:
 
 def _stage_norms(K: torch.Tensor, grid, dtype) -> tuple[torch.Tensor, ...]:
     """The norms of the layers, of their increments and of their partial sums in one batch."""
-    K = K.detach().to(dtype)
     L = K.shape[0]
+    K = K.detach().to(dtype)
     n = _norms(torch.cat([K, K[1:] - K[:-1], torch.cumsum(K, 0)]), grid, dtype)
     return n[:L], n[L:2 * L - 1], n[2 * L - 1:]
 
@@ -133,8 +133,9 @@ def conv_layer_norms(stages, input_size, *, name: str = "A", dtype: torch.dtype 
     list of them, one per stage, or a :class:`ConvKernels`; real, finite, ``L >= 3`` layers in
     all), of their increments and of their partial sums within each stage, on the grid
     ``input_size`` (an integer or a tuple ``(n, m)`` for every stage, or a list of one per stage;
-    each at least the kernels' size), computed in ``dtype`` (float32 or float64) on the kernels' device, batched over the
-    layers of a stage (chunked where memory is short)."""
+    each at least the kernels' size), computed in ``dtype`` (float32 or float64) on the kernels'
+    device, batched over the layers of a stage (chunked where memory is short; a stage whose
+    copies cannot fit is refused, ``ResourceError``, before any is made); ``name`` a string."""
     sizes, stages, dtype = _checked(stages, input_size, name, dtype)
     parts = [_stage_norms(K, g, dtype) for K, g in zip(stages, sizes)]
     return ConvLayerNorms(name, [list(g) for g in sizes], *([p[i].tolist() for p in parts] for i in range(3)))
@@ -152,6 +153,9 @@ def _checked(stages, input_size, name, dtype):
         if K.shape[-2] > g[0] or K.shape[-1] > g[1]:
             raise ParameterError("input_size", f"input_size {g} of stage {s} must be at least its kernels' size "
                                                f"{tuple(K.shape[-2:])}: a kernel larger than the grid wraps onto itself")
+        # before the finiteness check, which reads every entry (an expanded view holds no memory)
+        R_.require_memory(3 * torch.finfo(dtype).bits // 8 * K.numel(), f"for the layers, increments and partial "
+                          f"sums of kernels of shape {tuple(K.shape)}", ("stages",), device=K.device)
         if not bool(torch.isfinite(K).all()):
             raise ParameterError("stages", f"stages[{s}] must be finite (a blown-up network has no weight diagnostics)")
     return sizes, stages, dtype
@@ -161,7 +165,9 @@ def conv_weight_diagnostics(stages, input_size=None, *, beta: float = 0.0, name:
                             dtype: torch.dtype = torch.float64) -> ConvWeightDiagnostics:
     """The diagnostics of the module docstring (Table 1's quantities on spectral norms) of
     ``stages`` on the grid ``input_size`` (as for :func:`conv_layer_norms`; ``None``: the grids
-    a :class:`ConvKernels` carries); ``beta`` (a finite real) scales the increment norm by ``L^beta``."""
+    a :class:`ConvKernels` carries); ``beta`` (a finite real) scales the increment norm by
+    ``L^beta``; ``name`` and ``dtype`` as there. The Hurst index and the noise part are computed in
+    float64."""
     beta = V_.real("beta", beta)
     sizes, stages, dtype = _checked(stages, input_size, name, dtype)
     L = sum(K.shape[0] for K in stages)

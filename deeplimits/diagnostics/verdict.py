@@ -38,12 +38,12 @@ nor a rough limit. Its predictions, in the column ``H3`` of the evidence (``agre
 * step 3, the beta-scaled increments: bounded below (not decaying: the increments beside a
   large layer are of its size);
 * step 5, the root sum of squares: ``L^0`` (bounded, at any ``beta``);
-* step 6, ``layers_90``, the fewest layers holding 90% of ``sum_k ||A_k||^2``: ``L^0`` (a few,
-  at most :data:`_FEW`), where any function of depth, smooth or rough, puts them in a fixed
-  fraction of the layers (``L^1``, at least :data:`_MANY`: what H1 and H2 predict).
+* step 6, ``layers_90``, the fewest layers holding 90% of ``sum_k ||A_k||^2``: ``L^0`` (a few:
+  exponent at most 0.3), where any function of depth, smooth or rough, puts them in a fixed
+  fraction of the layers (``L^1``: exponent at least 0.7, what H1 and H2 predict).
 
-The verdict ``'sparse'`` needs all four (step 3 excludes ``'smooth'``, step 2 at ``beta >= 0.15``
-``'rough'``; it is weighed first).
+The verdict ``'sparse'`` needs all four and is weighed first (its step 3 excludes ``'smooth'``;
+a rough family's max norm shrinks like ``L^-min(beta, 1/2)``).
 The reason lists which evidence agrees with which hypothesis.
 """
 
