@@ -443,6 +443,7 @@ CLI = [
     (["scaling", "--max-epochs", "2.5"], 2, "--max-epochs"),
     (["scaling", "--init-scale", "nan"], 2, "--init-scale"),
     (["scaling", "--init-scale", "x"], 2, "--init-scale"),
+    (["scaling", "--delta-init", "uniform"], 2, "--delta-init"),
     (["scaling", "--samples", "x"], 2, "--samples"),
     (["scaling", "--samples", "1e3"], 2, "--samples"),
     (["scaling", "--seed", "9223372036854775807"], 2, "--seed must be an integer in [0, "),

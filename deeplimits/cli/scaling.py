@@ -118,6 +118,23 @@ def add_parser(sub, run_flags):
     c.add_argument("--depths", type=int_list, help="the family of depths (default: the preset's)")
     c.add_argument("--width", type=integer, help=f"width d (default {d['width']})")
     c.add_argument("--seeds", type=integer, help=f"networks per depth, one task each (default {d['seeds']})")
+    _training_flags(c, d)
+    c.add_argument("--samples", type=integer, help=f"samples of the synthetic task (default {d['samples']}, 80%% "
+                                                   "for training)")
+    c.add_argument("--seed", type=integer, help=f"base seed (default {d['seed']})")
+    c.add_argument("--dtype", choices=N_.DTYPES, help=f"(default {d['dtype']})")
+    c.add_argument("--ablation", action="store_true", help="the protocol of the other flags, then one knob changed "
+                   "at a time (tanh: estimator, loss convention, threshold, training budget, optimiser, learning rate, "
+                   "initial scale, batch size; per-layer delta: estimator, delta init, initial scale, learning rates, "
+                   "threshold, training budget, optimiser, depth range), each a run under OUT/<variant>; prints alpha, "
+                   "beta, alpha + beta and the verdict of each")
+    conv_flags(c)
+    run_flags(c, "scaling", "depths")
+    c.set_defaults(func=run_scaling_cmd)
+
+
+def _training_flags(c, d) -> None:
+    """The flags of the training protocol: optimiser, rate, batches, loss and threshold, budget, initialisation."""
     c.add_argument("--optimizer", choices=["adam", "sgd"], help=f"adam (the published code) or sgd (the paper's "
                                                                 f"text, a constant rate) (default {d['optimizer']})")
     c.add_argument("--lr", type=parse_list, help=f"learning rate, or a list of them trained at once in every task "
@@ -135,15 +152,3 @@ def add_parser(sub, run_flags):
                                                    f"{fmt(d['init_scale'])})")
     c.add_argument("--delta-init", choices=["constant", "normal"], help="delta = 1/L, or delta_k ~ N(0, 1/L^2) per "
                    "layer (the published code's) (default: constant with a shared delta, normal per layer)")
-    c.add_argument("--samples", type=integer, help=f"samples of the synthetic task (default {d['samples']}, 80%% "
-                                                   "for training)")
-    c.add_argument("--seed", type=integer, help=f"base seed (default {d['seed']})")
-    c.add_argument("--dtype", choices=N_.DTYPES, help=f"(default {d['dtype']})")
-    c.add_argument("--ablation", action="store_true", help="the protocol of the other flags, then one knob changed "
-                   "at a time (tanh: estimator, loss convention, threshold, training budget, optimiser, learning rate, "
-                   "initial scale, batch size; per-layer delta: estimator, delta init, initial scale, learning rates, "
-                   "threshold, training budget, optimiser, depth range), each a run under OUT/<variant>; prints alpha, "
-                   "beta, alpha + beta and the verdict of each")
-    conv_flags(c)
-    run_flags(c, "scaling", "depths")
-    c.set_defaults(func=run_scaling_cmd)
