@@ -177,7 +177,7 @@ def bench_criticality(args):
           f"1.21 and 1.34: {'PASS' if quart else 'FAIL'}); conditions of the high-probability bounds all met: "
           f"{'PASS' if met else 'FAIL ' + str(rec['hp_unmet'])}")
     return dict(draws=draws, command_seconds=t_cmd, study_seconds=res["seconds"], floor_seconds=t_floor,
-                floor_draws=fd, quartiles=[q["q25"], q["median"], q["q75"]], hp_unmet=rec["hp_unmet"])
+                floor_draws=fd, quartiles=[q["q25"], q["median"], q["q75"]], hp_unmet=rec["hp_unmet"], record=rec)
 
 
 def bench_phase(args):

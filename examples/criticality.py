@@ -2,7 +2,7 @@
 of ||h_L|| / ||h_0|| and ||p_0|| / ||p_L|| for res-3 at beta = 1/2, L = 1000, d = 100, with
 their log-normal fits and a normality test of the logarithms (docs/theory.md).
 
-Run:  python examples/criticality.py [OUT_DIR] [--small]     (about 45 s on 2 CPU cores: 1000
+Run:  python examples/criticality.py [OUT_DIR] [--small]     (about 55 s on 2 CPU cores: 1000
 draws; the published 10^4 draws are `deeplimits stability --preset criticality`)
 Writes OUT_DIR/criticality.png (default docs/figures).
 """

@@ -85,6 +85,9 @@ def test_scaling_conv_end_to_end_at_tiny_depths(tmp_path, capsys):
     assert text.index("plan:") < text.index("conv residual networks on digits")
     assert "alpha = " in text and "beta = " in text and "A: supports" in text and "delta: supports" in text
     res = json.loads((tmp_path / "r.json").read_text())
+    # width 2 and one epoch fit no digits: the report names every depth as unfinished
+    unfit = [r["depth"] for r in res["records"] if r["train_accuracy"] < 0.9]
+    assert unfit and f"networks below 0.9 training accuracy at depths {unfit}" in text
     assert [r["depth"] for r in res["records"]] == [3, 4, 5] and (tmp_path / "run" / "scaling.png").exists()
     for r in res["records"]:  # the spectral norms along depth, one per block, and Table 1's quantities
         norms = [v for stage in r["A"]["norms"] for v in stage]

@@ -15,9 +15,15 @@ from .scaling_result import _median, _median_records, _slope
 
 __all__ = ["ConvScalingResult", "conv_exponents", "PUBLISHED_CONV", "conv_family"]
 
+FITTED_ACCURACY = 0.9
+"""A network whose final training accuracy is below this has not fitted its training data: the
+report names it (its kernels stay in the fits, as a dense network stopped by the epoch limit does)."""
+
 PUBLISHED_CONV = {"alpha": 0.1, "beta": 0.0, "limit": "sparse (a few layers of constant order carry the weight: "
                                                       "neither smooth nor rough)"}
 """What Cohen et al. (2021, §3.2) report for their ResNet-18-layout networks on CIFAR-10."""
+
+
 def conv_family(records: list[dict], name: str) -> list:
     """Per depth, the :class:`~deeplimits.diagnostics.ConvWeightDiagnostics` of kernel ``name``:
     the median over seeds of each number (the per-layer norms: the first seed's)."""
@@ -94,6 +100,11 @@ class ConvScalingResult(PlanResult):
             lines.append(head + f"{r['delta']['max_norm']:10.4g} {r['A']['max_norm']:8.4g} {r['A']['cumsum_norm']:9.4g} "
                          f"{r['A']['rss']:8.4g} {r['A']['layers_90']:6.0f} {r['delta']['layers_90']:9.0f} "
                          f"{r['seconds']:8.1f}")
+        unfit = sorted({r["depth"] for r in self.records
+                        if r["train_accuracy"] is not None and r["train_accuracy"] < FITTED_ACCURACY})
+        if unfit:
+            lines.append(f"networks below {FITTED_ACCURACY:g} training accuracy at depths {unfit}: they did not fit "
+                         "their training data, and their kernels, in the fits below, are those of an unfinished training")
         e = self.exponents
         for key, what in (("alpha", "max_k ||delta_k|| ~ L^-alpha"), ("beta", "max_k ||sum_{j<=k} A_j|| ~ L^(1-beta)")):
             if key in e:
