@@ -207,3 +207,18 @@ def test_scaling_conv_refusals_and_a_blown_up_network():
     with torch.no_grad():
         net.blocks[2].delta[0, 0, 0, 1, 1] = float("inf")
     assert kernel_diagnostics(net) is None  # a result (no diagnostics), not a crash
+
+
+def test_every_study_is_known_to_a_fresh_process():
+    """``deeplimits runs show|plot`` rebuild a stored run in a new process: every module that
+    defines a plan must be imported by ``_register_plans`` (the conv studies were not)."""
+    import subprocess
+    import sys
+
+    code = ("from deeplimits.studies import _register_plans; from deeplimits.studies.plan import _PLANS, Plan; "
+            "_register_plans(); known = set(_PLANS); import deeplimits.studies as S, pkgutil, importlib; "
+            "mods = [importlib.import_module('deeplimits.studies.' + m.name) for m in pkgutil.iter_modules(S.__path__)]; "
+            "defined = {c.study for m in mods for c in vars(m).values() if isinstance(c, type) and issubclass(c, Plan)}; "
+            "print(sorted(str(s) for s in defined - known))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

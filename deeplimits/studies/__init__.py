@@ -72,4 +72,4 @@ def results_from_store(store) -> list:
 
 def _register_plans():
     """Import every study module, so that each registers its plan class."""
-    from . import convergence, phase, scaling, stability, trained_limit, training  # noqa: F401
+    from . import conv_training, convergence, phase, scaling, scaling_conv, stability, trained_limit, training  # noqa: F401
