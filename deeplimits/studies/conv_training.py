@@ -24,17 +24,13 @@ from .. import _validate as V_
 from .._random import chunk_seed, io_seed, single_threaded_torch
 from ..errors import ParameterError
 from ..runs import register_task
-from .memory import INTERPRETER_BYTES
+from .memory import ACTIVATIONS_PER_BLOCK, INTERPRETER_BYTES, conv_training_bytes  # noqa: F401 - their home
 from .plan import register_plan
 from .sizes import data_sizes
 from .training import TrainGridResult, TrainPlan, _best, plan_training
 
 __all__ = ["ConvTrainPlan", "ConvTrainGridResult", "plan_conv_training", "conv_train_task", "conv_network",
            "init_conv_weights", "conv_training_bytes", "conv_threads", "ONE_THREAD_BELOW"]
-
-#: activations kept per block, per image and per output channel and pixel, for the backward
-#: pass (the two convolutions' inputs and outputs, the ReLUs, the skip and the sum)
-ACTIVATIONS_PER_BLOCK = 8
 
 
 #: numbers per activation (batch x stem channels x pixels) below which a CPU task runs on one
@@ -97,26 +93,6 @@ class ConvTrainGridResult(TrainGridResult):
 
 
 ConvTrainGridResult.plan_type = ConvTrainPlan
-
-
-def conv_training_bytes(plan: ConvTrainPlan, configs: int) -> int:
-    """Peak bytes of a task of ``configs`` configurations: four copies of the parameters (them,
-    their gradient, the momentum and a temporary), :data:`ACTIVATIONS_PER_BLOCK` activations per
-    block output on one mini-batch (and the stem's), the data set and the interpreter."""
-    from ..data.augment import IMAGE_SHAPES
-    from ..training.conv import _blocks, conv_parameter_count
-
-    item = getattr(torch, plan.dtype).itemsize
-    n_train, n_test, d_in, _ = data_sizes(plan.dataset, plan.root)
-    shape, lay = IMAGE_SHAPES[plan.dataset], plan.layout()
-    params = conv_parameter_count(shape, 10, lay["blocks"], lay["stem"], lay["channels"], lay["strides"], configs)
-    batch, (h, w), acts = min(plan.batch_size, n_train), shape[1:], 0
-    for _, cout, stride, _ in _blocks(lay["stem"], lay["channels"], lay["strides"], lay["blocks"]):
-        h, w = (h - 1) // stride + 1, (w - 1) // stride + 1
-        acts += ACTIVATIONS_PER_BLOCK * cout * h * w
-    acts = configs * batch * (acts + 2 * lay["stem"] * shape[1] * shape[2])
-    data = (n_train + n_test) * (d_in + 1) * (item + 16)
-    return item * (4 * params + acts) + data + INTERPRETER_BYTES
 
 
 def plan_conv_training(dataset: str = "digits", driver: str = "gaussian", *, hursts: Sequence[float] | None = None,

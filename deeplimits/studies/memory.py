@@ -28,7 +28,7 @@ from ..paths.base import _BLOCK_ELEMENTS
 from ..paths.smooth import _rbf_quadrature
 from .sizes import data_sizes
 
-__all__ = ["propagation_bytes", "default_draw_bytes", "convergence_bytes", "training_bytes", "init_bytes", "scaling_bytes",
+__all__ = ["conv_training_bytes", "ACTIVATIONS_PER_BLOCK", "propagation_bytes", "default_draw_bytes", "convergence_bytes", "training_bytes", "init_bytes", "scaling_bytes",
            "trained_limit_bytes", "INTERPRETER_BYTES"]
 
 INTERPRETER_BYTES = 64 << 20
@@ -199,3 +199,30 @@ def trained_limit_bytes(plan) -> int:
     acts = activation_count(arch, False, R, d, min(plan.batch_size or n, n), C)
     snaps = (len(plan.checkpoints) + 2) * 8 * C * ((F + 1) * n * d + F * len(REQUIRED[arch]) * d * d)
     return train_bytes(params, acts, item) + snaps + INTERPRETER_BYTES
+
+
+ACTIVATIONS_PER_BLOCK = 8
+"""Activations kept per block of a convolutional network, per image and per output channel and
+pixel, for the backward pass (the two convolutions' inputs and outputs, the ReLUs, the skip and
+the sum)."""
+
+
+def conv_training_bytes(plan, configs: int) -> int:
+    """Peak bytes of a task of ``configs`` configurations: four copies of the parameters (them,
+    their gradient, the momentum and a temporary), :data:`ACTIVATIONS_PER_BLOCK` activations per
+    block output on one mini-batch (and the stem's), the data set and the interpreter
+    (``plan``: a :class:`~deeplimits.studies.conv_training.ConvTrainPlan`)."""
+    from ..data.augment import IMAGE_SHAPES
+    from ..training.conv import _blocks, conv_parameter_count
+
+    item = getattr(torch, plan.dtype).itemsize
+    n_train, n_test, d_in, _ = data_sizes(plan.dataset, plan.root)
+    shape, lay = IMAGE_SHAPES[plan.dataset], plan.layout()
+    params = conv_parameter_count(shape, 10, lay["blocks"], lay["stem"], lay["channels"], lay["strides"], configs)
+    batch, (h, w), acts = min(plan.batch_size, n_train), shape[1:], 0
+    for _, cout, stride, _ in _blocks(lay["stem"], lay["channels"], lay["strides"], lay["blocks"]):
+        h, w = (h - 1) // stride + 1, (w - 1) // stride + 1
+        acts += ACTIVATIONS_PER_BLOCK * cout * h * w
+    acts = configs * batch * (acts + 2 * lay["stem"] * shape[1] * shape[2])
+    data = (n_train + n_test) * (d_in + 1) * (item + 16)
+    return item * (4 * params + acts) + data + INTERPRETER_BYTES
