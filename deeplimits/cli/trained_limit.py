@@ -3,7 +3,6 @@ reference depth, its weight and hidden-state distances and their rates (docs/tra
 
 from __future__ import annotations
 
-import os
 
 from .. import _names as N_
 from ..studies import trained_limit_cases as C_

@@ -10,7 +10,6 @@ import numpy as np
 import torch
 
 from .. import _random
-from .. import _resources as R
 from .. import _validate as V
 from ..errors import ParameterError
 from ..options import LENGTH_SCALE

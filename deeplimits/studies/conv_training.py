@@ -26,7 +26,6 @@ from ..errors import ParameterError
 from ..runs import register_task
 from .memory import ACTIVATIONS_PER_BLOCK, INTERPRETER_BYTES, conv_training_bytes  # noqa: F401 - their home
 from .plan import register_plan
-from .sizes import data_sizes
 from .training import TrainGridResult, TrainPlan, _best, plan_training
 
 __all__ = ["ConvTrainPlan", "ConvTrainGridResult", "plan_conv_training", "conv_train_task", "conv_network",

@@ -38,7 +38,7 @@ from .. import _resources as R_
 from .. import _validate as V_
 from ..errors import ParameterError
 from ..paths import Driver, make_driver
-from ..networks import LAYER_WEIGHTS, ResNet, weight_names, weight_shape
+from ..networks import ResNet, weight_names, weight_shape
 from .memory import _pow2_ceil, propagation_bytes
 from .presets import TASK_BYTES
 from .theory import bounds_apply, classify, critical_beta, theory_bounds  # noqa: F401 - their earlier home

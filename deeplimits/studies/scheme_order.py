@@ -11,7 +11,6 @@ expansion fitted and tested, the rate and the verdict.
 from __future__ import annotations
 
 import itertools
-import math
 import time
 from typing import Callable, Sequence
 
