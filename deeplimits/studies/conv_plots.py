@@ -63,9 +63,9 @@ def _scaling_panel(ax, name: str, fam: list) -> None:
     beta = e.get("beta", {}).get("value", math.nan)
     raw = np.array([d.increment_norm / float(d.depth) ** d.beta for d in fam])
     scaled = raw * L ** (beta if math.isfinite(beta) else 0.0)
-    for y, key, label, style in ((np.array([d.max_norm for d in fam]), "max_norm", "max_k ||A_k||", "o-"),
+    for y, key, label, style in ((np.array([d.max_norm for d in fam]), "max_norm", f"max_k ||{name}_k||", "o-"),
                                  (np.array([d.rss for d in fam]), "rss", "root sum of squares", "s-"),
-                                 (scaled, "scaled_increments", "L^beta max_k ||A_{k+1} - A_k||", "^-")):
+                                 (scaled, "scaled_increments", f"L^beta max_k ||{name}_(k+1) - {name}_k||", "^-")):
         ok = np.isfinite(y) & (y > 0)
         if not ok.any():
             continue
@@ -76,7 +76,8 @@ def _scaling_panel(ax, name: str, fam: list) -> None:
             ax.loglog(L, law * np.exp(np.mean(np.log(y[ok]) - np.log(law[ok]))), "k:", lw=0.8)
     ax.set_xlabel("depth L")
     verdict = f": {fit.hypothesis}" if fit else ""
-    ax.set_title(f"Fig. 8: {name}, beta {beta:.2f}{verdict}", fontsize=9)
+    # beta of this kernel's own cumulative sum (for delta the report's alpha is its max norm's slope)
+    ax.set_title(f"Fig. 8: {name}, beta (cumulative sum) {beta:.2f}{verdict}", fontsize=9)
     ax.legend(fontsize=6)
 
 
