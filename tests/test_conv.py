@@ -185,6 +185,9 @@ def test_bad_inputs_to_the_network_and_the_training():
         net(torch.zeros(2, 63))
     with pytest.raises(ValueError, match="depth must be a multiple of the 4 stages"):
         conv_layout(6, 8)
+    with pytest.raises(ValueError, match="image_shape and classes among them"):  # a damaged stored config
+        ConvResidualNetwork.from_config({"classes": 10})
+    assert ConvResidualNetwork.from_config(net.get_config()).get_config() == net.get_config()
     data = load_dataset("digits", seed=0)
     with pytest.raises(ValueError, match="momentum must lie in"):
         train_conv(net, data, momentum=1.0, epochs=1)

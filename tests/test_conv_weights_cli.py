@@ -149,3 +149,26 @@ def test_plot_conv_scaling_writes_a_png_and_checks_its_input(tmp_path):
     assert e.value.param == "families"
     with pytest.raises(ParameterError, match="families"):
         plot_conv_scaling([])
+
+
+def test_a_stored_conv_chunk_is_read_on_its_networks_grids(tmp_path):
+    """A ``train --arch conv`` chunk (state_dict + config) gives the same kernels on the same grids as
+    the module itself; a grid smaller than the kernels (the 4-stage layout on 8 x 8 digits ends at
+    2 x 2 and 1 x 1) is read two pixels larger, where the circular norm bounds the zero-padded one."""
+    from deeplimits.diagnostics import conv_spectral_norms
+    from deeplimits.training.conv import ConvResidualNetwork
+
+    torch.manual_seed(0)
+    net = ConvResidualNetwork((1, 8, 8), 10, [1, 1, 1, 1], stem=2, channels=[2, 2, 2, 2], strides=[1, 2, 2, 2])
+    assert net.input_sizes() == [(8, 8), (8, 8), (4, 4), (2, 2), (1, 1)]
+    torch.save({"state_dict": net.state_dict(), "module": net.get_config()}, tmp_path / "chunk.pt")
+    from_module, from_chunk = load_weights(net), load_weights(str(tmp_path / "chunk.pt"))
+    assert set(from_module) == set(from_chunk)
+    for key, k in from_module.items():
+        assert from_chunk[key].input_sizes == k.input_sizes
+        assert all(torch.equal(a, b) for a, b in zip(from_chunk[key].stages, k.stages))
+    delta = from_module["blocks.*.delta[0]"]
+    assert delta.input_sizes == [(8, 8), (4, 4), (4, 4), (3, 3)]  # outputs 8, 4, then 2 -> 4 and 1 -> 3
+    got = conv_weight_diagnostics(delta, name="delta").max_norm
+    want = max(conv_spectral_norms(s.double(), g).max().item() for s, g in zip(delta.stages, delta.input_sizes))
+    assert got == pytest.approx(want, rel=1e-6)

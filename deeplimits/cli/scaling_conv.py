@@ -25,7 +25,7 @@ def conv_flags(c) -> None:
                    help="the inside model (without the flag) or conv: convolutional residual networks h + delta_k * "
                         "ReLU(A_k * h) (Cohen et al., ICML 2021, §3.2) trained with SGD (momentum 0.9, weight decay "
                         "5e-4, cosine schedule) and random crops and flips; alpha from max_k ||delta_k||, beta from "
-                        "the cumulative-sum norm of A (spectral norms), and the verdict (smooth, rough, sparse); "
+                        "max_k ||A_k|| (spectral norms; the cumulative-sum beta beside it), and the verdict (smooth, rough, sparse); "
                         "presets " + "; ".join(f"{n}: {p['dataset']}, width {p['width']}, {p['stages']} stage(s), "
                                                f"depths {p['depths'][0]} to {p['depths'][-1]}, lr {p['lr']:g}, "
                                                f"{p['epochs']} epochs, "

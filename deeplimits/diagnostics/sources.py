@@ -109,7 +109,7 @@ def _from_object(obj, path) -> dict:
         return {"A": real_tensor(f"source: {path}", obj)}
     if isinstance(obj, dict) and "state_dict" in obj and "module" in obj:  # a deeplimits training chunk
         if isinstance(obj["module"], dict) and "image_shape" in obj["module"]:  # of `train --arch conv`
-            return _stacked(obj["state_dict"], path)  # its kernels per configuration, on the caller's grid
+            return _conv_chunk(obj["state_dict"], obj["module"], path)  # per configuration, on its own grids
         sd = obj["state_dict"]  # the per-layer parameters (L, C, ...), as ResidualNetwork.residual_weights
         layered = {k: sd[k] for k in LAYER_WEIGHTS if k in sd}
         if "delta" in sd and sd["delta"].dim() == 2:
@@ -166,15 +166,43 @@ def _runs(kernels: list, sizes: list | None = None) -> ConvKernels:
     return ConvKernels(stages, None if sizes is None else grids)
 
 
+def _conv_chunk(state: dict, config: dict, path) -> dict:
+    """The kernels of a stored ``train --arch conv`` network (its state_dict and config), each on the
+    grid it acts on, as :func:`_conv_module` reads a module."""
+    from ..training.conv import _blocks, conv_input_sizes
+
+    try:
+        layout = _blocks(config["stem"], config["channels"], config["strides"], config["blocks"])
+        sizes = conv_input_sizes(config["image_shape"], layout)
+        kernels = {name: [state[f"blocks.{k}.{name}"].detach() for k in range(len(layout))] for name in ("A", "delta")}
+    except (KeyError, TypeError, ValueError) as e:
+        raise DamagedFileError(path, f"source: {path} is not a convolutional network's chunk ({type(e).__name__}: "
+                                     f"{e})") from None
+    return _on_grids(kernels, sizes)
+
+
+def _on_grids(kernels: dict, sizes: list) -> dict:
+    """Per configuration, the runs of ``kernels['A']`` on the blocks' input grids ``sizes[:-1]`` and of
+    ``kernels['delta']`` on their output grids ``sizes[1:]`` (each kernel ``(C, c_out, c_in, kh, kw)``).
+
+    A grid smaller than the kernel (the last stages of a deep layout on small images) is read two
+    pixels larger: the zero-padded convolution there is a compression of the circular one on the
+    grid ``n + 2`` (docs/weights.md, "Spectral norms of convolutions"), whose norm bounds it."""
+    out = {}
+    for name, grids in (("A", sizes[:-1]), ("delta", sizes[1:])):
+        ks = kernels[name]
+        kh, kw = ks[0].shape[-2:]
+        for c in range(ks[0].shape[0]):
+            runs = _runs([k[c] for k in ks], grids)  # stages as the network has them, then the grid each is read on
+            runs.input_sizes = [(h + 2, w + 2) if h < kh or w < kw else (h, w) for h, w in runs.input_sizes]
+            out[f"blocks.*.{name}[{c}]"] = runs
+    return out
+
+
 def _conv_module(module) -> dict:
     """The kernels ``A`` (acting on each block's input grid) and ``delta`` (on its output grid) of a
     deeplimits convolutional network, one configuration at a time."""
-    sizes = module.input_sizes()
-    out = {}
-    for name, grids in (("A", sizes[:-1]), ("delta", sizes[1:])):
-        ks = module.kernels(name)
-        out.update({f"blocks.*.{name}[{c}]": _runs([k[c] for k in ks], grids) for c in range(ks[0].shape[0])})
-    return out
+    return _on_grids({name: module.kernels(name) for name in ("A", "delta")}, module.input_sizes())
 
 
 def _run(directory: str) -> dict:

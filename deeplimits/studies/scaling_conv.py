@@ -6,9 +6,9 @@ depth (alpha about 0.1), the inner kernels ``A_k`` do not (beta about 0), a few 
 weight.
 
 One task per depth and seed (:mod:`.scaling_conv_task`), resumable; the summary reads alpha off
-the max spectral norm of ``delta`` (``max_k ||delta_k|| ~ L^-alpha``) and beta off the
-cumulative-sum norm of ``A`` (step 2 of the package's steps, :func:`~deeplimits.diagnostics.scaling_exponents`),
-with 95% intervals, and the verdict of the steps on ``A`` and on ``delta``
+the max spectral norm of ``delta`` (``max_k ||delta_k|| ~ L^-alpha``) and beta off that of ``A``
+(``max_k ||A_k|| ~ L^-beta``, the number Cohen et al. report), the cumulative-sum beta of step 2
+(:func:`~deeplimits.diagnostics.scaling_exponents`) beside it, with 95% intervals, and the verdict of the steps on ``A`` and on ``delta``
 (:mod:`.scaling_conv_result`).
 """
 

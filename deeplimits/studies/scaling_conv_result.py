@@ -35,8 +35,10 @@ def conv_family(records: list[dict], name: str) -> list:
 
 
 def conv_exponents(records: list[dict]) -> dict:
-    """``exponents``: ``alpha`` and ``beta`` (``{'value', 'ci'}``) and each kernel's fitted
-    exponents; ``verdicts``: per kernel (``'A'``, ``'delta'``) the verdict, its reason and
+    """``exponents``: ``alpha`` (minus the slope of ``max_k ||delta_k||``), ``beta`` (minus that of
+    ``max_k ||A_k||``, what Cohen et al. report for convolutional networks), ``beta_cumsum`` (one
+    minus that of the cumulative-sum norm of ``A``, step 2), each ``{'value', 'ci'}``, and each
+    kernel's fitted exponents; ``verdicts``: per kernel (``'A'``, ``'delta'``) the verdict, its reason and
     evidence. Needs two depths or more (else the verdict is ``'neither'``)."""
     from ..diagnostics import scaling_exponents
 
@@ -51,7 +53,10 @@ def conv_exponents(records: list[dict]) -> dict:
         verdicts[name] = {"hypothesis": e.hypothesis, "reason": e.reason, "evidence": e.evidence}
     out["alpha"] = _slope(depths, [_median([r["delta"]["max_norm"] for r in records if r["depth"] == L])
                                    for L in depths])
-    out["beta"] = dict(out["A"]["beta"])
+    # Cohen et al.'s conv beta (about 0) is the largest inner kernel's: minus the slope of max_k ||A_k||. The
+    # cumulative-sum beta of step 2 is about 1 on a sparse family (bounded partial sums), so it is kept apart
+    out["beta"] = dict(out["A"]["beta_max"])
+    out["beta_cumsum"] = dict(out["A"]["beta"])
     return {"exponents": out, "verdicts": verdicts}
 
 
@@ -88,7 +93,9 @@ class ConvScalingResult(PlanResult):
         p = self.plan
         lines = [f"conv residual networks on {p.dataset}: width {p.width}, {p.stages} stage(s), SGD lr {p.lr:g} "
                  f"(cosine), momentum {p.momentum:g}, weight decay {p.weight_decay:g}, batch {p.batch_size}, "
-                 f"{p.epochs} epochs, " + (f"crops (padding {p.padding}) and flips" if p.augment else "no crops or flips"),
+                 f"{p.epochs} epochs, " + (f"crops (padding {p.padding}) and flips" if p.augment else "no crops or flips")
+                 + f"; delta_k initialised with std L^-{p.beta:g} / sqrt(9 c), A_k with He's (this package's "
+                   "choice: the paper does not state its initialisation)",
                  f"{'L':>5} {'seed':>4} {'train acc':>9} {'test acc':>9} {'max|delta|':>10} {'max|A|':>8} "
                  f"{'cumsum A':>9} {'rss A':>8} {'90% A':>6} {'90% delta':>9} {'seconds':>8}"]
         for r in self.records:
@@ -106,10 +113,12 @@ class ConvScalingResult(PlanResult):
             lines.append(f"networks below {FITTED_ACCURACY:g} training accuracy at depths {unfit}: they did not fit "
                          "their training data, and their kernels, in the fits below, are those of an unfinished training")
         e = self.exponents
-        for key, what in (("alpha", "max_k ||delta_k|| ~ L^-alpha"), ("beta", "max_k ||sum_{j<=k} A_j|| ~ L^(1-beta)")):
+        for key, what in (("alpha", "max_k ||delta_k|| ~ L^-alpha"), ("beta", "max_k ||A_k|| ~ L^-beta"),
+                          ("beta_cumsum", "max_k ||sum_{j<=k} A_j|| ~ L^(1-beta); about 1 when a few blocks carry "
+                                          "the weight")):
             if key in e:
-                lines.append(f"{key} = {e[key]['value']:.3f} {interval(e[key]['ci'])} ({what}; published "
-                             f"{PUBLISHED_CONV[key]:g})")
+                lines.append(f"{key} = {e[key]['value']:.3f} {interval(e[key]['ci'])} ({what}"
+                             + (f"; published {PUBLISHED_CONV[key]:g})" if key in PUBLISHED_CONV else ")"))
         for name in ("A", "delta"):
             v = self.verdicts[name]
             lines += [f"{name}: evidence (spectral norms along depth)"] + evidence_lines(v["evidence"])

@@ -68,6 +68,18 @@ def _blocks(stem, channels, strides, blocks):
     return out
 
 
+def conv_input_sizes(image_shape, layout) -> list[tuple[int, int]]:
+    """:meth:`ConvResidualNetwork.input_sizes` of a network of ``image_shape`` and block ``layout``
+    (:func:`_blocks`), without building it: the 3x3 convolutions (padding 1) of stride ``s`` take
+    an ``h x w`` grid to ``((h - 1) // s + 1) x ((w - 1) // s + 1)``."""
+    h, w = image_shape[1:]
+    out = []
+    for _, _, stride, _ in layout:
+        out.append((h, w))
+        h, w = (h - 1) // stride + 1, (w - 1) // stride + 1
+    return out + [(h, w)]
+
+
 class ConvResidualNetwork(torch.nn.Module):
     """``configs`` independent convolutional residual networks (the block of the module docstring).
 
@@ -200,12 +212,7 @@ class ConvResidualNetwork(torch.nn.Module):
     def input_sizes(self) -> list[tuple[int, int]]:
         """The spatial size ``(h, w)`` of every block's input (where ``A_k`` and ``F_k`` act);
         ``delta_k`` acts on the block's output size (the next entry, or the last size)."""
-        h, w = self.image_shape[1:]
-        out = []
-        for _, _, stride, _ in self.layout:
-            out.append((h, w))
-            h, w = (h - 1) // stride + 1, (w - 1) // stride + 1
-        return out + [(h, w)]
+        return conv_input_sizes(self.image_shape, self.layout)
 
     # -- the constructor's arguments as plain JSON ----------------------------------------
     def get_config(self) -> dict:
@@ -217,9 +224,11 @@ class ConvResidualNetwork(torch.nn.Module):
     @classmethod
     def from_config(cls, config: dict, *, device=None) -> "ConvResidualNetwork":
         """A new module (freshly initialised) from :meth:`get_config`'s dict."""
-        if not isinstance(config, Mapping) or set(config) - set(CONV_CONFIG_KEYS):
+        if (not isinstance(config, Mapping) or set(config) - set(CONV_CONFIG_KEYS)
+                or not {"image_shape", "classes"} <= set(config)):
             raise ParameterError("config", "config must be a dict with keys among "
-                                           f"{', '.join(CONV_CONFIG_KEYS)} (ConvResidualNetwork.get_config())")
+                                           f"{', '.join(CONV_CONFIG_KEYS)}, image_shape and classes among them "
+                                           f"(ConvResidualNetwork.get_config()), got {config!r}")
         kw = dict(config)
         dtype = kw.pop("dtype", "float32")
         dtype = getattr(torch, dtype) if dtype in ("float32", "float64") else dtype
