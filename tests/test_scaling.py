@@ -70,6 +70,9 @@ def test_trained_family_report_and_store(tmp_path):
     (dict(dtype="float16"), "dtype"),
     (dict(delta_init="uniform"), "delta_init must be one of"),
     (dict(delta_init="normal"), "delta_init 'normal' draws one delta_k per layer"),  # tanh: shared delta
+    (dict(bias_init="uniform"), "bias_init must be one of"),
+    (dict(inputs="ball"), "inputs must be one of"),
+    (dict(inputs="sphere", dataset="digits"), "inputs 'sphere' normalises the synthetic task's inputs"),
 ])
 def test_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -197,6 +200,42 @@ def test_per_layer_delta_starts_as_the_published_code_draws_it():
     tanh = plan_scaling(depths=[8, 16])
     assert tanh.delta_init == "constant"
     assert plan_scaling(activation="relu", depths=[8, 16], delta_init="constant").delta_init == "constant"
+
+
+def test_published_bias_init_and_inputs_on_the_sphere():
+    """The published code's biases, N(0, (init_scale / (L sqrt d))^2), and its inputs x / ||x||
+    with the targets of x (docs/weights.md, "What moves alpha + beta with ReLU")."""
+    import torch
+
+    from deeplimits.data import cohen_targets
+    from deeplimits.studies.scaling_task import _data, _network
+
+    plan = plan_scaling(activation="relu", depths=[8, 400], bias_init="normal", inputs="sphere", lr=1e-12,
+                        max_epochs=1, samples=64)
+    assert "b_0 ~ 0.01/(L sqrt d) N(0, 1)" in plan.run().report()
+    params = {**plan.to_dict(), "depth": 400}
+    data = _data(params, torch.float32, "cpu")
+    net = _network(params, data, 2, 7, torch.float32, "cpu")
+    b = net.b.detach()[:, 0]
+    # 4000 independent N(0, s^2) entries: their sample std is s (1 +- 1/sqrt(8000) = 1.1%), so 5% is 4.5 sigma
+    assert abs(float(b.std()) / (0.01 / (400 * 10 ** 0.5)) - 1) < 0.05
+    assert abs(float(b.mean())) < 5 * 0.01 / (400 * 10 ** 0.5) / 4000 ** 0.5  # the mean: 5 standard errors
+    assert torch.equal(net.b[:, 0], net.b[:, 1])  # one draw, every configuration
+    zero = _network({**params, "bias_init": "zero"}, data, 1, 7, torch.float32, "cpu")
+    assert torch.count_nonzero(zero.b) == 0
+    cube = _data({**params, "inputs": "cube"}, torch.float32, "cpu")
+    for x, x0 in ((data.x_train, cube.x_train), (data.x_test, cube.x_test)):
+        assert torch.allclose(torch.linalg.vector_norm(x, dim=-1), torch.ones(len(x)), atol=1e-6)  # float32 rounding
+        assert torch.allclose(x * torch.linalg.vector_norm(x0, dim=-1, keepdim=True), x0, atol=1e-6)  # the same x
+        assert float((torch.linalg.vector_norm(x0, dim=-1) - 1).abs().min()) > 0.1  # the cube's are not on it
+    # the targets are those of the cube's x, not of x / ||x||: the loader's, untouched
+    assert torch.equal(data.y_train, cube.y_train) and torch.equal(data.y_test, cube.y_test)
+    assert not torch.allclose(cohen_targets(data.x_train), data.y_train, atol=1e-3)
+    # a spec written before the options reads back as what it ran: zero biases, inputs on the cube
+    from deeplimits.studies.scaling import ScalingPlan
+
+    old = {k: v for k, v in plan.to_dict().items() if k not in ("bias_init", "inputs")}
+    assert (ScalingPlan.from_dict(old).bias_init, ScalingPlan.from_dict(old).inputs) == ("zero", "cube")
 
 
 def test_relu_trains_at_the_published_scale_only_with_the_published_delta_init():

@@ -18,7 +18,8 @@ from .values import fmt, int_list, integer, parse_list, real
 __all__ = ["add_parser", "run_scaling_cmd", "OPTIONS", "estimate_line"]
 
 OPTIONS = ("dataset", "activation", "delta", "depths", "width", "seeds", "optimizer", "lr", "batch_size", "loss",
-           "stop_loss", "max_epochs", "init_scale", "delta_init", "samples", "seed")
+           "stop_loss", "max_epochs", "init_scale", "delta_init", "bias_init", "inputs",
+           "samples", "seed")
 
 
 def run_scaling_cmd(args) -> int:
@@ -119,6 +120,9 @@ def add_parser(sub, run_flags):
     c.add_argument("--width", type=integer, help=f"width d (default {d['width']})")
     c.add_argument("--seeds", type=integer, help=f"networks per depth, one task each (default {d['seeds']})")
     _training_flags(c, d)
+    c.add_argument("--inputs", choices=["cube", "sphere"], help="the synthetic task's inputs: uniform on the cube, or "
+                   "normalised to the unit sphere after the targets are computed (the published code's) (default "
+                   f"{d['inputs']})")
     c.add_argument("--samples", type=integer, help=f"samples of the synthetic task (default {d['samples']}, 80%% "
                                                    "for training)")
     c.add_argument("--seed", type=integer, help=f"base seed (default {d['seed']})")
@@ -126,7 +130,7 @@ def add_parser(sub, run_flags):
     c.add_argument("--ablation", action="store_true", help="the protocol of the other flags, then one knob changed "
                    "at a time (tanh: estimator, loss convention, threshold, training budget, optimiser, learning rate, "
                    "initial scale, batch size; per-layer delta: estimator, delta init, initial scale, learning rates, "
-                   "threshold, training budget, optimiser, depth range), each a run under OUT/<variant>; prints alpha, "
+                   "threshold, training budget, optimiser, depth range, bias init, inputs), each a run under OUT/<variant>; prints alpha, "
                    "beta, alpha + beta and the verdict of each")
     conv_flags(c)
     run_flags(c, "scaling", "depths")
@@ -152,3 +156,5 @@ def _training_flags(c, d) -> None:
                                                    f"{fmt(d['init_scale'])})")
     c.add_argument("--delta-init", choices=["constant", "normal"], help="delta = 1/L, or delta_k ~ N(0, 1/L^2) per "
                    "layer (the published code's) (default: constant with a shared delta, normal per layer)")
+    c.add_argument("--bias-init", choices=["zero", "normal"], help="biases 0, or N(0, (SCALE / (L sqrt d))^2) (the "
+                   f"published code's) (default {d['bias_init']})")

@@ -91,6 +91,12 @@ class ScalingPlan(Plan):
     delta_init: str = "constant"  # a default: specs written before the option used this one
     """``'constant'`` (``delta = 1/L``) or ``'normal'`` (``N(0, 1/L^2)``, one draw per layer: the
     published code's initialisation of one ``delta_k`` per layer)."""
+    bias_init: str = "zero"  # a default: specs written before the option used this one
+    """``'zero'`` (``b_k = 0``) or ``'normal'`` (``N(0, (init_scale / (L sqrt d))^2)``, the
+    published code's)."""
+    inputs: str = "cube"  # a default: specs written before the option used this one
+    """The synthetic task's inputs: ``'cube'`` (``x`` uniform on ``[-1, 1]^d``) or ``'sphere'``
+    (``x / ||x||`` after the targets are computed from ``x``, the published code's)."""
 
     def tasks(self) -> list:
         """One task per depth and seed (its learning rates trained at once), the seeds in turn."""
@@ -145,7 +151,8 @@ class ScalingPlan(Plan):
         """The training protocol as plain data (the report's first line)."""
         other, value = other_convention(self.loss, self.stop_loss, self.data_sizes()[3])
         return {"optimizer": self.optimizer, "lr": list(self.lr), "batch_size": self.batch_size,
-                "init_scale": self.init_scale, "delta_init": self.delta_init, "dtype": self.dtype,
+                "init_scale": self.init_scale, "delta_init": self.delta_init, "bias_init": self.bias_init,
+                "inputs": self.inputs, "dtype": self.dtype,
                 "max_epochs": self.max_epochs, "loss": self.loss, "loss_name": LOSS_NAMES[self.loss],
                 "stop_loss": self.stop_loss, "other": other, "stop_loss_other": value}
 
@@ -171,7 +178,8 @@ class ScalingPlan(Plan):
 def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta: str | None = None,
                  depths: Sequence[int] = tuple(CPU_DEPTHS), width: int = 10, seeds: int = 1, optimizer: str = "adam",
                  lr=1e-2, batch_size: int = 32, loss: str = "mse", stop_loss: float = 1e-3, max_epochs: int = 300,
-                 init_scale: float = 0.01, delta_init: str | None = None, samples: int = 1024, seed: int = 0,
+                 init_scale: float = 0.01, delta_init: str | None = None, bias_init: str = "zero",
+                 inputs: str = "cube", samples: int = 1024, seed: int = 0,
                  dtype: torch.dtype = torch.float32, device=None) -> ScalingPlan:
     """Validate a scaling experiment (every check, before any work). ``delta``: ``'shared'``
     (default for tanh) or ``'per-layer'`` (default for relu), as in Cohen et al. (2021);
@@ -182,6 +190,10 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
     of ``stop_loss`` (> 0). ``delta_init``: ``'constant'`` (``1/L``; the default with a shared
     ``delta``, the published code's) or ``'normal'`` (``N(0, 1/L^2)`` per layer, random signs;
     the default with ``delta='per-layer'``, the published code's, and only there).
+    ``bias_init``: ``'zero'`` (default) or ``'normal'`` (``N(0, (init_scale / (L sqrt d))^2)``,
+    the published code's); ``inputs``: ``'cube'`` (default, ``x`` uniform on ``[-1, 1]^d``) or
+    ``'sphere'`` (``x / ||x||`` after the targets are computed, the published code's; only with
+    ``dataset='synthetic'``).
     ``depths``: a list of at least two distinct depths >= 1;
     ``init_scale`` >= 0; ``seed`` in ``[0, seed_limit(max_epochs) - seeds + 1]``
     (:func:`deeplimits.training.train.seed_limit`: seed ``s`` shuffles with ``seed + s``);
@@ -218,7 +230,8 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
                        dtype=str(V_.dtype(dtype)).replace("torch.", ""),
                        dataset=V_.choice("dataset", dataset, ("synthetic", "digits")),
                        device=V_.device_spec(device, dtype), loss=V_.choice("loss", loss, tuple(LOSS_NAMES)),
-                       delta_init=_delta_init(delta_init, delta))
+                       delta_init=_delta_init(delta_init, delta),
+                       bias_init=V_.choice("bias_init", bias_init, ("zero", "normal")), inputs=_inputs(inputs, dataset))
     _require_sizes(plan)
     return plan
 
@@ -233,6 +246,15 @@ def _delta_init(delta_init, delta: str) -> str:
         raise ParameterError("delta_init", "delta_init 'normal' draws one delta_k per layer: it needs delta "
                              "'per-layer', got delta 'shared'")
     return delta_init
+
+
+def _inputs(inputs, dataset) -> str:
+    """The synthetic task's inputs, ``'cube'`` or ``'sphere'``; only the synthetic task has them."""
+    inputs = V_.choice("inputs", inputs, ("cube", "sphere"))
+    if inputs == "sphere" and dataset != "synthetic":
+        raise ParameterError("inputs", f"inputs 'sphere' normalises the synthetic task's inputs: it needs dataset "
+                             f"'synthetic', got dataset {dataset!r}")
+    return inputs
 
 
 def _require_sizes(plan: ScalingPlan) -> None:

@@ -46,6 +46,8 @@ PER_LAYER_ABLATION = (
     ("optimiser", "SGD at a constant rate 0.1, float64 (the paper's text)",
      {"optimizer": "sgd", "lr": 0.1, "dtype": "float64"}),
     ("depth range", "10 to 850 layers (CPU_DEPTHS)", {"depths": CPU_DEPTHS}),
+    ("bias init", "b_k ~ N(0, (init / (L sqrt d))^2) (the published code's)", {"bias_init": "normal"}),
+    ("inputs", "x / ||x|| after the targets (the published code's)", {"inputs": "sphere"}),
 )
 
 

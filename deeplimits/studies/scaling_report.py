@@ -26,6 +26,10 @@ def protocol_line(p: dict) -> str:
     lrs = ", ".join(f"{lr:g}" for lr in p["lr"])
     label = {"adam": "the published code's optimiser", "sgd": "the paper's text: SGD, a constant rate"}
     delta = _DELTA_INIT[p.get("delta_init", "constant")]
+    if p.get("bias_init", "zero") == "normal":
+        delta += f", b_0 ~ {p['init_scale']:g}/(L sqrt d) N(0, 1)"
+    if p.get("inputs", "cube") == "sphere":
+        delta += ", inputs x/||x|| (targets of x)"
     return (f"protocol: {p['optimizer']} at lr {lrs} ({label[p['optimizer']]}), batches of {p['batch_size']}, "
             f"W_0 ~ {p['init_scale']:g}/(L d) N(0, 1), {delta}, {p['dtype']}, at most {p['max_epochs']} "
             f"epochs; loss {p['loss']} ({p['loss_name']}), trained until <= {p['stop_loss']:g} "

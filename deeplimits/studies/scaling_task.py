@@ -13,6 +13,7 @@ outputs, :func:`~deeplimits.training.losses.config_losses`).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 
 import torch
@@ -20,7 +21,7 @@ import torch
 from .._random import epoch_seed, single_threaded_torch
 from ..runs import register_task
 
-__all__ = ["scaling_task", "train_to_threshold", "effective_weights", "COORDINATES"]
+__all__ = ["scaling_task", "train_to_threshold", "effective_weights", "on_sphere", "COORDINATES"]
 
 #: the weight entries kept along depth for the figures (config 0): (row, column) of W_k
 COORDINATES = ((0, 0), (0, 1), (1, 0))
@@ -42,12 +43,14 @@ def _threads_for(numbers: int, device):
 
 
 def _data(params: dict, dtype, device):
-    """The synthetic task, or digits with one-hot targets for the squared losses."""
+    """The synthetic task (its inputs on the unit sphere with ``inputs='sphere'``), or digits
+    with one-hot targets for the squared losses."""
     from ..data import load_dataset
 
     if params.get("dataset", "synthetic") == "synthetic":
-        return load_dataset("synthetic", seed=params["seed"], dtype=dtype, n=params["samples"], dim=params["width"],
-                            device=device)
+        ds = load_dataset("synthetic", seed=params["seed"], dtype=dtype, n=params["samples"], dim=params["width"],
+                          device=device)
+        return on_sphere(ds) if params.get("inputs", "cube") == "sphere" else ds
     ds = load_dataset("digits", seed=params["seed"], dtype=dtype, device=device)
 
     class OneHot:  # regression targets: squared loss against the one-hot labels
@@ -58,8 +61,16 @@ def _data(params: dict, dtype, device):
     return OneHot
 
 
+def on_sphere(ds):
+    """The synthetic task with its inputs ``x / ||x||``, its targets those of ``x`` (the published
+    code normalises the inputs after computing the targets)."""
+    unit = lambda x: x / torch.linalg.vector_norm(x, dim=-1, keepdim=True)  # noqa: E731
+    return dataclasses.replace(ds, x_train=unit(ds.x_train), x_test=unit(ds.x_test))
+
+
 def _network(params: dict, data, C: int, seed: int, dtype, device):
-    """The inside network of the protocol: ``W`` of order ``init_scale / (L d)``, ``delta`` at
+    """The inside network of the protocol: ``W`` of order ``init_scale / (L d)``, the biases 0 or
+    (``bias_init='normal'``, the published code's) ``N(0, (init_scale / (L sqrt d))^2)``, ``delta`` at
     ``1/L`` (``delta_init='constant'``) or, one per layer, drawn from ``N(0, 1/L^2)`` with
     random signs (``'normal'``: the published code's per-layer initialisation), the input and
     output layers fixed (identities, or a random embedding for digits)."""
@@ -78,6 +89,9 @@ def _network(params: dict, data, C: int, seed: int, dtype, device):
         else:  # a fixed random embedding of the inputs, a fixed random read-out (Cohen et al.'s MNIST protocol)
             for p in (net.A, net.B):
                 p.copy_(torch.randn(p.shape[1:], generator=g, dtype=dtype).expand_as(p) * p.shape[1] ** -0.5)
+        if params.get("bias_init", "zero") == "normal":  # the published code's: N(0, (init_scale / (L sqrt d))^2)
+            net.b.copy_(torch.randn((L, 1, d), generator=g, dtype=dtype).expand(net.b.shape)
+                        * params["init_scale"] / (L * d ** 0.5))
         if params.get("delta_init", "constant") == "normal":  # a spec written before the option: 1/L
             net.delta.copy_(torch.randn(net.delta.shape[:-1] + (1,), generator=g, dtype=dtype).expand(net.delta.shape)
                             / L)
