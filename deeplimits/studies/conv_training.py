@@ -26,6 +26,7 @@ from ..errors import ParameterError
 from ..runs import register_task
 from .memory import ACTIVATIONS_PER_BLOCK, INTERPRETER_BYTES, conv_training_bytes  # noqa: F401 - their home
 from .plan import register_plan
+from .trained import chunk_output
 from .training import TrainGridResult, TrainPlan, _best, plan_training
 
 __all__ = ["ConvTrainPlan", "ConvTrainGridResult", "plan_conv_training", "conv_train_task", "conv_network",
@@ -187,9 +188,4 @@ def conv_train_task(params: dict, seed: int, progress=None) -> dict:
                          batch_size=params["batch_size"], momentum=params["momentum"],
                          weight_decay=params["weight_decay"], augment=params["augment"], padding=params["padding"],
                          seed=seed, progress=None if progress is None else (lambda n: progress(n * len(configs))))
-    each = (time.perf_counter() - t0) / len(configs)
-    records = [{"driver": params["driver"], **{k: c[k] for k in ("hurst", "beta", "lr", "seed")}, **r,
-                "epochs": res.epochs, "seconds": each} for c, r in zip(configs, res.records)]
-    state = {"module": net.get_config(), "configs": configs,
-             "state_dict": {k: v.detach().cpu() for k, v in net.state_dict().items()}}
-    return {"records": records, "state": state}
+    return chunk_output(params, configs, res, time.perf_counter() - t0, net)

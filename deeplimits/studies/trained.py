@@ -100,7 +100,14 @@ def train_task(params: dict, seed: int, progress=None) -> dict:
                 epochs=params["epochs"], batch_size=params["batch_size"], lr_decay_halfway=params["lr_decay_halfway"],
                 stop_loss=params.get("stop_loss"), seed=seed,
                 progress=None if progress is None else (lambda n: progress(n * len(configs))))
-    each = (time.perf_counter() - t0) / len(configs)
+    return chunk_output(params, configs, res, time.perf_counter() - t0, net)
+
+
+def chunk_output(params: dict, configs: list, res, seconds: float, net) -> dict:
+    """A trained chunk's task result: one record per configuration (its grid point, the training
+    records of ``res``, the epochs and an equal share of ``seconds``) and the trained ``state``
+    (the module's config, the configurations, the state_dict on the CPU)."""
+    each = seconds / len(configs)
     records = [{"driver": params["driver"], **{k: c[k] for k in ("hurst", "beta", "lr", "seed")}, **r,
                 "epochs": res.epochs, "seconds": each} for c, r in zip(configs, res.records)]
     state = {"module": net.get_config(), "configs": configs,
