@@ -168,6 +168,10 @@ def test_the_conv_verdict_on_kernel_families_of_known_structure():
 
     fam = conv_exponents(_family(sparse, depths))
     assert fam["exponents"]["alpha"]["value"] == pytest.approx(0.0, abs=0.02)
+    # Cohen et al.'s beta is the largest A_k's: 0 here; the cumulative-sum beta of step 2 is 1 on this
+    # family (partial sums bounded by the three large blocks), so it must not be reported as beta
+    assert fam["exponents"]["beta"]["value"] == pytest.approx(0.0, abs=0.02)
+    assert fam["exponents"]["beta_cumsum"]["value"] == pytest.approx(1.0, abs=0.05)
     assert fam["verdicts"]["A"]["hypothesis"] == "sparse" and fam["verdicts"]["delta"]["hypothesis"] == "sparse"
 
     def smooth(k, L, z):
@@ -176,6 +180,7 @@ def test_the_conv_verdict_on_kernel_families_of_known_structure():
     fam = conv_exponents(_family(smooth, depths))
     assert fam["exponents"]["alpha"]["value"] == pytest.approx(1.0, abs=0.02)
     assert fam["exponents"]["beta"]["value"] == pytest.approx(1.0, abs=0.05)
+    assert fam["exponents"]["beta_cumsum"]["value"] == pytest.approx(1.0, abs=0.05)
     assert fam["verdicts"]["A"]["hypothesis"] == "smooth"
 
 
