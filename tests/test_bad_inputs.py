@@ -446,6 +446,12 @@ CLI = [
     (["scaling", "--delta-init", "uniform"], 2, "--delta-init"),
     (["scaling", "--bias-init", "uniform"], 2, "--bias-init"),
     (["scaling", "--inputs", "ball"], 2, "--inputs"),
+    (["scaling", "--batches", "random"], 2, "--batches"),
+    (["scaling", "--angle-start", "2"], 2, "--angle-start"),
+    (["scaling", "--angle-start", "0", "--dataset", "digits"], 2, "--angle-start"),
+    (["scaling", "--stop-rule", "test"], 2, "--stop-rule"),
+    (["scaling", "--batches", "published", "--samples", "30"], 2, "--batches"),
+    (["scaling", "--arch", "conv", "--stop-rule", "running"], 2, "--stop-rule applies only to --arch inside"),
     (["scaling", "--inputs", "sphere", "--dataset", "digits"], 2, "--inputs"),
     (["scaling", "--arch", "conv", "--bias-init", "normal"], 2, "--bias-init applies only to --arch inside"),
     (["scaling", "--samples", "x"], 2, "--samples"),
@@ -1145,12 +1151,18 @@ def _api():
         (D.cohen_targets, lambda: dict(x=torch.randn(3, 2)), "x", [[1.0]], "x must be a torch.Tensor"),
         (D.cohen_targets, lambda: dict(x=torch.randn(3, 2)), "x", torch.full((3, 2), NAN), "x must contain only finite"),
         (D.cohen_targets, lambda: dict(x=torch.randn(3, 2)), "depth", 0, "depth must be an integer >= 1"),
+        (D.cohen_targets, lambda: dict(x=torch.randn(3, 2)), "angle_start", 2, "angle_start must be an integer in [0, 1]"),
         (D.register_dataset, lambda: dict(name="x"), "name", 5, "name must be a non-empty string"),
         (D.register_dataset, lambda: dict(name="x"), "name", "", "name must be a non-empty string"),
         (D.register_dataset, lambda: dict(name="x"), "official_split", "no", "official_split must be True or False"),
         (D.synthetic, lambda: dict(seed=0), "seed", -1, "seed must be an integer in"),
         (D.synthetic, lambda: dict(seed=0), "n", 1, "n must be an integer in [2, 10000000]"),
         (D.synthetic, lambda: dict(seed=0), "dim", 0, "dim must be an integer in [1, 10000]"),
+        (D.synthetic, lambda: dict(seed=0), "angle_start", -1, "angle_start must be an integer in [0, 1]"),
+        (D.copying_shuffle, lambda: dict(order=torch.arange(4), generator=torch.Generator()), "order",
+         torch.ones(4), "order must be a 1-D integer tensor"),
+        (D.copying_shuffle, lambda: dict(order=torch.arange(4), generator=torch.Generator()), "generator", 3,
+         "generator must be a torch.Generator"),
         (D.synthetic, lambda: dict(seed=0), "depth", 2.5, "depth must be an integer"),
         (fit_rate, RATE, "depths", 8, "depths must be a list of depths > 0"),
         (fit_rate, RATE, "depths", [0, 8], "depths must lie in (0.0, inf]"),
@@ -1176,7 +1188,7 @@ def _public():
             G.scaling_exponents, G.loglog_fit, G.hypothesis, G.weigh_evidence, G.trend_split, G.from_trend,
             G.trend_loss, G.own_ode_error, G.load_weights, G.conv_spectral_norms, G.conv_layer_norms,
             G.conv_weight_diagnostics, D.load_dataset, D.batches, D.split_indices, D.cohen_targets,
-            D.register_dataset, D.synthetic, fit_rate]
+            D.register_dataset, D.synthetic, D.copying_shuffle, fit_rate]
 
 
 def _api_rows():

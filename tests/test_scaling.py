@@ -72,6 +72,9 @@ def test_trained_family_report_and_store(tmp_path):
     (dict(delta_init="normal"), "delta_init 'normal' draws one delta_k per layer"),  # tanh: shared delta
     (dict(bias_init="uniform"), "bias_init must be one of"),
     (dict(inputs="ball"), "inputs must be one of"),
+    (dict(batches="random"), "batches must be one of"),
+    (dict(stop_rule="test"), "stop_rule must be one of"),
+    (dict(batches="published", batch_size=64, samples=64), "batches 'published' cuts"),
     (dict(inputs="sphere", dataset="digits"), "inputs 'sphere' normalises the synthetic task's inputs"),
 ])
 def test_bad_input(kwargs, match):
@@ -292,3 +295,111 @@ def test_a_pair_the_solver_gives_up_on_is_nan_for_that_configuration_only(monkey
     monkeypatch.setattr(D, "own_ode_error", broken)
     with pytest.raises(AssertionError, match="something else"):  # only the solver's underflow is a result
         _pair_distance(net, torch.zeros(4, 3))
+
+
+def test_copying_shuffle_has_the_law_of_numpys_shuffle_of_a_tensor():
+    """``np.random.shuffle`` on a torch tensor copies where it should swap (numpy issue 18206):
+    ``new[i] = old[J_i]``, ``J_i`` uniform on ``0..i``, so batch ``p`` survives one pass with
+    probability ``1 - p/n`` and ``(n + 1)/2`` distinct batches survive on average (16.5 of 32).
+    Over 4000 passes the mean count has a standard error of about 0.04 (its standard deviation
+    is below 2.6), so 0.25 is 6 standard errors; a true permutation keeps all 32. The same
+    check runs on numpy's own shuffle of a tensor, the thing reproduced."""
+    import warnings
+
+    import numpy as np
+    import torch
+
+    from deeplimits.data import copying_shuffle
+
+    n, draws = 32, 4000
+    g = torch.Generator().manual_seed(3)
+    ours = [copying_shuffle(torch.arange(n), g) for _ in range(draws)]
+    counts = np.array([len(torch.unique(o)) for o in ours])
+    assert all(int(o[0]) == 0 for o in ours)  # position 0 is never written
+    assert abs(counts.mean() - (n + 1) / 2) < 0.25
+    # P(new[i] = old[i]) = P(J_i = i) = 1/(i + 1): at i = 1, 1/2 +- 0.008; at i = 31, 1/32 +- 0.0028 (5 sigma)
+    stays = np.array([[int(o[i]) == i for i in (1, n - 1)] for o in ours]).mean(0)
+    assert abs(stays[0] - 0.5) < 0.04 and abs(stays[1] - 1 / n) < 0.014
+    rs = np.random.RandomState(5)
+    theirs = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numpy warns that a tensor may get duplicates: the point
+        for _ in range(draws):
+            t = torch.arange(n)[:, None].clone()
+            rs.shuffle(t)
+            theirs.append(len(torch.unique(t)))
+    assert abs(np.mean(theirs) - (n + 1) / 2) < 0.25
+    # after a few epochs one batch fills the epoch: the mean count after 10 passes is about 1.3
+    order = torch.arange(n)
+    for _ in range(10):
+        order = copying_shuffle(order, g)
+    assert len(torch.unique(order)) <= 4
+
+
+def test_published_batches_and_running_stop_rule():
+    """``batches='published'``: the training split cut in order into whole batches (the
+    remainder dropped), reordered each epoch by :func:`copying_shuffle`; ``stop_rule='running'``
+    reads the mean of the epoch's mini-batch losses and stops after 5 epochs without a 1%
+    improvement (the published code's loop)."""
+    import torch
+
+    from deeplimits.data import copying_shuffle
+    from deeplimits.studies.scaling_task import PATIENCE, _data, _epoch_batches, _network, train_to_threshold
+    from deeplimits._random import epoch_seed
+
+    plan = plan_scaling(activation="relu", depths=[6, 12], samples=125, batches="published", stop_rule="running",
+                        lr=1e-12, max_epochs=40)
+    params = {**plan.to_dict(), "depth": 6}
+    data = _data(params, torch.float64, "cpu")  # 100 training samples: 3 batches of 32, 4 dropped
+    pairs, order = _epoch_batches(data.x_train, data.y_train, 32, "published", None, 9, 0)
+    expect = copying_shuffle(torch.arange(3), torch.Generator().manual_seed(epoch_seed(9, 0)))
+    assert torch.equal(order, expect) and len(pairs) == 3
+    for (xb, _), k in zip(pairs, expect.tolist()):
+        assert torch.equal(xb, data.x_train[32 * k:32 * (k + 1)])
+    # a rate of 1e-12 leaves the weights where they are, and batches that cover the split once (80
+    # samples, 20 each) make the running mean the split's loss (float64 rounding): it is flat, so
+    # the best is set at epoch 0 and PATIENCE epochs without improvement stop at 1 + PATIENCE epochs
+    data80 = _data({**params, "samples": 100}, torch.float64, "cpu")
+    kw = dict(optimizer="adam", lrs=[1e-12], loss="mse", max_epochs=40, batch_size=20, seed=9, stop_rule="running")
+    res = train_to_threshold(_network(params, data80, 1, 7, torch.float64, "cpu"), data80, stop_loss=1e-3, **kw)
+    assert res["epochs"] == [1 + PATIENCE] and res["reached"] == [False]
+    assert res["history"][0][0] == pytest.approx(res["train_loss"][0], rel=1e-9)
+    res = train_to_threshold(_network(params, data80, 1, 7, torch.float64, "cpu"), data80, stop_loss=1e9, **kw)
+    assert res["epochs"] == [1] and res["reached"] == [True]
+    # the published batches: an epoch of 3 batches of 32, whatever their loss the rule stops
+    res = train_to_threshold(_network(params, data, 1, 7, torch.float64, "cpu"), data, stop_loss=1e-3,
+                             **{**kw, "batch_size": 32}, batches="published")
+    assert 1 + PATIENCE <= res["epochs"][0] < 40 and res["reached"] == [False]
+    report = plan.run().report()
+    assert "copying shuffle" in report and "running mean of the mini-batch losses, patience 5" in report
+    assert plan.protocol()["batches"] == "published" and plan.protocol()["stop_rule"] == "running"
+    old = {k: v for k, v in plan.to_dict().items() if k not in ("batches", "stop_rule")}
+    from deeplimits.studies.scaling import ScalingPlan
+
+    assert (ScalingPlan.from_dict(old).batches, ScalingPlan.from_dict(old).stop_rule) == ("shuffled", "evaluated")
+
+
+def test_published_angles_of_the_synthetic_task():
+    """``angle_start=0``: the published code's recursion (``generate_dataset.py``: ``for t in
+    range(n): z = z + n^-1/2 tanh(sin(5 t pi / n) z + cos(5 t pi / n))``), transcribed here in
+    numpy; ``angle_start=1`` is Cohen et al.'s formula (``k = 1..K``) and differs from it."""
+    import numpy as np
+    import torch
+
+    from deeplimits.data import cohen_targets, load_dataset
+
+    x = np.random.default_rng(0).uniform(-1, 1, size=(50, 10))
+    z = x.copy()
+    for t in range(100):
+        z = z + 100 ** -0.5 * np.tanh(np.sin(5 * t * np.pi / 100) * z + np.cos(5 * t * np.pi / 100))
+    published = z / np.linalg.norm(z, axis=1, keepdims=True)
+    assert np.allclose(cohen_targets(torch.from_numpy(x), 100, angle_start=0).numpy(), published, atol=1e-12)
+    assert not np.allclose(cohen_targets(torch.from_numpy(x), 100).numpy(), published, atol=1e-3)
+    ds = load_dataset("synthetic", seed=3, n=40, angle_start=0, dtype=torch.float64)
+    assert torch.allclose(cohen_targets(ds.x_train, angle_start=0), ds.y_train, atol=1e-12)
+    plan = plan_scaling(depths=[4, 8], angle_start=0, lr=1e-12, max_epochs=1, samples=64)
+    assert plan.protocol()["angle_start"] == 0 and "task angles 5(k-1)pi/K" in plan.run().report()
+    with pytest.raises(ValueError, match="angle_start must be an integer in"):
+        cohen_targets(torch.from_numpy(x), 100, angle_start=2)
+    with pytest.raises(ValueError, match="angle_start sets the synthetic task's angles"):
+        plan_scaling(angle_start=0, dataset="digits")

@@ -222,6 +222,41 @@ def test_verdicts_of_other_families_and_the_trend_loss_as_evidence():
     assert lost.evidence[-1]["agrees"] == "H2" and "trend loss 12" in lost.reason
 
 
+def test_step3_reads_growing_increments_as_cohen_et_al_do():
+    """Step 3 follows the paper's reading: scaled increments that do not vanish rule Hypothesis 1
+    out, which counts for Hypothesis 2. Cohen et al.'s ReLU evidence (beta 0.8 from the
+    cumulative sum, ``L^(1/2) max_k ||A_{k+1} - A_k||`` growing like ``L^0.2`` to ``L^0.4``, i.e.
+    ``L^0.5`` to ``L^0.7`` scaled by ``L^beta``, a bounded root sum of squares, a white noise part
+    most of the weights, the denoised loss about ten times the original) is `rough`; the earlier
+    rule, Hypothesis 2 only within 0.2 of ``beta - 1/2 = 0.3``, said `neither` at 0.6 and 0.7."""
+    from deeplimits.diagnostics import hypothesis
+
+    for s in (0.5, 0.6, 0.7):
+        e = {"beta": {"value": 0.8}, "scaled_increments": {"value": s}, "increment_norm": {"value": s - 0.8},
+             "rss": {"value": 0.0}, "max_norm": {"value": -0.5}, "noise_qv": {"value": 0.0}, "layers_90": {"value": 1.0}}
+        verdict, reason = hypothesis(e, noise_hurst=0.5, trend_ratio=10.0, noise_fraction=0.9)
+        assert verdict == "rough", reason
+    # a decaying increment norm still agrees with Hypothesis 1 alone unless it is a noise path's L^(beta - 1/2)
+    e = {**e, "scaled_increments": {"value": -0.5}}
+    assert hypothesis(e, noise_hurst=0.5, trend_ratio=10.0, noise_fraction=0.9)[0] == "neither"
+
+
+def test_a_noise_that_shrinks_with_the_trend_is_not_rough():
+    """Weights ``L^-1 (f(k/L) + xi_k)`` with ``xi_k`` i.i.d. of the trend's size: the increments
+    do not vanish and the noise part is white and most of the weights, but its quadratic
+    variation falls like ``L^-1`` (the noise averages out: no noise path ``W`` in the limit) and
+    the root sum of squares like ``L^-1/2`` (Hypothesis 1's ``L^(1/2 - beta)``, not bounded away
+    from 0): the verdict must not be `rough`."""
+    def shrinking(L):
+        A = _trend(L, 1.0)
+        return A + A.flatten(1).norm(dim=1).mean() / 3 * torch.randn(L, *_D, generator=G(L), dtype=torch.float64)
+    fam = _family(shrinking)
+    agrees = {i["name"]: i["agrees"] for i in fam.evidence}
+    assert agrees["scaled increments"] == "H2" and fam.noise_fraction > 0.3, fam.report()
+    assert fam.exponents["noise_qv"]["value"] < -0.5 and agrees["root sum of squares"] == "H1", fam.report()
+    assert fam.hypothesis == "neither", fam.report()
+
+
 def test_trend_split_exact_facts_and_smooth_plus_noise():
     from deeplimits.diagnostics import trend_split
 

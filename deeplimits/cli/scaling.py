@@ -19,7 +19,7 @@ __all__ = ["add_parser", "run_scaling_cmd", "OPTIONS", "estimate_line"]
 
 OPTIONS = ("dataset", "activation", "delta", "depths", "width", "seeds", "optimizer", "lr", "batch_size", "loss",
            "stop_loss", "max_epochs", "init_scale", "delta_init", "bias_init", "inputs",
-           "samples", "seed")
+           "angle_start", "batches", "stop_rule", "samples", "seed")
 
 
 def run_scaling_cmd(args) -> int:
@@ -123,6 +123,9 @@ def add_parser(sub, run_flags):
     c.add_argument("--inputs", choices=["cube", "sphere"], help="the synthetic task's inputs: uniform on the cube, or "
                    "normalised to the unit sphere after the targets are computed (the published code's) (default "
                    f"{d['inputs']})")
+    c.add_argument("--angle-start", type=int, choices=[0, 1], help="the synthetic task's angles: step k of its "
+                   "recursion at 5 (k - 1 + START) pi / K; 1 is Cohen et al.'s formula, 0 the published code's "
+                   f"(default {d['angle_start']})")
     c.add_argument("--samples", type=integer, help=f"samples of the synthetic task (default {d['samples']}, 80%% "
                                                    "for training)")
     c.add_argument("--seed", type=integer, help=f"base seed (default {d['seed']})")
@@ -130,7 +133,8 @@ def add_parser(sub, run_flags):
     c.add_argument("--ablation", action="store_true", help="the protocol of the other flags, then one knob changed "
                    "at a time (tanh: estimator, loss convention, threshold, training budget, optimiser, learning rate, "
                    "initial scale, batch size; per-layer delta: estimator, delta init, initial scale, learning rates, "
-                   "threshold, training budget, optimiser, depth range, bias init, inputs), each a run under OUT/<variant>; prints alpha, "
+                   "threshold, training budget, optimiser, depth range, bias init, inputs; both: the published code's "
+                   "stopping rule, batches, task angles and all of its choices), each a run under OUT/<variant>; prints alpha, "
                    "beta, alpha + beta and the verdict of each")
     conv_flags(c)
     run_flags(c, "scaling", "depths")
@@ -158,3 +162,9 @@ def _training_flags(c, d) -> None:
                    "layer (the published code's) (default: constant with a shared delta, normal per layer)")
     c.add_argument("--bias-init", choices=["zero", "normal"], help="biases 0, or N(0, (SCALE / (L sqrt d))^2) (the "
                    f"published code's) (default {d['bias_init']})")
+    c.add_argument("--batches", choices=["shuffled", "published"], help="a fresh permutation of the samples every "
+                   "epoch, or the published code's fixed batches reordered by a shuffle that copies batches over "
+                   f"others (default {d['batches']})")
+    c.add_argument("--stop-rule", choices=["evaluated", "running"], help="stop on the whole training split's loss "
+                   "after every epoch, or on the mean of the epoch's mini-batch losses with a patience of 5 epochs "
+                   f"(the published code's) (default {d['stop_rule']})")

@@ -17,7 +17,7 @@ __all__ = ["conv_flags", "run_conv_scaling", "conv_estimate_line", "CONV_OPTIONS
 CONV_OPTIONS = ("dataset", "depths", "width", "seeds", "lr", "epochs", "batch_size", "seed", "root", "augment")
 #: the flags of the inside model that --arch conv does not take
 _DENSE_ONLY = ("activation", "delta", "optimizer", "loss", "stop_loss", "max_epochs", "init_scale", "bias_init", "inputs",
-               "samples")
+               "angle_start", "batches", "stop_rule", "samples")
 
 
 def conv_flags(c) -> None:

@@ -15,12 +15,12 @@ optional ``mnist1d`` package), ``synthetic`` (the regression task of Cohen et al
 """
 
 from .base import DATASETS, Arrays, Dataset, DatasetSpec, dataset_names, load_dataset, register_dataset, split_indices
-from .batching import batches
+from .batching import batches, copying_shuffle
 from .augment import IMAGE_SHAPES, augmented_batches, crop_flip
 from .bundled import digits, mnist1d  # noqa: I001 - registration order: digits, mnist1d, synthetic, mnist, cifar10
 from .synthetic import cohen_targets, synthetic
 from .files import cifar10, mnist, read_cifar_batch, read_idx
 
 __all__ = ["Dataset", "Arrays", "DatasetSpec", "DATASETS", "register_dataset", "dataset_names", "load_dataset",
-           "split_indices", "batches", "cohen_targets", "read_idx", "read_cifar_batch",
+           "split_indices", "batches", "copying_shuffle", "cohen_targets", "read_idx", "read_cifar_batch",
            "digits", "mnist1d", "synthetic", "mnist", "cifar10", "crop_flip", "augmented_batches", "IMAGE_SHAPES"]

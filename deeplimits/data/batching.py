@@ -60,3 +60,33 @@ def _iterate(x, y, order, batch_size, drop_last):
         else:
             index = order[start:start + batch_size]
             yield x[index], y[index]
+
+
+def copying_shuffle(order: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """One epoch of the published scaling code's batch order (Cohen et al., 2021,
+    instadeepai/scaling-resnets, ``scaling_experiments.py``): ``np.random.shuffle`` applied to a
+    torch tensor of mini-batches. NumPy shuffles an object that is not an ndarray by the swaps
+    ``x[i], x[j] = x[j], x[i]`` of Fisher-Yates (``i`` from ``n - 1`` down to 1, ``j`` uniform on
+    ``0..i``); with tensor views the second assignment copies back what the first just wrote, so
+    each swap is the copy ``x[i] = x[j]`` (numpy issue 18206). The law is therefore
+    ``new[0] = old[0]`` and ``new[i] = old[J_i]`` with ``J_i`` independent and uniform on ``0..i``:
+    batch ``p`` survives a pass with probability ``1 - p / n``, so ``(n + 1) / 2`` distinct
+    batches survive the first pass on average, and after a few epochs one batch fills the
+    epoch (docs/weights.md, "The published code's training loop").
+
+    ``order``: a 1-D integer tensor (the batch indices of the previous epoch, ``arange(n)`` at
+    first); ``generator`` supplies the uniforms (on its own device). Returns the new order, on
+    ``order``'s device, without a Python loop over batches.
+    """
+    ok = isinstance(order, torch.Tensor) and order.ndim == 1 and not order.is_floating_point() \
+        and not order.is_complex() and order.dtype != torch.bool
+    if not ok:
+        raise ParameterError("order", f"order must be a 1-D integer tensor of batch indices, got "
+                                      f"{getattr(order, 'dtype', type(order).__name__)} of shape {tuple(getattr(order, 'shape', ()))}")
+    if not isinstance(generator, torch.Generator):
+        raise ParameterError("generator", f"generator must be a torch.Generator, got {type(generator).__name__}")
+    n = order.shape[0]
+    i = torch.arange(n, device=generator.device)
+    u = torch.rand(n, generator=generator, dtype=torch.float64, device=generator.device)
+    j = torch.minimum((u * (i + 1)).floor().long(), i)  # uniform on 0..i (J_0 = 0)
+    return order[j.to(order.device)]

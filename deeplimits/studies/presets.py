@@ -171,7 +171,7 @@ DEFAULTS = {
                   save_weights=True, seed=0, dtype="float32"),
     "scaling": dict(dataset="synthetic", activation="tanh", width=10, seeds=1, optimizer="adam", lr=1e-2, batch_size=32,
                     loss="mse", stop_loss=1e-3, max_epochs=300, init_scale=0.01, bias_init="zero", inputs="cube",
-                    samples=1024, seed=0, dtype="float32"),
+                    angle_start=1, batches="shuffled", stop_rule="evaluated", samples=1024, seed=0, dtype="float32"),
     "weights": dict(beta=0.0),
     "train-conv": dict(lrs=[0.1], depth=8, width=16, epochs=10),
     "order": dict(noise=1, depths=[8, 16, 32, 64, 128, 256, 512], draws=256, seed=0, dtype="float64"),

@@ -97,6 +97,16 @@ class ScalingPlan(Plan):
     inputs: str = "cube"  # a default: specs written before the option used this one
     """The synthetic task's inputs: ``'cube'`` (``x`` uniform on ``[-1, 1]^d``) or ``'sphere'``
     (``x / ||x||`` after the targets are computed from ``x``, the published code's)."""
+    batches: str = "shuffled"  # a default: specs written before the option used this one
+    """``'shuffled'`` (a fresh permutation of the samples every epoch) or ``'published'`` (the
+    published code's fixed batches in the order of :func:`~deeplimits.data.batching.copying_shuffle`,
+    which copies batches over others)."""
+    angle_start: int = 1  # a default: specs written before the option used this one
+    """The synthetic task's angles: step ``k`` of its recursion at ``5 (k - 1 + angle_start) pi /
+    K`` (1: Cohen et al.'s formula; 0: the published code's, :mod:`deeplimits.data.synthetic`)."""
+    stop_rule: str = "evaluated"  # a default: specs written before the option used this one
+    """``'evaluated'`` (the whole training split's loss after every epoch) or ``'running'`` (the
+    published code's: the mean of the epoch's mini-batch losses, and a patience of 5 epochs)."""
 
     def tasks(self) -> list:
         """One task per depth and seed (its learning rates trained at once), the seeds in turn."""
@@ -152,7 +162,8 @@ class ScalingPlan(Plan):
         other, value = other_convention(self.loss, self.stop_loss, self.data_sizes()[3])
         return {"optimizer": self.optimizer, "lr": list(self.lr), "batch_size": self.batch_size,
                 "init_scale": self.init_scale, "delta_init": self.delta_init, "bias_init": self.bias_init,
-                "inputs": self.inputs, "dtype": self.dtype,
+                "inputs": self.inputs, "angle_start": self.angle_start, "batches": self.batches,
+                "stop_rule": self.stop_rule, "dtype": self.dtype,
                 "max_epochs": self.max_epochs, "loss": self.loss, "loss_name": LOSS_NAMES[self.loss],
                 "stop_loss": self.stop_loss, "other": other, "stop_loss_other": value}
 
@@ -179,7 +190,8 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
                  depths: Sequence[int] = tuple(CPU_DEPTHS), width: int = 10, seeds: int = 1, optimizer: str = "adam",
                  lr=1e-2, batch_size: int = 32, loss: str = "mse", stop_loss: float = 1e-3, max_epochs: int = 300,
                  init_scale: float = 0.01, delta_init: str | None = None, bias_init: str = "zero",
-                 inputs: str = "cube", samples: int = 1024, seed: int = 0,
+                 inputs: str = "cube", angle_start: int = 1, batches: str = "shuffled", stop_rule: str = "evaluated",
+                 samples: int = 1024, seed: int = 0,
                  dtype: torch.dtype = torch.float32, device=None) -> ScalingPlan:
     """Validate a scaling experiment (every check, before any work). ``delta``: ``'shared'``
     (default for tanh) or ``'per-layer'`` (default for relu), as in Cohen et al. (2021);
@@ -193,7 +205,13 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
     ``bias_init``: ``'zero'`` (default) or ``'normal'`` (``N(0, (init_scale / (L sqrt d))^2)``,
     the published code's); ``inputs``: ``'cube'`` (default, ``x`` uniform on ``[-1, 1]^d``) or
     ``'sphere'`` (``x / ||x||`` after the targets are computed, the published code's; only with
-    ``dataset='synthetic'``).
+    ``dataset='synthetic'``); ``angle_start``: 1 (default, Cohen et al.'s angles ``5 k pi / K``)
+    or 0 (``5 (k - 1) pi / K``, the published code's; only with ``dataset='synthetic'``). ``batches``: ``'shuffled'`` (default) or ``'published'`` (the
+    published code's fixed batches, reordered by a shuffle that copies batches over others,
+    :func:`~deeplimits.data.batching.copying_shuffle`); ``stop_rule``: ``'evaluated'`` (default,
+    the whole training split's loss after every epoch) or ``'running'`` (the published code's:
+    the mean of the epoch's mini-batch losses, with a patience of 5 epochs without a 1%
+    improvement).
     ``depths``: a list of at least two distinct depths >= 1;
     ``init_scale`` >= 0; ``seed`` in ``[0, seed_limit(max_epochs) - seeds + 1]``
     (:func:`deeplimits.training.train.seed_limit`: seed ``s`` shuffles with ``seed + s``);
@@ -231,8 +249,15 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
                        dataset=V_.choice("dataset", dataset, ("synthetic", "digits")),
                        device=V_.device_spec(device, dtype), loss=V_.choice("loss", loss, tuple(LOSS_NAMES)),
                        delta_init=_delta_init(delta_init, delta),
-                       bias_init=V_.choice("bias_init", bias_init, ("zero", "normal")), inputs=_inputs(inputs, dataset))
+                       bias_init=V_.choice("bias_init", bias_init, ("zero", "normal")), inputs=_inputs(inputs, dataset),
+                       angle_start=_angle_start(angle_start, dataset),
+                       batches=V_.choice("batches", batches, ("shuffled", "published")),
+                       stop_rule=V_.choice("stop_rule", stop_rule, ("evaluated", "running")))
     _require_sizes(plan)
+    if plan.batches == "published" and plan.data_sizes()[0] < plan.batch_size:
+        raise ParameterError("batches", f"batches 'published' cuts the training split into whole batches: it needs at "
+                             f"least batch_size={plan.batch_size} training samples, got {plan.data_sizes()[0]} (raise "
+                             f"samples or lower batch_size)")
     return plan
 
 
@@ -255,6 +280,15 @@ def _inputs(inputs, dataset) -> str:
         raise ParameterError("inputs", f"inputs 'sphere' normalises the synthetic task's inputs: it needs dataset "
                              f"'synthetic', got dataset {dataset!r}")
     return inputs
+
+
+def _angle_start(angle_start, dataset) -> int:
+    """The synthetic task's first angle index, 0 or 1; only the synthetic task has angles."""
+    angle_start = V_.integer("angle_start", angle_start, low=0, high=1)
+    if angle_start != 1 and dataset != "synthetic":
+        raise ParameterError("angle_start", f"angle_start sets the synthetic task's angles: it needs dataset "
+                             f"'synthetic', got dataset {dataset!r}")
+    return angle_start
 
 
 def _require_sizes(plan: ScalingPlan) -> None:

@@ -18,6 +18,22 @@ from .presets import CPU_DEPTHS
 
 __all__ = ["ABLATION", "PER_LAYER_ABLATION", "ablation_rows", "ablation_plans", "ablation_row", "ablation_table"]
 
+#: the published code's choices the two tables share: its stopping rule, its batches (with its
+#: stopping rule: its batches collapse to one, whose loss is the only one that falls), its task's
+#: angles, and all of its choices at once (1024 training and 256 test samples, its biases, its
+#: inputs on the sphere, its angles, its loop)
+_ALL_OF_THE_CODE = {"stop_rule": "running", "batches": "published", "samples": 1280, "bias_init": "normal",
+                    "inputs": "sphere", "angle_start": 0}
+_PUBLISHED_CODE = (
+    ("stopping rule", "the epoch's running mean of the mini-batch losses, patience 5 (the published code's)",
+     {"stop_rule": "running"}),
+    ("batches", "fixed batches in a shuffle that copies them (the published code's), with its stopping rule",
+     {"stop_rule": "running", "batches": "published"}),
+    ("task angles", "5 (k - 1) pi / K (the published code's)", {"angle_start": 0}),
+    ("published code", "all of the published code's choices (its loop, 1024 + 256 samples, biases, inputs, angles)",
+     _ALL_OF_THE_CODE),
+)
+
 #: (knob, variant, the options it changes); the first row is the protocol itself
 ABLATION = (
     ("protocol", "the published code's: Adam 1e-2, MSE < 1e-3, batch 32, init 0.01", {}),
@@ -31,6 +47,7 @@ ABLATION = (
     ("learning rate", "Adam 3e-3", {"lr": 3e-3}),
     ("initial scale", "init 0.1", {"init_scale": 0.1}),
     ("batch size", "batches of 128", {"batch_size": 128}),
+    *_PUBLISHED_CODE,
 )
 
 #: the same with one delta_k per layer (the estimator row: alpha + beta from the max norm of |delta_k| W_k)
@@ -48,6 +65,8 @@ PER_LAYER_ABLATION = (
     ("depth range", "10 to 850 layers (CPU_DEPTHS)", {"depths": CPU_DEPTHS}),
     ("bias init", "b_k ~ N(0, (init / (L sqrt d))^2) (the published code's)", {"bias_init": "normal"}),
     ("inputs", "x / ||x|| after the targets (the published code's)", {"inputs": "sphere"}),
+    *(_PUBLISHED_CODE + (("published code", "all of the published code's choices, Adam 1e-3",
+                          {**_ALL_OF_THE_CODE, "lr": 1e-3}),)),
 )
 
 

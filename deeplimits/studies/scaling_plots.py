@@ -7,7 +7,8 @@ from a :class:`~deeplimits.studies.ScalingResult` alone (so a stored run can be 
 * Fig. 4: ``delta_k`` along depth at the deepest depth (one per layer: its sign), or three
   entries of ``W_k`` for one shared ``delta``;
 * Fig. 5: the noise part: its Hurst index and quadratic variation against the depth;
-* Fig. 6: the loss of the network rebuilt from the trend over the original's.
+* Fig. 6: the loss of the network rebuilt from the trend over the original's (log axis; the
+  verdict's kept and lost levels dotted and dashed).
 """
 
 from __future__ import annotations
@@ -101,8 +102,9 @@ def plot_scaling(result, path: str | None = None, *, ax=None):
     ax.axhline(0.5, color="0.6", lw=0.8)
     ax.set_title("Fig. 5: the noise part (step 4)", fontsize=9)
     ax = axes[1][1]
-    ax.semilogx(L, med(lambda r: r["trend_ratio"]), "o-")
-    ax.axhline(1.0, color="0.6", lw=0.8)
+    ax.loglog(L, med(lambda r: r["trend_ratio"]), "o-")  # log: a rebuilt network that blows up is a ratio of 1e12
+    for level, style in ((1.0, "-"), (1.5, ":"), (3.0, "--")):  # equal; kept (at most 1.5); lost (at least 3)
+        ax.axhline(level, color="0.6", lw=0.8, ls=style)
     ax.set_ylabel("loss of the trend / loss")
     ax.set_title("Fig. 6: the network rebuilt from the trend", fontsize=9)
     ax = axes[1][2]

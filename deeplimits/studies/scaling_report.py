@@ -30,9 +30,15 @@ def protocol_line(p: dict) -> str:
         delta += f", b_0 ~ {p['init_scale']:g}/(L sqrt d) N(0, 1)"
     if p.get("inputs", "cube") == "sphere":
         delta += ", inputs x/||x|| (targets of x)"
-    return (f"protocol: {p['optimizer']} at lr {lrs} ({label[p['optimizer']]}), batches of {p['batch_size']}, "
+    if p.get("angle_start", 1) == 0:
+        delta += ", task angles 5(k-1)pi/K"
+    batches = "fixed batches of {} in the published code's copying shuffle" if p.get("batches") == "published" \
+        else "batches of {}"
+    until = ("the epoch's running mean of the mini-batch losses, patience 5, "
+             if p.get("stop_rule") == "running" else "")
+    return (f"protocol: {p['optimizer']} at lr {lrs} ({label[p['optimizer']]}), {batches.format(p['batch_size'])}, "
             f"W_0 ~ {p['init_scale']:g}/(L d) N(0, 1), {delta}, {p['dtype']}, at most {p['max_epochs']} "
-            f"epochs; loss {p['loss']} ({p['loss_name']}), trained until <= {p['stop_loss']:g} "
+            f"epochs; loss {p['loss']} ({p['loss_name']}), trained until {until}<= {p['stop_loss']:g} "
             f"(= {p['stop_loss_other']:g} as {p['other']})")
 
 

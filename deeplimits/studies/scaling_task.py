@@ -49,7 +49,7 @@ def _data(params: dict, dtype, device):
 
     if params.get("dataset", "synthetic") == "synthetic":
         ds = load_dataset("synthetic", seed=params["seed"], dtype=dtype, n=params["samples"], dim=params["width"],
-                          device=device)
+                          angle_start=params.get("angle_start", 1), device=device)
         return on_sphere(ds) if params.get("inputs", "cube") == "sphere" else ds
     ds = load_dataset("digits", seed=params["seed"], dtype=dtype, device=device)
 
@@ -100,38 +100,74 @@ def _network(params: dict, data, C: int, seed: int, dtype, device):
     return net
 
 
+PATIENCE, IMPROVEMENT = 5, 0.99
+"""The published code's patience (``stop_rule='running'``): training stops after ``PATIENCE``
+epochs in a row whose running loss is not below ``IMPROVEMENT`` times the best so far."""
+
+
+def _epoch_batches(x, y, batch_size: int, batches_mode: str, order, seed: int, epoch: int):
+    """The mini-batches of one epoch and the batch order carried to the next: a fresh
+    permutation of the samples (``'shuffled'``), or the published code's fixed batches (the
+    training split cut in order, the remainder dropped) in the order of
+    :func:`~deeplimits.data.batching.copying_shuffle` (``'published'``)."""
+    from ..data.batching import batches, copying_shuffle
+
+    if batches_mode == "shuffled":
+        return list(batches((x, y), batch_size, seed=epoch_seed(seed, epoch))), order
+    if order is None:
+        order = torch.arange(x.shape[0] // batch_size)
+    order = copying_shuffle(order, torch.Generator().manual_seed(epoch_seed(seed, epoch)))
+    return [(x[k * batch_size:(k + 1) * batch_size], y[k * batch_size:(k + 1) * batch_size])
+            for k in order.tolist()], order
+
+
 def train_to_threshold(net, data, *, optimizer: str, lrs, loss: str, stop_loss: float, max_epochs: int,
-                       batch_size: int, seed: int) -> dict:
+                       batch_size: int, seed: int, batches: str = "shuffled", stop_rule: str = "evaluated") -> dict:
     """Train every configuration of ``net`` until its training loss is at most ``stop_loss``
     (then it is frozen) or ``max_epochs``: ``{'epochs', 'reached', 'train_loss', 'finite'}``
-    per configuration, and ``'history'``, the training loss of each after every epoch."""
-    from ..data.batching import batches
+    per configuration, and ``'history'``, the loss each epoch's stopping rule read.
+
+    ``stop_rule``: ``'evaluated'``, the loss of the whole training split after every epoch; or
+    ``'running'``, the published code's: the mean of the epoch's mini-batch losses as they were
+    trained, and a configuration also stops after :data:`PATIENCE` epochs without a 1%
+    improvement (``reached`` is then whether that rule's loss was below ``stop_loss``).
+    ``batches``: ``'shuffled'`` or ``'published'`` (:func:`_epoch_batches`). ``train_loss`` is
+    the whole training split's loss at the end, whatever the rule."""
     from ..training import BatchedAdam, BatchedSGD
     from ..training.losses import _config_losses, _evaluate
 
     C = net.configs
     opt = (BatchedAdam if optimizer == "adam" else BatchedSGD)(net, lr=list(lrs))
-    epochs = [0] * C
-    done = torch.zeros(C, dtype=torch.bool)
-    history, x, y = [], data.x_train, data.y_train
+    epochs, reached = [0] * C, torch.zeros(C, dtype=torch.bool)
+    done, bad, best = torch.zeros(C, dtype=torch.bool), torch.zeros(C), torch.full((C,), float("inf"))
+    history, x, y, order = [], data.x_train, data.y_train, None
     for e in range(max_epochs):
-        for xb, yb in batches((x, y), batch_size, seed=epoch_seed(seed, e)):
+        pairs, order = _epoch_batches(x, y, batch_size, batches, order, seed, e)
+        running = 0.0
+        for xb, yb in pairs:
             opt.zero_grad(set_to_none=True)
             per = _config_losses(net(xb), yb, loss)
             per.sum().backward()
             opt.observe(per.detach())
             opt.step()
-        tl = _evaluate(net, x, y, loss)[0].cpu()
+            running = running + per.detach().double()
+        tl = (running / len(pairs)).cpu() if stop_rule == "running" else _evaluate(net, x, y, loss)[0].cpu()
         history.append(tl.tolist())
         live = opt.finite.cpu() & torch.isfinite(tl)
         for c in range(C):
             epochs[c] += int(not done[c])
-        done |= (tl <= stop_loss) | ~live
+        better = tl < IMPROVEMENT * best
+        best, bad = torch.where(better, tl, best), torch.where(better, 0.0, bad + 1)
+        hit = (tl <= stop_loss) & ~done
+        reached |= hit
+        done |= hit | ~live | ((bad >= PATIENCE) if stop_rule == "running" else False)
         opt.finite &= ~done.to(opt.finite.device)  # a configuration done is left alone from now on
         if bool(done.all()):
             break
     final = _evaluate(net, x, y, loss)[0].cpu()
-    return {"epochs": epochs, "reached": (final <= stop_loss).tolist(), "train_loss": final.tolist(),
+    if stop_rule == "evaluated":
+        reached = final <= stop_loss
+    return {"epochs": epochs, "reached": reached.tolist(), "train_loss": final.tolist(),
             "finite": torch.isfinite(final).tolist(), "history": history}
 
 
@@ -180,7 +216,9 @@ def scaling_task(params: dict, seed: int) -> dict:
     with _threads_for(len(lrs) * params["batch_size"] * params["width"], device):
         res = train_to_threshold(net, data, optimizer=params["optimizer"], lrs=lrs, loss=loss,
                                  stop_loss=params["stop_loss"], max_epochs=params["max_epochs"],
-                                 batch_size=params["batch_size"], seed=params["seed"] + params.get("seed_index", 0))
+                                 batch_size=params["batch_size"], seed=params["seed"] + params.get("seed_index", 0),
+                                 batches=params.get("batches", "shuffled"),
+                                 stop_rule=params.get("stop_rule", "evaluated"))
     seconds = time.perf_counter() - t0
     with _threads_for(len(lrs) * 256 * params["width"], device):  # the trained pair's ODE runs on 256 inputs
         ratio = trend_loss(net, data.x_train, data.y_train, loss=loss)["ratio"]
