@@ -30,7 +30,7 @@ def one_line_error(exc_type, fn, *args, match=None, **kwargs):
 
 def test_registry_names_and_specs():
     assert tuple(DATASETS) == ("digits", "mnist1d", "synthetic", "mnist", "cifar10")
-    assert DATASETS["synthetic"].options == {"n": 1024, "dim": 10, "depth": 100}
+    assert DATASETS["synthetic"].options == {"n": 1024, "dim": 10, "depth": 100, "angle_start": 1}
     assert DATASETS["mnist"].needs_root and DATASETS["mnist"].official_split
     assert not DATASETS["digits"].needs_root and not DATASETS["digits"].official_split
     assert all(spec.summary for spec in DATASETS.values())
