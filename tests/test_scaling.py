@@ -75,6 +75,7 @@ def test_trained_family_report_and_store(tmp_path):
     (dict(batches="random"), "batches must be one of"),
     (dict(stop_rule="test"), "stop_rule must be one of"),
     (dict(batches="published", batch_size=64, samples=64), "batches 'published' cuts"),
+    (dict(batches="collapsed", batch_size=64, samples=64), "batches 'collapsed' cuts"),
     (dict(inputs="sphere", dataset="digits"), "inputs 'sphere' normalises the synthetic task's inputs"),
 ])
 def test_bad_input(kwargs, match):
@@ -334,6 +335,11 @@ def test_copying_shuffle_has_the_law_of_numpys_shuffle_of_a_tensor():
     for _ in range(10):
         order = copying_shuffle(order, g)
     assert len(torch.unique(order)) <= 4
+    # position 0 is never written, so the batch that survives is the first one: after 60 passes
+    # (the mean count after 10 is about 1.1) every batch is batch 0
+    for _ in range(50):
+        order = copying_shuffle(order, g)
+    assert torch.equal(order, torch.zeros(n, dtype=order.dtype))
 
 
 def test_published_batches_and_running_stop_rule():
@@ -356,6 +362,9 @@ def test_published_batches_and_running_stop_rule():
     assert torch.equal(order, expect) and len(pairs) == 3
     for (xb, _), k in zip(pairs, expect.tolist()):
         assert torch.equal(xb, data.x_train[32 * k:32 * (k + 1)])
+    # collapsed: the first batch, every batch of the epoch (the remainder dropped: 3 of 100 // 32)
+    pairs, _ = _epoch_batches(data.x_train, data.y_train, 32, "collapsed", None, 9, 0)
+    assert len(pairs) == 3 and all(torch.equal(xb, data.x_train[:32]) for xb, _ in pairs)
     # a rate of 1e-12 leaves the weights where they are, and batches that cover the split once (80
     # samples, 20 each) make the running mean the split's loss (float64 rounding): it is flat, so
     # the best is set at epoch 0 and PATIENCE epochs without improvement stop at 1 + PATIENCE epochs

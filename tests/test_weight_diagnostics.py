@@ -183,18 +183,24 @@ def test_the_five_steps_on_families_of_known_structure():
 def test_a_rough_but_negligible_noise_part_is_evidence_for_hypothesis_1():
     """A smooth trend L^-0.3 f(k/L) plus i.i.d. noise: at 5% of the weights the noise part is
     white (Hurst near 1/2: the noise outweighs the smoothing residual, about 1% here) but
-    negligible, so step 4 agrees with Hypothesis 1; at the size of the trend it is not
-    negligible and step 4 agrees with Hypothesis 2."""
-    def plus_noise(size):
+    negligible, so step 4 agrees with Hypothesis 1; the increments of a noise path (of size
+    L^-1/2, half of the weights at L = 1024) are not negligible and step 4 agrees with
+    Hypothesis 2; a noise of the trend's own size L^-0.3 is not negligible either, but its
+    quadratic variation grows (L^(1 - 2 0.3) = L^0.4): larger than a noise path's, it fits neither."""
+    def plus_noise(size, power=0.0):
         def make(L):
             A = _trend(L, 0.3)
-            return A + size * A.flatten(1).norm(dim=1).mean() / 10 * torch.randn(L, *_D, generator=G(L), dtype=torch.float64)
+            scale = size * A.flatten(1).norm(dim=1).mean() / 10 * (L / 64) ** -power
+            return A + scale * torch.randn(L, *_D, generator=G(L), dtype=torch.float64)
         return make
-    quiet, loud = _family(plus_noise(0.05)), _family(plus_noise(1.0))
+    quiet, path, loud = _family(plus_noise(0.05)), _family(plus_noise(1.0, 0.2)), _family(plus_noise(1.0))
     step4 = lambda fam: next(i for i in fam.evidence if i["step"] == 4 and i["name"] == "noise part")  # noqa: E731
     assert quiet.noise_hurst < 0.7 and 0.03 < quiet.noise_fraction < 0.07, quiet.report()
     assert step4(quiet)["agrees"] == "H1", quiet.report()
-    assert loud.noise_fraction > 0.5 and step4(loud)["agrees"] == "H2", loud.report()
+    assert path.noise_fraction > 0.3 and abs(path.exponents["noise_qv"]["value"]) < 0.1, path.report()
+    assert step4(path)["agrees"] == "H2", path.report()
+    assert loud.noise_fraction > 0.5 and loud.exponents["noise_qv"]["value"] > 0.3, loud.report()
+    assert step4(loud)["agrees"] == "neither", loud.report()
 
 
 def test_verdicts_of_other_families_and_the_trend_loss_as_evidence():
@@ -255,6 +261,18 @@ def test_a_noise_that_shrinks_with_the_trend_is_not_rough():
     assert agrees["scaled increments"] == "H2" and fam.noise_fraction > 0.3, fam.report()
     assert fam.exponents["noise_qv"]["value"] < -0.5 and agrees["root sum of squares"] == "H1", fam.report()
     assert fam.hypothesis == "neither", fam.report()
+    # below beta = 1/2 a noise path's increments shrink too (L^(beta - 1/2)): the same family at
+    # beta 0.2 and 0.3, the noise of the trend's size (its quadratic variation grows like
+    # L^(1 - 2 beta)), has increments that do not vanish and a rough noise part, and is no
+    # noise path either: not rough (it was, for a version that counted any growth for Hypothesis 2)
+    for beta in (0.2, 0.3):
+        def loud(L, beta=beta):
+            A = _trend(L, beta)
+            return A + A.flatten(1).norm(dim=1).mean() / 10 * torch.randn(L, *_D, generator=G(L), dtype=torch.float64)
+        fam = _family(loud)
+        agrees = {i["name"]: i["agrees"] for i in fam.evidence}
+        assert agrees["scaled increments"] == "neither" and agrees["noise part"] != "H2", fam.report()
+        assert fam.hypothesis != "rough", fam.report()
 
 
 def test_trend_split_exact_facts_and_smooth_plus_noise():

@@ -162,9 +162,10 @@ def _training_flags(c, d) -> None:
                    "layer (the published code's) (default: constant with a shared delta, normal per layer)")
     c.add_argument("--bias-init", choices=["zero", "normal"], help="biases 0, or N(0, (SCALE / (L sqrt d))^2) (the "
                    f"published code's) (default {d['bias_init']})")
-    c.add_argument("--batches", choices=["shuffled", "published"], help="a fresh permutation of the samples every "
-                   "epoch, or the published code's fixed batches reordered by a shuffle that copies batches over "
-                   f"others (default {d['batches']})")
+    c.add_argument("--batches", choices=["shuffled", "published", "collapsed"], help="a fresh permutation of the "
+                   "samples every epoch; the published code's fixed batches reordered by a shuffle that copies batches "
+                   "over others, started afresh; or collapsed, the state that shuffle reaches and the published code "
+                   f"trains its later depths on: the first batch, every batch of the epoch (default {d['batches']})")
     c.add_argument("--stop-rule", choices=["evaluated", "running"], help="stop on the whole training split's loss "
                    "after every epoch, or on the mean of the epoch's mini-batch losses with a patience of 5 epochs "
                    f"(the published code's) (default {d['stop_rule']})")

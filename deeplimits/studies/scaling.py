@@ -100,7 +100,8 @@ class ScalingPlan(Plan):
     batches: str = "shuffled"  # a default: specs written before the option used this one
     """``'shuffled'`` (a fresh permutation of the samples every epoch) or ``'published'`` (the
     published code's fixed batches in the order of :func:`~deeplimits.data.batching.copying_shuffle`,
-    which copies batches over others)."""
+    which copies batches over others) or ``'collapsed'`` (the state that shuffle reaches and the
+    published code trains from its third depth on: the first batch, every batch of the epoch)."""
     angle_start: int = 1  # a default: specs written before the option used this one
     """The synthetic task's angles: step ``k`` of its recursion at ``5 (k - 1 + angle_start) pi /
     K`` (1: Cohen et al.'s formula; 0: the published code's, :mod:`deeplimits.data.synthetic`)."""
@@ -123,7 +124,9 @@ class ScalingPlan(Plan):
         typical)``, every task to ``max_epochs`` and to 100 epochs, at
         :data:`SECONDS_PER_LAYER_STEP` per layer, mini-batch and configuration (2 CPU cores)."""
         n_train = self.data_sizes()[0]
-        per_epoch = -(-n_train // self.batch_size) + 1  # the mini-batches and the evaluation
+        whole = self.batches != "shuffled"  # the published code's batches: the remainder dropped
+        per_epoch = (n_train // self.batch_size if whole else -(-n_train // self.batch_size)) \
+            + (self.stop_rule == "evaluated")  # the mini-batches and the evaluation
         layer_epochs = self.seeds * sum(self.depths) * per_epoch * len(self.lr) * SECONDS_PER_LAYER_STEP
         return layer_epochs * self.max_epochs, layer_epochs * min(100, self.max_epochs)
 
@@ -208,7 +211,9 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
     ``dataset='synthetic'``); ``angle_start``: 1 (default, Cohen et al.'s angles ``5 k pi / K``)
     or 0 (``5 (k - 1) pi / K``, the published code's; only with ``dataset='synthetic'``). ``batches``: ``'shuffled'`` (default) or ``'published'`` (the
     published code's fixed batches, reordered by a shuffle that copies batches over others,
-    :func:`~deeplimits.data.batching.copying_shuffle`); ``stop_rule``: ``'evaluated'`` (default,
+    :func:`~deeplimits.data.batching.copying_shuffle`) or ``'collapsed'`` (the first batch, every
+    batch of the epoch: where that shuffle ends, and what the published code trains its later
+    depths on); ``stop_rule``: ``'evaluated'`` (default,
     the whole training split's loss after every epoch) or ``'running'`` (the published code's:
     the mean of the epoch's mini-batch losses, with a patience of 5 epochs without a 1%
     improvement).
@@ -251,11 +256,11 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
                        delta_init=_delta_init(delta_init, delta),
                        bias_init=V_.choice("bias_init", bias_init, ("zero", "normal")), inputs=_inputs(inputs, dataset),
                        angle_start=_angle_start(angle_start, dataset),
-                       batches=V_.choice("batches", batches, ("shuffled", "published")),
+                       batches=V_.choice("batches", batches, ("shuffled", "published", "collapsed")),
                        stop_rule=V_.choice("stop_rule", stop_rule, ("evaluated", "running")))
     _require_sizes(plan)
-    if plan.batches == "published" and plan.data_sizes()[0] < plan.batch_size:
-        raise ParameterError("batches", f"batches 'published' cuts the training split into whole batches: it needs at "
+    if plan.batches != "shuffled" and plan.data_sizes()[0] < plan.batch_size:
+        raise ParameterError("batches", f"batches {plan.batches!r} cuts the training split into whole batches: it needs at "
                              f"least batch_size={plan.batch_size} training samples, got {plan.data_sizes()[0]} (raise "
                              f"samples or lower batch_size)")
     return plan

@@ -19,16 +19,19 @@ from .presets import CPU_DEPTHS
 __all__ = ["ABLATION", "PER_LAYER_ABLATION", "ablation_rows", "ablation_plans", "ablation_row", "ablation_table"]
 
 #: the published code's choices the two tables share: its stopping rule, its batches (with its
-#: stopping rule: its batches collapse to one, whose loss is the only one that falls), its task's
-#: angles, and all of its choices at once (1024 training and 256 test samples, its biases, its
-#: inputs on the sphere, its angles, its loop)
-_ALL_OF_THE_CODE = {"stop_rule": "running", "batches": "published", "samples": 1280, "bias_init": "normal",
+#: stopping rule: its batches collapse to one, whose loss is the only one that falls), started
+#: afresh or collapsed as it trains its later depths, its task's angles, and all of its choices at
+#: once (1024 training and 256 test samples, its biases, its inputs on the sphere, its angles,
+#: its loop with the collapsed batches)
+_ALL_OF_THE_CODE = {"stop_rule": "running", "batches": "collapsed", "samples": 1280, "bias_init": "normal",
                     "inputs": "sphere", "angle_start": 0}
 _PUBLISHED_CODE = (
     ("stopping rule", "the epoch's running mean of the mini-batch losses, patience 5 (the published code's)",
      {"stop_rule": "running"}),
     ("batches", "fixed batches in a shuffle that copies them (the published code's), with its stopping rule",
      {"stop_rule": "running", "batches": "published"}),
+    ("batches", "the first batch, every batch of the epoch (where that shuffle ends: the published code's from its "
+                "third depth on), with its stopping rule", {"stop_rule": "running", "batches": "collapsed"}),
     ("task angles", "5 (k - 1) pi / K (the published code's)", {"angle_start": 0}),
     ("published code", "all of the published code's choices (its loop, 1024 + 256 samples, biases, inputs, angles)",
      _ALL_OF_THE_CODE),

@@ -32,8 +32,9 @@ def protocol_line(p: dict) -> str:
         delta += ", inputs x/||x|| (targets of x)"
     if p.get("angle_start", 1) == 0:
         delta += ", task angles 5(k-1)pi/K"
-    batches = "fixed batches of {} in the published code's copying shuffle" if p.get("batches") == "published" \
-        else "batches of {}"
+    batches = {"published": "fixed batches of {} in the published code's copying shuffle",
+               "collapsed": "the first batch of {}, every batch of the epoch (the published code's collapsed "
+                            "shuffle)"}.get(p.get("batches"), "batches of {}")
     until = ("the epoch's running mean of the mini-batch losses, patience 5, "
              if p.get("stop_rule") == "running" else "")
     return (f"protocol: {p['optimizer']} at lr {lrs} ({label[p['optimizer']]}), {batches.format(p['batch_size'])}, "

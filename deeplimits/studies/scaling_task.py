@@ -109,11 +109,16 @@ def _epoch_batches(x, y, batch_size: int, batches_mode: str, order, seed: int, e
     """The mini-batches of one epoch and the batch order carried to the next: a fresh
     permutation of the samples (``'shuffled'``), or the published code's fixed batches (the
     training split cut in order, the remainder dropped) in the order of
-    :func:`~deeplimits.data.batching.copying_shuffle` (``'published'``)."""
+    :func:`~deeplimits.data.batching.copying_shuffle` started afresh (``'published'``), or in the
+    state that shuffle reaches (``'collapsed'``): position 0 is never written, so every batch
+    becomes the first; the published code shuffles its one training set in place across the
+    depths, so from its third depth on each epoch is the first batch, ``n // batch_size`` times."""
     from ..data.batching import batches, copying_shuffle
 
     if batches_mode == "shuffled":
         return list(batches((x, y), batch_size, seed=epoch_seed(seed, epoch))), order
+    if batches_mode == "collapsed":
+        return [(x[:batch_size], y[:batch_size])] * (x.shape[0] // batch_size), order
     if order is None:
         order = torch.arange(x.shape[0] // batch_size)
     order = copying_shuffle(order, torch.Generator().manual_seed(epoch_seed(seed, epoch)))
