@@ -44,7 +44,19 @@ def examples(page: pathlib.Path) -> str:
     return "\n\n".join(src for lang, src, _, _ in blocks(page) if lang == "python" and ">>>" in src)
 
 
+@pytest.fixture
+def datasets_restored():
+    """A data set an example registers (docs/data.md registers one) is not left for the tests after it."""
+    from deeplimits.data import base
+
+    registered = dict(base.DATASETS)
+    yield
+    base.DATASETS.clear()
+    base.DATASETS.update(registered)
+
+
 @pytest.mark.parametrize("page", sorted(p.name for p in DOCS.glob("*.md") if examples(p)))
+@pytest.mark.usefixtures("datasets_restored")
 def test_examples_of_page(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # examples that write files write them here
     src = examples(DOCS / page)
@@ -59,6 +71,7 @@ SCRIPTS = [(_name(p), line, src, reason) for p in PAGES for lang, src, reason, l
 
 
 @pytest.mark.parametrize("page, line, src, reason", SCRIPTS, ids=[f"{s[0]}:{s[1]}" for s in SCRIPTS])
+@pytest.mark.usefixtures("datasets_restored")
 def test_python_block_runs(page, line, src, reason, tmp_path, monkeypatch):
     code = compile(src, f"{page}:{line}", "exec")  # every block at least compiles
     if reason is not None:
