@@ -15,7 +15,7 @@ from .execution import Run, default_out, executor, preset_options, progress
 from .scaling_conv import _duration, conv_flags, run_conv_scaling
 from .values import fmt, int_list, integer, parse_list, real
 
-__all__ = ["add_parser", "run_scaling_cmd", "OPTIONS", "estimate_line"]
+__all__ = ["add_parser", "run_scaling_cmd", "OPTIONS", "estimate_line", "run_and_report"]
 
 OPTIONS = ("dataset", "activation", "delta", "depths", "width", "seeds", "optimizer", "lr", "batch_size", "loss",
            "stop_loss", "max_epochs", "init_scale", "delta_init", "bias_init", "inputs",
@@ -26,23 +26,26 @@ def run_scaling_cmd(args) -> int:
     from ..studies import scaling
 
     if args.arch == "conv":
-        return run_conv_scaling(args, _run)
+        return run_conv_scaling(args, run_and_report)
 
     executor_kw = executor(args, "scaling")
     kw = preset_options(args, SCALING_PRESETS[args.preset], OPTIONS)
     spec = plan("scaling", OPTIONS + ("dtype", "device"), scaling.plan_scaling, **kw)
     if args.ablation:
         return _run_ablation(args, kw, spec, executor_kw)
+    return run_and_report(args, spec, estimate_line(spec), executor_kw)
+
+
+def run_and_report(args, spec, estimate: str, executor_kw) -> int:
+    """Print ``estimate``, run ``spec`` in its store (dense or conv), print the report and write
+    the figure and the JSON (:func:`~deeplimits.cli.outputs.write_study`)."""
     out = default_out(args, "scaling", spec.to_dict())
     outputs.check_outputs(args, "scaling", out)
     report = outputs.report_stream(args.json)
-    print(estimate_line(spec), file=report, flush=True)
+    print(estimate, file=report, flush=True)
     result, store_path = _run(args, spec, out, executor_kw)
     print(result.report(), file=report)
-    os.makedirs(out, exist_ok=True)
-    figure = os.path.join(out, "scaling.png")
-    result.plot(figure)
-    written = [figure] + outputs.dump_json(result.to_dict(), out, args.json)
+    written = outputs.write_study(result, out, args.json)
     print(f"run store {store_path}; wrote " + ", ".join(written), file=report)
     return 0
 

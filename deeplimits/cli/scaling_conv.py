@@ -6,9 +6,8 @@ networks"). Presets :data:`~deeplimits.studies.presets.CONV_SCALING_PRESETS`."""
 from __future__ import annotations
 
 from ..studies.presets import CONV_SCALING_PRESETS
-from . import outputs
 from .errors import plan, usage
-from .execution import default_out, executor, preset_options
+from .execution import executor, preset_options
 from .values import integer
 
 __all__ = ["conv_flags", "run_conv_scaling", "conv_estimate_line", "CONV_OPTIONS"]
@@ -51,8 +50,9 @@ def conv_estimate_line(spec) -> str:
             f"one process on 2 CPU cores (--workers, --scheduler or --device cuda divide it)")
 
 
-def run_conv_scaling(args, run) -> int:
-    """The command with ``--arch conv``; ``run(args, spec, out, executor_kw)``: the store's run."""
+def run_conv_scaling(args, run_and_report) -> int:
+    """The command with ``--arch conv``; ``run_and_report(args, spec, estimate, executor_kw)``: the
+    store's run, its report and its files (:func:`deeplimits.cli.scaling.run_and_report`)."""
     from ..studies.scaling_conv import plan_conv_scaling
 
     executor_kw = executor(args, "scaling")
@@ -68,12 +68,4 @@ def run_conv_scaling(args, run) -> int:
             raise usage("scaling", ValueError(f"--lr takes one rate with --arch conv, got {kw['lr']}"))
         kw["lr"] = kw["lr"][0]
     spec = plan("scaling", CONV_OPTIONS + ("dtype", "device"), plan_conv_scaling, **kw)
-    out = default_out(args, "scaling", spec.to_dict())
-    outputs.check_outputs(args, "scaling", out)
-    report = outputs.report_stream(args.json)
-    print(conv_estimate_line(spec), file=report, flush=True)
-    result, store_path = run(args, spec, out, executor_kw)
-    print(result.report(), file=report)
-    written = outputs.write_study(result, out, args.json)
-    print(f"run store {store_path}; wrote " + ", ".join(written), file=report)
-    return 0
+    return run_and_report(args, spec, conv_estimate_line(spec), executor_kw)
