@@ -209,14 +209,14 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
     the published code's); ``inputs``: ``'cube'`` (default, ``x`` uniform on ``[-1, 1]^d``) or
     ``'sphere'`` (``x / ||x||`` after the targets are computed, the published code's; only with
     ``dataset='synthetic'``); ``angle_start``: 1 (default, Cohen et al.'s angles ``5 k pi / K``)
-    or 0 (``5 (k - 1) pi / K``, the published code's; only with ``dataset='synthetic'``). ``batches``: ``'shuffled'`` (default) or ``'published'`` (the
-    published code's fixed batches, reordered by a shuffle that copies batches over others,
+    or 0 (``5 (k - 1) pi / K``, the published code's; only with ``dataset='synthetic'``).
+    ``batches``: ``'shuffled'`` (default), ``'published'`` (the published code's fixed batches,
+    reordered by a shuffle that copies batches over others,
     :func:`~deeplimits.data.batching.copying_shuffle`) or ``'collapsed'`` (the first batch, every
     batch of the epoch: where that shuffle ends, and what the published code trains its later
-    depths on); ``stop_rule``: ``'evaluated'`` (default,
-    the whole training split's loss after every epoch) or ``'running'`` (the published code's:
-    the mean of the epoch's mini-batch losses, with a patience of 5 epochs without a 1%
-    improvement).
+    depths on); ``stop_rule``: ``'evaluated'`` (default, the whole training split's loss after
+    every epoch) or ``'running'`` (the published code's: the mean of the epoch's mini-batch
+    losses, with a patience of 5 epochs without a 1% improvement).
     ``depths``: a list of at least two distinct depths >= 1;
     ``init_scale`` >= 0; ``seed`` in ``[0, seed_limit(max_epochs) - seeds + 1]``
     (:func:`deeplimits.training.train.seed_limit`: seed ``s`` shuffles with ``seed + s``);

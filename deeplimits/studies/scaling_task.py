@@ -136,7 +136,7 @@ def train_to_threshold(net, data, *, optimizer: str, lrs, loss: str, stop_loss: 
     ``'running'``, the published code's: the mean of the epoch's mini-batch losses as they were
     trained, and a configuration also stops after :data:`PATIENCE` epochs without a 1%
     improvement (``reached`` is then whether that rule's loss was below ``stop_loss``).
-    ``batches``: ``'shuffled'`` or ``'published'`` (:func:`_epoch_batches`). ``train_loss`` is
+    ``batches``: ``'shuffled'``, ``'published'`` or ``'collapsed'`` (:func:`_epoch_batches`). ``train_loss`` is
     the whole training split's loss at the end, whatever the rule."""
     from ..training import BatchedAdam, BatchedSGD
     from ..training.losses import _config_losses, _evaluate
