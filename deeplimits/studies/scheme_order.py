@@ -86,6 +86,28 @@ def _check(scheme, x0, noise, order, hurst, exact, reference_scheme):
     return order, hurst, x0, V_.integer("noise", noise)
 
 
+def scheme_errors(scheme, x0, noise, depths, draws, reference, exact, reference_scheme, hurst, seed, dtype, chunk,
+                  device=None, progress=None) -> tuple[np.ndarray, np.ndarray]:
+    """Per-draw errors ``(draws, len(depths))`` (max over the grid, terminal) of a checked scheme
+    (the arguments of :func:`strong_order`, validated): chunk ``i`` of draws is seeded by
+    ``chunk_seed(seed, i)``."""
+    from ..paths import FractionalDriver, IIDDriver
+
+    driver = IIDDriver("gaussian") if hurst is None else FractionalDriver(hurst)
+    pair = _SchemePair(scheme, reference_scheme or scheme, exact)
+    errs = []
+    for c, n in enumerate(chunk_sizes(draws, chunk)):
+        g = torch.Generator().manual_seed(chunk_seed(seed, c))
+        w = driver.sample((noise,), draws=n, resolution=reference, generator=g, dtype=dtype, scale=1.0, device=device)
+        h0 = x0.to(device, dtype).expand(n, 1, len(x0)).clone()
+        mx, tm = sweep_errors(pair, PairSample({"W": w}, h0), depths, reference)
+        errs.append((mx[..., 0].T.cpu().numpy(), tm[..., 0].T.cpu().numpy()))
+        if progress is not None:
+            progress(n)
+    mx, tm = (np.concatenate(x) for x in zip(*errs))
+    return mx, tm
+
+
 def strong_order(scheme, x0, *, noise: int = 1, depths: Sequence[int] = (8, 16, 32, 64, 128, 256, 512),
                  draws: int = _DRAWS, reference: int | None = None, exact: Callable | None = None,
                  reference_scheme: Callable | None = None, order: StrongOrder | None = None,
@@ -127,20 +149,9 @@ def strong_order(scheme, x0, *, noise: int = 1, depths: Sequence[int] = (8, 16, 
     default = 4096 if hurst is None else max(1, _FGN_NUMBERS // (reference * noise))
     chunk = min(draws, default) if chunk is None else V_.integer("chunk", chunk)
     progress = V_.callback("progress", progress)
-    from ..paths import FractionalDriver, IIDDriver
-
-    driver = IIDDriver("gaussian") if hurst is None else FractionalDriver(hurst)
-    pair = _SchemePair(scheme, reference_scheme or scheme, exact)
-    t0, errs = time.perf_counter(), []
-    for c, n in enumerate(chunk_sizes(draws, chunk)):
-        g = torch.Generator().manual_seed(chunk_seed(seed, c))
-        w = driver.sample((noise,), draws=n, resolution=reference, generator=g, dtype=dtype, scale=1.0, device=device)
-        h0 = x0.to(device, dtype).expand(n, 1, len(x0)).clone()
-        mx, tm = sweep_errors(pair, PairSample({"W": w}, h0), depths, reference)
-        errs.append((mx[..., 0].T.cpu().numpy(), tm[..., 0].T.cpu().numpy()))
-        if progress is not None:
-            progress(n)
-    mx, tm = (np.concatenate(x) for x in zip(*errs))
+    t0 = time.perf_counter()
+    mx, tm = scheme_errors(scheme, x0, noise, depths, draws, reference, exact, reference_scheme, hurst, seed, dtype,
+                           chunk, device, progress)
     kind = "fBm" if hurst is not None else "Brownian"
     ref = ("the exact solution" if exact is not None else
            f"{getattr(reference_scheme or scheme, 'name', 'the scheme')} on the grid 1/{reference}")
