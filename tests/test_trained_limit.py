@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 import torch
 
-from deeplimits.diagnostics.trained_pair import (MIN_RATE, family_verdict, limit_verdict, reference_slope,
+from deeplimits.diagnostics.trained_pair import (MIN_RATE, family_verdict, limit_verdict, rate_test, reference_slope,
                                                  state_distance, weight_distance)
 from deeplimits.runs import RunStore
 from deeplimits.studies import plan_trained_limit, results_from_store
 
 # depths 8..64 against 512: a distance c (1/L - 1/512) shows the slope reference_slope = -1.04, and
 # the O(L^-2) terms of the Euler scheme add a few hundredths at L = 8 (measured: trained weights
-# 1.01 to 1.05, states 1.06 to 1.08); the bootstrap interval over 6 seeds is about +-0.04 wide.
+# 1.01 to 1.05, states 1.06 to 1.08); the verdict's 98% interval over 6 seeds is about +-0.05 wide.
 FAMILY = dict(depths=[8, 16, 32, 64], reference=512, seeds=6, epochs=10, lr=0.1, width=4, samples=20, checkpoints=2)
 
 
@@ -70,17 +70,21 @@ def test_brownian_path_gives_states_that_converge_and_weights_that_do_not():
 
 
 def test_verdict_rule_on_data_of_known_structure():
-    """The rule reads the interval of the rate: above MIN_RATE falls, below it no common limit,
-    across it (or not finite) inconclusive; exact zeros are 'zero'."""
+    """The rule reads the bounds of the rate over all depths and over the deepest ones: both lower
+    bounds above MIN_RATE falls, the deep upper bound below it no common limit, anything else (or
+    not finite) insufficient evidence; exact zeros are 'zero'."""
     assert limit_verdict(1.0, (0.9, 1.1)) == "falls"
     assert limit_verdict(0.0, (-0.1, 0.1)) == "no common limit"
-    assert limit_verdict(0.3, (0.1, 0.5)) == "inconclusive"
-    assert limit_verdict(math.nan, (math.nan, math.nan)) == "inconclusive"
+    assert limit_verdict(0.3, (0.1, 0.5)) == "insufficient evidence"
+    assert limit_verdict(math.nan, (math.nan, math.nan)) == "insufficient evidence"
     assert limit_verdict(None, None, zero=True) == "zero"
+    assert limit_verdict(0.6, (0.5, 0.7), deep_ci=(0.1, 0.2)) == "no common limit"  # a plateau at the deep end
+    assert limit_verdict(0.6, (0.5, 0.7), deep_ci=(0.2, 0.4)) == "insufficient evidence"
+    assert limit_verdict(0.1, (0.0, 0.2), deep_ci=(0.5, 0.7)) == "insufficient evidence"
     assert family_verdict("zero", "falls") == "common limit"
     assert family_verdict("falls", "no common limit") == "no common limit"
     assert family_verdict("no common limit", "falls") == "states converge, weights do not"
-    assert family_verdict("falls", "inconclusive") == "inconclusive"
+    assert family_verdict("falls", "insufficient evidence") == "insufficient evidence"
     # c (1/L - 1/R) over 8..256 against 2048: the least-squares slope (numpy's fit, float rounding), -1.034
     L = np.array([8, 16, 32, 64, 128, 256.0])
     slope = np.polyfit(np.log(L), np.log(1 / L - 1 / 2048), 1)[0]
@@ -190,10 +194,8 @@ def _own_and_family(coupled, bandwidth, seed=3):
 
 
 def _reading(depths, table):
-    from deeplimits.studies.fits import bootstrap_fit
-
-    slope, _, (lo, hi) = bootstrap_fit(np.log(depths), table)
-    return -slope, limit_verdict(-slope, (-hi, -lo))
+    t = rate_test(depths, table)
+    return t["rate"], t["verdict"]
 
 
 def test_own_ode_error_cannot_tell_a_common_limit():
@@ -221,5 +223,6 @@ def test_a_blow_up_is_a_result():
     res = plan_trained_limit(cases=["linear"], depths=[2, 4], reference=8, seeds=2, epochs=3, width=2, samples=10,
                              lr=1e6).run()
     c = res.case("linear")
-    assert c["finite_seeds"] == 0 and c["verdict"] == "inconclusive" and "finite seeds 0/2" in res.report()
+    assert c["finite_seeds"] == 0 and c["verdict"] == "insufficient evidence" and "finite seeds 0/2" in res.report()
+    assert "0 finite seeds (needs at least 3)" in c["missing"]
     json.dumps(res.to_dict(), allow_nan=False)

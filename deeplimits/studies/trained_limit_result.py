@@ -1,6 +1,7 @@
 """The result of a trained-limit study: per case, the distances of every depth to the reference
-before, along and after training, their rates with bootstrap intervals over seeds, and the
-verdicts of :mod:`deeplimits.diagnostics.trained_pair` (docs/trained-limit.md)."""
+before, along and after training, their rates with intervals over seeds, and the verdicts (tests
+at level :data:`~deeplimits.diagnostics.trained_pair.LEVEL`) of
+:mod:`deeplimits.diagnostics.trained_pair` (docs/trained-limit.md)."""
 
 from __future__ import annotations
 
@@ -20,18 +21,14 @@ QUANTITIES = {"weight_distance": "max_k ||A^(L)_k - A^(ref)(k/L)||",
 
 
 def _fit(depths, table: np.ndarray, scale: float) -> dict:
-    """Rate (minus the slope of log mean distance against log L) with its 95% bootstrap interval
-    over seeds, and its :func:`~deeplimits.diagnostics.trained_pair.limit_verdict`; ``table``
-    ``(seeds, depths)`` holds the finite seeds only."""
-    from ..diagnostics.trained_pair import ZERO, limit_verdict
-    from .fits import bootstrap_fit
+    """Rate (minus the slope of log mean distance against log L) with the bounds of its test over
+    seeds, the same over the deepest depths, and the verdict of
+    :func:`~deeplimits.diagnostics.trained_pair.rate_test`; ``table`` ``(seeds, depths)`` holds
+    the finite seeds only."""
+    from ..diagnostics.trained_pair import ZERO, rate_test
 
-    if table.size == 0:
-        return {"rate": math.nan, "ci": [math.nan, math.nan], "verdict": "inconclusive"}
-    if float(table.max()) <= ZERO * max(1.0, scale):
-        return {"rate": math.nan, "ci": [math.nan, math.nan], "verdict": limit_verdict(None, None, zero=True)}
-    slope, _, (lo, hi) = bootstrap_fit(np.log(depths), np.maximum(table, 1e-300))
-    return {"rate": -slope, "ci": [-hi, -lo], "verdict": limit_verdict(-slope, (-hi, -lo))}
+    zero = table.size > 0 and float(table.max()) <= ZERO * max(1.0, scale)
+    return rate_test(depths, table, zero=zero)
 
 
 def summarise_case(name: str, case: dict, records: list, depths, reference: int) -> dict:
@@ -39,7 +36,7 @@ def summarise_case(name: str, case: dict, records: list, depths, reference: int)
     distances per depth, their rates, intervals and verdicts; the family verdict after training.
     A seed whose training blew up at some depth (non-finite loss or gradient: the optimiser froze
     it) is left out of the fits and counted in ``finite_seeds``."""
-    from ..diagnostics.trained_pair import family_verdict, reference_slope
+    from ..diagnostics.trained_pair import INSUFFICIENT, family_verdict, reference_slope
 
     depths = sorted(depths)
     epochs = sorted({r["epoch"] for r in records})
@@ -58,25 +55,37 @@ def summarise_case(name: str, case: dict, records: list, depths, reference: int)
         fits = [_fit(depths, cube[q][i][finite], scale) for i in range(len(epochs))]
         out[q] = {"mean": [[float(v) for v in cube[q][i][finite].mean(0)] if finite.any() else [math.nan] * len(depths)
                            for i in range(len(epochs))],
-                  "rate": [f["rate"] for f in fits], "ci": [f["ci"] for f in fits],
-                  "verdict": [f["verdict"] for f in fits]}
+                  **{k: [f[k] for f in fits] for k in ("rate", "ci", "deep_rate", "deep_ci", "verdict", "missing")},
+                  "deep_depths": fits[0]["deep_depths"]}
     loss = np.array([[key[(L, s, epochs[-1])]["train_loss"] for L in depths] for s in seeds])
     out["train_loss"] = [float(v) for v in np.nanmean(loss, 0)]
     first = np.array([[key[(L, s, epochs[-1])].get("initial_loss") for L in depths] for s in seeds], dtype=float)
     out["initial_loss"] = [float(v) for v in first.mean(0)]  # NaN with mini-batches (not recorded)
-    out["verdict_before"] = family_verdict(out["weight_distance"]["verdict"][0], out["state_distance"]["verdict"][0])
-    out["verdict"] = family_verdict(out["weight_distance"]["verdict"][-1], out["state_distance"]["verdict"][-1])
+    for key, i in (("_before", 0), ("", -1)):
+        w, st = out["weight_distance"], out["state_distance"]
+        out["verdict" + key] = family_verdict(w["verdict"][i], st["verdict"][i])
+        why = [f"{name}: {q['missing'][i]}" for name, q in (("states", st), ("weights", w)) if q["missing"][i]]
+        out["missing" + key] = "" if out["verdict" + key] != INSUFFICIENT else (why or [""])[0]
     return out
 
 
 def _rate_text(q: dict, i: int) -> str:
-    rate, (lo, hi) = q["rate"][i], q["ci"][i]
-    if q["verdict"][i] == "zero":
+    """One distance's reading at epoch index ``i``: its rate and interval (and over the deepest
+    depths where the verdict reads them apart), its verdict and what is missing; a result stored
+    before the verdict was a test (no ``deep_rate``, ``missing``) reads as it was."""
+    rate, (lo, hi), verdict = q["rate"][i], q["ci"][i], q["verdict"][i]
+    missing = q.get("missing", [""] * len(q["verdict"]))[i]
+    why = f" ({missing})" if missing and not math.isfinite(q["rate"][i] or math.nan) else ""
+    if verdict == "zero":
         return "zero at every depth (one path)"
     if rate is None or not math.isfinite(rate):
-        return f"no rate ({q['verdict'][i]})"
+        return f"no rate: {verdict}{why}"
     ci = f" [{lo:.2f}, {hi:.2f}]" if lo is not None and math.isfinite(lo) else ""
-    return f"rate {rate:.2f}{ci}: {q['verdict'][i]}"
+    deep, dd = q.get("deep_rate", [None] * len(q["verdict"]))[i], q.get("deep_depths", [])
+    if deep is not None and math.isfinite(deep) and len(dd) < len(q["mean"][i]):
+        dlo, dhi = q["deep_ci"][i]
+        ci += f", deepest {len(dd)} {deep:.2f} [{dlo:.2f}, {dhi:.2f}]"
+    return f"rate {rate:.2f}{ci}: {verdict}{why}"
 
 
 @dataclasses.dataclass
@@ -117,7 +126,11 @@ class TrainedLimitResult(PlainData):
     def report(self) -> str:
         """Per case the distances per depth before and after training, their rates with
         intervals, the verdicts and the state rate along training, as text."""
-        lines = [f"trained networks across depths: {self.method}"]
+        from ..diagnostics.trained_pair import LEVEL, MIN_RATE
+
+        lines = [f"trained networks across depths: {self.method}",
+                 f"verdicts: tests at level {LEVEL:g} against the rate {MIN_RATE:g} (docs/trained-limit.md); rates "
+                 f"with {100 * (1 - 2 * LEVEL):g}% intervals (jackknife over seeds, Student t)"]
         for c in self.cases:
             lines += self._case_lines(c)
         lines.append(f"{self.seconds:.1f} s")
@@ -138,7 +151,7 @@ class TrainedLimitResult(PlainData):
         out += [f"  weights at init: {_rate_text(w, 0)}; trained: {_rate_text(w, -1)}",
                 f"  states at init:  {_rate_text(s, 0)}; trained: {_rate_text(s, -1)}{pred}",
                 f"  finite seeds {c['finite_seeds']}/{c['seeds']}; verdict at init: {c['verdict_before']}; "
-                f"trained: {c['verdict']}"]
+                f"trained: {c['verdict']}" + (f" ({c['missing']})" if c.get("missing") else "")]
         if along:
             out.append(f"  state rate along training (time lr x steps: rate): {along}")
         return out
