@@ -75,17 +75,16 @@ def _rate_text(q: dict, i: int) -> str:
     before the verdict was a test (no ``deep_rate``, ``missing``) reads as it was."""
     rate, (lo, hi), verdict = q["rate"][i], q["ci"][i], q["verdict"][i]
     missing = q.get("missing", [""] * len(q["verdict"]))[i]
-    why = f" ({missing})" if missing and not math.isfinite(q["rate"][i] or math.nan) else ""
     if verdict == "zero":
         return "zero at every depth (one path)"
     if rate is None or not math.isfinite(rate):
-        return f"no rate: {verdict}{why}"
+        return f"no rate: {verdict}" + (f" ({missing})" if missing else "")
     ci = f" [{lo:.2f}, {hi:.2f}]" if lo is not None and math.isfinite(lo) else ""
     deep, dd = q.get("deep_rate", [None] * len(q["verdict"]))[i], q.get("deep_depths", [])
     if deep is not None and math.isfinite(deep) and len(dd) < len(q["mean"][i]):
         dlo, dhi = q["deep_ci"][i]
         ci += f", deepest {len(dd)} {deep:.2f} [{dlo:.2f}, {dhi:.2f}]"
-    return f"rate {rate:.2f}{ci}: {verdict}{why}"
+    return f"rate {rate:.2f}{ci}: {verdict}"
 
 
 @dataclasses.dataclass
