@@ -33,8 +33,9 @@ def add_parser(sub, run_flags):
                     "h_0 = x, output h_L, and are trained on the same synthetic regression data for the same number "
                     "of steps (full-batch gradient descent, lr scaled as lr L^(2 beta - 1): the same training time). "
                     "Reported: max_k |A^(L)_k - A^(ref)(k/L)| and sup_k |h^(L)_k - h^(ref)_(k/L)| before, along "
-                    "and after training, their rates with 95% intervals over seeds, and a verdict that can say "
-                    f"'no common limit'. Default: --preset {name} (cases {fmt(p0['cases'])}, depths "
+                    "and after training, their rates with intervals over seeds, and a verdict, a calibrated test "
+                    "(docs/trained-limit.md), that can say 'no common limit' and, with too few depths, seeds or too "
+                    f"wide intervals, 'insufficient evidence'. Default: --preset {name} (cases {fmt(p0['cases'])}, depths "
                     f"{fmt(p0['depths'])}, reference {p0['reference']}).")
     c.add_argument("--preset", choices=list(C_.PRESETS), default=name,
                    help="; ".join(f"{n}: " + ", ".join(f"{k} {fmt(v)}" for k, v in p.items())
