@@ -15,7 +15,7 @@ from .errors import ParameterError
 
 __all__ = ["DRIVERS", "ARCHITECTURES", "ACTIVATIONS", "DEFAULT_ACTIVATION", "RES3_ACTIVATION", "INSIDE_ACTIVATION",
            "DTYPES", "DEVICE_TYPES", "device_form", "WEIGHTS", "OPTIONAL_WEIGHTS", "REQUIRED", "LAYER_WEIGHTS",
-           "weight_names", "SCHEMES", "PROBLEMS", "NOISES"]
+           "weight_names", "SCHEMES", "PROBLEMS", "NOISES", "CALIBRATION_CASES"]
 
 DRIVERS = ("uniform", "gaussian", "rademacher", "fractional", "smooth")
 """Laws of the weights (:func:`deeplimits.make_driver`)."""
@@ -54,7 +54,11 @@ INSIDE_ACTIVATION = "softplus0"
 #: the shipped one-step schemes by name (``deeplimits order --scheme``; :mod:`deeplimits.schemes`)
 SCHEMES = ("euler-maruyama", "milstein", "heun", "modified-euler", "torchsde-euler", "torchsde-milstein")
 #: the test equations of ``deeplimits order --problem`` (:mod:`deeplimits.schemes.problems`)
-PROBLEMS = ("linear-sde", "linear-stratonovich", "sde-regime", "linear-young")
+PROBLEMS = ("linear-sde", "linear-stratonovich", "sde-regime", "linear-young", "ou", "sin-cos")
+#: the cases of ``deeplimits order --calibrate`` (:mod:`deeplimits.studies.calibration`)
+CALIBRATION_CASES = ("euler-maruyama/linear-sde", "milstein/linear-sde", "heun/linear-stratonovich", "euler-maruyama/ou",
+                     "euler-maruyama/sin-cos", "euler-maruyama/sde-regime", "sde", "ode", "fbm-H0.6", "fbm-H0.75",
+                     "fbm-H0.9")
 NOISES = ("general", "commutative", "diagonal", "additive")
 """The noise structures a scheme's declared order depends on (:data:`deeplimits.schemes.NOISES`)."""
 #: floating dtypes of the studies, by name

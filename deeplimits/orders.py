@@ -18,11 +18,14 @@ __all__ = ["StrongOrder", "Term", "KINDS", "expected_constant"]
 
 #: how a term behaves against a nested reference, the scheme on a finer grid ``N`` of the same path
 #: (docs/mathematics.md, "Error expansions"): a ``coherent`` term is a pathwise limit (``L^r e_L ->
-#: Z`` in probability), so the reference's own error is subtracted; a ``fluctuation`` is
-#: asymptotically independent of the finer grid's (a central limit theorem, Kurtz & Protter 1991),
-#: so the variances subtract; an ``unshared`` term is one the reference's scheme does not have
-#: (the plain Euler network's bias against a modified-Euler reference), seen whole
-KINDS = ("coherent", "fluctuation", "unshared")
+#: Z`` in probability), so the reference's own error is subtracted; a ``fluctuation`` is a
+#: martingale whose finer-grid part is its projection (a central limit theorem, Kurtz & Protter
+#: 1991), so the variances subtract; a ``mixed`` term (the default: most terms of a scheme's error
+#: hold both, e.g. Euler-Maruyama's drift error ``int (W_s - W_k/L) ds`` has correlation 3/4 with its
+#: finer-grid version) is seen anywhere between the two, and the test takes the mix that fits best;
+#: an ``unshared`` term is one the reference's scheme does not have (the plain Euler network's bias
+#: against a modified-Euler reference), seen whole
+KINDS = ("coherent", "fluctuation", "mixed", "unshared")
 
 
 def power_text(exponent: float, log_power: float = 0.0) -> str:
@@ -39,17 +42,19 @@ def power_text(exponent: float, log_power: float = 0.0) -> str:
 class Term:
     """One term ``c L^-exponent (log L)^log_power`` of a strong-error expansion.
 
-    ``kind`` (:data:`KINDS`) says how the term is seen against a nested reference of grid ``N``:
-    ``coherent``: ``f(L) - f(N)``; ``fluctuation``: ``sqrt(f(L)^2 - f(N)^2)``; ``unshared``, or a term
-    that does not decay (``exponent <= 0``): ``f(L)``.
+    ``kind`` (:data:`KINDS`) says how the term is seen against a nested reference of grid ``N``
+    (with ``f = f(L)``, ``g = f(N)``): ``coherent``: ``f - g``; ``fluctuation``: ``sqrt(f^2 - g^2)``;
+    ``mixed``: ``sqrt(f^2 + g^2 - 2 g (m f + (1 - m) g))`` for a mix ``m`` in [0, 1] (1 coherent,
+    0 fluctuation) that the fit chooses; ``unshared``, or a term that does not decay
+    (``exponent <= 0``): ``f``. Against an exact reference every term is seen whole.
     """
 
     exponent: float
     """The exponent of ``L^-exponent``."""
     log_power: float = 0.0
     """The power of the factor ``(log L)^log_power`` (0: none)."""
-    kind: str = "coherent"
-    """How the term is seen against a nested reference (:data:`KINDS`)."""
+    kind: str = "mixed"
+    """How the term is seen against a nested reference (:data:`KINDS`; ``mixed`` when not known)."""
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -62,14 +67,18 @@ class Term:
         """``L^-exponent (log L)^log_power``."""
         return depth ** -self.exponent * (math.log(depth) ** self.log_power if self.log_power else 1.0)
 
-    def seen(self, depth: float, reference: float | None = None) -> float:
+    def seen(self, depth: float, reference: float | None = None, mix: float = 1.0) -> float:
         """The term's size at ``depth`` against a nested reference on the grid ``reference``
-        (``None``: an exact or adaptive reference)."""
+        (``None``: an exact or adaptive reference); ``mix`` in [0, 1] is a ``mixed`` term's share
+        of coherence (see the class docstring)."""
         f = self.law(depth)
         if reference is None or self.exponent <= 0 or self.kind == "unshared":
             return f
         g = self.law(reference)
-        return f - g if self.kind == "coherent" else math.sqrt(max(f * f - g * g, 0.0))
+        if self.kind == "coherent":
+            return f - g
+        m = 0.0 if self.kind == "fluctuation" else mix
+        return math.sqrt(max(f * f + g * g - 2 * g * (m * f + (1 - m) * g), 0.0))
 
     @property
     def text(self) -> str:
@@ -97,13 +106,17 @@ class StrongOrder:
         condition: when the order holds (e.g. ``"H in (1/2, 1)"``).
         note: where it comes from and what to expect at practical depths (printed in reports).
         log_power: the power of the logarithmic factor (``0.5`` for ``sqrt(log L)``), 0 without one.
-        kind: how the leading term is seen against a nested reference (:data:`KINDS`).
+        kind: how the leading term is seen against a nested reference (:data:`KINDS`; ``mixed``
+            when not known).
         next_terms: the next terms of the expansion that theory knows of (:class:`Term`), each
             decaying faster than the leading one; empty: the leading term alone.
+        remainder: the first term the expansion leaves out (:class:`Term`); ``None``: the last
+            declared exponent plus 1/2, the step of a strong error's series in powers of
+            ``L^-1/2`` (:attr:`omitted`). A table that fits only with it reads ``pre-asymptotic``.
         constant: where the error's limit law is known, ``lim L^rate (log L)^-log_power
             E|H_1 - h_L|`` against the exact limit (docs/mathematics.md, "Error constants");
-            ``None`` otherwise. ``constant_next``: ``(c, e)``, the constant corrected by the next
-            term, ``constant (1 + c L^-e)``; ``constant_source``: where it comes from.
+            ``None`` otherwise. ``constant_next``: ``((c, e), ...)``, the constant corrected by the
+            next terms, ``constant (1 + sum c L^-e)``; ``constant_source``: where it comes from.
     """
 
     rate: float
@@ -114,34 +127,49 @@ class StrongOrder:
     """Where it comes from and what to expect at practical depths (printed in reports)."""
     log_power: float = 0.0
     """The power of the logarithmic factor (``0.5`` for ``sqrt(log L)``), 0 without one."""
-    kind: str = "coherent"
-    """How the leading term is seen against a nested reference (:data:`KINDS`)."""
+    kind: str = "mixed"
+    """How the leading term is seen against a nested reference (:data:`KINDS`; ``mixed`` when not known)."""
     next_terms: tuple = ()
     """The next terms of the expansion theory knows of (:class:`Term`), each decaying faster."""
     constant: float | None = None
     """``lim L^rate (log L)^-log_power E|H_1 - h_L|`` where the error's limit law is known."""
     constant_next: tuple = ()
-    """``(c, e)``: the constant corrected by the next term, ``constant (1 + c L^-e)``."""
+    """``((c, e), ...)``: the constant corrected by the next terms, ``constant (1 + sum c L^-e)``."""
     constant_source: str = ""
     """Where the constant comes from."""
+    remainder: Term | None = None
+    """The first term the expansion leaves out (``None``: the last declared exponent plus 1/2)."""
 
     def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ParameterError("kind", f"kind must be one of {', '.join(map(repr, KINDS))}, got {self.kind!r}")
+        if not (isinstance(self.rate, (int, float)) and math.isfinite(self.rate)):
+            raise ParameterError("rate", f"rate must be a finite number, got {self.rate!r}")
         lead = self.leading
         for t in self.next_terms:
             if not isinstance(t, Term):
                 raise ParameterError("next_terms", f"next_terms must be deeplimits.orders.Term objects, got {t!r}")
             if (t.exponent, -t.log_power) <= (lead.exponent, -lead.log_power):
                 raise ParameterError("next_terms", f"next_terms: {t.text} must decay faster than the leading term {lead.text}")
+        if self.remainder is not None:
+            last = self.expansion[-1]
+            if not isinstance(self.remainder, Term) or (self.remainder.exponent, -self.remainder.log_power) <= \
+                    (last.exponent, -last.log_power):
+                raise ParameterError("remainder", f"remainder must be a deeplimits.orders.Term decaying faster than "
+                                                  f"{last.text}, got {self.remainder!r}")
 
     @classmethod
-    def of(cls, terms, condition: str, note: str) -> "StrongOrder":
-        """The order whose expansion is ``terms`` (:class:`Term` objects in any order, repeated
-        exponents once): the slowest-decaying term leads."""
-        ordered = sorted(set(terms), key=lambda t: (t.exponent, -t.log_power))
-        kept = [t for i, t in enumerate(ordered) if i == 0 or (t.exponent, t.log_power) !=
-                (ordered[i - 1].exponent, ordered[i - 1].log_power)]
+    def of(cls, terms, condition: str, note: str, remainder: Term | None = None) -> "StrongOrder":
+        """The order whose expansion is ``terms`` (:class:`Term` objects in any order): the
+        slowest-decaying term leads; terms of one law are merged (of one kind, it stays; of two,
+        the merged term is ``mixed``)."""
+        laws: dict = {}
+        for t in terms:
+            key = (t.exponent, t.log_power)
+            laws[key] = t.kind if laws.get(key, t.kind) == t.kind else "mixed"
+        kept = [Term(r, p, k) for (r, p), k in sorted(laws.items(), key=lambda x: (x[0][0], -x[0][1]))]
         lead = kept[0]
-        return cls(lead.exponent, condition, note, lead.log_power, lead.kind, tuple(kept[1:]))
+        return cls(lead.exponent, condition, note, lead.log_power, lead.kind, tuple(kept[1:]), remainder=remainder)
 
     @property
     def leading(self) -> Term:
@@ -152,6 +180,12 @@ class StrongOrder:
     def expansion(self) -> tuple:
         """The declared terms, the leading one first."""
         return (self.leading, *self.next_terms)
+
+    @property
+    def omitted(self) -> Term:
+        """The first term the expansion leaves out: :attr:`remainder`, or the last declared
+        exponent plus 1/2 (``mixed``)."""
+        return self.remainder or Term(max(t.exponent for t in self.expansion) + 0.5)
 
     @property
     def expansion_text(self) -> str:
@@ -167,8 +201,18 @@ class StrongOrder:
 def expected_constant(constant: float, leading: Term, depth: int, reference: int | None = None,
                       constant_next: tuple = ()) -> float:
     """What ``L^r (log L)^-p E|H_1 - h_L|`` should be at ``depth``: the ``constant``, corrected by
-    the next term ``(c, e)`` (``1 + c L^-e``) and by the nested ``reference`` as the leading term is
-    seen against it (``Term.seen / Term.law``: ``sqrt(1 - (L/N)^2r)`` for a fluctuation)."""
+    the next terms ``((c, e), ...)`` (``1 + sum c L^-e``; a single flat ``(c, e)``, as results
+    stored before several were declared hold, is one term) and by the nested ``reference`` as the
+    leading term is seen against it (``Term.seen / Term.law``: ``sqrt(1 - (L/N)^2r)`` for a
+    fluctuation)."""
     factor = leading.seen(depth, reference) / leading.law(depth) if leading.law(depth) else 1.0
-    c, e = constant_next if constant_next else (0.0, 0.0)
-    return constant * (1 + c * depth ** -e) * factor
+    pairs = next_pairs(constant_next)
+    return constant * (1 + sum(c * depth ** -e for c, e in pairs)) * factor
+
+
+def next_pairs(constant_next) -> tuple:
+    """``constant_next`` as pairs ``((c, e), ...)`` (a flat ``(c, e)`` is one pair)."""
+    items = tuple(constant_next or ())
+    if len(items) == 2 and all(isinstance(x, (int, float)) for x in items):
+        return (tuple(items),)
+    return tuple(tuple(p) for p in items)

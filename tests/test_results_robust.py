@@ -37,35 +37,35 @@ def test_ordinary_data_agrees():
 
 def test_one_depth_has_no_verdict():
     res = dl.strong_convergence("sde", width=3, depths=[4], draws=8, reference=32, seed=1)
-    assert math.isnan(res.rate) and res.verdict is None
-    assert res.verdict_note == "fewer than two depths" and "no verdict: fewer than two depths" in res.report()
-    assert res.to_dict()["rate"] is None and res.to_dict()["verdict"] is None
+    assert math.isnan(res.rate) and res.verdict == "insufficient evidence"
+    assert res.verdict_note == "fewer than two depths" and "-> insufficient evidence: fewer than two depths" in res.report()
+    assert res.to_dict()["rate"] is None and res.to_dict()["verdict"] == "insufficient evidence"
 
 
 def test_mostly_blown_up_run_has_no_verdict():
     mx = power_law(64)
     mx[3:] = np.inf  # 61 of 64 draws blew up
     res = summary(mx)
-    assert res.nonfinite == 61 and res.verdict is None
-    assert "only 3 of 64 draws finite" in res.verdict_note and "no verdict" in res.report()
+    assert res.nonfinite == 61 and res.verdict == "insufficient evidence"
+    assert "only 3 of 64 draws finite" in res.verdict_note and "-> insufficient evidence" in res.report()
     half = power_law(64)
     half[:33] = np.nan  # 31 of 64 finite: fewer than half
-    assert summary(half).verdict is None
+    assert summary(half).verdict == "insufficient evidence"
     few = power_law(MIN_FINITE_DRAWS - 1)  # all finite, but too few
-    assert summary(few).verdict is None and f"only {MIN_FINITE_DRAWS - 1} of" in summary(few).verdict_note
+    assert summary(few).verdict == "insufficient evidence" and f"only {MIN_FINITE_DRAWS - 1} of" in summary(few).verdict_note
 
 
 def test_wide_interval_has_no_verdict():
     res = summary(power_law(16, noise=2.0, seed=3))
     lo, hi = res.rate_ci
-    assert hi - lo > MAX_CI_WIDTH and res.verdict is None and "interval too wide" in res.verdict_note
+    assert hi - lo > MAX_CI_WIDTH and res.verdict == "insufficient evidence" and "interval too wide" in res.verdict_note
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_nonfinite_rate_has_no_verdict():
     mx = power_law(16)
     mx[:, :] = 0.0  # zero errors: log 0
-    assert summary(mx).verdict is None
+    assert summary(mx).verdict == "insufficient evidence"
 
 
 def strict_roundtrip(res, cls):
@@ -78,10 +78,10 @@ def strict_roundtrip(res, cls):
 
 def test_every_draw_blown_up_returns_reports_and_plots(tmp_path):
     res = dl.strong_convergence("inside-sde", sa=2.0, width=4, depths=[8, 16, 32], draws=16, reference=256)
-    assert res.nonfinite == res.draws == 16 and res.verdict is None
+    assert res.nonfinite == res.draws == 16 and res.verdict == "insufficient evidence"
     d = res.to_dict()
     assert d["error"] == [None] * 3 and d["rate"] is None and d["rate_ci"] == [None, None]
-    assert "all 16 draws blew up" in res.report() and "no verdict" in res.report()
+    assert "all 16 draws blew up" in res.report() and "-> insufficient evidence" in res.report()
     back = strict_roundtrip(res, ConvergenceResult)
     assert all(math.isnan(x) for x in back.error + [back.rate]) and back.hurst is None  # float fields: NaN
     res.plot(path=str(tmp_path / "all.png"))

@@ -4,7 +4,7 @@ driver path (:func:`deeplimits.strong_order`; docs/schemes.md)."""
 from __future__ import annotations
 
 from . import outputs
-from .errors import plan
+from .errors import UsageError, plan
 
 __all__ = ["run_order"]
 
@@ -19,6 +19,11 @@ def run_order(args) -> int:
     from ..schemes.problems import scheme_on
     from ..studies.scheme_order import strong_order
 
+    if args.calibrate:
+        return _calibrate(args)
+    for name in ("scheme", "problem"):
+        if getattr(args, name) is None:
+            raise UsageError(f"deeplimits order: --{name} is required (or --calibrate)")
     params = {p: None for p in PARAMS}
     scheme, p = plan("order", params, scheme_on, args.scheme, args.problem, width=args.width, hurst=args.hurst,
                      noise=args.noise_kind)
@@ -38,4 +43,20 @@ def run_order(args) -> int:
         written.append(outputs.write_json(result.to_dict(), args.json))
     if written:
         print("wrote " + ", ".join(written), file=report)
+    return 0
+
+
+def _calibrate(args) -> int:
+    """``--calibrate``: the size and power of the verdict over the suite (docs/schemes.md)."""
+    import sys
+
+    from ..studies.calibration import calibrate
+
+    outputs.check_file("order", "--json", args.json)
+    report = outputs.report_stream(args.json)
+    result = plan("order", {"cases": "--cases", "tables": "--tables", "seed": None}, calibrate, args.cases,
+                  tables=args.tables, seed=args.seed, progress=lambda line: print(line, file=sys.stderr, flush=True))
+    print(result.table(), file=report)
+    if args.json:
+        print("wrote " + outputs.write_json(result.to_dict(), args.json), file=report)
     return 0

@@ -19,7 +19,7 @@ from ..studies.presets import DEFAULT_STUDY, DEFAULTS, PHASE_PRESETS, STABILITY_
 from . import convergence, order, propagation, runs, scaling, trained_limit, training, weights
 from . import execution as E_
 from .errors import UsageError, say
-from .values import device, fmt, int_list, integer, parse_list, real
+from .values import device, fmt, int_list, integer, name_list, parse_list, real
 
 __all__ = ["build_parser"]
 
@@ -134,11 +134,12 @@ def _order_parser(sub):
         description="Run a shipped one-step scheme at every depth on one Brownian (or fBm) path per draw, against "
                     "the exact solution (or the scheme on the finest grid), fit its declared error expansion, test "
                     "it and give the verdict (deeplimits.strong_order; docs/schemes.md).")
-    o.add_argument("--scheme", required=True, choices=N_.SCHEMES, help="the scheme")
-    o.add_argument("--problem", required=True, choices=N_.PROBLEMS,
+    o.add_argument("--scheme", choices=N_.SCHEMES, help="the scheme (required unless --calibrate)")
+    o.add_argument("--problem", choices=N_.PROBLEMS,
                    help="linear-sde: dX = 0.1 X dt + 0.5 X dW (Itô, exact); linear-stratonovich: the same with o dW; "
                         "sde-regime: the sde regime's general noise in width --width (nested reference); "
-                        "linear-young: dX = X dB^H (exact; --hurst)")
+                        "linear-young: dX = X dB^H (exact; --hurst); ou: dX = -X dt + 0.3 dW (additive noise, nested "
+                        "reference); sin-cos: dX = sin X dt + 0.5 cos X dW (nested reference)")
     o.add_argument("--width", type=integer, help="width of the sde-regime problem (2 when omitted)")
     o.add_argument("--hurst", type=real, help=f"{O_.YOUNG_HURST.help} ({O_.YOUNG_HURST.range_text()}) for "
                                               "linear-young")
@@ -156,7 +157,16 @@ def _order_parser(sub):
     o.add_argument("--json", metavar="PATH", help="write the JSON result to PATH ('-': standard output, the "
                                                   "report then goes to standard error)")
     o.add_argument("--figure", metavar="PATH", help="write the figure (errors, fitted expansion) to PATH")
+    o.add_argument("--calibrate", action="store_true",
+                   help="instead of one run, measure how often the verdict is wrong: its size (disagrees on "
+                        "correct cases) and power (against exponents off by 0.02, 0.05, 0.1) over --tables tables "
+                        "per case, each case at the size of its usual run; prints a Markdown table (docs/schemes.md)")
+    o.add_argument("--cases", type=name_list, metavar="NAMES",
+                   help=f"with --calibrate: the cases, comma-separated; when omitted, all of {', '.join(N_.CALIBRATION_CASES)}")
+    o.add_argument("--tables", type=integer, default=dflt["tables"],
+                   help="with --calibrate: tables per case and shift (default %(default)s)")
     o.set_defaults(func=order.run_order)
+
 
 
 def _stability_parser(sub):

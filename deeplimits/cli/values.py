@@ -92,6 +92,14 @@ def int_list(text):
     return parse_list(text, int)
 
 
+def name_list(text):
+    """A comma-separated list of names (at most 100,000), none empty."""
+    names = [t.strip() for t in text.split(",")]
+    if not all(names) or len(names) > 100_000:
+        raise argparse.ArgumentTypeError(f"expected comma-separated names, got {text!r:.60}")
+    return names
+
+
 def integer(text):
     """An integer flag: digits (not ``1e4`` or ``8.0``), at most 2^63 - 1 in size."""
     return _number(text, int, text)

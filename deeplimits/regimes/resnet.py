@@ -10,10 +10,24 @@ from ..options import LENGTH_SCALE, YOUNG_HURST, Option
 from ..orders import Term
 from .base import Regime, StrongOrder, register_regime
 
-__all__ = ["SDE", "ODE", "FBM", "modified_euler_terms"]
+__all__ = ["SDE", "ODE", "FBM", "modified_euler_terms", "young_constant_terms"]
 
 _EULER_FBM_NOTE = ("asymptotic rate (Mishura 2008; Hu, Liu & Nualart 2016): in a width-d network the L^(1-2H) term "
                    "carries a 1/d factor, so at practical depths the observed slope is often steeper")
+
+
+def young_constant_terms(hurst: float) -> tuple:
+    """The next terms ``((c, e), ...)`` of ``L^(2H-1) E|H_1 - h_L| / limit`` for the Euler network
+    of ``dH = H dB^H`` (docs/mathematics.md, "Error constants"): with ``h_L = H_1 e^Y``,
+    ``Y = -Q/2 + C/3 - ...``, ``E e^B (1 - e^Y)`` under the measure tilted by ``e^B`` (increments
+    shifted by ``m_k = Cov(B_1, dB_k) ~ phi(k/L) / L``): ``(1 - e^(-x/2)) / (x/2)`` with
+    ``x = L^(1-2H)`` (its series to ``x^3``), ``K_H L^(2H-2)`` from ``sum m_k^2 ~ K_H / L``,
+    ``K_H = H^2 int (t^(2H-1) + (1-t)^(2H-1))^2 dt = H^2 (2 / (4H-1) + 2 B(2H, 2H))``, and ``-2/L``
+    from the mean ``3 L^-2H sum m_k`` of the cubes."""
+    b = math.gamma(2 * hurst) ** 2 / math.gamma(4 * hurst)
+    k = hurst * hurst * (2 / (4 * hurst - 1) + 2 * b)
+    r = 2 * hurst - 1
+    return ((-0.25, r), (1 / 24, 2 * r), (-1 / 192, 3 * r), (k, 2 - 2 * hurst), (-2.0, 1.0))
 
 
 def modified_euler_terms(hurst: float) -> tuple:
@@ -25,7 +39,7 @@ def modified_euler_terms(hurst: float) -> tuple:
         return (Term(1.0, 0.5, "fluctuation"), Term(1.0))
     if hurst < 0.75:
         return (Term(2 * hurst - 0.5, 0.0, "fluctuation"), Term(1.0))
-    return (Term(1.0),)
+    return (Term(1.0, 0.0, "coherent"),)
 
 
 @register_regime
@@ -71,7 +85,7 @@ class ODE(Regime):
     options = (LENGTH_SCALE,)
     spec_options = ()  # its specs predate the declarations: length_scale is recorded under 'options' when given
     order = StrongOrder(1.0, "smooth weights, Lipschitz g", "right-point Euler scheme of a neural ODE: order 1",
-                        next_terms=(Term(2.0), Term(3.0)))
+                        next_terms=(Term(2.0), Term(3.0)), remainder=Term(4.0))
     defaults = dict(Regime.defaults, draws=64)
 
     def build(self, width, activation, arch, length_scale):
@@ -103,9 +117,8 @@ class FBM(Regime):
     defaults = dict(Regime.defaults, width=8, reference=8192)
 
     def strong_order(self, hurst, corrected=False, **_):
-        if not corrected:  # the Euler-only terms: L^(1-2H) and, below H = 3/4, its square L^(2-4H)
-            own = (Term(2 * hurst - 1, 0.0, "unshared"),) + ((Term(4 * hurst - 2, 0.0, "unshared"),)
-                                                             if hurst < 0.75 else ())
+        if not corrected:  # the Euler-only terms: L^(1-2H) and its square L^(2-4H), at every H
+            own = (Term(2 * hurst - 1, 0.0, "unshared"), Term(4 * hurst - 2, 0.0, "unshared"))
             return StrongOrder.of((*own, *modified_euler_terms(hurst)), "H in (1/2, 1)", _EULER_FBM_NOTE)
         note = ("modified Euler scheme (Hu, Liu & Nualart, Ann. Appl. Probab. 2016): order 2H - 1/2 for "
                 "H < 3/4, 1 for H > 3/4")
@@ -125,8 +138,9 @@ class FBM(Regime):
         order = self.strong_order(hurst, corrected)
         if width == 1 and net.activation.name == "identity" and not corrected:  # dH = H dB^H
             order = dataclasses.replace(order, constant=0.5 * math.sqrt(2 / math.pi) * math.exp(0.5),
-                                        constant_next=(-0.25, 2 * hurst - 1), constant_source=(
-                "Neuenkirch & Nourdin 2007: L^(2H-1) (H_1 - h_L) -> H_1 / 2, E|.| = E|h_0| e^(1/2) / 2; "
-                "next: h_L = H_1 exp(-Q_L / 2 + ...), Q_L = L^(1-2H) + ..., so x (1 - x/4) with x = L^(1-2H)"))
+                                        constant_next=young_constant_terms(hurst), constant_source=(
+                "Neuenkirch & Nourdin 2007: L^(2H-1) (H_1 - h_L) -> H_1 / 2, E|.| = E|h_0| e^(1/2) / 2; next terms "
+                "(docs/mathematics.md, 'Error constants'): (1 - e^(-x/2)) / (x/2) with x = L^(1-2H), the tilt "
+                "K_H L^(2H-2) of E e^B Q and -2/L of the cubes"))
         return Pair(self.name, width, net, YoungLimit(net.activation, hurst), {"V": FractionalDriver(hurst)},
                     order, options={"hurst": hurst, "corrected": corrected})

@@ -69,8 +69,9 @@ class TorchsdeScheme(Scheme):
         """``torchsde-METHOD``."""
         rate = _rate(method, sde.noise_type)
         self.order = order or StrongOrder(rate, f"{sde.noise_type} noise", f"torchsde {method} on {sde.noise_type} "
-                                          f"{sde.sde_type} noise: strong order {rate:g}", kind="fluctuation",
-                                          next_terms=(Term(rate + 0.5),))
+                                          f"{sde.sde_type} noise: strong order {rate:g}",
+                                          kind="fluctuation" if rate == 0.5 else "mixed",
+                                          next_terms=(Term(rate + 0.5), Term(rate + 1.0)))
         """The solver's declared order (or the one given)."""
         self._bm, self._solver = _Increment(), None
 

@@ -6,7 +6,10 @@ solutions where they have one:
   ``X_t = x0 exp(a t + b W_t)``);
 * :func:`regime_noise`: the noise of the ``sde`` regime, ``dH^i = sum_j s sigma(H^j) dB^{ij}``
   (``s = d^-1/2``): ``d^2`` channels, not commutative;
-* :func:`linear_young`: the scalar linear Young equation ``dX = b X dB^H``, ``X_t = x0 exp(b B^H_t)``.
+* :func:`linear_young`: the scalar linear Young equation ``dX = b X dB^H``, ``X_t = x0 exp(b B^H_t)``;
+* :func:`ornstein_uhlenbeck`: ``dX = -a X dt + s dW``, additive noise (Euler-Maruyama has strong
+  order 1 there); its solution needs the whole path, so the reference is nested;
+* :func:`sin_cos`: ``dX = sin X dt + s cos X dW``, a nonlinear scalar SDE (nested reference).
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from typing import Callable
 import torch
 from ..errors import ParameterError
 
-__all__ = ["Problem", "linear_sde", "regime_noise", "linear_young", "PROBLEMS", "scheme_on"]
+__all__ = ["Problem", "linear_sde", "regime_noise", "linear_young", "ornstein_uhlenbeck", "sin_cos", "PROBLEMS",
+           "scheme_on"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,11 +80,25 @@ def linear_young(b: float = 1.0) -> Problem:
                    lambda x0, w, t: x0 * torch.exp(b * w), 1, 1, "diagonal")
 
 
-#: problem name -> (builder, whether it takes the width, whether it takes the Hurst index)
+def ornstein_uhlenbeck(a: float = 1.0, s: float = 0.3) -> Problem:
+    """``dX = -a X dt + s dW``, scalar, additive noise (no exact solution from ``W_t`` alone)."""
+    return Problem(lambda t, x: -a * x, lambda t, x: torch.full_like(x, s)[..., None],
+                   lambda t, x: torch.zeros_like(x)[None, ..., None], None, 1, 1, "additive")
+
+
+def sin_cos(s: float = 0.5) -> Problem:
+    """``dX = sin X dt + s cos X dW``, scalar, nonlinear (Itô), with ``L g = -s^2 cos X sin X``."""
+    return Problem(lambda t, x: torch.sin(x), lambda t, x: (s * torch.cos(x))[..., None],
+                   lambda t, x: (-s * s * torch.cos(x) * torch.sin(x))[None, ..., None], None, 1, 1, "diagonal")
+
+
+#: problem name -> builder ``(width, hurst) -> Problem``
 PROBLEMS = {"linear-sde": lambda width, hurst: linear_sde(),
             "linear-stratonovich": lambda width, hurst: linear_sde(stratonovich=True),
             "sde-regime": lambda width, hurst: regime_noise(width or 2),
-            "linear-young": lambda width, hurst: linear_young()}
+            "linear-young": lambda width, hurst: linear_young(),
+            "ou": lambda width, hurst: ornstein_uhlenbeck(),
+            "sin-cos": lambda width, hurst: sin_cos()}
 
 
 def scheme_on(scheme: str, problem: str, *, width: int | None = None, hurst: float | None = None,

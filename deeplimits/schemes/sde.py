@@ -31,8 +31,14 @@ def derivatives_along(diffusion: Callable, t, h, g=None):
 
 
 def _order(rate: float, note: str) -> StrongOrder:
-    return StrongOrder(rate, "f, g smooth with bounded derivatives", note, kind="fluctuation",
-                       next_terms=(Term(rate + 0.5),))
+    """A scheme's declared expansion ``a L^-r + b L^-(r+1/2) + c L^-(r+1)``: at order 1/2 the
+    leading error is Kurtz & Protter's martingale (a ``fluctuation`` against a finer grid of the
+    scheme itself); at order 1 it mixes a martingale, the drift's ``int (W_s - W_k/L) ds`` and a
+    coherent bias (``mixed``), as do the next terms. Three terms: with two, Milstein and Heun on the
+    linear SDE are told ``disagrees`` about 4% of the time at 512 draws (docs/schemes.md, the
+    calibration table)."""
+    return StrongOrder(rate, "f, g smooth with bounded derivatives", note,
+                       kind="fluctuation" if rate == 0.5 else "mixed", next_terms=(Term(rate + 0.5), Term(rate + 1.0)))
 
 
 class _SDEScheme(Scheme):

@@ -22,6 +22,7 @@ from .._plain import strict
 from .._random import chunk_seed
 from .._renamed import renamed, renamed_attribute
 from ..errors import ParameterError
+from ..orders import next_pairs
 from ..runs import register_task, Task, chunk_sizes
 from ..pairs import InsidePair, Pair
 from ..regimes import REGISTRY, declarations, get_regime, pair as _pair
@@ -328,24 +329,26 @@ def summarise(p: Pair, depths, reference, max_err: np.ndarray, term_err: np.ndar
         corrected=type(net).__name__ == "ModifiedEulerResNet", inputs=inputs, reference=reference, seed=seed,
         dtype=str(dtype).replace("torch.", ""), theory_rate=p.theory_rate, rate_note=p.rate_note,
         theory_log_power=p.order.log_power, seconds=seconds, reference_method=p.limit.reference_text(reference),
-        terminal_constant=p.order.constant, constant_next=list(p.order.constant_next),
+        terminal_constant=p.order.constant, constant_next=[list(x) for x in next_pairs(p.order.constant_next)],
         constant_source=p.order.constant_source, **error_statistics(depths, max_err, term_err, seed, p.order), **_result_options(p, options or {}))
 
 
-def error_statistics(depths, max_err: np.ndarray, term_err: np.ndarray, seed: int, order) -> dict:
+def error_statistics(depths, max_err: np.ndarray, term_err: np.ndarray, seed: int, order, n_boot: int = 2000) -> dict:
     """The fields of a result computed from per-draw errors ``(draws, len(depths))``: the means,
     standard errors and covariance of the mean errors over the finite draws, the power-law rate
-    with its bootstrap interval, the counts, and the declared expansion of ``order``."""
+    with its bootstrap interval (``n_boot`` resamples), the counts, and the declared expansion of
+    ``order``."""
     ok = np.isfinite(max_err).all(1) & np.isfinite(term_err).all(1)
     e, t = max_err[ok], term_err[ok]
     n, nan = len(e), [math.nan] * len(depths)
     se = lambda x: (x.std(0, ddof=1) / math.sqrt(n)).tolist() if n > 1 else nan  # noqa: E731
-    rate, ci = fit_rate(depths, e, seed=seed) if n else (math.nan, (math.nan, math.nan))
+    rate, ci = fit_rate(depths, e, seed=seed, n_boot=n_boot) if n else (math.nan, (math.nan, math.nan))
     cov = (np.atleast_2d(np.cov(e, rowvar=False)) / n).tolist() if n > 1 else None
     return dict(draws=int(len(max_err)), depths=list(depths), error=e.mean(0).tolist() if n else nan,
                 stderr=se(e), terminal_error=t.mean(0).tolist() if n else nan, terminal_stderr=se(t),
                 rate=rate, rate_ci=list(ci), nonfinite=int((~ok).sum()), error_cov=cov,
-                expansion=[dataclasses.asdict(x) for x in order.expansion])
+                expansion=[dataclasses.asdict(x) for x in order.expansion],
+                remainder=dataclasses.asdict(order.omitted))
 
 
 def _result_options(p: Pair, options: dict) -> dict:

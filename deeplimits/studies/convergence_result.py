@@ -100,9 +100,14 @@ class ConvergenceResult(PlainData):
     """The theory's ``lim L^r E|H_1 - h_L|`` where the error's limit law is known
     (``StrongOrder.constant``); ``None`` elsewhere."""
     constant_next: list = dataclasses.field(default_factory=list)
-    """The constant's next-term correction ``(c, e)``: ``constant (1 + c L^-e)``."""
+    """The constant's next-term corrections ``[[c, e], ...]``: ``constant (1 + sum c L^-e)`` (a flat
+    ``[c, e]`` in results written before several were declared)."""
     constant_source: str = ""
     """Where the constant comes from."""
+    remainder: dict | None = None
+    """The first term the declared expansion leaves out (``{exponent, log_power, kind}``), tried when
+    the expansion alone does not fit (``None`` in results written before it was recorded: the last
+    declared exponent plus 1/2, :attr:`~deeplimits.orders.StrongOrder.omitted`)."""
 
     @property
     def theory_slope(self) -> float:
@@ -127,7 +132,15 @@ class ConvergenceResult(PlainData):
         nested = self.nested
         cov = None if self.error_cov is None else np.asarray(self.error_cov, dtype=float)
         return fit_expansion(self.depths, self.error, self.terms, stderr=self.stderr, cov=cov,
-                             reference=self.reference if nested else None, slope=[self.rate, *self.rate_ci])
+                             reference=self.reference if nested else None, slope=[self.rate, *self.rate_ci],
+                             remainder=self.omitted)
+
+    @property
+    def omitted(self) -> Term:
+        """The first term the declared expansion leaves out (:attr:`remainder`)."""
+        if self.remainder:
+            return Term(**self.remainder)
+        return Term(max(t.exponent for t in self.terms) + 0.5)
 
     @property
     def nested(self) -> bool:
@@ -149,10 +162,10 @@ class ConvergenceResult(PlainData):
 
     @property
     def verdict_note(self) -> str | None:
-        """Why there is no verdict (:meth:`_evidence_note`, or a fit without a degree of freedom
-        left to test it); ``None`` when there is one."""
+        """What the evidence lacks when the verdict is ``'insufficient evidence'`` (:meth:`_evidence_note`,
+        or a fit without a degree of freedom left to test it); ``None`` otherwise."""
         note = self._evidence_note()
-        if note is None and self.fit.verdict is None:
+        if note is None and self.fit.verdict == "insufficient evidence":
             return self.fit.note
         return note
 
@@ -181,13 +194,14 @@ class ConvergenceResult(PlainData):
         return None
 
     @property
-    def verdict(self) -> str | None:
-        """The test of the declared expansion (:attr:`fit`): ``'agrees'`` (it fits and its leading
-        term dominates at the deepest depth), ``'pre-asymptotic'`` (it fits, the leading term
-        does not dominate yet) or ``'disagrees'`` (it does not fit); ``None`` when the data
-        cannot tell (see :attr:`verdict_note`)."""
+    def verdict(self) -> str:
+        """The test of the declared expansion (:attr:`fit`, :mod:`~deeplimits.studies.expansion_fit`):
+        ``'agrees'`` (it fits, its leading term is detected and dominates at the deepest depth),
+        ``'pre-asymptotic'`` (it fits, but the leading term is not detected or does not dominate
+        yet, or it fits only with its next term), ``'disagrees'`` (it does not fit) or
+        ``'insufficient evidence'`` (see :attr:`verdict_note`)."""
         fit = self.fit
-        return None if fit is None else fit.verdict
+        return "insufficient evidence" if fit is None else fit.verdict
 
     def to_dict(self) -> dict:
         """Plain strict JSON (non-finite numbers as ``None``) with the derived ``verdict`` and
@@ -197,7 +211,7 @@ class ConvergenceResult(PlainData):
             del d["options"]
         d["theory_slope"] = self.theory_slope
         fit = self.fit
-        d["verdict"] = None if fit is None else fit.verdict
+        d["verdict"] = self.verdict
         d["verdict_note"] = self.verdict_note
         d["fit"] = None if fit is None else fit.to_dict()
         return d
@@ -265,11 +279,11 @@ class ConvergenceResult(PlainData):
             z = (c["value"] - c["theory"]) / c["stderr"] if c["stderr"] else math.nan
             lines.append(f"error constant: {self.terms[0].text.replace('L^-', 'L^')} E|H_1-h_L| at depth {c['depth']} = "
                          f"{c['value']:.4f} ± {c['stderr']:.2g}, theory {c['theory']:.4f} (limit {c['constant']:.4f}"
-                         f"{', next term' if self.constant_next else ''}"
+                         f"{', next terms' if self.constant_next else ''}"
                          f"{', nested reference' if self.nested and self.terms[0].kind != 'unshared' else ''}; "
                          f"{z:+.1f} se): {self.constant_source}")
-        lines.append(f"-> {fit.verdict}: {fit.note}" if fit is not None and fit.verdict else
-                     f"-> no verdict: {self.verdict_note}")
+        lines.append(f"-> {fit.verdict}: {fit.note}" if fit is not None and fit.verdict != "insufficient evidence"
+                     else f"-> insufficient evidence: {self.verdict_note}")
         lines.append(f"note: {self.rate_note}")
         if self.nonfinite == self.draws:
             lines.append(f"warning: all {self.draws} draws blew up (non-finite states): no error estimate")

@@ -1,32 +1,50 @@
-"""The declared error expansion fitted to a measured error table, and the verdict as a test
-(docs/mathematics.md, "Error expansions and the verdict").
+"""The declared error expansion fitted to a measured error table, and the verdict as a
+calibrated test (docs/mathematics.md, "Error expansions and the verdict"; docs/schemes.md, "Why
+does my scheme disagree or read pre-asymptotic?").
 
 Given the mean errors ``e_j`` at depths ``L_j``, their covariance ``S`` (or standard errors
-``se_j``) and the declared terms ``f_i`` (:class:`~deeplimits.orders.Term`, as seen against the
-nested reference), :func:`fit_expansion`
+``se_j``) and the declared terms ``f_i`` (:class:`~deeplimits.orders.Term`), :func:`fit_expansion`
 
 * fits ``e ~ sum_i c_i f_i(L)`` by least squares weighted by the standard errors, the leading
-  coefficient ``c_0 >= 0`` and the others of either sign:
-  the error is a mean of norms, ``E|A + B| = E|A| + E[sign(A) B] + ...``, so the correction terms
-  of an expansion of ``E|e_L|`` have no fixed sign (the maximum over a grid of a Brownian-like
-  error process lies below its supremum by a term ``L^-1/2`` smaller, for instance);
-* tests the fit: ``T = sum_j (r_j / se_j)^2`` of the residuals ``r``, against the chi-square
-  law on ``q = n - k`` degrees of freedom when the errors of different depths are independent,
-  and otherwise against the law of ``T`` under their correlation (a weighted sum of chi-square
-  variables, read as a scaled chi-square with its mean and variance: Satterthwaite 1946), since
-  the errors of one draw at every depth share its path; the expansion fits when the p-value is
-  at least the level (:data:`LEVEL`);
-* gives the leading exponent a 95% interval by inverting the test: the exponents ``r_0 + delta``
-  for which the expansion with every exponent shifted by ``delta`` fits at level 0.05;
+  coefficient ``c_0 >= 0`` and the others of either sign (the error is a mean of norms,
+  ``E|A + B| = E|A| + E[sign(A) B] + ...``: its correction terms have no fixed sign); each term is
+  seen as the reference sees it (:meth:`~deeplimits.orders.Term.seen`): whole against an exact
+  solution; against the scheme itself on a finer grid ``N``, reduced by the reference's own error
+  as its kind says, a ``mixed`` term with the coherence ``m`` in [0, 1] that fits best;
+* tests the fit: ``T = sum_j (r_j / se_j)^2`` of the residuals ``r`` against the chi-square law
+  on ``q = n - k`` degrees of freedom when the errors of different depths are independent, and
+  otherwise against the law of ``T`` under their correlation (a weighted sum of chi-square
+  variables read as a scaled chi-square with its mean and variance: Satterthwaite 1946), since
+  the errors of one draw at every depth share its path. Minimising ``T`` over the mix makes the
+  test conservative: the true mix gives a larger ``T``, whose law is the one used;
+* when the declared expansion does not fit, tests it again with the first term it leaves out
+  (:attr:`~deeplimits.orders.StrongOrder.omitted`): a table that fits only with it is still
+  consistent with the declared order, but its depths are not asymptotic yet;
+* tests the leading exponent itself (the goodness of fit alone has little power against a shifted
+  exponent: the next terms absorb a shift): the expansion with every exponent shifted by
+  ``delta`` and refitted gives the profile statistic ``T(delta)``, and ``(T(0) - min T) / g``, with
+  ``g`` the robust (sandwich) variance of the shift over its naive one under the correlation of
+  the depths, is a chi-square on 1 degree of freedom under the declared exponent; only shifts
+  whose leading term still leads count. Its inversion at 95% is the exponent's profile interval;
 * reports the coefficients with 95% intervals, the depth from which the leading term is at
   least half of the fitted error (``|c_0 f_0| >= sum_i>0 |c_i f_i|``), the local slopes between
   successive depths and the single power-law slope, each with a 95% interval (delta method on
   ``log e``).
 
-The verdict: ``'disagrees'`` when the expansion does not fit; ``'pre-asymptotic'`` when it fits
-but the leading term is not detected (its interval reaches 0), does not dominate at the deepest
-depth, or the single power-law slope's interval excludes the leading term's slope over these
-depths (the next terms still bend it); ``'agrees'`` otherwise.
+The verdict, a test at level :data:`LEVEL` split in halves between the fit and the exponent (its
+size and power are measured by :mod:`deeplimits.studies.calibration`):
+
+* ``'agrees'``: the declared expansion fits, its leading term is detected (the 95% interval of
+  ``c_0`` excludes 0) and dominates at the deepest depth, and its exponent is not rejected;
+* ``'pre-asymptotic'``: the declared expansion fits but its leading term is not detected or does
+  not dominate yet, or it fits only with its next term;
+* ``'disagrees'``: it does not fit, not even with its next term, or its leading exponent is
+  rejected;
+* ``'insufficient evidence'``: no degree of freedom is left to test it (fewer depths than terms
+  plus one).
+
+The single power-law slope is reported, never tested: it is the leading exponent only in the
+limit, and with enough draws it excludes the exponent of every correct scheme.
 """
 
 from __future__ import annotations
@@ -37,15 +55,24 @@ import math
 
 import numpy as np
 
+from .._stats import chi2_sf
 from ..orders import Term
-from ..errors import ParameterError
+from . import _fit_core as F_
 
-__all__ = ["fit_expansion", "ExpansionFit", "LEVEL", "local_slopes", "power_law_slope"]
+__all__ = ["fit_expansion", "ExpansionFit", "LEVEL", "VERDICTS", "WHY", "MAX_EXPONENT_WIDTH", "local_slopes",
+           "power_law_slope"]
 
 LEVEL = 0.01
-"""The level of the goodness-of-fit test (a declared expansion that fits is rejected this often)."""
-#: the 97.5% quantile of N(0, 1): the 95% intervals
-_Z = 1.959963984540054
+"""The level of the test: a correct expansion is told ``disagrees`` at most this often."""
+VERDICTS = ("agrees", "pre-asymptotic", "disagrees", "insufficient evidence")
+"""The verdicts of :func:`fit_expansion`."""
+MAX_EXPONENT_WIDTH = 0.5
+"""An ``agrees`` needs the leading exponent's 95% profile interval closed and at most this wide:
+wider, the data do not pin the exponent down, and the verdict is ``insufficient evidence``."""
+WHY = "docs/schemes.md, \"Why does my scheme disagree or read pre-asymptotic?\""
+"""Where a verdict other than ``agrees`` is explained."""
+#: the 97.5% quantile of N(0, 1): the 95% intervals; the 95% quantile of chi-square on 1 dof
+_Z, _CHI1 = 1.959963984540054, 3.841458820694124
 #: the depths searched for the domination depth (beyond: "no depth below 1e15")
 _HORIZON = np.logspace(0, 15, 3001)
 _NAMES = "abcdefgh"
@@ -70,7 +97,8 @@ class ExpansionFit:
     pvalue: float
     """The p-value of the statistic under the correlation of the depths (Satterthwaite)."""
     level: float
-    """The test's level: the expansion fits when ``pvalue >= level``."""
+    """The test's level: the expansion fits when ``pvalue >= level / 2``, and the exponent is
+    rejected when ``exponent_pvalue < level / 2``."""
     dominant_from: float
     """The depth from which the leading term is at least half of the fitted error."""
     leading_share: float
@@ -78,23 +106,43 @@ class ExpansionFit:
     local_slopes: list
     """``(L_j, L_j+1, slope, lo, hi)`` between successive depths, with 95% intervals."""
     slope: list
-    """``[slope, lo, hi]``: the single power-law slope over all depths, with its 95% interval."""
+    """``[slope, lo, hi]``: the single power-law slope over all depths, with its 95% interval (reported, not tested)."""
     theory_slope: float
     """The leading term's least-squares slope over these depths (its exponent without a log factor)."""
-    verdict: str | None
-    """``'agrees'``, ``'pre-asymptotic'`` or ``'disagrees'`` (module docstring)."""
+    verdict: str
+    """One of :data:`VERDICTS` (module docstring)."""
     note: str
     """The verdict's reading in words."""
+    mix: float | None = None
+    """The coherence of the ``mixed`` terms that fits best (``None``: no mixed term is seen against a nested reference)."""
+    remainder: Term | None = None
+    """The first term the expansion leaves out, tried when the expansion alone does not fit."""
+    remainder_pvalue: float | None = None
+    """The p-value of the expansion with :attr:`remainder` (``None``: not tried)."""
+    exponent_pvalue: float | None = None
+    """The p-value of the declared leading exponent against the best shift of the exponents (the
+    profile test; ``None``: not tested, when the expansion does not fit or its leading term does
+    not lead)."""
+    best_exponent: float | None = None
+    """The leading exponent of the best shift (the profile's minimum; ``None``: not tested)."""
     data: tuple = dataclasses.field(default=(), repr=False, compare=False)
     """What :attr:`exponent_ci` refits: ``(L, weighted errors, weights, correlation)``."""
 
     @functools.cached_property
     def exponent_ci(self) -> list:
-        """The 95% interval of the leading exponent: those for which the expansion, its exponents
-        shifted together, fits at level 0.05 (test inversion; computed when first asked)."""
+        """The 95% profile interval of the leading exponent, the other exponents tied to it: of the
+        declared expansion, or of the expansion with its next term when the verdict needed it
+        (module docstring; ``nan`` without a degree of freedom; computed when first asked)."""
+        return list(self.exponent_interval[:2])
+
+    @functools.cached_property
+    def exponent_interval(self) -> tuple:
+        """``(lo, hi, closed)``: :attr:`exponent_ci` and whether it is closed at both ends (``False``
+        where it runs into the edge of the search: the next terms can take the leading one's place)."""
         if self.dof < 1 or not self.data:
-            return [math.nan, math.nan]
-        return _exponent_interval(*self.data, self.terms, self.reference, self.dof)
+            return (math.nan, math.nan, False)
+        terms = self.terms if self.remainder is None else (*self.terms, self.remainder)
+        return F_.exponent_interval(*self.data, terms, self.reference)
 
     @property
     def coefficient_ci(self) -> list:
@@ -112,7 +160,8 @@ class ExpansionFit:
         """The fitted error at ``depths`` (``seen``: against the nested reference, as measured;
         otherwise against the exact limit)."""
         ref = self.reference if seen else None
-        return np.array([sum(c * t.seen(float(L), ref) for c, t in zip(self.coefficients, self.terms))
+        mix = 1.0 if self.mix is None else self.mix
+        return np.array([sum(c * t.seen(float(L), ref, mix) for c, t in zip(self.coefficients, self.terms))
                          for L in depths])
 
     def asymptote(self, depths) -> np.ndarray:
@@ -129,6 +178,7 @@ class ExpansionFit:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "data"}
         d["exponent_ci"] = self.exponent_ci
         d["terms"] = [dataclasses.asdict(t) for t in self.terms]
+        d["remainder"] = None if self.remainder is None else dataclasses.asdict(self.remainder)
         d["local_slopes"] = [list(x) for x in self.local_slopes]
         d["coefficient_ci"] = self.coefficient_ci
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()}
@@ -139,13 +189,16 @@ class ExpansionFit:
         ref = f" (as seen against the reference on 1/{self.reference})" if self.reference else ""
         coef = ", ".join(f"{n} = {c:.4g} [{lo:.3g}, {hi:.3g}]"
                          for n, c, (lo, hi) in zip(_NAMES, self.coefficients, self.coefficient_ci))
-        fits = "fits" if self.pvalue >= self.level else "does not fit"
-        lo, hi = self.exponent_ci
-        within = f"[{lo:.3f}, {hi:.3f}]" if lo == lo else "none"
-        test = (f"chi-square {self.statistic:.3g} on {self.dof} dof, p = {self.pvalue:.3g}: {fits} at level "
-                f"{self.level:g}; leading exponent, 95% CI: {within}" if self.dof >= 1 else
-                "no test: no degree of freedom left")
+        half = self.level / 2
+        fits = "fits" if self.pvalue >= half else "does not fit"
+        test = (f"chi-square {self.statistic:.3g} on {self.dof} dof, p = {self.pvalue:.3g}: {fits} (level {half:g}, "
+                f"half of {self.level:g})" if self.dof >= 1 else "no test: no degree of freedom left")
         out = [f"local slopes, 95% CI: {slopes}", f"expansion {self.law_text}{ref}: {coef}", test]
+        if self.remainder_pvalue is not None:
+            out.append(f"with its next term {self.remainder.text}: p = {self.remainder_pvalue:.3g}")
+        if self.exponent_pvalue is not None:
+            out.append(f"leading exponent: best {self.best_exponent:.3f}, 95% profile interval {self.exponent_text}; "
+                       f"the declared {self.rate:g} has p = {self.exponent_pvalue:.3g} (level {half:g})")
         lead, rest = self.terms[0].text, " + ".join(t.text for t in self.terms[1:])
         if self.dominant_from < 2:
             where = f"{lead} dominates at every depth"
@@ -156,6 +209,16 @@ class ExpansionFit:
         out.append(f"{where} ({100 * self.leading_share:.0f}% of the fitted error at depth "
                    f"{self.local_slopes[-1][1] if self.local_slopes else '-'})")
         return out
+
+    @property
+    def exponent_text(self) -> str:
+        """The profile interval in words: ``[0.48, 0.52]``, or where the depths do not bound it."""
+        lo, hi, closed = self.exponent_interval
+        if math.isnan(lo):
+            return "none (no shift of the exponents leaves a leading term)"
+        if not closed:
+            return f"[{lo:.3f}, {hi:.3f}], open (the next terms can take the leading one's place)"
+        return f"[{lo:.3f}, {hi:.3f}]"
 
 
 def local_slopes(depths, error, cov) -> list:
@@ -198,58 +261,8 @@ def _dominant_from(coef, terms) -> float:
     return float(_HORIZON[bad[-1] + 1]) if len(bad) else 1.0
 
 
-def _pvalue(stat: float, A: np.ndarray, corr: np.ndarray, q: int) -> float:
-    """P(T >= stat) for ``T = |r|^2``, the weighted residual of the fit, when the weighted errors
-    have correlation ``corr``: ``T = sum_i lambda_i chi2_1`` with ``lambda`` the eigenvalues of
-    ``P corr P`` (``P`` projects out the columns of ``A``), read as the scaled chi-square
-    ``g chi2_h`` with the same mean and variance (Satterthwaite 1946). Uncorrelated errors:
-    ``lambda`` is ``q`` ones, the chi-square law on ``q`` degrees of freedom."""
-    from scipy import stats
-
-    if np.allclose(corr, np.eye(len(A))):
-        return float(stats.chi2.sf(stat, q))
-    Q = np.linalg.qr(A)[0]
-    P = np.eye(len(A)) - Q @ Q.T
-    lam = np.clip(np.linalg.eigvalsh(P @ corr @ P), 0.0, None)
-    if lam.sum() <= 0:
-        return 1.0 if stat <= 0 else 0.0
-    g, h = (lam ** 2).sum() / lam.sum(), lam.sum() ** 2 / (lam ** 2).sum()
-    return float(stats.chi2.sf(stat / g, h))
-
-
-def _solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Least squares ``min |A c - b|`` with ``c_0 >= 0``: the unconstrained solution, or, when its
-    ``c_0`` is negative, the solution on the boundary ``c_0 = 0`` (one bound on a convex
-    quadratic: the constrained minimum lies on it when the free one violates it)."""
-    c = np.linalg.lstsq(A, b, rcond=None)[0]
-    if c[0] < 0:
-        c = np.concatenate([[0.0], np.linalg.lstsq(A[:, 1:], b, rcond=None)[0] if A.shape[1] > 1 else []])
-    return c
-
-
-def _fit(L, b, w, terms, reference, corr, q):
-    """Coefficients, statistic, p-value and weighted design of ``terms`` on the weighted errors ``b``."""
-    A = np.array([[t.seen(x, reference) for t in terms] for x in L]) * w[:, None]
-    coef = _solve(A, b)
-    stat = float(((b - A @ coef) ** 2).sum())
-    return coef, stat, (_pvalue(stat, A, corr, q) if q >= 1 else math.nan), A
-
-
-def _exponent_interval(L, b, w, corr, terms, reference, q, level: float = 0.05) -> list:
-    """The leading exponents ``r_0 + delta`` (every exponent shifted by ``delta``, ``|delta| <= 1``)
-    for which the expansion fits at ``level``: a 95% confidence interval of the leading exponent
-    by inverting the test (``nan`` bounds when none fits; a bound at the edge of the search is
-    reported as it is)."""
-    deltas = np.round(np.arange(-1.0, 1.0 + 1e-9, 0.01), 2)
-    ok = [d for d in deltas
-          if _fit(L, b, w, [dataclasses.replace(t, exponent=t.exponent + d) for t in terms], reference, corr,
-                  q)[2] >= level]
-    r0 = terms[0].exponent
-    return [float(r0 + min(ok)), float(r0 + max(ok))] if ok else [math.nan, math.nan]
-
-
 def fit_expansion(depths, error, terms, *, stderr=None, cov=None, reference: int | None = None,
-                  slope=None, level: float = LEVEL) -> ExpansionFit:
+                  slope=None, level: float = LEVEL, remainder: Term | None = None) -> ExpansionFit:
     """Fit ``terms`` to the mean errors ``error`` at ``depths`` and test the fit.
 
     Args:
@@ -258,62 +271,99 @@ def fit_expansion(depths, error, terms, *, stderr=None, cov=None, reference: int
         stderr: their standard errors (when ``cov`` is not given).
         cov: the covariance matrix of the mean errors (errors of one draw at every depth are
             correlated: they share the draw's path); its diagonal gives the standard errors.
-        reference: the grid of a nested reference, ``None`` for an exact or adaptive one.
+        reference: the grid of a nested reference (above the largest depth), ``None`` for an
+            exact or adaptive one.
         slope: ``(slope, lo, hi)``, the single power-law slope with its 95% interval (a
-            bootstrap's); default :func:`power_law_slope`.
-        level: the test's level.
+            bootstrap's; reported, not tested); default :func:`power_law_slope`.
+        level: the test's level, in (0, 1).
+        remainder: the first term the expansion leaves out
+            (:attr:`~deeplimits.orders.StrongOrder.omitted`); ``None``: not tried.
     """
-    L = np.asarray(depths, dtype=float)
-    e = np.asarray(error, dtype=float)
-    terms = tuple(terms)
-    if not terms or not all(isinstance(t, Term) for t in terms):
-        raise ParameterError("terms", f"terms must be a non-empty sequence of deeplimits.orders.Term, got {terms!r}")
-    if L.ndim != 1 or e.shape != L.shape or not (np.isfinite(e).all() and (e > 0).all()):
-        raise ParameterError("error", f"error must hold {len(L)} finite errors > 0, one per depth, got {error!r}")
-    if cov is None:
-        se = np.asarray(stderr, dtype=float)
-        if se.shape != L.shape or not (np.isfinite(se).all() and (se > 0).all()):
-            raise ParameterError("stderr", f"stderr must hold {len(L)} finite standard errors > 0, got {stderr!r}")
-        cov = np.diag(se ** 2)
-    cov = np.asarray(cov, dtype=float)
-    if cov.shape != (len(L), len(L)) or not np.isfinite(cov).all() or (np.diag(cov) <= 0).any():
-        raise ParameterError("cov", f"cov must be a ({len(L)}, {len(L)}) covariance with finite entries and positive "
-                         f"variances, got {cov!r:.80}")
+    L, e, terms, cov, reference, slope, level, remainder = F_.check(depths, error, terms, stderr, cov, reference, slope,
+                                                                  level, remainder)
     w = 1.0 / np.sqrt(np.diag(cov))  # weighted by the standard errors
-    corr = cov * np.outer(w, w)
-    k, n = len(terms), len(L)
-    q = n - k
-    coef, stat, p, A = _fit(L, e * w, w, terms, reference, corr, q)
+    corr, b = cov * np.outer(w, w), e * w
+    q = len(L) - len(terms)
+    coef, stat, mix, A = F_.best(L, b, w, terms, reference)
+    p = F_.pvalue(stat, A, corr, q) if q >= 1 else math.nan
     se = np.sqrt(np.clip(np.diag(np.linalg.pinv(A.T @ A)), 0.0, None))
     start = _dominant_from(coef, terms)
     parts = np.abs([c * t.law(L[-1]) for c, t in zip(coef, terms)])
     share = float(parts[0] / parts.sum()) if parts.sum() > 0 else 0.0
-    slope = power_law_slope(L, e, cov) if slope is None else [float(x) for x in slope]
-    theory = terms[0].slope(L.tolist())
-    verdict, note = _verdict(terms, coef, se, start, L[-1], p, q, level, slope, theory)
-    return ExpansionFit(terms, reference, coef.tolist(), se.tolist(), stat, q, p, level, start, share,
-                        local_slopes(L, e, cov), slope, theory, verdict, note, (L, e * w, w, corr))
+    ext = (*terms, remainder) if remainder is not None and q >= 2 else None
+    fits = level if ext else level / 2  # disagrees spends half the level, the exponent's test the other half
+    leads = coef[0] - _Z * se[0] > 0 and start <= L[-1]
+    p_next = exp = exp_next = None
+    if p >= fits and leads:  # the exponent's own test (module docstring)
+        exp = _exponent_test(L, b, w, corr, terms, reference)
+    if ext and (p < fits or (exp and exp[0] < level)):  # the declared expansion (or its exponent) needs its next term
+        p_next = F_.pvalue(*F_.best(L, b, w, ext, reference)[1::2], corr, q - 1)
+        if p_next >= level / 2:
+            exp_next = _exponent_test(L, b, w, corr, ext, reference)
+    slope = power_law_slope(L, e, cov) if slope is None else slope
+    verdict, note = _verdict(terms, coef, se, start, L[-1], p, q, level, remainder, p_next, exp, exp_next)
+    shown = exp_next or exp or (None, None)
+    fit = ExpansionFit(terms, reference, coef.tolist(), se.tolist(), stat, q, p, level, start, share,
+                       local_slopes(L, e, cov), slope, terms[0].slope(L.tolist()), verdict, note,
+                       mix if len(F_.mixes(terms, reference)) > 1 else None, remainder if p_next is not None else None,
+                       p_next, shown[0], shown[1], (L, b, w, corr))
+    return _pinned(fit) if verdict == "agrees" else fit
 
 
-def _verdict(terms, coef, se, start, deepest, p, q, level, slope, theory) -> tuple[str | None, str]:
+def _pinned(fit: ExpansionFit) -> ExpansionFit:
+    """An ``agrees`` whose leading exponent the data pin down (its profile interval closed and at
+    most :data:`MAX_EXPONENT_WIDTH` wide), else ``insufficient evidence`` saying so."""
+    lo, hi, closed = fit.exponent_interval
+    if closed and hi - lo <= MAX_EXPONENT_WIDTH:
+        return fit
+    why = "open: the next terms can take the leading one's place" if closed is False else f"{hi - lo:.2f} wide"
+    out = dataclasses.replace(fit, verdict="insufficient evidence", note=(
+        f"{fit.note}, but these depths do not pin its exponent down: its 95% profile interval [{lo:.3f}, {hi:.3f}] is "
+        f"{why} (an agreement needs it closed and at most {MAX_EXPONENT_WIDTH:g} wide); more depths over a wider range, "
+        f"or more draws; see {WHY}"))
+    out.__dict__["exponent_interval"] = fit.exponent_interval
+    return out
+
+
+def _exponent_test(L, b, w, corr, terms, reference) -> tuple[float, float] | None:
+    """``(p, best exponent)``: the profile test of the declared leading exponent (module
+    docstring); ``None`` when the declared expansion's leading term does not lead."""
+    s0 = F_.leading_stat(L, b, w, terms, reference, 0.0)
+    d0, t0 = F_.profile_minimum(L, b, w, terms, reference)
+    if not (math.isfinite(t0) and math.isfinite(s0)):
+        return None
+    g = F_.sandwich_ratio(L, b, w, corr, terms, reference, d0)
+    return chi2_sf(max(s0 - t0, 0.0) / g, 1), terms[0].exponent + d0
+
+
+def _verdict(terms, coef, se, start, deepest, p, q, level, remainder, p_next, exp, exp_next) -> tuple[str, str]:
     """The verdict and its reading in words (see the module's docstring)."""
-    lead = terms[0].text
+    lead, half = terms[0].text, level / 2
     law = " + ".join(t.text for t in terms)
+    nxt = remainder.text if remainder is not None else ""
     if q < 1:
-        return None, f"{len(terms)} declared terms for {len(terms) + q} depths: no degree of freedom left to test the fit"
-    if p < level:
-        return "disagrees", f"the declared expansion {law} does not fit (p = {p:.2g} < {level:g})"
+        return "insufficient evidence", (f"{len(terms)} declared terms for {len(terms) + q} depths: a test needs at "
+                                         f"least {len(terms) + 1} depths")
+    if p_next is not None and p_next < half:
+        return "disagrees", (f"the declared expansion {law} does not fit, not even with its next term {nxt} "
+                             f"(p = {p:.2g}, {p_next:.2g} < {half:g}); see {WHY}")
+    for test, terms_text in ((exp_next, f"{law} + {nxt}"), (exp if p_next is None else None, law)):
+        if test is not None and test[0] < half:
+            return "disagrees", (f"{terms_text} fits, but its leading exponent {terms[0].exponent:g} is rejected: the "
+                                 f"exponents shifted to a leading {test[1]:.3f} fit better (p = {test[0]:.2g} < {half:g});"
+                                 f" see {WHY}")
+    if p_next is not None:
+        why = "does not fit" if exp is None or exp[0] >= level else f"fits with a leading exponent {exp[1]:.3f}"
+        return "pre-asymptotic", (f"{law} {why} (p = {min(p, exp[0] if exp else 1):.2g}), but fits with its next term "
+                                  f"{nxt} (p = {p_next:.2g}): these depths are not asymptotic yet; see {WHY}")
+    if p < half:
+        return "disagrees", f"the declared expansion {law} does not fit (p = {p:.2g} < {half:g}); see {WHY}"
     if coef[0] - _Z * se[0] <= 0:
         return "pre-asymptotic", (f"{law} fits, but its leading term {lead} is not detected yet (coefficient "
-                                  f"{coef[0]:.3g}, its 95% interval reaches 0)")
+                                  f"{coef[0]:.3g}, its 95% interval reaches 0); see {WHY}")
     if start > deepest:
         where = _from(start) if math.isfinite(start) else "at no depth below 1e15"
-        return "pre-asymptotic", f"{law} fits; its leading term {lead} would dominate {where}"
-    s, lo, hi = slope
-    if not lo <= theory <= hi:
-        return "pre-asymptotic", (f"{law} fits and {lead} dominates {_from(start)}, but the next terms "
-                                  f"still bend the slope over these depths ({s:.3f} [{lo:.3f}, {hi:.3f}] against "
-                                  f"{theory:.3f})")
+        return "pre-asymptotic", f"{law} fits; its leading term {lead} would dominate {where}; see {WHY}"
     return "agrees", f"{law} fits and its leading term {lead} dominates {_from(start)}"
 
 

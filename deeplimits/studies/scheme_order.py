@@ -21,7 +21,7 @@ from .. import _validate as V_
 from .._random import chunk_seed
 from .._renamed import renamed
 from ..errors import ParameterError
-from ..orders import StrongOrder
+from ..orders import StrongOrder, next_pairs
 from ..pairs import PairSample
 from ..runs import chunk_sizes
 from .convergence import error_statistics
@@ -161,5 +161,5 @@ def strong_order(scheme, x0, *, noise: int = 1, depths: Sequence[int] = (8, 16, 
         theory_rate=order.rate, rate_note=order.note, theory_log_power=order.log_power,
         seconds=time.perf_counter() - t0, reference_method=f"{ref} of the same {kind} path",
         nested_reference=exact is None, options={"noise": noise}, terminal_constant=order.constant,
-        constant_next=list(order.constant_next), constant_source=order.constant_source,
+        constant_next=[list(x) for x in next_pairs(order.constant_next)], constant_source=order.constant_source,
         **error_statistics(depths, mx, tm, seed, order))

@@ -1,0 +1,242 @@
+"""The numerical core of :func:`~deeplimits.studies.expansion_fit.fit_expansion`: the weighted
+design of a declared expansion as a reference sees it, the constrained least squares over the
+coherences of its ``mixed`` terms, the p-value of the residual under the correlation of the
+depths (Satterthwaite 1946) and the profile of the leading exponent."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from .._stats import chi2_sf
+from ..errors import ParameterError
+from ..orders import Term
+
+#: the coherences a mixed term is tried with (0 a fluctuation, 1 coherent)
+MIXES = np.linspace(0.0, 1.0, 11)
+#: the exponent shifts searched by the profile: |delta| <= REACH, a grid of COARSE, then refined
+REACH, COARSE = 1.0, 0.025
+#: the 95% quantile of chi-square on 1 degree of freedom
+CHI1 = 3.841458820694124
+
+
+def mixes(terms, reference) -> np.ndarray:
+    """The coherences to try: :data:`MIXES` when a mixed term is seen against a nested reference."""
+    nested = reference is not None and any(t.kind == "mixed" and t.exponent > 0 for t in terms)
+    return MIXES if nested else np.array([1.0])
+
+
+def seen(term, L: np.ndarray, reference, mix: np.ndarray) -> np.ndarray:
+    """``(len(mix), len(L))``: :meth:`~deeplimits.orders.Term.seen` for every mix and depth."""
+    f = L ** -term.exponent * (np.log(L) ** term.log_power if term.log_power else 1.0)
+    out = np.broadcast_to(f, (len(mix), len(L)))
+    if reference is None or term.exponent <= 0 or term.kind == "unshared":
+        return out
+    g = term.law(float(reference))
+    if term.kind == "coherent":
+        return out - g
+    m = np.zeros_like(mix) if term.kind == "fluctuation" else mix
+    return np.sqrt(np.clip(f * f + g * g - 2 * g * (m[:, None] * f + (1 - m[:, None]) * g), 0.0, None))
+
+
+def designs(L, w, terms, reference, mix) -> np.ndarray:
+    """The weighted designs ``(len(mix), n, k)``: column ``i`` is term ``i`` as seen, times ``w``."""
+    return np.stack([seen(t, L, reference, mix) for t in terms], axis=-1) * w[:, None]
+
+
+def _lstsq(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Batched least squares ``(M, n, k), (n,) -> (M, k)`` (SVD: the designs may be near collinear)."""
+    return np.stack([np.linalg.lstsq(a, b, rcond=None)[0] for a in A]) if A.shape[-1] else np.zeros((len(A), 0))
+
+
+def solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``min |A c - b|`` with ``c_0 >= 0`` for each design of the batch: the free solution, or, when
+    its ``c_0`` is negative, the solution on the boundary ``c_0 = 0`` (one bound on a convex
+    quadratic: the constrained minimum lies on it when the free one violates it)."""
+    c = _lstsq(A, b)
+    bad = c[:, 0] < 0
+    if bad.any():
+        c[bad] = np.concatenate([np.zeros((bad.sum(), 1)), _lstsq(A[bad][:, :, 1:], b)], axis=1)
+    return c
+
+
+def best(L, b, w, terms, reference):
+    """``(coef, stat, mix, A)`` of the coherence that fits best."""
+    m = mixes(terms, reference)
+    A = designs(L, w, terms, reference, m)
+    c = solve(A, b)
+    stats = ((b - np.einsum("mnk,mk->mn", A, c)) ** 2).sum(-1)
+    i = int(np.argmin(stats))
+    return c[i], float(stats[i]), float(m[i]), A[i]
+
+
+def pvalue(stat: float, A: np.ndarray, corr: np.ndarray, q: int) -> float:
+    """P(T >= stat) for ``T = |r|^2``, the weighted residual of the fit, when the weighted errors
+    have correlation ``corr``: ``T = sum_i lambda_i chi2_1`` with ``lambda`` the eigenvalues of
+    ``P corr P`` (``P`` projects out the columns of ``A``), read as the scaled chi-square
+    ``g chi2_h`` with the same mean and variance (Satterthwaite 1946). Uncorrelated errors:
+    ``lambda`` is ``q`` ones, the chi-square law on ``q`` degrees of freedom."""
+    if np.allclose(corr, np.eye(len(A))):
+        return chi2_sf(stat, q)
+    Q = np.linalg.qr(A)[0]
+    P = np.eye(len(A)) - Q @ Q.T
+    lam = np.clip(np.linalg.eigvalsh(P @ corr @ P), 0.0, None)
+    if lam.sum() <= 0:
+        return 1.0 if stat <= 0 else 0.0
+    g, h = (lam ** 2).sum() / lam.sum(), lam.sum() ** 2 / (lam ** 2).sum()
+    return chi2_sf(stat / g, h)
+
+
+def shifted(terms, delta: float) -> list:
+    """The terms with every exponent shifted by ``delta``."""
+    return [dataclasses.replace(t, exponent=t.exponent + delta) for t in terms]
+
+
+def leading_stat(L, b, w, terms, reference, delta: float) -> float:
+    """The statistic of the expansion shifted by ``delta``, ``inf`` where its leading term does not
+    lead (a coefficient that is not positive, or under half of the fitted error at the deepest
+    depth: a next term would take its place)."""
+    s = shifted(terms, delta)
+    coef, stat = best(L, b, w, s, reference)[:2]
+    parts = np.abs([c * t.law(float(L[-1])) for c, t in zip(coef, s)])
+    return stat if coef[0] > 0 and 2 * parts[0] >= parts.sum() else math.inf
+
+
+def shifts(step: float) -> np.ndarray:
+    """The shifts searched: ``|delta| <= REACH`` (a leading exponent at or below 0 is an error that
+    does not decay: the test must be able to find one)."""
+    return np.arange(-REACH, REACH + 1e-9, step)
+
+
+def profile_minimum(L, b, w, terms, reference) -> tuple[float, float]:
+    """``(delta, stat)`` at the best shift of the exponents: a grid of steps :data:`COARSE`, then
+    three rounds of the vertex of the parabola through the best point and its neighbours, the
+    step divided by 5 each round (the profile is quadratic near its minimum); ``(nan, inf)`` when
+    no shift leaves a leading term."""
+    grid = shifts(COARSE)
+    stats = np.array([leading_stat(L, b, w, terms, reference, d) for d in grid])
+    if not np.isfinite(stats).any():
+        return math.nan, math.inf
+    i = int(np.argmin(stats))
+    d, t, step = float(grid[i]), float(stats[i]), COARSE
+    for _ in range(3):
+        y0, y2 = (leading_stat(L, b, w, terms, reference, d + k * step) for k in (-1, 1))
+        curve = y0 - 2 * t + y2
+        if not (math.isfinite(curve) and curve > 0):
+            break
+        x = d + step * (y0 - y2) / (2 * curve)
+        tx = leading_stat(L, b, w, terms, reference, x)
+        if tx < t:
+            d, t = x, tx
+        step /= 5
+    return d, t
+
+
+def exponent_interval(L, b, w, corr, terms, reference) -> tuple[float, float, bool]:
+    """``(lo, hi, closed)``: the 95% profile interval of the leading exponent, the run of shifts
+    around the best one whose statistic lies within ``g * 3.84`` of its minimum (``g``: the
+    sandwich ratio), found in steps of :data:`COARSE` then by bisection to 1e-4 at each end;
+    ``closed`` when neither end is the edge of the search (``|delta| = REACH``): an end where the leading term stops leading still bounds the exponents of expansions it
+    leads. ``nan`` bounds when no shift leaves a leading term."""
+    r0 = terms[0].exponent
+    d0, t0 = profile_minimum(L, b, w, terms, reference)
+    if not math.isfinite(t0):
+        return math.nan, math.nan, False
+    bound = t0 + CHI1 * sandwich_ratio(L, b, w, corr, terms, reference, d0)
+    ends, closed = [], True
+    for sign in (-1, 1):
+        a, z = d0, None
+        while z is None:
+            x = a + sign * COARSE
+            if abs(x) > REACH + 1e-9:
+                break
+            t = leading_stat(L, b, w, terms, reference, x)
+            if t <= bound:
+                a = x
+            else:
+                z = x
+        if z is None:
+            closed, z = False, sign * REACH
+        for _ in range(8):
+            m = (a + z) / 2
+            a, z = (m, z) if leading_stat(L, b, w, terms, reference, m) <= bound else (a, m)
+        ends.append(a)
+    return r0 + ends[0], r0 + ends[1], closed
+
+
+def sandwich_ratio(L, b, w, corr, terms, reference, delta: float) -> float:
+    """``var_robust / var_naive`` of the shift ``delta`` at the fit: the Jacobian ``J`` of the
+    weighted model in ``(c, delta)``, ``(J'J)^-1 J' corr J (J'J)^-1`` over ``(J'J)^-1`` (1 when
+    the depths are independent)."""
+    coef, _, mix, A = best(L, b, w, shifted(terms, delta), reference)
+    h, m = 1e-4, np.array([mix])
+    dA = (designs(L, w, shifted(terms, delta + h), reference, m)[0] -
+          designs(L, w, shifted(terms, delta - h), reference, m)[0]) / (2 * h)
+    J = np.column_stack([A, dA @ coef])
+    naive = np.linalg.pinv(J.T @ J)
+    if naive[-1, -1] <= 0:
+        return 1.0
+    return float(max((naive @ J.T @ corr @ J @ naive)[-1, -1] / naive[-1, -1], 1e-12))
+
+
+def check(depths, error, terms, stderr, cov, reference, slope, level, remainder):
+    """The arguments of :func:`fit_expansion`, checked: one line naming the parameter and its range."""
+    if terms is None or isinstance(terms, (str, bytes, Term)):
+        raise ParameterError("terms", f"terms must be a non-empty sequence of deeplimits.orders.Term, got {terms!r:.80}")
+    try:
+        terms = tuple(terms)
+    except TypeError:
+        raise ParameterError("terms", f"terms must be a non-empty sequence of deeplimits.orders.Term, got {terms!r:.80}") from None
+    if not terms or not all(isinstance(t, Term) for t in terms):
+        raise ParameterError("terms", f"terms must be a non-empty sequence of deeplimits.orders.Term, got {terms!r:.80}")
+    if remainder is not None and not isinstance(remainder, Term):
+        raise ParameterError("remainder", f"remainder must be a deeplimits.orders.Term or None, got {remainder!r:.80}")
+    L = _floats("depths", depths, "increasing depths >= 1")
+    if L.ndim != 1 or len(L) < 1 or not (L >= 1).all() or (np.diff(L) <= 0).any():
+        raise ParameterError("depths", f"depths must be increasing depths >= 1 without repeats, got {_short(depths)}")
+    e = _floats("error", error, f"{len(L)} finite errors > 0, one per depth")
+    if e.shape != L.shape or not (e > 0).all():
+        raise ParameterError("error", f"error must hold {len(L)} finite errors > 0, one per depth, got {_short(error)}")
+    if cov is None:
+        if stderr is None:
+            raise ParameterError("stderr", "stderr or cov must be given: the standard errors of the mean errors")
+        se = _floats("stderr", stderr, f"{len(L)} finite standard errors > 0")
+        if se.shape != L.shape or not (se > 0).all():
+            raise ParameterError("stderr", f"stderr must hold {len(L)} finite standard errors > 0, got {_short(stderr)}")
+        cov = np.diag(se ** 2)
+    cov = _floats("cov", cov, f"a ({len(L)}, {len(L)}) covariance matrix")
+    if cov.shape != (len(L), len(L)) or (np.diag(cov) <= 0).any():
+        raise ParameterError("cov", f"cov must be a ({len(L)}, {len(L)}) covariance with positive variances, got an "
+                                    f"array of shape {cov.shape}")
+    if not np.allclose(cov, cov.T, rtol=1e-8, atol=0.0) or np.linalg.eigvalsh((cov + cov.T) / 2).min() < \
+            -1e-8 * np.abs(np.diag(cov)).max():
+        raise ParameterError("cov", "cov must be symmetric positive semi-definite (a covariance matrix of the mean errors)")
+    if reference is not None:
+        if isinstance(reference, bool) or not isinstance(reference, (int, np.integer)) or reference <= L[-1]:
+            raise ParameterError("reference", f"reference must be None (an exact reference) or the finest grid, an "
+                                              f"integer above the largest depth {L[-1]:g}, got {reference!r:.40}")
+        reference = int(reference)
+    if slope is not None:
+        slope = _floats("slope", slope, "(slope, lo, hi), three finite numbers")
+        if slope.shape != (3,):
+            raise ParameterError("slope", f"slope must be (slope, lo, hi), three finite numbers, got {_short(slope)}")
+        slope = [float(x) for x in slope]
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
+        raise ParameterError("level", f"level must be a number in (0, 1), got {level!r:.40}")
+    return L, e, terms, (cov + cov.T) / 2, reference, slope, float(level), remainder
+
+
+def _floats(name, x, what) -> np.ndarray:
+    try:
+        a = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise ParameterError(name, f"{name} must be {what}, got {_short(x)}") from None
+    if not np.isfinite(a).all():
+        raise ParameterError(name, f"{name} must be {what}: finite numbers, got {_short(x)}")
+    return a
+
+
+def _short(x) -> str:
+    return f"{x!r:.60}" + ("..." if len(repr(x)) > 60 else "")
