@@ -26,7 +26,7 @@ def test_untrained_networks_give_the_initial_exponents():
     assert [r["delta"] for r in res.records] == pytest.approx([1 / 8, 1 / 16, 1 / 32, 1 / 64], rel=1e-6)
 
 
-def test_trained_family_report_and_store(tmp_path):
+def test_trained_family_report_and_store(tmp_path, capsys):
     plan = plan_scaling(**TINY, seeds=2)
     with RunStore(tmp_path, plan.to_dict()) as store:
         res = plan.run(store=store)
@@ -44,6 +44,9 @@ def test_trained_family_report_and_store(tmp_path):
     assert "published" in text and f"no verdict, insufficient evidence: {res.reason}" in text and "0.7" in text
     again = results_from_store(RunStore(tmp_path, create=False))[0]
     assert again.records == res.records
+    capsys.readouterr()
+    assert main(["runs", "show", str(tmp_path)]) == 0  # the stored run's report, the verdict recomputed
+    assert f"no verdict, insufficient evidence: {res.reason}" in capsys.readouterr().out
     json.dumps(res.to_dict(), allow_nan=False)
     # plot(path=None, *, ax=None), as every result: six Axes of your own, or a refusal naming ax
     import matplotlib
