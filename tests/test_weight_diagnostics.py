@@ -224,7 +224,7 @@ def test_verdicts_of_other_families_and_the_trend_loss_as_evidence():
     assert abs(r.exponents["beta_max"]["value"] - 0.5) < 0.15
     few = _family(lambda L: iid(L, (6,)))
     assert few.hypothesis == "insufficient evidence", few.report()
-    assert few.reason == "the interval of the cumulative-sum exponent is 0.7 wide (at most 0.6)"
+    assert few.reason == "the interval of the cumulative-sum exponent is 0.7 wide (at most 0.5)"
     assert _family(sparse).hypothesis == "sparse"
     fam = [weight_diagnostics(_trend(L, 0.3)) for L in (64, 128, 256, 512)]
     kept = scaling_exponents(fam, trend_ratio=1.02)

@@ -29,7 +29,7 @@ def _verdict(kind, depths, seed=0, **kw):
 
 
 def test_the_rule_is_stated_by_its_constants():
-    assert (MIN_DEPTHS, MIN_SPAN, MAX_WIDTH) == (4, 4.0, 0.6)
+    assert (MIN_DEPTHS, MIN_SPAN, MAX_WIDTH) == (4, 4.0, 0.5)
     assert VERDICTS[-1] == INSUFFICIENT == "insufficient evidence"
 
 
@@ -69,17 +69,17 @@ def _exponents(**values):
 
 
 def test_sparse_needs_a_growing_count_ruled_out_by_its_interval():
-    """layers_90's exponent 0.2 with an interval reaching 0.5: a growing count is not ruled out,
+    """layers_90's exponent 0.2 with an interval reaching 0.4: a growing count is not ruled out,
     so not sparse (the old rule read the estimate, 0.2 <= 0.3, and said sparse); reaching 0.25,
     sparse. An interval wider than the bound, or none, is insufficient evidence."""
     depths = [16, 32, 64, 128]
     sparse = dict(beta=1.0, increment_norm=-1.0, scaled_increments=0.0, rss=0.0, max_norm=0.0)
-    verdict, reason = hypothesis(_exponents(**sparse, layers_90=(-0.1, 0.5)), depths=depths)
+    verdict, reason = hypothesis(_exponents(**sparse, layers_90=(0.0, 0.4)), depths=depths)
     assert verdict == "neither" and "Hypothesis 3 (sparse) not shown: step 6 layers holding 90% L^0.20 " \
-                                    "(<= L^0.50) (a growing count is not ruled out)" in reason, reason
+                                    "(<= L^0.40) (a growing count is not ruled out)" in reason, reason
     assert hypothesis(_exponents(**sparse, layers_90=(0.15, 0.25)), depths=depths)[0] == "sparse"
     verdict, reason = hypothesis(_exponents(**sparse, layers_90=(-0.5, 0.25)), depths=depths)
-    assert verdict == INSUFFICIENT and reason == "the interval of the layers_90 exponent is 0.75 wide (at most 0.6)"
+    assert verdict == INSUFFICIENT and reason == "the interval of the layers_90 exponent is 0.75 wide (at most 0.5)"
     bare = {**_exponents(**sparse), "layers_90": {"value": 0.0, "ci": [math.nan, math.nan]}}
     verdict, reason = hypothesis(bare, depths=depths)
     assert verdict == INSUFFICIENT and reason.startswith("the layers_90 exponent has no interval"), reason

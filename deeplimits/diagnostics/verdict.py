@@ -69,8 +69,9 @@ VERDICTS = ("smooth", "rough", "sparse", "neither", INSUFFICIENT)
 #: a verdict needs at least MIN_DEPTHS distinct depths, the deepest at least MIN_SPAN times the shallowest
 MIN_DEPTHS, MIN_SPAN = 4, 4.0
 #: and the 95% interval of every exponent it reads at most MAX_WIDTH wide (docs/weights.md, "How often the
-#: verdict is wrong": the widths of the calibration families, and the wrong-verdict rate at the bound)
-MAX_WIDTH = 0.6
+#: verdict is wrong": the largest bound measured that names no wrong hypothesis on the scattered families of
+#: the least evidence; 0.6 named one for 3 of 600 built to say no)
+MAX_WIDTH = 0.5
 #: how far a fitted exponent may lie from a hypothesis' prediction and still agree with it
 TOLERANCE = 0.15
 #: step 3: a beta-scaled increment norm decays (Hypothesis 1) when its exponent is at most -0.15,
