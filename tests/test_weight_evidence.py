@@ -161,3 +161,22 @@ def test_bad_depths_are_refused_in_one_line():
     for bad in ("16,32", [16, -1], [16, float("nan")], 7):
         with pytest.raises(ValueError, match=r"^depths must be a list of depths > 0 or None, got .*$"):
             hypothesis(e, depths=bad)
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(kind="smoth"), "^kind must be one of 'smooth', 'rough', 'sparse', 'none'; got 'smoth'$"),
+    (dict(depths=[2, 4, 8]), r"^depths must be at least 3 layers, got \[2, 4, 8\]$"),
+    (dict(depths=[16, 8]), r"^depths must be strictly increasing, got \[16, 8\]$"),
+    (dict(seed=-1), "^seed must be an integer >= 0, got -1$"),
+    (dict(width=0), "^width must be an integer >= 1, got 0$"),
+    (dict(scatter=-0.1), r"^scatter must lie in \[0.0, inf\], got -0.1$"),
+])
+def test_bad_families_are_refused_in_one_line(kw, match):
+    args = {"kind": "smooth", "depths": [8, 16], "seed": 0, **kw}
+    with pytest.raises(ValueError, match=match):
+        known_family(args.pop("kind"), args.pop("depths"), **args)
+    if "kind" not in kw:
+        with pytest.raises(ValueError, match=match):
+            calibrate(1, **{"depths": [8, 16], **kw})
+    with pytest.raises(ValueError, match="^count must be an integer >= 1, got 0$"):
+        calibrate(0, [8, 16])

@@ -27,6 +27,9 @@ from typing import Sequence
 
 import torch
 
+from .. import _validate as V_
+from ..errors import ParameterError
+
 __all__ = ["KINDS", "known_family", "family_seed", "calibrate", "calibration_table"]
 
 #: the kinds of family, named by the verdict they should get ('none': no hypothesis)
@@ -84,8 +87,8 @@ def _rough(g, depths, width) -> tuple[dict, list]:
 
 
 def _sparse(g, depths, width) -> tuple[dict, list]:
-    m = 1 + int(torch.randint(4, (1,), generator=g))
     slots = min(depths)  # distinct slots k / min(depths): distinct layers at every depth
+    m = min(1 + int(torch.randint(4, (1,), generator=g)), slots)
     at = (torch.randperm(slots, generator=g)[:m].to(torch.float64) + 0.5) / slots
     big = torch.randn(m, width, width, generator=g, dtype=torch.float64)
     size = 0.5 + 1.5 * torch.rand(m, 1, 1, generator=g, dtype=torch.float64)
@@ -127,12 +130,23 @@ def known_family(kind: str, depths: Sequence[int], *, seed: int, width: int = 10
     """``(parameters, tensors)``: one family of ``kind`` (:data:`KINDS`) at ``depths``, a tensor
     ``(L, width, width)`` per depth, drawn from ``seed`` (module docstring); ``scatter > 0`` scales
     each depth's tensor by ``exp(scatter Z)``, ``Z`` standard normal (a stress test: trained networks
-    scatter from depth to depth)."""
+    scatter from depth to depth). ``depths``: strictly increasing integers >= 3; ``seed`` an
+    integer >= 0; ``width`` >= 1; ``scatter`` a real >= 0."""
+    kind, depths, seed, width, scatter = _check(kind, depths, seed, width, scatter)
     g = _gen(seed)
-    params, tensors = _MAKE[kind](g, list(depths), width)
+    params, tensors = _MAKE[kind](g, depths, width)
     if scatter:
         tensors = [A * math.exp(scatter * float(torch.randn(1, generator=g, dtype=torch.float64))) for A in tensors]
     return params, tensors
+
+
+def _check(kind, depths, seed, width, scatter) -> tuple:
+    kind = V_.choice("kind", kind, KINDS)
+    depths = V_.depths("depths", depths, dyadic=False)
+    if depths[0] < 3:
+        raise ParameterError("depths", f"depths must be at least 3 layers, got {depths}")
+    return (kind, depths, V_.integer("seed", seed, low=0), V_.integer("width", width),
+            V_.real("scatter", scatter, low=0.0))
 
 
 def family_seed(kind: str, i: int, seed: int = 0) -> int:
@@ -143,7 +157,11 @@ def family_seed(kind: str, i: int, seed: int = 0) -> int:
 def calibrate(count: int, depths: Sequence[int], *, width: int = 10, seed: int = 0, kinds=KINDS,
               scatter: float = 0.0) -> dict:
     """``{kind: {verdict: how many of count families got it}}`` for families ``0 .. count - 1`` of
-    each kind (:func:`family_seed`, :func:`known_family`)."""
+    each kind (:func:`family_seed`, :func:`known_family`); ``count`` an integer >= 1, ``kinds``
+    a subset of :data:`KINDS`, the rest as for :func:`known_family`."""
+    count = V_.integer("count", count)
+    kinds = [V_.choice("kinds", k, KINDS) for k in V_.sequence("kinds", kinds, what="a list of kinds")]
+    _check(KINDS[0], depths, seed, width, scatter)
     from .measures import weight_diagnostics
     from .scaling import scaling_exponents
     from .verdict import VERDICTS
