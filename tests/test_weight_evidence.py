@@ -64,7 +64,8 @@ def test_exponents_whose_intervals_are_wider_than_the_bound_are_insufficient_evi
 def _exponents(**values):
     """Exponents with the interval (lo, hi) given, or 0.1 wide around a number."""
     def one(v):
-        return {"value": v, "ci": [v - 0.05, v + 0.05]} if isinstance(v, float) else {"value": sum(v) / 2, "ci": list(v)}
+        lo, hi = (v - 0.05, v + 0.05) if isinstance(v, float) else v
+        return {"value": (lo + hi) / 2, "ci": [lo, hi]}
     return {k: one(v) for k, v in values.items()}
 
 
