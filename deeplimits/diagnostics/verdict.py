@@ -221,16 +221,18 @@ def hypothesis(exponents, hurst=None, *, depths=None, noise_hurst=None, trend_ra
                noise_fraction=None) -> tuple[str, str]:
     """``(verdict, reason)``: ``'smooth'``, ``'rough'``, ``'sparse'``, ``'neither'`` (module
     docstring) or ``'insufficient evidence'``: fewer than :data:`MIN_DEPTHS` ``depths`` (the
-    family's, ``None``: not given), spanning less than a factor :data:`MIN_SPAN`, or an exponent the
-    verdict reads without a 95% interval at most :data:`MAX_WIDTH` wide; the reason names what is missing.
+    family's, ``None``: not given), spanning less than a factor :data:`MIN_SPAN`, or an exponent
+    the verdict reads without a 95% interval at most :data:`MAX_WIDTH` wide; the reason names what
+    is missing.
 
     ``exponents`` maps at least ``'beta'`` (from the cumulative sum), ``'increment_norm'`` (the
     exponent of the increment norm unscaled; or ``'scaled_increments'``, already scaled) and
     ``'rss'`` to ``{'value': number, 'ci': [lo, hi]}`` (as :attr:`Exponents.exponents`; NaN: not
     fitted), and optionally ``'max_norm'``, ``'noise_qv'`` and ``'layers_90'``; ``hurst`` (the Hurst
-    index of ``A``, shown in the reason), ``noise_hurst`` (of the noise part), ``noise_fraction`` (the noise part's root
-    sum of squares over the weights' at the deepest depth) and ``trend_ratio`` (the loss kept
-    by the trend) are ``None`` or numbers (NaN: unknown)."""
+    index of ``A``, shown in the reason), ``noise_hurst`` (of the noise part), ``noise_fraction``
+    (the noise part's root sum of squares over the weights' at the deepest depth) and
+    ``trend_ratio`` (the loss kept by the trend) are ``None`` or numbers (NaN: unknown); ``depths``
+    a list of depths > 0 or ``None``."""
     if hurst is not None and not _number(hurst):
         raise ParameterError("hurst", f"hurst must be a number or None, got {hurst!r}")
     depths = _depths(depths)
@@ -307,8 +309,9 @@ def _wide(exponents: Mapping, read: dict) -> str:
         out.append("the intervals of " + ", ".join(f"{label} ({w})" for label, w in wide)
                    + f" are wider than {MAX_WIDTH:g}")
     if bare:
+        noise = "; the noise part is measured from 20 layers on" if _READ["noise_qv"] in bare else ""
         out.append(" and ".join(bare) + (" has" if len(bare) == 1 else " have") + " no interval (fitted on fewer "
-                   "than 3 depths; the noise part is measured from 20 layers on)")
+                   f"than 3 depths{noise})")
     return "; ".join(out)
 
 
