@@ -26,7 +26,7 @@ def test_untrained_networks_give_the_initial_exponents():
     assert [r["delta"] for r in res.records] == pytest.approx([1 / 8, 1 / 16, 1 / 32, 1 / 64], rel=1e-6)
 
 
-def test_trained_family_report_and_store(tmp_path):
+def test_trained_family_report_and_store(tmp_path, capsys):
     plan = plan_scaling(**TINY, seeds=2)
     with RunStore(tmp_path, plan.to_dict()) as store:
         res = plan.run(store=store)
@@ -35,14 +35,18 @@ def test_trained_family_report_and_store(tmp_path):
     e = res.exponents
     assert e["alpha+beta"]["value"] == pytest.approx(e["alpha"]["value"] + e["beta"]["value"])
     assert all(r["ode_distance"] > 0 for r in res.records) and "own-ODE error" in res.report() and "says nothing of a common limit" in res.report()
-    assert res.hypothesis in ("smooth", "rough", "neither") and res.reason
+    assert res.hypothesis == "insufficient evidence"  # three depths: no verdict (issue 37)
+    assert res.reason == "3 depths (a verdict needs at least 4 spanning a factor of 4)"
     # trained until the threshold or the epoch limit
     assert all(r["train_loss"] <= 0.05 or r["epochs"] == 2 for r in res.records)
     assert all(r["finite"] and r["trend_ratio"] > 0 for r in res.records)
     text = res.report()
-    assert "published" in text and "supports:" in text and "0.7" in text
+    assert "published" in text and f"no verdict, insufficient evidence: {res.reason}" in text and "0.7" in text
     again = results_from_store(RunStore(tmp_path, create=False))[0]
     assert again.records == res.records
+    capsys.readouterr()
+    assert main(["runs", "show", str(tmp_path)]) == 0  # the stored run's report, the verdict recomputed
+    assert f"no verdict, insufficient evidence: {res.reason}" in capsys.readouterr().out
     json.dumps(res.to_dict(), allow_nan=False)
     # plot(path=None, *, ax=None), as every result: six Axes of your own, or a refusal naming ax
     import matplotlib

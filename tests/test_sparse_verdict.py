@@ -107,17 +107,19 @@ def test_sparse_is_not_said_where_the_weight_is_spread_or_shrinks(case):
 
 
 def _exponents(**values):
-    return {k: {"value": v, "ci": [math.nan, math.nan]} for k, v in values.items()}
+    """Exponents with intervals 0.1 wide."""
+    return {k: {"value": v, "ci": [v - 0.05, v + 0.05]} for k, v in values.items()}
 
 
 def test_hypothesis_on_exponents_needs_all_four_pieces_of_evidence():
     sparse = dict(beta=0.0, increment_norm=0.0, rss=0.0, max_norm=0.05, layers_90=0.1)
-    assert hypothesis(_exponents(**sparse))[0] == "sparse"
+    depths = list(DEPTHS)
+    assert hypothesis(_exponents(**sparse), depths=depths)[0] == "sparse"
     for key, value in (("max_norm", -0.3), ("rss", 0.3), ("increment_norm", -0.3), ("layers_90", 0.5)):
-        verdict, reason = hypothesis(_exponents(**{**sparse, key: value}))
+        verdict, reason = hypothesis(_exponents(**{**sparse, key: value}), depths=depths)
         assert verdict != "sparse", (key, reason)
     no_count = {k: v for k, v in sparse.items() if k != "layers_90"}  # a record written before the count
-    assert hypothesis(_exponents(**no_count))[0] != "sparse"
+    assert hypothesis(_exponents(**no_count), depths=depths)[0] != "sparse"
     assert all(i["step"] != 6 for i in weigh_evidence(_exponents(**no_count)))
 
 

@@ -107,8 +107,9 @@ def add_parser(sub, run_flags):
                     f"below --stop-loss ({d['loss']} loss, {d['optimizer']}, batch {d['batch_size']}), then their "
                     "steps: alpha (delta ~ L^-alpha), beta (the cumulative-sum norm of W ~ L^(1 - beta)), the "
                     "beta-scaled increments (~ L^-nu), the noise part, the root sum of squares and the loss kept by "
-                    "the trend, each against what each hypothesis predicts, and the verdict (smooth, rough or "
-                    "neither) next to the published values (tanh: alpha 0.7, beta 0.3). Default: --preset "
+                    "the trend, each against what each hypothesis predicts, and the verdict (smooth, rough, sparse, "
+                    "neither, or insufficient evidence: too few depths or too wide intervals) next to the published "
+                    "values (tanh: alpha 0.7, beta 0.3). Default: --preset "
                     f"{name} (depths {fmt(SCALING_PRESETS[name]['depths'])}, minutes).")
     c.add_argument("--preset", choices=list(SCALING_PRESETS), default=name,
                    help="; ".join(f"{n}: " + ", ".join(f"{k} {fmt(v)}" for k, v in p.items())

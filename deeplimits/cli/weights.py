@@ -102,8 +102,9 @@ def add_parser(sub) -> None:
                     "the quadratic variation and the Hurst index of each coordinate of the cumulative sum "
                     "(median and IQR over coordinates; Cohen et al., ICML 2021). With several depths of a "
                     "tensor of one name: the log-log slope of each on L with a 95% interval, beta, and the "
-                    "verdict (smooth, rough, sparse or neither). Convolution kernels are measured by the spectral "
-                    "norms of their convolutions (Sedghi, Gupta & Long, ICLR 2019).")
+                    "verdict (smooth, rough, sparse or neither; 'insufficient evidence' below 4 depths spanning a "
+                    "factor of 4, or with an exponent's interval too wide: docs/weights.md). Convolution kernels "
+                    "are measured by the spectral norms of their convolutions (Sedghi, Gupta & Long, ICLR 2019).")
     w.add_argument("paths", nargs="+", metavar="PATH", help="weight files or run directories")
     w.add_argument("--beta", type=real, default=presets.DEFAULTS["weights"]["beta"],
                    help="scale of the increment norm L^beta (default %(default)g)")

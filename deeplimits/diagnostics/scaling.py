@@ -28,10 +28,10 @@ from .. import _validate as V_
 from .._plain import PlainData
 from ..errors import ParameterError
 from .measures import WeightDiagnostics
-from .verdict import hypothesis, weigh_evidence
+from .verdict import hypothesis, verdict_line, weigh_evidence
 
 __all__ = ["interval", "loglog_fit", "scaling_exponents", "Exponents", "SCALED", "hypothesis", "weigh_evidence",
-           "noise_fraction"]
+           "noise_fraction", "verdict_line"]
 
 #: the diagnostics whose exponent is fitted (the Hurst indices are not powers of L)
 SCALED = ("max_norm", "increment_norm", "cumsum_norm", "rss", "quadratic_variation", "noise_qv", "layers_90")
@@ -67,11 +67,16 @@ def _loglog_fit(depths, values, level: float = 0.95) -> tuple[float, tuple]:
     x, y = np.log(np.asarray(depths, dtype=float)), np.asarray(values, dtype=float)
     if len(x) < 2 or not np.all(y > 0) or len(set(x.tolist())) < 2:
         return math.nan, (math.nan, math.nan)
-    fit = stats.linregress(x, np.log(y))
+    y = np.log(y)
+    dx = x - x.mean()
+    slope = float(dx @ (y - y.mean()) / (dx @ dx))
     if len(x) < 3:
-        return float(fit.slope), (math.nan, math.nan)
-    half = stats.t.ppf((1 + level) / 2, len(x) - 2) * fit.stderr
-    return float(fit.slope), (float(fit.slope - half), float(fit.slope + half))
+        return slope, (math.nan, math.nan)
+    # the residuals' standard error written out: scipy's linregress gives NaN for a constant y (an exact fit)
+    resid = y - y.mean() - slope * dx
+    stderr = math.sqrt(float(resid @ resid) / (len(x) - 2) / float(dx @ dx))
+    half = float(stats.t.ppf((1 + level) / 2, len(x) - 2)) * stderr
+    return slope, (slope - half, slope + half)
 
 
 @dataclasses.dataclass
@@ -92,7 +97,8 @@ class Exponents(PlainData):
     exponents: dict
     """Name -> ``{'value', 'ci'}`` (see above)."""
     hypothesis: str
-    """The verdict: smooth, rough, sparse or neither (:func:`~deeplimits.diagnostics.verdict.hypothesis`)."""
+    """The verdict: smooth, rough, sparse, neither or insufficient evidence
+    (:func:`~deeplimits.diagnostics.verdict.hypothesis`)."""
     reason: str
     """The evidence for and against it, in words."""
     evidence: list = dataclasses.field(default_factory=list)
@@ -111,7 +117,7 @@ class Exponents(PlainData):
             ci = " " + interval(v["ci"])
             lines.append(f"  {k:>20} {v['value']:8.3f}{ci}")
         lines += evidence_lines(self.evidence)
-        lines.append(f"supports: {self.hypothesis} ({self.reason})")
+        lines.append(verdict_line(self.hypothesis, self.reason))
         return "\n".join(lines)
 
 
@@ -160,7 +166,7 @@ def scaling_exponents(family: Sequence[WeightDiagnostics], level: float = 0.95, 
     hurst = _median([d.hurst for d in family])
     noise_hurst = _median([d.noise_hurst for d in family])
     kw = dict(noise_hurst=noise_hurst, trend_ratio=trend_ratio, noise_fraction=noise_fraction(family))
-    verdict, reason = hypothesis(out, hurst, **kw)
+    verdict, reason = hypothesis(out, hurst, depths=depths, **kw)
     return Exponents(family[0].name, depths, out, verdict, reason, weigh_evidence(out, **kw), hurst, noise_hurst,
                      kw["noise_fraction"])
 

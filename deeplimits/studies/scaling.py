@@ -171,6 +171,7 @@ class ScalingPlan(Plan):
                 "stop_loss": self.stop_loss, "other": other, "stop_loss_other": value}
 
     def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> ScalingResult:
+        from ..diagnostics.verdict import INSUFFICIENT
         from .scaling_result import family_exponents
 
         records = sorted((r for res in results for r in res["records"]), key=lambda r: (r["depth"], r["seed"], r["lr"]))
@@ -179,7 +180,7 @@ class ScalingPlan(Plan):
             rs = [r for r in records if r["lr"] == lr and r["finite"]]
             if len({r["depth"] for r in rs}) >= 2:
                 families.append(family_exponents(rs))
-        first = families[0] if families else {"exponents": {}, "hypothesis": "neither",
+        first = families[0] if families else {"exponents": {}, "hypothesis": INSUFFICIENT,
                                               "reason": "fewer than two depths trained"}
         published = (PUBLISHED if self.dataset == "synthetic" else PUBLISHED_EMBEDDED).get(self.activation, {})
         deepest = [(t.params["depth"], res) for t, res in zip(tasks, results) if t.params.get("seed_index", 0) == 0]

@@ -39,12 +39,13 @@ def conv_exponents(records: list[dict]) -> dict:
     ``max_k ||A_k||``, what Cohen et al. report for convolutional networks), ``beta_cumsum`` (one
     minus that of the cumulative-sum norm of ``A``, step 2), each ``{'value', 'ci'}``, and each
     kernel's fitted exponents; ``verdicts``: per kernel (``'A'``, ``'delta'``) the verdict, its reason and
-    evidence. Needs two depths or more (else the verdict is ``'neither'``)."""
+    evidence. Needs two depths or more (else the verdict is ``'insufficient evidence'``)."""
     from ..diagnostics import scaling_exponents
+    from ..diagnostics.verdict import INSUFFICIENT
 
     depths = sorted({r["depth"] for r in records})
     if len(depths) < 2:
-        why = {"hypothesis": "neither", "reason": "fewer than two depths trained", "evidence": []}
+        why = {"hypothesis": INSUFFICIENT, "reason": "fewer than two depths trained", "evidence": []}
         return {"exponents": {}, "verdicts": {"A": why, "delta": dict(why)}}
     out, verdicts = {}, {}
     for name in ("A", "delta"):
@@ -74,7 +75,7 @@ class ConvScalingResult(PlanResult):
     exponents: dict
     """``alpha``, ``beta`` (``{'value', 'ci'}``, 95% intervals) and each kernel's exponents."""
     verdicts: dict
-    """Per kernel: ``hypothesis`` (smooth, rough, sparse or neither), ``reason``, ``evidence``."""
+    """Per kernel: ``hypothesis`` (smooth, rough, sparse, neither or insufficient evidence), ``reason``, ``evidence``."""
     seconds: float
     """Seconds of work (a resumed run adds those of the tasks finished in earlier sessions)."""
 
@@ -88,7 +89,7 @@ class ConvScalingResult(PlanResult):
     def report(self) -> str:
         """The protocol, a table per depth and seed, alpha and beta beside the published values,
         the evidence and the verdicts."""
-        from ..diagnostics.scaling import evidence_lines, interval
+        from ..diagnostics.scaling import evidence_lines, interval, verdict_line
 
         p = self.plan
         lines = [f"conv residual networks on {p.dataset}: width {p.width}, {p.stages} stage(s), SGD lr {p.lr:g} "
@@ -122,7 +123,7 @@ class ConvScalingResult(PlanResult):
         for name in ("A", "delta"):
             v = self.verdicts[name]
             lines += [f"{name}: evidence (spectral norms along depth)"] + evidence_lines(v["evidence"])
-            lines.append(f"{name}: supports {v['hypothesis']} ({v['reason']})")
+            lines.append(f"{name}: " + verdict_line(v["hypothesis"], v["reason"]))
         lines.append(f"published: {PUBLISHED_CONV['limit']}")
         return "\n".join(lines)
 

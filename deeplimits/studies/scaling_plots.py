@@ -92,6 +92,8 @@ def _path_panel(ax, result):
 def plot_scaling(result, path: str | None = None, *, ax=None):
     """The six panels of the module docstring for ``result`` (written to ``path`` when given;
     ``ax``: six matplotlib Axes to draw into instead of a new figure)."""
+    from ..diagnostics.verdict import verdict_line
+
     fig, axes = _figure(2, 3, (14, 7.6), path, ax)
     L, key, med = _family(result)
     _exponent_panels(axes[0], result, L, key, med)
@@ -115,6 +117,6 @@ def plot_scaling(result, path: str | None = None, *, ax=None):
         ax.set_xlabel("depth L")
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7)
-    fig.suptitle(f"inside model, {result.activation}, delta {result.delta_mode}, d={result.width}: supports "
-                 f"{result.hypothesis}", fontsize=10)
+    fig.suptitle(f"inside model, {result.activation}, delta {result.delta_mode}, d={result.width}: "
+                 + verdict_line(result.hypothesis), fontsize=10)
     return _save(fig, path)

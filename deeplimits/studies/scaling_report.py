@@ -64,7 +64,7 @@ def _nan(d: dict) -> dict:
 
 
 def _family_lines(res, fam: dict) -> list[str]:
-    from ..diagnostics.scaling import evidence_lines, interval
+    from ..diagnostics.scaling import evidence_lines, interval, verdict_line
 
     e = fam["exponents"]
     ab = ("cumulative-sum norm of |delta_k| W_k (Remark 2.2)" if res.delta_mode == "per-layer"
@@ -88,7 +88,7 @@ def _family_lines(res, fam: dict) -> list[str]:
                          f"does not fall clearly with depth (rate {ode['value']:.2f}, its interval reaches 0 or below)"))
     lines.append(f"  evidence of {fam['weights']} (each step against what each hypothesis predicts):")
     lines += ["  " + line for line in evidence_lines(fam["evidence"])]
-    lines.append(f"  supports: {fam['hypothesis']} ({fam['reason']})")
+    lines.append("  " + verdict_line(fam["hypothesis"], fam["reason"]))
     return lines
 
 
@@ -107,6 +107,8 @@ def report(res) -> str:
     for fam in res.families:
         lines += _family_lines(res, fam)
     if not res.families:
-        lines.append(f"supports: {res.hypothesis} ({res.reason})")
+        from ..diagnostics.verdict import verdict_line
+
+        lines.append(verdict_line(res.hypothesis, res.reason))
     lines.append(f"published: {res.published.get('limit')}")
     return "\n".join(lines)

@@ -115,7 +115,7 @@ class ScalingResult(PlainData):
     exponents: dict
     """The exponents of the first learning rate's family, with 95% intervals."""
     hypothesis: str
-    """The verdict of the first learning rate's family: smooth, rough or neither."""
+    """The verdict of the first learning rate's family: smooth, rough, sparse, neither or insufficient evidence."""
     reason: str
     """The evidence for and against it, in words."""
     published: dict
