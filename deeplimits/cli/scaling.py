@@ -138,9 +138,11 @@ def add_parser(sub, run_flags):
     c.add_argument("--ablation", action="store_true", help="the protocol of the other flags, then one knob changed "
                    "at a time (tanh: estimator, loss convention, threshold, training budget, optimiser, learning rate, "
                    "initial scale, batch size; per-layer delta: estimator, delta init, initial scale, learning rates, "
-                   "threshold, training budget, optimiser, depth range, bias init, inputs; both: the published code's "
-                   "stopping rule, batches, task angles and all of its choices), each a run under OUT/<variant>; prints alpha, "
-                   "beta, alpha + beta and the verdict of each")
+                   "threshold, training budget, optimiser, depth range, bias init, inputs, the released code's settings; both: "
+                   "the published code's stopping rule, batches, task angles and all of its choices; from the released "
+                   "code's ReLU settings, --preset released-relu: its stopping rule, batches, learning rate, initial "
+                   "scale, optimiser), each a run under OUT/<variant>; prints alpha, beta, alpha + beta and the verdict "
+                   "of each (per-layer delta: and the released code's statistics)")
     conv_flags(c)
     run_flags(c, "scaling", "depths")
     c.set_defaults(func=run_scaling_cmd)

@@ -98,14 +98,16 @@ RELEASED_ABLATION = (
 
 def ablation_rows(plan) -> tuple:
     """The rows of the ablation of ``plan`` (a :class:`~.scaling.ScalingPlan`):
-    :data:`RELEASED_ABLATION` when it holds the released code's ReLU settings, else
-    :data:`PER_LAYER_ABLATION` with one ``delta_k`` per layer, else :data:`ABLATION`."""
+    :data:`RELEASED_ABLATION` when it holds the released code's ReLU settings (its sizes,
+    ``samples`` and ``max_epochs``, aside), else :data:`PER_LAYER_ABLATION` with one ``delta_k``
+    per layer, else :data:`ABLATION`."""
     from .scaling import plan_scaling
 
     if plan.delta == "shared":
         return ABLATION
     base = {k: v for k, v in plan.to_dict().items() if k != "study"}
-    return RELEASED_ABLATION if plan_scaling(**{**base, **RELEASED_RELU}) == plan else PER_LAYER_ABLATION
+    settings = {k: v for k, v in RELEASED_RELU.items() if k not in ("samples", "max_epochs")}
+    return RELEASED_ABLATION if plan_scaling(**{**base, **settings}) == plan else PER_LAYER_ABLATION
 
 
 def ablation_plans(**base) -> list[tuple[str, str, str, object]]:
