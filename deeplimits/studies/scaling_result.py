@@ -19,9 +19,10 @@ __all__ = ["ScalingResult", "family_exponents", "PUBLISHED", "PUBLISHED_EMBEDDED
 
 PUBLISHED = {"tanh": {"alpha": 0.7, "beta": 0.3, "alpha+beta": 1.0, "nu": 0.5,
                       "limit": "smooth (Hypothesis 1, nu = 1/2; the trend keeps the loss)"},
-             "relu": {"alpha+beta": 0.8, "alpha+beta_max": 0.8, "released_increments": "0.2 to 0.4", "limit": "rough (Hypothesis 2: beta-scaled increments growing like L^0.2 "
-                                                  "to L^0.4, bounded root sum of squares, denoised loss about ten "
-                                                  "times the original, delta_k changing sign along depth)"}}
+             "relu": {"alpha+beta": 0.8, "alpha+beta_max": 0.8, "released_increments": "0.2 to 0.4",
+                      "limit": "rough (Hypothesis 2: beta-scaled increments growing like L^0.2 to L^0.4, bounded "
+                               "root sum of squares, denoised loss about ten times the original, delta_k changing "
+                               "sign along depth)"}}
 """What Cohen et al. (2021) report for the synthetic task, printed next to the measured values
 (ReLU: beta read from ``|delta| A``, which is alpha + beta here; the released code's figure fits
 its max norm, and its increments times ``L^0.5``)."""
