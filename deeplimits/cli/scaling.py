@@ -8,7 +8,7 @@ import os
 
 from .. import _names as N_
 from ..studies import presets as P_
-from ..studies.presets import DEFAULTS, SCALING_PRESETS
+from ..studies.presets import DEFAULTS, INIT_METHODS, SCALING_PRESETS
 from . import outputs
 from .errors import plan
 from .execution import Run, default_out, executor, preset_options, progress
@@ -18,7 +18,7 @@ from .values import fmt, int_list, integer, parse_list, real
 __all__ = ["add_parser", "run_scaling_cmd", "OPTIONS", "estimate_line", "run_and_report"]
 
 OPTIONS = ("dataset", "activation", "delta", "depths", "width", "seeds", "optimizer", "lr", "batch_size", "loss",
-           "stop_loss", "max_epochs", "init_scale", "delta_init", "bias_init", "inputs",
+           "stop_loss", "max_epochs", "init_scale", "init_method", "delta_init", "bias_init", "inputs",
            "angle_start", "batches", "stop_rule", "samples", "seed")
 
 
@@ -76,10 +76,12 @@ def _run_ablation(args, kw, spec, executor_kw) -> int:
         result, _ = _run(args, p, os.path.join(out, slug), executor_kw, desc=slug)
         new = [ablation_row(knob, variant, result)]
         if not rows:  # the estimator row: the protocol's run read with the max norm (of W, or |delta_k| W_k)
-            new.append(ablation_row(*ablation_rows(spec.delta)[1][:2], result, "beta_max"))
+            new.append(ablation_row(*ablation_rows(spec)[1][:2], result, "beta_max"))
         for r in new:
-            print(f"{r['knob']}: {r['variant']}: alpha {r['alpha']:.3f}, beta {r['beta']:.3f}, {r['verdict']}",
-                  file=report, flush=True)
+            code = (f", the released code's statistics: alpha + beta {r['alpha+beta_max']:.3f} (max norm), increments "
+                    f"x L^f: L^{r['released_increments']:.2f}" if "alpha+beta_max" in r else "")
+            print(f"{r['knob']}: {r['variant']}: alpha {r['alpha']:.3f}, beta {r['beta']:.3f}, alpha + beta "
+                  f"{r['alpha+beta']:.3f}, {r['verdict']}{code}", file=report, flush=True)
         rows += new
     print(ablation_table(rows), file=report)
     written = outputs.dump_json({"rows": rows, "protocol": spec.to_dict()}, out, args.json)
@@ -137,9 +139,11 @@ def add_parser(sub, run_flags):
     c.add_argument("--ablation", action="store_true", help="the protocol of the other flags, then one knob changed "
                    "at a time (tanh: estimator, loss convention, threshold, training budget, optimiser, learning rate, "
                    "initial scale, batch size; per-layer delta: estimator, delta init, initial scale, learning rates, "
-                   "threshold, training budget, optimiser, depth range, bias init, inputs; both: the published code's "
-                   "stopping rule, batches, task angles and all of its choices), each a run under OUT/<variant>; prints alpha, "
-                   "beta, alpha + beta and the verdict of each")
+                   "threshold, training budget, optimiser, depth range, bias init, inputs, the released code's settings; both: "
+                   "the published code's stopping rule, batches, task angles and all of its choices; from the released "
+                   "code's ReLU settings, --preset released-relu: its stopping rule, batches, learning rate, initial "
+                   "scale, optimiser), each a run under OUT/<variant>; prints alpha, beta, alpha + beta and the verdict "
+                   "of each (per-layer delta: and the released code's statistics)")
     conv_flags(c)
     run_flags(c, "scaling", "depths")
     c.set_defaults(func=run_scaling_cmd)
@@ -160,12 +164,16 @@ def _training_flags(c, d) -> None:
     c.add_argument("--stop-loss", type=real, help=f"train until the training loss is below this (default "
                                                   f"{fmt(d['stop_loss'])})")
     c.add_argument("--max-epochs", type=integer, help=f"give up after this many epochs (default {d['max_epochs']})")
-    c.add_argument("--init-scale", type=real, help=f"initial weights of order SCALE / (L d) (default "
-                                                   f"{fmt(d['init_scale'])})")
+    c.add_argument("--init-scale", type=real, help=f"initial weights of order SCALE / (L d), or SCALE / d with "
+                                                   f"--init-method xavier (default {fmt(d['init_scale'])})")
+    c.add_argument("--init-method", choices=list(INIT_METHODS), help="the released code's names: xavier-depth, "
+                   "W_k ~ N(0, (SCALE / (L d))^2) and, with --bias-init normal, b_k ~ N(0, (SCALE / (L sqrt d))^2); "
+                   "or xavier, the same without the 1/L (the init of its run_experiment) "
+                   f"(default {d['init_method']})")
     c.add_argument("--delta-init", choices=["constant", "normal"], help="delta = 1/L, or delta_k ~ N(0, 1/L^2) per "
                    "layer (the published code's) (default: constant with a shared delta, normal per layer)")
     c.add_argument("--bias-init", choices=["zero", "normal"], help="biases 0, or N(0, (SCALE / (L sqrt d))^2) (the "
-                   f"published code's) (default {d['bias_init']})")
+                   f"published code's; SCALE / sqrt d with --init-method xavier) (default {d['bias_init']})")
     c.add_argument("--batches", choices=["shuffled", "published", "collapsed"], help="a fresh permutation of the "
                    "samples every epoch; the published code's fixed batches reordered by a shuffle that copies batches "
                    "over others, started afresh; or collapsed, the state that shuffle reaches and the published code "

@@ -14,6 +14,12 @@ of ``log diagnostic`` against ``log L`` by least squares, with a Student-t confi
 * step 6 (Cohen et al., §3.2): the exponent of ``layers_90``, the fewest layers holding 90% of
   ``sum_k ||A_k||^2`` at each depth (``L^0``: a few layers carry the weight, the sparse regime);
   :mod:`.verdict` weighs them.
+
+Beside them, :func:`released_statistics`: what the released code's ReLU figures fit
+(instadeepai/scaling-resnets, ``plots_fully_connected.py``): minus the slope of the MAX norm
+of ``|delta_k| A_k`` (its "beta", which is alpha + beta here), the slope of the increment norm
+multiplied by ``L^0.5`` (synthetic) or ``L^0.4`` (MNIST) before the fit, and the slope of the
+root sum of squares; the cumulative-sum statistics of ``regression.py`` are not called there.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from .measures import WeightDiagnostics
 from .verdict import hypothesis, verdict_line, weigh_evidence
 
 __all__ = ["interval", "loglog_fit", "scaling_exponents", "Exponents", "SCALED", "hypothesis", "weigh_evidence",
-           "noise_fraction", "verdict_line"]
+           "noise_fraction", "verdict_line", "released_statistics", "RELEASED_FACTORS"]
 
 #: the diagnostics whose exponent is fitted (the Hurst indices are not powers of L)
 SCALED = ("max_norm", "increment_norm", "cumsum_norm", "rss", "quadratic_variation", "noise_qv", "layers_90")
@@ -191,3 +197,32 @@ def _fit(depths, values, level) -> dict:
 def _median(values) -> float:
     finite = [v for v in values if math.isfinite(v)]
     return float(np.median(finite)) if finite else math.nan
+
+
+#: the power of ``L`` the released code multiplies the increment norm by before its fit
+#: (``hypothesis_relu_delta_scalar``: ``factor=0.5`` on the synthetic task, 0.4 on MNIST, whose
+#: nearest variant here is digits)
+RELEASED_FACTORS = {"synthetic": 0.5, "digits": 0.4}
+
+
+def released_statistics(family: Sequence[WeightDiagnostics], factor: float, level: float = 0.95) -> dict:
+    """The released code's statistics (module docstring) of one tensor's ``family`` (a list of
+    :class:`WeightDiagnostics`, at least two distinct depths; its ReLU figures read
+    ``|delta_k| A_k``), each a log-log fit over the depths with its ``level`` (in (0, 1))
+    interval: ``'max_norm'`` (minus the slope of ``max_k ||A_k||``, the figure's "beta"),
+    ``'increments'`` (the slope of ``L^factor max_k ||A_{k+1} - A_k||``, with ``'factor'``, a
+    finite real) and ``'rss'`` (the slope of the root sum of squares)."""
+    family = V_.sequence("family", family, what="a list of WeightDiagnostics (one per depth)")
+    bad = [type(d).__name__ for d in family if not isinstance(d, WeightDiagnostics)]
+    if bad:
+        raise ParameterError("family", f"family must hold WeightDiagnostics (one per depth), got a {bad[0]}")
+    factor, level = V_.real("factor", factor), _level(level)
+    family = sorted(family, key=lambda d: d.depth)
+    depths = [d.depth for d in family]
+    if len(set(depths)) < 2:
+        raise ParameterError("family", f"family must hold at least two distinct depths, got {depths}")
+    m = _fit(depths, [d.max_norm for d in family], level)
+    raw = [d.increment_norm / float(d.depth) ** d.beta for d in family]  # the increments unscaled
+    inc = _fit(depths, [v * float(L) ** factor for v, L in zip(raw, depths)], level)
+    return {"max_norm": {"value": -m["value"], "ci": [-m["ci"][1], -m["ci"][0]]},
+            "increments": {**inc, "factor": factor}, "rss": _fit(depths, [d.rss for d in family], level)}

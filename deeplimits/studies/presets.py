@@ -100,6 +100,23 @@ CPU_DEPTHS = geometric_depths(13, 37)
 #: the depths of the other CPU presets (SGD, digits): floor(1.2^n) from 10 to 137
 SHORT_CPU_DEPTHS = geometric_depths(13, 27)
 _PUBLISHED_DEPTHS = geometric_depths(13, 50)
+#: the initialisations of the weights of ``deeplimits scaling``, by the released code's names
+#: (``ScalingPlan.init_method``)
+INIT_METHODS = ("xavier-depth", "xavier")
+#: the released code's depths: its get_depths(min_depth=3, max_depth=1000, base=1.2), floor(1.2^n)
+#: from 3 to 850 (1.2^38 > 1000)
+RELEASED_DEPTHS = geometric_depths(7, 37)
+
+#: Cohen et al.'s released code (instadeepai/scaling-resnets), run_experiment's defaults with
+#: ReLU and one delta_k per layer (delta_type 'multi', delta_k ~ N(0, 1/L^2), the default here):
+#: SGD at 5e-3, batches of 50, at most 200 epochs, torch.nn.MSELoss() below 1e-2, 1024 training
+#: and 256 test samples, init_method 'xavier' at initial_sd 1e-4 (A ~ N(0, (1e-4/d)^2), b ~
+#: N(0, (1e-4/sqrt d)^2)), its training loop (train_final_net: the running loss, patience 5, and
+#: the in-place shuffle whose batches collapse to the first), its task (inputs on the sphere,
+#: angles 5(k-1)pi/K); docs/weights.md, "The released code's ReLU settings"
+RELEASED_RELU = dict(activation="relu", optimizer="sgd", lr=5e-3, batch_size=50, max_epochs=200, loss="mse",
+                     stop_loss=1e-2, samples=1280, init_method="xavier", init_scale=1e-4, bias_init="normal",
+                     stop_rule="running", batches="collapsed", inputs="sphere", angle_start=0)
 
 SCALING_PRESETS = {
     # Cohen et al. (ICML 2021), the published code's protocol (the defaults: tanh, one shared delta,
@@ -117,6 +134,9 @@ SCALING_PRESETS = {
     "published": dict(depths=_PUBLISHED_DEPTHS),
     "published-relu": dict(activation="relu", depths=_PUBLISHED_DEPTHS),
     "published-sgd": dict(optimizer="sgd", lr=0.1, dtype="float64", depths=_PUBLISHED_DEPTHS),
+    # the released code's own ReLU settings (RELEASED_RELU) at its depths, 3 to 850, and to 9100
+    "released-relu": dict(**RELEASED_RELU, depths=RELEASED_DEPTHS),
+    "released-relu-9100": dict(**RELEASED_RELU, depths=geometric_depths(7, 50)),
 }
 
 #: the depths of the published convolutional family: residual blocks from 8 (two per stage of the
@@ -170,7 +190,8 @@ DEFAULTS = {
                   depth=64, width=30, epochs=10, batch_size=128, optimizer="adam", lr_decay_halfway=True,
                   save_weights=True, seed=0, dtype="float32"),
     "scaling": dict(dataset="synthetic", activation="tanh", width=10, seeds=1, optimizer="adam", lr=1e-2, batch_size=32,
-                    loss="mse", stop_loss=1e-3, max_epochs=300, init_scale=0.01, bias_init="zero", inputs="cube",
+                    loss="mse", stop_loss=1e-3, max_epochs=300, init_scale=0.01, init_method="xavier-depth",
+                    bias_init="zero", inputs="cube",
                     angle_start=1, batches="shuffled", stop_rule="evaluated", samples=1024, seed=0, dtype="float32"),
     "weights": dict(beta=0.0),
     "train-conv": dict(lrs=[0.1], depth=8, width=16, epochs=10),

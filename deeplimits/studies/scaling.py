@@ -8,7 +8,8 @@ loss kept by the trend, weighed into a verdict (:mod:`.scaling_result`).
 
 Protocol (the published code's, the default; :data:`~.scaling_result.PUBLISHED` the published
 values): d = 10, ``h_0 = x`` and ``F(x) = h_L`` (input and output layers fixed to the
-identity), weights initialised with entries of order ``init_scale / (L d)``, ``delta``
+identity), weights initialised with entries of order ``init_scale / (L d)`` (or, with
+``init_method='xavier'``, the released code's default, ``init_scale / d``), ``delta``
 initialised at ``1/L``, the loss of ``torch.nn.MSELoss()`` (``loss='mse'``) below 1e-3, Adam
 at 1e-2, mini-batches of 32, depths ``floor(1.2^n)``. One task per depth and seed (its
 learning rates trained at once, :mod:`.scaling_task`), resumable like every study.
@@ -28,7 +29,7 @@ from ..errors import ParameterError
 from ..data.base import DEFAULT_TEST_FRACTION
 from ..runs import Task
 from .plan import Plan, register_plan
-from .presets import CPU_DEPTHS
+from .presets import CPU_DEPTHS, INIT_METHODS
 from .scaling_result import LOSS_NAMES, PUBLISHED, PUBLISHED_EMBEDDED, ScalingResult, other_convention
 from .scaling_task import scaling_task  # noqa: F401 - registers the task
 
@@ -74,7 +75,8 @@ class ScalingPlan(Plan):
     max_epochs: int
     """The most epochs a network trains."""
     init_scale: float
-    """The initial weights' entries are of order ``init_scale / (L d)``."""
+    """The initial weights' entries are of order ``init_scale / (L d)`` (``init_scale / d`` with
+    ``init_method='xavier'``)."""
     samples: int
     """The synthetic task's number of samples."""
     seed: int
@@ -108,6 +110,11 @@ class ScalingPlan(Plan):
     stop_rule: str = "evaluated"  # a default: specs written before the option used this one
     """``'evaluated'`` (the whole training split's loss after every epoch) or ``'running'`` (the
     published code's: the mean of the epoch's mini-batch losses, and a patience of 5 epochs)."""
+    init_method: str = "xavier-depth"  # a default: specs written before the option used this one
+    """The released code's names (``scaling_model.py``, ``init_values``): ``'xavier-depth'``
+    (``W_k ~ N(0, (init_scale / (L d))^2)``, with ``bias_init='normal'`` ``b_k ~ N(0, (init_scale
+    / (L sqrt d))^2)``) or ``'xavier'`` (the same without the ``1/L``: ``N(0, (init_scale /
+    d)^2)`` and ``N(0, (init_scale / sqrt d)^2)``, its ``run_experiment``'s default)."""
 
     def tasks(self) -> list:
         """One task per depth and seed (its learning rates trained at once), the seeds in turn."""
@@ -164,7 +171,7 @@ class ScalingPlan(Plan):
         """The training protocol as plain data (the report's first line)."""
         other, value = other_convention(self.loss, self.stop_loss, self.data_sizes()[3])
         return {"optimizer": self.optimizer, "lr": list(self.lr), "batch_size": self.batch_size,
-                "init_scale": self.init_scale, "delta_init": self.delta_init, "bias_init": self.bias_init,
+                "init_scale": self.init_scale, "init_method": self.init_method, "delta_init": self.delta_init, "bias_init": self.bias_init,
                 "inputs": self.inputs, "angle_start": self.angle_start, "batches": self.batches,
                 "stop_rule": self.stop_rule, "dtype": self.dtype,
                 "max_epochs": self.max_epochs, "loss": self.loss, "loss_name": LOSS_NAMES[self.loss],
@@ -179,7 +186,7 @@ class ScalingPlan(Plan):
         for lr in self.lr:
             rs = [r for r in records if r["lr"] == lr and r["finite"]]
             if len({r["depth"] for r in rs}) >= 2:
-                families.append(family_exponents(rs))
+                families.append(family_exponents(rs, self.dataset))
         first = families[0] if families else {"exponents": {}, "hypothesis": INSUFFICIENT,
                                               "reason": "fewer than two depths trained"}
         published = (PUBLISHED if self.dataset == "synthetic" else PUBLISHED_EMBEDDED).get(self.activation, {})
@@ -193,7 +200,8 @@ class ScalingPlan(Plan):
 def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta: str | None = None,
                  depths: Sequence[int] = tuple(CPU_DEPTHS), width: int = 10, seeds: int = 1, optimizer: str = "adam",
                  lr=1e-2, batch_size: int = 32, loss: str = "mse", stop_loss: float = 1e-3, max_epochs: int = 300,
-                 init_scale: float = 0.01, delta_init: str | None = None, bias_init: str = "zero",
+                 init_scale: float = 0.01, init_method: str = "xavier-depth", delta_init: str | None = None,
+                 bias_init: str = "zero",
                  inputs: str = "cube", angle_start: int = 1, batches: str = "shuffled", stop_rule: str = "evaluated",
                  samples: int = 1024, seed: int = 0,
                  dtype: torch.dtype = torch.float32, device=None) -> ScalingPlan:
@@ -206,6 +214,9 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
     of ``stop_loss`` (> 0). ``delta_init``: ``'constant'`` (``1/L``; the default with a shared
     ``delta``, the published code's) or ``'normal'`` (``N(0, 1/L^2)`` per layer, random signs;
     the default with ``delta='per-layer'``, the published code's, and only there).
+    ``init_method``: ``'xavier-depth'`` (default: the weights of order ``init_scale / (L d)``,
+    the biases, when drawn, ``init_scale / (L sqrt d)``) or ``'xavier'`` (the same without the
+    ``1/L``: the released code's ``run_experiment`` default).
     ``bias_init``: ``'zero'`` (default) or ``'normal'`` (``N(0, (init_scale / (L sqrt d))^2)``,
     the published code's); ``inputs``: ``'cube'`` (default, ``x`` uniform on ``[-1, 1]^d``) or
     ``'sphere'`` (``x / ||x||`` after the targets are computed, the published code's; only with
@@ -258,7 +269,8 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
                        bias_init=V_.choice("bias_init", bias_init, ("zero", "normal")), inputs=_inputs(inputs, dataset),
                        angle_start=_angle_start(angle_start, dataset),
                        batches=V_.choice("batches", batches, ("shuffled", "published", "collapsed")),
-                       stop_rule=V_.choice("stop_rule", stop_rule, ("evaluated", "running")))
+                       stop_rule=V_.choice("stop_rule", stop_rule, ("evaluated", "running")),
+                       init_method=V_.choice("init_method", init_method, INIT_METHODS))
     _require_sizes(plan)
     if plan.batches != "shuffled" and plan.data_sizes()[0] < plan.batch_size:
         raise ParameterError("batches", f"batches {plan.batches!r} cuts the training split into whole batches: it needs at "

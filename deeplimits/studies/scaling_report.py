@@ -11,7 +11,10 @@ __all__ = ["report", "protocol_line"]
 #: the exponents of the report, with what each is read from
 _ROWS = (("alpha", "max norm of delta (step 1)"), ("beta", "cumulative-sum norm of W (step 2)"),
          ("beta_max", "max norm of W (= beta for a pure trend)"), ("alpha+beta", None),
-         ("alpha+beta_max", "max norm of |delta_k| W_k (the published code's ReLU figure)"),
+         ("alpha+beta_max", "max norm of |delta_k| W_k (the released code's ReLU figure)"),
+         ("released_increments", "max increment of |delta_k| W_k times L^{factor:g} before the fit (the released "
+                                 "code's ReLU figure; slope)"),
+         ("released_rss", "root sum of squares of |delta_k| W_k (the released code's ReLU figure; slope)"),
          ("nu", "beta-scaled increments decay as L^-nu (step 3)"), ("ode_rate", "own-ODE error, per depth"))
 
 
@@ -26,8 +29,9 @@ def protocol_line(p: dict) -> str:
     lrs = ", ".join(f"{lr:g}" for lr in p["lr"])
     label = {"adam": "the published code's optimiser", "sgd": "the paper's text: SGD, a constant rate"}
     delta = _DELTA_INIT[p.get("delta_init", "constant")]
+    xavier = p.get("init_method", "xavier-depth") == "xavier"  # a protocol before the option: with 1/L
     if p.get("bias_init", "zero") == "normal":
-        delta += f", b_0 ~ {p['init_scale']:g}/(L sqrt d) N(0, 1)"
+        delta += f", b_0 ~ {p['init_scale']:g}/{'sqrt d' if xavier else '(L sqrt d)'} N(0, 1)"
     if p.get("inputs", "cube") == "sphere":
         delta += ", inputs x/||x|| (targets of x)"
     if p.get("angle_start", 1) == 0:
@@ -38,8 +42,8 @@ def protocol_line(p: dict) -> str:
     until = ("the epoch's running mean of the mini-batch losses, patience 5, "
              if p.get("stop_rule") == "running" else "")
     return (f"protocol: {p['optimizer']} at lr {lrs} ({label[p['optimizer']]}), {batches.format(p['batch_size'])}, "
-            f"W_0 ~ {p['init_scale']:g}/(L d) N(0, 1), {delta}, {p['dtype']}, at most {p['max_epochs']} "
-            f"epochs; loss {p['loss']} ({p['loss_name']}), trained until {until}<= {p['stop_loss']:g} "
+            f"W_0 ~ {p['init_scale']:g}/{'d' if xavier else '(L d)'} N(0, 1), {delta}, {p['dtype']}, at most "
+            f"{p['max_epochs']} epochs; loss {p['loss']} ({p['loss_name']}), trained until {until}<= {p['stop_loss']:g} "
             f"(= {p['stop_loss_other']:g} as {p['other']})")
 
 
@@ -69,14 +73,15 @@ def _family_lines(res, fam: dict) -> list[str]:
     e = fam["exponents"]
     ab = ("cumulative-sum norm of |delta_k| W_k (Remark 2.2)" if res.delta_mode == "per-layer"
           else "alpha + beta (no interval: the two fits share their depths)")
-    lines = [f"lr {fam['lr']:g}: exponents (log-log slope over depths, 95% CI)" + " " * 18 + "published"]
+    lines = [f"lr {fam['lr']:g}: exponents (log-log slope over depths, 95% CI)" + " " * 24 + "published"]
     for key, what in _ROWS:
         v = e.get(key)
         if v is None:
             continue
         pub = res.published.get(key)
         ci = interval(v["ci"])
-        lines.append(f"  {key:>14} {v['value']:7.3f} {ci:<17} {'' if pub is None else pub!s:>9}   {what or ab}")
+        what = (what or ab).format(factor=v.get("factor", 0.0))
+        lines.append(f"  {key:>19} {v['value']:7.3f} {ci:<17} {'' if pub is None else pub!s:>10}   {what}")
     ode = e.get("ode_rate")
     if ode is not None:
         lo = ode["ci"][0]
@@ -103,7 +108,8 @@ def report(res) -> str:
     if missed:
         lines.append(f"{len(missed)} network(s) did not reach the threshold (depths "
                      f"{sorted({r['depth'] for r in missed})}): their exponents are those of a training stopped "
-                     "by the epoch limit")
+                     + ("by the epoch limit or the patience" if res.protocol.get("stop_rule") == "running"
+                        else "by the epoch limit"))
     for fam in res.families:
         lines += _family_lines(res, fam)
     if not res.families:

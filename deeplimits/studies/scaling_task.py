@@ -70,19 +70,21 @@ def on_sphere(ds):
 
 def _network(params: dict, data, C: int, seed: int, dtype, device):
     """The inside network of the protocol: ``W`` of order ``init_scale / (L d)``, the biases 0 or
-    (``bias_init='normal'``, the published code's) ``N(0, (init_scale / (L sqrt d))^2)``, ``delta`` at
+    (``bias_init='normal'``, the published code's) ``N(0, (init_scale / (L sqrt d))^2)`` (both
+    without the ``1/L`` with ``init_method='xavier'``, the released code's default), ``delta`` at
     ``1/L`` (``delta_init='constant'``) or, one per layer, drawn from ``N(0, 1/L^2)`` with
     random signs (``'normal'``: the published code's per-layer initialisation), the input and
     output layers fixed (identities, or a random embedding for digits)."""
     from ..training import ResidualNetwork
 
     L, d = params["depth"], params["width"]
+    per = 1 if params.get("init_method", "xavier-depth") == "xavier" else L  # a spec before the option: 1/L
     net = ResidualNetwork("inside", L, d, data.x_train.shape[1], data.y_train.shape[1], configs=C,
                           activation=params["activation"], bias=True, delta=params["delta"], dtype=dtype, device=device)
     g = torch.Generator().manual_seed(seed)  # drawn on the CPU: the same networks on every device
     with torch.no_grad():
         draw = torch.randn((L, 1, d, d), generator=g, dtype=dtype).expand(net.W.shape)  # one draw, every rate
-        net.W.copy_(draw * params["init_scale"] / (L * d))
+        net.W.copy_(draw * params["init_scale"] / (per * d))
         if params.get("dataset", "synthetic") == "synthetic":  # h_0 = x, F(x) = h_L
             for p in (net.A, net.B):
                 p.copy_(torch.eye(d, dtype=dtype).expand_as(p))
@@ -91,7 +93,7 @@ def _network(params: dict, data, C: int, seed: int, dtype, device):
                 p.copy_(torch.randn(p.shape[1:], generator=g, dtype=dtype).expand_as(p) * p.shape[1] ** -0.5)
         if params.get("bias_init", "zero") == "normal":  # the published code's: N(0, (init_scale / (L sqrt d))^2)
             net.b.copy_(torch.randn((L, 1, d), generator=g, dtype=dtype).expand(net.b.shape)
-                        * params["init_scale"] / (L * d ** 0.5))
+                        * params["init_scale"] / (per * d ** 0.5))
         if params.get("delta_init", "constant") == "normal":  # a spec written before the option: 1/L
             net.delta.copy_(torch.randn(net.delta.shape[:-1] + (1,), generator=g, dtype=dtype).expand(net.delta.shape)
                             / L)
