@@ -110,9 +110,10 @@ class StrongOrder:
             when not known).
         next_terms: the next terms of the expansion that theory knows of (:class:`Term`), each
             decaying faster than the leading one; empty: the leading term alone.
-        remainder: the first term the expansion leaves out (:class:`Term`); ``None``: the last
-            declared exponent plus 1/2, the step of a strong error's series in powers of
-            ``L^-1/2`` (:attr:`omitted`). A table that fits only with it reads ``pre-asymptotic``.
+        remainder: the first term the expansion leaves out (:class:`Term`, decaying faster than
+            the leading one; it may lie between declared ones); ``None``: the last declared
+            exponent plus 1/2, the step of a strong error's series in powers of ``L^-1/2``
+            (:attr:`omitted`). A table that fits only with it reads ``pre-asymptotic``.
         constant: where the error's limit law is known, ``lim L^rate (log L)^-log_power
             E|H_1 - h_L|`` against the exact limit (docs/mathematics.md, "Error constants");
             ``None`` otherwise. ``constant_next``: ``((c, e), ...)``, the constant corrected by the
@@ -152,11 +153,11 @@ class StrongOrder:
             if (t.exponent, -t.log_power) <= (lead.exponent, -lead.log_power):
                 raise ParameterError("next_terms", f"next_terms: {t.text} must decay faster than the leading term {lead.text}")
         if self.remainder is not None:
-            last = self.expansion[-1]
-            if not isinstance(self.remainder, Term) or (self.remainder.exponent, -self.remainder.log_power) <= \
-                    (last.exponent, -last.log_power):
-                raise ParameterError("remainder", f"remainder must be a deeplimits.orders.Term decaying faster than "
-                                                  f"{last.text}, got {self.remainder!r}")
+            r = self.remainder
+            if not isinstance(r, Term) or (r.exponent, -r.log_power) <= (lead.exponent, -lead.log_power) or \
+                    any((r.exponent, r.log_power) == (t.exponent, t.log_power) for t in self.expansion):
+                raise ParameterError("remainder", f"remainder must be a deeplimits.orders.Term decaying faster than the "
+                                                  f"leading term {lead.text}, not one of the declared terms, got {r!r}")
 
     @classmethod
     def of(cls, terms, condition: str, note: str, remainder: Term | None = None) -> "StrongOrder":

@@ -150,3 +150,24 @@ def test_bad_tables_are_refused():
         fit_expansion([8, 16], [0.1, 0.05], EM, stderr=[0.1, -1.0])
     with pytest.raises(ValueError, match="terms must be"):
         fit_expansion([8, 16], [0.1, 0.05], [0.5], stderr=[0.1, 0.1])
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(level=0), "level must be a number in"), (dict(level=1.5), "level must be a number in"),
+    (dict(level=float("nan")), "level must be a number in"), (dict(level=-0.1), "level must be a number in"),
+    (dict(depths=[32, 16, 8]), "depths must be increasing"), (dict(depths=[8, 8, 16]), "depths must be increasing"),
+    (dict(depths=[0, 8, 16]), "depths must be increasing depths >= 1"), (dict(depths=[8, float("nan"), 32]), "depths"),
+    (dict(reference=16), "reference must be None"), (dict(reference=0), "reference must be None"),
+    (dict(slope=[float("nan"), 0, 1]), "slope must be"), (dict(terms=None), "terms must be"),
+    (dict(error="abc"), "error must be"), (dict(cov=-np.eye(3)), "cov must be"),
+    (dict(cov=np.array([[1.0, 2.0, 0], [2.0, 1.0, 0], [0, 0, 1.0]])), "positive semi-definite"),
+    (dict(cov=np.eye(4)), "cov must be a \\(3, 3\\) covariance")])
+def test_bad_arguments_are_one_line_errors(kwargs, match):
+    # issue 38: every argument checked, a ParameterError of one short line (never the whole array)
+    from deeplimits.errors import ParameterError
+
+    args = dict(depths=[8, 16, 32], error=[0.3, 0.2, 0.14], terms=[Term(0.5)], cov=np.eye(3) * 1e-4)
+    args.update(kwargs)
+    with pytest.raises(ParameterError, match=match) as e:
+        fit_expansion(args.pop("depths"), args.pop("error"), args.pop("terms"), **args)
+    assert "\n" not in str(e.value) and len(str(e.value)) < 300

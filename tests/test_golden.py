@@ -43,12 +43,13 @@ INTENDED: dict[str, dict] = {
     "fbm-corrected": {
         "rate_note": "modified Euler scheme (Hu, Liu & Nualart, Ann. Appl. Probab. 2016): order 2H - 1/2 for H < 3/4, "
                      "1 for H > 3/4; at H = 3/4 exactly L^-1 sqrt(log L): the slope over practical depths is below 1 "
-                     "(the verdict compares with that slope)",
+                     "(the profile test reads the exponent of that law)",
         "verdict": "pre-asymptotic",
     },
     # issue 37: the single power-law slope is no longer tested (it told correct schemes pre-asymptotic): the
     # inside regimes' expansions fit, their leading terms dominate and their exponents are not rejected
-    "inside-ode": {"verdict": "agrees"},
+    # (the inside-ode declares the Taylor series' next two terms: three depths leave no degree of freedom)
+    "inside-ode": {"verdict": _EVIDENCE, "verdict_note": "3 declared terms for 3 depths: a test needs at least 4 depths"},
     # issue 37: an agreement needs the data to pin the leading exponent down (3 depths do not)
     "inside-sde": {"verdict": _EVIDENCE, "verdict_note": _pin("[-0.022, 0.883] is 0.91 wide")},
     "sde": {"verdict": _EVIDENCE, "verdict_note": _pin("[0.155, 1.166] is 1.01 wide")},

@@ -198,3 +198,22 @@ def test_command_line_names_are_the_librarys():
         problem = "linear-young" if name == "modified-euler" else "linear-sde"
         scheme, p = scheme_on(name, problem, hurst=0.7 if problem == "linear-young" else None)
         assert callable(scheme) and scheme.order.rate > 0 and p.exact is not None
+
+
+def test_bad_states_and_drivers_are_refused_in_one_line():
+    # issue 38: an empty state, a rough driver (H < 1/2) for a scheme, a step of the wrong shape
+    em = dl.EulerMaruyama(None, lambda t, x: x[..., None], noise="diagonal")
+    with pytest.raises(ValueError, match="x0 must be the initial state, d >= 1 numbers"):
+        dl.strong_order(em, [], depths=[8, 16], draws=4)
+    with pytest.raises(ValueError, match=r"hurst must lie in \(0.5, 1\)"):
+        dl.strong_order(em, [1.0], depths=[8, 16], draws=4, hurst=0.3)
+    for wrong, got in ((lambda h, w, t, dt: h[:, 0], r"\(4,\)"), (lambda h, w, t, dt: h[:, :0], r"\(4, 0\)")):
+        with pytest.raises(ValueError, match=rf"scheme must return the next state.*\(4, 1\), got {got}"):
+            dl.strong_order(dl.Scheme.of(wrong, dl.StrongOrder(0.5, "", "")), [1.0], depths=[8, 16, 32], draws=4)
+
+
+def test_a_blow_up_is_a_result_without_warnings(recwarn):
+    blow = dl.Scheme.of(lambda h, w, t, dt: h * 1e30 + w, dl.StrongOrder(0.5, "", ""))
+    r = dl.strong_order(blow, [1.0], depths=[8, 16, 32], draws=8)
+    assert r.verdict == "insufficient evidence" and "only 0 of 8 draws finite" in r.verdict_note
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]

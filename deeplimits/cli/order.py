@@ -14,16 +14,15 @@ PARAMS = ("scheme", "problem", "width", "hurst", "noise", "depths", "draws", "re
 
 
 def run_order(args) -> int:
-    import torch
-
-    from ..schemes.problems import scheme_on
-    from ..studies.scheme_order import strong_order
-
     if args.calibrate:
         return _calibrate(args)
     for name in ("scheme", "problem"):
         if getattr(args, name) is None:
             raise UsageError(f"deeplimits order: --{name} is required (or --calibrate)")
+    import torch
+
+    from ..schemes.problems import scheme_on
+    from ..studies.scheme_order import strong_order
     params = {p: None for p in PARAMS}
     scheme, p = plan("order", params, scheme_on, args.scheme, args.problem, width=args.width, hurst=args.hurst,
                      noise=args.noise_kind)
@@ -54,8 +53,8 @@ def _calibrate(args) -> int:
 
     outputs.check_file("order", "--json", args.json)
     report = outputs.report_stream(args.json)
-    result = plan("order", {"cases": "--cases", "tables": "--tables", "seed": None}, calibrate, args.cases,
-                  tables=args.tables, seed=args.seed, progress=lambda line: print(line, file=sys.stderr, flush=True))
+    result = plan("order", {"cases": "--cases", "tables": "--tables", "pool_factor": "--pool-factor", "seed": None},
+                  calibrate, args.cases, tables=args.tables, pool_factor=args.pool_factor, seed=args.seed, progress=lambda line: print(line, file=sys.stderr, flush=True))
     print(result.table(), file=report)
     if args.json:
         print("wrote " + outputs.write_json(result.to_dict(), args.json), file=report)

@@ -121,7 +121,14 @@ def scheme_on(scheme: str, problem: str, *, width: int | None = None, hurst: flo
         raise ParameterError("hurst", "hurst must be given for problem 'linear-young' (in (0.5, 1)), and only for it")
     if width is not None and problem != "sde-regime":
         raise ParameterError("width", f"width applies only to problem 'sde-regime', not {problem!r}")
-    p = PROBLEMS[problem](None if width is None else V_.integer("width", width), hurst)
+    width = None if width is None else V_.integer("width", width)
+    if problem == "sde-regime":  # the d^2 channels: a diffusion (d, d^2) per draw, Milstein's L^j g^k (d^6)
+        from .. import _resources as R_
+
+        d = width or 2
+        R_.require_memory(8 * (3 * d ** 3 + d * d + (2 * d ** 6 if scheme == "milstein" else 0)),
+                          f"per draw for the {scheme} step of problem 'sde-regime' at width={d}", ("width",))
+    p = PROBLEMS[problem](width, hurst)
     noise = p.noise if noise is None else noise
     if scheme == "modified-euler":
         return ModifiedEuler(p.diffusion, hurst, p.drift, derivative=p.derivative), p

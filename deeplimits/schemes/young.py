@@ -9,7 +9,7 @@ import torch
 
 from .. import _validate as V_
 from ..orders import StrongOrder
-from ..regimes.resnet import modified_euler_terms
+from ..regimes.resnet import modified_euler_remainder, modified_euler_terms
 from .base import Scheme
 from .sde import derivatives_along
 from ..errors import ParameterError
@@ -38,7 +38,8 @@ class ModifiedEuler(Scheme):
         """The Hurst index of the fractional Brownian driver, in (1/2, 1)."""
         self.diffusion, self.drift, self.derivative = diffusion, drift, derivative
         self.order = StrongOrder.of(modified_euler_terms(self.hurst), "H in (1/2, 1)",
-                                    "modified Euler scheme (Hu, Liu & Nualart 2016)")
+                                    "modified Euler scheme (Hu, Liu & Nualart 2016)",
+                                    modified_euler_remainder(self.hurst))
         """Its declared order: the modified Euler expansion of docs/mathematics.md."""
 
     def step(self, h, increment, t, dt):

@@ -184,7 +184,8 @@ class Calibration(PlainData):
         return "\n".join(out)
 
 
-def calibrate(cases=None, *, tables: int = DEFAULTS["order"]["tables"], pool_factor: int = 8, shifts=SHIFTS, seed: int = 0,
+def calibrate(cases=None, *, tables: int = DEFAULTS["order"]["tables"],
+              pool_factor: int = DEFAULTS["order"]["pool_factor"], shifts=SHIFTS, seed: int = 0,
               progress: Callable[[str], None] | None = None) -> Calibration:
     """Measure the size and power of the verdict on ``cases`` (names of :data:`CASES`, or
     :class:`Case` objects; default all): ``tables`` tables per shift, taken from a pool of
@@ -199,8 +200,9 @@ def calibrate(cases=None, *, tables: int = DEFAULTS["order"]["tables"], pool_fac
     chosen = _choose(cases)
     progress = V_.callback("progress", progress)
     rows = []
-    for case in chosen:
-        rows.append(calibrate_case(case() if callable(case) else case, tables, pool_factor, shifts, seed))
+    for name, case in chosen:
+        case = case() if callable(case) else case
+        rows.append(calibrate_case(dataclasses.replace(case, name=name or case.name), tables, pool_factor, shifts, seed))
         if progress is not None:
             r = rows[-1]
             progress(f"{r.case}: disagrees {100 * r.size:.1f}% of {r.tables} tables, agrees "
@@ -209,17 +211,18 @@ def calibrate(cases=None, *, tables: int = DEFAULTS["order"]["tables"], pool_fac
 
 
 def _choose(cases) -> list:
+    """``(name, case or its builder)`` of each case asked for (``name``: ``None`` for a Case object)."""
     from ..errors import ParameterError
 
     known = _cases()
     if cases is None:
-        return list(known.values())
+        return list(known.items())
     out = []
     for c in cases:
         if isinstance(c, Case):
-            out.append(c)
+            out.append((None, c))
         elif c in known:
-            out.append(known[c])
+            out.append((c, known[c]))
         else:
             raise ParameterError("cases", f"cases must be names of {', '.join(CASES)} (or Case objects), got {c!r:.60}")
     if not out:

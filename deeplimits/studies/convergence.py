@@ -338,6 +338,11 @@ def error_statistics(depths, max_err: np.ndarray, term_err: np.ndarray, seed: in
     standard errors and covariance of the mean errors over the finite draws, the power-law rate
     with its bootstrap interval (``n_boot`` resamples), the counts, and the declared expansion of
     ``order``."""
+    with np.errstate(all="ignore"):  # a blown-up draw is counted, not warned about
+        return _statistics(depths, max_err, term_err, seed, order, n_boot)
+
+
+def _statistics(depths, max_err, term_err, seed, order, n_boot) -> dict:
     ok = np.isfinite(max_err).all(1) & np.isfinite(term_err).all(1)
     e, t = max_err[ok], term_err[ok]
     n, nan = len(e), [math.nan] * len(depths)

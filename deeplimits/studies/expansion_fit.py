@@ -198,7 +198,7 @@ class ExpansionFit:
             out.append(f"with its next term {self.remainder.text}: p = {self.remainder_pvalue:.3g}")
         if self.exponent_pvalue is not None:
             out.append(f"leading exponent: best {self.best_exponent:.3f}, 95% profile interval {self.exponent_text}; "
-                       f"the declared {self.rate:g} has p = {self.exponent_pvalue:.3g} (level {half:g})")
+                       f"the declared {self.rate:g} has p = {self.exponent_pvalue:.3g} (rejected below {half:g})")
         lead, rest = self.terms[0].text, " + ".join(t.text for t in self.terms[1:])
         if self.dominant_from < 2:
             where = f"{lead} dominates at every depth"

@@ -4,6 +4,7 @@ their chunk rules fit to the machine (:mod:`deeplimits._resources`).
 
 * :func:`propagation_bytes`: a chunk of draws of a stability study, a Hurst index of a phase study;
 * :func:`convergence_bytes`: a chunk of draws of a strong-error study;
+* :func:`scheme_order_bytes`: a chunk of draws of :func:`~deeplimits.strong_order`;
 * :func:`training_bytes`: a chunk of configurations of a training grid (with :func:`init_bytes`,
   the initialisation of one configuration);
 * :func:`scaling_bytes`: one depth of a scaling study;
@@ -28,7 +29,8 @@ from ..paths.base import _BLOCK_ELEMENTS
 from ..paths.smooth import _rbf_quadrature
 from .sizes import data_sizes
 
-__all__ = ["conv_training_bytes", "ACTIVATIONS_PER_BLOCK", "propagation_bytes", "default_draw_bytes", "convergence_bytes", "training_bytes", "init_bytes", "scaling_bytes",
+__all__ = ["conv_training_bytes", "ACTIVATIONS_PER_BLOCK", "propagation_bytes", "default_draw_bytes", "convergence_bytes", "scheme_order_bytes",
+           "training_bytes", "init_bytes", "scaling_bytes",
            "trained_limit_bytes", "INTERPRETER_BYTES"]
 
 INTERPRETER_BYTES = 64 << 20
@@ -106,6 +108,22 @@ def convergence_bytes(p, n: int, inputs: int, reference: int, depths, item: int)
     total += per_state * (4 * len(depths) + 10)
     if not p.rough:
         total += 3 * per_state * (reference + 1)
+    return int(total)
+
+
+def scheme_order_bytes(n: int, d: int, noise: int, reference: int, depths, item: int, fractional: bool,
+                       milstein: bool = False) -> int:
+    """Peak bytes of a chunk of :func:`~.scheme_order.strong_order` on ``n`` draws: the driver as
+    :func:`convergence_bytes` counts it (``noise`` entries), the states (``4 len(depths) + 10`` of
+    ``n x d``) and a step of a shipped scheme: its diffusion ``(n, d, noise)`` and the einsum over it
+    (three of them), and for Milstein the derivatives ``(noise, n, d, noise)`` twice."""
+    if fractional:
+        total = R_.fgn_bytes(reference, n * noise, item)
+    else:
+        total = item * (6 * min(reference * n * noise, max(_BLOCK_ELEMENTS, n * noise)) + len(depths) * n * noise)
+    total += item * n * d * (4 * len(depths) + 10) + 3 * item * n * d * noise
+    if milstein:
+        total += 2 * item * noise * n * d * noise
     return int(total)
 
 

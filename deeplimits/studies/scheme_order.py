@@ -49,7 +49,17 @@ class _SchemePair:
     @staticmethod
     def _stepper(scheme, n: int):
         counter, dt = itertools.count(), 1.0 / n  # the engine calls each depth's step once per layer, in order
-        return lambda h, parts: scheme(h[:, 0], parts["W"], next(counter) * dt, dt).unsqueeze(1)
+
+        def step(h, parts):
+            k = next(counter)
+            out = scheme(h[:, 0], parts["W"], k * dt, dt)
+            if k == 0 and (not isinstance(out, torch.Tensor) or out.shape != h[:, 0].shape):
+                shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+                raise ParameterError("scheme", f"scheme must return the next state, a tensor of shape (batch, d) = "
+                                               f"{tuple(h[:, 0].shape)}, got {shape}")
+            return out.unsqueeze(1)
+
+        return step
 
     def layer_step(self, depth: int):
         return self._stepper(self.scheme, depth)
@@ -74,7 +84,10 @@ def _check(scheme, x0, noise, order, hurst, exact, reference_scheme):
         raise ParameterError("order", "order must be a deeplimits.StrongOrder (the scheme declares none: pass "
                                       f"order=...), got {order!r}")
     hurst = getattr(scheme, "hurst", None) if hurst is None else hurst
-    hurst = None if hurst is None or hurst == 0.5 else V_.hurst(hurst)
+    if hurst is not None and hurst != 0.5:  # a Young equation (H > 1/2); below 1/2 no such scheme has a strong limit
+        hurst = V_.hurst(hurst, above_half=True)
+    else:
+        hurst = None
     for name, f in (("exact", exact), ("reference_scheme", reference_scheme)):
         if f is not None and not callable(f):
             raise ParameterError(name, f"{name} must be a callable or None, got {f!r}")
@@ -83,7 +96,29 @@ def _check(scheme, x0, noise, order, hurst, exact, reference_scheme):
     except (TypeError, ValueError, RuntimeError):
         raise ParameterError("x0", f"x0 must be the initial state, d numbers, got {x0!r:.80}") from None
     x0 = V_.tensor("x0", x0, shape=(None,))
+    if x0.numel() == 0:
+        raise ParameterError("x0", "x0 must be the initial state, d >= 1 numbers, got an empty one")
     return order, hurst, x0, V_.integer("noise", noise)
+
+
+def _chunk(scheme, d, noise, draws, reference, depths, chunk, dtype, device, fractional) -> int:
+    """Draws per chunk: given, or 4096 (a fractional sample: at most ``2^23`` numbers of fGn), lowered
+    to fit the memory of ``device`` (:func:`~deeplimits.studies.memory.scheme_order_bytes`); refuses
+    too many steps or chunks before any work."""
+    from .. import _resources as R_
+    from .memory import scheme_order_bytes
+
+    R_.require_count(reference, R_.MAX_STEPS, f"reference={reference} makes too many steps per chunk", ("reference",))
+    item = torch.empty((), dtype=dtype).element_size()
+    default = 4096 if not fractional else max(1, _FGN_NUMBERS // (reference * noise))
+    milstein = type(scheme).__name__ == "Milstein"
+    chunk = None if chunk is None else V_.integer("chunk", chunk)
+    chunk = R_.fit_chunk(lambda n: scheme_order_bytes(n, d, noise, reference, depths, item, fractional, milstein),
+                         draws, chunk, default, f"at d={d}, noise={noise}, reference={reference}",
+                         ("draws", "reference", "depths"), device=device)
+    R_.require_count(R_.tasks_of(draws, chunk), R_.MAX_TASKS, f"draws={draws} in chunks of {chunk} draws makes too "
+                                                             "many chunks", ("draws",))
+    return chunk
 
 
 def scheme_errors(scheme, x0, noise, depths, draws, reference, exact, reference_scheme, hurst, seed, dtype, chunk,
@@ -146,8 +181,7 @@ def strong_order(scheme, x0, *, noise: int = 1, depths: Sequence[int] = (8, 16, 
     if reference < 2 * depths[-1]:
         raise ParameterError("reference", f"reference must be at least 2 * max(depths) = {2 * depths[-1]}, got "
                                           f"{reference}")
-    default = 4096 if hurst is None else max(1, _FGN_NUMBERS // (reference * noise))
-    chunk = min(draws, default) if chunk is None else V_.integer("chunk", chunk)
+    chunk = _chunk(scheme, len(x0), noise, draws, reference, depths, chunk, dtype, device, hurst is not None)
     progress = V_.callback("progress", progress)
     t0 = time.perf_counter()
     mx, tm = scheme_errors(scheme, x0, noise, depths, draws, reference, exact, reference_scheme, hurst, seed, dtype,
