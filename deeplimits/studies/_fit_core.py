@@ -47,8 +47,16 @@ def designs(L, w, terms, reference, mix) -> np.ndarray:
 
 
 def _lstsq(A: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Batched least squares ``(M, n, k), (n,) -> (M, k)`` (SVD: the designs may be near collinear)."""
-    return np.stack([np.linalg.lstsq(a, b, rcond=None)[0] for a in A]) if A.shape[-1] else np.zeros((len(A), 0))
+    """Batched least squares ``(M, n, k), (n,) -> (M, k)``: Householder QR of the whole batch and a
+    triangular solve (stable for the near-collinear designs of an expansion); SVD where a design
+    is rank-deficient."""
+    if not A.shape[-1]:
+        return np.zeros((len(A), 0))
+    Q, R = np.linalg.qr(A)
+    diag = np.abs(np.diagonal(R, axis1=-2, axis2=-1))
+    if (diag > 1e-12 * diag.max(-1, keepdims=True)).all():
+        return np.linalg.solve(R, np.einsum("mnk,n->mk", Q, b)[..., None])[..., 0]
+    return np.stack([np.linalg.lstsq(a, b, rcond=None)[0] for a in A])
 
 
 def solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
