@@ -52,6 +52,8 @@ def _lstsq(A: np.ndarray, b: np.ndarray) -> np.ndarray:
     is rank-deficient."""
     if not A.shape[-1]:
         return np.zeros((len(A), 0))
+    if A.shape[-1] > A.shape[-2]:  # more terms than depths: the minimum-norm solution
+        return np.stack([np.linalg.lstsq(a, b, rcond=None)[0] for a in A])
     Q, R = np.linalg.qr(A)
     diag = np.abs(np.diagonal(R, axis1=-2, axis2=-1))
     if (diag > 1e-12 * diag.max(-1, keepdims=True)).all():
