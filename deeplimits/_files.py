@@ -56,13 +56,22 @@ def _why(e: OSError) -> str:
 
 
 def writable_file(name: str, value) -> str:
-    """An output file that can be written: not a directory, its parent creatable. Probed at
-    once: a new file (and the directories it needs) is created and removed again, an existing
-    regular file is opened for appending (its content is untouched), a memory device such as
-    ``/dev/full`` is written one byte; ttys and pipes are only opened. Returns the path."""
+    """An output file that can be written: not a directory, its directory existing or one new
+    directory inside an existing one that is not the file system's root (a mistyped path is
+    refused, not created: ``/rsults/x/r.json`` would make two directories, one at the top).
+    Probed at once: a new file (and the directory it needs) is created and removed again, an
+    existing regular file is opened for appending (its content is untouched), a memory device
+    such as ``/dev/full`` is written one byte; ttys and pipes are only opened. Returns the path."""
     path = _path(name, value)
     if os.path.isdir(path):
         raise ParameterError(name, f"{name} must be a file path, but {path} is a directory")
+    try:
+        new = missing_dirs(os.path.dirname(path) or ".")
+    except NotADirectoryError as e:
+        raise ParameterError(name, f"{name} cannot be written: {e}") from None
+    if len(new) > 1 or (new and os.path.dirname(new[0]) == os.path.dirname(os.path.dirname(new[0]))):
+        raise ParameterError(name, f"{name}: directory {new[-1]} does not exist, nor {new[0]}: create it first (only "
+                                   "one missing directory, inside an existing one below the root, is made)")
     try:
         if os.path.exists(path):
             st = os.stat(path)

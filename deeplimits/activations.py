@@ -94,12 +94,24 @@ def _leaky(slope: float) -> Activation:
                       lambda x: torch.where(x >= 0, torch.ones_like(x), torch.full_like(x, slope)))
 
 
+#: modules whose functions act on the system, never elementwise activations: refused by name
+#: before anything of them is called ('os:system' would otherwise run at the first step)
+_SYSTEM_MODULES = frozenset({"os", "posix", "nt", "sys", "subprocess", "shutil", "builtins", "signal", "socket",
+                             "ctypes", "runpy", "pty", "multiprocessing", "threading", "pathlib",
+                             "tempfile", "webbrowser", "code", "pdb", "io", "gc", "resource"})
+
+
 def _from_module(spec: str) -> Activation:
-    """The activation ``'module:function'``: ``function`` of the importable ``module``."""
+    """The activation ``'module:function'``: ``function`` of the importable ``module``, checked on a
+    small tensor (it must return a tensor of the same shape) before any work."""
     module_name, _, fn_name = spec.rpartition(":")
     where = f"activation {spec!r}"
     if not module_name or not fn_name or not fn_name.isidentifier():
         raise ParameterError("activation", f"{where}: expected 'module:function', e.g. 'mypkg.acts:cube'")
+    if module_name.split(".")[0] in _SYSTEM_MODULES:
+        raise ParameterError("activation", f"{where}: module {module_name!r} acts on the system, it holds no "
+                                           "elementwise activation (give a function of your own module, e.g. "
+                                           "'mypkg.acts:cube')")
     try:
         module = importlib.import_module(module_name)
     except ImportError as e:
@@ -110,7 +122,24 @@ def _from_module(spec: str) -> Activation:
     if not callable(fn):
         raise ParameterError("activation", f"{where}: {module_name}.{fn_name} is not callable (it is a "
                                            f"{type(fn).__name__})")
+    _probe(fn, where)
     return Activation(fn, spec)
+
+
+def _probe(fn, where: str) -> None:
+    """``fn`` maps a small float tensor to a tensor of its shape, or the activation is refused."""
+    import torch
+
+    x = torch.linspace(-1.0, 1.0, 5, dtype=torch.float64)
+    try:
+        y = fn(x)
+    except Exception as e:  # noqa: BLE001 - any failure of a user's function is a refusal of it
+        raise ParameterError("activation", f"{where}: must map a tensor elementwise to a tensor of its shape; on a "
+                                           f"tensor it raised {type(e).__name__}: {' '.join(str(e).split())[:100]}") from None
+    if not isinstance(y, torch.Tensor) or y.shape != x.shape:
+        got = tuple(y.shape) if isinstance(y, torch.Tensor) else type(y).__name__
+        raise ParameterError("activation", f"{where}: must map a tensor elementwise to a tensor of its shape "
+                                           f"{tuple(x.shape)}, got {got}")
 
 
 def activation(spec: str | Callable | Activation) -> Activation:

@@ -4,6 +4,8 @@ Every exception deeplimits raises on purpose is a :class:`DeeplimitsError`:
 
 * :class:`ParameterError` (a ``ValueError``): an argument refused before any work, with the
   parameter's name in ``param`` and a one-line message that names it;
+* :class:`MissingDataError` (a :class:`ParameterError` and a ``FileNotFoundError``): a data set's
+  files are not in ``root``;
 * :class:`ResourceError` (a :class:`ParameterError`): a request that cannot fit, refused at plan
   time with the estimate and the parameters to change (``knobs``; ``param`` is the first);
 * :class:`DamagedFileError` (a ``ValueError``, not a :class:`ParameterError`): a file whose
@@ -25,7 +27,7 @@ from __future__ import annotations
 import functools
 from typing import Sequence
 
-__all__ = ["DeeplimitsError", "ParameterError", "ResourceError", "DamagedFileError", "RunStoreError",
+__all__ = ["DeeplimitsError", "ParameterError", "MissingDataError", "ResourceError", "DamagedFileError", "RunStoreError",
            "DamagedStoreError", "SweepError", "ExecutorError", "MissingExtra", "DamagedFileWarning"]
 
 
@@ -49,6 +51,18 @@ class ParameterError(DeeplimitsError, ValueError):
 
     def __reduce__(self):  # pickled through a Dask worker with its parameter
         return type(self), (self.param, str(self))
+
+
+class MissingDataError(ParameterError, FileNotFoundError):
+    """A data set's files are not where ``root`` says (a :class:`ParameterError` naming ``root``,
+    and a ``FileNotFoundError``, which older callers catch): the message names the files and the
+    directory searched."""
+
+    def __init__(self, message: str):
+        ParameterError.__init__(self, "root", message)
+
+    def __reduce__(self):
+        return type(self), (str(self),)
 
 
 class ResourceError(ParameterError):

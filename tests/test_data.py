@@ -306,3 +306,14 @@ def test_load_dataset_bad_arguments(args, kwargs, match):
 
 def test_root_is_ignored_by_sets_without_files(tmp_path):
     assert load_dataset("synthetic", n=10, root=tmp_path / "nowhere").n_train == 8
+
+
+def test_missing_files_are_a_parameter_error_naming_root(tmp_path):
+    # issue 38: a missing root is refused as the package refuses any argument (and is still a
+    # FileNotFoundError, for code that catches that)
+    from deeplimits.errors import MissingDataError, ParameterError
+
+    with pytest.raises(MissingDataError) as info:
+        load_dataset("mnist", root=tmp_path / "nowhere")
+    assert isinstance(info.value, ParameterError) and isinstance(info.value, FileNotFoundError)
+    assert info.value.param == "root" and str(info.value).startswith("root must hold the files")

@@ -88,3 +88,13 @@ def test_unknown_and_misplaced_options():
     with pytest.raises(ValueError, match="regime must be one of 'sde', 'ode', 'fbm'"):
         dl.pair("nope", width=2)
     assert dl.pair("sde", width=2, corrected=False, ito_correction=True).regime == "sde"  # neutral values pass
+
+
+def test_pair_without_width_names_it():
+    # issue 38: Python's own TypeError ("missing 1 required keyword-only argument") was the answer
+    import deeplimits as dl
+    from deeplimits.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="width must be given") as info:
+        dl.pair("sde")
+    assert info.value.param == "width" and "16" in str(info.value)

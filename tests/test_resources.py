@@ -39,10 +39,10 @@ CASES = [
 
 @pytest.mark.parametrize("make,needles", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_impossible_requests_are_refused_at_once_with_the_estimate(make, needles):
-    t0 = time.perf_counter()
+    t0 = time.process_time()  # CPU time: a loaded machine stretches the clock, not the work
     with pytest.raises(ResourceError) as info:
         make()
-    assert time.perf_counter() - t0 < 5.0
+    assert time.process_time() - t0 < 5.0
     msg = str(info.value)
     for needle in needles:
         assert needle in msg, msg

@@ -141,10 +141,10 @@ LIBRARY = [
 @pytest.mark.parametrize("call,needles,knobs", [c[1:] for c in LIBRARY], ids=[c[0] for c in LIBRARY])
 def test_unbounded_library_call_is_one_line(call, needles, knobs, machine, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    t0 = time.perf_counter()
+    t0 = time.process_time()  # CPU time: a loaded machine stretches the clock, not the work
     with pytest.raises(ResourceError) as info:
         call()
-    assert time.perf_counter() - t0 < LIMIT
+    assert time.process_time() - t0 < LIMIT
     e, msg = info.value, str(info.value)
     assert isinstance(e, ValueError) and "\n" not in msg and e.needed > e.available
     assert knobs <= set(e.knobs), e.knobs

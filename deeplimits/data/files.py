@@ -36,7 +36,7 @@ import zlib
 
 import numpy as np
 
-from ..errors import DamagedFileError
+from ..errors import DamagedFileError, MissingDataError
 from .base import Arrays, register_dataset
 
 MNIST_DIR = os.path.join("MNIST", "raw")
@@ -54,9 +54,10 @@ MAX_CIFAR_BATCH_BYTES = 64 << 20
 _READ_BLOCK = 1 << 20
 
 
-def _missing(dataset: str, directory: str, expected, missing) -> FileNotFoundError:
-    return FileNotFoundError(
-        f"dataset {dataset!r} needs {', '.join(expected)} in {directory}; missing: {', '.join(missing)} "
+def _missing(dataset: str, directory: str, expected, missing) -> MissingDataError:
+    return MissingDataError(
+        f"root must hold the files of the data set: {dataset!r} needs {', '.join(expected)} in {directory}; missing: "
+        f"{', '.join(missing)} "
         "(nothing is downloaded: copy the files there, see docs/data.md)")
 
 

@@ -246,7 +246,7 @@ def _check_arch(regime: Regime, arch) -> str:
                                  f"{regime.name!r}, got {arch!r}")
 
 
-def pair(regime: str, *, width: int, activation=None, arch: str | None = None, **options):
+def pair(regime: str, *, width: int | None = None, activation=None, arch: str | None = None, **options):
     """Build the (network, limit) pair of a registered regime (docs/mathematics.md, "The
     implemented regimes"; :data:`REGISTRY` lists them).
 
@@ -276,6 +276,9 @@ def pair(regime: str, *, width: int, activation=None, arch: str | None = None, *
     from .. import _validate as V_
 
     spec = get_regime(regime)
+    if width is None:
+        raise ParameterError("width", f"width must be given: the hidden width d, an integer >= 1 (regime {regime!r}'s "
+                                      f"studies use {spec.defaults.get('width')})")
     width = V_.integer("width", width)
     options = {k: v for k, v in options.items() if is_given(k, v)}
     for name in options:

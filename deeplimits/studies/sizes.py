@@ -7,7 +7,7 @@ from __future__ import annotations
 
 
 
-from ..errors import ParameterError
+from ..errors import MissingDataError, ParameterError
 
 __all__ = ["DATA_SIZES", "data_sizes", "data_root", "configs_count"]
 
@@ -50,6 +50,8 @@ def data_root(dataset: str, root):
     root = _root(DATASETS[dataset], root)
     try:
         _remember(dataset, root, load_dataset(dataset, root=root))
+    except MissingDataError:
+        raise
     except FileNotFoundError as e:
         raise ParameterError("root", f"root must hold the files of the data set: {e}") from None
     return root
