@@ -57,7 +57,8 @@ _WHERE = {
     "load_dataset": "data",
     **dict.fromkeys(("weight_diagnostics", "scaling_exponents", "load_weights"), "diagnostics"),
     "RunStore": "runs",
-    **dict.fromkeys(("DeeplimitsError", "ParameterError", "ResourceError", "DamagedFileError", "RunStoreError",
+    **dict.fromkeys(("DeeplimitsError", "ParameterError", "MissingDataError", "ResourceError", "DamagedFileError",
+                     "RunStoreError",
                      "DamagedStoreError", "SweepError", "ExecutorError", "MissingExtra"), "errors"),
 }
 """Public name -> the submodule that defines it (imported when the name is first used)."""

@@ -1359,7 +1359,7 @@ def test_refused_sizes_name_the_flags_to_change(cwd, monkeypatch, capsys):
 
 def test_writable_probes_leave_nothing(tmp_path):
     (tmp_path / "f").write_text("x")
-    assert V.writable_file("json", tmp_path / "a" / "b" / "r.json") == str(tmp_path / "a" / "b" / "r.json")
+    assert V.writable_file("json", tmp_path / "a" / "r.json") == str(tmp_path / "a" / "r.json")
     assert V.writable_dir("out", tmp_path / "c" / "d") == str(tmp_path / "c" / "d")
     assert V.writable_file("json", tmp_path / "f") and (tmp_path / "f").read_text() == "x"
     assert V.writable_file("json", "/dev/null") == "/dev/null"
@@ -1367,6 +1367,7 @@ def test_writable_probes_leave_nothing(tmp_path):
                  lambda: V.writable_dir("out", tmp_path / "f" / "sub"),
                  lambda: V.writable_file("json", tmp_path),
                  lambda: V.writable_file("json", "/dev/full"),
+                 lambda: V.writable_file("json", tmp_path / "a" / "b" / "r.json"),  # two missing: a typo
                  lambda: V.writable_dir("out", tmp_path / "f")):
         with pytest.raises(ValueError, match="json|out"):
             call()

@@ -55,7 +55,7 @@ def test_fbm_pair_hurst_range_and_presence():
 
 @pytest.mark.parametrize("width", [0, -1, 2.0, None])
 def test_width(width):
-    with pytest.raises(ValueError, match=r"width must be an integer >= 1"):
+    with pytest.raises(ValueError, match=r"width must be (an integer >= 1|given: the hidden width d, an integer >= 1)"):
         dl.pair("sde", width=width)
 
 
