@@ -145,6 +145,8 @@ CLI = [
     (["order", "--scheme", "euler-maruyama", "--problem", "linear-sde", "--json", "typo/deeper/r.json"], 2,
      "directory"),
     (["train", "--activation", "os:system", "--depth", "4"], 2, "acts on the system"),
+    (["scaling", "--arch", "conv", "--depths", "4,8", "--width", "4", "--epochs", "1000000000000"], 2,
+     "too many layer passes per task"),
     (["train", "--activation", "math:sin", "--depth", "4"], 2, "must map a tensor elementwise"),
     (["order", "--calibrate", "--cases", "sde,"], 2, "expected comma-separated names"),
     (["order", "--scheme", "euler-maruyama", "--problem", "linear-sde", "--width", "2"], 2, "width applies only to problem 'sde-regime'"),

@@ -199,3 +199,16 @@ def test_bad_inputs_to_the_network_and_the_training():
         train_conv(wrong, data, epochs=1)
     with pytest.raises(ValueError, match="padding must be an integer >= 0"):
         crop_flip(torch.zeros(2, 64), (1, 8, 8), padding=-1)
+
+
+def test_a_billion_blocks_are_refused_before_any_list_is_built():
+    # issue 38: the layout of 4e9 blocks was listed (and the process killed) before the size check
+    import time
+
+    from deeplimits.errors import ResourceError
+    from deeplimits.training import ConvResidualNetwork
+
+    t0 = time.process_time()
+    with pytest.raises(ResourceError, match="for the parameters of 1 convolutional network"):
+        ConvResidualNetwork((3, 32, 32), 10, blocks=10 ** 9)
+    assert time.process_time() - t0 < 1.0

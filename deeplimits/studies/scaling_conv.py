@@ -202,6 +202,11 @@ def plan_conv_scaling(*, dataset: str = "digits", depths: Sequence[int] = (4, 6,
                            device=V_.device_spec(device, dtype))
     R_.require_count(seeds * len(depths), R_.MAX_CONFIGS, f"seeds={seeds} x {len(depths)} depths make too many "
                      "trained networks", ("seeds", "depths"))
+    from ..training.train import require_train_steps
+    from .sizes import data_sizes
+
+    require_train_steps(data_sizes(dataset, plan.root)[0], plan.batch_size, epochs, plan.depths[-1], None,
+                        ("epochs", "depths"))  # the 2^28 layer passes per task, as the dense study
     R_.require_memory(plan.task_bytes(plan.depths[-1]), f"per task at depth={plan.depths[-1]}, width={width}",
                       ("depths", "width", "batch_size"), device=plan.device)
     return plan

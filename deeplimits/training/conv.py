@@ -51,10 +51,16 @@ def conv_layout(depth: int, width: int, stages: int = 4) -> dict:
 
 
 def conv_parameter_count(image_shape, classes: int, blocks, stem: int, channels, strides, configs: int = 1) -> int:
-    """The numbers held by the parameters of a :class:`ConvResidualNetwork`, counted without allocating."""
-    n = stem * image_shape[0] * 9  # the stem
-    for (cin, cout, stride, _) in _blocks(stem, channels, strides, blocks):
+    """The numbers held by the parameters of a :class:`ConvResidualNetwork`, counted without allocating
+    (in closed form per stage: a stage's first block may change the channels or the resolution, its
+    other ``n - 1`` blocks keep them; nothing is listed, so ``blocks=10**9`` is counted at once)."""
+    n, cin = stem * image_shape[0] * 9, stem  # the stem
+    for cout, stride, k in zip(channels, strides, blocks):
+        if k < 1:
+            continue
         n += cout * cin * 9 + cout * cout * 9 + (cout * cin if (cin != cout or stride != 1) else 0)
+        n += (k - 1) * 18 * cout * cout
+        cin = cout
     return configs * (n + channels[-1] * classes + classes)
 
 
