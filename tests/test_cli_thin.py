@@ -181,3 +181,13 @@ def test_names_and_defaults_agree_with_the_library():
     assert list(inspect.signature(plan_scaling).parameters["depths"].default) == SCALING_PRESETS["cpu"]["depths"]
     for a, b, n in ((0.05, 0.97, 51), (0, 1.3, 70), (10, 1000, 10), (0, 1.2, 7), (2, 2, 3), (1, 0, 5)):
         assert linspace(a, b, n) == np.linspace(a, b, n).tolist()
+
+
+def test_out_of_memory_advice_names_the_commands_own_flags(capsys):
+    # issue 38: `weights` was told to lower --draws/--width/--chunk, flags it does not have
+    from deeplimits.cli.errors import RUNTIME, status_of
+
+    assert status_of(MemoryError(), "deeplimits weights") == RUNTIME
+    assert "a smaller file" in capsys.readouterr().err
+    status_of(MemoryError(), "deeplimits order")
+    assert "--reference" in capsys.readouterr().err and "--chunk" not in capsys.readouterr().err

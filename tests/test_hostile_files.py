@@ -382,3 +382,41 @@ def test_a_damaged_store_exits_1_in_one_line_wherever_it_is_met(tmp_path, how, c
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "run.sqlite" in err[0], (cmd, err)
     assert not os.path.exists("x.json")
+
+
+def _flip_record(src, dst, name_part="data/", at=64, n=256):
+    """A copy of the .pt archive ``src`` with ``n`` bytes of its first data record inverted."""
+    import zipfile
+
+    raw = bytearray(open(src, "rb").read())
+    with zipfile.ZipFile(src) as z:
+        info = next(i for i in z.infolist() if name_part in i.filename)
+    off = info.header_offset + 30 + len(info.filename) + len(info.extra) + at
+    for i in range(off, off + n):
+        raw[i] ^= 0xFF
+    open(dst, "wb").write(bytes(raw))
+
+
+def test_crafted_weight_files_are_refused_before_they_are_read_as_numbers(tmp_path):
+    # issue 38: a huge stride-0 view over one element, a .npy declaring more than it holds, 256
+    # inverted bytes in a .pt's data: one line each, nothing allocated, never numbers from damage
+    import struct
+
+    import torch
+
+    from deeplimits.diagnostics import load_weights
+    from deeplimits.errors import DamagedFileError, ParameterError
+
+    torch.save(torch.zeros(1).expand(10 ** 6, 10 ** 6), tmp_path / "stride0.pt")
+    with pytest.raises(ParameterError, match="needs ~10.9 TiB to read and measure"):
+        load_weights(str(tmp_path / "stride0.pt"))
+    header = "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000, 1000000), }"
+    header += " " * (118 - len(header)) + "\n"
+    (tmp_path / "huge.npy").write_bytes(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+    with pytest.raises(DamagedFileError, match="declares an array of shape .* but holds 0 B of data"):
+        load_weights(str(tmp_path / "huge.npy"))
+    torch.save(torch.randn(20, 4, 4, generator=torch.Generator().manual_seed(0)), tmp_path / "ok.pt")
+    assert load_weights(str(tmp_path / "ok.pt"))["A"].shape == (20, 4, 4)
+    _flip_record(tmp_path / "ok.pt", tmp_path / "flip.pt")
+    with pytest.raises(DamagedFileError, match="fails its CRC-32 check"):
+        load_weights(str(tmp_path / "flip.pt"))

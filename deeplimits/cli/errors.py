@@ -77,6 +77,15 @@ def quiet_stdout() -> None:
         pass
 
 
+#: command -> what makes its run smaller (the flags it has), for an out-of-memory line
+_SMALLER = {"convergence": "fewer --draws, a smaller --width or --chunk",
+            "order": "fewer --draws, a smaller --reference or --width",
+            "stability": "fewer --draws, a smaller --width or --chunk", "phase": "fewer --draws, a smaller --width",
+            "train": "a smaller --width, --depth or --batch-size", "scaling": "smaller --depths or --width",
+            "trained-limit": "smaller --depths or --width", "weights": "a smaller file",
+            "runs": "a smaller run"}
+
+
 def status_of(e: BaseException, cmd: str) -> int:
     """The exit status of a command that raised ``e``, after its one line on stderr."""
     if isinstance(e, UsageError):
@@ -89,7 +98,7 @@ def status_of(e: BaseException, cmd: str) -> int:
         quiet_stdout()
         return BROKEN_PIPE
     if isinstance(e, MemoryError):
-        say(f"{cmd}: out of memory; make the run smaller (fewer --draws, a smaller --width or --chunk)")
+        say(f"{cmd}: out of memory; make the run smaller ({_SMALLER.get(cmd.split()[-1], _SMALLER['convergence'])})")
         return RUNTIME
     from .._extras import MissingExtra
 

@@ -17,6 +17,7 @@ matched by."""
 
 from __future__ import annotations
 
+import math
 import numbers
 import os
 import re
@@ -25,6 +26,7 @@ import warnings
 import numpy as np
 import torch
 
+from .. import _resources as R_
 from .. import _validate as V_
 from .._names import LAYER_WEIGHTS
 from ..errors import DamagedFileError, ParameterError
@@ -81,7 +83,10 @@ def load_weights(source, *, depth: int | None = None) -> dict[str, torch.Tensor 
 
 
 def _npy(path: str) -> torch.Tensor:
-    """The array of a ``.npy`` file as a tensor of real numbers."""
+    """The array of a ``.npy`` file as a tensor of real numbers; its header is read first, and an
+    array larger than the file holds (truncated or crafted) or than the machine's memory is refused
+    before anything is allocated."""
+    _npy_header(path)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -94,14 +99,83 @@ def _npy(path: str) -> torch.Tensor:
     return torch.from_numpy(real_array(f"source: {path}", arr).copy())
 
 
+def _npy_header(path: str) -> None:
+    """The declared shape and dtype of a ``.npy`` file, checked against its size and the memory."""
+    from numpy.lib import format as npf
+
+    try:
+        with open(path, "rb") as f:
+            version = npf.read_magic(f)
+            shape, _, dtype = (npf.read_array_header_1_0 if version == (1, 0) else npf.read_array_header_2_0)(f)
+            offset = f.tell()
+    except (ValueError, EOFError, OSError, SyntaxError) as e:
+        raise DamagedFileError(path, f"source: {path} is not a NumPy .npy file of numbers "
+                                     f"({' '.join(str(e).split())[:100]})") from None
+    if dtype.hasobject:
+        return  # np.load refuses it (allow_pickle=False) with its own message
+    declared = math.prod(shape) * dtype.itemsize
+    held = os.path.getsize(path) - offset
+    if declared > held:
+        raise DamagedFileError(path, f"source: {path} declares an array of shape {shape} ({R_.fmt_bytes(declared)}) "
+                                     f"but holds {R_.fmt_bytes(held)} of data: truncated or crafted")
+    _fits(path, declared, shape)
+
+
+def _fits(path: str, nbytes: int, shape) -> None:
+    """A tensor of ``nbytes`` read from ``path``, with its float64 copy, fits the memory."""
+    need, avail = 3 * nbytes, R_.available_memory()
+    if need > avail:
+        raise ParameterError("source", f"source: {path} holds an array of shape {tuple(shape)} that needs "
+                                       f"~{R_.fmt_bytes(need)} to read and measure; this machine has "
+                                       f"{R_.fmt_bytes(avail)} (use a smaller file)")
+
+
 def _pt(path: str):
-    """The object of a ``.pt`` file (tensors and containers of them only), PyTorch's warnings kept quiet."""
+    """The object of a ``.pt`` file (tensors and containers of them only), PyTorch's warnings kept
+    quiet. A zip archive (``torch.save``'s format) is checked first: each record's CRC-32 (a flipped
+    byte is damage, never numbers) and each record's declared size against the file's."""
+    _pt_archive(path)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return torch.load(path, map_location="cpu", weights_only=True)
+            obj = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # noqa: BLE001 - any unreadable file is one line
         raise DamagedFileError(path, f"source: {path} is not a PyTorch file of tensors ({type(e).__name__})") from None
+    _pt_tensors(obj, path)
+    return obj
+
+
+def _pt_archive(path: str) -> None:
+    import zipfile
+
+    if not zipfile.is_zipfile(path):
+        return  # the legacy format: torch.load reads and refuses it
+    size = os.path.getsize(path)
+    try:
+        with zipfile.ZipFile(path) as z:
+            infos = z.infolist()
+            if sum(i.file_size for i in infos) > 64 * size + (1 << 20):  # stored records: a declared size, not data
+                raise DamagedFileError(path, f"source: {path} declares {R_.fmt_bytes(sum(i.file_size for i in infos))} "
+                                             f"of records in a file of {R_.fmt_bytes(size)}: crafted or damaged")
+            bad = z.testzip()
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError) as e:
+        raise DamagedFileError(path, f"source: {path} is a damaged archive ({' '.join(str(e).split())[:100]})") from None
+    if bad is not None:
+        raise DamagedFileError(path, f"source: {path} is damaged: its record {bad} fails its CRC-32 check")
+
+
+def _pt_tensors(obj, path: str) -> None:
+    """Every tensor of a loaded object fits the memory once copied (a huge shape over one element,
+    by stride 0, would be allocated by its first copy)."""
+    tensors = [obj] if isinstance(obj, torch.Tensor) else []
+    if isinstance(obj, dict):
+        tensors = [v for v in obj.values() if isinstance(v, torch.Tensor)]
+        for v in obj.values():
+            if isinstance(v, dict):
+                tensors += [w for w in v.values() if isinstance(w, torch.Tensor)]
+    for t in tensors:
+        if t.device.type != "meta" and t.numel():
+            _fits(path, t.numel() * t.element_size(), t.shape)
 
 
 def _from_object(obj, path) -> dict:
