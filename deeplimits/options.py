@@ -40,7 +40,10 @@ class Option:
         default: the value used when the option is not given (``None``: no value; the regime's
             code decides what that means).
         help: what the option is, in a few words (the range and the default are added from
-            the other fields wherever it is shown).
+            the other fields wherever it is shown); for a boolean, what True does, said as an
+            order (``"use the modified Euler network ..."``).
+        off: a boolean's text for False, said as an order (``"drop the Itô correction ..."``;
+            empty: ``"do not "`` and the help).
         low, high: the allowed range of a number (``None``: unbounded on that side).
         low_open, high_open: whether the range excludes that end.
         required: whether the option must be given.
@@ -57,7 +60,9 @@ class Option:
     default: Any = None
     """The value used when the option is not given (``None``: no value)."""
     help: str = ""
-    """What the option is, in a few words."""
+    """What the option is, in a few words (a boolean: what True does)."""
+    off: str = ""
+    """A boolean's text for False (empty: ``"do not "`` and :attr:`help`)."""
     low: float | None = None
     """The lower end of a number's range (``None``: unbounded)."""
     high: float | None = None
@@ -113,6 +118,16 @@ class Option:
         if self.default is None:
             return ""
         return f"default {_num(self.default) if isinstance(self.default, float) else self.default}"
+
+    def effect(self, value: bool) -> str:
+        """A boolean option's text for ``value``: its :attr:`help` for True, :attr:`off` for False."""
+        return self.help if value else (self.off or f"do not {self.help}")
+
+    def flag_help(self) -> str:
+        """The help of a boolean's flag: what giving the flag does, then what happens without it,
+        e.g. ``'drop the Itô correction from the limit, an ablation (default: keep it in the
+        limit)'``."""
+        return f"{self.effect(not self.default)} (default: {self.effect(self.default)})"
 
     def describe(self) -> str:
         """The help line: ``help (range; default)``, e.g. ``'RBF length scale of the smooth

@@ -28,8 +28,9 @@ def option_flags() -> dict[str, str]:
 
 def add_option_flags(parser) -> None:
     """One flag per declared regime option (:func:`deeplimits.regimes.declarations`): its type,
-    and a help line per group of regimes with the same declaration (help, range, default), then
-    the command's default from :data:`~deeplimits.studies.presets.STUDY_OPTIONS`."""
+    and a help line per group of regimes with the same declaration (help, range, default; the
+    command's default from :data:`~deeplimits.studies.presets.STUDY_OPTIONS` in place of
+    "required"); a boolean's help says what giving its flag does (:meth:`Option.flag_help`)."""
     for name, by in declarations().items():
         first = next(iter(by.values()))
         if first.type is bool:
@@ -43,13 +44,21 @@ def _option_help(name: str, by: dict) -> str:
     """What option ``name`` means for each regime that takes it (``{regime: Option}``)."""
     texts: dict[str, list[str]] = {}
     for regime, o in by.items():
-        text = f"{o.help} (default {o.default}; this flag sets {not o.default})" if o.type is bool else o.describe()
-        texts.setdefault(text, []).append(regime)
-    help = "; ".join(f"{', '.join(names)}: {text}" for text, names in texts.items())
-    defaults = {n: d[name] for n, (_, d) in STUDY_OPTIONS.items() if name in d}
-    if defaults:
-        help += "; the command's default: " + ", ".join(f"{fmt(v)} for {n}" for n, v in defaults.items())
-    return help.replace("%", "%%")
+        texts.setdefault(_regime_text(regime, o), []).append(regime)
+    return "; ".join(f"{', '.join(names)}: {text}" for text, names in texts.items()).replace("%", "%%")
+
+
+def _regime_text(regime: str, o) -> str:
+    """Option ``o`` of ``regime`` in ``--help``: a boolean's flag says what it does; an option the
+    command fills in (:data:`STUDY_OPTIONS`) shows that default, not "required"."""
+    if o.type is bool:
+        return o.flag_help()
+    group, defaults = STUDY_OPTIONS.get(regime, ((), {}))
+    if o.name not in defaults:
+        return o.describe()
+    others = [option_flags()[n] for n in group if n != o.name]
+    default = f"default {fmt(defaults[o.name])}" + (f" unless {' or '.join(others)} is given" if others else "")
+    return f"{o.help} ({'; '.join(t for t in (o.range_text(), default) if t)})"
 
 
 def _where(option: str) -> str:

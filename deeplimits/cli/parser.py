@@ -19,7 +19,7 @@ from ..studies.presets import DEFAULT_STUDY, DEFAULTS, PHASE_PRESETS, STABILITY_
 from . import convergence, order, propagation, runs, scaling, trained_limit, training, weights
 from . import execution as E_
 from .errors import UsageError, say
-from .values import device, fmt, int_list, integer, name_list, parse_list, real
+from .values import DTYPE_HELP, device, fmt, int_list, integer, name_list, parse_list, real
 
 __all__ = ["build_parser"]
 
@@ -75,7 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
                      epilog="'python -m deeplimits' is the same command; '--json -' writes the JSON alone to "
                             "standard output (the report then goes to standard error).")
     parser.add_argument("--version", action="version", version=f"deeplimits {__version__}")
-    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND",
+                                help="the command to run (each has its own --help)")
     sub.required = True
     _convergence_parser(sub)
     _order_parser(sub)
@@ -122,7 +123,7 @@ def _convergence_parser(sub):
                                                      f"power of two (default {P_.REFERENCE_REFINEMENT} * max depth)")
     c.add_argument("--seed", type=integer, default=dflt["seed"], help="base seed (default %(default)s)")
     c.add_argument("--chunk", type=integer, help=f"draws per task (default: up to {P_.MAX_CHUNK}, bounded by memory)")
-    c.add_argument("--dtype", choices=N_.DTYPES, default=dflt["dtype"], help="(default %(default)s)")
+    c.add_argument("--dtype", choices=N_.DTYPES, default=dflt["dtype"], help=f"{DTYPE_HELP} (default %(default)s)")
     _run_flags(c, "convergence", "chunks of draws")
     c.set_defaults(func=convergence.run_convergence)
 
@@ -134,8 +135,9 @@ def _order_parser(sub):
         description="Run a shipped one-step scheme at every depth on one Brownian (or fBm) path per draw, against "
                     "the exact solution (or the scheme on the finest grid), fit its declared error expansion, test "
                     "it and give the verdict (deeplimits.strong_order; docs/schemes.md).")
-    o.add_argument("--scheme", choices=N_.SCHEMES, help="the scheme (required unless --calibrate)")
-    o.add_argument("--problem", choices=N_.PROBLEMS,
+    o.add_argument("--scheme", choices=N_.SCHEMES, metavar="NAME",
+                   help=f"the scheme: {', '.join(N_.SCHEMES)} (required unless --calibrate)")
+    o.add_argument("--problem", choices=N_.PROBLEMS, metavar="NAME",
                    help="linear-sde: dX = 0.1 X dt + 0.5 X dW (Itô, exact); linear-stratonovich: the same with o dW; "
                         "sde-regime: the sde regime's general noise in width --width (nested reference); "
                         "linear-young: dX = X dB^H (exact; --hurst); ou: dX = -X dt + 0.3 dW (additive noise, nested "
@@ -151,14 +153,14 @@ def _order_parser(sub):
     o.add_argument("--reference", type=integer, help=f"finest grid, a power of two (default "
                                                      f"{P_.REFERENCE_REFINEMENT} * max depth)")
     o.add_argument("--seed", type=integer, default=dflt["seed"], help="base seed (default %(default)s)")
-    o.add_argument("--dtype", choices=N_.DTYPES, default=dflt["dtype"], help="(default %(default)s)")
+    o.add_argument("--dtype", choices=N_.DTYPES, default=dflt["dtype"], help=f"{DTYPE_HELP} (default %(default)s)")
     o.add_argument("--device", type=device, metavar="DEVICE",
                    help="where it runs: cpu, cuda, cuda:N, mps (default: the library's, the CPU)")
     o.add_argument("--json", metavar="PATH", help="write the JSON result to PATH ('-': standard output, the "
                                                   "report then goes to standard error)")
     o.add_argument("--figure", metavar="PATH", help="write the figure (errors, fitted expansion) to PATH")
     o.add_argument("--calibrate", action="store_true",
-                   help="instead of one run, measure how often the verdict is wrong: its size (disagrees on "
+                   help="measure how often the verdict is wrong, instead of one run: its size (disagrees on "
                         "correct cases) and power (against exponents off by 0.02, 0.05, 0.1) over --tables tables "
                         "per case, each case at the size of its usual run; prints a Markdown table (docs/schemes.md)")
     o.add_argument("--cases", type=name_list, metavar="NAMES",
@@ -186,8 +188,9 @@ def _stability_parser(sub):
         preset_help="; ".join(f"{n}: {p['arch']}, d={p['width']}, depths {fmt(p['depths'])}, betas "
                               f"{fmt(p['betas'])}, {p['draws']} draws, {p['driver']} weights"
                               + (", histograms" if p.get("histograms") else "") for n, p in STABILITY_PRESETS.items()))
-    s.add_argument("--driver", choices=N_.DRIVERS, help="law of the weights" + _preset_default(STABILITY_PRESETS, iid,
-                                                                                               "driver"))
+    s.add_argument("--driver", choices=N_.DRIVERS, metavar="NAME",
+                   help=f"law of the weights: {', '.join(N_.DRIVERS)}"
+                        + _preset_default(STABILITY_PRESETS, iid, "driver"))
     s.add_argument("--hurst", type=real, help=f"{O_.HURST.help} ({O_.HURST.range_text()}) for --driver fractional")
     s.add_argument("--length-scale", type=real, help=f"{O_.LENGTH_SCALE.describe()} for --driver smooth")
     s.add_argument("--depths", type=int_list, help="depths, e.g. 10,100,1000 or 10:1000:10"
@@ -266,7 +269,8 @@ def _train_parser(sub):
                      "files under --root, for a GPU or a cluster)")
     t.add_argument("--dataset", help=f"digits, mnist1d, synthetic, mnist, cifar10 (default {d['dataset']})")
     t.add_argument("--root", metavar="DIR", help="the directory of the mnist / cifar10 files (nothing is downloaded)")
-    t.add_argument("--driver", choices=N_.DRIVERS, help=f"law of the initial residual weights (default {d['driver']})")
+    t.add_argument("--driver", choices=N_.DRIVERS, metavar="NAME",
+                   help=f"law of the initial residual weights: {', '.join(N_.DRIVERS)} (default {d['driver']})")
     t.add_argument("--hursts", type=parse_list, help=f"Hurst indices {O_.HURST.range_text()} for --driver fractional, "
                                                      "e.g. 0.1:0.9:10")
     t.add_argument("--length-scale", type=real, help=f"{O_.LENGTH_SCALE.describe()} for --driver smooth")
@@ -277,12 +281,12 @@ def _train_parser(sub):
                    "convolutional networks of Cohen et al., ICML 2021, see the description)")
     t.add_argument("--activation", help=_activation_help())
     t.add_argument("--bias", action=argparse.BooleanOptionalAction, default=None,
-                   help=f"a zero-initialised bias per layer (default: {_yes(d['bias'])})")
+                   help=f"give each layer a zero-initialised bias (default: {_yes(d['bias'])})")
     t.add_argument("--depth", type=integer, help=f"depth L (default {d['depth']})")
     t.add_argument("--width", type=integer, help=f"hidden width d (default {d['width']})")
     t.add_argument("--epochs", type=integer, help=f"passes over the training set (default {d['epochs']})")
     t.add_argument("--batch-size", type=integer, help=f"mini-batch size (default {d['batch_size']})")
-    t.add_argument("--optimizer", choices=["adam", "sgd"], help=f"(default {d['optimizer']})")
+    t.add_argument("--optimizer", choices=["adam", "sgd"], help=f"the optimiser (default {d['optimizer']})")
     t.add_argument("--lr-decay-halfway", action=argparse.BooleanOptionalAction, default=None,
                    help=f"divide the learning rates by 10 halfway (default: {_yes(d['lr_decay_halfway'])})")
     t.add_argument("--stop-loss", type=real, help="stop after the first epoch where every configuration's "
@@ -293,7 +297,7 @@ def _train_parser(sub):
                    help=f"store the trained weights in the run directory (default: {_yes(d['save_weights'])})")
     t.add_argument("--seed", type=integer, help=f"base seed: data split and order, initial weights "
                                                 f"(default {d['seed']})")
-    t.add_argument("--dtype", choices=N_.DTYPES, help=f"(default {d['dtype']})")
+    t.add_argument("--dtype", choices=N_.DTYPES, help=f"{DTYPE_HELP} (default {d['dtype']})")
     _run_flags(t, "train", "chunks of configurations")
     t.set_defaults(func=training.run_train_cmd)
 
@@ -303,7 +307,9 @@ def _runs_parser(sub):
                        description=f"Stored runs: 'list [ROOT]' (default ROOT {E_.RUNS}), 'show DIR', "
                                    "'export DIR --csv PATH --json PATH' (PATH '-': standard output), 'plot DIR' "
                                    "(redraw the figure and result.json from the store, without recomputing).")
-    r.add_argument("action", choices=["list", "show", "export", "plot"])
+    r.add_argument("action", choices=["list", "show", "export", "plot"],
+                   help="list the runs under a root; show a run's counts, versions and reports; export its "
+                        "records; plot: redraw its figures and result.json")
     r.add_argument("target", nargs="?", help="the run directory (for list: the root to search)")
     r.add_argument("--csv", metavar="PATH", help="export: write the records as CSV ('-': standard output)")
     r.add_argument("--json", metavar="PATH", help="export: write the records as JSON; plot: also write the result "
@@ -316,7 +322,7 @@ def _run_flags(p, name, tasks="tasks"):
     p.add_argument("--out", metavar="DIR",
                    help=f"run directory: the run store (run.sqlite), the figures and result.json; running the "
                         f"same command again resumes it (default {E_.RUNS}/{name}-<hash of the options>)")
-    p.add_argument("--workers", type=integer, help=f"run the {tasks} on a local Dask cluster of N processes")
+    p.add_argument("--workers", type=integer, metavar="N", help=f"run the {tasks} on a local Dask cluster of N processes")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help=f"run the {tasks} on the Dask cluster at ADDRESS (tcp://HOST:PORT)")
     p.add_argument("--timeout", type=real, metavar="SECONDS",
@@ -326,20 +332,20 @@ def _run_flags(p, name, tasks="tasks"):
                    help="where the tasks run: cpu, cuda, cuda:N, mps (default: the library's, the CPU)")
     p.add_argument("--json", metavar="PATH", help="also write the JSON result to PATH ('-': standard output, the "
                                                   "report then goes to standard error)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar (it is drawn only on a terminal)")
+    p.add_argument("--quiet", action="store_true", help="hide the progress bar (it is drawn only on a terminal)")
 
 
 def _study_parser(sub, name, presets, default, *, help, description, preset_help):
     """A signal-propagation command: its presets and the network flags they share."""
     p = sub.add_parser(name, help=help, description=description)
-    p.add_argument("--preset", choices=sorted(presets), default=default,
+    p.add_argument("--preset", choices=sorted(presets), default=default, metavar="NAME",
                    help=preset_help + " (default %(default)s)")
     p.add_argument("--arch", choices=N_.ARCHITECTURES, help="residual map" + _preset_default(presets, default, "arch"))
     p.add_argument("--activation", help=_activation_help())
     p.add_argument("--width", type=integer, help="hidden width d" + _preset_default(presets, default, "width"))
     p.add_argument("--n-in", type=integer, help="input dimension" + _preset_default(presets, default, "n_in"))
     p.add_argument("--bias", action=argparse.BooleanOptionalAction, default=None,
-                   help="for --arch inside: a bias inside the activation, h + alpha sigma(W h + b) (default "
+                   help="for --arch inside: put a bias inside the activation, h + alpha sigma(W h + b) (default "
                         "--no-bias: the published h + alpha sigma(W h))")
     return p
 
@@ -348,8 +354,8 @@ def _study_flags(p, name):
     dflt = DEFAULTS[name]
     figs = "stability.png, theory.png (histograms.png)" if name == "stability" else "phase.png"
     p.add_argument("--figures", action=argparse.BooleanOptionalAction, default=None,
-                   help=f"also draw the figures ({figs}) into the run directory; without it the command ends with "
-                        "its JSON and report, and 'deeplimits runs plot DIR' draws them from the store")
+                   help=f"draw the figures ({figs}) into the run directory; without the flag the command ends "
+                        "with its JSON and report, and 'deeplimits runs plot DIR' draws them from the store")
     p.add_argument("--seed", type=integer, help=f"base seed (default {dflt['seed']})")
-    p.add_argument("--dtype", choices=N_.DTYPES, help=f"(default {dflt['dtype']})")
+    p.add_argument("--dtype", choices=N_.DTYPES, help=f"{DTYPE_HELP} (default {dflt['dtype']})")
     _run_flags(p, name)

@@ -13,7 +13,7 @@ from . import outputs
 from .errors import plan
 from .execution import Run, default_out, executor, preset_options, progress
 from .scaling_conv import _duration, conv_flags, run_conv_scaling
-from .values import fmt, int_list, integer, parse_list, real
+from .values import DTYPE_HELP, fmt, int_list, integer, parse_list, real
 
 __all__ = ["add_parser", "run_scaling_cmd", "OPTIONS", "estimate_line", "run_and_report"]
 
@@ -113,13 +113,13 @@ def add_parser(sub, run_flags):
                     "neither, or insufficient evidence: too few depths or too wide intervals) next to the published "
                     "values (tanh: alpha 0.7, beta 0.3). Default: --preset "
                     f"{name} (depths {fmt(SCALING_PRESETS[name]['depths'])}, minutes).")
-    c.add_argument("--preset", choices=list(SCALING_PRESETS), default=name,
+    c.add_argument("--preset", choices=list(SCALING_PRESETS), default=name, metavar="NAME",
                    help="; ".join(f"{n}: " + ", ".join(f"{k} {fmt(v)}" for k, v in p.items())
                                   for n, p in SCALING_PRESETS.items()) + " (default %(default)s)")
     c.add_argument("--dataset", choices=["synthetic", "digits", "cifar10"],
                    help=f"the synthetic task, or digits through a fixed random embedding (default {d['dataset']}); "
                         "--arch conv: digits as 8 x 8 images or cifar10 (the files under --root)")
-    c.add_argument("--activation", choices=["tanh", "relu"], help=f"(default {d['activation']})")
+    c.add_argument("--activation", choices=["tanh", "relu"], help=f"activation of the inside model (default {d['activation']})")
     c.add_argument("--delta", choices=["shared", "per-layer"],
                    help="one trainable scale, or one per layer (default: shared for tanh, per-layer for relu)")
     c.add_argument("--depths", type=int_list, help="the family of depths (default: the preset's)")
@@ -135,9 +135,9 @@ def add_parser(sub, run_flags):
     c.add_argument("--samples", type=integer, help=f"samples of the synthetic task (default {d['samples']}, 80%% "
                                                    "for training)")
     c.add_argument("--seed", type=integer, help=f"base seed (default {d['seed']})")
-    c.add_argument("--dtype", choices=N_.DTYPES, help=f"(default {d['dtype']})")
-    c.add_argument("--ablation", action="store_true", help="the protocol of the other flags, then one knob changed "
-                   "at a time (tanh: estimator, loss convention, threshold, training budget, optimiser, learning rate, "
+    c.add_argument("--dtype", choices=N_.DTYPES, help=f"{DTYPE_HELP} (default {d['dtype']})")
+    c.add_argument("--ablation", action="store_true", help="run the protocol of the other flags, then one knob "
+                   "changed at a time (tanh: estimator, loss convention, threshold, training budget, optimiser, learning rate, "
                    "initial scale, batch size; per-layer delta: estimator, delta init, initial scale, learning rates, "
                    "threshold, training budget, optimiser, depth range, bias init, inputs, the released code's settings; both: "
                    "the published code's stopping rule, batches, task angles and all of its choices; from the released "
@@ -156,7 +156,7 @@ def _training_flags(c, d) -> None:
     c.add_argument("--lr", type=parse_list, help=f"learning rate, or a list of them trained at once in every task "
                                                  f"(default {fmt(d['lr'])}; --arch conv: one initial rate, default: the "
                                                  "preset's)")
-    c.add_argument("--batch-size", type=integer, help=f"(default {d['batch_size']})")
+    c.add_argument("--batch-size", type=integer, help=f"mini-batch size (default {d['batch_size']})")
     c.add_argument("--loss", choices=["mse", "squared"],
                    help=f"the loss and the convention of --stop-loss: mse (torch.nn.MSELoss(), the mean over batch "
                         f"and outputs) or squared (half the squared error summed over the outputs) (default "

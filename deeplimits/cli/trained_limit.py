@@ -9,7 +9,7 @@ from ..studies import trained_limit_cases as C_
 from . import outputs
 from .errors import plan
 from .execution import Run, default_out, executor, preset_options, progress
-from .values import fmt, int_list, integer, real
+from .values import DTYPE_HELP, fmt, int_list, integer, real
 
 __all__ = ["add_parser", "run_trained_limit_cmd", "OPTIONS"]
 
@@ -57,9 +57,9 @@ def add_parser(sub, run_flags):
     c.add_argument("--batch-size", type=integer, help="mini-batch SGD, a labelled variant (default: the full batch)")
     c.add_argument("--checkpoints", type=integer, help=f"measurements along training besides epoch 0 "
                                                        f"(default {d['checkpoints']})")
-    c.add_argument("--length-scale", type=real, help="of the smooth driver (default: the driver's)")
+    c.add_argument("--length-scale", type=real, help="RBF length scale of the smooth driver (default: the driver's)")
     c.add_argument("--seed", type=integer, help=f"base seed (default {d['seed']})")
-    c.add_argument("--dtype", choices=N_.DTYPES, help=f"(default {d['dtype']})")
+    c.add_argument("--dtype", choices=N_.DTYPES, help=f"{DTYPE_HELP} (default {d['dtype']})")
     run_flags(c, "trained-limit", "cases x seed chunks")
     c.set_defaults(func=run_trained_limit_cmd)
     return c

@@ -14,7 +14,10 @@ MAX_LIST = 100_000  # values in one list flag (and the count of start:stop:count
 MAX_INT = 2 ** 63 - 1  # integer flags (the run store keeps 64-bit integers)
 _INTEGER = re.compile(r"^[+-]?[0-9]+$")
 
-__all__ = ["MAX_LIST", "MAX_INT", "parse_list", "int_list", "integer", "real", "device", "fmt"]
+__all__ = ["MAX_LIST", "MAX_INT", "DTYPE_HELP", "parse_list", "int_list", "integer", "real", "device", "fmt"]
+
+#: what every ``--dtype`` flag sets (its default follows in each command's help)
+DTYPE_HELP = "floating-point precision of the tensors"
 
 
 def _number(token: str, kind, text: str, listed: bool = False):

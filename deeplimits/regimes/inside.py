@@ -39,7 +39,8 @@ class InsideSDE(_Inside):
                       note="the exponent of the smooth drift part"),
                SA, SB,
                Option("ito_correction", bool, default=True,
-                      help="keep the Itô correction in the limit (False: an ablation, the limit without it)"),
+                      help="keep the Itô correction in the limit",
+                      off="drop the Itô correction from the limit, an ablation"),
                dataclasses.replace(LENGTH_SCALE, help="RBF length scale of the smooth drift part, with beta"))
     defaults = dict(_Inside.defaults, reference=8192)
 

@@ -122,7 +122,8 @@ class FBM(Regime):
     rate_text = "2H - 1; corrected: min(1, 2H - 1/2), `L^-1 sqrt(log L)` at H = 3/4"
     options = (dataclasses.replace(YOUNG_HURST, required=True),
                Option("corrected", bool, default=False,
-                      help="use the modified Euler network (Hu, Liu & Nualart 2016)"))
+                      help="use the modified Euler network of Hu, Liu & Nualart (2016)",
+                      off="use the Euler network"))
     defaults = dict(Regime.defaults, width=8, reference=8192)
 
     def strong_order(self, hurst, corrected=False, **_):
