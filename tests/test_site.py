@@ -2,6 +2,7 @@
 resolves), every public name has a generated reference entry, the pages name only what exists,
 and the regimes table in real notation lists the registry's regimes."""
 
+import html.parser
 import importlib
 import importlib.util
 import pathlib
@@ -148,6 +149,90 @@ def test_mathematics_is_rendered_at_build_time_without_network(site):
     assert not remote, remote
     assert not raw, raw
     assert rendered > 100  # the theory pages hold many formulas
+
+
+class _Prose(html.parser.HTMLParser):
+    """The text of a page a reader sees as prose: outside ``<code>``, ``<pre>``, ``<math>`` (and
+    ``<script>``, ``<style>``, ``<textarea>``, ``<kbd>``, ``<samp>``), entities decoded."""
+
+    SKIP = {"code", "pre", "math", "script", "style", "textarea", "kbd", "samp"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.open, self.parts = [], []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.SKIP:
+            self.open.append(tag)
+
+    def handle_endtag(self, tag):
+        if tag in self.open:
+            del self.open[len(self.open) - 1 - self.open[::-1].index(tag):]
+
+    def handle_data(self, data):
+        if not self.open:
+            self.parts.append(data)
+
+
+#: TeX a reader should never see: ``$...$`` (or ``$$``), ``\(``, ``\)``, ``\[``, ``\]``, or a TeX
+#: command (a backslash and two letters or more: ``\Vert``, ``\frac``, ``\mathbb``; a lone
+#: ``\n`` in prose is not one)
+_RAW_TEX = re.compile(r"\$\$|\$[^$]{1,400}?\$|\\[()\[\]]|\\[A-Za-z]{2,}")
+
+
+def raw_tex(page_html: str) -> list[str]:
+    """Each piece of TeX left unrendered in the prose of ``page_html``, with some context."""
+    parser = _Prose()
+    parser.feed(page_html)
+    text = "".join(parser.parts)
+    return [" ".join(text[max(0, m.start() - 30):m.end() + 30].split()) for m in _RAW_TEX.finditer(text)]
+
+
+def test_the_raw_tex_detector_reads_prose_not_code():
+    """It found the table cells that once showed raw source (docs/published.md, theory.md)."""
+    cell = r"<table><tr><td>quartiles of $\Vert h_L\Vert /\Vert h_0\Vert $</td></tr></table>"
+    assert raw_tex(cell) and raw_tex(r"<p>as \(x\) said</p>") and raw_tex(r"<p>a <em>\frac12</em></p>")
+    assert not raw_tex(r"<p><code>$OUT \frac</code> <math><mi>\Vert</mi></math> <pre>$a$ \[x\]</pre> costs $5</p>")
+
+
+def test_no_page_shows_raw_tex(site):
+    """Every formula outside code on every built page is MathML, tables included (issue 39): no
+    ``$...$``, ``\(``, ``\[`` or TeX command is left in any page's prose."""
+    left = {str(p.relative_to(site)): raw for p in sorted(site.rglob("*.html")) if (raw := raw_tex(p.read_text()))}
+    assert not left, left
+
+
+class _Pre(html.parser.HTMLParser):
+    """The text of each ``<pre>`` of a page, entities decoded."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.depth, self.blocks = 0, []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "pre":
+            self.depth += 1
+            self.blocks.append("")
+
+    def handle_endtag(self, tag):
+        if tag == "pre" and self.depth:
+            self.depth -= 1
+
+    def handle_data(self, data):
+        if self.depth:
+            self.blocks[-1] += data
+
+
+def test_the_command_line_page_fits_its_column(site):
+    """The ``--help`` blocks of the command-line page are rendered at 80 columns
+    (docs/hooks/cli_reference.py), the width of its code box at 1280 px: no line scrolls."""
+    from test_help import HELP_COLUMNS
+
+    parser = _Pre()
+    parser.feed((site / "cli" / "index.html").read_text())
+    lines = [line for block in parser.blocks for line in block.splitlines()]
+    assert len(parser.blocks) >= 10 and any(line.startswith("usage: deeplimits") for line in lines)
+    assert not [line for line in lines if len(line) > HELP_COLUMNS]
 
 
 def test_the_math_hook_renders_and_refuses_bad_tex():

@@ -10,19 +10,37 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 
+#: the columns ``--help`` is rendered at: a code block of the page shows about 80 characters
+#: unscrolled at 1280 px (a terminal of 80 columns shows the same lines; tests/test_help.py)
+COLUMNS = 80
+
+
+@contextlib.contextmanager
+def _columns(n: int):
+    """argparse wraps at the terminal width (``$COLUMNS``): ``n`` while formatting, then restored."""
+    before = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = str(n)
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = before
 
 
 def _cli_help() -> str:
-    os.environ["COLUMNS"] = "100"  # argparse wraps at the terminal width: a fixed page width
     from deeplimits.cli import build_parser
 
     parser = build_parser()
-    parts = ["## `deeplimits`", "", "```text", parser.format_help().rstrip(), "```", ""]
-    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
-    for name, p in sub.choices.items():
-        parts += [f"## `deeplimits {name}`", "", "```text", p.format_help().rstrip(), "```", ""]
+    with _columns(COLUMNS):
+        parts = ["## `deeplimits`", "", "```text", parser.format_help().rstrip(), "```", ""]
+        sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+        for name, p in sub.choices.items():
+            parts += [f"## `deeplimits {name}`", "", "```text", p.format_help().rstrip(), "```", ""]
     return "\n".join(parts)
 
 
