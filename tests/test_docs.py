@@ -150,3 +150,18 @@ def test_shell_command_plans(page, line, argv, reason, tmp_path, monkeypatch, ca
         status = main(argv)
         pytest.fail(f"{page}:{line}: deeplimits {' '.join(argv)} exited {status} before its run: "
                     f"{capsys.readouterr().err.strip()}")
+
+
+#: the longest line of a fenced code block in README.md and docs/: 88 columns. The site's code box
+#: shows about 80 unscrolled at 1280 px, GitHub's README about 100, a terminal 80 or more; 88 (the
+#: width Python code is commonly formatted at) keeps a doctest's call on one line where it reads
+#: best, and a line over it is wrapped (``\`` in a shell, ``...`` in a doctest; a report's output
+#: is compared with normalised white space, so it may be wrapped too)
+CODE_COLUMNS = 88
+
+
+def test_code_lines_fit_the_page():
+    long = [f"{_name(page)}:{line + i + 1}: {len(text)} columns"
+            for page in PAGES for _, src, _, line in blocks(page)
+            for i, text in enumerate(src.splitlines()) if len(text) > CODE_COLUMNS]
+    assert not long, long
