@@ -196,7 +196,7 @@ def test_the_raw_tex_detector_reads_prose_not_code():
 
 
 def test_no_page_shows_raw_tex(site):
-    """Every formula outside code on every built page is MathML, tables included (issue 39): no
+    r"""Every formula outside code on every built page is MathML, tables included (issue 39): no
     ``$...$``, ``\(``, ``\[`` or TeX command is left in any page's prose."""
     left = {str(p.relative_to(site)): raw for p in sorted(site.rglob("*.html")) if (raw := raw_tex(p.read_text()))}
     assert not left, left
