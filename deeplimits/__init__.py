@@ -59,7 +59,7 @@ _WHERE = {
     "RunStore": "runs",
     **dict.fromkeys(("DeeplimitsError", "ParameterError", "MissingDataError", "ResourceError", "DamagedFileError",
                      "RunStoreError",
-                     "DamagedStoreError", "SweepError", "ExecutorError", "MissingExtra"), "errors"),
+                     "DamagedStoreError", "DiskFullError", "SweepError", "ExecutorError", "MissingExtra"), "errors"),
 }
 """Public name -> the submodule that defines it (imported when the name is first used)."""
 

@@ -12,7 +12,8 @@ Every exception deeplimits raises on purpose is a :class:`DeeplimitsError`:
   content cannot be used (a damaged or foreign data-set file, weights file or training chunk),
   named in ``path``: there is no argument to change, the file to replace;
 * :class:`RunStoreError` (not a ``ValueError``): a run store that cannot be used; its
-  :class:`DamagedStoreError` when its file cannot be read as a store;
+  :class:`DamagedStoreError` when its file cannot be read as a store, its :class:`DiskFullError`
+  when the disk holding it is full (the finished tasks are kept: free space and resume);
 * :class:`SweepError` and :class:`ExecutorError` (``RuntimeError``): failed tasks, an unreachable
   or worker-less Dask cluster;
 * :class:`MissingExtra` (an ``ImportError``): an optional dependency is not installed.
@@ -28,7 +29,7 @@ import functools
 from typing import Sequence
 
 __all__ = ["DeeplimitsError", "ParameterError", "MissingDataError", "ResourceError", "DamagedFileError", "RunStoreError",
-           "DamagedStoreError", "SweepError", "ExecutorError", "MissingExtra", "DamagedFileWarning"]
+           "DamagedStoreError", "DiskFullError", "SweepError", "ExecutorError", "MissingExtra", "DamagedFileWarning"]
 
 
 class DeeplimitsError(Exception):
@@ -111,6 +112,11 @@ class DamagedStoreError(RunStoreError):
     """The run store's file cannot be read as a store: truncated or garbled, a table missing, its
     spec not JSON, or a schema this version does not read (the command line exits 1: a runtime
     failure, not a bad argument)."""
+
+
+class DiskFullError(RunStoreError):
+    """The disk holding the run store (or an output) is full: nothing stored is lost, the task
+    being written is not stored, and the same command resumes once space is freed."""
 
 
 class ExecutorError(DeeplimitsError, RuntimeError):

@@ -36,7 +36,7 @@ USER_API = {
     "ResidualNetwork", "train", "BatchedAdam", "BatchedSGD", "init_from_driver", "load_dataset",
     "weight_diagnostics", "scaling_exponents", "load_weights", "RunStore",
     # exceptions
-    "DeeplimitsError", "ParameterError", "MissingDataError", "ResourceError", "DamagedFileError", "RunStoreError", "DamagedStoreError",
+    "DeeplimitsError", "ParameterError", "MissingDataError", "ResourceError", "DamagedFileError", "RunStoreError", "DamagedStoreError", "DiskFullError",
     "SweepError", "ExecutorError", "MissingExtra",
 }
 

@@ -468,6 +468,19 @@ CLI = [
     (["scaling", "--batch-size", "-2"], 2, "--batch-size"),
     (["scaling", "--batch-size", "x"], 2, "--batch-size"),
     (["scaling", "--stop-loss", "inf"], 2, "--stop-loss"),
+    # --dry-run runs every check first: a refused plan is refused, nothing is left behind
+    (C + ["--dry-run", "--draws", "0"], 2, "--draws"),
+    (C + ["--dry-run=yes"], 2, "ignored explicit argument"),
+    (["order", "--scheme", "euler-maruyama", "--problem", "sde-regime", "--width", "1000000", "--dry-run"], 2,
+     "(change --width)"),
+    (S + ["--dry-run", "--betas", "nan"], 2, "--betas"),
+    (P + ["--dry-run", "--depth", "0"], 2, "--depth"),
+    (TR + ["--dry-run", "--epochs", "1000000000000"], 2, "--epochs"),
+    (["weights", "nothere.npy", "--dry-run"], 2, "no file or run directory"),
+    (["weights", "afile", "--dry-run"], 2, "must be a .npy or .pt file"),
+    (SC + ["--dry-run", "--width", "0"], 2, "--width"),
+    (TL + ["--dry-run", "--seeds", "0"], 2, "--seeds"),
+    (["runs", "show", "--dry-run"], 2, "give the run directory"),
     (["scaling", "--stop-loss", "-1"], 2, "--stop-loss"),
     (["scaling", "--max-epochs", "x"], 2, "--max-epochs"),
     (["scaling", "--max-epochs", "2.5"], 2, "--max-epochs"),
@@ -696,7 +709,7 @@ def test_write_error_after_the_work_is_one_line(cwd, monkeypatch, capsys):
     monkeypatch.setattr(cli_outputs, "dump_json", full)
     assert main(C + ["--reference", "16", "--out", "o", "--quiet"]) == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "No space left on device" in err
+    assert err.count("\n") == 1 and "the disk is full (result.json)" in err and "finished tasks are kept" in err
 
 
 # -- the library --------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..regimes import declarations, get_regime, takes
 from ..studies.presets import DEFAULT_STUDY, STUDY_OPTIONS, study_options
-from . import outputs
+from . import dry_run, outputs
 from .errors import UsageError, plan, say
 from .execution import Run, default_out, executor, progress
 from .values import fmt, integer, real
@@ -130,6 +130,8 @@ def run_convergence(args) -> int:
     spec = [p.to_dict() for p in plans]
     out = default_out(args, "convergence", spec)
     outputs.check_outputs(args, "convergence", out)
+    if args.dry_run:
+        return dry_run.show(args, "convergence", plans, out)
     with Run(out, spec if args.regime is None else spec[0]) as store:
         results, failed = _run(args, plans, store, executor_kw)
     if failed:

@@ -105,6 +105,13 @@ def status_of(e: BaseException, cmd: str) -> int:
     if isinstance(e, MissingExtra):
         say(f"{cmd}: {e}")
         return RUNTIME
+    from ..runs.integrity import DiskFullError, is_disk_full
+
+    if is_disk_full(e) and not isinstance(e, DiskFullError):  # an output or a file beside the store
+        where = f" ({e.filename})" if getattr(e, "filename", None) else ""
+        say(f"{cmd}: the disk is full{where}: the finished tasks are kept in the run store; free some space and run "
+            f"the same command again to resume")
+        return RUNTIME
     if isinstance(e, OSError) or is_runtime(e):
         say(f"{cmd}: {e}")
         return RUNTIME

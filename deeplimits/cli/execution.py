@@ -126,6 +126,31 @@ class LogProgress:
         return False
 
 
+def _lock_directory(out: str):
+    """An exclusive lock on the run directory ``out`` (made if missing): its file descriptor, or
+    ``None`` where the system has no ``flock`` (then concurrent invocations share the store: each
+    finished task is still stored once). Waits, after one line, while another invocation holds it."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        return None
+    os.makedirs(out, exist_ok=True)
+    fd = os.open(out, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"deeplimits: {out} is being run by another invocation; waiting for it to finish, then this one "
+                  f"reuses its finished tasks (none is computed twice)", file=sys.stderr, flush=True)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:  # a file system without locks (some network mounts): share the store
+            pass
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def digest(spec) -> str:
     import hashlib
 
@@ -144,12 +169,14 @@ def default_out(args, cmd, spec) -> str:
 def open_store(directory, spec=None, create=True):
     """The run store in ``directory``. A directory without a store, holding another command's
     run, or read-only where a run must write is a usage error (exit 2); a store whose file is
-    damaged (:class:`~deeplimits.runs.DamagedStoreError`) is a runtime error (exit 1)."""
+    damaged (:class:`~deeplimits.runs.DamagedStoreError`) or on a full disk
+    (:class:`~deeplimits.errors.DiskFullError`) is a runtime error (exit 1)."""
+    from ..errors import DiskFullError
     from ..runs import DamagedStoreError, RunStore, RunStoreError
 
     try:
         return RunStore(directory, spec, create=create)
-    except DamagedStoreError:
+    except (DamagedStoreError, DiskFullError):
         raise
     except RunStoreError as e:
         raise UsageError(f"deeplimits: {one_line(e)}") from None
@@ -157,19 +184,38 @@ def open_store(directory, spec=None, create=True):
 
 class Run:
     """The run store of a command, opened once every check has passed. On failure before any
-    task is stored, what this command created (the store, its directories) is removed."""
+    task is stored, what this command created (the store, its directories) is removed.
+
+    One invocation at a time runs in a directory: a second one on the same ``--out`` says so in
+    one line and waits for the first to finish (an exclusive ``flock`` on the run directory,
+    released by the system when a process ends, killed or not), then reuses its finished tasks:
+    no task is computed twice. Tasks run in parallel with ``--workers`` or ``--scheduler``."""
 
     def __init__(self, out, spec):
         from .. import _validate as V
+        from ..errors import DiskFullError
         from ..runs import STORE_NAME
 
         self.created = V.missing_dirs(out)
-        self.new_store = not os.path.exists(os.path.join(out, STORE_NAME))
+        self.lock, self.new_store = None, False
         try:
+            self.lock = _lock_directory(out)
+            self.new_store = not os.path.exists(os.path.join(out, STORE_NAME))
             self.store = open_store(out, spec)
+        except DiskFullError:
+            if self.new_store:  # a store this command began on a full disk: no half-made file stays
+                self._remove(os.path.join(out, STORE_NAME))
+            self._unlock()
+            raise
         except BaseException:
+            self._unlock()
             V.remove_empty_dirs(self.created)
             raise
+
+    def _unlock(self):
+        if self.lock is not None:
+            os.close(self.lock)
+            self.lock = None
 
     def __enter__(self):
         return self.store
@@ -185,14 +231,15 @@ class Run:
             pass
         if not keep:
             self._remove()
+        self._unlock()
         return False
 
-    def _remove(self):
+    def _remove(self, path=None):
         from .. import _validate as V
 
         for suffix in ("", "-wal", "-shm", "-journal"):
             try:
-                os.unlink(self.store.path + suffix)
+                os.unlink((path or self.store.path) + suffix)
             except OSError:
                 pass
         V.remove_empty_dirs(self.created)

@@ -3,7 +3,7 @@ driver path (:func:`deeplimits.strong_order`; docs/schemes.md)."""
 
 from __future__ import annotations
 
-from . import outputs
+from . import dry_run, outputs
 from .errors import UsageError, plan
 
 __all__ = ["run_order"]
@@ -22,16 +22,22 @@ def run_order(args) -> int:
     import torch
 
     from ..schemes.problems import scheme_on
-    from ..studies.scheme_order import strong_order
+    from ..studies.scheme_order import plan_strong_order, strong_order
     params = {p: None for p in PARAMS}
     scheme, p = plan("order", params, scheme_on, args.scheme, args.problem, width=args.width, hurst=args.hurst,
                      noise=args.noise_kind)
     outputs.check_file("order", "--json", args.json)
     outputs.check_figure("order", "--figure", args.figure)
+    kw = dict(noise=p.m, depths=args.depths, draws=args.draws, reference=args.reference, exact=p.exact,
+              seed=args.seed, dtype=getattr(torch, args.dtype), device=args.device)
     x0 = [1.0] * p.d
-    result = plan("order", params, strong_order, scheme, x0, noise=p.m, depths=args.depths, draws=args.draws,
-                  reference=args.reference, exact=p.exact, seed=args.seed, dtype=getattr(torch, args.dtype),
-                  device=args.device)
+    op = plan("order", params, plan_strong_order, scheme, x0, **kw)
+    if args.dry_run:
+        spec = {"scheme": args.scheme, "problem": args.problem, "width": p.d, "noise": op.noise, "hurst": op.hurst,
+                "depths": list(op.depths), "draws": op.draws, "reference": op.reference, "chunk": op.chunk,
+                "seed": op.seed, "dtype": args.dtype}
+        return dry_run.show(args, "order", [spec], seconds=op.seconds(), estimates=[op.estimate()])
+    result = plan("order", params, strong_order, scheme, x0, **kw)
     report = outputs.report_stream(args.json)
     print(result.report(), file=report)
     written = []
@@ -52,6 +58,8 @@ def _calibrate(args) -> int:
     from ..studies.calibration import calibrate
 
     outputs.check_file("order", "--json", args.json)
+    if args.dry_run:
+        return dry_run.show_calibration(args, args.cases, args.tables, args.pool_factor)
     report = outputs.report_stream(args.json)
     result = plan("order", {"cases": "--cases", "tables": "--tables", "pool_factor": "--pool-factor", "seed": None},
                   calibrate, args.cases, tables=args.tables, pool_factor=args.pool_factor, seed=args.seed, progress=lambda line: print(line, file=sys.stderr, flush=True))

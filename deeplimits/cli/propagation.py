@@ -5,7 +5,7 @@ A preset (:mod:`deeplimits.studies.presets`) gives every value; the flags given 
 from __future__ import annotations
 
 from ..studies.presets import PHASE_PRESETS, STABILITY_PRESETS
-from . import outputs
+from . import dry_run, outputs
 from .errors import plan
 from .execution import Run, default_out, executor, preset_options, progress
 
@@ -20,6 +20,8 @@ def _run_study(args, cmd, spec, run, total, unit, executor_kw):
     """Open the store, run with a progress bar, print the report, write figures and JSON."""
     out = default_out(args, cmd, spec.to_dict())
     outputs.check_outputs(args, cmd, out)
+    if args.dry_run:
+        return dry_run.show(args, cmd, [spec], out)
     with Run(out, spec.to_dict()) as store:
         with progress(args, total=total, unit=unit, desc=cmd, initial=spec.stored_units(store),
                       bar_format="{desc} {bar} {n_fmt}/{total_fmt} " + unit + "s [{elapsed}<{remaining}]") as bar:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 from . import outputs
 from .errors import UsageError, one_line
@@ -44,11 +45,24 @@ def run_runs(args) -> int:
             uses = " and ".join(f"runs {a}" for a, f in FLAGS.items() if name in f)
             raise UsageError(f"deeplimits {cmd}: --{name} applies only to {uses}")
     if args.action == "list":
+        if args.dry_run:
+            print(f"deeplimits runs list --dry-run: reads the run stores under {args.target or RUNS}, writes nothing",
+                  file=sys.stderr)
+            return 0
         return _list(args.target or RUNS)
     if not args.target:
         raise UsageError(f"deeplimits {cmd}: give the run directory")
     _check_outputs(args, cmd)  # outputs are checked before the store is read
     with open_store(args.target, create=False) as store:
+        if args.dry_run:
+            counts = store.counts()
+            writes = {"show": [], "export": [args.csv, args.json],
+                      "plot": [os.path.join(args.target, "*.png"), os.path.join(args.target, "result.json"), args.json]}
+            files = [f for f in writes[args.action] if f]
+            print(f"deeplimits {cmd} --dry-run: reads {store.path} ({counts.get('done', 0)} done, "
+                  f"{counts.get('failed', 0)} failed tasks), nothing is computed; "
+                  + ("writes nothing" if not files else "a run writes " + ", ".join(files)), file=sys.stderr)
+            return 0
         return {"show": _show, "export": _export, "plot": _plot}[args.action](args, store)
 
 

@@ -9,7 +9,7 @@ import os
 from .. import _names as N_
 from ..studies import presets as P_
 from ..studies.presets import DEFAULTS, INIT_METHODS, SCALING_PRESETS
-from . import outputs
+from . import dry_run, outputs
 from .errors import plan
 from .execution import Run, default_out, executor, preset_options, progress
 from .scaling_conv import _duration, conv_flags, run_conv_scaling
@@ -41,6 +41,8 @@ def run_and_report(args, spec, estimate: str, executor_kw) -> int:
     the figure and the JSON (:func:`~deeplimits.cli.outputs.write_study`)."""
     out = default_out(args, "scaling", spec.to_dict())
     outputs.check_outputs(args, "scaling", out)
+    if args.dry_run:
+        return dry_run.show(args, "scaling", [spec], out, note=_note(spec))
     report = outputs.report_stream(args.json)
     print(estimate, file=report, flush=True)
     result, store_path = _run(args, spec, out, executor_kw)
@@ -48,6 +50,15 @@ def run_and_report(args, spec, estimate: str, executor_kw) -> int:
     written = outputs.write_study(result, out, args.json)
     print(f"run store {store_path}; wrote " + ", ".join(written), file=report)
     return 0
+
+
+def _note(spec) -> str:
+    """What a dense scaling study's time assumes (a convolutional one trains a fixed number of epochs)."""
+    from ..studies.timing import duration
+
+    if spec.study != "scaling":
+        return ""
+    return f" if every network stops by 100 epochs, at most {duration(spec.seconds()[0])}"
 
 
 def _run(args, spec, out, executor_kw, desc="scaling"):
@@ -68,6 +79,8 @@ def _run_ablation(args, kw, spec, executor_kw) -> int:
     variants = plan("scaling", OPTIONS + ("dtype", "device"), ablation_plans, **base)
     out = default_out(args, "scaling-ablation", {"ablation": spec.to_dict()})
     outputs.check_outputs(args, "scaling", out)
+    if args.dry_run:
+        return dry_run.show(args, "scaling --ablation", [p for *_, p in variants], out)
     report = outputs.report_stream(args.json)
     print(f"ablation: {len(variants)} runs, one knob changed at a time, each like this one:", file=report)
     print(estimate_line(spec), file=report, flush=True)

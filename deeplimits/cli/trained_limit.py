@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .. import _names as N_
 from ..studies import trained_limit_cases as C_
-from . import outputs
+from . import dry_run, outputs
 from .errors import plan
 from .execution import Run, default_out, executor, preset_options, progress
 from .values import DTYPE_HELP, fmt, int_list, integer, real
@@ -76,6 +76,8 @@ def run_trained_limit_cmd(args) -> int:
     spec = plan("trained-limit", OPTIONS + ("dtype", "device"), trained_limit.plan_trained_limit, **kw)
     out = default_out(args, "trained-limit", spec.to_dict())
     outputs.check_outputs(args, "trained-limit", out)
+    if args.dry_run:
+        return dry_run.show(args, "trained-limit", [spec], out)
     with Run(out, spec.to_dict()) as store:
         with progress(args, total=spec.seeds * len(spec.cases), unit="seed", desc="trained-limit",
                       initial=spec.stored_units(store)) as bar:

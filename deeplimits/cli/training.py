@@ -8,7 +8,7 @@ networks of :mod:`deeplimits.studies.conv_training` (their defaults ``DEFAULTS['
 from __future__ import annotations
 
 from ..studies.presets import DEFAULTS, TRAIN_PRESETS
-from . import outputs
+from . import dry_run, outputs
 from .errors import plan, usage
 from .execution import Run, default_out, executor, preset_options, progress
 
@@ -51,6 +51,8 @@ def run_train_cmd(args) -> int:
     spec = _plan(args)
     out = default_out(args, "train", spec.to_dict())
     outputs.check_outputs(args, "train", out)
+    if args.dry_run:
+        return dry_run.show(args, "train", [spec], out)
     total = spec.n_configs * spec.epochs
     with Run(out, spec.to_dict()) as store:
         with progress(args, total=total, unit="epoch", desc="train", initial=spec.stored_units(store),

@@ -6,7 +6,7 @@ the default)."""
 
 from __future__ import annotations
 
-from . import outputs
+from . import dry_run, outputs
 from .errors import UsageError, one_line, usage
 
 __all__ = ["run_weights_cmd", "add_parser"]
@@ -50,6 +50,8 @@ def run_weights_cmd(args) -> int:
     outputs.check_figure("weights", "--figure", args.figure)
     if args.grid is not None and args.grid < 1:
         raise UsageError(f"deeplimits weights: --grid must be an integer >= 1, got {args.grid}")
+    if args.dry_run:
+        return dry_run.show_files(args, args.paths)
     tensors = []
     for path in args.paths:
         try:

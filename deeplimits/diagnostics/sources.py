@@ -71,14 +71,24 @@ def load_weights(source, *, depth: int | None = None) -> dict[str, torch.Tensor 
         raise ParameterError("source", "source must be a path (str or os.PathLike), a tensor, an array, a module or a "
                                        f"driver sample, got {source!r}")
     path = V_._path("source", source)
-    if os.path.isdir(path):
+    kind = source_kind(path)
+    if kind == "directory":
         return _run(path)
+    if kind == "npy":
+        return {"A": _npy(path)}
+    return _from_object(_pt(path), path)
+
+
+def source_kind(path: str) -> str:
+    """``'directory'`` (a training run's), ``'npy'`` or ``'pt'``: what the path ``path`` is, read
+    from its name and its kind, not its content (a one-line ParameterError otherwise)."""
+    if os.path.isdir(path):
+        return "directory"
     if not os.path.isfile(path):
         raise ParameterError("source", f"source: no file or run directory {path}")
-    if path.endswith(".npy"):
-        return {"A": _npy(path)}
-    if path.endswith(".pt"):
-        return _from_object(_pt(path), path)
+    for ext in ("npy", "pt"):
+        if path.endswith("." + ext):
+            return ext
     raise ParameterError("source", f"source: {path} must be a .npy or .pt file or a training run directory")
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import hashlib
 import json
 
-from ..errors import DamagedFileWarning, DamagedStoreError, RunStoreError
+from ..errors import DamagedFileWarning, DamagedStoreError, DiskFullError, RunStoreError
 
-__all__ = ["RunStoreError", "DamagedStoreError", "DamagedFileWarning", "checksum", "task_state"]
+__all__ = ["RunStoreError", "DamagedStoreError", "DiskFullError", "DamagedFileWarning", "is_disk_full", "checksum", "task_state"]
 
 
 def checksum(key: str, fn: str, params: str, seed: int, result: str, versions: str) -> str:
@@ -33,3 +33,31 @@ def task_state(row: dict) -> str:
     except (TypeError, ValueError):
         return "damaged"
     return "verified" if ok else "damaged"
+
+
+#: free bytes below which SQLite's "disk I/O error" on a store is read as a full disk (SQLite
+#: reports an I/O error, not SQLITE_FULL, when its write-ahead log cannot grow)
+NEARLY_FULL = 1 << 20
+
+
+def is_disk_full(e: BaseException, directory: str | None = None) -> bool:
+    """Whether ``e`` says the disk (or the quota) is full: SQLite's ``SQLITE_FULL`` ("database or
+    disk is full"), an ``OSError`` with ``ENOSPC`` or ``EDQUOT``, or, for a store in
+    ``directory``, SQLite's "disk I/O error" with less than :data:`NEARLY_FULL` bytes free there."""
+    import errno
+    import os
+    import sqlite3
+
+    if isinstance(e, OSError):
+        return e.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+    if not isinstance(e, sqlite3.DatabaseError):
+        return False
+    if "disk is full" in str(e):
+        return True
+    if "disk I/O error" in str(e) and directory is not None:
+        try:
+            st = os.statvfs(directory)
+        except (OSError, AttributeError):
+            return False
+        return st.f_bavail * st.f_frsize < NEARLY_FULL
+    return False

@@ -18,7 +18,8 @@ import urllib.parse
 import torch
 
 from .._version import __version__
-from .integrity import DamagedFileWarning, DamagedStoreError, RunStoreError, checksum, task_state
+from .integrity import (DamagedFileWarning, DamagedStoreError, DiskFullError, RunStoreError, checksum, is_disk_full,
+                        task_state)
 from .tasks import Task
 
 SCHEMA = 2  # 2: every finished task carries a checksum (schema 1 stores are read, migrated by a write)
@@ -27,7 +28,7 @@ READABLE_SCHEMAS = ("1", "2")
 STORE_NAME = "run.sqlite"
 """The file name of a run store in its directory."""
 
-__all__ = ["RunStore", "RunStoreError", "DamagedStoreError", "DamagedFileWarning", "find_runs", "checksum",
+__all__ = ["RunStore", "RunStoreError", "DamagedStoreError", "DiskFullError", "DamagedFileWarning", "find_runs", "checksum",
            "STORE_NAME", "SCHEMA"]
 
 _COLUMNS = "key, fn, params, seed, status, result, error, seconds, finished, attempts, versions"
@@ -107,13 +108,15 @@ class RunStore:
                     self._create(spec)
             self._check(spec)
             self._checked = self._has_checksums()
-        except sqlite3.DatabaseError as e:
+        except (sqlite3.DatabaseError, OSError) as e:
+            full = self._full(new=not exists) if is_disk_full(e, self.directory) else None
             self._close_quietly()
+            if full is not None:
+                raise full from None
+            if isinstance(e, OSError):
+                raise RunStoreError(f"cannot use {self.directory} as a run directory ({e})") from None
             raise DamagedStoreError(f"{self.path} is not a readable deeplimits run store ({e}); "
                                     f"move it away or choose another output directory") from None
-        except OSError as e:
-            self._close_quietly()
-            raise RunStoreError(f"cannot use {self.directory} as a run directory ({e})") from None
         except RunStoreError:
             self._close_quietly()
             raise
@@ -218,20 +221,57 @@ class RunStore:
         self._checked = True
 
     class _Tx:
-        def __init__(self, db):
-            self.db = db
+        """One write transaction; a full disk (at any statement or at the commit) is
+        :class:`DiskFullError`, the transaction rolled back: nothing stored before is lost."""
+
+        def __init__(self, store):
+            self.store, self.db = store, store._db
 
         def __enter__(self):
-            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                self.db.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as e:
+                raise self.store._full() if is_disk_full(e, self.store.directory) else e from None
             return self.db
 
-        def __exit__(self, exc_type, *_):
-            self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+        def __exit__(self, exc_type, exc, tb):
+            if exc_type is not None and not self.db.in_transaction:  # SQLite rolled back already (SQLITE_FULL)
+                if is_disk_full(exc, self.store.directory):
+                    raise self.store._full() from None
+                return False
+            try:
+                self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+            except sqlite3.DatabaseError as e:
+                if not is_disk_full(e, self.store.directory):
+                    raise
+                try:
+                    self.db.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+                raise self.store._full() from None
+            if exc_type is not None and is_disk_full(exc, self.store.directory):
+                raise self.store._full() from None
+            return False
+
+    def _full(self, new: bool = False) -> DiskFullError:
+        """The one line of a full disk: where, and what is kept (``new``: the store was being created)."""
+        kept = 0 if new else self._done_quietly()
+        what = "no task had finished" if kept == 0 else \
+            "its finished tasks are kept" if kept is None else f"its {kept} finished task{'s' * (kept != 1)} are kept"
+        return DiskFullError(f"the disk holding {self.directory} is full: {what} in {self.path}; free some space "
+                             f"and run the same command again to resume")
+
+    def _done_quietly(self) -> int | None:
+        """The finished tasks, or ``None`` when the store cannot say (the line must come out anyway)."""
+        try:
+            return self.counts().get("done", 0)
+        except Exception:  # noqa: BLE001
+            return None
 
     def _transaction(self):
         if self.readonly:
             raise RunStoreError(f"{self.path} is opened read-only")
-        return RunStore._Tx(self._db)
+        return RunStore._Tx(self)
 
     # -- reading ------------------------------------------------------------------------
     @property

@@ -10,6 +10,7 @@ expansion fitted and tested, the rate and the verdict.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from typing import Callable, Sequence
@@ -29,7 +30,7 @@ from .convergence_result import ConvergenceResult
 from .presets import REFERENCE_REFINEMENT
 from .strong_error import sweep_errors
 
-__all__ = ["strong_order"]
+__all__ = ["strong_order", "plan_strong_order", "OrderPlan"]
 
 #: the default number of draws
 _DRAWS = 256
@@ -121,6 +122,62 @@ def _chunk(scheme, d, noise, draws, reference, depths, chunk, dtype, device, fra
     return chunk
 
 
+@dataclasses.dataclass(frozen=True)
+class OrderPlan:
+    """The checked arguments of :func:`strong_order` and its sizes, nothing computed
+    (``deeplimits order --dry-run`` prints them)."""
+
+    order: StrongOrder
+    hurst: float | None
+    x0: list
+    noise: int
+    depths: tuple
+    draws: int
+    reference: int
+    chunk: int
+    seed: int
+    dtype: torch.dtype
+    device: object
+    milstein: bool = False
+
+    def estimate(self):
+        """Peak memory of one chunk, chunks and networks (no allocation)."""
+        from .. import _resources as R_
+        from .memory import scheme_order_bytes
+
+        n = min(self.chunk, self.draws)
+        peak = scheme_order_bytes(n, len(self.x0), self.noise, self.reference, self.depths, self.dtype.itemsize,
+                                  self.hurst is not None, self.milstein)
+        return R_.Estimate(peak, R_.tasks_of(self.draws, self.chunk), self.draws * len(self.depths), n,
+                           self.reference, R_.available_memory(self.device))
+
+    def seconds(self) -> float:
+        """The estimated time in one process (:func:`~deeplimits.studies.timing.order_seconds`)."""
+        from .timing import order_seconds
+
+        return order_seconds(len(self.x0), self.noise, self.depths, self.draws, self.reference, self.chunk)
+
+
+def plan_strong_order(scheme, x0, *, noise: int = 1, depths: Sequence[int] = (8, 16, 32, 64, 128, 256, 512),
+                      draws: int = _DRAWS, reference: int | None = None, exact: Callable | None = None,
+                      reference_scheme: Callable | None = None, order: StrongOrder | None = None,
+                      hurst: float | None = None, seed: int = 0, dtype=torch.float32, chunk: int | None = None,
+                      device=None) -> OrderPlan:
+    """Every check of :func:`strong_order` (its arguments, the same meaning) and its sizes, before
+    any work: an :class:`OrderPlan`, or a :class:`~deeplimits.errors.ParameterError`."""
+    order, hurst, x0, noise = _check(scheme, x0, noise, order, hurst, exact, reference_scheme)
+    depths = V_.depths("depths", depths)
+    draws, seed = V_.integer("draws", draws), V_.integer("seed", seed, low=0)
+    dtype, device = V_.dtype(dtype), V_.device("device", device)
+    reference = REFERENCE_REFINEMENT * depths[-1] if reference is None else V_.power_of_two("reference", reference)
+    if reference < 2 * depths[-1]:
+        raise ParameterError("reference", f"reference must be at least 2 * max(depths) = {2 * depths[-1]}, got "
+                                          f"{reference}")
+    chunk = _chunk(scheme, len(x0), noise, draws, reference, depths, chunk, dtype, device, hurst is not None)
+    return OrderPlan(order, hurst, x0, noise, tuple(depths), draws, reference, chunk, seed, dtype, device,
+                     type(scheme).__name__ == "Milstein")
+
+
 def scheme_errors(scheme, x0, noise, depths, draws, reference, exact, reference_scheme, hurst, seed, dtype, chunk,
                   device=None, progress=None) -> tuple[np.ndarray, np.ndarray]:
     """Per-draw errors ``(draws, len(depths))`` (max over the grid, terminal) of a checked scheme
@@ -173,15 +230,11 @@ def strong_order(scheme, x0, *, noise: int = 1, depths: Sequence[int] = (8, 16, 
     """
     if paths is not None:  # the deprecated name: an error with a draws other than its default
         draws = renamed("draws", None if draws == _DRAWS else draws, "paths", paths)
-    order, hurst, x0, noise = _check(scheme, x0, noise, order, hurst, exact, reference_scheme)
-    depths = V_.depths("depths", depths)
-    draws, seed = V_.integer("draws", draws), V_.integer("seed", seed, low=0)
-    dtype, device = V_.dtype(dtype), V_.device("device", device)
-    reference = REFERENCE_REFINEMENT * depths[-1] if reference is None else V_.power_of_two("reference", reference)
-    if reference < 2 * depths[-1]:
-        raise ParameterError("reference", f"reference must be at least 2 * max(depths) = {2 * depths[-1]}, got "
-                                          f"{reference}")
-    chunk = _chunk(scheme, len(x0), noise, draws, reference, depths, chunk, dtype, device, hurst is not None)
+    op = plan_strong_order(scheme, x0, noise=noise, depths=depths, draws=draws, reference=reference, exact=exact,
+                           reference_scheme=reference_scheme, order=order, hurst=hurst, seed=seed, dtype=dtype,
+                           chunk=chunk, device=device)
+    order, hurst, x0, noise, depths, draws, seed = op.order, op.hurst, op.x0, op.noise, op.depths, op.draws, op.seed
+    dtype, device, reference, chunk = op.dtype, op.device, op.reference, op.chunk
     progress = V_.callback("progress", progress)
     t0 = time.perf_counter()
     mx, tm = scheme_errors(scheme, x0, noise, depths, draws, reference, exact, reference_scheme, hurst, seed, dtype,

@@ -154,6 +154,17 @@ class TrainedLimitPlan(Plan):
 
         return self.samples - int(round(DEFAULT_TEST_FRACTION * self.samples))
 
+    def estimate(self) -> R_.Estimate:
+        """Peak memory of one task (a case and a chunk of seeds), tasks, trained networks and the
+        reference's layer passes (no allocation)."""
+        from ..training.train import train_steps
+
+        batch = self.batch_size or self.n_train()
+        n = len(self.cases) * self.seeds * (len(self.depths) + 1)
+        return R_.Estimate(self.task_bytes(), len(self.cases) * R_.tasks_of(self.seeds, self.chunk), n, self.chunk,
+                           train_steps(self.n_train(), batch, self.epochs, self.reference),
+                           R_.available_memory(self.device), "seed")
+
     def task_bytes(self) -> int:
         """Peak bytes of one task (:func:`.memory.trained_limit_bytes`)."""
         from .memory import trained_limit_bytes

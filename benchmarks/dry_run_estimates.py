@@ -1,0 +1,68 @@
+"""The time a command's ``--dry-run`` estimates against the time it takes (issue 38).
+
+Each command below runs twice in a fresh directory: ``--dry-run --json -`` (the plan's estimate,
+:mod:`deeplimits.studies.timing`), then for real with ``--quiet``; the table gives both and their
+ratio. The estimates are a model ("about"); the target is a ratio within [1/3, 3] on the
+2-core machine the constants were measured on.
+
+    python benchmarks/dry_run_estimates.py            # the table for benchmarks/RESULTS.md
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+COMMANDS = [
+    "convergence --regime sde --depths 8,16,32,64 --draws 256 --width 8",
+    "convergence --regime sde --depths 8,16,32,64,128 --draws 512 --width 32",
+    "convergence --regime fbm --depths 8,16,32,64 --draws 128 --width 8",
+    "convergence --regime ode --depths 8,16,32,64 --draws 64 --width 16",
+    "order --scheme euler-maruyama --problem linear-sde",
+    "order --scheme milstein --problem sde-regime --depths 8,16,32,64 --draws 512",
+    "stability --depths 10,50,100 --draws 20",
+    "phase --hursts 0.3,0.7 --betas 0,0.5,1 --depth 200 --draws 5",
+    "train --depth 16 --epochs 2",
+    "trained-limit --cases linear --depths 8,16 --reference 64 --seeds 2 --epochs 10",
+    "scaling --depths 10,20 --max-epochs 5",
+]
+
+
+def _run(argv, cwd):
+    code = "import sys; from deeplimits.cli import main; sys.exit(main(sys.argv[1:]))"
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", code, *argv], cwd=cwd, capture_output=True, text=True)
+    return proc, time.perf_counter() - t0
+
+
+def main() -> int:
+    print("| command | estimate (s) | measured (s) | measured / estimate |")
+    print("|---|---:|---:|---:|")
+    worst = 1.0
+    for cmd in COMMANDS:
+        with tempfile.TemporaryDirectory() as d:
+            argv = cmd.split() + ["--out", "run"] if not cmd.startswith("order") else cmd.split()
+            dry, _ = _run(argv + ["--dry-run", "--json", "-"], d)
+            if dry.returncode != 0:
+                print(f"| `{cmd}` | refused: {dry.stderr.strip()} | | |")
+                continue
+            estimate = json.loads(dry.stdout)["seconds"]
+            _, start = _run(["convergence", "--dry-run", "--regime", "sde"], d)
+            real, seconds = _run(argv + ["--quiet"], d)
+            if real.returncode != 0:
+                print(f"| `{cmd}` | {estimate:.1f} | failed: {real.stderr.strip()[:80]} | |")
+                continue
+            measured = max(seconds - start, 1e-3)
+            ratio = measured / estimate
+            worst = max(worst, ratio, 1 / ratio)
+            print(f"| `{cmd}` | {estimate:.1f} | {measured:.1f} | {ratio:.2f} |", flush=True)
+    print(f"\nworst ratio (either way): {worst:.2f}; target <= 3: {'PASS' if worst <= 3 else 'FAIL'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,137 @@
+"""``--dry-run``: a command's plan, its tasks and its memory and time estimates, printed after every
+check has passed; nothing is run and no file is left (docs/cli.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from . import outputs
+from .errors import UsageError
+
+__all__ = ["add_flag", "show", "show_calibration", "show_files", "HELP"]
+
+HELP = ("print the plan, its task count and its memory and time estimates after every check, and exit without "
+        "running anything or writing any file")
+
+
+def add_flag(parser) -> None:
+    parser.add_argument("--dry-run", action="store_true", help=HELP)
+
+
+def _plain(spec) -> str:
+    """A spec as ``key value`` pairs on one line (lists comma-separated)."""
+    def value(v):
+        if isinstance(v, (list, tuple)):
+            return ",".join(value(x) for x in v) if len(v) <= 12 else f"{value(v[0])},...,{value(v[-1])} ({len(v)})"
+        return json.dumps(v) if isinstance(v, dict) else str(v)
+
+    names = {"paths": "draws"}  # a convergence spec keeps the former name of draws
+    return ", ".join(f"{names.get(k, k)} {value(v)}" for k, v in spec.items() if v is not None and k != "study")
+
+
+def _store_line(out: str | None, tasks: int) -> str:
+    """What a run would find in ``out``: nothing yet, or its finished tasks (a run resumes)."""
+    from ..runs import STORE_NAME, RunStore
+
+    if out is None:
+        return "no run store (nothing is stored)"
+    if not os.path.exists(os.path.join(out, STORE_NAME)):
+        return f"run store {out}: new"
+    try:
+        store = RunStore(out, create=False, readonly=True)
+        done = store.counts().get("done", 0)
+        store.close()
+    except Exception as e:  # noqa: BLE001 - a store that cannot be read is said, not fatal here
+        return f"run store {out}: exists but cannot be read ({' '.join(str(e).split())})"
+    return f"run store {out}: {done} of {tasks} tasks finished (a run resumes there)"
+
+
+def show(args, cmd: str, plans, out: str | None = None, seconds: float | None = None, estimates=None,
+         note: str = "") -> int:
+    """Print what ``deeplimits cmd`` would run: each plan's spec (a Plan, or a dict), its tasks,
+    networks, the peak memory of its largest task and the time; exit status 0. ``estimates``: the
+    plans' resource estimates (default ``p.estimate()``), ``seconds``: the total time (default
+    :func:`~deeplimits.studies.timing.plan_seconds`). With ``--json -`` the same as JSON on
+    standard output (the lines go to standard error); a ``--json PATH`` is not written."""
+    from ..studies.timing import duration, plan_seconds
+
+    report = outputs.report_stream(getattr(args, "json", None))
+    specs = [p.to_dict() if hasattr(p, "to_dict") else dict(p) for p in plans]
+    estimates = [p.estimate() for p in plans] if estimates is None else estimates
+    seconds = sum(plan_seconds(p) for p in plans) if seconds is None else seconds
+    tasks = sum(e.tasks for e in estimates)
+    print(f"deeplimits {cmd} --dry-run: nothing is run, no file is written", file=report)
+    for spec in specs:
+        print("plan: " + _plain(spec), file=report)
+    for e in estimates:
+        print(f"estimate: {e}; {e.steps} sequential steps per task", file=report)
+    print(f"time: about {duration(seconds)} in one process on 2 CPU cores{note}", file=report)
+    print(_store_line(out, tasks), file=report)
+    if getattr(args, "json", None) == "-":
+        print(json.dumps({"dry_run": True, "command": cmd, "plans": specs, "tasks": tasks,
+                          "peak_bytes": max(e.peak_bytes for e in estimates), "seconds": seconds, "out": out},
+                         default=str))
+    elif getattr(args, "json", None):
+        print(f"a run writes {args.json}", file=report)
+    return 0
+
+
+def show_calibration(args, cases, tables: int, pool_factor: int) -> int:
+    """``order --calibrate --dry-run``: the cases, their tables and pools, and the time."""
+    from ..studies.calibration import _choose
+    from ..studies.presets import REFERENCE_REFINEMENT
+    from ..studies.timing import duration, order_seconds
+
+    report = outputs.report_stream(getattr(args, "json", None))
+    chosen = [(n, c() if callable(c) else c) for n, c in _choose(cases)]
+    seconds = sum(_case_seconds(n, c, pool_factor * c.draws) for n, c in chosen)
+    print("deeplimits order --calibrate --dry-run: nothing is run, no file is written", file=report)
+    for name, c in chosen:
+        print(f"case {name}: depths {','.join(map(str, c.depths))}, {tables} tables of {c.draws} draws from a pool "
+              f"of {pool_factor * c.draws}", file=report)
+    print(f"time: about {duration(seconds)} in one process on 2 CPU cores", file=report)
+    return 0
+
+
+def _case_seconds(name, case, draws: int) -> float:
+    """A calibration case's pool: a network regime's convergence study (``sde``, ``ode``,
+    ``fbm-H0.75``), or a scheme on its test equation (width 1)."""
+    from ..studies.convergence import plan_convergence
+    from ..studies.presets import REFERENCE_REFINEMENT
+    from ..studies.timing import convergence_seconds, order_seconds
+
+    if name in ("sde", "ode") or str(name).startswith("fbm-H"):
+        regime, _, hurst = str(name).partition("-H")
+        kw = {"hurst": float(hurst)} if hurst else {}
+        return convergence_seconds(plan_convergence(regime, depths=case.depths, draws=draws, **kw))
+    return order_seconds(1, 1, case.depths, draws, case.reference or REFERENCE_REFINEMENT * case.depths[-1], 4096)
+
+
+def show_files(args, paths) -> int:
+    """``weights --dry-run``: what each path is (the checks of
+    :func:`~deeplimits.diagnostics.sources.source_kind`, a ``.npy`` header's declared size), its
+    size and the memory to read and measure it (about three times its data: the tensor and its
+    float64 copy); no tensor is read."""
+    from .. import _resources as R_
+    from ..diagnostics.sources import _npy_header, source_kind
+
+    report = outputs.report_stream(getattr(args, "json", None))
+    print("deeplimits weights --dry-run: nothing is read or written", file=report)
+    total = 0
+    for path in paths:
+        try:
+            kind = source_kind(path)
+            if kind == "npy":
+                _npy_header(path)
+        except ValueError as e:
+            raise UsageError(f"deeplimits weights: {' '.join(str(e).split()).removeprefix('source: ')}") from None
+        if kind == "directory":
+            print(f"{path}: a run directory (its training chunks)", file=report)
+            continue
+        size = os.path.getsize(path)
+        total += size
+        print(f"{path}: {R_.fmt_bytes(size)}; ~{R_.fmt_bytes(3 * size)} to read and measure", file=report)
+    print(f"memory: ~{R_.fmt_bytes(3 * total)} at most (this machine has {R_.fmt_bytes(R_.available_memory())})",
+          file=report)
+    return 0

@@ -1,0 +1,121 @@
+"""Plan-time time estimates: what a study takes in one process, computed from its sizes before
+any work (``deeplimits COMMAND --dry-run`` prints them; docs/sweeps.md, "See a run before it runs").
+
+A task is a sequence of batched steps (a layer of a network, a step of its limit or of a
+scheme on the reference grid); each step costs a fixed overhead (:data:`SECONDS_PER_STEP`:
+Python and the launch of a few tensor operations) and a time per number it draws or multiplies
+(:data:`SECONDS_PER_ENTRY`). The two constants were measured on a 2-core CPU by
+``benchmarks/dry_run_estimates.py``, which also prints the measured time of each command beside
+its estimate (benchmarks/RESULTS.md): the estimates are "about", within a factor of about 3.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["SECONDS_PER_STEP", "SECONDS_PER_ENTRY", "seconds", "duration", "convergence_seconds",
+           "stability_seconds", "phase_seconds", "order_seconds", "training_seconds", "trained_limit_seconds", "plan_seconds"]
+
+#: seconds of overhead per batched step of a task (2 CPU cores; benchmarks/dry_run_estimates.py)
+SECONDS_PER_STEP = 1.0e-4
+#: seconds per number drawn or multiplied in a step (float32, 2 CPU cores)
+SECONDS_PER_ENTRY = 1.2e-8
+
+
+def seconds(steps: float, entries: float) -> float:
+    """``steps`` batched steps touching ``entries`` numbers in all."""
+    return steps * SECONDS_PER_STEP + entries * SECONDS_PER_ENTRY
+
+
+def duration(s: float) -> str:
+    """``s`` seconds as ``'40 s'``, ``'12 min'``, ``'3.1 h'`` or ``'2.5 days'``."""
+    if s < 90:
+        return f"{max(s, 1):.0f} s"
+    if s < 5400:
+        return f"{s / 60:.0f} min"
+    if s < 48 * 3600:
+        return f"{s / 3600:.1f} h"
+    return f"{s / 86400:.1f} days"
+
+
+def _chunks(draws: int, chunk: int) -> list[int]:
+    full, rest = divmod(draws, chunk)
+    return [chunk] * full + ([rest] if rest else [])
+
+
+def convergence_seconds(plan) -> float:
+    """:class:`~deeplimits.studies.convergence.ConvergencePlan`: per chunk of ``n`` draws, the
+    limit on the reference grid and every network, each step reading ``n`` samples of every weight."""
+    pair = plan.pair()
+    m = sum(math.prod(pair._weight_layout(name)[0]) for name in pair.drivers)
+    steps = plan.reference + sum(plan.depths)
+    return sum(seconds(steps, n * m * steps * max(1, plan.inputs) ** 0.5) for n in _chunks(plan.draws, plan.chunk))
+
+
+def stability_seconds(plan) -> float:
+    """:class:`~deeplimits.studies.stability.StabilityPlan`: per chunk, every depth's weights
+    drawn once and the network run at every beta."""
+    steps = sum(plan.depths) * (1 + len(plan.betas))
+    m = plan.width * plan.width
+    return sum(seconds(steps, n * m * steps * max(1, plan.inputs) ** 0.5) for n in _chunks(plan.draws, plan.chunk))
+
+
+def phase_seconds(plan) -> float:
+    """:class:`~deeplimits.studies.phase.PhasePlan`: per Hurst index, the fractional weights
+    (an FFT per entry, ``log2 L`` passes) and the network at every beta."""
+    steps = plan.depth * (len(plan.betas) + math.log2(max(2, plan.depth)))
+    m = plan.width * plan.width
+    return len(plan.hursts) * seconds(steps, plan.draws * m * steps * max(1, plan.inputs) ** 0.5)
+
+
+def order_seconds(d: int, noise: int, depths, draws: int, reference: int, chunk: int) -> float:
+    """:func:`~deeplimits.strong_order`: per chunk, the scheme on the reference grid and on every depth."""
+    steps = reference + sum(depths)
+    return sum(seconds(steps, n * steps * (d * noise + d)) for n in _chunks(draws, chunk))
+
+
+def training_seconds(passes: int, configs: int, batch: int, width: int) -> float:
+    """A training task: ``passes`` layer passes (forward and backward of one mini-batch through one
+    layer) of ``configs`` batched configurations, each ``3 x batch x width^2`` multiply-adds."""
+    return seconds(passes, 3.0 * passes * configs * batch * width * width)
+
+
+def trained_limit_seconds(plan) -> float:
+    """:class:`~deeplimits.studies.trained_limit.TrainedLimitPlan`: per case and chunk of seeds,
+    every depth and the reference trained for ``epochs`` (full batch: one step per epoch)."""
+    n_train = plan.n_train()
+    batch = plan.batch_size or n_train
+    per_epoch = -(-n_train // batch)
+    passes = plan.epochs * per_epoch * (sum(plan.depths) + plan.reference)
+    return len(plan.cases) * sum(training_seconds(passes, c, batch, plan.width) for c in _chunks(plan.seeds, plan.chunk))
+
+
+def _train_seconds(plan) -> float:
+    """:class:`~deeplimits.studies.training.TrainPlan`: its chunks of configurations, each
+    :meth:`~deeplimits.studies.training.TrainPlan.steps` layer passes; a convolutional grid by its
+    floating-point operations (:func:`~deeplimits.studies.scaling_conv.conv_flops`)."""
+    per_beta = plan.n_configs // len(plan.betas)
+    chunks = _chunks(per_beta, min(plan.chunk, per_beta)) * len(plan.betas)
+    if plan.study == "train-conv":
+        from ..data.augment import IMAGE_SHAPES
+        from .scaling_conv import CONV_FLOPS_PER_SECOND, conv_flops
+        from .sizes import data_sizes
+
+        n_train, n_test = data_sizes(plan.dataset, plan.root)[:2]
+        flops = conv_flops(IMAGE_SHAPES[plan.dataset], plan.layout()) * (3 * n_train * plan.epochs + n_train + n_test)
+        return plan.n_configs * flops / CONV_FLOPS_PER_SECOND
+    steps = plan.steps()
+    return sum(training_seconds(steps, c, plan.batch_size, plan.width) for c in chunks)
+
+
+def plan_seconds(plan) -> float:
+    """The estimated seconds of every task of ``plan`` in one process (2 CPU cores); a scaling
+    study's are those where every network stops by 100 epochs (its ``seconds()``: the typical)."""
+    study = plan.study
+    if study is None:
+        return convergence_seconds(plan)
+    if study in ("scaling", "scaling-conv"):
+        s = plan.seconds()
+        return s[1] if isinstance(s, tuple) else s
+    return {"stability": stability_seconds, "phase": phase_seconds, "train": _train_seconds,
+            "train-conv": _train_seconds, "trained-limit": trained_limit_seconds}[study](plan)
