@@ -24,7 +24,7 @@ HELP_COLUMNS = 80
 #: the orders a flag that takes no value may start with (after an optional "WHO: " qualifier):
 #: what giving the flag does. A new such flag starts with one of these, or adds its verb here
 #: (an order, never a noun phrase like "a zero-initialised bias" or "no progress bar").
-VERBS = {"show", "drop", "keep", "use", "put", "give", "draw", "divide", "store", "hide", "measure", "run"}
+VERBS = {"show", "drop", "keep", "use", "put", "give", "draw", "divide", "store", "hide", "measure", "run", "print"}
 
 
 def parsers(parser=None, prog="deeplimits"):
