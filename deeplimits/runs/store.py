@@ -21,6 +21,7 @@ from .._version import __version__
 from .integrity import (DamagedFileWarning, DamagedStoreError, DiskFullError, RunStoreError, checksum, is_disk_full,
                         task_state)
 from .tasks import Task
+from .transaction import Transaction, disk_full
 
 SCHEMA = 2  # 2: every finished task carries a checksum (schema 1 stores are read, migrated by a write)
 """The schema a store is written in (2: every finished task carries a checksum)."""
@@ -109,7 +110,7 @@ class RunStore:
             self._check(spec)
             self._checked = self._has_checksums()
         except (sqlite3.DatabaseError, OSError) as e:
-            full = self._full(new=not exists) if is_disk_full(e, self.directory) else None
+            full = disk_full(self, new=not exists) if is_disk_full(e, self.directory) else None
             self._close_quietly()
             if full is not None:
                 raise full from None
@@ -220,58 +221,10 @@ class RunStore:
                            (json.dumps({"from_schema": 1, "at": time.time()}),))
         self._checked = True
 
-    class _Tx:
-        """One write transaction; a full disk (at any statement or at the commit) is
-        :class:`DiskFullError`, the transaction rolled back: nothing stored before is lost."""
-
-        def __init__(self, store):
-            self.store, self.db = store, store._db
-
-        def __enter__(self):
-            try:
-                self.db.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as e:
-                raise self.store._full() if is_disk_full(e, self.store.directory) else e from None
-            return self.db
-
-        def __exit__(self, exc_type, exc, tb):
-            if exc_type is not None and not self.db.in_transaction:  # SQLite rolled back already (SQLITE_FULL)
-                if is_disk_full(exc, self.store.directory):
-                    raise self.store._full() from None
-                return False
-            try:
-                self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
-            except sqlite3.DatabaseError as e:
-                if not is_disk_full(e, self.store.directory):
-                    raise
-                try:
-                    self.db.execute("ROLLBACK")
-                except sqlite3.Error:
-                    pass
-                raise self.store._full() from None
-            if exc_type is not None and is_disk_full(exc, self.store.directory):
-                raise self.store._full() from None
-            return False
-
-    def _full(self, new: bool = False) -> DiskFullError:
-        """The one line of a full disk: where, and what is kept (``new``: the store was being created)."""
-        kept = 0 if new else self._done_quietly()
-        what = "no task had finished" if kept == 0 else \
-            "its finished tasks are kept" if kept is None else f"its {kept} finished task{'s' * (kept != 1)} are kept"
-        return DiskFullError(f"the disk holding {self.directory} is full: {what} in {self.path}; free some space "
-                             f"and run the same command again to resume")
-
-    def _done_quietly(self) -> int | None:
-        """The finished tasks, or ``None`` when the store cannot say (the line must come out anyway)."""
-        try:
-            return self.counts().get("done", 0)
-        except Exception:  # noqa: BLE001
-            return None
-
     def _transaction(self):
         if self.readonly:
             raise RunStoreError(f"{self.path} is opened read-only")
-        return RunStore._Tx(self)
+        return Transaction(self)
 
     # -- reading ------------------------------------------------------------------------
     @property
