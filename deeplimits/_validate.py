@@ -262,31 +262,6 @@ def same_device(name: str, value: torch.Tensor, where: torch.device, whose: str 
     return value
 
 
-def under_vmap() -> bool:
-    """Whether a ``torch.func.vmap`` transform is active (its interpreter is on functorch's stack,
-    under any other transform such as ``torch.func.grad``)."""
-    try:
-        from torch._C._functorch import TransformType, get_interpreter_stack
-    except ImportError:  # a torch without functorch has no vmap
-        return False
-    return any(i.key() == TransformType.Vmap for i in (get_interpreter_stack() or ()))
-
-
-def under_transform() -> bool:
-    """Whether any ``torch.func`` transform (``vmap``, ``grad``, ``jacrev``, ...) is active."""
-    active = getattr(torch._C, "_are_functorch_transforms_active", None)
-    return bool(active()) if active is not None else False
-
-
-def not_under_vmap(name: str, what: str, instead: str) -> None:
-    """Refuse (one line, naming ``name``) to run ``what`` under ``torch.func.vmap``: its checks
-    read values (data-dependent control flow, which vmap cannot batch); ``instead`` says how it
-    batches already."""
-    if under_vmap():
-        raise ParameterError(param_name(name), f"{what} does not run under torch.func.vmap (its checks read the "
-                                               f"values); it batches already: {instead}")
-
-
 def tensor(name: str, value, *, shape: Sequence[int | None] | None = None,
            dtype_: torch.dtype | None = None, finite: bool = True) -> torch.Tensor:
     """A floating tensor of the given shape (``None`` entries are free) and dtype, all finite

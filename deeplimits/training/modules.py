@@ -26,6 +26,7 @@ import torch
 
 from .. import _resources as R_
 from .. import _validate as V_
+from .._transforms import under_transform
 from ..errors import ParameterError
 from ..networks import ARCHITECTURES, ResNet, weight_names
 from ._inside import INSIDE_BUFFERS, inside_stack
@@ -279,7 +280,7 @@ class ResidualNetwork(torch.nn.Module):
         with ``unbind(0)`` once: indexing ``V[k]`` inside the loop would
         make autograd build a full ``(L, C, d, d)`` gradient for every layer (O(L^2) work)."""
         names = weight_names(self.arch, bias=False)
-        fused = self.fused and not V_.under_transform()  # under torch.func (vmap, grad): plain autograd
+        fused = self.fused and not under_transform()  # under torch.func (vmap, grad): plain autograd
         if fused and self.arch == "inside":
             return inside_stack(h, self.W, self.b, self.delta, _fused_kind(self.activation), self._workspace)
         if fused:
