@@ -23,6 +23,7 @@ from typing import Iterable, Iterator
 import torch
 
 from . import _validate as V_
+from ._transforms import not_under_vmap
 from .activations import Activation, activation as _activation
 from .errors import ParameterError
 
@@ -154,6 +155,8 @@ class ResNet:
         """All hidden states, and with ``readout`` (``B``, shape ``(n_out, width)``) the
         gradients ``p_k = dl/dh_k`` of ``l = ||B h_L - target||^2 / 2`` by the backward
         recursion ``p_k = p_{k+1} + alpha J_k^T p_{k+1}`` (weights must then be tensors)."""
+        not_under_vmap("h0", "ResNet", "give the draws as the first axis of h0, (draws, inputs, width), and the "
+                                          "second of the weights, (depth, draws, width, width)")
         h = V_.states("h0", h0)
         squeeze = h0.dim() == 2
         if readout is not None:

@@ -1,7 +1,25 @@
-"""Every code block of README.md and docs/ runs or is checked (issue 28), so a broken example fails CI.
+"""Every code block of README.md and docs/ runs or is checked (issues 28 and 39), so a broken
+example fails CI.
 
-* ``python`` blocks with ``>>>`` prompts are doctests: run, their output compared.
-* Other ``python`` blocks are executed (in a temporary directory, figures written there).
+* ``python`` blocks are plain code (no ``>>>`` prompts: the copy button copies what runs). A
+  page's python blocks run in order in one namespace (a page is one session), in a temporary
+  directory (figures are written there).
+* A python block followed by a ``text`` block (nothing but blank lines between) shows its
+  output: what the block prints is compared with it (:func:`same_output`):
+
+  - white space: any run of spaces and line breaks equals any other (leading and trailing
+    ignored), as doctest's ``NORMALIZE_WHITESPACE``;
+  - ``...`` stands for any text (paths, long reports), as doctest's ``ELLIPSIS``;
+  - numbers: a number shown with a decimal point (or an exponent) agrees with a printed one
+    that rounds to it, within half a unit of its last shown digit (``0.15`` shown: ``0.1538``
+    and ``0.1462`` printed agree, ``0.156`` does not), so a page may show fewer digits than
+    are printed; a whole number shown must be printed exactly;
+  - an exception: a block may end in one. Its output is then what it printed followed by the
+    last line Python's traceback shows, ``module.Class: message``
+    (``deeplimits.errors.ParameterError: hurst must lie in (0.0, 1.0), got 1.0``). An exception
+    the shown output does not hold fails the test, with its traceback.
+
+  A python block with no ``text`` block after it runs, its output unchecked.
 * Shell blocks (``bash`` or no language): every ``deeplimits`` command in them is parsed by the real
   parser and *planned*: the command runs every check it runs before any work (flags, the plan
   and its resource estimate, the outputs) and stops where it would open its run store. A
@@ -10,11 +28,14 @@
   work) is only compiled (python) or parsed (shell): the reason is required.
 """
 
-import doctest
+import contextlib
+import io
+import math
 import os
 import pathlib
 import re
 import shlex
+import traceback
 
 import pytest
 
@@ -41,8 +62,97 @@ def _name(page):
     return str(page.relative_to(ROOT))
 
 
-def examples(page: pathlib.Path) -> str:
-    return "\n\n".join(src for lang, src, _, _ in blocks(page) if lang == "python" and ">>>" in src)
+_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w.])")
+_PRINTED_NUMBER = r"([-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?)"
+
+
+def same_output(shown: str, printed: str) -> bool:
+    """Whether ``printed`` is the output ``shown`` under the rules of this module's docstring."""
+    pattern, numbers = [], []
+    for part in re.split(r"(\s+|\.\.\.)", shown.strip()):
+        if not part:
+            continue
+        if part.isspace():
+            pattern.append(r"\s+")
+        elif part == "...":
+            pattern.append(r"[\s\S]*?")
+        else:
+            at = 0
+            for m in _NUMBER.finditer(part):
+                pattern.append(re.escape(part[at:m.start()]))
+                pattern.append(_PRINTED_NUMBER)
+                numbers.append(m.group())
+                at = m.end()
+            pattern.append(re.escape(part[at:]))
+    m = re.fullmatch("".join(pattern), printed.strip())
+    return m is not None and all(_agrees(want, got) for want, got in zip(numbers, m.groups()))
+
+
+def _agrees(shown: str, printed: str) -> bool:
+    """A printed number against a shown one: equal for a whole number, else it rounds to the
+    shown one (within half a unit of the last digit shown)."""
+    if not re.search(r"[.eE]", shown):
+        return float(printed) == int(shown)
+    mantissa, _, exponent = shown.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    unit = 10.0 ** (int(exponent or 0) - decimals)
+    return math.isclose(float(printed), float(shown), rel_tol=0, abs_tol=unit / 2 * (1 + 1e-9))
+
+
+def test_same_output_follows_its_rules():
+    assert same_output("(0.51, 0.5)", "(0.5132, 0.5)") and same_output("(0.51, 0.5)", "(0.505, 0.46)")
+    assert not same_output("(0.51, 0.5)", "(0.52, 0.5)") and not same_output("(0.51, 0.5)", "(0.51, 0.6)")
+    assert same_output("[16, 32]\n  a   b", "[16, 32] a\nb") and not same_output("[16, 32]", "[16, 33]")
+    assert not same_output("16", "16.4") and same_output("1e-3", "0.0012") and not same_output("1e-3", "0.0016")
+    assert same_output("res-1 float64 torch.Size([2, 3])", "res-1 float64 torch.Size([2, 3])")
+    assert same_output("missing: ... (nothing", "missing: a, b\nc (nothing") and not same_output("a", "a b")
+
+
+def python_steps(page: pathlib.Path):
+    """``(source, shown output or None, reason not run or None, line)`` of the python blocks of
+    ``page``, in order; the shown output is the ``text`` block right after a block."""
+    found = blocks(page)
+    steps = []
+    for i, (lang, src, reason, line) in enumerate(found):
+        if lang != "python":
+            continue
+        after = found[i + 1] if i + 1 < len(found) else None
+        shown = None
+        if after is not None and after[0] == "text":
+            text = page.read_text()
+            between = "\n".join(text.splitlines()[line - 1:after[3] - 1])
+            if between.count("```") == 2 and not between.split("```", 2)[2].strip():
+                shown = after[1]
+        steps.append((src, shown, reason, line))
+    return steps
+
+
+def run_blocks(page: pathlib.Path, name: str) -> None:
+    """Run the python blocks of ``page`` in order in one namespace; fail at the first block that
+    raises unexpectedly or prints other than it shows."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    namespace = {"__name__": "__main__"}
+    for src, shown, reason, line in python_steps(page):
+        code = compile(src, f"{name}:{line}", "exec")  # every block at least compiles
+        if reason is not None:
+            continue
+        out, error = io.StringIO(), None
+        try:
+            with contextlib.redirect_stdout(out):
+                exec(code, namespace)
+        except Exception as e:  # noqa: BLE001 -- compared with the output shown, else reported
+            error = e
+        printed = out.getvalue()
+        if error is not None:
+            kind = type(error)
+            where = "" if kind.__module__ == "builtins" else kind.__module__ + "."
+            printed += f"{where}{kind.__qualname__}: {error}"
+            if shown is None or not same_output(shown, printed):
+                pytest.fail(f"{name}:{line}: the example raised\n" + "".join(traceback.format_exception(error)))
+        if shown is not None and not same_output(shown, printed):
+            pytest.fail(f"{name}:{line}: the example printed\n{printed}\nbut the page shows\n{shown}")
 
 
 @pytest.fixture
@@ -56,35 +166,25 @@ def datasets_restored():
     base.DATASETS.update(registered)
 
 
-@pytest.mark.parametrize("page", sorted(p.name for p in DOCS.glob("*.md") if examples(p)))
+PYTHON_PAGES = [p for p in PAGES if python_steps(p)]
+
+
+@pytest.mark.parametrize("page", PYTHON_PAGES, ids=_name)
 @pytest.mark.usefixtures("datasets_restored")
 def test_examples_of_page(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # examples that write files write them here
-    src = examples(DOCS / page)
-    test = doctest.DocTestParser().get_doctest(src, {}, page, str(DOCS / page), 0)
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    runner.run(test)
-    assert runner.failures == 0, f"{runner.failures} example(s) of docs/{page} failed (see the output above)"
-
-
-SCRIPTS = [(_name(p), line, src, reason) for p in PAGES for lang, src, reason, line in blocks(p)
-           if lang == "python" and ">>>" not in src]
-
-
-@pytest.mark.parametrize("page, line, src, reason", SCRIPTS, ids=[f"{s[0]}:{s[1]}" for s in SCRIPTS])
-@pytest.mark.usefixtures("datasets_restored")
-def test_python_block_runs(page, line, src, reason, tmp_path, monkeypatch):
-    code = compile(src, f"{page}:{line}", "exec")  # every block at least compiles
-    if reason is not None:
-        pytest.skip(f"not run: {reason}")
-    import matplotlib
-
-    matplotlib.use("Agg")
-    monkeypatch.chdir(tmp_path)
-    exec(code, {"__name__": "__main__"})
-    written = {"README.md": "sde.png", "docs/getting-started.md": "ode.png"}.get(page)
+    run_blocks(page, _name(page))
+    src = "\n".join(s for s, _, reason, _ in python_steps(page) if reason is None)
+    written = {"README.md": "sde.png", "docs/getting-started.md": "ode.png"}.get(_name(page))
     if written and written in src:  # the figure the example says it writes
         assert (tmp_path / written).exists()
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_name)
+def test_examples_have_no_prompts(page):
+    """A python block is code to paste: no ``>>>`` prompts, its output in a ``text`` block after it."""
+    prompted = [line for lang, src, _, line in blocks(page) if lang == "python" and re.search(r"^>>>", src, re.M)]
+    assert not prompted, f"{_name(page)}: python blocks with >>> prompts at lines {prompted}"
 
 
 def commands(src: str) -> list[list[str]]:

@@ -117,7 +117,7 @@ def test_cli_flag_is_draws_and_paths_is_a_hidden_alias(command, capsys):
 def test_cli_alias_runs_and_errors_name_draws(tmp_path, capsys):
     js = tmp_path / "r.json"
     argv = ["order", "--scheme", "euler-maruyama", "--problem", "linear-sde", "--depths", "4,8", "--seed", "1",
-            "--json", str(js)]
+            "--json", str(js), "--out", str(tmp_path / "run")]
     assert main(argv + ["--paths", "8"]) == 0
     assert "--paths is deprecated" in capsys.readouterr().err
     assert json.loads(js.read_text())["draws"] == 8

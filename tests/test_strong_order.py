@@ -175,12 +175,13 @@ def test_the_order_command(tmp_path, capsys):
 
     out = tmp_path / "r.json"
     assert main(["order", "--scheme", "heun", "--problem", "linear-stratonovich", "--depths", "8,16,32,64",
-                 "--draws", "256", "--reference", "256", "--json", str(out), "--figure", str(tmp_path / "f.png")]) == 0
+                 "--draws", "256", "--reference", "256", "--json", str(out), "--out", str(tmp_path / "run")]) == 0
     import json
 
     d = json.loads(out.read_text())
     assert d["regime"] == "scheme" and d["activation"] == "heun" and d["theory_rate"] == 1.0
-    assert d["fit"]["pvalue"] >= LEVEL and (tmp_path / "f.png").exists()
+    assert d["fit"]["pvalue"] >= LEVEL and (tmp_path / "run" / "order.png").exists()
+    assert json.loads((tmp_path / "run" / "result.json").read_text()) == d
     assert "heun (d=1, 1 noise channel)" in capsys.readouterr().out
     assert main(["order", "--scheme", "milstein", "--problem", "linear-young", "--hurst", "0.7"]) == 2
     assert "does not apply to problem 'linear-young'" in capsys.readouterr().err
@@ -217,3 +218,32 @@ def test_a_blow_up_is_a_result_without_warnings(recwarn):
     r = dl.strong_order(blow, [1.0], depths=[8, 16, 32], draws=8)
     assert r.verdict == "insufficient evidence" and "only 0 of 8 draws finite" in r.verdict_note
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_order_writes_into_out_like_the_other_commands(tmp_path, monkeypatch, capsys):
+    """``deeplimits order`` writes ``order.png`` and ``result.json`` into ``--out DIR`` (default
+    ``runs/order-<hash of the options>``, as convergence's ``runs/convergence-<hash>``); the
+    deprecated ``--figure PATH`` still writes the figure there too, with one deprecation line."""
+    from deeplimits.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    argv = ["order", "--scheme", "euler-maruyama", "--problem", "linear-sde", "--depths", "4,8,16", "--draws", "16"]
+    assert main(argv) == 0
+    (run,) = (tmp_path / "runs").iterdir()
+    assert run.name.startswith("order-") and sorted(p.name for p in run.iterdir()) == ["order.png", "result.json"]
+    out = capsys.readouterr()
+    assert out.out.splitlines()[-1] == f"wrote runs/{run.name}/order.png, runs/{run.name}/result.json"
+    assert main(argv + ["--seed", "3"]) == 0 and len(list((tmp_path / "runs").iterdir())) == 2  # other options
+    capsys.readouterr()
+    assert main(argv + ["--figure", "f.png", "--out", "mine"]) == 0
+    out = capsys.readouterr()
+    assert out.err == ("deeplimits: --figure is deprecated and will be removed in the next release; use --out DIR "
+                       "(the figure is DIR/order.png)\n")
+    assert out.out.splitlines()[-1] == "wrote mine/order.png, f.png, mine/result.json"
+    assert (tmp_path / "f.png").stat().st_size > 5_000
+    assert main(argv + ["--figure", "r.xyz"]) == 2  # checked before any work, as before
+    assert capsys.readouterr().err.splitlines()[-1].startswith("deeplimits order: --figure must end in a figure format")
+    from deeplimits.cli import build_parser
+
+    text = build_parser()._subparsers._group_actions[0].choices["order"].format_help()
+    assert "--out DIR" in text and "--figure" not in text

@@ -1,16 +1,29 @@
 """``deeplimits order``: the strong order of a shipped scheme on a test equation, on the coupled
-driver path (:func:`deeplimits.strong_order`; docs/schemes.md)."""
+driver path (:func:`deeplimits.strong_order`; docs/schemes.md).
+
+Like the other commands it writes into ``--out DIR`` (default ``runs/order-<hash of the
+options>``): the figure ``order.png`` and ``result.json`` (``--calibrate``: ``result.json``).
+Nothing is stored to resume: a run is one pass of seconds to minutes. ``--figure PATH``, the
+former way to ask for the figure, still writes it there too, with a deprecation line.
+"""
 
 from __future__ import annotations
 
+import os
+
 from . import dry_run, outputs
 from .errors import UsageError, plan
+from .execution import default_out
 
 __all__ = ["run_order"]
 
 #: the command's parameters (errors name them as flags)
 PARAMS = ("scheme", "problem", "width", "hurst", "noise", "depths", "draws", "reference", "seed", "dtype", "device",
           "x0", "exact", "order", "chunk")
+
+#: the flags that make a run: its directory's hash (``runs/order-<hash>``)
+RUN_OPTIONS = ("scheme", "problem", "width", "hurst", "noise_kind", "depths", "draws", "reference", "seed", "dtype",
+               "device")
 
 
 def run_order(args) -> int:
@@ -26,7 +39,8 @@ def run_order(args) -> int:
     params = {p: None for p in PARAMS}
     scheme, p = plan("order", params, scheme_on, args.scheme, args.problem, width=args.width, hurst=args.hurst,
                      noise=args.noise_kind)
-    outputs.check_file("order", "--json", args.json)
+    out = default_out(args, "order", _options(args, RUN_OPTIONS))
+    outputs.check_outputs(args, "order", out)
     outputs.check_figure("order", "--figure", args.figure)
     kw = dict(noise=p.m, depths=args.depths, draws=args.draws, reference=args.reference, exact=p.exact,
               seed=args.seed, dtype=getattr(torch, args.dtype), device=args.device)
@@ -40,15 +54,23 @@ def run_order(args) -> int:
     result = plan("order", params, strong_order, scheme, x0, **kw)
     report = outputs.report_stream(args.json)
     print(result.report(), file=report)
-    written = []
-    if args.figure:
+    os.makedirs(out, exist_ok=True)
+    written = [os.path.join(out, "order.png")]
+    result.plot(written[0])
+    if args.figure:  # the deprecated --figure PATH
         result.plot(args.figure)
         written.append(args.figure)
-    if args.json:
-        written.append(outputs.write_json(result.to_dict(), args.json))
-    if written:
-        print("wrote " + ", ".join(written), file=report)
+    written += outputs.dump_json(result.to_dict(), out, args.json)
+    print("wrote " + ", ".join(written), file=report)
     return 0
+
+
+def _options(args, names) -> dict:
+    """The options that make a run (its directory's hash), as given on the command line."""
+    def plain(v):
+        return v if v is None or isinstance(v, (bool, int, float, str, list)) else str(v)
+
+    return {"command": "order", **{n: plain(getattr(args, n, None)) for n in names}}
 
 
 def _calibrate(args) -> int:
@@ -57,13 +79,14 @@ def _calibrate(args) -> int:
 
     from ..studies.calibration import calibrate
 
-    outputs.check_file("order", "--json", args.json)
+    out = default_out(args, "order", _options(args, ("calibrate", "cases", "tables", "pool_factor", "seed")))
+    outputs.check_outputs(args, "order", out)
     if args.dry_run:
         return dry_run.show_calibration(args, args.cases, args.tables, args.pool_factor)
     report = outputs.report_stream(args.json)
     result = plan("order", {"cases": "--cases", "tables": "--tables", "pool_factor": "--pool-factor", "seed": None},
                   calibrate, args.cases, tables=args.tables, pool_factor=args.pool_factor, seed=args.seed, progress=lambda line: print(line, file=sys.stderr, flush=True))
     print(result.table(), file=report)
-    if args.json:
-        print("wrote " + outputs.write_json(result.to_dict(), args.json), file=report)
+    os.makedirs(out, exist_ok=True)
+    print("wrote " + ", ".join(outputs.dump_json(result.to_dict(), out, args.json)), file=report)
     return 0

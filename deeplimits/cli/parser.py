@@ -158,9 +158,13 @@ def _order_parser(sub):
     o.add_argument("--dtype", choices=N_.DTYPES, default=dflt["dtype"], help=f"{DTYPE_HELP} (default %(default)s)")
     o.add_argument("--device", type=device, metavar="DEVICE",
                    help="where it runs: cpu, cuda, cuda:N, mps (default: the library's, the CPU)")
-    o.add_argument("--json", metavar="PATH", help="write the JSON result to PATH ('-': standard output, the "
+    o.add_argument("--out", metavar="DIR",
+                   help=f"output directory: the figure order.png (errors, fitted expansion) and result.json "
+                        f"(default {E_.RUNS}/order-<hash of the options>)")
+    o.add_argument("--json", metavar="PATH", help="also write the JSON result to PATH ('-': standard output, the "
                                                   "report then goes to standard error)")
-    o.add_argument("--figure", metavar="PATH", help="write the figure (errors, fitted expansion) to PATH")
+    o.add_argument("--figure", metavar="PATH", action=_RenamedFlag, const="--out DIR (the figure is DIR/order.png)",
+                   help=argparse.SUPPRESS)  # deprecated: still writes the figure at PATH
     o.add_argument("--calibrate", action="store_true",
                    help="measure how often the verdict is wrong, instead of one run: its size (disagrees on "
                         "correct cases) and power (against exponents off by 0.02, 0.05, 0.1) over --tables tables "

@@ -43,6 +43,10 @@ def data_form(module, data, test_data, loss) -> tuple[bool, str]:
             _pair(module, f"data.x_{split}", getattr(data, f"x_{split}"), f"data.y_{split}",
                   getattr(data, f"y_{split}"), loss)
         return True, loss
+    if _split_pair(data):
+        kinds = " and ".join(type(d).__name__ for d in data)
+        raise ParameterError("data", f"data must be the training mini-batches alone, got a pair ({kinds}): pass the "
+                                     "test batches as test_data=, train(net, train_loader, test_data=test_loader)")
     if isinstance(data, Iterator):  # not iter(data): a DataLoader's starts workers and draws its seed
         raise ParameterError("data", "data must be readable once per epoch (a DataLoader or a list of batches), not an "
                                      "iterator")
@@ -52,6 +56,14 @@ def data_form(module, data, test_data, loss) -> tuple[bool, str]:
         raise ParameterError("test_data", "test_data must be None or an iterable of (x, y) mini-batches such as a "
                                           f"DataLoader, got {type(test_data).__name__}")
     return False, loss
+
+
+def _split_pair(data) -> bool:
+    """Whether ``data`` is ``(train_batches, test_batches)``: two iterables of mini-batches (a
+    DataLoader, a list of batches), not two mini-batches ``(x, y)`` of tensors."""
+    return (isinstance(data, (tuple, list)) and len(data) == 2
+            and all(_batches(d) and not (isinstance(d, (tuple, list)) and len(d) == 2
+                                         and all(isinstance(t, torch.Tensor) for t in d)) for d in data))
 
 
 def _batches(data) -> bool:

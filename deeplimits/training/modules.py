@@ -26,6 +26,7 @@ import torch
 
 from .. import _resources as R_
 from .. import _validate as V_
+from .._transforms import under_transform
 from ..errors import ParameterError
 from ..networks import ARCHITECTURES, ResNet, weight_names
 from ._inside import INSIDE_BUFFERS, inside_stack
@@ -275,13 +276,14 @@ class ResidualNetwork(torch.nn.Module):
 
         ``res-1`` with ``tanh``, ``relu`` or ``identity`` runs the stack of :mod:`._stack`,
         ``inside`` the stack of :mod:`._inside` (hand-written backward passes, the
-        same gradients). Otherwise the layers are taken
+        same gradients), except under a ``torch.func`` transform (``vmap``, ``grad``). Otherwise the layers are taken
         with ``unbind(0)`` once: indexing ``V[k]`` inside the loop would
         make autograd build a full ``(L, C, d, d)`` gradient for every layer (O(L^2) work)."""
         names = weight_names(self.arch, bias=False)
-        if self.fused and self.arch == "inside":
+        fused = self.fused and not under_transform()  # under torch.func (vmap, grad): plain autograd
+        if fused and self.arch == "inside":
             return inside_stack(h, self.W, self.b, self.delta, _fused_kind(self.activation), self._workspace)
-        if self.fused:
+        if fused:
             return res1_stack(h, self.V, self.b, float(self.depth) ** -self.beta, _fused_kind(self.activation),
                               self._workspace)
         layers = [getattr(self, n).unbind(0) for n in names]
