@@ -13,9 +13,16 @@ PARAMS = ("scheme", "problem", "width", "hurst", "noise", "depths", "draws", "re
           "x0", "exact", "order", "chunk")
 
 
+#: the flags of --calibrate only
+_CALIBRATION = ("cases", "tables", "pool_factor")
+
+
 def run_order(args) -> int:
     if args.calibrate:
         return _calibrate(args)
+    given = [n for n in _CALIBRATION if getattr(args, n) is not None]
+    if given:
+        raise UsageError(f"deeplimits order: --{given[0].replace('_', '-')} applies only with --calibrate")
     for name in ("scheme", "problem"):
         if getattr(args, name) is None:
             raise UsageError(f"deeplimits order: --{name} is required (or --calibrate)")
@@ -50,11 +57,15 @@ def _calibrate(args) -> int:
     import sys
 
     from ..studies.calibration import calibrate
+    from ..studies.presets import DEFAULTS
 
+    dflt = DEFAULTS["order"]
     outputs.check_file("order", "--json", args.json)
     report = outputs.report_stream(args.json)
     result = plan("order", {"cases": "--cases", "tables": "--tables", "pool_factor": "--pool-factor", "seed": None},
-                  calibrate, args.cases, tables=args.tables, pool_factor=args.pool_factor, seed=args.seed, progress=lambda line: print(line, file=sys.stderr, flush=True))
+                  calibrate, args.cases, tables=dflt["tables"] if args.tables is None else args.tables,
+                  pool_factor=dflt["pool_factor"] if args.pool_factor is None else args.pool_factor, seed=args.seed,
+                  progress=lambda line: print(line, file=sys.stderr, flush=True))
     print(result.table(), file=report)
     if args.json:
         print("wrote " + outputs.write_json(result.to_dict(), args.json), file=report)
