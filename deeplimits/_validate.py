@@ -42,8 +42,8 @@ def real(name: str, value, *, low=None, high=None, low_open=False, high_open=Fal
     lo_br = "(" if low_open else "["
     hi_br = ")" if high_open else "]"
     rng = f"{lo_br}{'-inf' if low is None else low}, {'inf' if high is None else high}{hi_br}{context}"
-    if not _is_real(value) or not math.isfinite(float(value)):
-        raise ParameterError(param_name(name), f"{name} must be a finite real number in {rng}, got {value!r}")
+    if not _is_real(value) or not math.isfinite(_float(value)):
+        raise ParameterError(param_name(name), f"{name} must be a finite real number in {rng}, got {_short(value)}")
     v = float(value)
     if low is not None and (v < low or (low_open and v == low)):
         raise ParameterError(param_name(name), f"{name} must lie in {rng}, got {v!r}")
@@ -52,14 +52,37 @@ def real(name: str, value, *, low=None, high=None, low_open=False, high_open=Fal
     return v
 
 
+#: the largest integer any parameter takes (sizes, counts and seeds are 64-bit integers in torch,
+#: NumPy and the run store): a larger one is refused naming its parameter before any estimate
+MAX_INT = 2 ** 63 - 1
+
+
+def _float(value) -> float:
+    """``float(value)``, infinite for an integer too large for a float (``10**400``)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
+def _short(value) -> str:
+    """``repr(value)``, an integer of many digits shortened (``10**400``: its digit count)."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and abs(int(value)) > 10 ** 30:
+        return f"an integer of {len(str(abs(int(value))))} digits"
+    return " ".join(f"{value!r:.200}".split())
+
+
 def integer(name: str, value, *, low: int = 1, high: int | None = None) -> int:
-    """An integer ``>= low`` (and ``<= high`` when given)."""
+    """An integer ``>= low`` (and ``<= high`` when given), at most :data:`MAX_INT` (2^63 - 1)."""
     rng = f"an integer >= {low}" if high is None else f"an integer in [{low}, {high}]"
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ParameterError(param_name(name), f"{name} must be {rng}, got {value!r}")
+        raise ParameterError(param_name(name), f"{name} must be {rng}, got {_short(value)}")
     v = int(value)
     if v < low or (high is not None and v > high):
-        raise ParameterError(param_name(name), f"{name} must be {rng}, got {v}")
+        raise ParameterError(param_name(name), f"{name} must be {rng}, got {_short(v)}")
+    if v > MAX_INT:  # a request no 64-bit count can hold: refused as a size (ResourceError), naming it
+        raise ResourceError(f"{name} must be an integer in [{low}, 2^63 - 1], got {_short(v)}", needed=v,
+                            available=MAX_INT, knobs=(param_name(name),))
     return v
 
 
@@ -81,12 +104,12 @@ def option(spec, value, *, name: str | None = None, context: str = "", missing_o
         return flag(name, value)
     if spec.type is str:
         if not isinstance(value, str):
-            raise ParameterError(param_name(name), f"{name} must be a string{ctx}, got {value!r}")
+            raise ParameterError(param_name(name), f"{name} must be a string{ctx}, got {_short(value)}")
         return value
     if spec.type is int and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
-        raise ParameterError(param_name(name), f"{name} must be an integer{ctx}, got {value!r}")
-    if spec.below and _is_real(value) and spec.low is not None and float(value) <= spec.low:
-        raise ParameterError(param_name(name), f"{name} must lie {spec.range_text()}{ctx}, got {float(value)!r}: "
+        raise ParameterError(param_name(name), f"{name} must be an integer{ctx}, got {_short(value)}")
+    if spec.below and _is_real(value) and spec.low is not None and _float(value) <= spec.low:
+        raise ParameterError(param_name(name), f"{name} must lie {spec.range_text()}{ctx}, got {_float(value)!r}: "
                                                f"{spec.below}")
     v = real(name, value, low=spec.low, high=spec.high, low_open=spec.low_open, high_open=spec.high_open, context=ctx)
     return int(value) if spec.type is int else v
@@ -143,14 +166,14 @@ def power_of_two(name: str, value) -> int:
 def flag(name: str, value) -> bool:
     """``True`` or ``False`` (not ``1``, ``'yes'`` or ``None``)."""
     if not isinstance(value, bool):
-        raise ParameterError(param_name(name), f"{name} must be True or False, got {value!r}")
+        raise ParameterError(param_name(name), f"{name} must be True or False, got {_short(value)}")
     return value
 
 
 def callback(name: str, value) -> Callable | None:
     """``None`` or a function (``progress``: called with the units of work done)."""
     if value is not None and not callable(value):
-        raise ParameterError(param_name(name), f"{name} must be a function or None, got {value!r}")
+        raise ParameterError(param_name(name), f"{name} must be a function or None, got {_short(value)}")
     return value
 
 
@@ -171,7 +194,7 @@ def per_config(name: str, value, configs: int) -> torch.Tensor:
     bad = ParameterError(param_name(name), f"{name} must be a number or one real number per config ({configs}), got "
                                            f"{value!r:.80}")
     if _is_real(value):
-        value = [float(value)] * configs
+        value = [_float(value)] * configs  # (10**400: inf, refused below)
     elif isinstance(value, torch.Tensor):
         has_data(name, value)
         if value.dtype == torch.bool or value.is_complex():
@@ -195,11 +218,11 @@ def sequence(name: str, value, check: Callable | None = None, *, what: str = "a 
     mapping or a single number), each passed through ``check`` when given. May be empty: the
     caller says what an empty one means. ``what`` names the expected value in the message."""
     if isinstance(value, (str, bytes, Mapping)) or isinstance(value, (numbers.Number, bool)):
-        raise ParameterError(param_name(name), f"{name} must be {what}, got {value!r}")
+        raise ParameterError(param_name(name), f"{name} must be {what}, got {_short(value)}")
     try:
         items = list(value)
     except TypeError:  # not iterable (a 0-d tensor or array among them)
-        raise ParameterError(param_name(name), f"{name} must be {what}, got {value!r}") from None
+        raise ParameterError(param_name(name), f"{name} must be {what}, got {_short(value)}") from None
     return items if check is None else [check(v) for v in items]
 
 
@@ -226,13 +249,13 @@ def divides(name: str, depth: int, resolution: int) -> int:
 
 def choice(name: str, value, allowed: Sequence[str]) -> str:
     if value not in allowed:
-        raise ParameterError(param_name(name), f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
+        raise ParameterError(param_name(name), f"{name} must be one of {', '.join(map(repr, allowed))}; got {_short(value)}")
     return value
 
 
 def dtype(value, *, name: str = "dtype") -> torch.dtype:
     if value not in FLOAT_DTYPES:
-        raise ParameterError(param_name(name), f"{name} must be torch.float32 or torch.float64, got {value!r}")
+        raise ParameterError(param_name(name), f"{name} must be torch.float32 or torch.float64, got {_short(value)}")
     return value
 
 
@@ -242,7 +265,7 @@ def size(value, *, name: str = "size") -> tuple[int, ...]:
     try:
         out = tuple(value)
     except TypeError:
-        raise ParameterError(param_name(name), f"{name} must be a tuple of integers >= 1, got {value!r}") from None
+        raise ParameterError(param_name(name), f"{name} must be a tuple of integers >= 1, got {_short(value)}") from None
     for s in out:
         integer(name, s)
     return out

@@ -1214,7 +1214,7 @@ def _api():
         (fit_rate, RATE, "errors", np.ones((3, 3)), "errors must have shape (draws, 2)"),
         (fit_rate, RATE, "errors", np.full((3, 2), NAN), "errors must be finite and >= 0"),
         (fit_rate, RATE, "errors", "x", "errors must be an array of shape (draws, 2)"),
-        (fit_rate, RATE, "n_boot", 0, "n_boot must be an integer >= 1"),
+        (fit_rate, RATE, "n_boot", 0, "n_boot must be an integer in [1, 1000000]"),
         (fit_rate, RATE, "seed", -1, "seed must be an integer >= 0"),
         (fit_rate, RATE, "level", 1.5, "level must lie in (0.0, 1.0)"),
     ]

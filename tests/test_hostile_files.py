@@ -408,7 +408,7 @@ def test_crafted_weight_files_are_refused_before_they_are_read_as_numbers(tmp_pa
     from deeplimits.errors import DamagedFileError, ParameterError
 
     torch.save(torch.zeros(1).expand(10 ** 6, 10 ** 6), tmp_path / "stride0.pt")
-    with pytest.raises(ParameterError, match="needs ~10.9 TiB to read and measure"):
+    with pytest.raises(DamagedFileError, match="declaring 3.64 TiB over a storage of 4 B .*a crafted view"):
         load_weights(str(tmp_path / "stride0.pt"))
     header = "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000, 1000000), }"
     header += " " * (118 - len(header)) + "\n"
@@ -420,3 +420,201 @@ def test_crafted_weight_files_are_refused_before_they_are_read_as_numbers(tmp_pa
     _flip_record(tmp_path / "ok.pt", tmp_path / "flip.pt")
     with pytest.raises(DamagedFileError, match="fails its CRC-32 check"):
         load_weights(str(tmp_path / "flip.pt"))
+
+
+# -- crafted .pt weight files (issue 38): data, checked from the tensors' metadata before any copy -------
+
+class _View:
+    """Pickles as the tensor ``torch.save`` would write for a view ``(offset, size, stride)`` of
+    ``storage``, whatever the bounds (``set_`` on a real tensor would refuse some of them)."""
+
+    def __init__(self, storage, offset, size, stride):
+        self.args = (storage, offset, size, stride)
+
+    def __reduce_ex__(self, protocol):
+        import collections
+
+        import torch
+
+        return torch._utils._rebuild_tensor_v2, (*self.args, False, collections.OrderedDict())
+
+
+def _dense_chunk(**state):
+    """A training chunk as ``deeplimits train`` stores it (``chunk_output``), entries of ``state_dict``
+    replaced by ``state`` (``None``: removed)."""
+    from deeplimits.training import ResidualNetwork
+
+    net = ResidualNetwork("res-1", 4, 3, 2, 2, configs=2)
+    sd = {**net.state_dict(), **state}
+    return {"module": net.get_config(), "configs": [{}, {}], "state_dict": {k: v for k, v in sd.items() if v is not None}}
+
+
+def _conv_chunk(state=None, **config):
+    from deeplimits.training import ConvResidualNetwork
+
+    net = ConvResidualNetwork((1, 8, 8), 2, [1, 1], stem=2, channels=(2, 3), strides=(1, 2), configs=2)
+    sd = net.state_dict() if state is None else state
+    return {"module": {**net.get_config(), **config}, "configs": [{}, {}], "state_dict": sd}
+
+
+def _crafted():
+    """name -> (object to torch.save, a needle of the refusal)."""
+    import torch
+
+    big = torch.zeros(1)
+    ten = torch.arange(10.0)
+    return {
+        # (a) numbers over each other: stride 0 over one element, huge or moderate (1.4 GiB would fit)
+        "stride-0 huge": (big.expand(10 ** 5, 10 ** 5), "a crafted view"),
+        "stride-0 1.4 GiB": (big.expand(19_000, 20_000), "a crafted view"),
+        "stride-0 in a state_dict": ({f"layers.{k}.weight": big.expand(6000, 6000) for k in range(3)}, "a crafted view"),
+        "stride-0 in a chunk": (_dense_chunk(V=torch.zeros(1, 1, 1, 1).expand(4, 2, 3000, 3000)), "a crafted view"),
+        "overlapping rows": (ten.as_strided((8, 3), (1, 1)), "a crafted view"),
+        "stride-0 in a nested list": ({"x": [[big.expand(10 ** 6, 10 ** 4)]]}, "a crafted view"),
+        # (b) past the storage: an offset or an extent beyond it (torch.load refuses these itself, as
+        # "not a PyTorch file of tensors"; load_weights checks the bounds again from the metadata)
+        "offset past the storage": (_View(ten._typed_storage(), 8, (5,), (1,)), "w.pt"),
+        "extent past the storage": (_View(ten._typed_storage(), 0, (4, 4), (4, 1)), "w.pt"),
+        "huge offset": (_View(ten._typed_storage(), 2 ** 40, (3,), (1,)), "w.pt"),
+        # (c) shapes and types the file's kind does not have
+        "1-D V in a chunk": (_dense_chunk(V=torch.ones(4)), "entry 'V' has shape (4,)"),
+        "0-D W in a chunk": (_dense_chunk(W=torch.tensor(1.0)), "entry 'W' has shape ()"),
+        "no layer weights in a chunk": (_dense_chunk(V=None, W=None, b=None), "holds none of the per-layer weights"),
+        "state_dict a list": ({"module": {}, "state_dict": [torch.ones(3)]}, "its state_dict is a list"),
+        "a string for a tensor": (_dense_chunk(V="weights"), "not a dict of named tensors"),
+        "conv: no stem": (_conv_chunk(stem=None), "not a convolutional network's chunk"),
+        "conv: negative channels": (_conv_chunk(channels=[2, -3]), "channels must be an integer >= 1"),
+        "conv: huge blocks": (_conv_chunk(blocks=[10 ** 12, 1]), "declares 1000000000001 blocks"),
+        "conv: negative blocks": (_conv_chunk(blocks=[-1, 3]), "blocks must be an integer >= 1"),
+        "conv: 2**63 channels": (_conv_chunk(channels=[2, 2 ** 63]), "channels must be an integer"),
+        "conv: a string image shape": (_conv_chunk(image_shape="1,8,8"), "image_shape"),
+        "conv: 1-D kernels": (_conv_chunk(state={"blocks.0.A": torch.ones(3), "blocks.0.delta": torch.ones(3),
+                                                 "blocks.1.A": torch.ones(3), "blocks.1.delta": torch.ones(3)}),
+                              "must be (C, c_out, c_in, kh, kw)"),
+        "conv: kernels missing": (_conv_chunk(state={"blocks.0.A": torch.ones(2, 2, 2, 3, 3),
+                                                     "blocks.1.A": torch.ones(2, 3, 2, 3, 3)}), "KeyError"),
+        "integer keys": ({0: torch.ones(3), 1: torch.ones(3), 2: torch.ones(3)}, "keys are not all names"),
+        "deeply nested": (functools.reduce(lambda o, _: [o], range(40), torch.ones(3)), "nests its containers"),
+        "a sparse tensor": (torch.eye(4).to_sparse(), "not a dense tensor"),
+    }
+
+
+import functools  # noqa: E402 - used by _crafted above
+
+CRAFTED = list(_crafted())
+
+
+def _refused_file(path, needle):
+    """``load_weights`` refuses ``path`` in one line naming it; ``deeplimits weights`` exits 2 in one line."""
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from deeplimits.diagnostics import load_weights
+    from deeplimits.errors import DamagedFileError, ParameterError
+
+    with pytest.raises((DamagedFileError, ParameterError)) as info:
+        load_weights(str(path))
+    msg = str(info.value)
+    assert "\n" not in msg and str(path) in msg and needle in msg, msg
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(["weights", str(path)])
+    err = err.getvalue()
+    assert code == 2 and len(err.splitlines()) == 1 and str(path) in err, err
+    assert "Traceback" not in err and "internal error" not in err and out.getvalue() == "", err
+
+
+@pytest.mark.parametrize("name", CRAFTED)
+def test_crafted_pt_files_are_refused_in_one_line(tmp_path, monkeypatch, name):
+    import torch
+
+    obj, needle = _crafted()[name]
+    path = tmp_path / "w.pt"
+    torch.save(obj, path)
+    monkeypatch.chdir(tmp_path)
+    _refused_file(path, needle)
+    assert sorted(os.listdir(tmp_path)) == ["w.pt"]
+
+
+def test_valid_chunks_still_load(tmp_path):
+    import torch
+
+    from deeplimits.diagnostics import ConvKernels, load_weights
+
+    torch.save(_dense_chunk(), tmp_path / "dense.pt")
+    got = load_weights(str(tmp_path / "dense.pt"))
+    assert set(got) == {"V[0]", "V[1]"} and got["V[0]"].shape == (4, 3, 3)
+    torch.save(_conv_chunk(), tmp_path / "conv.pt")
+    got = load_weights(str(tmp_path / "conv.pt"))
+    assert set(got) == {"blocks.*.A[0]", "blocks.*.A[1]", "blocks.*.delta[0]", "blocks.*.delta[1]"}
+    assert all(isinstance(v, ConvKernels) for v in got.values())
+    view = torch.arange(30.0).reshape(10, 3)[2:7]  # a view saved with its whole storage: fine
+    torch.save(view.t(), tmp_path / "view.pt")
+    assert torch.equal(load_weights(str(tmp_path / "view.pt"))["A"], view.t())
+
+
+def test_crafted_views_are_refused_without_allocating(tmp_path):
+    """The 1.4 GiB stride-0 view (which would fit in memory) and the 37 GiB one are refused with
+    the peak resident set growing by far less than either (measured in a fresh interpreter)."""
+    import torch
+
+    torch.save(torch.zeros(1).expand(19_000, 20_000), tmp_path / "mid.pt")
+    torch.save(torch.zeros(1).expand(10 ** 5, 10 ** 5), tmp_path / "huge.pt")
+    script = (
+        "import resource, sys\n"
+        "import torch\n"
+        "from deeplimits.diagnostics import load_weights\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "for p in sys.argv[1:]:\n"
+        "    try:\n"
+        "        load_weights(p)\n"
+        "    except ValueError as e:\n"
+        "        print('REFUSED', e)\n"
+        "print('GROWTH_KB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)\n")
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "mid.pt"), str(tmp_path / "huge.pt")],
+                         capture_output=True, text=True, timeout=300, cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": ROOT}).stdout
+    assert out.count("REFUSED") == 2 and out.count("a crafted view") == 2, out
+    assert int(out.split("GROWTH_KB")[1]) / 1024 < 200, out  # the views would take 1.4 GiB and 37 GiB
+
+
+def _zip_damage(src, dst, where):
+    """A copy of the .pt archive ``src`` with 256 bytes inverted in its data record, its pickle
+    record or its central directory, or its central directory declaring huge record sizes."""
+    import struct
+    import zipfile
+
+    raw = bytearray(open(src, "rb").read())
+    with zipfile.ZipFile(src) as z:
+        infos = z.infolist()
+    eocd = raw.rfind(b"PK\x05\x06")
+    cd_size, cd_start = struct.unpack("<II", raw[eocd + 12:eocd + 20])
+    if where in ("data", "pickle"):
+        info = next(i for i in infos if ("/data/" in i.filename if where == "data" else i.filename.endswith("data.pkl")))
+        start = info.header_offset + 30 + len(info.filename) + len(info.extra)
+        mid = start + max(0, (info.file_size - 256) // 2)
+        span = range(mid, mid + min(256, info.file_size))
+    elif where == "central directory":
+        mid = cd_start + max(0, (cd_size - 256) // 2)
+        span = range(mid, mid + min(256, cd_size))
+    else:  # huge sizes: every central-directory entry declares 4 GiB - 16 uncompressed bytes
+        span = ()
+        at = cd_start
+        while raw[at:at + 4] == b"PK\x01\x02":
+            raw[at + 24:at + 28] = struct.pack("<I", 0xFFFFFFF0)
+            n, m, k = struct.unpack("<HHH", raw[at + 28:at + 34])
+            at += 46 + n + m + k
+    for i in span:
+        raw[i] ^= 0xFF
+    open(dst, "wb").write(bytes(raw))
+
+
+@pytest.mark.parametrize("where", ["data", "pickle", "central directory", "huge sizes"])
+def test_damaged_pt_archives_never_give_numbers(tmp_path, monkeypatch, where):
+    import torch
+
+    torch.save(torch.randn(2000, 4, generator=torch.Generator().manual_seed(0)), tmp_path / "ok.pt")
+    _zip_damage(tmp_path / "ok.pt", tmp_path / "w.pt", where)
+    monkeypatch.chdir(tmp_path)
+    _refused_file(tmp_path / "w.pt", "")
+    assert sorted(os.listdir(tmp_path)) == ["ok.pt", "w.pt"]

@@ -26,9 +26,16 @@ RUN_OPTIONS = ("scheme", "problem", "width", "hurst", "noise_kind", "depths", "d
                "device")
 
 
+#: the flags of --calibrate only
+_CALIBRATION = ("cases", "tables", "pool_factor")
+
+
 def run_order(args) -> int:
     if args.calibrate:
         return _calibrate(args)
+    given = [n for n in _CALIBRATION if getattr(args, n) is not None]
+    if given:
+        raise UsageError(f"deeplimits order: --{given[0].replace('_', '-')} applies only with --calibrate")
     for name in ("scheme", "problem"):
         if getattr(args, name) is None:
             raise UsageError(f"deeplimits order: --{name} is required (or --calibrate)")
@@ -78,14 +85,19 @@ def _calibrate(args) -> int:
     import sys
 
     from ..studies.calibration import calibrate
+    from ..studies.presets import DEFAULTS
 
+    dflt = DEFAULTS["order"]
     out = default_out(args, "order", _options(args, ("calibrate", "cases", "tables", "pool_factor", "seed")))
     outputs.check_outputs(args, "order", out)
     if args.dry_run:
-        return dry_run.show_calibration(args, args.cases, args.tables, args.pool_factor)
+        return dry_run.show_calibration(args, args.cases, dflt["tables"] if args.tables is None else args.tables,
+                                        dflt["pool_factor"] if args.pool_factor is None else args.pool_factor)
     report = outputs.report_stream(args.json)
     result = plan("order", {"cases": "--cases", "tables": "--tables", "pool_factor": "--pool-factor", "seed": None},
-                  calibrate, args.cases, tables=args.tables, pool_factor=args.pool_factor, seed=args.seed, progress=lambda line: print(line, file=sys.stderr, flush=True))
+                  calibrate, args.cases, tables=dflt["tables"] if args.tables is None else args.tables,
+                  pool_factor=dflt["pool_factor"] if args.pool_factor is None else args.pool_factor, seed=args.seed,
+                  progress=lambda line: print(line, file=sys.stderr, flush=True))
     print(result.table(), file=report)
     os.makedirs(out, exist_ok=True)
     print("wrote " + ", ".join(outputs.dump_json(result.to_dict(), out, args.json)), file=report)

@@ -171,11 +171,11 @@ def _order_parser(sub):
                         "per case, each case at the size of its usual run; prints a Markdown table (docs/schemes.md)")
     o.add_argument("--cases", type=name_list, metavar="NAMES",
                    help=f"with --calibrate: the cases, comma-separated; when omitted, all of {', '.join(N_.CALIBRATION_CASES)}")
-    o.add_argument("--tables", type=integer, default=dflt["tables"],
-                   help="with --calibrate: tables per case and shift (default %(default)s)")
-    o.add_argument("--pool-factor", type=integer, default=dflt["pool_factor"],
+    o.add_argument("--tables", type=integer,  # default None: given without --calibrate is refused
+                   help=f"with --calibrate: tables per case and shift (default {dflt['tables']})")
+    o.add_argument("--pool-factor", type=integer,
                    help="with --calibrate: the pool of draws the tables are taken from, in tables' worth (default "
-                        "%(default)s; larger: the tables share less of the pool's error, at the cost of a longer run)")
+                        f"{dflt['pool_factor']}; larger: the tables share less of the pool's error, at the cost of a longer run)")
     o.set_defaults(func=order.run_order)
 
 

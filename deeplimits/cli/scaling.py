@@ -10,7 +10,7 @@ from .. import _names as N_
 from ..studies import presets as P_
 from ..studies.presets import DEFAULTS, INIT_METHODS, SCALING_PRESETS
 from . import dry_run, outputs
-from .errors import plan
+from .errors import UsageError, plan
 from .execution import Run, default_out, executor, preset_options, progress
 from .scaling_conv import _duration, conv_flags, run_conv_scaling
 from .values import DTYPE_HELP, fmt, int_list, integer, parse_list, real
@@ -27,6 +27,9 @@ def run_scaling_cmd(args) -> int:
 
     if args.arch == "conv":
         return run_conv_scaling(args, run_and_report)
+    for name in ("root", "epochs"):  # the flags of --arch conv (the inside model reads no files, has --max-epochs)
+        if getattr(args, name) is not None:
+            raise UsageError(f"deeplimits scaling: --{name} applies only to --arch conv")
 
     executor_kw = executor(args, "scaling")
     kw = preset_options(args, SCALING_PRESETS[args.preset], OPTIONS)

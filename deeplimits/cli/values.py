@@ -74,7 +74,8 @@ def _range(text: str, kind, bad) -> list:
 def parse_list(text: str, kind=float) -> list:
     """``'1,2,3'`` -> ``[1, 2, 3]``; ``'start:stop:count'`` -> ``count`` evenly spaced values.
 
-    Values must be finite (integers for ``kind=int``, at most 2^63 - 1); a list holds at most
+    Values must be finite (integers for ``kind=int``, at most 2^63 - 1), none left out (``'4,,8'``,
+    ``'0.5,'``); a list holds at most
     :data:`MAX_LIST` values, and ``count`` is checked before any value is built."""
     bad = argparse.ArgumentTypeError(f"expected a comma-separated list or start:stop:count, got {text!r}")
     if not isinstance(text, str) or not text.strip():
@@ -84,9 +85,9 @@ def parse_list(text: str, kind=float) -> list:
     tokens = text.split(",")
     if len(tokens) > MAX_LIST:
         raise argparse.ArgumentTypeError(f"at most {MAX_LIST} values in a list, got {len(tokens)}")
-    vals = [_number(t, kind, text, True) for t in tokens if t.strip()]
-    if not vals:
+    if not all(t.strip() for t in tokens):  # '0.5,' or '4,,8': a value left out is a typo, not a shorter list
         raise bad
+    vals = [_number(t, kind, text, True) for t in tokens]
     return [float(v) for v in vals] if kind is float else vals
 
 

@@ -53,7 +53,7 @@ def load_weights(source, *, depth: int | None = None) -> dict[str, torch.Tensor 
     if depth is not None:
         depth = V_.integer("depth", depth)
     if isinstance(source, (torch.Tensor, np.ndarray)):
-        return {"A": real_tensor("source", source)}
+        return {"A": _layered("source", real_tensor("source", source))}
     if callable(getattr(source, "weights", None)) and hasattr(source, "draws"):  # a driver sample (its interface)
         depth = depth or getattr(source, "resolution", None)
         if depth is None:
@@ -75,7 +75,7 @@ def load_weights(source, *, depth: int | None = None) -> dict[str, torch.Tensor 
     if kind == "directory":
         return _run(path)
     if kind == "npy":
-        return {"A": _npy(path)}
+        return {"A": _layered(f"source: {path}", _npy(path))}
     return _from_object(_pt(path), path)
 
 
@@ -90,6 +90,14 @@ def source_kind(path: str) -> str:
         if path.endswith("." + ext):
             return ext
     raise ParameterError("source", f"source: {path} must be a .npy or .pt file or a training run directory")
+
+
+def _layered(name: str, t: torch.Tensor) -> torch.Tensor:
+    """A tensor of shape ``(L, ...)`` holding numbers: not 0-d, not empty."""
+    if t.dim() < 1 or t.numel() == 0:
+        raise ParameterError("source", f"{name} must have shape (L, ...) with L >= 1 layers and some numbers, got "
+                                       f"shape {tuple(t.shape)}")
+    return t
 
 
 def _npy(path: str) -> torch.Tensor:
@@ -174,32 +182,79 @@ def _pt_archive(path: str) -> None:
         raise DamagedFileError(path, f"source: {path} is damaged: its record {bad} fails its CRC-32 check")
 
 
-def _pt_tensors(obj, path: str) -> None:
-    """Every tensor of a loaded object fits the memory once copied (a huge shape over one element,
-    by stride 0, would be allocated by its first copy)."""
-    tensors = [obj] if isinstance(obj, torch.Tensor) else []
-    if isinstance(obj, dict):
-        tensors = [v for v in obj.values() if isinstance(v, torch.Tensor)]
+#: the deepest nesting of dicts, lists and tuples a weights file may hold (a state_dict is one level,
+#: a training chunk two)
+MAX_NESTING = 16
+
+
+def _pt_tensors(obj, path: str, depth: int = 0) -> None:
+    """Every tensor of a loaded object, at any depth of its dicts, lists and tuples, checked from
+    its metadata before anything is copied (:func:`_pt_tensor`)."""
+    if depth > MAX_NESTING:
+        raise DamagedFileError(path, f"source: {path} nests its containers more than {MAX_NESTING} deep: not weights")
+    if isinstance(obj, torch.Tensor):
+        _pt_tensor(obj, path)
+    elif isinstance(obj, dict):
         for v in obj.values():
-            if isinstance(v, dict):
-                tensors += [w for w in v.values() if isinstance(w, torch.Tensor)]
-    for t in tensors:
-        if t.device.type != "meta" and t.numel():
-            _fits(path, t.numel() * t.element_size(), t.shape)
+            _pt_tensors(v, path, depth + 1)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            _pt_tensors(v, path, depth + 1)
+
+
+def _pt_tensor(t: torch.Tensor, path: str) -> None:
+    """A tensor read from ``path``: a dense tensor whose numbers lie in its storage, none over
+    another, that fits the memory once copied. Its shape, strides and storage offset are checked
+    against the storage's size (``untyped_storage().nbytes()``) before any copy: a huge shape over
+    one element by stride 0 (``torch.zeros(1).expand(10**5, 10**5)``), any view declaring more bytes
+    than its storage holds, or one reaching past its storage is crafted, and refused."""
+    try:
+        if t.layout != torch.strided or t.is_quantized or t.is_nested:
+            raise DamagedFileError(path, f"source: {path} holds a {t.layout} tensor, not a dense tensor of numbers")
+        nbytes, offset = t.untyped_storage().nbytes(), t.storage_offset()
+        shape, strides, item = tuple(t.shape), tuple(t.stride()), t.element_size()
+    except (RuntimeError, NotImplementedError, AttributeError, TypeError) as e:
+        raise DamagedFileError(path, f"source: {path} holds a tensor whose layout cannot be read "
+                                     f"({type(e).__name__}): not a dense tensor of numbers") from None
+    numel = math.prod(shape)
+    if numel == 0:
+        return
+    reach = offset + sum((n - 1) * s for n, s in zip(shape, strides)) + 1  # elements up to the last one
+    if offset < 0 or min(strides, default=0) < 0 or reach * item > nbytes:
+        raise DamagedFileError(path, f"source: {path} holds a tensor of shape {shape} (strides {strides}, offset "
+                                     f"{offset}) reaching past its storage of {R_.fmt_bytes(nbytes)}: crafted or damaged")
+    if numel * item > nbytes:
+        raise DamagedFileError(path, f"source: {path} holds a tensor of shape {shape} declaring "
+                                     f"{R_.fmt_bytes(numel * item)} over a storage of {R_.fmt_bytes(nbytes)} (strides "
+                                     f"{strides}: numbers over each other): a crafted view, refused")
+    _fits(path, numel * item, shape)
 
 
 def _from_object(obj, path) -> dict:
     if isinstance(obj, torch.Tensor):
-        return {"A": real_tensor(f"source: {path}", obj)}
+        return {"A": _layered(f"source: {path}", real_tensor(f"source: {path}", obj))}
     if isinstance(obj, dict) and "state_dict" in obj and "module" in obj:  # a deeplimits training chunk
+        sd = obj["state_dict"]
+        if not isinstance(sd, dict) or not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in sd.items()):
+            raise DamagedFileError(path, f"source: {path} is not a training chunk: its state_dict is a "
+                                         f"{type(sd).__name__}, not a dict of named tensors")
         if isinstance(obj["module"], dict) and "image_shape" in obj["module"]:  # of `train --arch conv`
-            return _conv_chunk(obj["state_dict"], obj["module"], path)  # per configuration, on its own grids
-        sd = obj["state_dict"]  # the per-layer parameters (L, C, ...), as ResidualNetwork.residual_weights
+            return _conv_chunk(sd, obj["module"], path)  # per configuration, on its own grids
+        # the per-layer parameters (L, C, ...), as ResidualNetwork.residual_weights
         layered = {k: sd[k] for k in LAYER_WEIGHTS if k in sd}
         if "delta" in sd and sd["delta"].dim() == 2:
             layered["delta"] = sd["delta"]
+        for k, w in layered.items():
+            if w.dim() < 2 or 0 in w.shape[:2]:
+                raise DamagedFileError(path, f"source: {path} is not a training chunk: its state_dict entry {k!r} has "
+                                             f"shape {tuple(w.shape)}, not per-layer weights (L, C, ...)")
+        if not layered:
+            raise DamagedFileError(path, f"source: {path} is not a training chunk: its state_dict holds none of the "
+                                         f"per-layer weights {', '.join(LAYER_WEIGHTS)}")
         return _per_config(layered)
-    if isinstance(obj, dict) and all(isinstance(v, torch.Tensor) for v in obj.values()):
+    if isinstance(obj, dict) and obj and all(isinstance(v, torch.Tensor) for v in obj.values()):
+        if not all(isinstance(k, str) for k in obj):
+            raise DamagedFileError(path, f"source: {path} holds a dict whose keys are not all names: not a state_dict")
         return _stacked(obj, path)
     raise DamagedFileError(path, f"source: {path} holds a {type(obj).__name__}, not a tensor or a state_dict")
 
@@ -256,13 +311,36 @@ def _conv_chunk(state: dict, config: dict, path) -> dict:
     from ..training.conv import _blocks, conv_input_sizes
 
     try:
-        layout = _blocks(config["stem"], config["channels"], config["strides"], config["blocks"])
-        sizes = conv_input_sizes(config["image_shape"], layout)
+        stem, channels, strides, blocks, image_shape = _conv_config(config, state)
+        layout = _blocks(stem, channels, strides, blocks)
+        sizes = conv_input_sizes(image_shape, layout)
         kernels = {name: [state[f"blocks.{k}.{name}"].detach() for k in range(len(layout))] for name in ("A", "delta")}
+        configs = {k.shape[0] if k.dim() == 5 else -1 for ks in kernels.values() for k in ks}
+        if len(configs) != 1 or min(configs) < 1:
+            raise ValueError("its kernels blocks.k.A and blocks.k.delta must be (C, c_out, c_in, kh, kw) with one C >= 1"
+                             f", got shapes {sorted({tuple(k.shape) for ks in kernels.values() for k in ks})[:3]}")
     except (KeyError, TypeError, ValueError) as e:
         raise DamagedFileError(path, f"source: {path} is not a convolutional network's chunk ({type(e).__name__}: "
-                                     f"{e})") from None
+                                     f"{' '.join(str(e).split())[:200]})") from None
     return _on_grids(kernels, sizes)
+
+
+def _conv_config(config: dict, state: dict) -> tuple:
+    """The layout of a stored conv chunk's config, checked before any block is listed: integers >= 1
+    (channels, strides, blocks per stage, the image's shape), one per stage, and as many blocks as
+    its state_dict holds kernels ``blocks.k.A`` (a ValueError names the first that is not)."""
+    stem = V_.integer("stem", config["stem"])
+    channels = V_.sequence("channels", config["channels"], lambda c: V_.integer("channels", c))
+    strides = V_.sequence("strides", config["strides"], lambda s: V_.integer("strides", s))
+    blocks = V_.sequence("blocks", config["blocks"], lambda n: V_.integer("blocks", n))
+    image_shape = V_.size(config["image_shape"], name="image_shape")
+    if len(image_shape) != 3 or not channels or not len(channels) == len(strides) == len(blocks):
+        raise ValueError(f"image_shape {image_shape} must be (channels, height, width) and channels {channels}, "
+                         f"strides {strides} and blocks {blocks} one per stage")
+    held = sum(1 for k in state if re.fullmatch(r"blocks\.\d+\.A", k))
+    if sum(blocks) != held:
+        raise ValueError(f"its config declares {sum(blocks)} blocks, its state_dict holds the kernels of {held}")
+    return stem, channels, strides, blocks, image_shape
 
 
 def _on_grids(kernels: dict, sizes: list) -> dict:

@@ -173,8 +173,8 @@ def regime_names() -> tuple[str, ...]:
 
 def get_regime(name) -> Regime:
     """The registered regime ``name``; a ValueError lists the registered ones."""
-    if name not in REGISTRY:
-        raise ParameterError("regime", f"regime must be one of {', '.join(map(repr, REGISTRY))}, got {name!r}")
+    if not isinstance(name, str) or name not in REGISTRY:  # (a list is no name: not looked up, unhashable)
+        raise ParameterError("regime", f"regime must be one of {', '.join(map(repr, REGISTRY))}, got {name!r:.80}")
     return REGISTRY[name]
 
 

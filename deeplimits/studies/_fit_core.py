@@ -240,8 +240,11 @@ def check(depths, error, terms, stderr, cov, reference, slope, level, remainder)
 
 def _floats(name, x, what) -> np.ndarray:
     try:
+        if isinstance(x, (str, bytes)) or np.asarray(x).dtype.kind in "USVO" and any(
+                isinstance(v, (str, bytes)) for v in np.asarray(x, dtype=object).reshape(-1)):
+            raise TypeError  # numbers, not their text ("64")
         a = np.asarray(x, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ParameterError(name, f"{name} must be {what}, got {_short(x)}") from None
     if not np.isfinite(a).all():
         raise ParameterError(name, f"{name} must be {what}: finite numbers, got {_short(x)}")
@@ -249,4 +252,5 @@ def _floats(name, x, what) -> np.ndarray:
 
 
 def _short(x) -> str:
-    return f"{x!r:.60}" + ("..." if len(repr(x)) > 60 else "")
+    text = " ".join(repr(x).split())  # an array's repr spans lines
+    return f"{text:.60}" + ("..." if len(text) > 60 else "")

@@ -193,7 +193,7 @@ def plan_phase(hursts: Sequence[float] | None = None, betas: Sequence[float] | N
                      seed, str(dtype).replace("torch.", ""), **where)
     est = plan.estimate()  # a task holds all draws of one Hurst index: not chunked
     R_.require_memory(est.peak_bytes, f"per Hurst index ({draws} draws x {inputs} inputs) at width={width}, "
-                      f"depth={depth}, {len(betas)} betas", ("width", "depth", "betas", "draws", "inputs"),
+                      f"n_in={n_in}, depth={depth}, {len(betas)} betas", ("width", "n_in", "depth", "betas", "draws", "inputs"),
                       device=where.get("device"))
     R_.require_count(depth, R_.MAX_STEPS, f"depth={depth} makes too many layers per task", ("depth",))
     return plan

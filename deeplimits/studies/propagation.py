@@ -209,8 +209,9 @@ def _chunk(per_draw_bytes: int, draws: int) -> int:
 # resource estimates (plan time, arithmetic only)
 # ----------------------------------------------------------------------------------------
 
-def _sizes(width, depths, betas, inputs) -> str:
-    return f"at width={width}, depths up to {max(depths)}, {len(betas)} betas, inputs={inputs}"
+def _sizes(width, depths, betas, inputs, n_in=None) -> str:
+    return (f"at width={width}" + ("" if n_in is None else f", n_in={n_in}")
+            + f", depths up to {max(depths)}, {len(betas)} betas, inputs={inputs}")
 
 
 def _check_steps(driver, depths) -> None:
@@ -251,7 +252,8 @@ def estimate_phase(spec: dict):
 
 def _grid(name: str, values, check) -> list:
     """A non-empty list of distinct values, each passed through ``check``, sorted."""
-    if isinstance(values, (int, float, str)) or values is None or len(values) == 0:
+    values = V_.sequence(name, values, what="a non-empty list")  # not a mapping, a string or a number
+    if not values:
         raise ParameterError(name, f"{name} must be a non-empty list, got {values!r}")
     out = [check(v) for v in values]
     if len(set(out)) != len(out):
@@ -263,7 +265,7 @@ def bias_field(arch: str, bias) -> dict:
     """``{'bias': bool}`` for the spec of an ``inside`` study (default False: the published model
     ``h + alpha sigma(W h)`` has no bias), ``{}`` for res-1/2/3, which have none."""
     if arch != "inside":
-        if bias not in (None, False):
+        if not (bias is None or bias is False):  # (0 is no bias flag either)
             raise ParameterError("bias", f"bias applies only to arch 'inside' (a bias inside the activation), got "
                                          f"bias={bias!r} with arch {arch!r}")
         return {}

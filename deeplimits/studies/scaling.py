@@ -254,6 +254,7 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
     if not lrs or len(set(lrs)) != len(lrs):
         raise ParameterError("lr", f"lr must be a rate > 0 or a list of distinct rates, got {lr!r}")
     max_epochs = V_.integer("max_epochs", max_epochs)
+    seeds = V_.integer("seeds", seeds, high=seed_limit(max_epochs) + 1)  # seed s shuffles with seed + s: below 2^63
     dtype = getattr(torch, dtype) if dtype in ("float32", "float64") else dtype  # a preset names it
     plan = ScalingPlan(activation=activation, delta=delta, depths=tuple(sorted(depths)),
                        width=V_.integer("width", width), seeds=V_.integer("seeds", seeds),

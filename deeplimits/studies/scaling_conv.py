@@ -186,7 +186,8 @@ def plan_conv_scaling(*, dataset: str = "digits", depths: Sequence[int] = (4, 6,
     if smallest < 3:
         raise ParameterError("stages", f"stages must leave a grid of at least 3 x 3 for the 3 x 3 kernels' norms "
                                        f"({dataset}'s images at {stages} stages end at {smallest} x {smallest})")
-    epochs, seeds = V_.integer("epochs", epochs), V_.integer("seeds", seeds)
+    epochs = V_.integer("epochs", epochs)
+    seeds = V_.integer("seeds", seeds, high=seed_limit(epochs) + 1)  # seed s shuffles with seed + s: below 2^63
     dtype = getattr(torch, dtype) if dtype in ("float32", "float64") else dtype  # a preset names it
     plan = ConvScalingPlan(dataset=dataset, depths=tuple(sorted(depths)), width=width, stages=stages, seeds=seeds,
                            lr=V_.real("lr", lr, low=0.0, low_open=True), epochs=epochs,

@@ -94,7 +94,7 @@ def _check(scheme, x0, noise, order, hurst, exact, reference_scheme):
             raise ParameterError(name, f"{name} must be a callable or None, got {f!r}")
     try:
         x0 = torch.as_tensor(x0, dtype=torch.float64).reshape(-1)
-    except (TypeError, ValueError, RuntimeError):
+    except (TypeError, ValueError, RuntimeError, OverflowError):
         raise ParameterError("x0", f"x0 must be the initial state, d numbers, got {x0!r:.80}") from None
     x0 = V_.tensor("x0", x0, shape=(None,))
     if x0.numel() == 0:

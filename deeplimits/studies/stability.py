@@ -278,8 +278,8 @@ def _stability_chunk(arch, driver, width, n_in, depths, betas, draws, inputs, dt
     per_draw = default_draw_bytes(arch, driver, width, depths, betas, inputs, item, bias)
     chunk = None if chunk is None else V_.integer("chunk", chunk)
     chunk = R_.fit_chunk(lambda n: propagation_bytes(arch, driver, width, n_in, depths, betas, inputs, n, item, bias),
-                         draws, chunk, _chunk(per_draw, draws), _sizes(width, depths, betas, inputs),
-                         ("width", "depths", "betas", "inputs"), device=device)
+                         draws, chunk, _chunk(per_draw, draws), _sizes(width, depths, betas, inputs, n_in),
+                         ("width", "n_in", "depths", "betas", "inputs"), device=device)
     _check_steps(driver, depths)
     R_.require_count(R_.tasks_of(draws, chunk), R_.MAX_TASKS,
                      f"draws={draws} in chunks of {chunk} draws makes too many tasks", ("draws",))

@@ -27,6 +27,10 @@ from ..pairs import Pair
 from .fits import bootstrap_fit
 
 
+#: the most bootstrap resamples of :func:`fit_rate` (its default is 2000; each resample is a pass over the draws)
+MAX_BOOT = 1_000_000
+
+
 def fit_rate(depths: Sequence[int], errors: np.ndarray, *, n_boot: int = 2000, seed: int = 0,
              level: float = 0.95) -> tuple[float, tuple[float, float]]:
     """Least-squares rate of ``mean error ~ depth^-rate`` with a percentile bootstrap interval
@@ -36,12 +40,14 @@ def fit_rate(depths: Sequence[int], errors: np.ndarray, *, n_boot: int = 2000, s
         depths: the depths (columns of ``errors``), reals > 0.
         errors: per-draw errors, shape ``(draws, len(depths))`` with ``draws >= 1``, finite and
             ``>= 0``.
-        n_boot: bootstrap resamples (>= 1); seed: their seed (>= 0); level: in (0, 1).
+        n_boot: bootstrap resamples, in [1, :data:`MAX_BOOT`]; seed: their seed (>= 0); level: in (0, 1).
     Returns:
         ``(rate, (lo, hi))``.
     """
     depths = V_.sequence("depths", depths, lambda L: V_.real("depths", L, low=0.0, low_open=True),
                          what="a list of depths > 0")
+    if not depths:
+        raise ParameterError("depths", "depths must be a non-empty list of depths > 0, got []")
     try:
         errors = np.asarray(errors, dtype=np.float64)
     except (TypeError, ValueError):
@@ -52,7 +58,7 @@ def fit_rate(depths: Sequence[int], errors: np.ndarray, *, n_boot: int = 2000, s
                                        f"{errors.shape}")
     if not (np.isfinite(errors).all() and (errors >= 0).all()):
         raise ParameterError("errors", "errors must be finite and >= 0")
-    n_boot = V_.integer("n_boot", n_boot)
+    n_boot = V_.integer("n_boot", n_boot, high=MAX_BOOT)
     seed = V_.integer("seed", seed, low=0)
     level = V_.real("level", level, low=0.0, high=1.0, low_open=True, high_open=True)
     slope, _, (lo, hi) = bootstrap_fit(np.log(np.asarray(depths, dtype=np.float64)), errors, np.mean,

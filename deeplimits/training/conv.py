@@ -135,8 +135,11 @@ class ConvResidualNetwork(torch.nn.Module):
         self.strides = tuple(V_.sequence("strides", strides, lambda s: V_.integer("strides", s),
                                          what="a list of strides >= 1"))
         """Each stage's stride (in its first block)."""
-        if not self.channels or len(self.strides) != len(self.channels):
-            raise ParameterError("strides", f"strides must give one stride per stage ({len(self.channels)} stages), "
+        if not self.channels:
+            raise ParameterError("channels", "channels must be a non-empty list of channel counts >= 1, got []")
+        if len(self.strides) != len(self.channels):
+            raise ParameterError("strides", f"strides must give one stride per stage ({len(self.channels)} stages of "
+                                            f"channels {list(self.channels)}), "
                                             f"got {list(self.strides)}")
         if V_._is_real(blocks):
             blocks = [blocks] * len(self.channels)
@@ -156,7 +159,8 @@ class ConvResidualNetwork(torch.nn.Module):
         n = conv_parameter_count(self.image_shape, self.classes, self.blocks_per_stage, self.stem_channels,
                                  self.channels, self.strides, self.configs)
         R_.require_memory(n * dtype.itemsize, f"for the parameters of {self.configs} convolutional network(s) of "
-                          f"{self.depth} blocks", ("blocks", "channels", "configs"), device=where)
+                          f"{self.depth} blocks (stem={self.stem_channels}, channels={list(self.channels)}, classes={self.classes}, "
+                          f"image_shape={self.image_shape})", ("blocks", "channels", "configs"), device=where)
         kw, C = dict(dtype=dtype, device=where), self.configs
         self.stem = torch.nn.Parameter(torch.empty(C, self.stem_channels, self.image_shape[0], 3, 3, **kw))
         """The stem kernel ``S``, ``(C, c0, c_in, 3, 3)``."""

@@ -350,7 +350,8 @@ def _require_parameters(arch, depth, width, in_features, out_features, configs, 
     memory of ``device`` (of the machine unless it is a CUDA device)."""
     n = parameter_count(arch, depth, width, in_features, out_features, configs=configs, bias=bias, delta=delta)
     what = (f"for the parameters of {configs} configuration{'s' * (configs != 1)} of {arch} at depth={depth}, "
-            f"width={width}")
+            f"width={width}" + "".join(f", {k}={v}" for k, v in (("in_features", in_features),
+                                                                ("out_features", out_features)) if v > width))
     R_.require_memory(n * dtype.itemsize, what, ("depth", "width", "configs"), device=device)
 
 
