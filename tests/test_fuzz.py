@@ -527,10 +527,10 @@ CLI = {
         "--width": cli_real(), "--hurst": cli_real(),  # apply to other problems only
         "--noise-kind": cli_choice(("general", "commutative", "diagonal", "additive")),
         "--depths": cli_list(int, dyadic=True), "--draws": cli_int(),
-        "--reference": cli_int() | st.sampled_from(["4", "8", "12", "24"]), "--figure": cli_path(suffix=".png")
-        | st.sampled_from(["x.xyz", "x", ".png"]), "--calibrate": BOOL, "--cases": bad_text(),
-        "--tables": cli_real(), "--pool-factor": cli_real(),  # apply to --calibrate only
-        **COMMON}),
+        "--reference": cli_int() | st.sampled_from(["4", "8", "12", "24"]), "--calibrate": BOOL,
+        "--cases": bad_text(), "--tables": cli_real(), "--pool-factor": cli_real(),  # apply to --calibrate only
+        **COMMON, "--out": RUNNING["--out"]}),
+    # (--figure, deprecated for --out, says so in a line of its own: tests/test_strong_order.py)
     "stability": (STAB_CMD, {
         "--preset": cli_choice(("criticality", "criticality-inside", "iid", "iid-inside", "smooth", "smooth-inside")),
         "--arch": cli_choice(ARCHS), "--activation": ACT, "--width": cli_int(), "--n-in": cli_int(),
