@@ -31,21 +31,26 @@ from decimal import Decimal
 import numpy as np
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import deeplimits as dl
 from deeplimits import _resources as R
 from deeplimits.cli import main
 from deeplimits.errors import DamagedFileError, ParameterError
+from test_bad_inputs import _net, _Toy  # a tiny network and data set (8 + 4 samples of 2 features)
 
 CPU_LIMIT = 30  # CPU seconds for one example (a refusal takes milliseconds): the hang guard
-EXAMPLES = 10  # per parameter of an entry point
-CLI_EXAMPLES = 8  # per flag of a command
+#: examples per parameter of an entry point and per flag of a command; DEEPLIMITS_FUZZ=N multiplies
+#: them for a deeper (still seeded) search
+DEPTH = int(os.environ.get("DEEPLIMITS_FUZZ", "1"))
+EXAMPLES = 10 * DEPTH
+CLI_EXAMPLES = 8 * DEPTH
 
 
 def fuzz(n):
-    return settings(max_examples=n, deadline=None, derandomize=True, database=None,
+    phases = tuple(Phase) if DEPTH == 1 else (Phase.explicit, Phase.generate)  # a deep search reports, not shrinks
+    return settings(max_examples=n, deadline=None, derandomize=True, database=None, phases=phases,
                     suppress_health_check=list(HealthCheck))
 
 
@@ -61,7 +66,7 @@ class cpu_bound:
             raise Hung(f"no refusal within {CPU_LIMIT} CPU seconds")
 
         self._old = signal.signal(signal.SIGPROF, stop)
-        signal.setitimer(signal.ITIMER_PROF, CPU_LIMIT)
+        signal.setitimer(signal.ITIMER_PROF, CPU_LIMIT, 1.0)  # again every CPU second, should one be caught
 
     def __exit__(self, *exc):
         signal.setitimer(signal.ITIMER_PROF, 0)
@@ -160,26 +165,19 @@ def _scheme():
     return dl.EulerMaruyama(lambda t, x: -x, lambda t, x: x[..., None])
 
 
-def _net(**kw):
-    return dl.ResidualNetwork(**{**dict(arch="res-1", depth=4, width=3, in_features=2, out_features=2), **kw})
-
-
-class _Toy:
-    def __init__(self, **kw):
-        g = torch.Generator().manual_seed(0)
-        self.x_train, self.x_test = torch.randn(8, 2, generator=g), torch.randn(4, 2, generator=g)
-        self.y_train, self.y_test = torch.arange(8) % 2, torch.arange(4) % 2
-        self.__dict__.update(kw)
 
 
 REGIMES = ("sde", "ode", "fbm", "inside-sde", "inside-ode")
 ARCHS = ("res-1", "res-2", "res-3", "inside")
-BAD_ACTIVATION = st.sampled_from(["cube", "", "leaky_relu:", "leaky_relu:nan", "tanh:", "os:system", "math:sin",
-                                  "nosuchmodule_xyz:f", ":", 42, 1.5, [torch.tanh], b"tanh"]) | st.text(
+#: activation specs that are none: unknown names, bad slopes, modules that hold none (random text has no
+#: ':', so that no module of a random name is imported)
+BAD_ACT_TEXT = st.sampled_from(["cube", "", "leaky_relu:", "leaky_relu:nan", "tanh:", "os:system", "math:sin", ":",
+                                "nosuchmodule_xyz:f", "leaky_relu:inf", "leaky_relu:-1e999"]) | st.text(
     alphabet="abcdefghijklmnopqrstuvwxyz_ .", max_size=10).filter(
     lambda s: s not in ("tanh", "relu", "sigmoid", "identity", "linear", "gelu", "silu", "softplus", "elu", "selu",
                         "sin", "leaky_relu", "swish", "id", "erf", "cos", "exp", "softsign", "mish", "celu",
                         "hardtanh", "logsigmoid", "tanhshrink", "softshrink"))
+BAD_ACTIVATION = BAD_ACT_TEXT | st.sampled_from([42, 1.5, [torch.tanh], b"tanh"])
 CONVERGENCE = dict(
     regime=bad_name(REGIMES, none=True), depths=bad_depths(), draws=bad_int(), width=bad_int(),
     reference=bad_int() | st.sampled_from([4, 8, 12, 6]), inputs=bad_int(), seed=bad_int(low=0, huge="beyond", none=True),
@@ -228,6 +226,7 @@ CONV = dict(image_shape=st.sampled_from([(3, 8), (0, 8, 8), (3, -8, 8), (3, 8, 8
             configs=bad_int(), beta=bad_real(0, None), dtype=BAD_DTYPE, device=BAD_DEVICE)
 CONV_BASE = lambda: dict(image_shape=(3, 8, 8), classes=2, blocks=[1, 1], stem=4, channels=(4, 8),  # noqa: E731
                          strides=(1, 2))
+LR = bad_real(0, None, True).filter(lambda v: v != [4])  # (one rate per configuration: [4] is a rate)
 FIT_BASE = lambda: dict(depths=[8, 16, 32, 64], error=[0.1, 0.07, 0.05, 0.035], terms=[dl.Term(0.5)],  # noqa: E731
                         stderr=[0.01, 0.007, 0.005, 0.0035])
 
@@ -297,7 +296,7 @@ def _library():
                                              _Toy(y_train=torch.full((8,), 7)), _Toy(x_train=torch.ones(8, 3)),
                                              _Toy(x_train=torch.ones(0, 2), y_train=torch.zeros(0, dtype=torch.int64)),
                                              _Toy(y_train=torch.arange(7) % 2)]),
-                       optimizer=bad_name(("adam", "sgd")), lr=bad_real(0, None, True), epochs=bad_int(),
+                       optimizer=bad_name(("adam", "sgd")), lr=LR, epochs=bad_int(),
                        batch_size=bad_int(huge=False), loss=bad_name(("cross_entropy", "mse", "squared"), none=False),
                        lr_decay_halfway=bad_bool(), scheduler_interval=bad_name(("epoch", "batch")),
                        stop_loss=bad_real(0, None), seed=bad_int(low=0, huge="beyond", none=True), callbacks=BAD_CALLABLE,
@@ -344,12 +343,12 @@ def _library():
                                   scales=st.sampled_from(["x", 5, {"nosuch": 1.0}, {"A": NAN}, {"A": -1.0}, [1.0]]),
                                   config=bad_int(low=0, high=0, huge=False)), ()),
         "BatchedAdam": (dl.BatchedAdam, lambda: dict(params=_net().parameters()),
-                        dict(lr=bad_real(0, None, True), betas=st.sampled_from([(0.9,), (1.0, 0.999), (NAN, 0.9),
+                        dict(lr=LR, betas=st.sampled_from([(0.9,), (1.0, 0.999), (NAN, 0.9),
                                                                                  "x", (-0.1, 0.9), 0.9]),
                              eps=bad_real(0, None, True), weight_decay=bad_real(0, None),
                              axis=bad_int(low=0, huge=True) | st.just(-1)), ()),
         "BatchedSGD": (dl.BatchedSGD, lambda: dict(params=_net().parameters()),
-                       dict(lr=bad_real(0, None, True)), ()),
+                       dict(lr=LR), ()),
     }
 
 
@@ -433,7 +432,7 @@ def cli_int(low=1, huge=True, high=None):
            | st.floats().map(repr) | st.sampled_from(["", " ", "1e3", "0x10", "1_000", "\u0664", "4.", "4,8", "inf"])
            | bad_text(_INT.match))
     if huge:
-        out |= st.sampled_from([str(10 ** 12), str(2 ** 62), "1" + "0" * 30])
+        out |= st.sampled_from(([str(10 ** 12)] if huge != "huger" else [str(10 ** 15)]) + [str(2 ** 62), "1" + "0" * 30])
     if high is not None:
         out |= st.integers(min_value=high + 1, max_value=2 ** 70).map(str)
     return out
@@ -459,15 +458,15 @@ def cli_real(low=None, high=None, low_open=False, high_open=False):
 
 def cli_list(kind, low=None, high=None, dyadic=False, distinct=True, low_open=False, huge=True):
     """List flag values that are refused: empty, a bad element, decreasing, repeated, bad ranges."""
-    elem = cli_int(low=1 if low is None else low, huge=huge) if kind is int else cli_real(low, high, low_open,
-                                                                                            high_open=high is not None)
+    elem = (cli_int(low=1 if low is None else low, huge=huge) if kind is int
+            else cli_real(low, high, low_open, high_open=high is not None)).filter(lambda s: "," not in s)
     ok = "4" if kind is int else ("0.5" if (high is None or high > 0.5) and (low is None or low < 0.5) else "0.7")
     fixed = ["", ",", ",,", f"{ok},", f",{ok}", "4:8:0", "4:8:-1", "4:8:1000000000", "1:1e999:3", "4;8", "[4,8]",
              "4:8", "4:8:3:5", "nan:1:3", "-1e308:1e308:3"]
     if kind is int:
-        fixed += ["8,4", "4,4", "4,8,8", "0,4", "-4,8", "4,8.5", "4:8:3"]
+        fixed += ["8,4", "4,4", "4,8,8", "0,4", "-4,8", "4,8.5"]
         if dyadic:
-            fixed += ["4,12", "3", "4,6"]
+            fixed += ["4,12", "3", "4,6", "4:8:3"]
     if distinct:
         fixed.append(f"{ok},{ok}")
     return st.sampled_from(fixed) | elem | st.tuples(st.just(ok), elem).map(",".join)
@@ -493,12 +492,7 @@ RUNNING = {"--out": cli_path("dir"), "--workers": cli_int(huge=False) | st.sampl
            "--scheduler": st.sampled_from(["", "notanaddress", "tcp://host:port", "tcp://127.0.0.1:0",
                                            "tcp://127.0.0.1:99999", "tcp://:1", "://", "tcp://[::1"]),
            "--timeout": cli_real()}  # --timeout without --workers is refused whatever its value
-ACT = st.sampled_from(["cube", "", "leaky_relu:", "leaky_relu:nan", "tanh:", "os:system", "math:sin", ":",
-                       "nosuchmodule_xyz:f", "leaky_relu:inf", "leaky_relu:-1e999"]) | st.text(
-    alphabet="abcdefghijklmnopqrstuvwxyz_ .", max_size=10).filter(
-    lambda s: s not in ("tanh", "relu", "sigmoid", "identity", "linear", "gelu", "silu", "softplus", "elu", "selu",
-                        "sin", "leaky_relu", "swish", "id", "erf", "cos", "exp", "softsign", "mish", "celu",
-                        "hardtanh", "logsigmoid", "tanhshrink", "softshrink"))
+ACT = BAD_ACT_TEXT
 
 CONV_CMD = ["convergence", "--regime", "sde", "--width", "2", "--depths", "4,8", "--draws", "2", "--reference", "16"]
 ORDER_CMD = ["order", "--scheme", "euler-maruyama", "--problem", "linear-sde", "--depths", "4,8", "--reference", "16",
@@ -536,7 +530,7 @@ CLI = {
         "--arch": cli_choice(ARCHS), "--activation": ACT, "--width": cli_int(), "--n-in": cli_int(),
         "--bias": BOOL, "--driver": cli_choice(("uniform", "gaussian", "rademacher", "fractional", "smooth")),
         "--hurst": cli_real(), "--length-scale": cli_real(), "--depths": cli_list(int, distinct=True),
-        "--betas": cli_list(float, 0, distinct=False), "--draws": cli_int(), "--inputs": cli_int(),
+        "--betas": cli_list(float, 0, distinct=False), "--draws": cli_int(huge="huger"), "--inputs": cli_int(),
         "--histograms": BOOL, "--chunk": cli_int(huge=False), "--delta": cli_real(0, low_open=True),
         "--figures": BOOL, **COMMON, **RUNNING}),
     "phase": (PHASE_CMD, {
