@@ -26,6 +26,7 @@ that has no such thing (a smooth sample's increments), or an error of torch or N
 from __future__ import annotations
 
 import functools
+import re
 from typing import Sequence
 
 __all__ = ["DeeplimitsError", "ParameterError", "MissingDataError", "ResourceError", "DamagedFileError", "RunStoreError",
@@ -134,3 +135,11 @@ class MissingExtra(DeeplimitsError, ImportError):
 class DamagedFileWarning(UserWarning):
     """A file a finished task wrote beside the store is missing or damaged: the task is computed
     again (the command line prints the warning as one line)."""
+
+
+def param_name(name: str) -> str:
+    """The parameter (:attr:`~deeplimits.errors.ParameterError.param`) a message's ``name`` is
+    about: ``'betas'`` of ``'betas[0]'``, ``'data'`` of ``'data x'`` and of ``'data.x_train'``,
+    ``'source'`` of ``'source: PATH'``; any other (``'the run directory'``, ``'--out'``) is its own."""
+    m = re.match(r"([A-Za-z_]\w*)(?:$|\[|:|\.| \w+$)", name)
+    return m.group(1) if m else name

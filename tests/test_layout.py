@@ -137,7 +137,7 @@ def test_the_import_graph_has_no_cycle():
 #: test above keeps the graph one-way.
 LAYERS = (
     ("foundations", {"errors", "_version", "_names", "_files", "_extras", "_resources", "options", "_random",
-                     "_plain", "_lazy", "_renamed", "orders", "_validate", "_transforms", "_executor", "_stats"}),
+                     "_plain", "_lazy", "_renamed", "orders", "_validate", "_devices", "_transforms", "_executor", "_stats"}),
     ("runs", {"runs"}),
     ("numerics", {"activations", "paths", "networks", "data", "plots"}),
     ("models", {"limits", "pairs", "training"}),

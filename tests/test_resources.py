@@ -19,7 +19,8 @@ from deeplimits.studies import STABILITY_PRESETS, plan_phase, plan_stability
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 CASES = [
-    ("convergence draws=1e20", lambda: plan_convergence("sde", draws=10 ** 20), ["1.56e+18", "draws"]),
+    ("convergence draws=1e18", lambda: plan_convergence("sde", draws=10 ** 18), ["1.56e+16", "draws"]),
+    ("convergence draws=1e20", lambda: plan_convergence("sde", draws=10 ** 20), ["2^63 - 1", "draws"]),
     ("convergence fbm reference=2^30", lambda: plan_convergence("fbm", hurst=0.7, reference=2 ** 30),
      ["TiB", "reference", "width"]),
     ("convergence width=1e6", lambda: plan_convergence("sde", width=10 ** 6), ["TiB", "width"]),

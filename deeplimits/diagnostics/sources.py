@@ -317,29 +317,34 @@ def _conv_chunk(state: dict, config: dict, path) -> dict:
         kernels = {name: [state[f"blocks.{k}.{name}"].detach() for k in range(len(layout))] for name in ("A", "delta")}
         configs = {k.shape[0] if k.dim() == 5 else -1 for ks in kernels.values() for k in ks}
         if len(configs) != 1 or min(configs) < 1:
-            raise ValueError("its kernels blocks.k.A and blocks.k.delta must be (C, c_out, c_in, kh, kw) with one C >= 1"
+            raise _NotAChunk("its kernels blocks.k.A and blocks.k.delta must be (C, c_out, c_in, kh, kw) with one C >= 1"
                              f", got shapes {sorted({tuple(k.shape) for ks in kernels.values() for k in ks})[:3]}")
-    except (KeyError, TypeError, ValueError) as e:
+    except (KeyError, TypeError, ValueError, _NotAChunk) as e:
         raise DamagedFileError(path, f"source: {path} is not a convolutional network's chunk ({type(e).__name__}: "
                                      f"{' '.join(str(e).split())[:200]})") from None
     return _on_grids(kernels, sizes)
 
 
+class _NotAChunk(Exception):
+    """What makes a stored object no convolutional chunk (said as a DamagedFileError of its file)."""
+
+
 def _conv_config(config: dict, state: dict) -> tuple:
     """The layout of a stored conv chunk's config, checked before any block is listed: integers >= 1
     (channels, strides, blocks per stage, the image's shape), one per stage, and as many blocks as
-    its state_dict holds kernels ``blocks.k.A`` (a ValueError names the first that is not)."""
+    its state_dict holds kernels ``blocks.k.A`` (a ValueError or :class:`_NotAChunk` names the first
+    that is not)."""
     stem = V_.integer("stem", config["stem"])
     channels = V_.sequence("channels", config["channels"], lambda c: V_.integer("channels", c))
     strides = V_.sequence("strides", config["strides"], lambda s: V_.integer("strides", s))
     blocks = V_.sequence("blocks", config["blocks"], lambda n: V_.integer("blocks", n))
     image_shape = V_.size(config["image_shape"], name="image_shape")
     if len(image_shape) != 3 or not channels or not len(channels) == len(strides) == len(blocks):
-        raise ValueError(f"image_shape {image_shape} must be (channels, height, width) and channels {channels}, "
+        raise _NotAChunk(f"image_shape {image_shape} must be (channels, height, width) and channels {channels}, "
                          f"strides {strides} and blocks {blocks} one per stage")
     held = sum(1 for k in state if re.fullmatch(r"blocks\.\d+\.A", k))
     if sum(blocks) != held:
-        raise ValueError(f"its config declares {sum(blocks)} blocks, its state_dict holds the kernels of {held}")
+        raise _NotAChunk(f"its config declares {sum(blocks)} blocks, its state_dict holds the kernels of {held}")
     return stem, channels, strides, blocks, image_shape
 
 

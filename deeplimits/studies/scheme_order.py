@@ -128,17 +128,29 @@ class OrderPlan:
     (``deeplimits order --dry-run`` prints them)."""
 
     order: StrongOrder
+    """The declared strong order and expansion."""
     hurst: float | None
+    """The Hurst index of an fBm driver (``None``: Brownian)."""
     x0: list
+    """The initial state (its length is the width ``d``)."""
     noise: int
+    """The driver's dimension ``m``."""
     depths: tuple
+    """The depths, increasing powers of two."""
     draws: int
+    """Independent draws of the driver."""
     reference: int
+    """The finest grid (the nested reference's, or where the exact solution is read)."""
     chunk: int
+    """Draws per chunk (fitted to the memory)."""
     seed: int
+    """Base seed; chunk ``i`` uses ``chunk_seed(seed, i)``."""
     dtype: torch.dtype
+    """float32 or float64."""
     device: object
+    """Where the chunks run."""
     milstein: bool = False
+    """Whether the scheme is Milstein (its derivative tensors count in the memory)."""
 
     def estimate(self):
         """Peak memory of one chunk, chunks and networks (no allocation)."""

@@ -129,26 +129,8 @@ class ConvResidualNetwork(torch.nn.Module):
         """The outputs of the head."""
         self.stem_channels = V_.integer("stem", stem)
         """The stem's output channels."""
-        self.channels = tuple(V_.sequence("channels", channels, lambda c: V_.integer("channels", c),
-                                          what="a list of channel counts >= 1"))
-        """Each stage's channels."""
-        self.strides = tuple(V_.sequence("strides", strides, lambda s: V_.integer("strides", s),
-                                         what="a list of strides >= 1"))
-        """Each stage's stride (in its first block)."""
-        if not self.channels:
-            raise ParameterError("channels", "channels must be a non-empty list of channel counts >= 1, got []")
-        if len(self.strides) != len(self.channels):
-            raise ParameterError("strides", f"strides must give one stride per stage ({len(self.channels)} stages of "
-                                            f"channels {list(self.channels)}), "
-                                            f"got {list(self.strides)}")
-        if V_._is_real(blocks):
-            blocks = [blocks] * len(self.channels)
-        self.blocks_per_stage = tuple(V_.sequence("blocks", blocks, lambda n: V_.integer("blocks", n),
-                                                  what="blocks per stage >= 1"))
-        """The residual blocks of every stage."""
-        if len(self.blocks_per_stage) != len(self.channels):
-            raise ParameterError("blocks", f"blocks must give one count per stage ({len(self.channels)} stages), "
-                                           f"got {list(self.blocks_per_stage)}")
+        self.channels, self.strides, self.blocks_per_stage = _stages(channels, strides, blocks)
+        """Each stage's channels, stride (in its first block) and number of residual blocks."""
         self.configs = V_.integer("configs", configs)
         """The number ``C`` of independent configurations held."""
         self.beta = V_.real("beta", beta, low=0.0)
@@ -279,6 +261,26 @@ class ConvResidualNetwork(torch.nn.Module):
                 f"stem={self.stem_channels}, channels={self.channels}, strides={self.strides}, "
                 f"configs={self.configs}, beta={self.beta}")
 
+
+
+def _stages(channels, strides, blocks) -> tuple[tuple, tuple, tuple]:
+    """Each stage's channels, stride and blocks, checked: integers >= 1, one of each per stage
+    (``blocks`` a number: the same in every stage)."""
+    channels = tuple(V_.sequence("channels", channels, lambda c: V_.integer("channels", c),
+                                 what="a list of channel counts >= 1"))
+    strides = tuple(V_.sequence("strides", strides, lambda s: V_.integer("strides", s), what="a list of strides >= 1"))
+    if not channels:
+        raise ParameterError("channels", "channels must be a non-empty list of channel counts >= 1, got []")
+    if len(strides) != len(channels):
+        raise ParameterError("strides", f"strides must give one stride per stage ({len(channels)} stages of channels "
+                                        f"{list(channels)}), got {list(strides)}")
+    if V_._is_real(blocks):
+        blocks = [blocks] * len(channels)
+    blocks = tuple(V_.sequence("blocks", blocks, lambda n: V_.integer("blocks", n), what="blocks per stage >= 1"))
+    if len(blocks) != len(channels):
+        raise ParameterError("blocks", f"blocks must give one count per stage ({len(channels)} stages), got "
+                                       f"{list(blocks)}")
+    return channels, strides, blocks
 
 class _Block(torch.nn.Module):
     """One residual block of ``C`` configurations: ``A`` ``(C, c_out, c_in, 3, 3)`` with the
