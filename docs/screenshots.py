@@ -62,15 +62,19 @@ def _build(site: pathlib.Path) -> None:
 
 
 def _serve(site: pathlib.Path) -> http.server.ThreadingHTTPServer:
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
-    handler.log_message = lambda *a: None
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *a):  # no line per request
+            pass
+
+    handler = functools.partial(Quiet, directory=str(site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 
 
-def shoot(site: pathlib.Path, out: pathlib.Path, width: int) -> list[str]:
-    """Screenshots of :data:`PAGES` into ``out``; the problems found, one line each."""
+def shoot(site: pathlib.Path, out: pathlib.Path, width: int, chromium: str | None = None) -> list[str]:
+    """Screenshots of :data:`PAGES` into ``out``; the problems found, one line each. ``chromium``:
+    a Chromium executable to use instead of playwright's own download."""
     from playwright.sync_api import sync_playwright
 
     out.mkdir(parents=True, exist_ok=True)
@@ -79,7 +83,7 @@ def shoot(site: pathlib.Path, out: pathlib.Path, width: int) -> list[str]:
     problems = []
     try:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch()
+            browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox"] if chromium else None)
             page = browser.new_page(viewport={"width": width, "height": 900})
             for name, path in PAGES.items():
                 page.goto(base + path, wait_until="networkidle")
@@ -101,6 +105,8 @@ def main(argv=None) -> int:
     ap.add_argument("--site", type=pathlib.Path, help="the built site (default: a temporary directory)")
     ap.add_argument("--no-build", action="store_true", help="use the site already built in --site")
     ap.add_argument("--width", type=int, default=1280, help="the window width in px (default %(default)s)")
+    ap.add_argument("--chromium", metavar="PATH", help="a Chromium executable (default: playwright's, from "
+                    "'playwright install chromium'; without the network, e.g. npm's @sparticuz/chromium)")
     args = ap.parse_args(argv)
     try:
         import playwright.sync_api
@@ -115,7 +121,7 @@ def main(argv=None) -> int:
         if not args.no_build:
             _build(site)
         try:
-            problems = shoot(site, args.out, args.width)
+            problems = shoot(site, args.out, args.width, args.chromium)
         except playwright.sync_api.Error as e:  # most often: no browser downloaded yet
             print(f"screenshots: cannot run Chromium ({str(e).splitlines()[0]}): playwright install chromium",
                   file=sys.stderr)
