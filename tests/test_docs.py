@@ -254,16 +254,27 @@ def test_shell_command_plans(page, line, argv, reason, tmp_path, monkeypatch, ca
                     f"{capsys.readouterr().err.strip()}")
 
 
-#: the longest line of a fenced code block in README.md and docs/: 88 columns. The site's code box
-#: shows about 80 unscrolled at 1280 px, GitHub's README about 100, a terminal 80 or more; 88 (the
-#: width Python code is commonly formatted at) keeps a doctest's call on one line where it reads
-#: best, and a line over it is wrapped (``\`` in a shell, ``...`` in a doctest; a report's output
-#: is compared with normalised white space, so it may be wrapped too)
-CODE_COLUMNS = 88
+#: the longest line of a fenced code block. The site's code box shows 80 columns unscrolled at
+#: 1280 px (measured by docs/screenshots.py: 688 px of monospace), so on the site what a reader
+#: copies (python, shell) is at most 80 columns, and so is every block of the pages the screenshot
+#: script checks; elsewhere an output block may reach 88 (a report's table reads better whole than
+#: wrapped, and scrolls a little), and README.md's blocks 88 (GitHub shows about 100). A longer line
+#: is wrapped (``\`` in a shell; an output is compared with normalised white space)
+CODE_COLUMNS, OUTPUT_COLUMNS, README_COLUMNS = 80, 88, 88
+#: the pages docs/screenshots.py photographs: every block within CODE_COLUMNS
+SCREENSHOT_PAGES = ("index.md", "getting-started.md", "published.md", "theory.md", "cli.md")
+
+
+def _width(page, language) -> int:
+    if page.name == "README.md":
+        return README_COLUMNS
+    if language == "text" and page.name not in SCREENSHOT_PAGES:
+        return OUTPUT_COLUMNS
+    return CODE_COLUMNS
 
 
 def test_code_lines_fit_the_page():
-    long = [f"{_name(page)}:{line + i + 1}: {len(text)} columns"
-            for page in PAGES for _, src, _, line in blocks(page)
-            for i, text in enumerate(src.splitlines()) if len(text) > CODE_COLUMNS]
+    long = [f"{_name(page)}:{line + i + 1}: {len(text)} columns (at most {_width(page, language)})"
+            for page in PAGES for language, src, _, line in blocks(page)
+            for i, text in enumerate(src.splitlines()) if len(text) > _width(page, language)]
     assert not long, long
