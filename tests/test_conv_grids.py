@@ -53,7 +53,8 @@ def test_a_conv_grid_resumes_after_a_failed_chunk_and_stores_its_networks(tmp_pa
     assert type(back).__name__ == "ConvTrainGridResult" and back.records == res.records
 
 
-def test_cli_train_arch_conv_and_the_flags_it_refuses(tmp_path, capsys):
+def test_cli_train_arch_conv_and_the_flags_it_refuses(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the run directory (runs/weights-<hash>) is made there
     out = tmp_path / "run"
     argv = ["train", "--arch", "conv", "--depth", "4", "--width", "2", "--epochs", "1", "--batch-size", "512",
             "--out", str(out), "--quiet", "--json", "-"]

@@ -24,7 +24,8 @@ def _state_dict(seed=0):
     return sd
 
 
-def test_a_state_dict_of_kernels_in_stages(tmp_path, capsys):
+def test_a_state_dict_of_kernels_in_stages(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the run directory (runs/weights-<hash>) is made there
     sd = _state_dict()
     found = load_weights(sd_path := _save(tmp_path / "net.pt", sd))
     conv = found["layers.*.conv.weight"]
@@ -46,7 +47,8 @@ def _save(path, obj):
     return path
 
 
-def test_a_saved_tensor_of_kernels_with_grid(tmp_path, capsys):
+def test_a_saved_tensor_of_kernels_with_grid(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the run directory (runs/weights-<hash>) is made there
     K = torch.randn(5, 3, 3, 3, 3, generator=G(1), dtype=torch.float64)
     p = _save(tmp_path / "k.pt", K)
     assert main(["weights", str(p), "--grid", "8", "--json", "-"]) == 0
@@ -73,8 +75,8 @@ def test_the_verdict_of_saved_state_dicts_at_several_depths(tmp_path, capsys):
     """state_dicts of one stage at depths 16 to 128: the verdict sparse, and the figure."""
     paths = [str(_save(tmp_path / f"L{L}.pt", {f"blocks.{k}.conv.weight": a for k, a in enumerate(_sparse(L))}))
              for L in (16, 32, 64, 128)]
-    png = tmp_path / "conv.png"
-    assert main(["weights", *paths, "--grid", "8", "--json", "-", "--figure", str(png)]) == 0
+    png = tmp_path / "out" / "weights.png"
+    assert main(["weights", *paths, "--grid", "8", "--json", "-", "--out", str(tmp_path / "out")]) == 0
     out = json.loads(capsys.readouterr().out)
     h = out["hypothesis"]["blocks.*.conv.weight"]
     assert h["supports"] == "sparse", h["reason"]

@@ -578,8 +578,7 @@ CLI = {
         **COMMON, **RUNNING}),
     "weights": (WEIGHTS_CMD, {
         "--beta": st.sampled_from(["nan", "inf", "-inf", "1e300", "1e999", "", "x", "0x1p3", "1,2"]),
-        "--grid": cli_int(), "--figure": cli_path(suffix=".png")
-        | st.sampled_from(["x.xyz", "x", ".png"]), "--json": cli_path(),
+        "--grid": cli_int(), "--out": cli_path("dir"), "--json": cli_path(),
         "PATH": st.sampled_from(["nothere.npy", "{FILE}", "{DIR}", "{EMPTY}", "", "/proc/nonexistent.pt", "{RUN}",
                                  "/dev/null", "{NAN}", "{TWO}", "{CPLX}", "{GARBAGE}", "{STRIDE0}", "{LIST}"])}),
     "runs": (["runs", "show", "{RUN}"], {

@@ -89,9 +89,10 @@ def test_bad_input(tmp_path, call, match):
         call(tmp_path)
 
 
-def test_cli_recovers_known_structure(tmp_path, capsys):
+def test_cli_recovers_known_structure(tmp_path, capsys, monkeypatch):
     """The issue's check: i.i.d. -> H within 0.05 of 1/2, fGn(0.8) within 0.05 of 0.8, and
     across depths L^-beta A(k/L) -> beta within 0.05 (JSON keys as documented)."""
+    monkeypatch.chdir(tmp_path)  # the run directory (runs/weights-<hash>) is made there
     np.save(tmp_path / "iid.npy", torch.randn(1024, 10, 10, generator=G(2)).numpy())
     np.save(tmp_path / "f08.npy", dl.fgn(1024, 0.8, size=(10, 10), generator=G(3)).movedim(-1, 0).numpy())
     for path, want in (("iid.npy", 0.5), ("f08.npy", 0.8)):
@@ -105,14 +106,15 @@ def test_cli_recovers_known_structure(tmp_path, capsys):
         t = np.arange(L) / L
         np.save(tmp_path / f"s{L}.npy", (np.cos(3 * t)[:, None] * np.ones(4)) * L ** -0.6)
         paths.append(str(tmp_path / f"s{L}.npy"))
-    assert main(["weights", *paths, "--json", str(tmp_path / "w.json"), "--figure", str(tmp_path / "w.png")]) == 0
+    assert main(["weights", *paths, "--json", str(tmp_path / "w.json"), "--out", str(tmp_path / "w")]) == 0
     d = json.loads((tmp_path / "w.json").read_text())
     beta = d["exponents"]["A"]["beta"]
     assert abs(beta["value"] - 0.6) < 0.05 and len(beta["ci"]) == 2
-    assert (tmp_path / "w.png").stat().st_size > 0
+    assert (tmp_path / "w" / "weights.png").stat().st_size > 0
 
 
-def test_cli_reads_a_training_run(tmp_path, capsys):
+def test_cli_reads_a_training_run(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the run directory (runs/weights-<hash>) is made there
     out = tmp_path / "run"
     assert main(["train", "--depth", "8", "--width", "4", "--epochs", "1", "--out", str(out), "--quiet"]) == 0
     capsys.readouterr()

@@ -136,9 +136,10 @@ def test_a_smooth_but_rough_looking_trend_is_not_read_as_a_noise_path():
     assert fit.hypothesis not in ("rough", "sparse"), fit.report()
 
 
-def test_cli_weights_on_saved_tensors(tmp_path, capsys):
+def test_cli_weights_on_saved_tensors(tmp_path, capsys, monkeypatch):
     """``deeplimits weights`` on .npy files: two and three depths say insufficient evidence (text
     and JSON), four spanning a factor of 8 give the verdict."""
+    monkeypatch.chdir(tmp_path)  # the run directory (runs/weights-<hash>) is made there
     paths = {}
     _, tensors = known_family("smooth", (16, 32, 64, 128), seed=family_seed("smooth", 1))
     for A in tensors:
@@ -153,7 +154,7 @@ def test_cli_weights_on_saved_tensors(tmp_path, capsys):
     assert main(["weights", *paths.values()]) == 0
     assert "supports: smooth (Hypothesis 1" in capsys.readouterr().out
     out = subprocess.run([sys.executable, "-m", "deeplimits", "weights", paths[16], paths[32], paths[64]],
-                         capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT})
+                         capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": ROOT})
     assert out.returncode == 0 and f"no verdict, insufficient evidence: 3 depths {NEED}" in out.stdout, out.stderr
 
 

@@ -108,7 +108,7 @@ def _case_seconds(name, case, draws: int) -> float:
     return order_seconds(1, 1, case.depths, draws, case.reference or REFERENCE_REFINEMENT * case.depths[-1], 4096)
 
 
-def show_files(args, paths) -> int:
+def show_files(args, paths, out: str) -> int:
     """``weights --dry-run``: what each path is (the checks of
     :func:`~deeplimits.diagnostics.sources.source_kind`, a ``.npy`` header's declared size), its
     size and the memory to read and measure it (about three times its data: the tensor and its
@@ -134,4 +134,5 @@ def show_files(args, paths) -> int:
         print(f"{path}: {R_.fmt_bytes(size)}; ~{R_.fmt_bytes(3 * size)} to read and measure", file=report)
     print(f"memory: ~{R_.fmt_bytes(3 * total)} at most (this machine has {R_.fmt_bytes(R_.available_memory())})",
           file=report)
+    print(f"a run writes {os.path.join(out, 'weights.png')} and {os.path.join(out, 'result.json')}", file=report)
     return 0

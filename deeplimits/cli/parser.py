@@ -19,7 +19,7 @@ from ..studies.presets import DEFAULT_STUDY, DEFAULTS, PHASE_PRESETS, STABILITY_
 from . import convergence, dry_run, order, propagation, runs, scaling, trained_limit, training, weights
 from . import execution as E_
 from .errors import UsageError, say
-from .values import DTYPE_HELP, device, fmt, int_list, integer, name_list, parse_list, real
+from .values import RenamedFlag, DTYPE_HELP, device, fmt, int_list, integer, name_list, parse_list, real
 
 __all__ = ["build_parser"]
 
@@ -29,18 +29,10 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-class _RenamedFlag(argparse.Action):
-    """A deprecated flag: sets its new name's value and says so on stderr (one line); not in ``--help``."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        say(f"deeplimits: {option_string} is deprecated and will be removed in the next release; use {self.const}")
-        setattr(namespace, self.dest, values)
-
-
 def _renamed_flag(p, old: str, new: str) -> None:
     """``old`` as a hidden deprecated alias of the flag ``new`` (already added to ``p``)."""
     action = next(a for a in p._actions if new in a.option_strings)
-    p.add_argument(old, dest=action.dest, type=action.type, action=_RenamedFlag, const=new,
+    p.add_argument(old, dest=action.dest, type=action.type, action=RenamedFlag, const=new,
                    default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 
@@ -163,7 +155,7 @@ def _order_parser(sub):
                         f"(default {E_.RUNS}/order-<hash of the options>)")
     o.add_argument("--json", metavar="PATH", help="also write the JSON result to PATH ('-': standard output, the "
                                                   "report then goes to standard error)")
-    o.add_argument("--figure", metavar="PATH", action=_RenamedFlag, const="--out DIR (the figure is DIR/order.png)",
+    o.add_argument("--figure", metavar="PATH", action=RenamedFlag, const="--out DIR (the figure is DIR/order.png)",
                    help=argparse.SUPPRESS)  # deprecated: still writes the figure at PATH
     o.add_argument("--calibrate", action="store_true",
                    help="measure how often the verdict is wrong, instead of one run: its size (disagrees on "

@@ -2,11 +2,18 @@
 with several depths of one tensor the exponents of their scaling. Convolution kernels (a tensor
 ``(L, c_out, c_in, kh, kw)``, or kernels in stages) are measured by the spectral norms of their
 convolutions on ``--grid`` (without it: the grids a deeplimits convolutional network gives, or
-the default)."""
+the default). Outputs, as every command's: ``--out DIR`` (default ``runs/weights-<hash of the paths
+and options>``) holds the figure ``weights.png`` and ``result.json``; ``--json PATH`` is a copy of
+the JSON; ``--figure PATH``, the former way to ask for the figure, still draws it there too, with
+a deprecation line."""
 
 from __future__ import annotations
 
+import argparse
+import os
+
 from . import dry_run, outputs
+from .execution import default_out
 from .errors import UsageError, one_line, usage
 
 __all__ = ["run_weights_cmd", "add_parser"]
@@ -46,12 +53,14 @@ def _figure(tensors: list, families: dict, path: str) -> None:
 def run_weights_cmd(args) -> int:
     from ..diagnostics import ConvWeightDiagnostics, WeightDiagnostics, load_weights, scaling_exponents
 
-    outputs.check_file("weights", "--json", args.json)
+    out = default_out(args, "weights", {"command": "weights", "paths": [os.path.abspath(p) for p in args.paths],
+                                        "beta": args.beta, "grid": args.grid})
+    outputs.check_outputs(args, "weights", out)
     outputs.check_figure("weights", "--figure", args.figure)
     if args.grid is not None and args.grid < 1:
         raise UsageError(f"deeplimits weights: --grid must be an integer >= 1, got {args.grid}")
     if args.dry_run:
-        return dry_run.show_files(args, args.paths)
+        return dry_run.show_files(args, args.paths, out)
     tensors = []
     for path in args.paths:
         try:
@@ -79,22 +88,26 @@ def run_weights_cmd(args) -> int:
         print(d.report_line() + f"  {path}{conv}", file=report)
     for e in exponents.values():
         print(e.report(), file=report)
-    if args.figure:
+    os.makedirs(out, exist_ok=True)
+    written = [os.path.join(out, "weights.png")]
+    _figure(tensors, families, written[0])
+    if args.figure:  # the deprecated --figure PATH
         _figure(tensors, families, args.figure)
-        print(f"wrote {args.figure}", file=report)
-    if args.json:
-        payload = {"tensors": [{"path": str(p), **d.to_dict()} for p, _, _, d in tensors],
-                   "exponents": {n: e.exponents for n, e in exponents.items()},
-                   "hypothesis": {n: {"supports": e.hypothesis, "reason": e.reason, "evidence": e.evidence}
-                                  for n, e in exponents.items()}}
-        outputs.write_records_json(outputs.strict_json(payload), args.json)
+        written.append(args.figure)
+    payload = {"tensors": [{"path": str(p), **d.to_dict()} for p, _, _, d in tensors],
+               "exponents": {n: e.exponents for n, e in exponents.items()},
+               "hypothesis": {n: {"supports": e.hypothesis, "reason": e.reason, "evidence": e.evidence}
+                              for n, e in exponents.items()}}
+    written += outputs.dump_json(outputs.strict_json(payload), out, args.json)
+    print("wrote " + ", ".join(written), file=report)
     return 0
 
 
 def add_parser(sub) -> None:
     """The ``weights`` command's flags (defaults read from :mod:`deeplimits.studies.presets`)."""
     from ..studies import presets
-    from .values import integer, real
+    from .execution import RUNS
+    from .values import RenamedFlag, integer, real
 
     w = sub.add_parser(
         "weights", help="diagnostics of layer-indexed weights: norms, Hurst index, exponents across depths",
@@ -114,8 +127,12 @@ def add_parser(sub) -> None:
                    help="the N x N input grid of the spectral norms of convolution kernels, tensors (L, c_out, c_in, "
                         "kh, kw) or kernels in stages (default: a deeplimits convolutional network's own grids, "
                         f"otherwise {presets.CONV_GRID})")
-    w.add_argument("--figure", metavar="PATH", help="draw the first coordinates of each tensor against k/L (convolution "
-                                                    "kernels: their spectral norms along depth and their scaling)")
-    w.add_argument("--json", metavar="PATH", help="write the diagnostics (and exponents) as JSON ('-': standard "
-                                                  "output, the report then goes to standard error)")
+    w.add_argument("--out", metavar="DIR",
+                   help=f"output directory: the figure weights.png (the first coordinates of each tensor against k/L; "
+                        f"convolution kernels: their spectral norms along depth and their scaling) and result.json "
+                        f"(default {RUNS}/weights-<hash of the paths and options>)")
+    w.add_argument("--json", metavar="PATH", help="also write the diagnostics (and exponents) as JSON to PATH ('-': "
+                                                  "standard output, the report then goes to standard error)")
+    w.add_argument("--figure", metavar="PATH", action=RenamedFlag, const="--out DIR (the figure is DIR/weights.png)",
+                   help=argparse.SUPPRESS)  # deprecated: still draws the figure at PATH
     w.set_defaults(func=run_weights_cmd)
