@@ -277,7 +277,9 @@ def step_tests(args, work: Path, budget: Budget) -> dict:
     if rc is None:
         return {**row, "ok": False, "agree": reason}
     if rc != 0:
-        return {**row, "ok": False, "agree": f"pytest exit {rc}: {_last_line(text)}"}
+        first = next((ln for ln in text.splitlines() if ln.startswith(("FAILED ", "ERROR "))), "")
+        return {**row, "ok": False, "agree": f"pytest exit {rc}: {_last_line(text)}" + (f"; first: {first[:160]}"
+                                                                                         if first else "")}
     return {**row, "ok": True, "agree": "every selected test passed or was skipped with its reason"}
 
 
