@@ -83,12 +83,12 @@ def sizes(small: bool) -> dict:
     """The command-line arguments of each study: ``full`` (the device's published-size run) and
     ``subset`` (run on both devices; ``None``: the full size on both)."""
     if small:
+        crit = ["stability", "--preset", "criticality", "--depths", "20", "--width", "10", "--draws"]
         return {
             "convergence": (["convergence", "--depths", "8,16", "--draws", "16"], None),
             "conv": (["scaling", "--arch", "conv", "--epochs", "1", "--depths", "3,4", "--width", "4"], None),
             "scaling": (["scaling", "--depths", "4,6", "--width", "4", "--max-epochs", "2", "--samples", "64"], None),
-            "stability": (["stability", "--preset", "criticality", "--depths", "20", "--width", "10", "--draws", "400"],
-                          ["stability", "--preset", "criticality", "--depths", "20", "--width", "10", "--draws", "120"]),
+            "stability": (crit + ["400"], crit + ["120"]),
         }
     return {
         "convergence": (["convergence"], None),
@@ -240,8 +240,9 @@ def compare_scaling(dev: dict, cpu: dict) -> tuple[bool, str]:
 
 
 def compare_conv(dev: dict, cpu: dict) -> tuple[bool, str]:
-    rel = [abs(a["train_loss"] - b["train_loss"]) / abs(b["train_loss"]) for a, b in zip(dev["records"], cpu["records"])]
-    acc = [abs(a["test_accuracy"] - b["test_accuracy"]) for a, b in zip(dev["records"], cpu["records"])]
+    pairs = list(zip(dev["records"], cpu["records"]))
+    rel = [abs(a["train_loss"] - b["train_loss"]) / abs(b["train_loss"]) for a, b in pairs]
+    acc = [abs(a["test_accuracy"] - b["test_accuracy"]) for a, b in pairs]
     ok = len(dev["records"]) == len(cpu["records"]) and max(rel) <= CONV_LOSS_RTOL and max(acc) <= CONV_ACC_ATOL
     return ok, (f"final train loss max rel diff {max(rel):.2g} <= {CONV_LOSS_RTOL:g}, test accuracy max diff "
                 f"{max(acc):.3f} <= {CONV_ACC_ATOL:g} over {len(rel)} depths")
@@ -385,7 +386,8 @@ def main(argv=None) -> int:
     total = time.perf_counter() - t_all
     failed = [r["step"] for r in rows if not r["ok"]]
     tab = table(rows, args.device)
-    print("\n" + tab + f"\n\ntotal {total:.0f} s; " + (f"FAILED: {', '.join(failed)}" if failed else "every step passed"))
+    print("\n" + tab + f"\n\ntotal {total:.0f} s; "
+          + (f"FAILED: {', '.join(failed)}" if failed else "every step passed"))
     if not (args.no_write or args.small):
         date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         section = (f"{HEADING}\n\n```\n{command}\n```\n\n{name} ({args.device}), torch {torch.__version__}, "
