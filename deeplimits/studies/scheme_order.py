@@ -151,6 +151,8 @@ class OrderPlan:
     """Where the chunks run."""
     milstein: bool = False
     """Whether the scheme is Milstein (its derivative tensors count in the memory)."""
+    exact: bool = False
+    """Whether an exact solution is read at the grid points (no scheme on the reference grid)."""
 
     def estimate(self):
         """Peak memory of one chunk, chunks and networks (no allocation)."""
@@ -167,7 +169,7 @@ class OrderPlan:
         """The estimated time in one process (:func:`~deeplimits.studies.timing.order_seconds`)."""
         from .timing import order_seconds
 
-        return order_seconds(len(self.x0), self.noise, self.depths, self.draws, self.reference, self.chunk)
+        return order_seconds(len(self.x0), self.noise, self.depths, self.draws, self.reference, self.chunk, self.exact)
 
 
 def plan_strong_order(scheme, x0, *, noise: int = 1, depths: Sequence[int] = (8, 16, 32, 64, 128, 256, 512),
@@ -187,7 +189,7 @@ def plan_strong_order(scheme, x0, *, noise: int = 1, depths: Sequence[int] = (8,
                                           f"{reference}")
     chunk = _chunk(scheme, len(x0), noise, draws, reference, depths, chunk, dtype, device, hurst is not None)
     return OrderPlan(order, hurst, x0, noise, tuple(depths), draws, reference, chunk, seed, dtype, device,
-                     type(scheme).__name__ == "Milstein")
+                     type(scheme).__name__ == "Milstein", exact is not None)
 
 
 def scheme_errors(scheme, x0, noise, depths, draws, reference, exact, reference_scheme, hurst, seed, dtype, chunk,

@@ -3,28 +3,44 @@ any work (``deeplimits COMMAND --dry-run`` prints them; docs/sweeps.md, "See a r
 
 A task is a sequence of batched steps (a layer of a network, a step of its limit or of a
 scheme on the reference grid); each step costs a fixed overhead (:data:`SECONDS_PER_STEP`:
-Python and the launch of a few tensor operations) and a time per number it draws or multiplies
-(:data:`SECONDS_PER_ENTRY`). The two constants were measured on a 2-core CPU by
-``benchmarks/dry_run_estimates.py``, which also prints the measured time of each command beside
-its estimate (benchmarks/RESULTS.md): the estimates are "about", within a factor of about 3.
+Python and the launch of a few tensor operations), a time per random number it draws or reads
+(:data:`SECONDS_PER_ENTRY`) and per operation of its batched products (:data:`SECONDS_PER_FLOP`);
+a training task costs :data:`~deeplimits.studies.scaling.SECONDS_PER_LAYER_STEP` per layer pass
+and :data:`SECONDS_PER_TRAINING_TASK` to set up. The constants were measured on a 2-core CPU by
+``benchmarks/dry_run_estimates.py``, which prints the measured time of each command beside its
+estimate (benchmarks/RESULTS.md): the estimates are "about", within a factor of 3 for runs of a
+few seconds or more.
 """
 
 from __future__ import annotations
 
 import math
 
-__all__ = ["SECONDS_PER_STEP", "SECONDS_PER_ENTRY", "seconds", "duration", "convergence_seconds",
-           "stability_seconds", "phase_seconds", "order_seconds", "training_seconds", "trained_limit_seconds", "plan_seconds"]
+from .scaling import SECONDS_PER_LAYER_STEP
+
+__all__ = ["SECONDS_PER_STEP", "SECONDS_PER_ENTRY", "SECONDS_PER_FLOP", "SECONDS_PER_TRAINING_TASK",
+           "SECONDS_PER_TRAIN_PASS", "seconds",
+           "duration", "convergence_seconds", "stability_seconds", "phase_seconds", "order_seconds",
+           "training_seconds", "trained_limit_seconds", "plan_seconds"]
 
 #: seconds of overhead per batched step of a task (2 CPU cores; benchmarks/dry_run_estimates.py)
 SECONDS_PER_STEP = 1.0e-4
-#: seconds per number drawn or multiplied in a step (float32, 2 CPU cores)
+#: seconds per random number drawn (and read by a step) in a task (float32, 2 CPU cores)
 SECONDS_PER_ENTRY = 1.2e-8
+#: seconds per floating-point operation of the batched products (a few GFLOP/s on 2 cores)
+SECONDS_PER_FLOP = 1.0e-10
+#: seconds of a training task besides its layer passes: its data, network, optimiser, measurements
+SECONDS_PER_TRAINING_TASK = 1.0
+#: seconds per layer pass of ``deeplimits train`` (a mini-batch through one layer of its networks,
+#: forward and backward, with the evaluations and the optimiser's step; measured on 2 CPU cores at
+#: its defaults: res-1, width 30, batch 128, Adam, digits), where the scaling and trained-limit
+#: studies' fused inside model costs :data:`~deeplimits.studies.scaling.SECONDS_PER_LAYER_STEP`
+SECONDS_PER_TRAIN_PASS = 2.5e-3
 
 
-def seconds(steps: float, entries: float) -> float:
-    """``steps`` batched steps touching ``entries`` numbers in all."""
-    return steps * SECONDS_PER_STEP + entries * SECONDS_PER_ENTRY
+def seconds(steps: float, entries: float, flops: float = 0.0) -> float:
+    """``steps`` batched steps drawing or reading ``entries`` numbers and doing ``flops`` operations."""
+    return steps * SECONDS_PER_STEP + entries * SECONDS_PER_ENTRY + flops * SECONDS_PER_FLOP
 
 
 def duration(s: float) -> str:
@@ -45,39 +61,45 @@ def _chunks(draws: int, chunk: int) -> list[int]:
 
 def convergence_seconds(plan) -> float:
     """:class:`~deeplimits.studies.convergence.ConvergencePlan`: per chunk of ``n`` draws, the
-    limit on the reference grid and every network, each step reading ``n`` samples of every weight."""
+    limit on the reference grid and every network, each step reading ``n`` samples of every weight
+    and multiplying ``n x inputs`` states by them."""
     pair = plan.pair()
     m = sum(math.prod(pair._weight_layout(name)[0]) for name in pair.drivers)
     steps = plan.reference + sum(plan.depths)
-    return sum(seconds(steps, n * m * steps * max(1, plan.inputs) ** 0.5) for n in _chunks(plan.draws, plan.chunk))
+    return sum(seconds(steps, n * m * steps, 2 * n * plan.inputs * m * steps) for n in _chunks(plan.draws, plan.chunk))
 
 
 def stability_seconds(plan) -> float:
     """:class:`~deeplimits.studies.stability.StabilityPlan`: per chunk, every depth's weights
     drawn once and the network run at every beta."""
-    steps = sum(plan.depths) * (1 + len(plan.betas))
-    m = plan.width * plan.width
-    return sum(seconds(steps, n * m * steps * max(1, plan.inputs) ** 0.5) for n in _chunks(plan.draws, plan.chunk))
+    m, layers = plan.width * plan.width, sum(plan.depths)
+    return sum(seconds(layers * (1 + len(plan.betas)), n * m * layers, 2 * n * plan.inputs * m * layers * len(plan.betas))
+               for n in _chunks(plan.draws, plan.chunk))
 
 
 def phase_seconds(plan) -> float:
     """:class:`~deeplimits.studies.phase.PhasePlan`: per Hurst index, the fractional weights
-    (an FFT per entry, ``log2 L`` passes) and the network at every beta."""
-    steps = plan.depth * (len(plan.betas) + math.log2(max(2, plan.depth)))
-    m = plan.width * plan.width
-    return len(plan.hursts) * seconds(steps, plan.draws * m * steps * max(1, plan.inputs) ** 0.5)
+    (an FFT per entry, ``log2 L`` passes) and one pass of the network batched over the betas."""
+    m, n = plan.width * plan.width, plan.draws
+    entries = n * m * plan.depth * math.log2(max(2, plan.depth))
+    return len(plan.hursts) * seconds(plan.depth, entries, 2 * len(plan.betas) * n * plan.inputs * m * plan.depth)
 
 
-def order_seconds(d: int, noise: int, depths, draws: int, reference: int, chunk: int) -> float:
-    """:func:`~deeplimits.strong_order`: per chunk, the scheme on the reference grid and on every depth."""
-    steps = reference + sum(depths)
-    return sum(seconds(steps, n * steps * (d * noise + d)) for n in _chunks(draws, chunk))
+def order_seconds(d: int, noise: int, depths, draws: int, reference: int, chunk: int, exact: bool = False) -> float:
+    """:func:`~deeplimits.strong_order`: per chunk, the driver drawn on the reference grid, the
+    scheme on it (unless an exact solution is read: ``exact``) and on every depth."""
+    steps = (0 if exact else reference) + sum(depths)
+    return sum(seconds(steps, n * steps * (d * noise + d) + 2 * n * noise * reference) for n in _chunks(draws, chunk))
 
 
-def training_seconds(passes: int, configs: int, batch: int, width: int) -> float:
+def training_seconds(passes: int, configs: int, batch: int, width: int,
+                     per_pass: float = SECONDS_PER_LAYER_STEP) -> float:
     """A training task: ``passes`` layer passes (forward and backward of one mini-batch through one
-    layer) of ``configs`` batched configurations, each ``3 x batch x width^2`` multiply-adds."""
-    return seconds(passes, 3.0 * passes * configs * batch * width * width)
+    layer, ``per_pass`` seconds each) of ``configs`` batched configurations, each ``3 x batch x
+    width^2`` multiply-adds, and :data:`SECONDS_PER_TRAINING_TASK` to build its data, network and
+    optimiser and measure it."""
+    return SECONDS_PER_TRAINING_TASK + passes * per_pass \
+        + 6.0 * passes * configs * batch * width * width * SECONDS_PER_FLOP
 
 
 def trained_limit_seconds(plan) -> float:
@@ -105,7 +127,7 @@ def _train_seconds(plan) -> float:
         flops = conv_flops(IMAGE_SHAPES[plan.dataset], plan.layout()) * (3 * n_train * plan.epochs + n_train + n_test)
         return plan.n_configs * flops / CONV_FLOPS_PER_SECOND
     steps = plan.steps()
-    return sum(training_seconds(steps, c, plan.batch_size, plan.width) for c in chunks)
+    return sum(training_seconds(steps, c, plan.batch_size, plan.width, SECONDS_PER_TRAIN_PASS) for c in chunks)
 
 
 def plan_seconds(plan) -> float:
