@@ -75,13 +75,51 @@ def fgn(n: int, hurst: float, size: Sequence[int] | int = (), *,
     item = torch.empty((), dtype=dtype).element_size()
     R.require_memory(R.fgn_bytes(n, paths, item), f"for fgn of {paths} paths of n={n} points", ("n", "size"),
                      device=device)
+    out = _fgn_fill(_new(paths, n, dtype, device), hurst, _random.seed_from(generator))
+    return out.reshape(*size, n)
+
+
+#: real numbers of complex white noise per sub-batch of :func:`fgn` (16 MiB in float64): its FFTs
+#: are done a sub-batch of pairs of paths at a time, in reused buffers
+_FGN_BATCH = 1 << 21
+
+
+def _new(rows: int, cols: int, dtype: torch.dtype, device) -> torch.Tensor:
+    """An uninitialised ``(rows, cols)`` tensor; on the CPU on huge pages (:func:`deeplimits._random._empty`)."""
+    if not _random._on_cpu(device):
+        return torch.empty((rows, cols), dtype=dtype, device=device)
+    return torch.from_numpy(_random._empty(rows * cols, _random._NP[dtype])).view(rows, cols)
+
+
+def _fgn_fill(out: torch.Tensor, hurst: float, seed: int, *, time_major: bool = False) -> torch.Tensor:
+    """``out`` ``(paths, n)`` (or ``(n, paths)``, ``time_major``) <- the fGn :func:`fgn` draws from
+    ``seed``: the same normals (:func:`~deeplimits._random.normal_rows`, drawn a sub-batch of pairs at
+    a time on the CPU in float64), multiplied in place and transformed into one reused buffer; the
+    real parts are paths ``0 .. pairs - 1``, the imaginary parts the next ones."""
+    n, paths = out.shape if time_major else out.shape[::-1]
+    dtype, device = out.dtype, out.device
     sqrt_lam = _circulant_sqrt_eigenvalues(n, float(hurst)).to(device=device, dtype=dtype)
     pairs = (paths + 1) // 2
-    noise = _random.normal((pairs, 2 * n, 2), _random.seed_from(generator), dtype, device)
-    z = torch.view_as_complex(noise) * sqrt_lam  # complex white noise, independent N(0, 1) parts
-    y = torch.fft.fft(z, dim=-1)[:, :n]
-    out = torch.cat([y.real, y.imag], dim=0) if paths > 1 else y.real
-    return out[:paths].reshape(*size, n)
+    shape, bp = (pairs, 2 * n, 2), pairs
+    if _random._on_cpu(device) and dtype == torch.float64:  # drawn by sub-streams: a sub-batch at a time
+        bp = max(1, min(pairs, _FGN_BATCH // (4 * n)))
+    noise = torch.empty((bp, 2 * n, 2), dtype=dtype, device=device)
+    y = torch.empty((bp, 2 * n), dtype=torch.complex128 if dtype == torch.float64 else torch.complex64, device=device)
+    for p0 in range(0, pairs, bp):
+        b = min(bp, pairs - p0)
+        z = _random.normal_rows(shape, seed, dtype, (p0, p0 + b), device, out=noise[:b])
+        z = torch.view_as_complex(z).mul_(sqrt_lam)  # complex white noise, independent N(0, 1) parts
+        f = torch.fft.fft(z, dim=-1, out=y[:b])[:, :n]
+        imag = min(b, paths - pairs - p0)  # the imaginary parts that are paths
+        if time_major:
+            out[:, p0:p0 + b].copy_(f.real.T)
+            if imag > 0:
+                out[:, pairs + p0:pairs + p0 + imag].copy_(f.imag[:imag].T)
+        else:
+            out[p0:p0 + b].copy_(f.real)
+            if imag > 0:
+                out[pairs + p0:pairs + p0 + imag].copy_(f.imag[:imag])
+    return out
 
 
 # ----------------------------------------------------------------------------------------
@@ -130,8 +168,9 @@ class FractionalDriver(Driver):
         return R.fgn_bytes(resolution, paths, item) + item * resolution * paths
 
     def _sample(self, shape, draws, resolution, generator, dtype, scale, device):
-        noise = fgn(resolution, self.hurst, (draws, *shape), generator=generator, dtype=dtype, device=device)
-        noise = noise.movedim(-1, 0).contiguous()
+        paths = draws * math.prod(shape)  # the fGn of fgn(resolution, hurst, (draws, *shape)), time-major
+        noise = _fgn_fill(_new(resolution, paths, dtype, device), self.hurst, _random.seed_from(generator), time_major=True)
+        noise = noise.view(resolution, draws, *shape)
         return FractionalSample(shape, draws, dtype, scale, resolution, self.hurst, noise)
 
     def spec(self) -> dict:

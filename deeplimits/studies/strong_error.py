@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from .. import _validate as V_
+from .._random import single_threaded_torch
 from ..errors import ParameterError
 from ..paths import pair_sums
 from ..pairs import Pair
@@ -155,9 +156,12 @@ def sweep_errors(p: Pair, sample, depths: Sequence[int], reference: int) -> tupl
 
 def run_chunk(p: Pair, depths, reference, draws, inputs, seed, dtype, device=None) -> tuple[np.ndarray, np.ndarray]:
     """One chunk of draws: per-draw errors ``(draws, len(depths))`` (max over k, terminal),
-    averaged over the inputs of each draw, computed on ``device`` (the CPU by default)."""
+    averaged over the inputs of each draw, computed on ``device`` (the CPU by default), with torch
+    on one thread (:func:`~deeplimits._random.single_threaded_torch`: the sweep's per-step products
+    are small, benchmarks/RESULTS.md, issue 40)."""
     g = torch.Generator().manual_seed(seed)
-    s = p.sample(draws, inputs=inputs, resolution=reference if p.rough else None,
-                 generator=g, dtype=dtype, device=device)
-    mx, tm = sweep_errors(p, s, depths, reference)
+    with single_threaded_torch():
+        s = p.sample(draws, inputs=inputs, resolution=reference if p.rough else None,
+                     generator=g, dtype=dtype, device=device)
+        mx, tm = sweep_errors(p, s, depths, reference)
     return mx.mean(-1).T.cpu().numpy(), tm.mean(-1).T.cpu().numpy()
