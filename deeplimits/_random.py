@@ -171,6 +171,14 @@ def _empty(n: int, np_dtype) -> np.ndarray:
     return raw[start:start + n]
 
 
+def empty(shape, dtype: torch.dtype, device=None) -> torch.Tensor:
+    """An uninitialised tensor of ``shape``; on the CPU starting on a huge page (:func:`_empty`):
+    the buffers that are filled again and again (fGn, blocks of increments) fault in 2 MiB at a time."""
+    if not _on_cpu(device):
+        return torch.empty(shape, dtype=dtype, device=device)
+    return torch.from_numpy(_empty(math.prod(shape), _NP[dtype])).view(shape)
+
+
 def _fill(n: int, seed: int, np_dtype, draw) -> np.ndarray:
     """``n`` numbers drawn by ``draw(seed_sequence, out)`` on fixed-size sub-streams spawned from ``seed``."""
     return _fill_range(_empty(n, np_dtype), seed, 0, n, draw)

@@ -75,20 +75,13 @@ def fgn(n: int, hurst: float, size: Sequence[int] | int = (), *,
     item = torch.empty((), dtype=dtype).element_size()
     R.require_memory(R.fgn_bytes(n, paths, item), f"for fgn of {paths} paths of n={n} points", ("n", "size"),
                      device=device)
-    out = _fgn_fill(_new(paths, n, dtype, device), hurst, _random.seed_from(generator))
+    out = _fgn_fill(_random.empty((paths, n), dtype, device), hurst, _random.seed_from(generator))
     return out.reshape(*size, n)
 
 
-#: real numbers of complex white noise per sub-batch of :func:`fgn` (16 MiB in float64): its FFTs
+#: real numbers of complex white noise per sub-batch of :func:`fgn` (4 MiB in float64): its FFTs
 #: are done a sub-batch of pairs of paths at a time, in reused buffers
-_FGN_BATCH = 1 << 21
-
-
-def _new(rows: int, cols: int, dtype: torch.dtype, device) -> torch.Tensor:
-    """An uninitialised ``(rows, cols)`` tensor; on the CPU on huge pages (:func:`deeplimits._random._empty`)."""
-    if not _random._on_cpu(device):
-        return torch.empty((rows, cols), dtype=dtype, device=device)
-    return torch.from_numpy(_random._empty(rows * cols, _random._NP[dtype])).view(rows, cols)
+_FGN_BATCH = 1 << 19
 
 
 def _fgn_fill(out: torch.Tensor, hurst: float, seed: int, *, time_major: bool = False) -> torch.Tensor:
@@ -103,8 +96,8 @@ def _fgn_fill(out: torch.Tensor, hurst: float, seed: int, *, time_major: bool = 
     shape, bp = (pairs, 2 * n, 2), pairs
     if _random._on_cpu(device) and dtype == torch.float64:  # drawn by sub-streams: a sub-batch at a time
         bp = max(1, min(pairs, _FGN_BATCH // (4 * n)))
-    noise = torch.empty((bp, 2 * n, 2), dtype=dtype, device=device)
-    y = torch.empty((bp, 2 * n), dtype=torch.complex128 if dtype == torch.float64 else torch.complex64, device=device)
+    noise = _random.empty((bp, 2 * n, 2), dtype, device)
+    y = torch.view_as_complex(_random.empty((bp, 2 * n, 2), dtype, device))
     for p0 in range(0, pairs, bp):
         b = min(bp, pairs - p0)
         z = _random.normal_rows(shape, seed, dtype, (p0, p0 + b), device, out=noise[:b])
@@ -134,15 +127,17 @@ class FractionalSample(PathSample):
         self.regularity = hurst
         self._noise = noise  # (resolution, draws, *shape), unit variance
 
-    def iter_increments(self, depth: int, *, transform: Callable | None = None) -> Iterator:
+    def iter_increments(self, depth: int, *, transform: Callable | None = None, reuse: bool = False) -> Iterator:
         depth = V.divides("depth", depth, self.resolution)
         r = self.resolution // depth
         transform = transform or (lambda x: x)
         c = _pow2_floor(self._chunk_layers(r))  # powers of two keep chunks aligned to every depth
         unit = self.scale * self.resolution ** (-self.regularity)
+        buf = self._noise.new_empty((min(c, depth), *self._noise.shape[1:])) if reuse else None
         for k0 in range(0, depth, c):
             k1 = min(depth, k0 + c)
-            yield transform(pair_sums(self._noise[k0 * r:k1 * r], r) * unit)
+            x = pair_sums(self._noise[k0 * r:k1 * r], r)
+            yield transform(x * unit if buf is None else torch.mul(x, unit, out=buf[:k1 - k0]))
 
 
 class FractionalDriver(Driver):
@@ -169,7 +164,7 @@ class FractionalDriver(Driver):
 
     def _sample(self, shape, draws, resolution, generator, dtype, scale, device):
         paths = draws * math.prod(shape)  # the fGn of fgn(resolution, hurst, (draws, *shape)), time-major
-        noise = _fgn_fill(_new(resolution, paths, dtype, device), self.hurst, _random.seed_from(generator), time_major=True)
+        noise = _fgn_fill(_random.empty((resolution, paths), dtype, device), self.hurst, _random.seed_from(generator), time_major=True)
         noise = noise.view(resolution, draws, *shape)
         return FractionalSample(shape, draws, dtype, scale, resolution, self.hurst, noise)
 

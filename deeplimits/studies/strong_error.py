@@ -67,12 +67,20 @@ def fit_rate(depths: Sequence[int], errors: np.ndarray, *, n_boot: int = 2000, s
     return -slope, (-hi, -lo)
 
 
-def _levels(chunk: torch.Tensor, top: int) -> dict[int, torch.Tensor]:
-    """Sums of 1, 2, 4, ..., ``top`` consecutive fine increments of a chunk (pairwise tree)."""
+def _levels(chunk: torch.Tensor, top: int, bufs: dict | None = None) -> dict[int, torch.Tensor]:
+    """Sums of 1, 2, 4, ..., ``top`` consecutive fine increments of a chunk (pairwise tree), into
+    the buffers ``bufs`` (level -> tensor, kept from chunk to chunk) when given."""
     out = {1: chunk}
     r = 1
     while r < top:
-        out[2 * r] = pair_sums(out[r], 2)
+        x = out[r]
+        if bufs is None:
+            out[2 * r] = pair_sums(x, 2)
+        else:
+            b = bufs.get(2 * r)
+            if b is None or b.shape[0] != x.shape[0] // 2:
+                b = bufs[2 * r] = x.new_empty((x.shape[0] // 2, *x.shape[1:]))
+            out[2 * r] = torch.add(x[0::2], x[1::2], out=b)
         r *= 2
     return out
 
@@ -89,11 +97,16 @@ def _fine_chunks(sample, rough, smooth, R, top):
         return
     piece = min(getattr(sample.weights[n], "block", R) for n in rough)
 
-    def transform(x):  # runs on the sample's drawing thread
-        return [_levels(p, min(p.shape[0], top)) for p in x.split(piece)]
+    def transform(ring):  # the levels of a stream: a set of buffers per chunk alive at once, in turn
+        calls = itertools.count()
 
-    streams = [itertools.chain.from_iterable(sample.weights[n].iter_increments(R, transform=transform))
-               for n in rough]
+        def levels(x):  # runs on the sample's drawing thread
+            bufs = ring[next(calls) % len(ring)]
+            return [_levels(p, min(p.shape[0], top), bufs.setdefault(i, {})) for i, p in enumerate(x.split(piece))]
+        return levels
+
+    streams = [itertools.chain.from_iterable(sample.weights[n].iter_increments(
+        R, transform=transform([{} for _ in range(sample.weights[n].ahead + 1)]), reuse=True)) for n in rough]
     for lv in zip(*streams):
         yield lv[0][1].shape[0], list(lv)
 
@@ -127,7 +140,7 @@ def sweep_errors(p: Pair, sample, depths: Sequence[int], reference: int) -> tupl
         for L in depths:
             if rough and R // L > c:  # this depth's increment spans several chunks: accumulate whole chunks
                 tot = [x[c][0] for x in lv]
-                acc[L] = tot if acc[L] is None else [a + t for a, t in zip(acc[L], tot)]
+                acc[L] = [t.clone() for t in tot] if acc[L] is None else [a.add_(t) for a, t in zip(acc[L], tot)]
         t = (torch.arange(j + 1, j + c + 1, dtype=torch.float64) / R).to(h0.device, h0.dtype)  # right ends
         values = [sample.weights[n].at(t) for n in smooth]
         for i in range(c):
