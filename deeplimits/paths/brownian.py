@@ -43,7 +43,8 @@ class BrownianSample(PathSample):
              _random.normal_rows(shape, seed, self.dtype, (0, self.block), self.home, out=out))
         return self._deliver(x.mul_(self.scale / math.sqrt(self.resolution)))
 
-    def iter_increments(self, depth: int, *, transform: Callable | None = None, reuse: bool = False) -> Iterator:
+    def iter_increments(self, depth: int, *, transform: Callable | None = None, reuse: bool = False,
+                        most: int | None = None) -> Iterator:
         depth = V.divides("depth", depth, self.resolution)
         r = self.resolution // depth  # fine steps per layer
         nblocks = self.resolution // self.block

@@ -127,11 +127,12 @@ class FractionalSample(PathSample):
         self.regularity = hurst
         self._noise = noise  # (resolution, draws, *shape), unit variance
 
-    def iter_increments(self, depth: int, *, transform: Callable | None = None, reuse: bool = False) -> Iterator:
+    def iter_increments(self, depth: int, *, transform: Callable | None = None, reuse: bool = False,
+                        most: int | None = None) -> Iterator:
         depth = V.divides("depth", depth, self.resolution)
         r = self.resolution // depth
         transform = transform or (lambda x: x)
-        c = _pow2_floor(self._chunk_layers(r))  # powers of two keep chunks aligned to every depth
+        c = _pow2_floor(min(self._chunk_layers(r), most or depth))  # powers of two: aligned to every depth
         unit = self.scale * self.resolution ** (-self.regularity)
         buf = self._noise.new_empty((min(c, depth), *self._noise.shape[1:])) if reuse else None
         for k0 in range(0, depth, c):

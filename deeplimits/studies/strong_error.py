@@ -85,6 +85,10 @@ def _levels(chunk: torch.Tensor, top: int, bufs: dict | None = None) -> dict[int
     return out
 
 
+#: the fewest fine steps :func:`_fine_chunks` asks a chunk of a rough sample to hold (a power of two)
+_MIN_CHUNK = 64
+
+
 def _fine_chunks(sample, rough, smooth, R, top):
     """Consecutive chunks of the finest grid as ``(c, levels)``: ``c`` fine steps and, per rough
     weight, the tree of coarse sums of its increments (:func:`_levels`). Streams of different
@@ -105,8 +109,12 @@ def _fine_chunks(sample, rough, smooth, R, top):
             return [_levels(p, min(p.shape[0], top), bufs.setdefault(i, {})) for i, p in enumerate(x.split(piece))]
         return levels
 
+    # chunks of top / 2 fine steps (or _MIN_CHUNK, at least top) hold half the memory of chunks of top and give
+    # the same sums: a depth spanning two chunks adds their two top-level sums, the tree's last pair sum
+    most = max(top // 2, _MIN_CHUNK)
     streams = [itertools.chain.from_iterable(sample.weights[n].iter_increments(
-        R, transform=transform([{} for _ in range(sample.weights[n].ahead + 1)]), reuse=True)) for n in rough]
+        R, transform=transform([{} for _ in range(sample.weights[n].ahead + 1)]), reuse=True, most=most))
+        for n in rough]
     for lv in zip(*streams):
         yield lv[0][1].shape[0], list(lv)
 
