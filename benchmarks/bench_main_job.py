@@ -21,6 +21,8 @@ Run (from the repository root):
     python benchmarks/bench_main_job.py
     python benchmarks/bench_main_job.py --regime fbm      # one regime of the study (floor and job)
     python benchmarks/bench_main_job.py --only job --out /tmp/x   # the job alone, keeping its output
+
+The deeplimits measured is the one ``PYTHONPATH`` names (``PYTHONPATH=$PWD`` for a checkout).
 """
 
 from __future__ import annotations
@@ -166,9 +168,9 @@ def _floor() -> None:
             _floor_regime(regime, dict(options))
 
 
-def _measure(cmd: list[str], env: dict | None = None) -> dict:
+def _measure(cmd: list[str], env: dict | None = None, cwd: str | None = None) -> dict:
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL)
     _, status, ru = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode:
@@ -195,7 +197,9 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             out = args.out or tmp
             regime = ["--regime", args.regime] if args.regime else []
-            rows["job"] = _measure([sys.executable, "-m", "deeplimits", "convergence", *regime, "--out", out, "--quiet"])
+            # run from the temporary directory: the deeplimits that PYTHONPATH names, not the one in the current one
+            rows["job"] = _measure([sys.executable, "-m", "deeplimits", "convergence", *regime, "--out",
+                                    os.path.abspath(out), "--quiet"], cwd=tmp)
     print(f"{'':6} {'user s':>8} {'sys s':>7} {'CPU s':>7} {'sys/user':>8} {'peak RSS MB':>12} {'minor faults':>13} "
           f"{'wall s':>7}")
     for name, r in rows.items():
