@@ -165,7 +165,8 @@ class FractionalDriver(Driver):
 
     def _sample(self, shape, draws, resolution, generator, dtype, scale, device):
         paths = draws * math.prod(shape)  # the fGn of fgn(resolution, hurst, (draws, *shape)), time-major
-        noise = _fgn_fill(_random.empty((resolution, paths), dtype, device), self.hurst, _random.seed_from(generator), time_major=True)
+        noise = _fgn_fill(_random.empty((resolution, paths), dtype, device), self.hurst, _random.seed_from(generator),
+                          time_major=True)
         noise = noise.view(resolution, draws, *shape)
         return FractionalSample(shape, draws, dtype, scale, resolution, self.hurst, noise)
 

@@ -109,8 +109,9 @@ def _fine_chunks(sample, rough, smooth, R, top):
             return [_levels(p, min(p.shape[0], top), bufs.setdefault(i, {})) for i, p in enumerate(x.split(piece))]
         return levels
 
-    # chunks of top / 2 fine steps (or _MIN_CHUNK, at least top) hold half the memory of chunks of top and give
-    # the same sums: a depth spanning two chunks adds their two top-level sums, the tree's last pair sum
+    # chunks of top / 2 fine steps hold half the memory of chunks of top and give the same sums: a depth
+    # spanning two chunks adds their two top-level sums, the tree's last pair sum (below _MIN_CHUNK, the
+    # power of two _MIN_CHUNK is at least top: chunks that hold every depth's increment)
     most = max(top // 2, _MIN_CHUNK)
     streams = [itertools.chain.from_iterable(sample.weights[n].iter_increments(
         R, transform=transform([{} for _ in range(sample.weights[n].ahead + 1)]), reuse=True, most=most))
