@@ -79,9 +79,9 @@ def fgn(n: int, hurst: float, size: Sequence[int] | int = (), *,
     return out.reshape(*size, n)
 
 
-#: real numbers of complex white noise per sub-batch of :func:`fgn` (4 MiB in float64): its FFTs
+#: real numbers of complex white noise per sub-batch of :func:`fgn` (2 MiB in float64): its FFTs
 #: are done a sub-batch of pairs of paths at a time, in reused buffers
-_FGN_BATCH = 1 << 19
+_FGN_BATCH = 1 << 18
 
 
 def _fgn_fill(out: torch.Tensor, hurst: float, seed: int, *, time_major: bool = False) -> torch.Tensor:
