@@ -171,20 +171,43 @@ def _empty(n: int, np_dtype) -> np.ndarray:
     return raw[start:start + n]
 
 
+def empty(shape, dtype: torch.dtype, device=None) -> torch.Tensor:
+    """An uninitialised tensor of ``shape``; on the CPU starting on a huge page (:func:`_empty`):
+    the buffers that are filled again and again (fGn, blocks of increments) fault in 2 MiB at a time."""
+    if not _on_cpu(device):
+        return torch.empty(shape, dtype=dtype, device=device)
+    return torch.from_numpy(_empty(math.prod(shape), _NP[dtype])).view(shape)
+
+
 def _fill(n: int, seed: int, np_dtype, draw) -> np.ndarray:
     """``n`` numbers drawn by ``draw(seed_sequence, out)`` on fixed-size sub-streams spawned from ``seed``."""
-    out = _empty(n, np_dtype)
-    k = max(1, -(-n // _SUB))
-    children = np.random.SeedSequence(seed).spawn(k)
+    return _fill_range(_empty(n, np_dtype), seed, 0, n, draw)
+
+
+def _fill_range(out: np.ndarray, seed: int, start: int, total: int, draw) -> np.ndarray:
+    """``out`` <- numbers ``start .. start + out.size`` of the ``total`` that :func:`_fill` draws
+    from ``seed``: sub-stream ``i`` is the ``i``-th child ``SeedSequence(seed).spawn`` gives
+    (``spawn_key=(i,)``); only those that the range touches are drawn, a sub-stream cut by the
+    range's ends in full into a scratch array, so the numbers are :func:`_fill`'s whatever the range."""
+    stop = start + out.size
+    first, last = start // _SUB, -(-stop // _SUB)
 
     def fill(i):
-        draw(children[i], out[i * _SUB:(i + 1) * _SUB])
+        seq = np.random.SeedSequence(seed, spawn_key=(i,))
+        lo, hi = i * _SUB, min((i + 1) * _SUB, total)
+        if start <= lo and hi <= stop:
+            draw(seq, out[lo - start:hi - start])
+            return
+        scratch = np.empty(hi - lo, dtype=out.dtype)
+        draw(seq, scratch)
+        a, b = max(lo, start), min(hi, stop)
+        out[a - start:b - start] = scratch[a - lo:b - lo]
 
-    if k == 1 or _executor()._max_workers == 1:
-        for i in range(k):
+    if last - first <= 1 or _executor()._max_workers == 1:
+        for i in range(first, last):
             fill(i)
     else:
-        list(_executor().map(fill, range(k)))
+        list(_executor().map(fill, range(first, last)))
     return out
 
 
@@ -228,6 +251,10 @@ def uniform(shape, seed: int, dtype: torch.dtype, low: float, high: float, devic
     return torch.from_numpy(_fill(math.prod(shape), seed, _NP[dtype], draw)).reshape(shape)
 
 
+def _standard_normal(seq, out) -> None:
+    np.random.Generator(np.random.PCG64(seq)).standard_normal(out=out, dtype=out.dtype)
+
+
 def normal(shape, seed: int, dtype: torch.dtype, device=None) -> torch.Tensor:
     """A tensor of ``shape`` with i.i.d. N(0, 1) entries, a function of ``(seed, shape, dtype,
     device)``, drawn on ``device`` (the CPU by default)."""
@@ -235,6 +262,19 @@ def normal(shape, seed: int, dtype: torch.dtype, device=None) -> torch.Tensor:
         return torch.randn(shape, generator=_device_generator(seed, device), dtype=dtype, device=device)
     if dtype == torch.float32:
         return torch.randn(shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
-    out = _fill(math.prod(shape), seed, _NP[dtype],
-                lambda seq, o: np.random.Generator(np.random.PCG64(seq)).standard_normal(out=o, dtype=o.dtype))
-    return torch.from_numpy(out).reshape(shape)
+    return torch.from_numpy(_fill(math.prod(shape), seed, _NP[dtype], _standard_normal)).reshape(shape)
+
+
+def normal_rows(shape, seed: int, dtype: torch.dtype, rows: tuple[int, int], device=None,
+                out: torch.Tensor | None = None) -> torch.Tensor:
+    """Rows ``rows[0]:rows[1]`` (along dim 0) of :func:`normal` ``(shape, seed, dtype, device)``, the
+    same numbers. On the CPU in float64 only the sub-streams they touch are drawn, into ``out`` (a
+    contiguous tensor of those rows' shape) when given; otherwise the whole tensor is drawn and sliced."""
+    r0, r1 = rows
+    if not (_on_cpu(device) and dtype == torch.float64):
+        x = normal(shape, seed, dtype, device)[r0:r1]
+        return x if out is None else out.copy_(x)
+    row = math.prod(shape[1:])
+    arr = _empty((r1 - r0) * row, _NP[dtype]) if out is None else out.numpy().reshape(-1)
+    _fill_range(arr, seed, r0 * row, math.prod(shape), _standard_normal)
+    return torch.from_numpy(arr).reshape(r1 - r0, *shape[1:]) if out is None else out

@@ -96,3 +96,43 @@ def test_agrees_in_distribution_with_fbm_package(hurst):
     cov_ours = np.cov(ours[:, :4].T)
     cov_ref = np.cov(ref[:, :4].T)
     assert np.abs(cov_ours - cov_ref).max() < 0.2
+
+
+def _fgn_in_one_batch(n, hurst, size, seed, dtype):
+    """fgn as it was computed before issue 40: every normal at once, one FFT, real parts then imaginary ones."""
+    from deeplimits import _random
+
+    count = int(np.prod(size)) if size else 1
+    noise = _random.normal(((count + 1) // 2, 2 * n, 2), _random.seed_from(torch.Generator().manual_seed(seed)), dtype)
+    y = torch.fft.fft(torch.view_as_complex(noise) * _circulant_sqrt_eigenvalues(n, hurst).to(dtype), dim=-1)[:, :n]
+    return torch.cat([y.real, y.imag])[:count].reshape(*size, n)
+
+
+@pytest.mark.parametrize("n,size,dtype", [(8192, (33,), torch.float64), (1000, (37,), torch.float64),
+                                          (64, (), torch.float64), (256, (7, 3), torch.float32)])
+def test_fgn_by_sub_batches_is_the_fgn_of_one_batch(n, size, dtype):
+    """Issue 40: sub-batches of pairs (several at n = 8192, a cut sub-stream at n = 1000) give the same numbers."""
+    got = dl.fgn(n, 0.7, size, generator=torch.Generator().manual_seed(5), dtype=dtype)
+    assert torch.equal(got, _fgn_in_one_batch(n, 0.7, size, 5, dtype))
+    if len(size) >= 1 and n & (n - 1) == 0:  # a sample of the same paths keeps them time-major
+        s = paths.FractionalDriver(0.7).sample(size[1:] or (1,), draws=size[0], resolution=n, dtype=dtype,
+                                               generator=torch.Generator().manual_seed(5))
+        assert torch.equal(s._noise.reshape(n, -1), got.reshape(-1, n).T)
+
+
+def test_normal_rows_are_rows_of_normal():
+    from deeplimits import _random
+
+    full = _random.normal((300, 1000), 9, torch.float64)
+    for r0, r1 in [(0, 300), (0, 1), (131, 132), (17, 290), (299, 300)]:
+        assert torch.equal(_random.normal_rows((300, 1000), 9, torch.float64, (r0, r1)), full[r0:r1])
+        out = torch.empty(r1 - r0, 1000, dtype=torch.float64)
+        assert _random.normal_rows((300, 1000), 9, torch.float64, (r0, r1), out=out) is out and torch.equal(out, full[r0:r1])
+
+
+@pytest.mark.parametrize("driver", [paths.FractionalDriver(0.7), paths.IIDDriver("gaussian")])
+def test_reused_chunks_carry_the_same_increments(driver):
+    s = driver.sample((4, 4), draws=8, resolution=1 << 15, generator=torch.Generator().manual_seed(2))
+    plain = torch.cat(list(s.iter_increments(1 << 15)))
+    reused = torch.cat([x.clone() for x in s.iter_increments(1 << 15, reuse=True, most=512)])
+    assert torch.equal(plain, reused)

@@ -127,7 +127,8 @@ class DriverSample(abc.ABC):
                          f"of shape {self.shape})", ("depth", "draws", "shape"), device=self.device)
         return depth
 
-    def iter_increments(self, depth: int, *, transform: Callable | None = None) -> Iterator:
+    def iter_increments(self, depth: int, *, transform: Callable | None = None, reuse: bool = False,
+                        most: int | None = None) -> Iterator:
         """Increments of a rough path (see :class:`PathSample`); other samples have none."""
         raise ValueError(f"a {self.kind} sample has no path increments; only rough (Brownian, fractional) "
                          f"samples do")
@@ -167,6 +168,9 @@ class PathSample(DriverSample):
     """
 
     rough = True
+    ahead = 0
+    """Chunks :meth:`iter_increments` makes ahead of the one in use (1: the Brownian sample draws the
+    next while the current one is read): with ``reuse``, ``ahead + 1`` chunks are alive at once."""
 
     def __init__(self, shape, draws, dtype, scale, resolution: int, device=None):
         super().__init__(shape, draws, dtype, scale, device)
@@ -177,12 +181,18 @@ class PathSample(DriverSample):
         return self.regularity
 
     @abc.abstractmethod
-    def iter_increments(self, depth: int, *, transform: Callable | None = None) -> Iterator:
+    def iter_increments(self, depth: int, *, transform: Callable | None = None, reuse: bool = False,
+                        most: int | None = None) -> Iterator:
         """Increments ``X_{k/L} - X_{(k-1)/L}`` (scaled) in chunks ``(c, draws, *shape)`` of
         ``c`` (a power of two) consecutive layers, aligned to every coarser dyadic grid.
 
         ``transform``, when given, is applied to each chunk before it is yielded (for the
-        Brownian sample, on the background thread that draws the chunks).
+        Brownian sample, on the background thread that draws the chunks). With ``reuse``, the
+        chunks are written into buffers kept from chunk to chunk (the same numbers, no memory to
+        fault in again): a chunk is valid only until :attr:`ahead` ``+ 1`` more are asked for, so
+        only for a consumer done with each chunk when it asks for the next (the convergence sweep).
+        ``most``: at most this many layers per chunk (a power of two), where the sample chooses its
+        chunks (fractional; a Brownian sample's chunks are its blocks of draws, so it ignores it).
         """
 
     def iter_weights(self, depth: int) -> Iterator[torch.Tensor]:

@@ -23,6 +23,7 @@ class BrownianSample(PathSample):
 
     regularity = 0.5
     kind = "brownian"
+    ahead = 1
 
     def __init__(self, shape, draws, dtype, scale, resolution, seed: int, device=None):
         super().__init__(shape, draws, dtype, scale, resolution, device)
@@ -31,19 +32,28 @@ class BrownianSample(PathSample):
         self.block = min(resolution, _pow2_floor(self._chunk_layers(1)))
         """Fine steps drawn at once (a power of two, bounded by the memory of one chunk)."""
 
-    def _block(self, j: int) -> torch.Tensor:
-        x = _random.normal((self.block, self.draws, *self.shape), _random.mix_seed(self.seed, j), self.dtype,
-                           self.home)
+    def _new_block(self) -> torch.Tensor:
+        return _random.empty((self.block, self.draws, *self.shape), self.dtype, self.home)
+
+    def _block(self, j: int, out: torch.Tensor | None = None) -> torch.Tensor:
+        """Block ``j`` of fine increments (into ``out``, a buffer of the block's shape, when given)."""
+        shape = (self.block, self.draws, *self.shape)
+        seed = _random.mix_seed(self.seed, j)
+        x = (_random.normal(shape, seed, self.dtype, self.home) if out is None else
+             _random.normal_rows(shape, seed, self.dtype, (0, self.block), self.home, out=out))
         return self._deliver(x.mul_(self.scale / math.sqrt(self.resolution)))
 
-    def iter_increments(self, depth: int, *, transform: Callable | None = None) -> Iterator:
+    def iter_increments(self, depth: int, *, transform: Callable | None = None, reuse: bool = False,
+                        most: int | None = None) -> Iterator:
         depth = V.divides("depth", depth, self.resolution)
         r = self.resolution // depth  # fine steps per layer
         nblocks = self.resolution // self.block
         transform = transform or (lambda x: x)
         if r <= self.block:
+            ring = [self._new_block() for _ in range(self.ahead + 1)] if reuse else None
+
             def chunk(j):
-                return transform(pair_sums(self._block(j), r))
+                return transform(pair_sums(self._block(j, None if ring is None else ring[j % len(ring)]), r))
 
             with ThreadPoolExecutor(1, thread_name_prefix="deeplimits-prefetch") as ex:
                 nxt = ex.submit(chunk, 0)  # draw chunk j + 1 while chunk j is consumed

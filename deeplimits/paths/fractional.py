@@ -75,13 +75,44 @@ def fgn(n: int, hurst: float, size: Sequence[int] | int = (), *,
     item = torch.empty((), dtype=dtype).element_size()
     R.require_memory(R.fgn_bytes(n, paths, item), f"for fgn of {paths} paths of n={n} points", ("n", "size"),
                      device=device)
+    out = _fgn_fill(_random.empty((paths, n), dtype, device), hurst, _random.seed_from(generator))
+    return out.reshape(*size, n)
+
+
+#: real numbers of complex white noise per sub-batch of :func:`fgn` (2 MiB in float64): its FFTs
+#: are done a sub-batch of pairs of paths at a time, in reused buffers
+_FGN_BATCH = 1 << 18
+
+
+def _fgn_fill(out: torch.Tensor, hurst: float, seed: int, *, time_major: bool = False) -> torch.Tensor:
+    """``out`` ``(paths, n)`` (or ``(n, paths)``, ``time_major``) <- the fGn :func:`fgn` draws from
+    ``seed``: the same normals (:func:`~deeplimits._random.normal_rows`, drawn a sub-batch of pairs at
+    a time on the CPU in float64), multiplied in place and transformed into one reused buffer; the
+    real parts are paths ``0 .. pairs - 1``, the imaginary parts the next ones."""
+    n, paths = out.shape if time_major else out.shape[::-1]
+    dtype, device = out.dtype, out.device
     sqrt_lam = _circulant_sqrt_eigenvalues(n, float(hurst)).to(device=device, dtype=dtype)
     pairs = (paths + 1) // 2
-    noise = _random.normal((pairs, 2 * n, 2), _random.seed_from(generator), dtype, device)
-    z = torch.view_as_complex(noise) * sqrt_lam  # complex white noise, independent N(0, 1) parts
-    y = torch.fft.fft(z, dim=-1)[:, :n]
-    out = torch.cat([y.real, y.imag], dim=0) if paths > 1 else y.real
-    return out[:paths].reshape(*size, n)
+    shape, bp = (pairs, 2 * n, 2), pairs
+    if _random._on_cpu(device) and dtype == torch.float64:  # drawn by sub-streams: a sub-batch at a time
+        bp = max(1, min(pairs, _FGN_BATCH // (4 * n)))
+    noise = _random.empty((bp, 2 * n, 2), dtype, device)
+    y = torch.view_as_complex(_random.empty((bp, 2 * n, 2), dtype, device))
+    for p0 in range(0, pairs, bp):
+        b = min(bp, pairs - p0)
+        z = _random.normal_rows(shape, seed, dtype, (p0, p0 + b), device, out=noise[:b])
+        z = torch.view_as_complex(z).mul_(sqrt_lam)  # complex white noise, independent N(0, 1) parts
+        f = torch.fft.fft(z, dim=-1, out=y[:b])[:, :n]
+        imag = min(b, paths - pairs - p0)  # the imaginary parts that are paths
+        if time_major:
+            out[:, p0:p0 + b].copy_(f.real.T)
+            if imag > 0:
+                out[:, pairs + p0:pairs + p0 + imag].copy_(f.imag[:imag].T)
+        else:
+            out[p0:p0 + b].copy_(f.real)
+            if imag > 0:
+                out[pairs + p0:pairs + p0 + imag].copy_(f.imag[:imag])
+    return out
 
 
 # ----------------------------------------------------------------------------------------
@@ -96,15 +127,18 @@ class FractionalSample(PathSample):
         self.regularity = hurst
         self._noise = noise  # (resolution, draws, *shape), unit variance
 
-    def iter_increments(self, depth: int, *, transform: Callable | None = None) -> Iterator:
+    def iter_increments(self, depth: int, *, transform: Callable | None = None, reuse: bool = False,
+                        most: int | None = None) -> Iterator:
         depth = V.divides("depth", depth, self.resolution)
         r = self.resolution // depth
         transform = transform or (lambda x: x)
-        c = _pow2_floor(self._chunk_layers(r))  # powers of two keep chunks aligned to every depth
+        c = _pow2_floor(min(self._chunk_layers(r), most or depth))  # powers of two: aligned to every depth
         unit = self.scale * self.resolution ** (-self.regularity)
+        buf = self._noise.new_empty((min(c, depth), *self._noise.shape[1:])) if reuse else None
         for k0 in range(0, depth, c):
             k1 = min(depth, k0 + c)
-            yield transform(pair_sums(self._noise[k0 * r:k1 * r], r) * unit)
+            x = pair_sums(self._noise[k0 * r:k1 * r], r)
+            yield transform(x * unit if buf is None else torch.mul(x, unit, out=buf[:k1 - k0]))
 
 
 class FractionalDriver(Driver):
@@ -130,8 +164,10 @@ class FractionalDriver(Driver):
         return R.fgn_bytes(resolution, paths, item) + item * resolution * paths
 
     def _sample(self, shape, draws, resolution, generator, dtype, scale, device):
-        noise = fgn(resolution, self.hurst, (draws, *shape), generator=generator, dtype=dtype, device=device)
-        noise = noise.movedim(-1, 0).contiguous()
+        paths = draws * math.prod(shape)  # the fGn of fgn(resolution, hurst, (draws, *shape)), time-major
+        noise = _fgn_fill(_random.empty((resolution, paths), dtype, device), self.hurst, _random.seed_from(generator),
+                          time_major=True)
+        noise = noise.view(resolution, draws, *shape)
         return FractionalSample(shape, draws, dtype, scale, resolution, self.hurst, noise)
 
     def spec(self) -> dict:

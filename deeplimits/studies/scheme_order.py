@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from .. import _validate as V_
-from .._random import chunk_seed
+from .._random import chunk_seed, single_threaded_torch
 from .._renamed import renamed
 from ..errors import ParameterError
 from ..orders import StrongOrder, next_pairs
@@ -204,9 +204,11 @@ def scheme_errors(scheme, x0, noise, depths, draws, reference, exact, reference_
     errs = []
     for c, n in enumerate(chunk_sizes(draws, chunk)):
         g = torch.Generator().manual_seed(chunk_seed(seed, c))
-        w = driver.sample((noise,), draws=n, resolution=reference, generator=g, dtype=dtype, scale=1.0, device=device)
-        h0 = x0.to(device, dtype).expand(n, 1, len(x0)).clone()
-        mx, tm = sweep_errors(pair, PairSample({"W": w}, h0), depths, reference)
+        with single_threaded_torch():  # small per-step operations (as in strong_error.run_chunk)
+            w = driver.sample((noise,), draws=n, resolution=reference, generator=g, dtype=dtype, scale=1.0,
+                              device=device)
+            h0 = x0.to(device, dtype).expand(n, 1, len(x0)).clone()
+            mx, tm = sweep_errors(pair, PairSample({"W": w}, h0), depths, reference)
         errs.append((mx[..., 0].T.cpu().numpy(), tm[..., 0].T.cpu().numpy()))
         if progress is not None:
             progress(n)

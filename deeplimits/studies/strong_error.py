@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from .. import _validate as V_
+from .._random import single_threaded_torch
 from ..errors import ParameterError
 from ..paths import pair_sums
 from ..pairs import Pair
@@ -66,14 +67,26 @@ def fit_rate(depths: Sequence[int], errors: np.ndarray, *, n_boot: int = 2000, s
     return -slope, (-hi, -lo)
 
 
-def _levels(chunk: torch.Tensor, top: int) -> dict[int, torch.Tensor]:
-    """Sums of 1, 2, 4, ..., ``top`` consecutive fine increments of a chunk (pairwise tree)."""
+def _levels(chunk: torch.Tensor, top: int, bufs: dict | None = None) -> dict[int, torch.Tensor]:
+    """Sums of 1, 2, 4, ..., ``top`` consecutive fine increments of a chunk (pairwise tree), into
+    the buffers ``bufs`` (level -> tensor, kept from chunk to chunk) when given."""
     out = {1: chunk}
     r = 1
     while r < top:
-        out[2 * r] = pair_sums(out[r], 2)
+        x = out[r]
+        if bufs is None:
+            out[2 * r] = pair_sums(x, 2)
+        else:
+            b = bufs.get(2 * r)
+            if b is None or b.shape[0] != x.shape[0] // 2:
+                b = bufs[2 * r] = x.new_empty((x.shape[0] // 2, *x.shape[1:]))
+            out[2 * r] = torch.add(x[0::2], x[1::2], out=b)
         r *= 2
     return out
+
+
+#: the fewest fine steps :func:`_fine_chunks` asks a chunk of a rough sample to hold (a power of two)
+_MIN_CHUNK = 64
 
 
 def _fine_chunks(sample, rough, smooth, R, top):
@@ -88,11 +101,21 @@ def _fine_chunks(sample, rough, smooth, R, top):
         return
     piece = min(getattr(sample.weights[n], "block", R) for n in rough)
 
-    def transform(x):  # runs on the sample's drawing thread
-        return [_levels(p, min(p.shape[0], top)) for p in x.split(piece)]
+    def transform(ring):  # the levels of a stream: a set of buffers per chunk alive at once, in turn
+        calls = itertools.count()
 
-    streams = [itertools.chain.from_iterable(sample.weights[n].iter_increments(R, transform=transform))
-               for n in rough]
+        def levels(x):  # runs on the sample's drawing thread
+            bufs = ring[next(calls) % len(ring)]
+            return [_levels(p, min(p.shape[0], top), bufs.setdefault(i, {})) for i, p in enumerate(x.split(piece))]
+        return levels
+
+    # chunks of top / 2 fine steps hold half the memory of chunks of top and give the same sums: a depth
+    # spanning two chunks adds their two top-level sums, the tree's last pair sum (below _MIN_CHUNK, the
+    # power of two _MIN_CHUNK is at least top: chunks that hold every depth's increment)
+    most = max(top // 2, _MIN_CHUNK)
+    streams = [itertools.chain.from_iterable(sample.weights[n].iter_increments(
+        R, transform=transform([{} for _ in range(sample.weights[n].ahead + 1)]), reuse=True, most=most))
+        for n in rough]
     for lv in zip(*streams):
         yield lv[0][1].shape[0], list(lv)
 
@@ -126,7 +149,7 @@ def sweep_errors(p: Pair, sample, depths: Sequence[int], reference: int) -> tupl
         for L in depths:
             if rough and R // L > c:  # this depth's increment spans several chunks: accumulate whole chunks
                 tot = [x[c][0] for x in lv]
-                acc[L] = tot if acc[L] is None else [a + t for a, t in zip(acc[L], tot)]
+                acc[L] = [t.clone() for t in tot] if acc[L] is None else [a.add_(t) for a, t in zip(acc[L], tot)]
         t = (torch.arange(j + 1, j + c + 1, dtype=torch.float64) / R).to(h0.device, h0.dtype)  # right ends
         values = [sample.weights[n].at(t) for n in smooth]
         for i in range(c):
@@ -155,9 +178,12 @@ def sweep_errors(p: Pair, sample, depths: Sequence[int], reference: int) -> tupl
 
 def run_chunk(p: Pair, depths, reference, draws, inputs, seed, dtype, device=None) -> tuple[np.ndarray, np.ndarray]:
     """One chunk of draws: per-draw errors ``(draws, len(depths))`` (max over k, terminal),
-    averaged over the inputs of each draw, computed on ``device`` (the CPU by default)."""
+    averaged over the inputs of each draw, computed on ``device`` (the CPU by default), with torch
+    on one thread (:func:`~deeplimits._random.single_threaded_torch`: the sweep's per-step products
+    are small, benchmarks/RESULTS.md, issue 40)."""
     g = torch.Generator().manual_seed(seed)
-    s = p.sample(draws, inputs=inputs, resolution=reference if p.rough else None,
-                 generator=g, dtype=dtype, device=device)
-    mx, tm = sweep_errors(p, s, depths, reference)
+    with single_threaded_torch():
+        s = p.sample(draws, inputs=inputs, resolution=reference if p.rough else None,
+                     generator=g, dtype=dtype, device=device)
+        mx, tm = sweep_errors(p, s, depths, reference)
     return mx.mean(-1).T.cpu().numpy(), tm.mean(-1).T.cpu().numpy()
