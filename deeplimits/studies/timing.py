@@ -26,7 +26,7 @@ __all__ = ["SECONDS_PER_STEP", "SECONDS_PER_ENTRY", "SECONDS_PER_FLOP", "SECONDS
 #: seconds of overhead per batched step of a task (2 CPU cores; benchmarks/dry_run_estimates.py)
 SECONDS_PER_STEP = 1.0e-4
 #: seconds per random number drawn (and read by a step) in a task (float32, 2 CPU cores)
-SECONDS_PER_ENTRY = 1.2e-8
+SECONDS_PER_ENTRY = 6e-9
 #: seconds per floating-point operation of the batched products (a few GFLOP/s on 2 cores)
 SECONDS_PER_FLOP = 1.0e-10
 #: seconds of a training task besides its layer passes: its data, network, optimiser, measurements
@@ -35,7 +35,7 @@ SECONDS_PER_TRAINING_TASK = 1.0
 #: forward and backward, with the evaluations and the optimiser's step; measured on 2 CPU cores at
 #: its defaults: res-1, width 30, batch 128, Adam, digits), where the scaling and trained-limit
 #: studies' fused inside model costs :data:`~deeplimits.studies.scaling.SECONDS_PER_LAYER_STEP`
-SECONDS_PER_TRAIN_PASS = 2.5e-3
+SECONDS_PER_TRAIN_PASS = 8e-4
 
 
 def seconds(steps: float, entries: float, flops: float = 0.0) -> float:
