@@ -78,7 +78,7 @@ def test_the_theory_internals_are_not_exported_from_the_root():
 def _fresh(code: str) -> str:
     env = {**os.environ, "PYTHONPATH": ROOT}
     r = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-c", code], env=env, capture_output=True,
-                       text=True, timeout=120)
+                       text=True, timeout=1800)
     assert r.returncode == 0, r.stderr[-2000:]
     return r.stdout
 

@@ -650,7 +650,7 @@ def test_table_covers_every_flag_of_every_command():
 
 def _sh(argv, **kw):
     return subprocess.run([sys.executable, "-m", "deeplimits", *argv], env={**os.environ, "PYTHONPATH": ROOT},
-                          capture_output=True, text=True, timeout=60, **kw)
+                          capture_output=True, text=True, timeout=1800, **kw)
 
 
 def test_broken_pipe_exits_quietly(stored, tmp_path):
@@ -661,13 +661,13 @@ def test_broken_pipe_exits_quietly(stored, tmp_path):
         os.close(r)  # the reader is gone before the first line: every write fails with EPIPE
         try:
             p = subprocess.run([sys.executable, "-m", "deeplimits", *argv], stdout=w, stderr=subprocess.PIPE,
-                               env={**os.environ, "PYTHONPATH": ROOT}, cwd=tmp_path, timeout=60, text=True)
+                               env={**os.environ, "PYTHONPATH": ROOT}, cwd=tmp_path, timeout=1800, text=True)
         finally:
             os.close(w)
         assert p.returncode == 141 and p.stderr == "", p.stderr
     sh = subprocess.run(["bash", "-c", f"{sys.executable} -m deeplimits runs show {stored['{RUN}']} | head -1; "
                                        f"echo status ${{PIPESTATUS[0]}}"],
-                        env={**os.environ, "PYTHONPATH": ROOT}, capture_output=True, text=True, timeout=60)
+                        env={**os.environ, "PYTHONPATH": ROOT}, capture_output=True, text=True, timeout=1800)
     assert sh.stderr == "" and sh.stdout.startswith("run ") and sh.stdout.split()[-1] in ("0", "141")
 
 

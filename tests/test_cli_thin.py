@@ -20,7 +20,7 @@ C = ["convergence", "--regime", "sde", "--width", "2", "--depths", "4,8", "--dra
 
 
 def _run(*argv, **kw):
-    return subprocess.run([sys.executable, *argv], env=ENV, capture_output=True, text=True, timeout=120, **kw)
+    return subprocess.run([sys.executable, *argv], env=ENV, capture_output=True, text=True, timeout=1800, **kw)
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["--version"], ["convergence", "--help"], ["stability", "--help"],

@@ -122,7 +122,7 @@ def test_estimate_is_within_a_factor_two_of_the_measured_peak(driver):
                           depths=[250, 500] if kw else [1000], betas=[0.5], draws=3, seed=0)
     env = {**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"}
     out = subprocess.run([sys.executable, "-c", _MEASURE, json.dumps(spec.to_dict())], capture_output=True, text=True,
-                         env=env, cwd=ROOT, timeout=60)
+                         env=env, cwd=ROOT, timeout=1800)  # a hang guard only: loaded CI machines are slow
     assert out.returncode == 0, out.stderr
     m = json.loads(out.stdout)
     assert m["estimate"] > 200 * 2 ** 20  # large enough to dominate the allocator's noise

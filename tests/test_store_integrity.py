@@ -189,8 +189,8 @@ def test_processes_creating_the_same_store_at_once(tmp_path, specs):
     for p in procs:
         p.start()
     for p in procs:
-        p.join(60)
-    outcomes = [queue.get(timeout=5) for _ in procs]
+        p.join(1800)  # hang guards only: loaded CI machines are slow
+    outcomes = [queue.get(timeout=1800) for _ in procs]
     assert all(p.exitcode == 0 for p in procs)
     winner = RunStore(tmp_path / "run", create=False).spec["s"]
     assert sorted(o for o in outcomes if o[0] == "ok") == [("ok", winner)] * specs.count(winner)
@@ -243,7 +243,7 @@ import os; os._exit(0)  # killed: no checkpoint, the tasks are in the write-ahea
 
 def test_a_read_only_reader_sees_the_tasks_of_a_killed_run(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), os.path.dirname(__file__)])}
-    subprocess.run([sys.executable, "-c", KILLED, str(tmp_path)], check=True, env=env, timeout=60)
+    subprocess.run([sys.executable, "-c", KILLED, str(tmp_path)], check=True, env=env, timeout=1800)  # hang guard
     assert os.path.getsize(tmp_path / "run.sqlite-wal") > 0
     assert RunStore(tmp_path, create=False, readonly=True).results() == run_sweep(TASKS, None)
 
@@ -284,7 +284,7 @@ def test_a_cluster_without_workers_fails_after_the_timeout(lonely):
 
 def test_a_cluster_whose_workers_all_leave_fails_after_the_timeout(lonely, tmp_path):
     lonely.scale(1)
-    lonely.wait_for_workers(1, timeout=30)
+    lonely.wait_for_workers(1, timeout=600)
     tasks = [Task(f"s{i}", "test-sleepy", {"s": 0.3}, i) for i in range(8)]
     store = RunStore(tmp_path, {"s": 1})
 
