@@ -78,34 +78,19 @@ def show(args, cmd: str, plans, out: str | None = None, seconds: float | None = 
 
 
 def show_calibration(args, cases, tables: int, pool_factor: int) -> int:
-    """``order --calibrate --dry-run``: the cases, their tables and pools, and the time."""
-    from ..studies.calibration import _choose
-    from ..studies.presets import REFERENCE_REFINEMENT
-    from ..studies.timing import duration, order_seconds
+    """``order --calibrate --dry-run``: the cases, their tables and pools, and the time
+    (:func:`~deeplimits.studies.calibration.plan_calibration`)."""
+    from ..studies.calibration import plan_calibration
+    from ..studies.timing import duration
 
     report = outputs.report_stream(getattr(args, "json", None))
-    chosen = [(n, c() if callable(c) else c) for n, c in _choose(cases)]
-    seconds = sum(_case_seconds(n, c, pool_factor * c.draws) for n, c in chosen)
+    chosen = plan_calibration(cases, pool_factor=pool_factor)
     print("deeplimits order --calibrate --dry-run: nothing is run, no file is written", file=report)
-    for name, c in chosen:
+    for name, c, _ in chosen:
         print(f"case {name}: depths {','.join(map(str, c.depths))}, {tables} tables of {c.draws} draws from a pool "
               f"of {pool_factor * c.draws}", file=report)
-    print(f"time: about {duration(seconds)} in one process on 2 CPU cores", file=report)
+    print(f"time: about {duration(sum(s for *_, s in chosen))} in one process on 2 CPU cores", file=report)
     return 0
-
-
-def _case_seconds(name, case, draws: int) -> float:
-    """A calibration case's pool: a network regime's convergence study (``sde``, ``ode``,
-    ``fbm-H0.75``), or a scheme on its test equation (width 1)."""
-    from ..studies.convergence import plan_convergence
-    from ..studies.presets import REFERENCE_REFINEMENT
-    from ..studies.timing import convergence_seconds, order_seconds
-
-    if name in ("sde", "ode") or str(name).startswith("fbm-H"):
-        regime, _, hurst = str(name).partition("-H")
-        kw = {"hurst": float(hurst)} if hurst else {}
-        return convergence_seconds(plan_convergence(regime, depths=case.depths, draws=draws, **kw))
-    return order_seconds(1, 1, case.depths, draws, case.reference or REFERENCE_REFINEMENT * case.depths[-1], 4096)
 
 
 def show_files(args, paths, out: str) -> int:

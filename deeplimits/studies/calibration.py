@@ -30,7 +30,7 @@ from ..orders import StrongOrder
 from .expansion_fit import LEVEL, VERDICTS
 from .presets import DEFAULTS
 
-__all__ = ["Case", "CASES", "scheme_case", "regime_case", "calibrate", "Calibration", "SHIFTS"]
+__all__ = ["Case", "CASES", "scheme_case", "regime_case", "calibrate", "plan_calibration", "Calibration", "SHIFTS"]
 
 #: the exponent errors the power is measured against (each with both signs)
 SHIFTS = (0.02, 0.05, 0.1)
@@ -208,6 +208,30 @@ def calibrate(cases=None, *, tables: int = DEFAULTS["order"]["tables"],
             progress(f"{r.case}: disagrees {100 * r.size:.1f}% of {r.tables} tables, agrees "
                      f"{100 * r.rate(0.0, 'agrees'):.0f}% ({r.seconds:.0f} s)")
     return Calibration(rows, LEVEL, list(shifts))
+
+
+def plan_calibration(cases=None, *, pool_factor: int = DEFAULTS["order"]["pool_factor"]) -> list[tuple]:
+    """``(name, case, seconds)`` of each case :func:`calibrate` would run, built but not sampled:
+    ``seconds`` the estimated time of its pool of ``pool_factor`` tables (a network regime's by
+    :func:`~deeplimits.studies.timing.convergence_seconds`, a scheme's on its test equation by
+    :func:`~deeplimits.studies.timing.order_seconds`); ``deeplimits order --calibrate --dry-run``."""
+    from .convergence import plan_convergence
+    from .presets import REFERENCE_REFINEMENT
+    from .timing import convergence_seconds, order_seconds
+
+    out = []
+    for name, case in _choose(cases):
+        case = case() if callable(case) else case
+        draws = pool_factor * case.draws
+        regime, _, hurst = str(name).partition("-H")
+        if regime in ("sde", "ode", "fbm"):
+            plan = plan_convergence(regime, depths=case.depths, draws=draws, **({"hurst": float(hurst)} if hurst else {}))
+            seconds = convergence_seconds(plan)
+        else:
+            seconds = order_seconds(1, 1, case.depths, draws, case.reference or REFERENCE_REFINEMENT * case.depths[-1],
+                                    4096)
+        out.append((name or case.name, case, seconds))
+    return out
 
 
 def _choose(cases) -> list:
