@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 
 from .errors import ResourceError
 
-__all__ = ["Estimate", "available_memory", "fmt_bytes", "fgn_bytes", "require_memory", "require_count",
+__all__ = ["Estimate", "available_memory", "fmt_bytes", "fgn_bytes", "fgn_batch_pairs", "FGN_BATCH", "require_memory", "require_count",
            "fit_chunk", "MAX_TASKS", "MAX_STEPS", "MAX_CONFIGS", "MAX_TRAIN_STEPS"]
 
 #: at most this many tasks (chunks of draws, Hurst indices) in one run
@@ -81,16 +81,30 @@ def fmt_bytes(n: float) -> str:
     return f"{n:.3g} EiB"  # pragma: no cover
 
 
-def fgn_bytes(n: int, paths: int, item: int) -> int:
+#: real numbers of complex white noise per sub-batch of :func:`~deeplimits.paths.fgn` on the CPU in
+#: float64 (2 MiB): its FFTs are done a sub-batch of pairs of paths at a time, in reused buffers
+FGN_BATCH = 1 << 18
+
+
+def fgn_batch_pairs(n: int, pairs: int, sub_batched: bool) -> int:
+    """Pairs of paths per FFT of :func:`~deeplimits.paths.fgn` for ``n`` points: all of them, or
+    (``sub_batched``: the CPU in float64, drawn by sub-streams) as many as fill :data:`FGN_BATCH`."""
+    return max(1, min(pairs, FGN_BATCH // (4 * n))) if sub_batched else pairs
+
+
+def fgn_bytes(n: int, paths: int, item: int, *, sub_batched: bool = False) -> int:
     """Peak bytes of :func:`~deeplimits.paths.fgn` for ``paths`` paths of ``n`` points.
 
     The circulant eigenvalues take about ``120 n`` bytes (float64 autocovariance, its
-    length-``2n`` complex FFT and the square root); then the complex white noise, its product
-    with the eigenvalues and its FFT (each ``2n`` complex numbers per pair of paths) and the
-    output (``n`` per path) are alive together: ``7 n paths`` numbers.
+    length-``2n`` complex FFT and the square root, ``2n`` numbers kept); the output takes
+    ``n`` numbers per path. The white noise and its FFT are two reused buffers of ``4n`` real
+    numbers per pair of paths of a sub-batch (:func:`fgn_batch_pairs`); without sub-batches
+    (another device or float32) the noise is first drawn whole and copied in: ``12 n`` numbers
+    per pair.
     """
     pairs = (paths + 1) // 2
-    return 120 * n + item * (12 * n * pairs + n * paths + 2 * n)
+    transient = 8 * n * fgn_batch_pairs(n, pairs, True) if sub_batched else 12 * n * pairs
+    return 120 * n + item * (n * paths + 2 * n + transient)
 
 
 def require_memory(needed: int, what: str, knobs: Sequence[str], *, device=None) -> None:

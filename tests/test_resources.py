@@ -22,7 +22,7 @@ CASES = [
     ("convergence draws=1e18", lambda: plan_convergence("sde", draws=10 ** 18), ["1.56e+16", "draws"]),
     ("convergence draws=1e20", lambda: plan_convergence("sde", draws=10 ** 20), ["2^63 - 1", "draws"]),
     ("convergence fbm reference=2^30", lambda: plan_convergence("fbm", hurst=0.7, reference=2 ** 30),
-     ["TiB", "reference", "width"]),
+     ["GiB per draw", "reference", "width"]),
     ("convergence width=1e6", lambda: plan_convergence("sde", width=10 ** 6), ["TiB", "width"]),
     ("convergence inputs=1e9", lambda: plan_convergence("sde", inputs=10 ** 9), ["TiB", "inputs"]),
     ("convergence sde reference=2^30", lambda: plan_convergence("sde", reference=2 ** 30), ["1.07e+09", "reference"]),
@@ -82,10 +82,12 @@ def test_estimates_scale_with_draws_and_width():
     b = plan_stability(width=100, depths=[1000], draws=10, chunk=10).estimate().peak_bytes
     c = plan_stability(width=200, depths=[1000], draws=5, chunk=5).estimate().peak_bytes
     assert 1.8 < b / a <= 2.0 + 1e-9 and 3.5 < c / a <= 4.0 + 1e-9
-    f1 = plan_convergence("fbm", hurst=0.7, width=8, draws=8, chunk=4).estimate().peak_bytes
-    f2 = plan_convergence("fbm", hurst=0.7, width=16, draws=8, chunk=4).estimate().peak_bytes
-    f3 = plan_convergence("fbm", hurst=0.7, width=8, draws=8, chunk=8).estimate().peak_bytes
-    assert 3.5 < f2 / f1 <= 4.0 + 1e-9 and 1.9 < f3 / f1 <= 2.0 + 1e-9
+    # fbm: the stored fGn is quadratic in the width and linear in the draws; the sweep's chunk
+    # streams (at most a block), and the fGn's noise is a sub-batch of 2 MiB
+    f1 = plan_convergence("fbm", hurst=0.7, width=32, draws=8, chunk=4).estimate().peak_bytes
+    f2 = plan_convergence("fbm", hurst=0.7, width=64, draws=8, chunk=4).estimate().peak_bytes
+    f3 = plan_convergence("fbm", hurst=0.7, width=32, draws=8, chunk=8).estimate().peak_bytes
+    assert 3.2 < f2 / f1 <= 4.0 + 1e-9 and 1.7 < f3 / f1 <= 2.0 + 1e-9, (f1, f2, f3)
     e = plan_phase([0.3, 0.7], [0.5], depth=100).estimate()
     assert e.tasks == 2 and e.networks == 2 * 1 * 5 * 2
 
@@ -129,6 +131,47 @@ def test_estimate_is_within_a_factor_two_of_the_measured_peak(driver):
     assert 0.5 < m["grown"] / m["estimate"] < 2.0, m
 
 
+_MEASURE_FGN = r"""
+import json, sys, torch
+from deeplimits import _resources as R
+from deeplimits.paths import fgn
+from deeplimits.studies.convergence import plan_convergence, run_task
+
+def peak():
+    with open("/proc/self/status") as f:
+        return next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmHWM:"))
+
+case = sys.argv[1]
+if case == "fgn":  # float64 on the CPU: drawn a sub-batch of pairs at a time
+    fgn(64, 0.7, (4,))
+    before = peak()
+    fgn(8192, 0.7, (4096,))
+    estimate = R.fgn_bytes(8192, 4096, 8, sub_batched=True)
+else:  # a task of the fbm convergence study: the fGn, then the sweep over it
+    plan = plan_convergence("fbm", hurst=0.7, width=8, depths=[8, 16, 32], draws=64, chunk=64, reference=4096)
+    run_task({**plan.to_dict(), "draws": 1}, 0)
+    before = peak()
+    run_task({**plan.to_dict(), "draws": 64}, 0)
+    estimate = plan.estimate().peak_bytes
+print(json.dumps({"grown": peak() - before, "estimate": estimate}))
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs Linux /proc")
+@pytest.mark.parametrize("case", ["fgn", "convergence"])
+def test_fgn_estimates_follow_the_sub_batched_sampler(case):
+    """The fGn is written straight into the tensor it returns, its noise and FFT a 2 MiB sub-batch
+    at a time (issue 40): the models count that, not the whole-batch temporaries of before
+    (which made them 6x too high and lowered chunks, hence changed seeds, on machines they fit)."""
+    env = {**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", _MEASURE_FGN, case], capture_output=True, text=True, env=env,
+                         cwd=ROOT, timeout=1800)  # a hang guard only
+    assert out.returncode == 0, out.stderr
+    m = json.loads(out.stdout)
+    assert m["estimate"] > 100 * 2 ** 20  # large enough to dominate the allocator's noise
+    assert 0.7 < m["grown"] / m["estimate"] < 1.5, m
+
+
 def test_every_study_is_sized_by_its_model_in_the_memory_module():
     """One place for the memory models (issue 22): each plan's estimate is the model of
     deeplimits.studies.memory for its largest task, and no other module of the studies counts bytes
@@ -149,7 +192,7 @@ def test_every_study_is_sized_by_its_model_in_the_memory_module():
     assert ph.estimate().peak_bytes == M.propagation_bytes("res-3", dl.make_driver("fractional", 0.3), 5, 3,
                                                            sorted(_phase_depths(40)), [0.5], 3, 2, 4)
     cv = plan_convergence("fbm", hurst=0.7, width=4, depths=[4, 8], draws=8, chunk=4, reference=32)
-    assert cv.estimate().peak_bytes == M.convergence_bytes(cv.pair(), 4, 1, 32, [4, 8], 8)
+    assert cv.estimate().peak_bytes == M.convergence_bytes(cv.pair(), 4, 1, 32, [4, 8], 8, cv.device)
     tr = plan_training("synthetic", depth=4, width=3, epochs=1, lrs=[0.01, 0.1], seeds=2, chunk=3)
     assert tr.estimate().chunk == 3 and tr.estimate().peak_bytes == M.training_bytes(tr, 3) > M.INTERPRETER_BYTES
     sc = plan_scaling(depths=[2, 4], width=2, seeds=1, samples=8, max_epochs=1)

@@ -264,7 +264,7 @@ class Driver(abc.ABC):
             raise ParameterError("resolution", "resolution applies only to path drivers (Gaussian i.i.d., "
                                                f"fractional), not to the {self.name} driver")
         at = "" if resolution is None else f" at resolution={resolution}"
-        R.require_memory(self.sample_bytes(shape, draws, resolution, dtype),
+        R.require_memory(self.sample_bytes(shape, draws, resolution, dtype, device),
                          f"for a {self.name} sample of {_draws(draws)} of shape {shape}{at}",
                          ("draws", "shape") + (("resolution",) if self.needs_resolution else ()), device=device)
         return self._sample(shape, draws, resolution, generator, dtype, scale, device)
@@ -273,7 +273,7 @@ class Driver(abc.ABC):
     """Does :meth:`sample` take a ``resolution`` (the path laws: Gaussian i.i.d., fractional)?"""
 
     def sample_bytes(self, shape, draws: int = 1, resolution: int | None = None,
-                     dtype: torch.dtype = torch.float64) -> int:
+                     dtype: torch.dtype = torch.float64, device=None) -> int:
         """Peak bytes of :meth:`sample` and of streaming its weights (:meth:`DriverSample.iter_weights`),
         counted without drawing anything; :meth:`sample` refuses a request above the memory of
         its device. Here (streamed laws: i.i.d., Brownian): the blocks in flight, one drawn,

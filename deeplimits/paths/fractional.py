@@ -61,8 +61,9 @@ def fgn(n: int, hurst: float, size: Sequence[int] | int = (), *,
         Tensor of shape ``(*size, n)`` with ``Cov(X_i, X_j) = gamma(|i - j|)``.
 
     Raises:
-        ResourceError: before any allocation, when the peak memory (about ``7 n`` numbers per
-            path and ``120 n`` bytes of eigenvalues, :func:`~deeplimits._resources.fgn_bytes`)
+        ResourceError: before any allocation, when the peak memory (the ``n`` numbers of each
+            path, ``120 n`` bytes of eigenvalues and the noise of a 2 MiB sub-batch of pairs on the
+            CPU in float64, ``7 n`` numbers per path elsewhere: :func:`~deeplimits._resources.fgn_bytes`)
             exceeds the machine's.
     """
     n = V.integer("n", n)
@@ -73,15 +74,15 @@ def fgn(n: int, hurst: float, size: Sequence[int] | int = (), *,
     device = V.device("device", device, dtype)
     paths = math.prod(size)
     item = torch.empty((), dtype=dtype).element_size()
-    R.require_memory(R.fgn_bytes(n, paths, item), f"for fgn of {paths} paths of n={n} points", ("n", "size"),
+    R.require_memory(R.fgn_bytes(n, paths, item, sub_batched=_sub_batched(dtype, device)), f"for fgn of {paths} paths of n={n} points", ("n", "size"),
                      device=device)
     out = _fgn_fill(_random.empty((paths, n), dtype, device), hurst, _random.seed_from(generator))
     return out.reshape(*size, n)
 
 
-#: real numbers of complex white noise per sub-batch of :func:`fgn` (2 MiB in float64): its FFTs
-#: are done a sub-batch of pairs of paths at a time, in reused buffers
-_FGN_BATCH = 1 << 18
+def _sub_batched(dtype: torch.dtype, device) -> bool:
+    """Is the fGn drawn a sub-batch of pairs at a time (the CPU in float64: by sub-streams)?"""
+    return _random._on_cpu(device) and dtype == torch.float64
 
 
 def _fgn_fill(out: torch.Tensor, hurst: float, seed: int, *, time_major: bool = False) -> torch.Tensor:
@@ -93,9 +94,7 @@ def _fgn_fill(out: torch.Tensor, hurst: float, seed: int, *, time_major: bool = 
     dtype, device = out.dtype, out.device
     sqrt_lam = _circulant_sqrt_eigenvalues(n, float(hurst)).to(device=device, dtype=dtype)
     pairs = (paths + 1) // 2
-    shape, bp = (pairs, 2 * n, 2), pairs
-    if _random._on_cpu(device) and dtype == torch.float64:  # drawn by sub-streams: a sub-batch at a time
-        bp = max(1, min(pairs, _FGN_BATCH // (4 * n)))
+    shape, bp = (pairs, 2 * n, 2), R.fgn_batch_pairs(n, pairs, _sub_batched(dtype, device))
     noise = _random.empty((bp, 2 * n, 2), dtype, device)
     y = torch.view_as_complex(_random.empty((bp, 2 * n, 2), dtype, device))
     for p0 in range(0, pairs, bp):
@@ -155,13 +154,13 @@ class FractionalDriver(Driver):
         """The Hurst index ``H`` in (0, 1)."""
 
     def sample_bytes(self, shape, draws: int = 1, resolution: int | None = None,
-                     dtype: torch.dtype = torch.float64) -> int:
-        """The fGn of every path on the finest grid (:func:`~deeplimits._resources.fgn_bytes`)
-        and its copy with the grid axis first, which the sample keeps."""
+                     dtype: torch.dtype = torch.float64, device=None) -> int:
+        """The fGn of every path on the finest grid, written with the grid axis first into the
+        tensor the sample keeps, at its peak (:func:`~deeplimits._resources.fgn_bytes`)."""
         if resolution is None:
             raise ParameterError("resolution", "resolution must be given (a power of two) for the fractional driver")
         paths, item = draws * math.prod(shape), dtype.itemsize
-        return R.fgn_bytes(resolution, paths, item) + item * resolution * paths
+        return R.fgn_bytes(resolution, paths, item, sub_batched=_sub_batched(dtype, device))
 
     def _sample(self, shape, draws, resolution, generator, dtype, scale, device):
         paths = draws * math.prod(shape)  # the fGn of fgn(resolution, hurst, (draws, *shape)), time-major

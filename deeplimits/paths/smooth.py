@@ -105,7 +105,7 @@ class SmoothDriver(Driver):
         """The RBF kernel's length scale."""
 
     def sample_bytes(self, shape, draws: int = 1, resolution: int | None = None,
-                     dtype: torch.dtype = torch.float64) -> int:
+                     dtype: torch.dtype = torch.float64, device=None) -> int:
         """The spectral coefficients (``2M`` per entry, drawn then scaled: ``4M`` numbers) and a
         streamed chunk of values (:meth:`SmoothSample.iter_weights`)."""
         entries = draws * math.prod(shape)

@@ -105,7 +105,8 @@ class ConvergencePlan(Plan):
     def estimate(self) -> R_.Estimate:
         """Peak memory of one chunk, tasks and networks of the plan (no allocation)."""
         n = min(self.chunk, self.draws)
-        peak = convergence_bytes(self.pair(), n, self.inputs, self.reference, self.depths, self.dtype.itemsize)
+        peak = convergence_bytes(self.pair(), n, self.inputs, self.reference, self.depths, self.dtype.itemsize,
+                                 self.device)
         return R_.Estimate(peak, R_.tasks_of(self.draws, self.chunk), self.draws * len(self.depths), n,
                            self.reference, R_.available_memory(self.device))
 
@@ -230,7 +231,7 @@ def _fit_chunk(p: Pair, width, inputs, reference, depths, draws, chunk, dtype, d
     chunk = None if chunk is None else V_.integer("chunk", chunk)
     item = torch.empty((), dtype=dtype).element_size()
     knobs = ("width", "inputs", "reference") if p.rough else ("width", "inputs", "depths")
-    chunk = R_.fit_chunk(lambda n: convergence_bytes(p, n, inputs, reference, depths, item), draws, chunk, default,
+    chunk = R_.fit_chunk(lambda n: convergence_bytes(p, n, inputs, reference, depths, item, device), draws, chunk, default,
                          f"at width={width}, inputs={inputs}, reference={reference}, depths up to {depths[-1]}", knobs,
                          device=device)
     R_.require_count(R_.tasks_of(draws, chunk), R_.MAX_TASKS,

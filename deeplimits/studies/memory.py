@@ -23,7 +23,7 @@ import math
 
 import torch
 
-from .. import _resources as R_
+from .. import _random, _resources as R_
 from ..networks import weight_names, weight_shape
 from ..paths.base import _BLOCK_ELEMENTS
 from ..paths.smooth import _rbf_quadrature
@@ -83,11 +83,19 @@ def default_draw_bytes(arch, driver, width, depths, betas, inputs, item, bias: b
                    + max(depths) * len(depths) * len(betas) * inputs * width)
 
 
-def convergence_bytes(p, n: int, inputs: int, reference: int, depths, item: int) -> int:
+def _fgn_sub_batched(item: int, device) -> bool:
+    """Is a fractional sample's fGn drawn a sub-batch at a time (the CPU in float64)?"""
+    return item == 8 and _random._on_cpu(device)
+
+
+def convergence_bytes(p, n: int, inputs: int, reference: int, depths, item: int, device=None) -> int:
     """Peak bytes of :func:`~.strong_error.run_chunk` on ``n`` draws (see :mod:`deeplimits._resources`).
 
     * fractional weights: the fGn of every entry on the finest grid, ``reference x n x d^2``
-      numbers, at its peak inside :func:`~deeplimits.paths.fgn` (:func:`~deeplimits._resources.fgn_bytes`);
+      numbers, at its peak inside :func:`~deeplimits.paths.fgn` (:func:`~deeplimits._resources.fgn_bytes`,
+      on ``device``), then the sweep's chunk of scaled increments and its tree of pairwise sums
+      (each at most half the finest grid and at most a block of ``_BLOCK_ELEMENTS`` numbers, or
+      one layer) and one accumulated increment per depth;
     * Brownian weights are streamed: blocks of ``_BLOCK_ELEMENTS`` numbers (at least one layer,
       ``n x entries``), the block in use, the one drawn ahead and their trees of pairwise sums,
       plus one accumulated increment per depth;
@@ -99,7 +107,8 @@ def convergence_bytes(p, n: int, inputs: int, reference: int, depths, item: int)
     for name, drv in p.drivers.items():
         m = math.prod(p._weight_layout(name)[0])
         if drv.name == "fractional":
-            total += R_.fgn_bytes(reference, n * m, item)
+            total += R_.fgn_bytes(reference, n * m, item, sub_batched=_fgn_sub_batched(item, device))
+            total += item * (2 * min(reference // 2 * n * m, max(_BLOCK_ELEMENTS, n * m)) + len(depths) * n * m)
         elif drv.needs_resolution:
             total += item * (6 * min(reference * n * m, max(_BLOCK_ELEMENTS, n * m)) + len(depths) * n * m)
         else:
@@ -112,13 +121,15 @@ def convergence_bytes(p, n: int, inputs: int, reference: int, depths, item: int)
 
 
 def scheme_order_bytes(n: int, d: int, noise: int, reference: int, depths, item: int, fractional: bool,
-                       milstein: bool = False) -> int:
+                       milstein: bool = False, device=None) -> int:
     """Peak bytes of a chunk of :func:`~.scheme_order.strong_order` on ``n`` draws: the driver as
     :func:`convergence_bytes` counts it (``noise`` entries), the states (``4 len(depths) + 10`` of
     ``n x d``) and a step of a shipped scheme: its diffusion ``(n, d, noise)`` and the einsum over it
     (three of them), and for Milstein the derivatives ``(noise, n, d, noise)`` twice."""
     if fractional:
-        total = R_.fgn_bytes(reference, n * noise, item)
+        total = R_.fgn_bytes(reference, n * noise, item, sub_batched=_fgn_sub_batched(item, device))
+        total += item * (2 * min(reference // 2 * n * noise, max(_BLOCK_ELEMENTS, n * noise))
+                         + len(depths) * n * noise)
     else:
         total = item * (6 * min(reference * n * noise, max(_BLOCK_ELEMENTS, n * noise)) + len(depths) * n * noise)
     total += item * n * d * (4 * len(depths) + 10) + 3 * item * n * d * noise

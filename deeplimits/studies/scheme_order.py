@@ -114,7 +114,7 @@ def _chunk(scheme, d, noise, draws, reference, depths, chunk, dtype, device, fra
     default = 4096 if not fractional else max(1, _FGN_NUMBERS // (reference * noise))
     milstein = type(scheme).__name__ == "Milstein"
     chunk = None if chunk is None else V_.integer("chunk", chunk)
-    chunk = R_.fit_chunk(lambda n: scheme_order_bytes(n, d, noise, reference, depths, item, fractional, milstein),
+    chunk = R_.fit_chunk(lambda n: scheme_order_bytes(n, d, noise, reference, depths, item, fractional, milstein, device),
                          draws, chunk, default, f"at d={d}, noise={noise}, reference={reference}",
                          ("draws", "reference", "depths"), device=device)
     R_.require_count(R_.tasks_of(draws, chunk), R_.MAX_TASKS, f"draws={draws} in chunks of {chunk} draws makes too "
@@ -161,7 +161,7 @@ class OrderPlan:
 
         n = min(self.chunk, self.draws)
         peak = scheme_order_bytes(n, len(self.x0), self.noise, self.reference, self.depths, self.dtype.itemsize,
-                                  self.hurst is not None, self.milstein)
+                                  self.hurst is not None, self.milstein, self.device)
         return R_.Estimate(peak, R_.tasks_of(self.draws, self.chunk), self.draws * len(self.depths), n,
                            self.reference, R_.available_memory(self.device))
 
