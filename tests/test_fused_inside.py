@@ -78,3 +78,24 @@ def test_network_trains_seeds_and_rates_as_one_by_one():
     for c, s in enumerate(singles):
         torch.testing.assert_close(batched.W.detach()[:, c], s.W.detach()[:, 0], rtol=1e-9, atol=1e-12)
         torch.testing.assert_close(batched.delta.detach()[:, c], s.delta.detach()[:, 0], rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("arch", ["res-1", "res-2", "inside"])
+@pytest.mark.parametrize("activation", ["tanh", "relu", "identity", "sin"])
+def test_one_definition_of_fused_for_networks_and_memory_models(arch, activation, monkeypatch):
+    """Issue 41: the network and the memory model ask the same question; an ``inside`` plan
+    counts the fused stack's buffers, not the autograd activations it never keeps."""
+    from deeplimits.studies import memory as M
+    from deeplimits.studies import plan_training
+    from deeplimits.training import modules
+    from deeplimits.training.modules import is_fused
+
+    net = ResidualNetwork(arch, 4, 3, 3, 3, activation=activation, bias=arch == "inside")
+    want = arch in ("res-1", "inside") and activation != "sin"
+    assert net.fused is is_fused(arch, activation) is is_fused(arch, net.activation) is want
+    plan = plan_training("synthetic", arch=arch, activation=activation, depth=8, width=5, epochs=1, lrs=[0.01], seeds=1)
+    asked = []
+    count = modules.activation_count
+    monkeypatch.setattr(modules, "activation_count", lambda a, fused, *rest: asked.append((a, fused)) or count(a, fused, *rest))
+    M.training_bytes(plan, 2)
+    assert asked == [(arch, want)]

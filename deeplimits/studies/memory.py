@@ -144,21 +144,18 @@ def training_bytes(plan, configs: int) -> int:
     activations of one mini-batch) and initialisation (the parameters and the driver sample
     of one configuration's weights), plus the data set (its float64 arrays as loaded and
     split, its tensors) and :data:`INTERPRETER_BYTES`."""
-    from ..training.modules import activation_count, parameter_count
+    from ..training.modules import activation_count, is_fused, parameter_count
     from ..training.train import train_bytes
 
     item = getattr(torch, plan.dtype).itemsize
     n_train, n_test, d_in, d_out = data_sizes(plan.dataset, plan.root)
     params = parameter_count(plan.arch, plan.depth, plan.width, d_in, d_out, configs=configs, bias=plan.bias)
-    acts = activation_count(plan.arch, _fused(plan), plan.depth, plan.width, min(plan.batch_size, n_train), configs)
+    acts = activation_count(plan.arch, is_fused(plan.arch, plan.activation), plan.depth, plan.width,
+                            min(plan.batch_size, n_train), configs)
     init = item * params + init_bytes(plan.driver, plan.hursts[0], plan.length_scale, plan.arch, plan.bias,
                                       plan.depth, plan.width, getattr(torch, plan.dtype))
     data = (n_train + n_test) * (d_in + d_out) * (item + 16)
     return max(train_bytes(params, acts, item), init) + data + INTERPRETER_BYTES
-
-
-def _fused(plan) -> bool:
-    return plan.arch == "res-1" and plan.activation in ("tanh", "relu", "identity")
 
 
 def init_bytes(driver: str, hurst, length_scale, arch: str, bias: bool, depth: int, width: int,
@@ -192,14 +189,14 @@ def scaling_bytes(plan, depth: int) -> int:
     from ..diagnostics.measures import diagnostics_bytes
     from ..diagnostics.pair import own_ode_error_bytes
     from ..diagnostics.trend import trend_bytes
-    from ..training.modules import activation_count, parameter_count
+    from ..training.modules import activation_count, is_fused, parameter_count
     from ..training.train import train_bytes
 
     item = getattr(torch, plan.dtype).itemsize
     n_train, n_test, d_in, d_out = plan.data_sizes()
     L, d, C = depth, plan.width, len(plan.lr)
     params = parameter_count("inside", L, d, d_in, d_out, configs=C, bias=True, delta=plan.delta)
-    acts = activation_count("inside", True, L, d, min(plan.batch_size, n_train), C)
+    acts = activation_count("inside", is_fused("inside", plan.activation), L, d, min(plan.batch_size, n_train), C)
     kept = 2 * item * params  # the trained parameters and their last gradient
     trend = sum(trend_bytes((L, C, *s), item) for s in ((d, d), (d,))) if L >= 3 else 0
     phases = (train_bytes(params, acts, item),
@@ -217,7 +214,7 @@ def trained_limit_bytes(plan) -> int:
     ``reference``) and its snapshots on the grid of the finest depth (weights and states in
     float64, one per checkpoint and epoch 0), plus :data:`INTERPRETER_BYTES`."""
     from ..networks import REQUIRED
-    from ..training.modules import activation_count, parameter_count
+    from ..training.modules import activation_count, is_fused, parameter_count
     from ..training.train import train_bytes
     from .trained_limit_cases import CASES
 
@@ -225,7 +222,8 @@ def trained_limit_bytes(plan) -> int:
     d, C, R, F, n = plan.width, plan.chunk, plan.reference, max(plan.depths), plan.n_train()
     item = getattr(torch, plan.dtype).itemsize
     params = parameter_count(arch, R, d, d, d, configs=C)
-    acts = activation_count(arch, False, R, d, min(plan.batch_size or n, n), C)
+    acts = max(activation_count(CASES[c]["arch"], is_fused(CASES[c]["arch"], CASES[c]["activation"]), R, d,
+                                min(plan.batch_size or n, n), C) for c in plan.cases)
     snaps = (len(plan.checkpoints) + 2) * 8 * C * ((F + 1) * n * d + F * len(REQUIRED[arch]) * d * d)
     return train_bytes(params, acts, item) + snaps + INTERPRETER_BYTES
 

@@ -247,10 +247,6 @@ class TrainPlan(Plan):
         return out
 
 
-def _fused(plan) -> bool:
-    return plan.arch in ("res-1", "inside") and plan.activation in ("tanh", "relu", "identity")
-
-
 def _best(records: list[dict]) -> list[dict]:
     groups: dict = {}
     for r in records:

@@ -118,7 +118,7 @@ class ResidualNetwork(torch.nn.Module):
     def fused(self) -> bool:
         """Whether the residual stack runs a hand-written pass: ``res-1`` (:mod:`._stack`) or
         ``inside`` (:mod:`._inside`), with ``tanh``, ``relu`` or ``identity``."""
-        return self.arch in ("res-1", "inside") and _fused_kind(self.activation) is not None
+        return is_fused(self.arch, self.activation)
 
     def _delta_mode(self, delta):
         if self.arch != "inside":
@@ -370,6 +370,19 @@ def _config_axis(name: str, p: torch.Tensor) -> int:
     """The configuration axis of parameter ``name``: 0 for ``A``, ``B`` and a shared ``delta``,
     1 (after the layer axis) for the per-layer parameters."""
     return 0 if name in ("A", "B") or (name == "delta" and p.dim() == 1) else 1
+
+
+#: the architectures whose residual stack has a hand-written pass (:mod:`._stack`, :mod:`._inside`)
+FUSED_ARCHS = ("res-1", "inside")
+
+
+def is_fused(arch: str, activation) -> bool:
+    """The one definition of a fused network: does the residual stack of ``arch`` with
+    ``activation`` (a name or an :class:`~deeplimits.activations.Activation`) run a hand-written
+    pass (:data:`FUSED_ARCHS` with ``tanh``, ``relu`` or ``identity``)? Training and the memory
+    models both ask it."""
+    kind = activation if isinstance(activation, str) else _fused_kind(activation)
+    return arch in FUSED_ARCHS and kind in ("tanh", "relu", "identity")
 
 
 def _fused_kind(act) -> str | None:
