@@ -98,32 +98,11 @@ def write_convergence(results, out, json_path, *, as_list) -> list[str]:
 
 
 def write_study(result, out, json_path, *, figures: bool = True) -> list[str]:
-    """The JSON of a stability, phase, scaling or trained-limit result and, with ``figures``, its figures."""
+    """The JSON of a study's result and, with ``figures``, the figures it draws (``result.figures(out)``)."""
     os.makedirs(out, exist_ok=True)
     if not figures:
         return dump_json(result.to_dict(), out, json_path)
-    from ..studies.phase import PhaseResult
-    from ..studies.scaling_conv_result import ConvScalingResult
-    from ..studies.scaling_result import ScalingResult
-    from ..studies.trained_limit_result import TrainedLimitResult
-
-    if isinstance(result, ConvScalingResult):  # Figs. 7-8 of Cohen et al. (none when every network blew up)
-        figs = [os.path.join(out, "scaling.png")] if any(r["finite"] for r in result.records) else []
-        if figs:
-            result.plot(figs[0])
-    elif isinstance(result, TrainedLimitResult):
-        figs = [os.path.join(out, "trained-limit.png")]
-        result.plot(figs[0])
-    elif isinstance(result, (PhaseResult, ScalingResult)):
-        figs = [os.path.join(out, "phase.png" if isinstance(result, PhaseResult) else "scaling.png")]
-        result.plot(figs[0])
-    else:
-        figs = [os.path.join(out, "stability.png"), os.path.join(out, "theory.png")]
-        result.plot(figs[0])
-        result.plot_theory(figs[1])
-        if result.samples:
-            figs.append(os.path.join(out, "histograms.png"))
-            result.plot_histograms(figs[-1])
+    figs = result.figures(out)  # each result draws its own (a new study needs no line here)
     return figs + dump_json(result.to_dict(), out, json_path)
 
 

@@ -110,6 +110,14 @@ class PhaseResult(PlanResult):
             out.append(float(np.mean(d)) if d else None)
         return out
 
+    def figures(self, out: str) -> list[str]:
+        """Draw the phase diagram into the directory ``out`` (``phase.png``); returns its path."""
+        import os
+
+        path = os.path.join(out, "phase.png")
+        self.plot(path)
+        return [path]
+
     def plot(self, path: str | None = None, *, ax=None):
         """Heat maps of mean log10 r_h and log10 r_p with beta*(H) against max(H, 1/2)."""
         from ..plots import plot_phase

@@ -127,6 +127,17 @@ class ConvScalingResult(PlanResult):
         lines.append(f"published: {PUBLISHED_CONV['limit']}")
         return "\n".join(lines)
 
+    def figures(self, out: str) -> list[str]:
+        """Draw Figs. 7-8 of Cohen et al. into the directory ``out`` (``scaling.png``), none when
+        every network blew up; returns the paths drawn."""
+        import os
+
+        if not any(r["finite"] for r in self.records):
+            return []
+        path = os.path.join(out, "scaling.png")
+        self.plot(path)
+        return [path]
+
     def plot(self, path: str | None = None, *, ax=None):
         """Figs. 7-8 of Cohen et al. (:func:`~deeplimits.studies.conv_plots.plot_conv_scaling`): the
         spectral norms of ``delta_k`` and ``A_k`` against ``k / L`` per depth, and their max norm,

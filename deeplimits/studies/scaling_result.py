@@ -145,6 +145,14 @@ class ScalingResult(PlainData):
 
         return report(self)
 
+    def figures(self, out: str) -> list[str]:
+        """Draw the scaling figure into the directory ``out`` (``scaling.png``); returns its path."""
+        import os
+
+        path = os.path.join(out, "scaling.png")
+        self.plot(path)
+        return [path]
+
     def plot(self, path: str | None = None, *, ax=None):
         """The figures of Cohen et al.'s Figs. 2-6 (:func:`deeplimits.studies.scaling_plots.plot_scaling`):
         six panels, written to ``path`` when given, or drawn into ``ax`` (six Axes)."""

@@ -143,6 +143,19 @@ class StabilityResult(PlanResult):
         lines += [line for f in self.fits for line in fit_lines(f)]
         return "\n".join(lines)
 
+    def figures(self, out: str) -> list[str]:
+        """Draw the result's figures into the directory ``out``: ``stability.png``, ``theory.png``
+        and, with stored samples, ``histograms.png``; returns their paths."""
+        import os
+
+        figs = [os.path.join(out, "stability.png"), os.path.join(out, "theory.png")]
+        self.plot(figs[0])
+        self.plot_theory(figs[1])
+        if self.samples:
+            figs.append(os.path.join(out, "histograms.png"))
+            self.plot_histograms(figs[-1])
+        return figs
+
     def plot(self, path: str | None = None, *, ax=None):
         """Median ratios against depth with quartile bands, one line per beta."""
         from ..plots import plot_stability

@@ -155,6 +155,15 @@ class TrainedLimitResult(PlainData):
             out.append(f"  state rate along training (time lr x steps: rate): {along}")
         return out
 
+    def figures(self, out: str) -> list[str]:
+        """Draw the trained limit's figure into the directory ``out`` (``trained-limit.png``);
+        returns its path."""
+        import os
+
+        path = os.path.join(out, "trained-limit.png")
+        self.plot(path)
+        return [path]
+
     def plot(self, path=None, *, ax=None):
         """The figure of :func:`deeplimits.studies.trained_limit_plots.plot_trained_limit`."""
         from .trained_limit_plots import plot_trained_limit
