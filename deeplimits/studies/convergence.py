@@ -31,6 +31,7 @@ from .convergence_result import ConvergenceResult
 from .memory import convergence_bytes
 from .plan import Plan, register_plan
 from .presets import MAX_CHUNK, REFERENCE_REFINEMENT
+from .fits import resamples_for
 from .strong_error import fit_rate, run_chunk
 
 __all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult", "fit_rate"]
@@ -334,19 +335,23 @@ def summarise(p: Pair, depths, reference, max_err: np.ndarray, term_err: np.ndar
         constant_source=p.order.constant_source, **error_statistics(depths, max_err, term_err, seed, p.order), **_result_options(p, options or {}))
 
 
-def error_statistics(depths, max_err: np.ndarray, term_err: np.ndarray, seed: int, order, n_boot: int = 2000) -> dict:
+def error_statistics(depths, max_err: np.ndarray, term_err: np.ndarray, seed: int, order, n_boot: int = 2000,
+                     endpoint_tol: float | None = None) -> dict:
     """The fields of a result computed from per-draw errors ``(draws, len(depths))``: the means,
     standard errors and covariance of the mean errors over the finite draws, the power-law rate
-    with its bootstrap interval (``n_boot`` resamples), the counts, and the declared expansion of
-    ``order``."""
+    with its bootstrap interval (``n_boot`` resamples, or, given ``endpoint_tol``, at most that
+    many: those that pin its endpoints to ``endpoint_tol``, :func:`~deeplimits.studies.fits.resamples_for`),
+    the counts, and the declared expansion of ``order``."""
     with np.errstate(all="ignore"):  # a blown-up draw is counted, not warned about
-        return _statistics(depths, max_err, term_err, seed, order, n_boot)
+        return _statistics(depths, max_err, term_err, seed, order, n_boot, endpoint_tol)
 
 
-def _statistics(depths, max_err, term_err, seed, order, n_boot) -> dict:
+def _statistics(depths, max_err, term_err, seed, order, n_boot, endpoint_tol) -> dict:
     ok = np.isfinite(max_err).all(1) & np.isfinite(term_err).all(1)
     e, t = max_err[ok], term_err[ok]
     n, nan = len(e), [math.nan] * len(depths)
+    if endpoint_tol is not None and n:
+        n_boot = resamples_for(np.log(np.asarray(depths, dtype=np.float64)), e, n_boot, endpoint_tol)
     se = lambda x: (x.std(0, ddof=1) / math.sqrt(n)).tolist() if n > 1 else nan  # noqa: E731
     rate, ci = fit_rate(depths, e, seed=seed, n_boot=n_boot) if n else (math.nan, (math.nan, math.nan))
     cov = (np.atleast_2d(np.cov(e, rowvar=False)) / n).tolist() if n > 1 else None

@@ -168,9 +168,9 @@ def sweep_errors(p: Pair, sample, depths: Sequence[int], reference: int) -> tupl
                 else:
                     w, acc[L] = acc[L], None
                 state[L] = steps[L](state[L], dict(zip(rough, w), **at_t))
-                e = (H - state[L]).norm(dim=-1)
-                err[L] = torch.maximum(err[L], torch.nan_to_num(e, nan=math.inf))
-    max_err = torch.stack([err[L] for L in depths])
+                # a NaN error stays NaN in the running maximum (torch.maximum propagates it): inf below
+                torch.maximum(err[L], torch.linalg.vector_norm(H - state[L], dim=-1), out=err[L])
+    max_err = torch.nan_to_num(torch.stack([err[L] for L in depths]), nan=math.inf)
     term = torch.stack([torch.nan_to_num((H - state[L]).norm(dim=-1), nan=math.inf) for L in depths])
     return max_err, term
 
