@@ -17,6 +17,13 @@ Run from the repository root (every call timed once per round, the rounds interl
 warm-up round; the minimum over the rounds, and the median):
 
     python benchmarks/bench_conv.py [--depth 16] [--width 16] [--configs 1 4] [--rounds 5] [--json PATH]
+
+``--peak`` (issue 40): the same step against the machine's peaks measured in the same run
+(:mod:`bench_conv_peak`): a 2048 x 2048 float32 ``torch.mm`` and a large convolution of the
+study's kernel and channels (batch 256 on 32 x 32), forward and backward, in both memory
+formats; the study's step, its convolutions and its optimiser alone, with the levers (channels-last
+activations, oneDNN off, float64, two threads, grouped convolutions against a loop and a block-diagonal
+dense kernel), each as a fraction of both peaks and as a ratio to the usual loop.
 """
 
 import argparse
@@ -68,6 +75,23 @@ def ours_step(net, opt, x, y):
     opt.step()
 
 
+def interleaved(cases, rounds, steps):
+    """``{name: {"wall": [...], "cpu": [...]}}``: the seconds per configuration-step of ``cases``
+    ``{name: (threads, C, fn)}``, one per round, by the clock and in CPU time (the process's,
+    every thread): every case ``steps`` calls per round, the rounds interleaved, round 0 a warm-up."""
+    times = {k: {"wall": [], "cpu": []} for k in cases}
+    for r in range(rounds + 1):
+        for name, (threads, C, fn) in cases.items():
+            torch.set_num_threads(threads)
+            t0, c0 = time.perf_counter(), time.process_time()
+            for _ in range(steps):
+                fn()
+            if r:  # round 0 warms up
+                times[name]["wall"].append((time.perf_counter() - t0) / steps / C)
+                times[name]["cpu"].append((time.process_time() - c0) / steps / C)
+    return times
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--depth", type=int, default=16)
@@ -76,7 +100,12 @@ def main():
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--json")
+    p.add_argument("--peak", action="store_true", help="the step against the machine's peaks (issue 40)")
     a = p.parse_args()
+    if a.peak:
+        from bench_conv_peak import peak_main
+
+        return peak_main(a)
     g = torch.Generator().manual_seed(0)
     x, y = torch.rand(32, 1, 8, 8, generator=g), torch.randint(0, 10, (32,), generator=g)
     flops = 3 * 32 * conv_flops((1, 8, 8), dict(stem=a.width, channels=(a.width,), strides=(1,), blocks=(a.depth,)))
@@ -89,17 +118,10 @@ def main():
         for threads in (1, 2):
             cases[f"peer C={C} threads={threads}"] = (threads, C, lambda n=nets, o=opts: peer_step(n, o, x, y))
             cases[f"deeplimits C={C} threads={threads}"] = (threads, C, lambda n=ours, o=opt: ours_step(n, o, x, y))
-    times = {k: [] for k in cases}
-    for r in range(a.rounds + 1):
-        for name, (threads, C, fn) in cases.items():
-            torch.set_num_threads(threads)
-            t0 = time.perf_counter()
-            for _ in range(a.steps):
-                fn()
-            if r:  # round 0 warms up
-                times[name].append((time.perf_counter() - t0) / a.steps / C)
+    times = interleaved(cases, a.rounds, a.steps)
     rows = []
-    for name, ts in times.items():
+    for name, t in times.items():
+        ts = t["wall"]
         best = min(ts)
         rows.append({"case": name, "min_ms": 1e3 * best, "median_ms": 1e3 * statistics.median(ts),
                      "gflops": flops / best / 1e9})
