@@ -3,7 +3,9 @@ output and to result.
 
 Start-up (issue 11): ``deeplimits --help`` and ``deeplimits --version`` must not import torch
 and answer in well under a second. Each is run as a fresh process ``--runs`` times (default 7,
-after one warm-up run that fills the file cache) and the median wall time is reported, against
+after one warm-up run that fills the file cache and writes the package's bytecode, as the
+floors have theirs) and the median wall time and the median CPU
+time of the child (user + system, robust to a loaded machine) are reported, against
 two floors measured in the same run: the bare interpreter (``python -c pass``) and
 ``python -c "import torch"``. Also checked: no ``torch`` module in
 ``python -X importtime -m deeplimits --help``.
@@ -24,6 +26,7 @@ Run from the repository root:
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -32,7 +35,10 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ENV = {**os.environ, "PYTHONPATH": ROOT}
+# like the floors (the interpreter's and torch's modules are compiled to bytecode when installed), deeplimits runs
+# from its bytecode: the warm-up writes it (a checkout under PYTHONDONTWRITEBYTECODE=1 would compile every module
+# of the package at each start, about half the start-up: benchmarks/RESULTS.md, issue 40)
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"} | {"PYTHONPATH": ROOT}
 CWD = tempfile.gettempdir()  # not the repository: 'python -m' puts the working directory first on sys.path
 TARGET = 1.0  # seconds: "well under a second"
 DL = [sys.executable, "-m", "deeplimits"]
@@ -69,15 +75,25 @@ def commands(tmp: str) -> dict:
     }
 
 
-def wall(cmd, runs: int) -> float:
-    """The median wall time of ``runs`` fresh processes of ``cmd`` (after one warm-up)."""
+def wall_and_cpu(cmd, runs: int) -> tuple[float, float]:
+    """The median wall time and the median CPU time (user + system, from the child's own
+    resource usage: what the machine's load does not inflate) of ``runs`` fresh processes of
+    ``cmd`` (after one warm-up)."""
     subprocess.run(cmd, env=ENV, cwd=CWD, capture_output=True, check=True)
-    times = []
+    times, cpus = [], []
     for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         subprocess.run(cmd, env=ENV, cwd=CWD, capture_output=True, check=True)
         times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(times), statistics.median(cpus)
+
+
+def wall(cmd, runs: int) -> float:
+    """The median wall time of ``runs`` fresh processes of ``cmd`` (after one warm-up)."""
+    return wall_and_cpu(cmd, runs)[0]
 
 
 def first_and_last(cmd) -> tuple[float, float]:
@@ -106,11 +122,15 @@ def torch_imported() -> int:
 
 
 def bench_startup(args) -> dict:
-    medians = {name: wall(cmd, args.runs) for name, cmd in CASES.items()}
+    load = os.getloadavg()[0]
+    both = {name: wall_and_cpu(cmd, args.runs) for name, cmd in CASES.items()}
+    medians, cpus = {k: v[0] for k, v in both.items()}, {k: v[1] for k, v in both.items()}
     floor, torch_floor = medians["python -c pass"], medians["python -c 'import torch'"]
-    print(f"median wall time of {args.runs} runs each ({sys.executable}, {os.cpu_count()} CPUs)")
-    print("| command | median (s) | above the bare interpreter (s) | vs import torch |")
-    print("|---|---:|---:|---|")
+    print(f"median wall and CPU time of {args.runs} runs each ({sys.executable}, {os.cpu_count()} CPUs, load average "
+          f"{load:.2f} before, {os.getloadavg()[0]:.2f} after)")
+    print("| command | median wall (s) | above the bare interpreter (s) | median CPU (s) | above it (s) | "
+          "vs import torch |")
+    print("|---|---:|---:|---:|---:|---|")
     ok = True
     for name, t in medians.items():
         verdict = ""
@@ -118,11 +138,12 @@ def bench_startup(args) -> dict:
             passed = t < TARGET and t < torch_floor
             ok &= passed
             verdict = f"{torch_floor / t:.1f}x faster {'PASS' if passed else 'FAIL'}"
-        print(f"| `{name}` | {t:.3f} | {t - floor:+.3f} | {verdict} |")
+        c = cpus[name]
+        print(f"| `{name}` | {t:.3f} | {t - floor:+.3f} | {c:.3f} | {c - cpus['python -c pass']:+.3f} | {verdict} |")
     lines = torch_imported()
     ok &= lines == 0
     print(f"torch lines in `python -X importtime -m deeplimits --help`: {lines} ({'PASS' if lines == 0 else 'FAIL'})")
-    return {"runs": args.runs, "medians": medians, "torch_lines": lines, "pass": ok}
+    return {"runs": args.runs, "medians": medians, "cpu_medians": cpus, "torch_lines": lines, "load": load, "pass": ok}
 
 
 def bench_commands(args) -> dict:

@@ -14,10 +14,12 @@ Timed, for one case (default res-2 with tanh, smooth weights, beta = 1):
 
 Run from the repository root:
 
-    python benchmarks/bench_trained_limit.py [--case res-2] [--seeds 5] [--epochs 20]
+    python benchmarks/bench_trained_limit.py [--case res-2] [--seeds 5] [--epochs 20] [--repeats 3]
 """
 
 import argparse
+import os
+import statistics
 import time
 
 import torch
@@ -59,6 +61,17 @@ def floor(case, data, depths, reference, seeds, epochs, lr):
               epochs=epochs, batch_size=len(data.x_train), loss="squared", lr_decay_halfway=False)
 
 
+def _timed(fns, repeats):
+    """Median wall and CPU seconds of each of ``fns`` (name -> callable), run in turn ``repeats`` times."""
+    runs = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            t0, c0 = time.perf_counter(), time.process_time()
+            fn()
+            runs[name].append((time.perf_counter() - t0, time.process_time() - c0))
+    return {name: tuple(statistics.median(x) for x in zip(*r)) for name, r in runs.items()}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--case", default="res-2", choices=list(CASES))
@@ -69,22 +82,21 @@ def main():
     ap.add_argument("--lr", type=float, default=0.1)
     ap.add_argument("--width", type=int, default=8)
     ap.add_argument("--samples", type=int, default=80)
+    ap.add_argument("--repeats", type=int, default=3, help="runs of each, in turn; medians reported")
     a = ap.parse_args()
     torch.set_num_threads(1)  # as the study's tasks run (deeplimits.training.family.one_thread), for all three
     depths = [int(x) for x in a.depths.split(",")]
     data = load_dataset("synthetic", seed=0, n=a.samples, dim=a.width, dtype=torch.float64)
     args = (a.case, data, depths, a.reference, a.seeds, a.epochs, a.lr)
     floor(a.case, data, [2], 4, 1, 1, a.lr)  # warm-up: the first optimiser imports torch._dynamo (seconds)
-    times = {}
-    for name, fn in (("family", lambda: train_depth_family(a.case, data, depths=depths, reference=a.reference,
-                                                              seeds=a.seeds, epochs=a.epochs, lr=a.lr,
-                                                              checkpoints=(a.epochs // 2,))),
-                     ("floor", lambda: floor(*args)), ("peer", lambda: peer(*args))):
-        t0, c0 = time.perf_counter(), time.process_time()
-        fn()
-        times[name] = (time.perf_counter() - t0, time.process_time() - c0)
+    load = os.getloadavg()[0]
+    times = _timed({"family": lambda: train_depth_family(a.case, data, depths=depths, reference=a.reference,
+                                                         seeds=a.seeds, epochs=a.epochs, lr=a.lr,
+                                                         checkpoints=(a.epochs // 2,)),
+                    "floor": lambda: floor(*args), "peer": lambda: peer(*args)}, a.repeats)
     print(f"{a.case}, depths {depths} + reference {a.reference}, {a.seeds} seeds, {a.epochs} full-batch steps, "
-          f"width {a.width}, {len(data.x_train)} training inputs, {torch.get_num_threads()} threads")
+          f"width {a.width}, {len(data.x_train)} training inputs, {torch.get_num_threads()} threads; medians of "
+          f"{a.repeats} runs each, in turn; load average {load:.2f} before, {os.getloadavg()[0]:.2f} after")
     for name, (wall, cpu) in times.items():
         print(f"{name:>7}: {wall:7.2f} s wall, {cpu:7.2f} s CPU")
     f, p, fl = times["family"][1], times["peer"][1], times["floor"][1]

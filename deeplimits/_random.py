@@ -255,22 +255,29 @@ def _standard_normal(seq, out) -> None:
     np.random.Generator(np.random.PCG64(seq)).standard_normal(out=out, dtype=out.dtype)
 
 
-def normal(shape, seed: int, dtype: torch.dtype, device=None) -> torch.Tensor:
+def normal(shape, seed: int, dtype: torch.dtype, device=None, out: torch.Tensor | None = None) -> torch.Tensor:
     """A tensor of ``shape`` with i.i.d. N(0, 1) entries, a function of ``(seed, shape, dtype,
-    device)``, drawn on ``device`` (the CPU by default)."""
+    device)``, drawn on ``device`` (the CPU by default), into ``out`` (a contiguous tensor of
+    ``shape``: the same numbers, no new memory) when given."""
     if not _on_cpu(device):
-        return torch.randn(shape, generator=_device_generator(seed, device), dtype=dtype, device=device)
+        return torch.randn(shape, generator=_device_generator(seed, device), dtype=dtype, device=device, out=out)
     if dtype == torch.float32:
-        return torch.randn(shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+        return torch.randn(shape, generator=torch.Generator().manual_seed(seed), dtype=dtype, out=out)
+    if out is not None:
+        _fill_range(out.numpy().reshape(-1), seed, 0, math.prod(shape), _standard_normal)
+        return out
     return torch.from_numpy(_fill(math.prod(shape), seed, _NP[dtype], _standard_normal)).reshape(shape)
 
 
 def normal_rows(shape, seed: int, dtype: torch.dtype, rows: tuple[int, int], device=None,
                 out: torch.Tensor | None = None) -> torch.Tensor:
     """Rows ``rows[0]:rows[1]`` (along dim 0) of :func:`normal` ``(shape, seed, dtype, device)``, the
-    same numbers. On the CPU in float64 only the sub-streams they touch are drawn, into ``out`` (a
-    contiguous tensor of those rows' shape) when given; otherwise the whole tensor is drawn and sliced."""
+    same numbers, into ``out`` (a contiguous tensor of those rows' shape) when given. Every row is
+    drawn in place; on the CPU in float64 only the sub-streams that the rows touch are drawn;
+    otherwise the whole tensor is drawn and sliced (then copied into ``out``)."""
     r0, r1 = rows
+    if out is not None and (r0, r1) == (0, shape[0]):  # every row: drawn in place (float32 too)
+        return normal(shape, seed, dtype, device, out=out)
     if not (_on_cpu(device) and dtype == torch.float64):
         x = normal(shape, seed, dtype, device)[r0:r1]
         return x if out is None else out.copy_(x)
