@@ -83,6 +83,7 @@ def _fresh(code: str) -> str:
     return r.stdout
 
 
+@pytest.mark.slow
 def test_a_name_imports_only_the_module_that_defines_it():
     """``deeplimits.studies.PhaseResult`` imports the phase study (and what it needs), not the others;
     ``import deeplimits`` and a star import of the root import no study and no torch before use."""
@@ -99,6 +100,7 @@ def test_a_name_imports_only_the_module_that_defines_it():
     assert eval(out) == [], out
 
 
+@pytest.mark.slow
 def test_a_star_import_gives_the_api_without_warnings():
     out = _fresh("from deeplimits import *\nprint(callable(train_grid) and callable(ResidualNetwork)"
                  " and issubclass(ParameterError, ValueError))")

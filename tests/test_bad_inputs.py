@@ -607,6 +607,7 @@ def _rows(rows):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv,status,needle,sub", _rows(CLI))
 def test_bad_command_line(argv, status, needle, sub, cwd, stored, capsys):
     argv = [stored.get(a, a) for a in argv]
@@ -653,6 +654,7 @@ def _sh(argv, **kw):
                           capture_output=True, text=True, timeout=1800, **kw)
 
 
+@pytest.mark.slow
 def test_broken_pipe_exits_quietly(stored, tmp_path):
     """``deeplimits runs show DIR | head -1``: stdout closed by the reader, no traceback, no
     message, exit status 141 (128 + SIGPIPE, what a shell reports for a tool killed by it)."""

@@ -92,6 +92,7 @@ def test_inside_regimes_run_with_their_options(tmp_path, capsys):
     assert "inside-ode beta=0.5 (tanh, d=2" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_console_entry_point_exit_status():
     r = subprocess.run([sys.executable, "-m", "deeplimits.cli", "convergence", "--regime", "fbm", "--hurst", "1.2"],
                        capture_output=True, text=True)
@@ -100,6 +101,7 @@ def test_console_entry_point_exit_status():
     assert r.returncode == 0 and "--depths" in r.stdout and "--json" in r.stdout
 
 
+@pytest.mark.slow
 def test_runs_commands_list_show_export_and_redraw(tmp_path, capsys):
     run = tmp_path / "runs" / "a"
     argv = ["convergence", "--regime", "sde", "--width", "2", "--depths", "4,8", "--draws", "6", "--chunk", "2",

@@ -15,6 +15,7 @@ from deeplimits.studies import PHASE_PRESETS, STABILITY_PRESETS
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_stability_json_schema_and_figures(tmp_path, capsys):
     out, js = tmp_path / "run", tmp_path / "s.json"
     args = ["stability", "--depths", "10,40", "--betas", "0.25,0.5,1", "--draws", "6", "--width", "8", "--n-in", "8",
@@ -107,6 +108,7 @@ def test_usage_errors_are_one_line(args, message, capsys, tmp_path):
     assert not (tmp_path / "never").exists()  # rejected before any work
 
 
+@pytest.mark.slow
 def test_study_commands_import_only_what_they_use(tmp_path):
     """Without --figures, stability and phase import neither matplotlib nor SciPy (a fresh
     process: the test session has both)."""

@@ -43,6 +43,7 @@ def test_python_dash_m_deeplimits_and_importtime():
     assert r.returncode == 0 and r.stdout.startswith("deeplimits ")
 
 
+@pytest.mark.slow
 def test_the_package_root_is_lazy():
     code = ("import sys, deeplimits as dl\nassert 'torch' not in sys.modules\n"
             "from deeplimits.regimes import regime_names\nassert regime_names()[:3] == ('sde', 'ode', 'fbm')\n"
@@ -55,6 +56,7 @@ def test_the_package_root_is_lazy():
     assert r.stdout.strip() == "ok", r.stderr
 
 
+@pytest.mark.slow
 def test_json_dash_writes_the_json_alone_to_stdout(tmp_path):
     r = _run("-m", "deeplimits", *C, "--out", str(tmp_path / "run"), "--quiet", "--json", "-")
     assert r.returncode == 0, r.stderr

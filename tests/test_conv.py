@@ -143,6 +143,7 @@ def test_crops_and_flips_against_the_explicit_crop():
     assert (default_padding((3, 32, 32)), default_padding((1, 8, 8)), default_padding((1, 28, 28))) == (4, 1, 4)
 
 
+@pytest.mark.slow
 def test_train_conv_follows_the_cosine_schedule_per_configuration():
     from deeplimits.data import load_dataset
 

@@ -77,6 +77,7 @@ def _family(make, depths=(16, 32, 64, 128, 256)):
 _K = torch.randn(3, 4, 4, 3, 3, generator=G(0), dtype=torch.float64)
 
 
+@pytest.mark.slow
 def test_a_few_large_kernels_are_sparse():
     """Three O(1) kernels at depth fractions 0.2, 0.5, 0.8 among i.i.d. kernels of 1% of their weight."""
     def make(L):
@@ -89,6 +90,7 @@ def test_a_few_large_kernels_are_sparse():
     assert fam.exponents["layers_90"]["value"] == 0 and abs(fam.exponents["max_norm"]["value"]) < 0.01
 
 
+@pytest.mark.slow
 def test_smooth_and_rough_conv_families_keep_their_verdicts():
     """L^-0.3 f(k/L) kernels for a smooth path f of kernels (smooth, beta 0.3 from the cumulative
     sum) and i.i.d. kernels of size L^-1/2 (rough, beta 1)."""

@@ -53,6 +53,7 @@ def test_a_conv_grid_resumes_after_a_failed_chunk_and_stores_its_networks(tmp_pa
     assert type(back).__name__ == "ConvTrainGridResult" and back.records == res.records
 
 
+@pytest.mark.slow
 def test_cli_train_arch_conv_and_the_flags_it_refuses(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the run directory (runs/weights-<hash>) is made there
     out = tmp_path / "run"
@@ -76,6 +77,7 @@ def test_cli_train_arch_conv_and_the_flags_it_refuses(tmp_path, capsys, monkeypa
     assert "must be an image data set" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_scaling_conv_end_to_end_at_tiny_depths(tmp_path, capsys):
     """The cpu preset's protocol (digits as 8 x 8 images, one stage) at depths 3 to 5 of width 2, one epoch."""
     argv = ["scaling", "--arch", "conv", "--depths", "3,4,5", "--width", "2", "--epochs", "1", "--quiet",
@@ -115,6 +117,7 @@ def test_the_cpu_preset_is_the_documented_protocol():
     assert (p.momentum, p.weight_decay, p.augment) == (0.9, 5e-4, False)
 
 
+@pytest.mark.slow
 def test_the_published_preset_plans_from_local_cifar10_files(tmp_path, capsys):
     write_cifar(tmp_path)
     plan = plan_conv_scaling(**CONV_SCALING_PRESETS["published"], root=str(tmp_path), seeds=2)
@@ -188,6 +191,7 @@ def test_the_conv_verdict_on_kernel_families_of_known_structure():
     assert fam["verdicts"]["A"]["hypothesis"] == "smooth"
 
 
+@pytest.mark.slow
 def test_runs_plot_and_show_read_conv_runs(tmp_path, capsys):
     out = tmp_path / "train"
     assert main(["train", "--arch", "conv", "--depth", "4", "--width", "2", "--epochs", "1", "--batch-size", "512",
@@ -218,6 +222,7 @@ def test_scaling_conv_refusals_and_a_blown_up_network():
     assert kernel_diagnostics(net) is None  # a result (no diagnostics), not a crash
 
 
+@pytest.mark.slow
 def test_every_study_is_known_to_a_fresh_process():
     """``deeplimits runs show|plot`` rebuild a stored run in a new process: every module that
     defines a plan must be imported by ``_register_plans`` (the conv studies were not)."""

@@ -36,6 +36,7 @@ def dense_norm(K, grid, padding="circular") -> float:
 CASES = [(c_out, c_in, k, n) for c_out in (1, 2, 4) for c_in in (1, 3) for k in (1, 3) for n in (3, 5, 8)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("c_out,c_in,k,n", CASES)
 def test_equals_the_largest_singular_value_of_the_dense_matrix(c_out, c_in, k, n):
     """Two exact computations of one number in float64: rel 1e-6 leaves room for the SVDs' rounding."""
@@ -80,6 +81,7 @@ def test_the_same_size_circular_norm_is_no_bound_either_way():
     assert bool((circ > zero * (1 + 1e-9)).any()) and bool((circ < zero * (1 - 1e-9)).any())
 
 
+@pytest.mark.slow
 def test_both_tend_to_the_norm_on_the_infinite_grid():
     """Both norms are at most sup ||P|| over the torus (taken on a 512 grid, which is within
     (pi k / 512)^2 ~ 3e-4 of it for a 3x3 kernel) and approach it as the grid grows."""

@@ -24,6 +24,7 @@ def _state_dict(seed=0):
     return sd
 
 
+@pytest.mark.slow
 def test_a_state_dict_of_kernels_in_stages(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the run directory (runs/weights-<hash>) is made there
     sd = _state_dict()
@@ -71,6 +72,7 @@ def _sparse(L, seed=0):
     return A
 
 
+@pytest.mark.slow
 def test_the_verdict_of_saved_state_dicts_at_several_depths(tmp_path, capsys):
     """state_dicts of one stage at depths 16 to 128: the verdict sparse, and the figure."""
     paths = [str(_save(tmp_path / f"L{L}.pt", {f"blocks.{k}.conv.weight": a for k, a in enumerate(_sparse(L))}))
@@ -136,6 +138,7 @@ class _Holder(torch.nn.Module):
             self.blocks.append(m)
 
 
+@pytest.mark.slow
 def test_plot_conv_scaling_writes_a_png_and_checks_its_input(tmp_path):
     from deeplimits.errors import ParameterError
     from deeplimits.studies.conv_plots import plot_conv_scaling

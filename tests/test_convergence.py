@@ -23,6 +23,7 @@ def gen(seed=0):
                                        ("inside-sde", {"beta": 1.0, "sa": 0.5}),
                                        ("inside-sde", {"beta": 1.5, "ito_correction": False, "sb": 0.0}),
                                        ("inside-ode", {"beta": 0.4})])
+@pytest.mark.slow
 def test_one_pass_engine_equals_one_solve_per_depth(regime, kw, block_elements, monkeypatch):
     # tiny chunks drive coarse increments through the across-chunk accumulation
     monkeypatch.setattr(drivers, "_BLOCK_ELEMENTS", block_elements)
@@ -88,6 +89,7 @@ def check_rate(res, target, tol):
     assert abs(res.rate - target) < tol, (res.rate, res.rate_ci, target)
 
 
+@pytest.mark.slow
 def test_sde_rate_is_one_half():
     res = dl.strong_convergence("sde", width=4, depths=[8, 16, 32, 64, 128, 256], draws=128, reference=4096)
     check_rate(res, 0.5, 0.1)
@@ -101,6 +103,7 @@ def test_ode_rate_is_one():
     check_rate(res, 1.0, 0.1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hurst", [0.6, 0.75, 0.9])
 def test_fbm_scalar_linear_rates(hurst):
     kw = dict(width=1, activation="identity", hurst=hurst, depths=[16, 32, 64, 128, 256, 512], draws=256,
@@ -126,6 +129,7 @@ def test_the_report_names_each_regimes_reference_for_what_it_is():
     assert type(sde).from_dict(sde.to_dict()).reference_method == sde.reference_method
 
 
+@pytest.mark.slow
 def test_scalar_sde_of_issue_29_agrees_though_its_single_slope_is_bent():
     # deeplimits convergence --regime sde --width 1 --activation identity --depths 8..512 --draws 2048 --seed 1:
     # a single slope of 0.45 [0.43, 0.46] excludes 1/2, but a L^-1/2 + b L^-1 fits (b < 0), its leading term
@@ -136,6 +140,7 @@ def test_scalar_sde_of_issue_29_agrees_though_its_single_slope_is_bent():
     assert res.fit.coefficients[1] < 0 and res.fit.exponent_ci[0] <= 0.5 <= res.fit.exponent_ci[1]
 
 
+@pytest.mark.slow
 def test_young_euler_in_width_8_is_pre_asymptotic():
     # the main job's fbm panel, smaller: slope 0.89 against 1/2, the L^-1 terms dominate up to depth 256
     res = dl.strong_convergence("fbm", width=8, hurst=0.75, depths=[8, 16, 32, 64, 128, 256], draws=64,

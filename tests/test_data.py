@@ -99,6 +99,7 @@ def test_digits_reproducible_by_seed_and_dtype():
 
 # -- mnist1d ----------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_mnist1d_generated_locally_without_touching_global_state():
     pytest.importorskip("mnist1d")
     np_state, py_state = np.random.get_state()[1].copy(), random.getstate()
@@ -129,6 +130,7 @@ def recursion(x, K=100):
     return [zi / norm for zi in z]
 
 
+@pytest.mark.slow
 def test_synthetic_targets_follow_the_recursion():
     ds = load_dataset("synthetic", n=200, seed=1, dtype=torch.float64)
     assert ds.task == "regression" and ds.n_classes is None

@@ -89,6 +89,7 @@ def test_same_seed_same_device_same_numbers(device):
 
 @pytest.mark.parametrize("regime,options", [("sde", {}), ("ode", {}), ("fbm", {"hurst": 0.7}),
                                             ("inside-sde", {"beta": 1.0}), ("inside-ode", {"beta": 0.5})])
+@pytest.mark.slow
 def test_pair_solution_lives_where_h0_does(device, regime, options):
     if device == "mps" and regime in ("ode", "inside-ode"):
         pytest.skip("the adaptive ODE solve needs float64, which MPS lacks")
@@ -107,6 +108,7 @@ def strong_errors(device, draws, seed):
     return p.solve(s, 8).strong_error().flatten().double().cpu()
 
 
+@pytest.mark.slow
 def test_strong_error_on_the_device_agrees_with_the_cpu_in_distribution(device):
     # another device draws other numbers (its own generator), so the per-draw errors differ; their
     # means over 400 independent draws each must agree within 5 standard errors of the difference
@@ -241,6 +243,7 @@ def test_the_device_path_gives_its_own_numbers_same_seed_same_numbers(device_pat
     assert not torch.allclose(s.weights["V"].increments(8)[:3, 0, 0, 0], torch.tensor(expected, dtype=torch.float64))
 
 
+@pytest.mark.slow
 def test_the_device_path_agrees_with_the_cpu_path_in_distribution(monkeypatch):
     # as on a real device: 400 draws of each path, means within 5 standard errors of the difference
     n = 400

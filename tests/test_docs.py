@@ -169,6 +169,7 @@ def datasets_restored():
 PYTHON_PAGES = [p for p in PAGES if python_steps(p)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", PYTHON_PAGES, ids=_name)
 @pytest.mark.usefixtures("datasets_restored")
 def test_examples_of_page(page, tmp_path, monkeypatch):
@@ -224,6 +225,7 @@ def test_the_shell_blocks_hold_deeplimits_commands():
     assert len(SHELL) >= 30, len(SHELL)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page, line, argv, reason", SHELL, ids=[f"{s[0]}:{s[1]}:{' '.join(s[2])[:40]}" for s in SHELL])
 def test_shell_command_plans(page, line, argv, reason, tmp_path, monkeypatch, capsys):
     from deeplimits.cli import build_parser, main

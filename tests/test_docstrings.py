@@ -95,6 +95,7 @@ def _member(package, module, name: str):
     return package[deeplimits._WHERE[name]][name]
 
 
+@pytest.mark.slow
 def test_every_public_definition_has_a_docstring():
     missing = undocumented()
     assert not missing, f"{len(missing)} public definitions without a docstring:\n" + "\n".join(missing)

@@ -114,6 +114,7 @@ def test_cli_flag_is_draws_and_paths_is_a_hidden_alias(command, capsys):
     assert err == "deeplimits: --paths is deprecated and will be removed in the next release; use --draws\n"
 
 
+@pytest.mark.slow
 def test_cli_alias_runs_and_errors_name_draws(tmp_path, capsys):
     js = tmp_path / "r.json"
     argv = ["order", "--scheme", "euler-maruyama", "--problem", "linear-sde", "--depths", "4,8", "--seed", "1",

@@ -60,6 +60,7 @@ def test_brownian_weights_have_the_spec_law():
     assert abs(kurt - 3) < 4 * math.sqrt(96 / n)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hurst", [0.2, 0.75])
 def test_fractional_weights_are_unit_fgn_at_every_depth(hurst):
     # self-similarity: aggregated fGn, renormalised by L^H, is again unit-variance fGn

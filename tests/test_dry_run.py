@@ -56,6 +56,7 @@ def test_a_refused_plan_is_refused_by_the_dry_run_too(tmp_path, monkeypatch, cap
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_json_dash_gives_the_plan_as_json_and_a_stored_run_is_counted(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     argv = _argv("convergence") + ["--out", "r", "--quiet"]
@@ -69,6 +70,7 @@ def test_json_dash_gives_the_plan_as_json_and_a_stored_run_is_counted(tmp_path, 
     assert "run store r: 1 of 1 tasks finished (a run resumes there)" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("action", ["list", "show", "export", "plot"])
 def test_runs_and_weights_say_what_they_would_read_and_write(action, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)

@@ -23,6 +23,7 @@ def within_3_se(r):
     return c
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("reference", [2048, 512])
 def test_euler_maruyama_constant_with_a_nested_reference(reference):
     # reference 512 is only m = 2 times finer than depth 256: the constant is seen times sqrt(1 - 1/m)
@@ -45,6 +46,7 @@ def young_factor(H, L):
     return 1 - x / 4 + x * x / 24 - x ** 3 / 192 + k * L ** (2 * H - 2) - 2 / L
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hurst, seed", [(0.6, 7), (0.9, 1)])
 def test_young_euler_constant_corrected_by_the_next_terms(hurst, seed):
     # L^(2H-1) (H_1 - h_L) -> H_1 / 2 (Neuenkirch & Nourdin 2007); at H = 0.9 the tilt term K L^(2H-2) is
@@ -75,6 +77,7 @@ def test_expected_constant_factors():
     assert expected_constant(2.0, fl, 64) == 2.0
 
 
+@pytest.mark.slow
 def test_young_constant_terms_against_an_independent_simulation():
     # the scalar Euler product h_L = prod(1 + dB_k) against H_1 = exp(B_1) on exact fGn drawn by numpy
     # (Davies-Harte, not the package's sampler), 200,000 draws at H = 0.9, L = 64: the declared

@@ -52,6 +52,7 @@ def test_the_hierarchy():
     assert runs.RunStoreError is E.RunStoreError and runs.SweepError is E.SweepError and MissingExtra is E.MissingExtra
 
 
+@pytest.mark.slow
 def test_no_plain_value_error_is_raised_about_a_parameter():
     """Every ``raise ValueError(...)`` of the package is a ParameterError (or a DamagedFileError),
     but the few listed that are not about a parameter; each ParameterError names its parameter."""

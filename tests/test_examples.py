@@ -11,6 +11,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 EXAMPLES = sorted(p for p in (ROOT / "examples").glob("*.py") if "FIGURES" in p.read_text())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
 def test_example_runs_small_and_writes_its_figures(path, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -31,6 +32,7 @@ def test_gallery_shows_every_example_figure():
         assert (ROOT / "docs" / "figures" / f).exists(), f
 
 
+@pytest.mark.slow
 def test_quickstart_runs(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     runpy.run_path(str(ROOT / "examples" / "quickstart.py"), run_name="__main__")

@@ -93,6 +93,7 @@ def test_wrong_exponent_disagrees_with_standard_errors_only():
     assert g.verdict == "agrees" and g.pvalue == pytest.approx(1.0)
 
 
+@pytest.mark.slow
 def test_level_is_the_false_rejection_rate():
     # 300 tables of a true a L^-1/2 + b L^-1 law from 200 draws each: "disagrees" should happen
     # with probability LEVEL = 1%; P(Binomial(300, 0.01) > 10) < 1e-3, so more than 10 means the

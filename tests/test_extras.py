@@ -46,6 +46,7 @@ def test_tables_extra_missing(monkeypatch):
         assert f"{row.depth:7d}  {row.error:14.5g}" in report
 
 
+@pytest.mark.slow
 def test_base_imports_no_extra_and_no_scipy_integrators():
     """A pair of every regime is built without Dask, pandas, torchdiffeq or SciPy loaded."""
     code = ("import sys, deeplimits as dl\n"

@@ -29,6 +29,7 @@ def _attempts(out):
     return rows
 
 
+@pytest.mark.slow
 def test_a_full_disk_mid_run_is_one_line_and_the_rerun_resumes(tmp_path, monkeypatch, capsys):
     """SQLite's own SQLITE_FULL, made by capping the store's pages after two finished tasks."""
     out = str(tmp_path / "run")
@@ -83,6 +84,7 @@ def _command(out, json_path):
     return [sys.executable, "-c", code, *ARGV, "--out", out, "--json", json_path]
 
 
+@pytest.mark.slow
 def test_a_second_invocation_waits_for_the_first_and_computes_nothing_twice(tmp_path):
     """The first invocation is stood in for by a lock held here; the second says it waits, stores
     nothing while it waits, and runs once the lock is released."""
@@ -102,6 +104,7 @@ def test_a_second_invocation_waits_for_the_first_and_computes_nothing_twice(tmp_
     assert sorted(a for *_, a in _attempts(str(out))) == [1, 1, 1, 1]
 
 
+@pytest.mark.slow
 def test_two_concurrent_invocations_each_task_once_and_the_same_result(tmp_path):
     out = str(tmp_path / "run")
     cmds = [_command(out, str(tmp_path / f"{i}.json")) for i in range(2)]

@@ -17,6 +17,7 @@ def lag_products(x, k):
     return (x[..., : x.shape[-1] - k] * x[..., k:]).mean(-1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hurst", HURSTS)
 def test_autocovariance_matches_gamma(hurst):
     g = torch.Generator().manual_seed(int(hurst * 1000))
@@ -45,6 +46,7 @@ def test_circulant_eigenvalues_nonnegative_and_cached(hurst):
     assert _circulant_sqrt_eigenvalues(1000, hurst) is lam  # cached per (n, H)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hurst", [0.3, 0.9])
 def test_two_paths_of_one_fft_are_independent(hurst):
     # paths i and i + P/2 are the real and imaginary parts of one FFT (see fgn's docstring)
@@ -79,6 +81,7 @@ def test_same_seed_same_numbers():
     assert torch.equal(a, b) and not torch.equal(a, c)
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:Combination of increments:UserWarning")  # fbm falls back to Hosking
 @pytest.mark.parametrize("hurst", [0.25, 0.75, 0.95])
 def test_agrees_in_distribution_with_fbm_package(hurst):
@@ -130,6 +133,7 @@ def test_normal_rows_are_rows_of_normal():
         assert _random.normal_rows((300, 1000), 9, torch.float64, (r0, r1), out=out) is out and torch.equal(out, full[r0:r1])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("driver", [paths.FractionalDriver(0.7), paths.IIDDriver("gaussian")])
 def test_reused_chunks_carry_the_same_increments(driver):
     s = driver.sample((4, 4), draws=8, resolution=1 << 15, generator=torch.Generator().manual_seed(2))

@@ -384,6 +384,7 @@ def _refused(fn, kwargs, param, also=()):
     pytest.fail(f"{where}: accepted")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,param", _ROWS)
 def test_library_refuses_bad_values(name, param, tmp_path, monkeypatch, machine):
     fn, base, params, also = LIBRARY[name]
@@ -625,6 +626,7 @@ def _argv(cmd, flag, value, files):
     return base + [f"{flag}={value}"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cmd,flag", _CLI_ROWS)
 def test_command_refuses_bad_values(cmd, flag, tmp_path, monkeypatch, capsys, files, machine):
     monkeypatch.chdir(tmp_path)

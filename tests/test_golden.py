@@ -85,6 +85,7 @@ def compare(new, old, where="$"):
         assert new == old, f"{where}: {new!r} != {old!r}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_same_seed_same_json(name, tmp_path):
     out = tmp_path / "out.json"

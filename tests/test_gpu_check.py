@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "gpu_check.py"
 STEPS = ("tests", "convergence", "conv", "scaling", "stability")
@@ -26,6 +28,7 @@ def rows(out: str) -> dict:
             if line.startswith("| ") and line.split("|")[1].strip() in STEPS}
 
 
+@pytest.mark.slow
 def test_small_check_on_the_cpu_passes_and_prints_its_table(tmp_path):
     p = run(tmp_path, "--small", "--no-write")
     assert p.returncode == 0, p.stdout + p.stderr
@@ -33,6 +36,7 @@ def test_small_check_on_the_cpu_passes_and_prints_its_table(tmp_path):
     assert rows(p.stdout) == dict.fromkeys(STEPS, "PASS")
 
 
+@pytest.mark.slow
 def test_a_step_that_cannot_run_is_a_fail_row_and_the_exit_is_not_zero(tmp_path):
     p = run(tmp_path, "--small", "--no-write", "--budget", "0")
     assert p.returncode == 1

@@ -190,6 +190,7 @@ def gzip_bomb(path, header: bytes, gib: int = 6):
     return os.path.getsize(path)
 
 
+@pytest.mark.slow
 def test_gzip_bomb_is_refused_in_little_memory(tmp_path):
     size = gzip_bomb(tmp_path / "bomb.gz", idx_header(60000, 28, 28))
     assert size < 8 << 20
@@ -267,6 +268,7 @@ def _damage(path, how, other):
         path.unlink()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["garbage", "truncated", "empty", "another tensor", "another chunk", "missing"])
 def test_damaged_weights_are_named_and_recomputed_to_the_same_numbers(trained_run, tmp_path, how, capsys):
     import json
@@ -366,6 +368,7 @@ def _store_damage(run, how):
     json.dumps(how)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["truncated", "garbage", "dropped table", "unknown schema", "spec not JSON"])
 def test_a_damaged_store_exits_1_in_one_line_wherever_it_is_met(tmp_path, how, capsys, monkeypatch):
     import shutil
@@ -553,6 +556,7 @@ def test_valid_chunks_still_load(tmp_path):
     assert torch.equal(load_weights(str(tmp_path / "view.pt"))["A"], view.t())
 
 
+@pytest.mark.slow
 def test_crafted_views_are_refused_without_allocating(tmp_path):
     """The 1.4 GiB stride-0 view (which would fit in memory) and the 37 GiB one are refused with
     the peak resident set growing by far less than either (measured in a fresh interpreter)."""

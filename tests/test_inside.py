@@ -107,6 +107,7 @@ def test_network_layer_is_sigma_of_the_assembled_weights(regime, kw):
     assert w["W"].scale == 0.25 and w["b"].scale == 1.0  # the default entry scales sa, sb
 
 
+@pytest.mark.slow
 def test_scalar_limit_is_the_closed_form_riccati_solution_and_the_ablation_is_gbm():
     # d = 1, s_b = 0: dH = s_A H dW + (c/2) s_A^2 H^2 dt with c = sigma''(0) = 1 (softplus0) has
     # H_t = H_0 E_t / (1 - a H_0 int_0^t E_s ds), E_t = exp(s_A W_t - s_A^2 t / 2), a = c s_A^2 / 2;
@@ -154,6 +155,7 @@ def test_inside_ode_limit_exact_for_constant_weights_and_picard_agrees():
     torch.testing.assert_close(ref, pic, rtol=0, atol=1e-7)
 
 
+@pytest.mark.slow
 def test_drift_part_enters_the_limit_at_beta_one_and_vanishes_beyond():
     p1, p2 = dl.pair("inside-sde", width=3, beta=1.0), dl.pair("inside-sde", width=3, beta=2.0)
     assert p1.limit.drift and not p2.limit.drift and set(p2.drivers) == {"W", "b", "W_drift", "b_drift"}
@@ -182,6 +184,7 @@ def check_rate(res, target, tol=0.1):
 SDE = dict(width=4, depths=[16, 32, 64, 128, 256], draws=128, reference=4096)
 
 
+@pytest.mark.slow
 def test_inside_sde_rate_is_one_half_and_without_ito_correction_the_error_plateaus():
     res = dl.strong_convergence("inside-sde", **SDE)
     check_rate(res, 0.5)
@@ -195,6 +198,7 @@ def test_inside_sde_rate_is_one_half_and_without_ito_correction_the_error_platea
 
 @pytest.mark.parametrize("activation,beta,rate", [("softplus0", 0.3, 0.3), ("softplus0", 0.7, 0.7),
                                                   ("tanh", 0.3, 0.6)])
+@pytest.mark.slow
 def test_inside_ode_rates(activation, beta, rate):
     res = dl.strong_convergence("inside-ode", width=4, beta=beta, activation=activation,
                                 depths=[8, 16, 32, 64, 128, 256, 512], draws=32 if activation != "tanh" else 64)

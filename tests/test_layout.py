@@ -356,6 +356,7 @@ def copied_defaults(before: dict, after: dict, sentinels: dict) -> list[str]:
     return bad
 
 
+@pytest.mark.slow
 def test_every_default_the_help_prints_is_read_from_the_code(monkeypatch):
     before = help_texts()
     sources = Sources(monkeypatch)

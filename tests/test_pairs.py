@@ -70,6 +70,7 @@ def test_ode_reference_matches_exp_V_for_constant_weights():
     assert abs(slope([16, 32, 64, 128], errs) - 1) < 0.05
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", ["res-1", "res-2"])
 def test_ode_reference_agrees_with_picard_iteration(arch):
     p = dl.pair("ode", width=4, arch=arch)
@@ -80,6 +81,7 @@ def test_ode_reference_agrees_with_picard_iteration(arch):
     torch.testing.assert_close(ref, pic, rtol=0, atol=1e-7)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", ["res-1", "res-2", "res-3"])
 def test_ode_pair_converges_at_rate_one(arch):
     p = dl.pair("ode", width=6, arch=arch)

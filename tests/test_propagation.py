@@ -175,6 +175,7 @@ def test_exact_second_moments():
             assert abs(x.mean() - target) < 3.5 * x.std() / math.sqrt(len(x)), (arch, x.mean(), target)
 
 
+@pytest.mark.slow
 def test_criticality_distribution_is_log_normal():
     """At beta = 1/2 the log of ||h_L||/||h_0|| is asymptotically Gaussian (the limit SDE's
     log-norm is a Brownian motion with drift): the normality test does not reject, and the
@@ -206,6 +207,7 @@ def test_critical_beta_interpolates_the_first_downward_crossing():
     assert theory.critical_beta([0.0, 0.5, 1.0], [0.0, -1.0, -2.0]) is None
 
 
+@pytest.mark.slow
 def test_phase_diagram_critical_scaling():
     """beta*(H) against max(H, 1/2) at the published width and depth (d = 40, L = 1000).
 

@@ -116,6 +116,7 @@ print(json.dumps({"grown": after - before, "estimate": estimate_stability(spec).
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs Linux /proc")
 @pytest.mark.parametrize("driver", ["uniform", "fractional"])
 def test_estimate_is_within_a_factor_two_of_the_measured_peak(driver):
@@ -157,6 +158,7 @@ print(json.dumps({"grown": peak() - before, "estimate": estimate}))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs Linux /proc")
 @pytest.mark.parametrize("case", ["fgn", "convergence"])
 def test_fgn_estimates_follow_the_sub_batched_sampler(case):

@@ -107,6 +107,7 @@ def test_task_results_are_strict_json_and_keep_the_finite_draws():
     assert a.nonfinite == b.nonfinite > 0 and a.to_dict() == b.to_dict()
 
 
+@pytest.mark.slow
 def test_overflowing_stability_and_phase_are_strict_and_plot(tmp_path):
     kw = dict(activation="identity", width=8, n_in=8, betas=[0.0])
     res = stability("res-1", driver="gaussian", depths=[4096], draws=4, seed=3, **kw)

@@ -12,6 +12,7 @@ from deeplimits.studies import plan_scaling, results_from_store
 TINY = dict(depths=[4, 8, 16], max_epochs=2, stop_loss=0.05, samples=256)
 
 
+@pytest.mark.slow
 def test_untrained_networks_give_the_initial_exponents():
     """A learning rate of 1e-12 leaves the networks at initialisation: delta = 1/L exactly, so
     alpha = 1 (to float32 rounding). W ~ 0.01/(L d) N(0, 1) is pure noise: its max norm gives
@@ -26,6 +27,7 @@ def test_untrained_networks_give_the_initial_exponents():
     assert [r["delta"] for r in res.records] == pytest.approx([1 / 8, 1 / 16, 1 / 32, 1 / 64], rel=1e-6)
 
 
+@pytest.mark.slow
 def test_trained_family_report_and_store(tmp_path, capsys):
     plan = plan_scaling(**TINY, seeds=2)
     with RunStore(tmp_path, plan.to_dict()) as store:
@@ -87,6 +89,7 @@ def test_bad_input(kwargs, match):
         plan_scaling(**kwargs)
 
 
+@pytest.mark.slow
 def test_cli(tmp_path, capsys):
     out = tmp_path / "run"
     argv = ["scaling", "--depths", "4,8,16", "--max-epochs", "2", "--stop-loss", "0.05", "--samples", "256",
@@ -136,6 +139,7 @@ def test_published_preset_plans_the_published_family():
     assert line.startswith(f"plan: {len(plan.depths)} depths x 2 seeds, one task each") and "hours" in line
 
 
+@pytest.mark.slow
 def test_the_estimate_is_printed_before_the_run_and_dask_gives_the_same_records(tmp_path, capsys):
     pytest.importorskip("distributed")
     argv = ["scaling", "--depths", "4,8", "--max-epochs", "1", "--samples", "64", "--quiet"]
@@ -167,6 +171,7 @@ def test_ablation_plans_change_one_knob_at_a_time(activation):
     assert activation == "tanh" or {"delta init", "depth range"} <= {k for _, k, _, _ in plans}
 
 
+@pytest.mark.slow
 def test_ablation_changes_one_knob_at_a_time(tmp_path, capsys):
     """--ablation: the protocol, then each variant (its plans: the test above); the estimator row
     reads the protocol's run with the max norm; one run store per variant."""
@@ -182,6 +187,7 @@ def test_ablation_changes_one_knob_at_a_time(tmp_path, capsys):
     assert all((tmp_path / slug / "run.sqlite").exists() for slug, *_ in plans)
 
 
+@pytest.mark.slow
 def test_per_layer_delta_starts_as_the_published_code_draws_it():
     """With one delta_k per layer the default is the published code's N(0, 1/L^2) (random signs),
     one draw per layer: untrained (lr 1e-12), L delta_k over 400 layers has standard deviation
@@ -246,6 +252,7 @@ def test_published_bias_init_and_inputs_on_the_sphere():
     assert (ScalingPlan.from_dict(old).bias_init, ScalingPlan.from_dict(old).inputs) == ("zero", "cube")
 
 
+@pytest.mark.slow
 def test_relu_trains_at_the_published_scale_only_with_the_published_delta_init():
     """docs/weights.md, "ReLU with one delta_k per layer": at the published initial scale 0.01,
     delta_k ~ N(0, 1/L^2) reaches MSE 1e-3 within 8 epochs at L = 10 and 22 (3 and 4 measured),
@@ -302,6 +309,7 @@ def test_a_pair_the_solver_gives_up_on_is_nan_for_that_configuration_only(monkey
         _pair_distance(net, torch.zeros(4, 3))
 
 
+@pytest.mark.slow
 def test_copying_shuffle_has_the_law_of_numpys_shuffle_of_a_tensor():
     """``np.random.shuffle`` on a torch tensor copies where it should swap (numpy issue 18206):
     ``new[i] = old[J_i]``, ``J_i`` uniform on ``0..i``, so batch ``p`` survives one pass with
@@ -346,6 +354,7 @@ def test_copying_shuffle_has_the_law_of_numpys_shuffle_of_a_tensor():
     assert torch.equal(order, torch.zeros(n, dtype=order.dtype))
 
 
+@pytest.mark.slow
 def test_published_batches_and_running_stop_rule():
     """``batches='published'``: the training split cut in order into whole batches (the
     remainder dropped), reordered each epoch by :func:`copying_shuffle`; ``stop_rule='running'``
@@ -392,6 +401,7 @@ def test_published_batches_and_running_stop_rule():
     assert (ScalingPlan.from_dict(old).batches, ScalingPlan.from_dict(old).stop_rule) == ("shuffled", "evaluated")
 
 
+@pytest.mark.slow
 def test_published_angles_of_the_synthetic_task():
     """``angle_start=0``: the published code's recursion (``generate_dataset.py``: ``for t in
     range(n): z = z + n^-1/2 tanh(sin(5 t pi / n) z + cos(5 t pi / n))``), transcribed here in

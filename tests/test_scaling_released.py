@@ -161,6 +161,7 @@ def test_the_scaling_result_carries_the_released_statistics_beside_the_papers():
     assert "alpha+beta" in e and e["alpha+beta"]["value"] != e["alpha+beta_max"]["value"]  # the paper's, beside
 
 
+@pytest.mark.slow
 def test_the_preset_runs_at_a_tiny_size_and_reports_both_readings(tmp_path, capsys):
     out = tmp_path / "run"
     argv = ["scaling", "--preset", "released-relu", "--depths", "3,4,5", "--samples", "160", "--max-epochs", "2",
@@ -178,6 +179,7 @@ def test_the_preset_runs_at_a_tiny_size_and_reports_both_readings(tmp_path, caps
     assert all(r["epochs"] <= 2 for r in d["records"])
 
 
+@pytest.mark.slow
 def test_the_released_ablation_changes_one_of_its_knobs_at_a_time(tmp_path, capsys):
     """From the released settings, ``--ablation`` runs :data:`RELEASED_ABLATION`: each variant
     differs from the released settings in its own options only; every row carries the released

@@ -50,6 +50,7 @@ def _has_entry(html: str, page: str, name: str) -> bool:
                                                          for a in anchors)
 
 
+@pytest.mark.slow
 def test_every_top_level_name_has_a_reference_entry(site):
     """Every name of the user's API (the root's ``__all__``) on the page of its module."""
     missing = []

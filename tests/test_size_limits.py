@@ -256,6 +256,7 @@ PEAK_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.access("/proc/self/clear_refs", os.W_OK), reason="needs Linux /proc/self/clear_refs")
 def test_estimate_is_within_a_factor_two_of_the_measured_peak():
     """The plan-time estimate of a task against its measured peak memory.

@@ -259,6 +259,7 @@ def test_executor_arguments_are_checked_before_any_work(tmp_path):
     assert store.counts() == {}
 
 
+@pytest.mark.slow
 def test_an_unreachable_scheduler_is_one_line_within_seconds(tmp_path):
     store = RunStore(tmp_path, {"d": 1})
     with pytest.raises(ExecutorError) as info:  # the timeout's own exit (no wall-clock limit: a loaded machine)
@@ -282,6 +283,7 @@ def test_a_cluster_without_workers_fails_after_the_timeout(lonely):
         run_sweep(TASKS, None, scheduler=lonely.scheduler_address, timeout=1)
 
 
+@pytest.mark.slow
 def test_a_cluster_whose_workers_all_leave_fails_after_the_timeout(lonely, tmp_path):
     lonely.scale(1)
     lonely.wait_for_workers(1, timeout=600)
@@ -301,6 +303,7 @@ def test_a_cluster_whose_workers_all_leave_fails_after_the_timeout(lonely, tmp_p
     assert 1 <= store.counts().get("done", 0) < 8
 
 
+@pytest.mark.slow
 def test_the_local_cluster_dashboard_listens_on_loopback_only(monkeypatch):
     import distributed
 

@@ -96,6 +96,7 @@ def done_count(path):
         return 0
 
 
+@pytest.mark.slow
 def test_sigkill_half_way_then_resume(tmp_path):
     run = tmp_path / "killed"
     proc = subprocess.Popen(CMD + ["--out", str(run)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -130,6 +131,7 @@ def cluster():
         yield c
 
 
+@pytest.mark.slow
 def test_local_dask_cluster_gives_the_local_numbers(cluster, tmp_path):
     plan = small_plan()
     local = dl.run_plan(plan)
@@ -141,6 +143,7 @@ def test_local_dask_cluster_gives_the_local_numbers(cluster, tmp_path):
     assert mine.error == local.error
 
 
+@pytest.mark.slow
 def test_a_killed_worker_task_is_rerun(cluster, tmp_path):
     from distributed import Client
 

@@ -120,6 +120,7 @@ def test_quantile_bound_against_the_exact_distribution():
     assert rec["hp_unmet"]["upper"] and rec["hp_unmet"]["lower"]  # res-1 at d = 1: not the proposition's network
 
 
+@pytest.mark.slow
 def test_high_probability_bounds_hold_at_the_proposition_size():
     """res-3, i.i.d. uniform weights, d = 64, L = 200, beta = 1/2: P(ratio >= lower) and
     P(ratio <= upper) are at least 3/4, so the measured q25 and q75 (600 draws) lie inside. The
@@ -227,6 +228,7 @@ def test_a_spec_without_bias_keeps_the_bias_it_was_run_with():
     assert a == b
 
 
+@pytest.mark.slow
 def test_cli_reports_bounds_and_refuses_bad_delta(tmp_path, capsys):
     out = tmp_path / "c.json"
     argv = ["stability", "--preset", "criticality", "--width", "64", "--depths", "100", "--draws", "60", "--out",

@@ -52,6 +52,7 @@ def test_learning_rate_halfway_and_early_stopping():
     assert stopped.epochs == 1
 
 
+@pytest.mark.slow
 def test_a_diverging_configuration_is_reported_not_a_crash():
     """res-3 at beta = 0 with one configuration's weights 30x larger: its forward overflows
     float32 (loss NaN). It is frozen and reported (finite False, no accuracy, strict JSON null),
@@ -75,6 +76,7 @@ def test_a_diverging_configuration_is_reported_not_a_crash():
     assert d["records"][1]["train_loss"] is None
 
 
+@pytest.mark.slow
 def test_digits_small_network_learns():
     """scikit-learn's digits, res-1 with bias, depth 16, width 30, fractional initial weights
     (H = 0.7, beta = H), Adam 5 epochs: test accuracy above 0.85 (chance is 0.1)."""

@@ -75,6 +75,7 @@ def test_initial_weights_depend_on_H_and_seed_only():
                 assert torch.equal(a, b) == same, (name, cfg, cfg2)  # one code path, one generator: bitwise
 
 
+@pytest.mark.slow
 def test_batched_chunk_equals_one_configuration_per_chunk():
     """chunk = 4 (two lrs and two H in one module) against chunk = 1: float64, rounding only."""
     kw = {**SMALL, "dtype": F64, "betas": [0.5]}
@@ -83,6 +84,7 @@ def test_batched_chunk_equals_one_configuration_per_chunk():
     _close(batched.records, alone.records, 1e-9)
 
 
+@pytest.mark.slow
 def test_resumes_after_a_failed_chunk(tmp_path, monkeypatch):
     plan = plan_training(**SMALL)
     calls = []
@@ -108,6 +110,7 @@ def test_resumes_after_a_failed_chunk(tmp_path, monkeypatch):
     _close(res.records, fresh.records, 1e-6)  # the same seeds: the same numbers, up to float32 kernels
 
 
+@pytest.mark.slow
 def test_explosion_is_reported_not_raised(tmp_path):
     # ReLU, fractional weights H = 0.9 at beta = 0.1, L = 1000: deep in the explosion region
     # (beta << max(H, 1/2)), h_L overflows float32 and every learning rate fails
@@ -147,6 +150,7 @@ def test_missing_files_named_before_any_work(tmp_path):
         plan_training(dataset="mnist", root=str(tmp_path))
 
 
+@pytest.mark.slow
 def test_cli_default_reaches_the_accuracy_of_the_issue(tmp_path, capsys):
     """``deeplimits train --dataset digits --depth 64 --width 30 --json t.json``: >= 0.93."""
     out = tmp_path / "run"
@@ -160,6 +164,7 @@ def test_cli_default_reaches_the_accuracy_of_the_issue(tmp_path, capsys):
     assert (out / "weights.png").exists() and not (out / "heatmap.png").exists()
 
 
+@pytest.mark.slow
 def test_cli_grid_figures_resume_and_redraw(tmp_path, capsys):
     out = tmp_path / "run"
     argv = ["train", "--driver", "fractional", "--hursts", "0.3,0.7", "--betas", "0.5,1", "--lrs", "1e-3,1e-2",
@@ -221,6 +226,7 @@ def test_published_presets_plan_from_local_files(tmp_path, preset, writer):
     assert rec["finite"] and 0.0 <= rec["test_accuracy"] <= 1.0
 
 
+@pytest.mark.slow
 def test_progress_counts_every_configuration_epoch():
     """In this process a chunk reports each epoch; the total is configurations x epochs, also
     with early stopping (the rest is counted when the chunk finishes)."""
@@ -234,6 +240,7 @@ def test_progress_counts_every_configuration_epoch():
     assert res.records[0]["epochs"] == 1 and calls == [4, 8]
 
 
+@pytest.mark.slow
 def test_grid_on_a_local_dask_cluster_stores_weights_and_matches(tmp_path):
     """The chunks trained by Dask workers: the same records as in this process (the same seeds;
     float32 kernels of another process agree to 1e-5), the weights written beside the store."""

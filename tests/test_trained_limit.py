@@ -150,6 +150,7 @@ def test_bad_input(kwargs, match):
         plan_trained_limit(**kwargs)
 
 
+@pytest.mark.slow
 def test_cli_runs_resumes_and_redraws(tmp_path, capsys):
     from deeplimits.cli import main
 
@@ -198,6 +199,7 @@ def _reading(depths, table):
     return t["rate"], t["verdict"]
 
 
+@pytest.mark.slow
 def test_own_ode_error_cannot_tell_a_common_limit():
     """The renamed per-depth number (the Euler error of one network against the ODE of its own
     smoothed weights) on the control family, which has NO common limit: without smoothing it

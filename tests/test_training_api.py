@@ -64,6 +64,7 @@ def assert_same_configs(batched, singles):
 
 # -- the batched optimisers under torch's schedulers -------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("plain_list", [False, True], ids=["module", "plain-list"])
 @pytest.mark.parametrize("name", list(SCHEDULERS))
 def test_batched_adam_under_a_scheduler_equals_each_configuration_alone(name, plain_list):
@@ -83,6 +84,7 @@ def test_batched_adam_under_a_scheduler_equals_each_configuration_alone(name, pl
     assert_same_configs(m, singles)
 
 
+@pytest.mark.slow
 def test_batched_sgd_with_momentum_under_a_scheduler_equals_each_configuration_alone():
     data, m = toy(), net()
     singles = [m.config(c) for c in range(3)]
@@ -320,6 +322,7 @@ class _EpochOrder:
         return iter(list(batches((self.x, self.y), self.batch_size, seed=R.epoch_seed(self.seed, e))))
 
 
+@pytest.mark.slow
 def test_mini_batch_data_trains_as_the_in_memory_path():
     """Mini-batches given as an iterable in the in-memory order give bitwise the same training
     (weights, history); the records, evaluated over other batches (test data as a DataLoader),

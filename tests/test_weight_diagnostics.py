@@ -113,6 +113,7 @@ def test_cli_recovers_known_structure(tmp_path, capsys, monkeypatch):
     assert (tmp_path / "w" / "weights.png").stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_cli_reads_a_training_run(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the run directory (runs/weights-<hash>) is made there
     out = tmp_path / "run"

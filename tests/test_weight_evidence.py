@@ -111,6 +111,7 @@ def test_a_rough_family_spread_over_the_layers_never_reads_sparse():
         assert "agrees with Hypothesis 3" not in fit.reason and "Hypothesis 3 (sparse) not shown" in fit.reason
 
 
+@pytest.mark.slow
 def test_no_family_of_known_hypothesis_gets_a_wrong_one():
     """40 seeded families of each kind at the scaling study's depths (10 to 137, width 10): no
     wrong hypothesis, most get the right one; the families built to say no get none; at three
@@ -136,6 +137,7 @@ def test_a_smooth_but_rough_looking_trend_is_not_read_as_a_noise_path():
     assert fit.hypothesis not in ("rough", "sparse"), fit.report()
 
 
+@pytest.mark.slow
 def test_cli_weights_on_saved_tensors(tmp_path, capsys, monkeypatch):
     """``deeplimits weights`` on .npy files: two and three depths say insufficient evidence (text
     and JSON), four spanning a factor of 8 give the verdict."""
