@@ -106,7 +106,8 @@ class StabilityResult(PlanResult):
         return StabilityPlan(d["arch"], driver_from_spec(d["driver"]), d["activation"], d["width"], d["n_in"],
                              tuple(sorted({r["depth"] for r in d["records"]})),
                              tuple(sorted({r["beta"] for r in d["records"]})), d["draws"], d["inputs"], d["seed"],
-                             d["dtype"], bool(d["samples"]), d["draws"], delta=None if d.get("delta", DELTA) == DELTA else d["delta"], bias=d.get("bias"))
+                             d["dtype"], bool(d["samples"]), d["draws"],
+                             delta=None if d.get("delta", DELTA) == DELTA else d["delta"], bias=d.get("bias"))
 
     @property
     def label(self) -> str:
@@ -280,9 +281,9 @@ def plan_stability(arch: str = "res-3", driver: Driver | str | None = None, *, a
     V_.flag("histograms", histograms)
     chunk = _stability_chunk(net.arch, driver, width, n_in, depths, betas, draws, inputs, dtype, chunk,
                              where.get("device"), where.get("bias", True))
-    return StabilityPlan(net.arch, activation=net.activation.name, width=width, n_in=n_in, depths=tuple(depths),
+    return StabilityPlan(net.arch, driver, net.activation.name, width=width, n_in=n_in, depths=tuple(depths),
                          betas=tuple(betas), draws=draws, inputs=inputs, seed=seed,
-                         dtype=str(dtype).replace("torch.", ""), histograms=histograms, chunk=chunk, driver=driver, **where)
+                         dtype=str(dtype).replace("torch.", ""), histograms=histograms, chunk=chunk, **where)
 
 
 def _stability_chunk(arch, driver, width, n_in, depths, betas, draws, inputs, dtype, chunk, device, bias) -> int:
