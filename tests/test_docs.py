@@ -156,14 +156,18 @@ def run_blocks(page: pathlib.Path, name: str) -> None:
 
 
 @pytest.fixture
-def datasets_restored():
-    """A data set an example registers (docs/data.md registers one) is not left for the tests after it."""
+def registries_restored():
+    """A data set or a driver an example registers (docs/data.md, docs/mathematics.md register one)
+    is not left for the tests after it."""
     from deeplimits.data import base
+    from deeplimits.paths import registry
 
-    registered = dict(base.DATASETS)
+    tables = (base.DATASETS, registry._DRIVERS)
+    registered = [dict(t) for t in tables]
     yield
-    base.DATASETS.clear()
-    base.DATASETS.update(registered)
+    for table, saved in zip(tables, registered):
+        table.clear()
+        table.update(saved)
 
 
 PYTHON_PAGES = [p for p in PAGES if python_steps(p)]
@@ -171,7 +175,7 @@ PYTHON_PAGES = [p for p in PAGES if python_steps(p)]
 
 @pytest.mark.slow
 @pytest.mark.parametrize("page", PYTHON_PAGES, ids=_name)
-@pytest.mark.usefixtures("datasets_restored")
+@pytest.mark.usefixtures("registries_restored")
 def test_examples_of_page(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # examples that write files write them here
     run_blocks(page, _name(page))

@@ -43,7 +43,7 @@ def run_stability_cmd(args) -> int:
     driver = args.driver or kw.pop("driver")
     kw.pop("driver", None)
     params = STABILITY + ("driver", "hurst", "length_scale", "seed", "dtype", "device")
-    driver = plan("stability", params, make_driver, driver, args.hurst, args.length_scale)
+    driver = plan("stability", params, make_driver, driver, hurst=args.hurst, length_scale=args.length_scale)
     spec = plan("stability", params, stability.plan_stability, driver=driver, **kw)
     return _run_study(args, "stability", spec, stability.run_stability, spec.draws, "draw", executor_kw)
 

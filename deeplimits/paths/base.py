@@ -208,10 +208,19 @@ class PathSample(DriverSample):
 
 
 class Driver(abc.ABC):
-    """A weight law as a function of depth. Declares its ``regularity``, ``coupled`` and ``nested``."""
+    """A weight law as a function of depth. Declares its ``regularity``, ``coupled`` and ``nested``,
+    its name and parameters (``name`` / ``names``, ``options``: see
+    :func:`~deeplimits.paths.register_driver`) and the memory the studies need of it
+    (:meth:`sample_bytes`, :meth:`held_bytes`, :meth:`sweep_bytes`, :attr:`stores_path`), so that
+    no study switches on its name."""
 
     name: str
     """The law's name (``'gaussian'``, ``'uniform'``, ``'rademacher'``, ``'fractional'``, ``'smooth'``)."""
+    names: tuple[str, ...] = ()
+    """The names it is registered under (empty: ``(name,)``; the i.i.d. family has three)."""
+    options: tuple = ()
+    """Its parameters, as declared :class:`~deeplimits.options.Option` s (the keywords of
+    :func:`~deeplimits.paths.make_driver`, the keys of :meth:`spec` besides ``'driver'``)."""
     regularity: float
     """The Hölder exponent of its paths: 1/2 (i.i.d.), ``H`` (fractional), 1 (smooth)."""
     coupled: bool = True  # do depths read off one sample share one path?
@@ -280,14 +289,58 @@ class Driver(abc.ABC):
         one drawn ahead and their pairwise sums, of at least one layer each."""
         return 3 * dtype.itemsize * max(_BLOCK_ELEMENTS, draws * math.prod(shape))
 
+    stores_path = False
+    """Does a sample hold its whole path on the finest grid (fractional: its fGn), so that its
+    memory grows with the resolution? (Streamed laws draw blocks from seeds: no.)"""
+    held_copies = 1
+    """Copies of the held weights that the stability studies' historical default chunk rule counts
+    per draw (:func:`~deeplimits.studies.memory.default_draw_bytes`; four for fractional weights)."""
+    independent = False
+    """Are its layers independent with i.i.d. entries (the i.i.d. family, for which the bounds of
+    :func:`~deeplimits.studies.theory.theory_bounds` hold)?
+    """
+    growth_law = False
+    """Is the growth law ``gamma = 1 - beta / regularity`` below the phase boundary stated for it
+    (:func:`~deeplimits.studies.theory.growth_exponent`: i.i.d. and smooth weights)?"""
+
+    def held_bytes(self, entries, layers: int, item: int) -> int:
+        """Peak bytes of holding every one of ``layers`` layers of weight tensors of ``entries``
+        numbers each (all draws), drawn one tensor after another (the propagation studies,
+        :func:`~deeplimits.studies.memory.propagation_bytes`). Here (streamed laws): the layers
+        and the blocks in flight."""
+        return sum(entries) * layers * item + 2 * _BLOCK_ELEMENTS * item
+
+    def sweep_bytes(self, entries: int, reference: int, depths: int, item: int, device=None) -> int:
+        """Peak bytes of the driver in a strong-error sweep over ``reference`` fine steps of a
+        weight of ``entries`` numbers (all draws) read at ``depths`` depths
+        (:func:`~deeplimits.studies.memory.convergence_bytes`). Here (streamed laws): blocks of
+        ``_BLOCK_ELEMENTS`` numbers (at least one layer), the block in use, the one drawn ahead and
+        their trees of pairwise sums, plus one accumulated increment per depth."""
+        return item * (6 * min(reference * entries, max(_BLOCK_ELEMENTS, entries)) + depths * entries)
+
+    @classmethod
+    def create(cls, name: str, **params) -> "Driver":
+        """The driver registered as ``name`` with its (declared) ``params``
+        (:func:`~deeplimits.paths.make_driver`); a family of laws reads ``name``."""
+        return cls(**params)
+
     @abc.abstractmethod
     def _sample(self, shape, draws, resolution, generator, dtype, scale, device) -> DriverSample: ...
 
-    @abc.abstractmethod
     def spec(self) -> dict:
-        """The driver as plain JSON (``{'driver': name, ...}``), the inverse of :func:`make_driver`."""
+        """The driver as plain JSON (``{'driver': name, param: value, ...}``, one key per declared
+        option), the inverse of :func:`~deeplimits.paths.driver_from_spec`."""
+        return {"driver": self.name, **{o.name: getattr(self, o.name) for o in self.options}}
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and other.spec() == self.spec()
+
+    def __hash__(self) -> int:
+        return hash((type(self), tuple(self.spec().items())))
 
     def __repr__(self) -> str:
+        if self.options:
+            return f"{type(self).__name__}({', '.join(f'{o.name}={getattr(self, o.name)}' for o in self.options)})"
         return f"{type(self).__name__}({self.name!r})"
 
 

@@ -11,6 +11,7 @@ import torch
 from .. import _random
 from .. import _validate as V
 from .base import DriverSample, Driver, PathSample, _pow2_floor, pair_sums
+from .registry import register_driver
 
 
 class BrownianSample(PathSample):
@@ -99,6 +100,7 @@ class IIDSample(DriverSample):
             yield self._deliver(signs)
 
 
+@register_driver
 class IIDDriver(Driver):
     """i.i.d. weights with variance ``scale^2``: ``'gaussian'`` (Brownian increments),
     ``'uniform'`` (the papers' default) or ``'rademacher'``.
@@ -108,8 +110,10 @@ class IIDDriver(Driver):
     """
 
     regularity = 0.5
+    growth_law = independent = True
     LAWS = ("gaussian", "uniform", "rademacher")
     """The laws it draws from."""
+    names = ("uniform", "gaussian", "rademacher")  # the order of deeplimits.paths.DRIVERS
 
     def __init__(self, law: str = "gaussian"):
         self.name = V.choice("law", law, self.LAWS)
@@ -120,5 +124,7 @@ class IIDDriver(Driver):
             return BrownianSample(shape, draws, dtype, scale, resolution, _random.seed_from(generator), device)
         return IIDSample(shape, draws, dtype, scale, self.name, _random.seed_from(generator), device)
 
-    def spec(self) -> dict:
-        return {"driver": self.name}
+    @classmethod
+    def create(cls, name: str, **params) -> "IIDDriver":
+        """The law ``name`` (no parameters)."""
+        return cls(name, **params)

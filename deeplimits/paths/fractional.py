@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from typing import Callable, Iterator, Sequence
@@ -13,7 +14,9 @@ from .. import _random
 from .. import _resources as R
 from .. import _validate as V
 from ..errors import ParameterError
-from .base import Driver, PathSample, _pow2_floor, pair_sums
+from ..options import HURST
+from .base import _BLOCK_ELEMENTS, Driver, PathSample, _pow2_floor, pair_sums
+from .registry import register_driver
 
 
 def fgn_autocovariance(n: int, hurst: float) -> np.ndarray:
@@ -140,6 +143,7 @@ class FractionalSample(PathSample):
             yield transform(x * unit if buf is None else torch.mul(x, unit, out=buf[:k1 - k0]))
 
 
+@register_driver
 class FractionalDriver(Driver):
     """Increments of independent fractional Brownian motions with Hurst index ``hurst``.
 
@@ -147,7 +151,10 @@ class FractionalDriver(Driver):
     """
 
     name = "fractional"
+    options = (dataclasses.replace(HURST, help="a Hurst index", required=True),)
     needs_resolution = True
+    stores_path = True
+    held_copies = 4
 
     def __init__(self, hurst: float):
         self.hurst = self.regularity = V.hurst(hurst)
@@ -169,8 +176,17 @@ class FractionalDriver(Driver):
         noise = noise.view(resolution, draws, *shape)
         return FractionalSample(shape, draws, dtype, scale, resolution, self.hurst, noise)
 
-    def spec(self) -> dict:
-        return {"driver": "fractional", "hurst": self.hurst}
+    def held_bytes(self, entries, layers: int, item: int) -> int:
+        """Every layer held with its fGn and its scaled copy (2x), or the last tensor drawn at its
+        peak inside :func:`fgn` beside the others (:func:`~deeplimits._resources.fgn_bytes`)."""
+        return max(sum(entries[:-1]) * layers * item + R.fgn_bytes(layers, entries[-1], item),
+                   2 * sum(entries) * layers * item)
 
-    def __repr__(self) -> str:
-        return f"FractionalDriver(hurst={self.hurst})"
+    def sweep_bytes(self, entries: int, reference: int, depths: int, item: int, device=None) -> int:
+        """The fGn of every entry on the finest grid at its peak (:func:`~deeplimits._resources.fgn_bytes`,
+        on ``device``), then the sweep's chunk of scaled increments and its tree of pairwise sums
+        (each at most half the finest grid and at most a block of ``_BLOCK_ELEMENTS`` numbers, or
+        one layer) and one accumulated increment per depth."""
+        sub = _sub_batched(torch.float64 if item == 8 else torch.float32, device)
+        return (R.fgn_bytes(reference, entries, item, sub_batched=sub)
+                + item * (2 * min(reference // 2 * entries, max(_BLOCK_ELEMENTS, entries)) + depths * entries))

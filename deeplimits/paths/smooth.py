@@ -14,6 +14,7 @@ from .. import _validate as V
 from ..errors import ParameterError
 from ..options import LENGTH_SCALE
 from .base import _BLOCK_ELEMENTS, Driver, DriverSample
+from .registry import register_driver
 
 
 def rbf_kernel(s, t, length_scale: float | None = None):
@@ -92,13 +93,16 @@ class SmoothSample(DriverSample):
 # Drivers
 # ----------------------------------------------------------------------------------------
 
+@register_driver
 class SmoothDriver(Driver):
     """Stationary Gaussian process weights with RBF kernel of length scale ``length_scale``
     (declared by :data:`deeplimits.options.LENGTH_SCALE`: its range, and its default when ``None``)."""
 
     name = "smooth"
+    options = (LENGTH_SCALE,)
     regularity = 1.0
     nested = False
+    growth_law = True
 
     def __init__(self, length_scale: float | None = None):
         self.length_scale = V.option(LENGTH_SCALE, length_scale)
@@ -119,8 +123,14 @@ class SmoothDriver(Driver):
         coef = z * (torch.cat([sqrt_w, sqrt_w]).to(device=device, dtype=dtype) * scale).unsqueeze(1)
         return SmoothSample(shape, draws, dtype, scale, self.length_scale, coef)
 
-    def spec(self) -> dict:
-        return {"driver": "smooth", "length_scale": self.length_scale}
+    def modes(self) -> int:
+        """``2M``: the spectral coefficients per weight entry (:func:`_rbf_quadrature`)."""
+        return 2 * len(_rbf_quadrature(self.length_scale)[0])
 
-    def __repr__(self) -> str:
-        return f"SmoothDriver(length_scale={self.length_scale})"
+    def held_bytes(self, entries, layers: int, item: int) -> int:
+        """The spectral coefficients and one depth's ``layers`` values at a time."""
+        return item * sum(entries) * (self.modes() + layers)
+
+    def sweep_bytes(self, entries: int, reference: int, depths: int, item: int, device=None) -> int:
+        """The spectral coefficients (``2M`` per entry) and values at a chunk of times."""
+        return item * (entries * self.modes() + 2 * max(_BLOCK_ELEMENTS, entries))

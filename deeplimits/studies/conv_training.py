@@ -155,13 +155,12 @@ def init_conv_weights(net, params: dict, configs: list[dict], seed: int):
     ``chunk_seed(seed, init)`` and its stem, shortcuts and head from ``io_seed(seed, init)``: one
     initialisation is the same network for every learning rate (and ``beta`` but for the scale
     of ``delta``)."""
-    from ..paths import make_driver
+    from ..paths import driver_from_spec
     from ..training import init_from_driver
 
     for c, cfg in enumerate(configs):
         g = torch.Generator().manual_seed(chunk_seed(seed, cfg["init"]))
-        init_from_driver(net, make_driver(params["driver"], cfg["hurst"], params.get("length_scale")), generator=g,
-                         config=c)
+        init_from_driver(net, driver_from_spec({**params, "hurst": cfg["hurst"]}), generator=g, config=c)
         g_io = torch.Generator().manual_seed(io_seed(seed, cfg["init"]))
         for name, p in net.named_parameters():
             if name.endswith((".A", ".delta")):

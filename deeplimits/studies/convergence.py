@@ -226,7 +226,7 @@ def _fit_chunk(p: Pair, width, inputs, reference, depths, draws, chunk, dtype, d
     """Draws per task. The default chunk (part of the spec, hence of the seeds) keeps its historical
     rule; it is lowered only where it would not fit the machine, and a given chunk that does not
     fit is refused. Also refuses too many tasks or steps."""
-    stored = any(d.name == "fractional" for d in p.drivers.values())  # fGn is held on the finest grid
+    stored = any(d.stores_path for d in p.drivers.values())  # fGn is held on the finest grid
     per_draw = width * width * inputs * (reference if stored else 1)
     default = int(max(1, min(draws, MAX_CHUNK, (1 << 25) // max(1, per_draw))))
     chunk = None if chunk is None else V_.integer("chunk", chunk)

@@ -23,10 +23,7 @@ import math
 
 import torch
 
-from .. import _random, _resources as R_
 from ..networks import weight_names, weight_shape
-from ..paths.base import _BLOCK_ELEMENTS
-from ..paths.smooth import _rbf_quadrature
 from .sizes import data_sizes
 
 __all__ = ["conv_training_bytes", "ACTIVATIONS_PER_BLOCK", "propagation_bytes", "default_draw_bytes", "convergence_bytes", "scheme_order_bytes",
@@ -46,9 +43,10 @@ def propagation_bytes(arch, driver, width, n_in, depths, betas, inputs, n, item,
 
     * weights: every layer of the deepest network is held (``top`` layers: ``max(depths)``, or
       its power-of-two ceiling for path drivers) for each weight name, ``d^2`` entries for a
-      matrix and ``d`` for a vector; fractional weights keep their fGn and its scaled copy
-      (2x), and the last name drawn peaks inside :func:`~deeplimits.paths.fgn`; smooth
-      weights hold their spectral coefficients and one depth's layers at a time;
+      matrix and ``d`` for a vector, as the driver counts them (:meth:`~deeplimits.paths.Driver.held_bytes`:
+      streamed laws add their blocks in flight; fractional weights keep their fGn and its scaled
+      copy (2x), and the last name drawn peaks inside :func:`~deeplimits.paths.fgn`; smooth
+      weights hold their spectral coefficients and one depth's layers at a time);
     * states: :func:`~.propagation._propagate` stores ``h`` and the preactivation (as wide as
       ``h``; ``h`` itself for res-1) at every layer for the backward pass, with
       ``len(betas) * inputs`` columns per running depth: ``sum(depths)`` column-layers for
@@ -57,13 +55,7 @@ def propagation_bytes(arch, driver, width, n_in, depths, betas, inputs, n, item,
     """
     ms = [math.prod(weight_shape(nm, width)) for nm in weight_names(arch, bias)]
     top = _pow2_ceil(max(depths)) if driver.needs_resolution else max(depths)
-    if driver.name == "fractional":
-        weights = max(sum(ms[:-1]) * top * n * item + R_.fgn_bytes(top, n * ms[-1], item), 2 * sum(ms) * top * n * item)
-    elif driver.name == "smooth":
-        modes = 2 * len(_rbf_quadrature(driver.length_scale)[0])
-        weights = n * item * sum(ms) * (modes + max(depths))
-    else:
-        weights = sum(ms) * top * n * item + 2 * _BLOCK_ELEMENTS * item  # + blocks in flight
+    weights = driver.held_bytes([n * m for m in ms], top, item)
     cols = len(betas) * inputs
     kept = 1 if arch == "res-1" else 2  # res-1's preactivation is h itself
     states = kept * n * cols * width * item * (sum(depths) if driver.nested else max(depths))
@@ -79,40 +71,26 @@ def default_draw_bytes(arch, driver, width, depths, betas, inputs, item, bias: b
     :func:`propagation_bytes` is the model the chunk is then checked against."""
     nw = sum(math.prod(weight_shape(nm, width)) for nm in weight_names(arch, bias))
     top = _pow2_ceil(max(depths)) if driver.needs_resolution else max(depths)
-    return item * (top * nw * (4 if driver.spec()["driver"] == "fractional" else 1)
+    return item * (top * nw * driver.held_copies
                    + max(depths) * len(depths) * len(betas) * inputs * width)
-
-
-def _fgn_sub_batched(item: int, device) -> bool:
-    """Is a fractional sample's fGn drawn a sub-batch at a time (the CPU in float64)?"""
-    return item == 8 and _random._on_cpu(device)
 
 
 def convergence_bytes(p, n: int, inputs: int, reference: int, depths, item: int, device=None) -> int:
     """Peak bytes of :func:`~.strong_error.run_chunk` on ``n`` draws (see :mod:`deeplimits._resources`).
 
-    * fractional weights: the fGn of every entry on the finest grid, ``reference x n x d^2``
-      numbers, at its peak inside :func:`~deeplimits.paths.fgn` (:func:`~deeplimits._resources.fgn_bytes`,
-      on ``device``), then the sweep's chunk of scaled increments and its tree of pairwise sums
-      (each at most half the finest grid and at most a block of ``_BLOCK_ELEMENTS`` numbers, or
-      one layer) and one accumulated increment per depth;
-    * Brownian weights are streamed: blocks of ``_BLOCK_ELEMENTS`` numbers (at least one layer,
-      ``n x entries``), the block in use, the one drawn ahead and their trees of pairwise sums,
-      plus one accumulated increment per depth;
-    * smooth weights: their spectral coefficients (``2M`` per entry) and values at a chunk of times;
+    * each driver as it counts itself (:meth:`~deeplimits.paths.Driver.sweep_bytes`, ``n x entries``
+      numbers): fractional weights hold the fGn of every entry on the finest grid, ``reference x n
+      x d^2`` numbers, at its peak inside :func:`~deeplimits.paths.fgn`, then a chunk of scaled
+      increments and its tree of pairwise sums; Brownian weights are streamed (blocks of
+      ``_BLOCK_ELEMENTS`` numbers, the block in use, the one drawn ahead and their trees of pairwise
+      sums); smooth weights hold their spectral coefficients (``2M`` per entry) and values at a
+      chunk of times; each adds one accumulated increment per depth;
     * states: the reference, the input and a state and two error maps per depth, ``n x inputs x d``
       each; the adaptive ODE references keep the solution at ``reference + 1`` times.
     """
     total = 0
     for name, drv in p.drivers.items():
-        m = math.prod(p._weight_layout(name)[0])
-        if drv.name == "fractional":
-            total += R_.fgn_bytes(reference, n * m, item, sub_batched=_fgn_sub_batched(item, device))
-            total += item * (2 * min(reference // 2 * n * m, max(_BLOCK_ELEMENTS, n * m)) + len(depths) * n * m)
-        elif drv.needs_resolution:
-            total += item * (6 * min(reference * n * m, max(_BLOCK_ELEMENTS, n * m)) + len(depths) * n * m)
-        else:
-            total += item * (n * m * 2 * len(_rbf_quadrature(drv.length_scale)[0]) + 2 * max(_BLOCK_ELEMENTS, n * m))
+        total += drv.sweep_bytes(n * math.prod(p._weight_layout(name)[0]), reference, len(depths), item, device)
     per_state = item * n * inputs * p.width
     total += per_state * (4 * len(depths) + 10)
     if not p.rough:
@@ -120,18 +98,14 @@ def convergence_bytes(p, n: int, inputs: int, reference: int, depths, item: int,
     return int(total)
 
 
-def scheme_order_bytes(n: int, d: int, noise: int, reference: int, depths, item: int, fractional: bool,
+def scheme_order_bytes(n: int, d: int, noise: int, reference: int, depths, item: int, driver,
                        milstein: bool = False, device=None) -> int:
-    """Peak bytes of a chunk of :func:`~.scheme_order.strong_order` on ``n`` draws: the driver as
-    :func:`convergence_bytes` counts it (``noise`` entries), the states (``4 len(depths) + 10`` of
-    ``n x d``) and a step of a shipped scheme: its diffusion ``(n, d, noise)`` and the einsum over it
-    (three of them), and for Milstein the derivatives ``(noise, n, d, noise)`` twice."""
-    if fractional:
-        total = R_.fgn_bytes(reference, n * noise, item, sub_batched=_fgn_sub_batched(item, device))
-        total += item * (2 * min(reference // 2 * n * noise, max(_BLOCK_ELEMENTS, n * noise))
-                         + len(depths) * n * noise)
-    else:
-        total = item * (6 * min(reference * n * noise, max(_BLOCK_ELEMENTS, n * noise)) + len(depths) * n * noise)
+    """Peak bytes of a chunk of :func:`~.scheme_order.strong_order` on ``n`` draws: the ``driver``
+    (a :class:`~deeplimits.paths.Driver`) as :func:`convergence_bytes` counts it (``noise`` entries),
+    the states (``4 len(depths) + 10`` of ``n x d``) and a step of a shipped scheme: its diffusion
+    ``(n, d, noise)`` and the einsum over it (three of them), and for Milstein the derivatives
+    ``(noise, n, d, noise)`` twice."""
+    total = driver.sweep_bytes(n * noise, reference, len(depths), item, device)
     total += item * n * d * (4 * len(depths) + 10) + 3 * item * n * d * noise
     if milstein:
         total += 2 * item * noise * n * d * noise
@@ -144,6 +118,7 @@ def training_bytes(plan, configs: int) -> int:
     activations of one mini-batch) and initialisation (the parameters and the driver sample
     of one configuration's weights), plus the data set (its float64 arrays as loaded and
     split, its tensors) and :data:`INTERPRETER_BYTES`."""
+    from ..paths import driver_from_spec
     from ..training.modules import activation_count, is_fused, parameter_count
     from ..training.train import train_bytes
 
@@ -152,22 +127,20 @@ def training_bytes(plan, configs: int) -> int:
     params = parameter_count(plan.arch, plan.depth, plan.width, d_in, d_out, configs=configs, bias=plan.bias)
     acts = activation_count(plan.arch, is_fused(plan.arch, plan.activation), plan.depth, plan.width,
                             min(plan.batch_size, n_train), configs)
-    init = item * params + init_bytes(plan.driver, plan.hursts[0], plan.length_scale, plan.arch, plan.bias,
-                                      plan.depth, plan.width, getattr(torch, plan.dtype))
+    law = driver_from_spec({**plan.to_dict(), "hurst": plan.hursts[0]})  # the first H axis point's driver
+    init = item * params + init_bytes(law, plan.arch, plan.bias, plan.depth, plan.width,
+                                      getattr(torch, plan.dtype))
     data = (n_train + n_test) * (d_in + d_out) * (item + 16)
     return max(train_bytes(params, acts, item), init) + data + INTERPRETER_BYTES
 
 
-def init_bytes(driver: str, hurst, length_scale, arch: str, bias: bool, depth: int, width: int,
-               dtype: torch.dtype) -> int:
-    """Peak bytes of drawing one configuration's residual weights (:func:`.trained.init_weights`):
-    a sample of the driver per weight tensor (``V``, ``W``; the bias only for ``inside``,
-    :meth:`~deeplimits.paths.Driver.sample_bytes`) and its layers read at once (the first
-    ``depth`` of ``resolution`` when ``depth`` does not divide it)."""
-    from ..paths import make_driver
+def init_bytes(law, arch: str, bias: bool, depth: int, width: int, dtype: torch.dtype) -> int:
+    """Peak bytes of drawing one configuration's residual weights (:func:`.trained.init_weights`)
+    off the driver ``law`` (a :class:`~deeplimits.paths.Driver`): a sample per weight tensor (``V``,
+    ``W``; the bias only for ``inside``, :meth:`~deeplimits.paths.Driver.sample_bytes`) and its
+    layers read at once (the first ``depth`` of ``resolution`` when ``depth`` does not divide it)."""
     from ..training.init import resolution_for
 
-    law = make_driver(driver, hurst, length_scale)
     res = resolution_for(law, depth)
     layers = depth if res is None or res % depth == 0 else res
     shapes = [weight_shape(nm, width) for nm in weight_names(arch, bias)]  # a res-* network's bias starts at 0

@@ -37,7 +37,7 @@ from .. import _random
 from .. import _resources as R_
 from .. import _validate as V_
 from ..errors import ParameterError
-from ..paths import Driver, make_driver
+from ..paths import Driver, driver_from_spec, make_driver
 from ..networks import ResNet, weight_names, weight_shape
 from .memory import _pow2_ceil, propagation_bytes
 from .presets import TASK_BYTES
@@ -295,4 +295,5 @@ def _network(arch, activation) -> ResNet:
 
 
 def _spec_driver(spec: dict) -> Driver:
-    return make_driver(spec["driver"], spec.get("hurst"), spec.get("length_scale"))
+    """The driver of a study's spec (its ``driver`` and the driver's parameters among its keys)."""
+    return driver_from_spec(spec)

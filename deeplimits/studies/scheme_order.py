@@ -109,7 +109,14 @@ def _check(scheme, x0, noise, order, hurst, exact, reference_scheme):
     return order, hurst, x0, V_.integer("noise", noise)
 
 
-def _chunk(scheme, d, noise, draws, reference, depths, chunk, dtype, device, fractional) -> int:
+def _driver(hurst):
+    """The driver of the noise: Brownian (``hurst`` None), else fractional."""
+    from ..paths import FractionalDriver, IIDDriver
+
+    return IIDDriver("gaussian") if hurst is None else FractionalDriver(hurst)
+
+
+def _chunk(scheme, d, noise, draws, reference, depths, chunk, dtype, device, driver) -> int:
     """Draws per chunk: given, or 4096 (a fractional sample: at most ``2^23`` numbers of fGn), lowered
     to fit the memory of ``device`` (:func:`~deeplimits.studies.memory.scheme_order_bytes`); refuses
     too many steps or chunks before any work."""
@@ -118,10 +125,10 @@ def _chunk(scheme, d, noise, draws, reference, depths, chunk, dtype, device, fra
 
     R_.require_count(reference, R_.MAX_STEPS, f"reference={reference} makes too many steps per chunk", ("reference",))
     item = torch.empty((), dtype=dtype).element_size()
-    default = 4096 if not fractional else max(1, _FGN_NUMBERS // (reference * noise))
+    default = max(1, _FGN_NUMBERS // (reference * noise)) if driver.stores_path else 4096
     milstein = type(scheme).__name__ == "Milstein"
     chunk = None if chunk is None else V_.integer("chunk", chunk)
-    chunk = R_.fit_chunk(lambda n: scheme_order_bytes(n, d, noise, reference, depths, item, fractional, milstein, device),
+    chunk = R_.fit_chunk(lambda n: scheme_order_bytes(n, d, noise, reference, depths, item, driver, milstein, device),
                          draws, chunk, default, f"at d={d}, noise={noise}, reference={reference}",
                          ("draws", "reference", "depths"), device=device)
     R_.require_count(R_.tasks_of(draws, chunk), R_.MAX_TASKS, f"draws={draws} in chunks of {chunk} draws makes too "
@@ -168,7 +175,7 @@ class OrderPlan:
 
         n = min(self.chunk, self.draws)
         peak = scheme_order_bytes(n, len(self.x0), self.noise, self.reference, self.depths, self.dtype.itemsize,
-                                  self.hurst is not None, self.milstein, self.device)
+                                  _driver(self.hurst), self.milstein, self.device)
         return R_.Estimate(peak, R_.tasks_of(self.draws, self.chunk), self.draws * len(self.depths), n,
                            self.reference, R_.available_memory(self.device))
 
@@ -194,7 +201,7 @@ def plan_strong_order(scheme, x0, *, noise: int = 1, depths: Sequence[int] = (8,
     if reference < 2 * depths[-1]:
         raise ParameterError("reference", f"reference must be at least 2 * max(depths) = {2 * depths[-1]}, got "
                                           f"{reference}")
-    chunk = _chunk(scheme, len(x0), noise, draws, reference, depths, chunk, dtype, device, hurst is not None)
+    chunk = _chunk(scheme, len(x0), noise, draws, reference, depths, chunk, dtype, device, _driver(hurst))
     return OrderPlan(order, hurst, x0, noise, tuple(depths), draws, reference, chunk, seed, dtype, device,
                      type(scheme).__name__ == "Milstein", exact is not None)
 
@@ -204,9 +211,7 @@ def scheme_errors(scheme, x0, noise, depths, draws, reference, exact, reference_
     """Per-draw errors ``(draws, len(depths))`` (max over the grid, terminal) of a checked scheme
     (the arguments of :func:`strong_order`, validated): chunk ``i`` of draws is seeded by
     ``chunk_seed(seed, i)``."""
-    from ..paths import FractionalDriver, IIDDriver
-
-    driver = IIDDriver("gaussian") if hurst is None else FractionalDriver(hurst)
+    driver = _driver(hurst)
     pair = _SchemePair(scheme, reference_scheme or scheme, exact)
     errs = []
     for c, n in enumerate(chunk_sizes(draws, chunk)):

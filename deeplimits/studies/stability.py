@@ -12,7 +12,7 @@ import torch
 from .. import _resources as R_
 from .. import _validate as V_
 from .._random import chunk_seed
-from ..paths import Driver, driver_spec, make_driver
+from ..paths import Driver, driver_from_spec, driver_spec, make_driver
 from ..runs import register_task, Task, chunk_sizes
 from .memory import default_draw_bytes, propagation_bytes
 from .plan import Plan, register_plan
@@ -91,8 +91,7 @@ class StabilityResult(PlanResult):
     @property
     def driver(self) -> dict:
         """The law of the weights as its spec (``driver``, and ``hurst``/``length_scale`` when set)."""
-        return {k: v for k, v in (("driver", self.plan.driver), ("hurst", self.plan.hurst),
-                                  ("length_scale", self.plan.length_scale)) if k == "driver" or v is not None}
+        return self.plan.driver.spec()
 
     @property
     def delta(self) -> float:
@@ -104,11 +103,10 @@ class StabilityResult(PlanResult):
         """The plan of a result's JSON written before results held their plans: the depths and
         betas of its records, ``histograms`` when it has samples, one chunk of all its draws (the
         chunking was not recorded and does not change the summary)."""
-        drv = d["driver"]
-        return StabilityPlan(d["arch"], drv["driver"], d["activation"], d["width"], d["n_in"],
+        return StabilityPlan(d["arch"], driver_from_spec(d["driver"]), d["activation"], d["width"], d["n_in"],
                              tuple(sorted({r["depth"] for r in d["records"]})),
                              tuple(sorted({r["beta"] for r in d["records"]})), d["draws"], d["inputs"], d["seed"],
-                             d["dtype"], bool(d["samples"]), d["draws"], drv.get("hurst"), drv.get("length_scale"),
+                             d["dtype"], bool(d["samples"]), d["draws"],
                              delta=None if d.get("delta", DELTA) == DELTA else d["delta"], bias=d.get("bias"))
 
     @property
@@ -198,12 +196,13 @@ class StabilityPlan(Plan):
     """A validated stability study (from :func:`plan_stability`); :meth:`to_dict` is its spec."""
 
     study: ClassVar[str] = "stability"
-    optional: ClassVar[tuple[str, ...]] = ("hurst", "length_scale", "device", "delta", "bias")
+    optional: ClassVar[tuple[str, ...]] = ("device", "delta", "bias")
 
     arch: str
     """The residual map."""
-    driver: str
-    """The law of the weights, by name."""
+    driver: Driver
+    """The law of the weights (its spec, :meth:`~deeplimits.paths.Driver.spec`, is spread into
+    :meth:`to_dict`: ``'driver'`` its name, and its parameters, e.g. ``'hurst'``, by their names)."""
     activation: str
     """The activation's name."""
     width: int
@@ -226,10 +225,6 @@ class StabilityPlan(Plan):
     """Whether the norm ratios at the largest depth are kept (``StabilityResult.samples``)."""
     chunk: int
     """Draws per task."""
-    hurst: float | None = None
-    """The Hurst index of fractional weights (``None`` for other laws)."""
-    length_scale: float | None = None
-    """The RBF length scale of smooth weights (``None`` for other laws)."""
     device: str | None = None  # None: the CPU (CPU specs are unchanged)
     """Where the tasks run (``None``: the CPU)."""
     delta: float | None = None  # None: DELTA
@@ -237,6 +232,26 @@ class StabilityPlan(Plan):
     :data:`DELTA`)."""
     bias: bool | None = None  # the inside model only; a spec without it (an older run) had the bias
     """For ``inside`` only: whether the model has the bias ``b`` (``None``: other architectures)."""
+
+    def to_dict(self) -> dict:
+        """The plan as plain JSON, the driver spread into it (``'driver'``: its name, and its parameters)."""
+        return {**super().to_dict(), **self.driver.spec()}
+
+    def __getattr__(self, name: str):
+        """A parameter of the driver by name (``plan.hurst``, ``plan.length_scale``): its value,
+        ``None`` for a law that does not take it."""
+        from ..paths.registry import driver_parameters
+
+        if name.startswith("_") or name == "driver" or name not in driver_parameters():
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return getattr(self.driver, name) if any(o.name == name for o in self.driver.options) else None
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "StabilityPlan":
+        """The plan of a spec written by :meth:`to_dict` (the driver read back from its keys)."""
+        driver = driver_from_spec(d)
+        own = {o.name for o in driver.options}
+        return super().from_dict({**{k: v for k, v in d.items() if k not in own}, "driver": driver})
 
     def estimate(self) -> R_.Estimate:
         """Peak bytes of the largest task, tasks and networks (no allocation)."""
@@ -273,15 +288,15 @@ def plan_stability(arch: str = "res-3", driver: Driver | str | None = None, *, a
     if delta != DELTA:
         where["delta"] = delta
     driver = make_driver("uniform") if driver is None else make_driver(driver) if isinstance(driver, str) else driver
-    dspec = driver_spec(driver)
+    driver_spec(driver)  # a Driver, or a one-line error
     depths = _grid("depths", depths, lambda L: V_.integer("depths", L))
     betas = _grid("betas", betas, lambda b: V_.real("betas", b, low=0.0))
     V_.flag("histograms", histograms)
     chunk = _stability_chunk(net.arch, driver, width, n_in, depths, betas, draws, inputs, dtype, chunk,
                              where.get("device"), where.get("bias", True))
-    return StabilityPlan(net.arch, activation=net.activation.name, width=width, n_in=n_in, depths=tuple(depths),
+    return StabilityPlan(net.arch, driver, net.activation.name, width=width, n_in=n_in, depths=tuple(depths),
                          betas=tuple(betas), draws=draws, inputs=inputs, seed=seed,
-                         dtype=str(dtype).replace("torch.", ""), histograms=histograms, chunk=chunk, **dspec, **where)
+                         dtype=str(dtype).replace("torch.", ""), histograms=histograms, chunk=chunk, **where)
 
 
 def _stability_chunk(arch, driver, width, n_in, depths, betas, draws, inputs, dtype, chunk, device, bias) -> int:

@@ -38,9 +38,6 @@ CRITICAL_LIMITS = (math.expm1(0.5), math.expm1(1.0))
 QUANTILE_LEVELS = (0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 0.95, 0.99)
 """The levels ``1 - delta`` at which the records carry the quantiles of ``r^2`` and their bound."""
 
-#: i.i.d. laws of the weights with symmetric, sub-Gaussian entries of variance ``1/d``
-_IID = ("uniform", "gaussian", "rademacher")
-
 
 def _scale(beta: float, depth: int) -> float:
     """``L a^2 = L^(1 - 2 beta)``, after checking both arguments."""
@@ -67,7 +64,7 @@ def bounds_apply(arch: str, activation, driver) -> bool:
     behind a symmetric inner weight (res-2, res-3), for which ``E ReLU(Wh)_i^2 = E (Wh)_i^2 / 2``."""
     from ..activations import activation as _activation
 
-    if arch == "inside" or driver.name not in _IID:
+    if arch == "inside" or not driver.independent:
         return False
     name = _activation(activation).name
     if name == "identity" or (name == "relu" and arch != "res-1"):
@@ -122,9 +119,7 @@ def regularity(driver) -> float:
     """``rho``, the exponent in ``r_h ~ L^(rho - beta)`` in the identity regime: 1/2 for i.i.d.
     weights (the sum of ``L`` independent terms), ``max(H, 1/2)`` for fractional weights (the
     observed phase boundary, Marion et al. §4), 1 for smooth weights (a Riemann sum)."""
-    if driver.name == "fractional":
-        return max(driver.hurst, 0.5)
-    return 1.0 if driver.name == "smooth" else 0.5
+    return max(driver.regularity, 0.5)  # the driver's Hölder exponent, at least 1/2
 
 
 def predicted_slope(driver, beta: float) -> float | None:
@@ -138,12 +133,9 @@ def growth_exponent(driver, beta: float) -> float | None:
     """``gamma`` in ``max_k ||h_k - h_0|| / ||h_0|| ~ exp(lambda L^gamma)`` below the boundary:
     ``1 - beta`` for smooth weights (the ODE ``dH = L^(1-beta) V(t) g(H) dt``), ``1 - 2 beta``
     for i.i.d. weights (``E r^2`` grows like ``exp(c L a^2)``); ``None`` at or above the boundary
-    and for fractional weights (no growth law is stated)."""
-    if driver.name == "smooth":
-        return 1.0 - beta if beta < 1.0 else None
-    if driver.name in _IID:
-        return 1.0 - 2.0 * beta if beta < 0.5 else None
-    return None
+    and for fractional weights (no growth law is stated: :attr:`~deeplimits.paths.Driver.growth_law`)."""
+    rho = driver.regularity  # 1 (smooth), 1/2 (i.i.d.): gamma = 1 - beta / rho
+    return 1.0 - beta / rho if driver.growth_law and beta < rho else None
 
 
 def classify(median: float) -> str:

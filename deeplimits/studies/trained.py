@@ -121,12 +121,12 @@ def init_weights(net, params: dict, configs: list[dict], seed: int):
     residual weights off its driver with the generator seeded ``chunk_seed(seed, init)``, and
     its input and output layers from :func:`~deeplimits._random.io_seed` ``(seed, init)`` (so one
     initialisation is the same network for every ``beta`` and learning rate)."""
-    from ..paths import make_driver
+    from ..paths import driver_from_spec
     from ..training import init_from_driver
 
     for c, cfg in enumerate(configs):
         g = torch.Generator().manual_seed(chunk_seed(seed, cfg["init"]))
-        driver = make_driver(params["driver"], cfg["hurst"], params.get("length_scale"))
+        driver = driver_from_spec({**params, "hurst": cfg["hurst"]})
         init_from_driver(net, driver, generator=g, config=c)
         g_io = torch.Generator().manual_seed(io_seed(seed, cfg["init"]))
         for name in ("A", "B"):

@@ -35,9 +35,9 @@ _CPU = PRESETS[DEFAULT_PRESET]  # the defaults of plan_trained_limit: the comman
 
 
 def _driver(name: str, length_scale):
-    from ..paths import make_driver
+    from ..paths import driver_from_spec
 
-    return make_driver(name, length_scale=length_scale if name == "smooth" else None)
+    return driver_from_spec({"driver": name, "length_scale": length_scale})  # read by the drivers that take it
 
 
 def train_depth_family(case: str, data, *, depths: Sequence[int], reference: int, seeds: int, epochs: int, lr: float,
@@ -211,7 +211,7 @@ def _family_args(case, depths, reference) -> tuple[str, tuple[int, ...], int]:
     reference = V_.integer("reference", reference, low=max(depths) + 1)
     for L in depths:
         V_.divides("depths", L, reference)
-    if CASES[case]["driver"] in ("gaussian", "fractional"):
+    if _driver(CASES[case]["driver"], None).needs_resolution:
         V_.power_of_two("reference", reference)
     return case, depths, reference
 
