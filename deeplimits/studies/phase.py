@@ -15,7 +15,7 @@ from ..paths import make_driver
 from ..runs import register_task, Task
 from .plan import Plan, register_plan
 from .presets import PHASE_PRESETS
-from .result import PlanResult
+from .result import PlanResult, draw_into
 from .propagation import CAP, _common, _grid, _network, _phase_depths, _run, bias_field, estimate_phase
 from .theory import critical_beta
 
@@ -112,11 +112,7 @@ class PhaseResult(PlanResult):
 
     def figures(self, out: str) -> list[str]:
         """Draw the phase diagram into the directory ``out`` (``phase.png``); returns its path."""
-        import os
-
-        path = os.path.join(out, "phase.png")
-        self.plot(path)
-        return [path]
+        return draw_into(out, [("phase.png", self.plot)])
 
     def plot(self, path: str | None = None, *, ax=None):
         """Heat maps of mean log10 r_h and log10 r_p with beta*(H) against max(H, 1/2)."""

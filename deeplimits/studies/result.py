@@ -17,7 +17,7 @@ from typing import ClassVar
 
 from .._plain import PlainData, strict
 
-__all__ = ["PlanResult"]
+__all__ = ["PlanResult", "draw_into"]
 
 
 class PlanResult(PlainData):
@@ -52,3 +52,14 @@ class PlanResult(PlainData):
         """The plan of a result's JSON written before results held their plans: its shown values
         under the plan's names (a subclass adds what such JSON did not record)."""
         return cls.plan_type.from_dict({field: d[k] for k, field in cls.shown.items() if field and k in d})
+
+
+def draw_into(out: str, figures) -> list[str]:
+    """Draw each ``(file name, draw)`` of ``figures`` into the directory ``out`` (``draw(path)``,
+    a result's ``plot``); returns the paths drawn (what a result's ``figures(out)`` returns)."""
+    import os
+
+    paths = [os.path.join(out, name) for name, _ in figures]
+    for path, (_, draw) in zip(paths, figures):
+        draw(path)
+    return paths

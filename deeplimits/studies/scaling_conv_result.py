@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from .result import PlanResult
+from .result import PlanResult, draw_into
 from .scaling_result import _median, _median_records, _slope
 
 __all__ = ["ConvScalingResult", "conv_exponents", "PUBLISHED_CONV", "conv_family"]
@@ -130,13 +130,7 @@ class ConvScalingResult(PlanResult):
     def figures(self, out: str) -> list[str]:
         """Draw Figs. 7-8 of Cohen et al. into the directory ``out`` (``scaling.png``), none when
         every network blew up; returns the paths drawn."""
-        import os
-
-        if not any(r["finite"] for r in self.records):
-            return []
-        path = os.path.join(out, "scaling.png")
-        self.plot(path)
-        return [path]
+        return draw_into(out, [("scaling.png", self.plot)] * any(r["finite"] for r in self.records))
 
     def plot(self, path: str | None = None, *, ax=None):
         """Figs. 7-8 of Cohen et al. (:func:`~deeplimits.studies.conv_plots.plot_conv_scaling`): the

@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from .._plain import PlainData
+from .result import draw_into
 
 __all__ = ["ScalingResult", "family_exponents", "PUBLISHED", "PUBLISHED_EMBEDDED", "LOSS_NAMES"]
 
@@ -147,11 +148,7 @@ class ScalingResult(PlainData):
 
     def figures(self, out: str) -> list[str]:
         """Draw the scaling figure into the directory ``out`` (``scaling.png``); returns its path."""
-        import os
-
-        path = os.path.join(out, "scaling.png")
-        self.plot(path)
-        return [path]
+        return draw_into(out, [("scaling.png", self.plot)])
 
     def plot(self, path: str | None = None, *, ax=None):
         """The figures of Cohen et al.'s Figs. 2-6 (:func:`deeplimits.studies.scaling_plots.plot_scaling`):

@@ -16,11 +16,11 @@ from ..paths import Driver, driver_from_spec, driver_spec, make_driver
 from ..runs import register_task, Task, chunk_sizes
 from .memory import default_draw_bytes, propagation_bytes
 from .plan import Plan, register_plan
-from .result import PlanResult
+from .result import PlanResult, draw_into
 from .presets import DEFAULTS, STABILITY_PRESETS  # noqa: F401 - STABILITY_PRESETS re-exported (torch-free home)
 from .propagation import (CAP, _check_steps, _chunk, _common, _network, _sizes,
                           _grid, _run, _spec_driver, bias_field, estimate_stability)
-from .stability_theory import fit_lines, fits, quantiles, theory_lines
+from .stability_theory import fit_lines, fits, lognormal_fit, quantiles, ratio_statistics, theory_lines
 from .theory import CRITICAL_LIMITS, bounds_apply, classify, high_probability_bounds, theory_bounds
 from .theory_conditions import high_probability_conditions, high_probability_constants
 
@@ -142,17 +142,10 @@ class StabilityResult(PlanResult):
         return "\n".join(lines)
 
     def figures(self, out: str) -> list[str]:
-        """Draw the result's figures into the directory ``out``: ``stability.png``, ``theory.png``
-        and, with stored samples, ``histograms.png``; returns their paths."""
-        import os
-
-        figs = [os.path.join(out, "stability.png"), os.path.join(out, "theory.png")]
-        self.plot(figs[0])
-        self.plot_theory(figs[1])
-        if self.samples:
-            figs.append(os.path.join(out, "histograms.png"))
-            self.plot_histograms(figs[-1])
-        return figs
+        """Draw ``stability.png``, ``theory.png`` and, with stored samples, ``histograms.png``
+        into the directory ``out``; returns their paths."""
+        return draw_into(out, [("stability.png", self.plot), ("theory.png", self.plot_theory)]
+                         + [("histograms.png", self.plot_histograms)] * bool(self.samples))
 
     def plot(self, path: str | None = None, *, ax=None):
         """Median ratios against depth with quartile bands, one line per beta."""
@@ -172,22 +165,6 @@ class StabilityResult(PlanResult):
         from ..plots import plot_theory
 
         return plot_theory(self, path, ax=ax)
-
-
-def _stats(x: np.ndarray) -> dict:
-    return {"mean": float(x.mean()), "median": float(np.median(x)), "q25": float(np.quantile(x, 0.25)),
-            "q75": float(np.quantile(x, 0.75)), "mean_sq": float((x ** 2).mean())}
-
-
-def _lognormal(x: np.ndarray) -> dict | None:
-    from ._normality import normaltest
-
-    y = np.log(x[(x < CAP) & (x > 0)])
-    if len(y) < 20:
-        return None
-    statistic, pvalue = normaltest(y)
-    return {"mu": float(y.mean()), "sigma": float(y.std(ddof=1)), "statistic": statistic, "pvalue": pvalue,
-            "n": int(len(y))}
 
 
 @register_plan
@@ -336,9 +313,9 @@ def summarise_stability(spec: dict, parts: Sequence[dict], seconds: float = 0.0)
         for j, depth in enumerate(spec["depths"]):
             cell = {k: v[:, j, i, :] for k, v in a.items()}  # (draws, inputs), already capped
             rec = {"beta": beta, "depth": depth, "driver": spec["driver"]}
-            rec["r_h"], rec["r_p"] = _stats(cell["r_h"].ravel()), _stats(cell["r_p"].ravel())
-            rec["r_h_max"] = _stats(cell["r_h_max"].ravel()) if "r_h_max" in cell else None
-            rec["norm_ratio_h"], rec["norm_ratio_p"] = _stats(cell["norm_h"].ravel()), _stats(cell["norm_p"].ravel())
+            for key, name in (("r_h", "r_h"), ("r_p", "r_p"), ("r_h_max", "r_h_max"), ("norm_ratio_h", "norm_h"),
+                              ("norm_ratio_p", "norm_p")):  # r_h_max: None in chunks stored before it was recorded
+                rec[key] = ratio_statistics(cell[name].ravel()) if name in cell else None
             rec["exploded"] = int(((cell["r_h"] >= CAP) | (cell["r_p"] >= CAP)).any(-1).sum())
             bounds = theory_bounds(beta, depth) if apply else (None, None)
             rec["theory_lower"], rec["theory_upper"] = (b if b is not None and math.isfinite(b) else None
@@ -352,8 +329,8 @@ def summarise_stability(spec: dict, parts: Sequence[dict], seconds: float = 0.0)
             rec["hp_unmet"] = {b: [c["text"] for c in rec["hp_conditions"] if c["bound"] == b and not c["holds"]]
                                for b in ("lower", "upper")}
             rec["regime"] = classify(rec["r_h"]["median"])
-            rec["lognormal_h"] = _lognormal(cell["norm_h"].ravel())
-            rec["lognormal_p"] = _lognormal(cell["norm_p"].ravel())
+            rec["lognormal_h"] = lognormal_fit(cell["norm_h"].ravel())
+            rec["lognormal_p"] = lognormal_fit(cell["norm_p"].ravel())
             records.append(rec)
             if spec["histograms"] and depth == spec["depths"][-1]:
                 samples.append({"beta": beta, "depth": depth, "norm_h": cell["norm_h"].ravel().tolist(),

@@ -11,7 +11,7 @@ from .fits import bootstrap_fit
 from .propagation import CAP
 from .theory import QUANTILE_LEVELS, growth_exponent, predicted_slope, quantile_bound
 
-__all__ = ["quantiles", "fits", "theory_lines", "fit_lines"]
+__all__ = ["quantiles", "fits", "theory_lines", "fit_lines", "ratio_statistics", "lognormal_fit"]
 
 
 def quantiles(cell: dict, beta: float, depth: int) -> dict | None:
@@ -121,3 +121,22 @@ def fit_lines(f: dict) -> list[str]:
                    f"L^{f['growth_exponent']:.3g}) with lambda = {f['growth_lambda']:.4f}{ci(f['growth_lambda_ci'])} "
                    f"(depths {f['growth_depths'][0]}..{f['growth_depths'][-1]})")
     return out
+
+
+def ratio_statistics(x: np.ndarray) -> dict:
+    """``mean``, ``median``, quartiles ``q25``/``q75`` and ``mean_sq`` of the ratios ``x``."""
+    return {"mean": float(x.mean()), "median": float(np.median(x)), "q25": float(np.quantile(x, 0.25)),
+            "q75": float(np.quantile(x, 0.75)), "mean_sq": float((x ** 2).mean())}
+
+
+def lognormal_fit(x: np.ndarray) -> dict | None:
+    """The normal fit ``(mu, sigma)`` of ``log x`` over the finite positive ratios (below :data:`CAP`)
+    with the D'Agostino-Pearson test (``statistic``, ``pvalue``, ``n``); ``None`` under 20 values."""
+    from ._normality import normaltest
+
+    y = np.log(x[(x < CAP) & (x > 0)])
+    if len(y) < 20:
+        return None
+    statistic, pvalue = normaltest(y)
+    return {"mu": float(y.mean()), "sigma": float(y.std(ddof=1)), "statistic": statistic, "pvalue": pvalue,
+            "n": int(len(y))}

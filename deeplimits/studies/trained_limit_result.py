@@ -12,6 +12,7 @@ import numpy as np
 
 from .._plain import PlainData
 from ..errors import ParameterError
+from .result import draw_into
 
 __all__ = ["TrainedLimitResult", "summarise_case", "QUANTITIES"]
 
@@ -158,11 +159,7 @@ class TrainedLimitResult(PlainData):
     def figures(self, out: str) -> list[str]:
         """Draw the trained limit's figure into the directory ``out`` (``trained-limit.png``);
         returns its path."""
-        import os
-
-        path = os.path.join(out, "trained-limit.png")
-        self.plot(path)
-        return [path]
+        return draw_into(out, [("trained-limit.png", self.plot)])
 
     def plot(self, path=None, *, ax=None):
         """The figure of :func:`deeplimits.studies.trained_limit_plots.plot_trained_limit`."""
