@@ -8,10 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "bench_conv.py"
 
 
+@pytest.mark.slow
 def test_peak_mode_prints_every_case_against_both_peaks(tmp_path):
     out = tmp_path / "peak.json"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -64,6 +64,7 @@ def test_every_top_level_name_has_a_reference_entry(site):
     assert not missing, missing
 
 
+@pytest.mark.slow
 def test_the_exports_table_lists_the_users_api(site):
     """docs/reference/index.md lists every name of the root's ``__all__`` and nothing else."""
     html = (site / "reference" / "index.html").read_text()

@@ -31,6 +31,7 @@ def net(configs=1, dtype=F64, seed=0, **kw):
     return m
 
 
+@pytest.mark.slow
 def test_batched_training_equals_each_configuration_alone():
     """Two learning rates trained at once give the losses each reaches trained alone (same
     initial weights, same batches): float64, equal to rounding (1e-9 relative)."""
@@ -44,6 +45,7 @@ def test_batched_training_equals_each_configuration_alone():
             assert res.records[c][k] == pytest.approx(one.records[0][k], rel=1e-9)
 
 
+@pytest.mark.slow
 def test_learning_rate_halfway_and_early_stopping():
     data = toy()
     res = train(net(), data, lr=1e-2, epochs=4, batch_size=32)
@@ -101,6 +103,7 @@ def test_bad_arguments_are_one_line_errors(kwargs, match):
     assert "\n" not in str(e.value)
 
 
+@pytest.mark.slow
 def test_squared_loss_for_regression():
     data = load_dataset("synthetic", seed=0, n=256)
     m = ResidualNetwork("res-2", 8, 16, data.input_dim, data.output_dim, beta=0.5)

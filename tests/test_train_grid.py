@@ -30,6 +30,7 @@ def _close(a, b, rel):
             assert ra[k] == pytest.approx(rb[k], rel=rel, abs=rel), (k, ra, rb)
 
 
+@pytest.mark.slow
 def test_grid_records_best_and_stored_weights(tmp_path):
     plan = plan_training(**SMALL)
     assert plan.chunk == 4 and len(plan.tasks()) == 2 and len(plan.configs()) == 8
