@@ -231,7 +231,7 @@ def test_every_study_is_known_to_a_fresh_process():
 
     code = ("from deeplimits.studies import _register_plans; from deeplimits.studies.plan import _PLANS, Plan; "
             "_register_plans(); known = set(_PLANS); import deeplimits.studies as S, pkgutil, importlib; "
-            "mods = [importlib.import_module('deeplimits.studies.' + m.name) for m in pkgutil.iter_modules(S.__path__)]; "
+            "mods = [importlib.import_module(m.name) for m in pkgutil.walk_packages(S.__path__, 'deeplimits.studies.')]; "
             "defined = {c.study for m in mods for c in vars(m).values() if isinstance(c, type) and issubclass(c, Plan)}; "
             "print(sorted(str(s) for s in defined - known))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -31,9 +31,10 @@ _WHERE = {
     **dict.fromkeys(("fit_rate", "sweep_errors"), "strong_error"),
     **dict.fromkeys(("TrainPlan", "TrainGridResult", "plan_training", "train_grid", "critical_line"), "training"),
     "load_trained": "trained",
-    **dict.fromkeys(("ScalingPlan", "ScalingResult", "plan_scaling"), "scaling"),
-    **dict.fromkeys(("TrainedLimitPlan", "plan_trained_limit", "train_depth_family"), "trained_limit"),
-    "TrainedLimitResult": "trained_limit_result",
+    **dict.fromkeys(("ScalingPlan", "plan_scaling"), "scaling.study"),
+    "ScalingResult": "scaling.result",
+    **dict.fromkeys(("TrainedLimitPlan", "plan_trained_limit", "train_depth_family"), "trained_limit.study"),
+    "TrainedLimitResult": "trained_limit.result",
     "Plan": "plan",
 }
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from .result import PlanResult, draw_into
-from .scaling_result import _median, _median_records, _slope
+from .scaling.result import _median, _median_records, _slope
 
 __all__ = ["ConvScalingResult", "conv_exponents", "PUBLISHED_CONV", "conv_family"]
 
