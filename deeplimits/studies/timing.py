@@ -115,12 +115,12 @@ def trained_limit_seconds(plan) -> float:
 def _train_seconds(plan) -> float:
     """:class:`~deeplimits.studies.training.TrainPlan`: its chunks of configurations, each
     :meth:`~deeplimits.studies.training.TrainPlan.steps` layer passes; a convolutional grid by its
-    floating-point operations (:func:`~deeplimits.studies.scaling_conv.conv_flops`)."""
+    floating-point operations (:func:`~deeplimits.studies.scaling_conv.study.conv_flops`)."""
     per_beta = plan.n_configs // len(plan.betas)
     chunks = _chunks(per_beta, min(plan.chunk, per_beta)) * len(plan.betas)
     if plan.study == "train-conv":
         from ..data.augment import IMAGE_SHAPES
-        from .scaling_conv import CONV_FLOPS_PER_SECOND, conv_flops
+        from .scaling_conv.study import CONV_FLOPS_PER_SECOND, conv_flops
         from .sizes import data_sizes
 
         n_train, n_test = data_sizes(plan.dataset, plan.root)[:2]
