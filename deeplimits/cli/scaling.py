@@ -23,7 +23,7 @@ OPTIONS = ("dataset", "activation", "delta", "depths", "width", "seeds", "optimi
 
 
 def run_scaling_cmd(args) -> int:
-    from ..studies.scaling import plan_scaling
+    from ..studies.scaling.study import plan_scaling
 
     if args.arch == "conv":
         return run_conv_scaling(args, run_and_report)

@@ -68,7 +68,7 @@ def add_parser(sub, run_flags):
 def run_trained_limit_cmd(args) -> int:
     import torch
 
-    from ..studies.trained_limit import plan_trained_limit
+    from ..studies.trained_limit.study import plan_trained_limit
 
     executor_kw = executor(args, "trained-limit")
     kw = preset_options(args, C_.PRESETS[args.preset], OPTIONS)

@@ -60,7 +60,7 @@ def _chunks(draws: int, chunk: int) -> list[int]:
 
 
 def convergence_seconds(plan) -> float:
-    """:class:`~deeplimits.studies.convergence.ConvergencePlan`: per chunk of ``n`` draws, the
+    """:class:`~deeplimits.studies.convergence.study.ConvergencePlan`: per chunk of ``n`` draws, the
     limit on the reference grid and every network, each step reading ``n`` samples of every weight
     and multiplying ``n x inputs`` states by them."""
     pair = plan.pair()
