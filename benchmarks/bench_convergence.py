@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 import deeplimits as dl
-from deeplimits.studies.convergence import chunk_seed, plan_convergence, run_plan
+from deeplimits.studies.convergence.study import chunk_seed, plan_convergence, run_plan
 
 
 def _dtype(name):

@@ -21,7 +21,7 @@ def plot_convergence(results: Sequence, path: str | None = None, *, ax=None):
     slope drawn through the data's centre.
 
     Args:
-        results: :class:`~deeplimits.studies.convergence.ConvergenceResult` objects.
+        results: :class:`~deeplimits.studies.convergence.result.ConvergenceResult` objects.
         path: write the figure there (PNG) when given.
         ax: an Axes (one result) or one Axes per result, to draw into; created when omitted.
     Returns:

@@ -1329,7 +1329,7 @@ def test_bad_library_call(call, exc, rx, isolated, tmp_path, monkeypatch):
 def test_a_run_that_fails_before_any_task_leaves_nothing(error, status, cwd, monkeypatch, capsys):
     """An unreachable scheduler (or Ctrl-C) before the first task: the run directory and store
     this command created are removed; one line."""
-    import deeplimits.studies.convergence as conv
+    import deeplimits.studies.convergence.study as conv
     from deeplimits import runs as sweeps
 
     err_type = getattr(sweeps, "ExecutorError", None)
@@ -1352,7 +1352,7 @@ def test_a_run_that_fails_before_any_task_leaves_nothing(error, status, cwd, mon
 def test_refused_sizes_name_the_flags_to_change(cwd, monkeypatch, capsys):
     """A ResourceError from a plan: exit 2, one line, its knobs shown as the command's flags."""
     import deeplimits.studies.stability as prop
-    import deeplimits.studies.convergence as conv
+    import deeplimits.studies.convergence.study as conv
 
     def too_big(*a, **kw):
         raise V.ResourceError("needs about 7.3 TiB of memory, 15 GiB available", needed=8e12, available=1.6e10,

@@ -148,7 +148,7 @@ def test_the_published_preset_plans_from_local_cifar10_files(tmp_path, capsys):
 def _family(kernel_at, depths, seed=0):
     """Records of the scaling task for networks whose kernels ``A_k``, ``delta_k`` are ``kernel_at(k, L, z)``
     (``z`` a fixed random 2 x 2 x 3 x 3 kernel), read by the task's own diagnostics."""
-    from deeplimits.studies.scaling_conv_task import kernel_diagnostics
+    from deeplimits.studies.scaling_conv.task import kernel_diagnostics
 
     z = torch.randn(1, 2, 2, 3, 3, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
     records = []
@@ -166,7 +166,7 @@ def test_the_conv_verdict_on_kernel_families_of_known_structure():
     """Three blocks of constant order among blocks of size 1e-3 / L: alpha 0, the verdict sparse;
     a smooth function of k / L scaled by 1/L: alpha 1, beta 1, smooth, not sparse (the exact
     exponents: the norms are exact powers of L up to the smooth profile's discretisation)."""
-    from deeplimits.studies.scaling_conv_result import conv_exponents
+    from deeplimits.studies.scaling_conv.result import conv_exponents
 
     depths = [8, 16, 24, 32, 48, 64]  # the noise part (from 20 blocks) at four: its exponent has an interval
 
@@ -207,7 +207,7 @@ def test_runs_plot_and_show_read_conv_runs(tmp_path, capsys):
 
 
 def test_scaling_conv_refusals_and_a_blown_up_network():
-    from deeplimits.studies.scaling_conv_task import kernel_diagnostics
+    from deeplimits.studies.scaling_conv.task import kernel_diagnostics
 
     with pytest.raises(ValueError, match="depths must be at least 3 blocks"):
         plan_conv_scaling(depths=[2, 4])
@@ -231,7 +231,7 @@ def test_every_study_is_known_to_a_fresh_process():
 
     code = ("from deeplimits.studies import _register_plans; from deeplimits.studies.plan import _PLANS, Plan; "
             "_register_plans(); known = set(_PLANS); import deeplimits.studies as S, pkgutil, importlib; "
-            "mods = [importlib.import_module('deeplimits.studies.' + m.name) for m in pkgutil.iter_modules(S.__path__)]; "
+            "mods = [importlib.import_module(m.name) for m in pkgutil.walk_packages(S.__path__, 'deeplimits.studies.')]; "
             "defined = {c.study for m in mods for c in vars(m).values() if isinstance(c, type) and issubclass(c, Plan)}; "
             "print(sorted(str(s) for s in defined - known))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

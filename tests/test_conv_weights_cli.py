@@ -141,7 +141,7 @@ class _Holder(torch.nn.Module):
 @pytest.mark.slow
 def test_plot_conv_scaling_writes_a_png_and_checks_its_input(tmp_path):
     from deeplimits.errors import ParameterError
-    from deeplimits.studies.conv_plots import plot_conv_scaling
+    from deeplimits.studies.scaling_conv.plots import plot_conv_scaling
 
     fams = {"A": [conv_weight_diagnostics([_sparse(L)[: L // 2], _sparse(L)[L // 2:]], 8, name="A") for L in (8, 16, 32)],
             "delta": [conv_weight_diagnostics(_sparse(L, 1), 8, name="delta") for L in (8, 16, 32)]}

@@ -15,7 +15,7 @@ import torch
 import deeplimits as dl
 from deeplimits import _random
 from deeplimits._validate import ResourceError
-from deeplimits.studies import convergence as C
+from deeplimits.studies.convergence import study as C
 from deeplimits.studies import phase as PH
 from deeplimits.studies import stability as ST
 from deeplimits.studies import plan_phase, plan_stability

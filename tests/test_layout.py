@@ -311,7 +311,7 @@ class Sources:
         for d in (P.DEFAULTS, P.STABILITY_PRESETS, P.PHASE_PRESETS, P.TRAIN_PRESETS, P.SCALING_PRESETS,
                   P.STUDY_OPTIONS):
             self.mapping(d)
-        from deeplimits.studies import trained_limit_cases as T
+        from deeplimits.studies.trained_limit import cases as T
 
         for d in (T.DEFAULTS, T.PRESETS):
             self.mapping(d)

@@ -157,7 +157,7 @@ def test_the_estimate_is_printed_before_the_run_and_dask_gives_the_same_records(
 def test_ablation_plans_change_one_knob_at_a_time(activation):
     """Each variant differs from the protocol in its own options only (ReLU, one delta_k per
     layer: its own rows, the delta init and the depth range among them)."""
-    from deeplimits.studies.scaling_ablation import ABLATION, PER_LAYER_ABLATION, ablation_plans
+    from deeplimits.studies.scaling.ablation import ABLATION, PER_LAYER_ABLATION, ablation_plans
 
     base = dict(depths=[4, 8], max_epochs=1, samples=64, activation=activation)
     rows = ABLATION if activation == "tanh" else PER_LAYER_ABLATION
@@ -175,7 +175,7 @@ def test_ablation_plans_change_one_knob_at_a_time(activation):
 def test_ablation_changes_one_knob_at_a_time(tmp_path, capsys):
     """--ablation: the protocol, then each variant (its plans: the test above); the estimator row
     reads the protocol's run with the max norm; one run store per variant."""
-    from deeplimits.studies.scaling_ablation import ABLATION, ablation_plans
+    from deeplimits.studies.scaling.ablation import ABLATION, ablation_plans
 
     plans = ablation_plans(depths=[4, 8], max_epochs=1, samples=64)
     argv = ["scaling", "--depths", "4,8", "--max-epochs", "1", "--samples", "64", "--quiet", "--ablation",
@@ -195,9 +195,9 @@ def test_per_layer_delta_starts_as_the_published_code_draws_it():
     of positive signs 1/2 within 0.1 (standard error 0.025: 4 of them); shared, delta = 1/L."""
     import torch
 
-    from deeplimits.studies.scaling_task import _data, _network
+    from deeplimits.studies.scaling.task import _data, _network
 
-    from deeplimits.studies.scaling_ablation import ablation_row
+    from deeplimits.studies.scaling.ablation import ablation_row
 
     plan = plan_scaling(activation="relu", depths=[8, 400], lr=1e-12, max_epochs=1, samples=64)
     res = plan.run()
@@ -222,7 +222,7 @@ def test_published_bias_init_and_inputs_on_the_sphere():
     import torch
 
     from deeplimits.data import cohen_targets
-    from deeplimits.studies.scaling_task import _data, _network
+    from deeplimits.studies.scaling.task import _data, _network
 
     plan = plan_scaling(activation="relu", depths=[8, 400], bias_init="normal", inputs="sphere", lr=1e-12,
                         max_epochs=1, samples=64)
@@ -268,7 +268,7 @@ def test_relu_trains_at_the_published_scale_only_with_the_published_delta_init()
 def test_tiny_operations_run_on_one_thread_and_the_count_comes_back():
     import torch
 
-    from deeplimits.studies.scaling_task import ONE_THREAD_BELOW, _threads_for
+    from deeplimits.studies.scaling.task import ONE_THREAD_BELOW, _threads_for
 
     before = torch.get_num_threads()
     with _threads_for(32 * 10, "cpu"):
@@ -286,7 +286,7 @@ def test_a_pair_the_solver_gives_up_on_is_nan_for_that_configuration_only(monkey
     import torch
 
     import deeplimits.diagnostics as D
-    from deeplimits.studies.scaling_task import _pair_distance
+    from deeplimits.studies.scaling.task import _pair_distance
     from deeplimits.training import ResidualNetwork
 
     net = ResidualNetwork("inside", 5, 3, 3, 3, configs=3, bias=True)
@@ -363,7 +363,7 @@ def test_published_batches_and_running_stop_rule():
     import torch
 
     from deeplimits.data import copying_shuffle
-    from deeplimits.studies.scaling_task import PATIENCE, _data, _epoch_batches, _network, train_to_threshold
+    from deeplimits.studies.scaling.task import PATIENCE, _data, _epoch_batches, _network, train_to_threshold
     from deeplimits._random import epoch_seed
 
     plan = plan_scaling(activation="relu", depths=[6, 12], samples=125, batches="published", stop_rule="running",

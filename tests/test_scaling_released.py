@@ -39,7 +39,7 @@ def test_the_preset_is_the_released_run_experiment_with_relu_and_one_delta_per_l
     assert deep.depths[-1] == 9100 and deep.depths[:len(plan.depths)] == plan.depths
     assert {k: v for k, v in deep.to_dict().items() if k != "depths"} == \
         {k: v for k, v in plan.to_dict().items() if k != "depths"}
-    from deeplimits.studies.scaling_report import protocol_line
+    from deeplimits.studies.scaling.report import protocol_line
 
     line = protocol_line(plan.protocol())
     assert "sgd at lr 0.005" in line and "the first batch of 50" in line and "<= 0.01" in line
@@ -56,7 +56,7 @@ def test_xavier_draws_the_weights_without_the_depth():
     """``init_method='xavier'`` (``init_values``): ``A ~ N(0, (s/d)^2)``, ``b ~ N(0, (s/sqrt d)^2)``;
     ``'xavier-depth'`` divides both by ``L``. 40000 and 4000 entries: their sample standard
     deviations are within 1% and 3.5% (about 3 standard errors) of the law's."""
-    from deeplimits.studies.scaling_task import _data, _network
+    from deeplimits.studies.scaling.task import _data, _network
 
     plan = plan_scaling(**{**SCALING_PRESETS["released-relu"], "depths": [8, 400], "samples": 160})
     params = {**plan.to_dict(), "depth": 400}
@@ -144,7 +144,7 @@ def test_the_scaling_result_carries_the_released_statistics_beside_the_papers():
     """``family_exponents`` of records whose ``|delta_k| W_k`` is the noise family above: the
     released code's numbers (max norm 0.3, increments times ``L^0.5`` ``L^0.2``, ``L^0.1`` on
     digits, root sum of squares ``L^0.2``) beside the cumulative-sum alpha + beta."""
-    from deeplimits.studies.scaling_result import family_exponents
+    from deeplimits.studies.scaling.result import family_exponents
 
     def record(L):
         eff = weight_diagnostics(_alternating(L), name="|delta| W").to_dict()
@@ -184,7 +184,7 @@ def test_the_released_ablation_changes_one_of_its_knobs_at_a_time(tmp_path, caps
     """From the released settings, ``--ablation`` runs :data:`RELEASED_ABLATION`: each variant
     differs from the released settings in its own options only; every row carries the released
     code's statistics. The per-layer table holds the released settings as two rows."""
-    from deeplimits.studies.scaling_ablation import PER_LAYER_ABLATION, RELEASED_ABLATION, ablation_plans
+    from deeplimits.studies.scaling.ablation import PER_LAYER_ABLATION, RELEASED_ABLATION, ablation_plans
 
     base = {**SCALING_PRESETS["released-relu"], "depths": [3, 4], "samples": 110, "max_epochs": 1}
     plans = ablation_plans(**base)

@@ -176,7 +176,7 @@ def test_a_store_killed_while_being_created_is_recreated(tmp_path):
 
 def test_cli_failed_task_is_one_line_and_others_are_stored(tmp_path, capsys, monkeypatch):
     import deeplimits._random as dl_random
-    import deeplimits.studies.convergence as conv
+    import deeplimits.studies.convergence.study as conv
 
     real = conv.run_chunk
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from deeplimits.diagnostics.trained_pair import LEVEL, MIN_RATE, deep_window, rate_test
-from deeplimits.studies.trained_limit_cases import DEFAULTS, PRESETS
+from deeplimits.studies.trained_limit.cases import DEFAULTS, PRESETS
 
 DEPTHS, R, SEEDS = PRESETS["cpu"]["depths"], PRESETS["cpu"]["reference"], DEFAULTS["seeds"]
 L = np.array(DEPTHS, dtype=float)
@@ -119,7 +119,7 @@ def test_a_result_stored_before_the_test_reads_as_it_was():
     """A result written before issue 37 (no deep rate, no 'missing', 'inconclusive') still reports;
     a run store holds the records, so `runs show` of an old store re-reads them with the test."""
     from deeplimits.studies import plan_trained_limit
-    from deeplimits.studies.trained_limit_result import QUANTITIES, TrainedLimitResult
+    from deeplimits.studies.trained_limit.result import QUANTITIES, TrainedLimitResult
 
     res = plan_trained_limit(cases=["linear"], depths=[2, 4], reference=8, seeds=2, epochs=1, width=2,
                              samples=10).run()

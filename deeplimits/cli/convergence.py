@@ -86,7 +86,7 @@ def study(args) -> list[tuple[str, dict]]:
 def _plans(args) -> list:
     import torch
 
-    from ..studies.convergence import plan_convergence
+    from ..studies.convergence.study import plan_convergence
 
     common = dict(width=args.width, activation=args.activation, depths=args.depths, draws=args.draws,
                   inputs=args.inputs, reference=args.reference, seed=args.seed,
@@ -101,7 +101,7 @@ def _plans(args) -> list:
 def _run(args, plans, store, executor_kw) -> tuple[list, list]:
     """Run every plan with one progress bar; a failed regime does not stop the others."""
     from ..runs import SweepError
-    from ..studies import convergence as conv
+    from ..studies.convergence import study as conv
 
     results, failed = [], []
     stored = set(store.results())  # a resumed run's progress starts at what is stored

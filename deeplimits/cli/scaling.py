@@ -23,7 +23,7 @@ OPTIONS = ("dataset", "activation", "delta", "depths", "width", "seeds", "optimi
 
 
 def run_scaling_cmd(args) -> int:
-    from ..studies import scaling
+    from ..studies.scaling.study import plan_scaling
 
     if args.arch == "conv":
         return run_conv_scaling(args, run_and_report)
@@ -33,7 +33,7 @@ def run_scaling_cmd(args) -> int:
 
     executor_kw = executor(args, "scaling")
     kw = preset_options(args, SCALING_PRESETS[args.preset], OPTIONS)
-    spec = plan("scaling", OPTIONS + ("dtype", "device"), scaling.plan_scaling, **kw)
+    spec = plan("scaling", OPTIONS + ("dtype", "device"), plan_scaling, **kw)
     if args.ablation:
         return _run_ablation(args, kw, spec, executor_kw)
     return run_and_report(args, spec, estimate_line(spec), executor_kw)
@@ -74,9 +74,9 @@ def _run(args, spec, out, executor_kw, desc="scaling"):
 
 def _run_ablation(args, kw, spec, executor_kw) -> int:
     """``--ablation``: the protocol and one knob changed at a time
-    (:mod:`deeplimits.studies.scaling_ablation`), each a run of its own under ``OUT/<variant>``
+    (:mod:`deeplimits.studies.scaling.ablation`), each a run of its own under ``OUT/<variant>``
     (resumable), then the table of alpha, beta, alpha + beta and the verdicts."""
-    from ..studies.scaling_ablation import ablation_plans, ablation_row, ablation_rows, ablation_table
+    from ..studies.scaling.ablation import ablation_plans, ablation_row, ablation_rows, ablation_table
 
     base = {k: v for k, v in kw.items() if k in OPTIONS + ("dtype", "device")}
     variants = plan("scaling", OPTIONS + ("dtype", "device"), ablation_plans, **base)

@@ -12,7 +12,7 @@ from .values import integer
 
 __all__ = ["conv_flags", "run_conv_scaling", "conv_estimate_line", "CONV_OPTIONS"]
 
-#: the flags passed to :func:`~deeplimits.studies.scaling_conv.plan_conv_scaling` when given
+#: the flags passed to :func:`~deeplimits.studies.scaling_conv.study.plan_conv_scaling` when given
 CONV_OPTIONS = ("dataset", "depths", "width", "seeds", "lr", "epochs", "batch_size", "seed", "root", "augment")
 #: the flags of the inside model that --arch conv does not take
 _DENSE_ONLY = ("activation", "delta", "optimizer", "loss", "stop_loss", "max_epochs", "init_scale", "bias_init", "inputs",
@@ -54,7 +54,7 @@ def conv_estimate_line(spec) -> str:
 def run_conv_scaling(args, run_and_report) -> int:
     """The command with ``--arch conv``; ``run_and_report(args, spec, estimate, executor_kw)``: the
     store's run, its report and its files (:func:`deeplimits.cli.scaling.run_and_report`)."""
-    from ..studies.scaling_conv import plan_conv_scaling
+    from ..studies.scaling_conv.study import plan_conv_scaling
 
     executor_kw = executor(args, "scaling")
     if args.preset not in CONV_SCALING_PRESETS:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 
 from .. import _names as N_
-from ..studies import trained_limit_cases as C_
+from ..studies.trained_limit import cases as C_
 from . import dry_run, outputs
 from .errors import plan
 from .execution import Run, default_out, executor, preset_options, progress
@@ -13,7 +13,7 @@ from .values import DTYPE_HELP, fmt, int_list, integer, real
 
 __all__ = ["add_parser", "run_trained_limit_cmd", "OPTIONS"]
 
-#: flags passed to :func:`deeplimits.studies.trained_limit.plan_trained_limit` when given
+#: flags passed to :func:`deeplimits.studies.trained_limit.study.plan_trained_limit` when given
 OPTIONS = ("cases", "depths", "reference", "width", "samples", "seeds", "chunk", "epochs", "lr", "optimizer",
            "batch_size", "checkpoints", "length_scale", "seed")
 
@@ -68,12 +68,12 @@ def add_parser(sub, run_flags):
 def run_trained_limit_cmd(args) -> int:
     import torch
 
-    from ..studies import trained_limit
+    from ..studies.trained_limit.study import plan_trained_limit
 
     executor_kw = executor(args, "trained-limit")
     kw = preset_options(args, C_.PRESETS[args.preset], OPTIONS)
     kw.setdefault("dtype", getattr(torch, C_.DEFAULTS["dtype"]))
-    spec = plan("trained-limit", OPTIONS + ("dtype", "device"), trained_limit.plan_trained_limit, **kw)
+    spec = plan("trained-limit", OPTIONS + ("dtype", "device"), plan_trained_limit, **kw)
     out = default_out(args, "trained-limit", spec.to_dict())
     outputs.check_outputs(args, "trained-limit", out)
     if args.dry_run:

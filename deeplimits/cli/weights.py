@@ -41,7 +41,7 @@ def _figure(tensors: list, families: dict, path: str) -> None:
 
     conv = {n: f for n, f in families.items() if isinstance(f[0], ConvWeightDiagnostics)}
     if conv:
-        from ..studies.conv_plots import plot_conv_scaling
+        from ..studies.scaling_conv.plots import plot_conv_scaling
 
         plot_conv_scaling(conv, path=path)
     else:

@@ -16,9 +16,8 @@ from .presets import PHASE_PRESETS, SCALING_PRESETS, STABILITY_PRESETS, TRAIN_PR
 
 #: public name -> the submodule that defines it
 _WHERE = {
-    **dict.fromkeys(("strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult"),
-                    "convergence"),
-    **dict.fromkeys(("MAX_CI_WIDTH", "MIN_FINITE_DRAWS"), "convergence_result"),
+    **dict.fromkeys(("strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan"), "convergence.study"),
+    **dict.fromkeys(("ConvergenceResult", "MAX_CI_WIDTH", "MIN_FINITE_DRAWS"), "convergence.result"),
     **dict.fromkeys(("PhasePlan", "PhaseResult", "phase_diagram", "plan_phase", "run_phase"), "phase"),
     **dict.fromkeys(("CAP", "estimate_phase", "estimate_stability"), "propagation"),
     **dict.fromkeys(("bounds_apply", "classify", "critical_beta", "theory_bounds", "quantile_bound", "QUANTILE_LEVELS",
@@ -31,9 +30,10 @@ _WHERE = {
     **dict.fromkeys(("fit_rate", "sweep_errors"), "strong_error"),
     **dict.fromkeys(("TrainPlan", "TrainGridResult", "plan_training", "train_grid", "critical_line"), "training"),
     "load_trained": "trained",
-    **dict.fromkeys(("ScalingPlan", "ScalingResult", "plan_scaling"), "scaling"),
-    **dict.fromkeys(("TrainedLimitPlan", "plan_trained_limit", "train_depth_family"), "trained_limit"),
-    "TrainedLimitResult": "trained_limit_result",
+    **dict.fromkeys(("ScalingPlan", "plan_scaling"), "scaling.study"),
+    "ScalingResult": "scaling.result",
+    **dict.fromkeys(("TrainedLimitPlan", "plan_trained_limit", "train_depth_family"), "trained_limit.study"),
+    "TrainedLimitResult": "trained_limit.result",
     "Plan": "plan",
 }
 

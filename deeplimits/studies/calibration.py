@@ -5,8 +5,8 @@ A case is a scheme on a test equation, or a regime, whose order is known. One po
 errors is computed once, a real run of ``pool_factor * draws`` draws; ``tables`` tables of
 ``draws`` draws are taken from it (disjoint while the pool lasts, then resampled with
 replacement), and each goes through the statistics and the verdict of a run
-(:func:`~deeplimits.studies.convergence.error_statistics`,
-:class:`~deeplimits.studies.convergence_result.ConvergenceResult`). The **size** is the fraction
+(:func:`~deeplimits.studies.convergence.study.error_statistics`,
+:class:`~deeplimits.studies.convergence.result.ConvergenceResult`). The **size** is the fraction
 told ``disagrees`` (at most the level, :data:`~deeplimits.studies.expansion_fit.LEVEL`, for a
 correct case), with its Wilson interval. The **power** against a leading exponent off by
 ``delta`` is read on the same tables with every draw's errors multiplied by ``(L / L_0)^-delta``:
@@ -83,7 +83,7 @@ def regime_case(regime: str, **options) -> Case:
     """A regime at its defaults (the main job's size), ``options`` as for
     :func:`~deeplimits.strong_convergence` (``hurst``, ``width``, ...)."""
     from .._random import chunk_seed
-    from .convergence import plan_convergence
+    from .convergence.study import plan_convergence
     from .strong_error import run_chunk
 
     plan = plan_convergence(regime, **options)
@@ -215,7 +215,7 @@ def plan_calibration(cases=None, *, pool_factor: int = DEFAULTS["order"]["pool_f
     ``seconds`` the estimated time of its pool of ``pool_factor`` tables (a network regime's by
     :func:`~deeplimits.studies.timing.convergence_seconds`, a scheme's on its test equation by
     :func:`~deeplimits.studies.timing.order_seconds`); ``deeplimits order --calibrate --dry-run``."""
-    from .convergence import plan_convergence
+    from .convergence.study import plan_convergence
     from .presets import REFERENCE_REFINEMENT
     from .timing import convergence_seconds, order_seconds
 
@@ -285,8 +285,8 @@ def _pick(rng, n_pool: int, n: int, i: int) -> np.ndarray:
 
 def table_verdict(case: Case, errors: np.ndarray) -> str:
     """The verdict a run with these per-draw errors gets (its statistics with a bootstrap of 200)."""
-    from .convergence import error_statistics
-    from .convergence_result import ConvergenceResult
+    from .convergence.study import error_statistics
+    from .convergence.result import ConvergenceResult
 
     stats = error_statistics(list(case.depths), errors, errors, 0, case.order, n_boot=200)
     r = ConvergenceResult(regime="calibration", hurst=None, width=1, activation="-", arch="-", corrected=False,

@@ -6,9 +6,10 @@ their chunk rules fit to the machine (:mod:`deeplimits._resources`).
 * :func:`convergence_bytes`: a chunk of draws of a strong-error study;
 * :func:`scheme_order_bytes`: a chunk of draws of :func:`~deeplimits.strong_order`;
 * :func:`training_bytes`: a chunk of configurations of a training grid (with :func:`init_bytes`,
-  the initialisation of one configuration);
-* :func:`scaling_bytes`: one depth of a scaling study;
-* :func:`trained_limit_bytes`: one case and chunk of seeds of a trained-limit study.
+  the initialisation of one configuration).
+
+A study in its own package keeps its model there, on top of :data:`INTERPRETER_BYTES`
+(:mod:`deeplimits.studies.scaling.memory`, :mod:`deeplimits.studies.trained_limit.memory`).
 
 Every model counts bytes as ``entries x itemsize`` of the study's dtype (float64 for the
 statistics computed in double precision). The training models add 64 MiB for the interpreter's
@@ -27,8 +28,8 @@ from ..networks import weight_names, weight_shape
 from .sizes import data_sizes
 
 __all__ = ["conv_training_bytes", "ACTIVATIONS_PER_BLOCK", "propagation_bytes", "default_draw_bytes", "convergence_bytes", "scheme_order_bytes",
-           "training_bytes", "init_bytes", "scaling_bytes",
-           "trained_limit_bytes", "INTERPRETER_BYTES"]
+           "training_bytes", "init_bytes",
+           "INTERPRETER_BYTES"]
 
 INTERPRETER_BYTES = 64 << 20
 """The interpreter's and the allocator's own memory, added by the training models (see above)."""
@@ -145,60 +146,6 @@ def init_bytes(law, arch: str, bias: bool, depth: int, width: int, dtype: torch.
     layers = depth if res is None or res % depth == 0 else res
     shapes = [weight_shape(nm, width) for nm in weight_names(arch, bias)]  # a res-* network's bias starts at 0
     return sum(law.sample_bytes(s, 1, res, dtype) + 2 * dtype.itemsize * layers * math.prod(s) for s in shapes)
-
-
-def scaling_bytes(plan, depth: int) -> int:
-    """Peak bytes of :func:`~.scaling.scaling_task` at ``depth``, from the sizes alone: the data set
-    (the synthetic points are drawn and their targets computed in float64, then split and
-    converted: about six float64 copies) and the largest of its phases, each on top of the
-    parameters (:func:`~deeplimits.training.modules.parameter_count`) and, after training,
-    their gradients: training (:func:`~deeplimits.training.train.train_bytes`), the
-    network rebuilt from the trend of its weights (a copy of the parameters and
-    :func:`~deeplimits.diagnostics.trend_bytes` of ``W``, ``b``), the own-ODE error on up to
-    256 inputs (:func:`~deeplimits.diagnostics.pair.own_ode_error_bytes`) and the weight
-    diagnostics of one configuration (:func:`~deeplimits.diagnostics.measures.diagnostics_bytes`)
-    beside the copies of ``W`` and ``|delta| W`` on the CPU; plus :data:`INTERPRETER_BYTES`.
-    Every learning rate of the plan is a configuration of the task."""
-    from ..diagnostics.measures import diagnostics_bytes
-    from ..diagnostics.pair import own_ode_error_bytes
-    from ..diagnostics.trend import trend_bytes
-    from ..training.modules import activation_count, is_fused, parameter_count
-    from ..training.train import train_bytes
-
-    item = getattr(torch, plan.dtype).itemsize
-    n_train, n_test, d_in, d_out = plan.data_sizes()
-    L, d, C = depth, plan.width, len(plan.lr)
-    params = parameter_count("inside", L, d, d_in, d_out, configs=C, bias=True, delta=plan.delta)
-    acts = activation_count("inside", is_fused("inside", plan.activation), L, d, min(plan.batch_size, n_train), C)
-    kept = 2 * item * params  # the trained parameters and their last gradient
-    trend = sum(trend_bytes((L, C, *s), item) for s in ((d, d), (d,))) if L >= 3 else 0
-    phases = (train_bytes(params, acts, item),
-              kept + item * params + trend,
-              kept + own_ode_error_bytes(L, C, min(256, n_train), d, item),
-              kept + 4 * L * C * d * d + diagnostics_bytes((L, d, d)))  # float32 copies of W, |delta| W
-    data = (n_train + n_test) * (d_in + d_out) * (48 if plan.dataset == "synthetic" else item + 16)
-    return data + max(phases) + INTERPRETER_BYTES
-
-
-def trained_limit_bytes(plan) -> int:
-    """Peak bytes of one task of a trained-limit study (``plan``: a
-    :class:`~deeplimits.studies.trained_limit.TrainedLimitPlan`): the reference's training state
-    (:func:`~deeplimits.training.train.train_bytes` of ``chunk`` configurations at depth
-    ``reference``) and its snapshots on the grid of the finest depth (weights and states in
-    float64, one per checkpoint and epoch 0), plus :data:`INTERPRETER_BYTES`."""
-    from ..networks import REQUIRED
-    from ..training.modules import activation_count, is_fused, parameter_count
-    from ..training.train import train_bytes
-    from .trained_limit_cases import CASES
-
-    arch = max((CASES[c]["arch"] for c in plan.cases), key=lambda a: len(REQUIRED[a]))
-    d, C, R, F, n = plan.width, plan.chunk, plan.reference, max(plan.depths), plan.n_train()
-    item = getattr(torch, plan.dtype).itemsize
-    params = parameter_count(arch, R, d, d, d, configs=C)
-    acts = max(activation_count(CASES[c]["arch"], is_fused(CASES[c]["arch"], CASES[c]["activation"]), R, d,
-                                min(plan.batch_size or n, n), C) for c in plan.cases)
-    snaps = (len(plan.checkpoints) + 2) * 8 * C * ((F + 1) * n * d + F * len(REQUIRED[arch]) * d * d)
-    return train_bytes(params, acts, item) + snaps + INTERPRETER_BYTES
 
 
 ACTIVATIONS_PER_BLOCK = 8

@@ -4,7 +4,7 @@
 at every depth on one Brownian or fractional Brownian sample per draw, against the same scheme
 on the finest grid of that sample (or an exact solution), in the single pass of the convergence
 engine (:func:`~deeplimits.studies.strong_error.sweep_errors`), and returns the convergence
-study's :class:`~deeplimits.studies.convergence_result.ConvergenceResult`: errors, the declared
+study's :class:`~deeplimits.studies.convergence.result.ConvergenceResult`: errors, the declared
 expansion fitted and tested, the rate and the verdict.
 """
 
@@ -25,8 +25,8 @@ from ..errors import ParameterError
 from ..orders import StrongOrder, next_pairs
 from ..pairs import PairSample
 from ..runs import chunk_sizes
-from .convergence import error_statistics
-from .convergence_result import ConvergenceResult
+from .convergence.study import error_statistics
+from .convergence.result import ConvergenceResult
 from .fits import ENDPOINT_TOL
 from .presets import REFERENCE_REFINEMENT
 from .strong_error import sweep_errors
@@ -254,7 +254,7 @@ def strong_order(scheme, x0, *, noise: int = 1, depths: Sequence[int] = (8, 16, 
         paths: deprecated name of ``draws`` (warns, removed in the next release; giving it with
             a ``draws`` other than the default is a :class:`~deeplimits.errors.ParameterError`).
     Returns:
-        A :class:`~deeplimits.studies.convergence_result.ConvergenceResult` (``regime='scheme'``);
+        A :class:`~deeplimits.studies.convergence.result.ConvergenceResult` (``regime='scheme'``);
         its rate's bootstrap interval takes the resamples (at most 2000) that pin its endpoints to
         a Monte Carlo error of :data:`~deeplimits.studies.fits.ENDPOINT_TOL`
         (:func:`~deeplimits.studies.fits.resamples_for`).

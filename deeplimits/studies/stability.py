@@ -369,7 +369,7 @@ def stability(arch: str = "res-3", driver: Driver | str | None = None, *, activa
             False, the published ``h + alpha sigma(W h)``.
         progress: called with the number of draws of each finished chunk.
         store, workers, scheduler: a :class:`~deeplimits.runs.RunStore` and an executor, as
-            for :func:`~deeplimits.studies.convergence.run_plan`.
+            for :func:`~deeplimits.studies.convergence.study.run_plan`.
 
     Returns:
         A :class:`StabilityResult`.

@@ -5,7 +5,7 @@ A task is a sequence of batched steps (a layer of a network, a step of its limit
 scheme on the reference grid); each step costs a fixed overhead (:data:`SECONDS_PER_STEP`:
 Python and the launch of a few tensor operations), a time per random number it draws or reads
 (:data:`SECONDS_PER_ENTRY`) and per operation of its batched products (:data:`SECONDS_PER_FLOP`);
-a training task costs :data:`~deeplimits.studies.scaling.SECONDS_PER_LAYER_STEP` per layer pass
+a training task costs :data:`~deeplimits.studies.scaling.study.SECONDS_PER_LAYER_STEP` per layer pass
 and :data:`SECONDS_PER_TRAINING_TASK` to set up. The constants were measured on a 2-core CPU by
 ``benchmarks/dry_run_estimates.py``, which prints the measured time of each command beside its
 estimate (benchmarks/RESULTS.md): the estimates are "about", within a factor of 3 for runs of a
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from .scaling import SECONDS_PER_LAYER_STEP
+from .scaling.study import SECONDS_PER_LAYER_STEP
 
 __all__ = ["SECONDS_PER_STEP", "SECONDS_PER_ENTRY", "SECONDS_PER_FLOP", "SECONDS_PER_TRAINING_TASK",
            "SECONDS_PER_TRAIN_PASS", "seconds",
@@ -34,7 +34,7 @@ SECONDS_PER_TRAINING_TASK = 1.0
 #: seconds per layer pass of ``deeplimits train`` (a mini-batch through one layer of its networks,
 #: forward and backward, with the evaluations and the optimiser's step; measured on 2 CPU cores at
 #: its defaults: res-1, width 30, batch 128, Adam, digits), where the scaling and trained-limit
-#: studies' fused inside model costs :data:`~deeplimits.studies.scaling.SECONDS_PER_LAYER_STEP`
+#: studies' fused inside model costs :data:`~deeplimits.studies.scaling.study.SECONDS_PER_LAYER_STEP`
 SECONDS_PER_TRAIN_PASS = 8e-4
 
 
@@ -60,7 +60,7 @@ def _chunks(draws: int, chunk: int) -> list[int]:
 
 
 def convergence_seconds(plan) -> float:
-    """:class:`~deeplimits.studies.convergence.ConvergencePlan`: per chunk of ``n`` draws, the
+    """:class:`~deeplimits.studies.convergence.study.ConvergencePlan`: per chunk of ``n`` draws, the
     limit on the reference grid and every network, each step reading ``n`` samples of every weight
     and multiplying ``n x inputs`` states by them."""
     pair = plan.pair()
@@ -103,7 +103,7 @@ def training_seconds(passes: int, configs: int, batch: int, width: int,
 
 
 def trained_limit_seconds(plan) -> float:
-    """:class:`~deeplimits.studies.trained_limit.TrainedLimitPlan`: per case and chunk of seeds,
+    """:class:`~deeplimits.studies.trained_limit.study.TrainedLimitPlan`: per case and chunk of seeds,
     every depth and the reference trained for ``epochs`` (full batch: one step per epoch)."""
     n_train = plan.n_train()
     batch = plan.batch_size or n_train
@@ -115,12 +115,12 @@ def trained_limit_seconds(plan) -> float:
 def _train_seconds(plan) -> float:
     """:class:`~deeplimits.studies.training.TrainPlan`: its chunks of configurations, each
     :meth:`~deeplimits.studies.training.TrainPlan.steps` layer passes; a convolutional grid by its
-    floating-point operations (:func:`~deeplimits.studies.scaling_conv.conv_flops`)."""
+    floating-point operations (:func:`~deeplimits.studies.scaling_conv.study.conv_flops`)."""
     per_beta = plan.n_configs // len(plan.betas)
     chunks = _chunks(per_beta, min(plan.chunk, per_beta)) * len(plan.betas)
     if plan.study == "train-conv":
         from ..data.augment import IMAGE_SHAPES
-        from .scaling_conv import CONV_FLOPS_PER_SECOND, conv_flops
+        from .scaling_conv.study import CONV_FLOPS_PER_SECOND, conv_flops
         from .sizes import data_sizes
 
         n_train, n_test = data_sizes(plan.dataset, plan.root)[:2]

@@ -40,4 +40,4 @@ DEFAULT_PRESET = "cpu"
 
 DEFAULTS = dict(width=8, samples=80, seeds=5, epochs=50, lr=0.1, optimizer="sgd", checkpoints=4, seed=0,
                 dtype="float64")
-"""The scalar defaults of :func:`~deeplimits.studies.trained_limit.plan_trained_limit` (and the command line)."""
+"""The scalar defaults of :func:`~deeplimits.studies.trained_limit.study.plan_trained_limit` (and the command line)."""

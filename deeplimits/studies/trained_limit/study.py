@@ -20,14 +20,14 @@ from typing import ClassVar, Sequence
 
 import torch
 
-from .. import _resources as R_
-from .. import _validate as V_
-from .._random import chunk_seed
-from ..errors import ParameterError
-from ..runs import Task, chunk_sizes, register_task
-from .plan import Plan, register_plan
-from .trained_limit_cases import CASES, DEFAULT_PRESET, DEFAULTS, PRESETS
-from .trained_limit_result import TrainedLimitResult, summarise_case
+from ... import _resources as R_
+from ... import _validate as V_
+from ..._random import chunk_seed
+from ...errors import ParameterError
+from ...runs import Task, chunk_sizes, register_task
+from ..plan import Plan, register_plan
+from .cases import CASES, DEFAULT_PRESET, DEFAULTS, PRESETS
+from .result import TrainedLimitResult, summarise_case
 
 __all__ = ["CASES", "PRESETS", "TrainedLimitPlan", "plan_trained_limit", "train_depth_family"]
 
@@ -35,7 +35,7 @@ _CPU = PRESETS[DEFAULT_PRESET]  # the defaults of plan_trained_limit: the comman
 
 
 def _driver(name: str, length_scale):
-    from ..paths import driver_from_spec
+    from ...paths import driver_from_spec
 
     return driver_from_spec({"driver": name, "length_scale": length_scale})  # read by the drivers that take it
 
@@ -55,8 +55,8 @@ def train_depth_family(case: str, data, *, depths: Sequence[int], reference: int
     (after training), ``finite`` (whether the training of that depth and of the reference stayed
     finite: a blown-up configuration is frozen, not a crash), ``initial_loss`` (before training:
     full batch only, ``None`` with mini-batches) and ``scale`` (the largest reference weight norm)."""
-    from ..diagnostics.trained_pair import on_grid, state_distance, weight_distance
-    from ..training.family import depth_lr, effective_beta, family_member, family_sample, train_member
+    from ...diagnostics.trained_pair import on_grid, state_distance, weight_distance
+    from ...training.family import depth_lr, effective_beta, family_member, family_sample, train_member
 
     case, depths, reference = _family_args(case, depths, reference)
     c = CASES[case]
@@ -150,14 +150,14 @@ class TrainedLimitPlan(Plan):
 
     def n_train(self) -> int:
         """The training inputs: :attr:`samples` less the 20% test split."""
-        from ..data.base import DEFAULT_TEST_FRACTION
+        from ...data.base import DEFAULT_TEST_FRACTION
 
         return self.samples - int(round(DEFAULT_TEST_FRACTION * self.samples))
 
     def estimate(self) -> R_.Estimate:
         """Peak memory of one task (a case and a chunk of seeds), tasks, trained networks and the
         reference's layer passes (no allocation)."""
-        from ..training.train import train_steps
+        from ...training.train import train_steps
 
         batch = self.batch_size or self.n_train()
         n = len(self.cases) * self.seeds * (len(self.depths) + 1)
@@ -184,8 +184,8 @@ class TrainedLimitPlan(Plan):
 def trained_limit_task(params: dict, seed: int) -> dict:
     """Sweep task: one case, one chunk of seeds: the family trained and measured, on one thread
     (:func:`~deeplimits._random.single_threaded_torch`)."""
-    from ..data import load_dataset
-    from .._random import single_threaded_torch
+    from ...data import load_dataset
+    from ..._random import single_threaded_torch
 
     dtype, device = getattr(torch, params["dtype"]), torch.device(params.get("device") or "cpu")
     data = load_dataset("synthetic", seed=params["seed"], dtype=dtype, n=params["samples"], dim=params["width"],
@@ -238,7 +238,7 @@ def plan_trained_limit(*, cases: Sequence[str] = tuple(_CPU["cases"]), depths: S
     trained networks at most :data:`~deeplimits._resources.MAX_CONFIGS`, the reference's layer
     passes at most :data:`~deeplimits._resources.MAX_TRAIN_STEPS`, a task's memory
     (:meth:`TrainedLimitPlan.task_bytes`) within the machine's."""
-    from ..training.train import require_train_steps, seed_limit
+    from ...training.train import require_train_steps, seed_limit
 
     cases = tuple(V_.sequence("cases", cases, lambda c: V_.choice("cases", c, tuple(CASES)), what="a list of cases"))
     if not cases or len(set(cases)) != len(cases):

@@ -16,23 +16,23 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from .. import _resources as R_
-from .. import _validate as V_
-from .._plain import strict
-from .._random import chunk_seed
-from .._renamed import renamed, renamed_attribute
-from ..errors import ParameterError
-from ..orders import next_pairs
-from ..runs import register_task, Task, chunk_sizes
-from ..pairs import InsidePair, Pair
-from ..regimes import REGISTRY, declarations, get_regime, pair as _pair
-from . import convergence_spec as S_
-from .convergence_result import ConvergenceResult
-from .memory import convergence_bytes
-from .plan import Plan, register_plan
-from .presets import MAX_CHUNK, REFERENCE_REFINEMENT
-from .fits import resamples_for
-from .strong_error import fit_rate, run_chunk
+from ... import _resources as R_
+from ... import _validate as V_
+from ..._plain import strict
+from ..._random import chunk_seed
+from ..._renamed import renamed, renamed_attribute
+from ...errors import ParameterError
+from ...orders import next_pairs
+from ...runs import register_task, Task, chunk_sizes
+from ...pairs import InsidePair, Pair
+from ...regimes import REGISTRY, declarations, get_regime, pair as _pair
+from . import spec as S_
+from .result import ConvergenceResult
+from ..memory import convergence_bytes
+from ..plan import Plan, register_plan
+from ..presets import MAX_CHUNK, REFERENCE_REFINEMENT
+from ..fits import resamples_for
+from ..strong_error import fit_rate, run_chunk
 
 __all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult", "fit_rate"]
 
@@ -52,7 +52,7 @@ class ConvergencePlan(Plan):
 
     Draws are split into chunks (``chunk_sizes``); chunk ``i`` is seeded by
     :func:`chunk_seed` ``(seed, i)``, so any executor reproduces the same numbers. The regime's
-    options are ``options`` (as the spec records them, :mod:`~deeplimits.studies.convergence_spec`)
+    options are ``options`` (as the spec records them, :mod:`~deeplimits.studies.convergence.spec`)
     and read by name: ``plan.hurst``, ``plan.beta`` (the neutral value when not recorded).
     The spec (:meth:`to_dict`) records ``draws`` under its former name ``paths``, so the run
     directories and stores of older runs keep their names and resume.
@@ -81,7 +81,7 @@ class ConvergencePlan(Plan):
     chunk: int
     """Draws per chunk."""
     options: dict = dataclasses.field(default_factory=dict)
-    """The regime's options as the spec records them (declared options, resolved; see convergence_spec)."""
+    """The regime's options as the spec records them (declared options, resolved; see convergence.spec)."""
     device: str | None = None
     """Where the chunks run (``None``: the CPU; ``'cuda:0'``, ...; :func:`~deeplimits._validate.device_spec`)."""
 
@@ -274,7 +274,7 @@ def strong_convergence(regime: str, *, depths: Sequence[int] | None = None, draw
             :func:`deeplimits.pair`: ``hurst``, ``corrected``, ``length_scale``, ``alpha``,
             ``beta``, ``sa``, ``sb``, ``ito_correction`` for the built-in regimes, or those of
             a regime added with :func:`~deeplimits.regimes.register_regime`). The plan's spec
-            records them (:mod:`deeplimits.studies.convergence_spec`), and so does the result.
+            records them (:mod:`deeplimits.studies.convergence.spec`), and so does the result.
 
     Returns:
         A :class:`ConvergenceResult`.

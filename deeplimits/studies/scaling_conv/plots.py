@@ -17,14 +17,14 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..errors import ParameterError
-from ..plots import _figure, _save
+from ...errors import ParameterError
+from ...plots import _figure, _save
 
 __all__ = ["plot_conv_scaling"]
 
 
 def _families(families) -> dict:
-    from ..diagnostics import ConvWeightDiagnostics
+    from ...diagnostics import ConvWeightDiagnostics
 
     if not isinstance(families, Mapping) or not families:
         raise ParameterError("families", "families must map a kernel name to a list of ConvWeightDiagnostics (one per "
@@ -55,7 +55,7 @@ def _layer_panel(ax, name: str, fam: list) -> None:
 
 def _scaling_panel(ax, name: str, fam: list) -> None:
     """Fig. 8: the max norm, the root sum of squares and the scaled increments against the depth."""
-    from ..diagnostics import scaling_exponents
+    from ...diagnostics import scaling_exponents
 
     L = np.array([d.depth for d in fam], dtype=float)
     fit = scaling_exponents(fam) if len(set(L.tolist())) > 1 else None

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ..plots import _figure, _save
+from ...plots import _figure, _save
 
 __all__ = ["plot_scaling"]
 
@@ -92,7 +92,7 @@ def _path_panel(ax, result):
 def plot_scaling(result, path: str | None = None, *, ax=None):
     """The six panels of the module docstring for ``result`` (written to ``path`` when given;
     ``ax``: six matplotlib Axes to draw into instead of a new figure)."""
-    from ..diagnostics.verdict import verdict_line
+    from ...diagnostics.verdict import verdict_line
 
     fig, axes = _figure(2, 3, (14, 7.6), path, ax)
     L, key, med = _family(result)

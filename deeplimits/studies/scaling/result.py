@@ -13,8 +13,8 @@ import math
 
 import numpy as np
 
-from .._plain import PlainData
-from .result import draw_into
+from ..._plain import PlainData
+from ..result import draw_into
 
 __all__ = ["ScalingResult", "family_exponents", "PUBLISHED", "PUBLISHED_EMBEDDED", "LOSS_NAMES"]
 
@@ -59,7 +59,7 @@ def _median_records(records: list[dict], key: str) -> list[dict]:
 
 
 def _slope(depths, values, negate: bool = True) -> dict:
-    from ..diagnostics.scaling import _loglog_fit
+    from ...diagnostics.scaling import _loglog_fit
 
     slope, (lo, hi) = _loglog_fit(depths, values)
     return {"value": -slope, "ci": [-hi, -lo]} if negate else {"value": slope, "ci": [lo, hi]}
@@ -74,8 +74,8 @@ def family_exponents(records: list[dict], dataset: str = "synthetic") -> dict:
     ``L^0.5``, or ``L^0.4`` for ``dataset='digits'``) and ``released_rss``; ``beta_max``,
     ``nu``, ``scaled_increments``, ``ode_rate`` and every diagnostic's slope), ``evidence``,
     ``hypothesis``, ``reason``, ``weights`` (the tensor judged: ``W``, or ``|delta| W``)."""
-    from ..diagnostics import WeightDiagnostics, scaling_exponents
-    from ..diagnostics.scaling import RELEASED_FACTORS, released_statistics
+    from ...diagnostics import WeightDiagnostics, scaling_exponents
+    from ...diagnostics.scaling import RELEASED_FACTORS, released_statistics
 
     depths = sorted({r["depth"] for r in records})
     med = lambda key: [_median([r[key] for r in records if r["depth"] == L]) for L in depths]  # noqa: E731
@@ -141,8 +141,8 @@ class ScalingResult(PlainData):
 
     def report(self) -> str:
         """The protocol, a table per depth and configuration, the exponents beside the published
-        ones, the evidence and the verdict (:mod:`deeplimits.studies.scaling_report`)."""
-        from .scaling_report import report
+        ones, the evidence and the verdict (:mod:`deeplimits.studies.scaling.report`)."""
+        from .report import report
 
         return report(self)
 
@@ -151,8 +151,8 @@ class ScalingResult(PlainData):
         return draw_into(out, [("scaling.png", self.plot)])
 
     def plot(self, path: str | None = None, *, ax=None):
-        """The figures of Cohen et al.'s Figs. 2-6 (:func:`deeplimits.studies.scaling_plots.plot_scaling`):
+        """The figures of Cohen et al.'s Figs. 2-6 (:func:`deeplimits.studies.scaling.plots.plot_scaling`):
         six panels, written to ``path`` when given, or drawn into ``ax`` (six Axes)."""
-        from .scaling_plots import plot_scaling
+        from .plots import plot_scaling
 
         return plot_scaling(self, path, ax=ax)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from .result import PlanResult, draw_into
-from .scaling_result import _median, _median_records, _slope
+from ..result import PlanResult, draw_into
+from ..scaling.result import _median, _median_records, _slope
 
 __all__ = ["ConvScalingResult", "conv_exponents", "PUBLISHED_CONV", "conv_family"]
 
@@ -27,7 +27,7 @@ PUBLISHED_CONV = {"alpha": 0.1, "beta": 0.0, "limit": "sparse (a few layers of c
 def conv_family(records: list[dict], name: str) -> list:
     """Per depth, the :class:`~deeplimits.diagnostics.ConvWeightDiagnostics` of kernel ``name``:
     the median over seeds of each number (the per-layer norms: the first seed's)."""
-    from ..diagnostics import ConvWeightDiagnostics
+    from ...diagnostics import ConvWeightDiagnostics
 
     fields = {f.name for f in dataclasses.fields(ConvWeightDiagnostics)}
     return [ConvWeightDiagnostics(**{k: v for k, v in d.items() if k in fields})
@@ -40,8 +40,8 @@ def conv_exponents(records: list[dict]) -> dict:
     minus that of the cumulative-sum norm of ``A``, step 2), each ``{'value', 'ci'}``, and each
     kernel's fitted exponents; ``verdicts``: per kernel (``'A'``, ``'delta'``) the verdict, its reason and
     evidence. Needs two depths or more (else the verdict is ``'insufficient evidence'``)."""
-    from ..diagnostics import scaling_exponents
-    from ..diagnostics.verdict import INSUFFICIENT
+    from ...diagnostics import scaling_exponents
+    from ...diagnostics.verdict import INSUFFICIENT
 
     depths = sorted({r["depth"] for r in records})
     if len(depths) < 2:
@@ -69,7 +69,7 @@ class ConvScalingResult(PlanResult):
     kernel the verdict of the steps, its reason and evidence."""
 
     plan: object
-    """The experiment it ran (:class:`~.scaling_conv.ConvScalingPlan`)."""
+    """The experiment it ran (:class:`~.study.ConvScalingPlan`)."""
     records: list
     """One per depth and seed (see above)."""
     exponents: dict
@@ -89,7 +89,7 @@ class ConvScalingResult(PlanResult):
     def report(self) -> str:
         """The protocol, a table per depth and seed, alpha and beta beside the published values,
         the evidence and the verdicts."""
-        from ..diagnostics.scaling import evidence_lines, interval, verdict_line
+        from ...diagnostics.scaling import evidence_lines, interval, verdict_line
 
         p = self.plan
         lines = [f"conv residual networks on {p.dataset}: width {p.width}, {p.stages} stage(s), SGD lr {p.lr:g} "
@@ -133,10 +133,10 @@ class ConvScalingResult(PlanResult):
         return draw_into(out, [("scaling.png", self.plot)] * any(r["finite"] for r in self.records))
 
     def plot(self, path: str | None = None, *, ax=None):
-        """Figs. 7-8 of Cohen et al. (:func:`~deeplimits.studies.conv_plots.plot_conv_scaling`): the
+        """Figs. 7-8 of Cohen et al. (:func:`~deeplimits.studies.scaling_conv.plots.plot_conv_scaling`): the
         spectral norms of ``delta_k`` and ``A_k`` against ``k / L`` per depth, and their max norm,
         root sum of squares and scaled increments against the depth; written to ``path`` when given."""
-        from .conv_plots import plot_conv_scaling
+        from .plots import plot_conv_scaling
 
         live = [r for r in self.records if r["finite"]]
         return plot_conv_scaling({name: conv_family(live, name) for name in ("delta", "A")}, path, ax=ax)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..plots import _figure, _floats, _save
+from ...plots import _figure, _floats, _save
 
 __all__ = ["plot_trained_limit"]
 
@@ -18,7 +18,7 @@ def plot_trained_limit(result, path: str | None = None, *, ax=None):
     distance of every depth against the training time ``lr x steps`` (Marion et al. 2024, Fig. 1).
 
     Args:
-        result: a :class:`~deeplimits.studies.trained_limit_result.TrainedLimitResult`.
+        result: a :class:`~deeplimits.studies.trained_limit.result.TrainedLimitResult`.
         path: write the figure there (PNG) when given.
         ax: ``2 x cases`` Axes (top row first) to draw into; created when omitted.
     Returns:

@@ -16,8 +16,8 @@ options were declared (tests/golden/SPECS.json).
 
 from __future__ import annotations
 
-from ..errors import ParameterError
-from ..regimes import REGISTRY, declarations, get_regime, is_given
+from ...errors import ParameterError
+from ...regimes import REGISTRY, declarations, get_regime, is_given
 
 __all__ = ["EVERY_SPEC", "top_fields", "neutral", "record", "split", "join"]
 

@@ -5,11 +5,11 @@ and find a third regime, neither smooth nor rough: the largest ``delta_k`` barel
 depth (alpha about 0.1), the inner kernels ``A_k`` do not (beta about 0), a few layers carry the
 weight.
 
-One task per depth and seed (:mod:`.scaling_conv_task`), resumable; the summary reads alpha off
+One task per depth and seed (:mod:`.task`), resumable; the summary reads alpha off
 the max spectral norm of ``delta`` (``max_k ||delta_k|| ~ L^-alpha``) and beta off that of ``A``
 (``max_k ||A_k|| ~ L^-beta``, the number Cohen et al. report), the cumulative-sum beta of step 2
 (:func:`~deeplimits.diagnostics.scaling_exponents`) beside it, with 95% intervals, and the verdict of the steps on ``A`` and on ``delta``
-(:mod:`.scaling_conv_result`).
+(:mod:`.result`).
 """
 
 from __future__ import annotations
@@ -19,14 +19,14 @@ from typing import ClassVar, Sequence
 
 import torch
 
-from .. import _resources as R_
-from .. import _validate as V_
-from .._random import chunk_seed
-from ..errors import ParameterError
-from ..runs import Task
-from .plan import Plan, register_plan
-from .scaling_conv_result import ConvScalingResult, conv_exponents
-from .scaling_conv_task import conv_scaling_task  # noqa: F401 - registers the task
+from ... import _resources as R_
+from ... import _validate as V_
+from ..._random import chunk_seed
+from ...errors import ParameterError
+from ...runs import Task
+from ..plan import Plan, register_plan
+from .result import ConvScalingResult, conv_exponents
+from .task import conv_scaling_task  # noqa: F401 - registers the task
 
 __all__ = ["ConvScalingPlan", "plan_conv_scaling", "CONV_FLOPS_PER_SECOND", "conv_flops"]
 
@@ -38,7 +38,7 @@ operations in 213 s; benchmarks/RESULTS.md, issue 32), rounded down: the time es
 
 def conv_flops(image_shape, layout: dict) -> int:
     """The floating-point operations of one forward pass of one image (two per multiply-add)."""
-    from ..training.conv import _blocks
+    from ...training.conv import _blocks
 
     c, h, w = image_shape
     flops = 2 * layout["stem"] * c * 9 * h * w
@@ -92,7 +92,7 @@ class ConvScalingPlan(Plan):
     """Where the tasks run (``None``: the CPU)."""
 
     def layout(self, depth: int) -> dict:
-        from ..training import conv_layout
+        from ...training import conv_layout
 
         return conv_layout(depth, self.width, self.stages)
 
@@ -110,8 +110,8 @@ class ConvScalingPlan(Plan):
     def flops(self) -> int:
         """The floating-point operations of every task: per epoch, forward and backward (three
         forward passes) on the training split, and the final evaluation on both splits."""
-        from ..data.augment import IMAGE_SHAPES
-        from .sizes import data_sizes
+        from ...data.augment import IMAGE_SHAPES
+        from ..sizes import data_sizes
 
         n_train, n_test, _, _ = data_sizes(self.dataset, self.root)
         per = sum(conv_flops(IMAGE_SHAPES[self.dataset], self.layout(L)) for L in self.depths)
@@ -123,8 +123,8 @@ class ConvScalingPlan(Plan):
 
     def estimate(self) -> R_.Estimate:
         """Peak memory of the deepest task, tasks and trained networks (no allocation)."""
-        from ..training.train import train_steps
-        from .sizes import data_sizes
+        from ...training.train import train_steps
+        from ..sizes import data_sizes
 
         steps = train_steps(data_sizes(self.dataset, self.root)[0], self.batch_size, self.epochs, max(self.depths))
         n = self.seeds * len(self.depths)
@@ -132,8 +132,8 @@ class ConvScalingPlan(Plan):
                            "configuration")
 
     def task_bytes(self, depth: int) -> int:
-        """Peak bytes of the task at ``depth`` (:func:`~.conv_training.conv_training_bytes`)."""
-        from .conv_training import conv_training_bytes
+        """Peak bytes of the task at ``depth`` (:func:`~deeplimits.studies.memory.conv_training_bytes`)."""
+        from ..memory import conv_training_bytes
 
         return conv_training_bytes(_Sized(self, depth), 1)
 
@@ -168,10 +168,10 @@ def plan_conv_scaling(*, dataset: str = "digits", depths: Sequence[int] = (4, 6,
     3 x 3; ``lr`` > 0, ``momentum`` in [0, 1), ``weight_decay`` >= 0;
     ``padding``: the crops' (default :func:`~deeplimits.data.augment.default_padding`); ``beta``
     >= 0; the deepest task's memory within the machine's (or the device's)."""
-    from ..data.augment import IMAGE_SHAPES, default_padding
-    from ..training import conv_layout
-    from ..training.train import seed_limit
-    from .sizes import data_root
+    from ...data.augment import IMAGE_SHAPES, default_padding
+    from ...training import conv_layout
+    from ...training.train import seed_limit
+    from ..sizes import data_root
 
     dataset = V_.choice("dataset", dataset, ("digits", "cifar10"))
     depths = tuple(V_.sequence("depths", depths, lambda L: V_.integer("depths", L), what="a list of depths >= 1"))
@@ -203,8 +203,8 @@ def plan_conv_scaling(*, dataset: str = "digits", depths: Sequence[int] = (4, 6,
                            device=V_.device_spec(device, dtype))
     R_.require_count(seeds * len(depths), R_.MAX_CONFIGS, f"seeds={seeds} x {len(depths)} depths make too many "
                      "trained networks", ("seeds", "depths"))
-    from ..training.train import require_train_steps
-    from .sizes import data_sizes
+    from ...training.train import require_train_steps
+    from ..sizes import data_sizes
 
     require_train_steps(data_sizes(dataset, plan.root)[0], plan.batch_size, epochs, plan.depths[-1], None,
                         ("epochs", "depths"))  # the 2^28 layer passes per task, as the dense study

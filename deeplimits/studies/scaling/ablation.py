@@ -1,5 +1,5 @@
 """The ablation of the scaling experiment (docs/weights.md, "What moves alpha and beta"): the
-published protocol (the defaults of :func:`~deeplimits.studies.scaling.plan_scaling`), then one
+published protocol (the defaults of :func:`~deeplimits.studies.scaling.study.plan_scaling`), then one
 knob changed at a time, each variant a labelled run of its own, and one row per variant: alpha,
 beta (from the cumulative-sum norm, Cohen et al.'s step 2), alpha + beta and the verdict.
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from .presets import CPU_DEPTHS, RELEASED_RELU
+from ..presets import CPU_DEPTHS, RELEASED_RELU
 
 __all__ = ["ABLATION", "PER_LAYER_ABLATION", "RELEASED_ABLATION", "ablation_rows", "ablation_plans", "ablation_row", "ablation_table"]
 
@@ -101,7 +101,7 @@ def ablation_rows(plan) -> tuple:
     :data:`RELEASED_ABLATION` when it holds the released code's ReLU settings (its sizes,
     ``samples`` and ``max_epochs``, aside), else :data:`PER_LAYER_ABLATION` with one ``delta_k``
     per layer, else :data:`ABLATION`."""
-    from .scaling import plan_scaling
+    from .study import plan_scaling
 
     if plan.delta == "shared":
         return ABLATION
@@ -114,7 +114,7 @@ def ablation_plans(**base) -> list[tuple[str, str, str, object]]:
     """``(slug, knob, variant, plan)`` for every row of :func:`ablation_rows` that trains (the
     estimator row reads the protocol's run): ``base`` the options every variant shares (the
     depths, the activation, ...), each variant's own on top (validated by ``plan_scaling``)."""
-    from .scaling import plan_scaling
+    from .study import plan_scaling
 
     out = []
     for i, (knob, variant, change) in enumerate(ablation_rows(plan_scaling(**base))):

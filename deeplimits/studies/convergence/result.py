@@ -9,10 +9,10 @@ import math
 
 import numpy as np
 
-from .._plain import PlainData
-from .._renamed import renamed_attribute
-from ..orders import StrongOrder, Term, expected_constant
-from .expansion_fit import ExpansionFit, fit_expansion
+from ..._plain import PlainData
+from ..._renamed import renamed_attribute
+from ...orders import StrongOrder, Term, expected_constant
+from ..expansion_fit import ExpansionFit, fit_expansion
 
 
 #: a verdict needs at least this many finite draws (and at least half of the draws)
@@ -229,7 +229,7 @@ class ConvergenceResult(PlainData):
     @property
     def table(self):
         """The per-depth table as a :class:`pandas.DataFrame`."""
-        from .._extras import need
+        from ..._extras import need
 
         pd = need("pandas")
         return pd.DataFrame({"depth": self.depths, "error": self.error, "stderr": self.stderr,
@@ -300,7 +300,7 @@ class ConvergenceResult(PlainData):
     def plot(self, path: str | None = None, *, ax=None):
         """Log-log plot of the error against depth with the theoretical slope drawn in
         (:func:`deeplimits.plots.plot_convergence`: ``path`` writes it, ``ax`` draws into yours)."""
-        from ..plots import plot_convergence
+        from ...plots import plot_convergence
 
         return plot_convergence([self], path, ax=ax)
 

@@ -18,8 +18,8 @@ import time
 
 import torch
 
-from .._random import epoch_seed, single_threaded_torch
-from ..runs import register_task
+from ..._random import epoch_seed, single_threaded_torch
+from ...runs import register_task
 
 __all__ = ["scaling_task", "train_to_threshold", "effective_weights", "on_sphere", "COORDINATES"]
 
@@ -45,7 +45,7 @@ def _threads_for(numbers: int, device):
 def _data(params: dict, dtype, device):
     """The synthetic task (its inputs on the unit sphere with ``inputs='sphere'``), or digits
     with one-hot targets for the squared losses."""
-    from ..data import load_dataset
+    from ...data import load_dataset
 
     if params.get("dataset", "synthetic") == "synthetic":
         ds = load_dataset("synthetic", seed=params["seed"], dtype=dtype, n=params["samples"], dim=params["width"],
@@ -75,7 +75,7 @@ def _network(params: dict, data, C: int, seed: int, dtype, device):
     ``1/L`` (``delta_init='constant'``) or, one per layer, drawn from ``N(0, 1/L^2)`` with
     random signs (``'normal'``: the published code's per-layer initialisation), the input and
     output layers fixed (identities, or a random embedding for digits)."""
-    from ..training import ResidualNetwork
+    from ...training import ResidualNetwork
 
     L, d = params["depth"], params["width"]
     per = 1 if params.get("init_method", "xavier-depth") == "xavier" else L  # a spec before the option: 1/L
@@ -115,7 +115,7 @@ def _epoch_batches(x, y, batch_size: int, batches_mode: str, order, seed: int, e
     state that shuffle reaches (``'collapsed'``): position 0 is never written, so every batch
     becomes the first; the published code shuffles its one training set in place across the
     depths, so from its third depth on each epoch is the first batch, ``n // batch_size`` times."""
-    from ..data.batching import batches, copying_shuffle
+    from ...data.batching import batches, copying_shuffle
 
     if batches_mode == "shuffled":
         return list(batches((x, y), batch_size, seed=epoch_seed(seed, epoch))), order
@@ -140,8 +140,8 @@ def train_to_threshold(net, data, *, optimizer: str, lrs, loss: str, stop_loss: 
     improvement (``reached`` is then whether that rule's loss was below ``stop_loss``).
     ``batches``: ``'shuffled'``, ``'published'`` or ``'collapsed'`` (:func:`_epoch_batches`). ``train_loss`` is
     the whole training split's loss at the end, whatever the rule."""
-    from ..training import BatchedAdam, BatchedSGD
-    from ..training.losses import _config_losses, _evaluate
+    from ...training import BatchedAdam, BatchedSGD
+    from ...training.losses import _config_losses, _evaluate
 
     C = net.configs
     opt = (BatchedAdam if optimizer == "adam" else BatchedSGD)(net, lr=list(lrs))
@@ -191,7 +191,7 @@ def _pair_distance(net, x) -> torch.Tensor:
     adaptive solver gives up (a step size underflowing to 0: weights trained into an ODE too
     stiff to solve, e.g. a learning rate that blew up, a result of the training, not a failure
     of the task), each configuration alone, NaN for those that still fail."""
-    from ..diagnostics import own_ode_error
+    from ...diagnostics import own_ode_error
 
     def distance(module):
         try:
@@ -212,7 +212,7 @@ def _pair_distance(net, x) -> torch.Tensor:
 @register_task("scaling-depth")
 def scaling_task(params: dict, seed: int) -> dict:
     """Sweep task: one depth and seed, its learning rates trained at once until the threshold."""
-    from ..diagnostics import trend_loss, weight_diagnostics
+    from ...diagnostics import trend_loss, weight_diagnostics
 
     dtype, device = getattr(torch, params["dtype"]), torch.device(params.get("device") or "cpu")
     lrs, loss = params["lr"], params.get("loss", "squared")

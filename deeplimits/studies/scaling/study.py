@@ -4,15 +4,15 @@ trained on the synthetic task (or on digits through a fixed random embedding, on
 at a geometric family of depths, each until its training loss falls below a threshold, then
 Cohen et al.'s steps (§2.3): alpha from ``delta ~ L^-alpha``, beta from the cumulative-sum norm
 of the weights, the beta-scaled increments, the noise part, the root sum of squares and the
-loss kept by the trend, weighed into a verdict (:mod:`.scaling_result`).
+loss kept by the trend, weighed into a verdict (:mod:`.result`).
 
-Protocol (the published code's, the default; :data:`~.scaling_result.PUBLISHED` the published
+Protocol (the published code's, the default; :data:`~.result.PUBLISHED` the published
 values): d = 10, ``h_0 = x`` and ``F(x) = h_L`` (input and output layers fixed to the
 identity), weights initialised with entries of order ``init_scale / (L d)`` (or, with
 ``init_method='xavier'``, the released code's default, ``init_scale / d``), ``delta``
 initialised at ``1/L``, the loss of ``torch.nn.MSELoss()`` (``loss='mse'``) below 1e-3, Adam
 at 1e-2, mini-batches of 32, depths ``floor(1.2^n)``. One task per depth and seed (its
-learning rates trained at once, :mod:`.scaling_task`), resumable like every study.
+learning rates trained at once, :mod:`.task`), resumable like every study.
 """
 
 from __future__ import annotations
@@ -22,16 +22,16 @@ from typing import ClassVar, Sequence
 
 import torch
 
-from .. import _resources as R_
-from .. import _validate as V_
-from .._random import chunk_seed
-from ..errors import ParameterError
-from ..data.base import DEFAULT_TEST_FRACTION
-from ..runs import Task
-from .plan import Plan, register_plan
-from .presets import CPU_DEPTHS, INIT_METHODS
-from .scaling_result import LOSS_NAMES, PUBLISHED, PUBLISHED_EMBEDDED, ScalingResult, other_convention
-from .scaling_task import scaling_task  # noqa: F401 - registers the task
+from ... import _resources as R_
+from ... import _validate as V_
+from ..._random import chunk_seed
+from ...errors import ParameterError
+from ...data.base import DEFAULT_TEST_FRACTION
+from ...runs import Task
+from ..plan import Plan, register_plan
+from ..presets import CPU_DEPTHS, INIT_METHODS
+from .result import LOSS_NAMES, PUBLISHED, PUBLISHED_EMBEDDED, ScalingResult, other_convention
+from .task import scaling_task  # noqa: F401 - registers the task
 
 __all__ = ["ScalingPlan", "ScalingResult", "plan_scaling", "PUBLISHED", "PUBLISHED_EMBEDDED", "scaling_task",
            "SECONDS_PER_LAYER_STEP"]
@@ -88,7 +88,7 @@ class ScalingPlan(Plan):
     device: str | None = None  # None: the CPU
     """Where the tasks run (``None``: the CPU)."""
     loss: str = "squared"  # a default: specs written before the loss convention was named used this one
-    """The loss convention (:data:`~deeplimits.studies.scaling_result.LOSS_NAMES`): ``'mse'`` is
+    """The loss convention (:data:`~deeplimits.studies.scaling.result.LOSS_NAMES`): ``'mse'`` is
     ``torch.nn.MSELoss()``, the published code's."""
     delta_init: str = "constant"  # a default: specs written before the option used this one
     """``'constant'`` (``delta = 1/L``) or ``'normal'`` (``N(0, 1/L^2)``, one draw per layer: the
@@ -141,7 +141,7 @@ class ScalingPlan(Plan):
         """``(n_train, n_test, input_dim, output_dim)`` of the task's data (the synthetic set of
         ``samples`` points of dimension ``width``, split 80/20; or digits), without loading it."""
         if self.dataset != "synthetic":
-            from .sizes import data_sizes
+            from ..sizes import data_sizes
 
             return data_sizes(self.dataset)
         n_test = int(round(DEFAULT_TEST_FRACTION * self.samples))
@@ -150,7 +150,7 @@ class ScalingPlan(Plan):
     def steps(self) -> int:
         """Layer passes of the deepest task: ``max_epochs x ceil(n_train / batch_size) x depth``
         and the loss evaluated every epoch (:func:`~deeplimits.training.train.train_steps`)."""
-        from ..training.train import train_steps
+        from ...training.train import train_steps
 
         return train_steps(self.data_sizes()[0], self.batch_size, self.max_epochs, max(self.depths), self.stop_loss)
 
@@ -178,8 +178,8 @@ class ScalingPlan(Plan):
                 "stop_loss": self.stop_loss, "other": other, "stop_loss_other": value}
 
     def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> ScalingResult:
-        from ..diagnostics.verdict import INSUFFICIENT
-        from .scaling_result import family_exponents
+        from ...diagnostics.verdict import INSUFFICIENT
+        from .result import family_exponents
 
         records = sorted((r for res in results for r in res["records"]), key=lambda r: (r["depth"], r["seed"], r["lr"]))
         families = []
@@ -240,8 +240,8 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
     (:meth:`ScalingPlan.task_bytes`) within the machine's (or the device's); its layer passes
     (:meth:`ScalingPlan.steps`) at most :data:`~deeplimits._resources.MAX_TRAIN_STEPS`. The
     synthetic task takes ``samples`` in ``[3, 10^7]`` and ``width`` up to ``10^4``."""
-    from ..training.modules import DELTA_MODES
-    from ..training.train import seed_limit
+    from ...training.modules import DELTA_MODES
+    from ...training.train import seed_limit
 
     activation = V_.choice("activation", activation, ("tanh", "relu"))
     delta = V_.choice("delta", ("shared" if activation == "tanh" else "per-layer") if delta is None else delta,
@@ -312,7 +312,7 @@ def _angle_start(angle_start, dataset) -> int:
 
 def _require_sizes(plan: ScalingPlan) -> None:
     """The plan's sizes, refused before any work (module docstring of :func:`plan_scaling`)."""
-    from ..training.train import require_train_steps
+    from ...training.train import require_train_steps
 
     synthetic = plan.dataset == "synthetic"
     R_.require_count(plan.seeds * len(plan.depths) * len(plan.lr), R_.MAX_CONFIGS,

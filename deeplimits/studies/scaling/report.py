@@ -1,4 +1,4 @@
-"""The text report of :class:`~deeplimits.studies.scaling_result.ScalingResult`: the protocol,
+"""The text report of :class:`~deeplimits.studies.scaling.result.ScalingResult`: the protocol,
 one line per trained network, and per learning rate the exponents next to the published
 values, the evidence of each step and the verdict."""
 
@@ -68,7 +68,7 @@ def _nan(d: dict) -> dict:
 
 
 def _family_lines(res, fam: dict) -> list[str]:
-    from ..diagnostics.scaling import evidence_lines, interval, verdict_line
+    from ...diagnostics.scaling import evidence_lines, interval, verdict_line
 
     e = fam["exponents"]
     ab = ("cumulative-sum norm of |delta_k| W_k (Remark 2.2)" if res.delta_mode == "per-layer"
@@ -98,7 +98,7 @@ def _family_lines(res, fam: dict) -> list[str]:
 
 
 def report(res) -> str:
-    """The report of ``res`` (a :class:`~deeplimits.studies.scaling_result.ScalingResult`)."""
+    """The report of ``res`` (a :class:`~deeplimits.studies.scaling.result.ScalingResult`)."""
     lines = [f"inside model, {res.activation}, delta {res.delta_mode}, d={res.width}, {res.dataset}: "
              f"{len(res.records)} trained networks"]
     if res.protocol:
@@ -113,7 +113,7 @@ def report(res) -> str:
     for fam in res.families:
         lines += _family_lines(res, fam)
     if not res.families:
-        from ..diagnostics.verdict import verdict_line
+        from ...diagnostics.verdict import verdict_line
 
         lines.append(verdict_line(res.hypothesis, res.reason))
     lines.append(f"published: {res.published.get('limit')}")

@@ -10,9 +10,9 @@ import math
 
 import numpy as np
 
-from .._plain import PlainData
-from ..errors import ParameterError
-from .result import draw_into
+from ..._plain import PlainData
+from ...errors import ParameterError
+from ..result import draw_into
 
 __all__ = ["TrainedLimitResult", "summarise_case", "QUANTITIES"]
 
@@ -26,7 +26,7 @@ def _fit(depths, table: np.ndarray, scale: float) -> dict:
     seeds, the same over the deepest depths, and the verdict of
     :func:`~deeplimits.diagnostics.trained_pair.rate_test`; ``table`` ``(seeds, depths)`` holds
     the finite seeds only."""
-    from ..diagnostics.trained_pair import ZERO, rate_test
+    from ...diagnostics.trained_pair import ZERO, rate_test
 
     zero = table.size > 0 and float(table.max()) <= ZERO * max(1.0, scale)
     return rate_test(depths, table, zero=zero)
@@ -37,7 +37,7 @@ def summarise_case(name: str, case: dict, records: list, depths, reference: int)
     distances per depth, their rates, intervals and verdicts; the family verdict after training.
     A seed whose training blew up at some depth (non-finite loss or gradient: the optimiser froze
     it) is left out of the fits and counted in ``finite_seeds``."""
-    from ..diagnostics.trained_pair import INSUFFICIENT, family_verdict, reference_slope
+    from ...diagnostics.trained_pair import INSUFFICIENT, family_verdict, reference_slope
 
     depths = sorted(depths)
     epochs = sorted({r["epoch"] for r in records})
@@ -92,10 +92,10 @@ def _rate_text(q: dict, i: int) -> str:
 class TrainedLimitResult(PlainData):
     """``spec`` (the plan), ``cases`` (one :func:`summarise_case` dict per case) and the compute
     ``seconds``. :meth:`case` finds a case by name; :meth:`report` is the text; :meth:`plot`
-    the figure (:func:`deeplimits.studies.trained_limit_plots.plot_trained_limit`)."""
+    the figure (:func:`deeplimits.studies.trained_limit.plots.plot_trained_limit`)."""
 
     spec: dict
-    """The plan's spec (:meth:`~deeplimits.studies.trained_limit.TrainedLimitPlan.to_dict`)."""
+    """The plan's spec (:meth:`~deeplimits.studies.trained_limit.study.TrainedLimitPlan.to_dict`)."""
     cases: list
     """One summary per case (:func:`summarise_case`)."""
     seconds: float
@@ -111,7 +111,7 @@ class TrainedLimitResult(PlainData):
     @property
     def method(self) -> str:
         """The training protocol in words (the default, or which labelled variant)."""
-        from ..training.family import LR_FORMULA
+        from ...training.family import LR_FORMULA
 
         s = self.spec
         if s["optimizer"] == "adam":
@@ -126,7 +126,7 @@ class TrainedLimitResult(PlainData):
     def report(self) -> str:
         """Per case the distances per depth before and after training, their rates with
         intervals, the verdicts and the state rate along training, as text."""
-        from ..diagnostics.trained_pair import LEVEL, MIN_RATE
+        from ...diagnostics.trained_pair import LEVEL, MIN_RATE
 
         lines = [f"trained networks across depths: {self.method}",
                  f"verdicts: tests at level {LEVEL:g} against the rate {MIN_RATE:g} (docs/trained-limit.md); rates "
@@ -162,7 +162,7 @@ class TrainedLimitResult(PlainData):
         return draw_into(out, [("trained-limit.png", self.plot)])
 
     def plot(self, path=None, *, ax=None):
-        """The figure of :func:`deeplimits.studies.trained_limit_plots.plot_trained_limit`."""
-        from .trained_limit_plots import plot_trained_limit
+        """The figure of :func:`deeplimits.studies.trained_limit.plots.plot_trained_limit`."""
+        from .plots import plot_trained_limit
 
         return plot_trained_limit(self, path=path, ax=ax)

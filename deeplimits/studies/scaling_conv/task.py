@@ -14,7 +14,7 @@ import time
 
 import torch
 
-from ..runs import register_task
+from ...runs import register_task
 
 __all__ = ["conv_scaling_task", "kernel_diagnostics", "KERNELS"]
 
@@ -27,7 +27,7 @@ def kernel_diagnostics(net, config: int = 0) -> dict | None:
     """``{name: ConvWeightDiagnostics as plain data}`` for the kernels of :data:`KERNELS` of
     configuration ``config``; ``None`` when a kernel is not finite (a blown-up network: a result
     with no diagnostics)."""
-    from ..diagnostics import conv_weight_diagnostics, load_weights
+    from ...diagnostics import conv_weight_diagnostics, load_weights
 
     if not all(bool(torch.isfinite(p).all()) for p in net.parameters()):
         return None
@@ -39,10 +39,10 @@ def kernel_diagnostics(net, config: int = 0) -> dict | None:
 @register_task("scaling-conv-depth")
 def conv_scaling_task(params: dict, seed: int) -> dict:
     """Sweep task: one depth and seed, trained with the plan's protocol, then its kernels' diagnostics."""
-    from ..data import load_dataset
-    from ..data.augment import IMAGE_SHAPES
-    from ..training.conv_train import train_conv
-    from .conv_training import conv_network, conv_threads
+    from ...data import load_dataset
+    from ...data.augment import IMAGE_SHAPES
+    from ...training.conv_train import train_conv
+    from ..conv_training import conv_network, conv_threads
 
     dtype, device = getattr(torch, params["dtype"]), torch.device(params.get("device") or "cpu")
     data = load_dataset(params["dataset"], root=params.get("root"), seed=params["seed"], dtype=dtype, device=device)
