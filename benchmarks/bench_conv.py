@@ -18,8 +18,8 @@ warm-up round; the minimum over the rounds, and the median):
 
     python benchmarks/bench_conv.py [--depth 16] [--width 16] [--configs 1 4] [--rounds 5] [--json PATH]
 
-``--peak`` (issue 40): the same step against the machine's peaks measured in the same run
-(:mod:`bench_conv_peak`): a 2048 x 2048 float32 ``torch.mm`` and a large convolution of the
+``python benchmarks/bench_conv_peak.py`` (issue 40; the same flags): the same step against the
+machine's peaks measured in the same run: a 2048 x 2048 float32 ``torch.mm`` and a large convolution of the
 study's kernel and channels (batch 256 on 32 x 32), forward and backward, in both memory
 formats; the study's step, its convolutions and its optimiser alone, with the levers (channels-last
 activations, oneDNN off, float64, two threads, grouped convolutions against a loop and a block-diagonal
@@ -92,7 +92,8 @@ def interleaved(cases, rounds, steps):
     return times
 
 
-def main():
+def parser() -> argparse.ArgumentParser:
+    """The command line of this benchmark (and of :mod:`bench_conv_peak`, which takes the same)."""
     p = argparse.ArgumentParser()
     p.add_argument("--depth", type=int, default=16)
     p.add_argument("--width", type=int, default=16)
@@ -100,12 +101,11 @@ def main():
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--json")
-    p.add_argument("--peak", action="store_true", help="the step against the machine's peaks (issue 40)")
-    a = p.parse_args()
-    if a.peak:
-        from bench_conv_peak import peak_main
+    return p
 
-        return peak_main(a)
+
+def main():
+    a = parser().parse_args()
     g = torch.Generator().manual_seed(0)
     x, y = torch.rand(32, 1, 8, 8, generator=g), torch.randint(0, 10, (32,), generator=g)
     flops = 3 * 32 * conv_flops((1, 8, 8), dict(stem=a.width, channels=(a.width,), strides=(1,), blocks=(a.depth,)))

@@ -1,4 +1,4 @@
-"""``bench_conv.py --peak`` (issue 40): the conv training step of ``bench_conv.py`` against the
+"""``python benchmarks/bench_conv_peak.py`` (issue 40; the flags of ``bench_conv.py``): the conv training step of ``bench_conv.py`` against the
 machine's peaks, measured in the same run.
 
 Peaks: ``torch.mm`` of two 2048 x 2048 float32 matrices on one and two threads (the arithmetic
@@ -26,7 +26,7 @@ import warnings
 import torch
 import torch.nn.functional as F
 
-from bench_conv import UsualNet, interleaved, ours_step, peer_step
+from bench_conv import UsualNet, interleaved, ours_step, parser, peer_step
 from deeplimits.studies.scaling_conv import conv_flops
 from deeplimits.training import BatchedSGD, ConvResidualNetwork
 
@@ -193,3 +193,7 @@ def peak_main(a):
         with open(a.json, "w") as f:
             json.dump({"args": vars(a), "load": [load, os.getloadavg()], "conv_peak": conv_peak,
                        "matmul_peak": mm_peak, "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    peak_main(parser().parse_args())

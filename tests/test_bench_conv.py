@@ -1,4 +1,4 @@
-"""benchmarks/bench_conv.py ``--peak`` (issue 40), the conv training step against the machine's
+"""benchmarks/bench_conv_peak.py (issue 40), the conv training step against the machine's
 peaks, kept from rotting: at a tiny size it prints every row of its table, each rate a fraction of
 both peaks measured in the same run and each step a ratio to the usual loop, and writes its JSON."""
 
@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "benchmarks" / "bench_conv.py"
+SCRIPT = ROOT / "benchmarks" / "bench_conv_peak.py"
 
 
 @pytest.mark.slow
 def test_peak_mode_prints_every_case_against_both_peaks(tmp_path):
     out = tmp_path / "peak.json"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    p = subprocess.run([sys.executable, str(SCRIPT), "--peak", "--depth", "1", "--width", "4", "--configs", "2",
+    p = subprocess.run([sys.executable, str(SCRIPT), "--depth", "1", "--width", "4", "--configs", "2",
                         "--rounds", "1", "--steps", "1", "--json", str(out)], cwd=tmp_path, env=env,
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
