@@ -138,8 +138,8 @@ def import_torch_seconds() -> float:
 def criticality_floor(draws: int) -> float:
     """Seconds to draw the weights of ``draws`` draws of the criticality preset, task by task, as
     its tasks draw them (the same seeds, generator and blocks), and nothing else."""
-    from deeplimits.studies import propagation as P
-    from deeplimits.studies.stability import plan_stability
+    from deeplimits.studies.propagation import core as P
+    from deeplimits.studies.propagation.stability import plan_stability
 
     crit = {k: v for k, v in STABILITY_PRESETS["criticality"].items()}
     plan = plan_stability(**{**crit, "draws": draws})

@@ -92,9 +92,10 @@ def test_a_name_imports_only_the_module_that_defines_it():
                  "s.PhaseResult\n"
                  "print(sorted(m for m in sys.modules if m.startswith('deeplimits.studies.')))\n")
     loaded = set(eval(out))
-    assert "deeplimits.studies.phase" in loaded
+    assert "deeplimits.studies.propagation.phase" in loaded
     assert not loaded & {"deeplimits.studies.training", "deeplimits.studies.scaling.study", "deeplimits.studies.convergence.study",
-                         "deeplimits.studies.trained", "deeplimits.studies.stability"}, loaded
+                         "deeplimits.studies.trained",
+                         "deeplimits.studies.propagation.stability"}, loaded
     out = _fresh("import sys\nfrom deeplimits import RunStore, ParameterError\n"
                  "print(sorted(m for m in sys.modules if m.startswith('deeplimits.studies')))\n")
     assert eval(out) == [], out

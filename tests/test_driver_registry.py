@@ -20,8 +20,8 @@ from deeplimits.errors import ParameterError
 from deeplimits.options import Option
 from deeplimits.paths import (DRIVERS, Driver, DriverSample, driver_from_spec, make_driver, register_driver,
                               registered_drivers, unregister_driver)
-from deeplimits.studies import memory as M
-from deeplimits.studies.stability import StabilityPlan, plan_stability
+from deeplimits.studies.propagation import memory as PM
+from deeplimits.studies.propagation.stability import StabilityPlan, plan_stability
 from deeplimits.training import ResidualNetwork, init_from_driver
 
 SPREAD = Option("spread", float, default=1.0, help="variance in units of scale^2", low=0.0, low_open=True)
@@ -130,7 +130,7 @@ def test_a_study_runs_on_it_and_resumes_from_its_spec(laplace):
     assert plan.spread == 2.0 and plan.hurst is None  # the driver's parameters read by name
     assert pickle.loads(pickle.dumps(plan)) == plan
     # the memory model asks the driver (a streamed law: the base class's held_bytes)
-    assert plan.estimate().peak_bytes == M.propagation_bytes("res-1", drv, 6, 4, [4, 8], [0.5, 1.0], 1, 2, 8)
+    assert plan.estimate().peak_bytes == PM.propagation_bytes("res-1", drv, 6, 4, [4, 8], [0.5, 1.0], 1, 2, 8)
     result = plan.run()
     assert result.driver == {"driver": "laplace", "spread": 2.0}
     assert len(result.records) == 4 and all(math.isfinite(r["r_h"]["median"]) for r in result.records)

@@ -11,7 +11,7 @@ import torch
 
 import deeplimits as dl
 from deeplimits.networks import REQUIRED, WEIGHTS, ResNet, weight_shape
-from deeplimits.studies import propagation as P
+from deeplimits.studies.propagation import core as P
 
 PKG = pathlib.Path(dl.__file__).parent
 

@@ -125,7 +125,7 @@ def test_a_result_holds_its_plan(study):
     if study == "phase":
         assert d["hurst"] == res.hurst == [0.3, 0.7] and d["beta"] == [0.5, 1.0] and d["bias"] is None
     else:
-        from deeplimits.studies.stability import DELTA
+        from deeplimits.studies.propagation.stability import DELTA
 
         assert plan.length_scale is not None and plan.delta is None  # the declared defaults
         assert d["driver"] == {"driver": "smooth", "length_scale": plan.length_scale} == res.driver

@@ -10,7 +10,7 @@ import torch
 import deeplimits as dl
 from deeplimits.studies import theory
 from deeplimits import stability
-from deeplimits.studies.propagation import CAP
+from deeplimits.studies.propagation.core import CAP
 from deeplimits.studies.theory import theory_bounds
 
 
@@ -73,8 +73,8 @@ def test_inside_model_runs_without_theory_bounds():
 
 from deeplimits.networks import ResNet  # noqa: E402
 from deeplimits import make_driver  # noqa: E402
-from deeplimits.studies import propagation as P  # noqa: E402
-from deeplimits.studies import stability as S  # noqa: E402
+from deeplimits.studies.propagation import core as P  # noqa: E402
+from deeplimits.studies.propagation import stability as S  # noqa: E402
 from deeplimits.studies import results_from_store  # noqa: E402
 
 
@@ -193,7 +193,7 @@ def test_criticality_distribution_is_log_normal():
 
 
 def test_lognormal_fit_rejects_what_is_not_log_normal():
-    from deeplimits.studies.stability_theory import lognormal_fit
+    from deeplimits.studies.propagation.stability_theory import lognormal_fit
 
     rng = np.random.default_rng(0)
     assert lognormal_fit(np.exp(rng.normal(0.3, 0.2, 2000)))["pvalue"] > 0.01

@@ -101,7 +101,7 @@ def test_estimate_counts_tasks_and_networks():
 _MEASURE = r"""
 import json, sys, torch
 from deeplimits.studies import estimate_stability, plan_stability
-from deeplimits.studies.stability import stability_task
+from deeplimits.studies.propagation.stability import stability_task
 
 def peak():  # VmHWM: this process's peak resident memory (ru_maxrss would include the forking parent's)
     with open("/proc/self/status") as f:
@@ -186,15 +186,16 @@ def test_every_study_is_sized_by_its_model_in_the_memory_module():
 
     from deeplimits.studies import memory as M
     from deeplimits.studies import plan_scaling, plan_training
-    from deeplimits.studies.propagation import _phase_depths
+    from deeplimits.studies.propagation import memory as PM
+    from deeplimits.studies.propagation.core import _phase_depths
     from deeplimits.studies.scaling.memory import scaling_bytes
 
     st = plan_stability("res-2", dl.make_driver("fractional", 0.6), width=6, n_in=4, depths=[8, 16], betas=[0.5, 1.0], draws=6, chunk=4)
-    assert st.estimate().peak_bytes == M.propagation_bytes("res-2", dl.make_driver("fractional", 0.6), 6, 4, [8, 16],
-                                                           [0.5, 1.0], 1, 4, 4)
+    assert st.estimate().peak_bytes == PM.propagation_bytes("res-2", dl.make_driver("fractional", 0.6), 6, 4, [8, 16],
+                                                            [0.5, 1.0], 1, 4, 4)
     ph = plan_phase([0.3, 0.7], [0.5], width=5, n_in=3, depth=40, draws=2, inputs=3)
-    assert ph.estimate().peak_bytes == M.propagation_bytes("res-3", dl.make_driver("fractional", 0.3), 5, 3,
-                                                           sorted(_phase_depths(40)), [0.5], 3, 2, 4)
+    assert ph.estimate().peak_bytes == PM.propagation_bytes("res-3", dl.make_driver("fractional", 0.3), 5, 3,
+                                                            sorted(_phase_depths(40)), [0.5], 3, 2, 4)
     cv = plan_convergence("fbm", hurst=0.7, width=4, depths=[4, 8], draws=8, chunk=4, reference=32)
     assert cv.estimate().peak_bytes == M.convergence_bytes(cv.pair(), 4, 1, 32, [4, 8], 8, cv.device)
     tr = plan_training("synthetic", depth=4, width=3, epochs=1, lrs=[0.01, 0.1], seeds=2, chunk=3)
@@ -204,7 +205,7 @@ def test_every_study_is_sized_by_its_model_in_the_memory_module():
     # the default chunk of a stability study: TASK_BYTES over the bytes per draw of its historical rule
     from deeplimits.studies.presets import TASK_BYTES
 
-    per_draw = M.default_draw_bytes("res-3", dl.make_driver("uniform"), 40, [10, 100], [0.5], 1, 4)
+    per_draw = PM.default_draw_bytes("res-3", dl.make_driver("uniform"), 40, [10, 100], [0.5], 1, 4)
     assert plan_stability(depths=[10, 100], betas=[0.5], draws=10 ** 6).chunk == TASK_BYTES // per_draw
     studies = pathlib.Path(M.__file__).parent
     own = []

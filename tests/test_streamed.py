@@ -7,7 +7,7 @@ import torch
 
 import deeplimits as dl
 from deeplimits import _random
-from deeplimits.studies import propagation as P
+from deeplimits.studies.propagation import core as P
 
 
 @pytest.mark.parametrize("law,names", [("uniform", ("V", "W")), ("rademacher", ("V", "W")), ("uniform", ("W", "b")),

@@ -9,8 +9,8 @@ import torch
 
 import deeplimits as dl
 from deeplimits.cli import main
-from deeplimits.studies import propagation as P
-from deeplimits.studies import stability as S
+from deeplimits.studies.propagation import core as P
+from deeplimits.studies.propagation import stability as S
 from deeplimits.studies import theory as T
 from deeplimits.studies.fits import bootstrap_fit
 

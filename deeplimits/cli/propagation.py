@@ -36,7 +36,7 @@ def _run_study(args, cmd, spec, run, total, unit, executor_kw):
 
 def run_stability_cmd(args) -> int:
     from ..paths import make_driver
-    from ..studies import stability
+    from ..studies.propagation import stability
 
     executor_kw = executor(args, "stability")
     kw = preset_options(args, STABILITY_PRESETS[args.preset], STABILITY)
@@ -49,7 +49,7 @@ def run_stability_cmd(args) -> int:
 
 
 def run_phase_cmd(args) -> int:
-    from ..studies import phase
+    from ..studies.propagation import phase
 
     executor_kw = executor(args, "phase")
     kw = preset_options(args, PHASE_PRESETS[args.preset], PHASE)

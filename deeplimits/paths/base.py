@@ -294,7 +294,7 @@ class Driver(abc.ABC):
     memory grows with the resolution? (Streamed laws draw blocks from seeds: no.)"""
     held_copies = 1
     """Copies of the held weights that the stability studies' historical default chunk rule counts
-    per draw (:func:`~deeplimits.studies.memory.default_draw_bytes`; four for fractional weights)."""
+    per draw (:func:`~deeplimits.studies.propagation.memory.default_draw_bytes`; four for fractional weights)."""
     independent = False
     """Are its layers independent with i.i.d. entries (the i.i.d. family, for which the bounds of
     :func:`~deeplimits.studies.theory.theory_bounds` hold)?
@@ -306,7 +306,7 @@ class Driver(abc.ABC):
     def held_bytes(self, entries, layers: int, item: int) -> int:
         """Peak bytes of holding every one of ``layers`` layers of weight tensors of ``entries``
         numbers each (all draws), drawn one tensor after another (the propagation studies,
-        :func:`~deeplimits.studies.memory.propagation_bytes`). Here (streamed laws): the layers
+        :func:`~deeplimits.studies.propagation.memory.propagation_bytes`). Here (streamed laws): the layers
         and the blocks in flight."""
         return sum(entries) * layers * item + 2 * _BLOCK_ELEMENTS * item
 

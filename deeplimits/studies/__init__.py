@@ -3,8 +3,8 @@ curves, criticality distributions), the (H, beta) phase diagram, and training gr
 and the resource estimate, nothing computed), a run (sweep tasks registered by name) and a
 result (plain data with ``to_dict`` / ``from_dict``, a report and a figure).
 
-The function :func:`deeplimits.stability` is exported at the top level (here ``stability`` is
-the module). Names are resolved on first access (PEP 562): a name imports only the study module
+The function :func:`deeplimits.stability` is exported at the top level (its module is
+:mod:`deeplimits.studies.propagation.stability`). Names are resolved on first access (PEP 562): a name imports only the study module
 that defines it, and importing this package, or its torch-free
 :mod:`~deeplimits.studies.presets`, does not import torch."""
 
@@ -18,15 +18,16 @@ from .presets import PHASE_PRESETS, SCALING_PRESETS, STABILITY_PRESETS, TRAIN_PR
 _WHERE = {
     **dict.fromkeys(("strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan"), "convergence.study"),
     **dict.fromkeys(("ConvergenceResult", "MAX_CI_WIDTH", "MIN_FINITE_DRAWS"), "convergence.result"),
-    **dict.fromkeys(("PhasePlan", "PhaseResult", "phase_diagram", "plan_phase", "run_phase"), "phase"),
-    **dict.fromkeys(("CAP", "estimate_phase", "estimate_stability"), "propagation"),
+    **dict.fromkeys(("PhasePlan", "PhaseResult", "phase_diagram", "plan_phase", "run_phase"), "propagation.phase"),
+    **dict.fromkeys(("CAP", "estimate_phase", "estimate_stability"), "propagation.core"),
     **dict.fromkeys(("bounds_apply", "classify", "critical_beta", "theory_bounds", "quantile_bound", "QUANTILE_LEVELS",
                      "high_probability_bounds", "high_probability_unmet", "CRITICAL_LIMITS", "regularity",
                      "predicted_slope", "growth_exponent"), "theory"),
     "bootstrap_fit": "fits",
     "strong_order": "scheme_order",
     **dict.fromkeys(("fit_expansion", "ExpansionFit"), "expansion_fit"),
-    **dict.fromkeys(("StabilityPlan", "StabilityResult", "plan_stability", "run_stability"), "stability"),
+    **dict.fromkeys(("StabilityPlan", "StabilityResult", "plan_stability", "run_stability"),
+                    "propagation.stability"),
     **dict.fromkeys(("fit_rate", "sweep_errors"), "strong_error"),
     **dict.fromkeys(("TrainPlan", "TrainGridResult", "plan_training", "train_grid", "critical_line"), "training"),
     "load_trained": "trained",

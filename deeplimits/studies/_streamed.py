@@ -1,6 +1,6 @@
 """The layers of a propagation pass, drawn as the forward pass reaches them (docs/propagation.md).
 
-The forward pass of :func:`~deeplimits.studies.propagation._propagate` reads layer ``k`` just
+The forward pass of :func:`~deeplimits.studies.propagation.core._propagate` reads layer ``k`` just
 after layer ``k - 1``: :class:`StreamedLayers` draws each weight's next block of layers in a
 background thread while the pass consumes the current one, so the pass runs on weights still
 in the cache and the drawing (the floor of a study with fresh i.i.d. weights) overlaps the

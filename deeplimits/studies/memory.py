@@ -2,14 +2,14 @@
 study, counted from the sizes alone (no allocation), which the plans' ``estimate()`` report and
 their chunk rules fit to the machine (:mod:`deeplimits._resources`).
 
-* :func:`propagation_bytes`: a chunk of draws of a stability study, a Hurst index of a phase study;
 * :func:`convergence_bytes`: a chunk of draws of a strong-error study;
 * :func:`scheme_order_bytes`: a chunk of draws of :func:`~deeplimits.strong_order`;
 * :func:`training_bytes`: a chunk of configurations of a training grid (with :func:`init_bytes`,
   the initialisation of one configuration).
 
 A study in its own package keeps its model there, on top of :data:`INTERPRETER_BYTES`
-(:mod:`deeplimits.studies.scaling.memory`, :mod:`deeplimits.studies.trained_limit.memory`).
+(:mod:`deeplimits.studies.propagation.memory`, :mod:`deeplimits.studies.scaling.memory`,
+:mod:`deeplimits.studies.trained_limit.memory`).
 
 Every model counts bytes as ``entries x itemsize`` of the study's dtype (float64 for the
 statistics computed in double precision). The training models add 64 MiB for the interpreter's
@@ -27,53 +27,12 @@ import torch
 from ..networks import weight_names, weight_shape
 from .sizes import data_sizes
 
-__all__ = ["conv_training_bytes", "ACTIVATIONS_PER_BLOCK", "propagation_bytes", "default_draw_bytes", "convergence_bytes", "scheme_order_bytes",
+__all__ = ["conv_training_bytes", "ACTIVATIONS_PER_BLOCK", "convergence_bytes", "scheme_order_bytes",
            "training_bytes", "init_bytes",
            "INTERPRETER_BYTES"]
 
 INTERPRETER_BYTES = 64 << 20
 """The interpreter's and the allocator's own memory, added by the training models (see above)."""
-
-
-def _pow2_ceil(x: int) -> int:
-    return 1 << (x - 1).bit_length()
-
-
-def propagation_bytes(arch, driver, width, n_in, depths, betas, inputs, n, item, bias: bool = True) -> int:
-    """Peak bytes of :func:`~.propagation._run` on ``n`` draws (see :mod:`deeplimits._resources`).
-
-    * weights: every layer of the deepest network is held (``top`` layers: ``max(depths)``, or
-      its power-of-two ceiling for path drivers) for each weight name, ``d^2`` entries for a
-      matrix and ``d`` for a vector, as the driver counts them (:meth:`~deeplimits.paths.Driver.held_bytes`:
-      streamed laws add their blocks in flight; fractional weights keep their fGn and its scaled
-      copy (2x), and the last name drawn peaks inside :func:`~deeplimits.paths.fgn`; smooth
-      weights hold their spectral coefficients and one depth's layers at a time);
-    * states: :func:`~.propagation._propagate` stores ``h`` and the preactivation (as wide as
-      ``h``; ``h`` itself for res-1) at every layer for the backward pass, with
-      ``len(betas) * inputs`` columns per running depth: ``sum(depths)`` column-layers for
-      nested drivers (one pass), ``max(depths)`` otherwise (one pass per depth);
-    * outputs ``h_L, p_0, p_L`` and their float64 ratios, ``A``, ``x``, ``h_0``.
-    """
-    ms = [math.prod(weight_shape(nm, width)) for nm in weight_names(arch, bias)]
-    top = _pow2_ceil(max(depths)) if driver.needs_resolution else max(depths)
-    weights = driver.held_bytes([n * m for m in ms], top, item)
-    cols = len(betas) * inputs
-    kept = 1 if arch == "res-1" else 2  # res-1's preactivation is h itself
-    states = kept * n * cols * width * item * (sum(depths) if driver.nested else max(depths))
-    outputs = n * len(depths) * cols * (width * (4 * item + 5 * 8) + 2 * item + 2 * 8)
-    inputs_ = n * item * (width * n_in + inputs * n_in + 2 * inputs * width)
-    return int(weights + states + outputs + inputs_)
-
-
-def default_draw_bytes(arch, driver, width, depths, betas, inputs, item, bias: bool = True) -> int:
-    """The bytes per draw of the stability studies' default chunk rule (``TASK_BYTES`` of them per
-    task, :func:`~.propagation._chunk`): the weights (four copies of fractional ones) and the stored
-    states. Historical: the chunk is part of the spec and so of the seeds, hence kept as it was;
-    :func:`propagation_bytes` is the model the chunk is then checked against."""
-    nw = sum(math.prod(weight_shape(nm, width)) for nm in weight_names(arch, bias))
-    top = _pow2_ceil(max(depths)) if driver.needs_resolution else max(depths)
-    return item * (top * nw * driver.held_copies
-                   + max(depths) * len(depths) * len(betas) * inputs * width)
 
 
 def convergence_bytes(p, n: int, inputs: int, reference: int, depths, item: int, device=None) -> int:

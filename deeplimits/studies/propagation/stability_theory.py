@@ -1,5 +1,5 @@
 """Each bound of :mod:`deeplimits.studies.theory` beside its measured counterpart, for the
-records of a stability study (:class:`~deeplimits.studies.stability.StabilityResult`; docs/theory.md)."""
+records of a stability study (:class:`~deeplimits.studies.propagation.stability.StabilityResult`; docs/theory.md)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import math
 
 import numpy as np
 
-from .fits import bootstrap_fit
-from .propagation import CAP
-from .theory import QUANTILE_LEVELS, growth_exponent, predicted_slope, quantile_bound
+from ..fits import bootstrap_fit
+from .core import CAP
+from ..theory import QUANTILE_LEVELS, growth_exponent, predicted_slope, quantile_bound
 
 __all__ = ["quantiles", "fits", "theory_lines", "fit_lines", "ratio_statistics", "lognormal_fit"]
 
@@ -132,7 +132,7 @@ def ratio_statistics(x: np.ndarray) -> dict:
 def lognormal_fit(x: np.ndarray) -> dict | None:
     """The normal fit ``(mu, sigma)`` of ``log x`` over the finite positive ratios (below :data:`CAP`)
     with the D'Agostino-Pearson test (``statistic``, ``pvalue``, ``n``); ``None`` under 20 values."""
-    from ._normality import normaltest
+    from .._normality import normaltest
 
     y = np.log(x[(x < CAP) & (x > 0)])
     if len(y) < 20:

@@ -9,20 +9,20 @@ from typing import Callable, ClassVar, Sequence
 import numpy as np
 import torch
 
-from .. import _resources as R_
-from .. import _validate as V_
-from .._random import chunk_seed
-from ..paths import Driver, driver_from_spec, driver_spec, make_driver
-from ..runs import register_task, Task, chunk_sizes
+from ... import _resources as R_
+from ... import _validate as V_
+from ..._random import chunk_seed
+from ...paths import Driver, driver_from_spec, driver_spec, make_driver
+from ...runs import register_task, Task, chunk_sizes
 from .memory import default_draw_bytes, propagation_bytes
-from .plan import Plan, register_plan
-from .result import PlanResult, draw_into
-from .presets import DEFAULTS, STABILITY_PRESETS  # noqa: F401 - STABILITY_PRESETS re-exported (torch-free home)
-from .propagation import (CAP, _check_steps, _chunk, _common, _network, _sizes,
+from ..plan import Plan, register_plan
+from ..result import PlanResult, draw_into
+from ..presets import DEFAULTS, STABILITY_PRESETS  # noqa: F401 - STABILITY_PRESETS re-exported (torch-free home)
+from .core import (CAP, _check_steps, _chunk, _common, _network, _sizes,
                           _grid, _run, _spec_driver, bias_field, estimate_stability)
 from .stability_theory import fit_lines, fits, lognormal_fit, quantiles, ratio_statistics, theory_lines
-from .theory import CRITICAL_LIMITS, bounds_apply, classify, high_probability_bounds, theory_bounds
-from .theory_conditions import high_probability_conditions, high_probability_constants
+from ..theory import CRITICAL_LIMITS, bounds_apply, classify, high_probability_bounds, theory_bounds
+from ..theory_conditions import high_probability_conditions, high_probability_constants
 
 __all__ = ["stability", "plan_stability", "run_stability", "StabilityPlan", "StabilityResult", "STABILITY_PRESETS",
            "DELTA"]
@@ -34,7 +34,7 @@ DELTA = DEFAULTS["stability"]["delta"]
 @dataclasses.dataclass
 class StabilityResult(PlanResult):
     """Stability ratios over (beta, depth), each beside its theory (docs/theory.md): plain data
-    holding its plan (:class:`~.result.PlanResult`: ``arch``, ``width``, ``draws``, ... are the
+    holding its plan (:class:`~deeplimits.studies.result.PlanResult`: ``arch``, ``width``, ``draws``, ... are the
     plan's; see :meth:`to_dict`).
 
     ``records``: one per (beta, depth), with statistics (``mean, median, q25, q75, mean_sq``)
@@ -86,7 +86,8 @@ class StabilityResult(PlanResult):
     shown: ClassVar[dict] = {"arch": "arch", "driver": None, "activation": "activation", "width": "width",
                              "n_in": "n_in", "draws": "draws", "inputs": "inputs", "seed": "seed", "dtype": "dtype",
                              "delta": None, "bias": "bias"}
-    """The plan's values the result shows: its JSON name -> the plan's field (see :class:`~.result.PlanResult`)."""
+    """The plan's values the result shows: its JSON name -> the plan's field (see
+    :class:`~deeplimits.studies.result.PlanResult`)."""
 
     @property
     def driver(self) -> dict:
@@ -149,20 +150,20 @@ class StabilityResult(PlanResult):
 
     def plot(self, path: str | None = None, *, ax=None):
         """Median ratios against depth with quartile bands, one line per beta."""
-        from ..plots import plot_stability
+        from ...plots import plot_stability
 
         return plot_stability(self, path, ax=ax)
 
     def plot_histograms(self, path: str | None = None, *, ax=None):
         """Histograms of the norm ratios at the largest depth with the log-normal fits."""
-        from ..plots import plot_histograms
+        from ...plots import plot_histograms
 
         return plot_histograms(self, path, ax=ax)
 
     def plot_theory(self, path: str | None = None, *, ax=None):
         """Each bound beside its measured counterpart: quantiles of ``r^2``, quartiles of the norm
         ratios with the high-probability bounds, and the fitted slope and growth laws."""
-        from ..plots import plot_theory
+        from ...plots import plot_theory
 
         return plot_theory(self, path, ax=ax)
 
@@ -217,7 +218,7 @@ class StabilityPlan(Plan):
     def __getattr__(self, name: str):
         """A parameter of the driver by name (``plan.hurst``, ``plan.length_scale``): its value,
         ``None`` for a law that does not take it."""
-        from ..paths.registry import driver_parameters
+        from ...paths.registry import driver_parameters
 
         if name.startswith("_") or name == "driver" or name not in driver_parameters():
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")

@@ -8,16 +8,16 @@ from typing import Callable, ClassVar, Sequence
 import numpy as np
 import torch
 
-from .. import _resources as R_
-from .. import _validate as V_
-from .._random import chunk_seed
-from ..paths import make_driver
-from ..runs import register_task, Task
-from .plan import Plan, register_plan
-from .presets import PHASE_PRESETS
-from .result import PlanResult, draw_into
-from .propagation import CAP, _common, _grid, _network, _phase_depths, _run, bias_field, estimate_phase
-from .theory import critical_beta
+from ... import _resources as R_
+from ... import _validate as V_
+from ..._random import chunk_seed
+from ...paths import make_driver
+from ...runs import register_task, Task
+from ..plan import Plan, register_plan
+from ..presets import PHASE_PRESETS
+from ..result import PlanResult, draw_into
+from .core import CAP, _common, _grid, _network, _phase_depths, _run, bias_field, estimate_phase
+from ..theory import critical_beta
 
 __all__ = ["phase_diagram", "plan_phase", "run_phase", "PhasePlan", "PhaseResult", "PHASE_PRESETS"]
 
@@ -25,7 +25,7 @@ __all__ = ["phase_diagram", "plan_phase", "run_phase", "PhasePlan", "PhaseResult
 @dataclasses.dataclass
 class PhaseResult(PlanResult):
     """The (H, beta) phase diagram with fractional weights: plain data holding its plan
-    (:class:`~.result.PlanResult`: ``hurst``, ``beta``, ``arch``, ... are the plan's).
+    (:class:`~deeplimits.studies.result.PlanResult`: ``hurst``, ``beta``, ``arch``, ... are the plan's).
 
     ``log10_rh[i][j]`` and ``log10_rp[i][j]`` are the means of ``log10 r_h`` and
     ``log10 r_p`` over draws and inputs at ``hurst[i]``, ``beta[j]`` (an exploded ratio counts
@@ -77,7 +77,8 @@ class PhaseResult(PlanResult):
     shown: ClassVar[dict] = {"hurst": "hursts", "beta": "betas", "arch": "arch", "activation": "activation",
                              "width": "width", "n_in": "n_in", "depth": "depth", "draws": "draws",
                              "inputs": "inputs", "seed": "seed", "dtype": "dtype", "bias": "bias"}
-    """The plan's values the result shows: its JSON name -> the plan's field (see :class:`~.result.PlanResult`)."""
+    """The plan's values the result shows: its JSON name -> the plan's field (see
+    :class:`~deeplimits.studies.result.PlanResult`)."""
 
     def report(self) -> str:
         """One line per H: the estimates of beta*, the prediction, and the mean gap between the
@@ -116,7 +117,7 @@ class PhaseResult(PlanResult):
 
     def plot(self, path: str | None = None, *, ax=None):
         """Heat maps of mean log10 r_h and log10 r_p with beta*(H) against max(H, 1/2)."""
-        from ..plots import plot_phase
+        from ...plots import plot_phase
 
         return plot_phase(self, path, ax=ax)
 

@@ -33,15 +33,15 @@ import math
 import numpy as np
 import torch
 
-from .. import _random
-from .. import _resources as R_
-from .. import _validate as V_
-from ..errors import ParameterError
-from ..paths import Driver, driver_from_spec, make_driver
-from ..networks import ResNet, weight_names, weight_shape
+from ... import _random
+from ... import _resources as R_
+from ... import _validate as V_
+from ...errors import ParameterError
+from ...paths import Driver, driver_from_spec, make_driver
+from ...networks import ResNet, weight_names, weight_shape
 from .memory import _pow2_ceil, propagation_bytes
-from .presets import TASK_BYTES
-from .theory import bounds_apply, classify, critical_beta, theory_bounds  # noqa: F401 - their earlier home
+from ..presets import TASK_BYTES
+from ..theory import bounds_apply, classify, critical_beta, theory_bounds  # noqa: F401 - their earlier home
 
 CAP = 1e30  # a ratio above CAP (or non-finite) counts as exploded and is reported as CAP
 BUDGET = TASK_BYTES  # bytes of weights and stored states per task; draws are chunked to fit
@@ -174,7 +174,7 @@ def _draw(names, driver: Driver, width, n_in, depths, draws, inputs, generator, 
 def _layers(samples, depth, n):
     """The first ``n`` layers of the depth-``depth`` weights as per-layer ``(V, W, b)``, drawn as
     the forward pass reaches them (:class:`~deeplimits.studies._streamed.StreamedLayers`)."""
-    from ._streamed import StreamedLayers
+    from .._streamed import StreamedLayers
 
     return StreamedLayers(samples, depth, n)
 
