@@ -9,7 +9,7 @@ conv --preset cpu``). Timed per configuration-step:
   trained one after the other with ``torch.optim.SGD``;
 * deeplimits: ``ConvResidualNetwork(configs=C)`` (grouped convolutions) and ``BatchedSGD``, the
   ``C`` configurations in one step;
-each on one intra-op thread and on two (the rule of ``studies/conv_training.py``,
+each on one intra-op thread and on two (the rule of ``studies/training/conv.py``,
 ``ONE_THREAD_BELOW``), and the floating-point rate of the step (two per multiply-add, three
 forward passes per step) that the time estimate of ``scaling --arch conv`` reads.
 

@@ -52,7 +52,7 @@ _WHERE = {
                     "studies.propagation.stability"),
     **dict.fromkeys(("phase_diagram", "plan_phase", "run_phase", "PhasePlan", "PhaseResult"),
                     "studies.propagation.phase"),
-    **dict.fromkeys(("train_grid", "plan_training", "TrainPlan", "TrainGridResult"), "studies.training"),
+    **dict.fromkeys(("train_grid", "plan_training", "TrainPlan", "TrainGridResult"), "studies.training.study"),
     **dict.fromkeys(("plan_scaling", "ScalingPlan"), "studies.scaling.study"),
     "ScalingResult": "studies.scaling.result",
     "results_from_store": "studies",

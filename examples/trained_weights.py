@@ -12,7 +12,7 @@ import sys
 from deeplimits.plots import plot_weight_paths
 from deeplimits.runs import RunStore
 from deeplimits.studies import plan_training
-from deeplimits.studies.trained import weight_paths
+from deeplimits.studies.training.trained import weight_paths
 
 FIGURES = ["trained_weights.png"]
 

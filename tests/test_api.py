@@ -93,8 +93,8 @@ def test_a_name_imports_only_the_module_that_defines_it():
                  "print(sorted(m for m in sys.modules if m.startswith('deeplimits.studies.')))\n")
     loaded = set(eval(out))
     assert "deeplimits.studies.propagation.phase" in loaded
-    assert not loaded & {"deeplimits.studies.training", "deeplimits.studies.scaling.study", "deeplimits.studies.convergence.study",
-                         "deeplimits.studies.trained",
+    assert not loaded & {"deeplimits.studies.training.study", "deeplimits.studies.scaling.study", "deeplimits.studies.convergence.study",
+                         "deeplimits.studies.training.trained",
                          "deeplimits.studies.propagation.stability"}, loaded
     out = _fresh("import sys\nfrom deeplimits import RunStore, ParameterError\n"
                  "print(sorted(m for m in sys.modules if m.startswith('deeplimits.studies')))\n")

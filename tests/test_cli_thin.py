@@ -163,7 +163,7 @@ def test_names_and_defaults_agree_with_the_library():
     assert (DRIVERS, ARCHITECTURES, NAMES) == (_names.DRIVERS, _names.ARCHITECTURES, _names.ACTIVATIONS)
     from deeplimits.studies import strong_order
 
-    from deeplimits.studies.conv_training import plan_conv_training
+    from deeplimits.studies.training.conv import plan_conv_training
 
     assert sorted(DEFAULTS) == ["convergence", "order", "phase", "scaling", "stability", "train", "train-conv",
                                 "weights"]

@@ -13,7 +13,7 @@ import torch
 from deeplimits.cli import main
 from deeplimits.runs import RunStore, SweepError
 from deeplimits.studies import load_trained, results_from_store
-from deeplimits.studies.conv_training import ConvTrainPlan, conv_train_task, plan_conv_training
+from deeplimits.studies.training.conv import ConvTrainPlan, conv_train_task, plan_conv_training
 from deeplimits.studies.presets import CONV_SCALING_PRESETS
 from deeplimits.studies.scaling_conv import ConvScalingPlan, conv_flops, plan_conv_scaling
 from deeplimits.training import ConvResidualNetwork

@@ -85,7 +85,7 @@ def test_network_trains_seeds_and_rates_as_one_by_one():
 def test_one_definition_of_fused_for_networks_and_memory_models(arch, activation, monkeypatch):
     """Issue 41: the network and the memory model ask the same question; an ``inside`` plan
     counts the fused stack's buffers, not the autograd activations it never keeps."""
-    from deeplimits.studies import memory as M
+    from deeplimits.studies.training import memory as M
     from deeplimits.studies import plan_training
     from deeplimits.training import modules
     from deeplimits.training.modules import is_fused

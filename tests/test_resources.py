@@ -189,6 +189,7 @@ def test_every_study_is_sized_by_its_model_in_the_memory_module():
     from deeplimits.studies.propagation import memory as PM
     from deeplimits.studies.propagation.core import _phase_depths
     from deeplimits.studies.scaling.memory import scaling_bytes
+    from deeplimits.studies.training.memory import training_bytes
 
     st = plan_stability("res-2", dl.make_driver("fractional", 0.6), width=6, n_in=4, depths=[8, 16], betas=[0.5, 1.0], draws=6, chunk=4)
     assert st.estimate().peak_bytes == PM.propagation_bytes("res-2", dl.make_driver("fractional", 0.6), 6, 4, [8, 16],
@@ -199,7 +200,7 @@ def test_every_study_is_sized_by_its_model_in_the_memory_module():
     cv = plan_convergence("fbm", hurst=0.7, width=4, depths=[4, 8], draws=8, chunk=4, reference=32)
     assert cv.estimate().peak_bytes == M.convergence_bytes(cv.pair(), 4, 1, 32, [4, 8], 8, cv.device)
     tr = plan_training("synthetic", depth=4, width=3, epochs=1, lrs=[0.01, 0.1], seeds=2, chunk=3)
-    assert tr.estimate().chunk == 3 and tr.estimate().peak_bytes == M.training_bytes(tr, 3) > M.INTERPRETER_BYTES
+    assert tr.estimate().chunk == 3 and tr.estimate().peak_bytes == training_bytes(tr, 3) > M.INTERPRETER_BYTES
     sc = plan_scaling(depths=[2, 4], width=2, seeds=1, samples=8, max_epochs=1)
     assert sc.estimate().peak_bytes == scaling_bytes(sc, 4) > M.INTERPRETER_BYTES
     # the default chunk of a stability study: TASK_BYTES over the bytes per draw of its historical rule

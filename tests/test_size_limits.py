@@ -31,7 +31,7 @@ from deeplimits.paths import FractionalDriver, IIDDriver, SmoothDriver
 from deeplimits.studies.presets import SCALING_PRESETS, TRAIN_PRESETS
 from deeplimits.studies.scaling import plan_scaling
 from deeplimits.studies.sizes import DATA_SIZES
-from deeplimits.studies.training import plan_training
+from deeplimits.studies.training.study import plan_training
 from deeplimits.training import ResidualNetwork, train
 from deeplimits.training.modules import parameter_count
 
@@ -219,8 +219,8 @@ _MEASURE = r"""
 import ctypes, gc, json, sys
 import torch
 from deeplimits.studies.scaling import plan_scaling, scaling_task
-from deeplimits.studies.trained import train_task
-from deeplimits.studies.training import plan_training
+from deeplimits.studies.training.trained import train_task
+from deeplimits.studies.training.study import plan_training
 
 def status(key):  # kB of this process: VmHWM its peak resident memory, VmRSS the current one
     with open("/proc/self/status") as f:

@@ -10,7 +10,7 @@ import torch
 from deeplimits.cli import main
 from deeplimits.runs import RunStore, SweepError
 from deeplimits.studies import load_trained, plan_training, results_from_store
-from deeplimits.studies import trained as T
+from deeplimits.studies.training import trained as T
 from deeplimits.training import ResidualNetwork
 from deeplimits.training.train import evaluate
 from deeplimits.data import load_dataset

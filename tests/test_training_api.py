@@ -393,7 +393,7 @@ def test_training_seeds():
     assert R.epoch_seed(7, 3) == 7 * 100_003 + 3 and R.SEED_STRIDE == 100_003
     assert R.epoch_seed_limit(10) == (2 ** 63 - 1 - 9) // 100_003
     assert R.epoch_seed(R.epoch_seed_limit(10), 9) < 2 ** 63 <= R.epoch_seed(R.epoch_seed_limit(10) + 1, 9)
-    # chunk_seed(seed, 2^40 | init), the values of studies/trained.py before
+    # chunk_seed(seed, 2^40 | init), the values of studies/training/trained.py before
     assert [R.io_seed(0, 0), R.io_seed(5, 2), R.io_seed(123456, 77)] == [
         2023162227673094689, 8440749212027782986, 2462847669598635075]
 

@@ -110,7 +110,7 @@ def write_training(result, plan, out, json_path) -> list[str]:
     """The figures of a training grid (the heat map for more than one (H, beta); the weight
     coordinates against the layer when the trained weights are stored) and its JSON."""
     from ..plots import plot_weight_paths
-    from ..studies.trained import weight_paths
+    from ..studies.training.trained import weight_paths
 
     os.makedirs(out, exist_ok=True)
     figs = []

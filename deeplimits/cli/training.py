@@ -3,7 +3,7 @@
 Without ``--preset``: one configuration (or the grid the flags give) with the defaults of
 :data:`deeplimits.studies.presets.DEFAULTS`; a preset (:data:`~deeplimits.studies.presets.TRAIN_PRESETS`)
 gives a heat-map grid, and the flags given override it. ``--arch conv``: the convolutional
-networks of :mod:`deeplimits.studies.conv_training` (their defaults ``DEFAULTS['train-conv']``)."""
+networks of :mod:`deeplimits.studies.training.conv` (their defaults ``DEFAULTS['train-conv']``)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ from .execution import Run, default_out, executor, preset_options, progress
 
 __all__ = ["run_train_cmd", "OPTIONS", "CONV_OPTIONS"]
 
-#: flags passed to :func:`deeplimits.studies.training.plan_training` when given
+#: flags passed to :func:`deeplimits.studies.training.study.plan_training` when given
 OPTIONS = ("dataset", "driver", "hursts", "betas", "lrs", "seeds", "arch", "activation", "bias", "depth", "width",
            "epochs", "batch_size", "optimizer", "lr_decay_halfway", "stop_loss", "length_scale", "seed", "chunk",
            "save_weights", "root", "device")
-#: the flags of :func:`deeplimits.studies.conv_training.plan_conv_training` (``--arch conv``)
+#: the flags of :func:`deeplimits.studies.training.conv.plan_conv_training` (``--arch conv``)
 CONV_OPTIONS = ("dataset", "driver", "hursts", "betas", "lrs", "seeds", "depth", "width", "epochs", "batch_size",
                 "length_scale", "seed", "chunk", "save_weights", "root", "device")
 
@@ -26,14 +26,14 @@ CONV_OPTIONS = ("dataset", "driver", "hursts", "betas", "lrs", "seeds", "depth",
 def _plan(args):
     """The plan of the flags given: a dense grid, or with ``--arch conv`` a convolutional one
     (whose protocol fixes the activation, the bias, the optimiser and the schedule)."""
-    from ..studies import training
+    from ..studies.training import study as training
 
     kw = preset_options(args, TRAIN_PRESETS[args.preset] if args.preset else {}, OPTIONS)
     if args.hursts is None and kw.get("driver", DEFAULTS["train"]["driver"]) != "fractional":
         kw.pop("hursts", None)  # a preset's H axis means nothing for another --driver
     if kw.get("arch") != "conv":
         return plan("train", OPTIONS + ("dtype",), training.plan_training, **kw)
-    from ..studies.conv_training import plan_conv_training
+    from ..studies.training.conv import plan_conv_training
 
     fixed = [n for n in ("preset", "activation", "bias", "optimizer", "lr_decay_halfway", "stop_loss")
              if getattr(args, n, None) is not None]

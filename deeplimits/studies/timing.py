@@ -113,8 +113,8 @@ def trained_limit_seconds(plan) -> float:
 
 
 def _train_seconds(plan) -> float:
-    """:class:`~deeplimits.studies.training.TrainPlan`: its chunks of configurations, each
-    :meth:`~deeplimits.studies.training.TrainPlan.steps` layer passes; a convolutional grid by its
+    """:class:`~deeplimits.studies.training.study.TrainPlan`: its chunks of configurations, each
+    :meth:`~deeplimits.studies.training.study.TrainPlan.steps` layer passes; a convolutional grid by its
     floating-point operations (:func:`~deeplimits.studies.scaling_conv.study.conv_flops`)."""
     per_beta = plan.n_configs // len(plan.betas)
     chunks = _chunks(per_beta, min(plan.chunk, per_beta)) * len(plan.betas)

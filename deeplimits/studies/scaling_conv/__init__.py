@@ -7,7 +7,7 @@ conv``; docs/weights.md, "Convolutional networks"), one study in one package:
 * :mod:`~deeplimits.studies.scaling_conv.plots`: its figure (Cohen et al.'s Figs. 7-8).
 
 The networks and the memory model are those of the convolutional training grid
-(:mod:`deeplimits.studies.conv_training`, :func:`~deeplimits.studies.memory.conv_training_bytes`).
+(:mod:`deeplimits.studies.training.conv`, :func:`~deeplimits.studies.training.memory.conv_training_bytes`).
 Names are resolved on first access (PEP 562): importing the package imports no torch.
 """
 

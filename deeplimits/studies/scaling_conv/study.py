@@ -132,8 +132,8 @@ class ConvScalingPlan(Plan):
                            "configuration")
 
     def task_bytes(self, depth: int) -> int:
-        """Peak bytes of the task at ``depth`` (:func:`~deeplimits.studies.memory.conv_training_bytes`)."""
-        from ..memory import conv_training_bytes
+        """Peak bytes of the task at ``depth`` (:func:`~deeplimits.studies.training.memory.conv_training_bytes`)."""
+        from ..training.memory import conv_training_bytes
 
         return conv_training_bytes(_Sized(self, depth), 1)
 

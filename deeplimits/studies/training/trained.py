@@ -21,10 +21,10 @@ import warnings
 
 import torch
 
-from .._names import REQUIRED
-from .._random import chunk_seed, io_seed
-from ..errors import DamagedFileError
-from ..runs import DamagedFileWarning, register_task
+from ..._names import REQUIRED
+from ..._random import chunk_seed, io_seed
+from ...errors import DamagedFileError
+from ...runs import DamagedFileWarning, register_task
 
 __all__ = ["train_task", "init_weights", "load_trained", "weights_path", "weight_paths", "weights_damage",
            "file_sha256", "WEIGHTS_DIR"]
@@ -84,8 +84,8 @@ def train_task(params: dict, seed: int, progress=None) -> dict:
     """Sweep task: train one chunk of configurations (one ``beta``) as one batched module;
     the records and the trained state (``state``, kept by ``TrainPlan.keep``). ``progress``
     is called with the configuration-epochs of every epoch."""
-    from ..data import load_dataset
-    from ..training import ResidualNetwork, train
+    from ...data import load_dataset
+    from ...training import ResidualNetwork, train
 
     dtype = getattr(torch, params["dtype"])
     device = torch.device(params.get("device") or "cpu")
@@ -121,8 +121,8 @@ def init_weights(net, params: dict, configs: list[dict], seed: int):
     residual weights off its driver with the generator seeded ``chunk_seed(seed, init)``, and
     its input and output layers from :func:`~deeplimits._random.io_seed` ``(seed, init)`` (so one
     initialisation is the same network for every ``beta`` and learning rate)."""
-    from ..paths import driver_from_spec
-    from ..training import init_from_driver
+    from ...paths import driver_from_spec
+    from ...training import init_from_driver
 
     for c, cfg in enumerate(configs):
         g = torch.Generator().manual_seed(chunk_seed(seed, cfg["init"]))
@@ -142,7 +142,7 @@ def load_trained(path: str, *, map_location="cpu", sha256: str | None = None):
     The file is read with ``torch.load(weights_only=True)`` (tensors and plain containers,
     never code). ``sha256``: the digest recorded for it (checked first). A file that does not
     match, cannot be read, or is not a training chunk raises a one-line ``ValueError`` naming it."""
-    from ..training import ConvResidualNetwork, ResidualNetwork
+    from ...training import ConvResidualNetwork, ResidualNetwork
 
     path = os.fspath(path)
     if sha256 is not None and file_sha256(path) != sha256:
@@ -169,7 +169,7 @@ def weight_paths(plan, directory: str, result, *, entry=(0, 0),
     (``W`` for ``inside``) against the layer, at initialisation and after training, for up to
     ``most`` values of ``beta`` (first H, its best learning rate), read from the trained weights
     stored in ``directory`` (the initial weights are drawn again from their seeds)."""
-    from ..training import ResidualNetwork
+    from ...training import ResidualNetwork
 
     best = {(b["hurst"], b["beta"]): b for b in result.best}
     stored = getattr(result, "weights", None) or {}

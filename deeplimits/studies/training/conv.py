@@ -1,5 +1,5 @@
 """Training grids of convolutional residual networks (``deeplimits train --arch conv``;
-docs/training.md, "Convolutional networks"): the grid of :mod:`.training` (driver, Hurst
+docs/training.md, "Convolutional networks"): the grid of :mod:`.study` (driver, Hurst
 indices, betas, learning rates, seeds), resumable the same way (one task per chunk of
 configurations of one ``beta``, trained as one batched
 :class:`~deeplimits.training.ConvResidualNetwork`, its trained weights stored in the run
@@ -20,28 +20,28 @@ from typing import ClassVar, Sequence
 
 import torch
 
-from .. import _validate as V_
-from .._random import chunk_seed, io_seed, single_threaded_torch
-from ..errors import ParameterError
-from ..runs import register_task
-from .memory import ACTIVATIONS_PER_BLOCK, INTERPRETER_BYTES, conv_training_bytes  # noqa: F401 - their home
-from .plan import register_plan
+from ... import _validate as V_
+from ..._random import chunk_seed, io_seed, single_threaded_torch
+from ...errors import ParameterError
+from ...runs import register_task
+from .memory import conv_training_bytes
+from ..plan import register_plan
 from .trained import chunk_output
-from .training import TrainGridResult, TrainPlan, _best, plan_training
+from .study import TrainGridResult, TrainPlan, _best, plan_training
 
 __all__ = ["ConvTrainPlan", "ConvTrainGridResult", "plan_conv_training", "conv_train_task", "conv_network",
            "init_conv_weights", "conv_training_bytes", "conv_threads", "ONE_THREAD_BELOW"]
 
 
-#: numbers per activation (batch x stem channels x pixels) below which a CPU task runs on one
-#: thread: 16 channels on 8 x 8 digits trained 2 to 8 times faster on one thread than on two on
-#: the project's shared 2-core machine (benchmarks/RESULTS.md, issue 32)
 ONE_THREAD_BELOW = 1 << 17
+"""Numbers per activation (batch x stem channels x pixels) below which a CPU task runs on one
+thread: 16 channels on 8 x 8 digits trained 2 to 8 times faster on one thread than on two on
+the project's shared 2-core machine (benchmarks/RESULTS.md, issue 32)."""
 
 
 def conv_threads(params: dict, device):
     """One intra-op thread on the CPU for small activations (:data:`ONE_THREAD_BELOW`)."""
-    from ..data.augment import IMAGE_SHAPES
+    from ...data.augment import IMAGE_SHAPES
 
     _, h, w = IMAGE_SHAPES[params["dataset"]]
     numbers = params["batch_size"] * params["width"] * h * w
@@ -70,7 +70,7 @@ class ConvTrainPlan(TrainPlan):
 
     def layout(self) -> dict:
         """The network's layout (:func:`~deeplimits.training.conv_layout`)."""
-        from ..training import conv_layout
+        from ...training import conv_layout
 
         return conv_layout(self.depth, self.width, self.stages)
 
@@ -89,7 +89,7 @@ class ConvTrainPlan(TrainPlan):
 
 @dataclasses.dataclass
 class ConvTrainGridResult(TrainGridResult):
-    """The records of a grid of convolutional networks (as :class:`~.training.TrainGridResult`)."""
+    """The records of a grid of convolutional networks (as :class:`~.study.TrainGridResult`)."""
 
 
 ConvTrainGridResult.plan_type = ConvTrainPlan
@@ -111,8 +111,8 @@ def plan_conv_training(dataset: str = "digits", driver: str = "gaussian", *, hur
     [0, 1), ``weight_decay`` >= 0; ``padding``: the crops' padding (default
     :func:`~deeplimits.data.augment.default_padding`: 4 for CIFAR-10, 1 for the 8 x 8 digits).
     The other arguments as for ``plan_training``."""
-    from ..data.augment import IMAGE_SHAPES, default_padding
-    from ..training import conv_layout
+    from ...data.augment import IMAGE_SHAPES, default_padding
+    from ...training import conv_layout
 
     if dataset not in IMAGE_SHAPES:
         raise ParameterError("dataset", f"dataset must be an image data set for arch 'conv' "
@@ -130,7 +130,7 @@ def plan_conv_training(dataset: str = "digits", driver: str = "gaussian", *, hur
     fields = {f.name: getattr(dense, f.name) for f in dataclasses.fields(TrainPlan)}
     plan = ConvTrainPlan(**{**fields, "arch": "conv"}, momentum=momentum, weight_decay=weight_decay,
                          augment=augment, padding=padding, stages=stages)
-    from .. import _resources as R_
+    from ... import _resources as R_
 
     per_beta = plan.n_configs // len(plan.betas)
     chunk = R_.fit_chunk(plan.estimate_bytes, per_beta, None if chunk is None else V_.integer("chunk", chunk),
@@ -141,7 +141,7 @@ def plan_conv_training(dataset: str = "digits", driver: str = "gaussian", *, hur
 
 def conv_network(params: dict, configs: int, data_shape, dtype, device):
     """The batched network of a task's parameters (the plan's layout)."""
-    from ..training import ConvResidualNetwork, conv_layout
+    from ...training import ConvResidualNetwork, conv_layout
 
     lay = conv_layout(params["depth"], params["width"], params.get("stages", 4))
     return ConvResidualNetwork(data_shape, 10, lay["blocks"], stem=lay["stem"], channels=lay["channels"],
@@ -155,8 +155,8 @@ def init_conv_weights(net, params: dict, configs: list[dict], seed: int):
     ``chunk_seed(seed, init)`` and its stem, shortcuts and head from ``io_seed(seed, init)``: one
     initialisation is the same network for every learning rate (and ``beta`` but for the scale
     of ``delta``)."""
-    from ..paths import driver_from_spec
-    from ..training import init_from_driver
+    from ...paths import driver_from_spec
+    from ...training import init_from_driver
 
     for c, cfg in enumerate(configs):
         g = torch.Generator().manual_seed(chunk_seed(seed, cfg["init"]))
@@ -172,9 +172,9 @@ def init_conv_weights(net, params: dict, configs: list[dict], seed: int):
 @register_task("train-conv-chunk", reports_progress=True)
 def conv_train_task(params: dict, seed: int, progress=None) -> dict:
     """Sweep task: train one chunk of configurations as one batched convolutional network."""
-    from ..data import load_dataset
-    from ..data.augment import IMAGE_SHAPES
-    from ..training.conv_train import train_conv
+    from ...data import load_dataset
+    from ...data.augment import IMAGE_SHAPES
+    from ...training.conv_train import train_conv
 
     dtype, device = getattr(torch, params["dtype"]), torch.device(params.get("device") or "cpu")
     data = load_dataset(params["dataset"], root=params.get("root"), seed=seed, dtype=dtype, device=device)

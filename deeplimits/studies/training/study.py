@@ -24,17 +24,17 @@ from typing import Callable, ClassVar, Sequence
 
 import torch
 
-from .. import _resources as R_
-from .. import _validate as V_
-from .._names import DRIVERS
-from ..errors import ParameterError
-from ..runs import Task, chunk_sizes
-from .plan import Plan, register_plan
+from ... import _resources as R_
+from ... import _validate as V_
+from ..._names import DRIVERS
+from ...errors import ParameterError
+from ...runs import Task, chunk_sizes
+from ..plan import Plan, register_plan
 from .memory import training_bytes
-from .result import PlanResult
-from .sizes import configs_count, data_root, data_sizes
+from ..result import PlanResult
+from ..sizes import configs_count, data_root, data_sizes
 from .trained import WEIGHTS_DIR, load_trained, save_weights, weights_damage, weights_path  # noqa: F401 - registers the task
-from .presets import TRAIN_PRESETS  # noqa: F401 - re-exported (torch-free home)
+from ..presets import TRAIN_PRESETS  # noqa: F401 - re-exported (torch-free home)
 
 __all__ = ["TrainPlan", "TrainGridResult", "plan_training", "train_grid", "load_trained", "WEIGHTS_DIR",
            "critical_line"]
@@ -48,7 +48,7 @@ def critical_line(hurst: float | None) -> float:
 
 @dataclasses.dataclass
 class TrainGridResult(PlanResult):
-    """The records of a training grid, holding its plan (:class:`~.result.PlanResult`:
+    """The records of a training grid, holding its plan (:class:`~deeplimits.studies.result.PlanResult`:
     ``dataset``, ``driver``, ``depth``, ``width``, ``arch``, ``epochs`` are the plan's): one record
     per configuration (``driver``, ``hurst``, ``beta``,
     ``lr``, ``seed``, ``train_loss``, ``test_loss``, ``train_accuracy``, ``test_accuracy``
@@ -75,7 +75,7 @@ class TrainGridResult(PlanResult):
     (``weights_sha256``)."""
 
     shown: ClassVar[dict] = {k: k for k in ("dataset", "driver", "depth", "width", "arch", "epochs")}
-    """The plan's values the result shows: its JSON name -> the plan's field (see :class:`~.result.PlanResult`)."""
+    """The plan's values the result shows: its JSON name -> the plan's field (see :class:`~deeplimits.studies.result.PlanResult`)."""
 
     @classmethod
     def plan_of(cls, d: dict):
@@ -104,7 +104,7 @@ class TrainGridResult(PlanResult):
 
     def plot(self, path: str | None = None, *, ax=None):
         """The heat map of the best test accuracy over ``(H, beta)`` with ``beta = max(H, 1/2)``."""
-        from ..plots import plot_train_heatmap
+        from ...plots import plot_train_heatmap
 
         return plot_train_heatmap(self, path, ax=ax)
 
@@ -205,7 +205,7 @@ class TrainPlan(Plan):
     def steps(self) -> int:
         """The sequential layer passes of one task (:func:`~deeplimits.training.train.train_steps`):
         ``epochs x ceil(n_train / batch_size) x depth`` (and the evaluations of ``stop_loss``)."""
-        from ..training.train import train_steps
+        from ...training.train import train_steps
 
         return train_steps(data_sizes(self.dataset, self.root)[0], self.batch_size, self.epochs, self.depth,
                            self.stop_loss)
@@ -286,9 +286,9 @@ def plan_training(dataset: str = "digits", driver: str = "gaussian", *, hursts: 
     :data:`~deeplimits._resources.MAX_TRAIN_STEPS` layer passes per task
     (:meth:`TrainPlan.steps`); one configuration within the memory of the machine or the
     device (:meth:`TrainPlan.estimate_bytes`), the default chunk lowered until it fits."""
-    from ..data.base import dataset_names
-    from ..networks import ARCHITECTURES, ResNet
-    from ..training.train import OPTIMISERS, require_train_steps, seed_limit
+    from ...data.base import dataset_names
+    from ...networks import ARCHITECTURES, ResNet
+    from ...training.train import OPTIMISERS, require_train_steps, seed_limit
 
     dataset = V_.choice("dataset", dataset, dataset_names())
     driver, hursts, length_scale = _driver_options(driver, hursts, length_scale)

@@ -1,0 +1,32 @@
+"""Training grids (docs/training.md), one study in one package:
+
+* :mod:`~deeplimits.studies.training.study`: the grid of residual networks (``deeplimits train``):
+  its plan, result and run;
+* :mod:`~deeplimits.studies.training.trained`: its sweep task, the initial weights and the stored
+  trained weights (where they live, how to read them back);
+* :mod:`~deeplimits.studies.training.conv`: the grid of convolutional networks
+  (``deeplimits train --arch conv``, its task ``train-conv``), whose networks and memory model
+  :mod:`deeplimits.studies.scaling_conv` borrows;
+* :mod:`~deeplimits.studies.training.memory`: the peak bytes of a task of either grid.
+
+The networks and optimisers themselves are :mod:`deeplimits.training`. Names are resolved on first
+access (PEP 562): importing the package imports no torch.
+"""
+
+from __future__ import annotations
+
+from ..._lazy import lazy_exports
+
+#: public name -> the submodule that defines it
+_WHERE = {
+    **dict.fromkeys(("TrainPlan", "TrainGridResult", "plan_training", "train_grid", "critical_line"), "study"),
+    **dict.fromkeys(("train_task", "init_weights", "load_trained", "weights_path", "weight_paths", "weights_damage",
+                     "file_sha256", "WEIGHTS_DIR"), "trained"),
+    **dict.fromkeys(("ConvTrainPlan", "ConvTrainGridResult", "plan_conv_training", "conv_train_task", "conv_network",
+                     "init_conv_weights", "conv_threads", "ONE_THREAD_BELOW"), "conv"),
+    **dict.fromkeys(("training_bytes", "init_bytes", "conv_training_bytes", "ACTIVATIONS_PER_BLOCK"), "memory"),
+}
+
+__all__ = list(_WHERE)
+
+__getattr__, __dir__ = lazy_exports(globals(), _WHERE)
