@@ -46,7 +46,7 @@ _WHERE = {
                     "studies.convergence.study"),
     "ConvergenceResult": "studies.convergence.result",
     **dict.fromkeys(("fit_expansion", "ExpansionFit"), "studies.expansion_fit"),
-    "strong_order": "studies.scheme_order",
+    "strong_order": "studies.scheme_order.study",
     **dict.fromkeys(("Scheme", "EulerMaruyama", "Milstein", "Heun", "ModifiedEuler", "TorchsdeScheme"), "schemes"),
     **dict.fromkeys(("stability", "plan_stability", "run_stability", "StabilityPlan", "StabilityResult"),
                     "studies.propagation.stability"),

@@ -55,7 +55,7 @@ INSIDE_ACTIVATION = "softplus0"
 SCHEMES = ("euler-maruyama", "milstein", "heun", "modified-euler", "torchsde-euler", "torchsde-milstein")
 #: the test equations of ``deeplimits order --problem`` (:mod:`deeplimits.schemes.problems`)
 PROBLEMS = ("linear-sde", "linear-stratonovich", "sde-regime", "linear-young", "ou", "sin-cos")
-#: the cases of ``deeplimits order --calibrate`` (:mod:`deeplimits.studies.calibration`)
+#: the cases of ``deeplimits order --calibrate`` (:mod:`deeplimits.studies.scheme_order.calibration`)
 CALIBRATION_CASES = ("euler-maruyama/linear-sde", "milstein/linear-sde", "heun/linear-stratonovich", "euler-maruyama/ou",
                      "euler-maruyama/sin-cos", "euler-maruyama/sde-regime", "sde", "ode", "fbm-H0.6", "fbm-H0.75",
                      "fbm-H0.9")

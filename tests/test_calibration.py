@@ -22,7 +22,7 @@ import torch
 
 import deeplimits as dl
 from deeplimits._names import CALIBRATION_CASES
-from deeplimits.studies import calibration as C
+from deeplimits.studies.scheme_order import calibration as C
 
 pytestmark = pytest.mark.slow
 

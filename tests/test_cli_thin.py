@@ -173,7 +173,7 @@ def test_names_and_defaults_agree_with_the_library():
         params = inspect.signature(fn).parameters
         for name, value in DEFAULTS[study].items():
             if (study, name) in (("order", "tables"), ("order", "pool_factor")):  # --calibrate: calibrate's
-                from deeplimits.studies.calibration import calibrate
+                from deeplimits.studies.scheme_order.calibration import calibrate
 
                 assert inspect.signature(calibrate).parameters[name].default == value
                 continue

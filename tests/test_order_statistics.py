@@ -13,7 +13,7 @@ import torch
 import deeplimits as dl
 from deeplimits._stats import chi2_sf
 from deeplimits.schemes.problems import linear_sde
-from deeplimits.studies import scheme_order
+from deeplimits.studies.scheme_order import study as scheme_order
 from deeplimits.studies.fits import ENDPOINT_TOL, MIN_BOOT, _quantiles, bootstrap_fit, resamples_for
 
 X = np.log([8, 16, 32, 64, 128, 256, 512.0])

@@ -79,8 +79,8 @@ def show(args, cmd: str, plans, out: str | None = None, seconds: float | None = 
 
 def show_calibration(args, cases, tables: int, pool_factor: int) -> int:
     """``order --calibrate --dry-run``: the cases, their tables and pools, and the time
-    (:func:`~deeplimits.studies.calibration.plan_calibration`)."""
-    from ..studies.calibration import plan_calibration
+    (:func:`~deeplimits.studies.scheme_order.calibration.plan_calibration`)."""
+    from ..studies.scheme_order.calibration import plan_calibration
     from ..studies.timing import duration
 
     report = outputs.report_stream(getattr(args, "json", None))

@@ -42,7 +42,7 @@ def run_order(args) -> int:
     import torch
 
     from ..schemes.problems import scheme_on
-    from ..studies.scheme_order import plan_strong_order, strong_order
+    from ..studies.scheme_order.study import plan_strong_order, strong_order
     params = {p: None for p in PARAMS}
     scheme, p = plan("order", params, scheme_on, args.scheme, args.problem, width=args.width, hurst=args.hurst,
                      noise=args.noise_kind)
@@ -84,7 +84,7 @@ def _calibrate(args) -> int:
     """``--calibrate``: the size and power of the verdict over the suite (docs/schemes.md)."""
     import sys
 
-    from ..studies.calibration import calibrate
+    from ..studies.scheme_order.calibration import calibrate
     from ..studies.presets import DEFAULTS
 
     dflt = DEFAULTS["order"]

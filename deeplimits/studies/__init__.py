@@ -24,7 +24,7 @@ _WHERE = {
                      "high_probability_bounds", "high_probability_unmet", "CRITICAL_LIMITS", "regularity",
                      "predicted_slope", "growth_exponent"), "theory"),
     "bootstrap_fit": "fits",
-    "strong_order": "scheme_order",
+    "strong_order": "scheme_order.study",
     **dict.fromkeys(("fit_expansion", "ExpansionFit"), "expansion_fit"),
     **dict.fromkeys(("StabilityPlan", "StabilityResult", "plan_stability", "run_stability"),
                     "propagation.stability"),

@@ -32,7 +32,7 @@ Given the mean errors ``e_j`` at depths ``L_j``, their covariance ``S`` (or stan
   ``log e``).
 
 The verdict, a test at level :data:`LEVEL` split in halves between the fit and the exponent (its
-size and power are measured by :mod:`deeplimits.studies.calibration`):
+size and power are measured by :mod:`deeplimits.studies.scheme_order.calibration`):
 
 * ``'agrees'``: the declared expansion fits, its leading term is detected (the 95% interval of
   ``c_0`` excludes 0) and dominates at the deepest depth, and its exponent is not rejected;

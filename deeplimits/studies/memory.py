@@ -2,12 +2,12 @@
 study, counted from the sizes alone (no allocation), which the plans' ``estimate()`` report and
 their chunk rules fit to the machine (:mod:`deeplimits._resources`).
 
-* :func:`convergence_bytes`: a chunk of draws of a strong-error study;
-* :func:`scheme_order_bytes`: a chunk of draws of :func:`~deeplimits.strong_order`.
+* :func:`convergence_bytes`: a chunk of draws of a strong-error study.
 
 A study in its own package keeps its model there, on top of :data:`INTERPRETER_BYTES`
 (:mod:`deeplimits.studies.propagation.memory`, :mod:`deeplimits.studies.scaling.memory`,
-:mod:`deeplimits.studies.trained_limit.memory`, :mod:`deeplimits.studies.training.memory`).
+:mod:`deeplimits.studies.trained_limit.memory`, :mod:`deeplimits.studies.training.memory`,
+:mod:`deeplimits.studies.scheme_order.memory`).
 
 Every model counts bytes as ``entries x itemsize`` of the study's dtype (float64 for the
 statistics computed in double precision). The training models add 64 MiB for the interpreter's
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["convergence_bytes", "scheme_order_bytes", "INTERPRETER_BYTES"]
+__all__ = ["convergence_bytes", "INTERPRETER_BYTES"]
 
 INTERPRETER_BYTES = 64 << 20
 """The interpreter's and the allocator's own memory, added by the training models (see above)."""
@@ -46,18 +46,4 @@ def convergence_bytes(p, n: int, inputs: int, reference: int, depths, item: int,
     total += per_state * (4 * len(depths) + 10)
     if not p.rough:
         total += 3 * per_state * (reference + 1)
-    return int(total)
-
-
-def scheme_order_bytes(n: int, d: int, noise: int, reference: int, depths, item: int, driver,
-                       milstein: bool = False, device=None) -> int:
-    """Peak bytes of a chunk of :func:`~.scheme_order.strong_order` on ``n`` draws: the ``driver``
-    (a :class:`~deeplimits.paths.Driver`) as :func:`convergence_bytes` counts it (``noise`` entries),
-    the states (``4 len(depths) + 10`` of ``n x d``) and a step of a shipped scheme: its diffusion
-    ``(n, d, noise)`` and the einsum over it (three of them), and for Milstein the derivatives
-    ``(noise, n, d, noise)`` twice."""
-    total = driver.sweep_bytes(n * noise, reference, len(depths), item, device)
-    total += item * n * d * (4 * len(depths) + 10) + 3 * item * n * d * noise
-    if milstein:
-        total += 2 * item * noise * n * d * noise
     return int(total)

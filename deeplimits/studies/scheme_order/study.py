@@ -18,18 +18,18 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from .. import _validate as V_
-from .._random import chunk_seed, single_threaded_torch
-from .._renamed import renamed
-from ..errors import ParameterError
-from ..orders import StrongOrder, next_pairs
-from ..pairs import PairSample
-from ..runs import chunk_sizes
-from .convergence.study import error_statistics
-from .convergence.result import ConvergenceResult
-from .fits import ENDPOINT_TOL
-from .presets import REFERENCE_REFINEMENT
-from .strong_error import sweep_errors
+from ... import _validate as V_
+from ..._random import chunk_seed, single_threaded_torch
+from ..._renamed import renamed
+from ...errors import ParameterError
+from ...orders import StrongOrder, next_pairs
+from ...pairs import PairSample
+from ...runs import chunk_sizes
+from ..convergence.study import error_statistics
+from ..convergence.result import ConvergenceResult
+from ..fits import ENDPOINT_TOL
+from ..presets import REFERENCE_REFINEMENT
+from ..strong_error import sweep_errors
 
 __all__ = ["strong_order", "plan_strong_order", "OrderPlan"]
 
@@ -111,16 +111,16 @@ def _check(scheme, x0, noise, order, hurst, exact, reference_scheme):
 
 def _driver(hurst):
     """The driver of the noise: Brownian (``hurst`` None), else fractional."""
-    from ..paths import FractionalDriver, IIDDriver
+    from ...paths import FractionalDriver, IIDDriver
 
     return IIDDriver("gaussian") if hurst is None else FractionalDriver(hurst)
 
 
 def _chunk(scheme, d, noise, draws, reference, depths, chunk, dtype, device, driver) -> int:
     """Draws per chunk: given, or 4096 (a fractional sample: at most ``2^23`` numbers of fGn), lowered
-    to fit the memory of ``device`` (:func:`~deeplimits.studies.memory.scheme_order_bytes`); refuses
+    to fit the memory of ``device`` (:func:`~deeplimits.studies.scheme_order.memory.scheme_order_bytes`); refuses
     too many steps or chunks before any work."""
-    from .. import _resources as R_
+    from ... import _resources as R_
     from .memory import scheme_order_bytes
 
     R_.require_count(reference, R_.MAX_STEPS, f"reference={reference} makes too many steps per chunk", ("reference",))
@@ -170,7 +170,7 @@ class OrderPlan:
 
     def estimate(self):
         """Peak memory of one chunk, chunks and networks (no allocation)."""
-        from .. import _resources as R_
+        from ... import _resources as R_
         from .memory import scheme_order_bytes
 
         n = min(self.chunk, self.draws)
@@ -181,7 +181,7 @@ class OrderPlan:
 
     def seconds(self) -> float:
         """The estimated time in one process (:func:`~deeplimits.studies.timing.order_seconds`)."""
-        from .timing import order_seconds
+        from ..timing import order_seconds
 
         return order_seconds(len(self.x0), self.noise, self.depths, self.draws, self.reference, self.chunk, self.exact)
 

@@ -23,17 +23,17 @@ from typing import Callable
 
 import numpy as np
 
-from .._names import CALIBRATION_CASES
-from .._plain import PlainData
-from .._stats import wilson
-from ..orders import StrongOrder
-from .expansion_fit import LEVEL, VERDICTS
-from .presets import DEFAULTS
+from ..._names import CALIBRATION_CASES
+from ..._plain import PlainData
+from ..._stats import wilson
+from ...orders import StrongOrder
+from ..expansion_fit import LEVEL, VERDICTS
+from ..presets import DEFAULTS
 
 __all__ = ["Case", "CASES", "scheme_case", "regime_case", "calibrate", "plan_calibration", "Calibration", "SHIFTS"]
 
-#: the exponent errors the power is measured against (each with both signs)
 SHIFTS = (0.02, 0.05, 0.1)
+"""The exponent errors the power is measured against (each with both signs)."""
 #: ``deeplimits order``'s default depths and draws: the size a scheme's calibration runs at
 ORDER_DEPTHS, ORDER_DRAWS = (8, 16, 32, 64, 128, 256, 512), 256
 
@@ -63,9 +63,9 @@ def scheme_case(scheme: str, problem: str, *, hurst: float | None = None, width:
     where the problem has one, else the scheme on a grid 16 times finer than the deepest depth)."""
     import torch
 
-    from ..schemes.problems import scheme_on
-    from .presets import REFERENCE_REFINEMENT
-    from .scheme_order import scheme_errors
+    from ...schemes.problems import scheme_on
+    from ..presets import REFERENCE_REFINEMENT
+    from .study import scheme_errors
 
     s, p = scheme_on(scheme, problem, width=width, hurst=hurst)
     grid = reference or REFERENCE_REFINEMENT * depths[-1]
@@ -82,9 +82,9 @@ def scheme_case(scheme: str, problem: str, *, hurst: float | None = None, width:
 def regime_case(regime: str, **options) -> Case:
     """A regime at its defaults (the main job's size), ``options`` as for
     :func:`~deeplimits.strong_convergence` (``hurst``, ``width``, ...)."""
-    from .._random import chunk_seed
-    from .convergence.study import plan_convergence
-    from .strong_error import run_chunk
+    from ..._random import chunk_seed
+    from ..convergence.study import plan_convergence
+    from ..strong_error import run_chunk
 
     plan = plan_convergence(regime, **options)
     pair = plan.pair()
@@ -191,7 +191,7 @@ def calibrate(cases=None, *, tables: int = DEFAULTS["order"]["tables"],
     :class:`Case` objects; default all): ``tables`` tables per shift, taken from a pool of
     ``pool_factor * draws`` draws computed once with ``seed`` (module docstring). ``progress``
     is called with a line after each case."""
-    from .. import _validate as V_
+    from ... import _validate as V_
 
     tables = V_.integer("tables", tables)
     pool_factor = V_.integer("pool_factor", pool_factor)
@@ -215,9 +215,9 @@ def plan_calibration(cases=None, *, pool_factor: int = DEFAULTS["order"]["pool_f
     ``seconds`` the estimated time of its pool of ``pool_factor`` tables (a network regime's by
     :func:`~deeplimits.studies.timing.convergence_seconds`, a scheme's on its test equation by
     :func:`~deeplimits.studies.timing.order_seconds`); ``deeplimits order --calibrate --dry-run``."""
-    from .convergence.study import plan_convergence
-    from .presets import REFERENCE_REFINEMENT
-    from .timing import convergence_seconds, order_seconds
+    from ..convergence.study import plan_convergence
+    from ..presets import REFERENCE_REFINEMENT
+    from ..timing import convergence_seconds, order_seconds
 
     out = []
     for name, case in _choose(cases):
@@ -236,7 +236,7 @@ def plan_calibration(cases=None, *, pool_factor: int = DEFAULTS["order"]["pool_f
 
 def _choose(cases) -> list:
     """``(name, case or its builder)`` of each case asked for (``name``: ``None`` for a Case object)."""
-    from ..errors import ParameterError
+    from ...errors import ParameterError
 
     known = _cases()
     if cases is None:
@@ -256,7 +256,7 @@ def _choose(cases) -> list:
 
 def calibrate_case(case: Case, tables: int, pool_factor: int, shifts, seed: int) -> CalibrationRow:
     """The verdicts of ``tables`` tables of ``case`` at each shift (module docstring)."""
-    from .._random import single_threaded_torch
+    from ..._random import single_threaded_torch
 
     t0 = time.perf_counter()
     with single_threaded_torch():
@@ -285,8 +285,8 @@ def _pick(rng, n_pool: int, n: int, i: int) -> np.ndarray:
 
 def table_verdict(case: Case, errors: np.ndarray) -> str:
     """The verdict a run with these per-draw errors gets (its statistics with a bootstrap of 200)."""
-    from .convergence.study import error_statistics
-    from .convergence.result import ConvergenceResult
+    from ..convergence.study import error_statistics
+    from ..convergence.result import ConvergenceResult
 
     stats = error_statistics(list(case.depths), errors, errors, 0, case.order, n_boot=200)
     r = ConvergenceResult(regime="calibration", hurst=None, width=1, activation="-", arch="-", corrected=False,
