@@ -107,8 +107,8 @@ def test_driver_init_of_a_stage_that_doubles_its_channels_and_one_config():
     g = torch.Generator().manual_seed(3)
     twin = ConvResidualNetwork((1, 8, 8), 10, [1, 3], stem=8, channels=(8, 8), strides=(1, 2), configs=1, dtype=F64)
     init_from_driver(twin, make_driver("gaussian"), generator=g)
-    assert torch.equal(net.blocks[1].A[1], twin.blocks[1].A[0, :, :4])
-    assert torch.equal(net.blocks[2].A[1], twin.blocks[2].A[0])
+    torch.testing.assert_close(net.blocks[1].A[1], twin.blocks[1].A[0, :, :4], rtol=1e-12, atol=0)
+    torch.testing.assert_close(net.blocks[2].A[1], twin.blocks[2].A[0], rtol=1e-12, atol=0)
     with pytest.raises(ValueError, match="scales key must be one of 'A', 'delta'"):
         init_from_driver(net, make_driver("gaussian"), scales={"W": 1.0})
 
@@ -125,11 +125,11 @@ def test_crops_and_flips_against_the_explicit_crop():
     for i in range(64):
         r, c = offsets[i].tolist()
         crop = padded[i, :, r:r + 5, c:c + 6]
-        assert torch.equal(out[i], crop.flip(-1) if mirror[i] else crop)
+        torch.testing.assert_close(out[i], crop.flip(-1) if mirror[i] else crop, rtol=1e-12, atol=1e-12)
     assert 10 < int(mirror.sum()) < 54 and set(offsets.flatten().tolist()) == {0, 1, 2, 3, 4}
-    assert torch.equal(crop_flip(x.flatten(1), (2, 5, 6), padding=2, generator=torch.Generator().manual_seed(5)),
-                       out.flatten(1))
-    assert torch.equal(crop_flip(x, (2, 5, 6), padding=0, flip=False), x)  # nothing drawn changes nothing
+    torch.testing.assert_close(crop_flip(x.flatten(1), (2, 5, 6), padding=2, generator=torch.Generator().manual_seed(5)),
+                               out.flatten(1), rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(crop_flip(x, (2, 5, 6), padding=0, flip=False), x, rtol=1e-12, atol=1e-12)  # nothing drawn changes nothing
     first = [b[0] for b in augmented_batches((x, torch.arange(64)), 16, (2, 5, 6), seed=7)]
     again = [b[0] for b in augmented_batches((x, torch.arange(64)), 16, (2, 5, 6), seed=7)]
     assert all(torch.equal(a, b) for a, b in zip(first, again)) and len(first) == 4
