@@ -116,11 +116,12 @@ def _fgn_in_one_batch(n, hurst, size, seed, dtype):
 def test_fgn_by_sub_batches_is_the_fgn_of_one_batch(n, size, dtype):
     """Issue 40: sub-batches of pairs (several at n = 8192, a cut sub-stream at n = 1000) give the same numbers."""
     got = dl.fgn(n, 0.7, size, generator=torch.Generator().manual_seed(5), dtype=dtype)
-    assert torch.equal(got, _fgn_in_one_batch(n, 0.7, size, 5, dtype))
+    tol = 1e-12 if dtype == torch.float64 else 1e-5  # FFTs of batches of other sizes: rounding, not bits
+    torch.testing.assert_close(got, _fgn_in_one_batch(n, 0.7, size, 5, dtype), rtol=tol, atol=tol)
     if len(size) >= 1 and n & (n - 1) == 0:  # a sample of the same paths keeps them time-major
         s = paths.FractionalDriver(0.7).sample(size[1:] or (1,), draws=size[0], resolution=n, dtype=dtype,
                                                generator=torch.Generator().manual_seed(5))
-        assert torch.equal(s._noise.reshape(n, -1), got.reshape(-1, n).T)
+        torch.testing.assert_close(s._noise.reshape(n, -1), got.reshape(-1, n).T, rtol=tol, atol=tol)
 
 
 def test_normal_rows_are_rows_of_normal():
@@ -139,4 +140,4 @@ def test_reused_chunks_carry_the_same_increments(driver):
     s = driver.sample((4, 4), draws=8, resolution=1 << 15, generator=torch.Generator().manual_seed(2))
     plain = torch.cat(list(s.iter_increments(1 << 15)))
     reused = torch.cat([x.clone() for x in s.iter_increments(1 << 15, reuse=True, most=512)])
-    assert torch.equal(plain, reused)
+    torch.testing.assert_close(plain, reused, rtol=1e-12, atol=1e-12)
