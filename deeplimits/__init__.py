@@ -8,6 +8,8 @@ public name lives in its module, e.g. :mod:`deeplimits.studies.theory`):
 * networks and limits: :class:`ResNet`, :class:`ModifiedEulerResNet`, :class:`SDELimit`,
   :class:`ODELimit`, :class:`YoungLimit`, :class:`InsideSDELimit`, :class:`InsideODELimit`,
   :func:`activation`;
+* residual maps: :class:`Block`, :func:`register_block` (:mod:`deeplimits.blocks`: a block of
+  your own gets the ``sde`` or ``ode`` regime and its limit);
 * pairs and regimes: :func:`pair` builds the network of a regime with its limit and declared
   strong order; :data:`REGISTRY` of :class:`Regime` classes, :func:`register_regime` adds one
   (its options declared as :class:`Option`);
@@ -37,6 +39,7 @@ from ._version import __version__
 _WHERE = {
     **dict.fromkeys(("fgn", "IIDDriver", "FractionalDriver", "SmoothDriver", "make_driver", "DRIVERS"), "paths"),
     **dict.fromkeys(("ResNet", "ModifiedEulerResNet"), "networks"),
+    **dict.fromkeys(("Block", "register_block"), "blocks"),
     **dict.fromkeys(("SDELimit", "ODELimit", "YoungLimit", "InsideSDELimit", "InsideODELimit"), "limits"),
     **dict.fromkeys(("Activation", "activation"), "activations"),
     **dict.fromkeys(("Pair", "InsidePair"), "pairs"),

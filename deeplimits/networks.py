@@ -1,13 +1,9 @@
 """Residual networks at initialisation (docs/mathematics.md, "The implemented regimes").
 
-``h_{k+1} = h_k + L^-beta * V_{k+1} g(h_k, W_{k+1})`` with the residual maps
-
-=========  =============================  ==============
-``res-1``  ``V sigma(h)``                 V
-``res-2``  ``V sigma(W h)``               V, W
-``res-3``  ``V ReLU(W h)``                V, W
-``inside`` ``sigma(W h + b)`` (no V)      W, b (optional)
-=========  =============================  ==============
+``h_{k+1} = h_k + L^-beta * g(h_k, w_{k+1})``, the residual map ``g`` a
+:class:`~deeplimits.blocks.Block`: the built-in ``res-1`` (``V sigma(h)``), ``res-2``
+(``V sigma(W h)``), ``res-3`` (``V ReLU(W h)``), ``inside`` (``sigma(W h + b)``)
+(:mod:`deeplimits.blocks.residual`), or one of your own (docs/convergence.md, "Bring your own network").
 
 States are batched as ``(draws, inputs, width)`` and each draw has its own weights
 ``(draws, width, width)``. Weights are passed as tensors ``(depth, draws, ...)`` or as
@@ -17,28 +13,23 @@ iterables of chunks ``(c, draws, ...)`` of consecutive layers (streamed from a d
 from __future__ import annotations
 
 import dataclasses
-import itertools
 from typing import Iterable, Iterator
 
 import torch
 
 from . import _validate as V_
 from ._transforms import not_under_vmap
-from .activations import Activation, activation as _activation
+from .activations import Activation
+from .blocks import Block, make_block
+from .blocks.residual import weight_shape
 from .errors import ParameterError
 
 __all__ = ["ResNet", "ModifiedEulerResNet", "Trajectory", "ARCHITECTURES", "WEIGHTS", "OPTIONAL_WEIGHTS", "REQUIRED",
            "LAYER_WEIGHTS", "weight_names", "weight_shape"]
 
-from ._names import (ARCHITECTURES, DEFAULT_ACTIVATION, LAYER_WEIGHTS, OPTIONAL_WEIGHTS,  # noqa: E402
-                     RES3_ACTIVATION, REQUIRED, WEIGHTS, weight_names)  # one torch-free place (the weight table)
+from ._names import (ARCHITECTURES, LAYER_WEIGHTS, OPTIONAL_WEIGHTS, REQUIRED, WEIGHTS,  # noqa: E402
+                     weight_names)  # one torch-free place (the built-in blocks' weight table)
 
-
-def weight_shape(name: str, width: int) -> tuple[int, ...]:
-    """The shape of one layer's weight ``name`` at ``width``: ``(d, d)`` for the matrices ``V``,
-    ``W`` and ``(d,)`` for the bias ``b`` (a ``_drift`` suffix, the smooth part of a weight, has
-    the weight's shape)."""
-    return (width,) if name.removesuffix("_drift") == "b" else (width, width)
 
 Weights = torch.Tensor | Iterable[torch.Tensor] | None
 
@@ -63,81 +54,61 @@ class ResNet:
     """A residual network of any depth with scaling ``alpha_L = L^-beta``.
 
     Args:
-        arch: ``'res-1'``, ``'res-2'``, ``'res-3'`` or ``'inside'``.
+        arch: a registered block name (``'res-1'``, ``'res-2'``, ``'res-3'``, ``'inside'``, or one
+            entered with :func:`deeplimits.blocks.register_block`) or a :class:`~deeplimits.blocks.Block`.
         activation: name or callable (default ``tanh``; ``res-3`` is ReLU by definition).
         beta: scaling exponent ``>= 0``.
     """
 
-    def __init__(self, arch: str = "res-1", activation=None, beta: float = 0.5):
-        self.arch = V_.choice("arch", arch, ARCHITECTURES)
-        """``'res-1'``, ``'res-2'``, ``'res-3'`` or ``'inside'``."""
-        if arch == "res-3":
-            if activation is not None and _activation(activation).name != RES3_ACTIVATION:
-                raise ParameterError("activation", f"activation must be {RES3_ACTIVATION!r} (or omitted) for arch "
-                                                   f"'res-3', got {activation!r}")
-            activation = RES3_ACTIVATION
-        self.activation: Activation = _activation(DEFAULT_ACTIVATION if activation is None else activation)
-        """The activation ``sigma``."""
+    def __init__(self, arch="res-1", activation=None, beta: float = 0.5):
+        self.block: Block = make_block(arch, activation)
+        """The residual map ``g`` (a :class:`~deeplimits.blocks.Block`)."""
+        self.arch = self.block.name
+        """The block's name: ``'res-1'``, ``'res-2'``, ``'res-3'``, ``'inside'`` or a registered one."""
+        self.activation: Activation = self.block.activation
+        """The activation ``sigma`` (the block's)."""
         self.beta = V_.real("beta", beta, low=0.0)
         """The scaling exponent: ``alpha_L = L^-beta``."""
 
     @property
     def weight_names(self) -> tuple[str, ...]:
-        """The weights of this architecture (:data:`WEIGHTS`), in drawing order."""
-        return WEIGHTS[self.arch]
+        """The weights of this architecture (its block's), in drawing order."""
+        return self.block.weights
 
-    # -- one layer -------------------------------------------------------------------
-    def preactivation(self, h: torch.Tensor, W=None, b=None) -> torch.Tensor:
-        """The activation's argument in :meth:`residual`: ``h`` (res-1), ``W h`` (res-2, res-3) or
+    # -- one layer: the block's ------------------------------------------------------------
+    def preactivation(self, h: torch.Tensor, W=None, b=None, **w) -> torch.Tensor:
+        """The activation's argument in :meth:`residual` (:meth:`Block.preactivation
+        <deeplimits.blocks.Block.preactivation>`): ``h`` (res-1), ``W h`` (res-2, res-3) or
         ``W h + b`` (inside). A pass that keeps it for the backward recursion
         (:meth:`residual_vjp` with ``pre=``) multiplies by ``W`` once a layer instead of twice."""
-        if self.arch == "res-1":
-            return h
-        u = _times(h, W.transpose(-1, -2))
-        return u + b.unsqueeze(-2) if self.arch == "inside" and b is not None else u
+        return self.block.preactivation(h, **_given(None, W, b, w))
 
-    def _branch(self, h, V, W, b, pre):
-        """``(s, M)`` with the residual ``s M`` (``M = V^T``), or ``s`` itself when ``M`` is None."""
-        s = self.activation(self.preactivation(h, W, b) if pre is None else pre)
-        return s, None if self.arch == "inside" else V.transpose(-1, -2)
-
-    def _branch_vjp(self, h, p, V, W, b, pre):
-        """``(q, M)`` with ``J^T p = q M`` (``q`` itself when ``M`` is None), ``J`` the Jacobian of
-        the residual at ``h`` (closed form)."""
-        ds = self.activation.derivative(self.preactivation(h, W, b) if pre is None else pre)
-        if self.arch == "res-1":
-            return ds * _times(p, V), None
-        return (ds * p if self.arch == "inside" else ds * _times(p, V)), W
-
-    def residual(self, h: torch.Tensor, V=None, W=None, b=None, *, pre=None) -> torch.Tensor:
+    def residual(self, h: torch.Tensor, V=None, W=None, b=None, *, pre=None, **w) -> torch.Tensor:
         """The residual branch ``V g(h, W)`` (``sigma(W h + b)`` for ``inside``); ``pre``: its
         :meth:`preactivation`, when already known."""
-        s, M = self._branch(h, V, W, b, pre)
-        return s if M is None else _times(s, M)
+        return self.block.residual(h, pre=pre, **_given(V, W, b, w))
 
-    def step(self, h, alpha: float, depth: int, V=None, W=None, b=None, *, pre=None) -> torch.Tensor:
+    def step(self, h, alpha: float, depth: int, V=None, W=None, b=None, *, pre=None, **w) -> torch.Tensor:
         """One layer: ``h + alpha * residual(h, V, W, b)`` (:meth:`residual`; ``pre`` as there)."""
-        s, M = self._branch(h, V, W, b, pre)
-        return _plus_times(h, alpha * s, M)
+        return self.block.step(h, alpha, pre=pre, **_given(V, W, b, w))
 
-    def residual_vjp(self, h, p, V=None, W=None, b=None, *, pre=None) -> torch.Tensor:
-        """``J^T p`` with ``J`` the Jacobian of :meth:`residual` at ``h`` (closed form); ``pre``:
-        the :meth:`preactivation` at ``h``, when kept from the forward pass."""
-        q, M = self._branch_vjp(h, p, V, W, b, pre)
-        return q if M is None else _times(q, M)
+    def residual_vjp(self, h, p, V=None, W=None, b=None, *, pre=None, **w) -> torch.Tensor:
+        """``J^T p`` with ``J`` the Jacobian of :meth:`residual` at ``h``; ``pre``: the
+        :meth:`preactivation` at ``h``, when kept from the forward pass."""
+        return self.block.residual_vjp(h, p, pre=pre, **_given(V, W, b, w))
 
-    def step_vjp(self, h, p, alpha, depth, V=None, W=None, b=None, *, pre=None) -> torch.Tensor:
+    def step_vjp(self, h, p, alpha, depth, V=None, W=None, b=None, *, pre=None, **w) -> torch.Tensor:
         """``(d step / d h)^T p``: one layer of the backward recursion for ``p_k`` (``pre``: as in
         :meth:`residual_vjp`)."""
-        q, M = self._branch_vjp(h, p, V, W, b, pre)
-        return _plus_times(p, alpha * q, M)
+        return self.block.step_vjp(h, p, alpha, pre=pre, **_given(V, W, b, w))
 
     # -- whole network ------------------------------------------------------------------
     def iterate(self, h0: torch.Tensor, V: Weights = None, W: Weights = None, b: Weights = None, *,
-                depth: int | None = None) -> Iterator[torch.Tensor]:
+                depth: int | None = None, **weights: Weights) -> Iterator[torch.Tensor]:
         """Yield ``h_0, h_1, ..., h_L`` one at a time (memory independent of depth). The
-        arguments are checked when this is called, before the first state is asked for."""
-        h, depth, layers = self._prepare(h0, V, W, b, depth)
+        arguments are checked when this is called, before the first state is asked for; a
+        block's weights other than ``V``, ``W``, ``b`` are given by their names."""
+        h, depth, layers = self._prepare(h0, _given(V, W, b, weights), depth)
         return self._states(h, depth, layers)
 
     def _states(self, h, depth, layers, alpha=None):
@@ -145,29 +116,33 @@ class ResNet:
         broadcasts against the states (several scalings at once)."""
         alpha = float(depth) ** -self.beta if alpha is None else alpha
         yield h
-        for Vk, Wk, bk in layers:
-            h = self.step(h, alpha, depth, Vk, Wk, bk)
+        step = self.step  # (a subclass may change the step: ModifiedEulerResNet)
+        for layer in layers:
+            h = step(h, alpha, depth, **layer)
             yield h
 
     def forward(self, h0: torch.Tensor, V: Weights = None, W: Weights = None, b: Weights = None, *,
                 depth: int | None = None, readout: torch.Tensor | None = None,
-                target: torch.Tensor | None = None) -> Trajectory:
+                target: torch.Tensor | None = None, **weights: Weights) -> Trajectory:
         """All hidden states, and with ``readout`` (``B``, shape ``(n_out, width)``) the
         gradients ``p_k = dl/dh_k`` of ``l = ||B h_L - target||^2 / 2`` by the backward
-        recursion ``p_k = p_{k+1} + alpha J_k^T p_{k+1}`` (weights must then be tensors)."""
+        recursion ``p_k = p_{k+1} + alpha J_k^T p_{k+1}`` (weights must then be tensors). A block's
+        weights other than ``V``, ``W``, ``b`` are given by their names."""
         not_under_vmap("h0", "ResNet", "give the draws as the first axis of h0, (draws, inputs, width), and the "
                                           "second of the weights, (depth, draws, width, width)")
         h = V_.states("h0", h0)
         squeeze = h0.dim() == 2
+        weights = _given(V, W, b, weights)
         if readout is not None:
-            if not all(isinstance(w, torch.Tensor) or w is None for w in (V, W, b)):
-                raise ParameterError("V", "V, W, b must be tensors (depth, draws, ...) when readout is given")
+            for name, w in weights.items():
+                if not isinstance(w, torch.Tensor):
+                    raise ParameterError(name, f"{name} must be a tensor (depth, draws, ...) when readout is given")
             readout, target = self._check_loss(h, readout, target)
-        states = torch.stack(list(self.iterate(h, V, W, b, depth=depth)))
+        states = torch.stack(list(self.iterate(h, depth=depth, **weights)))
         depth = states.shape[0] - 1
         grads = None
         if readout is not None:
-            grads = self._backward(states, V, W, b, readout, target)
+            grads = self._backward(states, weights, readout, target)
         if squeeze:
             states = states.squeeze(-2)
             grads = None if grads is None else grads.squeeze(-2)
@@ -188,51 +163,49 @@ class ResNet:
             target = V_.tensor("target", target, shape=(n, m, readout.shape[-2]), dtype_=h0.dtype)
         return readout, target
 
-    def _backward(self, states, V, W, b, readout, target):
+    def _backward(self, states, weights, readout, target):
         out = states[-1] @ readout.transpose(-1, -2)
         if target is not None:
             out = out - target
-        return torch.stack(self._gradients(states, out @ readout, (V, W, b)))
+        return torch.stack(self._gradients(states, out @ readout, weights))
 
     def _gradients(self, states, p, weights, alpha=None):
-        """``p_0..p_L`` from ``p_L = p`` by ``p_k = (d step_k / d h)^T p_{k+1}``; ``weights`` is
-        ``(V, W, b)``, each indexable by layer or ``None``."""
+        """``p_0..p_L`` from ``p_L = p`` by ``p_k = (d step_k / d h)^T p_{k+1}``; ``weights`` maps
+        weight names to tensors indexable by layer."""
         depth = len(states) - 1
         alpha = float(depth) ** -self.beta if alpha is None else alpha
         grads = [p]
         for k in range(depth - 1, -1, -1):
-            layer = [None if w is None else w[k] for w in weights]
-            p = self.step_vjp(states[k], p, alpha, depth, *layer)
+            p = self.step_vjp(states[k], p, alpha, depth, **{n: w[k] for n, w in weights.items()})
             grads.append(p)
         return grads[::-1]
 
     # -- validation ---------------------------------------------------------------------
-    def _prepare(self, h0, V, W, b, depth):
-        given = dict(zip(LAYER_WEIGHTS, (V, W, b)))
-        for name in REQUIRED[self.arch]:
-            if given[name] is None:
+    def _prepare(self, h0, given, depth):
+        """``(h0, depth, layers)``: the weights ``given`` (name -> tensor or chunks) checked against
+        the block's declarations, and an iterator of per-layer dicts."""
+        block = self.block
+        for name in block.required:
+            if given.get(name) is None:
                 raise ParameterError(name, f"{name} is required for arch {self.arch!r}")
-        for name, w in given.items():
-            if w is not None and name not in WEIGHTS[self.arch]:
+        for name in given:
+            if name not in block.weights:
                 raise ParameterError(name, f"{name} is not used by arch {self.arch!r}; pass only "
-                                           f"{', '.join(REQUIRED[self.arch])}")
+                                           f"{', '.join(block.required)}")
         h0 = V_.states("h0", h0)
         n, _, d = h0.shape
-        streams = []
-        for name in LAYER_WEIGHTS:
-            w = given[name]
-            if w is None:
-                streams.append(None)
-            elif isinstance(w, torch.Tensor):
+        streams = {}
+        for name, w in given.items():
+            if isinstance(w, torch.Tensor):
                 _same_device(name, w, h0)
-                V_.tensor(name, w, shape=(None, n, *weight_shape(name, d)), dtype_=h0.dtype)
+                V_.tensor(name, w, shape=(None, n, *block.weight_shape(name, d)), dtype_=h0.dtype)
                 if depth is None:
                     depth = w.shape[0]
                 elif w.shape[0] != depth:
                     raise ParameterError(name, f"{name} must have {depth} layers (depth), got {w.shape[0]}")
-                streams.append([w])
+                streams[name] = [w]
             else:
-                streams.append(_checked_chunks(name, w, (n, *weight_shape(name, d)), h0))
+                streams[name] = _checked_chunks(name, w, (n, *block.weight_shape(name, d)), h0)
         if depth is None:
             raise ParameterError("depth", "depth must be given when the weights are streamed")
         depth = V_.integer("depth", depth)
@@ -262,11 +235,18 @@ def _layers(chunks):
         yield from c.unbind(0)
 
 
-def _zip_layers(streams, depth):
-    its = [itertools.repeat(None) if s is None else _layers(s) for s in streams]
+def _given(V, W, b, more: dict) -> dict:
+    """The weights given by name: ``V``, ``W``, ``b`` (those not ``None``) and a block's others."""
+    out = {k: v for k, v in (("V", V), ("W", W), ("b", b)) if v is not None}
+    out.update(more)
+    return out
+
+
+def _zip_layers(streams: dict, depth):
+    names = tuple(streams)
     n = 0
-    for n, layer in enumerate(zip(*its), start=1):
-        yield layer
+    for n, layer in enumerate(zip(*(_layers(s) for s in streams.values())), start=1):
+        yield dict(zip(names, layer))
         if n == depth:
             return
     raise ParameterError("depth", f"the weights provide {n} layers, fewer than depth = {depth}")
@@ -308,26 +288,3 @@ class ModifiedEulerResNet(ResNet):
             hh = h.detach().requires_grad_(True)
             (g,) = torch.autograd.grad(self.step(hh, alpha, depth, V, W, b), hh, p)
         return g
-
-
-def _batched(x: torch.Tensor, M: torch.Tensor) -> bool:
-    """Whether ``x @ M`` is a plain batched product (3-D, the same batch): then ``torch.bmm``
-    does it without ``matmul``'s broadcasting bookkeeping (microseconds a call, which the
-    per-layer loops of the propagation studies pay thousands of times)."""
-    return x.dim() == 3 and M.dim() == 3 and x.shape[0] == M.shape[0]
-
-
-def _times(x: torch.Tensor, M: torch.Tensor) -> torch.Tensor:
-    """``x @ M``."""
-    return torch.bmm(x, M) if _batched(x, M) else x @ M
-
-
-def _plus_times(h: torch.Tensor, s: torch.Tensor, M) -> torch.Tensor:
-    """``h + s @ M`` (``h + s`` when ``M`` is None), one fused ``baddbmm`` for batched operands of
-    ``h``'s shape."""
-    if M is None:
-        return h + s
-    if _batched(s, M) and s.shape == h.shape:
-        return torch.baddbmm(h, s, M)
-    return h + _times(s, M)
-

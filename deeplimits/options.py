@@ -19,7 +19,7 @@ from typing import Any
 
 from .errors import ParameterError
 
-__all__ = ["Option", "HURST", "YOUNG_HURST", "LENGTH_SCALE", "SA", "SB"]
+__all__ = ["Option", "HURST", "YOUNG_HURST", "LENGTH_SCALE", "SA", "SB", "DRIVER_OPTIONS"]
 
 #: the value types an option may have (the command line parses the first two as numbers)
 TYPES = (float, int, bool, str)
@@ -149,6 +149,12 @@ modified Euler network): H in (1/2, 1)."""
 LENGTH_SCALE = Option("length_scale", float, default=0.1, help="RBF length scale of the smooth weights",
                       low=0.05, high=100.0)
 """The RBF length scale of smooth (Gaussian process) weights, in units of the whole depth."""
+
+DRIVER_OPTIONS = {"fractional": (dataclasses.replace(HURST, help="a Hurst index", required=True),),
+                  "smooth": (LENGTH_SCALE,)}
+"""The declared parameters of the built-in drivers that take any, torch-free: each driver class reads
+its ``options`` here (:mod:`deeplimits.paths`), and the command line makes one flag per option
+from the same declarations (``--hurst``, ``--length-scale``: type, help and range)."""
 
 SA = Option("sa", float, default=0.25, help="entry standard deviation of A", low=0.0, low_open=True)
 """The entry standard deviation ``s_A`` of the inside weights ``A`` (docs/mathematics.md, "The inside

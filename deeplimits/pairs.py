@@ -16,7 +16,6 @@ from . import _resources as R_
 from . import _validate as V_
 from ._random import randn
 from .errors import ParameterError
-from .networks import weight_shape
 from .orders import StrongOrder
 from .paths import DriverSample
 
@@ -130,7 +129,7 @@ class Pair:
     def _weight_layout(self, name: str) -> tuple[tuple[int, ...], float | None]:
         """Shape of one layer's weight ``name`` (declared by :func:`~deeplimits.networks.weight_shape`)
         and its entry scale (``None``: the driver's default)."""
-        return weight_shape(name, self.width), None
+        return self.network.block.weight_shape(name, self.width), None
 
     def sample(self, draws: int, *, inputs: int = 1, resolution: int | None = None,
                generator: torch.Generator | None = None, dtype: torch.dtype = torch.float64,
@@ -251,7 +250,7 @@ class InsidePair(Pair):
         return self._beta
 
     def _weight_layout(self, name):
-        return weight_shape(name, self.width), self.sa if name.startswith("W") else self.sb
+        return self.network.block.weight_shape(name, self.width), self.sa if name.startswith("W") else self.sb
 
     def _layer(self, depth, parts):
         """``{'W': A_k, 'b': b_k}`` from the driver parts (one layer, or stacked layers)."""

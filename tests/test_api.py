@@ -20,7 +20,7 @@ USER_API = {
     "fgn", "IIDDriver", "FractionalDriver", "SmoothDriver", "make_driver", "DRIVERS",
     # networks, limits, activations
     "ResNet", "ModifiedEulerResNet", "SDELimit", "ODELimit", "YoungLimit", "InsideSDELimit", "InsideODELimit",
-    "Activation", "activation",
+    "Activation", "activation", "Block", "register_block",
     # pairs and regimes
     "pair", "Pair", "InsidePair", "Regime", "StrongOrder", "Option", "REGISTRY", "register_regime", "get_regime",
     # studies: the main calls, their plans and results

@@ -139,7 +139,7 @@ LAYERS = (
     ("foundations", {"errors", "_version", "_names", "_files", "_extras", "_resources", "options", "_random",
                      "_plain", "_lazy", "_renamed", "orders", "_validate", "_devices", "_transforms", "_executor", "_stats"}),
     ("runs", {"runs"}),
-    ("numerics", {"activations", "paths", "networks", "data", "plots"}),
+    ("numerics", {"activations", "blocks", "paths", "networks", "data", "plots"}),
     ("models", {"limits", "pairs", "training"}),
     ("uses of the models", {"regimes", "diagnostics", "schemes"}),
     ("studies", {"studies"}),

@@ -56,6 +56,16 @@ def _yes(value: bool) -> str:
     return "yes" if value else "no"
 
 
+def _driver_flags(p) -> None:
+    """One flag per declared parameter of the built-in drivers (:data:`deeplimits.options.DRIVER_OPTIONS`):
+    its type, help line and range from the declaration (``--hurst``, ``--length-scale``)."""
+    for driver, declared in O_.DRIVER_OPTIONS.items():
+        for o in declared:
+            text = "; ".join(t for t in (o.range_text(), "" if o.required else o.default_text()) if t)
+            p.add_argument(o.flag, type={float: real, int: integer}.get(o.type, str), metavar=o.name.upper(),
+                           help=f"{o.help} ({text}) for --driver {driver}")
+
+
 def _preset_default(presets: dict, default: str, key: str) -> str:
     """``(default: the preset's, iid: 40)``: the value of ``key`` in the default preset."""
     value = presets[default].get(key)
@@ -189,8 +199,7 @@ def _stability_parser(sub):
     s.add_argument("--driver", choices=N_.DRIVERS, metavar="NAME",
                    help=f"law of the weights: {', '.join(N_.DRIVERS)}"
                         + _preset_default(STABILITY_PRESETS, iid, "driver"))
-    s.add_argument("--hurst", type=real, help=f"{O_.HURST.help} ({O_.HURST.range_text()}) for --driver fractional")
-    s.add_argument("--length-scale", type=real, help=f"{O_.LENGTH_SCALE.describe()} for --driver smooth")
+    _driver_flags(s)
     s.add_argument("--depths", type=int_list, help="depths, e.g. 10,100,1000 or 10:1000:10"
                    + _preset_default(STABILITY_PRESETS, iid, "depths"))
     s.add_argument("--betas", type=parse_list, help="scalings beta, e.g. 0.25,0.5,1 or 0:1.3:27"

@@ -35,6 +35,7 @@ def _run_study(args, cmd, spec, run, total, unit, executor_kw):
 
 
 def run_stability_cmd(args) -> int:
+    from ..options import DRIVER_OPTIONS
     from ..paths import make_driver
     from ..studies.propagation import stability
 
@@ -42,8 +43,9 @@ def run_stability_cmd(args) -> int:
     kw = preset_options(args, STABILITY_PRESETS[args.preset], STABILITY)
     driver = args.driver or kw.pop("driver")
     kw.pop("driver", None)
-    params = STABILITY + ("driver", "hurst", "length_scale", "seed", "dtype", "device")
-    driver = plan("stability", params, make_driver, driver, hurst=args.hurst, length_scale=args.length_scale)
+    declared = tuple(o.name for opts in DRIVER_OPTIONS.values() for o in opts)  # the flags of _driver_flags
+    params = STABILITY + ("driver", *declared, "seed", "dtype", "device")
+    driver = plan("stability", params, make_driver, driver, **{n: getattr(args, n) for n in declared})
     spec = plan("stability", params, stability.plan_stability, driver=driver, **kw)
     return _run_study(args, "stability", spec, stability.run_stability, spec.draws, "draw", executor_kw)
 

@@ -9,7 +9,7 @@ import torch
 from .. import _validate as V_
 from ..errors import ParameterError
 from ..paths import DriverSample
-from ..networks import REQUIRED, WEIGHTS, ResNet
+from ..networks import ResNet
 from .base import Limit, grid as _grid
 
 
@@ -20,13 +20,15 @@ class ODELimit(Limit):
     Existence and uniqueness: Picard–Lindelöf (g Lipschitz, V, W continuous).
 
     Args:
-        arch: residual map of the network (``res-1``, ``res-2``, ``res-3``).
+        arch: residual map of the network (``res-1``, ``res-2``, ``res-3``, or a
+            :class:`~deeplimits.blocks.Block` of your own or its registered name: then
+            ``dH_t = g(H_t, w(t)) dt``).
         activation: as for :class:`~deeplimits.networks.ResNet`.
         rtol, atol: tolerances of the adaptive ``dopri5`` solve (default 1e-10, or 1e-8 for
             ReLU-type activations, whose kinks make tight tolerances very costly).
     """
 
-    def __init__(self, arch: str = "res-1", activation=None, rtol: float | None = None, atol: float | None = None):
+    def __init__(self, arch="res-1", activation=None, rtol: float | None = None, atol: float | None = None):
         self.field = ResNet(arch, activation, beta=1.0)
         """The vector field ``g(H, W(t))``: the residual map at ``beta = 1`` (a
         :class:`~deeplimits.networks.ResNet`)."""
@@ -45,21 +47,21 @@ class ODELimit(Limit):
         """``weights``: weight name (V, W, b) -> SmoothSample, callable or None."""
         h0 = V_.states("h0", h0)
         n, _, d = h0.shape
-        arch = self.field.arch
+        block, arch = self.field.block, self.field.arch
         for name, s in weights.items():
             if s is None:
-                if name in REQUIRED[arch]:
+                if name in block.required:
                     raise ParameterError(name, f"{name} is required for arch {arch!r}")
                 continue
-            if name not in WEIGHTS[arch]:
+            if name not in block.weights:
                 raise ParameterError(name, f"{name} is not used by arch {arch!r}; pass only "
-                                           f"{', '.join(REQUIRED[arch])}")
+                                           f"{', '.join(block.required)}")
             if hasattr(s, "kind"):  # a driver sample: the limit reads it at any time
                 DriverSample.expect(name, s, "smooth")
             elif not callable(s):
                 raise ParameterError(name, f"{name} must be a SmoothSample or a callable t -> weights")
             w0 = self._at(s, torch.zeros((), dtype=h0.dtype, device=h0.device))
-            V_.tensor(name, w0, shape=(n, d) if name == "b" else (n, d, d), dtype_=h0.dtype)
+            V_.tensor(name, w0, shape=(n, *block.weight_shape(name, d)), dtype_=h0.dtype)
         return h0
 
     @staticmethod
@@ -125,7 +127,7 @@ class ODELimit(Limit):
         raise RuntimeError(f"Picard iteration did not reach tol={tol} in {max_iter} iterations (last change {delta:.2e})")
 
     def solve_sample(self, h0, weights, depth):
-        return self.solve(h0, weights["V"], depth, W=weights.get("W"))
+        return self._solve(h0, dict(weights), depth)
 
 
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+import math
 
 import torch
 import torchsde
 from torchsde._brownian import BaseBrownian
 
 from .. import _validate as V_
-from .._names import DEFAULT_ACTIVATION
-from ..activations import activation as _activation
 from ..errors import ParameterError
 from ..paths import BrownianSample, DriverSample, PathSample
 from ..networks import ResNet
@@ -28,9 +27,10 @@ class GridBrownian(BaseBrownian):
 
     __slots__ = ("_path", "_n")
 
-    def __init__(self, sample: PathSample):
-        path = sample.path(sample.resolution)
-        self._path = path.reshape(path.shape[0], sample.draws, -1)
+    def __init__(self, sample: PathSample, *more: PathSample):
+        # several samples (the weights of one block): their entries side by side, in order
+        paths = [s.path(sample.resolution) for s in (sample, *more)]
+        self._path = torch.cat([p.reshape(p.shape[0], sample.draws, -1) for p in paths], dim=-1)
         self._n = sample.resolution
 
     def _index(self, t) -> int:
@@ -76,21 +76,25 @@ class _SDE(torch.nn.Module):
     noise_type = "general"
     sde_type = "ito"
 
-    def __init__(self, sigma, shape):
+    def __init__(self, block, shape, shapes: dict):
         super().__init__()
-        self.sigma, self.shape = sigma, shape  # shape = (draws, inputs, width)
+        self.block, self.shape, self.shapes = block, shape, shapes  # shape = (draws, inputs, width)
+        self.sizes = [math.prod(s) for s in shapes.values()]
 
     def f(self, t, y):
         return torch.zeros_like(y)
 
     def g_prod(self, t, y, v):
+        """``g(y, dX)``: the residual is linear in the increments ``v`` (the weights side by side)."""
         n, m, d = self.shape
-        return (self.sigma(y.view(n, m, d)) @ v.view(n, d, d).transpose(-1, -2)).reshape(n, m * d)
+        parts = {name: x.reshape(n, *shape) for (name, shape), x in zip(self.shapes.items(), v.split(self.sizes, -1))}
+        return self.block.residual(y.view(n, m, d), **parts).reshape(n, m * d)
 
 
 class SDELimit(Limit):
     """Itô SDE ``dH_t = d^{-1/2} dB_t sigma(H_t)``, the limit of res-1 with Brownian weights
-    at ``beta = 1/2`` (strong rate ``L^{-1/2}``).
+    at ``beta = 1/2`` (strong rate ``L^{-1/2}``); with ``arch`` a block linear in every weight
+    (:class:`~deeplimits.blocks.Block`), ``dH_t = g(H_t, dX_t)``.
 
     Solved with ``torchsde.sdeint`` (Euler–Maruyama, general noise) on the finest grid
     ``1 / resolution`` of the sample's Brownian path; with increments only no scheme beats
@@ -99,40 +103,55 @@ class SDELimit(Limit):
 
     reference_method = "Euler–Maruyama on the grid 1/{steps} of the same Brownian path"
 
-    def __init__(self, activation=None):
-        self.activation = _activation(DEFAULT_ACTIVATION if activation is None else activation)
+    def __init__(self, activation=None, *, arch="res-1"):
+        self.field = ResNet(arch, activation, beta=0.5)
+        """The residual map at ``beta = 1/2`` (a :class:`~deeplimits.networks.ResNet`)."""
+        missing = [n for n in self.field.block.weights if n not in self.field.block.linear]
+        if missing:
+            raise ParameterError("arch", f"arch {self.field.arch!r} must be linear in every weight for an Itô limit, "
+                                         f"not in {', '.join(missing)}")
+        self.activation = self.field.activation
         """The activation ``sigma``."""
 
     def scheme(self) -> ResNet:
         """The Euler–Maruyama scheme as a network: ``step(H, 1, n, V=dX)`` is one EM step
         with the Brownian increment ``dX`` (identical to torchsde's Euler step)."""
-        return ResNet("res-1", self.activation, beta=0.5)
+        return ResNet(self.field.block, beta=0.5)
 
     def solve(self, h0: torch.Tensor, V: BrownianSample, depth: int, *, steps: int | None = None) -> torch.Tensor:
         """Solve on ``k / depth`` with ``steps`` Euler–Maruyama steps (default: the sample's
         resolution; a multiple of ``depth`` dividing the resolution)."""
-        DriverSample.expect("V", V, "brownian")
+        return self._solve(h0, {"V": V}, depth, steps)
+
+    def _solve(self, h0, weights: dict, depth, steps=None):
         h0 = V_.states("h0", h0)
-        depth = V_.divides("depth", depth, V.resolution)
         n, m, d = h0.shape
-        if V.shape != (d, d) or V.draws != n:
-            raise ParameterError("V", f"V must be a sample of shape ({d}, {d}) with {n} draws, got {V.shape} with "
-                                      f"{V.draws}")
-        if V.dtype != h0.dtype:
-            raise ParameterError("h0", f"h0 must have dtype {V.dtype} to match the weights, got {h0.dtype}")
-        steps = V.resolution if steps is None else V_.divides("steps", steps, V.resolution)
+        block = self.field.block
+        for name in block.weights:
+            s = weights.get(name)
+            DriverSample.expect(name, s, "brownian")
+            shape = block.weight_shape(name, d)
+            if s.shape != shape or s.draws != n:
+                raise ParameterError(name, f"{name} must be a sample of shape {shape} with {n} draws, got {s.shape} "
+                                           f"with {s.draws}")
+            if s.dtype != h0.dtype:
+                raise ParameterError("h0", f"h0 must have dtype {s.dtype} to match the weights, got {h0.dtype}")
+        samples = [weights[name] for name in block.weights]
+        res = samples[0].resolution
+        depth = V_.divides("depth", depth, res)
+        steps = res if steps is None else V_.divides("steps", steps, res)
         if steps % depth:
             raise ParameterError("steps", f"steps must be a multiple of depth = {depth}, got {steps}")
-        sde = _SDE(self.activation, (n, m, d))
+        sde = _SDE(block, (n, m, d), {name: block.weight_shape(name, d) for name in block.weights})
         ts = _grid(depth, h0.dtype, h0.device)
-        ys = torchsde.sdeint(sde, h0.reshape(n, m * d), ts, bm=GridBrownian(V), method="euler",
+        ys = torchsde.sdeint(sde, h0.reshape(n, m * d), ts, bm=GridBrownian(*samples), method="euler",
                              dt=1.0 / steps)
         return ys.reshape(depth + 1, n, m, d)
 
     def solve_sample(self, h0, weights, depth):
-        return self.solve(h0, weights["V"], depth)
+        return self._solve(h0, dict(weights), depth)
 
     def reference_step(self, weights, steps):
         scheme = self.scheme()
-        return lambda H, parts: scheme.step(H, 1.0, steps, V=parts["V"])
+        return lambda H, parts: scheme.step(H, 1.0, steps, **parts)
 

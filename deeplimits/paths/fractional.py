@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 from typing import Callable, Iterator, Sequence
@@ -14,7 +13,7 @@ from .. import _random
 from .. import _resources as R
 from .. import _validate as V
 from ..errors import ParameterError
-from ..options import HURST
+from ..options import DRIVER_OPTIONS
 from .base import _BLOCK_ELEMENTS, Driver, PathSample, _pow2_floor, pair_sums
 from .registry import register_driver
 
@@ -151,7 +150,7 @@ class FractionalDriver(Driver):
     """
 
     name = "fractional"
-    options = (dataclasses.replace(HURST, help="a Hurst index", required=True),)
+    options = DRIVER_OPTIONS["fractional"]
     needs_resolution = True
     stores_path = True
     held_copies = 4

@@ -12,7 +12,7 @@ import torch
 from .. import _random
 from .. import _validate as V
 from ..errors import ParameterError
-from ..options import LENGTH_SCALE
+from ..options import DRIVER_OPTIONS, LENGTH_SCALE
 from .base import _BLOCK_ELEMENTS, Driver, DriverSample
 from .registry import register_driver
 
@@ -99,7 +99,7 @@ class SmoothDriver(Driver):
     (declared by :data:`deeplimits.options.LENGTH_SCALE`: its range, and its default when ``None``)."""
 
     name = "smooth"
-    options = (LENGTH_SCALE,)
+    options = DRIVER_OPTIONS["smooth"]
     regularity = 1.0
     nested = False
     growth_law = True

@@ -20,6 +20,7 @@ from __future__ import annotations
 import abc
 from typing import ClassVar
 
+from .._names import ARCHITECTURES
 from ..errors import ParameterError
 from .._renamed import warn_renamed
 from ..options import Option  # re-exported: a regime declares its options
@@ -108,6 +109,12 @@ class Regime(abc.ABC):
         ``options`` are the given ones, each validated; returns them (completed where a rule
         sets one from another). Options still missing then get their declared defaults."""
         return options
+
+    def accepts(self, block) -> str | None:
+        """Whether a registered block outside :attr:`architectures` (a
+        :class:`~deeplimits.blocks.Block`) gives this regime's pair: ``None`` if it does, else why
+        not, in words. By default only the declared architectures do."""
+        return f"regime {self.name!r} takes only {', '.join(map(repr, self.architectures))}"
 
     def hint(self, option: str) -> str:
         """Extra text for the error when ``option`` does not apply to this regime."""
@@ -239,6 +246,14 @@ def _check_arch(regime: Regime, arch) -> str:
         return regime.architectures[0]
     if arch in regime.architectures:
         return arch
+    from ..blocks import Block, make_block, registered_blocks  # torch, only for a block of one's own
+
+    if isinstance(arch, Block) or (isinstance(arch, str) and arch in registered_blocks()
+                                   and arch not in ARCHITECTURES):
+        why = regime.accepts(make_block(arch) if isinstance(arch, str) else arch)
+        if why is None:
+            return arch
+        raise ParameterError("arch", f"arch {getattr(arch, 'name', arch)!r} does not fit regime {regime.name!r}: {why}")
     if len(regime.architectures) == 1:
         raise ParameterError("arch", f"arch must be {regime.architectures[0]!r} for regime {regime.name!r}, got "
                                      f"{arch!r}")
@@ -258,7 +273,10 @@ def pair(regime: str, *, width: int | None = None, activation=None, arch: str | 
             ``softplus0`` for the inside regimes, which need a C^3 activation with
             ``sigma(0) = 0``, ``sigma'(0) = 1``).
         arch: residual map; the regime's first architecture by default (``'res-1'`` for sde and
-            fbm, any of res-1/2/3 for ode, ``'inside'`` for the inside regimes).
+            fbm, any of res-1/2/3 for ode, ``'inside'`` for the inside regimes), or a block of
+            your own (a :class:`~deeplimits.blocks.Block` or its registered name) that the regime
+            accepts (:meth:`Regime.accepts`: ``sde`` a block linear in all its weights, ``ode``
+            any block; docs/convergence.md, "Bring your own network").
         **options: the regime's options, each declared once in ``Regime.options`` (an
             :class:`Option`: its type, range, default and help; ``deeplimits convergence
             --help`` lists them): for the built-in regimes ``hurst`` and ``corrected`` (fbm),

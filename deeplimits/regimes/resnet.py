@@ -66,18 +66,26 @@ class SDE(Regime):
                         next_terms=(Term(1.0),))
     defaults = dict(Regime.defaults, reference=8192)
 
+    def accepts(self, block):
+        """A block linear in every weight: driven by Brownian increments, the network is the
+        Euler–Maruyama scheme of the Itô SDE ``dH = g(H, dX)`` (strong order 1/2)."""
+        rest = [n for n in block.weights if n not in block.linear]
+        return None if not rest else (f"the residual must be linear in every weight (Brownian increments drive "
+                                      f"them), and it is not declared linear in {', '.join(rest)}")
+
     def build(self, width, activation, arch):
         from ..limits import SDELimit
         from ..networks import ResNet
         from ..pairs import Pair
         from ..paths import IIDDriver
 
-        net = ResNet("res-1", activation, beta=0.5)
+        net = ResNet(arch, activation, beta=0.5)
         order = self.order
-        if width == 1 and net.activation.name == "identity":  # dH = H dW: the Kurtz-Protter constant
+        if width == 1 and net.arch == "res-1" and net.activation.name == "identity":  # dH = H dW: Kurtz-Protter
             order = dataclasses.replace(order, constant=math.sqrt(2) / math.pi, constant_source=(
                 "Kurtz & Protter 1991: L^1/2 (h_L - H_1) -> H_1 B'_1 / sqrt(2), E|.| = E|h_0| sqrt(2/pi) / sqrt(2)"))
-        return Pair(self.name, width, net, SDELimit(net.activation), {"V": IIDDriver("gaussian")}, order)
+        drivers = {name: IIDDriver("gaussian") for name in net.block.weights}
+        return Pair(self.name, width, net, SDELimit(arch=net.block), drivers, order)
 
 
 @register_regime
@@ -97,6 +105,11 @@ class ODE(Regime):
                         next_terms=(Term(2.0), Term(3.0)), remainder=Term(4.0))
     defaults = dict(Regime.defaults, draws=64)
 
+    def accepts(self, block):
+        """Any block: with smooth weights ``w(t)`` the network is the right-point Euler scheme of
+        ``dH/dt = g(H, w(t))`` (order 1 for a ``g`` smooth in ``h`` and ``w``)."""
+        return None
+
     def build(self, width, activation, arch, length_scale):
         from ..limits import ODELimit
         from ..networks import ResNet
@@ -104,9 +117,9 @@ class ODE(Regime):
         from ..paths import SmoothDriver
 
         drv = SmoothDriver(length_scale)
-        drivers = {"V": drv} if arch == "res-1" else {"V": drv, "W": drv}
         net = ResNet(arch, activation, beta=1.0)
-        return Pair(self.name, width, net, ODELimit(arch, net.activation), drivers, self.order)
+        drivers = {name: drv for name in net.block.required}
+        return Pair(self.name, width, net, ODELimit(net.block), drivers, self.order)
 
 
 @register_regime

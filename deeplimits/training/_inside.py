@@ -37,13 +37,14 @@ from __future__ import annotations
 
 import torch
 
+from ..blocks.residual import Inside
 from ._stack import FUSED_ACTIVATIONS, Workspace
 
 __all__ = ["inside_stack", "INSIDE_BUFFERS"]
 
 #: the ``(L, C, batch, d)`` buffers a training step keeps: y_k = [h_k, t_k] (two, and a column
-#: of ones), u_k and G_{k+1}
-INSIDE_BUFFERS = 4
+#: of ones), u_k and G_{k+1} (the block declares them, for the memory models)
+INSIDE_BUFFERS = Inside.buffers
 
 _ACTIVATE = {"tanh": torch.Tensor.tanh_, "relu": torch.Tensor.relu_, "identity": lambda t: t}
 

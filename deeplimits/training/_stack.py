@@ -23,7 +23,7 @@ import torch
 
 __all__ = ["FUSED_ACTIVATIONS", "res1_stack", "Workspace"]
 
-FUSED_ACTIVATIONS = ("tanh", "relu", "identity")
+from ..blocks.residual import FUSED_ACTIVATIONS  # noqa: E402 - the activations the fused passes run
 
 
 def _sigma(h: torch.Tensor, kind: str, out: torch.Tensor | None = None) -> torch.Tensor:

@@ -19,7 +19,6 @@ from collections.abc import Mapping
 import torch
 
 from .. import _validate as V_
-from .._names import WEIGHTS
 from ..errors import ParameterError
 from ..paths import Driver, FractionalDriver, IIDDriver, SmoothDriver
 from ._conv_init import conv_from_driver
@@ -75,7 +74,7 @@ def init_from_driver(module: ResidualNetwork | ConvResidualNetwork, driver: Driv
         if config is not None:
             config = V_.integer("config", config, low=0, high=module.configs - 1)
         return conv_from_driver(module, driver, generator, scales, config, resolution_for)
-    names = [n for n in module.residual_names() if n in WEIGHTS[module.arch]]  # not a res-* network's bias
+    names = [n for n in module.residual_names() if n in module.block.weights]  # not a res-* network's bias
     for key, value in scales.items():
         V_.choice("scales key", key, names)
         if value is not None:  # None: the driver's default

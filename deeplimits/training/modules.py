@@ -28,8 +28,9 @@ from .. import _resources as R_
 from .. import _validate as V_
 from .._transforms import under_transform
 from ..errors import ParameterError
-from ..networks import ARCHITECTURES, ResNet, weight_names
-from ._inside import INSIDE_BUFFERS, inside_stack
+from ..blocks import block_class, fused_kind, make_block, registered_blocks
+from ..networks import ResNet
+from ._inside import inside_stack
 from ._stack import Workspace, res1_stack
 
 __all__ = ["ResidualNetwork", "DELTA_MODES", "CONFIG_KEYS", "parameter_count", "activation_count"]
@@ -77,8 +78,8 @@ class ResidualNetwork(torch.nn.Module):
                  configs: int = 1, beta: float = 0.5, activation=None, bias: bool = False, delta=None,
                  dtype: torch.dtype = torch.float32, device=None):
         super().__init__()
-        self.arch = V_.choice("arch", arch, ARCHITECTURES)
-        """``'res-1'``, ``'res-2'``, ``'res-3'`` or ``'inside'``."""
+        self.arch = V_.choice("arch", arch, registered_blocks())
+        """``'res-1'``, ``'res-2'``, ``'res-3'``, ``'inside'`` or a registered block's name (:mod:`deeplimits.blocks`)."""
         self._net = ResNet(arch, activation, beta)  # validates activation and beta, computes residuals
         self.activation, self.beta = self._net.activation, self._net.beta
         self.depth, self.width = V_.integer("depth", depth), V_.integer("width", width)
@@ -100,8 +101,9 @@ class ResidualNetwork(torch.nn.Module):
         kw = dict(dtype=dtype, device=where)
         self.A = torch.nn.Parameter(torch.empty(C, self.in_features, d, **kw))
         """The input layer, ``(C, d_in, d)``."""
-        for name in weight_names(arch, bias=False):  # the matrices (the bias: below)
-            self.register_parameter(name, torch.nn.Parameter(torch.empty(L, C, d, d, **kw)))
+        block = self._net.block
+        for name in block.required:  # the block's weights (the bias: below)
+            self.register_parameter(name, torch.nn.Parameter(torch.empty(L, C, *block.weight_shape(name, d), **kw)))
         self.b = torch.nn.Parameter(torch.empty(L, C, d, **kw)) if bias else None
         """The biases, ``(L, C, d)`` (``None`` without bias)."""
         if self.delta_mode is not None:
@@ -115,10 +117,15 @@ class ResidualNetwork(torch.nn.Module):
         self.reset_parameters()
 
     @property
+    def block(self):
+        """The residual map (a :class:`~deeplimits.blocks.Block`, with the activation)."""
+        return self._net.block
+
+    @property
     def fused(self) -> bool:
         """Whether the residual stack runs a hand-written pass: ``res-1`` (:mod:`._stack`) or
         ``inside`` (:mod:`._inside`), with ``tanh``, ``relu`` or ``identity``."""
-        return is_fused(self.arch, self.activation)
+        return self.block.fused()
 
     def _delta_mode(self, delta):
         if self.arch != "inside":
@@ -220,7 +227,7 @@ class ResidualNetwork(torch.nn.Module):
 
     def residual_names(self) -> tuple[str, ...]:
         """Names of the per-layer parameters ``(L, C, ...)``: ``V``, ``W``, ``b`` as present."""
-        return weight_names(self.arch, bias=False) + (("b",) if self.bias else ())
+        return self.block.required + (("b",) if self.bias else ())
 
     def residual_weights(self) -> dict[str, torch.Tensor]:
         """The per-layer weights as detached ``(L, C, ...)`` tensors (sharing storage)."""
@@ -279,12 +286,12 @@ class ResidualNetwork(torch.nn.Module):
         same gradients), except under a ``torch.func`` transform (``vmap``, ``grad``). Otherwise the layers are taken
         with ``unbind(0)`` once: indexing ``V[k]`` inside the loop would
         make autograd build a full ``(L, C, d, d)`` gradient for every layer (O(L^2) work)."""
-        names = weight_names(self.arch, bias=False)
+        names = self.block.required
         fused = self.fused and not under_transform()  # under torch.func (vmap, grad): plain autograd
         if fused and self.arch == "inside":
-            return inside_stack(h, self.W, self.b, self.delta, _fused_kind(self.activation), self._workspace)
+            return inside_stack(h, self.W, self.b, self.delta, fused_kind(self.activation), self._workspace)
         if fused:
-            return res1_stack(h, self.V, self.b, float(self.depth) ** -self.beta, _fused_kind(self.activation),
+            return res1_stack(h, self.V, self.b, float(self.depth) ** -self.beta, fused_kind(self.activation),
                               self._workspace)
         layers = [getattr(self, n).unbind(0) for n in names]
         biases = self.b.unbind(0) if self.b is not None else [None] * self.depth
@@ -327,7 +334,7 @@ def parameter_count(arch: str, depth: int, width: int, in_features: int, out_fea
     out_features, configs=..., bias=..., delta=...)``, counted without allocating anything:
     ``A``, ``B``, the per-layer ``V``/``W`` (and ``b``) and ``delta`` (``inside``: shared unless
     ``delta='per-layer'``)."""
-    per_layer = len(weight_names(arch, bias=False)) * width * width + (width if bias else 0)
+    per_layer = make_block(arch).parameter_count(width) + (width if bias else 0)
     deltas = 0 if arch != "inside" else depth if delta == "per-layer" else 1
     return configs * (depth * per_layer + deltas + in_features * width + width * out_features)
 
@@ -339,10 +346,7 @@ def activation_count(arch: str, fused: bool, depth: int, width: int, batch: int,
     product matrix per layer and configuration), about eight tensors of that size per layer
     through autograd otherwise (the inputs and outputs of the product, the bias, the
     activation and the scaled sum of every layer)."""
-    if fused and arch == "inside":
-        return depth * configs * (batch * (INSIDE_BUFFERS * width + 1) + 2 * width * (2 * width + 1))
-    per = 1 if fused else 8
-    return depth * configs * batch * width * per
+    return depth * configs * block_class(arch).kept_numbers(width, batch, fused)
 
 
 def _require_parameters(arch, depth, width, in_features, out_features, configs, bias, delta, dtype, device):
@@ -372,25 +376,9 @@ def _config_axis(name: str, p: torch.Tensor) -> int:
     return 0 if name in ("A", "B") or (name == "delta" and p.dim() == 1) else 1
 
 
-#: the architectures whose residual stack has a hand-written pass (:mod:`._stack`, :mod:`._inside`)
-FUSED_ARCHS = ("res-1", "inside")
-
-
 def is_fused(arch: str, activation) -> bool:
     """The one definition of a fused network: does the residual stack of ``arch`` with
     ``activation`` (a name or an :class:`~deeplimits.activations.Activation`) run a hand-written
-    pass (:data:`FUSED_ARCHS` with ``tanh``, ``relu`` or ``identity``)? Training and the memory
-    models both ask it."""
-    kind = activation if isinstance(activation, str) else _fused_kind(activation)
-    return arch in FUSED_ARCHS and kind in ("tanh", "relu", "identity")
-
-
-def _fused_kind(act) -> str | None:
-    """The :mod:`._stack` name of a named ``tanh``/``relu``/``identity`` activation, else ``None``."""
-    if act.fn is torch.tanh:
-        return "tanh"
-    if act.fn is torch.relu:
-        return "relu"
-    if act.name == "identity" and act._derivative is torch.ones_like:
-        return "identity"
-    return None
+    pass? The block says (:meth:`Block.fused <deeplimits.blocks.Block.fused>`: ``res-1`` and
+    ``inside`` with ``tanh``, ``relu`` or ``identity``); training and the memory models both ask it."""
+    return make_block(arch, activation).fused()
