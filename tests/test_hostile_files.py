@@ -310,6 +310,7 @@ def test_damaged_weights_are_named_and_recomputed_to_the_same_numbers(trained_ru
     assert not [line for line in capsys.readouterr().err.splitlines() if line.startswith("deeplimits")]
 
 
+@pytest.mark.slow  # trains a grid (its fixture)
 def test_load_trained_of_a_damaged_file_is_one_line(trained_run, tmp_path):
     from deeplimits.studies import load_trained
 

@@ -72,6 +72,7 @@ def test_the_exports_table_lists_the_users_api(site):
     assert listed == set(dl.__all__), sorted(listed ^ set(dl.__all__))
 
 
+@pytest.mark.slow  # builds the site (about 20 s)
 @pytest.mark.parametrize("package", PACKAGES)
 def test_every_public_name_of_a_package_has_a_reference_entry(site, package):
     mod = importlib.import_module(package)
@@ -80,6 +81,7 @@ def test_every_public_name_of_a_package_has_a_reference_entry(site, package):
     assert not missing, missing
 
 
+@pytest.mark.slow  # builds the site (about 20 s)
 def test_figures_on_the_site(site):
     """At least eight figures, each a file the build copied."""
     imgs = set()
@@ -89,6 +91,7 @@ def test_figures_on_the_site(site):
     assert all((site / "figures" / f).exists() for f in imgs)
 
 
+@pytest.mark.slow  # builds the site (about 20 s)
 def test_home_page_shows_the_package_at_work(site):
     """The home page (issue 28): the main job's figure, the model as rendered mathematics, a quick
     start without prompts, and the guide from a question to a command."""
@@ -102,6 +105,7 @@ def test_home_page_shows_the_package_at_work(site):
     assert all(f"deeplimits {c}" in guide for c in ("convergence", "stability", "phase", "train", "scaling", "weights"))
 
 
+@pytest.mark.slow  # builds the site (about 20 s)
 def test_cli_page_is_the_parser(site):
     html = (site / "cli" / "index.html").read_text()
     from deeplimits.cli import build_parser
@@ -136,6 +140,7 @@ def test_regimes_table_in_real_notation_lists_the_registry():
     assert listed == [n for n in REGISTRY if n in listed] and set(listed) == set(REGISTRY), listed
 
 
+@pytest.mark.slow  # builds the site (about 20 s)
 def test_mathematics_is_rendered_at_build_time_without_network(site):
     """No page loads a script from another host, and no TeX delimiter is left for a script to
     render: every formula outside code is MathML in the built HTML (issue 28)."""
@@ -197,6 +202,7 @@ def test_the_raw_tex_detector_reads_prose_not_code():
     assert not raw_tex(r"<p><code>$OUT \frac</code> <math><mi>\Vert</mi></math> <pre>$a$ \[x\]</pre> costs $5</p>")
 
 
+@pytest.mark.slow  # builds the site (about 20 s)
 def test_no_page_shows_raw_tex(site):
     r"""Every formula outside code on every built page is MathML, tables included (issue 39): no
     ``$...$``, ``\(``, ``\[`` or TeX command is left in any page's prose."""
@@ -225,6 +231,7 @@ class _Pre(html.parser.HTMLParser):
             self.blocks[-1] += data
 
 
+@pytest.mark.slow  # builds the site (about 20 s)
 def test_the_command_line_page_fits_its_column(site):
     """The ``--help`` blocks of the command-line page are rendered at 80 columns
     (docs/hooks/cli_reference.py), the width of its code box at 1280 px: no line scrolls."""
@@ -255,6 +262,7 @@ def _signatures(html: str) -> list[str]:
             for s in re.findall(r'<div class="doc-signature highlight"><pre>(.*?)</pre>', html, flags=re.S)]
 
 
+@pytest.mark.slow  # builds the site (about 20 s)
 def test_reference_signatures_are_formatted(site):
     """The signatures are formatted (ruff, in the docs extra): one parameter a line, not one line
     cut at the column edge (issue 28)."""
@@ -265,6 +273,7 @@ def test_reference_signatures_are_formatted(site):
     assert max(len(line) for line in lines) <= 88, sig
 
 
+@pytest.mark.slow  # builds the site (about 20 s)
 def test_reference_cross_references_are_links(site):
     """The docstrings' Sphinx roles and ``docs/NAME.md`` mentions are links in the built site
     (docs/hooks/crossrefs.py), and no raw role is left on any page (issue 28)."""

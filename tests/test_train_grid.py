@@ -197,6 +197,7 @@ def test_cli_bad_input_one_line(tmp_path, capsys, argv, match):
 HAS_CUDA = torch.cuda.is_available()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
     not HAS_CUDA, reason="no CUDA device on this machine (torch.cuda.is_available() is False)"))])
 def test_grid_on_a_device_agrees_with_the_cpu(device):
