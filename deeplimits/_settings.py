@@ -21,7 +21,7 @@ import inspect
 
 from .errors import ParameterError
 
-__all__ = ["DEFAULT", "REQUIRED", "Group", "grouped", "Training", "defaults"]
+__all__ = ["DEFAULT", "REQUIRED", "Group", "grouped", "group", "Training", "defaults"]
 
 
 class _Marker:
@@ -78,20 +78,30 @@ class Group:
         return out
 
 
+def _groups(sig: inspect.Signature) -> dict:
+    """A signature's group parameters: name -> the default group (the study's defaults)."""
+    return {n: p.default for n, p in sig.parameters.items() if isinstance(p.default, Group)}
+
+
+def _flat(sig: inspect.Signature, study: Group, kwargs: dict) -> dict:
+    """The fields of ``study``'s group among ``kwargs`` (taken out of it) that are not parameters of their own."""
+    return {k: kwargs.pop(k) for k in [f.name for f in dataclasses.fields(study)]
+            if k in kwargs and k not in sig.parameters}
+
+
 def grouped(fn):
     """Decorator: ``fn``'s keyword parameters whose defaults are :class:`Group` objects take
     their group, or its fields as flat keywords (the study's default group filled in with the
     caller's fields, see the module's docstring); other unknown keywords are refused unless
     ``fn`` takes ``**kwargs`` (then they pass on)."""
     sig = inspect.signature(fn)
-    groups = {n: p.default for n, p in sig.parameters.items() if isinstance(p.default, Group)}
+    groups = _groups(sig)
     rest = any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
         for name, study in groups.items():
-            flat = {k: kwargs.pop(k) for k in [f.name for f in dataclasses.fields(study)]
-                    if k in kwargs and k not in sig.parameters}
+            flat = _flat(sig, study, kwargs)
             kwargs[name] = study.merged(fn.__name__, name, kwargs.get(name), flat)
         unknown = [k for k in kwargs if k not in sig.parameters]
         if unknown and not rest:
@@ -103,6 +113,20 @@ def grouped(fn):
         params = list(sig.parameters.values()) + [inspect.Parameter("settings", inspect.Parameter.VAR_KEYWORD)]
         call.__signature__ = sig.replace(parameters=params)
     return call
+
+
+def group(fn, kwargs: dict) -> dict:
+    """``kwargs`` of a call of ``fn`` with the fields of its groups, given as flat keywords,
+    gathered into their groups (``{'depth': 8}`` -> ``{'network': Network(depth=8)}``): the
+    grouped form of the same call (the command line builds its calls so)."""
+    sig, out = inspect.signature(fn), dict(kwargs)
+    for name, study in _groups(sig).items():
+        flat = _flat(sig, study, out)
+        if flat and out.get(name) is None:
+            out[name] = type(study)(**flat)
+        else:
+            out.update(flat)  # (given both ways: fn says so)
+    return out
 
 
 def defaults(fn) -> dict:

@@ -20,9 +20,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from .._settings import DEFAULT, REQUIRED, Group, Training, defaults, grouped
+from .._settings import DEFAULT, REQUIRED, Group, Training, defaults, group, grouped
 
-__all__ = ["DEFAULT", "REQUIRED", "Group", "grouped", "defaults", "Network", "Training", "Grid", "Conv",
+__all__ = ["DEFAULT", "REQUIRED", "Group", "grouped", "group", "defaults", "Network", "Training", "Grid", "Conv",
            "ScalingProtocol", "Compute", "Execution"]
 
 
