@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import ClassVar, Sequence
+from typing import ClassVar
 
 import torch
 

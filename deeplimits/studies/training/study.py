@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Callable, ClassVar, Sequence
+from typing import ClassVar
 
 import torch
 
