@@ -62,7 +62,8 @@ class Group:
         ``group`` (``None``: not given) or of the flat keywords ``flat``, checked."""
         if group is not None:
             if not isinstance(group, type(self)):
-                raise ParameterError(name, f"{name} must be a {type(self).__name__} or None, got {group!r:.60}")
+                shown = " ".join(repr(group).split())[:60]  # one line, whatever the object
+                raise ParameterError(name, f"{name} must be a {type(self).__name__} or None, got {shown}")
             if flat:
                 key = next(iter(flat))
                 raise ParameterError(key, f"{key} is given twice, as a keyword and in {name}: give it once")

@@ -133,7 +133,7 @@ BAD_DTYPE = st.sampled_from([torch.float16, torch.int64, torch.bfloat16, "float3
 BAD_DEVICE = st.sampled_from(["tpu", "cuda:99", "meta", "", "cpu:x", 5, 1.5, ["cpu"], "cuda:-1"])
 BAD_CALLABLE = st.sampled_from(["x", 5, [print, 1], 1.5])
 #: a settings group (deeplimits.studies.settings) given as something else than its group
-BAD_GROUP = st.sampled_from([5, "x", {"seed": 1}, [1], 1.5, object()])
+BAD_GROUP = st.sampled_from([5, "x", {"seed": 1}, [1], 1.5, object(), torch.ones(2, 2)])
 
 
 def bad_depths(dyadic=True, huge=True):
