@@ -11,7 +11,7 @@ import sys
 
 from deeplimits.plots import plot_weight_paths
 from deeplimits.runs import RunStore
-from deeplimits.studies import plan_training
+from deeplimits.studies import Grid, Network, Training, plan_training
 from deeplimits.studies.training.trained import weight_paths
 
 FIGURES = ["trained_weights.png"]
@@ -20,10 +20,12 @@ FIGURES = ["trained_weights.png"]
 def main(out: str = os.path.join("docs", "figures"), small: bool = False) -> list[str]:
     os.makedirs(out, exist_ok=True)
     runs = os.path.join(out, "runs") if small else os.path.join("runs", "examples", "trained-weights")
-    size = dict(depth=16, width=4, epochs=1) if small else dict(depth=1000, width=30, epochs=10)
+    depth, width, epochs = (16, 4, 1) if small else (1000, 30, 10)
     panels = []
     for driver, beta in [("smooth", 1.0), ("gaussian", 1.0), ("gaussian", 0.5)]:
-        plan = plan_training("digits", driver, betas=[beta], lrs=[1e-2], activation="relu", **size)
+        plan = plan_training("digits", driver, grid=Grid(betas=[beta], lrs=[1e-2]),
+                             network=Network(activation="relu", depth=depth, width=width),
+                             training=Training(epochs=epochs))
         directory = os.path.join(runs, f"{driver}-beta{beta:g}")
         with RunStore(directory, plan.to_dict()) as store:
             result = plan.run(store=store)

@@ -971,6 +971,8 @@ def _api():
         (T.train, TRAIN, "seed", -1, "seed must be an integer in [0, "),
         (T.train, TRAIN, "seed", 2 ** 62, "seed must be an integer in [0, "),
         (T.train, TRAIN, "progress", "x", "progress must be a function or None"),
+        (T.train, TRAIN, "training", 5, "training must be a Training or None"),
+        (T.train, TRAIN, "training", {"epochs": 1}, "training must be a Training or None"),
         (T.train, TRAIN, "data", iter([(torch.randn(4, 2), torch.arange(4) % 2)]), "data must be readable once per epoch"),
         (T.train, TRAIN, "data", torch.utils.data.TensorDataset(torch.randn(4, 2), torch.arange(4) % 2),
          "data: a torch.utils.data.Dataset gives one sample at a time"),

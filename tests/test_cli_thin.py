@@ -163,6 +163,7 @@ def test_names_and_defaults_agree_with_the_library():
     assert (DRIVERS, ARCHITECTURES, NAMES) == (_names.DRIVERS, _names.ARCHITECTURES, _names.ACTIVATIONS)
     from deeplimits.studies import strong_order
 
+    from deeplimits.studies.settings import defaults
     from deeplimits.studies.training.conv import plan_conv_training
 
     assert sorted(DEFAULTS) == ["convergence", "order", "phase", "scaling", "stability", "train", "train-conv",
@@ -170,14 +171,18 @@ def test_names_and_defaults_agree_with_the_library():
     for study, fn in (("convergence", plan_convergence), ("stability", plan_stability), ("phase", plan_phase),
                       ("train", plan_training), ("scaling", plan_scaling), ("weights", weight_diagnostics),
                       ("order", strong_order), ("train-conv", plan_conv_training)):
-        params = inspect.signature(fn).parameters
+        params = defaults(fn)  # its parameters' and its groups' (deeplimits.studies.settings)
+        if study == "order":  # strong_order passes its plan's settings on to plan_strong_order
+            from deeplimits.studies.scheme_order.study import plan_strong_order
+
+            params = {**defaults(plan_strong_order), **params}
         for name, value in DEFAULTS[study].items():
             if (study, name) in (("order", "tables"), ("order", "pool_factor")):  # --calibrate: calibrate's
                 from deeplimits.studies.scheme_order.calibration import calibrate
 
                 assert inspect.signature(calibrate).parameters[name].default == value
                 continue
-            default = params[name].default
+            default = params[name]
             default = list(default) if isinstance(default, tuple) else default
             assert (str(default).replace("torch.", "") if name == "dtype" else default) == value, (study, name)
     assert list(inspect.signature(plan_scaling).parameters["depths"].default) == SCALING_PRESETS["cpu"]["depths"]

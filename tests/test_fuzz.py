@@ -132,6 +132,8 @@ def bad_bool(none=False):
 BAD_DTYPE = st.sampled_from([torch.float16, torch.int64, torch.bfloat16, "float32", np.float64, float, None, 64])
 BAD_DEVICE = st.sampled_from(["tpu", "cuda:99", "meta", "", "cpu:x", 5, 1.5, ["cpu"], "cuda:-1"])
 BAD_CALLABLE = st.sampled_from(["x", 5, [print, 1], 1.5])
+#: a settings group (deeplimits.studies.settings) given as something else than its group
+BAD_GROUP = st.sampled_from([5, "x", {"seed": 1}, [1], 1.5, object(), torch.ones(2, 2)])
 
 
 def bad_depths(dyadic=True, huge=True):
@@ -182,11 +184,11 @@ CONVERGENCE = dict(
     regime=bad_name(REGIMES, none=True), depths=bad_depths(), draws=bad_int(), width=bad_int(),
     reference=bad_int() | st.sampled_from([4, 8, 12, 6]), inputs=bad_int(), seed=bad_int(low=0, huge="beyond", none=True),
     dtype=BAD_DTYPE, chunk=bad_int(huge=False), device=BAD_DEVICE, activation=BAD_ACTIVATION,
-    arch=bad_name(ARCHS))
+    arch=bad_name(ARCHS), network=BAD_GROUP, compute=BAD_GROUP)
 CONVERGENCE_BASE = lambda: dict(regime="sde", width=2, depths=[4, 8], draws=2, reference=16)  # noqa: E731
 PROPAGATION = dict(arch=bad_name(ARCHS, none=True), activation=BAD_ACTIVATION, width=bad_int(), n_in=bad_int(),
                    draws=bad_int(), inputs=bad_int(), seed=bad_int(low=0, huge="beyond", none=True), dtype=BAD_DTYPE,
-                   device=BAD_DEVICE, bias=bad_bool())
+                   device=BAD_DEVICE, bias=bad_bool(), network=BAD_GROUP, compute=BAD_GROUP)
 STABILITY = dict(PROPAGATION, draws=bad_int(huge="huger"), driver=bad_name(("uniform", "gaussian", "rademacher")), depths=bad_depths(dyadic=False).filter(
                      lambda v: v not in ([8, 4], [16, 8, 4])),  # (sorted: a decreasing list is a list of depths)
                  betas=bad_reals(0, None, distinct=False), histograms=bad_bool(none=True), chunk=bad_int(huge=False),
@@ -203,7 +205,8 @@ TRAINING = dict(
     optimizer=bad_name(("adam", "sgd")),
     lr_decay_halfway=bad_bool(), stop_loss=bad_real(0, None), length_scale=bad_real(0.05, 100) | st.just(0.5),
     seed=bad_int(low=0, huge="beyond", none=True), dtype=BAD_DTYPE, chunk=bad_int(huge=False), save_weights=bad_bool(),
-    root=st.sampled_from(["", 5, "/nonexistent/dir", ["x"]]), device=BAD_DEVICE)
+    root=st.sampled_from(["", 5, "/nonexistent/dir", ["x"]]), device=BAD_DEVICE, grid=BAD_GROUP, network=BAD_GROUP,
+    training=BAD_GROUP, compute=BAD_GROUP)
 SCALING = dict(
     dataset=bad_name(("synthetic", "digits", "cifar10")), activation=bad_name(("tanh", "relu")),
     delta=bad_name(("shared", "per-layer")), depths=bad_depths(dyadic=False).filter(
@@ -216,7 +219,8 @@ SCALING = dict(
     inputs=bad_name(("cube", "sphere")), angle_start=bad_int(low=0, high=1, huge=False),
     batches=bad_name(("shuffled", "published", "collapsed")), stop_rule=bad_name(("evaluated", "running")),
     samples=bad_int(low=3), seed=bad_int(low=0, huge="beyond", none=True), dtype=BAD_DTYPE.filter(lambda v: v != "float32"),
-    device=BAD_DEVICE)  # (a preset names its dtype)
+    device=BAD_DEVICE, network=BAD_GROUP, training=BAD_GROUP, protocol=BAD_GROUP,
+    compute=BAD_GROUP)  # (a preset names its dtype)
 CONV = dict(image_shape=st.sampled_from([(3, 8), (0, 8, 8), (3, -8, 8), (3, 8, 8, 8), "3,8,8", 3, None, (3, 8.0, 8),
                                          (3, 2 ** 63, 8), (10 ** 12, 8, 8), []]),
             classes=bad_int(), blocks=bad_int(huge=True) | st.sampled_from([[1], [1, 1, 1], [0, 0], [1, -1], "1"]),
@@ -240,7 +244,8 @@ def _library():
     return {
         "pair": (dl.pair, lambda: dict(regime="sde", width=2),
                  dict(regime=bad_name(REGIMES), width=bad_int(huge=False), activation=BAD_ACTIVATION, arch=bad_name(ARCHS)), ()),
-        "strong_convergence": (dl.strong_convergence, CONVERGENCE_BASE, {**CONVERGENCE, "progress": BAD_CALLABLE}, ()),
+        "strong_convergence": (dl.strong_convergence, CONVERGENCE_BASE, {**CONVERGENCE, "progress": BAD_CALLABLE,
+                                                                          "execution": BAD_GROUP}, ()),
         "plan_convergence": (dl.plan_convergence, CONVERGENCE_BASE, CONVERGENCE, ()),
         "strong_order": (dl.strong_order, lambda: dict(scheme=_scheme(), x0=[1.0], depths=[4, 8], draws=2,
                                                         reference=16),
@@ -252,7 +257,8 @@ def _library():
                               exact=BAD_CALLABLE, reference_scheme=BAD_CALLABLE,
                               order=st.sampled_from(["0.5", 0.5, object(), [0.5]]),
                               hurst=bad_real(0, 1, True, True), seed=bad_int(low=0, huge="beyond", none=True), dtype=BAD_DTYPE,
-                              chunk=bad_int(huge=False), device=BAD_DEVICE, progress=BAD_CALLABLE), ()),
+                              chunk=bad_int(huge=False), device=BAD_DEVICE, progress=BAD_CALLABLE,
+                              execution=BAD_GROUP, compute=BAD_GROUP), ()),
         "fit_expansion": (dl.fit_expansion, FIT_BASE,
                           dict(depths=st.sampled_from([[], [16, 8, 32, 64], [8, 8, 32, 64], [0, 16, 32, 64],
                                                        [8, 16, 32, NAN], [8, 16, 32, INF], "8,16", None, 8,
@@ -300,7 +306,7 @@ def _library():
                        batch_size=bad_int(huge=False), loss=bad_name(("cross_entropy", "mse", "squared"), none=False),
                        lr_decay_halfway=bad_bool(), scheduler_interval=bad_name(("epoch", "batch")),
                        stop_loss=bad_real(0, None), seed=bad_int(low=0, huge="beyond", none=True), callbacks=BAD_CALLABLE,
-                       progress=BAD_CALLABLE,
+                       progress=BAD_CALLABLE, training=BAD_GROUP,
                        test_data=st.sampled_from(["x", 5, _Toy(x_test=torch.ones(4, 5))])), ()),
         "load_weights": (dl.load_weights, lambda: dict(source=torch.randn(8, 3)),
                          dict(source=st.sampled_from([None, 5, 1.5, True, "", "/nonexistent/w.pt", "w.txt",

@@ -137,7 +137,8 @@ def test_the_import_graph_has_no_cycle():
 #: test above keeps the graph one-way.
 LAYERS = (
     ("foundations", {"errors", "_version", "_names", "_files", "_extras", "_resources", "options", "_random",
-                     "_plain", "_lazy", "_renamed", "orders", "_validate", "_devices", "_transforms", "_executor", "_stats"}),
+                     "_plain", "_lazy", "_renamed", "orders", "_validate", "_devices", "_transforms", "_executor", "_stats",
+                     "_settings"}),
     ("runs", {"runs"}),
     ("numerics", {"activations", "blocks", "paths", "networks", "data", "plots"}),
     ("models", {"limits", "pairs", "training"}),
@@ -223,6 +224,42 @@ def test_module_and_function_sizes(path):
                 if n > MAX_FUNCTION_LINES:
                     long.append(f"{node.name} ({n} lines)")
     assert not long, f"functions over {MAX_FUNCTION_LINES} lines: {long}"
+
+
+#: the most parameters of a function (issue 41: groups of settings, deeplimits.studies.settings, in place of
+#: wide signatures); the command line's parser, which lists its flags, is exempt
+MAX_PARAMETERS = 12
+WIDE_EXEMPT = {"deeplimits/cli/parser.py"}
+
+
+def parameter_count(node) -> int:
+    """The parameters of a function, ``self``/``cls`` left out, ``*args`` and ``**kwargs`` one each."""
+    a = node.args
+    n = len(a.posonlyargs) + len(a.args) + len(a.kwonlyargs) + (a.vararg is not None) + (a.kwarg is not None)
+    first = (a.posonlyargs + a.args)[:1]
+    return n - bool(first and first[0].arg in ("self", "cls"))
+
+
+def wide_functions(path: pathlib.Path) -> list[str]:
+    """``name (count)`` of the functions of ``path`` over :data:`MAX_PARAMETERS` parameters."""
+    return [f"{node.name} ({parameter_count(node)})" for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and parameter_count(node) > MAX_PARAMETERS]
+
+
+@pytest.mark.parametrize("path", [p for p in MODULES if str(p.relative_to(PKG.parent)) not in WIDE_EXEMPT],
+                         ids=lambda p: str(p.relative_to(PKG.parent)))
+def test_no_function_takes_more_than_twelve_parameters(path):
+    wide = wide_functions(path)
+    assert not wide, f"functions over {MAX_PARAMETERS} parameters (group them: deeplimits.studies.settings): {wide}"
+
+
+def test_the_parameter_rule_counts_every_kind(tmp_path):
+    (tmp_path / "wide.py").write_text("class C:\n    def m(self, a, /, b, *c, d, **e):\n        pass\n"
+                                      "def f(" + ", ".join(f"a{i}" for i in range(MAX_PARAMETERS)) + ", *, z):\n"
+                                      "    pass\n")
+    assert wide_functions(tmp_path / "wide.py") == [f"f ({MAX_PARAMETERS + 1})"]
+    tree = ast.parse((tmp_path / "wide.py").read_text())
+    assert parameter_count(next(n for n in ast.walk(tree) if getattr(n, "name", "") == "m")) == 5
 
 
 # -- every default the help prints is read from the code (issue 22) ---------------------------------

@@ -88,6 +88,7 @@ def test_a_nan_state_is_an_infinite_error():
     """A draw whose state turns NaN has an infinite maximum error (the running maximum keeps the
     NaN, read as inf at the end), and is not finite for the statistics."""
     nan_late = dl.Scheme.of(lambda h, w, t, dt: h + w if t < 0.5 else h * math.nan, dl.StrongOrder(0.5, "", ""))
-    mx, tm = scheme_order.scheme_errors(nan_late, torch.ones(1, dtype=torch.float64), 1, [8, 16], 4, 64, None, None,
-                                        None, 0, torch.float64, 4)
+    plan = scheme_order.OrderPlan(nan_late.order, None, torch.ones(1, dtype=torch.float64), 1, [8, 16], 4, 64, 4, 0,
+                                  torch.float64, None)
+    mx, tm = scheme_order.scheme_errors(nan_late, plan)
     assert np.isposinf(mx).all() and np.isposinf(tm).all()

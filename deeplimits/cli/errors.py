@@ -52,9 +52,13 @@ def usage(cmd: str, e: ValueError, params=()) -> UsageError:
 
 
 def plan(cmd, params, fn, *a, **kw):
-    """Call a plan function; any ValueError (ranges, resource estimate) is a usage error."""
+    """Call a plan function with its settings in their groups (the flags' values ``kw``
+    gathered by :func:`deeplimits._settings.group`: ``Network(depth=...)``, ``Compute(seed=...)``,
+    ...); any ValueError (ranges, resource estimate) is a usage error."""
+    from .._settings import group
+
     try:
-        return fn(*a, **kw)
+        return fn(*a, **group(fn, kw))
     except ValueError as e:
         raise usage(cmd, e, params) from None
 

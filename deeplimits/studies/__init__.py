@@ -36,6 +36,7 @@ _WHERE = {
     **dict.fromkeys(("TrainedLimitPlan", "plan_trained_limit", "train_depth_family"), "trained_limit.study"),
     "TrainedLimitResult": "trained_limit.result",
     "Plan": "plan",
+    **dict.fromkeys(("Network", "Training", "Grid", "Conv", "ScalingProtocol", "Compute", "Execution"), "settings"),
 }
 
 __all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult", "fit_rate",
@@ -47,7 +48,8 @@ __all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePla
            "estimate_stability", "estimate_phase", "results_from_store", "Plan", "StabilityPlan", "PhasePlan",
            "plan_from_dict", "TrainPlan", "TrainGridResult", "plan_training", "train_grid", "load_trained",
            "critical_line", "TRAIN_PRESETS", "SCALING_PRESETS", "ScalingPlan", "ScalingResult", "plan_scaling",
-           "TrainedLimitPlan", "TrainedLimitResult", "plan_trained_limit", "train_depth_family"]
+           "TrainedLimitPlan", "TrainedLimitResult", "plan_trained_limit", "train_depth_family",
+           "Network", "Training", "Grid", "Conv", "ScalingProtocol", "Compute", "Execution"]
 
 
 __getattr__, __dir__ = lazy_exports(globals(), _WHERE)

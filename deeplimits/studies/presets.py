@@ -6,7 +6,8 @@ build its ``--help`` without importing the numerical stack).
 * :data:`DEFAULT_STUDY`: the convergence study run without a regime (sde, ode, fbm at H = 3/4);
 * :data:`STUDY_OPTIONS`: options a regime requires, filled in when none of their group is given;
 * :data:`DEFAULTS`: the scalar defaults of each study's plan function (tests/test_cli_thin.py
-  checks them against the signatures of ``plan_convergence``, ``plan_stability``, ``plan_phase``,
+  checks them against the defaults (:func:`deeplimits.studies.settings.defaults`: the signatures and their
+  groups) of ``plan_convergence``, ``plan_stability``, ``plan_phase``,
   ``plan_training``, ``plan_scaling`` and ``weight_diagnostics``);
 * :data:`DEFAULT_PRESET`: the preset a command runs without ``--preset``;
 * :data:`REFERENCE_REFINEMENT`, :data:`MAX_CHUNK`, :data:`TASK_BYTES`: the default reference

@@ -19,6 +19,7 @@ from .. import _random as RN_
 from .. import _resources as R_
 from .. import _validate as V_
 from .._plain import PlainData
+from .._settings import Training, grouped
 from . import _loop as L_
 from . import _setup as S_
 from .losses import _evaluate, _module, config_losses, evaluate  # noqa: F401 - re-exported
@@ -144,14 +145,20 @@ def _require_memory(module, batch: int, batch_size: int):
                       f"optimiser state and activations)", ("batch_size", "depth", "width", "configs"), device=where)
 
 
-def train(module: ResidualNetwork, data, *, optimizer="adam", lr=None, epochs: int = 10, batch_size: int = 128,
-          loss: str | None = None, lr_decay_halfway: bool | None = None, scheduler=None,
-          scheduler_interval: str = "epoch", stop_loss: float | None = None, seed: int = 0,
+@grouped
+def train(module: ResidualNetwork, data, *,
+          training: Training = Training(optimizer="adam", lr=None, epochs=10, batch_size=128, lr_decay_halfway=None,
+                                        stop_loss=None),
+          loss: str | None = None, scheduler=None, scheduler_interval: str = "epoch", seed: int = 0,
           callbacks=None, progress: Callable[[int], None] | None = None, test_data=None) -> TrainResult:
     """Train every configuration of ``module`` on ``data``; returns a :class:`TrainResult`.
 
     Args:
         module: a :class:`~deeplimits.training.ResidualNetwork`.
+        training: ``optimizer``, ``lr``, ``epochs``, ``batch_size``, ``lr_decay_halfway``,
+            ``stop_loss`` (a :class:`~deeplimits.studies.settings.Training`, or its fields as
+            keywords: ``train(net, data, epochs=5)`` is ``train(net, data, training=Training(epochs=5))``),
+            each as below.
         data: a :class:`deeplimits.data.Dataset` or any object with tensors ``x_train, y_train,
             x_test, y_test`` (inputs ``(n, in_features)`` with ``n >= 1``, finite, of the
             module's dtype and device; targets ``int64`` class labels in ``[0, out_features)``
@@ -200,10 +207,11 @@ def train(module: ResidualNetwork, data, *, optimizer="adam", lr=None, epochs: i
             :data:`~deeplimits._resources.MAX_TRAIN_STEPS` or the training state
             (:func:`train_bytes`) exceeds the memory of the module's device.
     """
-    in_memory, loss, stop_loss, callbacks = _check(module, data, test_data, epochs, batch_size, loss, stop_loss,
-                                                   seed, progress, callbacks)
+    optimizer, lr, epochs, batch_size = training.optimizer, training.lr, training.epochs, training.batch_size
+    in_memory, loss, stop_loss, callbacks = _check(module, data, test_data, epochs, batch_size, loss,
+                                                   training.stop_loss, seed, progress, callbacks)
     rates = S_.optimiser_form(module, optimizer, lr)
-    halfway, interval = S_.scheduler_form(optimizer, scheduler, scheduler_interval, lr_decay_halfway)
+    halfway, interval = S_.scheduler_form(optimizer, scheduler, scheduler_interval, training.lr_decay_halfway)
     source = L_.Memory(data, batch_size, seed) if in_memory else L_.Batches(data, test_data, module, loss)
     t0 = time.perf_counter()
     opt = S_.build_optimiser(module, optimizer, rates)

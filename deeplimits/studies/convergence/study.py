@@ -31,6 +31,7 @@ from .result import ConvergenceResult
 from ..memory import convergence_bytes
 from ..plan import Plan, register_plan
 from ..presets import MAX_CHUNK, REFERENCE_REFINEMENT
+from ..settings import Compute, Execution, Network, grouped
 from ..fits import resamples_for
 from ..strong_error import fit_rate, run_chunk
 
@@ -178,20 +179,23 @@ class ConvergencePlan(Plan):
         return f"{self.regime}{h}{'-corrected' if self.corrected else ''}{b}{'' if self.ito_correction else '-no-ito'}"
 
 
+@grouped
 def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, draws: int | None = None,
-                     width: int | None = None, activation=None, arch: str | None = None,
-                     reference: int | None = None, inputs: int = 1, seed: int = 0,
-                     dtype: torch.dtype = torch.float64, chunk: int | None = None, device=None,
-                     paths: int | None = None, **options) -> ConvergencePlan:
+                     reference: int | None = None, inputs: int = 1, paths: int | None = None,
+                     network: Network = Network(width=None, activation=None, arch=None),
+                     compute: Compute = Compute(seed=0, dtype=torch.float64, chunk=None, device=None),
+                     **options) -> ConvergencePlan:
     """Validate the arguments of :func:`strong_convergence` (all checks, before any work).
     Defaults (``width``, ``depths``, ``draws``, ``reference``) are the regime's ``defaults``;
     ``device`` (default the CPU) is where the chunks run, sized by its memory;
     ``**options`` are the regime's declared options (``Regime.options``). ``paths`` is the
-    deprecated name of ``draws`` (warns; both at once is an error)."""
-    draws = renamed("draws", draws, "paths", paths)
-    device = V_.device_spec(device)
+    deprecated name of ``draws`` (warns; both at once is an error). ``network``: ``width``,
+    ``activation``, ``arch`` as for :func:`deeplimits.pair`; ``compute``: ``seed``, ``dtype``,
+    ``chunk``, ``device`` (groups of :mod:`deeplimits.studies.settings`, or their fields as keywords)."""
+    draws = renamed("draws", draws, "paths", paths, stacklevel=5)  # (5: grouped's wrapper is one more frame)
+    device, seed, dtype, chunk = V_.device_spec(compute.device), compute.seed, compute.dtype, compute.chunk
     dflt = get_regime(regime).defaults
-    width = dflt["width"] if width is None else width
+    width, activation, arch = dflt["width"] if network.width is None else network.width, network.activation, network.arch
     p = _pair(regime, width=width, activation=activation, arch=arch, **options)
     depths = V_.depths("depths", dflt["depths"] if depths is None else depths)
     draws = V_.integer("draws", dflt["draws"] if draws is None else draws)
@@ -242,48 +246,48 @@ def _fit_chunk(p: Pair, width, inputs, reference, depths, draws, chunk, dtype, d
     return chunk
 
 
-def strong_convergence(regime: str, *, depths: Sequence[int] | None = None, draws: int | None = None,
-                       width: int | None = None, activation=None, arch: str | None = None,
-                       reference: int | None = None, inputs: int = 1, seed: int = 0,
-                       dtype: torch.dtype = torch.float64, chunk: int | None = None, device=None,
-                       progress: Callable[[int], None] | None = None, paths: int | None = None,
-                       **options) -> ConvergenceResult:
+@grouped
+def strong_convergence(regime: str, *, execution: Execution = Execution(), paths: int | None = None,
+                       **settings) -> ConvergenceResult:
     """Estimate the strong error of a pair against depth and fit its rate.
 
     Args:
         regime: ``'sde'``, ``'ode'``, ``'fbm'``, ``'inside-sde'`` or ``'inside-ode'`` (see
             :func:`deeplimits.pair`).
-        depths: increasing powers of two (defaults: the regime's ``defaults``, :mod:`deeplimits.regimes`).
-        draws: number of independent draws (driver sample and inputs).
-        width, activation, arch: as for :func:`deeplimits.pair`.
-        device: where the chunks run (default the CPU; ``'cuda'``, ``'cuda:1'``, ``'mps'``): samples,
-            networks and limits live there and its memory sizes the chunks. Recorded in the spec
-            only when not the CPU.
-        reference: finest grid (power of two, at least ``2 * max(depths)``) on which the
-            reference is solved for the sde, fbm and inside-sde regimes; default
-            ``REFERENCE_REFINEMENT * max(depths)`` (:mod:`deeplimits.studies.presets`). The ODE
-            references (ode, inside-ode) are the adaptive solve read at ``k / max(depths)``.
-        inputs: inputs per draw (errors are averaged over them within a draw).
-        seed: base seed; chunk ``i`` of draws uses :func:`chunk_seed` ``(seed, i)``.
-        dtype: float32 or float64.
-        chunk: draws per chunk (bounded memory; default chosen from the sizes).
-        progress: called with the number of draws finished after each chunk.
+        execution: how the chunks run (:class:`~deeplimits.studies.settings.Execution`):
+            ``progress``, called with the number of draws finished after each chunk; ``store``,
+            ``workers``, ``scheduler``, ``timeout`` as for :func:`run_plan`.
         paths: deprecated name of ``draws`` (warns, removed in the next release; giving both is
             a :class:`~deeplimits.errors.ParameterError`).
-        **options: the regime's options, declared in ``Regime.options`` (as for
-            :func:`deeplimits.pair`: ``hurst``, ``corrected``, ``length_scale``, ``alpha``,
-            ``beta``, ``sa``, ``sb``, ``ito_correction`` for the built-in regimes, or those of
-            a regime added with :func:`~deeplimits.regimes.register_regime`). The plan's spec
-            records them (:mod:`deeplimits.studies.convergence.spec`), and so does the result.
+        **settings: the arguments of :func:`plan_convergence`, or its groups' fields as keywords:
+
+            * ``depths``: increasing powers of two (defaults: the regime's ``defaults``,
+              :mod:`deeplimits.regimes`); ``draws``: independent draws (driver sample and inputs).
+            * ``reference``: finest grid (power of two, at least ``2 * max(depths)``) on which
+              the reference is solved for the sde, fbm and inside-sde regimes; default
+              ``REFERENCE_REFINEMENT * max(depths)`` (:mod:`deeplimits.studies.presets`). The ODE
+              references (ode, inside-ode) are the adaptive solve read at ``k / max(depths)``.
+            * ``inputs``: inputs per draw (errors are averaged over them within a draw).
+            * ``network`` (:class:`~deeplimits.studies.settings.Network`): ``width``,
+              ``activation``, ``arch`` as for :func:`deeplimits.pair`.
+            * ``compute`` (:class:`~deeplimits.studies.settings.Compute`): ``seed``, the base seed
+              (chunk ``i`` of draws uses :func:`chunk_seed` ``(seed, i)``); ``dtype``, float32 or
+              float64; ``chunk``, draws per chunk (bounded memory; default chosen from the
+              sizes); ``device``, where the chunks run (default the CPU; ``'cuda'``,
+              ``'cuda:1'``, ``'mps'``): samples, networks and limits live there and its memory
+              sizes the chunks, recorded in the spec only when not the CPU.
+            * the regime's options, declared in ``Regime.options`` (as for
+              :func:`deeplimits.pair`: ``hurst``, ``corrected``, ``length_scale``, ``alpha``,
+              ``beta``, ``sa``, ``sb``, ``ito_correction`` for the built-in regimes, or those of
+              a regime added with :func:`~deeplimits.regimes.register_regime`). The plan's spec
+              records them (:mod:`deeplimits.studies.convergence.spec`), and so does the result.
 
     Returns:
         A :class:`ConvergenceResult`.
     """
-    draws = renamed("draws", draws, "paths", paths)
-    plan = plan_convergence(regime, depths=depths, draws=draws, width=width, activation=activation, arch=arch,
-                            reference=reference, inputs=inputs, seed=seed, dtype=dtype, chunk=chunk, device=device,
-                            **options)
-    return run_plan(plan, progress=progress)
+    if paths is not None:
+        settings["draws"] = renamed("draws", settings.get("draws"), "paths", paths, stacklevel=5)
+    return execution.run(plan_convergence(regime, **settings))
 
 
 def run_plan(plan: ConvergencePlan, progress: Callable[[int], None] | None = None, *, store=None,

@@ -179,14 +179,15 @@ def _layers(samples, depth, n):
     return StreamedLayers(samples, depth, n)
 
 
-def _run(net, driver, width, n_in, depths, betas, draws, inputs, seed, dtype, device=None,
-         bias: bool = True, deviation: bool = True) -> dict[str, np.ndarray]:
-    """The ratios of one chunk of draws at every (depth, beta) on ``device``: nested drivers
-    share one pass. ``bias``: whether the inside model has its bias (:func:`weight_names`);
-    ``deviation``: whether to record ``r_h_max`` (the phase diagram does not use it)."""
+def _run(net, driver, params: dict, depths, seed, deviation: bool = True) -> dict[str, np.ndarray]:
+    """The ratios of one chunk of draws at every (depth, beta) of a task's ``params`` (``width``,
+    ``n_in``, ``betas``, ``draws``, ``inputs``, ``dtype`` by name, ``device``, ``bias``): nested
+    drivers share one pass. ``bias``: whether the inside model has its bias (:func:`weight_names`,
+    default True); ``deviation``: whether to record ``r_h_max`` (the phase diagram does not use it)."""
+    betas, draws, inputs, width = params["betas"], params["draws"], params["inputs"], params["width"]
     g = torch.Generator().manual_seed(seed)
-    samples, h0, B, top = _draw(weight_names(net.arch, bias), driver, width, n_in, depths, draws, inputs, g, dtype,
-                                device)
+    samples, h0, B, top = _draw(weight_names(net.arch, params.get("bias", True)), driver, width, params["n_in"],
+                                depths, draws, inputs, g, getattr(torch, params["dtype"]), params.get("device"))
     small = h0.device.type == "cpu" and draws * len(depths) * len(betas) * inputs * width * width < SMALL_PRODUCT
     with _random.single_threaded_torch(small):
         if driver.nested:

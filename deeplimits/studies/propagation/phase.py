@@ -16,6 +16,7 @@ from ...runs import register_task, Task
 from ..plan import Plan, register_plan
 from ..presets import PHASE_PRESETS
 from ..result import PlanResult, draw_into
+from ..settings import Compute, Execution, Network, grouped
 from .core import CAP, _common, _grid, _network, _phase_depths, _run, bias_field, estimate_phase
 from ..theory import critical_beta
 
@@ -179,13 +180,18 @@ class PhasePlan(Plan):
 PhaseResult.plan_type = PhasePlan
 
 
+@grouped
 def plan_phase(hursts: Sequence[float] | None = None, betas: Sequence[float] | None = None, *, arch: str = "res-3",
-               activation: str | None = None, width: int = 40, n_in: int = 64, depth: int = 1000, draws: int = 5,
-               inputs: int = 10, seed: int = 0, dtype: torch.dtype = torch.float32, device=None,
-               bias: bool | None = None) -> PhasePlan:
+               n_in: int = 64, draws: int = 5, inputs: int = 10,
+               network: Network = Network(activation=None, width=40, depth=1000, bias=None),
+               compute: Compute = Compute(seed=0, dtype=torch.float32, device=None)) -> PhasePlan:
     """Validate the arguments of :func:`phase_diagram` and return the study as a :class:`PhasePlan`
-    (its spec records ``"device"`` only when not the CPU, ``"bias"`` only for ``inside``)."""
-    where = {"device": V_.device_spec(device, dtype)}
+    (its spec records ``"device"`` only when not the CPU, ``"bias"`` only for ``inside``).
+    ``network``: ``activation``, ``width``, ``depth``, ``bias``; ``compute``: ``seed``, ``dtype``,
+    ``device`` (groups of :mod:`deeplimits.studies.settings`, or their fields as keywords)."""
+    activation, width, depth, bias = network.activation, network.width, network.depth, network.bias
+    seed, dtype = compute.seed, compute.dtype
+    where = {"device": V_.device_spec(compute.device, dtype)}
     full = PHASE_PRESETS["full"]
     hursts = full["hursts"] if hursts is None else hursts
     betas = full["betas"] if betas is None else betas
@@ -210,9 +216,7 @@ def phase_task(params: dict, seed: int) -> dict:
     depth and (for the scaling estimate of beta*) at a tenth of it, on a prefix of the same weights."""
     net = _network(params["arch"], params["activation"])
     depths = _phase_depths(params["depth"])
-    out = _run(net, make_driver("fractional", params["hurst"]), params["width"], params["n_in"], depths,
-               params["betas"], params["draws"], params["inputs"], seed, getattr(torch, params["dtype"]),
-               params.get("device"), params.get("bias", True), deviation=False)
+    out = _run(net, make_driver("fractional", params["hurst"]), params, depths, seed, deviation=False)
     res = {}
     for name in ("r_h", "r_p"):
         x = out[name]  # (draws, depths, betas, inputs)
@@ -242,13 +246,11 @@ def summarise_phase(spec: dict, parts: Sequence[dict], seconds: float = 0.0) -> 
                        slope, predicted)
 
 
+@grouped
 def phase_diagram(hursts: Sequence[float] | None = None, betas: Sequence[float] | None = None, *,
-                  arch: str = "res-3", activation: str | None = None, width: int = 40, n_in: int = 64,
-                  depth: int = 1000, draws: int = 5, inputs: int = 10, seed: int = 0,
-                  dtype: torch.dtype = torch.float32, progress: Callable[[int], None] | None = None, store=None,
-                  workers: int | None = None, scheduler: str | None = None,
-                  timeout: float | None = None, device=None, bias: bool | None = None) -> PhaseResult:
-    """The (H, beta) phase diagram (docs/mathematics.md, "Signal propagation at initialisation") with fractional weights V and W.
+                  execution: Execution = Execution(), **settings) -> PhaseResult:
+    """The (H, beta) phase diagram (docs/mathematics.md, "Signal propagation at initialisation") with fractional
+    weights V and W: ``execution.run(plan_phase(hursts, betas, **settings))``.
 
     For each Hurst index, ``draws`` weight samples (fGn along depth, exact) with ``inputs``
     inputs each are drawn ONCE and every beta runs on them in one forward and one backward
@@ -258,15 +260,17 @@ def phase_diagram(hursts: Sequence[float] | None = None, betas: Sequence[float] 
     Args:
         hursts, betas: the grid (default: the published one, 51 H in [0.05, 0.97] and 70 beta
             in [0, 1.3]).
-        arch, activation, width, n_in, depth, draws, inputs, seed, dtype: as for :func:`stability`.
-        progress: called with 1 after each finished Hurst index.
-        store, workers, scheduler: run store and executor (see :func:`stability`).
-        device: where the tasks run (default the CPU); recorded in the spec only when not the CPU.
-        bias: for ``arch='inside'`` only (default False, the published ``h + alpha sigma(W h)``).
+        execution: how the tasks run (:class:`~deeplimits.studies.settings.Execution`: ``progress``,
+            called with 1 after each finished Hurst index; ``store``, ``workers``, ``scheduler``,
+            ``timeout``: a run store and an executor, see :func:`stability`).
+        **settings: the arguments of :func:`plan_phase` (``arch``, ``n_in``, ``draws``,
+            ``inputs`` as for :func:`stability`; ``network``: ``activation``, ``width``,
+            ``depth``, ``bias``, for ``arch='inside'`` only, default False, the published ``h +
+            alpha sigma(W h)``; ``compute``: ``seed``, ``dtype``, ``device``, where the tasks run,
+            default the CPU, recorded in the spec only when not the CPU), or the groups' fields
+            as keywords.
     """
-    spec = plan_phase(hursts, betas, arch=arch, activation=activation, width=width, n_in=n_in, depth=depth,
-                      draws=draws, inputs=inputs, seed=seed, dtype=dtype, device=device, bias=bias)
-    return run_phase(spec, progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)
+    return execution.run(plan_phase(hursts, betas, **settings))
 
 
 def run_phase(plan: PhasePlan | dict, progress: Callable[[int], None] | None = None, *, store=None,

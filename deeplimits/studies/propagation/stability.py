@@ -17,6 +17,7 @@ from ...runs import register_task, Task, chunk_sizes
 from .memory import default_draw_bytes, propagation_bytes
 from ..plan import Plan, register_plan
 from ..result import PlanResult, draw_into
+from ..settings import Compute, Execution, Network, grouped
 from ..presets import DEFAULTS, STABILITY_PRESETS  # noqa: F401 - STABILITY_PRESETS re-exported (torch-free home)
 from .core import (CAP, _check_steps, _chunk, _common, _network, _sizes,
                           _grid, _run, _spec_driver, bias_field, estimate_stability)
@@ -251,14 +252,17 @@ class StabilityPlan(Plan):
 StabilityResult.plan_type = StabilityPlan
 
 
-def plan_stability(arch: str = "res-3", driver: Driver | str | None = None, *, activation: str | None = None,
-                   width: int = 40, n_in: int = 64, depths: Sequence[int] = (10, 100, 1000),
-                   betas: Sequence[float] = (0.25, 0.5, 1.0), draws: int = 50, inputs: int = 1, seed: int = 0,
-                   dtype: torch.dtype = torch.float32, histograms: bool = False, chunk: int | None = None,
-                   device=None, delta: float = DELTA, bias: bool | None = None) -> StabilityPlan:
+@grouped
+def plan_stability(arch: str = "res-3", driver: Driver | str | None = None, *, n_in: int = 64,
+                   depths: Sequence[int] = (10, 100, 1000), betas: Sequence[float] = (0.25, 0.5, 1.0), draws: int = 50,
+                   inputs: int = 1, histograms: bool = False, delta: float = DELTA,
+                   network: Network = Network(activation=None, width=40, bias=None),
+                   compute: Compute = Compute(seed=0, dtype=torch.float32, chunk=None, device=None)) -> StabilityPlan:
     """Validate the arguments of :func:`stability` (every check, before any work) and return
     the study as a :class:`StabilityPlan` (its spec records ``"device"`` only when not the CPU,
     ``"delta"`` only when not :data:`DELTA`, ``"bias"`` only for ``inside``)."""
+    activation, width, bias = network.activation, network.width, network.bias
+    seed, dtype, chunk, device = compute.seed, compute.dtype, compute.chunk, compute.device
     where = {"device": V_.device_spec(device, dtype)}
     net = _common(arch, activation, width, n_in, draws, inputs, seed, dtype)
     where.update(bias_field(net.arch, bias))
@@ -296,9 +300,7 @@ def _stability_chunk(arch, driver, width, n_in, depths, betas, draws, inputs, dt
 def stability_task(params: dict, seed: int) -> dict:
     """Sweep task: the ratios of one chunk of draws, ``(draws, depths, betas, inputs)`` lists."""
     net = _network(params["arch"], params["activation"])
-    out = _run(net, _spec_driver(params), params["width"], params["n_in"], params["depths"], params["betas"],
-               params["draws"], params["inputs"], seed, getattr(torch, params["dtype"]), params.get("device"),
-               params.get("bias", True))
+    out = _run(net, _spec_driver(params), params, params["depths"], seed)
     return {k: v.tolist() for k, v in out.items()}
 
 
@@ -339,46 +341,46 @@ def summarise_stability(spec: dict, parts: Sequence[dict], seconds: float = 0.0)
     return StabilityResult(StabilityPlan.from_dict(spec), records, samples, seconds, fits(spec, a, driver))
 
 
-def stability(arch: str = "res-3", driver: Driver | str | None = None, *, activation: str | None = None,
-              width: int = 40, n_in: int = 64, depths: Sequence[int] = (10, 100, 1000),
-              betas: Sequence[float] = (0.25, 0.5, 1.0), draws: int = 50, inputs: int = 1, seed: int = 0,
-              dtype: torch.dtype = torch.float32, histograms: bool = False, chunk: int | None = None,
-              progress: Callable[[int], None] | None = None, store=None, workers: int | None = None,
-              scheduler: str | None = None, timeout: float | None = None, device=None, delta: float = DELTA,
-              bias: bool | None = None) -> StabilityResult:
-    """Stability ratios of a residual network at initialisation over depths and betas.
+@grouped
+def stability(arch: str = "res-3", driver: Driver | str | None = None, *, execution: Execution = Execution(),
+              **settings) -> StabilityResult:
+    """Stability ratios of a residual network at initialisation over depths and betas:
+    ``execution.run(plan_stability(arch, driver, **settings))``.
 
     Args:
         arch: ``'res-1'``, ``'res-2'``, ``'res-3'`` or ``'inside'``.
         driver: law of the weights, a :class:`~deeplimits.paths.Driver` or a name
             (``'uniform'``, the papers' default; ``'gaussian'``, ``'rademacher'``, ``'smooth'``).
-        activation: a name (default tanh; ReLU for res-3).
-        width, n_in: hidden width ``d`` and input dimension; ``A`` and ``x`` are Gaussian with
-            ``h_0 = A x`` of unit-variance entries, ``B`` has N(0, 1/d) entries.
-        depths, betas: the grid. Weights are reused for every beta, and, for i.i.d. and
-            fractional weights, the depth-L network is the first L layers of the deepest one
-            (the same law; depths are then coupled, each depth's statistics are exact).
-        draws: independent draws of (weights, A, B, x); ``inputs`` inputs per draw.
-        dtype: float32 by default (ratios need no more; non-finite or > CAP counts as exploded).
-        histograms: keep the norm ratios at the largest depth (for :meth:`~StabilityResult.plot_histograms`).
-        chunk: draws per task (default: as many as fit in ``presets.TASK_BYTES`` bytes).
-        device: where the tasks run (default the CPU; ``'cuda'``, ``'mps'``); recorded in the
-            spec only when not the CPU.
-        delta: the high-probability bounds hold each with probability at least ``1 - delta``
-            (default 1/4, as published).
-        bias: for ``inside`` only: whether the model is ``h + alpha sigma(W h + b)``; default
-            False, the published ``h + alpha sigma(W h)``.
-        progress: called with the number of draws of each finished chunk.
-        store, workers, scheduler: a :class:`~deeplimits.runs.RunStore` and an executor, as
-            for :func:`~deeplimits.studies.convergence.study.run_plan`.
+        execution: how the tasks run (:class:`~deeplimits.studies.settings.Execution`):
+            ``progress``, called with the number of draws of each finished chunk; ``store``,
+            ``workers``, ``scheduler``, ``timeout``: a :class:`~deeplimits.runs.RunStore` and an
+            executor, as for :func:`~deeplimits.studies.convergence.study.run_plan`.
+        **settings: the arguments of :func:`plan_stability`, or its groups' fields as keywords:
+
+            * ``n_in``: the input dimension; ``A`` and ``x`` are Gaussian with ``h_0 = A x`` of
+              unit-variance entries, ``B`` has N(0, 1/d) entries.
+            * ``depths``, ``betas``: the grid. Weights are reused for every beta, and, for i.i.d.
+              and fractional weights, the depth-L network is the first L layers of the deepest
+              one (the same law; depths are then coupled, each depth's statistics are exact).
+            * ``draws``: independent draws of (weights, A, B, x); ``inputs`` inputs per draw.
+            * ``histograms``: keep the norm ratios at the largest depth (for
+              :meth:`~StabilityResult.plot_histograms`).
+            * ``delta``: the high-probability bounds hold each with probability at least
+              ``1 - delta`` (default 1/4, as published).
+            * ``network`` (:class:`~deeplimits.studies.settings.Network`): ``activation``, a name
+              (default tanh; ReLU for res-3); ``width``, the hidden width ``d``; ``bias``, for
+              ``inside`` only: whether the model is ``h + alpha sigma(W h + b)`` (default False,
+              the published ``h + alpha sigma(W h)``).
+            * ``compute`` (:class:`~deeplimits.studies.settings.Compute`): ``seed``; ``dtype``,
+              float32 by default (ratios need no more; non-finite or > CAP counts as exploded);
+              ``chunk``, draws per task (default: as many as fit in ``presets.TASK_BYTES``
+              bytes); ``device``, where the tasks run (default the CPU; ``'cuda'``, ``'mps'``),
+              recorded in the spec only when not the CPU.
 
     Returns:
         A :class:`StabilityResult`.
     """
-    spec = plan_stability(arch, driver, activation=activation, width=width, n_in=n_in, depths=depths, betas=betas,
-                          draws=draws, inputs=inputs, seed=seed, dtype=dtype, histograms=histograms, chunk=chunk,
-                          device=device, delta=delta, bias=bias)
-    return run_stability(spec, progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)
+    return execution.run(plan_stability(arch, driver, **settings))
 
 
 def run_stability(plan: StabilityPlan | dict, progress: Callable[[int], None] | None = None, *, store=None,

@@ -30,6 +30,7 @@ from ...data.base import DEFAULT_TEST_FRACTION
 from ...runs import Task
 from ..plan import Plan, register_plan
 from ..presets import CPU_DEPTHS, INIT_METHODS
+from ..settings import Compute, Network, ScalingProtocol, Training, grouped
 from .result import LOSS_NAMES, PUBLISHED, PUBLISHED_EMBEDDED, ScalingResult, other_convention
 from .task import scaling_task  # noqa: F401 - registers the task
 
@@ -197,15 +198,21 @@ class ScalingPlan(Plan):
                              paths)
 
 
-def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta: str | None = None,
-                 depths: Sequence[int] = tuple(CPU_DEPTHS), width: int = 10, seeds: int = 1, optimizer: str = "adam",
-                 lr=1e-2, batch_size: int = 32, loss: str = "mse", stop_loss: float = 1e-3, max_epochs: int = 300,
-                 init_scale: float = 0.01, init_method: str = "xavier-depth", delta_init: str | None = None,
-                 bias_init: str = "zero",
-                 inputs: str = "cube", angle_start: int = 1, batches: str = "shuffled", stop_rule: str = "evaluated",
-                 samples: int = 1024, seed: int = 0,
-                 dtype: torch.dtype = torch.float32, device=None) -> ScalingPlan:
-    """Validate a scaling experiment (every check, before any work). ``delta``: ``'shared'``
+@grouped
+def plan_scaling(*, dataset: str = "synthetic", delta: str | None = None, depths: Sequence[int] = tuple(CPU_DEPTHS),
+                 seeds: int = 1, max_epochs: int = 300, samples: int = 1024,
+                 network: Network = Network(activation="tanh", width=10),
+                 training: Training = Training(optimizer="adam", lr=1e-2, batch_size=32, stop_loss=1e-3),
+                 protocol: ScalingProtocol = ScalingProtocol(loss="mse", init_scale=0.01, init_method="xavier-depth",
+                                                             delta_init=None, bias_init="zero", inputs="cube",
+                                                             angle_start=1, batches="shuffled", stop_rule="evaluated"),
+                 compute: Compute = Compute(seed=0, dtype=torch.float32, device=None)) -> ScalingPlan:
+    """Validate a scaling experiment (every check, before any work). The groups
+    (:mod:`deeplimits.studies.settings`, or their fields as keywords): ``network``
+    (``activation``, ``width``), ``training`` (``optimizer``, ``lr``, ``batch_size``,
+    ``stop_loss``), ``protocol`` (:class:`~deeplimits.studies.settings.ScalingProtocol`: ``loss``,
+    ``init_scale``, ``init_method``, ``delta_init``, ``bias_init``, ``inputs``, ``angle_start``,
+    ``batches``, ``stop_rule``), ``compute`` (``seed``, ``dtype``, ``device``). ``delta``: ``'shared'``
     (default for tanh) or ``'per-layer'`` (default for relu), as in Cohen et al. (2021);
     ``optimizer``: ``'adam'`` (default, the published code's) or ``'sgd'`` (the paper's text:
     a constant rate); ``lr``: a rate > 0 or a list of them (trained at once in every task);
@@ -243,35 +250,39 @@ def plan_scaling(*, dataset: str = "synthetic", activation: str = "tanh", delta:
     from ...training.modules import DELTA_MODES
     from ...training.train import seed_limit
 
-    activation = V_.choice("activation", activation, ("tanh", "relu"))
+    activation = V_.choice("activation", network.activation, ("tanh", "relu"))
     delta = V_.choice("delta", ("shared" if activation == "tanh" else "per-layer") if delta is None else delta,
                       DELTA_MODES)
     depths = tuple(V_.sequence("depths", depths, lambda L: V_.integer("depths", L), what="a list of depths >= 1"))
     if len(depths) < 2 or len(set(depths)) != len(depths):
         raise ParameterError("depths", f"depths must hold at least two distinct depths, got {list(depths)}")
+    lr = training.lr
     lrs = [lr] if V_._is_real(lr) else V_.sequence("lr", lr, what="a rate > 0 or a list of rates")
     lrs = tuple(V_.real("lr", r, low=0.0, low_open=True) for r in lrs)
     if not lrs or len(set(lrs)) != len(lrs):
         raise ParameterError("lr", f"lr must be a rate > 0 or a list of distinct rates, got {lr!r}")
     max_epochs = V_.integer("max_epochs", max_epochs)
     seeds = V_.integer("seeds", seeds, high=seed_limit(max_epochs) + 1)  # seed s shuffles with seed + s: below 2^63
+    dtype = compute.dtype
     dtype = getattr(torch, dtype) if dtype in ("float32", "float64") else dtype  # a preset names it
+    p = protocol
     plan = ScalingPlan(activation=activation, delta=delta, depths=tuple(sorted(depths)),
-                       width=V_.integer("width", width), seeds=V_.integer("seeds", seeds),
-                       optimizer=V_.choice("optimizer", optimizer, ("adam", "sgd")), lr=lrs,
-                       batch_size=V_.integer("batch_size", batch_size),
-                       stop_loss=V_.real("stop_loss", stop_loss, low=0.0, low_open=True), max_epochs=max_epochs,
-                       init_scale=V_.real("init_scale", init_scale, low=0.0), samples=V_.integer("samples", samples, low=3),
-                       seed=V_.integer("seed", seed, low=0, high=seed_limit(max_epochs) - (V_.integer("seeds", seeds) - 1)),
+                       width=V_.integer("width", network.width), seeds=V_.integer("seeds", seeds),
+                       optimizer=V_.choice("optimizer", training.optimizer, ("adam", "sgd")), lr=lrs,
+                       batch_size=V_.integer("batch_size", training.batch_size),
+                       stop_loss=V_.real("stop_loss", training.stop_loss, low=0.0, low_open=True),
+                       max_epochs=max_epochs, init_scale=V_.real("init_scale", p.init_scale, low=0.0),
+                       samples=V_.integer("samples", samples, low=3),
+                       seed=V_.integer("seed", compute.seed, low=0, high=seed_limit(max_epochs) - (seeds - 1)),
                        dtype=str(V_.dtype(dtype)).replace("torch.", ""),
                        dataset=V_.choice("dataset", dataset, ("synthetic", "digits")),
-                       device=V_.device_spec(device, dtype), loss=V_.choice("loss", loss, tuple(LOSS_NAMES)),
-                       delta_init=_delta_init(delta_init, delta),
-                       bias_init=V_.choice("bias_init", bias_init, ("zero", "normal")), inputs=_inputs(inputs, dataset),
-                       angle_start=_angle_start(angle_start, dataset),
-                       batches=V_.choice("batches", batches, ("shuffled", "published", "collapsed")),
-                       stop_rule=V_.choice("stop_rule", stop_rule, ("evaluated", "running")),
-                       init_method=V_.choice("init_method", init_method, INIT_METHODS))
+                       device=V_.device_spec(compute.device, dtype), loss=V_.choice("loss", p.loss, tuple(LOSS_NAMES)),
+                       delta_init=_delta_init(p.delta_init, delta),
+                       bias_init=V_.choice("bias_init", p.bias_init, ("zero", "normal")),
+                       inputs=_inputs(p.inputs, dataset), angle_start=_angle_start(p.angle_start, dataset),
+                       batches=V_.choice("batches", p.batches, ("shuffled", "published", "collapsed")),
+                       stop_rule=V_.choice("stop_rule", p.stop_rule, ("evaluated", "running")),
+                       init_method=V_.choice("init_method", p.init_method, INIT_METHODS))
     _require_sizes(plan)
     if plan.batches != "shuffled" and plan.data_sizes()[0] < plan.batch_size:
         raise ParameterError("batches", f"batches {plan.batches!r} cuts the training split into whole batches: it needs at "

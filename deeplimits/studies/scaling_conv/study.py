@@ -25,6 +25,7 @@ from ..._random import chunk_seed
 from ...errors import ParameterError
 from ...runs import Task
 from ..plan import Plan, register_plan
+from ..settings import Compute, Conv, Network, Training, grouped
 from .result import ConvScalingResult, conv_exponents
 from .task import conv_scaling_task  # noqa: F401 - registers the task
 
@@ -157,17 +158,21 @@ class _Sized:
         return self.plan.layout(self.depth)
 
 
-def plan_conv_scaling(*, dataset: str = "digits", depths: Sequence[int] = (4, 6, 8, 11, 16, 23, 32), width: int = 16,
-                      stages: int = 1, seeds: int = 1, lr: float = 0.1, epochs: int = 30, batch_size: int = 128,
-                      momentum: float = 0.9, weight_decay: float = 5e-4, augment: bool = True,
-                      padding: int | None = None, beta: float = 0.5, seed: int = 0, dtype: torch.dtype = torch.float32,
-                      root=None, device=None) -> ConvScalingPlan:
+@grouped
+def plan_conv_scaling(*, dataset: str = "digits", depths: Sequence[int] = (4, 6, 8, 11, 16, 23, 32), seeds: int = 1,
+                      beta: float = 0.5, root=None, network: Network = Network(width=16),
+                      training: Training = Training(lr=0.1, epochs=30, batch_size=128),
+                      conv: Conv = Conv(stages=1, momentum=0.9, weight_decay=5e-4, augment=True, padding=None),
+                      compute: Compute = Compute(seed=0, dtype=torch.float32, device=None)) -> ConvScalingPlan:
     """Validate a convolutional scaling experiment (every check before any work): ``dataset``
     ``'digits'`` or ``'cifar10'`` (read from ``root``); ``depths``: at least two distinct
     multiples of ``stages``, each at least 3 blocks; ``stages``: the last stage's grid at least
     3 x 3; ``lr`` > 0, ``momentum`` in [0, 1), ``weight_decay`` >= 0;
     ``padding``: the crops' (default :func:`~deeplimits.data.augment.default_padding`); ``beta``
-    >= 0; the deepest task's memory within the machine's (or the device's)."""
+    >= 0; the deepest task's memory within the machine's (or the device's). ``network``
+    (``width``: the stem's channels), ``training`` (``lr``, ``epochs``, ``batch_size``), ``conv``
+    (``stages``, ``momentum``, ``weight_decay``, ``augment``, ``padding``), ``compute`` (``seed``,
+    ``dtype``, ``device``): groups of :mod:`deeplimits.studies.settings`, or their fields as keywords."""
     from ...data.augment import IMAGE_SHAPES, default_padding
     from ...training import conv_layout
     from ...training.train import seed_limit
@@ -179,28 +184,29 @@ def plan_conv_scaling(*, dataset: str = "digits", depths: Sequence[int] = (4, 6,
         raise ParameterError("depths", f"depths must hold at least two distinct depths, got {list(depths)}")
     if min(depths) < 3:
         raise ParameterError("depths", f"depths must be at least 3 blocks (the diagnostics along depth), got {list(depths)}")
-    width, stages = V_.integer("width", width), V_.integer("stages", stages)
+    width, stages = V_.integer("width", network.width), V_.integer("stages", conv.stages)
     for L in depths:
         conv_layout(L, width, stages)
     smallest = min(IMAGE_SHAPES[dataset][1:]) >> (stages - 1)
     if smallest < 3:
         raise ParameterError("stages", f"stages must leave a grid of at least 3 x 3 for the 3 x 3 kernels' norms "
                                        f"({dataset}'s images at {stages} stages end at {smallest} x {smallest})")
-    epochs = V_.integer("epochs", epochs)
+    epochs = V_.integer("epochs", training.epochs)
     seeds = V_.integer("seeds", seeds, high=seed_limit(epochs) + 1)  # seed s shuffles with seed + s: below 2^63
+    dtype = compute.dtype
     dtype = getattr(torch, dtype) if dtype in ("float32", "float64") else dtype  # a preset names it
     plan = ConvScalingPlan(dataset=dataset, depths=tuple(sorted(depths)), width=width, stages=stages, seeds=seeds,
-                           lr=V_.real("lr", lr, low=0.0, low_open=True), epochs=epochs,
-                           batch_size=V_.integer("batch_size", batch_size),
-                           momentum=V_.real("momentum", momentum, low=0.0, high=1.0, high_open=True),
-                           weight_decay=V_.real("weight_decay", weight_decay, low=0.0),
-                           augment=V_.flag("augment", augment),
-                           padding=(default_padding(IMAGE_SHAPES[dataset]) if padding is None
-                                    else V_.integer("padding", padding, low=0)),
+                           lr=V_.real("lr", training.lr, low=0.0, low_open=True), epochs=epochs,
+                           batch_size=V_.integer("batch_size", training.batch_size),
+                           momentum=V_.real("momentum", conv.momentum, low=0.0, high=1.0, high_open=True),
+                           weight_decay=V_.real("weight_decay", conv.weight_decay, low=0.0),
+                           augment=V_.flag("augment", conv.augment),
+                           padding=(default_padding(IMAGE_SHAPES[dataset]) if conv.padding is None
+                                    else V_.integer("padding", conv.padding, low=0)),
                            beta=V_.real("beta", beta, low=0.0),
-                           seed=V_.integer("seed", seed, low=0, high=seed_limit(epochs) - (seeds - 1)),
+                           seed=V_.integer("seed", compute.seed, low=0, high=seed_limit(epochs) - (seeds - 1)),
                            dtype=str(V_.dtype(dtype)).replace("torch.", ""), root=data_root(dataset, root),
-                           device=V_.device_spec(device, dtype))
+                           device=V_.device_spec(compute.device, dtype))
     R_.require_count(seeds * len(depths), R_.MAX_CONFIGS, f"seeds={seeds} x {len(depths)} depths make too many "
                      "trained networks", ("seeds", "depths"))
     from ...training.train import require_train_steps

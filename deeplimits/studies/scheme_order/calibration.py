@@ -65,15 +65,15 @@ def scheme_case(scheme: str, problem: str, *, hurst: float | None = None, width:
 
     from ...schemes.problems import scheme_on
     from ..presets import REFERENCE_REFINEMENT
-    from .study import scheme_errors
+    from .study import OrderPlan, scheme_errors
 
     s, p = scheme_on(scheme, problem, width=width, hurst=hurst)
     grid = reference or REFERENCE_REFINEMENT * depths[-1]
     x0 = torch.ones(p.d, dtype=torch.float64)
 
     def sample(n, seed):
-        return scheme_errors(s, x0, p.m, list(depths), n, grid, p.exact, None, hurst, seed, torch.float64,
-                             min(n, 4096))[0]
+        plan = OrderPlan(s.order, hurst, x0, p.m, list(depths), n, grid, min(n, 4096), seed, torch.float64, None)
+        return scheme_errors(s, plan, p.exact)[0]
 
     h = f" H={hurst:g}" if hurst is not None else ""
     return Case(f"{scheme}/{problem}{h}", tuple(depths), draws, s.order, None if p.exact else grid, sample)

@@ -29,6 +29,7 @@ from ..convergence.study import error_statistics
 from ..convergence.result import ConvergenceResult
 from ..fits import ENDPOINT_TOL
 from ..presets import REFERENCE_REFINEMENT
+from ..settings import DEFAULT, Compute, Execution, grouped
 from ..strong_error import sweep_errors
 
 __all__ = ["strong_order", "plan_strong_order", "OrderPlan"]
@@ -186,17 +187,20 @@ class OrderPlan:
         return order_seconds(len(self.x0), self.noise, self.depths, self.draws, self.reference, self.chunk, self.exact)
 
 
+@grouped
 def plan_strong_order(scheme, x0, *, noise: int = 1, depths: Sequence[int] = (8, 16, 32, 64, 128, 256, 512),
                       draws: int = _DRAWS, reference: int | None = None, exact: Callable | None = None,
                       reference_scheme: Callable | None = None, order: StrongOrder | None = None,
-                      hurst: float | None = None, seed: int = 0, dtype=torch.float32, chunk: int | None = None,
-                      device=None) -> OrderPlan:
+                      hurst: float | None = None,
+                      compute: Compute = Compute(seed=0, dtype=torch.float32, chunk=None, device=None)) -> OrderPlan:
     """Every check of :func:`strong_order` (its arguments, the same meaning) and its sizes, before
-    any work: an :class:`OrderPlan`, or a :class:`~deeplimits.errors.ParameterError`."""
+    any work: an :class:`OrderPlan`, or a :class:`~deeplimits.errors.ParameterError`. ``compute``:
+    ``seed``, ``dtype``, ``chunk``, ``device`` (:class:`~deeplimits.studies.settings.Compute`, or
+    its fields as keywords)."""
     order, hurst, x0, noise = _check(scheme, x0, noise, order, hurst, exact, reference_scheme)
     depths = V_.depths("depths", depths)
-    draws, seed = V_.integer("draws", draws), V_.integer("seed", seed, low=0)
-    dtype, device = V_.dtype(dtype), V_.device("device", device)
+    draws, seed = V_.integer("draws", draws), V_.integer("seed", compute.seed, low=0)
+    dtype, device, chunk = V_.dtype(compute.dtype), V_.device("device", compute.device), compute.chunk
     reference = REFERENCE_REFINEMENT * depths[-1] if reference is None else V_.power_of_two("reference", reference)
     if reference < 2 * depths[-1]:
         raise ParameterError("reference", f"reference must be at least 2 * max(depths) = {2 * depths[-1]}, got "
@@ -206,21 +210,22 @@ def plan_strong_order(scheme, x0, *, noise: int = 1, depths: Sequence[int] = (8,
                      type(scheme).__name__ == "Milstein", exact is not None)
 
 
-def scheme_errors(scheme, x0, noise, depths, draws, reference, exact, reference_scheme, hurst, seed, dtype, chunk,
-                  device=None, progress=None) -> tuple[np.ndarray, np.ndarray]:
+def scheme_errors(scheme, plan: OrderPlan, exact: Callable | None = None, reference_scheme: Callable | None = None,
+                  progress=None) -> tuple[np.ndarray, np.ndarray]:
     """Per-draw errors ``(draws, len(depths))`` (max over the grid, terminal) of a checked scheme
-    (the arguments of :func:`strong_order`, validated): chunk ``i`` of draws is seeded by
-    ``chunk_seed(seed, i)``."""
-    driver = _driver(hurst)
+    on the sizes of ``plan`` (:func:`plan_strong_order`'s, or one built whole: its ``x0`` a
+    tensor); ``exact``, ``reference_scheme`` and ``progress`` as for :func:`strong_order`: chunk
+    ``i`` of draws is seeded by ``chunk_seed(plan.seed, i)``."""
+    driver, x0, noise, dtype, device = _driver(plan.hurst), plan.x0, plan.noise, plan.dtype, plan.device
     pair = _SchemePair(scheme, reference_scheme or scheme, exact)
     errs = []
-    for c, n in enumerate(chunk_sizes(draws, chunk)):
-        g = torch.Generator().manual_seed(chunk_seed(seed, c))
+    for c, n in enumerate(chunk_sizes(plan.draws, plan.chunk)):
+        g = torch.Generator().manual_seed(chunk_seed(plan.seed, c))
         with single_threaded_torch():  # small per-step operations (as in strong_error.run_chunk)
-            w = driver.sample((noise,), draws=n, resolution=reference, generator=g, dtype=dtype, scale=1.0,
+            w = driver.sample((noise,), draws=n, resolution=plan.reference, generator=g, dtype=dtype, scale=1.0,
                               device=device)
             h0 = x0.to(device, dtype).expand(n, 1, len(x0)).clone()
-            mx, tm = sweep_errors(pair, PairSample({"W": w}, h0), depths, reference)
+            mx, tm = sweep_errors(pair, PairSample({"W": w}, h0), plan.depths, plan.reference)
         errs.append((mx[..., 0].T.cpu().numpy(), tm[..., 0].T.cpu().numpy()))
         if progress is not None:
             progress(n)
@@ -228,31 +233,37 @@ def scheme_errors(scheme, x0, noise, depths, draws, reference, exact, reference_
     return mx, tm
 
 
-def strong_order(scheme, x0, *, noise: int = 1, depths: Sequence[int] = (8, 16, 32, 64, 128, 256, 512),
-                 draws: int = _DRAWS, reference: int | None = None, exact: Callable | None = None,
-                 reference_scheme: Callable | None = None, order: StrongOrder | None = None,
-                 hurst: float | None = None, seed: int = 0, dtype: torch.dtype = torch.float64,
-                 chunk: int | None = None, device=None,
-                 progress: Callable[[int], None] | None = None, paths: int | None = None) -> ConvergenceResult:
+@grouped
+def strong_order(scheme, x0, *, execution: Execution = Execution(progress=None, store=DEFAULT, workers=DEFAULT,
+                                                                  scheduler=DEFAULT, timeout=DEFAULT),
+                 compute: Compute = Compute(seed=0, dtype=torch.float64, chunk=None, device=None),
+                 paths: int | None = None, **settings) -> ConvergenceResult:
     """Measure the strong error of a one-step map against depth and test its declared order.
 
     Args:
         scheme: ``scheme(h, increment, t, dt) -> h`` on states ``(batch, d)`` and increments
             ``(batch, noise)`` (a :class:`~deeplimits.schemes.Scheme`, or any callable with ``order``).
         x0: the initial state, ``d`` numbers (the same for every draw).
-        noise: the number of driver channels ``m``.
-        depths: increasing powers of two; draws: independent draws of the driver.
-        reference: the finest grid (a power of two, at least ``2 * max(depths)``), default
-            ``16 * max(depths)``: the reference is ``reference_scheme`` (default ``scheme``) on it.
-        exact: ``exact(x0, W_t, t) -> X_t`` (``(batch, d)``, ``(batch, m)``): an exact solution
-            read at the grid points instead of a nested reference.
-        order: the declared :class:`~deeplimits.orders.StrongOrder` (default ``scheme.order``).
-        hurst: the driver's Hurst index: ``None`` or 1/2 Brownian, else fractional (default
-            ``scheme.hurst``).
-        seed, dtype, chunk, device, progress: as for :func:`~deeplimits.strong_convergence`
-            (chunk ``i`` of draws is seeded by ``chunk_seed(seed, i)``).
+        execution: its ``progress`` (:class:`~deeplimits.studies.settings.Execution`), called
+            with the draws of each finished chunk.
+        compute: ``seed``, ``dtype`` (default float64), ``chunk``, ``device``
+            (:class:`~deeplimits.studies.settings.Compute`), as for
+            :func:`~deeplimits.strong_convergence` (chunk ``i`` of draws is seeded by
+            ``chunk_seed(seed, i)``).
         paths: deprecated name of ``draws`` (warns, removed in the next release; giving it with
             a ``draws`` other than the default is a :class:`~deeplimits.errors.ParameterError`).
+        **settings: the other arguments of :func:`plan_strong_order`:
+
+            * ``noise``: the number of driver channels ``m``.
+            * ``depths``: increasing powers of two; ``draws``: independent draws of the driver.
+            * ``reference``: the finest grid (a power of two, at least ``2 * max(depths)``),
+              default ``16 * max(depths)``: the reference is ``reference_scheme`` (default
+              ``scheme``) on it.
+            * ``exact``: ``exact(x0, W_t, t) -> X_t`` (``(batch, d)``, ``(batch, m)``): an exact
+              solution read at the grid points instead of a nested reference.
+            * ``order``: the declared :class:`~deeplimits.orders.StrongOrder` (default ``scheme.order``).
+            * ``hurst``: the driver's Hurst index: ``None`` or 1/2 Brownian, else fractional
+              (default ``scheme.hurst``).
     Returns:
         A :class:`~deeplimits.studies.convergence.result.ConvergenceResult` (``regime='scheme'``);
         its rate's bootstrap interval takes the resamples (at most 2000) that pin its endpoints to
@@ -260,24 +271,23 @@ def strong_order(scheme, x0, *, noise: int = 1, depths: Sequence[int] = (8, 16, 
         (:func:`~deeplimits.studies.fits.resamples_for`).
     """
     if paths is not None:  # the deprecated name: an error with a draws other than its default
-        draws = renamed("draws", None if draws == _DRAWS else draws, "paths", paths)
-    op = plan_strong_order(scheme, x0, noise=noise, depths=depths, draws=draws, reference=reference, exact=exact,
-                           reference_scheme=reference_scheme, order=order, hurst=hurst, seed=seed, dtype=dtype,
-                           chunk=chunk, device=device)
-    order, hurst, x0, noise, depths, draws, seed = op.order, op.hurst, op.x0, op.noise, op.depths, op.draws, op.seed
-    dtype, device, reference, chunk = op.dtype, op.device, op.reference, op.chunk
-    progress = V_.callback("progress", progress)
+        draws = settings.get("draws", _DRAWS)
+        settings["draws"] = renamed("draws", None if draws == _DRAWS else draws, "paths", paths, stacklevel=5)
+    op = plan_strong_order(scheme, x0, compute=compute, **settings)
+    progress = V_.callback("progress", execution.progress)
     t0 = time.perf_counter()
-    mx, tm = scheme_errors(scheme, x0, noise, depths, draws, reference, exact, reference_scheme, hurst, seed, dtype,
-                           chunk, device, progress)
-    kind = "fBm" if hurst is not None else "Brownian"
+    exact, reference_scheme = settings.get("exact"), settings.get("reference_scheme")
+    mx, tm = scheme_errors(scheme, op, exact, reference_scheme, progress)
+    kind = "fBm" if op.hurst is not None else "Brownian"
     ref = ("the exact solution" if exact is not None else
-           f"{getattr(reference_scheme or scheme, 'name', 'the scheme')} on the grid 1/{reference}")
+           f"{getattr(reference_scheme or scheme, 'name', 'the scheme')} on the grid 1/{op.reference}")
     return ConvergenceResult(
-        regime="scheme", hurst=hurst, width=len(x0), activation=getattr(scheme, "name", "scheme"), arch="one-step map",
-        corrected=False, inputs=1, reference=reference, seed=seed, dtype=str(dtype).replace("torch.", ""),
-        theory_rate=order.rate, rate_note=order.note, theory_log_power=order.log_power,
-        seconds=time.perf_counter() - t0, reference_method=f"{ref} of the same {kind} path",
-        nested_reference=exact is None, options={"noise": noise}, terminal_constant=order.constant,
-        constant_next=[list(x) for x in next_pairs(order.constant_next)], constant_source=order.constant_source,
-        **error_statistics(depths, mx, tm, seed, order, endpoint_tol=ENDPOINT_TOL))
+        regime="scheme", hurst=op.hurst, width=len(op.x0), activation=getattr(scheme, "name", "scheme"),
+        arch="one-step map", corrected=False, inputs=1, reference=op.reference, seed=op.seed,
+        dtype=str(op.dtype).replace("torch.", ""), theory_rate=op.order.rate, rate_note=op.order.note,
+        theory_log_power=op.order.log_power, seconds=time.perf_counter() - t0,
+        reference_method=f"{ref} of the same {kind} path", nested_reference=exact is None,
+        options={"noise": op.noise}, terminal_constant=op.order.constant,
+        constant_next=[list(x) for x in next_pairs(op.order.constant_next)],
+        constant_source=op.order.constant_source,
+        **error_statistics(op.depths, mx, tm, op.seed, op.order, endpoint_tol=ENDPOINT_TOL))

@@ -26,6 +26,7 @@ from ..._random import chunk_seed
 from ...errors import ParameterError
 from ...runs import Task, chunk_sizes, register_task
 from ..plan import Plan, register_plan
+from ..settings import REQUIRED, Compute, Network, Training, grouped
 from .cases import CASES, DEFAULT_PRESET, DEFAULTS, PRESETS
 from .result import TrainedLimitResult, summarise_case
 
@@ -40,15 +41,19 @@ def _driver(name: str, length_scale):
     return driver_from_spec({"driver": name, "length_scale": length_scale})  # read by the drivers that take it
 
 
-def train_depth_family(case: str, data, *, depths: Sequence[int], reference: int, seeds: int, epochs: int, lr: float,
-                       optimizer: str = "sgd", batch_size: int | None = None, checkpoints: Sequence[int] = (),
-                       length_scale: float | None = None, seed: int = 0, shuffle_seed: int = 0, first_seed: int = 0,
-                       progress=None) -> dict:
+@grouped
+def train_depth_family(case: str, data, *, depths: Sequence[int], reference: int, seeds: int,
+                       checkpoints: Sequence[int] = (), length_scale: float | None = None, seed: int = 0,
+                       shuffle_seed: int = 0, first_seed: int = 0, progress=None,
+                       training: Training = Training(epochs=REQUIRED, lr=REQUIRED, optimizer="sgd",
+                                                     batch_size=None)) -> dict:
     """Train the family of ``case`` (``seeds`` configurations batched) and measure every depth
     against the reference at epoch 0, at each epoch of ``checkpoints`` and at ``epochs``; the
     data's dtype and device are the networks'. ``seed`` draws the driver sample, ``shuffle_seed``
     (at most :func:`~deeplimits.training.train.seed_limit` of ``epochs``) the mini-batches.
     ``case``, ``depths`` and ``reference`` are checked as by :func:`plan_trained_limit`.
+    ``training`` (:class:`~deeplimits.studies.settings.Training`, or its fields as keywords):
+    ``epochs`` and ``lr`` (both required), ``optimizer``, ``batch_size`` (``None``: the full batch).
 
     Returns ``{'records': [...], 'reference_loss': [...]}``, one record per (depth, seed, epoch):
     ``weight_distance``, ``state_distance``, ``time`` (``lr`` x steps), ``steps``, ``train_loss``
@@ -58,6 +63,7 @@ def train_depth_family(case: str, data, *, depths: Sequence[int], reference: int
     from ...diagnostics.trained_pair import on_grid, state_distance, weight_distance
     from ...training.family import depth_lr, effective_beta, family_member, family_sample, train_member
 
+    epochs, lr, optimizer, batch_size = training.epochs, training.lr, training.optimizer, training.batch_size
     case, depths, reference = _family_args(case, depths, reference)
     c = CASES[case]
     beta, dtype, device = effective_beta(c["arch"], c["beta"]), data.x_train.dtype, data.x_train.device
@@ -221,13 +227,15 @@ def _checkpoints(epochs: int, count: int) -> tuple[int, ...]:
     return tuple(sorted({max(1, round(epochs * j / count)) for j in range(1, count + 1)}))
 
 
+@grouped
 def plan_trained_limit(*, cases: Sequence[str] = tuple(_CPU["cases"]), depths: Sequence[int] = tuple(_CPU["depths"]),
-                       reference: int = _CPU["reference"],
-                       width: int = DEFAULTS["width"], samples: int = DEFAULTS["samples"], seeds: int = DEFAULTS["seeds"],
-                       chunk: int | None = None, epochs: int = DEFAULTS["epochs"], lr: float = DEFAULTS["lr"],
-                       optimizer: str = DEFAULTS["optimizer"], batch_size: int | None = None,
-                       checkpoints: int = DEFAULTS["checkpoints"], length_scale: float | None = None,
-                       seed: int = DEFAULTS["seed"], dtype: torch.dtype = torch.float64, device=None) -> TrainedLimitPlan:
+                       reference: int = _CPU["reference"], samples: int = DEFAULTS["samples"],
+                       seeds: int = DEFAULTS["seeds"], checkpoints: int = DEFAULTS["checkpoints"],
+                       length_scale: float | None = None, network: Network = Network(width=DEFAULTS["width"]),
+                       training: Training = Training(epochs=DEFAULTS["epochs"], lr=DEFAULTS["lr"],
+                                                     optimizer=DEFAULTS["optimizer"], batch_size=None),
+                       compute: Compute = Compute(seed=DEFAULTS["seed"], dtype=torch.float64, chunk=None,
+                                                  device=None)) -> TrainedLimitPlan:
     """Validate a trained-limit study (every check before any work). ``cases``: names of
     :data:`CASES`; ``depths``: at least two distinct depths, each dividing ``reference`` (the
     reference is deeper than all of them); ``optimizer``: ``'sgd'`` (full-batch gradient descent
@@ -237,8 +245,15 @@ def plan_trained_limit(*, cases: Sequence[str] = tuple(_CPU["cases"]), depths: S
     (besides epoch 0); ``chunk``: seeds per task (default all). Sizes (``ResourceError``): the
     trained networks at most :data:`~deeplimits._resources.MAX_CONFIGS`, the reference's layer
     passes at most :data:`~deeplimits._resources.MAX_TRAIN_STEPS`, a task's memory
-    (:meth:`TrainedLimitPlan.task_bytes`) within the machine's."""
+    (:meth:`TrainedLimitPlan.task_bytes`) within the machine's. Groups
+    (:mod:`deeplimits.studies.settings`, or their fields as keywords): ``network`` (``width``),
+    ``training`` (``epochs``, ``lr``, ``optimizer``, ``batch_size``), ``compute`` (``seed``,
+    ``dtype``, ``chunk``, ``device``)."""
     from ...training.train import require_train_steps, seed_limit
+
+    width, epochs, lr, optimizer, batch_size = network.width, training.epochs, training.lr, training.optimizer, \
+        training.batch_size
+    seed, dtype, chunk, device = compute.seed, compute.dtype, compute.chunk, compute.device
 
     cases = tuple(V_.sequence("cases", cases, lambda c: V_.choice("cases", c, tuple(CASES)), what="a list of cases"))
     if not cases or len(set(cases)) != len(cases):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import ClassVar, Sequence
+from typing import ClassVar
 
 import torch
 
@@ -26,6 +26,7 @@ from ...errors import ParameterError
 from ...runs import register_task
 from .memory import conv_training_bytes
 from ..plan import register_plan
+from ..settings import Compute, Conv, Grid, Network, Training, grouped
 from .trained import chunk_output
 from .study import TrainGridResult, TrainPlan, _best, plan_training
 
@@ -95,46 +96,51 @@ class ConvTrainGridResult(TrainGridResult):
 ConvTrainGridResult.plan_type = ConvTrainPlan
 
 
-def plan_conv_training(dataset: str = "digits", driver: str = "gaussian", *, hursts: Sequence[float] | None = None,
-                       betas: Sequence[float] = (0.5,), lrs: Sequence[float] = (0.1,), seeds: int = 1, depth: int = 8,
-                       width: int = 16, stages: int = 4, epochs: int = 10, batch_size: int = 128,
-                       momentum: float = 0.9, weight_decay: float = 5e-4, augment: bool = True,
-                       padding: int | None = None, length_scale: float | None = None, seed: int = 0,
-                       dtype: torch.dtype = torch.float32, chunk: int | None = None, save_weights: bool = True,
-                       root=None, device=None) -> ConvTrainPlan:
+@grouped
+def plan_conv_training(dataset: str = "digits", driver: str = "gaussian", *,
+                       grid: Grid = Grid(hursts=None, betas=(0.5,), lrs=(0.1,), seeds=1),
+                       network: Network = Network(depth=8, width=16), training: Training = Training(epochs=10,
+                                                                                                 batch_size=128),
+                       conv: Conv = Conv(stages=4, momentum=0.9, weight_decay=5e-4, augment=True, padding=None),
+                       compute: Compute = Compute(seed=0, dtype=torch.float32, chunk=None, device=None),
+                       length_scale: float | None = None, save_weights: bool = True, root=None) -> ConvTrainPlan:
     """Validate a grid of convolutional networks (every check before any work, as
     :func:`~deeplimits.studies.training.plan_training`) and return it.
 
     ``dataset``: an image data set (``digits``, ``mnist``, ``cifar10``; ``root`` for the files);
-    ``depth``: residual blocks, a multiple of ``stages``; ``width``: the stem's channels;
-    ``lrs``: initial learning rates of the cosine schedule (published 0.1); ``momentum`` in
-    [0, 1), ``weight_decay`` >= 0; ``padding``: the crops' padding (default
-    :func:`~deeplimits.data.augment.default_padding`: 4 for CIFAR-10, 1 for the 8 x 8 digits).
-    The other arguments as for ``plan_training``."""
+    ``network``: ``depth`` residual blocks, a multiple of ``conv.stages``, ``width`` the stem's
+    channels; ``grid.lrs``: initial learning rates of the cosine schedule (published 0.1);
+    ``conv``: ``momentum`` in [0, 1), ``weight_decay`` >= 0, ``augment``, ``padding`` the crops'
+    padding (default :func:`~deeplimits.data.augment.default_padding`: 4 for CIFAR-10, 1 for the
+    8 x 8 digits). The other arguments as for ``plan_training`` (groups of
+    :mod:`deeplimits.studies.settings`, or their fields as keywords)."""
     from ...data.augment import IMAGE_SHAPES, default_padding
     from ...training import conv_layout
 
     if dataset not in IMAGE_SHAPES:
         raise ParameterError("dataset", f"dataset must be an image data set for arch 'conv' "
                                         f"({', '.join(IMAGE_SHAPES)}), got {dataset!r}")
+    depth, width, stages = network.depth, network.width, conv.stages
     conv_layout(depth, width, stages)  # depth a multiple of the stages
-    momentum = V_.real("momentum", momentum, low=0.0, high=1.0, high_open=True)
-    weight_decay = V_.real("weight_decay", weight_decay, low=0.0)
-    augment = V_.flag("augment", augment)
-    padding = default_padding(IMAGE_SHAPES[dataset]) if padding is None else V_.integer("padding", padding, low=0)
-    dense = plan_training(dataset, driver, hursts=hursts, betas=betas, lrs=lrs, seeds=seeds, arch="res-1",
-                          activation="relu", bias=False, depth=depth, width=width, epochs=epochs,
-                          batch_size=batch_size, optimizer="sgd", lr_decay_halfway=False,
-                          length_scale=length_scale, seed=seed, dtype=dtype, chunk=1, save_weights=save_weights,
-                          root=root, device=device)  # the grid's checks; its memory model is replaced below
+    momentum = V_.real("momentum", conv.momentum, low=0.0, high=1.0, high_open=True)
+    weight_decay = V_.real("weight_decay", conv.weight_decay, low=0.0)
+    augment = V_.flag("augment", conv.augment)
+    padding = (default_padding(IMAGE_SHAPES[dataset]) if conv.padding is None
+               else V_.integer("padding", conv.padding, low=0))
+    dense = plan_training(dataset, driver, grid=grid,
+                          network=Network(arch="res-1", activation="relu", bias=False, depth=depth, width=width),
+                          training=dataclasses.replace(training, optimizer="sgd", lr_decay_halfway=False),
+                          compute=dataclasses.replace(compute, chunk=1), length_scale=length_scale,
+                          save_weights=save_weights, root=root)  # the grid's checks; its memory model is replaced below
     fields = {f.name: getattr(dense, f.name) for f in dataclasses.fields(TrainPlan)}
     plan = ConvTrainPlan(**{**fields, "arch": "conv"}, momentum=momentum, weight_decay=weight_decay,
                          augment=augment, padding=padding, stages=stages)
     from ... import _resources as R_
 
     per_beta = plan.n_configs // len(plan.betas)
-    chunk = R_.fit_chunk(plan.estimate_bytes, per_beta, None if chunk is None else V_.integer("chunk", chunk),
-                         per_beta, f"(L={depth} blocks, width {width}, batch {batch_size})",
+    chunk = None if compute.chunk is None else V_.integer("chunk", compute.chunk)
+    chunk = R_.fit_chunk(plan.estimate_bytes, per_beta, chunk, per_beta,
+                         f"(L={depth} blocks, width {width}, batch {training.batch_size})",
                          ("depth", "width", "batch_size"), device=plan.device, unit="configuration")
     return dataclasses.replace(plan, chunk=chunk)
 

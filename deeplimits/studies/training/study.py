@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Callable, ClassVar, Sequence
+from typing import ClassVar
 
 import torch
 
@@ -32,6 +32,7 @@ from ...runs import Task, chunk_sizes
 from ..plan import Plan, register_plan
 from .memory import training_bytes
 from ..result import PlanResult
+from ..settings import Compute, Execution, Grid, Network, Training, grouped
 from ..sizes import configs_count, data_root, data_sizes
 from .trained import WEIGHTS_DIR, load_trained, save_weights, weights_damage, weights_path  # noqa: F401 - registers the task
 from ..presets import TRAIN_PRESETS  # noqa: F401 - re-exported (torch-free home)
@@ -270,15 +271,28 @@ def _best(records: list[dict]) -> list[dict]:
 TrainGridResult.plan_type = TrainPlan
 
 
-def plan_training(dataset: str = "digits", driver: str = "gaussian", *, hursts: Sequence[float] | None = None,
-                  betas: Sequence[float] = (0.5,), lrs: Sequence[float] = (1e-2,), seeds: int = 1,
-                  arch: str = "res-1", activation: str | None = None, bias: bool = True, depth: int = 64,
-                  width: int = 30, epochs: int = 10, batch_size: int = 128, optimizer: str = "adam",
-                  lr_decay_halfway: bool = True, stop_loss: float | None = None, length_scale: float | None = None,
-                  seed: int = 0, dtype: torch.dtype = torch.float32, chunk: int | None = None,
-                  save_weights: bool = True, root=None, device=None) -> TrainPlan:
+@grouped
+def plan_training(dataset: str = "digits", driver: str = "gaussian", *,
+                  grid: Grid = Grid(hursts=None, betas=(0.5,), lrs=(1e-2,), seeds=1),
+                  network: Network = Network(arch="res-1", activation=None, bias=True, depth=64, width=30),
+                  training: Training = Training(epochs=10, batch_size=128, optimizer="adam", lr_decay_halfway=True,
+                                                stop_loss=None),
+                  compute: Compute = Compute(seed=0, dtype=torch.float32, chunk=None, device=None),
+                  length_scale: float | None = None, save_weights: bool = True, root=None) -> TrainPlan:
     """Validate a training grid (every check, before any work) and return it as a
-    :class:`TrainPlan`. Arguments as for :func:`train_grid`.
+    :class:`TrainPlan`.
+
+    ``grid``: the Hurst indices (``driver='fractional'`` only), betas, learning rates and
+    ``seeds`` independent initialisations per point; ``network``: the
+    :class:`~deeplimits.training.ResidualNetwork` (``arch``, ``activation``, ``bias``, ``depth``,
+    ``width``); ``training``: ``epochs``, ``batch_size``, ``optimizer``, ``lr_decay_halfway``,
+    ``stop_loss`` as for :func:`deeplimits.training.train`; ``compute``: the run's ``seed`` (data
+    split and order, initial weights), the networks' ``dtype``, the ``device`` the tasks run on,
+    ``chunk`` configurations per task (default: every configuration of a ``beta`` that fits in
+    memory); ``length_scale``: the RBF length scale of smooth weights; ``save_weights``: keep
+    the trained weights in the run directory; ``root``: the directory of the ``mnist`` /
+    ``cifar10`` files. Groups from :mod:`deeplimits.studies.settings` (a field left unset takes
+    the default shown), or their fields as keywords (``plan_training(depth=8, epochs=2)``).
 
     Sizes are checked before any list, file or store is made (``ResourceError``, one line
     naming the parameters to change): at most :data:`~deeplimits._resources.MAX_CONFIGS`
@@ -291,26 +305,25 @@ def plan_training(dataset: str = "digits", driver: str = "gaussian", *, hursts: 
     from ...training.train import OPTIMISERS, require_train_steps, seed_limit
 
     dataset = V_.choice("dataset", dataset, dataset_names())
-    driver, hursts, length_scale = _driver_options(driver, hursts, length_scale)
-    betas = _values("betas", betas, lambda b: V_.real("betas", b, low=0.0))
-    lrs = _values("lrs", lrs, lambda r: V_.real("lrs", r, low=0.0, low_open=True))
-    seeds = V_.integer("seeds", seeds)
+    driver, hursts, length_scale = _driver_options(driver, grid.hursts, length_scale)
+    betas = _values("betas", grid.betas, lambda b: V_.real("betas", b, low=0.0))
+    lrs = _values("lrs", grid.lrs, lambda r: V_.real("lrs", r, low=0.0, low_open=True))
+    seeds = V_.integer("seeds", grid.seeds)
     R_.require_count(configs_count(hursts, seeds, lrs, betas), R_.MAX_CONFIGS,
                      f"configurations (hursts x seeds x lrs x betas = {len(hursts)} x {seeds} x {len(lrs)} x "
                      f"{len(betas)})", ("seeds", "lrs", "betas") + (("hursts",) if driver == "fractional" else ()))
-    arch = V_.choice("arch", arch, ARCHITECTURES)
-    act = ResNet(arch, activation, 0.5).activation.name
-    bias = V_.flag("bias", bias)
-    depth, width = V_.integer("depth", depth), V_.integer("width", width)
-    epochs, batch_size = V_.integer("epochs", epochs), V_.integer("batch_size", batch_size)
-    optimizer = V_.choice("optimizer", optimizer, tuple(OPTIMISERS))
-    lr_decay_halfway = V_.flag("lr_decay_halfway", lr_decay_halfway)
-    if stop_loss is not None:
-        stop_loss = V_.real("stop_loss", stop_loss, low=0.0)
-    seed = V_.integer("seed", seed, low=0, high=seed_limit(epochs))  # the shuffling seeds of train()
-    dtype = V_.dtype(dtype)
+    arch = V_.choice("arch", network.arch, ARCHITECTURES)
+    act = ResNet(arch, network.activation, 0.5).activation.name
+    bias = V_.flag("bias", network.bias)
+    depth, width = V_.integer("depth", network.depth), V_.integer("width", network.width)
+    epochs, batch_size = V_.integer("epochs", training.epochs), V_.integer("batch_size", training.batch_size)
+    optimizer = V_.choice("optimizer", training.optimizer, tuple(OPTIMISERS))
+    lr_decay_halfway = V_.flag("lr_decay_halfway", training.lr_decay_halfway)
+    stop_loss = None if training.stop_loss is None else V_.real("stop_loss", training.stop_loss, low=0.0)
+    seed = V_.integer("seed", compute.seed, low=0, high=seed_limit(epochs))  # the shuffling seeds of train()
+    dtype = V_.dtype(compute.dtype)
     save_weights = V_.flag("save_weights", save_weights)
-    device = V_.device_spec(device, dtype)
+    device = V_.device_spec(compute.device, dtype)
     root = data_root(dataset, root)
     require_train_steps(data_sizes(dataset, root)[0], batch_size, epochs, depth, stop_loss, ("epochs", "depth"))
     per_beta = len(hursts) * seeds * len(lrs)
@@ -318,7 +331,7 @@ def plan_training(dataset: str = "digits", driver: str = "gaussian", *, hursts: 
                      epochs, batch_size, optimizer, lr_decay_halfway, seed, str(dtype).replace("torch.", ""),
                      1, save_weights, length_scale, stop_loss, root,
                      device)
-    chunk = R_.fit_chunk(plan.estimate_bytes, per_beta, None if chunk is None else V_.integer("chunk", chunk),
+    chunk = R_.fit_chunk(plan.estimate_bytes, per_beta, None if compute.chunk is None else V_.integer("chunk", compute.chunk),
                          per_beta, f"(L={depth}, d={width}, batch {batch_size})",
                          ("depth", "width", "batch_size"), device=device, unit="configuration")
     return dataclasses.replace(plan, chunk=chunk)
@@ -352,40 +365,25 @@ def _values(name: str, values, check) -> tuple:
     return tuple(values)
 
 
-def train_grid(dataset: str = "digits", driver: str = "gaussian", *, hursts: Sequence[float] | None = None,
-               betas: Sequence[float] = (0.5,), lrs: Sequence[float] = (1e-2,), seeds: int = 1,
-               arch: str = "res-1", activation: str | None = None, bias: bool = True, depth: int = 64,
-               width: int = 30, epochs: int = 10, batch_size: int = 128, optimizer: str = "adam",
-               lr_decay_halfway: bool = True, stop_loss: float | None = None, length_scale: float | None = None,
-               seed: int = 0, dtype: torch.dtype = torch.float32, chunk: int | None = None,
-               save_weights: bool = True, root=None, device=None,
-               progress: Callable[[int], None] | None = None, store=None, workers: int | None = None,
-               scheduler: str | None = None, timeout: float | None = None) -> TrainGridResult:
-    """Train a grid of residual networks initialised from ``driver`` and summarise it.
+@grouped
+def train_grid(dataset: str = "digits", driver: str = "gaussian", *, execution: Execution = Execution(),
+               **settings) -> TrainGridResult:
+    """Train a grid of residual networks initialised from ``driver`` and summarise it:
+    ``execution.run(plan_training(dataset, driver, **settings))``.
 
     Args:
         dataset: a :func:`deeplimits.data.load_dataset` name (``root``: the directory of the
             ``mnist`` / ``cifar10`` files).
         driver: ``'gaussian'``, ``'uniform'``, ``'rademacher'`` (i.i.d.), ``'fractional'``
-            (with ``hursts``) or ``'smooth'`` (``length_scale``).
-        hursts, betas, lrs: the grid; ``seeds`` independent initialisations per point.
-        arch, activation, bias, depth, width: the :class:`~deeplimits.training.ResidualNetwork`.
-        epochs, batch_size, optimizer, lr_decay_halfway, stop_loss: as for
-            :func:`deeplimits.training.train`.
-        length_scale: the RBF length scale of smooth weights.
-        seed: the run's seed (data split and order, initial weights); dtype: of the networks.
-        root: the directory of the ``mnist`` / ``cifar10`` files; device: where the tasks run.
-        progress: called with the units of work done (epochs of configurations).
-        chunk: configurations per task (default: every configuration of a ``beta`` that fits in
-            memory); save_weights: keep the trained weights in the run directory.
-        store, workers, scheduler, timeout: a run store and an executor (docs/sweeps.md).
+            (with the grid's ``hursts``) or ``'smooth'`` (``length_scale``).
+        execution: how the tasks run (:class:`~deeplimits.studies.settings.Execution`: ``progress``,
+            called with the units of work done, epochs of configurations; ``store``, ``workers``,
+            ``scheduler``, ``timeout``: a run store and an executor, docs/sweeps.md).
+        **settings: the arguments of :func:`plan_training`: its groups (``grid``, ``network``,
+            ``training``, ``compute``: :mod:`deeplimits.studies.settings`), ``length_scale``,
+            ``save_weights``, ``root``, or the groups' fields as keywords.
 
     Returns:
         A :class:`TrainGridResult`.
     """
-    plan = plan_training(dataset, driver, hursts=hursts, betas=betas, lrs=lrs, seeds=seeds, arch=arch,
-                         activation=activation, bias=bias, depth=depth, width=width, epochs=epochs,
-                         batch_size=batch_size, optimizer=optimizer, lr_decay_halfway=lr_decay_halfway,
-                         stop_loss=stop_loss, length_scale=length_scale, seed=seed, dtype=dtype, chunk=chunk,
-                         save_weights=save_weights, root=root, device=device)
-    return plan.run(progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)
+    return execution.run(plan_training(dataset, driver, **settings))
