@@ -9,7 +9,7 @@ the learning rate of the residual blocks that keeps one step of order one scales
 
 from __future__ import annotations
 
-__all__ = ["OPTIMIZERS", "VARIANTS", "PRESETS", "DEFAULT_PRESET", "DEFAULTS", "SLOPE_MARGIN", "LOSS_MARGIN",
+__all__ = ["COORD_SAMPLES", "OPTIMIZERS", "VARIANTS", "PRESETS", "DEFAULT_PRESET", "DEFAULTS", "SLOPE_MARGIN", "LOSS_MARGIN",
            "LEVEL", "predicted_exponent", "exponent_of", "settings"]
 
 OPTIMIZERS = ("sgd", "adam")
@@ -36,12 +36,15 @@ PRESETS = {
     # tiny: seconds; for tests and a first look (the verdicts need more seeds)
     "quick": dict(depths=[2, 4, 8, 16, 32], width=8, seeds=3, lrs=[-6, 4], epochs=1, samples=256),
     # the MLP ResNet on the bundled digits: minutes of CPU on 2 cores (docs/transfer.md)
-    "cpu": dict(depths=[4, 8, 16, 32, 64], width=16, seeds=6, lrs=[-8, 6], epochs=2, samples=1437),
+    "cpu": dict(depths=[4, 8, 16, 32, 64, 128], width=16, seeds=8, lrs=[-8, 6], epochs=2, samples=1437),
 }
 """The command's presets (``deeplimits transfer --preset``)."""
 
 DEFAULT_PRESET = "cpu"
 """The preset the command runs without ``--preset``."""
+
+COORD_SAMPLES = 128
+"""The training inputs the coordinate check trains and measures on (its full batch)."""
 
 DEFAULTS = dict(betas=[0.0, 0.5, 1.0], optimizers=list(OPTIMIZERS), batch_size=64, coord_steps=5, seed=0,
                 dtype="float32")

@@ -3,10 +3,11 @@ training move the hidden state, against depth.
 
 After ``steps`` full-batch steps at the (rescaled) rate, on the same inputs before and after:
 ``h_L``, the mean entry of ``|h_L(after) - h_L(before)|`` (the features the readout sees), and
-``block``, ``L`` times the mean over blocks ``k`` of the mean entry of ``|Δ(h_k - h_{k-1})|``
-(each block's update of the hidden state, on the depth-time scale ``1/L`` of one block). Under
-the scaling that keeps one step of order one both are flat in ``L``; a rate too large for the
-depth makes them grow, too small makes them shrink.
+``block``, the mean over blocks ``k`` of the mean entry of ``|Δ(h_k - h_{k-1})|`` over that of
+``|h_k - h_{k-1}|`` before the steps (each block's update of the hidden state relative to the
+block's own output, which is of order ``L^-beta`` at initialisation). Under the scaling that
+keeps one step of order one both are flat in ``L``; a rate too large for the depth makes them
+grow, too small makes them shrink.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import torch
 
 __all__ = ["coordinate_check", "tiled", "QUANTITIES"]
 
-QUANTITIES = {"h_L": "mean |Δh_L|", "block": "L x mean_k |Δ(h_k - h_(k-1))|"}
+QUANTITIES = {"h_L": "mean |Δh_L|", "block": "mean_k |Δ(h_k - h_(k-1))| / mean_k |h_k - h_(k-1)|"}
 """The two measured update sizes: key -> what it is."""
 
 
@@ -37,10 +38,9 @@ def tiled(net, copies: int):
 
 def _updates(before: torch.Tensor, after: torch.Tensor) -> dict:
     """Per configuration: the two update sizes of :data:`QUANTITIES` from states ``(L + 1, C, n, d)``."""
-    L = before.shape[0] - 1
     d_last = (after[-1] - before[-1]).abs().mean(dim=(-2, -1))
     d_block = (after.diff(dim=0) - before.diff(dim=0)).abs().mean(dim=(0, -2, -1))
-    return {"h_L": d_last, "block": L * d_block}
+    return {"h_L": d_last, "block": d_block / before.diff(dim=0).abs().mean(dim=(0, -2, -1))}
 
 
 def coordinate_check(net, data, *, optimizer: str, lr: float, steps: int, samples: int) -> dict:

@@ -9,8 +9,9 @@ flagged, not interpolated). The exponent of the optimum is the least-squares slo
 optimum against ``log2 L``; its interval is ``slope -+ t_(S-1) se``, ``se`` the standard
 deviation of the slope over seeds resampled with replacement (bootstrap, ``S/(S-1)``-corrected).
 The loss gap at depth ``L`` is the mean loss at the transferred rate (the smallest depth's
-optimum, rescaled: read on the curve, linearly in ``log2`` rate) over the depth's own optimal
-loss, less 1, with its interval from the same resamples.
+optimum, rescaled) over the mean loss at the depth's own optimum, less 1, both read on the curve
+(linearly in ``log2`` rate: the parabola's value is not used, a curve that blows up just past its
+optimum is far from a parabola there), with its interval from the same resamples.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ def _statistics(curves: list[np.ndarray], lx: np.ndarray) -> tuple:
     v = [vertex(c) for c in curves]
     idx = np.array([a for a, _, _ in v])
     slope = float(np.polyfit(lx, idx, 1)[0])
-    gaps = np.array([math.expm1(_read(c, idx[0]) - m) for c, (_, m, _) in zip(curves, v)])
+    gaps = np.array([math.expm1(_read(c, idx[0]) - _read(c, i)) for c, i in zip(curves, idx)])
     return idx, [e for _, _, e in v], slope, gaps
 
 

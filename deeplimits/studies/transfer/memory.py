@@ -6,6 +6,7 @@ from __future__ import annotations
 import torch
 
 from ..memory import INTERPRETER_BYTES
+from .cases import COORD_SAMPLES
 
 __all__ = ["transfer_bytes", "transfer_seconds"]
 
@@ -18,7 +19,6 @@ def transfer_bytes(plan) -> int:
     :data:`INTERPRETER_BYTES`."""
     from ...training.modules import activation_count, parameter_count
     from ...training.train import train_bytes
-    from .study import COORD_SAMPLES
 
     L, d = max(plan.depths), plan.width
     C = max(plan.configs(b, o) for b in plan.betas for o in plan.optimizers)
@@ -31,7 +31,7 @@ def transfer_bytes(plan) -> int:
 
 #: CPU seconds per configuration-sample through one layer, forward and backward (measured with
 #: the cpu preset on 2 shared cores, benchmarks/RESULTS.md)
-SECONDS_PER_CONFIG_SAMPLE_LAYER = 2.5e-8
+SECONDS_PER_CONFIG_SAMPLE_LAYER = 6e-8
 #: seconds per mini-batch step besides the layers (the loop, the optimiser, the records)
 SECONDS_PER_BATCH = 2e-3
 

@@ -29,13 +29,11 @@ from ...errors import ParameterError
 from ...runs import Task, register_task
 from ..plan import Plan, register_plan
 from ..trained_limit.study import _device
-from .cases import DEFAULT_PRESET, DEFAULTS, OPTIMIZERS, PRESETS, exponent_of, settings
+from .cases import COORD_SAMPLES, DEFAULT_PRESET, DEFAULTS, OPTIMIZERS, PRESETS, exponent_of, settings
 
 __all__ = ["TransferPlan", "plan_transfer", "train_grid"]
 
 _CPU = PRESETS[DEFAULT_PRESET]
-#: the training inputs the coordinate check measures on (its full batch)
-COORD_SAMPLES = 128
 
 
 def _initial_net(L: int, width: int, classes: int, data, beta: float, seeds: int, generator) -> object:
@@ -225,7 +223,7 @@ def plan_transfer(*, depths: Sequence[int] = tuple(_CPU["depths"]), betas: Seque
             raise ParameterError(name, f"{name} must be a non-empty list of distinct values, got {list(v)}")
     epochs = V_.integer("epochs", epochs, high=10 ** 4)
     plan = TransferPlan(depths, betas, optimizers, _grid(lrs), V_.integer("seeds", seeds, low=2, high=10 ** 4),
-                        V_.integer("width", width, high=10 ** 4), epochs, V_.integer("batch_size", batch_size),
+                        V_.integer("width", width, high=10 ** 4), epochs, V_.integer("batch_size", batch_size, high=10 ** 7),
                         V_.integer("samples", samples, low=2, high=1437), DEFAULTS["coord_steps"],
                         V_.integer("seed", seed, low=0, high=seed_limit(epochs)), str(V_.dtype(dtype)).split(".")[-1],
                         _device(device, dtype))
