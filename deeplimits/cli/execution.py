@@ -265,3 +265,15 @@ def run_study(args, cmd: str, spec, *, unit: str, total: int, estimate: str | No
     written = outputs.write_study(result, out, args.json)
     print(f"run store {store.path}; wrote " + ", ".join(written), file=report)
     return 0
+
+
+def study_options(args, cmd: str, preset: dict, dtype: str, names) -> dict:
+    """The executor flags checked, then the keyword arguments of a study's plan function: the
+    ``preset`` overridden by the flags given among ``names`` (:func:`preset_options`), with the
+    ``dtype`` named by the study's defaults unless ``--dtype`` is given."""
+    import torch
+
+    executor(args, cmd)  # checked before the plan
+    kw = preset_options(args, preset, names)
+    kw.setdefault("dtype", getattr(torch, dtype))
+    return kw

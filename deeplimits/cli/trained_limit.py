@@ -7,7 +7,7 @@ from __future__ import annotations
 from .. import _names as N_
 from ..studies.trained_limit import cases as C_
 from .errors import plan
-from .execution import executor, preset_options, run_study
+from .execution import run_study, study_options
 from .values import DTYPE_HELP, fmt, int_list, integer, real
 
 __all__ = ["add_parser", "run_trained_limit_cmd", "OPTIONS"]
@@ -65,12 +65,8 @@ def add_parser(sub, run_flags):
 
 
 def run_trained_limit_cmd(args) -> int:
-    import torch
-
     from ..studies.trained_limit.study import plan_trained_limit
 
-    executor(args, "trained-limit")  # checked before the plan
-    kw = preset_options(args, C_.PRESETS[args.preset], OPTIONS)
-    kw.setdefault("dtype", getattr(torch, C_.DEFAULTS["dtype"]))
+    kw = study_options(args, "trained-limit", C_.PRESETS[args.preset], C_.DEFAULTS["dtype"], OPTIONS)
     spec = plan("trained-limit", OPTIONS + ("dtype", "device"), plan_trained_limit, **kw)
     return run_study(args, "trained-limit", spec, unit="seed", total=spec.seeds * len(spec.cases))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from .. import _names as N_
 from ..studies.transfer import cases as C_
 from .errors import plan
-from .execution import executor, preset_options, run_study
+from .execution import run_study, study_options
 from .values import DTYPE_HELP, fmt, int_list, integer, parse_list
 
 __all__ = ["add_parser", "run_transfer_cmd", "OPTIONS"]
@@ -36,6 +36,8 @@ def add_parser(sub, run_flags):
     c.add_argument("--betas", type=parse_list, help=f"branch scalings L^-beta, each in [0, 2] (default "
                                                     f"{fmt(d['betas'])})")
     c.add_argument("--optimizer", choices=list(C_.OPTIMIZERS), help=f"train with this optimizer only (default: {fmt(d['optimizers'])})")
+    c.add_argument("--seed", type=integer, help=f"base seed (default {d['seed']})")
+    c.add_argument("--dtype", choices=N_.DTYPES, help=f"{DTYPE_HELP} (default {d['dtype']})")
     c.add_argument("--depths", type=int_list, help="at least three depths (default: the preset's)")
     c.add_argument("--lrs", type=int_list, metavar="LOW,HIGH", help="the base rates 2^LOW, ..., 2^HIGH (default: the "
                                                                     "preset's)")
@@ -44,22 +46,16 @@ def add_parser(sub, run_flags):
     c.add_argument("--epochs", type=integer, help="passes over the training samples (default: the preset's)")
     c.add_argument("--samples", type=integer, help="training samples of digits, at most 1437 (default: the preset's)")
     c.add_argument("--batch-size", type=integer, help=f"mini-batch size (default {d['batch_size']})")
-    c.add_argument("--seed", type=integer, help=f"base seed (default {d['seed']})")
-    c.add_argument("--dtype", choices=N_.DTYPES, help=f"{DTYPE_HELP} (default {d['dtype']})")
     run_flags(c, "transfer", "(beta, optimizer, depth) grids")
     c.set_defaults(func=run_transfer_cmd)
     return c
 
 
 def run_transfer_cmd(args) -> int:
-    import torch
-
     from ..studies.timing import duration
     from ..studies.transfer.study import plan_transfer
 
-    executor(args, "transfer")  # checked before the plan
-    kw = preset_options(args, C_.PRESETS[args.preset], OPTIONS)
-    kw.setdefault("dtype", getattr(torch, C_.DEFAULTS["dtype"]))
+    kw = study_options(args, "transfer", C_.PRESETS[args.preset], C_.DEFAULTS["dtype"], OPTIONS)
     if args.optimizer is not None:
         kw["optimizers"] = [args.optimizer]
     spec = plan("transfer", OPTIONS + ("dtype", "device"), plan_transfer, **kw)

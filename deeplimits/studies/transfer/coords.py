@@ -16,7 +16,7 @@ import types
 
 import torch
 
-__all__ = ["coordinate_check", "tiled", "QUANTITIES"]
+__all__ = ["coordinate_check", "tiled", "roughness", "QUANTITIES"]
 
 QUANTITIES = {"h_L": "mean |Δh_L|", "block": "mean_k |Δ(h_k - h_(k-1))| / mean_k |h_k - h_(k-1)|"}
 """The two measured update sizes: key -> what it is."""
@@ -60,3 +60,16 @@ def coordinate_check(net, data, *, optimizer: str, lr: float, steps: int, sample
     ok = [r["finite"] for r in res.records]
     sizes = _updates(before, after)
     return {k: [float(v) if good and torch.isfinite(v) else None for v, good in zip(t, ok)] for k, t in sizes.items()}
+
+
+@torch.no_grad()
+def roughness(trained: torch.Tensor, initial: torch.Tensor) -> list[float]:
+    """Per configuration, how rough the trained update ``ΔV_k = V_k - V_k(init)`` is across the
+    layers: ``mean_k |ΔV_(k+1) - ΔV_k| / mean_k |ΔV_k|`` (Frobenius norms; ``trained`` ``(L, C, d,
+    d)``, ``initial`` the same, or ``(L, S, d, d)`` tiled along the configurations). An update
+    that is a smooth function of ``k/L`` gives about ``1/L``, independent layers about 1: the
+    slope of this against ``L`` says whether the trained family can share a limit."""
+    init = initial.repeat(1, trained.shape[1] // initial.shape[1], 1, 1)
+    dv = (trained - init).flatten(2)
+    ratio = dv.diff(dim=0).norm(dim=-1).mean(0) / dv.norm(dim=-1).mean(0)
+    return [float(r) if torch.isfinite(r) else None for r in ratio]

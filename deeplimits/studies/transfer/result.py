@@ -53,6 +53,9 @@ def summarise_setting(beta: float, optimizer: str, variant: str, by_depth: dict,
     row.update(fit)
     row["rate_exponent"] = p + fit["slope"]  # the optimal rate itself: base optimum x L^p
     row["verdict"], row["why"] = verdict(fit, depths)
+    if all("roughness" in by_depth[L] for L in depths):  # at the transferred rate's nearest grid point
+        i0 = int(round(fit["optimum"][0] - lrs[0]))
+        row["roughness"] = coordinate_slopes(depths, [by_depth[L]["roughness"][v][i0] for L, v in zip(depths, j)])
     return row
 
 
@@ -108,6 +111,10 @@ class TransferResult(PlainData):
                     f"  base optimum ~ L^{r['slope']:.2f} [{lo:.2f}, {hi:.2f}]; optimal rate ~ L^{r['rate_exponent']:.2f} "
                     f"[{lo + r['exponent']:.2f}, {hi + r['exponent']:.2f}] (predicted L^{r['predicted']:g}); "
                     f"loss at the transferred rate over each optimum: {gaps}"]
+        if "roughness" in r and r["roughness"]["slope"] is not None:
+            w = r["roughness"]
+            out.append(f"  trained blocks at the transferred rate: mean_k |ΔV_(k+1) - ΔV_k| / mean_k |ΔV_k| ~ "
+                       f"L^{w['slope']:.2f} {_ci(w['ci'])} (smooth in k/L: L^-1; independent layers: L^0)")
         c = r["coords"]
         out.append("  coordinate check: " + "; ".join(
             f"{k} ~ L^{c[k]['slope']:.2f} {_ci(c[k]['ci'])} ({c[k]['reading']})" if c[k]["slope"] is not None

@@ -54,9 +54,10 @@ def train_grid(data, *, depth: int, beta: float, optimizer: str, lrs: Sequence[i
 
     Returns ``{'variants', 'exponents', 'loss' (variants x rates x seeds final training losses,
     ``None`` where training blew up), 'initial_loss' (per seed), 'coords' (per variant, from
-    :func:`~.coords.coordinate_check`)}``."""
+    :func:`~.coords.coordinate_check`), 'roughness' (as 'loss': :func:`~.coords.roughness` of the
+    trained blocks)}``."""
     from ...training import evaluate, train
-    from .coords import coordinate_check, tiled
+    from .coords import coordinate_check, roughness, tiled
 
     variants = [v for b, o, v in settings([beta], [optimizer])]
     exps = [exponent_of(beta, optimizer, v) for v in variants]
@@ -70,12 +71,14 @@ def train_grid(data, *, depth: int, beta: float, optimizer: str, lrs: Sequence[i
     res = train(net, data, optimizer=optimizer, lr=rates, epochs=epochs, batch_size=batch_size, loss="cross_entropy",
                 lr_decay_halfway=False, seed=shuffle_seed)
     flat = [r["train_loss"] if r["finite"] else None for r in res.records]
-    loss = [[flat[(v * K + i) * seeds:(v * K + i + 1) * seeds] for i in range(K)] for v in range(len(variants))]
+    rough = [r if f is not None else None for r, f in zip(roughness(net.V, net0.V), flat)]
+    loss, rough = ([[x[(v * K + i) * seeds:(v * K + i + 1) * seeds] for i in range(K)] for v in range(len(variants))]
+                   for x in (flat, rough))
     coords = {v: coordinate_check(net0, data, optimizer=optimizer, lr=2.0 ** lrs[K // 2] * float(depth) ** p,
                                   steps=coord_steps, samples=COORD_SAMPLES)
               for v, p in zip(variants, exps)}
     return {"variants": variants, "exponents": exps, "loss": loss, "initial_loss": [float(v) for v in initial],
-            "coords": coords}
+            "coords": coords, "roughness": rough}
 
 
 @register_plan
