@@ -48,7 +48,7 @@ def main() -> None:
     data = _data({"dtype": "float32", "seed": 0, "samples": args.samples})
     net0 = _initial_net(args.depth, args.width, 10, data, args.beta, args.seeds, torch.Generator().manual_seed(0))
     scale = float(args.depth) ** predicted_exponent(args.beta, args.optimizer)
-    base = [2.0 ** k for k in range(-args.rates // 2 - 2, args.rates - args.rates // 2 - 2)]
+    base = [2.0 ** k for k in range(-(args.rates // 2) - 2, args.rates - args.rates // 2 - 2)]
     kw = dict(optimizer=args.optimizer, epochs=1, batch_size=64, loss="cross_entropy", lr_decay_halfway=False, seed=1)
     train(tiled(net0, 1), data, lr=[0.1] * args.seeds, **kw)  # warm-up: the first optimiser imports more of torch
     t0 = _cpu()
