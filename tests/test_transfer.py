@@ -103,11 +103,26 @@ def test_a_small_study_through_the_command_line(tmp_path, capsys):
     assert [s["variant"] for s in payload["settings"]] == ["rescaled", "not-rescaled"]
     assert payload["settings"][0]["verdict"] in (F.TRANSFERS, F.MOVES, F.INSUFFICIENT)
     assert (out / "transfer.png").exists() and (out / "coordinates.png").exists()
-    assert main(argv) == 0  # resumed from the store: nothing to train, the same result
-    assert json.loads((tmp_path / "r.json").read_text())["settings"] == payload["settings"]
     plan = T.plan_transfer(depths=[2, 4, 8], lrs=[-1, 1], seeds=2, width=2, samples=16, epochs=1, batch_size=16,
                            betas=[1.0], optimizers=["sgd"])
     assert plan.task_bytes() > 0 and plan.seconds() > 0 and T.TransferPlan.from_dict(plan.to_dict()) == plan
+
+
+@pytest.mark.slow
+def test_a_run_resumes_from_its_store(tmp_path):
+    """Every (beta, optimizer, depth) grid is a task of the run store: a second run trains
+    nothing and gives the same result."""
+    from deeplimits.runs import RunStore
+
+    plan = T.plan_transfer(depths=[2, 4, 8], lrs=[-1, 1], seeds=2, width=2, samples=16, epochs=1, batch_size=16,
+                           betas=[0.5], optimizers=["sgd", "adam"])
+    assert [t.key for t in plan.tasks()][:2] == ["transfer/beta-0.5/sgd/L-00002", "transfer/beta-0.5/sgd/L-00004"]
+    with RunStore(str(tmp_path), plan.to_dict()) as store:
+        first = plan.run(store=store)
+    calls = []
+    with RunStore(str(tmp_path), plan.to_dict()) as store:
+        again = plan.run(calls.append, store=store)
+    assert calls == [] and again.settings == first.settings
 
 
 def _quick(**kw):

@@ -69,6 +69,7 @@ def plot_coordinates(result, path: str | None = None, *, ax=None):
             a.loglog(r["depths"], _floats(c["mean"]), style, marker="o", ms=3,
                      label=f"beta {r['beta']:g} {r['optimizer']} {r['variant']}{slope}")
         a.set_xlabel("depth L")
-        a.set_ylabel(what + " after a few steps")
+        a.set_ylabel({"h_L": "mean |Δh_L|", "block": "relative update of a block"}[key])
+        a.set_title(f"{what}, after {result.spec['coord_steps']} steps", fontsize=8)
         a.legend(fontsize=6)
     return _save(fig, path)
