@@ -25,8 +25,12 @@ from .cases import LEVEL, LOSS_MARGIN, SLOPE_MARGIN
 __all__ = ["TRANSFERS", "MOVES", "INSUFFICIENT", "BOOTSTRAP", "log_losses", "vertex", "fit_optima", "verdict",
            "classify_slope"]
 
-TRANSFERS, MOVES, INSUFFICIENT = "transfers", "does not transfer", "insufficient evidence"
-"""The three verdicts."""
+TRANSFERS = "transfers"
+"""The verdict where the rescaled optimum stays put and the transferred rate loses little."""
+MOVES = "does not transfer"
+"""The verdict where the optimum clearly moves with depth, or the transferred rate loses much."""
+INSUFFICIENT = "insufficient evidence"
+"""The verdict where the intervals are too wide or an optimum sits on the edge of the grid."""
 BOOTSTRAP = 400
 """Resamples of the seeds."""
 
