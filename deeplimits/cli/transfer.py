@@ -35,7 +35,8 @@ def add_parser(sub, run_flags):
     c.add_argument("--preset", choices=list(C_.PRESETS), default=name, help=_preset_help() + " (default %(default)s)")
     c.add_argument("--betas", type=parse_list, help=f"branch scalings L^-beta, each in [0, 2] (default "
                                                     f"{fmt(d['betas'])})")
-    c.add_argument("--optimizer", choices=list(C_.OPTIMIZERS), help=f"train with this optimizer only (default: {fmt(d['optimizers'])})")
+    c.add_argument("--optimizer", choices=list(C_.OPTIMIZERS),
+                   help=f"train with this optimizer only (default: {fmt(d['optimizers'])})")
     c.add_argument("--seed", type=integer, help=f"base seed (default {d['seed']})")
     c.add_argument("--dtype", choices=N_.DTYPES, help=f"{DTYPE_HELP} (default {d['dtype']})")
     c.add_argument("--depths", type=int_list, help="at least three depths (default: the preset's)")

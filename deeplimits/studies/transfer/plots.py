@@ -48,7 +48,8 @@ def plot_transfer(result, path: str | None = None, *, ax=None):
 
 def plot_coordinates(result, path: str | None = None, *, ax=None):
     """The coordinate check: per quantity (``mean |Δh_L|`` and each block's relative update after a
-    few steps, :data:`~deeplimits.studies.transfer.coords.QUANTITIES`), its size against depth, log-log, one line per setting; flat under the scaling
+    few steps, :data:`~deeplimits.studies.transfer.coords.QUANTITIES`), its size against depth, log-log,
+    one line per setting; flat under the scaling
     that keeps a step of order one.
 
     Args:

@@ -104,11 +104,14 @@ class TransferResult(PlainData):
         out = [f"beta {r['beta']:g}, {r['optimizer']}, {r['variant']} (p = {r['exponent']:g}; predicted "
                f"{r['predicted']:g}): {r['verdict']} ({r['why']})"]
         if "optimum" in r:
-            opt = ", ".join(f"L={L}: 2^{o:.2f}{'*' if e else ''}" for L, o, e in zip(r["depths"], r["optimum"], r["edge"]))
+            opt = ", ".join(f"L={L}: 2^{o:.2f}{'*' if e else ''} [{a:.1f}, {b:.1f}]"
+                            for L, o, e, (a, b) in zip(r["depths"], r["optimum"], r["edge"], r["optimum_ci"]))
             gaps = ", ".join(f"{100 * g:.0f}%" for g in r["loss_gap"])
             lo, hi = r["slope_ci"]
-            out += [f"  optimal base rate{' (*: on the edge of the grid)' if any(r['edge']) else ''}: {opt}",
-                    f"  base optimum ~ L^{r['slope']:.2f} [{lo:.2f}, {hi:.2f}]; optimal rate ~ L^{r['rate_exponent']:.2f} "
+            star = "; *: on the edge of the grid" if any(r["edge"]) else ""
+            out += [f"  optimal base rate (log2, 90% bootstrap interval{star}): {opt}",
+                    f"  base optimum ~ L^{r['slope']:.2f} [{lo:.2f}, {hi:.2f}]; "
+                    f"optimal rate ~ L^{r['rate_exponent']:.2f} "
                     f"[{lo + r['exponent']:.2f}, {hi + r['exponent']:.2f}] (predicted L^{r['predicted']:g}); "
                     f"loss at the transferred rate over each optimum: {gaps}"]
         if "roughness" in r and r["roughness"]["slope"] is not None:

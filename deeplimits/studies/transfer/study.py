@@ -195,9 +195,11 @@ def _data(params: dict):
 
 def _grid(lrs) -> tuple[int, ...]:
     """``lrs``: ``[low, high]`` powers of 2 (``low < high``, integers within [-40, 40]) -> every integer between."""
-    pair = V_.sequence("lrs", lrs, lambda v: V_.integer("lrs", v, low=-40, high=40), what="a pair low,high of powers of 2")
+    pair = V_.sequence("lrs", lrs, lambda v: V_.integer("lrs", v, low=-40, high=40),
+                       what="a pair low,high of powers of 2")
     if len(pair) != 2 or pair[0] + 2 > pair[1]:
-        raise ParameterError("lrs", f"lrs must be a pair low,high of powers of 2 with low + 2 <= high, got {list(pair)}")
+        raise ParameterError("lrs", "lrs must be a pair low,high of powers of 2 with low + 2 <= high, got "
+                                    f"{list(pair)}")
     return tuple(range(pair[0], pair[1] + 1))
 
 
@@ -226,7 +228,8 @@ def plan_transfer(*, depths: Sequence[int] = tuple(_CPU["depths"]), betas: Seque
             raise ParameterError(name, f"{name} must be a non-empty list of distinct values, got {list(v)}")
     epochs = V_.integer("epochs", epochs, high=10 ** 4)
     plan = TransferPlan(depths, betas, optimizers, _grid(lrs), V_.integer("seeds", seeds, low=2, high=10 ** 4),
-                        V_.integer("width", width, high=10 ** 4), epochs, V_.integer("batch_size", batch_size, high=10 ** 7),
+                        V_.integer("width", width, high=10 ** 4), epochs,
+                        V_.integer("batch_size", batch_size, high=10 ** 7),
                         V_.integer("samples", samples, low=2, high=1437), DEFAULTS["coord_steps"],
                         V_.integer("seed", seed, low=0, high=seed_limit(epochs)), str(V_.dtype(dtype)).split(".")[-1],
                         _device(device, dtype))
