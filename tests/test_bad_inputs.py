@@ -56,6 +56,8 @@ S = ["stability", "--width", "2", "--n-in", "2", "--depths", "2,4", "--betas", "
 SC = ["scaling", "--depths", "4,8", "--max-epochs", "1"]
 TL = ["trained-limit", "--preset", "quick", "--depths", "2,4", "--reference", "8", "--epochs", "1"]
 TR = ["train", "--depth", "4", "--width", "3", "--epochs", "1"]
+TF = ["transfer", "--preset", "quick", "--depths", "2,4,8", "--lrs=-1,1", "--seeds", "2", "--width", "2", "--samples",
+      "16", "--betas", "1", "--optimizer", "adam"]
 P = ["phase", "--hursts", "0.6", "--betas", "0.5", "--width", "2", "--n-in", "2", "--depth", "4", "--draws", "1",
      "--inputs", "1"]
 
@@ -449,6 +451,32 @@ CLI = [
     (TL + ["--timeout", "1"], 2, "--timeout"),
     (TL + ["--quiet=yes"], 2, "ignored explicit argument"),
     (TL + ["--device", "tpu"], 2, "--device"),
+    # -- transfer: every flag
+    (["transfer", "--preset", "published"], 2, "invalid choice"),
+    (TF + ["--betas", "-0.5"], 2, "--betas"),
+    (TF + ["--betas", "0.5,0.5"], 2, "--betas must be a non-empty list of distinct values"),
+    (TF + ["--betas", "x"], 2, "--betas"),
+    (TF + ["--optimizer", "lbfgs"], 2, "invalid choice"),
+    (TF + ["--depths", "4,8"], 2, "at least three distinct depths"),
+    (TF + ["--depths", "0,4,8"], 2, "--depths"),
+    (TF + ["--lrs", "1"], 2, "--lrs must be a pair low,high"),
+    (TF + ["--lrs=2,1"], 2, "--lrs must be a pair low,high"),
+    (TF + ["--lrs=0,50"], 2, "--lrs"),
+    (TF + ["--seeds", "1"], 2, "--seeds"),
+    (TF + ["--width", "0"], 2, "--width"),
+    (TF + ["--epochs", "0"], 2, "--epochs"),
+    (TF + ["--samples", "2000"], 2, "--samples"),
+    (TF + ["--batch-size", "0"], 2, "--batch-size"),
+    (TF + ["--seed", "-1"], 2, "--seed"),
+    (TF + ["--dtype", "half"], 2, "invalid choice"),
+    (TF + ["--out", "afile"], 2, "--out"),
+    (TF + ["--json", "adir"], 2, "--json"),
+    (TF + ["--workers", "0"], 2, "--workers"),
+    (TF + ["--scheduler", "tcp://host:port"], 2, "--scheduler"),
+    (TF + ["--timeout", "1"], 2, "--timeout"),
+    (TF + ["--quiet=yes"], 2, "ignored explicit argument"),
+    (TF + ["--device", "tpu"], 2, "--device"),
+    (TF + ["--dry-run", "--seeds", "0"], 2, "--seeds"),
     (["scaling", "--preset", ""], 2, "invalid choice"),
     (["scaling", "--dataset", ""], 2, "invalid choice"),
     (["scaling", "--activation", ""], 2, "invalid choice"),

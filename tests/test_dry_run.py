@@ -21,6 +21,7 @@ SMALL = {
     "scaling-conv": ["--arch", "conv"],
     "scaling-ablation": ["--ablation"],
     "trained-limit": [],
+    "transfer": [],
 }
 
 

@@ -6,6 +6,7 @@ import pytest
 
 from deeplimits.cli.outputs import write_study
 from deeplimits.studies import plan_phase, plan_scaling, plan_stability, plan_trained_limit
+from deeplimits.studies.transfer import plan_transfer as _plan_transfer
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -27,6 +28,9 @@ STUDIES = {
     "scaling": (lambda: plan_scaling(depths=[4, 8], width=4, seeds=1, samples=32, max_epochs=1), ["scaling.png"]),
     "trained-limit": (lambda: plan_trained_limit(cases=["linear"], depths=[2, 4], reference=8, seeds=2, epochs=1,
                                                  width=2, samples=10), ["trained-limit.png"]),
+    "transfer": (lambda: _plan_transfer(depths=[2, 4, 8], lrs=[-1, 1], seeds=2, width=2, samples=16, epochs=1,
+                                        batch_size=16, betas=[1.0], optimizers=["adam"]),
+                 ["transfer.png", "coordinates.png"]),
 }
 
 

@@ -510,6 +510,8 @@ PHASE_CMD = ["phase", "--hursts", "0.6", "--betas", "0.5", "--width", "2", "--n-
 TRAIN_CMD = ["train", "--depth", "4", "--width", "3", "--epochs", "1"]
 SCALE_CMD = ["scaling", "--depths", "4,8", "--max-epochs", "1", "--samples", "16"]
 SCONV_CMD = ["scaling", "--arch", "conv", "--depths", "4,8", "--width", "4", "--epochs", "1"]
+TF_CMD = ["transfer", "--preset", "quick", "--depths", "2,4,8", "--lrs=-1,1", "--seeds", "2", "--width", "2",
+          "--samples", "16", "--betas", "1", "--optimizer", "adam"]
 TL_CMD = ["trained-limit", "--preset", "quick", "--depths", "2,4", "--reference", "8", "--epochs", "1"]
 WEIGHTS_CMD = ["weights", "{OK}"]
 
@@ -583,6 +585,12 @@ CLI = {
         "--epochs": cli_int(), "--lr": cli_real(0, low_open=True), "--optimizer": cli_choice(("sgd", "adam")),
         "--batch-size": cli_int(), "--checkpoints": cli_int(), "--length-scale": cli_real(0.05, 100),
         **COMMON, **RUNNING}),
+    "transfer": (TF_CMD, {
+        "--preset": cli_choice(("quick", "cpu")), "--betas": cli_list(float, 0, 2),
+        "--optimizer": cli_choice(("sgd", "adam")), "--depths": cli_list(int),
+        "--lrs": st.sampled_from(["", "x", "1", "2,1", "1,2", "1,2,3", "-41,0", "0,41", "1.5,3", "nan,1", "0:1:2"]),
+        "--seeds": cli_int(low=2), "--width": cli_int(), "--epochs": cli_int(), "--samples": cli_int(low=2),
+        "--batch-size": cli_int(), **COMMON, **RUNNING}),
     "weights": (WEIGHTS_CMD, {
         "--beta": st.sampled_from(["nan", "inf", "-inf", "1e300", "1e999", "", "x", "0x1p3", "1,2"]),
         "--grid": cli_int(), "--out": cli_path("dir"), "--json": cli_path(),

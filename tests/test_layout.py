@@ -354,6 +354,12 @@ class Sources:
             self.mapping(d)
         self.mp.setitem(T.PRESETS, f"zz-{T.DEFAULT_PRESET}", copy.deepcopy(T.PRESETS[T.DEFAULT_PRESET]))
         self.mp.setattr(T, "DEFAULT_PRESET", f"zz-{T.DEFAULT_PRESET}")
+        from deeplimits.studies.transfer import cases as TF
+
+        for d in (TF.DEFAULTS, TF.PRESETS):
+            self.mapping(d)
+        self.mp.setitem(TF.PRESETS, f"zz-{TF.DEFAULT_PRESET}", copy.deepcopy(TF.PRESETS[TF.DEFAULT_PRESET]))
+        self.mp.setattr(TF, "DEFAULT_PRESET", f"zz-{TF.DEFAULT_PRESET}")
         for cmd, name in P.DEFAULT_PRESET.items():  # a copy of it under another name
             presets = {"stability": P.STABILITY_PRESETS, "phase": P.PHASE_PRESETS, "scaling": P.SCALING_PRESETS}[cmd]
             self.mp.setitem(presets, f"zz-{name}", copy.deepcopy(presets[name]))

@@ -243,3 +243,37 @@ class Run:
             except OSError:
                 pass
         V.remove_empty_dirs(self.created)
+
+
+def run_study(args, cmd: str, spec, *, unit: str, total: int, estimate: str | None = None) -> int:
+    """Run the plan ``spec`` of ``deeplimits cmd`` in its store with a progress bar of ``total``
+    ``unit`` s (a ``--dry-run`` shows the plan instead), print ``estimate`` first when given,
+    then the report, and write the figures and the JSON (:func:`~.outputs.write_study`)."""
+    from . import dry_run, outputs
+
+    out = default_out(args, cmd, spec.to_dict())
+    outputs.check_outputs(args, cmd, out)
+    if args.dry_run:
+        return dry_run.show(args, cmd, [spec], out)
+    report = outputs.report_stream(args.json)
+    if estimate:
+        print(estimate, file=report, flush=True)
+    with Run(out, spec.to_dict()) as store:
+        with progress(args, total=total, unit=unit, desc=cmd, initial=spec.stored_units(store)) as bar:
+            result = spec.run(bar.update, store=store, **executor(args, cmd))
+    print(result.report(), file=report)
+    written = outputs.write_study(result, out, args.json)
+    print(f"run store {store.path}; wrote " + ", ".join(written), file=report)
+    return 0
+
+
+def study_options(args, cmd: str, preset: dict, dtype: str, names) -> dict:
+    """The executor flags checked, then the keyword arguments of a study's plan function: the
+    ``preset`` overridden by the flags given among ``names`` (:func:`preset_options`), with the
+    ``dtype`` named by the study's defaults unless ``--dtype`` is given."""
+    import torch
+
+    executor(args, cmd)  # checked before the plan
+    kw = preset_options(args, preset, names)
+    kw.setdefault("dtype", getattr(torch, dtype))
+    return kw

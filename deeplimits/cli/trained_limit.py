@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from .. import _names as N_
 from ..studies.trained_limit import cases as C_
-from . import dry_run, outputs
 from .errors import plan
-from .execution import Run, default_out, executor, preset_options, progress
+from .execution import run_study, study_options
 from .values import DTYPE_HELP, fmt, int_list, integer, real
 
 __all__ = ["add_parser", "run_trained_limit_cmd", "OPTIONS"]
@@ -66,24 +65,8 @@ def add_parser(sub, run_flags):
 
 
 def run_trained_limit_cmd(args) -> int:
-    import torch
-
     from ..studies.trained_limit.study import plan_trained_limit
 
-    executor_kw = executor(args, "trained-limit")
-    kw = preset_options(args, C_.PRESETS[args.preset], OPTIONS)
-    kw.setdefault("dtype", getattr(torch, C_.DEFAULTS["dtype"]))
+    kw = study_options(args, "trained-limit", C_.PRESETS[args.preset], C_.DEFAULTS["dtype"], OPTIONS)
     spec = plan("trained-limit", OPTIONS + ("dtype", "device"), plan_trained_limit, **kw)
-    out = default_out(args, "trained-limit", spec.to_dict())
-    outputs.check_outputs(args, "trained-limit", out)
-    if args.dry_run:
-        return dry_run.show(args, "trained-limit", [spec], out)
-    with Run(out, spec.to_dict()) as store:
-        with progress(args, total=spec.seeds * len(spec.cases), unit="seed", desc="trained-limit",
-                      initial=spec.stored_units(store)) as bar:
-            result = spec.run(bar.update, store=store, **executor_kw)
-    report = outputs.report_stream(args.json)
-    print(result.report(), file=report)
-    written = outputs.write_study(result, out, args.json)
-    print(f"run store {store.path}; wrote " + ", ".join(written), file=report)
-    return 0
+    return run_study(args, "trained-limit", spec, unit="seed", total=spec.seeds * len(spec.cases))

@@ -1,0 +1,64 @@
+"""``deeplimits transfer``: which residual scaling lets a learning rate transfer across depth
+(docs/transfer.md): the optimal base rate per depth, its exponent, the verdicts and the
+coordinate check."""
+
+from __future__ import annotations
+
+from .. import _names as N_
+from ..studies.transfer import cases as C_
+from .errors import plan
+from .execution import run_study, study_options
+from .values import DTYPE_HELP, fmt, int_list, integer, parse_list
+
+__all__ = ["add_parser", "run_transfer_cmd", "OPTIONS"]
+
+#: flags passed to :func:`deeplimits.studies.transfer.study.plan_transfer` when given
+OPTIONS = ("depths", "betas", "optimizers", "lrs", "seeds", "width", "epochs", "batch_size", "samples", "seed")
+
+
+def _preset_help() -> str:
+    return "; ".join(f"{n}: " + ", ".join(f"{k} {fmt(v)}" for k, v in p.items()) for n, p in C_.PRESETS.items())
+
+
+def add_parser(sub, run_flags):
+    """The subcommand; ``run_flags`` adds the flags every simulating command shares."""
+    d, name = C_.DEFAULTS, C_.DEFAULT_PRESET
+    c = sub.add_parser(
+        "transfer", help="which residual scaling L^-beta lets a learning rate transfer across depth (SGD, Adam)",
+        description="res-1 tanh residual MLPs on digits at several depths, each trained over a grid of base learning "
+                    "rates (powers of 2) and seeds in one batched network; the residual blocks train at base x L^p, "
+                    "p the predicted exponent (SGD 2 beta - 1, Adam beta - 1) or 0 (not rescaled). Reported per "
+                    "(beta, optimizer): the optimal base rate per depth (a parabola in log2 rate, bootstrap over "
+                    "seeds), its exponent against L with an interval, the loss at the transferred rate, a verdict "
+                    "(transfers, does not transfer, insufficient evidence; docs/transfer.md) and the coordinate "
+                    f"check (how much a few steps move the hidden state, against L). Default: --preset {name}.")
+    c.add_argument("--preset", choices=list(C_.PRESETS), default=name, help=_preset_help() + " (default %(default)s)")
+    c.add_argument("--betas", type=parse_list, help=f"branch scalings L^-beta, each in [0, 2] (default "
+                                                    f"{fmt(d['betas'])})")
+    c.add_argument("--optimizer", choices=list(C_.OPTIMIZERS),
+                   help=f"train with this optimizer only (default: {fmt(d['optimizers'])})")
+    c.add_argument("--seed", type=integer, help=f"base seed (default {d['seed']})")
+    c.add_argument("--dtype", choices=N_.DTYPES, help=f"{DTYPE_HELP} (default {d['dtype']})")
+    c.add_argument("--depths", type=int_list, help="at least three depths (default: the preset's)")
+    c.add_argument("--lrs", type=int_list, metavar="LOW,HIGH", help="the base rates 2^LOW, ..., 2^HIGH (default: the "
+                                                                    "preset's)")
+    c.add_argument("--seeds", type=integer, help="initialisations per depth, at least 2 (default: the preset's)")
+    c.add_argument("--width", type=integer, help="width d of the residual stream (default: the preset's)")
+    c.add_argument("--epochs", type=integer, help="passes over the training samples (default: the preset's)")
+    c.add_argument("--samples", type=integer, help="training samples of digits, at most 1437 (default: the preset's)")
+    c.add_argument("--batch-size", type=integer, help=f"mini-batch size (default {d['batch_size']})")
+    run_flags(c, "transfer", "(beta, optimizer, depth) grids")
+    c.set_defaults(func=run_transfer_cmd)
+    return c
+
+
+def run_transfer_cmd(args) -> int:
+    from ..studies.timing import duration
+    from ..studies.transfer.study import plan_transfer
+
+    kw = study_options(args, "transfer", C_.PRESETS[args.preset], C_.DEFAULTS["dtype"], OPTIONS)
+    if args.optimizer is not None:
+        kw["optimizers"] = [args.optimizer]
+    spec = plan("transfer", OPTIONS + ("dtype", "device"), plan_transfer, **kw)
+    estimate = f"plan: {spec.estimate()}; about {duration(spec.seconds())} in one process on 2 CPU cores"
+    return run_study(args, "transfer", spec, unit="grid", total=len(spec.tasks()), estimate=estimate)

@@ -1,0 +1,34 @@
+"""Which residual scaling lets a learning rate transfer across depth (docs/transfer.md), one
+study in one package:
+
+* :mod:`~deeplimits.studies.transfer.study`: the plan, its sweep task and the batched grid;
+* :mod:`~deeplimits.studies.transfer.cases`: the presets, defaults, margins and the predicted
+  exponents (torch-free, read by the command line's ``--help``);
+* :mod:`~deeplimits.studies.transfer.fit`: the optimum per depth, its exponent and the verdict;
+* :mod:`~deeplimits.studies.transfer.coords`: the depth coordinate check;
+* :mod:`~deeplimits.studies.transfer.result`: the result and its report;
+* :mod:`~deeplimits.studies.transfer.plots`: its figures;
+* :mod:`~deeplimits.studies.transfer.memory`: the peak bytes and the time of its tasks.
+
+Names are resolved on first access (PEP 562): importing the package, or its cases, imports no torch.
+"""
+
+from __future__ import annotations
+
+from ..._lazy import lazy_exports
+
+#: public name -> the submodule that defines it
+_WHERE = {
+    **dict.fromkeys(("TransferPlan", "plan_transfer", "train_grid"), "study"),
+    **dict.fromkeys(("PRESETS", "DEFAULT_PRESET", "DEFAULTS", "SLOPE_MARGIN", "LOSS_MARGIN", "predicted_exponent"),
+                    "cases"),
+    **dict.fromkeys(("fit_optima", "verdict"), "fit"),
+    "coordinate_check": "coords",
+    **dict.fromkeys(("TransferResult", "summarise_setting"), "result"),
+    **dict.fromkeys(("plot_transfer", "plot_coordinates"), "plots"),
+    **dict.fromkeys(("transfer_bytes", "transfer_seconds"), "memory"),
+}
+
+__all__ = list(_WHERE)
+
+__getattr__, __dir__ = lazy_exports(globals(), _WHERE)

@@ -1,0 +1,141 @@
+"""The result of a transfer study: per setting ``(beta, optimiser, variant)`` the loss curves per
+depth, the optimal base rate per depth with intervals, its exponent against depth, the loss gaps,
+the verdict (:mod:`.fit`) and the coordinate check (:mod:`.coords`) (docs/transfer.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..._plain import PlainData
+from ..result import draw_into
+from .cases import LEVEL, LOSS_MARGIN, SLOPE_MARGIN, predicted_exponent
+
+__all__ = ["TransferResult", "summarise_setting", "coordinate_slopes"]
+
+
+def coordinate_slopes(depths, values: list) -> dict:
+    """One coordinate quantity: ``values`` per depth, one per seed (``None``: blown up). The mean
+    per depth, the slope of ``log`` mean against ``log L`` with its interval (jackknife over the
+    seeds finite at every depth, Student t, :func:`~deeplimits.diagnostics.trained_pair.rate_interval`)
+    and its reading (:func:`.fit.classify_slope`)."""
+    from ...diagnostics.trained_pair import rate_interval
+    from .fit import classify_slope
+
+    t = np.array([[np.nan if v is None else v for v in row] for row in values], dtype=np.float64).T  # (seeds, depths)
+    keep = t[np.isfinite(t).all(axis=1) & (t > 0).all(axis=1)]
+    mean = [float(v) for v in np.nanmean(t, 0)] if np.isfinite(t).any() else [None] * len(depths)
+    if len(keep) < 2:
+        return {"mean": mean, "slope": None, "ci": [None, None], "reading": "unclear"}
+    rate, lo, hi = rate_interval(depths, keep, LEVEL / 2)
+    ci = [-hi, -lo]
+    return {"mean": mean, "slope": -rate, "ci": ci, "reading": classify_slope(ci)}
+
+
+def summarise_setting(beta: float, optimizer: str, variant: str, by_depth: dict, lrs) -> dict:
+    """One setting's summary from its tasks' results (``{depth: result}``, the depths present)."""
+    from .fit import INSUFFICIENT, fit_optima, log_losses, verdict
+
+    depths = sorted(by_depth)
+    j = [by_depth[L]["variants"].index(variant) for L in depths]
+    tables = [log_losses(by_depth[L]["loss"][v], by_depth[L]["initial_loss"]) for L, v in zip(depths, j)]
+    p = by_depth[depths[0]]["exponents"][j[0]]
+    row = {"beta": beta, "optimizer": optimizer, "variant": variant, "exponent": p,
+           "predicted": predicted_exponent(beta, optimizer), "depths": depths, "lrs": list(lrs),
+           "seeds": int(tables[0].shape[1]), "curves": [[float(v) for v in np.exp(t.mean(1))] for t in tables],
+           "blown_up": [[sum(x is None for x in r) for r in by_depth[L]["loss"][v]] for L, v in zip(depths, j)],
+           "coords": {k: coordinate_slopes(depths, [by_depth[L]["coords"][variant][k] for L in depths])
+                      for k in ("h_L", "block")}}
+    if len(depths) < 3:
+        return {**row, "verdict": INSUFFICIENT, "why": f"{len(depths)} depths (at least 3 are needed)"}
+    fit = fit_optima(depths, lrs, tables)
+    row.update(fit)
+    row["rate_exponent"] = p + fit["slope"]  # the optimal rate itself: base optimum x L^p
+    row["verdict"], row["why"] = verdict(fit, depths)
+    if all("roughness" in by_depth[L] for L in depths):  # at the transferred rate's nearest grid point
+        i0 = int(round(fit["optimum"][0] - lrs[0]))
+        row["roughness"] = coordinate_slopes(depths, [by_depth[L]["roughness"][v][i0] for L, v in zip(depths, j)])
+    return row
+
+
+def _ci(ci) -> str:
+    return "[-, -]" if ci[0] is None else f"[{ci[0]:.2f}, {ci[1]:.2f}]"
+
+
+@dataclasses.dataclass
+class TransferResult(PlainData):
+    """``spec`` (the plan), ``settings`` (one :func:`summarise_setting` dict per ``(beta,
+    optimiser, variant)``) and the compute ``seconds``. :meth:`report` is the text;
+    :meth:`figures` draws the loss curves and the coordinate check (:mod:`.plots`)."""
+
+    spec: dict
+    """The plan's spec (:meth:`~deeplimits.studies.transfer.study.TransferPlan.to_dict`)."""
+    settings: list
+    """One summary per ``(beta, optimiser, variant)`` (:func:`summarise_setting`)."""
+    seconds: float
+    """Compute seconds, summed over the sessions of a resumed run."""
+
+    def setting(self, beta: float, optimizer: str, variant: str = "rescaled") -> dict:
+        """The summary of one setting (``KeyError`` if the study has none)."""
+        for s in self.settings:
+            if (s["beta"], s["optimizer"], s["variant"]) == (beta, optimizer, variant):
+                return s
+        raise KeyError((beta, optimizer, variant))
+
+    def report(self) -> str:
+        """Per setting the optimal base rate per depth, its exponent with the interval beside the
+        prediction, the loss gaps, the verdict and the coordinate check, as text."""
+        s = self.spec
+        lines = [f"learning-rate transfer across depth: res-1 tanh MLPs of width {s['width']} on digits "
+                 f"({s['samples']} samples, {s['epochs']} epochs of mini-batches of {s['batch_size']}), depths "
+                 f"{s['depths']}, base rates 2^{s['lrs'][0]}..2^{s['lrs'][-1]}, {s['seeds']} seeds; blocks trained at "
+                 "base x L^p, embedding and readout fixed",
+                 f"verdicts (docs/transfer.md): {100 * (1 - LEVEL):g}% intervals; transfers: the base optimum's "
+                 f"exponent within ±{SLOPE_MARGIN:g} and the transferred rate within {LOSS_MARGIN:.0%} of each "
+                 "depth's optimal loss"]
+        for r in self.settings:
+            lines += self._lines(r)
+        lines.append(f"{self.seconds:.1f} s")
+        return "\n".join(lines)
+
+    @staticmethod
+    def _lines(r: dict) -> list[str]:
+        out = [f"beta {r['beta']:g}, {r['optimizer']}, {r['variant']} (p = {r['exponent']:g}; predicted "
+               f"{r['predicted']:g}): {r['verdict']} ({r['why']})"]
+        if "optimum" in r:
+            opt = ", ".join(f"L={L}: 2^{o:.2f}{'*' if e else ''} [{a:.1f}, {b:.1f}]"
+                            for L, o, e, (a, b) in zip(r["depths"], r["optimum"], r["edge"], r["optimum_ci"]))
+            gaps = ", ".join(f"{100 * g:.0f}%" for g in r["loss_gap"])
+            lo, hi = r["slope_ci"]
+            star = "; *: on the edge of the grid" if any(r["edge"]) else ""
+            out += [f"  optimal base rate (log2, 90% bootstrap interval{star}): {opt}",
+                    f"  base optimum ~ L^{r['slope']:.2f} [{lo:.2f}, {hi:.2f}]; "
+                    f"optimal rate ~ L^{r['rate_exponent']:.2f} "
+                    f"[{lo + r['exponent']:.2f}, {hi + r['exponent']:.2f}] (predicted L^{r['predicted']:g}); "
+                    f"loss at the transferred rate over each optimum: {gaps}"]
+        if "roughness" in r and r["roughness"]["slope"] is not None:
+            w = r["roughness"]
+            out.append(f"  trained blocks at the transferred rate: mean_k |ΔV_(k+1) - ΔV_k| / mean_k |ΔV_k| ~ "
+                       f"L^{w['slope']:.2f} {_ci(w['ci'])} (smooth in k/L: L^-1; independent layers: L^0)")
+        c = r["coords"]
+        out.append("  coordinate check: " + "; ".join(
+            f"{k} ~ L^{c[k]['slope']:.2f} {_ci(c[k]['ci'])} ({c[k]['reading']})" if c[k]["slope"] is not None
+            else f"{k}: unclear" for k in ("h_L", "block")))
+        return out
+
+    def figures(self, out: str) -> list[str]:
+        """Draw ``transfer.png`` (loss against base rate) and ``coordinates.png`` into ``out``; their paths."""
+        return draw_into(out, [("transfer.png", self.plot), ("coordinates.png", self.plot_coordinates)])
+
+    def plot(self, path=None, *, ax=None):
+        """The loss curves (:func:`~deeplimits.studies.transfer.plots.plot_transfer`)."""
+        from .plots import plot_transfer
+
+        return plot_transfer(self, path=path, ax=ax)
+
+    def plot_coordinates(self, path=None, *, ax=None):
+        """The coordinate check (:func:`~deeplimits.studies.transfer.plots.plot_coordinates`)."""
+        from .plots import plot_coordinates
+
+        return plot_coordinates(self, path=path, ax=ax)

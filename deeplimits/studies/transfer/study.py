@@ -1,0 +1,243 @@
+"""Which residual scaling lets a learning rate transfer across depth (docs/transfer.md; SPEC
+section 7; Yang, Yu, Zhu & Hayou, ICLR 2024; Bordelon, Noci, Li, Hanin & Pehlevan, ICLR 2024).
+
+For each branch scaling ``beta``, optimiser and depth ``L``, res-1 (tanh) residual MLPs
+``h_{k+1} = h_k + L^-beta V_{k+1} tanh(h_k)`` are trained on a bundled task over a grid of base
+learning rates (powers of 2) and seeds, all at once: ONE
+:class:`~deeplimits.training.ResidualNetwork` holds ``variants x rates x seeds`` configurations,
+each seed's initial weights shared by every rate and variant. The residual blocks train at
+``base x L^p`` (``p`` the predicted exponent, :func:`~.cases.predicted_exponent`, or 0 for the
+variant not rescaled); the embedding and the readout stay at their random initial values, so
+every trained weight sits in the ``L`` blocks the heuristic is about. A short full-batch run
+beside it measures the coordinate check (:mod:`.coords`). One task per ``(beta, optimiser,
+depth)``, stored and resumable like every study (docs/sweeps.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import time
+from typing import ClassVar, Sequence
+
+import torch
+
+from ... import _resources as R_
+from ... import _validate as V_
+from ..._random import chunk_seed
+from ...errors import ParameterError
+from ...runs import Task, register_task
+from ..plan import Plan, register_plan
+from ..trained_limit.study import _device
+from .cases import COORD_SAMPLES, DEFAULT_PRESET, DEFAULTS, OPTIMIZERS, PRESETS, exponent_of, settings
+
+__all__ = ["TransferPlan", "plan_transfer", "train_grid"]
+
+_CPU = PRESETS[DEFAULT_PRESET]
+
+
+def _initial_net(L: int, width: int, classes: int, data, beta: float, seeds: int, generator) -> object:
+    """``seeds`` networks of depth ``L`` drawn from ``generator`` (embedding and readout frozen)."""
+    from ...training import ResidualNetwork
+
+    net = ResidualNetwork("res-1", L, width, data.x_train.shape[1], classes, configs=seeds, beta=beta,
+                          activation="tanh", dtype=data.x_train.dtype, device=data.x_train.device)
+    net.reset_parameters(generator)
+    return net
+
+
+def train_grid(data, *, depth: int, beta: float, optimizer: str, lrs: Sequence[int], seeds: int, width: int,
+               epochs: int, batch_size: int, coord_steps: int, seed: int = 0, shuffle_seed: int = 0) -> dict:
+    """Train the grid of one ``(beta, optimizer, depth)``: every variant x base rate ``2^lrs[i]``
+    x seed in one network (``data``: a classification :class:`~deeplimits.data.Dataset`), and
+    the coordinate check of each variant at the base rate ``2^lrs[middle]``.
+
+    Returns ``{'variants', 'exponents', 'loss' (variants x rates x seeds final training losses,
+    ``None`` where training blew up), 'initial_loss' (per seed), 'coords' (per variant, from
+    :func:`~.coords.coordinate_check`), 'roughness' (as 'loss': :func:`~.coords.roughness` of the
+    trained blocks)}``."""
+    from ...training import evaluate, train
+    from .coords import coordinate_check, roughness, tiled
+
+    variants = [v for b, o, v in settings([beta], [optimizer])]
+    exps = [exponent_of(beta, optimizer, v) for v in variants]
+    classes = int(data.y_train.max()) + 1
+    g = torch.Generator().manual_seed(seed)
+    net0 = _initial_net(depth, width, classes, data, beta, seeds, g)
+    initial = evaluate(net0, data.x_train, data.y_train, "cross_entropy")[0]
+    K = len(lrs)
+    net = tiled(net0, len(variants) * K)
+    rates = [2.0 ** lr * float(depth) ** p for p in exps for lr in lrs for _ in range(seeds)]
+    res = train(net, data, optimizer=optimizer, lr=rates, epochs=epochs, batch_size=batch_size, loss="cross_entropy",
+                lr_decay_halfway=False, seed=shuffle_seed)
+    flat = [r["train_loss"] if r["finite"] else None for r in res.records]
+    rough = [r if f is not None else None for r, f in zip(roughness(net.V, net0.V), flat)]
+    loss, rough = ([[x[(v * K + i) * seeds:(v * K + i + 1) * seeds] for i in range(K)] for v in range(len(variants))]
+                   for x in (flat, rough))
+    coords = {v: coordinate_check(net0, data, optimizer=optimizer, lr=2.0 ** lrs[K // 2] * float(depth) ** p,
+                                  steps=coord_steps, samples=COORD_SAMPLES)
+              for v, p in zip(variants, exps)}
+    return {"variants": variants, "exponents": exps, "loss": loss, "initial_loss": [float(v) for v in initial],
+            "coords": coords, "roughness": rough}
+
+
+@register_plan
+@dataclasses.dataclass(frozen=True)
+class TransferPlan(Plan):
+    """A validated learning-rate transfer study (from :func:`plan_transfer`); :meth:`to_dict` is its spec."""
+
+    study: ClassVar[str] = "transfer"
+    optional: ClassVar[tuple[str, ...]] = ("device",)
+
+    depths: tuple[int, ...]
+    """The depths ``L`` (at least three, increasing)."""
+    betas: tuple[float, ...]
+    """The branch scalings ``L^-beta``."""
+    optimizers: tuple[str, ...]
+    """``'sgd'`` and/or ``'adam'``."""
+    lrs: tuple[int, ...]
+    """The base learning rates, as powers of 2 (``2^lrs[i]``), increasing by 1."""
+    seeds: int
+    """Independent initialisations per depth (each trained at every rate)."""
+    width: int
+    """The width ``d`` of the residual stream."""
+    epochs: int
+    """Passes over the training samples (mini-batches of :attr:`batch_size`)."""
+    batch_size: int
+    """The mini-batch size."""
+    samples: int
+    """Training samples of the digits task (at most its 1437)."""
+    coord_steps: int
+    """Full-batch steps of the coordinate check."""
+    seed: int
+    """The base seed (the task seeds, the split of the data, the mini-batches)."""
+    dtype: str
+    """``'float32'`` or ``'float64'``."""
+    device: str | None = None
+    """Where the tasks run (``None``: the CPU)."""
+
+    def tasks(self) -> list:
+        base = {k: v for k, v in self.to_dict().items() if k not in ("study", "depths", "betas", "optimizers")}
+        out = []
+        for i, (beta, opt, L) in enumerate(itertools.product(self.betas, self.optimizers, self.depths)):
+            out.append(Task(f"transfer/beta-{beta:g}/{opt}/L-{L:05d}", "transfer-grid",
+                            {**base, "beta": beta, "optimizer": opt, "depth": L}, chunk_seed(self.seed, i)))
+        return out
+
+    def progress_units(self, task) -> int:
+        return 1
+
+    def configs(self, beta: float, optimizer: str) -> int:
+        """Configurations trained at once in a task of ``(beta, optimizer)``."""
+        return len(settings([beta], [optimizer])) * len(self.lrs) * self.seeds
+
+    def estimate(self) -> R_.Estimate:
+        """Peak memory of one task, tasks, trained networks and one task's layer passes (no allocation)."""
+        from ...training.train import train_steps
+
+        C = max(self.configs(b, o) for b in self.betas for o in self.optimizers)
+        n = sum(self.configs(b, o) for b in self.betas for o in self.optimizers) * len(self.depths)
+        return R_.Estimate(self.task_bytes(), len(self.betas) * len(self.optimizers) * len(self.depths), n, C,
+                           train_steps(self.samples, self.batch_size, self.epochs, max(self.depths)),
+                           R_.available_memory(self.device), "configuration")
+
+    def seconds(self) -> float:
+        """The time of every task in one process on 2 CPU cores (:func:`.memory.transfer_seconds`)."""
+        from .memory import transfer_seconds
+
+        return transfer_seconds(self)
+
+    def task_bytes(self) -> int:
+        """Peak bytes of one task (:func:`.memory.transfer_bytes`)."""
+        from .memory import transfer_bytes
+
+        return transfer_bytes(self)
+
+    def summarise(self, tasks: list, results: list, seconds: float = 0.0):
+        from .result import TransferResult, summarise_setting
+
+        by: dict = {}
+        for t, r in zip(tasks, results):
+            by.setdefault((t.params["beta"], t.params["optimizer"]), {})[t.params["depth"]] = r
+        rows = [summarise_setting(b, o, v, by[(b, o)], self.lrs) for b, o, v in settings(self.betas, self.optimizers)
+                if (b, o) in by]
+        return TransferResult(self.to_dict(), rows, seconds)
+
+
+@register_task("transfer-grid")
+def transfer_task(params: dict, seed: int) -> dict:
+    """Sweep task: one ``(beta, optimizer, depth)``: its grid trained (:func:`train_grid`) on one thread."""
+    from ..._random import single_threaded_torch
+
+    data = _data(params)
+    t0 = time.perf_counter()
+    with single_threaded_torch():  # small products: threads only wait on each other
+        out = train_grid(data, depth=params["depth"], beta=params["beta"], optimizer=params["optimizer"],
+                         lrs=params["lrs"], seeds=params["seeds"], width=params["width"], epochs=params["epochs"],
+                         batch_size=params["batch_size"], coord_steps=params["coord_steps"], seed=seed,
+                         shuffle_seed=params["seed"])
+    out["seconds"] = time.perf_counter() - t0
+    return out
+
+
+def _data(params: dict):
+    """The digits task (split by the plan's seed), its first ``samples`` training samples."""
+    import types
+
+    from ...data import load_dataset
+
+    dtype, device = getattr(torch, params["dtype"]), torch.device(params.get("device") or "cpu")
+    d = load_dataset("digits", seed=params["seed"], dtype=dtype, device=device)
+    n = params["samples"]
+    return types.SimpleNamespace(x_train=d.x_train[:n], y_train=d.y_train[:n], x_test=d.x_test, y_test=d.y_test,
+                                 task="classification")
+
+
+def _grid(lrs) -> tuple[int, ...]:
+    """``lrs``: ``[low, high]`` powers of 2 (``low < high``, integers within [-40, 40]) -> every integer between."""
+    pair = V_.sequence("lrs", lrs, lambda v: V_.integer("lrs", v, low=-40, high=40),
+                       what="a pair low,high of powers of 2")
+    if len(pair) != 2 or pair[0] + 2 > pair[1]:
+        raise ParameterError("lrs", "lrs must be a pair low,high of powers of 2 with low + 2 <= high, got "
+                                    f"{list(pair)}")
+    return tuple(range(pair[0], pair[1] + 1))
+
+
+def plan_transfer(*, depths: Sequence[int] = tuple(_CPU["depths"]), betas: Sequence[float] = tuple(DEFAULTS["betas"]),
+                  optimizers: Sequence[str] = tuple(DEFAULTS["optimizers"]), lrs: Sequence[int] = tuple(_CPU["lrs"]),
+                  seeds: int = _CPU["seeds"], width: int = _CPU["width"], epochs: int = _CPU["epochs"],
+                  batch_size: int = DEFAULTS["batch_size"], samples: int = _CPU["samples"],
+                  seed: int = DEFAULTS["seed"],
+                  dtype: torch.dtype = torch.float32, device=None) -> TransferPlan:
+    """Validate a transfer study (every check before any work). ``depths``: at least three
+    distinct depths; ``betas``: reals in [0, 2]; ``optimizers``: of :data:`~.cases.OPTIMIZERS`;
+    ``lrs``: ``(low, high)``, the base rates ``2^low, ..., 2^high`` (at least three); ``samples``:
+    training samples of digits (at most 1437). Sizes: the trained networks at most
+    :data:`~deeplimits._resources.MAX_CONFIGS`, a task's memory within the machine's."""
+    from ...training.train import require_train_steps, seed_limit
+
+    depths = tuple(sorted(V_.sequence("depths", depths, lambda L: V_.integer("depths", L, high=10 ** 5),
+                                      what="a list of depths")))
+    if len(set(depths)) < 3 or len(set(depths)) != len(depths):
+        raise ParameterError("depths", f"depths must hold at least three distinct depths, got {list(depths)}")
+    betas = tuple(V_.sequence("betas", betas, lambda b: V_.real("betas", b, low=0.0, high=2.0), what="a list of betas"))
+    optimizers = tuple(V_.sequence("optimizers", optimizers, lambda o: V_.choice("optimizers", o, OPTIMIZERS),
+                                   what="a list of optimizers"))
+    for name, v in (("betas", betas), ("optimizers", optimizers)):
+        if not v or len(set(v)) != len(v):
+            raise ParameterError(name, f"{name} must be a non-empty list of distinct values, got {list(v)}")
+    epochs = V_.integer("epochs", epochs, high=10 ** 4)
+    plan = TransferPlan(depths, betas, optimizers, _grid(lrs), V_.integer("seeds", seeds, low=2, high=10 ** 4),
+                        V_.integer("width", width, high=10 ** 4), epochs,
+                        V_.integer("batch_size", batch_size, high=10 ** 7),
+                        V_.integer("samples", samples, low=2, high=1437), DEFAULTS["coord_steps"],
+                        V_.integer("seed", seed, low=0, high=seed_limit(epochs)), str(V_.dtype(dtype)).split(".")[-1],
+                        _device(device, dtype))
+    C = max(plan.configs(b, o) for b in betas for o in optimizers)
+    R_.require_count(C * len(depths) * len(betas) * len(optimizers), R_.MAX_CONFIGS,
+                     "the grid makes too many trained networks", ("lrs", "seeds", "depths", "betas"))
+    require_train_steps(plan.samples, plan.batch_size, epochs, max(depths), None, ("epochs", "depths", "batch_size"),
+                        names=("epochs", "depth"))
+    R_.require_memory(plan.task_bytes(), f"per task at depth={max(depths)}, width={plan.width}, {C} configurations",
+                      ("depths", "width", "lrs", "seeds", "batch_size"), device=plan.device)
+    return plan
