@@ -1,5 +1,5 @@
 """The strong-convergence engine: equal to the brute-force pair solves, and the theoretical
-rates of SPEC §3 recovered at reduced size."""
+rates of docs/mathematics.md recovered at reduced size."""
 
 import math
 
@@ -79,7 +79,7 @@ def test_same_seed_same_numbers_and_table():
     assert dl.ConvergenceResult.from_dict(d) == a
 
 
-# --------------------------------------------------------------------- rates (SPEC §3)
+# ---------------------------------------------------------- rates (docs/mathematics.md)
 # Each check asserts the bootstrap interval is narrow (half-width <= 0.05), so that the
 # tolerance of 0.1 is at least two interval half-widths: a failure is not Monte Carlo noise.
 

@@ -1,5 +1,5 @@
-"""The inside model ``h_{k+1} = h_k + L^-alpha sigma(A_k h_k + b_k)`` and its limits (SPEC §3,
-rows inside-SDE and inside-ODE): the activation's requirements read by automatic
+"""The inside model ``h_{k+1} = h_k + L^-alpha sigma(A_k h_k + b_k)`` and its limits (docs/mathematics.md,
+the inside-SDE and inside-ODE regimes): the activation's requirements read by automatic
 differentiation, the limits checked against exact facts, and the strong rates at reduced size."""
 
 import math

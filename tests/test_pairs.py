@@ -1,4 +1,4 @@
-"""Pairs and limits checked against exact facts (SPEC §3): the network is the scheme of its
+"""Pairs and limits checked against exact facts (docs/mathematics.md): the network is the scheme of its
 limit, the reference solvers converge to closed-form solutions, and the errors decay."""
 
 import math

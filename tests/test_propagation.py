@@ -1,4 +1,4 @@
-"""Signal propagation at initialisation (SPEC §4): regimes, theory bounds, overflow."""
+"""Signal propagation at initialisation (docs/propagation.md): regimes, theory bounds, overflow."""
 
 import json
 import math

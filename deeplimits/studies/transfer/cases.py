@@ -2,7 +2,7 @@
 (docs/transfer.md), torch-free so that the command line reads them for ``--help``
 (:mod:`deeplimits.cli.transfer`).
 
-The heuristic under test (SPEC section 7): with the residual branch multiplied by ``L^-beta``,
+The heuristic under test (docs/transfer.md): with the residual branch multiplied by ``L^-beta``,
 the learning rate of the residual blocks that keeps one step of order one scales as
 ``L^(2 beta - 1)`` with SGD and as ``L^(beta - 1)`` with Adam (:func:`predicted_exponent`).
 """
@@ -54,7 +54,7 @@ DEFAULTS = dict(betas=[0.0, 0.5, 1.0], optimizers=list(OPTIMIZERS), batch_size=6
 
 def predicted_exponent(beta: float, optimizer: str) -> float:
     """The exponent ``p`` of the heuristic rate ``lr ∝ L^p`` of the residual blocks: ``2 beta - 1``
-    with SGD, ``beta - 1`` with Adam (SPEC section 7)."""
+    with SGD, ``beta - 1`` with Adam (docs/transfer.md)."""
     return 2.0 * beta - 1.0 if optimizer == "sgd" else beta - 1.0
 
 

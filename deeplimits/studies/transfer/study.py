@@ -1,5 +1,5 @@
-"""Which residual scaling lets a learning rate transfer across depth (docs/transfer.md; SPEC
-section 7; Yang, Yu, Zhu & Hayou, ICLR 2024; Bordelon, Noci, Li, Hanin & Pehlevan, ICLR 2024).
+"""Which residual scaling lets a learning rate transfer across depth (docs/transfer.md;
+Yang, Yu, Zhu & Hayou, ICLR 2024; Bordelon, Noci, Li, Hanin & Pehlevan, ICLR 2024).
 
 For each branch scaling ``beta``, optimiser and depth ``L``, res-1 (tanh) residual MLPs
 ``h_{k+1} = h_k + L^-beta V_{k+1} tanh(h_k)`` are trained on a bundled task over a grid of base
