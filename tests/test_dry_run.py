@@ -21,6 +21,8 @@ SMALL = {
     "scaling-conv": ["--arch", "conv"],
     "scaling-ablation": ["--ablation"],
     "trained-limit": [],
+    "law": [],
+    "law-fig2": ["--fig2"],
 }
 
 

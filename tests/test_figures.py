@@ -6,6 +6,7 @@ import pytest
 
 from deeplimits.cli.outputs import write_study
 from deeplimits.studies import plan_phase, plan_scaling, plan_stability, plan_trained_limit
+from deeplimits.studies.law import plan_fig2, plan_law
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -27,6 +28,8 @@ STUDIES = {
     "scaling": (lambda: plan_scaling(depths=[4, 8], width=4, seeds=1, samples=32, max_epochs=1), ["scaling.png"]),
     "trained-limit": (lambda: plan_trained_limit(cases=["linear"], depths=[2, 4], reference=8, seeds=2, epochs=1,
                                                  width=2, samples=10), ["trained-limit.png"]),
+    "law": (lambda: plan_law(depths=[4, 8, 16], fine=64, draws=512, samples=100), ["law.png"]),
+    "law-fig2": (lambda: plan_fig2(depths=[2, 4], width=4, draws=16), ["fig2.png"]),
 }
 
 

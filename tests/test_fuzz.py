@@ -506,6 +506,7 @@ SCALE_CMD = ["scaling", "--depths", "4,8", "--max-epochs", "1", "--samples", "16
 SCONV_CMD = ["scaling", "--arch", "conv", "--depths", "4,8", "--width", "4", "--epochs", "1"]
 TL_CMD = ["trained-limit", "--preset", "quick", "--depths", "2,4", "--reference", "8", "--epochs", "1"]
 WEIGHTS_CMD = ["weights", "{OK}"]
+LAW_CMD = ["law", "--preset", "quick", "--depths", "4,8", "--fine", "32", "--draws", "64"]
 
 CLI = {
     "convergence": (CONV_CMD, {
@@ -576,6 +577,13 @@ CLI = {
         "--width": cli_int(), "--samples": cli_int(), "--seeds": cli_int(), "--chunk": cli_int(huge=False),
         "--epochs": cli_int(), "--lr": cli_real(0, low_open=True), "--optimizer": cli_choice(("sgd", "adam")),
         "--batch-size": cli_int(), "--checkpoints": cli_int(), "--length-scale": cli_real(0.05, 100),
+        **COMMON, **RUNNING}),
+    "law": (LAW_CMD, {
+        "--preset": cli_choice(("cpu", "quick")), "--law": cli_choice(("uniform", "rademacher", "gaussian")),
+        "--depths": cli_list(int, dyadic=True), "--fine": cli_int() | st.sampled_from(["8", "16", "24", "48"]),
+        "--draws": cli_int(), "--width": cli_int(high=1000), "--chunk": cli_int(huge=False),
+        "--samples": cli_int(low=2) | st.sampled_from(["65", "1000"]), "--mean": cli_real(-10, 10),
+        "--variance": cli_real(0, 100, low_open=True), "--plain": BOOL, "--controls": BOOL, "--fig2": BOOL,
         **COMMON, **RUNNING}),
     "weights": (WEIGHTS_CMD, {
         "--beta": st.sampled_from(["nan", "inf", "-inf", "1e300", "1e999", "", "x", "0x1p3", "1,2"]),

@@ -9,7 +9,7 @@ import sys
 
 from .errors import UsageError, one_line, usage
 
-__all__ = ["executor", "progress", "Run", "open_store", "digest", "default_out", "preset_options"]
+__all__ = ["executor", "progress", "Run", "open_store", "digest", "default_out", "preset_options", "run_study"]
 
 
 def executor(args, cmd) -> dict:
@@ -243,3 +243,19 @@ class Run:
             except OSError:
                 pass
         V.remove_empty_dirs(self.created)
+
+
+def run_study(args, cmd: str, spec, out: str, executor_kw: dict, *, total: int, unit: str) -> int:
+    """Run the plan ``spec`` in the store under ``out`` with progress (``total`` units of ``unit``),
+    print its report, write its figures and JSON (:func:`~deeplimits.cli.outputs.write_study`): the
+    tail every study command shares; exit status 0."""
+    from . import outputs
+
+    with Run(out, spec.to_dict()) as store:
+        with progress(args, total=total, unit=unit, desc=cmd, initial=spec.stored_units(store)) as bar:
+            result = spec.run(bar.update, store=store, **executor_kw)
+    report = outputs.report_stream(args.json)
+    print(result.report(), file=report)
+    written = outputs.write_study(result, out, args.json)
+    print(f"run store {store.path}; wrote " + ", ".join(written), file=report)
+    return 0

@@ -8,7 +8,7 @@ from .. import _names as N_
 from ..studies.trained_limit import cases as C_
 from . import dry_run, outputs
 from .errors import plan
-from .execution import Run, default_out, executor, preset_options, progress
+from .execution import default_out, executor, preset_options, run_study
 from .values import DTYPE_HELP, fmt, int_list, integer, real
 
 __all__ = ["add_parser", "run_trained_limit_cmd", "OPTIONS"]
@@ -78,12 +78,4 @@ def run_trained_limit_cmd(args) -> int:
     outputs.check_outputs(args, "trained-limit", out)
     if args.dry_run:
         return dry_run.show(args, "trained-limit", [spec], out)
-    with Run(out, spec.to_dict()) as store:
-        with progress(args, total=spec.seeds * len(spec.cases), unit="seed", desc="trained-limit",
-                      initial=spec.stored_units(store)) as bar:
-            result = spec.run(bar.update, store=store, **executor_kw)
-    report = outputs.report_stream(args.json)
-    print(result.report(), file=report)
-    written = outputs.write_study(result, out, args.json)
-    print(f"run store {store.path}; wrote " + ", ".join(written), file=report)
-    return 0
+    return run_study(args, "trained-limit", spec, out, executor_kw, total=spec.seeds * len(spec.cases), unit="seed")

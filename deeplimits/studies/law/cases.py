@@ -23,7 +23,8 @@ PRESETS = {
 DEFAULT_PRESET = "cpu"
 """The preset the command runs without ``--preset``."""
 
-DEFAULTS = dict(law="uniform", width=4, chunk=8192, samples=20000, seed=0, dtype="float32")
+DEFAULTS = dict(law="uniform", width=4, chunk=8192, samples=20000, mean=0.0, variance=1.0, controls=True, seed=0,
+                dtype="float32")
 """The scalar defaults of :func:`~deeplimits.studies.law.study.plan_law` (and the command line)."""
 
 FIG2 = dict(width=100, depths=[10, 100, 1000], draws=400, chunk=100)

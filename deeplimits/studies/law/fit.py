@@ -45,7 +45,7 @@ MIN_DEPTHS, MIN_SPAN = 3, 4.0
 """A verdict needs at least ``MIN_DEPTHS`` depths, the deepest at least ``MIN_SPAN`` times the shallowest."""
 #: 97.5% and 99.5% normal quantiles; chi-square(1) quantiles at 95% and 99.5%
 _Z95, _Z_DETECT, _CHI95, _CHI_TEST = 1.959963984540054, 2.5758293035489, 3.841458820694124, 7.879438576622417
-_GRID = np.round(np.arange(0.0, 3.0 + 1e-9, 0.01), 6)
+_GRID = np.round(np.arange(0.0, 3.0 + 1e-9, 0.02), 6)
 
 
 def gls(X: np.ndarray, e: np.ndarray, cinv: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:

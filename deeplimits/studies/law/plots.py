@@ -49,7 +49,7 @@ def _phi_panel(a, q, L, title):
     r = q["richardson"]
     R = np.abs(np.asarray(r["error"], dtype=float))
     a.loglog(L[:-1], np.where(R > 0, R, np.nan), "s", color="C2", ms=4, label="Richardson")
-    a.set_title(f"{title}\n{q['fit']['verdict']}, rate {q['fit']['rate']:.2f}", fontsize=8)
+    a.set_title(f"{title[:34]}\n{q['fit']['verdict']}, rate {q['fit']['rate']:.2f}", fontsize=8)
     a.set_xlabel("depth L")
     a.legend(fontsize=6)
 
@@ -58,7 +58,8 @@ def _distance_panel(a, d):
     L = np.asarray(d["depths"], dtype=float)
     for key, colour, name in (("w1", "C0", "W1"), ("ks", "C3", "Kolmogorov")):
         y, ci = np.asarray(d[key]), np.asarray(d[key + "_ci"])
-        a.errorbar(L, y, yerr=[y - ci[:, 0], ci[:, 1] - y], fmt="o-", color=colour, ms=3, label=name)
+        bars = np.clip([y - ci[:, 0], ci[:, 1] - y], 0.0, None)  # a bootstrap interval need not hold its estimate
+        a.errorbar(L, y, yerr=bars, fmt="o-", color=colour, ms=3, label=name)
         a.axhline(d["floor_" + key], color=colour, ls=":", lw=1)
     a.set_xscale("log")
     a.set_yscale("log")
