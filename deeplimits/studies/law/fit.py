@@ -1,4 +1,4 @@
-"""The weak-error expansion fitted and tested, and the verdict (docs/law.md, "The verdict").
+"""The weak-error expansion fitted and tested, and the verdict (docs/law.md, "The fit, the rate and the verdict").
 
 Given the mean weak errors ``e_j`` at depths ``L_j`` and their covariance ``C`` (the errors of one
 draw at every depth share its path when coupled), :func:`fit_weak`
@@ -8,10 +8,13 @@ draw at every depth share its path when coupled), :func:`fit_weak`
   ``T = r' C^-1 r`` against the chi-square law on ``n - 2`` degrees of freedom;
 * when it does not fit, tries it with its next term ``c L^-3`` (Talay-Tubaro's expansion goes on):
   a table that fits only with it is read on that fit;
-* profiles the leading exponent: ``a L^-r + b L^-(r+1)`` refitted for every ``r`` in
-  ``[0, 4]``, ``T(r) - min T`` a chi-square on 1 degree of freedom under the true ``r``; its
-  inversion is the rate's interval (95%, and at the test's level ``1 - level/2``), and
-  ``P(chi2_1 >= T(1) - min T)`` the p-value of the declared weak order 1.
+* profiles the leading exponent: ``a L^-r + b L^-(r+1)`` refitted for every ``r`` in ``[0, 3]``
+  where the leading term still leads (every test function whose ``a`` is detected has
+  ``|a| L >= |b|`` at the deepest depth), ``T(r) - min T`` a chi-square on 1 degree of freedom under
+  the true ``r``; its inversion is the rate's interval (95%, and at the test's level ``1 - level/2``),
+  and ``P(chi2_1 >= T(1) - min T)`` the p-value of the declared weak order 1;
+* fits several test functions at once (their errors concatenated, with their joint covariance):
+  each its own coefficients, one common leading exponent.
 
 The verdict, a test at level :data:`LEVEL` split in halves between the fit and the exponent (its
 size and power are measured by :mod:`.calibration`):

@@ -36,6 +36,16 @@ def plot_law(result, path: str | None = None, *, ax=None):
     return _save(fig, path)
 
 
+def _depth_axis(a, L) -> None:
+    """The depths as the x ticks of a log axis, without minor labels."""
+    from matplotlib.ticker import NullFormatter
+
+    a.set_xticks(L)
+    a.set_xticklabels([f"{x:g}" for x in L])
+    a.xaxis.set_minor_formatter(NullFormatter())
+    a.set_xlabel("depth L")
+
+
 def _phi_panel(a, q, L, title):
     e, se = np.asarray(q["error"], dtype=float), np.asarray(q["se"], dtype=float)
     neg = e < 0
@@ -50,7 +60,7 @@ def _phi_panel(a, q, L, title):
     R = np.abs(np.asarray(r["error"], dtype=float))
     a.loglog(L[:-1], np.where(R > 0, R, np.nan), "s", color="C2", ms=4, label="Richardson")
     a.set_title(f"{title[:34]}\n{q['fit']['verdict']}, rate {q['fit']['rate']:.2f}", fontsize=8)
-    a.set_xlabel("depth L")
+    _depth_axis(a, L)
     a.legend(fontsize=6)
 
 
@@ -63,6 +73,6 @@ def _distance_panel(a, d):
         a.axhline(d["floor_" + key], color=colour, ls=":", lw=1)
     a.set_xscale("log")
     a.set_yscale("log")
-    a.set_xlabel("depth L")
+    _depth_axis(a, L)
     a.set_title("|h_L|/|h_0| against the SDE's\n(dotted: the Monte Carlo floor)", fontsize=8)
     a.legend(fontsize=6)
