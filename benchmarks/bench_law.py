@@ -4,9 +4,9 @@ error, the coupling and the control variates against plain Monte Carlo.
 For each weight law, three ways to estimate the weak error ``E phi(h_L) - E phi(H_1)`` at the
 depths 4 to 64 (``dl`` law study, ``d = 4``, Euler-Maruyama on 64, 128, 256 steps):
 
-* ``plain``: every network draws its own i.i.d. weights, the SDE its own path (``coupled=False``);
+* ``plain``: every network draws its own i.i.d. weights, the SDE its own path (``method='plain'``);
 * ``coupled``: one Brownian path per draw drives the SDE and, through quantile transforms, every
-  network (``controls=False``);
+  network (``method='coupled'``);
 * ``coupled + controls``: the same with the martingale control variates (non-Gaussian laws).
 
 Each runs in this process, on one thread, timed by its CPU time (``time.process_time``: a loaded
@@ -27,14 +27,13 @@ import torch
 
 from deeplimits.studies.law import PHIS, plan_law
 
-METHODS = {"plain": dict(coupled=False, controls=False), "coupled": dict(coupled=True, controls=False),
-           "coupled + controls": dict(coupled=True, controls=True)}
+METHODS = {"plain": "plain", "coupled": "coupled", "coupled + controls": "controls"}
 
 
 def measure(law: str, method: str, draws: int, seed: int) -> dict:
     """One way on one law: CPU seconds per draw and the variance per draw at the deepest depth."""
     plan = plan_law(law=law, depths=[4, 8, 16, 32, 64], fine=256, draws=draws, samples=100, seed=seed,
-                    **METHODS[method])
+                    method=METHODS[method])
     t0 = time.process_time()
     r = plan.run()
     cpu = time.process_time() - t0

@@ -108,7 +108,8 @@ def test_plan_law_refuses_bad_values():
     from deeplimits.errors import ParameterError
 
     for kw, name in ((dict(law="cauchy"), "law"), (dict(fine=32, depths=[4, 16]), "fine"), (dict(depths=[4]), "depths"),
-                     (dict(variance=0.0), "variance"), (dict(samples=10 ** 9), "samples"), (dict(mean=math.nan), "mean")):
+                     (dict(shift=(0.0, 0.0)), "shift"), (dict(samples=10 ** 9), "samples"), (dict(shift=(math.nan, 1)), "shift"),
+                     (dict(shift=0.3), "shift"), (dict(method="antithetic"), "method")):
         with pytest.raises(ParameterError) as e:
             plan_law(**kw)
         assert e.value.param == name
@@ -120,7 +121,7 @@ def test_coupled_and_plain_estimates_agree():
     every depth and test function by both ways within 4 combined standard errors."""
     kw = dict(law="uniform", depths=[4, 8, 16], fine=64, draws=65536, samples=100)
     a = plan_law(**kw).run()
-    b = plan_law(**kw, coupled=False, seed=1).run()
+    b = plan_law(**kw, method="plain", seed=1).run()
     for p, q in zip(a.phis, b.phis):
         se = np.hypot(p["se"], q["se"])
         assert np.all(np.abs(np.subtract(p["error"], q["error"])) < 4 * se), p["phi"]
@@ -136,9 +137,9 @@ def test_the_verdict_agrees_on_correct_laws(law, draws):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("shift", [dict(mean=0.3), dict(variance=1.2)])
+@pytest.mark.parametrize("shift", [(0.3, 1.0), (0.0, 1.2)])
 def test_the_verdict_disagrees_on_laws_built_to_say_no(shift):
-    r = plan_law(law="uniform", depths=[4, 8, 16, 32], fine=128, draws=16384, samples=100, seed=3, **shift).run()
+    r = plan_law(law="uniform", depths=[4, 8, 16, 32], fine=128, draws=16384, samples=100, seed=3, shift=shift).run()
     assert r.verdict == "disagrees", r.joint["note"]
 
 

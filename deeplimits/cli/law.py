@@ -17,11 +17,11 @@ from .values import DTYPE_HELP, fmt, int_list, integer, real
 __all__ = ["add_parser", "run_law_cmd", "OPTIONS", "FIG2_OPTIONS"]
 
 #: flags passed to :func:`deeplimits.studies.law.study.plan_law` when given
-OPTIONS = ("law", "depths", "fine", "draws", "width", "chunk", "samples", "mean", "variance", "controls")
+OPTIONS = ("law", "depths", "fine", "draws", "width", "chunk", "samples")
 #: flags passed to :func:`deeplimits.studies.law.fig2.plan_fig2` when given
 FIG2_OPTIONS = ("width", "depths", "draws", "chunk")
 #: parameters -> the flags that set them (the others: the usual ``--name``)
-_FLAGS = {"coupled": "--plain"}
+_FLAGS = {"method": "--plain or --no-controls", "shift": "--mean or --variance"}
 
 
 def add_parser(sub, run_flags):
@@ -64,7 +64,7 @@ def add_parser(sub, run_flags):
                                                         "against)")
     c.add_argument("--controls", action=argparse.BooleanOptionalAction, default=None,
                    help="use martingale control variates (coupled, non-Gaussian laws; default: "
-                        f"{'yes' if d['controls'] else 'no'})")
+                        f"{'yes' if d['method'] == 'controls' else 'no'})")
     c.add_argument("--fig2", action="store_true", help="run Marion et al.'s Fig. 2 instead: quartiles of |h_L|/|h_0| "
                                                        "of the res-3 network, uniform weights, against the limit SDE's")
     c.add_argument("--seed", type=integer, help=f"base seed (default {d['seed']})")
@@ -88,11 +88,17 @@ def _spec(args):
         kw = preset_options(args, {}, FIG2_OPTIONS)
         kw.setdefault("dtype", getattr(torch, C_.DEFAULTS["dtype"]))
         return plan("law", FIG2_OPTIONS + ("seed", "dtype", "device"), plan_fig2, **kw)
+    from .. import _validate as V_
     from ..studies.law.study import plan_law
 
     kw = preset_options(args, C_.PRESETS[args.preset], OPTIONS)
     kw.setdefault("dtype", getattr(torch, C_.DEFAULTS["dtype"]))
-    kw["coupled"] = not args.plain
+    kw["method"] = "plain" if args.plain else "coupled" if args.controls is False else C_.DEFAULTS["method"]
+    mean = C_.DEFAULTS["mean"] if args.mean is None else plan("law", ("mean",), V_.real, "mean", args.mean, low=-10.0,
+                                                                high=10.0)
+    variance = C_.DEFAULTS["variance"] if args.variance is None else plan(
+        "law", ("variance",), V_.real, "variance", args.variance, low=0.0, high=100.0, low_open=True)
+    kw["shift"] = (mean, variance)
     return plan("law", {**dict.fromkeys(OPTIONS + ("seed", "dtype", "device")), **_FLAGS}, plan_law, **kw)
 
 

@@ -30,7 +30,7 @@ _WHERE = {
     "plot_law": "plots",
     **dict.fromkeys(("calibrate_law", "CalibrationResult", "SHIFTS", "CORRECT", "run_verdict"), "calibration"),
     **dict.fromkeys(("Fig2Plan", "plan_fig2", "Fig2Result", "limit_quartiles", "res3_ratios", "MARION"), "fig2"),
-    **dict.fromkeys(("LAWS", "PRESETS", "DEFAULT_PRESET", "DEFAULTS", "FIG2"), "cases"),
+    **dict.fromkeys(("LAWS", "METHODS", "PRESETS", "DEFAULT_PRESET", "DEFAULTS", "FIG2"), "cases"),
     **dict.fromkeys(("law_bytes", "fig2_bytes"), "memory"),
 }
 

@@ -23,8 +23,8 @@ __all__ = ["calibrate_law", "CalibrationResult", "SHIFTS", "CORRECT", "run_verdi
 CORRECT = {law: dict(law=law) for law in ("uniform", "rademacher", "gaussian")}
 """The correct laws: the verdict must not say ``disagrees`` more often than its level."""
 SHIFTS = {
-    "uniform, mean 0.3/sqrt(d)": dict(law="uniform", mean=0.3),
-    "uniform, variance 1.2/d": dict(law="uniform", variance=1.2),
+    "uniform, mean 0.3/sqrt(d)": dict(law="uniform", shift=(0.3, 1.0)),
+    "uniform, variance 1.2/d": dict(law="uniform", shift=(0.0, 1.2)),
 }
 """Laws built to say no: the verdict must say ``disagrees``."""
 

@@ -3,7 +3,7 @@ line reads them for ``--help`` (:mod:`deeplimits.cli.law`)."""
 
 from __future__ import annotations
 
-__all__ = ["LAWS", "PRESETS", "DEFAULT_PRESET", "DEFAULTS", "FIG2"]
+__all__ = ["LAWS", "METHODS", "PRESETS", "DEFAULT_PRESET", "DEFAULTS", "FIG2"]
 
 LAWS = {
     "uniform": "uniform on [-sqrt(3/d), sqrt(3/d)]",
@@ -23,7 +23,11 @@ PRESETS = {
 DEFAULT_PRESET = "cpu"
 """The preset the command runs without ``--preset``."""
 
-DEFAULTS = dict(law="uniform", width=4, chunk=8192, samples=20000, mean=0.0, variance=1.0, controls=True, seed=0,
+METHODS = ("controls", "coupled", "plain")
+"""How the weak error is estimated: coupled through one path with the control variates, coupled
+alone, or plain Monte Carlo (every network its own weights)."""
+
+DEFAULTS = dict(law="uniform", width=4, chunk=8192, samples=20000, mean=0.0, variance=1.0, method="controls", seed=0,
                 dtype="float32")
 """The scalar defaults of :func:`~deeplimits.studies.law.study.plan_law` (and the command line)."""
 

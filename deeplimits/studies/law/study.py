@@ -24,7 +24,7 @@ from ..._random import chunk_seed, single_threaded_torch
 from ...errors import ParameterError
 from ...runs import Task, chunk_sizes, register_task
 from ..plan import Plan, register_plan
-from .cases import DEFAULT_PRESET, DEFAULTS, LAWS, PRESETS
+from .cases import DEFAULT_PRESET, DEFAULTS, LAWS, METHODS, PRESETS
 
 __all__ = ["LawPlan", "plan_law", "weak_law", "law_task", "chunk_values"]
 
@@ -132,24 +132,30 @@ def law_task(params: dict, seed: int) -> dict:
             "ratios": np.round(ratios[:params["keep"]], 7).tolist(), "seconds": time.perf_counter() - t0}
 
 
-def _check_law(law, mean, variance) -> tuple[str, float, float]:
+def _check_law(law, shift, method) -> tuple[str, float, float, bool, bool]:
+    """``law``, the checked ``shift`` ``(mean, variance)`` and ``method``'s ``(coupled, controls)``."""
     law = V_.choice("law", law, tuple(LAWS))
-    mean = V_.real("mean", mean, low=-10.0, high=10.0)
-    variance = V_.real("variance", variance, low=0.0, high=100.0, low_open=True)
-    return law, mean, variance
+    shift = (DEFAULTS["mean"], DEFAULTS["variance"]) if shift is None else shift
+    if not isinstance(shift, (tuple, list)) or len(shift) != 2:
+        raise ParameterError("shift", f"shift must be a pair (mean, variance), got {shift!r:.60}")
+    mean = V_.real("shift", shift[0], low=-10.0, high=10.0, context=" (its mean, in units of 1/sqrt(d))")
+    variance = V_.real("shift", shift[1], low=0.0, high=100.0, low_open=True, context=" (its variance, in units of 1/d)")
+    method = V_.choice("method", method, METHODS)
+    return law, mean, variance, method != "plain", method == "controls"
 
 
 def plan_law(*, law: str = DEFAULTS["law"], depths: Sequence[int] = tuple(_CPU["depths"]), fine: int = _CPU["fine"],
              draws: int = _CPU["draws"], width: int = DEFAULTS["width"], chunk: int | None = None,
-             samples: int | None = None, coupled: bool = True, controls: bool = DEFAULTS["controls"],
-             mean: float = DEFAULTS["mean"], variance: float = DEFAULTS["variance"], seed: int = DEFAULTS["seed"], dtype=torch.float32, device=None) -> LawPlan:
+             samples: int | None = None, method: str = DEFAULTS["method"], shift: tuple | None = None,
+             seed: int = DEFAULTS["seed"], dtype=torch.float32, device=None) -> LawPlan:
     """Validate a law study (every check before any work). ``depths``: increasing powers of two (at
     least two); ``fine``: a power of two, at least ``4 max(depths)`` (the SDE's grids are ``fine / 4``,
     ``fine / 2``, ``fine``); ``samples``: draws whose norm ratios are kept (at most ``draws``; default
-    :data:`~.cases.DEFAULTS`' or all the draws if fewer);
-    ``controls`` applies to coupled non-Gaussian laws only; ``mean`` and ``variance`` (units
-    ``1/sqrt(d)`` and ``1/d``) build laws that must be told no."""
-    law, mean, variance = _check_law(law, mean, variance)
+    :data:`~.cases.DEFAULTS`' or all the draws if fewer); ``method``: ``'controls'`` (coupled through one
+    path, with the control variates: non-Gaussian laws only), ``'coupled'`` or ``'plain'`` (plain Monte
+    Carlo); ``shift``: ``(mean, variance)`` of the weights in units ``1/sqrt(d)`` and ``1/d`` (default
+    ``(0, 1)``; others build laws that must be told no)."""
+    law, mean, variance, coupled, controls = _check_law(law, shift, method)
     depths = V_.depths("depths", depths)
     if len(depths) < 2:
         raise ParameterError("depths", f"depths must hold at least two depths, got {depths}")
@@ -157,7 +163,6 @@ def plan_law(*, law: str = DEFAULTS["law"], depths: Sequence[int] = tuple(_CPU["
     if fine < 4 * depths[-1]:
         raise ParameterError("fine", f"fine must be at least 4 * max(depths) = {4 * depths[-1]}, got {fine}")
     width, draws = V_.integer("width", width, high=1000), V_.integer("draws", draws)
-    coupled, controls = V_.flag("coupled", coupled), V_.flag("controls", controls)
     dtype = V_.dtype(dtype)
     spec = V_.device_spec(device, dtype)
     item = torch.empty((), dtype=dtype).element_size()
