@@ -83,13 +83,11 @@ def _fit_at(L, e, cinv, r, terms, blocks) -> tuple[np.ndarray, np.ndarray, float
 
 
 def _interval(stats: np.ndarray, ok: np.ndarray, i: int, bound: float) -> tuple[float, float, bool]:
-    """``(lo, hi, closed)``: the exponents around the minimum ``i`` whose statistic stays within
-    ``bound`` of it; closed when it ends by crossing the bound inside the grid where the leading term leads."""
-    lo, hi, m = i, i, stats[i]
-    while lo > 0 and ok[lo - 1] and stats[lo - 1] - m <= bound:
-        lo -= 1
-    while hi < len(_GRID) - 1 and ok[hi + 1] and stats[hi + 1] - m <= bound:
-        hi += 1
+    """``(lo, hi, closed)``: the hull of the exponents where the leading term leads and the statistic
+    is within ``bound`` of its minimum ``stats[i]`` (islands included: the data do not exclude them);
+    closed when both ends cross the bound inside the grid where the leading term leads."""
+    inside = np.flatnonzero(ok & (stats - stats[i] <= bound))
+    lo, hi = int(inside[0]), int(inside[-1])
     closed = 0 < lo and hi < len(_GRID) - 1 and bool(ok[lo - 1]) and bool(ok[hi + 1])
     return float(_GRID[lo]), float(_GRID[hi]), closed
 
