@@ -44,8 +44,10 @@ VERDICTS = ("agrees", "pre-asymptotic", "disagrees", "insufficient evidence")
 """The verdicts of :func:`fit_weak`."""
 MAX_WIDTH = 1.0
 """An ``agrees`` needs the rate's interval at the test's level at most this wide."""
-MIN_DEPTHS, MIN_SPAN = 3, 4.0
-"""A verdict needs at least ``MIN_DEPTHS`` depths, the deepest at least ``MIN_SPAN`` times the shallowest."""
+MIN_DEPTHS = 3
+"""A verdict needs at least this many depths."""
+MIN_SPAN = 4.0
+"""A verdict needs the deepest depth at least this many times the shallowest."""
 #: 97.5% and 99.5% normal quantiles; chi-square(1) quantiles at 95% and 99.5%
 _Z95, _Z_DETECT, _CHI95, _CHI_TEST = 1.959963984540054, 2.5758293035489, 3.841458820694124, 7.879438576622417
 _GRID = np.round(np.arange(0.0, 3.0 + 1e-9, 0.02), 6)
