@@ -55,6 +55,7 @@ C = ["convergence", "--regime", "sde", "--width", "2", "--depths", "4,8", "--dra
 S = ["stability", "--width", "2", "--n-in", "2", "--depths", "2,4", "--betas", "0.5", "--draws", "2"]
 SC = ["scaling", "--depths", "4,8", "--max-epochs", "1"]
 TL = ["trained-limit", "--preset", "quick", "--depths", "2,4", "--reference", "8", "--epochs", "1"]
+LW = ["law", "--preset", "quick", "--depths", "4,8", "--fine", "32", "--draws", "64"]
 TR = ["train", "--depth", "4", "--width", "3", "--epochs", "1"]
 TF = ["transfer", "--preset", "quick", "--depths", "2,4,8", "--lrs=-1,1", "--seeds", "2", "--width", "2", "--samples",
       "16", "--betas", "1", "--optimizer", "adam"]
@@ -477,6 +478,35 @@ CLI = [
     (TF + ["--quiet=yes"], 2, "ignored explicit argument"),
     (TF + ["--device", "tpu"], 2, "--device"),
     (TF + ["--dry-run", "--seeds", "0"], 2, "--seeds"),
+    # -- law: every flag
+    (["law", "--preset", "huge"], 2, "invalid choice"),
+    (LW + ["--law", "cauchy"], 2, "invalid choice"),
+    (LW + ["--depths", "3,4"], 2, "--depths"),
+    (LW + ["--depths", "8"], 2, "--depths must hold at least two depths"),
+    (LW + ["--fine", "16"], 2, "--fine must be at least 4 * max(depths)"),
+    (LW + ["--fine", "48"], 2, "--fine"),
+    (LW + ["--draws", "0"], 2, "--draws"),
+    (LW + ["--width", "0"], 2, "--width"),
+    (LW + ["--chunk", "0"], 2, "--chunk"),
+    (LW + ["--samples", "1000"], 2, "--samples"),
+    (LW + ["--mean", "nan"], 2, "--mean"),
+    (LW + ["--variance", "0"], 2, "--variance"),
+    (LW + ["--plain=yes"], 2, "ignored explicit argument"),
+    (LW + ["--controls=yes"], 2, "ignored explicit argument"),
+    (LW + ["--fig2", "--law", "uniform"], 2, "--law applies only without --fig2"),
+    (["law", "--fig2", "--plain"], 2, "--plain applies only without --fig2"),
+    (["law", "--fig2", "--draws", "4"], 2, "--draws"),
+    (["law", "--fig2=yes"], 2, "ignored explicit argument"),
+    (LW + ["--seed", "-1"], 2, "--seed"),
+    (LW + ["--dtype", "half"], 2, "invalid choice"),
+    (LW + ["--out", "afile"], 2, "--out"),
+    (LW + ["--json", "adir"], 2, "--json"),
+    (LW + ["--workers", "0"], 2, "--workers"),
+    (LW + ["--scheduler", "tcp://host:port"], 2, "--scheduler"),
+    (LW + ["--timeout", "1"], 2, "--timeout"),
+    (LW + ["--quiet=yes"], 2, "ignored explicit argument"),
+    (LW + ["--device", "tpu"], 2, "--device"),
+    (LW + ["--dry-run=yes"], 2, "ignored explicit argument"),
     (["scaling", "--preset", ""], 2, "invalid choice"),
     (["scaling", "--dataset", ""], 2, "invalid choice"),
     (["scaling", "--activation", ""], 2, "invalid choice"),

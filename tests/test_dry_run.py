@@ -22,6 +22,8 @@ SMALL = {
     "scaling-ablation": ["--ablation"],
     "trained-limit": [],
     "transfer": [],
+    "law": [],
+    "law-fig2": ["--fig2"],
 }
 
 

@@ -7,6 +7,7 @@ import pytest
 from deeplimits.cli.outputs import write_study
 from deeplimits.studies import plan_phase, plan_scaling, plan_stability, plan_trained_limit
 from deeplimits.studies.transfer import plan_transfer as _plan_transfer
+from deeplimits.studies.law import plan_fig2, plan_law
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -31,6 +32,8 @@ STUDIES = {
     "transfer": (lambda: _plan_transfer(depths=[2, 4, 8], lrs=[-1, 1], seeds=2, width=2, samples=16, epochs=1,
                                         batch_size=16, betas=[1.0], optimizers=["adam"]),
                  ["transfer.png", "coordinates.png"]),
+    "law": (lambda: plan_law(depths=[4, 8, 16], fine=64, draws=512, samples=100), ["law.png"]),
+    "law-fig2": (lambda: plan_fig2(depths=[2, 4], width=4, draws=16), ["fig2.png"]),
 }
 
 

@@ -514,6 +514,7 @@ TF_CMD = ["transfer", "--preset", "quick", "--depths", "2,4,8", "--lrs=-1,1", "-
           "--samples", "16", "--betas", "1", "--optimizer", "adam"]
 TL_CMD = ["trained-limit", "--preset", "quick", "--depths", "2,4", "--reference", "8", "--epochs", "1"]
 WEIGHTS_CMD = ["weights", "{OK}"]
+LAW_CMD = ["law", "--preset", "quick", "--depths", "4,8", "--fine", "32", "--draws", "64"]
 
 CLI = {
     "convergence": (CONV_CMD, {
@@ -591,6 +592,13 @@ CLI = {
         "--lrs": st.sampled_from(["", "x", "1", "2,1", "1,2", "1,2,3", "-41,0", "0,41", "1.5,3", "nan,1", "0:1:2"]),
         "--seeds": cli_int(low=2), "--width": cli_int(), "--epochs": cli_int(), "--samples": cli_int(low=2),
         "--batch-size": cli_int(), **COMMON, **RUNNING}),
+    "law": (LAW_CMD, {
+        "--preset": cli_choice(("cpu", "quick")), "--law": cli_choice(("uniform", "rademacher", "gaussian")),
+        "--depths": cli_list(int, dyadic=True), "--fine": cli_int() | st.sampled_from(["8", "16", "24", "48"]),
+        "--draws": cli_int(), "--width": cli_int(high=1000), "--chunk": cli_int(huge=False),
+        "--samples": cli_int(low=2) | st.sampled_from(["65", "1000"]), "--mean": cli_real(-10, 10),
+        "--variance": cli_real(0, 100, low_open=True), "--plain": BOOL, "--controls": BOOL, "--fig2": BOOL,
+        **COMMON, **RUNNING}),
     "weights": (WEIGHTS_CMD, {
         "--beta": st.sampled_from(["nan", "inf", "-inf", "1e300", "1e999", "", "x", "0x1p3", "1,2"]),
         "--grid": cli_int(), "--out": cli_path("dir"), "--json": cli_path(),

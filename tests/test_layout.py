@@ -360,6 +360,12 @@ class Sources:
             self.mapping(d)
         self.mp.setitem(TF.PRESETS, f"zz-{TF.DEFAULT_PRESET}", copy.deepcopy(TF.PRESETS[TF.DEFAULT_PRESET]))
         self.mp.setattr(TF, "DEFAULT_PRESET", f"zz-{TF.DEFAULT_PRESET}")
+        from deeplimits.studies.law import cases as W
+
+        for d in (W.DEFAULTS, W.PRESETS, W.FIG2):
+            self.mapping(d)
+        self.mp.setitem(W.PRESETS, f"zz-{W.DEFAULT_PRESET}", copy.deepcopy(W.PRESETS[W.DEFAULT_PRESET]))
+        self.mp.setattr(W, "DEFAULT_PRESET", f"zz-{W.DEFAULT_PRESET}")
         for cmd, name in P.DEFAULT_PRESET.items():  # a copy of it under another name
             presets = {"stability": P.STABILITY_PRESETS, "phase": P.PHASE_PRESETS, "scaling": P.SCALING_PRESETS}[cmd]
             self.mp.setitem(presets, f"zz-{name}", copy.deepcopy(presets[name]))

@@ -9,7 +9,7 @@ import sys
 
 from .errors import UsageError, one_line, usage
 
-__all__ = ["executor", "progress", "Run", "open_store", "digest", "default_out", "preset_options"]
+__all__ = ["executor", "progress", "Run", "open_store", "digest", "default_out", "preset_options", "run_study"]
 
 
 def executor(args, cmd) -> dict:
@@ -245,16 +245,19 @@ class Run:
         V.remove_empty_dirs(self.created)
 
 
-def run_study(args, cmd: str, spec, *, unit: str, total: int, estimate: str | None = None) -> int:
+def run_study(args, cmd: str, spec, *, unit: str, total: int, estimate: str | None = None,
+              seconds: float | None = None, tag: str | None = None) -> int:
     """Run the plan ``spec`` of ``deeplimits cmd`` in its store with a progress bar of ``total``
-    ``unit`` s (a ``--dry-run`` shows the plan instead), print ``estimate`` first when given,
-    then the report, and write the figures and the JSON (:func:`~.outputs.write_study`)."""
+    ``unit`` s (a ``--dry-run`` shows the plan instead, with ``seconds`` its time when given),
+    print ``estimate`` first when given, then the report, and write the figures and the JSON
+    (:func:`~.outputs.write_study`); ``tag`` names the default directory (``runs/TAG-<hash>``,
+    default ``cmd``)."""
     from . import dry_run, outputs
 
-    out = default_out(args, cmd, spec.to_dict())
+    out = default_out(args, tag or cmd, spec.to_dict())
     outputs.check_outputs(args, cmd, out)
     if args.dry_run:
-        return dry_run.show(args, cmd, [spec], out)
+        return dry_run.show(args, cmd, [spec], out, seconds=seconds)
     report = outputs.report_stream(args.json)
     if estimate:
         print(estimate, file=report, flush=True)

@@ -1,0 +1,36 @@
+"""How often the law study's verdict is wrong (issue 42; docs/law.md, "How often the verdict is
+wrong"): its size, the rate of ``disagrees`` on the three correct laws over many seeded runs, and
+its power on the two laws built to say no (a mean of 0.3/sqrt(d), a variance of 1.2/d), each with
+a 95% Wilson interval (:func:`deeplimits.studies.law.calibrate_law`). Run from the repository root:
+
+    python benchmarks/calibrate_law_verdict.py [--runs 100] [--power-runs 30] [--draws 8192] [--seed 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import torch
+
+from deeplimits.studies.law import CORRECT, SHIFTS, calibrate_law
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--power-runs", type=int, default=30)
+    parser.add_argument("--draws", type=int, default=8192)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    t0 = time.process_time()
+    size = calibrate_law(cases=list(CORRECT), runs=args.runs, draws=args.draws, seed=args.seed)
+    print(size.report(), flush=True)
+    power = calibrate_law(cases=list(SHIFTS), runs=args.power_runs, draws=args.draws, seed=args.seed + 1)
+    print("\n".join(power.report().splitlines()[2:]))
+    print(f"{time.process_time() - t0:.0f} CPU s")
+
+
+if __name__ == "__main__":
+    main()

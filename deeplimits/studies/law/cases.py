@@ -1,0 +1,36 @@
+"""The laws, presets and defaults of the law study (docs/law.md), torch-free so that the command
+line reads them for ``--help`` (:mod:`deeplimits.cli.law`)."""
+
+from __future__ import annotations
+
+__all__ = ["LAWS", "METHODS", "PRESETS", "DEFAULT_PRESET", "DEFAULTS", "FIG2"]
+
+LAWS = {
+    "uniform": "uniform on [-sqrt(3/d), sqrt(3/d)]",
+    "rademacher": "Rademacher +-1/sqrt(d)",
+    "gaussian": "Gaussian N(0, 1/d)",
+}
+"""The centred weight laws of variance ``1/d``: name -> what it is."""
+
+PRESETS = {
+    # depths 4 to 64 against Euler-Maruyama on 64, 128, 256 steps: about 3 minutes on one core
+    "cpu": dict(depths=[4, 8, 16, 32, 64], fine=256, draws=1572864),
+    # a first look: seconds (the verdict needs more draws)
+    "quick": dict(depths=[4, 8, 16, 32], fine=128, draws=65536),
+}
+"""The command's presets (``deeplimits law --preset``)."""
+
+DEFAULT_PRESET = "cpu"
+"""The preset the command runs without ``--preset``."""
+
+METHODS = ("controls", "coupled", "plain")
+"""How the weak error is estimated: coupled through one path with the control variates, coupled
+alone, or plain Monte Carlo (every network its own weights)."""
+
+DEFAULTS = dict(law="uniform", width=4, chunk=8192, samples=20000, mean=0.0, variance=1.0, method="controls", seed=0,
+                dtype="float32")
+"""The scalar defaults of :func:`~deeplimits.studies.law.study.plan_law` (and the command line)."""
+
+FIG2 = dict(width=100, depths=[10, 100, 1000], draws=400, chunk=100)
+"""Marion et al.'s Fig. 2 (res-3, uniform weights, beta = 1/2): the width, the depths and the draws
+of ``deeplimits law --fig2`` on the CPU (their figure has 10^4 draws)."""

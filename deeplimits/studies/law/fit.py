@@ -1,0 +1,183 @@
+"""The weak-error expansion fitted and tested, and the verdict (docs/law.md, "The fit, the rate and the verdict").
+
+Given the mean weak errors ``e_j`` at depths ``L_j`` and their covariance ``C`` (the errors of one
+draw at every depth share its path when coupled), :func:`fit_weak`
+
+* fits the declared Talay-Tubaro expansion ``a L^-1 + b L^-2`` by generalised least squares
+  (weights ``C^-1``; both coefficients of either sign: a weak error has no fixed sign) and tests it:
+  ``T = r' C^-1 r`` against the chi-square law on ``n - 2`` degrees of freedom;
+* when it does not fit, tries it with its next term ``c L^-3`` (Talay-Tubaro's expansion goes on):
+  a table that fits only with it is read on that fit;
+* profiles the leading exponent: ``a L^-r + b L^-(r+1)`` refitted for every ``r`` in ``[0, 3]``
+  where the leading term still leads (every test function whose ``a`` is detected has
+  ``|a| L >= |b|`` at the deepest depth), ``T(r) - min T`` a chi-square on 1 degree of freedom under
+  the true ``r``; its inversion is the rate's interval (95%, and at the test's level ``1 - level/2``),
+  and ``P(chi2_1 >= T(1) - min T)`` the p-value of the declared weak order 1;
+* fits several test functions at once (their errors concatenated, with their joint covariance):
+  each its own coefficients, one common leading exponent.
+
+The verdict, a test at level :data:`LEVEL` split in halves between the fit and the exponent (its
+size and power are measured by :mod:`.calibration`):
+
+* ``'agrees'``: the expansion fits (with its next term if need be), its leading term is detected
+  (``|a| > 2.58 se``) and dominates at the deepest depth (``|a| L >= |b|``), the order 1 is not
+  rejected, and the rate's interval at the test's level is closed and at most :data:`MAX_WIDTH` wide;
+* ``'pre-asymptotic'``: it fits, but the leading term is not detected or does not dominate yet;
+* ``'disagrees'``: it does not fit, not even with its next term, or the order 1 is rejected;
+* ``'insufficient evidence'``: fewer than :data:`MIN_DEPTHS` depths or a span under :data:`MIN_SPAN`,
+  or the rate's interval open or wider than :data:`MAX_WIDTH`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..._stats import chi2_sf
+
+__all__ = ["fit_weak", "fit_power", "gls", "LEVEL", "VERDICTS", "MAX_WIDTH", "MIN_DEPTHS", "MIN_SPAN"]
+
+LEVEL = 0.01
+"""The level of the verdict's test: a correct law is told ``disagrees`` at most this often."""
+VERDICTS = ("agrees", "pre-asymptotic", "disagrees", "insufficient evidence")
+"""The verdicts of :func:`fit_weak`."""
+MAX_WIDTH = 1.0
+"""An ``agrees`` needs the rate's interval at the test's level at most this wide."""
+MIN_DEPTHS = 3
+"""A verdict needs at least this many depths."""
+MIN_SPAN = 4.0
+"""A verdict needs the deepest depth at least this many times the shallowest."""
+#: 97.5% and 99.5% normal quantiles; chi-square(1) quantiles at 95% and 99.5%
+_Z95, _Z_DETECT, _CHI95, _CHI_TEST = 1.959963984540054, 2.5758293035489, 3.841458820694124, 7.879438576622417
+_GRID = np.round(np.arange(0.0, 3.0 + 1e-9, 0.02), 6)
+
+
+def gls(X: np.ndarray, e: np.ndarray, cinv: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """Generalised least squares of ``e ~ X beta`` with the inverse covariance ``cinv``: the
+    coefficients, their covariance and the statistic ``r' cinv r``."""
+    cov = np.linalg.pinv(X.T @ cinv @ X)
+    beta = cov @ (X.T @ cinv @ e)
+    r = e - X @ beta
+    return beta, cov, float(r @ cinv @ r)
+
+
+def _inverse(cov) -> np.ndarray:
+    cov = np.asarray(cov, dtype=float)
+    return np.linalg.pinv(cov + np.eye(len(cov)) * 1e-12 * max(float(np.trace(cov)) / len(cov), 1e-300))
+
+
+def _design(L: np.ndarray, r: float, terms: int, blocks: int) -> np.ndarray:
+    """``blocks`` test functions, each with its own ``a L^-r + b L^-(r+1) (+ c L^-(r+2))``: block diagonal."""
+    one = np.stack([L ** -(r + i) for i in range(terms)], axis=1)
+    return np.kron(np.eye(blocks), one)
+
+
+def _fit_at(L, e, cinv, r, terms, blocks) -> tuple[np.ndarray, np.ndarray, float, bool]:
+    """The fit at the leading exponent ``r``: coefficients ``(blocks, terms)``, their standard
+    errors, the statistic, and whether the leading term leads (every test function whose leading
+    coefficient is detected has ``|a| L >= |b|`` at the deepest depth, and one is detected)."""
+    beta, cov, stat = gls(_design(L, r, terms, blocks), e, cinv)
+    beta, se = beta.reshape(blocks, terms), np.sqrt(np.clip(np.diag(cov), 0.0, None)).reshape(blocks, terms)
+    seen = np.abs(beta[:, 0]) > _Z95 * se[:, 0]
+    leads = bool(seen.any()) and bool(np.all(np.abs(beta[seen, 0]) * L[-1] >= np.abs(beta[seen, 1])))
+    return beta, se, stat, leads
+
+
+def _interval(stats: np.ndarray, ok: np.ndarray, i: int, bound: float) -> tuple[float, float, bool]:
+    """``(lo, hi, closed)``: the hull of the exponents where the leading term leads and the statistic
+    is within ``bound`` of its minimum ``stats[i]`` (islands included: the data do not exclude them);
+    closed when both ends cross the bound inside the grid where the leading term leads."""
+    inside = np.flatnonzero(ok & (stats - stats[i] <= bound))
+    lo, hi = int(inside[0]), int(inside[-1])
+    closed = 0 < lo and hi < len(_GRID) - 1 and bool(ok[lo - 1]) and bool(ok[hi + 1])
+    return float(_GRID[lo]), float(_GRID[hi]), closed
+
+
+def _profile(L, e, cinv, terms: int, blocks: int) -> dict:
+    """The profile of the common leading exponent ``r`` of ``a L^-r + b L^-(r+1) (+ c L^-(r+2))``,
+    over the exponents where the leading term leads (module docstring)."""
+    fits = [_fit_at(L, e, cinv, r, terms, blocks) for r in _GRID]
+    stats, ok = np.array([f[2] for f in fits]), np.array([f[3] for f in fits])
+    at1 = _fit_at(L, e, cinv, 1.0, terms, blocks)[2]
+    if not ok.any():
+        return {"rate": math.nan, "rate_ci": [math.nan, math.nan], "rate_ci_test": [math.nan, math.nan],
+                "rate_closed": False, "rate_pvalue": 1.0}
+    i = int(np.flatnonzero(ok)[np.argmin(stats[ok])])
+    lo, hi, closed = _interval(stats, ok, i, _CHI_TEST)
+    lo95, hi95, _ = _interval(stats, ok, i, _CHI95)
+    return {"rate": float(_GRID[i]), "rate_ci": [lo95, hi95], "rate_ci_test": [lo, hi], "rate_closed": closed,
+            "rate_pvalue": chi2_sf(max(at1 - float(stats[i]), 0.0), 1)}
+
+
+def fit_weak(depths, mean, cov, *, level: float = LEVEL) -> dict:
+    """The declared expansion ``a L^-1 + b L^-2`` fitted to the mean weak errors ``mean`` of one or
+    more test functions (concatenated, ``len(depths)`` each; ``cov`` their joint covariance: a
+    common leading exponent), tested, its rate profiled, and the verdict (module docstring): a
+    plain dict (``coefficients`` and ``coefficient_se`` per test function, ``statistic``, ``dof``,
+    ``pvalue``, ``terms`` (2, or 3 with the next term), ``rate``, ``rate_ci`` (95%),
+    ``rate_ci_test`` (the test's level), ``rate_pvalue``, ``verdict``, ``note``)."""
+    L, e = np.asarray(depths, dtype=float), np.asarray(mean, dtype=float)
+    n, blocks, cinv = len(L), len(e) // len(L), _inverse(cov)
+    out = {"level": level, "dof": len(e) - 2 * blocks, "terms": 2, "pvalue": math.nan, "next_pvalue": None}
+    if n < MIN_DEPTHS or L[-1] / L[0] < MIN_SPAN:
+        return {**out, **_empty(blocks), "verdict": "insufficient evidence",
+                "note": f"{n} depths spanning a factor {L[-1] / L[0]:g}: a verdict needs at least {MIN_DEPTHS} depths "
+                        f"spanning a factor {MIN_SPAN:g}"}
+    beta, se, stat, _ = _fit_at(L, e, cinv, 1.0, 2, blocks)
+    out.update(statistic=stat, pvalue=chi2_sf(stat, out["dof"]))
+    if out["pvalue"] < level / 2 and n >= 4:  # try the next term of the expansion
+        b3, s3, t3, _ = _fit_at(L, e, cinv, 1.0, 3, blocks)
+        out["next_pvalue"] = chi2_sf(t3, len(e) - 3 * blocks)
+        if out["next_pvalue"] >= level / 2:
+            beta, se, stat = b3, s3, t3
+            out.update(terms=3, dof=len(e) - 3 * blocks)
+    out.update(coefficients=beta.tolist(), coefficient_se=se.tolist(), **_profile(L, e, cinv, out["terms"], blocks))
+    out["verdict"], out["note"] = _verdict(out, L, level)
+    return out
+
+
+def _empty(blocks: int) -> dict:
+    nan2 = [math.nan, math.nan]
+    return {"coefficients": [nan2] * blocks, "coefficient_se": [nan2] * blocks, "statistic": math.nan,
+            "rate": math.nan, "rate_ci": nan2, "rate_ci_test": nan2, "rate_closed": False, "rate_pvalue": math.nan}
+
+
+def _verdict(f: dict, L: np.ndarray, level: float) -> tuple[str, str]:
+    """The verdict of a fit and its reading in words (module docstring)."""
+    half = level / 2
+    a, b = (np.array([c[i] for c in f["coefficients"]]) for i in (0, 1))
+    sa = np.array([s[0] for s in f["coefficient_se"]])
+    law = "a/L + b/L^2" + (" + c/L^3" if f["terms"] == 3 else "")
+    lo, hi = f["rate_ci_test"]
+    if f["terms"] == 2 and f["pvalue"] < half:
+        nxt = "" if f["next_pvalue"] is None else f", not even with c/L^3 (p = {f['next_pvalue']:.2g})"
+        return "disagrees", f"a/L + b/L^2 does not fit (p = {f['pvalue']:.2g} < {half:g}){nxt}"
+    if f["rate_pvalue"] < half:
+        return "disagrees", (f"{law} fits, but the weak order 1 is rejected: best rate {f['rate']:.2f}, interval at "
+                             f"{100 * (1 - half):g}% [{lo:.2f}, {hi:.2f}] (p = {f['rate_pvalue']:.2g} < {half:g})")
+    seen = np.abs(a) > _Z_DETECT * sa
+    if not seen.any():
+        return "pre-asymptotic", f"{law} fits, but its leading term a/L is not detected (|a| <= {_Z_DETECT:.2f} se)"
+    if np.any(np.abs(a[seen]) * L[-1] < np.abs(b[seen])):
+        return "pre-asymptotic", f"{law} fits, but a/L does not dominate b/L^2 yet at L = {L[-1]:g}"
+    if not f["rate_closed"] or hi - lo > MAX_WIDTH:
+        return "insufficient evidence", (f"{law} fits, but the rate's interval [{lo:.2f}, {hi:.2f}] is "
+                                         f"{'open' if not f['rate_closed'] else 'too wide'} (at most {MAX_WIDTH:g} "
+                                         "wide, closed): more draws")
+    return "agrees", (f"{law} fits (p = {f['pvalue']:.2g}), a/L detected and dominant, rate {f['rate']:.2f} "
+                      f"[{lo:.2f}, {hi:.2f}] contains 1")
+
+
+def fit_power(depths, mean, cov) -> dict:
+    """A single power law ``c L^-r`` fitted to ``mean`` (covariance ``cov``) by generalised least squares,
+    its exponent profiled: ``rate``, ``rate_ci`` (95%), ``coefficient`` (the Richardson errors' order)."""
+    L, e = np.asarray(depths, dtype=float), np.asarray(mean, dtype=float)
+    if len(L) < 2:
+        return {"rate": math.nan, "rate_ci": [math.nan, math.nan], "coefficient": math.nan}
+    cinv = _inverse(cov)
+    stats = np.array([gls(L[:, None] ** -r, e, cinv)[2] for r in _GRID])
+    i = int(np.argmin(stats))
+    lo, hi, _ = _interval(stats, np.ones(len(_GRID), bool), i, _CHI95)
+    return {"rate": float(_GRID[i]), "rate_ci": [lo, hi],
+            "coefficient": float(gls(L[:, None] ** -float(_GRID[i]), e, cinv)[0][0])}

@@ -1,0 +1,62 @@
+"""The text report of a law study (:meth:`~.result.LawResult.report`)."""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["report_lines", "fit_line"]
+
+
+def fit_line(f: dict) -> str:
+    """A fit of :func:`~.fit.fit_weak` in one line: its rate, intervals, test and verdict."""
+    lo, hi = f["rate_ci"]
+    tlo, thi = f["rate_ci_test"]
+    rate = "no rate" if not math.isfinite(f["rate"]) else (
+        f"rate {f['rate']:.2f}, 95% [{lo:.2f}, {hi:.2f}], {100 * (1 - f['level'] / 2):g}% [{tlo:.2f}, {thi:.2f}]")
+    return f"{rate}; p(fit) = {f['pvalue']:.3g}: {f['verdict']} ({f['note']})"
+
+
+def _phi_lines(q: dict, depths, text: str) -> list[str]:
+    (a, b), (sa, sb) = q["fit"]["coefficients"][0][:2], q["fit"]["coefficient_se"][0][:2]
+    out = [f"phi = {text}",
+           f"{'L':>6} {'E phi(h_L) - E phi(H_1)':>24} {'se':>10} {'var/draw':>10} {'plain':>10} {'Richardson':>11} "
+           f"{'se':>9}"]
+    for j, L in enumerate(depths):
+        r = (f"{q['richardson']['error'][j]:11.3e} {q['richardson']['se'][j]:9.2e}" if j < len(depths) - 1 else "")
+        out.append(f"{L:6d} {q['error'][j]:24.4e} {q['se'][j]:10.2e} {q['variance'][j]:10.3g} "
+                   f"{q['plain_variance'][j]:10.3g} {r}")
+    rich = q["richardson"]
+    out += [f"  a/L + b/L^2: a = {a:.4g} +- {sa:.2g}, b = {b:.4g} +- {sb:.2g}",
+            f"  {fit_line(q['fit'])}",
+            f"  Richardson 2 e(2L) - e(L): order {rich['rate']:.2f} [{rich['rate_ci'][0]:.2f}, {rich['rate_ci'][1]:.2f}]",
+            f"  reference E phi(H_1) = {q['reference']:.6g} +- {q['reference_se']:.2g}; its error (R(F/4,F/2) - "
+            f"R(F/2,F))/3 = {q['reference_error']:.2e} +- {q['reference_error_se']:.2e}"]
+    return out
+
+
+def report_lines(result) -> list[str]:
+    """The lines of the report."""
+    from .cases import LAWS
+    from .engine import PHIS, sde_grids
+
+    s, depths = result.spec, result.spec["depths"]
+    law = LAWS[s["law"]] + ("" if s["mean"] == 0 and s["variance"] == 1 else
+                            f", shifted: mean {s['mean']:g}/sqrt(d), variance {s['variance']:g}/d")
+    how = ("coupled through one Brownian path per draw (quantile transforms)" + (", martingale control variates"
+                                                                                  if s["controls"] else "")
+           if s["coupled"] else "plain Monte Carlo (independent draws)")
+    lines = [f"convergence in law: res-1 tanh, d = {s['width']}, h_0 = 1, weights {law} -> dH = dX tanh(H)",
+             f"{result.draws} draws, {how}; E phi(H_1) by Euler-Maruyama on {', '.join(map(str, sde_grids(s['fine'])))} "
+             f"steps, Richardson on the two finest"]
+    for q in result.phis:
+        lines += _phi_lines(q, depths, PHIS[q["phi"]])
+    lines.append(f"joint (every phi, one rate): {fit_line(result.joint)}")
+    d = result.distances
+    lines.append(f"distances between the laws of |h_L|/|h_0| and the SDE's ({d['draws']} draws a side; floor: the SDE "
+                 f"against itself, W1 {d['floor_w1']:.2e}, KS {d['floor_ks']:.3f}):")
+    for j, L in enumerate(d["depths"]):
+        lines.append(f"{L:6d}  W1 {d['w1'][j]:.3e} [{d['w1_ci'][j][0]:.2e}, {d['w1_ci'][j][1]:.2e}]  KS "
+                     f"{d['ks'][j]:.4f} [{d['ks_ci'][j][0]:.4f}, {d['ks_ci'][j][1]:.4f}]")
+    lines.append(f"verdict: {result.verdict}; {result.draws / max(result.seconds, 1e-9):.0f} draws/s, "
+                 f"{result.seconds:.1f} s")
+    return lines

@@ -1,0 +1,186 @@
+"""Convergence in law (docs/law.md; SPEC §6): the weak error ``E phi(h_L) - E phi(H_1)`` of the
+res-1 tanh network with i.i.d. weights of a given law against its Itô limit ``dH = dX tanh(H)``.
+
+:func:`plan_law` checks the arguments and sizes (a :class:`LawPlan`, nothing computed); its tasks
+are chunks of draws (:func:`law_task`, seeded by :func:`~deeplimits._random.chunk_seed`), each
+returning the sums and cross products of the test functions at every depth and on the SDE's grids
+(and of the control variates), plus the norm ratios of a few draws for the distances between laws;
+:meth:`LawPlan.summarise` turns them into a :class:`~.result.LawResult`. One task per chunk, stored
+and resumable, in this process or on Dask like every study (docs/sweeps.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import ClassVar, Sequence
+
+import numpy as np
+import torch
+
+from ... import _resources as R_
+from ... import _validate as V_
+from ..._random import chunk_seed, single_threaded_torch
+from ...errors import ParameterError
+from ...runs import Task, chunk_sizes, register_task
+from ..plan import Plan, register_plan
+from .cases import DEFAULT_PRESET, DEFAULTS, LAWS, METHODS, PRESETS
+
+__all__ = ["LawPlan", "plan_law", "weak_law", "law_task", "chunk_values"]
+
+_CPU = PRESETS[DEFAULT_PRESET]
+
+
+@register_plan
+@dataclasses.dataclass(frozen=True)
+class LawPlan(Plan):
+    """A validated law study (from :func:`plan_law`); :meth:`to_dict` is its spec."""
+
+    study: ClassVar[str] = "law"
+    optional: ClassVar[tuple[str, ...]] = ("device",)
+
+    law: str
+    """The weight law, one of :data:`~.cases.LAWS`."""
+    mean: float
+    """The weights' mean in units of ``1/sqrt(d)`` (0: the centred law; else a law built to say no)."""
+    variance: float
+    """The weights' variance in units of ``1/d`` (1: the limit's; else a law built to say no)."""
+    width: int
+    """The width ``d``."""
+    depths: tuple[int, ...]
+    """The network depths, increasing powers of two."""
+    fine: int
+    """The finest Euler-Maruyama grid of the SDE (also ``fine / 2`` and ``fine / 4``)."""
+    draws: int
+    """Independent draws."""
+    chunk: int
+    """Draws per task."""
+    samples: int
+    """Draws whose norm ratios are kept for the distances between laws (spread over the tasks)."""
+    coupled: bool
+    """One Brownian path per draw drives the SDE and, through quantile transforms, every network
+    (``False``: plain Monte Carlo, each network its own weights)."""
+    controls: bool
+    """Martingale control variates (coupled, non-Gaussian laws only)."""
+    seed: int
+    """Base seed; chunk ``i`` uses ``chunk_seed(seed, i)``."""
+    dtype: str
+    """``'float32'`` or ``'float64'``."""
+    device: str | None = None
+    """Where the tasks run (``None``: the CPU)."""
+
+    def tasks(self) -> list:
+        base = {k: v for k, v in self.to_dict().items() if k not in ("study", "chunk", "draws", "samples")}
+        sizes = chunk_sizes(self.draws, self.chunk)
+        keep = -(-self.samples // len(sizes))
+        out, first = [], 0
+        for i, n in enumerate(sizes):
+            out.append(Task(f"law/{self.law}/draws-{first:010d}", "law-chunk", {**base, "draws": n,
+                                                                                 "keep": min(keep, n)},
+                            chunk_seed(self.seed, i)))
+            first += n
+        return out
+
+    def estimate(self) -> R_.Estimate:
+        """Peak memory of one chunk, tasks and networks (no allocation)."""
+        from .memory import law_bytes
+
+        n = min(self.chunk, self.draws)
+        peak = law_bytes(n, self.width, self.depths, self.fine, getattr(torch, self.dtype).itemsize, self.controls)
+        return R_.Estimate(peak, R_.tasks_of(self.draws, self.chunk), self.draws * (len(self.depths) + 3), n,
+                           self.fine, R_.available_memory(self.device))
+
+    def seconds(self) -> float:
+        """The estimated seconds in one process: ``(60 + 2.2 d^2)`` ns a draw and layer (measured at
+        d = 4), the networks' layers twice with control variates."""
+        layers = sum(self.depths) * (2 if self.controls else 1) + 1.75 * self.fine
+        return self.draws * layers * (60 + 2.2 * self.width ** 2) * 1e-9
+
+    def summarise(self, tasks: list, results: list, seconds: float = 0.0):
+        from .result import LawResult
+
+        return LawResult.from_tasks(self.to_dict(), results, seconds)
+
+
+def chunk_values(params: dict, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """One chunk's per-draw vectors ``x`` (the test functions of every network and SDE grid, then the
+    control variates; :meth:`~.result.LawResult.layout`) and the norm ratios ``|h_L| / |h_0|``
+    (every depth, then the finest SDE grid), both ``(draws, ...)`` in float64."""
+    from .engine import phi_values, simulate
+
+    dtype, device = getattr(torch, params["dtype"]), torch.device(params.get("device") or "cpu")
+    h0 = torch.ones(params["width"], dtype=dtype, device=device)
+    out, cv = simulate(params["law"], h0, params["depths"], params["fine"], params["draws"], seed,
+                       coupled=params["coupled"], mean=params["mean"], variance=params["variance"],
+                       controls=params["controls"])
+    phis = torch.stack([phi_values(out[:, j], h0) for j in range(out.shape[1])], dim=1)  # (n, grids, phis)
+    x = [phis.transpose(1, 2).reshape(len(out), -1)]
+    if cv is not None:
+        x.append(cv.transpose(1, 2).reshape(len(out), -1))
+    ratios = out[:, list(range(len(params["depths"]))) + [-1]].norm(dim=-1) / h0.norm()
+    return torch.cat(x, dim=1).double().cpu().numpy(), ratios.double().cpu().numpy()
+
+
+@register_task("law-chunk")
+def law_task(params: dict, seed: int) -> dict:
+    """Sweep task: one chunk of draws, on one thread: ``n``, ``sum`` and ``outer`` (the sums and
+    cross products of :func:`chunk_values`' vectors), ``ratios`` of the first ``keep`` draws, ``seconds``."""
+    t0 = time.perf_counter()
+    with single_threaded_torch():  # small per-layer products: threads only wait on each other
+        x, ratios = chunk_values(params, seed)
+    return {"n": len(x), "sum": x.sum(axis=0).tolist(), "outer": (x.T @ x).tolist(),
+            "ratios": np.round(ratios[:params["keep"]], 7).tolist(), "seconds": time.perf_counter() - t0}
+
+
+def _check_law(law, shift, method) -> tuple[str, float, float, bool, bool]:
+    """``law``, the checked ``shift`` ``(mean, variance)`` and ``method``'s ``(coupled, controls)``."""
+    law = V_.choice("law", law, tuple(LAWS))
+    shift = (DEFAULTS["mean"], DEFAULTS["variance"]) if shift is None else shift
+    if not isinstance(shift, (tuple, list)) or len(shift) != 2:
+        raise ParameterError("shift", f"shift must be a pair (mean, variance), got {shift!r:.60}")
+    mean = V_.real("shift", shift[0], low=-10.0, high=10.0, context=" (its mean, in units of 1/sqrt(d))")
+    variance = V_.real("shift", shift[1], low=0.0, high=100.0, low_open=True, context=" (its variance, in units of 1/d)")
+    method = V_.choice("method", method, METHODS)
+    return law, mean, variance, method != "plain", method == "controls"
+
+
+def plan_law(*, law: str = DEFAULTS["law"], depths: Sequence[int] = tuple(_CPU["depths"]), fine: int = _CPU["fine"],
+             draws: int = _CPU["draws"], width: int = DEFAULTS["width"], chunk: int | None = None,
+             samples: int | None = None, method: str = DEFAULTS["method"], shift: tuple | None = None,
+             seed: int = DEFAULTS["seed"], dtype=torch.float32, device=None) -> LawPlan:
+    """Validate a law study (every check before any work). ``depths``: increasing powers of two (at
+    least two); ``fine``: a power of two, at least ``4 max(depths)`` (the SDE's grids are ``fine / 4``,
+    ``fine / 2``, ``fine``); ``samples``: draws whose norm ratios are kept (at most ``draws``; default
+    :data:`~.cases.DEFAULTS`' or all the draws if fewer); ``method``: ``'controls'`` (coupled through one
+    path, with the control variates: non-Gaussian laws only), ``'coupled'`` or ``'plain'`` (plain Monte
+    Carlo); ``shift``: ``(mean, variance)`` of the weights in units ``1/sqrt(d)`` and ``1/d`` (default
+    ``(0, 1)``; others build laws that must be told no)."""
+    law, mean, variance, coupled, controls = _check_law(law, shift, method)
+    depths = V_.depths("depths", depths)
+    if len(depths) < 2:
+        raise ParameterError("depths", f"depths must hold at least two depths, got {depths}")
+    fine = V_.power_of_two("fine", fine)
+    if fine < 4 * depths[-1]:
+        raise ParameterError("fine", f"fine must be at least 4 * max(depths) = {4 * depths[-1]}, got {fine}")
+    width, draws = V_.integer("width", width, high=1000), V_.integer("draws", draws)
+    dtype = V_.dtype(dtype)
+    spec = V_.device_spec(device, dtype)
+    item = torch.empty((), dtype=dtype).element_size()
+    controls = controls and coupled and law != "gaussian"
+    from .memory import law_bytes
+
+    chunk = R_.fit_chunk(lambda n: law_bytes(n, width, depths, fine, item, controls), draws,
+                         None if chunk is None else V_.integer("chunk", chunk), DEFAULTS["chunk"],
+                         f"at d={width}, fine={fine}", ("chunk", "width", "fine"), device=spec)
+    R_.require_count(R_.tasks_of(draws, chunk), R_.MAX_TASKS, f"draws={draws} in chunks of {chunk} makes too many "
+                                                              "chunks", ("draws",))
+    samples = min(DEFAULTS["samples"], draws) if samples is None else V_.integer("samples", samples, low=2, high=draws)
+    return LawPlan(law, mean, variance, width, tuple(depths), fine, draws, chunk, samples, coupled, controls,
+                   V_.integer("seed", seed, low=0), str(dtype).split(".")[-1], spec)
+
+
+def weak_law(law: str = DEFAULTS["law"], *, progress=None, store=None, **kw):
+    """Run a law study (:func:`plan_law`'s arguments) and return its :class:`~.result.LawResult`:
+    the weak errors of every test function against depth, the fitted expansion, the rate and the
+    verdict, the Richardson-extrapolated errors, the distances between laws."""
+    return plan_law(law=law, **kw).run(progress, store=store)

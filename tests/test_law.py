@@ -1,0 +1,156 @@
+"""Convergence in law (issue 42; docs/law.md): the law study's engine, fit, verdict, distances,
+Fig. 2, the run store and the command. Seeded throughout; Monte Carlo tolerances are stated in
+standard errors (4 SE: a false alarm about once in 16,000 for a Gaussian mean)."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from deeplimits.cli import main
+from deeplimits.studies.law import (calibrate_law, fit_weak, kolmogorov, law_weights, limit_quartiles, plan_fig2,
+                                    plan_law, simulate, wasserstein1)
+
+TINY = dict(depths=[4, 8, 16], fine=64, draws=2048, chunk=1024, samples=200)
+
+
+def test_the_law_package_end_to_end(tmp_path):
+    """One quick pass through the study's modules: a tiny study stored and resumed, its JSON, report
+    and figure."""
+    from deeplimits.runs import RunStore
+
+    plan = plan_law(law="uniform", **TINY)
+    with RunStore(tmp_path / "run", plan.to_dict()) as store:
+        r = plan.run(store=store)
+    with RunStore(tmp_path / "run", plan.to_dict()) as store:
+        again = plan.run(store=store)  # resumed: every task stored, nothing recomputed
+    assert again.draws == r.draws == 2048 and np.allclose(again.phis[0]["error"], r.phis[0]["error"])
+    json.dumps(r.to_dict(), allow_nan=False)
+    assert r.verdict in ("agrees", "pre-asymptotic", "disagrees", "insufficient evidence") and "verdict" in r.report()
+    assert r.figures(str(tmp_path)) == [str(tmp_path / "law.png")]
+
+
+def test_fig2_calibration_and_the_command(tmp_path):
+    """A tiny Fig. 2, a one-run calibration, the command and its dry run."""
+    f2 = plan_fig2(depths=[2, 4], draws=16, width=8).run()
+    assert len(f2.quartiles) == 2 and "limit SDE" in f2.report() and f2.figures(str(tmp_path))
+    cal = calibrate_law(cases=["uniform, variance 1.2/d"], runs=1, draws=512, depths=(4, 8, 16), fine=64)
+    assert cal.cases[0]["counts"] and "power" in cal.report()
+    assert main(["law", "--preset", "quick", "--draws", "1024", "--depths", "4,8", "--fine", "32", "--out",
+                 str(tmp_path / "cli"), "--quiet", "--json", str(tmp_path / "r.json")]) == 0
+    assert json.loads((tmp_path / "r.json").read_text())["spec"]["draws"] == 1024
+    assert main(["law", "--fig2", "--dry-run"]) == 0
+
+
+def test_quantile_transforms_give_the_laws():
+    g = torch.randn(200000, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    for law in ("uniform", "rademacher", "gaussian"):
+        w = law_weights(g, law)
+        assert abs(float(w.mean())) < 4 / math.sqrt(len(g))  # mean 0 within 4 SE (variance 1)
+        assert abs(float(w.var()) - 1) < 4 * math.sqrt(2 / len(g)) * (2 if law == "gaussian" else 1)
+    assert float(law_weights(g, "uniform").abs().max()) <= math.sqrt(3)
+    assert set(law_weights(g, "rademacher").unique().tolist()) == {-1.0, 1.0}
+    shifted = law_weights(g, "uniform", mean=0.3, variance=1.2)
+    assert abs(float(shifted.mean()) - 0.3) < 4 * math.sqrt(1.2 / len(g))
+
+
+def test_the_coupled_gaussian_network_is_euler_maruyama_of_the_sde():
+    """Gaussian weights at depth fine/4 step on the SDE's grid fine/4 with the same increments."""
+    h0 = torch.ones(3, dtype=torch.float64)
+    out, cv = simulate("gaussian", h0, [4, 16], 64, 50, seed=3)
+    assert cv is None and torch.allclose(out[:, 1], out[:, 2], rtol=1e-12, atol=1e-12)
+    assert not torch.allclose(out[:, 0], out[:, 2])
+
+
+def test_control_variates_are_centred():
+    h0 = torch.ones(4, dtype=torch.float64)
+    _, cv = simulate("rademacher", h0, [4, 8], 32, 8192, seed=5, controls=True)
+    z = cv.mean(0) / (cv.std(0) / math.sqrt(len(cv)))
+    assert float(z.abs().max()) < 4.5  # 8 means of exactly centred martingales: within 4.5 SE
+
+
+def _table(depths, f, se, seed=0):
+    rng = np.random.default_rng(seed)
+    L = np.asarray(depths, dtype=float)
+    return f(L) + rng.normal(0, se, len(L)), np.diag(np.full(len(L), se ** 2))
+
+
+def test_fit_weak_reads_synthetic_tables():
+    depths = [4, 8, 16, 32, 64]
+    e, cov = _table(depths, lambda L: 0.02 / L + 0.01 / L ** 2, 2e-5)
+    f = fit_weak(depths, e, cov)
+    assert f["verdict"] == "agrees" and f["rate_ci_test"][0] <= 1 <= f["rate_ci_test"][1]
+    e, cov = _table(depths, lambda L: 0.002 + 0.02 / L, 2e-5)  # another SDE: the error does not vanish
+    assert fit_weak(depths, e, cov)["verdict"] == "disagrees"
+    e, cov = _table(depths, lambda L: 0.02 / np.sqrt(L), 2e-5)  # a rate 1/2
+    assert fit_weak(depths, e, cov)["verdict"] == "disagrees"
+    assert fit_weak([4, 8], e[:2], cov[:2, :2])["verdict"] == "insufficient evidence"
+    e, cov = _table(depths, lambda L: 0.02 / L, 1e-2)  # all noise
+    assert fit_weak(depths, e, cov)["verdict"] in ("pre-asymptotic", "insufficient evidence")
+
+
+def test_distances_between_samples():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=5000)
+    assert wasserstein1(x, x + 0.25) == pytest.approx(0.25)
+    assert kolmogorov(x, x) == 0.0 and kolmogorov(x, x + 100) == 1.0
+
+
+def test_the_limit_quartiles_are_marion_et_al():
+    lo, med, hi = limit_quartiles(100)
+    assert lo == pytest.approx(1.2181, abs=1e-4) and hi == pytest.approx(1.3400, abs=1e-4)
+    assert abs(lo - 1.22) < 0.01 and abs(hi - 1.34) < 0.01 and lo < med < hi
+
+
+def test_plan_law_refuses_bad_values():
+    from deeplimits.errors import ParameterError
+
+    for kw, name in ((dict(law="cauchy"), "law"), (dict(fine=32, depths=[4, 16]), "fine"), (dict(depths=[4]), "depths"),
+                     (dict(shift=(0.0, 0.0)), "shift"), (dict(samples=10 ** 9), "samples"), (dict(shift=(math.nan, 1)), "shift"),
+                     (dict(shift=0.3), "shift"), (dict(method="antithetic"), "method")):
+        with pytest.raises(ParameterError) as e:
+            plan_law(**kw)
+        assert e.value.param == name
+
+
+@pytest.mark.slow
+def test_coupled_and_plain_estimates_agree():
+    """The coupling and the control variates change the variance, not the mean: the weak error of
+    every depth and test function by both ways within 4 combined standard errors."""
+    kw = dict(law="uniform", depths=[4, 8, 16], fine=64, draws=65536, samples=100)
+    a = plan_law(**kw).run()
+    b = plan_law(**kw, method="plain", seed=1).run()
+    for p, q in zip(a.phis, b.phis):
+        se = np.hypot(p["se"], q["se"])
+        assert np.all(np.abs(np.subtract(p["error"], q["error"])) < 4 * se), p["phi"]
+        assert np.all(np.asarray(p["variance"]) < np.asarray(q["variance"]))  # the coupling pays
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("law,draws,seed", [("gaussian", 262144, 2), ("uniform", None, 0), ("rademacher", None, 0)])
+def test_the_verdict_agrees_on_correct_laws(law, draws, seed):
+    """The cpu preset (``draws`` None: its 1,572,864 draws, about 2 CPU minutes) agrees for the
+    non-Gaussian laws; Gaussian weights, strongly coupled, need a sixth of them."""
+    from deeplimits.studies.law import PRESETS
+
+    size = {k: v for k, v in PRESETS["cpu"].items() if draws is None or k != "draws"}
+    r = plan_law(law=law, **size, **({} if draws is None else {"draws": draws}), samples=1000, seed=seed).run()
+    lo, hi = r.joint["rate_ci_test"]
+    assert r.verdict == "agrees" and lo <= 1 <= hi, r.joint["note"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shift", [(0.3, 1.0), (0.0, 1.2)])
+def test_the_verdict_disagrees_on_laws_built_to_say_no(shift):
+    r = plan_law(law="uniform", depths=[4, 8, 16, 32], fine=128, draws=16384, samples=100, seed=3, shift=shift).run()
+    assert r.verdict == "disagrees", r.joint["note"]
+
+
+@pytest.mark.slow
+def test_the_verdict_rarely_disagrees_on_correct_laws():
+    """Its size: 20 runs per correct law at level 0.01; 3 or more ``disagrees`` out of 20 has
+    probability 0.001 at that level."""
+    cal = calibrate_law(cases=["uniform", "rademacher", "gaussian"], runs=20, draws=8192, seed=11)
+    assert all(c["counts"]["disagrees"] <= 2 for c in cal.cases), cal.report()
