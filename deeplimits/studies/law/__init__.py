@@ -1,4 +1,5 @@
-"""Convergence in law (docs/law.md; SPEC §6), one study in one package:
+"""Convergence in law (docs/law.md; Kloeden & Platen §14.1; Talay & Tubaro 1990), one study in
+one package:
 
 * :mod:`~deeplimits.studies.law.study`: the plan, its sweep task and :func:`weak_law`;
 * :mod:`~deeplimits.studies.law.engine`: the batched networks and SDE, coupled through one path;

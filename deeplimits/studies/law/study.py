@@ -1,4 +1,5 @@
-"""Convergence in law (docs/law.md; SPEC §6): the weak error ``E phi(h_L) - E phi(H_1)`` of the
+"""Convergence in law (docs/law.md; Kloeden & Platen §14.1; Talay & Tubaro 1990): the weak error
+``E phi(h_L) - E phi(H_1)`` of the
 res-1 tanh network with i.i.d. weights of a given law against its Itô limit ``dH = dX tanh(H)``.
 
 :func:`plan_law` checks the arguments and sizes (a :class:`LawPlan`, nothing computed); its tasks
