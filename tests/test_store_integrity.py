@@ -263,7 +263,7 @@ def test_executor_arguments_are_checked_before_any_work(tmp_path):
 def test_an_unreachable_scheduler_is_one_line_within_seconds(tmp_path):
     store = RunStore(tmp_path, {"d": 1})
     with pytest.raises(ExecutorError) as info:  # the timeout's own exit (no wall-clock limit: a loaded machine)
-        run_sweep(TASKS, store, scheduler="tcp://127.0.0.1:1", timeout=10)
+        run_sweep(TASKS, store, scheduler="tcp://127.0.0.1:1", timeout=60)
     assert "127.0.0.1:1" in str(info.value) and "\n" not in str(info.value)
     assert store.counts() == {}
     assert issubclass(ExecutorError, RuntimeError)
@@ -281,7 +281,7 @@ def lonely():
 @pytest.mark.slow
 def test_a_cluster_without_workers_fails_after_the_timeout(lonely):
     with pytest.raises(ExecutorError, match="no Dask worker"):  # the timeout's own exit (long: a loaded machine)
-        run_sweep(TASKS, None, scheduler=lonely.scheduler_address, timeout=10)
+        run_sweep(TASKS, None, scheduler=lonely.scheduler_address, timeout=60)
 
 
 @pytest.mark.slow
@@ -298,8 +298,8 @@ def test_a_cluster_whose_workers_all_leave_fails_after_the_timeout(lonely, tmp_p
 
     t0 = time.perf_counter()
     threading.Thread(target=retire, daemon=True).start()
-    with pytest.raises(ExecutorError, match="no worker for 10 s") as info:  # long: a loaded machine
-        run_sweep(tasks, store, scheduler=lonely.scheduler_address, timeout=10)
+    with pytest.raises(ExecutorError, match="no worker for 60 s") as info:  # long: a loaded machine
+        run_sweep(tasks, store, scheduler=lonely.scheduler_address, timeout=60)
     assert "\n" not in str(info.value)
     assert 1 <= store.counts().get("done", 0) < 8
 
