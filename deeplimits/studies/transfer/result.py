@@ -122,6 +122,10 @@ class TransferResult(PlainData):
         out.append("  coordinate check: " + "; ".join(
             f"{k} ~ L^{c[k]['slope']:.2f} {_ci(c[k]['ci'])} ({c[k]['reading']})" if c[k]["slope"] is not None
             else f"{k}: unclear" for k in ("h_L", "block")))
+        if "limit" in r:
+            from .limit import limit_lines
+
+            out += limit_lines(r["limit"])
         return out
 
     def figures(self, out: str) -> list[str]:
