@@ -26,7 +26,7 @@ from ..._random import chunk_seed
 from ...errors import ParameterError
 from ...runs import Task
 
-__all__ = ["FAMILIES", "check_limit", "limit_settings", "limit_tasks", "train_limit", "run_limit", "attach_stored", "limit_lines",
+__all__ = ["FAMILIES", "check_limit", "CHECKPOINTS", "limit_settings", "limit_tasks", "limit_checkpoints", "train_limit", "run_limit", "attach_stored", "limit_lines",
            "limit_seconds", "limit_bytes"]
 
 FAMILIES = {
@@ -38,6 +38,9 @@ FAMILIES = {
 }
 """The families by ``beta`` (the keys of :data:`~deeplimits.studies.trained_limit.cases.CASES`):
 the other scalings have no limit to test and are left out."""
+
+CHECKPOINTS = 4
+"""The most measurements of a family along training (:func:`limit_checkpoints`)."""
 
 _SEED_OFFSET = 1 << 20  # the limit tasks' seeds: chunk_seed(seed, offset + i), apart from the grid's
 
@@ -80,6 +83,14 @@ def limit_tasks(plan, result) -> list:
     return out
 
 
+def limit_checkpoints(epochs: int) -> tuple[int, ...]:
+    """The epochs after which a family is measured along training (and after the last): at most
+    :data:`CHECKPOINTS`, spread evenly (the trained-limit study's rule)."""
+    from ..trained_limit.study import _checkpoints
+
+    return _checkpoints(epochs, min(epochs, CHECKPOINTS))
+
+
 def train_limit(data, params: dict, seed: int) -> dict:
     """One setting's family (a limit task's ``params``) trained at its transferred rate on
     ``data`` and measured against the reference
@@ -88,13 +99,14 @@ def train_limit(data, params: dict, seed: int) -> dict:
     from ..._random import single_threaded_torch
     from ..trained_limit.study import train_depth_family
 
+    marks = limit_checkpoints(params["epochs"])
     family = {**FAMILIES[params["beta"]], "lr_exponent": params["exponent"], "width": params["width"]}
     t0 = time.perf_counter()
     with single_threaded_torch():
         out = train_depth_family(family, data, depths=params["depths"], reference=params["limit"],
                                  seeds=params["seeds"], epochs=params["epochs"], lr=2.0 ** params["rate"],
                                  optimizer=params["optimizer"], batch_size=params["batch_size"], seed=seed,
-                                 shuffle_seed=params["seed"])
+                                 shuffle_seed=params["seed"], checkpoints=marks)
     out["seconds"] = time.perf_counter() - t0
     return out
 
@@ -159,8 +171,10 @@ def limit_seconds(plan) -> float:
 
 def limit_bytes(plan) -> int:
     """Peak bytes of one limit task: the reference's training state at the plan's seeds, and the
-    snapshots before and after training of the weights and states on the finest depth's grid
-    (float64; :func:`~deeplimits.studies.trained_limit.memory.trained_limit_bytes`' count)."""
+    snapshots (before training and at each of :func:`limit_checkpoints`) of the weights and
+    states on the finest depth's grid of the reference and of the deepest member, all held at
+    once, and three temporaries of the distances (float64; the cpu preset with ``limit = 512``:
+    1753 MiB measured, peak resident memory of one task in a process of its own)."""
     import torch
 
     from ...training.modules import activation_count, parameter_count
@@ -172,5 +186,5 @@ def limit_bytes(plan) -> int:
     R, d, S, F, n = plan.limit, plan.width, plan.seeds, max(plan.depths), plan.samples
     params = parameter_count("res-1", R, d, 64, 10, configs=S)
     acts = activation_count("res-1", True, R, d, min(plan.batch_size, n), S)
-    snaps = 2 * 8 * S * ((F + 1) * n * d + F * d * d)
+    snaps = (2 * len(limit_checkpoints(plan.epochs)) + 5) * 8 * S * ((F + 1) * n * d + F * d * d)
     return train_bytes(params, acts, torch.float64.itemsize) + snaps + INTERPRETER_BYTES
