@@ -173,8 +173,8 @@ def limit_bytes(plan) -> int:
     """Peak bytes of one limit task: the reference's training state at the plan's seeds, and the
     snapshots (before training and at each of :func:`limit_checkpoints`) of the weights and
     states on the finest depth's grid of the reference and of the deepest member, all held at
-    once, and three temporaries of the distances (float64; the cpu preset with ``limit = 512``:
-    1753 MiB measured, peak resident memory of one task in a process of its own)."""
+    once, and four temporaries of the distances (float64; the cpu preset with ``limit = 512``:
+    1753 MiB measured for one task in a process of its own, 1796 MiB for the whole run)."""
     import torch
 
     from ...training.modules import activation_count, parameter_count
@@ -186,5 +186,5 @@ def limit_bytes(plan) -> int:
     R, d, S, F, n = plan.limit, plan.width, plan.seeds, max(plan.depths), plan.samples
     params = parameter_count("res-1", R, d, 64, 10, configs=S)
     acts = activation_count("res-1", True, R, d, min(plan.batch_size, n), S)
-    snaps = (2 * len(limit_checkpoints(plan.epochs)) + 5) * 8 * S * ((F + 1) * n * d + F * d * d)
+    snaps = (2 * len(limit_checkpoints(plan.epochs)) + 6) * 8 * S * ((F + 1) * n * d + F * d * d)
     return train_bytes(params, acts, torch.float64.itemsize) + snaps + INTERPRETER_BYTES
