@@ -143,3 +143,16 @@ def test_the_limit_through_the_command_line(tmp_path, capsys):
     assert "the limit beside it" in out and "reference depth 32" in out
     payload = json.loads((tmp_path / "r.json").read_text())
     assert payload["spec"]["limit"] == 32 and payload["settings"][0]["limit"]["family"]["verdict"] in VERDICTS
+
+
+def test_progress_counts_the_limit_tasks_once(tmp_path):
+    plan = _plan(betas=[1.0])
+    calls = []
+    with RunStore(str(tmp_path), plan.to_dict()) as store:
+        assert plan.stored_units(store) == 0
+        plan.run(calls.append, store=store)
+        assert sum(calls) == len(plan.tasks()) + 1 and plan.stored_units(store) == sum(calls)
+    again = []
+    with RunStore(str(tmp_path), plan.to_dict()) as store:
+        plan.run(again.append, store=store)
+    assert again == []

@@ -60,6 +60,7 @@ def add_parser(sub, run_flags):
 
 def run_transfer_cmd(args) -> int:
     from ..studies.timing import duration
+    from ..studies.transfer.limit import limit_settings
     from ..studies.transfer.study import plan_transfer
 
     kw = study_options(args, "transfer", C_.PRESETS[args.preset], C_.DEFAULTS["dtype"], OPTIONS)
@@ -67,4 +68,5 @@ def run_transfer_cmd(args) -> int:
         kw["optimizers"] = [args.optimizer]
     spec = plan("transfer", OPTIONS + ("dtype", "device"), plan_transfer, **kw)
     estimate = f"plan: {spec.estimate()}; about {duration(spec.seconds())} in one process on 2 CPU cores"
-    return run_study(args, "transfer", spec, unit="grid", total=len(spec.tasks()), estimate=estimate)
+    total = len(spec.tasks()) + len(limit_settings(spec))  # the limit tasks follow the grids
+    return run_study(args, "transfer", spec, unit="grid", total=total, estimate=estimate)

@@ -26,7 +26,7 @@ from ..._random import chunk_seed
 from ...errors import ParameterError
 from ...runs import Task
 
-__all__ = ["FAMILIES", "check_limit", "CHECKPOINTS", "limit_settings", "limit_tasks", "limit_checkpoints", "train_limit", "run_limit", "attach_stored", "limit_lines",
+__all__ = ["FAMILIES", "check_limit", "CHECKPOINTS", "limit_settings", "limit_key", "limit_tasks", "stored_limits", "limit_checkpoints", "train_limit", "run_limit", "attach_stored", "limit_lines",
            "limit_seconds", "limit_bytes"]
 
 FAMILIES = {
@@ -67,6 +67,11 @@ def limit_settings(plan) -> list[tuple[float, str]]:
     return [(b, o) for b in plan.betas if b in FAMILIES for o in plan.optimizers]
 
 
+def limit_key(beta: float, optimizer: str) -> str:
+    """The run-store key of the limit task of ``(beta, optimizer)``."""
+    return f"transfer/beta-{beta:g}/{optimizer}/limit"
+
+
 def limit_tasks(plan, result) -> list:
     """One task per :func:`limit_settings` whose rescaled setting of ``result`` has an optimum:
     the transferred rate ``2^o`` (base) and the exponent ``p`` in its parameters."""
@@ -77,7 +82,7 @@ def limit_tasks(plan, result) -> list:
                    None)
         if row is None or "optimum" not in row:
             continue
-        out.append(Task(f"transfer/beta-{b:g}/{o}/limit", "transfer-limit",
+        out.append(Task(limit_key(b, o), "transfer-limit",
                         {**base, "beta": b, "optimizer": o, "rate": row["optimum"][0], "exponent": row["exponent"]},
                         chunk_seed(plan.seed, _SEED_OFFSET + i)))
     return out
@@ -123,9 +128,10 @@ def _attach(result, tasks, results) -> None:
         row["limit"] = {"reference": p["limit"], "rate": p["rate"], "exponent": p["exponent"], "family": family}
 
 
-def run_limit(plan, result, *, store=None, workers=None, scheduler=None, timeout=None):
+def run_limit(plan, result, progress=None, *, store=None, workers=None, scheduler=None, timeout=None):
     """Run the limit tasks of ``result`` (the grid's, :meth:`~.study.TransferPlan.run`) not yet
-    in ``store`` and add their summaries and compute time to it."""
+    in ``store`` and add their summaries and compute time to it; ``progress`` (``None`` or a
+    function) is called with 1 as each task this call runs finishes."""
     from ...runs import run_sweep
 
     tasks = limit_tasks(plan, result)
@@ -134,10 +140,24 @@ def run_limit(plan, result, *, store=None, workers=None, scheduler=None, timeout
     t0 = time.perf_counter()
     stored = set(store.results()) if store is not None else set()
     before = plan._stored_seconds(store, stored & {t.key for t in tasks})
-    done = run_sweep(tasks, store, workers=workers, scheduler=scheduler, timeout=timeout)
+
+    def report(task):  # the work of this call only (stored tasks are counted by stored_limits)
+        if task.key not in stored:
+            progress(1)
+
+    done = run_sweep(tasks, store, workers=workers, scheduler=scheduler, timeout=timeout,
+                     progress=None if progress is None else report)
     _attach(result, tasks, [done[t.key] for t in tasks])
     result.seconds += before + time.perf_counter() - t0
     return result
+
+
+def stored_limits(plan, store) -> int:
+    """The limit tasks of ``plan`` already finished in ``store`` (a resumed run's progress)."""
+    if store is None:
+        return 0
+    stored = store.results()
+    return sum(limit_key(b, o) in stored for b, o in limit_settings(plan))
 
 
 def attach_stored(plan, result, done: dict, seconds: dict):

@@ -179,7 +179,13 @@ class TransferPlan(Plan):
         from .limit import run_limit
 
         result = super().run(progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)
-        return run_limit(self, result, store=store, workers=workers, scheduler=scheduler, timeout=timeout)
+        return run_limit(self, result, progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)
+
+    def stored_units(self, store) -> int:
+        """The grids and the limit tasks already finished in ``store``."""
+        from .limit import stored_limits
+
+        return super().stored_units(store) + stored_limits(self, store)
 
     def stored_result(self, done: dict, seconds: dict):
         """The grids' result with the limit tasks finished among ``done`` (:func:`.limit.attach_stored`)."""
