@@ -473,6 +473,7 @@ CLI = [
     (TF + ["--limit", "12"], 2, "--limit must be a multiple of every depth"),
     (TF + ["--limit", "24", "--betas", "0.5"], 2, "--limit must be a power of two"),
     (TF + ["--limit", "x"], 2, "--limit"),
+    (TF + ["--limit", "16", "--betas", "0"], 2, "--limit needs a beta with a limit to test"),
     (TF + ["--seed", "-1"], 2, "--seed"),
     (TF + ["--dtype", "half"], 2, "invalid choice"),
     (TF + ["--out", "afile"], 2, "--out"),

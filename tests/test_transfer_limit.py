@@ -112,6 +112,7 @@ def test_the_limit_rides_in_the_store_and_the_report(tmp_path, monkeypatch):
     (dict(limit=24, betas=[1.0]), "limit must be a multiple of every depth"),
     (dict(limit=48), "limit must be a power of two"),  # beta = 1/2 reads a Brownian path
     (dict(limit=1.5), "limit"),
+    (dict(limit=32, betas=[0.0, 2.0]), "limit needs a beta with a limit to test"),
 ])
 def test_bad_limits_are_refused(kw, text):
     with pytest.raises(ParameterError, match=text):

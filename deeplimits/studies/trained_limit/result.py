@@ -139,7 +139,8 @@ class TrainedLimitResult(PlainData):
     @staticmethod
     def case_lines(c: dict) -> list[str]:
         """The report's lines of one case (:func:`summarise_case`): its label, the distances per
-        depth before and after training, their rates, the verdicts and the state rate along training."""
+        depth before and after training, their rates, the verdicts and the state rate along
+        training."""
         w, s = c["weight_distance"], c["state_distance"]
         out = [f"{c['case']}: {c['label']}",
                f"{'L':>6} {'|A - A_ref| init':>17} {'trained':>10} {'|h - h_ref| init':>17} {'trained':>10} "

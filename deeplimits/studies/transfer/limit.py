@@ -26,8 +26,8 @@ from ..._random import chunk_seed
 from ...errors import ParameterError
 from ...runs import Task
 
-__all__ = ["FAMILIES", "check_limit", "CHECKPOINTS", "limit_settings", "limit_key", "limit_tasks", "stored_limits", "limit_checkpoints", "train_limit", "run_limit", "attach_stored", "limit_lines",
-           "limit_seconds", "limit_bytes"]
+__all__ = ["FAMILIES", "CHECKPOINTS", "check_limit", "limit_settings", "limit_key", "limit_tasks", "limit_checkpoints",
+           "train_limit", "run_limit", "stored_limits", "attach_stored", "limit_lines", "limit_seconds", "limit_bytes"]
 
 FAMILIES = {
     1.0: dict(arch="res-1", activation="tanh", driver="smooth", beta=1.0, coupled=True, theory=1.0,
@@ -47,10 +47,14 @@ _SEED_OFFSET = 1 << 20  # the limit tasks' seeds: chunk_seed(seed, offset + i), 
 
 def check_limit(limit, depths, betas) -> int | None:
     """``limit``: ``None`` (no limit family) or the reference depth, deeper than every depth,
-    each depth dividing it, a power of two when a ``beta = 1/2`` family reads a Brownian path."""
+    each depth dividing it, a power of two when a ``beta = 1/2`` family reads a Brownian path;
+    ``betas`` must hold one of :data:`FAMILIES`."""
     if limit is None:
         return None
     limit = V_.integer("limit", limit, low=max(depths) + 1, high=1 << 16)
+    if not any(b in FAMILIES for b in betas):
+        have = ", ".join(f"{b:g}" for b in FAMILIES)
+        raise ParameterError("limit", f"limit needs a beta with a limit to test ({have}), got betas {list(betas)}")
     for L in depths:
         if limit % L:
             raise ParameterError("limit", f"limit must be a multiple of every depth (the family's layers sit "

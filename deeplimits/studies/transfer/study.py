@@ -28,8 +28,8 @@ from ..._random import chunk_seed
 from ...errors import ParameterError
 from ...runs import Task, register_task
 from ..plan import Plan, register_plan
-from ..trained_limit.study import _device
 from ..settings import Compute, grouped
+from ..trained_limit.study import _device
 from .cases import COORD_SAMPLES, DEFAULT_PRESET, DEFAULTS, OPTIMIZERS, PRESETS, exponent_of, settings
 from .limit import check_limit
 
