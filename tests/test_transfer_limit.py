@@ -53,6 +53,8 @@ def test_the_ode_family_converges_and_families_without_a_limit_do_not():
     control = _summary(_family(coupled=False))  # a different smooth function at each depth: no common limit
     assert control["verdict"] != "common limit"
     assert control["weight_distance"]["verdict"][-1] == "no common limit"
+    still = _summary(_family(lr_exponent=-4.0))  # the family's own rate rule: lr L^-4, the weights barely move
+    assert all(a < 1e-2 * b for a, b in zip(still["weight_distance"]["mean"][-1], ode["weight_distance"]["mean"][-1]))
     brownian = _summary(_family(0.5))  # i.i.d. weights read off one Brownian path: no limit of the weights
     assert brownian["weight_distance"]["verdict"][-1] == "no common limit"
     assert brownian["verdict"] in ("states converge, weights do not", INSUFFICIENT)
@@ -90,6 +92,7 @@ def test_the_limit_rides_in_the_store_and_the_report(tmp_path, monkeypatch):
     for beta in (0.5, 1.0):
         row = first.setting(beta, "adam")
         assert row["limit"]["reference"] == 32 and row["limit"]["rate"] == row["optimum"][0]
+        assert row["limit"]["exponent"] == row["exponent"] == (-0.5 if beta == 0.5 else 0.0)  # Adam: L^(beta - 1)
         assert row["limit"]["family"]["verdict"] in VERDICTS
         assert len(row["limit"]["family"]["epochs"]) == 2  # before training and after its one epoch
     assert "limit" not in first.setting(0.0, "adam")
