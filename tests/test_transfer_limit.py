@@ -97,6 +97,12 @@ def test_the_limit_rides_in_the_store_and_the_report(tmp_path, monkeypatch):
         assert len(row["limit"]["family"]["epochs"]) == 2  # before training and after its one epoch
     assert "limit" not in first.setting(0.0, "adam")
     assert first.report().count("the limit beside it") == 2
+    (tmp_path / "figures").mkdir()
+    drawn = first.figures(str(tmp_path / "figures"))
+    assert [p.rsplit("/", 1)[1] for p in drawn] == ["transfer.png", "coordinates.png", "limit.png"]
+    assert all((tmp_path / "figures" / n).stat().st_size > 0 for n in ("limit.png",))
+    with pytest.raises(ParameterError, match="no limit families"):
+        LM.plot_limit(type(first)(first.spec, [first.setting(0.0, "adam")], 0.0))
 
     def refuse(*a, **k):
         raise AssertionError("a stored limit task ran again")

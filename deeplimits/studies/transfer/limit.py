@@ -27,7 +27,8 @@ from ...errors import ParameterError
 from ...runs import Task
 
 __all__ = ["FAMILIES", "CHECKPOINTS", "check_limit", "limit_settings", "limit_key", "limit_tasks", "limit_checkpoints",
-           "train_limit", "run_limit", "stored_limits", "attach_stored", "limit_lines", "limit_seconds", "limit_bytes"]
+           "train_limit", "run_limit", "stored_limits", "attach_stored", "limit_lines", "plot_limit", "limit_seconds",
+           "limit_bytes"]
 
 FAMILIES = {
     1.0: dict(arch="res-1", activation="tanh", driver="smooth", beta=1.0, coupled=True, theory=1.0,
@@ -179,6 +180,21 @@ def limit_lines(limit: dict) -> list[str]:
     head = (f"  the limit beside it (docs/trained-limit.md): the family at the transferred rate 2^{limit['rate']:.2f} "
             f"L^{limit['exponent']:g}, reference depth {limit['reference']}, {limit['family']['label']}")
     return [head] + ["    " + line for line in TrainedLimitResult.case_lines(limit["family"])[1:]]
+
+
+def plot_limit(result, path: str | None = None, *, ax=None):
+    """The families of a transfer result with :attr:`~.study.TransferPlan.limit` drawn as the
+    trained-limit study draws its cases
+    (:func:`~deeplimits.studies.trained_limit.plots.plot_trained_limit`: one column per setting,
+    the distances against depth, the state distance against the training time)."""
+    import types
+
+    from ..trained_limit.plots import plot_trained_limit
+
+    cases = [s["limit"]["family"] for s in result.settings if "limit" in s]
+    if not cases:
+        raise ParameterError("result", "result has no limit families: run the study with limit=R (--limit R)")
+    return plot_trained_limit(types.SimpleNamespace(cases=cases), path=path, ax=ax)
 
 
 def limit_seconds(plan) -> float:
