@@ -105,7 +105,9 @@ def train_limit(data, params: dict, seed: int) -> dict:
     """One setting's family (a limit task's ``params``) trained at its transferred rate on
     ``data`` and measured against the reference
     (:func:`~deeplimits.studies.trained_limit.study.train_depth_family`), on one thread; the
-    sweep task ``transfer-limit`` of :mod:`.study` calls it."""
+    sweep task ``transfer-limit`` of :mod:`.study` calls it. Returns
+    :func:`~deeplimits.studies.trained_limit.study.train_depth_family`'s records with the
+    ``rate`` (``log2`` of the base rate) and ``exponent`` trained at and the ``seconds``."""
     from ..._random import single_threaded_torch
     from ..trained_limit.study import train_depth_family
 
@@ -117,12 +119,13 @@ def train_limit(data, params: dict, seed: int) -> dict:
                                  seeds=params["seeds"], epochs=params["epochs"], lr=2.0 ** params["rate"],
                                  optimizer=params["optimizer"], batch_size=params["batch_size"], seed=seed,
                                  shuffle_seed=params["seed"], checkpoints=marks)
-    out["seconds"] = time.perf_counter() - t0
+    out.update(seconds=time.perf_counter() - t0, rate=params["rate"], exponent=params["exponent"])
     return out
 
 
 def _attach(result, tasks, results) -> None:
-    """Each task's summary into its setting of ``result`` (``row['limit']``)."""
+    """Each task's summary into its setting of ``result`` (``row['limit']``; the rate the task
+    trained at, from its result: a store rebuilt from a partial grid may read another optimum)."""
     from ..trained_limit.result import summarise_case
 
     for t, r in zip(tasks, results):
@@ -130,7 +133,8 @@ def _attach(result, tasks, results) -> None:
         row = result.setting(p["beta"], p["optimizer"], "rescaled")
         family = summarise_case(f"beta-{p['beta']:g}-{p['optimizer']}", FAMILIES[p["beta"]], r["records"],
                                 p["depths"], p["limit"])
-        row["limit"] = {"reference": p["limit"], "rate": p["rate"], "exponent": p["exponent"], "family": family}
+        rate, exponent = r.get("rate", p["rate"]), r.get("exponent", p["exponent"])
+        row["limit"] = {"reference": p["limit"], "rate": rate, "exponent": exponent, "family": family}
 
 
 def run_limit(plan, result, progress=None, *, store=None, workers=None, scheduler=None, timeout=None):
