@@ -13,7 +13,8 @@ from .values import DTYPE_HELP, fmt, int_list, integer, parse_list
 __all__ = ["add_parser", "run_transfer_cmd", "OPTIONS"]
 
 #: flags passed to :func:`deeplimits.studies.transfer.study.plan_transfer` when given
-OPTIONS = ("depths", "betas", "optimizers", "lrs", "seeds", "width", "epochs", "batch_size", "samples", "seed")
+OPTIONS = ("depths", "betas", "optimizers", "lrs", "seeds", "width", "epochs", "batch_size", "samples", "seed",
+           "limit")
 
 
 def _preset_help() -> str:
@@ -47,6 +48,11 @@ def add_parser(sub, run_flags):
     c.add_argument("--epochs", type=integer, help="passes over the training samples (default: the preset's)")
     c.add_argument("--samples", type=integer, help="training samples of digits, at most 1437 (default: the preset's)")
     c.add_argument("--batch-size", type=integer, help=f"mini-batch size (default {d['batch_size']})")
+    c.add_argument("--limit", type=integer, metavar="REFERENCE",
+                   help="after the grid, train the depth family of each rescaled beta = 1/2 and 1 setting at its "
+                        "transferred rate from weights read off one path (smooth at beta = 1, Brownian at 1/2) and "
+                        "measure its distances to this reference depth, a multiple of every depth (a power of two "
+                        "with beta = 1/2): the trained-limit verdict beside the transfer (default: not run)")
     run_flags(c, "transfer", "(beta, optimizer, depth) grids")
     c.set_defaults(func=run_transfer_cmd)
     return c
@@ -54,6 +60,7 @@ def add_parser(sub, run_flags):
 
 def run_transfer_cmd(args) -> int:
     from ..studies.timing import duration
+    from ..studies.transfer.limit import limit_settings
     from ..studies.transfer.study import plan_transfer
 
     kw = study_options(args, "transfer", C_.PRESETS[args.preset], C_.DEFAULTS["dtype"], OPTIONS)
@@ -61,4 +68,5 @@ def run_transfer_cmd(args) -> int:
         kw["optimizers"] = [args.optimizer]
     spec = plan("transfer", OPTIONS + ("dtype", "device"), plan_transfer, **kw)
     estimate = f"plan: {spec.estimate()}; about {duration(spec.seconds())} in one process on 2 CPU cores"
-    return run_study(args, "transfer", spec, unit="grid", total=len(spec.tasks()), estimate=estimate)
+    total = len(spec.tasks()) + len(limit_settings(spec))  # the limit tasks follow the grids
+    return run_study(args, "transfer", spec, unit="grid", total=total, estimate=estimate)
