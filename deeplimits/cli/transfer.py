@@ -52,7 +52,7 @@ def add_parser(sub, run_flags):
                    help="after the grid, train the depth family of each rescaled beta = 1/2 and 1 setting at its "
                         "transferred rate from weights read off one path (smooth at beta = 1, Brownian at 1/2) and "
                         "measure its distances to this reference depth, a multiple of every depth (a power of two "
-                        "with beta = 1/2): the trained-limit verdict beside the transfer (default: not run)")
+                        "with beta = 1/2): the trained-limit verdict beside the transfer (run only when given)")
     run_flags(c, "transfer", "(beta, optimizer, depth) grids")
     c.set_defaults(func=run_transfer_cmd)
     return c

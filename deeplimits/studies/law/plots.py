@@ -12,7 +12,7 @@ __all__ = ["plot_law"]
 
 def plot_law(result, path: str | None = None, *, ax=None):
     """One panel per test function: ``|E phi(h_L) - E phi(H_1)|`` against ``L`` on log-log axes with
-    its 95% error bars (hollow where the error is negative), the fitted ``|a/L + b/L^2|`` and the
+    its 95% error bars (hollow where the error is negative), the fitted ``|a/L + b/L^2 (+ ...)|`` and the
     Richardson errors ``|2 e(2L) - e(L)|``; a last panel: the distances between the laws of
     ``|h_L|/|h_0|`` and the SDE's against ``L``, with the Monte Carlo floor.
 
@@ -53,9 +53,10 @@ def _phi_panel(a, q, L, title):
     a.loglog(L[~neg], np.abs(e[~neg]), "o", color="C0", label="|weak error|")
     a.loglog(L[neg], np.abs(e[neg]), "o", mfc="none", color="C0")
     fine = np.geomspace(L[0], L[-1], 50)
-    (c0, c1) = q["fit"]["coefficients"][0][:2]
-    if np.isfinite(c0):
-        a.loglog(fine, np.abs(c0 / fine + c1 / fine ** 2), "-", color="C1", label="fit a/L + b/L^2")
+    coef = np.asarray(q["fit"]["coefficients"][0], dtype=float)
+    if np.all(np.isfinite(coef)):
+        curve = sum(c / fine ** (i + 1) for i, c in enumerate(coef))
+        a.loglog(fine, np.abs(curve), "-", color="C1", label="fit a/L + b/L^2" + (" + ..." if len(coef) > 2 else ""))
     r = q["richardson"]
     R = np.abs(np.asarray(r["error"], dtype=float))
     a.loglog(L[:-1], np.where(R > 0, R, np.nan), "s", color="C2", ms=4, label="Richardson")

@@ -27,7 +27,8 @@ def _phi_lines(q: dict, depths, text: str) -> list[str]:
         out.append(f"{L:6d} {q['error'][j]:24.4e} {q['se'][j]:10.2e} {q['variance'][j]:10.3g} "
                    f"{q['plain_variance'][j]:10.3g} {r}")
     rich = q["richardson"]
-    out += [f"  a/L + b/L^2: a = {a:.4g} +- {sa:.2g}, b = {b:.4g} +- {sb:.2g}",
+    more = "".join(f", {'cdefgh'[i]} = {c:.4g}" for i, c in enumerate(q["fit"]["coefficients"][0][2:]))
+    out += [f"  a/L + b/L^2{' + ...' if more else ''}: a = {a:.4g} +- {sa:.2g}, b = {b:.4g} +- {sb:.2g}{more}",
             f"  {fit_line(q['fit'])}",
             f"  Richardson 2 e(2L) - e(L): order {rich['rate']:.2f} [{rich['rate_ci'][0]:.2f}, {rich['rate_ci'][1]:.2f}]",
             f"  reference E phi(H_1) = {q['reference']:.6g} +- {q['reference_se']:.2g}; its error (R(F/4,F/2) - "
