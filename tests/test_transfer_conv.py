@@ -104,6 +104,14 @@ def test_the_published_preset_plans_from_local_cifar10_files(tmp_path, capsys):
     tasks = plan.tasks()
     assert len(tasks) == 3 * 2 * 5 * 3 and len({t.key for t in tasks}) == len(tasks)
     assert plan.flops() > 0 and plan.seconds() > 0
+    from deeplimits.studies.transfer import plan_preset
+
+    assert plan_preset("published", root=str(tmp_path)) == plan
+    assert plan_preset("quick").study == "transfer"
+    with pytest.raises(ValueError, match="preset"):
+        plan_preset("atari")
+    with pytest.raises(ValueError, match="root"):
+        plan_preset("published")
     argv = ["transfer", "--preset", "published", "--root", str(tmp_path), "--dry-run"]
     assert main(argv) == 0
     text = capsys.readouterr().out

@@ -32,7 +32,7 @@ from ..settings import Compute, Conv, Training, grouped
 from .cases import COORD_SAMPLES, CONV_PRESETS, DEFAULTS, exponent_of, settings
 from .study import TransferPlan, _grid
 
-__all__ = ["ConvTransferPlan", "plan_conv_transfer", "train_conv_grid", "GPU_FLOPS_PER_SECOND"]
+__all__ = ["ConvTransferPlan", "plan_conv_transfer", "plan_preset", "train_conv_grid", "GPU_FLOPS_PER_SECOND"]
 
 _QUICK = CONV_PRESETS["conv"]
 
@@ -281,3 +281,17 @@ def plan_conv_transfer(*, dataset: str = _QUICK["dataset"], root=None, depths: S
                          f"(L={max(plan.depths)} blocks, width {plan.width}, batch {plan.batch_size})",
                          ("depths", "width", "batch_size", "lrs"), device=plan.device, unit="seed")
     return dataclasses.replace(plan, chunk=chunk)
+
+
+def plan_preset(name: str, **overrides):
+    """The plan of the preset ``name`` (:data:`~.cases.PRESETS`: MLPs,
+    :func:`~deeplimits.studies.transfer.study.plan_transfer`; :data:`~.cases.CONV_PRESETS`:
+    convolutional ResNets, :func:`plan_conv_transfer`), its values replaced by ``overrides``:
+    ``plan_preset("published", root="~/data", device="cuda")``."""
+    from .cases import PRESETS
+    from .study import plan_transfer
+
+    name = V_.choice("preset", name, (*PRESETS, *CONV_PRESETS))
+    if name in PRESETS:
+        return plan_transfer(**{**PRESETS[name], **overrides})
+    return plan_conv_transfer(**{**CONV_PRESETS[name], **overrides})
