@@ -124,3 +124,17 @@ def test_the_published_preset_plans_from_local_cifar10_files(tmp_path, capsys):
 def test_conv_flags_are_refused_with_the_mlp_presets(capsys):
     assert main(["transfer", "--preset", "quick", "--root", "x", "--dry-run"]) == 2
     assert "--root applies only to the convolutional presets" in capsys.readouterr().err
+
+
+def test_seeds_split_over_tasks_give_the_same_study():
+    """``chunk=1`` (one seed per task, the published preset's) joins the seeds of a depth into
+    the result of ``chunk=2`` (both seeds in one task): the same networks, the same losses
+    within rounding (batched products may round differently)."""
+    kw = dict(CONV_PRESETS["conv-quick"], betas=[0.5], optimizers=["adam"], samples=64)
+    one, two = (TC.plan_conv_transfer(**kw, chunk=c) for c in (1, 2))
+    assert len(one.tasks()) == 2 * len(two.tasks())
+    a, b = one.run().setting(0.5, "adam"), two.run().setting(0.5, "adam")
+    assert a["seeds"] == b["seeds"] == 2
+    for ca, cb in zip(a["curves"], b["curves"]):
+        assert ca == pytest.approx(cb, rel=1e-5)
+    assert a["coords"]["h_L"]["mean"] == pytest.approx(b["coords"]["h_L"]["mean"], rel=1e-4)
