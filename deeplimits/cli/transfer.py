@@ -40,18 +40,21 @@ def add_parser(sub, run_flags):
                     "published train convolutional ResNets instead (Cohen et al.'s block with the branch multiplied "
                     "by L^-beta; digits as 8 x 8 images, or CIFAR-10 from --root: Bordelon et al.'s Fig. 1 setting, "
                     f"its time estimate printed first). Default: --preset {name}.")
-    c.add_argument("--preset", choices=[*C_.PRESETS, *C_.CONV_PRESETS], default=name, help=_preset_help() + " (default %(default)s)")
+    c.add_argument("--preset", choices=[*C_.PRESETS, *C_.CONV_PRESETS], default=name,
+                   help=_preset_help() + " (default %(default)s)")
     c.add_argument("--betas", type=parse_list, help=f"branch scalings L^-beta, each in [0, 2] (default "
                                                     f"{fmt(d['betas'])})")
     c.add_argument("--optimizer", choices=list(C_.OPTIMIZERS),
                    help=f"train with this optimizer only (default: {fmt(d['optimizers'])})")
     c.add_argument("--seed", type=integer, help=f"base seed (default {d['seed']})")
     c.add_argument("--dtype", choices=N_.DTYPES, help=f"{DTYPE_HELP} (default {d['dtype']})")
-    c.add_argument("--depths", type=int_list, help="at least three depths (default: the preset's)")
+    c.add_argument("--depths", type=int_list, help="at least three depths; the conv presets: residual blocks, "
+                                                   "multiples of the stages (default: the preset's)")
     c.add_argument("--lrs", type=int_list, metavar="LOW,HIGH", help="the base rates 2^LOW, ..., 2^HIGH (default: the "
                                                                     "preset's)")
     c.add_argument("--seeds", type=integer, help="initialisations per depth, at least 2 (default: the preset's)")
-    c.add_argument("--width", type=integer, help="width d of the residual stream (default: the preset's)")
+    c.add_argument("--width", type=integer, help="width d of the residual stream; the conv presets: the first stage's "
+                                                  "channels (default: the preset's)")
     c.add_argument("--epochs", type=integer, help="passes over the training samples (default: the preset's)")
     c.add_argument("--samples", type=integer, help="training samples, at most the data set's (digits: 1437) "
                                                    "(default: the preset's; published: all)")

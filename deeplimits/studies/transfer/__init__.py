@@ -23,7 +23,8 @@ from ..._lazy import lazy_exports
 _WHERE = {
     **dict.fromkeys(("TransferPlan", "plan_transfer", "train_grid"), "study"),
     **dict.fromkeys(("ConvTransferPlan", "plan_conv_transfer", "plan_preset", "train_conv_grid"), "conv"),
-    **dict.fromkeys(("PRESETS", "CONV_PRESETS", "DEFAULT_PRESET", "DEFAULTS", "SLOPE_MARGIN", "LOSS_MARGIN", "predicted_exponent"),
+    **dict.fromkeys(("PRESETS", "CONV_PRESETS", "DEFAULT_PRESET", "DEFAULTS", "SLOPE_MARGIN", "LOSS_MARGIN",
+                     "predicted_exponent"),
                     "cases"),
     **dict.fromkeys(("fit_optima", "verdict"), "fit"),
     "coordinate_check": "coords",

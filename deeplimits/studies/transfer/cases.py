@@ -9,8 +9,8 @@ the learning rate of the residual blocks that keeps one step of order one scales
 
 from __future__ import annotations
 
-__all__ = ["COORD_SAMPLES", "OPTIMIZERS", "VARIANTS", "PRESETS", "CONV_PRESETS", "DEFAULT_PRESET", "DEFAULTS", "SLOPE_MARGIN",
-           "LOSS_MARGIN",
+__all__ = ["COORD_SAMPLES", "OPTIMIZERS", "VARIANTS", "PRESETS", "CONV_PRESETS", "DEFAULT_PRESET", "DEFAULTS",
+           "SLOPE_MARGIN", "LOSS_MARGIN",
            "LEVEL", "predicted_exponent", "exponent_of", "settings"]
 
 OPTIMIZERS = ("sgd", "adam")

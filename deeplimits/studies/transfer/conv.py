@@ -176,7 +176,8 @@ class ConvTransferPlan(TransferPlan):
         return configs * per * (3 * n * self.epochs + n)
 
     def seconds(self) -> float:
-        """The time in one process on 2 CPU cores (:data:`~deeplimits.studies.scaling_conv.study.CONV_FLOPS_PER_SECOND`)."""
+        """The time in one process on 2 CPU cores, at
+        :data:`~deeplimits.studies.scaling_conv.study.CONV_FLOPS_PER_SECOND`."""
         from ..scaling_conv.study import CONV_FLOPS_PER_SECOND
 
         return self.flops() / CONV_FLOPS_PER_SECOND
