@@ -119,6 +119,17 @@ def test_the_published_preset_plans_from_local_cifar10_files(tmp_path, capsys):
     assert main(["transfer", "--preset", "published", "--dry-run"]) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "--root" in err
+    # the published path run on the fake files, shrunk: three stages (shortcuts where the stage
+    # changes, the coordinate check over the blocks that keep the shape), one seed per task
+    js = tmp_path / "pub.json"
+    argv = ["transfer", "--preset", "published", "--root", str(tmp_path), "--depths", "3,6,9", "--lrs=-1,1",
+            "--seeds", "2", "--epochs", "1", "--width", "2", "--betas", "0.5", "--optimizer", "sgd", "--quiet",
+            "--out", str(tmp_path / "run"), "--json", str(js)]
+    assert main(argv) == 0
+    assert capsys.readouterr().out.startswith("plan: ")
+    row = json.loads(js.read_text())["settings"][0]
+    assert row["depths"] == [3, 6, 9] and row["seeds"] == 2 and all(len(c) == 3 for c in row["curves"])
+    assert all(v is not None and v > 0 for v in row["coords"]["block"]["mean"])
 
 
 def test_conv_flags_are_refused_with_the_mlp_presets(capsys):
