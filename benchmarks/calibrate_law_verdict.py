@@ -1,19 +1,34 @@
 """How often the law study's verdict is wrong (issue 42; docs/law.md, "How often the verdict is
 wrong"): its size, the rate of ``disagrees`` on the three correct laws over many seeded runs, and
 its power on the two laws built to say no (a mean of 0.3/sqrt(d), a variance of 1.2/d), each with
-a 95% Wilson interval (:func:`deeplimits.studies.law.calibrate_law`). Run from the repository root:
+a 95% Wilson interval (:func:`deeplimits.studies.law.calibrate_law`). With ``--synthetic``, the
+fit and verdict alone on Gaussian tables about truths shaped like measured ones (the ``result.json``
+of ``deeplimits law``: :func:`deeplimits.studies.law.calibrate_fit`), at 1/4 to 16 times their
+draws. Run from the repository root:
 
     python benchmarks/calibrate_law_verdict.py [--runs 100] [--power-runs 30] [--draws 8192] [--seed 0]
+    python benchmarks/calibrate_law_verdict.py --synthetic runs/law/result.json [--runs 400]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
 
 import torch
 
-from deeplimits.studies.law import CORRECT, SHIFTS, calibrate_law
+from deeplimits.studies.law import CORRECT, SHIFTS, calibrate_fit, calibrate_law
+
+
+def synthetic(paths: list[str], runs: int, seed: int) -> None:
+    """The verdict on tables of known truth shaped like each result's joint table."""
+    for path in paths:
+        with open(path) as f:
+            r = json.load(f)
+        print(f"{path} ({r['spec']['law']}, {r['draws']} draws):")
+        cal = calibrate_fit(r["spec"]["depths"], r["joint"]["error"], r["joint"]["cov"], runs=runs, seed=seed)
+        print(cal.report(), flush=True)
 
 
 def main() -> None:
@@ -22,9 +37,14 @@ def main() -> None:
     parser.add_argument("--power-runs", type=int, default=30)
     parser.add_argument("--draws", type=int, default=8192)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--synthetic", nargs="+", metavar="RESULT", help="result.json files of deeplimits law")
     args = parser.parse_args()
     torch.set_num_threads(1)
     t0 = time.process_time()
+    if args.synthetic:
+        synthetic(args.synthetic, args.runs, args.seed)
+        print(f"{time.process_time() - t0:.0f} CPU s")
+        return
     size = calibrate_law(cases=list(CORRECT), runs=args.runs, draws=args.draws, seed=args.seed)
     print(size.report(), flush=True)
     power = calibrate_law(cases=list(SHIFTS), runs=args.power_runs, draws=args.draws, seed=args.seed + 1)

@@ -13,10 +13,11 @@ from .values import DTYPE_HELP, fmt, int_list, integer, parse_list
 __all__ = ["add_parser", "run_transfer_cmd", "OPTIONS"]
 
 #: flags passed to :func:`deeplimits.studies.transfer.study.plan_transfer` when given
-OPTIONS = ("depths", "betas", "optimizers", "lrs", "seeds", "width", "epochs", "batch_size", "samples", "seed")
-#: the flags of the convolutional presets besides :data:`OPTIONS`
-#: (:func:`deeplimits.studies.transfer.conv.plan_conv_transfer`)
-CONV_OPTIONS = OPTIONS + ("root", "chunk")
+OPTIONS = ("depths", "betas", "optimizers", "lrs", "seeds", "width", "epochs", "batch_size", "samples", "seed",
+           "limit")
+#: the flags of the convolutional presets (:func:`deeplimits.studies.transfer.conv.plan_conv_transfer`):
+#: those of the MLPs but ``--limit``, and ``--root``, ``--chunk``
+CONV_OPTIONS = tuple(o for o in OPTIONS if o != "limit") + ("root", "chunk")
 
 
 def _preset_help() -> str:
@@ -63,6 +64,11 @@ def add_parser(sub, run_flags):
     c.add_argument("--chunk", type=integer, help="the convolutional presets: seeds trained in one task, from 1 to "
                                                  "--seeds (default: the preset's, else as many as fit in memory)")
     c.add_argument("--batch-size", type=integer, help=f"mini-batch size (default {d['batch_size']})")
+    c.add_argument("--limit", type=integer, metavar="REFERENCE",
+                   help="after the grid, train the depth family of each rescaled beta = 1/2 and 1 setting at its "
+                        "transferred rate from weights read off one path (smooth at beta = 1, Brownian at 1/2) and "
+                        "measure its distances to this reference depth, a multiple of every depth (a power of two "
+                        "with beta = 1/2): the trained-limit verdict beside the transfer (default: not run)")
     run_flags(c, "transfer", "(beta, optimizer, depth) grids")
     c.set_defaults(func=run_transfer_cmd)
     return c
@@ -70,6 +76,7 @@ def add_parser(sub, run_flags):
 
 def run_transfer_cmd(args) -> int:
     from ..studies.timing import duration
+    from ..studies.transfer.limit import limit_settings
     from ..studies.transfer.study import plan_transfer
 
     if args.preset in C_.CONV_PRESETS:
@@ -83,7 +90,8 @@ def run_transfer_cmd(args) -> int:
         kw["optimizers"] = [args.optimizer]
     spec = plan("transfer", OPTIONS + ("dtype", "device"), plan_transfer, **kw)
     estimate = f"plan: {spec.estimate()}; about {duration(spec.seconds())} in one process on 2 CPU cores"
-    return run_study(args, "transfer", spec, unit="grid", total=len(spec.tasks()), estimate=estimate)
+    total = len(spec.tasks()) + len(limit_settings(spec))  # the limit tasks follow the grids
+    return run_study(args, "transfer", spec, unit="grid", total=total, estimate=estimate)
 
 
 def conv_estimate(spec) -> str:
@@ -101,6 +109,8 @@ def conv_estimate(spec) -> str:
 def _run_conv(args) -> int:
     from ..studies.transfer.conv import plan_conv_transfer
 
+    if getattr(args, "limit", None) is not None:
+        raise usage("transfer", ValueError(f"--limit applies only to the MLP presets ({', '.join(C_.PRESETS)})"))
     kw = study_options(args, "transfer", C_.CONV_PRESETS[args.preset], C_.DEFAULTS["dtype"], CONV_OPTIONS)
     if args.optimizer is not None:
         kw["optimizers"] = [args.optimizer]

@@ -11,7 +11,9 @@ engine reads one sample at every depth), starts from ``h_0 = x`` and is read out
 h_L`` (the input and output layers are fixed identities, not trained; the ``inside`` model's
 ``delta`` is fixed at ``1/L``, so that it is the ``beta = 1`` network ``h + (1/L) sigma(W h)``),
 and is trained on the same data for the same number of steps with the depth-scaled learning
-rate of :func:`depth_lr`, so that every depth is trained for the same time.
+rate of :func:`depth_lr`, so that every depth is trained for the same time. A family on data
+not of its width (the transfer study's, docs/transfer.md) has instead a fixed random embedding
+and readout shared by every depth (:func:`family_head`), still not trained.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from .modules import ResidualNetwork
 from .train import train
 
 __all__ = ["LR_RULE", "LR_FORMULA", "effective_beta", "depth_lr", "family_sample", "family_member",
-           "snapshot", "train_member"]
+           "family_head", "snapshot", "train_member"]
 
 LR_RULE = ("gradient descent: lr L^(2 beta - 1) on every layer's weights (the gradient of layer k is "
            "O(L^-beta) and its effect on the output O(L^-beta), so every depth moves its function by O(lr) per "
@@ -40,12 +42,16 @@ def effective_beta(arch: str, beta: float) -> float:
     return 1.0 if arch == "inside" else float(beta)
 
 
-def depth_lr(lr: float, depth: int, beta: float, optimizer: str) -> float:
+def depth_lr(lr: float, depth: int, beta: float, optimizer: str, exponent: float | None = None) -> float:
     """The learning rate of depth ``depth``: ``lr L^(2 beta - 1)`` for (stochastic) gradient
-    descent, ``lr`` for Adam (:data:`LR_RULE`; at ``beta = 1`` Marion et al.'s ``0.01 L``)."""
+    descent, ``lr`` for Adam (:data:`LR_RULE`; at ``beta = 1`` Marion et al.'s ``0.01 L``);
+    with ``exponent`` given, ``lr L^exponent`` for either (e.g. the transfer study's rule,
+    docs/transfer.md)."""
     lr = V_.real("lr", lr, low=0.0, low_open=True)
     depth = V_.integer("depth", depth)
     optimizer = V_.choice("optimizer", optimizer, ("sgd", "adam"))
+    if exponent is not None:
+        return lr * float(depth) ** V_.real("exponent", exponent, low=-4.0, high=4.0)
     return lr if optimizer == "adam" else lr * float(depth) ** (2.0 * beta - 1.0)
 
 
@@ -60,20 +66,37 @@ def family_sample(arch: str, width: int, driver, configs: int, reference: int, g
 
 @torch.no_grad()
 def family_member(arch: str, depth: int, width: int, samples: dict, *, beta: float, activation, dtype,
-                  device=None) -> ResidualNetwork:
+                  device=None, head: dict | None = None) -> ResidualNetwork:
     """The depth-``depth`` network of the family: residual weights ``samples[name].weights(L)``,
-    ``h_0 = x``, output ``h_L``; only the residual weights are trained."""
+    ``h_0 = x``, output ``h_L``; only the residual weights are trained. ``head``: ``None``
+    (the identities), or the fixed embedding and readout ``{'A': (C, inputs, width), 'B': (C,
+    width, outputs)}`` every depth shares (:func:`family_head`), not trained either."""
     configs = next(iter(samples.values())).draws
-    net = ResidualNetwork(arch, depth, width, width, width, configs=configs, beta=0.5 if arch == "inside" else beta,
+    n_in, n_out = (width, width) if head is None else (head["A"].shape[1], head["B"].shape[2])
+    net = ResidualNetwork(arch, depth, width, n_in, n_out, configs=configs, beta=0.5 if arch == "inside" else beta,
                           activation=activation, dtype=dtype, device=device)
     net.load_sample(samples)
     eye = torch.eye(width, dtype=dtype, device=net.A.device)
-    for p in (net.A, net.B):
-        p.copy_(eye.expand_as(p))
+    for name, p in (("A", net.A), ("B", net.B)):
+        p.copy_(eye.expand_as(p) if head is None else head[name])
         p.requires_grad_(False)
     if arch == "inside":  # delta = 1/L, fixed: h + (1/L) sigma(W h)
         net.delta.requires_grad_(False)
     return net
+
+
+@torch.no_grad()
+def family_head(inputs: int, width: int, outputs: int, configs: int, generator: torch.Generator, dtype,
+                device=None) -> dict:
+    """A fixed random embedding and readout for a family whose data are not of its width:
+    ``{'A': (configs, inputs, width), 'B': (configs, width, outputs)}`` with i.i.d. ``N(0,
+    1/fan_in)`` entries (as :meth:`~deeplimits.training.ResidualNetwork.reset_parameters`),
+    drawn once and shared by every depth (:func:`family_member`)."""
+    out = {}
+    for name, shape in (("A", (configs, inputs, width)), ("B", (configs, width, outputs))):
+        z = torch.randn(shape, generator=generator, dtype=dtype)
+        out[name] = (z * shape[1] ** -0.5).to(device)
+    return out
 
 
 @torch.no_grad()
@@ -93,10 +116,10 @@ def snapshot(net: ResidualNetwork, x: torch.Tensor, stride: int = 1) -> dict:
 
 
 def train_member(net: ResidualNetwork, data, *, optimizer: str, lr: float, epochs: int, batch_size: int, seed: int,
-                 checkpoints, stride: int = 1, progress=None) -> tuple[dict, object]:
-    """Train ``net`` with :func:`~deeplimits.training.train` (squared loss, no decay of the rate)
-    and keep :func:`snapshot` s before training and after each epoch in ``checkpoints``:
-    ``({epochs done: snapshot}, TrainResult)``."""
+                 checkpoints, stride: int = 1, progress=None, loss: str = "squared") -> tuple[dict, object]:
+    """Train ``net`` with :func:`~deeplimits.training.train` (``loss``: the squared loss by
+    default; no decay of the rate) and keep :func:`snapshot` s before training and after each
+    epoch in ``checkpoints``: ``({epochs done: snapshot}, TrainResult)``."""
     x = data.x_train
     snaps = {0: snapshot(net, x, stride)}
     marks = set(checkpoints)
@@ -106,6 +129,6 @@ def train_member(net: ResidualNetwork, data, *, optimizer: str, lr: float, epoch
         if done in marks:
             snaps[done] = snapshot(net, x, stride)
 
-    result = train(net, data, optimizer=optimizer, lr=lr, epochs=epochs, batch_size=batch_size, loss="squared",
+    result = train(net, data, optimizer=optimizer, lr=lr, epochs=epochs, batch_size=batch_size, loss=loss,
                    lr_decay_halfway=False, seed=seed, callbacks=[keep], progress=progress)
     return snaps, result

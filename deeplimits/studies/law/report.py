@@ -13,7 +13,8 @@ def fit_line(f: dict) -> str:
     tlo, thi = f["rate_ci_test"]
     rate = "no rate" if not math.isfinite(f["rate"]) else (
         f"rate {f['rate']:.2f}, 95% [{lo:.2f}, {hi:.2f}], {100 * (1 - f['level'] / 2):g}% [{tlo:.2f}, {thi:.2f}]")
-    return f"{rate}; p(fit) = {f['pvalue']:.3g}: {f['verdict']} ({f['note']})"
+    nxt = "" if f.get("next_rate_pvalue") is None else f", p(order 1, next term) = {f['next_rate_pvalue']:.3g}"
+    return f"{rate}; {f['terms']} terms, p(fit) = {f['pvalue']:.3g}{nxt}: {f['verdict']} ({f['note']})"
 
 
 def _phi_lines(q: dict, depths, text: str) -> list[str]:

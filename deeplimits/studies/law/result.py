@@ -107,7 +107,8 @@ class LawResult(PlainData):
     phis: list
     """Per test function: errors, standard errors, variances per draw, fit, Richardson, reference."""
     joint: dict
-    """The fit of every test function at once with a common leading exponent (:func:`~.fit.fit_weak`)."""
+    """The fit of every test function at once with a common leading exponent (:func:`~.fit.fit_weak`),
+    with its input: ``error`` (the test functions' errors, concatenated) and ``cov`` (their covariance)."""
     verdict: str
     """The joint fit's verdict (:data:`~.fit.VERDICTS`)."""
     distances: dict
@@ -127,7 +128,8 @@ class LawResult(PlainData):
         P, K, _, _ = _layout(spec)
         depths = list(spec["depths"])
         phis = [_phi_summary(name, p, est, depths, K, P) for p, name in enumerate(PHIS)]
-        joint = fit_weak(depths, est["error"], est["cov"])
+        joint = {**fit_weak(depths, est["error"], est["cov"]), "error": est["error"].tolist(),
+                 "cov": est["cov"].tolist()}
         ratios = np.concatenate([np.asarray(r["ratios"], dtype=float) for r in results])
         return cls(spec, n, seconds, phis, joint, joint["verdict"], law_distances(ratios, depths, seed=spec["seed"]))
 

@@ -132,12 +132,15 @@ class TrainedLimitResult(PlainData):
                  f"verdicts: tests at level {LEVEL:g} against the rate {MIN_RATE:g} (docs/trained-limit.md); rates "
                  f"with {100 * (1 - 2 * LEVEL):g}% intervals (jackknife over seeds, Student t)"]
         for c in self.cases:
-            lines += self._case_lines(c)
+            lines += self.case_lines(c)
         lines.append(f"{self.seconds:.1f} s")
         return "\n".join(lines)
 
     @staticmethod
-    def _case_lines(c: dict) -> list[str]:
+    def case_lines(c: dict) -> list[str]:
+        """The report's lines of one case (:func:`summarise_case`): its label, the distances per
+        depth before and after training, their rates, the verdicts and the state rate along
+        training."""
         w, s = c["weight_distance"], c["state_distance"]
         out = [f"{c['case']}: {c['label']}",
                f"{'L':>6} {'|A - A_ref| init':>17} {'trained':>10} {'|h - h_ref| init':>17} {'trained':>10} "

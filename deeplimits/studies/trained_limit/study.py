@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import ClassVar, Sequence
+from typing import ClassVar, Mapping, Sequence
 
 import torch
 
@@ -30,7 +30,10 @@ from ..settings import REQUIRED, Compute, Network, Training, grouped
 from .cases import CASES, DEFAULT_PRESET, DEFAULTS, PRESETS
 from .result import TrainedLimitResult, summarise_case
 
-__all__ = ["CASES", "PRESETS", "TrainedLimitPlan", "plan_trained_limit", "train_depth_family"]
+__all__ = ["CASES", "PRESETS", "FAMILY_KEYS", "TrainedLimitPlan", "plan_trained_limit", "train_depth_family"]
+
+FAMILY_KEYS = ("arch", "activation", "driver", "beta", "coupled")
+"""The keys of a family (a case of :data:`CASES`, or one given to :func:`train_depth_family`)."""
 
 _CPU = PRESETS[DEFAULT_PRESET]  # the defaults of plan_trained_limit: the command's default preset
 
@@ -42,7 +45,7 @@ def _driver(name: str, length_scale):
 
 
 @grouped
-def train_depth_family(case: str, data, *, depths: Sequence[int], reference: int, seeds: int,
+def train_depth_family(case, data, *, depths: Sequence[int], reference: int, seeds: int,
                        checkpoints: Sequence[int] = (), length_scale: float | None = None, seed: int = 0,
                        shuffle_seed: int = 0, first_seed: int = 0, progress=None,
                        training: Training = Training(epochs=REQUIRED, lr=REQUIRED, optimizer="sgd",
@@ -51,52 +54,80 @@ def train_depth_family(case: str, data, *, depths: Sequence[int], reference: int
     against the reference at epoch 0, at each epoch of ``checkpoints`` and at ``epochs``; the
     data's dtype and device are the networks'. ``seed`` draws the driver sample, ``shuffle_seed``
     (at most :func:`~deeplimits.training.train.seed_limit` of ``epochs``) the mini-batches.
-    ``case``, ``depths`` and ``reference`` are checked as by :func:`plan_trained_limit`.
-    ``training`` (:class:`~deeplimits.studies.settings.Training`, or its fields as keywords):
-    ``epochs`` and ``lr`` (both required), ``optimizer``, ``batch_size`` (``None``: the full batch).
+    ``case``: a name of :data:`CASES` or a family of its keys (:data:`FAMILY_KEYS`, and
+    optionally ``lr_exponent``: the rate at depth ``L`` is ``lr L^lr_exponent`` in place of
+    :data:`~deeplimits.training.family.LR_RULE`; ``width``: a width other than the inputs', with
+    a fixed random embedding and readout, :func:`~deeplimits.training.family.family_head`);
+    ``case``, ``depths`` and ``reference`` are checked as by :func:`plan_trained_limit`. A
+    classification task (``data.task``) trains with the cross-entropy, any other with the
+    squared loss. ``training`` (:class:`~deeplimits.studies.settings.Training`, or its fields
+    as keywords): ``epochs`` and ``lr`` (both required), ``optimizer``, ``batch_size``
+    (``None``: the full batch).
 
     Returns ``{'records': [...], 'reference_loss': [...]}``, one record per (depth, seed, epoch):
     ``weight_distance``, ``state_distance``, ``time`` (``lr`` x steps), ``steps``, ``train_loss``
     (after training), ``finite`` (whether the training of that depth and of the reference stayed
     finite: a blown-up configuration is frozen, not a crash), ``initial_loss`` (before training:
     full batch only, ``None`` with mini-batches) and ``scale`` (the largest reference weight norm)."""
-    from ...diagnostics.trained_pair import on_grid, state_distance, weight_distance
     from ...training.family import depth_lr, effective_beta, family_member, family_sample, train_member
 
     epochs, lr, optimizer, batch_size = training.epochs, training.lr, training.optimizer, training.batch_size
-    case, depths, reference = _family_args(case, depths, reference)
-    c = CASES[case]
+    c, depths, reference = _family_args(case, depths, reference)
     beta, dtype, device = effective_beta(c["arch"], c["beta"]), data.x_train.dtype, data.x_train.device
     driver, g = _driver(c["driver"], length_scale), torch.Generator().manual_seed(seed)
-    n = data.x_train.shape[0]
+    n, width = data.x_train.shape[0], c.get("width") or data.x_train.shape[1]
     batch = n if batch_size is None else min(batch_size, n)
-    per_epoch, finest = -(-n // batch), max(depths)
     marks = sorted(set(checkpoints) | {epochs})
-    shared = family_sample(c["arch"], data.x_train.shape[1], driver, seeds, reference, g, dtype) if c["coupled"] else None
+    shared = family_sample(c["arch"], width, driver, seeds, reference, g, dtype) if c["coupled"] else None
+    head = _head(c, data, seeds, g)
+    loss = "cross_entropy" if getattr(data, "task", None) == "classification" else "squared"
 
     def fit(L, stride):
-        samples = shared or family_sample(c["arch"], data.x_train.shape[1], driver, seeds, reference, g, dtype)
-        net = family_member(c["arch"], L, data.x_train.shape[1], samples, beta=c["beta"], activation=c["activation"],
-                            dtype=dtype, device=device)
-        return train_member(net, data, optimizer=optimizer, lr=depth_lr(lr, L, beta, optimizer), epochs=epochs,
-                            batch_size=batch, seed=shuffle_seed, checkpoints=marks, stride=stride, progress=progress)
+        samples = shared or family_sample(c["arch"], width, driver, seeds, reference, g, dtype)
+        net = family_member(c["arch"], L, width, samples, beta=c["beta"], activation=c["activation"], dtype=dtype,
+                            device=device, head=head)
+        return train_member(net, data, optimizer=optimizer, lr=depth_lr(lr, L, beta, optimizer, c.get("lr_exponent")),
+                            epochs=epochs, batch_size=batch, seed=shuffle_seed, checkpoints=marks, stride=stride,
+                            progress=progress, loss=loss)
 
-    ref, ref_fit = fit(reference, reference // finest)
+    ref = fit(reference, reference // max(depths))
     records = []
     for L in sorted(depths):
-        snaps, result = fit(L, 1)
-        for e in sorted(snaps):
-            r = on_grid(ref[e], L, finest)
-            wd, sd = weight_distance(snaps[e]["weights"], r["weights"]), state_distance(snaps[e]["states"], r["states"])
-            scale = max(float(w.flatten(2).norm(dim=-1).max()) for w in r["weights"].values())
-            for j in range(seeds):
-                records.append({"depth": L, "seed": first_seed + j, "epoch": e, "steps": e * per_epoch,
-                                "time": lr * e * per_epoch, "weight_distance": float(wd[j]),
-                                "state_distance": float(sd[j]), "scale": scale,
-                                "train_loss": result.records[j]["train_loss"],
-                                "finite": result.records[j]["finite"] and ref_fit.records[j]["finite"],
-                                "initial_loss": result.history[0]["train_loss"][j] if per_epoch == 1 else None})
-    return {"records": records, "reference_loss": [r["train_loss"] for r in ref_fit.records]}
+        records += _depth_records(fit(L, 1), ref, L, max(depths), first_seed, lr, -(-n // batch))
+    return {"records": records, "reference_loss": [r["train_loss"] for r in ref[1].records]}
+
+
+def _head(c: dict, data, seeds: int, generator):
+    """The fixed embedding and readout of a family of its own ``width`` (``None`` without one)."""
+    from ...training.family import family_head
+
+    if c.get("width") is None:
+        return None
+    x, y = data.x_train, data.y_train
+    outputs = int(y.max()) + 1 if getattr(data, "task", None) == "classification" else y.shape[-1]
+    return family_head(x.shape[1], c["width"], outputs, seeds, generator, x.dtype, x.device)
+
+
+def _depth_records(member, ref, L: int, finest: int, first_seed: int, lr: float, per_epoch: int) -> list[dict]:
+    """The records of depth ``L`` (``member``: its snapshots and training result; ``ref``: the
+    reference's), one per seed and measured epoch (:func:`train_depth_family`; ``per_epoch``:
+    steps per epoch)."""
+    from ...diagnostics.trained_pair import on_grid, state_distance, weight_distance
+
+    (snaps, result), (ref_snaps, ref_fit) = member, ref
+    out = []
+    for e in sorted(snaps):
+        r = on_grid(ref_snaps[e], L, finest)
+        wd, sd = weight_distance(snaps[e]["weights"], r["weights"]), state_distance(snaps[e]["states"], r["states"])
+        scale = max(float(w.flatten(2).norm(dim=-1).max()) for w in r["weights"].values())
+        for j in range(len(wd)):
+            out.append({"depth": L, "seed": first_seed + j, "epoch": e, "steps": e * per_epoch,
+                        "time": lr * e * per_epoch,
+                        "weight_distance": float(wd[j]), "state_distance": float(sd[j]), "scale": scale,
+                        "train_loss": result.records[j]["train_loss"],
+                        "finite": result.records[j]["finite"] and ref_fit.records[j]["finite"],
+                        "initial_loss": result.history[0]["train_loss"][j] if per_epoch == 1 else None})
+    return out
 
 
 @register_plan
@@ -207,19 +238,38 @@ def trained_limit_task(params: dict, seed: int) -> dict:
     return out
 
 
-def _family_args(case, depths, reference) -> tuple[str, tuple[int, ...], int]:
-    """``case`` one of :data:`CASES`; at least two distinct ``depths``, each dividing
-    ``reference``, deeper than all of them (a power of two for a path driver)."""
-    case = V_.choice("case", case, tuple(CASES))
+def _family_args(case, depths, reference) -> tuple[dict, tuple[int, ...], int]:
+    """``case`` one of :data:`CASES` (its family returned) or a family (:data:`FAMILY_KEYS`); at
+    least two distinct ``depths``, each dividing ``reference``, deeper than all of them (a power
+    of two for a path driver)."""
+    case = _family(case)
     depths = tuple(sorted(V_.sequence("depths", depths, lambda L: V_.integer("depths", L), what="a list of depths")))
     if len(set(depths)) < 2 or len(set(depths)) != len(depths):
         raise ParameterError("depths", f"depths must hold at least two distinct depths, got {list(depths)}")
     reference = V_.integer("reference", reference, low=max(depths) + 1)
     for L in depths:
         V_.divides("depths", L, reference)
-    if _driver(CASES[case]["driver"], None).needs_resolution:
+    if _driver(case["driver"], None).needs_resolution:
         V_.power_of_two("reference", reference)
     return case, depths, reference
+
+
+def _family(case) -> dict:
+    """The family of ``case``: a name of :data:`CASES`, or a mapping holding :data:`FAMILY_KEYS`
+    (an ``lr_exponent`` a real in [-4, 4], a ``width`` a positive integer, when given)."""
+    if isinstance(case, str):
+        return CASES[V_.choice("case", case, tuple(CASES))]
+    missing = [k for k in FAMILY_KEYS if k not in case] if isinstance(case, Mapping) else list(FAMILY_KEYS)
+    if missing:
+        raise ParameterError("case", f"case must be one of {', '.join(CASES)} or a family with the keys "
+                                     f"{', '.join(FAMILY_KEYS)}, got {case!r}")
+    _driver(case["driver"], None)  # a known driver
+    out = dict(case)
+    if out.get("lr_exponent") is not None:
+        out["lr_exponent"] = V_.real("lr_exponent", out["lr_exponent"], low=-4.0, high=4.0)
+    if out.get("width") is not None:
+        out["width"] = V_.integer("width", out["width"], high=10 ** 4)
+    return out
 
 
 def _checkpoints(epochs: int, count: int) -> tuple[int, ...]:

@@ -10,7 +10,9 @@ study in one package:
 * :mod:`~deeplimits.studies.transfer.coords`: the depth coordinate check;
 * :mod:`~deeplimits.studies.transfer.result`: the result and its report;
 * :mod:`~deeplimits.studies.transfer.plots`: its figures;
-* :mod:`~deeplimits.studies.transfer.memory`: the peak bytes and the time of its tasks.
+* :mod:`~deeplimits.studies.transfer.memory`: the peak bytes and the time of its tasks;
+* :mod:`~deeplimits.studies.transfer.limit`: the limit beside it (the trained-limit test of the
+  families at the transferred rate).
 
 Names are resolved on first access (PEP 562): importing the package, or its cases, imports no torch.
 """

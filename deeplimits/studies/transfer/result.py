@@ -124,11 +124,21 @@ class TransferResult(PlainData):
         out.append("  coordinate check: " + "; ".join(
             f"{k} ~ L^{c[k]['slope']:.2f} {_ci(c[k]['ci'])} ({c[k]['reading']})" if c[k]["slope"] is not None
             else f"{k}: unclear" for k in ("h_L", "block")))
+        if "limit" in r:
+            from .limit import limit_lines
+
+            out += limit_lines(r["limit"])
         return out
 
     def figures(self, out: str) -> list[str]:
-        """Draw ``transfer.png`` (loss against base rate) and ``coordinates.png`` into ``out``; their paths."""
-        return draw_into(out, [("transfer.png", self.plot), ("coordinates.png", self.plot_coordinates)])
+        """Draw ``transfer.png`` (loss against base rate), ``coordinates.png`` and, with the limit
+        beside it, ``limit.png`` (:func:`.limit.plot_limit`) into ``out``; their paths."""
+        from .limit import plot_limit
+
+        drawn = [("transfer.png", self.plot), ("coordinates.png", self.plot_coordinates)]
+        if any("limit" in s for s in self.settings):
+            drawn.append(("limit.png", lambda path: plot_limit(self, path)))
+        return draw_into(out, drawn)
 
     def plot(self, path=None, *, ax=None):
         """The loss curves (:func:`~deeplimits.studies.transfer.plots.plot_transfer`)."""

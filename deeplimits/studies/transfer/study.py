@@ -28,8 +28,10 @@ from ..._random import chunk_seed
 from ...errors import ParameterError
 from ...runs import Task, register_task
 from ..plan import Plan, register_plan
+from ..settings import Compute, grouped
 from ..trained_limit.study import _device
 from .cases import COORD_SAMPLES, DEFAULT_PRESET, DEFAULTS, OPTIMIZERS, PRESETS, exponent_of, settings
+from .limit import check_limit
 
 __all__ = ["TransferPlan", "plan_transfer", "train_grid"]
 
@@ -87,7 +89,7 @@ class TransferPlan(Plan):
     """A validated learning-rate transfer study (from :func:`plan_transfer`); :meth:`to_dict` is its spec."""
 
     study: ClassVar[str] = "transfer"
-    optional: ClassVar[tuple[str, ...]] = ("device",)
+    optional: ClassVar[tuple[str, ...]] = ("device", "limit")
 
     depths: tuple[int, ...]
     """The depths ``L`` (at least three, increasing)."""
@@ -115,6 +117,8 @@ class TransferPlan(Plan):
     """``'float32'`` or ``'float64'``."""
     device: str | None = None
     """Where the tasks run (``None``: the CPU)."""
+    limit: int | None = None
+    """The reference depth of the limit beside it (:mod:`.limit`; ``None``: not run)."""
 
     def tasks(self) -> list:
         base = {k: v for k, v in self.to_dict().items() if k not in ("study", "depths", "betas", "optimizers")}
@@ -135,23 +139,29 @@ class TransferPlan(Plan):
         """Peak memory of one task, tasks, trained networks and one task's layer passes (no allocation)."""
         from ...training.train import train_steps
 
+        from .limit import limit_settings
+
         C = max(self.configs(b, o) for b in self.betas for o in self.optimizers)
         n = sum(self.configs(b, o) for b in self.betas for o in self.optimizers) * len(self.depths)
-        return R_.Estimate(self.task_bytes(), len(self.betas) * len(self.optimizers) * len(self.depths), n, C,
-                           train_steps(self.samples, self.batch_size, self.epochs, max(self.depths)),
+        extra = len(limit_settings(self))  # the limit families: a task each, every depth and the reference
+        return R_.Estimate(self.task_bytes(), len(self.betas) * len(self.optimizers) * len(self.depths) + extra,
+                           n + extra * self.seeds * (len(self.depths) + 1), C,
+                           train_steps(self.samples, self.batch_size, self.epochs, max(*self.depths, self.limit or 0)),
                            R_.available_memory(self.device), "configuration")
 
     def seconds(self) -> float:
         """The time of every task in one process on 2 CPU cores (:func:`.memory.transfer_seconds`)."""
+        from .limit import limit_seconds
         from .memory import transfer_seconds
 
-        return transfer_seconds(self)
+        return transfer_seconds(self) + limit_seconds(self)
 
     def task_bytes(self) -> int:
         """Peak bytes of one task (:func:`.memory.transfer_bytes`)."""
+        from .limit import limit_bytes
         from .memory import transfer_bytes
 
-        return transfer_bytes(self)
+        return max(transfer_bytes(self), limit_bytes(self))
 
     def merge(self, tasks: list, results: list) -> dict:
         """``{(beta, optimizer): {depth: result}}`` of the tasks' results."""
@@ -168,6 +178,27 @@ class TransferPlan(Plan):
                 if (b, o) in by]
         return TransferResult(self.to_dict(), rows, seconds)
 
+    def run(self, progress=None, *, store=None, workers=None, scheduler=None, timeout=None):
+        """The grids (:meth:`Plan.run <deeplimits.studies.plan.Plan.run>`), then with :attr:`limit`
+        the limit family of each setting at its transferred rate (:func:`.limit.run_limit`)."""
+        from .limit import run_limit
+
+        result = super().run(progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)
+        return run_limit(self, result, progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)
+
+    def stored_units(self, store) -> int:
+        """The grids and the limit tasks already finished in ``store``."""
+        from .limit import stored_limits
+
+        return super().stored_units(store) + stored_limits(self, store)
+
+    def stored_result(self, done: dict, seconds: dict):
+        """The grids' result with the limit tasks finished among ``done`` (:func:`.limit.attach_stored`)."""
+        from .limit import attach_stored
+
+        result = super().stored_result(done, seconds)
+        return result if result is None else attach_stored(self, result, done, seconds)
+
 
 @register_task("transfer-grid")
 def transfer_task(params: dict, seed: int) -> dict:
@@ -183,6 +214,14 @@ def transfer_task(params: dict, seed: int) -> dict:
                          shuffle_seed=params["seed"])
     out["seconds"] = time.perf_counter() - t0
     return out
+
+
+@register_task("transfer-limit")
+def transfer_limit_task(params: dict, seed: int) -> dict:
+    """Sweep task: one setting's limit family (:func:`.limit.train_limit`) on the grid's data, in float64."""
+    from .limit import train_limit
+
+    return train_limit(_data({**params, "dtype": "float64"}), params, seed)
 
 
 def _data(params: dict):
@@ -208,19 +247,24 @@ def _grid(lrs) -> tuple[int, ...]:
     return tuple(range(pair[0], pair[1] + 1))
 
 
+@grouped
 def plan_transfer(*, depths: Sequence[int] = tuple(_CPU["depths"]), betas: Sequence[float] = tuple(DEFAULTS["betas"]),
                   optimizers: Sequence[str] = tuple(DEFAULTS["optimizers"]), lrs: Sequence[int] = tuple(_CPU["lrs"]),
                   seeds: int = _CPU["seeds"], width: int = _CPU["width"], epochs: int = _CPU["epochs"],
                   batch_size: int = DEFAULTS["batch_size"], samples: int = _CPU["samples"],
-                  seed: int = DEFAULTS["seed"],
-                  dtype: torch.dtype = torch.float32, device=None) -> TransferPlan:
+                  limit: int | None = None,
+                  compute: Compute = Compute(seed=DEFAULTS["seed"], dtype=torch.float32, device=None)) -> TransferPlan:
     """Validate a transfer study (every check before any work). ``depths``: at least three
     distinct depths; ``betas``: reals in [0, 2]; ``optimizers``: of :data:`~.cases.OPTIMIZERS`;
     ``lrs``: ``(low, high)``, the base rates ``2^low, ..., 2^high`` (at least three); ``samples``:
-    training samples of digits (at most 1437). Sizes: the trained networks at most
+    training samples of digits (at most 1437); ``limit``: ``None``, or the reference depth of
+    the limit beside it (:func:`.limit.check_limit`); ``compute``
+    (:class:`~deeplimits.studies.settings.Compute`, or its fields as keywords): ``seed``,
+    ``dtype``, ``device``. Sizes: the trained networks at most
     :data:`~deeplimits._resources.MAX_CONFIGS`, a task's memory within the machine's."""
     from ...training.train import require_train_steps, seed_limit
 
+    seed, dtype, device = compute.seed, compute.dtype, compute.device
     depths = tuple(sorted(V_.sequence("depths", depths, lambda L: V_.integer("depths", L, high=10 ** 5),
                                       what="a list of depths")))
     if len(set(depths)) < 3 or len(set(depths)) != len(depths):
@@ -237,7 +281,7 @@ def plan_transfer(*, depths: Sequence[int] = tuple(_CPU["depths"]), betas: Seque
                         V_.integer("batch_size", batch_size, high=10 ** 7),
                         V_.integer("samples", samples, low=2, high=1437), DEFAULTS["coord_steps"],
                         V_.integer("seed", seed, low=0, high=seed_limit(epochs)), str(V_.dtype(dtype)).split(".")[-1],
-                        _device(device, dtype))
+                        _device(device, dtype), check_limit(limit, depths, betas))
     C = max(plan.configs(b, o) for b in betas for o in optimizers)
     R_.require_count(C * len(depths) * len(betas) * len(optimizers), R_.MAX_CONFIGS,
                      "the grid makes too many trained networks", ("lrs", "seeds", "depths", "betas"))
