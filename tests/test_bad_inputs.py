@@ -460,6 +460,7 @@ CLI = [
     (["transfer", "--preset", "published", "--root", "adir"], 2, "cifar-10-batches-py"),
     (TF + ["--root", "adir"], 2, "--root applies only to the convolutional presets"),
     (TF + ["--chunk", "1"], 2, "--chunk applies only to the convolutional presets"),
+    (TFC + ["--limit", "16"], 2, "--limit applies only to the MLP presets"),
     (TFC + ["--chunk", "0"], 2, "--chunk"),
     (TFC + ["--chunk", "3"], 2, "--chunk"),
     (TFC + ["--root", "adir"], 2, "--root"),
