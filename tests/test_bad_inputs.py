@@ -59,6 +59,8 @@ LW = ["law", "--preset", "quick", "--depths", "4,8", "--fine", "32", "--draws", 
 TR = ["train", "--depth", "4", "--width", "3", "--epochs", "1"]
 TF = ["transfer", "--preset", "quick", "--depths", "2,4,8", "--lrs=-1,1", "--seeds", "2", "--width", "2", "--samples",
       "16", "--betas", "1", "--optimizer", "adam"]
+TFC = ["transfer", "--preset", "conv-quick", "--depths", "2,4,8", "--lrs=-1,1", "--seeds", "2", "--width", "2",
+       "--samples", "16", "--betas", "1", "--optimizer", "adam"]
 P = ["phase", "--hursts", "0.6", "--betas", "0.5", "--width", "2", "--n-in", "2", "--depth", "4", "--draws", "1",
      "--inputs", "1"]
 
@@ -453,7 +455,17 @@ CLI = [
     (TL + ["--quiet=yes"], 2, "ignored explicit argument"),
     (TL + ["--device", "tpu"], 2, "--device"),
     # -- transfer: every flag
-    (["transfer", "--preset", "published"], 2, "invalid choice"),
+    (["transfer", "--preset", "atari"], 2, "invalid choice"),
+    (["transfer", "--preset", "published"], 2, "--root"),
+    (["transfer", "--preset", "published", "--root", "adir"], 2, "cifar-10-batches-py"),
+    (TF + ["--root", "adir"], 2, "--root applies only to the convolutional presets"),
+    (TF + ["--chunk", "1"], 2, "--chunk applies only to the convolutional presets"),
+    (TFC + ["--limit", "16"], 2, "--limit applies only to the MLP presets"),
+    (TFC + ["--chunk", "0"], 2, "--chunk"),
+    (TFC + ["--chunk", "3"], 2, "--chunk"),
+    (TFC + ["--root", "adir"], 2, "--root"),
+    (TFC + ["--depths", "1,2"], 2, "--depths"),
+    (TFC + ["--samples", "5000"], 2, "--samples"),
     (TF + ["--betas", "-0.5"], 2, "--betas"),
     (TF + ["--betas", "0.5,0.5"], 2, "--betas must be a non-empty list of distinct values"),
     (TF + ["--betas", "x"], 2, "--betas"),

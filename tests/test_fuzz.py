@@ -512,6 +512,8 @@ SCALE_CMD = ["scaling", "--depths", "4,8", "--max-epochs", "1", "--samples", "16
 SCONV_CMD = ["scaling", "--arch", "conv", "--depths", "4,8", "--width", "4", "--epochs", "1"]
 TF_CMD = ["transfer", "--preset", "quick", "--depths", "2,4,8", "--lrs=-1,1", "--seeds", "2", "--width", "2",
           "--samples", "16", "--betas", "1", "--optimizer", "adam"]
+TFC_CMD = ["transfer", "--preset", "conv-quick", "--depths", "2,4,8", "--lrs=-1,1", "--seeds", "2", "--width", "2",
+           "--samples", "16", "--betas", "1", "--optimizer", "adam"]
 TL_CMD = ["trained-limit", "--preset", "quick", "--depths", "2,4", "--reference", "8", "--epochs", "1"]
 WEIGHTS_CMD = ["weights", "{OK}"]
 LAW_CMD = ["law", "--preset", "quick", "--depths", "4,8", "--fine", "32", "--draws", "64"]
@@ -591,7 +593,16 @@ CLI = {
         "--optimizer": cli_choice(("sgd", "adam")), "--depths": cli_list(int),
         "--lrs": st.sampled_from(["", "x", "1", "2,1", "1,2", "1,2,3", "-41,0", "0,41", "1.5,3", "nan,1", "0:1:2"]),
         "--seeds": cli_int(low=2), "--width": cli_int(), "--epochs": cli_int(), "--samples": cli_int(low=2),
-        "--batch-size": cli_int(), "--limit": cli_int(low=9, high=1 << 16), **COMMON, **RUNNING}),
+        "--batch-size": cli_int(), "--limit": cli_int(low=9, high=1 << 16), "--root": bad_text(),
+        "--chunk": cli_int(), **COMMON, **RUNNING}),
+    "transfer-conv": (TFC_CMD, {
+        "--preset": cli_choice(("conv-quick", "conv", "published")), "--betas": cli_list(float, 0, 2),
+        "--optimizer": cli_choice(("sgd", "adam")), "--depths": cli_list(int),
+        "--lrs": st.sampled_from(["", "x", "1", "2,1", "1,2", "1,2,3", "-41,0", "0,41", "1.5,3", "nan,1", "0:1:2"]),
+        "--seeds": cli_int(low=2), "--width": cli_int(), "--epochs": cli_int(), "--samples": cli_int(low=2),
+        "--batch-size": cli_int(), "--root": st.sampled_from(["", "{FILE}", "/nonexistent/root"]),
+        "--chunk": cli_int() | st.sampled_from(["3", "100"]), "--limit": cli_int() | st.just("16"),
+        **COMMON, **RUNNING}),
     "law": (LAW_CMD, {
         "--preset": cli_choice(("cpu", "quick")), "--law": cli_choice(("uniform", "rademacher", "gaussian")),
         "--depths": cli_list(int, dyadic=True), "--fine": cli_int() | st.sampled_from(["8", "16", "24", "48"]),

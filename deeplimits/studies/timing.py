@@ -136,7 +136,7 @@ def plan_seconds(plan) -> float:
     study = plan.study
     if study is None:
         return convergence_seconds(plan)
-    if study in ("scaling", "scaling-conv", "transfer"):
+    if study in ("scaling", "scaling-conv", "transfer", "transfer-conv"):
         s = plan.seconds()
         return s[1] if isinstance(s, tuple) else s
     return {"stability": stability_seconds, "phase": phase_seconds, "train": _train_seconds,

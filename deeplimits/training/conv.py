@@ -116,6 +116,11 @@ class ConvResidualNetwork(torch.nn.Module):
 
     arch = "conv"
     """The architecture's name (what the run stores and :func:`~deeplimits.diagnostics.load_weights` read)."""
+    branch_multiplier = 1.0
+    """A fixed factor of every residual branch, ``h_{k+1} = ReLU(skip + m * delta_k * ReLU(A_k * h_k))``
+    (1: Cohen et al.'s block, the depth scale carried by ``delta``'s initial size; an instance
+    sets it to ``L^-beta`` for an explicit branch multiplier, docs/transfer.md; not part of
+    :meth:`get_config`)."""
 
     def __init__(self, image_shape, classes: int, blocks=2, *, stem: int = RESNET18["stem"],
                  channels=RESNET18["channels"], strides=RESNET18["strides"], configs: int = 1, beta: float = 0.5,
@@ -246,7 +251,7 @@ class ConvResidualNetwork(torch.nn.Module):
         x = self.images(x)
         h = torch.relu(F_.conv2d(x, self.stem.flatten(0, 1), padding=1))
         for block in self.blocks:
-            h = block(h, self.configs)
+            h = block(h, self.configs, self.branch_multiplier)
         return h
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -297,8 +302,10 @@ class _Block(torch.nn.Module):
         for p in self.parameters():
             p.config_axis = 0
 
-    def forward(self, h: torch.Tensor, C: int) -> torch.Tensor:
+    def forward(self, h: torch.Tensor, C: int, multiplier: float = 1.0) -> torch.Tensor:
         inner = torch.relu(F_.conv2d(h, self.A.flatten(0, 1), stride=self.stride, padding=1, groups=C))
         branch = F_.conv2d(inner, self.delta.flatten(0, 1), padding=1, groups=C)
+        if multiplier != 1.0:
+            branch = branch * multiplier
         skip = h if self.F is None else F_.conv2d(h, self.F.flatten(0, 1), stride=self.stride, groups=C)
         return torch.relu(skip + branch)

@@ -2,6 +2,8 @@
 study in one package:
 
 * :mod:`~deeplimits.studies.transfer.study`: the plan, its sweep task and the batched grid;
+* :mod:`~deeplimits.studies.transfer.conv`: the same on convolutional ResNets (digits, CIFAR-10),
+  its coordinate check in :mod:`~deeplimits.studies.transfer.conv_coords`;
 * :mod:`~deeplimits.studies.transfer.cases`: the presets, defaults, margins and the predicted
   exponents (torch-free, read by the command line's ``--help``);
 * :mod:`~deeplimits.studies.transfer.fit`: the optimum per depth, its exponent and the verdict;
@@ -22,7 +24,9 @@ from ..._lazy import lazy_exports
 #: public name -> the submodule that defines it
 _WHERE = {
     **dict.fromkeys(("TransferPlan", "plan_transfer", "train_grid"), "study"),
-    **dict.fromkeys(("PRESETS", "DEFAULT_PRESET", "DEFAULTS", "SLOPE_MARGIN", "LOSS_MARGIN", "predicted_exponent"),
+    **dict.fromkeys(("ConvTransferPlan", "plan_conv_transfer", "plan_preset", "train_conv_grid"), "conv"),
+    **dict.fromkeys(("PRESETS", "CONV_PRESETS", "DEFAULT_PRESET", "DEFAULTS", "SLOPE_MARGIN", "LOSS_MARGIN",
+                     "predicted_exponent"),
                     "cases"),
     **dict.fromkeys(("fit_optima", "verdict"), "fit"),
     "coordinate_check": "coords",

@@ -9,8 +9,8 @@ the learning rate of the residual blocks that keeps one step of order one scales
 
 from __future__ import annotations
 
-__all__ = ["COORD_SAMPLES", "OPTIMIZERS", "VARIANTS", "PRESETS", "DEFAULT_PRESET", "DEFAULTS", "SLOPE_MARGIN",
-           "LOSS_MARGIN",
+__all__ = ["COORD_SAMPLES", "OPTIMIZERS", "VARIANTS", "PRESETS", "CONV_PRESETS", "DEFAULT_PRESET", "DEFAULTS",
+           "SLOPE_MARGIN", "LOSS_MARGIN",
            "LEVEL", "predicted_exponent", "exponent_of", "settings"]
 
 OPTIMIZERS = ("sgd", "adam")
@@ -40,6 +40,21 @@ PRESETS = {
     "cpu": dict(depths=[4, 8, 16, 32, 64, 128], width=16, seeds=8, lrs=[-8, 6], epochs=2, samples=1437),
 }
 """The command's presets (``deeplimits transfer --preset``)."""
+
+CONV_PRESETS = {
+    # convolutional ResNets on digits as 8 x 8 images (one stage): seconds; for tests
+    "conv-quick": dict(dataset="digits", depths=[2, 4, 8], width=4, seeds=2, lrs=[-4, 0], epochs=2, samples=128,
+                       batch_size=32, stages=1),
+    # the same on 2 CPU cores: minutes (docs/transfer.md)
+    "conv": dict(dataset="digits", depths=[2, 4, 8, 16], width=8, seeds=2, lrs=[-5, 1], epochs=3, samples=256,
+                 batch_size=32, stages=1),
+    # Bordelon et al. (ICLR 2024) Fig. 1's setting: CIFAR-10 ResNets read from --root; for a GPU or a cluster
+    "published": dict(dataset="cifar10", depths=[3, 6, 12, 24, 48], width=16, seeds=3, lrs=[-10, 2], epochs=10,
+                      samples=None, batch_size=128, stages=3, chunk=1),
+}
+"""The presets of convolutional residual networks (``deeplimits transfer --preset``;
+:func:`~deeplimits.studies.transfer.conv.plan_conv_transfer`): ``depths`` counts the residual
+blocks over ``stages`` stages, ``width`` the first stage's channels, ``chunk`` the seeds per task."""
 
 DEFAULT_PRESET = "cpu"
 """The preset the command runs without ``--preset``."""

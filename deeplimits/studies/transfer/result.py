@@ -87,10 +87,12 @@ class TransferResult(PlainData):
         """Per setting the optimal base rate per depth, its exponent with the interval beside the
         prediction, the loss gaps, the verdict and the coordinate check, as text."""
         s = self.spec
-        lines = [f"learning-rate transfer across depth: res-1 tanh MLPs of width {s['width']} on digits "
+        nets = (f"convolutional ResNets of {s['stages']} stage(s) from {s['width']} channels on {s['dataset']}"
+                if "dataset" in s else f"res-1 tanh MLPs of width {s['width']} on digits")
+        lines = [f"learning-rate transfer across depth: {nets} "
                  f"({s['samples']} samples, {s['epochs']} epochs of mini-batches of {s['batch_size']}), depths "
                  f"{s['depths']}, base rates 2^{s['lrs'][0]}..2^{s['lrs'][-1]}, {s['seeds']} seeds; blocks trained at "
-                 "base x L^p, embedding and readout fixed",
+                 "base x L^p, the rest fixed",
                  f"verdicts (docs/transfer.md): {100 * (1 - LEVEL):g}% intervals; transfers: the base optimum's "
                  f"exponent within ±{SLOPE_MARGIN:g} and the transferred rate within {LOSS_MARGIN:.0%} of each "
                  "depth's optimal loss"]

@@ -163,12 +163,17 @@ class TransferPlan(Plan):
 
         return max(transfer_bytes(self), limit_bytes(self))
 
-    def summarise(self, tasks: list, results: list, seconds: float = 0.0):
-        from .result import TransferResult, summarise_setting
-
+    def merge(self, tasks: list, results: list) -> dict:
+        """``{(beta, optimizer): {depth: result}}`` of the tasks' results."""
         by: dict = {}
         for t, r in zip(tasks, results):
             by.setdefault((t.params["beta"], t.params["optimizer"]), {})[t.params["depth"]] = r
+        return by
+
+    def summarise(self, tasks: list, results: list, seconds: float = 0.0):
+        from .result import TransferResult, summarise_setting
+
+        by = self.merge(tasks, results)
         rows = [summarise_setting(b, o, v, by[(b, o)], self.lrs) for b, o, v in settings(self.betas, self.optimizers)
                 if (b, o) in by]
         return TransferResult(self.to_dict(), rows, seconds)

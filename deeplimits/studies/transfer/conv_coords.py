@@ -1,0 +1,56 @@
+"""The depth coordinate check of the transfer study on convolutional ResNets (docs/transfer.md,
+"The coordinate check"; :mod:`.coords` for the MLPs): after a few full-batch steps, ``h_L`` the
+mean entry of ``|Δh_L|`` (the states after the last block) and ``block`` the mean over the
+blocks that keep the shape of ``|Δ(h_k - h_{k-1})|`` over that of ``|h_k - h_{k-1}|`` before.
+"""
+
+from __future__ import annotations
+
+import copy
+import types
+
+import torch
+import torch.nn.functional as F_
+
+__all__ = ["conv_states", "conv_coordinate_check"]
+
+
+@torch.no_grad()
+def conv_states(net, x: torch.Tensor) -> list[torch.Tensor]:
+    """The stem's output and every block's, each ``(C, n, c * h * w)``."""
+    h = torch.relu(F_.conv2d(net.images(x), net.stem.flatten(0, 1), padding=1))
+    out = [h]
+    for block in net.blocks:
+        h = block(h, net.configs, net.branch_multiplier)
+        out.append(h)
+    return [s.reshape(s.shape[0], net.configs, -1).transpose(0, 1) for s in out]
+
+
+def _sizes(before: list, after: list) -> dict:
+    """Per configuration: the two update sizes from the states before and after the steps."""
+    d_last = (after[-1] - before[-1]).abs().mean(dim=(-2, -1))
+    num, den = 0.0, 0.0
+    for k in range(1, len(before)):
+        if before[k].shape != before[k - 1].shape:
+            continue  # a block that changes the channels or the grid: no increment of the state
+        num = num + ((after[k] - after[k - 1]) - (before[k] - before[k - 1])).abs().mean(dim=(-2, -1))
+        den = den + (before[k] - before[k - 1]).abs().mean(dim=(-2, -1))
+    return {"h_L": d_last, "block": num / den if torch.is_tensor(den) else d_last * float("nan")}
+
+
+def conv_coordinate_check(net, data, *, optimizer: str, lr: float, steps: int, samples: int) -> dict:
+    """Train a copy of ``net`` (its configurations: seeds; only its trainable kernels) for
+    ``steps`` full-batch steps on the first ``samples`` training images of ``data`` at the rate
+    ``lr``, and measure the update sizes on those images: ``{key: [one value per seed, None
+    where training blew up]}``."""
+    from .conv import _fit
+
+    x, y = data.x_train[:samples], data.y_train[:samples]
+    sub = types.SimpleNamespace(x_train=x, y_train=y, x_test=x[:1], y_test=y[:1], task="classification")
+    twin = copy.deepcopy(net)
+    before = conv_states(twin, x)
+    loss = _fit(twin, sub, optimizer, [lr] * twin.configs, steps, x.shape[0], 0)
+    after = conv_states(twin, x)
+    sizes = _sizes(before, after)
+    return {k: [float(v) if ok is not None and torch.isfinite(v) else None for v, ok in zip(t, loss)]
+            for k, t in sizes.items()}
