@@ -20,6 +20,7 @@ from deeplimits.studies.plan import results_from_store
 from deeplimits.studies.trained_limit.result import summarise_case
 from deeplimits.studies.trained_limit.study import train_depth_family
 from deeplimits.studies.transfer import limit as LM
+from deeplimits.studies.transfer.memory import limit_bytes
 from deeplimits.studies.transfer.study import _data
 from deeplimits.training.family import depth_lr, family_head, family_member, family_sample
 
@@ -85,7 +86,7 @@ def test_the_limit_rides_in_the_store_and_the_report(tmp_path, monkeypatch):
     assert T.TransferPlan.from_dict(plan.to_dict()) == plan and "limit" not in _plan(limit=None).to_dict()
     bare = _plan(limit=None)
     assert plan.estimate().tasks == bare.estimate().tasks + 2 and plan.seconds() > bare.seconds()
-    assert plan.task_bytes() >= LM.limit_bytes(plan) > 0
+    assert plan.task_bytes() >= limit_bytes(plan) > 0
     with RunStore(str(tmp_path), plan.to_dict()) as store:
         first = plan.run(store=store)
         assert {"transfer/beta-0.5/adam/limit", "transfer/beta-1/adam/limit"} <= set(store.results())

@@ -32,7 +32,8 @@ _WHERE = {
     "coordinate_check": "coords",
     **dict.fromkeys(("TransferResult", "summarise_setting"), "result"),
     **dict.fromkeys(("plot_transfer", "plot_coordinates"), "plots"),
-    **dict.fromkeys(("transfer_bytes", "transfer_seconds"), "memory"),
+    **dict.fromkeys(("transfer_bytes", "transfer_seconds", "limit_seconds", "limit_bytes", "transfer_task_bytes", "conv_transfer_bytes"),
+                    "memory"),
 }
 
 __all__ = list(_WHERE)

@@ -194,11 +194,9 @@ class ConvTransferPlan(TransferPlan):
 
     def task_bytes(self, chunk: int | None = None) -> int:
         """Peak bytes of a task of ``chunk`` seeds (default :attr:`chunk`) at the deepest depth."""
-        from ..scaling_conv.study import _Sized
-        from ..training.memory import conv_training_bytes
+        from .memory import conv_transfer_bytes
 
-        per_seed = max(self.configs(b, o) for b in self.betas for o in self.optimizers) // self.seeds
-        return conv_training_bytes(_Sized(self, max(self.depths)), per_seed * (chunk or self.chunk))
+        return conv_transfer_bytes(self, chunk or self.chunk)
 
 
 def _joined(a: dict, b: dict) -> dict:

@@ -27,8 +27,7 @@ from ...errors import ParameterError
 from ...runs import Task
 
 __all__ = ["FAMILIES", "CHECKPOINTS", "check_limit", "limit_settings", "limit_key", "limit_tasks", "limit_checkpoints",
-           "train_limit", "run_limit", "stored_limits", "attach_stored", "limit_lines", "plot_limit", "limit_seconds",
-           "limit_bytes"]
+           "train_limit", "run_limit", "stored_limits", "attach_stored", "limit_lines", "plot_limit"]
 
 FAMILIES = {
     1.0: dict(arch="res-1", activation="tanh", driver="smooth", beta=1.0, coupled=True, theory=1.0,
@@ -199,36 +198,3 @@ def plot_limit(result, path: str | None = None, *, ax=None):
     if not cases:
         raise ParameterError("result", "result has no limit families: run the study with limit=R (--limit R)")
     return plot_trained_limit(types.SimpleNamespace(cases=cases), path=path, ax=ax)
-
-
-def limit_seconds(plan) -> float:
-    """Seconds of the limit tasks in one process on 2 CPU cores, by the grid's rates
-    (:mod:`.memory`): every depth and the reference trained once per seed, a second of set-up each."""
-    from .memory import SECONDS_PER_BATCH, SECONDS_PER_CONFIG_SAMPLE_LAYER
-
-    batches = -(-plan.samples // plan.batch_size) * plan.epochs
-    layers = sum(plan.depths) + (plan.limit or 0)
-    work = plan.seeds * plan.samples * plan.epochs * layers * max(1.0, (plan.width / 16) ** 2)
-    per = work * SECONDS_PER_CONFIG_SAMPLE_LAYER + (len(plan.depths) + 1) * (batches * SECONDS_PER_BATCH + 1.0)
-    return len(limit_settings(plan)) * per
-
-
-def limit_bytes(plan) -> int:
-    """Peak bytes of one limit task: the reference's training state at the plan's seeds, and the
-    snapshots (before training and at each of :func:`limit_checkpoints`) of the weights and
-    states on the finest depth's grid of the reference and of the deepest member, all held at
-    once, and four temporaries of the distances (float64; the cpu preset with ``limit = 512``:
-    1753 MiB measured for one task in a process of its own, 1796 MiB for the whole run)."""
-    import torch
-
-    from ...training.modules import activation_count, parameter_count
-    from ...training.train import train_bytes
-    from ..memory import INTERPRETER_BYTES
-
-    if plan.limit is None:
-        return 0
-    R, d, S, F, n = plan.limit, plan.width, plan.seeds, max(plan.depths), plan.samples
-    params = parameter_count("res-1", R, d, 64, 10, configs=S)
-    acts = activation_count("res-1", True, R, d, min(plan.batch_size, n), S)
-    snaps = (2 * len(limit_checkpoints(plan.epochs)) + 6) * 8 * S * ((F + 1) * n * d + F * d * d)
-    return train_bytes(params, acts, torch.float64.itemsize) + snaps + INTERPRETER_BYTES

@@ -8,7 +8,7 @@ import torch
 from ..memory import INTERPRETER_BYTES
 from .cases import COORD_SAMPLES
 
-__all__ = ["transfer_bytes", "transfer_seconds"]
+__all__ = ["transfer_bytes", "transfer_seconds", "limit_seconds", "limit_bytes", "transfer_task_bytes", "conv_transfer_bytes"]
 
 
 def transfer_bytes(plan) -> int:
@@ -47,3 +47,53 @@ def transfer_seconds(plan) -> float:
             work = plan.configs(b, o) * plan.samples * plan.epochs * sum(plan.depths) * max(1.0, (plan.width / 16) ** 2)
             total += work * SECONDS_PER_CONFIG_SAMPLE_LAYER + len(plan.depths) * (batches * SECONDS_PER_BATCH + 1.0)
     return total
+
+
+def limit_bytes(plan) -> int:
+    """Peak bytes of one limit task: the reference's training state at the plan's seeds, and the
+    snapshots (before training and at each of :func:`limit_checkpoints`) of the weights and
+    states on the finest depth's grid of the reference and of the deepest member, all held at
+    once, and four temporaries of the distances (float64; the cpu preset with ``limit = 512``:
+    1753 MiB measured for one task in a process of its own, 1796 MiB for the whole run)."""
+    import torch
+
+    from ...training.modules import activation_count, parameter_count
+    from ...training.train import train_bytes
+
+    from .limit import limit_checkpoints
+
+    if plan.limit is None:
+        return 0
+    R, d, S, F, n = plan.limit, plan.width, plan.seeds, max(plan.depths), plan.samples
+    params = parameter_count("res-1", R, d, 64, 10, configs=S)
+    acts = activation_count("res-1", True, R, d, min(plan.batch_size, n), S)
+    snaps = (2 * len(limit_checkpoints(plan.epochs)) + 6) * 8 * S * ((F + 1) * n * d + F * d * d)
+    return train_bytes(params, acts, torch.float64.itemsize) + snaps + INTERPRETER_BYTES
+
+
+def transfer_task_bytes(plan) -> int:
+    """Peak bytes of the largest task of a transfer plan: a grid (:func:`transfer_bytes`) or, with
+    ``limit``, a family trained for the limit beside it (:func:`limit_bytes`)."""
+    return max(transfer_bytes(plan), limit_bytes(plan))
+
+
+def conv_transfer_bytes(plan, chunk: int) -> int:
+    """Peak bytes of a task of the convolutional transfer study with ``chunk`` seeds at the deepest
+    depth (:func:`~deeplimits.studies.training.memory.conv_training_bytes` of its configurations)."""
+    from ..scaling_conv.study import _Sized
+    from ..training.memory import conv_training_bytes
+
+    per_seed = max(plan.configs(b, o) for b in plan.betas for o in plan.optimizers) // plan.seeds
+    return conv_training_bytes(_Sized(plan, max(plan.depths)), per_seed * chunk)
+
+
+def limit_seconds(plan) -> float:
+    """Seconds of the limit tasks in one process on 2 CPU cores, by the grid's rates
+    (:func:`transfer_seconds`): every depth and the reference trained once per seed, a second of set-up each."""
+    from .limit import limit_settings
+
+    batches = -(-plan.samples // plan.batch_size) * plan.epochs
+    layers = sum(plan.depths) + (plan.limit or 0)
+    work = plan.seeds * plan.samples * plan.epochs * layers * max(1.0, (plan.width / 16) ** 2)
+    per = work * SECONDS_PER_CONFIG_SAMPLE_LAYER + (len(plan.depths) + 1) * (batches * SECONDS_PER_BATCH + 1.0)
+    return len(limit_settings(plan)) * per

@@ -151,17 +151,15 @@ class TransferPlan(Plan):
 
     def seconds(self) -> float:
         """The time of every task in one process on 2 CPU cores (:func:`.memory.transfer_seconds`)."""
-        from .limit import limit_seconds
-        from .memory import transfer_seconds
+        from .memory import limit_seconds, transfer_seconds
 
         return transfer_seconds(self) + limit_seconds(self)
 
     def task_bytes(self) -> int:
-        """Peak bytes of one task (:func:`.memory.transfer_bytes`)."""
-        from .limit import limit_bytes
-        from .memory import transfer_bytes
+        """Peak bytes of one task (:func:`.memory.transfer_task_bytes`)."""
+        from .memory import transfer_task_bytes
 
-        return max(transfer_bytes(self), limit_bytes(self))
+        return transfer_task_bytes(self)
 
     def merge(self, tasks: list, results: list) -> dict:
         """``{(beta, optimizer): {depth: result}}`` of the tasks' results."""
