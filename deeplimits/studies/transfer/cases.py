@@ -49,7 +49,7 @@ CONV_PRESETS = {
     "conv": dict(dataset="digits", depths=[2, 4, 8, 16], width=8, seeds=2, lrs=[-5, 1], epochs=3, samples=256,
                  batch_size=32, stages=1),
     # Bordelon et al. (ICLR 2024) Fig. 1's setting: CIFAR-10 ResNets read from --root; for a GPU or a cluster
-    "published": dict(dataset="cifar10", depths=[3, 6, 12, 24, 48], width=16, seeds=3, lrs=[-10, 2], epochs=10,
+    "published": dict(dataset="cifar10", depths=[3, 6, 12, 24, 48], width=16, seeds=3, lrs=[-10, 2], epochs=20,
                       samples=None, batch_size=128, stages=3, chunk=1),
 }
 """The presets of convolutional residual networks (``deeplimits transfer --preset``;
