@@ -57,12 +57,12 @@ def add_parser(sub, run_flags):
     c.add_argument("--width", type=integer, help="width d of the residual stream; the conv presets: the first stage's "
                                                   "channels (default: the preset's)")
     c.add_argument("--epochs", type=integer, help="passes over the training samples (default: the preset's)")
-    c.add_argument("--samples", type=integer, help="training samples, at most the data set's (digits: 1437) "
-                                                   "(default: the preset's; published: all)")
+    c.add_argument("--samples", type=integer, help="training samples, at most the data set's (digits: 1437; "
+                                                   "published: all of them; default: the preset's)")
     c.add_argument("--root", metavar="DIR", help="the convolutional presets on cifar10: the directory of the CIFAR-10 "
                                                  "files (nothing is downloaded)")
     c.add_argument("--chunk", type=integer, help="the convolutional presets: seeds trained in one task, from 1 to "
-                                                 "--seeds (default: the preset's, else as many as fit in memory)")
+                                                 "--seeds; without a preset's, as many as fit in memory (default: the preset's)")
     c.add_argument("--batch-size", type=integer, help=f"mini-batch size (default {d['batch_size']})")
     c.add_argument("--limit", type=integer, metavar="REFERENCE",
                    help="after the grid, train the depth family of each rescaled beta = 1/2 and 1 setting at its "
