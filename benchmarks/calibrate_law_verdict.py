@@ -7,7 +7,7 @@ of ``deeplimits law``: :func:`deeplimits.studies.law.calibrate_fit`), at 1/4 to 
 draws. Run from the repository root:
 
     python benchmarks/calibrate_law_verdict.py [--runs 100] [--power-runs 30] [--draws 8192] [--seed 0]
-    python benchmarks/calibrate_law_verdict.py --synthetic runs/law/result.json [--runs 400]
+    python benchmarks/calibrate_law_verdict.py --synthetic runs/law/result.json [--runs 400] [--every-depth]
 """
 
 from __future__ import annotations
@@ -21,13 +21,15 @@ import torch
 from deeplimits.studies.law import CORRECT, SHIFTS, calibrate_fit, calibrate_law
 
 
-def synthetic(paths: list[str], runs: int, seed: int) -> None:
-    """The verdict on tables of known truth shaped like each result's joint table."""
+def synthetic(paths: list[str], runs: int, seed: int, deeper: bool) -> None:
+    """The verdict on tables of known truth shaped like each result's joint table (``deeper=False``:
+    every depth read alone, without the search from a deeper depth)."""
     for path in paths:
         with open(path) as f:
             r = json.load(f)
         print(f"{path} ({r['spec']['law']}, {r['draws']} draws):")
-        cal = calibrate_fit(r["spec"]["depths"], r["joint"]["error"], r["joint"]["cov"], runs=runs, seed=seed)
+        cal = calibrate_fit(r["spec"]["depths"], r["joint"]["error"], r["joint"]["cov"], runs=runs, seed=seed,
+                            deeper=deeper)
         print(cal.report(), flush=True)
 
 
@@ -38,11 +40,13 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=8192)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--synthetic", nargs="+", metavar="RESULT", help="result.json files of deeplimits law")
+    parser.add_argument("--every-depth", action="store_true",
+                        help="with --synthetic: read every depth alone, without the search from a deeper depth")
     args = parser.parse_args()
     torch.set_num_threads(1)
     t0 = time.process_time()
     if args.synthetic:
-        synthetic(args.synthetic, args.runs, args.seed)
+        synthetic(args.synthetic, args.runs, args.seed, not args.every_depth)
         print(f"{time.process_time() - t0:.0f} CPU s")
         return
     size = calibrate_law(cases=list(CORRECT), runs=args.runs, draws=args.draws, seed=args.seed)

@@ -93,18 +93,34 @@ def test_fit_weak_reads_synthetic_tables():
 
 def test_an_unresolved_next_term_is_not_a_wrong_order():
     """A correct order-1 expansion whose next term ``c/L^3`` is within the noise of the two-term fit
-    (p = 0.018) yet moves the two-term profile's rate to 1.08 (p = 0.002 for the order 1): the
-    order is tested with the next term, which does not reject it, so ``pre-asymptotic``, not
-    ``disagrees`` (the reading before: a correct law told ``disagrees``)."""
+    (p = 0.018) yet moves the two-term profile's rate to 1.08 (p = 0.002 for the order 1): on every
+    depth the order is tested with the next term, which does not reject it, so not ``disagrees``
+    (the reading before: a correct law told ``disagrees``); from L = 8 on, where ``c/L^3`` has
+    faded, the two-term expansion agrees."""
     depths = np.array([4, 8, 16, 32, 64.0])
     e, cov = 0.02 / depths + 0.01 / depths ** 2 - 0.08 / depths ** 3, np.diag(np.full(5, 2e-5 ** 2))
+    full = fit_weak(depths, e, cov, deeper=False)
+    assert full["terms"] == 2 and full["pvalue"] > 0.005 and full["rate_pvalue"] < 0.005 < full["next_rate_pvalue"]
+    assert full["verdict"] == "pre-asymptotic" and "next term" in full["note"], full["note"]
     f = fit_weak(depths, e, cov)
-    assert f["terms"] == 2 and f["pvalue"] > 0.005 and f["rate_pvalue"] < 0.005 < f["next_rate_pvalue"]
-    assert f["verdict"] == "pre-asymptotic" and "next term" in f["note"], f["note"]
+    assert f["verdict"] == "agrees" and f["from_depth"] == 8 and full["note"] in f["note"], f["note"]
     f = fit_weak(depths, e, cov / 4)  # four times the draws: the next term is fitted, the rate reads 1
-    assert f["terms"] == 3 and f["verdict"] != "disagrees" and f["rate_ci_test"][0] <= 1 <= f["rate_ci_test"][1]
+    assert f["terms"] == 3 and f["verdict"] == "agrees" and f["rate_ci_test"][0] <= 1 <= f["rate_ci_test"][1]
     f = fit_weak(depths, e + 5e-4, cov)  # a constant: no expansion in powers of 1/L the depths allow
     assert f["verdict"] == "disagrees" and f["terms"] == 4 and len(f["fit_pvalues"]) == 3, f["note"]
+
+
+def test_more_draws_do_not_turn_agrees_worse():
+    """The same correct table read at 1/4 to 256 times the draws: on every depth alone the verdict
+    goes agrees, pre-asymptotic (the next term in view), insufficient evidence (fitted, the rate's
+    interval wide), agrees; sought from a deeper depth where the shallowest need the next term, it
+    agrees at every size."""
+    depths = np.array([4, 8, 16, 32, 64.0])
+    e, cov = 0.02 / depths + 0.01 / depths ** 2 - 0.08 / depths ** 3, np.diag(np.full(5, 2e-5 ** 2))
+    factors = (0.25, 1, 2, 4, 16, 256)
+    full = [fit_weak(depths, e, cov / k, deeper=False)["verdict"] for k in factors]
+    assert full[:4] == ["agrees", "pre-asymptotic", "insufficient evidence", "agrees"], full
+    assert [fit_weak(depths, e, cov / k)["verdict"] for k in factors] == ["agrees"] * len(factors)
 
 
 def test_calibrate_fit_counts_verdicts_on_tables_of_known_truth():

@@ -131,12 +131,13 @@ def synthetic_truths(depths, error, cov, *, offset: float = 4.0) -> dict:
 
 
 def calibrate_fit(depths, error, cov, *, runs: int = 400, factors: Sequence[float] = (0.25, 1, 4, 16), seed: int = 0,
-                  offset: float = 4.0) -> CalibrationResult:
+                  offset: float = 4.0, deeper: bool = True) -> CalibrationResult:
     """The verdict's size and power on tables of known truth (:func:`synthetic_truths` of a measured
     table), each run a Gaussian draw about the truth with the covariance ``cov / factor``: the table
     ``factor`` times as many draws would give. The errors of a study are means of many draws, so
     Gaussian to a good approximation; this calibrates the fit and the verdict (not the estimates,
-    which :func:`calibrate_law` does with whole studies) in seconds, at sizes no study here reaches."""
+    which :func:`calibrate_law` does with whole studies) in seconds, at sizes no study here reaches.
+    ``deeper``: :func:`~.fit.fit_weak`'s (``False``: every depth read alone)."""
     from .fit import VERDICTS, fit_weak
 
     rng = np.random.default_rng(seed)
@@ -148,9 +149,11 @@ def calibrate_fit(depths, error, cov, *, runs: int = 400, factors: Sequence[floa
             root = np.linalg.cholesky(c + np.eye(len(c)) * 1e-12 * float(np.trace(c)) / len(c))
             counts = dict.fromkeys(VERDICTS, 0)
             for _ in range(runs):
-                counts[fit_weak(depths, mean + root @ rng.standard_normal(len(mean)), c)["verdict"]] += 1
+                table = mean + root @ rng.standard_normal(len(mean))
+                counts[fit_weak(depths, table, c, deeper=deeper)["verdict"]] += 1
             k = counts["disagrees"]
             out.append({"case": f"{name}, draws x{factor:g}", "correct": name in SYNTHETIC[:2], "counts": counts,
                         "disagrees": k / runs, "interval": list(wilson(k, runs)), "rates": [], "tables": []})
     return CalibrationResult({"runs": runs, "draws": "synthetic", "depths": [float(x) for x in depths], "fine": None,
-                              "width": None, "seed": seed, "factors": list(factors), "offset": offset}, out)
+                              "width": None, "seed": seed, "factors": list(factors), "offset": offset,
+                              "deeper": deeper}, out)

@@ -32,6 +32,14 @@ size and power are measured by :mod:`.calibration` and docs/law.md):
   the next term;
 * ``'insufficient evidence'``: fewer than :data:`MIN_DEPTHS` depths or a span under :data:`MIN_SPAN`,
   or the rate's interval open or wider than :data:`MAX_WIDTH`.
+
+``disagrees`` is decided on every depth (the most powerful test, and the only one: its size is the
+level). Otherwise, where the shallowest depths show more than two terms (the fit needs a third, or
+the rate excludes 1 only until it is fitted), the asymptotic regime is sought from a deeper depth:
+the depths from the second, third, ... on (while at least :data:`MIN_DEPTHS` spanning
+:data:`MIN_SPAN`) are read alone, and the first that ``agrees`` gives the verdict, its fit and
+``from_depth``. Without it more draws on a fixed grid of depths would turn ``agrees`` into
+``insufficient evidence`` as the next term comes into view.
 """
 
 from __future__ import annotations
@@ -168,18 +176,45 @@ def _terms(L, e, cinv, blocks: int, level: float) -> tuple[int | None, list]:
     return None, pvalues
 
 
-def fit_weak(depths, mean, cov, *, level: float = LEVEL) -> dict:
+def fit_weak(depths, mean, cov, *, level: float = LEVEL, deeper: bool = True) -> dict:
     """The declared expansion ``a L^-1 + b L^-2 (+ ...)`` fitted to the mean weak errors ``mean`` of one
     or more test functions (concatenated, ``len(depths)`` each; ``cov`` their joint covariance: a
     common leading exponent), tested, its rate profiled, and the verdict (module docstring): a
     plain dict (``coefficients`` and ``coefficient_se`` per test function, ``statistic``, ``dof``,
     ``pvalue``, ``terms`` (those that fit), ``fit_pvalues`` (per number of terms tried), ``rate``,
     ``rate_ci`` (95%), ``rate_ci_test`` (the test's level), ``rate_pvalue``, ``next_rate_pvalue`` (the
-    order 1 with one more term: the test), ``verdict``, ``note``)."""
+    order 1 with one more term: the test), ``from_depth`` (the shallowest depth of the fit read),
+    ``verdict``, ``note``). ``deeper=False`` reads every depth alone, without the search from a deeper
+    depth (what the search buys is measured in docs/law.md)."""
     L, e = np.asarray(depths, dtype=float), np.asarray(mean, dtype=float)
-    n, blocks, cinv = len(L), len(e) // len(L), _inverse(cov)
+    cov = np.asarray(cov, dtype=float)
+    n, blocks = len(L), len(e) // max(len(L), 1)
+    full = _fit_depths(L, e, cov, blocks, level)
+    unread = full["verdict"] in ("pre-asymptotic", "insufficient evidence")
+    if not (deeper and unread and _next_term_seen(full, level)):
+        return full
+    for j in range(1, n):  # the asymptotic regime from a deeper depth: the verdict's size is the full grid's
+        if n - j < MIN_DEPTHS or L[-1] / L[j] < MIN_SPAN:
+            break
+        keep = (np.arange(j, n)[None, :] + n * np.arange(blocks)[:, None]).ravel()
+        deep = _fit_depths(L[j:], e[keep], cov[np.ix_(keep, keep)], blocks, level)
+        if deep["verdict"] == "agrees":
+            return {**deep, "note": f"from L = {L[j]:g}: {deep['note']}; from L = {L[0]:g}: {full['note']}"}
+    return full
+
+
+def _next_term_seen(f: dict, level: float) -> bool:
+    """Whether the shallowest depths show more than two terms: the fit needs a third, or the rate
+    excludes 1 only until the next term is fitted (the evidence that drops a depth)."""
+    nxt = f["next_rate_pvalue"]
+    return f["terms"] > 2 or (nxt is not None and f["rate_pvalue"] < level / 2 <= nxt)
+
+
+def _fit_depths(L: np.ndarray, e: np.ndarray, cov: np.ndarray, blocks: int, level: float) -> dict:
+    """:func:`fit_weak` on these depths alone."""
+    n, cinv = len(L), _inverse(cov)
     out = {"level": level, "dof": len(e) - 2 * blocks, "terms": 2, "pvalue": math.nan, "fit_pvalues": [],
-           "next_rate_pvalue": None}
+           "next_rate_pvalue": None, "from_depth": float(L[0]) if n else math.nan}
     if n < MIN_DEPTHS or L[-1] / L[0] < MIN_SPAN:
         return {**out, **_empty(blocks), "verdict": "insufficient evidence",
                 "note": f"{n} depths spanning a factor {L[-1] / L[0]:g}: a verdict needs at least {MIN_DEPTHS} depths "
