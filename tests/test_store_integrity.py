@@ -288,7 +288,7 @@ def test_a_cluster_without_workers_fails_after_the_timeout(lonely):
 def test_a_cluster_whose_workers_all_leave_fails_after_the_timeout(lonely, tmp_path):
     lonely.scale(1)
     lonely.wait_for_workers(1, timeout=600)
-    tasks = [Task(f"s{i}", "test-sleepy", {"s": 0.3}, i) for i in range(8)]
+    tasks = [Task(f"s{i}", "test-sleepy", {"s": 2.0}, i) for i in range(8)]  # 8 s of work: the retirement is in time
     store = RunStore(tmp_path, {"s": 1})
 
     def retire():

@@ -13,6 +13,7 @@ import torch
 from deeplimits.cli import main
 from deeplimits.studies.transfer import conv as TC
 from deeplimits.studies.transfer.cases import CONV_PRESETS
+from deeplimits.training import _setup as S_
 from test_data import write_cifar  # the fake CIFAR-10 batches of the data tests
 
 QUICK = ["transfer", "--preset", "conv-quick", "--betas", "1", "--optimizer", "sgd", "--quiet"]
@@ -47,8 +48,9 @@ def test_the_branch_is_multiplied_by_L_to_the_minus_beta():
 @pytest.mark.parametrize("beta,optimizer", [(1.0, "sgd"), (0.5, "adam")])
 def test_the_rates_are_rescaled_by_the_predicted_power_of_L(beta, optimizer, monkeypatch):
     seen = []
-    real = TC._optimiser
-    monkeypatch.setattr(TC, "_optimiser", lambda net, opt, rates: seen.append(list(rates)) or real(net, opt, rates))
+    real = S_.build_optimiser
+    monkeypatch.setattr(S_, "build_optimiser",
+                        lambda net, opt, rates: seen.append(torch.as_tensor(rates).tolist()) or real(net, opt, rates))
     p = _params(beta=beta, optimizer=optimizer, depth=8)
     data = TC._images(p)
     out = TC.train_conv_grid(data, p, [1, 2])

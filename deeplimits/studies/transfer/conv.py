@@ -30,6 +30,7 @@ from ...runs import Task, register_task
 from ..plan import register_plan
 from ..settings import Compute, Conv, Training, grouped
 from .cases import COORD_SAMPLES, CONV_PRESETS, DEFAULTS, exponent_of, settings
+from .conv_coords import conv_coordinate_check, train_configurations
 from .study import TransferPlan, _grid
 
 __all__ = ["ConvTransferPlan", "plan_conv_transfer", "plan_preset", "train_conv_grid", "GPU_FLOPS_PER_SECOND"]
@@ -68,33 +69,11 @@ def _initialise(net, params: dict, seeds: Sequence[int], copies: int):
                 p[j * len(seeds) + s].copy_(q[0])
 
 
-def _optimiser(net, optimizer: str, rates):
-    from ...training import BatchedAdam, BatchedSGD
-
-    cls = BatchedSGD if optimizer == "sgd" else BatchedAdam
-    return cls(net, lr=torch.tensor(rates, dtype=torch.float64))
-
-
-def _fit(net, data, optimizer: str, rates, epochs: int, batch_size: int, seed: int) -> list:
-    """Train every configuration of ``net``: its final training loss, ``None`` where it blew up."""
-    from ...training import _loop as L_
-    from ...training.conv_train import ConvSource
-
-    opt = _optimiser(net, optimizer, rates)
-    source = ConvSource(data, batch_size, seed, net.image_shape, False, 0)
-    L_.run(net, source, opt, None, epochs=epochs, loss="cross_entropy", stop_loss=None, callbacks=[],
-           per_batch=False)
-    recs = L_.records(net, source, "cross_entropy", L_.live_mask(opt, net.configs))
-    return [r["train_loss"] if r["finite"] else None for r in recs]
-
-
 def train_conv_grid(data, params: dict, seeds: Sequence[int]) -> dict:
     """Train the grid of one ``(beta, optimizer, depth)`` and the seeds ``seeds`` (their
     generators' seeds) at once, and the coordinate check of each variant at the middle rate.
     ``params``: the plan's fields with ``beta``, ``optimizer`` and ``depth``. Returns the dict
     of :func:`~deeplimits.studies.transfer.study.train_grid` but ``roughness``."""
-    from .conv_coords import conv_coordinate_check
-
     beta, opt, L, lrs = params["beta"], params["optimizer"], params["depth"], params["lrs"]
     variants = [v for _, _, v in settings([beta], [opt])]
     exps = [exponent_of(beta, opt, v) for v in variants]
@@ -107,7 +86,7 @@ def train_conv_grid(data, params: dict, seeds: Sequence[int]) -> dict:
 
     initial = [float(v) for v in _evaluate(net0, data.x_train, data.y_train, "cross_entropy")[0]]
     rates = [2.0 ** lr * float(L) ** p for p in exps for lr in lrs for _ in range(S)]
-    flat = _fit(net, data, opt, rates, params["epochs"], params["batch_size"], params["seed"])
+    flat = train_configurations(net, data, opt, rates, params["epochs"], params["batch_size"], params["seed"])
     loss = [[flat[(v * K + i) * S:(v * K + i + 1) * S] for i in range(K)] for v in range(len(variants))]
     coords = {v: conv_coordinate_check(net0, data, optimizer=opt, lr=2.0 ** lrs[K // 2] * float(L) ** p,
                                        steps=DEFAULTS["coord_steps"], samples=COORD_SAMPLES)

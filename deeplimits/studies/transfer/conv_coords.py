@@ -12,7 +12,7 @@ import types
 import torch
 import torch.nn.functional as F_
 
-__all__ = ["conv_states", "conv_coordinate_check"]
+__all__ = ["conv_states", "conv_coordinate_check", "train_configurations"]
 
 
 @torch.no_grad()
@@ -38,18 +38,31 @@ def _sizes(before: list, after: list) -> dict:
     return {"h_L": d_last, "block": num / den if torch.is_tensor(den) else d_last * float("nan")}
 
 
+def train_configurations(net, data, optimizer: str, rates, epochs: int, batch_size: int, seed: int) -> list:
+    """Train every configuration of ``net`` at its rate of ``rates``: its final training loss,
+    ``None`` where it blew up."""
+    from ...training import _loop as L_
+    from ...training._setup import build_optimiser
+    from ...training.conv_train import ConvSource
+
+    opt = build_optimiser(net, optimizer, torch.tensor(rates, dtype=torch.float64))
+    source = ConvSource(data, batch_size, seed, net.image_shape, False, 0)
+    L_.run(net, source, opt, None, epochs=epochs, loss="cross_entropy", stop_loss=None, callbacks=[],
+           per_batch=False)
+    recs = L_.records(net, source, "cross_entropy", L_.live_mask(opt, net.configs))
+    return [r["train_loss"] if r["finite"] else None for r in recs]
+
+
 def conv_coordinate_check(net, data, *, optimizer: str, lr: float, steps: int, samples: int) -> dict:
     """Train a copy of ``net`` (its configurations: seeds; only its trainable kernels) for
     ``steps`` full-batch steps on the first ``samples`` training images of ``data`` at the rate
     ``lr``, and measure the update sizes on those images: ``{key: [one value per seed, None
     where training blew up]}``."""
-    from .conv import _fit
-
     x, y = data.x_train[:samples], data.y_train[:samples]
     sub = types.SimpleNamespace(x_train=x, y_train=y, x_test=x[:1], y_test=y[:1], task="classification")
     twin = copy.deepcopy(net)
     before = conv_states(twin, x)
-    loss = _fit(twin, sub, optimizer, [lr] * twin.configs, steps, x.shape[0], 0)
+    loss = train_configurations(twin, sub, optimizer, [lr] * twin.configs, steps, x.shape[0], 0)
     after = conv_states(twin, x)
     sizes = _sizes(before, after)
     return {k: [float(v) if ok is not None and torch.isfinite(v) else None for v, ok in zip(t, loss)]
