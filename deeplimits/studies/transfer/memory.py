@@ -55,11 +55,8 @@ def limit_bytes(plan) -> int:
     states on the finest depth's grid of the reference and of the deepest member, all held at
     once, and four temporaries of the distances (float64; the cpu preset with ``limit = 512``:
     1753 MiB measured for one task in a process of its own, 1796 MiB for the whole run)."""
-    import torch
-
     from ...training.modules import activation_count, parameter_count
     from ...training.train import train_bytes
-
     from .limit import limit_checkpoints
 
     if plan.limit is None:
