@@ -110,9 +110,9 @@ def test_module_function_activation(tmp_path, capsys, monkeypatch):
 
 @pytest.mark.parametrize("spec,needle", [
     ("no_such_module_xyz:f", "cannot import module 'no_such_module_xyz'"),
-    ("act_helpers:missing", "module 'act_helpers' has no function 'missing'"),
+    ("act_helpers:missing", "module 'act_helpers' has no 'missing'"),
     ("act_helpers:NOT_CALLABLE", "act_helpers.NOT_CALLABLE is not callable"),
-    ("act_helpers:", "expected 'module:function'"),
+    ("act_helpers:", "expected 'module:Name'"),
 ])
 def test_module_function_activation_errors_are_one_line(spec, needle, capsys, monkeypatch, tmp_path):
     monkeypatch.syspath_prepend(TESTS)

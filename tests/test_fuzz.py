@@ -516,7 +516,7 @@ TFC_CMD = ["transfer", "--preset", "conv-quick", "--depths", "2,4,8", "--lrs=-1,
            "--samples", "16", "--betas", "1", "--optimizer", "adam"]
 TL_CMD = ["trained-limit", "--preset", "quick", "--depths", "2,4", "--reference", "8", "--epochs", "1"]
 WEIGHTS_CMD = ["weights", "{OK}"]
-LAW_CMD = ["law", "--preset", "quick", "--depths", "4,8", "--fine", "32", "--draws", "64"]
+LAW_CMD = ["law", "--preset", "quick", "--depths", "4,8", "--fine", "32", "--draws", "400"]
 
 CLI = {
     "convergence": (CONV_CMD, {

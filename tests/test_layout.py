@@ -66,14 +66,15 @@ def lazy_tables(path: pathlib.Path) -> set[str]:
 
 GRAPH = {name_of(p): imports(p) for p in MODULES}
 
-# The one documented use of importlib: an activation named 'module:function' (``--activation
-# mypkg.acts:cube``) names a module only at run time, so deeplimits.activations imports it by name,
-# in exactly one function. The other: an optional dependency (Dask, pandas, mnist1d; never a
-# deeplimits module) is imported by name in deeplimits._extras.need, which names its extra when it is
-# missing. The third: the lazy package roots import the submodule of a name in deeplimits._lazy.submodule,
-# from their tables (``_WHERE``, ``_MOVED``), which the graph reads (lazy_tables). Nothing else in the
-# package may (module -> the function allowed to).
-IMPORTLIB_ALLOWED = {"deeplimits.activations": "_from_module", "deeplimits._extras": "need",
+# The one documented use of importlib: a user's own code named 'module:Name' by the user
+# (``--activation mypkg.acts:cube``) names a module only at run time, so deeplimits._user_code imports
+# it by name, in exactly one function (which refuses while a stored file is read). The other: an
+# optional dependency (Dask, pandas, mnist1d; never a deeplimits module) is imported by name in
+# deeplimits._extras.need, which names its extra when it is missing. The third: the lazy package roots
+# import the submodule of a name in deeplimits._lazy.submodule, from their tables (``_WHERE``,
+# ``_MOVED``), which the graph reads (lazy_tables). Nothing else in the package may (module -> the
+# function allowed to).
+IMPORTLIB_ALLOWED = {"deeplimits._user_code": "load_user_object", "deeplimits._extras": "need",
                      "deeplimits._lazy": "submodule"}
 
 
@@ -137,7 +138,7 @@ def test_the_import_graph_has_no_cycle():
 #: test above keeps the graph one-way.
 LAYERS = (
     ("foundations", {"errors", "_version", "_names", "_files", "_extras", "_resources", "options", "_random",
-                     "_plain", "_lazy", "_renamed", "orders", "_validate", "_devices", "_transforms", "_executor", "_stats",
+                     "_plain", "_lazy", "_renamed", "_user_code", "_bounded", "orders", "_validate", "_devices", "_transforms", "_executor", "_stats",
                      "_settings"}),
     ("runs", {"runs"}),
     ("numerics", {"activations", "blocks", "paths", "networks", "data", "plots"}),

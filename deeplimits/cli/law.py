@@ -87,6 +87,9 @@ def _spec(args):
         kw = preset_options(args, {}, FIG2_OPTIONS)
         kw.setdefault("dtype", getattr(torch, C_.DEFAULTS["dtype"]))
         return plan("law", FIG2_OPTIONS + ("seed", "dtype", "device"), plan_fig2, **kw)
+    if args.plain and args.controls is not None:
+        raise UsageError(f"deeplimits law: --plain and --{'no-' * (not args.controls)}controls exclude each other "
+                         "(plain Monte Carlo couples nothing, so it has no control variates)")
     from .. import _validate as V_
     from ..studies.law.study import plan_law
 

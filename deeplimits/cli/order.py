@@ -30,8 +30,17 @@ RUN_OPTIONS = ("scheme", "problem", "width", "hurst", "noise_kind", "depths", "d
 _CALIBRATION = ("cases", "tables", "pool_factor")
 
 
+#: the flags of one run only (refused beside --calibrate, whose cases fix their own)
+_ONE_RUN = ("scheme", "problem", "width", "hurst", "noise_kind", "depths", "draws", "reference", "dtype", "device",
+            "figure")
+
+
 def run_order(args) -> int:
     if args.calibrate:
+        given = [n for n in _ONE_RUN if getattr(args, n) is not None]
+        if given:
+            raise UsageError(f"deeplimits order: --{given[0].replace('_', '-')} applies to one run, not with "
+                             "--calibrate (each case runs at the size of its usual run)")
         return _calibrate(args)
     given = [n for n in _CALIBRATION if getattr(args, n) is not None]
     if given:
@@ -39,6 +48,11 @@ def run_order(args) -> int:
     for name in ("scheme", "problem"):
         if getattr(args, name) is None:
             raise UsageError(f"deeplimits order: --{name} is required (or --calibrate)")
+    from ..studies.presets import DEFAULTS
+
+    for name in ("depths", "draws", "dtype"):
+        if getattr(args, name) is None:
+            setattr(args, name, DEFAULTS["order"][name])
     import torch
 
     from ..schemes.problems import scheme_on
@@ -81,22 +95,24 @@ def _options(args, names) -> dict:
 
 
 def _calibrate(args) -> int:
-    """``--calibrate``: the size and power of the verdict over the suite (docs/schemes.md)."""
+    """``--calibrate``: the size and power of the verdict over the suite (docs/schemes.md); the
+    dry run checks what the run checks (:func:`~deeplimits.studies.scheme_order.calibration.plan_calibration`)."""
     import sys
 
-    from ..studies.scheme_order.calibration import calibrate
+    from ..studies.scheme_order.calibration import calibrate, plan_calibration
     from ..studies.presets import DEFAULTS
 
     dflt = DEFAULTS["order"]
     out = default_out(args, "order", _options(args, ("calibrate", "cases", "tables", "pool_factor", "seed")))
     outputs.check_outputs(args, "order", out)
+    flags = {"cases": "--cases", "tables": "--tables", "pool_factor": "--pool-factor", "seed": None}
+    kw = dict(tables=dflt["tables"] if args.tables is None else args.tables,
+              pool_factor=dflt["pool_factor"] if args.pool_factor is None else args.pool_factor, seed=args.seed)
+    chosen = plan("order", flags, plan_calibration, args.cases, **kw)
     if args.dry_run:
-        return dry_run.show_calibration(args, args.cases, dflt["tables"] if args.tables is None else args.tables,
-                                        dflt["pool_factor"] if args.pool_factor is None else args.pool_factor)
+        return dry_run.show_calibration(args, chosen, kw["tables"], kw["pool_factor"])
     report = outputs.report_stream(args.json)
-    result = plan("order", {"cases": "--cases", "tables": "--tables", "pool_factor": "--pool-factor", "seed": None},
-                  calibrate, args.cases, tables=dflt["tables"] if args.tables is None else args.tables,
-                  pool_factor=dflt["pool_factor"] if args.pool_factor is None else args.pool_factor, seed=args.seed,
+    result = plan("order", flags, calibrate, args.cases, **kw,
                   progress=lambda line: print(line, file=sys.stderr, flush=True))
     print(result.table(), file=report)
     os.makedirs(out, exist_ok=True)

@@ -153,13 +153,13 @@ def _order_parser(sub):
                                               "linear-young")
     o.add_argument("--noise-kind", choices=N_.NOISES,
                    help="the noise structure the scheme declares its order for (the problem's own when omitted)")
-    o.add_argument("--depths", type=int_list, default=dflt["depths"], help="powers of two (default %(default)s)")
-    o.add_argument("--draws", type=integer, default=dflt["draws"], help="independent draws (default %(default)s)")
+    o.add_argument("--depths", type=int_list, help=f"powers of two (default {fmt(dflt['depths'])})")
+    o.add_argument("--draws", type=integer, help=f"independent draws (default {dflt['draws']})")
     _renamed_flag(o, "--paths", "--draws")
     o.add_argument("--reference", type=integer, help=f"finest grid, a power of two (default "
                                                      f"{P_.REFERENCE_REFINEMENT} * max depth)")
     o.add_argument("--seed", type=integer, default=dflt["seed"], help="base seed (default %(default)s)")
-    o.add_argument("--dtype", choices=N_.DTYPES, default=dflt["dtype"], help=f"{DTYPE_HELP} (default %(default)s)")
+    o.add_argument("--dtype", choices=N_.DTYPES, help=f"{DTYPE_HELP} (default {dflt['dtype']})")
     o.add_argument("--device", type=device, metavar="DEVICE",
                    help="where it runs: cpu, cuda, cuda:N, mps (default: the library's, the CPU)")
     o.add_argument("--out", metavar="DIR",

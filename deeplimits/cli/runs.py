@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -53,7 +54,9 @@ def run_runs(args) -> int:
     if not args.target:
         raise UsageError(f"deeplimits {cmd}: give the run directory")
     _check_outputs(args, cmd)  # outputs are checked before the store is read
-    with open_store(args.target, create=False) as store:
+    from .._user_code import reading_stored
+
+    with reading_stored(f"the run directory {args.target}"), open_store(args.target, create=False) as store:
         if args.dry_run:
             counts = store.counts()
             writes = {"show": [], "export": [args.csv, args.json],
@@ -115,6 +118,9 @@ def _show(args, store) -> int:
     integrity = _read(store, lambda s: s.integrity_line())
     if integrity:
         print(f"integrity: {integrity}")
+    code = _read(store, lambda s: json.loads(s.meta().get("user_code") or "{}"))
+    for name, info in code.items():
+        print(f"user code: {name} (source sha256 {str(info.get('sha256'))[:16]}), recorded, never imported when read")
     for r in _read(store, _stored_results):
         print(r.report())
         print()

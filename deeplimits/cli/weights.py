@@ -50,21 +50,18 @@ def _figure(tensors: list, families: dict, path: str) -> None:
         plot_weight_coordinates([(d.name, A) for _, _, A, d in tensors], path=path)
 
 
-def run_weights_cmd(args) -> int:
-    from ..diagnostics import ConvWeightDiagnostics, WeightDiagnostics, load_weights, scaling_exponents
+def _read_all(args) -> list:
+    """``(path, name, A, diagnostics)`` of every tensor of the files given: each file is data
+    (nothing it names is imported); a file that is not weights, or a bad ``--beta`` or ``--grid``
+    for one of its tensors, is one line naming it."""
+    from .._user_code import reading_stored
+    from ..diagnostics import load_weights
 
-    out = default_out(args, "weights", {"command": "weights", "paths": [os.path.abspath(p) for p in args.paths],
-                                        "beta": args.beta, "grid": args.grid})
-    outputs.check_outputs(args, "weights", out)
-    outputs.check_figure("weights", "--figure", args.figure)
-    if args.grid is not None and args.grid < 1:
-        raise UsageError(f"deeplimits weights: --grid must be an integer >= 1, got {args.grid}")
-    if args.dry_run:
-        return dry_run.show_files(args, args.paths, out)
     tensors = []
     for path in args.paths:
         try:
-            found = load_weights(path)
+            with reading_stored(path):  # a weights file is data: nothing it names is imported
+                found = load_weights(path)
         except ValueError as e:  # "source: PATH ..." is shown as "PATH ..."
             raise UsageError(f"deeplimits weights: {one_line(e).removeprefix('source: ')}") from None
         for name, A in found.items():
@@ -75,6 +72,21 @@ def run_weights_cmd(args) -> int:
                 if param == "beta" or (param == "input_size" and args.grid is not None):
                     raise usage("weights", e, {"beta": None, "input_size": "--grid"}) from None
                 raise UsageError(f"deeplimits weights: {path} ({name}): {one_line(e)}") from None
+    return tensors
+
+
+def run_weights_cmd(args) -> int:
+    from ..diagnostics import ConvWeightDiagnostics, WeightDiagnostics, scaling_exponents
+
+    out = default_out(args, "weights", {"command": "weights", "paths": [os.path.abspath(p) for p in args.paths],
+                                        "beta": args.beta, "grid": args.grid})
+    outputs.check_outputs(args, "weights", out)
+    outputs.check_figure("weights", "--figure", args.figure)
+    if args.grid is not None and args.grid < 1:
+        raise UsageError(f"deeplimits weights: --grid must be an integer >= 1, got {args.grid}")
+    if args.dry_run:
+        return dry_run.show_files(args, args.paths, out)
+    tensors = _read_all(args)
     families: dict = {}
     for _, name, _, d in tensors:
         families.setdefault(name, []).append(d)

@@ -92,6 +92,16 @@ def order_seconds(d: int, noise: int, depths, draws: int, reference: int, chunk:
     return sum(seconds(steps, n * steps * (d * noise + d) + 2 * n * noise * reference) for n in _chunks(draws, chunk))
 
 
+#: seconds of one verdict of a table of errors (its statistics with a bootstrap of 200 and the
+#: expansion's test), and per draw (measured: 24 to 31 ms on one core, from 64 to 4096 draws)
+SECONDS_PER_VERDICT, SECONDS_PER_VERDICT_DRAW = 0.025, 1.5e-6
+
+
+def verdict_seconds(draws: int) -> float:
+    """One table's verdict (:func:`~deeplimits.studies.scheme_order.calibration.table_verdict`)."""
+    return SECONDS_PER_VERDICT + SECONDS_PER_VERDICT_DRAW * draws
+
+
 def training_seconds(passes: int, configs: int, batch: int, width: int,
                      per_pass: float = SECONDS_PER_LAYER_STEP) -> float:
     """A training task: ``passes`` layer passes (forward and backward of one mini-batch through one

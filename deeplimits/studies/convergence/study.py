@@ -241,6 +241,8 @@ def _fit_chunk(p: Pair, width, inputs, reference, depths, draws, chunk, dtype, d
                          device=device)
     R_.require_count(R_.tasks_of(draws, chunk), R_.MAX_TASKS,
                      f"draws={draws} in chunks of {chunk} draws makes too many tasks", ("draws",))
+    R_.require_kept(2 * draws * len(depths), f"of the result (draws={draws} x {len(depths)} depths, two errors each)",
+                    ("draws",))
     R_.require_count(reference, R_.MAX_STEPS, f"reference={reference} makes too many steps per task",
                      ("reference" if p.rough else "depths",))
     return chunk

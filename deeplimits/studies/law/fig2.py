@@ -105,6 +105,13 @@ class Fig2Plan(Plan):
         """The estimated seconds in one process: ``7.7 d^2`` ns a draw and layer (measured at d = 100)."""
         return self.draws * sum(self.depths) * 7.7e-9 * self.width ** 2
 
+    def result_damage(self, task, result) -> str | None:
+        """A chunk's stored ``ratios``: its draws' ``|h_L|/|h_0|``, finite and non-negative."""
+        from .._result_checks import numbers_of
+
+        ratios = result.get("ratios") if isinstance(result, dict) else None
+        return numbers_of("ratios", ratios, (task.params["draws"],), low=0.0)[1]
+
     def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> "Fig2Result":
         by_depth: dict = {}
         for t, r in zip(tasks, results):
@@ -139,6 +146,10 @@ def plan_fig2(*, width: int = FIG2["width"], depths: Sequence[int] = tuple(FIG2[
     item = torch.empty((), dtype=dtype).element_size()
     chunk = R2.fit_chunk(lambda n: fig2_bytes(n, width, item), draws, None if chunk is None else V_.integer("chunk", chunk),
                          FIG2["chunk"], f"at d={width}", ("chunk", "width"), device=spec)
+    R2.require_count(len(depths) * R2.tasks_of(draws, chunk), R2.MAX_TASKS,
+                     f"draws={draws} in chunks of {chunk} at {len(depths)} depths make too many tasks", ("draws",))
+    R2.require_kept(draws * len(depths), f"of the result ({draws} draws x {len(depths)} depths of |h_L|/|h_0|)",
+                    ("draws", "depths"))
     return Fig2Plan(width, tuple(sorted(depths)), draws, chunk, V_.integer("seed", seed, low=0),
                     str(dtype).split(".")[-1], spec)
 

@@ -22,7 +22,7 @@ import numpy as np
 from ..._plain import PlainData
 from ..result import draw_into
 
-__all__ = ["LawResult", "weak_estimates"]
+__all__ = ["LawResult", "weak_estimates", "per_draw_numbers"]
 
 
 def _layout(spec: dict) -> tuple[int, int, int, bool]:
@@ -33,11 +33,19 @@ def _layout(spec: dict) -> tuple[int, int, int, bool]:
     return len(PHIS), K, K + 3, bool(spec["controls"])
 
 
+def per_draw_numbers(depths: int, controls: bool) -> int:
+    """The numbers each draw gives (its vector ``x``): every test function at the ``depths`` networks
+    and the three SDE grids, and with control variates one per test function and depth."""
+    from .engine import PHIS
+
+    return len(PHIS) * (depths + 3) + (len(PHIS) * depths if controls else 0)
+
+
 def _maps(spec: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The linear maps of ``x``: the weak errors ``(P K, D)``, the two Richardson references
     ``(2 P, D)`` (``F/4, F/2`` then ``F/2, F``) and the indices of the control variates."""
     P, K, G, controls = _layout(spec)
-    D = P * G + (P * K if controls else 0)
+    D = per_draw_numbers(K, controls)
     A, R = np.zeros((P * K, D)), np.zeros((2 * P, D))
     for p in range(P):
         base = p * G

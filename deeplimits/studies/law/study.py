@@ -97,6 +97,22 @@ class LawPlan(Plan):
         layers = sum(self.depths) * (2 if self.controls else 1) + 1.75 * self.fine
         return self.draws * layers * (60 + 2.2 * self.width ** 2) * 1e-9
 
+    def result_damage(self, task, result) -> str | None:
+        """A chunk's stored sums: ``n`` its draws, ``sum`` and ``outer`` of its vectors' numbers
+        (:func:`~.result.per_draw_numbers`), ``ratios`` of its kept draws at every depth and the SDE."""
+        from .._result_checks import numbers_of
+        from .result import per_draw_numbers
+
+        if not isinstance(result, dict) or result.get("n") != task.params["draws"]:
+            return f"n is not the chunk's {task.params['draws']} draws"
+        D = per_draw_numbers(len(self.depths), self.controls)
+        for name, shape, low in (("sum", (D,), None), ("outer", (D, D), None),
+                                 ("ratios", (task.params["keep"], len(self.depths) + 1), 0.0)):
+            why = numbers_of(name, result.get(name), shape, **({} if low is None else {"low": low}))[1]
+            if why is not None:
+                return why
+        return None
+
     def summarise(self, tasks: list, results: list, seconds: float = 0.0):
         from .result import LawResult
 
@@ -145,14 +161,20 @@ def _check_law(law, shift, method) -> tuple[str, float, float, bool, bool]:
     return law, mean, variance, method != "plain", method == "controls"
 
 
+#: draws per number of one draw's vector at least (its covariance is estimated from the draws)
+MIN_DRAWS_PER_NUMBER = 10
+
+
 def plan_law(*, law: str = DEFAULTS["law"], depths: Sequence[int] = tuple(_CPU["depths"]), fine: int = _CPU["fine"],
              draws: int = _CPU["draws"], width: int = DEFAULTS["width"], chunk: int | None = None,
              samples: int | None = None, method: str = DEFAULTS["method"], shift: tuple | None = None,
              seed: int = DEFAULTS["seed"], dtype=torch.float32, device=None) -> LawPlan:
     """Validate a law study (every check before any work). ``depths``: increasing powers of two (at
     least two); ``fine``: a power of two, at least ``4 max(depths)`` (the SDE's grids are ``fine / 4``,
-    ``fine / 2``, ``fine``); ``samples``: draws whose norm ratios are kept (at most ``draws``; default
-    :data:`~.cases.DEFAULTS`' or all the draws if fewer); ``method``: ``'controls'`` (coupled through one
+    ``fine / 2``, ``fine``); ``draws``: at least :data:`MIN_DRAWS_PER_NUMBER` times the numbers each
+    draw gives (:func:`~.result.per_draw_numbers`: their covariance is estimated from them);
+    ``samples``: draws whose norm ratios are kept (at most ``draws``; default :data:`~.cases.DEFAULTS`'
+    or all the draws if fewer); ``method``: ``'controls'`` (coupled through one
     path, with the control variates: non-Gaussian laws only), ``'coupled'`` or ``'plain'`` (plain Monte
     Carlo); ``shift``: ``(mean, variance)`` of the weights in units ``1/sqrt(d)`` and ``1/d`` (default
     ``(0, 1)``; others build laws that must be told no)."""
@@ -163,12 +185,16 @@ def plan_law(*, law: str = DEFAULTS["law"], depths: Sequence[int] = tuple(_CPU["
     fine = V_.power_of_two("fine", fine)
     if fine < 4 * depths[-1]:
         raise ParameterError("fine", f"fine must be at least 4 * max(depths) = {4 * depths[-1]}, got {fine}")
-    width, draws = V_.integer("width", width, high=1000), V_.integer("draws", draws)
+    controls = controls and coupled and law != "gaussian"
+    from .memory import law_bytes
+    from .result import per_draw_numbers
+
+    # the covariance of the numbers of one draw is estimated from the draws: far more draws than numbers
+    least = MIN_DRAWS_PER_NUMBER * per_draw_numbers(len(depths), controls)
+    width, draws = V_.integer("width", width, high=1000), V_.integer("draws", draws, low=least)
     dtype = V_.dtype(dtype)
     spec = V_.device_spec(device, dtype)
     item = torch.empty((), dtype=dtype).element_size()
-    controls = controls and coupled and law != "gaussian"
-    from .memory import law_bytes
 
     chunk = R_.fit_chunk(lambda n: law_bytes(n, width, depths, fine, item, controls), draws,
                          None if chunk is None else V_.integer("chunk", chunk), DEFAULTS["chunk"],
@@ -176,6 +202,8 @@ def plan_law(*, law: str = DEFAULTS["law"], depths: Sequence[int] = tuple(_CPU["
     R_.require_count(R_.tasks_of(draws, chunk), R_.MAX_TASKS, f"draws={draws} in chunks of {chunk} makes too many "
                                                               "chunks", ("draws",))
     samples = min(DEFAULTS["samples"], draws) if samples is None else V_.integer("samples", samples, low=2, high=draws)
+    R_.require_kept(samples * (len(depths) + 1), f"of the result ({samples} samples x {len(depths) + 1} ratios "
+                    "|h_L|/|h_0|)", ("samples",))
     return LawPlan(law, mean, variance, width, tuple(depths), fine, draws, chunk, samples, coupled, controls,
                    V_.integer("seed", seed, low=0), str(dtype).split(".")[-1], spec)
 

@@ -293,6 +293,9 @@ def _stability_chunk(arch, driver, width, n_in, depths, betas, draws, inputs, dt
     _check_steps(driver, depths)
     R_.require_count(R_.tasks_of(draws, chunk), R_.MAX_TASKS,
                      f"draws={draws} in chunks of {chunk} draws makes too many tasks", ("draws",))
+    kept = 2 * draws * len(depths) * len(betas) * inputs
+    R_.require_kept(kept, f"of the result (draws={draws} x {len(depths)} depths x {len(betas)} betas x {inputs} inputs, "
+                    "two ratios each)", ("draws", "depths", "betas", "inputs"))
     return chunk
 
 

@@ -30,7 +30,8 @@ from ...orders import StrongOrder
 from ..expansion_fit import LEVEL, VERDICTS
 from ..presets import DEFAULTS
 
-__all__ = ["Case", "CASES", "scheme_case", "regime_case", "calibrate", "plan_calibration", "Calibration", "SHIFTS"]
+__all__ = ["Case", "CASES", "scheme_case", "regime_case", "calibrate", "plan_calibration", "Calibration", "SHIFTS",
+           "MAX_TABLES"]
 
 SHIFTS = (0.02, 0.05, 0.1)
 """The exponent errors the power is measured against (each with both signs)."""
@@ -189,20 +190,16 @@ def calibrate(cases=None, *, tables: int = DEFAULTS["order"]["tables"],
               progress: Callable[[str], None] | None = None) -> Calibration:
     """Measure the size and power of the verdict on ``cases`` (names of :data:`CASES`, or
     :class:`Case` objects; default all): ``tables`` tables per shift, taken from a pool of
-    ``pool_factor * draws`` draws computed once with ``seed`` (module docstring). ``progress``
-    is called with a line after each case."""
+    ``pool_factor * draws`` draws computed once with ``seed`` (module docstring); every size checked
+    first (:func:`plan_calibration`). ``progress`` is called with a line after each case."""
     from ... import _validate as V_
 
-    tables = V_.integer("tables", tables)
-    pool_factor = V_.integer("pool_factor", pool_factor)
-    seed = V_.integer("seed", seed, low=0)
     shifts = [V_.real("shifts", s, low=0.0, low_open=True, high=1.0) for s in shifts]
-    chosen = _choose(cases)
+    chosen = plan_calibration(cases, tables=tables, pool_factor=pool_factor, seed=seed, shifts=len(shifts))
     progress = V_.callback("progress", progress)
     rows = []
-    for name, case in chosen:
-        case = case() if callable(case) else case
-        rows.append(calibrate_case(dataclasses.replace(case, name=name or case.name), tables, pool_factor, shifts, seed))
+    for name, case, _ in chosen:
+        rows.append(calibrate_case(dataclasses.replace(case, name=name), tables, pool_factor, shifts, seed))
         if progress is not None:
             r = rows[-1]
             progress(f"{r.case}: disagrees {100 * r.size:.1f}% of {r.tables} tables, agrees "
@@ -210,19 +207,39 @@ def calibrate(cases=None, *, tables: int = DEFAULTS["order"]["tables"],
     return Calibration(rows, LEVEL, list(shifts))
 
 
-def plan_calibration(cases=None, *, pool_factor: int = DEFAULTS["order"]["pool_factor"]) -> list[tuple]:
-    """``(name, case, seconds)`` of each case :func:`calibrate` would run, built but not sampled:
-    ``seconds`` the estimated time of its pool of ``pool_factor`` tables (a network regime's by
-    :func:`~deeplimits.studies.timing.convergence_seconds`, a scheme's on its test equation by
-    :func:`~deeplimits.studies.timing.order_seconds`); ``deeplimits order --calibrate --dry-run``."""
+#: the most tables per case and shift: each is a whole verdict (about 25 ms), 1e5 tables at the 7
+#: shifts about 5 hours per case on one core
+MAX_TABLES = 100_000
+
+
+def plan_calibration(cases=None, *, tables: int = DEFAULTS["order"]["tables"],
+                     pool_factor: int = DEFAULTS["order"]["pool_factor"], seed: int = 0,
+                     shifts: int = len(SHIFTS)) -> list[tuple]:
+    """``(name, case, seconds)`` of each case :func:`calibrate` would run, built but not sampled,
+    after every check of its sizes (``deeplimits order --calibrate --dry-run`` refuses what the run
+    refuses): ``cases`` distinct, ``tables`` in ``[1, MAX_TABLES]``, ``pool_factor >= 1`` with the pool
+    of each case (and, for a network regime, its run of ``pool_factor * draws`` draws) within the
+    machine's memory and the counts of :mod:`deeplimits._resources`. ``seconds``: the estimated time
+    of its pool (a network regime's by :func:`~deeplimits.studies.timing.convergence_seconds`, a
+    scheme's on its test equation by :func:`~deeplimits.studies.timing.order_seconds`) and of its
+    ``tables`` verdicts at each of ``2 shifts + 1`` shifts (:func:`~deeplimits.studies.timing.verdict_seconds`)."""
+    from ... import _resources as R_
+    from ... import _validate as V_
     from ..convergence.study import plan_convergence
     from ..presets import REFERENCE_REFINEMENT
-    from ..timing import convergence_seconds, order_seconds
+    from ..timing import convergence_seconds, order_seconds, verdict_seconds
 
+    tables = V_.integer("tables", tables, high=MAX_TABLES)
+    pool_factor = V_.integer("pool_factor", pool_factor)
+    V_.integer("seed", seed, low=0)
     out = []
     for name, case in _choose(cases):
         case = case() if callable(case) else case
         draws = pool_factor * case.draws
+        R_.require_count(draws, R_.MAX_TASKS * 64, f"pool_factor={pool_factor} x {case.draws} draws of {name or case.name}"
+                         " make too many draws", ("pool_factor",))
+        R_.require_memory(4 * 8 * draws * len(case.depths), f"for the pool of {draws} draws of {name or case.name} "
+                          "(its errors, a scaled copy per shift, the tables' picks)", ("pool_factor",))
         regime, _, hurst = str(name).partition("-H")
         if regime in ("sde", "ode", "fbm"):
             plan = plan_convergence(regime, depths=case.depths, draws=draws, **({"hurst": float(hurst)} if hurst else {}))
@@ -230,7 +247,7 @@ def plan_calibration(cases=None, *, pool_factor: int = DEFAULTS["order"]["pool_f
         else:
             seconds = order_seconds(1, 1, case.depths, draws, case.reference or REFERENCE_REFINEMENT * case.depths[-1],
                                     4096)
-        out.append((name or case.name, case, seconds))
+        out.append((name or case.name, case, seconds + tables * (2 * shifts + 1) * verdict_seconds(case.draws)))
     return out
 
 
@@ -241,16 +258,21 @@ def _choose(cases) -> list:
     known = _cases()
     if cases is None:
         return list(known.items())
+    if isinstance(cases, (str, Case)):
+        cases = [cases]
     out = []
     for c in cases:
         if isinstance(c, Case):
             out.append((None, c))
-        elif c in known:
+        elif isinstance(c, str) and c in known:
             out.append((c, known[c]))
         else:
             raise ParameterError("cases", f"cases must be names of {', '.join(CASES)} (or Case objects), got {c!r:.60}")
     if not out:
         raise ParameterError("cases", "cases must name at least one case")
+    names = [n for n, _ in out if n is not None]
+    if len(set(names)) != len(names):
+        raise ParameterError("cases", f"cases must be distinct, got {', '.join(names)}")
     return out
 
 

@@ -134,6 +134,8 @@ def _chunk(scheme, d, noise, draws, reference, depths, chunk, dtype, device, dri
                          ("draws", "reference", "depths"), device=device)
     R_.require_count(R_.tasks_of(draws, chunk), R_.MAX_TASKS, f"draws={draws} in chunks of {chunk} draws makes too "
                                                              "many chunks", ("draws",))
+    R_.require_kept(2 * draws * len(depths), f"of the result (draws={draws} x {len(depths)} depths, two errors each)",
+                    ("draws",))
     return chunk
 
 

@@ -247,10 +247,11 @@ def _family_args(case, depths, reference) -> tuple[dict, tuple[int, ...], int]:
     if len(set(depths)) < 2 or len(set(depths)) != len(depths):
         raise ParameterError("depths", f"depths must hold at least two distinct depths, got {list(depths)}")
     reference = V_.integer("reference", reference, low=max(depths) + 1)
-    for L in depths:
-        V_.divides("depths", L, reference)
     if _driver(case["driver"], None).needs_resolution:
         V_.power_of_two("reference", reference)
+    if any(reference % L for L in depths):  # the reference's grid holds every depth's
+        raise ParameterError("reference", f"reference must be a multiple of every depth ({', '.join(map(str, depths))}: "
+                                          f"depths coupled to one sample divide its resolution), got {reference}")
     return case, depths, reference
 
 
@@ -317,7 +318,8 @@ def plan_trained_limit(*, cases: Sequence[str] = tuple(_CPU["cases"]), depths: S
                             V_.integer("samples", samples, low=3, high=10 ** 7), seeds,
                             seeds if chunk is None else V_.integer("chunk", chunk, high=seeds), epochs,
                             V_.real("lr", lr, low=0.0, low_open=True), V_.choice("optimizer", optimizer, ("sgd", "adam")),
-                            _checkpoints(epochs, V_.integer("checkpoints", checkpoints)),
+                            _checkpoints(epochs, min(epochs, V_.integer("checkpoints", checkpoints,
+                                                                        high=max(epochs, DEFAULTS["checkpoints"])))),
                             V_.integer("seed", seed, low=0, high=seed_limit(epochs)), str(V_.dtype(dtype)).split(".")[-1],
                             None if batch_size is None else V_.integer("batch_size", batch_size),
                             None if length_scale is None else V_.length_scale(length_scale), _device(device, dtype))

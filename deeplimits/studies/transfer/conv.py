@@ -247,6 +247,8 @@ def plan_conv_transfer(*, dataset: str = _QUICK["dataset"], root=None, depths: S
                           epochs=training.epochs, batch_size=training.batch_size, samples=2, seed=compute.seed,
                           dtype=compute.dtype, device=compute.device)  # the shared checks (the MLP's memory, tiny)
     for L in dense.depths:
+        if L % stages:
+            raise ParameterError("depths", f"depths must be multiples of the {stages} stages (blocks per stage), got {L}")
         conv_layout(L, dense.width, stages)
     from ...training.train import require_train_steps
 
