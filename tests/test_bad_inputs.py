@@ -146,6 +146,11 @@ CLI = [
      "(change --reference)"),
     (["order", "--calibrate", "--tables", "0"], 2, "--tables"),
     (["order", "--calibrate", "--pool-factor", "0"], 2, "--pool-factor"),
+    (["order", "--scheme", "heun", "--problem", "linear-sde", "--margin", "0"], 2, "--margin must be a number in (0, 1]"),
+    (["order", "--scheme", "heun", "--problem", "linear-sde", "--budget", "-1"], 2, "--budget must be None"),
+    (["order", "--calibrate", "--margin", "0.05"], 2, "--margin applies to one run"),
+    (["convergence", "--regime", "sde", "--margin", "2"], 2, "--margin must be a number in (0, 1]"),
+    (["convergence", "--regime", "sde", "--budget", "0"], 2, "--budget must be None"),
     # issue 38: a mistyped output path is refused, not created (one missing directory is made, no more)
     (["order", "--scheme", "euler-maruyama", "--problem", "linear-sde", "--json", "typo/deeper/r.json"], 2,
      "directory"),

@@ -184,7 +184,8 @@ CONVERGENCE = dict(
     regime=bad_name(REGIMES, none=True), depths=bad_depths(), draws=bad_int(), width=bad_int(),
     reference=bad_int() | st.sampled_from([4, 8, 12, 6]), inputs=bad_int(), seed=bad_int(low=0, huge="beyond", none=True),
     dtype=BAD_DTYPE, chunk=bad_int(huge=False), device=BAD_DEVICE, activation=BAD_ACTIVATION,
-    arch=bad_name(ARCHS), network=BAD_GROUP, compute=BAD_GROUP)
+    arch=bad_name(ARCHS), network=BAD_GROUP, compute=BAD_GROUP, decision=BAD_GROUP,
+    margin=bad_real(0, 1, low_open=True), budget=bad_real(0, 1e7, low_open=True))
 CONVERGENCE_BASE = lambda: dict(regime="sde", width=2, depths=[4, 8], draws=2, reference=16)  # noqa: E731
 PROPAGATION = dict(arch=bad_name(ARCHS, none=True), activation=BAD_ACTIVATION, width=bad_int(), n_in=bad_int(),
                    draws=bad_int(), inputs=bad_int(), seed=bad_int(low=0, huge="beyond", none=True), dtype=BAD_DTYPE,
@@ -258,7 +259,8 @@ def _library():
                               order=st.sampled_from(["0.5", 0.5, object(), [0.5]]),
                               hurst=bad_real(0, 1, True, True), seed=bad_int(low=0, huge="beyond", none=True), dtype=BAD_DTYPE,
                               chunk=bad_int(huge=False), device=BAD_DEVICE, progress=BAD_CALLABLE,
-                              execution=BAD_GROUP, compute=BAD_GROUP), ()),
+                              execution=BAD_GROUP, compute=BAD_GROUP, decision=BAD_GROUP,
+                              margin=bad_real(0, 1, low_open=True), budget=bad_real(0, 1e7, low_open=True)), ()),
         "fit_expansion": (dl.fit_expansion, FIT_BASE,
                           dict(depths=st.sampled_from([[], [16, 8, 32, 64], [8, 8, 32, 64], [0, 16, 32, 64],
                                                        [8, 16, 32, NAN], [8, 16, 32, INF], "8,16", None, 8,
@@ -273,7 +275,9 @@ def _library():
                                                     np.ones((4, 4)) - 2 * np.eye(4), [[1, 2], [3, 4]], np.eye(4)[None]]),
                                reference=bad_int(huge=False) | st.sampled_from([8, 64, 64.0, True]),
                                slope=st.sampled_from([(0.5,), (0.5, NAN, 1.0), "x", 0.5, (0.5, 0.4, 0.6, 0.7)]),
-                               level=bad_real(0, 1, True, True), remainder=st.sampled_from([0.5, "x", [dl.Term(1.0)]])),
+                               level=bad_real(0, 1, True, True), remainder=st.sampled_from([0.5, "x", [dl.Term(1.0)]]),
+                               margin=bad_real(0, 1, low_open=True),
+                               equivalence_level=bad_real(0, 0.5, True, True), draws=st.sampled_from([0, -3, 1.5, "x"])),
                           ()),
         "plan_stability": (dl.plan_stability, lambda: dict(width=2, n_in=2, depths=[2, 4], betas=[0.5], draws=2),
                            STABILITY, ()),

@@ -18,7 +18,7 @@ __all__ = ["run_convergence", "study", "option_flags", "add_option_flags"]
 
 #: the command's parameters of plan_convergence that are not regime options (errors name them as flags)
 PARAMS = ("regime", "width", "activation", "arch", "depths", "draws", "inputs", "reference", "seed", "chunk", "dtype",
-          "device")
+          "device", "margin", "budget")
 
 
 def option_flags() -> dict[str, str]:
@@ -91,8 +91,9 @@ def _plans(args) -> list:
     common = dict(width=args.width, activation=args.activation, depths=args.depths, draws=args.draws,
                   inputs=args.inputs, reference=args.reference, seed=args.seed,
                   dtype=getattr(torch, args.dtype), chunk=args.chunk)
-    if args.device is not None:  # passed only when given
-        common["device"] = args.device
+    for name in ("device", "margin", "budget"):  # passed only when given
+        if getattr(args, name) is not None:
+            common[name] = getattr(args, name)
     # every argument is checked before any work starts
     params = {**{p: None for p in PARAMS}, **option_flags()}  # errors name the flags
     return [plan("convergence", params, plan_convergence, regime, **common, **kw) for regime, kw in study(args)]

@@ -19,11 +19,11 @@ __all__ = ["run_order"]
 
 #: the command's parameters (errors name them as flags)
 PARAMS = ("scheme", "problem", "width", "hurst", "noise", "depths", "draws", "reference", "seed", "dtype", "device",
-          "x0", "exact", "order", "chunk")
+          "x0", "exact", "order", "chunk", "margin", "budget")
 
 #: the flags that make a run: its directory's hash (``runs/order-<hash>``)
 RUN_OPTIONS = ("scheme", "problem", "width", "hurst", "noise_kind", "depths", "draws", "reference", "seed", "dtype",
-               "device")
+               "device", "margin", "budget")
 
 
 #: the flags of --calibrate only
@@ -32,7 +32,7 @@ _CALIBRATION = ("cases", "tables", "pool_factor")
 
 #: the flags of one run only (refused beside --calibrate, whose cases fix their own)
 _ONE_RUN = ("scheme", "problem", "width", "hurst", "noise_kind", "depths", "draws", "reference", "dtype", "device",
-            "figure")
+            "figure", "margin")
 
 
 def run_order(args) -> int:
@@ -64,14 +64,12 @@ def run_order(args) -> int:
     outputs.check_outputs(args, "order", out)
     outputs.check_figure("order", "--figure", args.figure)
     kw = dict(noise=p.m, depths=args.depths, draws=args.draws, reference=args.reference, exact=p.exact,
-              seed=args.seed, dtype=getattr(torch, args.dtype), device=args.device)
+              seed=args.seed, dtype=getattr(torch, args.dtype), device=args.device, budget=args.budget,
+              **({} if args.margin is None else {"margin": args.margin}))
     x0 = [1.0] * p.d
     op = plan("order", params, plan_strong_order, scheme, x0, **kw)
     if args.dry_run:
-        spec = {"scheme": args.scheme, "problem": args.problem, "width": p.d, "noise": op.noise, "hurst": op.hurst,
-                "depths": list(op.depths), "draws": op.draws, "reference": op.reference, "chunk": op.chunk,
-                "seed": op.seed, "dtype": args.dtype}
-        return dry_run.show(args, "order", [spec], seconds=op.seconds(), estimates=[op.estimate()])
+        return _dry_run(args, p, op)
     result = plan("order", params, strong_order, scheme, x0, **kw)
     report = outputs.report_stream(args.json)
     print(result.report(), file=report)
@@ -84,6 +82,19 @@ def run_order(args) -> int:
     written += outputs.dump_json(result.to_dict(), out, args.json)
     print("wrote " + ", ".join(written), file=report)
     return 0
+
+
+def _dry_run(args, problem, op) -> int:
+    """The plan of one run (with ``--budget``: its stages)."""
+    spec = {"scheme": args.scheme, "problem": args.problem, "width": problem.d, "noise": op.noise, "hurst": op.hurst,
+            "depths": list(op.depths), "draws": op.draws, "reference": op.reference, "chunk": op.chunk,
+            "seed": op.seed, "dtype": args.dtype, "margin": op.margin}
+    note = ""
+    if op.stages:
+        from ..studies.sequential import stages_text
+
+        spec["stages"], note = list(op.stages), "; " + stages_text(op.stages, op.seconds())
+    return dry_run.show(args, "order", [spec], seconds=op.seconds(), estimates=[op.estimate()], note=note)
 
 
 def _options(args, names) -> dict:
@@ -103,14 +114,16 @@ def _calibrate(args) -> int:
     from ..studies.presets import DEFAULTS
 
     dflt = DEFAULTS["order"]
-    out = default_out(args, "order", _options(args, ("calibrate", "cases", "tables", "pool_factor", "seed")))
+    out = default_out(args, "order", _options(args, ("calibrate", "cases", "tables", "pool_factor", "seed", "budget")))
     outputs.check_outputs(args, "order", out)
-    flags = {"cases": "--cases", "tables": "--tables", "pool_factor": "--pool-factor", "seed": None}
+    flags = {"cases": "--cases", "tables": "--tables", "pool_factor": "--pool-factor", "seed": None,
+             "budget": "--budget"}
     kw = dict(tables=dflt["tables"] if args.tables is None else args.tables,
-              pool_factor=dflt["pool_factor"] if args.pool_factor is None else args.pool_factor, seed=args.seed)
+              pool_factor=dflt["pool_factor"] if args.pool_factor is None else args.pool_factor, seed=args.seed,
+              budget=args.budget)
     chosen = plan("order", flags, plan_calibration, args.cases, **kw)
     if args.dry_run:
-        return dry_run.show_calibration(args, chosen, kw["tables"], kw["pool_factor"])
+        return dry_run.show_calibration(args, chosen, kw["tables"], kw["pool_factor"] or kw["tables"], kw["budget"])
     report = outputs.report_stream(args.json)
     result = plan("order", flags, calibrate, args.cases, **kw,
                   progress=lambda line: print(line, file=sys.stderr, flush=True))

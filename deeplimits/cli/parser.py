@@ -128,6 +128,7 @@ def _convergence_parser(sub):
     c.add_argument("--reference", type=integer, help=f"finest grid of the reference for {', '.join(rough)}, a "
                                                      f"power of two (default {P_.REFERENCE_REFINEMENT} * max depth)")
     c.add_argument("--seed", type=integer, default=dflt["seed"], help="base seed (default %(default)s)")
+    _decision_flags(c)
     c.add_argument("--chunk", type=integer, help=f"draws per task (default: up to {P_.MAX_CHUNK}, bounded by memory)")
     c.add_argument("--dtype", choices=N_.DTYPES, default=dflt["dtype"], help=f"{DTYPE_HELP} (default %(default)s)")
     _run_flags(c, "convergence", "chunks of draws")
@@ -159,6 +160,7 @@ def _order_parser(sub):
     o.add_argument("--reference", type=integer, help=f"finest grid, a power of two (default "
                                                      f"{P_.REFERENCE_REFINEMENT} * max depth)")
     o.add_argument("--seed", type=integer, default=dflt["seed"], help="base seed (default %(default)s)")
+    _decision_flags(o)
     o.add_argument("--dtype", choices=N_.DTYPES, help=f"{DTYPE_HELP} (default {dflt['dtype']})")
     o.add_argument("--device", type=device, metavar="DEVICE",
                    help="where it runs: cpu, cuda, cuda:N, mps (default: the library's, the CPU)")
@@ -171,17 +173,33 @@ def _order_parser(sub):
                    help=argparse.SUPPRESS)  # deprecated: still writes the figure at PATH
     o.add_argument("--calibrate", action="store_true",
                    help="measure how often the verdict is wrong, instead of one run: its size (disagrees on "
-                        "correct cases) and power (against exponents off by 0.02, 0.05, 0.1) over --tables tables "
-                        "per case, each case at the size of its usual run; prints a Markdown table (docs/schemes.md)")
+                        "correct cases), its agreement and power (exponents off by 0.05 and 0.1, each read at itself "
+                        "as the margin) over --tables tables per case, each case at the size of its usual run, and "
+                        "with --budget of runs sized to decide; prints a Markdown table (docs/schemes.md)")
     o.add_argument("--cases", type=name_list, metavar="NAMES",
                    help=f"with --calibrate: the cases, comma-separated; when omitted, all of {', '.join(N_.CALIBRATION_CASES)}")
     o.add_argument("--tables", type=integer,  # default None: given without --calibrate is refused
                    help=f"with --calibrate: tables per case and shift (default {dflt['tables']})")
     o.add_argument("--pool-factor", type=integer,
-                   help="with --calibrate: the pool of draws the tables are taken from, in tables' worth (default "
-                        f"{dflt['pool_factor']}; larger: the tables share less of the pool's error, at the cost of a longer run)")
+                   help="with --calibrate: the pool of draws the tables are taken from, in tables' worth (default: "
+                        "--tables, every table an independent run; smaller: the tables share the pool's error, in a "
+                        "shorter run)")
     o.set_defaults(func=order.run_order)
 
+
+
+def _decision_flags(p) -> None:
+    """``--margin`` and ``--budget``: how a strong-order verdict is decided (docs/schemes.md)."""
+    from ..studies.equivalence import MARGIN
+    from ..studies.sequential import DEFAULT_BUDGET, GROWTH, MAX_LOOKS
+
+    p.add_argument("--margin", type=real, metavar="DELTA",
+                   help=f"an agreement needs the leading exponent within DELTA of the declared one, an equivalence "
+                        f"test (default {MARGIN:g})")
+    p.add_argument("--budget", type=real, nargs="?", const=DEFAULT_BUDGET, metavar="SECONDS",
+                   help=f"grow the draws in stages ({GROWTH}x each, at most {MAX_LOOKS}, reusing every finished draw) "
+                        f"until the verdict is decided or SECONDS are spent, the levels split over the looks (given "
+                        f"alone: {DEFAULT_BUDGET:g} s; default: one run)")
 
 
 def _stability_parser(sub):

@@ -77,13 +77,14 @@ class Plan(abc.ABC):
         return task.params.get("draws", 1)
 
     def run(self, progress: Callable[[int], None] | None = None, *, store=None, workers: int | None = None,
-            scheduler: str | None = None, timeout: float | None = None):
+            scheduler: str | None = None, timeout: float | None = None, tasks: list | None = None):
         """Run the tasks not yet in ``store`` (in this process, or on a Dask cluster: the same
         numbers) and summarise; ``progress`` (``None`` or a function) is called with
         :meth:`progress_units` of each task this call runs (those already in ``store`` are
         :meth:`stored_units`); ``store`` is ``None`` or a :class:`~deeplimits.runs.RunStore`.
         The result's ``seconds`` add the stored compute time of the tasks finished in earlier
-        sessions to this call's wall time."""
+        sessions to this call's wall time. ``tasks``: the tasks to run and summarise (default all
+        of :meth:`tasks`; a run sized to decide runs a growing part of them)."""
         from .. import _validate as V_
         from ..runs import run_sweep
         from ..runs.executors import check_store
@@ -93,7 +94,7 @@ class Plan(abc.ABC):
         t0 = time.perf_counter()
         if store is not None and not store.readonly:
             self.discard_damaged(store)
-        tasks = self.tasks()
+        tasks = self.tasks() if tasks is None else tasks
         stored = set(store.results()) if store is not None else set()
         before = self._stored_seconds(store, stored)
         reported: dict = {}  # units a running task has reported already

@@ -196,7 +196,7 @@ DEFAULTS = {
                     angle_start=1, batches="shuffled", stop_rule="evaluated", samples=1024, seed=0, dtype="float32"),
     "weights": dict(beta=0.0),
     "train-conv": dict(lrs=[0.1], depth=8, width=16, epochs=10),
-    "order": dict(noise=1, depths=[8, 16, 32, 64, 128, 256, 512], draws=256, seed=0, dtype="float64", tables=200, pool_factor=8),
+    "order": dict(noise=1, depths=[8, 16, 32, 64, 128, 256, 512], draws=256, seed=0, dtype="float64", tables=200, pool_factor=None),
 }
 
 

@@ -12,7 +12,8 @@ import numpy as np
 from ..._plain import PlainData
 from ..._renamed import renamed_attribute
 from ...orders import StrongOrder, Term, expected_constant
-from ..expansion_fit import ExpansionFit, fit_expansion
+from ..equivalence import EQUIVALENCE_LEVEL, MARGIN
+from ..expansion_fit import LEVEL, ExpansionFit, fit_expansion
 
 
 #: a verdict needs at least this many finite draws (and at least half of the draws)
@@ -104,6 +105,13 @@ class ConvergenceResult(PlainData):
     ``[c, e]`` in results written before several were declared)."""
     constant_source: str = ""
     """Where the constant comes from."""
+    margin: float = MARGIN
+    """The margin of the equivalence test an ``agrees`` passes (:mod:`~deeplimits.studies.equivalence`)."""
+    level_share: float = 1.0
+    """The share of the verdict's levels this look spends: 1 for one run, less for a look of a run
+    sized to decide (:mod:`~deeplimits.studies.sequential`), so that the sequence keeps its size."""
+    stages: list = dataclasses.field(default_factory=list)
+    """A sequential run's stages, ``[{'draws', 'verdict', 'seconds'}, ...]`` (empty: one run)."""
     remainder: dict | None = None
     """The first term the declared expansion leaves out (``{exponent, log_power, kind}``), tried when
     the expansion alone does not fit (``None`` in results written before it was recorded: the last
@@ -131,9 +139,11 @@ class ConvergenceResult(PlainData):
             return None
         nested = self.nested
         cov = None if self.error_cov is None else np.asarray(self.error_cov, dtype=float)
+        share = min(1.0, max(float(self.level_share), 1e-6))  # a sized run spends its levels over its looks
         return fit_expansion(self.depths, self.error, self.terms, stderr=self.stderr, cov=cov,
                              reference=self.reference if nested else None, slope=[self.rate, *self.rate_ci],
-                             remainder=self.omitted)
+                             remainder=self.omitted, margin=self.margin, level=LEVEL * share,
+                             equivalence_level=EQUIVALENCE_LEVEL * share, draws=self.draws - self.nonfinite)
 
     @property
     def omitted(self) -> Term:
@@ -282,6 +292,9 @@ class ConvergenceResult(PlainData):
                          f"{', next terms' if self.constant_next else ''}"
                          f"{', nested reference' if self.nested and self.terms[0].kind != 'unshared' else ''}; "
                          f"{z:+.1f} se): {self.constant_source}")
+        if self.stages:  # a run sized to decide
+            lines.append("sized to decide: " + "; ".join(f"{s['draws']} draws {s['verdict']} ({s['seconds']:.0f} s)"
+                                                         for s in self.stages))
         lines.append(f"-> {fit.verdict}: {fit.note}" if fit is not None and fit.verdict != "insufficient evidence"
                      else f"-> insufficient evidence: {self.verdict_note}")
         lines.append(f"note: {self.rate_note}")

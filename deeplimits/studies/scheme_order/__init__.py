@@ -3,8 +3,10 @@ one package:
 
 * :mod:`~deeplimits.studies.scheme_order.study`: :func:`~deeplimits.strong_order`, its plan and
   the errors of a scheme at every depth;
+* :mod:`~deeplimits.studies.scheme_order.cases`: the cases of known order it is calibrated on;
 * :mod:`~deeplimits.studies.scheme_order.calibration`: how often its verdict is wrong, its size and
-  power (``deeplimits order --calibrate``);
+  power (``deeplimits order --calibrate``), and :mod:`~deeplimits.studies.scheme_order.sized` the same
+  for runs sized to decide;
 * :mod:`~deeplimits.studies.scheme_order.memory`: the peak bytes of a chunk of draws.
 
 The engine, the fits and the expansion it shares with the convergence study stay in
@@ -20,8 +22,8 @@ from ..._lazy import lazy_exports
 #: public name -> the submodule that defines it
 _WHERE = {
     **dict.fromkeys(("strong_order", "plan_strong_order", "OrderPlan"), "study"),
-    **dict.fromkeys(("Case", "CASES", "scheme_case", "regime_case", "calibrate", "plan_calibration", "Calibration",
-                     "SHIFTS"), "calibration"),
+    **dict.fromkeys(("Case", "CASES", "scheme_case", "regime_case"), "cases"),
+    **dict.fromkeys(("calibrate", "plan_calibration", "Calibration", "CalibrationRow", "SHIFTS"), "calibration"),
     "scheme_order_bytes": "memory",
 }
 

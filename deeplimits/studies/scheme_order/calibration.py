@@ -1,18 +1,26 @@
 """How often the strong-order verdict is wrong: its size and power, measured
 (docs/schemes.md, "How often the verdict is wrong").
 
-A case is a scheme on a test equation, or a regime, whose order is known. One pool of per-draw
-errors is computed once, a real run of ``pool_factor * draws`` draws; ``tables`` tables of
-``draws`` draws are taken from it (disjoint while the pool lasts, then resampled with
-replacement), and each goes through the statistics and the verdict of a run
-(:func:`~deeplimits.studies.convergence.study.error_statistics`,
-:class:`~deeplimits.studies.convergence.result.ConvergenceResult`). The **size** is the fraction
-told ``disagrees`` (at most the level, :data:`~deeplimits.studies.expansion_fit.LEVEL`, for a
-correct case), with its Wilson interval. The **power** against a leading exponent off by
-``delta`` is read on the same tables with every draw's errors multiplied by ``(L / L_0)^-delta``:
-the fraction told ``disagrees``, and the fraction not told ``agrees`` (one minus the rate of a
-false agreement). The tables of one pool share its mean: a pool ``f`` times larger than a table
-adds about ``1 / f`` of a table's variance to every table's distance from the truth.
+A case (:mod:`.cases`) is a scheme on a test equation, or a regime, whose order is known. Its
+tables are real runs' per-draw errors: ``tables`` blocks of ``draws`` draws, disjoint blocks of
+one pool of ``pool_factor * draws`` draws computed once (with ``pool_factor >= tables``, the
+default, every table is an independent run, so the intervals below are honest; a smaller pool is
+resampled, and its tables share its mean's error). Each table goes through the statistics and the
+verdict of a run (:func:`~deeplimits.studies.convergence.statistics.error_statistics`,
+:class:`~deeplimits.studies.convergence.result.ConvergenceResult`).
+
+* the **size**: the fraction of correct tables told ``disagrees`` (at most the level,
+  :data:`~deeplimits.studies.expansion_fit.LEVEL`), with its 95% Wilson interval;
+* the **agreement**: the fraction of correct tables told ``agrees`` at the default margin (the
+  equivalence test's power at this size);
+* the **power** against a leading exponent off by ``m`` (each of :data:`SHIFTS`, both signs): the
+  tables with every draw's errors multiplied by ``(L / L_0)^-m``, read with the margin ``m`` (the
+  boundary of the equivalence test): the fraction *not* told ``agrees``, at least ``1 -
+  EQUIVALENCE_LEVEL`` by construction.
+
+With a ``budget``, the same at the budget's size: each of ``budget_tables`` tables is a run sized
+to decide (:mod:`~deeplimits.studies.sequential`) on fresh draws, its stages read at their shares
+of the levels, stopped at the first decided verdict.
 """
 
 from __future__ import annotations
@@ -23,104 +31,29 @@ from typing import Callable
 
 import numpy as np
 
-from ..._names import CALIBRATION_CASES
 from ..._plain import PlainData
 from ..._stats import wilson
-from ...orders import StrongOrder
+from ..equivalence import MARGIN
 from ..expansion_fit import LEVEL, VERDICTS
 from ..presets import DEFAULTS
+from .cases import CASES, Case, choose, regime_case, scheme_case  # noqa: F401 - the cases, public here too
+from .sized import _key, _readings, sized_tables, table_verdict
 
-__all__ = ["Case", "CASES", "scheme_case", "regime_case", "calibrate", "plan_calibration", "Calibration", "SHIFTS",
-           "MAX_TABLES"]
+__all__ = ["Case", "CASES", "scheme_case", "regime_case", "calibrate", "plan_calibration", "Calibration",
+           "CalibrationRow", "SHIFTS", "MAX_TABLES", "table_verdict"]
 
-SHIFTS = (0.02, 0.05, 0.1)
-"""The exponent errors the power is measured against (each with both signs)."""
-#: ``deeplimits order``'s default depths and draws: the size a scheme's calibration runs at
-ORDER_DEPTHS, ORDER_DRAWS = (8, 16, 32, 64, 128, 256, 512), 256
-
-
-@dataclasses.dataclass(frozen=True)
-class Case:
-    """A case of known order: its per-draw errors ``sample(draws, seed) -> (draws, len(depths))``,
-    the declared order and the nested reference's grid (``None``: exact or adaptive)."""
-
-    name: str
-    """The case in a few words (``'euler-maruyama/linear-sde'``, ``'sde'``)."""
-    depths: tuple
-    """The depths."""
-    draws: int
-    """The draws of one table (the main job's or ``deeplimits order``'s)."""
-    order: StrongOrder
-    """The declared order and expansion."""
-    reference: int | None
-    """The nested reference's grid (``None``: an exact or adaptive reference)."""
-    sample: Callable = dataclasses.field(repr=False, compare=False)
-    """``sample(draws, seed)``: per-draw errors ``max_k |H - h|``, ``(draws, len(depths))``."""
-
-
-def scheme_case(scheme: str, problem: str, *, hurst: float | None = None, width: int | None = None,
-                depths=ORDER_DEPTHS, draws: int = ORDER_DRAWS, reference: int | None = None) -> Case:
-    """A shipped scheme on a test equation, as ``deeplimits order`` runs it (the exact solution
-    where the problem has one, else the scheme on a grid 16 times finer than the deepest depth)."""
-    import torch
-
-    from ...schemes.problems import scheme_on
-    from ..presets import REFERENCE_REFINEMENT
-    from .study import OrderPlan, scheme_errors
-
-    s, p = scheme_on(scheme, problem, width=width, hurst=hurst)
-    grid = reference or REFERENCE_REFINEMENT * depths[-1]
-    x0 = torch.ones(p.d, dtype=torch.float64)
-
-    def sample(n, seed):
-        plan = OrderPlan(s.order, hurst, x0, p.m, list(depths), n, grid, min(n, 4096), seed, torch.float64, None)
-        return scheme_errors(s, plan, p.exact)[0]
-
-    h = f" H={hurst:g}" if hurst is not None else ""
-    return Case(f"{scheme}/{problem}{h}", tuple(depths), draws, s.order, None if p.exact else grid, sample)
-
-
-def regime_case(regime: str, **options) -> Case:
-    """A regime at its defaults (the main job's size), ``options`` as for
-    :func:`~deeplimits.strong_convergence` (``hurst``, ``width``, ...)."""
-    from ..._random import chunk_seed
-    from ..convergence.study import plan_convergence
-    from ..strong_error import run_chunk
-
-    plan = plan_convergence(regime, **options)
-    pair = plan.pair()
-
-    def sample(n, seed):
-        p = dataclasses.replace(plan, draws=n, seed=seed)
-        return np.concatenate([run_chunk(pair, p.depths, p.reference, k, p.inputs, chunk_seed(seed, c), p.dtype)[0]
-                               for c, k in enumerate(p.chunk_sizes)])
-
-    name = regime + "".join(f" {k}={v:g}" if isinstance(v, float) else f" {k}={v}" for k, v in options.items())
-    return Case(name, plan.depths, plan.draws, pair.order, plan.reference if pair.rough else None, sample)
-
-
-def _cases() -> dict:
-    """The suite: the textbook schemes on equations with known orders, and the regimes."""
-    return {
-        "euler-maruyama/linear-sde": lambda: scheme_case("euler-maruyama", "linear-sde"),
-        "milstein/linear-sde": lambda: scheme_case("milstein", "linear-sde"),
-        "heun/linear-stratonovich": lambda: scheme_case("heun", "linear-stratonovich"),
-        "euler-maruyama/ou": lambda: scheme_case("euler-maruyama", "ou"),
-        "euler-maruyama/sin-cos": lambda: scheme_case("euler-maruyama", "sin-cos"),
-        "euler-maruyama/sde-regime": lambda: scheme_case("euler-maruyama", "sde-regime"),
-        "sde": lambda: regime_case("sde"),
-        "ode": lambda: regime_case("ode"),
-        **{f"fbm-H{h}": (lambda h=h: regime_case("fbm", hurst=h)) for h in (0.6, 0.75, 0.9)},
-    }
-
-
-CASES = CALIBRATION_CASES
-"""The names of the calibration suite (``deeplimits order --calibrate --cases``), in its order."""
+SHIFTS = (0.05, 0.1)
+"""The exponent errors the power is measured against (each with both signs), each read with itself as
+the margin."""
+#: the most tables per case and shift: each is a whole verdict (about 25 ms), 1e5 tables at the 5
+#: readings about 3.5 hours per case on one core
+MAX_TABLES = 100_000
 
 
 @dataclasses.dataclass
 class CalibrationRow(PlainData):
-    """One case: the verdicts of its tables at each exponent shift."""
+    """One case: the verdicts of its tables at each reading (``counts``), and with a budget those of
+    its runs sized to decide (``budget_counts``)."""
 
     case: str
     """The case's name."""
@@ -133,29 +66,57 @@ class CalibrationRow(PlainData):
     pool: int
     """Draws in the pool the tables are taken from."""
     tables: int
-    """Tables per shift."""
+    """Tables per reading."""
     counts: dict
-    """``str(shift) -> {verdict: count}`` (shift ``0``: the correct case)."""
+    """``key -> {verdict: count}`` (:func:`_key`: ``'0.0'`` correct at the default margin, ``'0.0@m'`` at
+    margin ``m``, ``'+-m'`` off by ``m`` read at margin ``m``)."""
     seconds: float
     """Seconds of work."""
+    budget: float | None = None
+    """The budget of the runs sized to decide (``None``: none measured)."""
+    budget_counts: dict = dataclasses.field(default_factory=dict)
+    """As :attr:`counts`, for the runs sized to decide."""
+    budget_draws: float | None = None
+    """The mean draws at which a correct scheme's run sized to decide ended."""
 
-    def rate(self, shift: float, verdict: str) -> float:
-        c = self.counts[str(float(shift))]
-        return c.get(verdict, 0) / self.tables
+    def rate(self, key, verdict: str, counts: dict | None = None) -> float:
+        """The fraction of tables of ``key`` (a shift, or :func:`_key`'s text) told ``verdict``."""
+        c = (self.counts if counts is None else counts)[key if isinstance(key, str) else str(float(key))]
+        return c.get(verdict, 0) / max(1, sum(c.values()))
+
+    def interval(self, key, verdict: str, *, negate: bool = False, counts: dict | None = None) -> tuple:
+        """``(rate, lo, hi)``: the fraction told (``negate``: not told) ``verdict``, with its 95% Wilson interval."""
+        c = (self.counts if counts is None else counts)[key]
+        n = sum(c.values())
+        k = n - c.get(verdict, 0) if negate else c.get(verdict, 0)
+        return (k / max(1, n), *wilson(k, n))
 
     @property
     def size(self) -> float:
         """The fraction of correct tables told ``disagrees``."""
-        return self.rate(0.0, "disagrees")
+        return self.rate("0.0", "disagrees")
 
     @property
     def size_ci(self) -> tuple:
         """Its 95% Wilson interval."""
-        return wilson(self.counts["0.0"].get("disagrees", 0), self.tables)
+        return self.interval("0.0", "disagrees")[1:]
 
     def power(self, shift: float) -> tuple:
-        """``(disagrees, not agrees)`` against a leading exponent off by ``shift``."""
+        """``(disagrees, not agrees)`` against a leading exponent off by ``shift`` (read at margin ``|shift|``)."""
         return self.rate(shift, "disagrees"), 1.0 - self.rate(shift, "agrees")
+
+    def cells(self, counts: dict, shifts) -> list[str]:
+        """The table's cells of ``counts``: size, agreement, and per shift the worse sign's refusals."""
+        def pct(rate, lo, hi):
+            return f"{100 * rate:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
+
+        out = [pct(*self.interval("0.0", "disagrees", counts=counts)), pct(*self.interval("0.0", "agrees",
+                                                                                          counts=counts))]
+        for m in shifts:
+            worse = min((self.interval(str(float(s)), "agrees", negate=True, counts=counts) for s in (-m, m)),
+                        key=lambda x: x[0])
+            out.append(pct(*worse))
+        return out
 
 
 @dataclasses.dataclass
@@ -165,135 +126,120 @@ class Calibration(PlainData):
     rows: list
     """One :class:`CalibrationRow` per case (as dicts in JSON)."""
     level: float
-    """The verdict's level."""
+    """The level of the tests that say ``disagrees``."""
     shifts: list
-    """The exponent errors the power is measured against."""
+    """The exponent errors the power is measured against, each read at itself as the margin."""
 
     def table(self) -> str:
-        """A Markdown table: size with its interval, the rate of ``agrees``, and per shift the
-        rates of ``disagrees`` / not ``agrees``."""
-        shifts = [s for d in self.shifts for s in (-d, d)]
-        head = ("| case | expansion | depths, draws | disagrees (size) [95% CI] | agrees | "
-                + " | ".join(f"{s:+g}" for s in shifts) + " |")
-        out = [head, "|" + "---|" * (5 + len(shifts))]
-        for r in (CalibrationRow(**x) if isinstance(x, dict) else x for x in self.rows):
-            lo, hi = r.size_ci
-            cells = [f"{100 * a:.0f}% / {100 * b:.0f}%" for a, b in map(r.power, shifts)]
-            out.append(f"| {r.case} | {r.expansion} | {r.depths[0]}..{r.depths[-1]}, {r.draws} | "
-                       f"{100 * r.size:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] | {100 * r.rate(0.0, 'agrees'):.0f}% | "
-                       + " | ".join(cells) + " |")
+        """A Markdown table: size and agreement with their intervals, and per shift the refusals of
+        ``agrees`` (the worse of both signs), at the default size and, where measured, at the budget's."""
+        rows = [CalibrationRow(**x) if isinstance(x, dict) else x for x in self.rows]
+        sized = any(r.budget_counts for r in rows)
+        cols = ["disagrees (size) [95% CI]", f"agrees (margin {MARGIN:g})"] + [
+            f"not agrees, off by {m:g} (margin {m:g})" for m in self.shifts]
+        head = ["case", "expansion", "depths, draws"] + cols + (
+            [f"sized run: {c}" for c in cols] + ["sized run: mean draws (correct)"] if sized else [])
+        out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for r in rows:
+            cells = [r.case, r.expansion, f"{r.depths[0]}..{r.depths[-1]}, {r.draws}"] + r.cells(r.counts, self.shifts)
+            if sized:
+                cells += (r.cells(r.budget_counts, self.shifts) + [f"{r.budget_draws:.0f}"] if r.budget_counts
+                          else ["-"] * (len(cols) + 1))
+            out.append("| " + " | ".join(cells) + " |")
         return "\n".join(out)
 
 
-def calibrate(cases=None, *, tables: int = DEFAULTS["order"]["tables"],
-              pool_factor: int = DEFAULTS["order"]["pool_factor"], shifts=SHIFTS, seed: int = 0,
+def calibrate(cases=None, *, tables: int = DEFAULTS["order"]["tables"], pool_factor: int | None = None,
+              shifts=SHIFTS, seed: int = 0, budget: float | None = None, budget_tables: int | None = None,
               progress: Callable[[str], None] | None = None) -> Calibration:
     """Measure the size and power of the verdict on ``cases`` (names of :data:`CASES`, or
-    :class:`Case` objects; default all): ``tables`` tables per shift, taken from a pool of
-    ``pool_factor * draws`` draws computed once with ``seed`` (module docstring); every size checked
-    first (:func:`plan_calibration`). ``progress`` is called with a line after each case."""
+    :class:`Case` objects; default all): ``tables`` tables per reading, taken from a pool of
+    ``pool_factor * draws`` draws computed once with ``seed`` (default ``pool_factor = tables``:
+    independent tables; module docstring); with ``budget`` (seconds), also ``budget_tables``
+    (default ``tables``) runs sized to decide. Every size is checked first (:func:`plan_calibration`).
+    ``progress`` is called with a line as each case's pool is drawn, every quarter of its tables,
+    and when it ends."""
     from ... import _validate as V_
 
     shifts = [V_.real("shifts", s, low=0.0, low_open=True, high=1.0) for s in shifts]
-    chosen = plan_calibration(cases, tables=tables, pool_factor=pool_factor, seed=seed, shifts=len(shifts))
+    chosen = plan_calibration(cases, tables=tables, pool_factor=pool_factor, seed=seed, shifts=len(shifts),
+                              budget=budget, budget_tables=budget_tables)
     progress = V_.callback("progress", progress)
     rows = []
-    for name, case, _ in chosen:
-        rows.append(calibrate_case(dataclasses.replace(case, name=name), tables, pool_factor, shifts, seed))
-        if progress is not None:
-            r = rows[-1]
-            progress(f"{r.case}: disagrees {100 * r.size:.1f}% of {r.tables} tables, agrees "
-                     f"{100 * r.rate(0.0, 'agrees'):.0f}% ({r.seconds:.0f} s)")
+    for name, case, estimate in chosen:
+        say = (lambda line: progress(f"{name}: {line}")) if progress is not None else None
+        row = calibrate_case(dataclasses.replace(case, name=name), tables, pool_factor or tables, shifts, seed,
+                             progress=say)
+        if budget is not None:
+            sized_tables(row, case, budget_tables or tables, shifts, seed, budget, say)
+        rows.append(row)
+        if say is not None:
+            say(f"disagrees {100 * row.size:.1f}% of {row.tables} tables, agrees {100 * row.rate('0.0', 'agrees'):.0f}% "
+                f"({row.seconds:.0f} s; estimated {estimate:.0f} s)")
     return Calibration(rows, LEVEL, list(shifts))
 
 
-#: the most tables per case and shift: each is a whole verdict (about 25 ms), 1e5 tables at the 7
-#: shifts about 5 hours per case on one core
-MAX_TABLES = 100_000
-
-
-def plan_calibration(cases=None, *, tables: int = DEFAULTS["order"]["tables"],
-                     pool_factor: int = DEFAULTS["order"]["pool_factor"], seed: int = 0,
-                     shifts: int = len(SHIFTS)) -> list[tuple]:
+def plan_calibration(cases=None, *, tables: int = DEFAULTS["order"]["tables"], pool_factor: int | None = None,
+                     seed: int = 0, shifts: int = len(SHIFTS), budget: float | None = None,
+                     budget_tables: int | None = None) -> list[tuple]:
     """``(name, case, seconds)`` of each case :func:`calibrate` would run, built but not sampled,
     after every check of its sizes (``deeplimits order --calibrate --dry-run`` refuses what the run
-    refuses): ``cases`` distinct, ``tables`` in ``[1, MAX_TABLES]``, ``pool_factor >= 1`` with the pool
-    of each case (and, for a network regime, its run of ``pool_factor * draws`` draws) within the
-    machine's memory and the counts of :mod:`deeplimits._resources`. ``seconds``: the estimated time
-    of its pool (a network regime's by :func:`~deeplimits.studies.timing.convergence_seconds`, a
-    scheme's on its test equation by :func:`~deeplimits.studies.timing.order_seconds`) and of its
-    ``tables`` verdicts at each of ``2 shifts + 1`` shifts (:func:`~deeplimits.studies.timing.verdict_seconds`)."""
+    refuses): ``cases`` distinct, ``tables`` (and ``budget_tables``) in ``[1, MAX_TABLES]``,
+    ``pool_factor >= 1`` (default ``tables``) with each pool (and, for a network regime, its run)
+    within the machine's memory and the counts of :mod:`deeplimits._resources`, ``budget`` in
+    seconds or ``None``. ``seconds``: the case's time model (:attr:`Case.seconds`) of its pool, its
+    tables' verdicts at each reading (:func:`~deeplimits.studies.timing.verdict_seconds`) and, with
+    a budget, the runs sized to decide at their largest."""
     from ... import _resources as R_
     from ... import _validate as V_
-    from ..convergence.study import plan_convergence
-    from ..presets import REFERENCE_REFINEMENT
-    from ..timing import convergence_seconds, order_seconds, verdict_seconds
+    from ..sequential import check_budget, plan_stages
+    from ..timing import verdict_seconds
 
     tables = V_.integer("tables", tables, high=MAX_TABLES)
-    pool_factor = V_.integer("pool_factor", pool_factor)
+    pool_factor = tables if pool_factor is None else V_.integer("pool_factor", pool_factor)
+    budget = check_budget(budget)
+    budget_tables = tables if budget_tables is None else V_.integer("budget_tables", budget_tables, high=MAX_TABLES)
     V_.integer("seed", seed, low=0)
+    readings = 1 + 3 * shifts
     out = []
-    for name, case in _choose(cases):
+    for name, case in choose(cases):
         case = case() if callable(case) else case
         draws = pool_factor * case.draws
         R_.require_count(draws, R_.MAX_TASKS * 64, f"pool_factor={pool_factor} x {case.draws} draws of {name or case.name}"
                          " make too many draws", ("pool_factor",))
         R_.require_memory(4 * 8 * draws * len(case.depths), f"for the pool of {draws} draws of {name or case.name} "
                           "(its errors, a scaled copy per shift, the tables' picks)", ("pool_factor",))
-        regime, _, hurst = str(name).partition("-H")
-        if regime in ("sde", "ode", "fbm"):
-            plan = plan_convergence(regime, depths=case.depths, draws=draws, **({"hurst": float(hurst)} if hurst else {}))
-            seconds = convergence_seconds(plan)
-        else:
-            seconds = order_seconds(1, 1, case.depths, draws, case.reference or REFERENCE_REFINEMENT * case.depths[-1],
-                                    4096)
-        out.append((name or case.name, case, seconds + tables * (2 * shifts + 1) * verdict_seconds(case.draws)))
+        seconds = case.seconds(draws) + tables * readings * verdict_seconds(case.draws)
+        if budget is not None:
+            stages = plan_stages(case.draws, case.seconds, budget)
+            seconds += budget_tables * (case.seconds(stages[-1]) + len(stages) * readings * verdict_seconds(stages[-1]))
+        out.append((name or case.name, case, seconds))
     return out
 
 
-def _choose(cases) -> list:
-    """``(name, case or its builder)`` of each case asked for (``name``: ``None`` for a Case object)."""
-    from ...errors import ParameterError
-
-    known = _cases()
-    if cases is None:
-        return list(known.items())
-    if isinstance(cases, (str, Case)):
-        cases = [cases]
-    out = []
-    for c in cases:
-        if isinstance(c, Case):
-            out.append((None, c))
-        elif isinstance(c, str) and c in known:
-            out.append((c, known[c]))
-        else:
-            raise ParameterError("cases", f"cases must be names of {', '.join(CASES)} (or Case objects), got {c!r:.60}")
-    if not out:
-        raise ParameterError("cases", "cases must name at least one case")
-    names = [n for n, _ in out if n is not None]
-    if len(set(names)) != len(names):
-        raise ParameterError("cases", f"cases must be distinct, got {', '.join(names)}")
-    return out
-
-
-def calibrate_case(case: Case, tables: int, pool_factor: int, shifts, seed: int) -> CalibrationRow:
-    """The verdicts of ``tables`` tables of ``case`` at each shift (module docstring)."""
+def calibrate_case(case: Case, tables: int, pool_factor: int, shifts, seed: int, *,
+                   progress: Callable[[str], None] | None = None) -> CalibrationRow:
+    """The verdicts of ``tables`` tables of ``case`` at each reading (module docstring)."""
     from ..._random import single_threaded_torch
 
     t0 = time.perf_counter()
     with single_threaded_torch():
         pool = np.asarray(case.sample(pool_factor * case.draws, seed), dtype=float)
     pool = pool[np.isfinite(pool).all(1)]
+    if progress is not None:
+        progress(f"pool of {len(pool)} draws in {time.perf_counter() - t0:.0f} s; {tables} tables")
     L = np.asarray(case.depths, dtype=float)
     rng = np.random.default_rng(seed)
     picks = [_pick(rng, len(pool), case.draws, i) for i in range(tables)]
     counts = {}
-    for shift in [0.0] + [s for d in shifts for s in (-d, d)]:
+    for k, (shift, margin) in enumerate(_readings(shifts)):
         scaled = pool * (L / L[0]) ** -shift
         tally = dict.fromkeys(VERDICTS, 0)
         for idx in picks:
-            tally[table_verdict(case, scaled[idx])] += 1
-        counts[str(float(shift))] = tally
+            tally[table_verdict(case, scaled[idx], margin=margin)] += 1
+        counts[_key(shift, margin)] = tally
+        if progress is not None and k % max(1, len(_readings(shifts)) // 4) == 0:
+            progress(f"reading {k + 1} of {len(_readings(shifts))} ({time.perf_counter() - t0:.0f} s)")
     return CalibrationRow(case.name, case.order.expansion_text, list(case.depths), case.draws, len(pool), tables,
                           counts, time.perf_counter() - t0)
 
@@ -303,16 +249,3 @@ def _pick(rng, n_pool: int, n: int, i: int) -> np.ndarray:
     if (i + 1) * n <= n_pool:
         return np.arange(i * n, (i + 1) * n)
     return rng.integers(0, n_pool, size=n)
-
-
-def table_verdict(case: Case, errors: np.ndarray) -> str:
-    """The verdict a run with these per-draw errors gets (its statistics with a bootstrap of 200)."""
-    from ..convergence.study import error_statistics
-    from ..convergence.result import ConvergenceResult
-
-    stats = error_statistics(list(case.depths), errors, errors, 0, case.order, n_boot=200)
-    r = ConvergenceResult(regime="calibration", hurst=None, width=1, activation="-", arch="-", corrected=False,
-                          inputs=1, reference=case.reference or case.depths[-1], seed=0, dtype="float64",
-                          theory_rate=case.order.rate, rate_note="", seconds=0.0,
-                          nested_reference=case.reference is not None, **stats)
-    return r.verdict

@@ -1,0 +1,68 @@
+"""Regenerate the table of docs/schemes.md, "How often the verdict is wrong": the size, agreement and
+power of the strong-order verdict on the shipped cases, at their usual size and, with ``--budget``,
+as runs sized to decide (deeplimits.studies.scheme_order.calibration.calibrate).
+
+    python benchmarks/calibration_table.py --write                       # every case, 200 tables
+    python benchmarks/calibration_table.py --cases euler-maruyama/ou --tables 50
+    python benchmarks/calibration_table.py --budget 300 --budget-tables 100 --write
+
+``--write`` replaces the text between the markers ``<!-- calibration:begin -->`` and
+``<!-- calibration:end -->`` of docs/schemes.md with the table, the command and the time each case
+took against the time model's estimate; the JSON goes to benchmarks/calibration.json (or ``--json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import resource
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+DOC = ROOT / "docs" / "schemes.md"
+BEGIN, END = "<!-- calibration:begin -->", "<!-- calibration:end -->"
+
+
+def main(argv=None) -> int:
+    from deeplimits.studies.scheme_order.calibration import calibrate, plan_calibration
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cases", type=lambda s: s.split(","), help="comma-separated case names (default all)")
+    ap.add_argument("--tables", type=int, default=200)
+    ap.add_argument("--pool-factor", type=int, help="default: --tables (independent tables)")
+    ap.add_argument("--budget", type=float, help="also runs sized to decide within this many seconds")
+    ap.add_argument("--budget-tables", type=int, help="runs sized to decide per case (default --tables)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--write", action="store_true", help="write the table into docs/schemes.md")
+    ap.add_argument("--json", default=str(ROOT / "benchmarks" / "calibration.json"))
+    args = ap.parse_args(argv)
+    kw = dict(tables=args.tables, pool_factor=args.pool_factor, seed=args.seed, budget=args.budget,
+              budget_tables=args.budget_tables)
+    estimates = {name: s for name, _, s in plan_calibration(args.cases, **kw)}
+    t0, c0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
+    cal = calibrate(args.cases, **kw, progress=lambda line: print(line, file=sys.stderr, flush=True))
+    c1 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = c1.ru_utime - c0.ru_utime + c1.ru_stime - c0.ru_stime
+    table = cal.table()
+    times = "\n".join(f"| {r['case']} | {r['seconds']:.0f} | {estimates[r['case']]:.0f} | "
+                      f"{r['seconds'] / max(estimates[r['case']], 1e-9):.2f} |" for r in cal.to_dict()["rows"])
+    command = "python benchmarks/calibration_table.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    text = (f"{table}\n\nMeasured with `{command.strip()}` (seed {args.seed}; {time.perf_counter() - t0:.0f} s wall, "
+            f"{cpu:.0f} s of CPU on a shared 2-core machine). Each case's seconds against the time model that "
+            "`deeplimits order --calibrate --dry-run` prints:\n\n| case | seconds | estimated | ratio |\n|---|---|---|---|\n"
+            + times)
+    print(text)
+    pathlib.Path(args.json).write_text(json.dumps(cal.to_dict(), indent=1))
+    if args.write:
+        doc = DOC.read_text()
+        a, b = doc.index(BEGIN) + len(BEGIN), doc.index(END)
+        DOC.write_text(doc[:a] + "\n" + text + "\n" + doc[b:])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
