@@ -423,3 +423,53 @@ def test_a_default_copied_into_the_help_is_caught():
         "('x', 'a'): 'default 16' is not read from the code (it stays when its source changes)"]
     assert copied_defaults(before, {**after, ("x", "a"): "width (default 70002)"}, {"80001.5": 0.2, "70002": 16}) == [
         "('x', 'b'): 'default 0.1' does not show '0.2', its source's value"]
+
+
+# -- names only at the edge: a study asks the block and the driver, never their names -----------------
+
+#: where the name of a built-in block or driver may be switched on: the blocks' and the drivers' own
+#: modules, and the command line, which turns names into objects
+NAMES_AT_HOME = ("deeplimits/blocks/residual.py", "deeplimits/paths/", "deeplimits/cli/")
+
+
+def _named(node, names) -> bool:
+    if isinstance(node, ast.Constant):
+        return node.value in names
+    return isinstance(node, (ast.Tuple, ast.List, ast.Set)) and any(_named(e, names) for e in node.elts)
+
+
+def named_switches(path: pathlib.Path, names) -> list[str]:
+    """The places of ``path`` that switch on one of ``names`` written as a literal: a comparison
+    (``==``, ``!=``, ``in``, ``not in``), a subscript (``TABLE['res-1']``) or a ``match`` case."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        hit = (isinstance(node, ast.Compare) and any(_named(x, names) for x in (node.left, *node.comparators))
+               or isinstance(node, ast.Subscript) and _named(node.slice, names)
+               or isinstance(node, ast.MatchValue) and _named(node.value, names))
+        if hit:
+            out.append(f"{path.relative_to(PKG.parent)}:{node.lineno}: {ast.unparse(node)[:80]}")
+    return out
+
+
+def test_no_block_or_driver_name_is_switched_on_outside_its_own_module():
+    from deeplimits._names import ARCHITECTURES, DRIVERS
+
+    names = set(ARCHITECTURES) | set(DRIVERS)
+    hits = [h for p in MODULES if not str(p.relative_to(PKG.parent)).startswith(NAMES_AT_HOME)
+            for h in named_switches(p, names)]
+    assert not hits, f"{len(hits)} switches on a block's or a driver's name outside its own module: {hits}"
+
+
+def test_the_name_rule_sees_every_kind_of_switch(tmp_path):
+    src = ("def f(arch, law, t):\n    a = arch == 'res-1'\n    b = law in ('x', 'uniform')\n    c = t['inside']\n"
+           "    match law:\n        case 'smooth':\n            pass\n    return arch == 'mine', t['x']\n")
+    (tmp_path / "deeplimits").mkdir()
+    path = tmp_path / "deeplimits" / "m.py"
+    path.write_text(src)
+    global PKG
+    old, PKG = PKG, tmp_path / "deeplimits"
+    try:
+        hits = named_switches(path, {"res-1", "uniform", "inside", "smooth"})
+    finally:
+        PKG = old
+    assert [h.split(":")[1] for h in hits] == ["2", "3", "4", "6"]

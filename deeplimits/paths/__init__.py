@@ -20,7 +20,7 @@ from ..errors import ParameterError
 from .base import KINDS, Driver, DriverSample, PathSample, pair_sums
 from .brownian import BrownianSample, IIDDriver, IIDSample
 from .fractional import FractionalDriver, FractionalSample, fgn, fgn_autocovariance
-from .registry import driver_from_spec, make_driver, register_driver, registered_drivers, unregister_driver
+from .registry import driver_class, driver_from_spec, make_driver, register_driver, registered_drivers, unregister_driver
 from .smooth import SmoothDriver, SmoothSample, rbf_kernel
 
 __all__ = [
@@ -36,8 +36,14 @@ from .._names import DRIVERS  # noqa: E402
 
 
 def driver_spec(driver: Driver) -> dict:
-    """A driver as plain JSON (``{'driver': name, ...}``), the inverse of :func:`make_driver`."""
+    """A driver as plain JSON (``{'driver': name, ...}``), the inverse of :func:`make_driver`: a
+    :class:`Driver` whose class is registered under its name (a study records it by name, and its
+    tasks rebuild it from the spec), a one-line error naming ``driver`` otherwise."""
     if not isinstance(driver, Driver):
-        raise ParameterError("driver", f"driver must be an IIDDriver, FractionalDriver or SmoothDriver (or a name in "
-                                       f"{', '.join(registered_drivers())}), got {driver!r}")
-    return driver.spec()
+        raise ParameterError("driver", f"driver must be a Driver (or a name in {', '.join(registered_drivers())}), "
+                                       f"got {driver!r:.80}")
+    spec = driver.spec()
+    if spec.get("driver") not in registered_drivers() or driver_class(spec["driver"]) is not type(driver):
+        raise ParameterError("driver", f"driver {spec.get('driver')!r} must be registered (@register_driver) to run in "
+                                       "a study, which records it by name")
+    return spec

@@ -305,5 +305,6 @@ def pair(regime: str, *, width: int | None = None, activation=None, arch: str | 
     arch = _check_arch(spec, arch)
     resolved = resolve(spec, options)
     p = spec.build(width, activation, arch, **resolved)
+    p.network.block.check(width)  # its declared shapes and a residual of the state's shape, finite
     p.options = {**resolved, **p.options}
     return p
