@@ -20,6 +20,7 @@ from ..errors import ParameterError
 from .base import KINDS, Driver, DriverSample, PathSample, pair_sums
 from .brownian import BrownianSample, IIDDriver, IIDSample
 from .fractional import FractionalDriver, FractionalSample, fgn, fgn_autocovariance
+from .iid import IIDLaw, NormalMapSample
 from .registry import driver_class, driver_from_spec, make_driver, register_driver, registered_drivers, unregister_driver
 from .smooth import SmoothDriver, SmoothSample, rbf_kernel
 
@@ -27,7 +28,7 @@ __all__ = [
     "fgn", "fgn_autocovariance", "rbf_kernel", "Driver", "IIDDriver", "FractionalDriver", "SmoothDriver",
     "DriverSample", "PathSample", "BrownianSample", "FractionalSample", "IIDSample", "SmoothSample",
     "DRIVERS", "KINDS", "make_driver", "driver_spec", "driver_from_spec", "register_driver", "unregister_driver",
-    "registered_drivers", "pair_sums",
+    "registered_drivers", "pair_sums", "IIDLaw", "NormalMapSample", "driver_class",
 ]
 
 # The built-in names in one torch-free place (the command line's choices, its fast --help);

@@ -23,14 +23,14 @@ def plot_law(result, path: str | None = None, *, ax=None):
     Returns:
         The matplotlib figure.
     """
-    from .engine import PHIS
+    from .phis import phi_text
 
     n = len(result.phis) + 1
     fig, axes = _figure(1, n, (3.6 * n, 3.6), path, ax)
     axes = np.ravel(axes)
     L = np.asarray(result.spec["depths"], dtype=float)
     for a, q in zip(axes, result.phis):
-        _phi_panel(a, q, L, PHIS[q["phi"]])
+        _phi_panel(a, q, L, phi_text(q["phi"]))
     _distance_panel(axes[-1], result.distances)
     fig.suptitle(f"{result.spec['law']} weights, d = {result.spec['width']}: {result.verdict}", fontsize=10)
     return _save(fig, path)

@@ -27,10 +27,10 @@ __all__ = ["LawResult", "weak_estimates"]
 
 def _layout(spec: dict) -> tuple[int, int, int, bool]:
     """``(test functions, depths, grids, controls)`` of a spec's per-draw vectors."""
-    from .engine import PHIS
+    from .phis import DEFAULT_PHIS
 
     K = len(spec["depths"])
-    return len(PHIS), K, K + 3, bool(spec["controls"])
+    return len(spec.get("phis") or DEFAULT_PHIS), K, K + 3, bool(spec["controls"])
 
 
 def _maps(spec: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -118,8 +118,8 @@ class LawResult(PlainData):
     def from_tasks(cls, spec: dict, results: list, seconds: float) -> "LawResult":
         """The result of finished tasks (their results, in order)."""
         from .distances import law_distances
-        from .engine import PHIS
         from .fit import fit_weak
+        from .phis import DEFAULT_PHIS
 
         n = sum(r["n"] for r in results)
         total = np.sum([np.asarray(r["sum"]) for r in results], axis=0)
@@ -127,7 +127,7 @@ class LawResult(PlainData):
         est = weak_estimates(spec, n, total, outer)
         P, K, _, _ = _layout(spec)
         depths = list(spec["depths"])
-        phis = [_phi_summary(name, p, est, depths, K, P) for p, name in enumerate(PHIS)]
+        phis = [_phi_summary(name, p, est, depths, K, P) for p, name in enumerate(spec.get("phis") or DEFAULT_PHIS)]
         joint = {**fit_weak(depths, est["error"], est["cov"]), "error": est["error"].tolist(),
                  "cov": est["cov"].tolist()}
         ratios = np.concatenate([np.asarray(r["ratios"], dtype=float) for r in results])
