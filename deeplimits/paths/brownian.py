@@ -88,16 +88,21 @@ class IIDSample(DriverSample):
         self.law, self.seed = law, seed
 
     def iter_weights(self, depth: int) -> Iterator[torch.Tensor]:
-        depth = V.integer("depth", depth)
-        seed = _random.mix_seed(self.seed, depth - 1)
-        c = self._chunk_layers(1)
         a = math.sqrt(3.0) * self.scale if self.law == "uniform" else 1.0
-        for j, k0 in enumerate(range(0, depth, c)):
-            n = min(c, depth - k0)
-            u = _random.uniform((n, self.draws, *self.shape), _random.mix_seed(seed, j), self.dtype, -a, a,
-                                self.home)
+        for shape, seed in fresh_chunks(self, depth):
+            u = _random.uniform(shape, seed, self.dtype, -a, a, self.home)
             signs = u if self.law == "uniform" else torch.where(u < 0, -1.0, 1.0).to(self.dtype) * self.scale
             yield self._deliver(signs)
+
+
+def fresh_chunks(sample: DriverSample, depth: int) -> Iterator[tuple[tuple, int]]:
+    """``(shape, seed)`` of each chunk of consecutive layers of an i.i.d. sample at ``depth``: fresh
+    numbers per depth, seeded by ``(sample.seed, depth)`` and the chunk's index."""
+    depth = V.integer("depth", depth)
+    seed = _random.mix_seed(sample.seed, depth - 1)
+    c = sample._chunk_layers(1)
+    for j, k0 in enumerate(range(0, depth, c)):
+        yield (min(c, depth - k0), sample.draws, *sample.shape), _random.mix_seed(seed, j)
 
 
 @register_driver

@@ -15,8 +15,8 @@ from typing import Iterator
 import torch
 
 from .. import _random
-from .. import _validate as V
 from .base import Driver, DriverSample
+from .brownian import fresh_chunks
 
 __all__ = ["IIDLaw", "NormalMapSample"]
 
@@ -33,12 +33,8 @@ class NormalMapSample(DriverSample):
         self.law, self.seed = law, seed
 
     def iter_weights(self, depth: int) -> Iterator[torch.Tensor]:
-        depth = V.integer("depth", depth)
-        seed = _random.mix_seed(self.seed, depth - 1)
-        c = self._chunk_layers(1)
-        for j, k0 in enumerate(range(0, depth, c)):
-            n = min(c, depth - k0)
-            g = _random.normal((n, self.draws, *self.shape), _random.mix_seed(seed, j), self.dtype, self.home)
+        for shape, seed in fresh_chunks(self, depth):
+            g = _random.normal(shape, seed, self.dtype, self.home)
             yield self._deliver(self.law.from_normal(g) * self.scale)
 
 
