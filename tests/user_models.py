@@ -32,8 +32,9 @@ class Laplace(IIDLaw):
     name = "laplace"
 
     def from_normal(self, g):
-        u = 0.5 * torch.erf(g / math.sqrt(2.0))  # Phi(g) - 1/2, in (-1/2, 1/2)
-        return -torch.sign(u) * torch.log1p(-2 * u.abs()) / math.sqrt(2.0)
+        u = 0.5 * torch.erf(g.double() / math.sqrt(2.0))  # Phi(g) - 1/2, in (-1/2, 1/2); float64: far tails
+        a = (2 * u.abs()).clamp(max=1 - 2 ** -52)  # erf rounds to 1 beyond g = 8.3
+        return (-torch.sign(u) * torch.log1p(-a) / math.sqrt(2.0)).to(g.dtype)
 
 
 def _t5_table(n: int = 1 << 15, edge: float = 8.5):
@@ -66,3 +67,15 @@ class StudentT(IIDLaw):
 def cube_mean(h):
     """mean_i h_i^3 / 3 + mean_i h_i (an odd test function: its weak error is set by the drift)"""
     return (h ** 3).mean(dim=1) / 3 + h.mean(dim=1)
+
+
+class Mixer(Block):
+    """``g(h; V, W) = V tanh(W h)`` written out by hand: linear in ``V`` only (an ODE limit with
+    smooth weights, no Itô limit with Brownian ones)."""
+
+    name = "mixer"
+    weights = ("V", "W")
+    linear = ("V",)
+
+    def residual(self, h, *, pre=None, V, W):
+        return self.activation(h @ W.transpose(-1, -2)) @ V.transpose(-1, -2)

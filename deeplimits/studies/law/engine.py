@@ -102,6 +102,11 @@ def _network_layer(h, g, law, shift, scale, cv, layout, phis):
     (mean zero: the increment is independent of ``h`` and centred; the residual is linear in the weights)."""
     mean, variance = shift
     q = law.from_normal(g)
+    if not bool(torch.isfinite(q).all()):  # a law of one's own beyond its tails: refused, not summed
+        from ...errors import ParameterError
+
+        raise ParameterError("law", f"law {law.name!r}: from_normal gave non-finite weights on standard normals in "
+                                    f"{q.dtype} (its far tails)")
     w = q if mean == 0.0 and variance == 1.0 else q * math.sqrt(variance) + mean
     if cv is not None:
         dt = layout.residual(h, q - g).mul_(scale)

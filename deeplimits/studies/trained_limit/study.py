@@ -38,10 +38,15 @@ FAMILY_KEYS = ("arch", "activation", "driver", "beta", "coupled")
 _CPU = PRESETS[DEFAULT_PRESET]  # the defaults of plan_trained_limit: the command's default preset
 
 
-def _driver(name: str, length_scale):
+def _driver(driver, length_scale):
+    """The driver of a family: a registered name, or a spec ``{'driver': name, param: value}`` (a
+    registered law of your own with parameters); ``length_scale`` where none is given."""
     from ...paths import driver_from_spec
 
-    return driver_from_spec({"driver": name, "length_scale": length_scale})  # read by the drivers that take it
+    spec = {"driver": driver} if isinstance(driver, str) else dict(driver)
+    if spec.get("length_scale") is None:
+        spec["length_scale"] = length_scale
+    return driver_from_spec(spec)  # read by the drivers that take it
 
 
 @grouped
@@ -136,10 +141,10 @@ class TrainedLimitPlan(Plan):
     """A validated trained-limit study (from :func:`plan_trained_limit`); :meth:`to_dict` is its spec."""
 
     study: ClassVar[str] = "trained-limit"
-    optional: ClassVar[tuple[str, ...]] = ("batch_size", "length_scale", "device")
+    optional: ClassVar[tuple[str, ...]] = ("batch_size", "length_scale", "device", "families")
 
     cases: tuple[str, ...]
-    """Names of :data:`CASES`, one family each."""
+    """Names of :data:`CASES` or of :attr:`families`, one family each."""
     depths: tuple[int, ...]
     """The depths ``L`` of the family (at least two, each dividing :attr:`reference`)."""
     reference: int
@@ -170,15 +175,23 @@ class TrainedLimitPlan(Plan):
     """The smooth driver's length scale (``None``: its default)."""
     device: str | None = None
     """Where the tasks run (``None``: the CPU)."""
+    families: dict | None = None
+    """The cases of your own, by name: families (:data:`FAMILY_KEYS`, ``theory``, ``label``) of a
+    registered block and driver (``None``: none)."""
+
+    def family(self, case: str) -> dict:
+        """The family of ``case``: one of :data:`CASES`, or of :attr:`families`."""
+        return (self.families or {}).get(case) or CASES[case]
 
     def tasks(self) -> list:
-        base = {k: v for k, v in self.to_dict().items() if k not in ("cases", "study", "chunk", "seeds")}
+        base = {k: v for k, v in self.to_dict().items() if k not in ("cases", "study", "chunk", "seeds", "families")}
         out, i = [], 0
         for case in self.cases:
             first = 0
+            own = {"family": self.families[case]} if case in (self.families or {}) else {}
             for n in chunk_sizes(self.seeds, self.chunk):
                 out.append(Task(f"trained-limit/{case}/seeds-{first:05d}", "trained-limit-family",
-                                {**base, "case": case, "seeds": n, "first_seed": first}, chunk_seed(self.seed, i)))
+                                {**base, "case": case, **own, "seeds": n, "first_seed": first}, chunk_seed(self.seed, i)))
                 first, i = first + n, i + 1
         return out
 
@@ -212,7 +225,7 @@ class TrainedLimitPlan(Plan):
         by_case: dict = {}
         for t, r in zip(tasks, results):
             by_case.setdefault(t.params["case"], []).extend(r["records"])
-        cases = [summarise_case(name, CASES[name], by_case[name], self.depths, self.reference)
+        cases = [summarise_case(name, self.family(name), by_case[name], self.depths, self.reference)
                  for name in self.cases if name in by_case]
         return TrainedLimitResult(self.to_dict(), cases, seconds)
 
@@ -229,7 +242,7 @@ def trained_limit_task(params: dict, seed: int) -> dict:
                         device=device)
     t0 = time.perf_counter()
     with single_threaded_torch():  # small products: threads only wait on each other (tasks run in parallel instead)
-        out = train_depth_family(params["case"], data, depths=params["depths"], reference=params["reference"],
+        out = train_depth_family(params.get("family") or params["case"], data, depths=params["depths"], reference=params["reference"],
                                  seeds=params["seeds"], epochs=params["epochs"], lr=params["lr"],
                                  optimizer=params["optimizer"], batch_size=params.get("batch_size"),
                                  checkpoints=params["checkpoints"], length_scale=params.get("length_scale"),
@@ -257,19 +270,49 @@ def _family_args(case, depths, reference) -> tuple[dict, tuple[int, ...], int]:
 def _family(case) -> dict:
     """The family of ``case``: a name of :data:`CASES`, or a mapping holding :data:`FAMILY_KEYS`
     (an ``lr_exponent`` a real in [-4, 4], a ``width`` a positive integer, when given)."""
+    from ...blocks import recorded_block
+    from ...paths import Driver, driver_spec
+
     if isinstance(case, str):
         return CASES[V_.choice("case", case, tuple(CASES))]
     missing = [k for k in FAMILY_KEYS if k not in case] if isinstance(case, Mapping) else list(FAMILY_KEYS)
     if missing:
         raise ParameterError("case", f"case must be one of {', '.join(CASES)} or a family with the keys "
-                                     f"{', '.join(FAMILY_KEYS)}, got {case!r}")
-    _driver(case["driver"], None)  # a known driver
+                                     f"{', '.join(FAMILY_KEYS)}, got {case!r:.120}")
     out = dict(case)
+    block = recorded_block(out["arch"], out["activation"])  # a registered block: the spec records it by name
+    out["arch"], out["activation"] = block.name, block.activation.name
+    if isinstance(out["driver"], Driver):
+        spec = driver_spec(out["driver"])
+        out["driver"] = spec if len(spec) > 1 else spec["driver"]
+    _driver(out["driver"], None).check()  # a known driver, its samples verified
+    out["beta"], out["coupled"] = V_.real("beta", out["beta"], low=0.0), V_.flag("coupled", out["coupled"])
+    if out.get("theory") is not None:
+        out["theory"] = V_.real("theory", out["theory"], low=0.0, high=8.0)
     if out.get("lr_exponent") is not None:
         out["lr_exponent"] = V_.real("lr_exponent", out["lr_exponent"], low=-4.0, high=4.0)
     if out.get("width") is not None:
         out["width"] = V_.integer("width", out["width"], high=10 ** 4)
     return out
+
+
+def _cases(cases) -> tuple[tuple[str, ...], dict]:
+    """The names of ``cases`` (names of :data:`CASES`, or families of your own, each a mapping of
+    :data:`FAMILY_KEYS` with a ``name`` not among :data:`CASES`, and ``theory``, ``label`` when
+    given) and the families of your own by name (checked: :func:`_family`)."""
+    names, families = [], {}
+    for c in V_.sequence("cases", cases, what="a list of cases"):
+        if isinstance(c, Mapping):
+            name = c.get("name")
+            if not isinstance(name, str) or not name or name in CASES:
+                raise ParameterError("cases", f"a case of your own needs a 'name' not among {', '.join(CASES)}, got "
+                                              f"{name!r}")
+            fam = _family({k: v for k, v in c.items() if k != "name"})
+            families[name] = {**fam, "theory": fam.get("theory"), "label": str(fam.get("label") or name)}
+            names.append(name)
+        else:
+            names.append(V_.choice("cases", c, tuple(CASES)))
+    return tuple(names), families
 
 
 def _checkpoints(epochs: int, count: int) -> tuple[int, ...]:
@@ -287,7 +330,9 @@ def plan_trained_limit(*, cases: Sequence[str] = tuple(_CPU["cases"]), depths: S
                        compute: Compute = Compute(seed=DEFAULTS["seed"], dtype=torch.float64, chunk=None,
                                                   device=None)) -> TrainedLimitPlan:
     """Validate a trained-limit study (every check before any work). ``cases``: names of
-    :data:`CASES`; ``depths``: at least two distinct depths, each dividing ``reference`` (the
+    :data:`CASES`, or cases of your own (mappings with a ``name``, the :data:`FAMILY_KEYS` of a
+    registered block and driver, and ``theory``, the rate a theorem states, and ``label`` when
+    given; docs/trained-limit.md, "Bring your own"); ``depths``: at least two distinct depths, each dividing ``reference`` (the
     reference is deeper than all of them); ``optimizer``: ``'sgd'`` (full-batch gradient descent
     unless ``batch_size`` is given: then mini-batch SGD, a labelled variant) or ``'adam'`` (a
     labelled variant); ``lr`` > 0 is scaled with depth by
@@ -305,12 +350,12 @@ def plan_trained_limit(*, cases: Sequence[str] = tuple(_CPU["cases"]), depths: S
         training.batch_size
     seed, dtype, chunk, device = compute.seed, compute.dtype, compute.chunk, compute.device
 
-    cases = tuple(V_.sequence("cases", cases, lambda c: V_.choice("cases", c, tuple(CASES)), what="a list of cases"))
+    cases, families = _cases(cases)
     if not cases or len(set(cases)) != len(cases):
         raise ParameterError("cases", f"cases must be a non-empty list of distinct cases of {', '.join(CASES)}, got "
                                       f"{list(cases)}")
     for case in cases:
-        _, depths, reference = _family_args(case, depths, reference)
+        _, depths, reference = _family_args(families.get(case, case), depths, reference)
     seeds = V_.integer("seeds", seeds)
     epochs = V_.integer("epochs", epochs)
     plan = TrainedLimitPlan(cases, depths, reference, V_.integer("width", width, high=10 ** 4),
@@ -320,7 +365,8 @@ def plan_trained_limit(*, cases: Sequence[str] = tuple(_CPU["cases"]), depths: S
                             _checkpoints(epochs, V_.integer("checkpoints", checkpoints)),
                             V_.integer("seed", seed, low=0, high=seed_limit(epochs)), str(V_.dtype(dtype)).split(".")[-1],
                             None if batch_size is None else V_.integer("batch_size", batch_size),
-                            None if length_scale is None else V_.length_scale(length_scale), _device(device, dtype))
+                            None if length_scale is None else V_.length_scale(length_scale), _device(device, dtype),
+                            families or None)
     R_.require_count(seeds * len(cases) * (len(depths) + 1), R_.MAX_CONFIGS,
                      f"seeds={seeds} x {len(cases)} cases x {len(depths) + 1} depths make too many trained networks",
                      ("seeds", "cases", "depths"))
