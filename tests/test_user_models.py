@@ -135,3 +135,55 @@ def test_where_a_study_does_not_apply_the_refusal_is_one_line():
     with pytest.raises(ParameterError) as e:  # the hursts axis needs a law with a Hurst index
         dl.plan_training("digits", "laplace", hursts=[0.6], depth=2, width=3, epochs=1)
     _one_line(e, "hursts", "laplace")
+
+
+# -- transfer: a user's network factory and tensors, and a registered block --------------------------
+
+def _transfer_network():
+    from deeplimits.studies.transfer.user import TransferNetwork
+
+    return TransferNetwork("residual-mlp", U.ResidualMLP)
+
+
+def test_transfer_on_a_user_network_and_tensors():
+    """The user's factory and the user's tensors run the study's grid (quick sizes); the registered
+    block runs it as the study's own networks do; where the limit does not apply, one line."""
+    from deeplimits.studies.transfer import PRESETS as T_PRESETS
+    from deeplimits.studies.transfer.study import plan_transfer
+
+    quick = {**T_PRESETS["quick"], "depths": [2, 4, 8], "lrs": [-2, 4]}
+    plan = plan_transfer(**quick, model=_transfer_network(), data=U.digits_tensors(), betas=[1.0], optimizers=["sgd"])
+    assert plan.model == "residual-mlp" and len(plan.data_sha256) == 64
+    r = plan.run()
+    row = r.setting(1.0, "sgd")
+    assert row["predicted"] == 1.0 and len(row["curves"]) == 3 and "model 'residual-mlp'" in r.report()
+    block = plan_transfer(**quick, arch="gated-tanh", betas=[1.0], optimizers=["sgd"]).run()
+    assert block.spec["arch"] == "gated-tanh" and "gated-tanh tanh MLPs" in block.report()
+    with pytest.raises(ParameterError) as e:
+        plan_transfer(**quick, model=_transfer_network(), limit=64)
+    _one_line(e, "limit", "factory")
+    with pytest.raises(ParameterError) as e:
+        plan_transfer(**quick, data=(torch.ones(8, 3), torch.zeros(8, dtype=torch.int64)))
+    _one_line(e, "data", "two classes")
+
+
+@pytest.mark.slow
+def test_transfer_of_a_user_network_reads_as_the_built_in_preset():
+    """SGD at beta = 1/2 and 1 on the cpu preset's sizes: the user's residual MLP on the user's
+    digits tensors gives the optimal-rate exponents of the study's own res-1 tanh MLPs (their
+    intervals overlap) and, at beta = 1, the same verdicts; at beta = 1/2 both exponents lie within
+    the margin (the verdict there also reads a loss gap that sits at its 20% margin)."""
+    from deeplimits.studies.transfer import PRESETS as T_PRESETS
+    from deeplimits.studies.transfer.study import plan_transfer
+
+    kw = dict(**T_PRESETS["cpu"], betas=[0.5, 1.0], optimizers=["sgd"])
+    mine = plan_transfer(**kw, model=_transfer_network(), data=U.digits_tensors()).run()
+    ours = plan_transfer(**kw).run()
+    for a, b in zip(mine.settings, ours.settings):
+        assert (a["beta"], a["variant"]) == (b["beta"], b["variant"])
+        lo, hi = max(a["slope_ci"][0], b["slope_ci"][0]), min(a["slope_ci"][1], b["slope_ci"][1])
+        assert lo <= hi, (a["beta"], a["variant"], a["slope_ci"], b["slope_ci"])  # the intervals overlap
+        if a["beta"] == 1.0:
+            assert a["verdict"] == b["verdict"], (a["variant"], a["verdict"], b["verdict"])
+    half = [s for s in (mine.setting(0.5, "sgd"), ours.setting(0.5, "sgd"))]
+    assert all(-0.25 <= s["slope_ci"][0] and s["slope_ci"][1] <= 0.25 for s in half)

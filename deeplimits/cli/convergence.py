@@ -126,8 +126,12 @@ def _run(args, plans, store, executor_kw) -> tuple[list, list]:
 
 def run_convergence(args) -> int:
     executor_kw = executor(args, "convergence")
+    from .user import with_user_code
+
     plans = _plans(args)
     spec = [p.to_dict() for p in plans]
+    if args.regime is not None:
+        spec = [with_user_code(args, spec[0])]  # what the command imported, compared on resuming
     out = default_out(args, "convergence", spec)
     outputs.check_outputs(args, "convergence", out)
     if args.dry_run:

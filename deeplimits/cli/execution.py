@@ -179,7 +179,10 @@ def open_store(directory, spec=None, create=True):
     except (DamagedStoreError, DiskFullError):
         raise
     except RunStoreError as e:
-        raise UsageError(f"deeplimits: {one_line(e)}") from None
+        from .user import changed_code
+
+        why = changed_code(directory, spec)
+        raise UsageError(f"deeplimits: {why or one_line(e)}") from None
 
 
 class Run:
@@ -253,15 +256,17 @@ def run_study(args, cmd: str, spec, *, unit: str, total: int, estimate: str | No
     (:func:`~.outputs.write_study`); ``tag`` names the default directory (``runs/TAG-<hash>``,
     default ``cmd``)."""
     from . import dry_run, outputs
+    from .user import with_user_code
 
-    out = default_out(args, tag or cmd, spec.to_dict())
+    stored = with_user_code(args, spec.to_dict())  # what the command imported, compared on resuming
+    out = default_out(args, tag or cmd, stored)
     outputs.check_outputs(args, cmd, out)
     if args.dry_run:
         return dry_run.show(args, cmd, [spec], out, seconds=seconds)
     report = outputs.report_stream(args.json)
     if estimate:
         print(estimate, file=report, flush=True)
-    with Run(out, spec.to_dict()) as store:
+    with Run(out, stored) as store:
         with progress(args, total=total, unit=unit, desc=cmd, initial=spec.stored_units(store)) as bar:
             result = spec.run(bar.update, store=store, **executor(args, cmd))
     print(result.report(), file=report)

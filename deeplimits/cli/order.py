@@ -41,12 +41,12 @@ def run_order(args) -> int:
             raise UsageError(f"deeplimits order: --{name} is required (or --calibrate)")
     import torch
 
-    from ..schemes.problems import scheme_on
+    from ..schemes.problems import scheme_and_problem
     from ..studies.scheme_order.study import plan_strong_order, strong_order
     params = {p: None for p in PARAMS}
-    scheme, p = plan("order", params, scheme_on, args.scheme, args.problem, width=args.width, hurst=args.hurst,
-                     noise=args.noise_kind)
-    out = default_out(args, "order", _options(args, RUN_OPTIONS))
+    scheme, p = plan("order", params, scheme_and_problem, args.scheme, args.problem, width=args.width,
+                     hurst=args.hurst, noise=args.noise_kind)
+    out = default_out(args, "order", {**_options(args, RUN_OPTIONS), "user_code": getattr(args, "user_code", [])})
     outputs.check_outputs(args, "order", out)
     outputs.check_figure("order", "--figure", args.figure)
     kw = dict(noise=p.m, depths=args.depths, draws=args.draws, reference=args.reference, exact=p.exact,
@@ -54,7 +54,8 @@ def run_order(args) -> int:
     x0 = [1.0] * p.d
     op = plan("order", params, plan_strong_order, scheme, x0, **kw)
     if args.dry_run:
-        spec = {"scheme": args.scheme, "problem": args.problem, "width": p.d, "noise": op.noise, "hurst": op.hurst,
+        spec = {"scheme": _named(args.scheme), "problem": _named(args.problem), "width": p.d, "noise": op.noise,
+                "hurst": op.hurst,
                 "depths": list(op.depths), "draws": op.draws, "reference": op.reference, "chunk": op.chunk,
                 "seed": op.seed, "dtype": args.dtype}
         return dry_run.show(args, "order", [spec], seconds=op.seconds(), estimates=[op.estimate()])
@@ -70,6 +71,11 @@ def run_order(args) -> int:
     written += outputs.dump_json(result.to_dict(), out, args.json)
     print("wrote " + ", ".join(written), file=report)
     return 0
+
+
+def _named(value) -> str:
+    """A flag's value as text: a built-in's name, or a user's object's name."""
+    return value if isinstance(value, str) else getattr(value, "name", type(value).__name__)
 
 
 def _options(args, names) -> dict:

@@ -18,11 +18,14 @@ PHASE = ("hursts", "betas", "arch", "activation", "width", "n_in", "bias", "dept
 
 def _run_study(args, cmd, spec, run, total, unit, executor_kw):
     """Open the store, run with a progress bar, print the report, write figures and JSON."""
-    out = default_out(args, cmd, spec.to_dict())
+    from .user import with_user_code
+
+    stored = with_user_code(args, spec.to_dict())  # what the command imported, compared on resuming
+    out = default_out(args, cmd, stored)
     outputs.check_outputs(args, cmd, out)
     if args.dry_run:
         return dry_run.show(args, cmd, [spec], out)
-    with Run(out, spec.to_dict()) as store:
+    with Run(out, stored) as store:
         with progress(args, total=total, unit=unit, desc=cmd, initial=spec.stored_units(store),
                       bar_format="{desc} {bar} {n_fmt}/{total_fmt} " + unit + "s [{elapsed}<{remaining}]") as bar:
             result = run(spec, bar.update, store=store, **executor_kw)

@@ -59,7 +59,7 @@ class Plan(abc.ABC):
     def from_dict(cls, d: dict) -> "Plan":
         """The plan of a spec written by :meth:`to_dict` (lists become tuples)."""
         names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(d) - names - {"study"})
+        unknown = sorted(set(d) - names - {"study", "user_code"})  # user_code: what a command imported (provenance)
         if unknown:
             raise ParameterError("spec", f"not a {cls.__name__} spec: unknown keys {unknown}")
         return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items() if k in names})

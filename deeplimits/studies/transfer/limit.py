@@ -112,6 +112,8 @@ def train_limit(data, params: dict, seed: int) -> dict:
 
     marks = limit_checkpoints(params["epochs"])
     family = {**FAMILIES[params["beta"]], "lr_exponent": params["exponent"], "width": params["width"]}
+    if params.get("arch"):  # a registered block of the plan's in place of res-1 tanh
+        family.update(arch=params["arch"], activation=params.get("activation"))
     t0 = time.perf_counter()
     with single_threaded_torch():
         out = train_depth_family(family, data, depths=params["depths"], reference=params["limit"],
