@@ -462,16 +462,61 @@ def test_no_block_or_driver_name_is_switched_on_outside_its_own_module():
     assert not hits, f"{len(hits)} switches on a block's or a driver's name outside its own module: {hits}"
 
 
-def test_the_name_rule_sees_every_kind_of_switch(tmp_path):
+def test_the_name_rule_sees_every_kind_of_switch(tmp_path, monkeypatch):
     src = ("def f(arch, law, t):\n    a = arch == 'res-1'\n    b = law in ('x', 'uniform')\n    c = t['inside']\n"
            "    match law:\n        case 'smooth':\n            pass\n    return arch == 'mine', t['x']\n")
     (tmp_path / "deeplimits").mkdir()
     path = tmp_path / "deeplimits" / "m.py"
     path.write_text(src)
-    global PKG
-    old, PKG = PKG, tmp_path / "deeplimits"
-    try:
-        hits = named_switches(path, {"res-1", "uniform", "inside", "smooth"})
-    finally:
-        PKG = old
+    import sys
+
+    monkeypatch.setattr(sys.modules[__name__], "PKG", tmp_path / "deeplimits")
+    hits = named_switches(path, {"res-1", "uniform", "inside", "smooth"})
     assert [h.split(":")[1] for h in hits] == ["2", "3", "4", "6"]
+
+
+# -- one study layout: what studies share lives in studies/_shared, not in a sibling's private names ----
+
+def _study(module: str) -> str | None:
+    """The study package of ``module`` (``deeplimits.studies.law.fit`` -> ``law``), ``None`` outside one."""
+    parts = module.split(".")
+    if len(parts) > 2 and parts[1] == "studies" and (PKG / "studies" / parts[2]).is_dir() and parts[2] != "_shared":
+        return parts[2]
+    return None
+
+
+def private_sibling_imports(paths) -> list[str]:
+    """``importer imports module.name`` for each name a study imports from ANOTHER study package
+    that is private (an underscore name, or a name of an underscore module)."""
+    bad = []
+    for path in paths:
+        me = name_of(path)
+        package = me if path.name == "__init__.py" else me.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            base = package.split(".")
+            mod = (".".join(base[:len(base) - node.level + 1]) + (f".{node.module}" if node.module else "")
+                   if node.level else node.module or "")
+            a, b = _study(me), _study(mod)
+            if a is None or b is None or a == b:
+                continue
+            private = any(p.startswith("_") for p in mod.split(".")[3:])
+            bad += [f"{me} imports {mod}.{al.name}" for al in node.names if private or al.name.startswith("_")]
+    return bad
+
+
+def test_no_study_imports_a_private_name_of_a_sibling_study():
+    assert not private_sibling_imports(p for p in MODULES if _study(name_of(p)))
+
+
+def test_the_sibling_rule_sees_a_private_import(tmp_path, monkeypatch):
+    import sys
+
+    fake = tmp_path / "deeplimits" / "studies" / "law" / "plots.py"
+    fake.parent.mkdir(parents=True)
+    (tmp_path / "deeplimits" / "studies" / "scaling").mkdir()
+    fake.write_text("from ..scaling.result import _median, family_exponents\nfrom .._shared.stats import median\n")
+    monkeypatch.setattr(sys.modules[__name__], "PKG", tmp_path / "deeplimits")
+    assert private_sibling_imports([fake]) == ["deeplimits.studies.law.plots imports "
+                                               "deeplimits.studies.scaling.result._median"]

@@ -27,112 +27,14 @@ from ...errors import ParameterError
 from ...runs import Task, chunk_sizes, register_task
 from ..plan import Plan, register_plan
 from ..settings import REQUIRED, Compute, Network, Training, grouped
+from .._shared import families as F_
+from .._shared.families import FAMILY_KEYS, device_field, family, family_args, train_depth_family
 from .cases import CASES, DEFAULT_PRESET, DEFAULTS, PRESETS
 from .result import TrainedLimitResult, summarise_case
 
 __all__ = ["CASES", "PRESETS", "FAMILY_KEYS", "TrainedLimitPlan", "plan_trained_limit", "train_depth_family"]
 
-FAMILY_KEYS = ("arch", "activation", "driver", "beta", "coupled")
-"""The keys of a family (a case of :data:`CASES`, or one given to :func:`train_depth_family`)."""
-
 _CPU = PRESETS[DEFAULT_PRESET]  # the defaults of plan_trained_limit: the command's default preset
-
-
-def _driver(driver, length_scale):
-    """The driver of a family: a registered name, or a spec ``{'driver': name, param: value}`` (a
-    registered law of your own with parameters); ``length_scale`` where none is given."""
-    from ...paths import driver_from_spec
-
-    spec = {"driver": driver} if isinstance(driver, str) else dict(driver)
-    if spec.get("length_scale") is None:
-        spec["length_scale"] = length_scale
-    return driver_from_spec(spec)  # read by the drivers that take it
-
-
-@grouped
-def train_depth_family(case, data, *, depths: Sequence[int], reference: int, seeds: int,
-                       checkpoints: Sequence[int] = (), length_scale: float | None = None, seed: int = 0,
-                       shuffle_seed: int = 0, first_seed: int = 0, progress=None,
-                       training: Training = Training(epochs=REQUIRED, lr=REQUIRED, optimizer="sgd",
-                                                     batch_size=None)) -> dict:
-    """Train the family of ``case`` (``seeds`` configurations batched) and measure every depth
-    against the reference at epoch 0, at each epoch of ``checkpoints`` and at ``epochs``; the
-    data's dtype and device are the networks'. ``seed`` draws the driver sample, ``shuffle_seed``
-    (at most :func:`~deeplimits.training.train.seed_limit` of ``epochs``) the mini-batches.
-    ``case``: a name of :data:`CASES` or a family of its keys (:data:`FAMILY_KEYS`, and
-    optionally ``lr_exponent``: the rate at depth ``L`` is ``lr L^lr_exponent`` in place of
-    :data:`~deeplimits.training.family.LR_RULE`; ``width``: a width other than the inputs', with
-    a fixed random embedding and readout, :func:`~deeplimits.training.family.family_head`);
-    ``case``, ``depths`` and ``reference`` are checked as by :func:`plan_trained_limit`. A
-    classification task (``data.task``) trains with the cross-entropy, any other with the
-    squared loss. ``training`` (:class:`~deeplimits.studies.settings.Training`, or its fields
-    as keywords): ``epochs`` and ``lr`` (both required), ``optimizer``, ``batch_size``
-    (``None``: the full batch).
-
-    Returns ``{'records': [...], 'reference_loss': [...]}``, one record per (depth, seed, epoch):
-    ``weight_distance``, ``state_distance``, ``time`` (``lr`` x steps), ``steps``, ``train_loss``
-    (after training), ``finite`` (whether the training of that depth and of the reference stayed
-    finite: a blown-up configuration is frozen, not a crash), ``initial_loss`` (before training:
-    full batch only, ``None`` with mini-batches) and ``scale`` (the largest reference weight norm)."""
-    from ...training.family import depth_lr, effective_beta, family_member, family_sample, train_member
-
-    epochs, lr, optimizer, batch_size = training.epochs, training.lr, training.optimizer, training.batch_size
-    c, depths, reference = _family_args(case, depths, reference)
-    beta, dtype, device = effective_beta(c["arch"], c["beta"]), data.x_train.dtype, data.x_train.device
-    driver, g = _driver(c["driver"], length_scale), torch.Generator().manual_seed(seed)
-    n, width = data.x_train.shape[0], c.get("width") or data.x_train.shape[1]
-    batch = n if batch_size is None else min(batch_size, n)
-    marks = sorted(set(checkpoints) | {epochs})
-    shared = family_sample(c["arch"], width, driver, seeds, reference, g, dtype) if c["coupled"] else None
-    head = _head(c, data, seeds, g)
-    loss = "cross_entropy" if getattr(data, "task", None) == "classification" else "squared"
-
-    def fit(L, stride):
-        samples = shared or family_sample(c["arch"], width, driver, seeds, reference, g, dtype)
-        net = family_member(c["arch"], L, width, samples, beta=c["beta"], activation=c["activation"], dtype=dtype,
-                            device=device, head=head)
-        return train_member(net, data, optimizer=optimizer, lr=depth_lr(lr, L, beta, optimizer, c.get("lr_exponent")),
-                            epochs=epochs, batch_size=batch, seed=shuffle_seed, checkpoints=marks, stride=stride,
-                            progress=progress, loss=loss)
-
-    ref = fit(reference, reference // max(depths))
-    records = []
-    for L in sorted(depths):
-        records += _depth_records(fit(L, 1), ref, L, max(depths), first_seed, lr, -(-n // batch))
-    return {"records": records, "reference_loss": [r["train_loss"] for r in ref[1].records]}
-
-
-def _head(c: dict, data, seeds: int, generator):
-    """The fixed embedding and readout of a family of its own ``width`` (``None`` without one)."""
-    from ...training.family import family_head
-
-    if c.get("width") is None:
-        return None
-    x, y = data.x_train, data.y_train
-    outputs = int(y.max()) + 1 if getattr(data, "task", None) == "classification" else y.shape[-1]
-    return family_head(x.shape[1], c["width"], outputs, seeds, generator, x.dtype, x.device)
-
-
-def _depth_records(member, ref, L: int, finest: int, first_seed: int, lr: float, per_epoch: int) -> list[dict]:
-    """The records of depth ``L`` (``member``: its snapshots and training result; ``ref``: the
-    reference's), one per seed and measured epoch (:func:`train_depth_family`; ``per_epoch``:
-    steps per epoch)."""
-    from ...diagnostics.trained_pair import on_grid, state_distance, weight_distance
-
-    (snaps, result), (ref_snaps, ref_fit) = member, ref
-    out = []
-    for e in sorted(snaps):
-        r = on_grid(ref_snaps[e], L, finest)
-        wd, sd = weight_distance(snaps[e]["weights"], r["weights"]), state_distance(snaps[e]["states"], r["states"])
-        scale = max(float(w.flatten(2).norm(dim=-1).max()) for w in r["weights"].values())
-        for j in range(len(wd)):
-            out.append({"depth": L, "seed": first_seed + j, "epoch": e, "steps": e * per_epoch,
-                        "time": lr * e * per_epoch,
-                        "weight_distance": float(wd[j]), "state_distance": float(sd[j]), "scale": scale,
-                        "train_loss": result.records[j]["train_loss"],
-                        "finite": result.records[j]["finite"] and ref_fit.records[j]["finite"],
-                        "initial_loss": result.history[0]["train_loss"][j] if per_epoch == 1 else None})
-    return out
 
 
 @register_plan
@@ -242,7 +144,8 @@ def trained_limit_task(params: dict, seed: int) -> dict:
                         device=device)
     t0 = time.perf_counter()
     with single_threaded_torch():  # small products: threads only wait on each other (tasks run in parallel instead)
-        out = train_depth_family(params.get("family") or params["case"], data, depths=params["depths"], reference=params["reference"],
+        out = train_depth_family(params.get("family") or params["case"], data, depths=params["depths"],
+                                 reference=params["reference"],
                                  seeds=params["seeds"], epochs=params["epochs"], lr=params["lr"],
                                  optimizer=params["optimizer"], batch_size=params.get("batch_size"),
                                  checkpoints=params["checkpoints"], length_scale=params.get("length_scale"),
@@ -251,55 +154,10 @@ def trained_limit_task(params: dict, seed: int) -> dict:
     return out
 
 
-def _family_args(case, depths, reference) -> tuple[dict, tuple[int, ...], int]:
-    """``case`` one of :data:`CASES` (its family returned) or a family (:data:`FAMILY_KEYS`); at
-    least two distinct ``depths``, each dividing ``reference``, deeper than all of them (a power
-    of two for a path driver)."""
-    case = _family(case)
-    depths = tuple(sorted(V_.sequence("depths", depths, lambda L: V_.integer("depths", L), what="a list of depths")))
-    if len(set(depths)) < 2 or len(set(depths)) != len(depths):
-        raise ParameterError("depths", f"depths must hold at least two distinct depths, got {list(depths)}")
-    reference = V_.integer("reference", reference, low=max(depths) + 1)
-    for L in depths:
-        V_.divides("depths", L, reference)
-    if _driver(case["driver"], None).needs_resolution:
-        V_.power_of_two("reference", reference)
-    return case, depths, reference
-
-
-def _family(case) -> dict:
-    """The family of ``case``: a name of :data:`CASES`, or a mapping holding :data:`FAMILY_KEYS`
-    (an ``lr_exponent`` a real in [-4, 4], a ``width`` a positive integer, when given)."""
-    from ...blocks import recorded_block
-    from ...paths import Driver, driver_spec
-
-    if isinstance(case, str):
-        return CASES[V_.choice("case", case, tuple(CASES))]
-    missing = [k for k in FAMILY_KEYS if k not in case] if isinstance(case, Mapping) else list(FAMILY_KEYS)
-    if missing:
-        raise ParameterError("case", f"case must be one of {', '.join(CASES)} or a family with the keys "
-                                     f"{', '.join(FAMILY_KEYS)}, got {case!r:.120}")
-    out = dict(case)
-    block = recorded_block(out["arch"], out["activation"])  # a registered block: the spec records it by name
-    out["arch"], out["activation"] = block.name, block.activation.name
-    if isinstance(out["driver"], Driver):
-        spec = driver_spec(out["driver"])
-        out["driver"] = spec if len(spec) > 1 else spec["driver"]
-    _driver(out["driver"], None).check()  # a known driver, its samples verified
-    out["beta"], out["coupled"] = V_.real("beta", out["beta"], low=0.0), V_.flag("coupled", out["coupled"])
-    if out.get("theory") is not None:
-        out["theory"] = V_.real("theory", out["theory"], low=0.0, high=8.0)
-    if out.get("lr_exponent") is not None:
-        out["lr_exponent"] = V_.real("lr_exponent", out["lr_exponent"], low=-4.0, high=4.0)
-    if out.get("width") is not None:
-        out["width"] = V_.integer("width", out["width"], high=10 ** 4)
-    return out
-
-
 def _cases(cases) -> tuple[tuple[str, ...], dict]:
     """The names of ``cases`` (names of :data:`CASES`, or families of your own, each a mapping of
     :data:`FAMILY_KEYS` with a ``name`` not among :data:`CASES`, and ``theory``, ``label`` when
-    given) and the families of your own by name (checked: :func:`_family`)."""
+    given) and the families of your own by name (checked: :func:`~.._shared.families.family`)."""
     names, families = [], {}
     for c in V_.sequence("cases", cases, what="a list of cases"):
         if isinstance(c, Mapping):
@@ -307,17 +165,12 @@ def _cases(cases) -> tuple[tuple[str, ...], dict]:
             if not isinstance(name, str) or not name or name in CASES:
                 raise ParameterError("cases", f"a case of your own needs a 'name' not among {', '.join(CASES)}, got "
                                               f"{name!r}")
-            fam = _family({k: v for k, v in c.items() if k != "name"})
+            fam = family({k: v for k, v in c.items() if k != "name"})
             families[name] = {**fam, "theory": fam.get("theory"), "label": str(fam.get("label") or name)}
             names.append(name)
         else:
             names.append(V_.choice("cases", c, tuple(CASES)))
     return tuple(names), families
-
-
-def _checkpoints(epochs: int, count: int) -> tuple[int, ...]:
-    """``count`` epochs spread evenly over ``1..epochs`` (the training-time axis)."""
-    return tuple(sorted({max(1, round(epochs * j / count)) for j in range(1, count + 1)}))
 
 
 @grouped
@@ -355,17 +208,17 @@ def plan_trained_limit(*, cases: Sequence[str] = tuple(_CPU["cases"]), depths: S
         raise ParameterError("cases", f"cases must be a non-empty list of distinct cases of {', '.join(CASES)}, got "
                                       f"{list(cases)}")
     for case in cases:
-        _, depths, reference = _family_args(families.get(case, case), depths, reference)
+        _, depths, reference = family_args(families.get(case, case), depths, reference)
     seeds = V_.integer("seeds", seeds)
     epochs = V_.integer("epochs", epochs)
     plan = TrainedLimitPlan(cases, depths, reference, V_.integer("width", width, high=10 ** 4),
                             V_.integer("samples", samples, low=3, high=10 ** 7), seeds,
                             seeds if chunk is None else V_.integer("chunk", chunk, high=seeds), epochs,
                             V_.real("lr", lr, low=0.0, low_open=True), V_.choice("optimizer", optimizer, ("sgd", "adam")),
-                            _checkpoints(epochs, V_.integer("checkpoints", checkpoints)),
+                            F_.checkpoints(epochs, V_.integer("checkpoints", checkpoints)),
                             V_.integer("seed", seed, low=0, high=seed_limit(epochs)), str(V_.dtype(dtype)).split(".")[-1],
                             None if batch_size is None else V_.integer("batch_size", batch_size),
-                            None if length_scale is None else V_.length_scale(length_scale), _device(device, dtype),
+                            None if length_scale is None else V_.length_scale(length_scale), device_field(device, dtype),
                             families or None)
     R_.require_count(seeds * len(cases) * (len(depths) + 1), R_.MAX_CONFIGS,
                      f"seeds={seeds} x {len(cases)} cases x {len(depths) + 1} depths make too many trained networks",
@@ -377,6 +230,3 @@ def plan_trained_limit(*, cases: Sequence[str] = tuple(_CPU["cases"]), depths: S
     return plan
 
 
-def _device(device, dtype) -> str | None:
-    where = V_.device("device", device, dtype)
-    return None if where.type == "cpu" else str(where)

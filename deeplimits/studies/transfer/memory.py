@@ -102,11 +102,11 @@ def transfer_task_bytes(plan) -> int:
 def conv_transfer_bytes(plan, chunk: int) -> int:
     """Peak bytes of a task of the convolutional transfer study with ``chunk`` seeds at the deepest
     depth (:func:`~deeplimits.studies.training.memory.conv_training_bytes` of its configurations)."""
-    from ..scaling_conv.study import _Sized
+    from .._shared.conv import Sized
     from ..training.memory import conv_training_bytes
 
     per_seed = max(plan.configs(b, o) for b in plan.betas for o in plan.optimizers) // plan.seeds
-    return conv_training_bytes(_Sized(plan, max(plan.depths)), per_seed * chunk)
+    return conv_training_bytes(Sized(plan, max(plan.depths)), per_seed * chunk)
 
 
 def limit_seconds(plan) -> float:

@@ -29,7 +29,7 @@ from ...errors import ParameterError
 from ...runs import Task, register_task
 from ..plan import Plan, register_plan
 from ..settings import REQUIRED, Compute, Network, Training, grouped
-from ..trained_limit.study import _device
+from .._shared.families import device_field
 from .cases import COORD_SAMPLES, DEFAULT_PRESET, DEFAULTS, OPTIMIZERS, PRESETS, exponent_of, settings
 from .limit import check_limit
 
@@ -320,7 +320,7 @@ def plan_transfer(*, depths: Sequence[int] = tuple(_CPU["depths"]), betas: Seque
                         epochs, V_.integer("batch_size", training.batch_size, high=10 ** 7),
                         V_.integer("samples", samples, low=2, high=own.pop("most_samples")), DEFAULTS["coord_steps"],
                         V_.integer("seed", seed, low=0, high=seed_limit(epochs)), str(V_.dtype(dtype)).split(".")[-1],
-                        _device(device, dtype), check_limit(limit, depths, betas), **own)
+                        device_field(device, dtype), check_limit(limit, depths, betas), **own)
     C = max(plan.configs(b, o) for b in betas for o in optimizers)
     R_.require_count(C * len(depths) * len(betas) * len(optimizers), R_.MAX_CONFIGS,
                      "the grid makes too many trained networks", ("lrs", "seeds", "depths", "betas"))
