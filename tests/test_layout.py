@@ -520,3 +520,14 @@ def test_the_sibling_rule_sees_a_private_import(tmp_path, monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "PKG", tmp_path / "deeplimits")
     assert private_sibling_imports([fake]) == ["deeplimits.studies.law.plots imports "
                                                "deeplimits.studies.scaling.result._median"]
+
+
+def test_history_leaves_the_code_and_the_docs():
+    """No "(issue N)" in the package, the docs or the README: what the code does is said, not the
+    issue it came from (the CHANGELOG keeps the history)."""
+    pattern = re.compile(r"\bissues? \d+\b", re.IGNORECASE)
+    root = PKG.parent
+    files = [*MODULES, *(root / "docs").rglob("*.md"), *(root / "docs").rglob("*.py"), root / "README.md"]
+    hits = [f"{p.relative_to(root)}:{i}" for p in files for i, line in enumerate(p.read_text().splitlines(), 1)
+            if pattern.search(line) and "numpy issue" not in line]
+    assert not hits, f"history in the code or the docs: {hits}"

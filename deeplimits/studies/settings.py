@@ -1,4 +1,4 @@
-"""The settings groups of the studies (issue 41): value objects in place of wide signatures.
+"""The settings groups of the studies: value objects in place of wide signatures.
 
 A plan function takes its settings by group: ``plan_training("digits", network=Network(arch="res-2",
 depth=8), training=Training(epochs=2), compute=Compute(seed=1))``; a field left unset takes the

@@ -15,7 +15,7 @@ __all__ = ["CONV_FLOPS_PER_SECOND", "conv_flops", "Sized", "ONE_THREAD_BELOW", "
 CONV_FLOPS_PER_SECOND = 1.5e10
 """The floating-point operations per second of the conv training tasks on the project's 2-core
 CPU under load, one thread: 1.8e10 measured over the cpu preset's tasks at 15 epochs (3.93e12
-operations in 213 s; benchmarks/RESULTS.md, issue 32), rounded down: the time estimate's rate."""
+operations in 213 s; benchmarks/RESULTS.md), rounded down: the time estimate's rate."""
 
 
 def conv_flops(image_shape, layout: dict) -> int:
@@ -50,7 +50,7 @@ class Sized:
 ONE_THREAD_BELOW = 1 << 17
 """Numbers per activation (batch x stem channels x pixels) below which a CPU task runs on one
 thread: 16 channels on 8 x 8 digits trained 2 to 8 times faster on one thread than on two on
-the project's shared 2-core machine (benchmarks/RESULTS.md, issue 32)."""
+the project's shared 2-core machine (benchmarks/RESULTS.md)."""
 
 
 def conv_threads(params: dict, device):
