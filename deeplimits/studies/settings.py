@@ -31,7 +31,8 @@ class Network(Group):
     """The networks of a study (a field left at :data:`DEFAULT` takes the study's default)."""
 
     arch: str | None = DEFAULT
-    """The residual map (``'res-1'``, ``'res-2'``, ``'res-3'``, ``'inside'``)."""
+    """The residual map: a registered block's name (``'res-1'``, ``'res-2'``, ``'res-3'``, ``'inside'``, or
+    one of your own)."""
     activation: object = DEFAULT
     """The activation, by name (``None``: the architecture's default)."""
     bias: bool | None = DEFAULT

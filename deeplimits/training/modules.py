@@ -46,7 +46,8 @@ class ResidualNetwork(torch.nn.Module):
     """``configs`` independent residual networks of depth ``depth`` and width ``width``.
 
     Args:
-        arch: ``'res-1'``, ``'res-2'``, ``'res-3'`` or ``'inside'``.
+        arch: ``'res-1'``, ``'res-2'``, ``'res-3'``, ``'inside'`` or a registered block of your own
+            (:func:`deeplimits.blocks.register_block`).
         depth, width: ``L`` residual layers of width ``d``.
         in_features, out_features: sizes of the input ``x`` and of the output.
         configs: number ``C`` of independent networks held in every parameter.

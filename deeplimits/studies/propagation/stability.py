@@ -349,9 +349,11 @@ def stability(arch: str = "res-3", driver: Driver | str | None = None, *, execut
     ``execution.run(plan_stability(arch, driver, **settings))``.
 
     Args:
-        arch: ``'res-1'``, ``'res-2'``, ``'res-3'`` or ``'inside'``.
+        arch: ``'res-1'``, ``'res-2'``, ``'res-3'``, ``'inside'``, or a registered block of your own
+            (a name, or a :class:`~deeplimits.blocks.Block` whose class is registered).
         driver: law of the weights, a :class:`~deeplimits.paths.Driver` or a name
-            (``'uniform'``, the papers' default; ``'gaussian'``, ``'rademacher'``, ``'smooth'``).
+            (``'uniform'``, the papers' default; ``'gaussian'``, ``'rademacher'``, ``'smooth'``, or
+            a registered law of your own).
         execution: how the tasks run (:class:`~deeplimits.studies.settings.Execution`):
             ``progress``, called with the number of draws of each finished chunk; ``store``,
             ``workers``, ``scheduler``, ``timeout``: a :class:`~deeplimits.runs.RunStore` and an

@@ -357,7 +357,8 @@ def train_grid(dataset: str = "digits", driver: str = "gaussian", *, execution: 
         dataset: a :func:`deeplimits.data.load_dataset` name (``root``: the directory of the
             ``mnist`` / ``cifar10`` files).
         driver: ``'gaussian'``, ``'uniform'``, ``'rademacher'`` (i.i.d.), ``'fractional'``
-            (with the grid's ``hursts``) or ``'smooth'`` (``length_scale``).
+            (with the grid's ``hursts``), ``'smooth'`` (``length_scale``), or a registered law of
+            your own (a name, or a :class:`~deeplimits.paths.Driver` whose class is registered).
         execution: how the tasks run (:class:`~deeplimits.studies.settings.Execution`: ``progress``,
             called with the units of work done, epochs of configurations; ``store``, ``workers``,
             ``scheduler``, ``timeout``: a run store and an executor, docs/sweeps.md).
