@@ -3,8 +3,7 @@ driver path (:func:`deeplimits.strong_order`; docs/schemes.md).
 
 Like the other commands it writes into ``--out DIR`` (default ``runs/order-<hash of the
 options>``): the figure ``order.png`` and ``result.json`` (``--calibrate``: ``result.json``).
-Nothing is stored to resume: a run is one pass of seconds to minutes. ``--figure PATH``, the
-former way to ask for the figure, still writes it there too, with a deprecation line.
+Nothing is stored to resume: a run is one pass of seconds to minutes.
 """
 
 from __future__ import annotations
@@ -48,7 +47,6 @@ def run_order(args) -> int:
                      hurst=args.hurst, noise=args.noise_kind)
     out = default_out(args, "order", {**_options(args, RUN_OPTIONS), "user_code": getattr(args, "user_code", [])})
     outputs.check_outputs(args, "order", out)
-    outputs.check_figure("order", "--figure", args.figure)
     kw = dict(noise=p.m, depths=args.depths, draws=args.draws, reference=args.reference, exact=p.exact,
               seed=args.seed, dtype=getattr(torch, args.dtype), device=args.device)
     x0 = [1.0] * p.d
@@ -65,9 +63,6 @@ def run_order(args) -> int:
     os.makedirs(out, exist_ok=True)
     written = [os.path.join(out, "order.png")]
     result.plot(written[0])
-    if args.figure:  # the deprecated --figure PATH
-        result.plot(args.figure)
-        written.append(args.figure)
     written += outputs.dump_json(result.to_dict(), out, args.json)
     print("wrote " + ", ".join(written), file=report)
     return 0

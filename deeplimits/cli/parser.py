@@ -19,7 +19,7 @@ from ..studies.presets import DEFAULT_STUDY, DEFAULTS, PHASE_PRESETS, STABILITY_
 from . import convergence, dry_run, law, order, propagation, runs, scaling, trained_limit, training, transfer, weights
 from . import execution as E_
 from .errors import UsageError, say
-from .values import RenamedFlag, DTYPE_HELP, device, fmt, int_list, integer, name_list, parse_list, real
+from .values import DTYPE_HELP, device, fmt, int_list, integer, name_list, parse_list, real
 
 __all__ = ["build_parser"]
 
@@ -27,13 +27,6 @@ __all__ = ["build_parser"]
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit status 2, no usage dump
         raise UsageError(f"{self.prog}: {message}")
-
-
-def _renamed_flag(p, old: str, new: str) -> None:
-    """``old`` as a hidden deprecated alias of the flag ``new`` (already added to ``p``)."""
-    action = next(a for a in p._actions if new in a.option_strings)
-    p.add_argument(old, dest=action.dest, type=action.type, action=RenamedFlag, const=new,
-                   default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 
 def _by_regime(values: dict) -> str:
@@ -125,7 +118,6 @@ def _convergence_parser(sub):
                    + _by_regime({n: d["depths"] for n, d in reg.items()}) + ")")
     c.add_argument("--draws", type=integer,
                    help=f"independent draws (default {_by_regime({n: d['draws'] for n, d in reg.items()})})")
-    _renamed_flag(c, "--paths", "--draws")
     c.add_argument("--inputs", type=integer, default=dflt["inputs"], help="inputs per draw (default %(default)s)")
     rough = [n for n, d in reg.items() if d.get("reference")]
     c.add_argument("--reference", type=integer, help=f"finest grid of the reference for {', '.join(rough)}, a "
@@ -159,7 +151,6 @@ def _order_parser(sub):
                    help="the noise structure the scheme declares its order for (the problem's own when omitted)")
     o.add_argument("--depths", type=int_list, default=dflt["depths"], help="powers of two (default %(default)s)")
     o.add_argument("--draws", type=integer, default=dflt["draws"], help="independent draws (default %(default)s)")
-    _renamed_flag(o, "--paths", "--draws")
     o.add_argument("--reference", type=integer, help=f"finest grid, a power of two (default "
                                                      f"{P_.REFERENCE_REFINEMENT} * max depth)")
     o.add_argument("--seed", type=integer, default=dflt["seed"], help="base seed (default %(default)s)")
@@ -171,8 +162,6 @@ def _order_parser(sub):
                         f"(default {E_.RUNS}/order-<hash of the options>)")
     o.add_argument("--json", metavar="PATH", help="also write the JSON result to PATH ('-': standard output, the "
                                                   "report then goes to standard error)")
-    o.add_argument("--figure", metavar="PATH", action=RenamedFlag, const="--out DIR (the figure is DIR/order.png)",
-                   help=argparse.SUPPRESS)  # deprecated: still writes the figure at PATH
     o.add_argument("--calibrate", action="store_true",
                    help="measure how often the verdict is wrong, instead of one run: its size (disagrees on "
                         "correct cases) and power (against exponents off by 0.02, 0.05, 0.1) over --tables tables "

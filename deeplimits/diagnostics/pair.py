@@ -24,7 +24,7 @@ from .. import _resources as R_
 from .. import _validate as V_
 from .trend import _bandwidth, _module, _split, trend_bytes
 
-__all__ = ["own_ode_error", "own_ode_error_bytes", "trained_ode_distance", "ode_distance_bytes"]
+__all__ = ["own_ode_error", "own_ode_error_bytes"]
 
 
 def own_ode_error_bytes(depth: int, configs: int, inputs: int, width: int, item: int, bandwidth: float = 0.05) -> int:
@@ -85,16 +85,3 @@ def own_ode_error(module, x: torch.Tensor, *, bandwidth: float = 0.05, rtol: flo
     ts = torch.arange(L + 1, dtype=h.dtype, device=h.device) / L
     H = torchdiffeq.odeint(rhs, states[0], ts, method="dopri5", rtol=rtol, atol=atol)
     return (H - states).norm(dim=-1).amax(0).mean(-1)  # max over k, mean over inputs: (C,)
-
-
-def trained_ode_distance(module, x, **kw):
-    """Deprecated name of :func:`own_ode_error` (it is not a distance between trained networks)."""
-    import warnings
-
-    warnings.warn("trained_ode_distance is own_ode_error: the Euler error of one network against the ODE of its own "
-                  "smoothed weights, not a distance between trained networks", DeprecationWarning, stacklevel=2)
-    return own_ode_error(module, x, **kw)
-
-
-#: deprecated name of :func:`own_ode_error_bytes`
-ode_distance_bytes = own_ode_error_bytes

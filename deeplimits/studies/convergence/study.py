@@ -20,7 +20,6 @@ from ... import _resources as R_
 from ... import _validate as V_
 from ..._plain import strict
 from ..._random import chunk_seed
-from ..._renamed import renamed, renamed_attribute
 from ...errors import ParameterError
 from ...orders import next_pairs
 from ...runs import register_task, Task, chunk_sizes
@@ -85,9 +84,6 @@ class ConvergencePlan(Plan):
     """The regime's options as the spec records them (declared options, resolved; see convergence.spec)."""
     device: str | None = None
     """Where the chunks run (``None``: the CPU; ``'cuda:0'``, ...; :func:`~deeplimits._validate.device_spec`)."""
-
-    paths = renamed_attribute("paths", "draws")
-    """Deprecated name of :attr:`draws` (warns; removed in the next release)."""
 
     def __getattr__(self, name: str):
         """A declared option by name (``plan.hurst``): its recorded value, else its neutral one."""
@@ -181,18 +177,16 @@ class ConvergencePlan(Plan):
 
 @grouped
 def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, draws: int | None = None,
-                     reference: int | None = None, inputs: int = 1, paths: int | None = None,
+                     reference: int | None = None, inputs: int = 1,
                      network: Network = Network(width=None, activation=None, arch=None),
                      compute: Compute = Compute(seed=0, dtype=torch.float64, chunk=None, device=None),
                      **options) -> ConvergencePlan:
     """Validate the arguments of :func:`strong_convergence` (all checks, before any work).
     Defaults (``width``, ``depths``, ``draws``, ``reference``) are the regime's ``defaults``;
     ``device`` (default the CPU) is where the chunks run, sized by its memory;
-    ``**options`` are the regime's declared options (``Regime.options``). ``paths`` is the
-    deprecated name of ``draws`` (warns; both at once is an error). ``network``: ``width``,
+    ``**options`` are the regime's declared options (``Regime.options``). ``network``: ``width``,
     ``activation``, ``arch`` as for :func:`deeplimits.pair`; ``compute``: ``seed``, ``dtype``,
     ``chunk``, ``device`` (groups of :mod:`deeplimits.studies.settings`, or their fields as keywords)."""
-    draws = renamed("draws", draws, "paths", paths, stacklevel=5)  # (5: grouped's wrapper is one more frame)
     device, seed, dtype, chunk = V_.device_spec(compute.device), compute.seed, compute.dtype, compute.chunk
     dflt = get_regime(regime).defaults
     width, activation, arch = dflt["width"] if network.width is None else network.width, network.activation, network.arch
@@ -247,8 +241,7 @@ def _fit_chunk(p: Pair, width, inputs, reference, depths, draws, chunk, dtype, d
 
 
 @grouped
-def strong_convergence(regime: str, *, execution: Execution = Execution(), paths: int | None = None,
-                       **settings) -> ConvergenceResult:
+def strong_convergence(regime: str, *, execution: Execution = Execution(), **settings) -> ConvergenceResult:
     """Estimate the strong error of a pair against depth and fit its rate.
 
     Args:
@@ -257,8 +250,6 @@ def strong_convergence(regime: str, *, execution: Execution = Execution(), paths
         execution: how the chunks run (:class:`~deeplimits.studies.settings.Execution`):
             ``progress``, called with the number of draws finished after each chunk; ``store``,
             ``workers``, ``scheduler``, ``timeout`` as for :func:`run_plan`.
-        paths: deprecated name of ``draws`` (warns, removed in the next release; giving both is
-            a :class:`~deeplimits.errors.ParameterError`).
         **settings: the arguments of :func:`plan_convergence`, or its groups' fields as keywords:
 
             * ``depths``: increasing powers of two (defaults: the regime's ``defaults``,
@@ -285,8 +276,6 @@ def strong_convergence(regime: str, *, execution: Execution = Execution(), paths
     Returns:
         A :class:`ConvergenceResult`.
     """
-    if paths is not None:
-        settings["draws"] = renamed("draws", settings.get("draws"), "paths", paths, stacklevel=5)
     return execution.run(plan_convergence(regime, **settings))
 
 

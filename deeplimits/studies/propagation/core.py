@@ -42,7 +42,6 @@ from ...blocks import make_block, recorded_block
 from ...networks import ResNet
 from .memory import _pow2_ceil, propagation_bytes, weight_layout
 from ..presets import TASK_BYTES
-from ..theory import bounds_apply, classify, critical_beta, theory_bounds  # noqa: F401 - their earlier home
 
 CAP = 1e30  # a ratio above CAP (or non-finite) counts as exploded and is reported as CAP
 BUDGET = TASK_BYTES  # bytes of weights and stored states per task; draws are chunked to fit
