@@ -24,10 +24,17 @@ __all__ = ["law_of", "block_of", "phis_of"]
 def law_of(law):
     """The driver of ``law`` (a registered name or a :class:`~deeplimits.paths.Driver` whose class
     is registered), checked (module docstring)."""
-    from ...paths import Driver, driver_spec, make_driver, registered_drivers
+    from ...paths import Driver, driver_class, driver_spec, make_driver, registered_drivers
     from ... import _validate as V_
 
-    drv = law if isinstance(law, Driver) else make_driver(V_.choice("law", law, registered_drivers()))
+    laws = tuple(n for n in registered_drivers() if driver_class(n).independent
+                 and driver_class(n).from_normal is not Driver.from_normal)  # the i.i.d. laws with the hook
+    if isinstance(law, Driver):
+        drv = law
+    elif isinstance(law, str) and law in registered_drivers():  # a driver that is no law: said below, in words
+        drv = make_driver(law)
+    else:
+        drv = make_driver(V_.choice("law", law, laws))
     driver_spec(drv)  # registered: the spec records it by name
     if not drv.independent:
         raise ParameterError("law", f"law {drv.name!r} must be an i.i.d. law (independent = True): the law study "
