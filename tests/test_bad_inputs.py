@@ -1242,7 +1242,7 @@ def _api():
         (G.trend_loss, REG, "y", torch.randn(3, 4), "y must have shape (3, 2)"),
         (G.trend_loss, REG, "loss", "x", "loss must be one of"),
         (G.trend_loss, REG, "bandwidth", -1.0, "bandwidth must lie in"),
-        (G.own_ode_error, ODE, "module", _net(), "module must be an inside ResidualNetwork"),
+        (G.own_ode_error, ODE, "module", _net(), "module must be a ResidualNetwork of a block scaled by a trained delta (inside)"),
         (G.own_ode_error, ODE, "module", _inside(depth=2), "module must have depth >= 3"),
         (G.own_ode_error, ODE, "x", torch.randn(3, 2, dtype=F64), "x must have dtype torch.float32"),
         (G.own_ode_error, ODE, "x", torch.randn(0, 2), "x must hold at least one sample"),
