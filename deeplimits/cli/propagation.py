@@ -44,7 +44,7 @@ def run_stability_cmd(args) -> int:
 
     executor_kw = executor(args, "stability")
     kw = preset_options(args, STABILITY_PRESETS[args.preset], STABILITY)
-    driver = args.driver or kw.pop("driver")
+    driver = kw.pop("driver") if args.driver is None else args.driver  # ('' is a bad name, not "not given")
     kw.pop("driver", None)
     declared = tuple(o.name for opts in DRIVER_OPTIONS.values() for o in opts)  # the flags of _driver_flags
     params = STABILITY + ("driver", *declared, "seed", "dtype", "device")
