@@ -91,10 +91,10 @@ def register_test_function(phi) -> TestFunction:
     ``__name__``) under its name; a name taken by another function is refused in one line."""
     tf = phi if isinstance(phi, TestFunction) else _wrapped(phi)
     if not (isinstance(tf.name, str) and tf.name and callable(tf.fn)):
-        raise ParameterError("phis", f"a test function needs a non-empty name and a callable, got {phi!r:.80}")
+        raise ParameterError("phis", f"phis: a test function needs a non-empty name and a callable, got {phi!r:.80}")
     known = _REGISTRY.get(tf.name)
     if known is not None and known.fn is not tf.fn:
-        raise ParameterError("phis", f"test function {tf.name!r} is already registered (another function)")
+        raise ParameterError("phis", f"phis: test function {tf.name!r} is already registered (another function)")
     _REGISTRY[tf.name] = tf
     return tf
 
@@ -144,16 +144,16 @@ def check_test_function(tf: TestFunction, width: int, dtype=torch.float64) -> Te
         alone = torch.cat([tf.values(h[i:i + 1]) for i in range(3)])
         grad = tf.grad(h)
     except Exception as e:
-        raise ParameterError("phis", f"test function {tf.name!r} failed on random states (3, {width}): "
+        raise ParameterError("phis", f"phis: test function {tf.name!r} failed on random states (3, {width}): "
                                      f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
     for what, x, shape in (("values", v, (3,)), ("gradient", grad, (3, width))):
         if not (isinstance(x, torch.Tensor) and tuple(x.shape) == shape and x.dtype == dtype
                 and bool(torch.isfinite(x).all())):
             got = f"{tuple(x.shape)} {x.dtype}" if isinstance(x, torch.Tensor) else type(x).__name__
-            raise ParameterError("phis", f"test function {tf.name!r}: its {what} on states (3, {width}) must be "
+            raise ParameterError("phis", f"phis: test function {tf.name!r}: its {what} on states (3, {width}) must be "
                                          f"finite, of shape {shape} and dtype {dtype}, got {got}")
     if not torch.allclose(v, alone, rtol=1e-9, atol=1e-12):
-        raise ParameterError("phis", f"test function {tf.name!r} mixes the draws: a draw's value must depend on its "
+        raise ParameterError("phis", f"phis: test function {tf.name!r} mixes the draws: a draw's value must depend on its "
                                      "own row of h alone")
     return tf
 
