@@ -31,6 +31,10 @@ def home(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     blocks, drivers = set(registered_blocks()), set(registered_drivers())
     yield tmp_path
+    from deeplimits.studies.law.phis import PHIS, _REGISTRY, unregister_test_function
+
+    for name in [n for n in _REGISTRY if n not in PHIS]:
+        unregister_test_function(name)
     sys.modules.pop("mymodels", None)
     for name in set(registered_blocks()) - blocks:
         unregister_block(name)

@@ -14,7 +14,7 @@ import user_models as U
 from deeplimits.blocks import register_block, unregister_block
 from deeplimits.errors import ParameterError
 from deeplimits.paths import register_driver, unregister_driver
-from deeplimits.studies.law import PRESETS as LAW_PRESETS, plan_law
+from deeplimits.studies.law import PRESETS as LAW_PRESETS, plan_law, unregister_test_function
 from deeplimits.studies.trained_limit import PRESETS as LIMIT_PRESETS, plan_trained_limit
 
 
@@ -31,6 +31,10 @@ def registered():
         unregister_block(b.name)
     for d in drivers:
         unregister_driver(d.name)
+    from deeplimits.studies.law.phis import PHIS, _REGISTRY
+
+    for name in [n for n in _REGISTRY if n not in PHIS]:  # the test functions the tests gave by value
+        unregister_test_function(name)
 
 
 def _one_line(e, *words):
