@@ -69,17 +69,6 @@ _WHERE = {
 }
 """Public name -> the submodule that defines it (imported when the name is first used)."""
 
-#: names exported here before 0.1.0 -> their module; each access warns (DeprecationWarning)
-_MOVED = {
-    **dict.fromkeys(("fgn_autocovariance", "rbf_kernel", "Driver", "DriverSample", "PathSample", "BrownianSample",
-                     "FractionalSample", "IIDSample", "SmoothSample"), "paths"),
-    **dict.fromkeys(("Trajectory", "ARCHITECTURES"), "networks"),
-    **dict.fromkeys(("GridBrownian", "InsideSDEScheme"), "limits"),
-    **dict.fromkeys(("PairSample", "PairSolution"), "pairs"),
-    **dict.fromkeys(("bounds_apply", "critical_beta", "theory_bounds", "quantile_bound", "high_probability_bounds",
-                     "CRITICAL_LIMITS"), "studies.theory"),
-}
-
 __all__ = ["__version__", *_WHERE]
 
-__getattr__, __dir__ = lazy_exports(globals(), _WHERE, _MOVED)
+__getattr__, __dir__ = lazy_exports(globals(), _WHERE)

@@ -1,7 +1,7 @@
 """Small statistical functions without SciPy (the import of :mod:`scipy.stats` costs about a
-second, that of :mod:`scipy.special` about half of one, benchmarks/RESULTS.md, issue 40): the
-chi-square survival function, the normal law's distribution and quantile functions, and a
-binomial proportion's interval."""
+second, that of :mod:`scipy.special` about half of one, benchmarks/RESULTS.md): the chi-square
+survival function, the normal law's distribution and quantile functions, and a binomial
+proportion's interval."""
 
 from __future__ import annotations
 

@@ -24,11 +24,9 @@ from .blocks import Block, make_block
 from .blocks.residual import weight_shape
 from .errors import ParameterError
 
-__all__ = ["ResNet", "ModifiedEulerResNet", "Trajectory", "ARCHITECTURES", "WEIGHTS", "OPTIONAL_WEIGHTS", "REQUIRED",
-           "LAYER_WEIGHTS", "weight_names", "weight_shape"]
+__all__ = ["ResNet", "ModifiedEulerResNet", "Trajectory", "ARCHITECTURES", "weight_shape"]
 
-from ._names import (ARCHITECTURES, LAYER_WEIGHTS, OPTIONAL_WEIGHTS, REQUIRED, WEIGHTS,  # noqa: E402
-                     weight_names)  # one torch-free place (the built-in blocks' weight table)
+from ._names import ARCHITECTURES  # noqa: E402 - the names the command line lists (each block declares its weights)
 
 
 Weights = torch.Tensor | Iterable[torch.Tensor] | None

@@ -26,6 +26,19 @@ __all__ = ["StrongOrder", "Term", "KINDS", "expected_constant"]
 #: an ``unshared`` term is one the reference's scheme does not have (the plain Euler network's bias
 #: against a modified-Euler reference), seen whole
 KINDS = ("coherent", "fluctuation", "mixed", "unshared")
+#: the range of a declared strong order's exponent (an order above 8 is no scheme's, and a negative
+#: one is no convergence: the verdicts' fits are built for orders in this range)
+RATE_RANGE = (0.0, 8.0)
+#: the range of the exponent of any term of an expansion, and of its log power
+TERM_RANGE, LOG_POWER_RANGE = (-16.0, 16.0), (0.0, 4.0)
+
+
+def _within(name: str, value, bounds, what: str) -> float:
+    lo, hi = bounds
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not lo <= value <= hi:
+        raise ParameterError(name, f"{name} must be a number in [{lo:g}, {hi:g}] ({what}), got {value!r:.40}")
+    return float(value)
 
 
 def power_text(exponent: float, log_power: float = 0.0) -> str:
@@ -59,9 +72,8 @@ class Term:
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ParameterError("kind", f"kind must be one of {', '.join(map(repr, KINDS))}, got {self.kind!r}")
-        if not (math.isfinite(self.exponent) and math.isfinite(self.log_power) and self.log_power >= 0):
-            raise ParameterError("exponent", f"a term needs a finite exponent and a log power >= 0, got {self.exponent!r}, "
-                             f"{self.log_power!r}")
+        _within("exponent", self.exponent, TERM_RANGE, "the exponent of a term L^-exponent")
+        _within("log_power", self.log_power, LOG_POWER_RANGE, "the power of a term's log L factor")
 
     def law(self, depth: float) -> float:
         """``L^-exponent (log L)^log_power``."""
@@ -144,8 +156,8 @@ class StrongOrder:
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ParameterError("kind", f"kind must be one of {', '.join(map(repr, KINDS))}, got {self.kind!r}")
-        if not (isinstance(self.rate, (int, float)) and math.isfinite(self.rate)):
-            raise ParameterError("rate", f"rate must be a finite number, got {self.rate!r}")
+        _within("rate", self.rate, RATE_RANGE, "a strong order's exponent of L")
+        _within("log_power", self.log_power, LOG_POWER_RANGE, "the power of the log L factor")
         lead = self.leading
         for t in self.next_terms:
             if not isinstance(t, Term):

@@ -28,17 +28,17 @@ def plot_convergence(results: Sequence, path: str | None = None, *, ax=None):
         The matplotlib figure.
     """
     results = list(results)
-    fig, axes = _figure(1, len(results), (4.6 * len(results), 4.0), path, ax)
+    fig, axes = new_figure(1, len(results), (4.6 * len(results), 4.0), path, ax)
     axes = axes[0]
     for a, r in zip(axes, results):
         L = np.asarray(r.depths, dtype=float)
-        e = _floats(r.error)
+        e = floats_or_nan(r.error)
         ok = np.isfinite(e) & (e > 0)  # missing errors (every draw blew up) are not drawn
         rate = "rate " + " ".join(_fmt(x) for x in (r.rate,)) + f" [{_fmt(r.rate_ci[0])}, {_fmt(r.rate_ci[1])}]"
         if ok.any():
-            a.errorbar(L[ok], e[ok], yerr=1.96 * np.nan_to_num(_floats(r.stderr)[ok]), fmt="o-", capsize=3,
+            a.errorbar(L[ok], e[ok], yerr=1.96 * np.nan_to_num(floats_or_nan(r.stderr)[ok]), fmt="o-", capsize=3,
                        label=f"measured: {rate}")
-            t = _floats(r.terminal_error)
+            t = floats_or_nan(r.terminal_error)
             tok = np.isfinite(t) & (t > 0)
             a.plot(L[tok], t[tok], "s--", alpha=0.6, label="terminal error")
             fit = r.fit
@@ -69,10 +69,10 @@ def plot_convergence(results: Sequence, path: str | None = None, *, ax=None):
         if ok.any():
             a.legend(fontsize=8, loc="lower left")  # a decreasing error leaves the lower left empty
         a.grid(True, which="both", alpha=0.3)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
-def _floats(x) -> np.ndarray:
+def floats_or_nan(x) -> np.ndarray:
     """A float array with missing values (``None``) as NaN."""
     return np.array([np.nan if v is None else v for v in np.ravel(np.asarray(x, dtype=object))],
                     dtype=float).reshape(np.shape(x))
@@ -82,7 +82,7 @@ def _fmt(x) -> str:
     return "-" if x is None or not np.isfinite(x) else f"{x:.2f}"
 
 
-def _figure(nrows, ncols, size, path, ax=None):
+def new_figure(nrows, ncols, size, path, ax=None):
     """A new figure with a grid of axes (headless, Agg, when it is only written to ``path``), or
     the caller's ``ax``: one Axes for a one-panel figure, else ``nrows x ncols`` Axes of one
     figure (any nesting), returned as ``(figure, axes of shape (nrows, ncols))``."""
@@ -101,7 +101,7 @@ def _figure(nrows, ncols, size, path, ax=None):
     return plt.subplots(nrows, ncols, figsize=size, squeeze=False)
 
 
-def _save(fig, path):
+def save_figure(fig, path):
     """Lay out and, given ``path``, write the figure and release it from pyplot (a long sweep of
     figures keeps no memory; the returned figure stays usable)."""
     fig.tight_layout()
@@ -122,7 +122,7 @@ def plot_stability(result, path: str | None = None, *, ax=None):
         path: write the figure there (PNG) when given.
         ax: the Axes to draw into (one per panel), created when omitted.
     """
-    fig, axes = _figure(1, 2, (10, 4.2), path, ax)
+    fig, axes = new_figure(1, 2, (10, 4.2), path, ax)
     betas = sorted({r["beta"] for r in result.records})
     for ax, name, title in zip(axes[0], ("r_h", "r_p"), (r"$\|h_L - h_0\| / \|h_0\|$", r"$\|p_0 - p_L\| / \|p_L\|$")):
         for i, beta in enumerate(betas):
@@ -142,7 +142,7 @@ def plot_stability(result, path: str | None = None, *, ax=None):
         ax.legend(fontsize=8, title="dotted: sqrt of bounds on E r^2" if result.records[0]["theory_lower"] is not None
                   else None, title_fontsize=7)
     fig.suptitle(result.label, fontsize=10)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_histograms(result, path: str | None = None, *, ax=None):
@@ -151,7 +151,7 @@ def plot_histograms(result, path: str | None = None, *, ax=None):
     the logarithms."""
     if not result.samples:
         raise ParameterError("result", "the result has no samples: run the study with histograms=True")
-    fig, axes = _figure(len(result.samples), 2, (10, 3.6 * len(result.samples)), path, ax)
+    fig, axes = new_figure(len(result.samples), 2, (10, 3.6 * len(result.samples)), path, ax)
     for row, s in zip(axes, result.samples):
         rec = next(r for r in result.records if r["beta"] == s["beta"] and r["depth"] == s["depth"])
         for ax, key, fit, what in ((row[0], "norm_h", rec["lognormal_h"], r"$\|h_L\| / \|h_0\|$"),
@@ -169,7 +169,7 @@ def plot_histograms(result, path: str | None = None, *, ax=None):
             ax.set_title(f"beta = {s['beta']:g}, L = {s['depth']}", fontsize=9)
             ax.legend(fontsize=8)
     fig.suptitle(result.label, fontsize=10)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_theory(result, path: str | None = None, *, ax=None):
@@ -185,14 +185,14 @@ def plot_theory(result, path: str | None = None, *, ax=None):
         path: write the figure there (PNG) when given.
         ax: the Axes to draw into (one per panel), created when omitted.
     """
-    fig, axes = _figure(1, 3, (15, 4.4), path, ax)
+    fig, axes = new_figure(1, 3, (15, 4.4), path, ax)
     top = max(r["depth"] for r in result.records)
     last = [r for r in result.records if r["depth"] == top]
     _quantile_panel(axes[0][0], last, top)
     _norm_panel(axes[0][1], last, top, result.delta)
     _laws_panel(axes[0][2], result)
     fig.suptitle(result.label, fontsize=10)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def _quantile_panel(ax, last, top):
@@ -263,7 +263,7 @@ def plot_phase(result, path: str | None = None, *, ax=None):
     critical scalings ``beta*(H)`` of the forward pass (``r_h``) and of the gradient (``r_p``) on
     both, and the prediction ``max(H, 1/2)`` drawn in."""
     slopes = result.slope_h is not None
-    fig, axes = _figure(1, 3 if slopes else 2, (16.5 if slopes else 11, 4.6), path, ax)
+    fig, axes = new_figure(1, 3 if slopes else 2, (16.5 if slopes else 11, 4.6), path, ax)
     H = np.asarray(result.hurst)
     b = np.asarray(result.beta)
     if slopes:
@@ -288,7 +288,7 @@ def plot_phase(result, path: str | None = None, *, ax=None):
         ax.legend(fontsize=7, loc="upper left")
     fig.suptitle(f"{result.arch}, {result.activation}, d={result.width}, L={result.depth}, "
                  f"{result.draws} draws x {result.inputs} inputs per H", fontsize=10)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def _slope_panel(fig, ax, result, H, b):
@@ -310,7 +310,7 @@ def plot_train_heatmap(result, path: str | None = None, *, ax=None):
     """The best test accuracy over the learning rates per (H, beta) (Marion et al., JMLR 2025,
     §4.2), failed cells (every configuration non-finite) hatched, and the line
     ``beta = max(H, 1/2)`` drawn in. For i.i.d. or smooth weights (no H) one column."""
-    fig, axes = _figure(1, 1, (6.2, 4.8), path, ax)
+    fig, axes = new_figure(1, 1, (6.2, 4.8), path, ax)
     ax = axes[0][0]
     classification = result.classification
     key = "test_accuracy" if classification else "test_loss"
@@ -341,29 +341,29 @@ def plot_train_heatmap(result, path: str | None = None, *, ax=None):
     ax.legend(fontsize=7, loc="upper left")
     ax.set_title(f"{result.arch}, {result.driver} weights, d={result.width}, L={result.depth}, {result.dataset}, "
                  f"{result.epochs} epochs", fontsize=9)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_weight_paths(panels: Sequence[dict], path: str | None = None, *, ax=None):
     """A weight coordinate against the layer index, at initialisation and after training, one
     panel per entry of ``panels`` (``label``, ``init``, ``trained``: values per layer)."""
-    fig, axes = _figure(1, len(panels), (4.2 * len(panels), 3.4), path, ax)
+    fig, axes = new_figure(1, len(panels), (4.2 * len(panels), 3.4), path, ax)
     for ax, p in zip(axes[0], panels):
         k = np.arange(1, len(p["trained"]) + 1)
-        ax.plot(k, _floats(p["init"]), lw=0.8, color="0.6", label="initialisation")
-        ax.plot(k, _floats(p["trained"]), lw=0.8, color="C0", alpha=0.8, label="after training")
+        ax.plot(k, floats_or_nan(p["init"]), lw=0.8, color="0.6", label="initialisation")
+        ax.plot(k, floats_or_nan(p["trained"]), lw=0.8, color="C0", alpha=0.8, label="after training")
         ax.set_xlabel("layer k")
         ax.set_title(p["label"], fontsize=9)
     axes[0][0].set_ylabel("weight coordinate")
     axes[0][0].legend(fontsize=7)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_weight_coordinates(tensors: Sequence, path: str | None = None, coordinates: int = 3, *, ax=None):
     """The first ``coordinates`` entries of each ``(name, A)``, ``A`` of shape ``(L, ...)``,
     against ``k / L``: one panel per tensor (at most six)."""
     tensors = list(tensors)[:6]
-    fig, axes = _figure(1, len(tensors), (4.2 * len(tensors), 3.4), path, ax)
+    fig, axes = new_figure(1, len(tensors), (4.2 * len(tensors), 3.4), path, ax)
     for ax, (name, A) in zip(axes[0], tensors):
         a = np.asarray(A.detach().cpu().double().reshape(A.shape[0], -1) if hasattr(A, "detach") else A,
                        dtype=float).reshape(len(A), -1)
@@ -373,4 +373,4 @@ def plot_weight_coordinates(tensors: Sequence, path: str | None = None, coordina
         ax.set_xlabel("k / L")
         ax.set_title(f"{name} (L = {len(a)})", fontsize=9)
     axes[0][0].set_ylabel("weight coordinate")
-    return _save(fig, path)
+    return save_figure(fig, path)

@@ -504,6 +504,10 @@ RUNNING = {"--out": cli_path("dir"), "--workers": cli_int(huge=False) | st.sampl
                                            "tcp://127.0.0.1:99999", "tcp://:1", "://", "tcp://[::1"]),
            "--timeout": cli_real()}  # --timeout without --workers is refused whatever its value
 ACT = BAD_ACT_TEXT
+#: a user's object given as MODULE:NAME (deeplimits.cli.user): a module that does not import, a name it does not
+#: hold, an object of another kind (a number, a function where a class goes), text of no such form
+USER = st.sampled_from(["nosuchmodule_q:X", "math:nosuch", "math:pi", "math:sqrt", "os:sep", "::", "a:b:c", ":X",
+                        "math:", "1x:Y", "math:pi.real"]) | bad_text(lambda s: ":" not in s)
 
 CONV_CMD = ["convergence", "--regime", "sde", "--width", "2", "--depths", "4,8", "--draws", "2", "--reference", "16"]
 ORDER_CMD = ["order", "--scheme", "euler-maruyama", "--problem", "linear-sde", "--depths", "4,8", "--reference", "16",
@@ -529,10 +533,10 @@ CLI = {
         "--inputs": cli_int(), "--reference": cli_int() | st.sampled_from(["4", "8", "12"]), "--chunk": cli_int(huge=False),
         "--length-scale": cli_real(), "--hurst": cli_real(), "--beta": cli_real(), "--sa": cli_real(),
         "--sb": cli_real(), "--alpha": cli_real(), "--corrected": BOOL, "--no-ito-correction": BOOL,
-        **COMMON, **RUNNING}),  # (--paths, the deprecated --draws, says so in a line of its own: test_draws_name)
+        "--block": USER, **COMMON, **RUNNING}),
     "order": (ORDER_CMD, {
         "--scheme": cli_choice(("euler-maruyama", "milstein", "heun", "modified-euler", "torchsde-euler",
-                                "torchsde-milstein")),
+                                "torchsde-milstein")) | USER,
         "--problem": cli_choice(("linear-sde", "linear-stratonovich", "sde-regime", "linear-young", "ou", "sin-cos")),
         "--width": cli_real(), "--hurst": cli_real(),  # apply to other problems only
         "--noise-kind": cli_choice(("general", "commutative", "diagonal", "additive")),
@@ -540,27 +544,26 @@ CLI = {
         "--reference": cli_int() | st.sampled_from(["4", "8", "12", "24"]), "--calibrate": BOOL,
         "--cases": bad_text(), "--tables": cli_real(), "--pool-factor": cli_real(),  # apply to --calibrate only
         **COMMON, "--out": RUNNING["--out"]}),
-    # (--figure, deprecated for --out, says so in a line of its own: tests/test_strong_order.py)
     "stability": (STAB_CMD, {
         "--preset": cli_choice(("criticality", "criticality-inside", "iid", "iid-inside", "smooth", "smooth-inside")),
         "--arch": cli_choice(ARCHS), "--activation": ACT, "--width": cli_int(), "--n-in": cli_int(),
-        "--bias": BOOL, "--driver": cli_choice(("uniform", "gaussian", "rademacher", "fractional", "smooth")),
+        "--bias": BOOL, "--driver": cli_choice(("uniform", "gaussian", "rademacher", "fractional", "smooth")) | USER,
         "--hurst": cli_real(), "--length-scale": cli_real(), "--depths": cli_list(int, distinct=True),
         "--betas": cli_list(float, 0, distinct=False), "--draws": cli_int(huge="huger"), "--inputs": cli_int(),
         "--histograms": BOOL, "--chunk": cli_int(huge=False), "--delta": cli_real(0, low_open=True),
-        "--figures": BOOL, **COMMON, **RUNNING}),
+        "--figures": BOOL, "--block": USER, **COMMON, **RUNNING}),
     "phase": (PHASE_CMD, {
         "--preset": cli_choice(("d100", "full", "res-1")), "--arch": cli_choice(ARCHS), "--activation": ACT,
         "--width": cli_int(), "--n-in": cli_int(), "--bias": BOOL, "--hursts": cli_list(float, 0, 1, low_open=True),
         "--betas": cli_list(float, 0), "--depth": cli_int(), "--draws": cli_int(), "--inputs": cli_int(),
-        "--figures": BOOL, **COMMON, **RUNNING}),
+        "--figures": BOOL, "--block": USER, **COMMON, **RUNNING}),
     "train": (TRAIN_CMD, {
         "--preset": cli_choice(("quick", "digits", "published", "published-cifar10")),
         "--dataset": cli_choice(("digits", "synthetic", "mnist1d", "moons")), "--root": bad_text(),
-        "--driver": cli_choice(("uniform", "gaussian", "rademacher", "fractional", "smooth")),
+        "--driver": cli_choice(("uniform", "gaussian", "rademacher", "fractional", "smooth")) | USER,
         "--hursts": bad_text(), "--length-scale": cli_real(),  # apply to other drivers only
         "--betas": cli_list(float, 0), "--lrs": cli_list(float, 0, low_open=True), "--seeds": cli_int(),
-        "--arch": cli_choice(ARCHS + ("conv",)), "--activation": ACT, "--bias": BOOL, "--depth": cli_int(),
+        "--arch": cli_choice(ARCHS + ("conv",)), "--block": USER, "--activation": ACT, "--bias": BOOL, "--depth": cli_int(),
         "--width": cli_int(), "--epochs": cli_int(), "--batch-size": cli_int(huge=False),
         "--optimizer": cli_choice(("adam", "sgd")), "--lr-decay-halfway": BOOL, "--stop-loss": cli_real(0),
         "--chunk": cli_int(huge=False), "--save-weights": BOOL, **COMMON, **RUNNING}),
@@ -598,7 +601,7 @@ CLI = {
         "--lrs": st.sampled_from(["", "x", "1", "2,1", "1,2", "1,2,3", "-41,0", "0,41", "1.5,3", "nan,1", "0:1:2"]),
         "--seeds": cli_int(low=2), "--width": cli_int(), "--epochs": cli_int(), "--samples": cli_int(low=2),
         "--batch-size": cli_int(), "--limit": cli_int(low=9, high=1 << 16), "--root": bad_text(),
-        "--chunk": cli_int(), **COMMON, **RUNNING}),
+        "--chunk": cli_int(), "--block": USER, **COMMON, **RUNNING}),
     "transfer-conv": (TFC_CMD, {
         "--preset": cli_choice(("conv-quick", "conv", "published")), "--betas": cli_list(float, 0, 2),
         "--optimizer": cli_choice(("sgd", "adam")), "--depths": cli_list(int),
@@ -608,7 +611,8 @@ CLI = {
         "--chunk": cli_int() | st.sampled_from(["3", "100"]), "--limit": cli_int() | st.just("16"),
         **COMMON, **RUNNING}),
     "law": (LAW_CMD, {
-        "--preset": cli_choice(("cpu", "quick")), "--law": cli_choice(("uniform", "rademacher", "gaussian")),
+        "--preset": cli_choice(("cpu", "quick")), "--law": cli_choice(("uniform", "rademacher", "gaussian")) | USER,
+        "--block": USER, "--phi": USER, "--activation": ACT,
         "--depths": cli_list(int, dyadic=True), "--fine": cli_int() | st.sampled_from(["8", "16", "24", "48"]),
         "--draws": cli_int(), "--width": cli_int(high=1000), "--chunk": cli_int(huge=False),
         "--samples": cli_int(low=2) | st.sampled_from(["65", "1000"]), "--mean": cli_real(-10, 10),

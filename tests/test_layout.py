@@ -66,15 +66,16 @@ def lazy_tables(path: pathlib.Path) -> set[str]:
 
 GRAPH = {name_of(p): imports(p) for p in MODULES}
 
-# The one documented use of importlib: a user's own code named 'module:Name' by the user
-# (``--activation mypkg.acts:cube``) names a module only at run time, so deeplimits._user_code imports
-# it by name, in exactly one function (which refuses while a stored file is read). The other: an
-# optional dependency (Dask, pandas, mnist1d; never a deeplimits module) is imported by name in
+# The one documented use of importlib: a user's own code named 'module:Name' by the user on the command
+# line or in Python (``--activation mypkg.acts:cube``, ``--block mymodels:Gated``) names a module only
+# at run time, so deeplimits._user_code imports it by name, in exactly one function (_import, behind load_user_object, which refuses
+# while a stored file is read: never because a stored file names it). The other: an optional
+# dependency (Dask, pandas, mnist1d; never a deeplimits module) is imported by name in
 # deeplimits._extras.need, which names its extra when it is missing. The third: the lazy package roots
 # import the submodule of a name in deeplimits._lazy.submodule, from their tables (``_WHERE``,
 # ``_MOVED``), which the graph reads (lazy_tables). Nothing else in the package may (module -> the
 # function allowed to).
-IMPORTLIB_ALLOWED = {"deeplimits._user_code": "load_user_object", "deeplimits._extras": "need",
+IMPORTLIB_ALLOWED = {"deeplimits._user_code": "_import", "deeplimits._extras": "need",
                      "deeplimits._lazy": "submodule"}
 
 
@@ -137,8 +138,8 @@ def test_the_import_graph_has_no_cycle():
 #: root). A module imports only from its own layer or the layers below; within a layer the cycle
 #: test above keeps the graph one-way.
 LAYERS = (
-    ("foundations", {"errors", "_version", "_names", "_files", "_extras", "_resources", "options", "_random",
-                     "_plain", "_lazy", "_renamed", "_user_code", "_bounded", "orders", "_validate", "_devices", "_transforms", "_executor", "_stats",
+    ("foundations", {"errors", "_version", "_names", "_files", "_extras", "_resources", "options", "_random", "_user_code",
+                     "_bounded", "_plain", "_lazy", "orders", "_validate", "_devices", "_transforms", "_executor", "_stats",
                      "_settings"}),
     ("runs", {"runs"}),
     ("numerics", {"activations", "blocks", "paths", "networks", "data", "plots"}),
@@ -424,3 +425,109 @@ def test_a_default_copied_into_the_help_is_caught():
         "('x', 'a'): 'default 16' is not read from the code (it stays when its source changes)"]
     assert copied_defaults(before, {**after, ("x", "a"): "width (default 70002)"}, {"80001.5": 0.2, "70002": 16}) == [
         "('x', 'b'): 'default 0.1' does not show '0.2', its source's value"]
+
+
+# -- names only at the edge: a study asks the block and the driver, never their names -----------------
+
+#: where the name of a built-in block or driver may be switched on: the blocks' and the drivers' own
+#: modules, and the command line, which turns names into objects
+NAMES_AT_HOME = ("deeplimits/blocks/residual.py", "deeplimits/paths/", "deeplimits/cli/")
+
+
+def _named(node, names) -> bool:
+    if isinstance(node, ast.Constant):
+        return node.value in names
+    return isinstance(node, (ast.Tuple, ast.List, ast.Set)) and any(_named(e, names) for e in node.elts)
+
+
+def named_switches(path: pathlib.Path, names) -> list[str]:
+    """The places of ``path`` that switch on one of ``names`` written as a literal: a comparison
+    (``==``, ``!=``, ``in``, ``not in``), a subscript (``TABLE['res-1']``) or a ``match`` case."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        hit = (isinstance(node, ast.Compare) and any(_named(x, names) for x in (node.left, *node.comparators))
+               or isinstance(node, ast.Subscript) and _named(node.slice, names)
+               or isinstance(node, ast.MatchValue) and _named(node.value, names))
+        if hit:
+            out.append(f"{path.relative_to(PKG.parent)}:{node.lineno}: {ast.unparse(node)[:80]}")
+    return out
+
+
+def test_no_block_or_driver_name_is_switched_on_outside_its_own_module():
+    from deeplimits._names import ARCHITECTURES, DRIVERS
+
+    names = set(ARCHITECTURES) | set(DRIVERS)
+    hits = [h for p in MODULES if not str(p.relative_to(PKG.parent)).startswith(NAMES_AT_HOME)
+            for h in named_switches(p, names)]
+    assert not hits, f"{len(hits)} switches on a block's or a driver's name outside its own module: {hits}"
+
+
+def test_the_name_rule_sees_every_kind_of_switch(tmp_path, monkeypatch):
+    src = ("def f(arch, law, t):\n    a = arch == 'res-1'\n    b = law in ('x', 'uniform')\n    c = t['inside']\n"
+           "    match law:\n        case 'smooth':\n            pass\n    return arch == 'mine', t['x']\n")
+    (tmp_path / "deeplimits").mkdir()
+    path = tmp_path / "deeplimits" / "m.py"
+    path.write_text(src)
+    import sys
+
+    monkeypatch.setattr(sys.modules[__name__], "PKG", tmp_path / "deeplimits")
+    hits = named_switches(path, {"res-1", "uniform", "inside", "smooth"})
+    assert [h.split(":")[1] for h in hits] == ["2", "3", "4", "6"]
+
+
+# -- one study layout: what studies share lives in studies/_shared, not in a sibling's private names ----
+
+def _study(module: str) -> str | None:
+    """The study package of ``module`` (``deeplimits.studies.law.fit`` -> ``law``), ``None`` outside one."""
+    parts = module.split(".")
+    if len(parts) > 2 and parts[1] == "studies" and (PKG / "studies" / parts[2]).is_dir() and parts[2] != "_shared":
+        return parts[2]
+    return None
+
+
+def private_sibling_imports(paths) -> list[str]:
+    """``importer imports module.name`` for each name a study imports from ANOTHER study package
+    that is private (an underscore name, or a name of an underscore module)."""
+    bad = []
+    for path in paths:
+        me = name_of(path)
+        package = me if path.name == "__init__.py" else me.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            base = package.split(".")
+            mod = (".".join(base[:len(base) - node.level + 1]) + (f".{node.module}" if node.module else "")
+                   if node.level else node.module or "")
+            a, b = _study(me), _study(mod)
+            if a is None or b is None or a == b:
+                continue
+            private = any(p.startswith("_") for p in mod.split(".")[3:])
+            bad += [f"{me} imports {mod}.{al.name}" for al in node.names if private or al.name.startswith("_")]
+    return bad
+
+
+def test_no_study_imports_a_private_name_of_a_sibling_study():
+    assert not private_sibling_imports(p for p in MODULES if _study(name_of(p)))
+
+
+def test_the_sibling_rule_sees_a_private_import(tmp_path, monkeypatch):
+    import sys
+
+    fake = tmp_path / "deeplimits" / "studies" / "law" / "plots.py"
+    fake.parent.mkdir(parents=True)
+    (tmp_path / "deeplimits" / "studies" / "scaling").mkdir()
+    fake.write_text("from ..scaling.result import _median, family_exponents\nfrom .._shared.stats import median\n")
+    monkeypatch.setattr(sys.modules[__name__], "PKG", tmp_path / "deeplimits")
+    assert private_sibling_imports([fake]) == ["deeplimits.studies.law.plots imports "
+                                               "deeplimits.studies.scaling.result._median"]
+
+
+def test_history_leaves_the_code_and_the_docs():
+    """No "(issue N)" in the package, the docs or the README: what the code does is said, not the
+    issue it came from (the CHANGELOG keeps the history)."""
+    pattern = re.compile(r"\bissues? \d+\b", re.IGNORECASE)
+    root = PKG.parent
+    files = [*MODULES, *(root / "docs").rglob("*.md"), *(root / "docs").rglob("*.py"), root / "README.md"]
+    hits = [f"{p.relative_to(root)}:{i}" for p in files for i, line in enumerate(p.read_text().splitlines(), 1)
+            if pattern.search(line) and "numpy issue" not in line]
+    assert not hits, f"history in the code or the docs: {hits}"

@@ -30,6 +30,7 @@ import warnings
 
 from .errors import UsageError, say, status_of
 from .parser import build_parser
+from .user import resolve as resolve_user_flags
 from .values import parse_list
 
 __all__ = ["main", "build_parser", "parse_list", "UsageError"]
@@ -51,6 +52,7 @@ def main(argv=None) -> int:
                 return 2
             args = parser.parse_args(argv)
             cmd = f"deeplimits {args.command}"
+            resolve_user_flags(args)  # MODULE:NAME flags: the user's objects, imported on this command
             status = args.func(args)
             sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's final flush
             return status

@@ -127,9 +127,11 @@ def _run(args, plans, store, executor_kw) -> tuple[list, list]:
 
 def run_convergence(args) -> int:
     executor_kw = executor(args, "convergence")
+    from .user import run_key
+
     plans = _plans(args)
     spec = [p.to_dict() for p in plans]
-    out = default_out(args, "convergence", spec)
+    out = default_out(args, "convergence", run_key(args, spec))
     outputs.check_outputs(args, "convergence", out)
     if args.dry_run:
         return dry_run.show(args, "convergence", plans, out)

@@ -3,8 +3,7 @@ driver path (:func:`deeplimits.strong_order`; docs/schemes.md).
 
 Like the other commands it writes into ``--out DIR`` (default ``runs/order-<hash of the
 options>``): the figure ``order.png`` and ``result.json`` (``--calibrate``: ``result.json``).
-Nothing is stored to resume: a run is one pass of seconds to minutes. ``--figure PATH``, the
-former way to ask for the figure, still writes it there too, with a deprecation line.
+Nothing is stored to resume: a run is one pass of seconds to minutes.
 """
 
 from __future__ import annotations
@@ -32,7 +31,7 @@ _CALIBRATION = ("cases", "tables", "pool_factor")
 
 #: the flags of one run only (refused beside --calibrate, whose cases fix their own)
 _ONE_RUN = ("scheme", "problem", "width", "hurst", "noise_kind", "depths", "draws", "reference", "dtype", "device",
-            "figure", "margin")
+            "margin")
 
 
 def run_order(args) -> int:
@@ -55,14 +54,13 @@ def run_order(args) -> int:
             setattr(args, name, DEFAULTS["order"][name])
     import torch
 
-    from ..schemes.problems import scheme_on
+    from ..schemes.problems import scheme_and_problem
     from ..studies.scheme_order.study import plan_strong_order, strong_order
     params = {p: None for p in PARAMS}
-    scheme, p = plan("order", params, scheme_on, args.scheme, args.problem, width=args.width, hurst=args.hurst,
-                     noise=args.noise_kind)
-    out = default_out(args, "order", _options(args, RUN_OPTIONS))
+    scheme, p = plan("order", params, scheme_and_problem, args.scheme, args.problem, width=args.width,
+                     hurst=args.hurst, noise=args.noise_kind)
+    out = default_out(args, "order", {**_options(args, RUN_OPTIONS), "user_code": getattr(args, "user_code", [])})
     outputs.check_outputs(args, "order", out)
-    outputs.check_figure("order", "--figure", args.figure)
     kw = dict(noise=p.m, depths=args.depths, draws=args.draws, reference=args.reference, exact=p.exact,
               seed=args.seed, dtype=getattr(torch, args.dtype), device=args.device, budget=args.budget,
               **({} if args.margin is None else {"margin": args.margin}))
@@ -76,9 +74,6 @@ def run_order(args) -> int:
     os.makedirs(out, exist_ok=True)
     written = [os.path.join(out, "order.png")]
     result.plot(written[0])
-    if args.figure:  # the deprecated --figure PATH
-        result.plot(args.figure)
-        written.append(args.figure)
     written += outputs.dump_json(result.to_dict(), out, args.json)
     print("wrote " + ", ".join(written), file=report)
     return 0
@@ -86,7 +81,7 @@ def run_order(args) -> int:
 
 def _dry_run(args, problem, op) -> int:
     """The plan of one run (with ``--budget``: its stages)."""
-    spec = {"scheme": args.scheme, "problem": args.problem, "width": problem.d, "noise": op.noise, "hurst": op.hurst,
+    spec = {"scheme": _named(args.scheme), "problem": _named(args.problem), "width": problem.d, "noise": op.noise, "hurst": op.hurst,
             "depths": list(op.depths), "draws": op.draws, "reference": op.reference, "chunk": op.chunk,
             "seed": op.seed, "dtype": args.dtype, "margin": op.margin}
     note = ""
@@ -95,6 +90,11 @@ def _dry_run(args, problem, op) -> int:
 
         spec["stages"], note = list(op.stages), "; " + stages_text(op.stages, op.seconds())
     return dry_run.show(args, "order", [spec], seconds=op.seconds(), estimates=[op.estimate()], note=note)
+
+
+def _named(value) -> str:
+    """A flag's value as text: a built-in's name, or a user's object's name."""
+    return value if isinstance(value, str) else getattr(value, "name", type(value).__name__)
 
 
 def _options(args, names) -> dict:

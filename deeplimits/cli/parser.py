@@ -19,7 +19,7 @@ from ..studies.presets import DEFAULT_STUDY, DEFAULTS, PHASE_PRESETS, STABILITY_
 from . import convergence, dry_run, law, order, propagation, runs, scaling, trained_limit, training, transfer, weights
 from . import execution as E_
 from .errors import UsageError, say
-from .values import RenamedFlag, DTYPE_HELP, device, fmt, int_list, integer, name_list, parse_list, real
+from .values import DTYPE_HELP, device, fmt, int_list, integer, name_list, parse_list, real
 
 __all__ = ["build_parser"]
 
@@ -27,13 +27,6 @@ __all__ = ["build_parser"]
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit status 2, no usage dump
         raise UsageError(f"{self.prog}: {message}")
-
-
-def _renamed_flag(p, old: str, new: str) -> None:
-    """``old`` as a hidden deprecated alias of the flag ``new`` (already added to ``p``)."""
-    action = next(a for a in p._actions if new in a.option_strings)
-    p.add_argument(old, dest=action.dest, type=action.type, action=RenamedFlag, const=new,
-                   default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 
 def _by_regime(values: dict) -> str:
@@ -117,12 +110,14 @@ def _convergence_parser(sub):
     c.add_argument("--arch", choices=sorted({a for r in REGISTRY.values() for a in r.architectures}),
                    help="residual map (" + "; ".join(f"{n}: {', '.join(a)}, default {a[0]}" for n, a in archs.items())
                    + "; else the regime's own)")
+    c.add_argument("--block", metavar="MODULE:NAME",
+                   help="a residual block of your own: NAME, a deeplimits Block subclass in MODULE (importable, or a "
+                        "file MODULE.py in the working directory), registered and run as --arch its name")
     convergence.add_option_flags(c)
     c.add_argument("--depths", type=int_list, help="powers of two, e.g. 8,16,32 (default "
                    + _by_regime({n: d["depths"] for n, d in reg.items()}) + ")")
     c.add_argument("--draws", type=integer,
                    help=f"independent draws (default {_by_regime({n: d['draws'] for n, d in reg.items()})})")
-    _renamed_flag(c, "--paths", "--draws")
     c.add_argument("--inputs", type=integer, default=dflt["inputs"], help="inputs per draw (default %(default)s)")
     rough = [n for n, d in reg.items() if d.get("reference")]
     c.add_argument("--reference", type=integer, help=f"finest grid of the reference for {', '.join(rough)}, a "
@@ -142,10 +137,11 @@ def _order_parser(sub):
         description="Run a shipped one-step scheme at every depth on one Brownian (or fBm) path per draw, against "
                     "the exact solution (or the scheme on the finest grid), fit its declared error expansion, test "
                     "it and give the verdict (deeplimits.strong_order; docs/schemes.md).")
-    o.add_argument("--scheme", choices=N_.SCHEMES, metavar="NAME",
-                   help=f"the scheme: {', '.join(N_.SCHEMES)} (required unless --calibrate)")
-    o.add_argument("--problem", choices=N_.PROBLEMS, metavar="NAME",
-                   help="linear-sde: dX = 0.1 X dt + 0.5 X dW (Itô, exact); linear-stratonovich: the same with o dW; "
+    o.add_argument("--scheme", metavar="NAME",
+                   help=f"the scheme: {', '.join(N_.SCHEMES)}, or MODULE:OBJECT, a deeplimits Scheme of your own "
+                        "(required unless --calibrate)")
+    o.add_argument("--problem", metavar="NAME",
+                   help="MODULE:OBJECT, a deeplimits Problem of your own, or linear-sde: dX = 0.1 X dt + 0.5 X dW (Itô, exact); linear-stratonovich: the same with o dW; "
                         "sde-regime: the sde regime's general noise in width --width (nested reference); "
                         "linear-young: dX = X dB^H (exact; --hurst); ou: dX = -X dt + 0.3 dW (additive noise, nested "
                         "reference); sin-cos: dX = sin X dt + 0.5 cos X dW (nested reference)")
@@ -156,7 +152,6 @@ def _order_parser(sub):
                    help="the noise structure the scheme declares its order for (the problem's own when omitted)")
     o.add_argument("--depths", type=int_list, help=f"powers of two (default {fmt(dflt['depths'])})")
     o.add_argument("--draws", type=integer, help=f"independent draws (default {dflt['draws']})")
-    _renamed_flag(o, "--paths", "--draws")
     o.add_argument("--reference", type=integer, help=f"finest grid, a power of two (default "
                                                      f"{P_.REFERENCE_REFINEMENT} * max depth)")
     o.add_argument("--seed", type=integer, default=dflt["seed"], help="base seed (default %(default)s)")
@@ -169,8 +164,6 @@ def _order_parser(sub):
                         f"(default {E_.RUNS}/order-<hash of the options>)")
     o.add_argument("--json", metavar="PATH", help="also write the JSON result to PATH ('-': standard output, the "
                                                   "report then goes to standard error)")
-    o.add_argument("--figure", metavar="PATH", action=RenamedFlag, const="--out DIR (the figure is DIR/order.png)",
-                   help=argparse.SUPPRESS)  # deprecated: still writes the figure at PATH
     o.add_argument("--calibrate", action="store_true",
                    help="measure how often the verdict is wrong, instead of one run: its size (disagrees on "
                         "correct cases), its agreement and power (exponents off by 0.05 and 0.1, each read at itself "
@@ -216,8 +209,8 @@ def _stability_parser(sub):
         preset_help="; ".join(f"{n}: {p['arch']}, d={p['width']}, depths {fmt(p['depths'])}, betas "
                               f"{fmt(p['betas'])}, {p['draws']} draws, {p['driver']} weights"
                               + (", histograms" if p.get("histograms") else "") for n, p in STABILITY_PRESETS.items()))
-    s.add_argument("--driver", choices=N_.DRIVERS, metavar="NAME",
-                   help=f"law of the weights: {', '.join(N_.DRIVERS)}"
+    s.add_argument("--driver", metavar="NAME",
+                   help=f"law of the weights: {', '.join(N_.DRIVERS)}, or MODULE:NAME, a Driver subclass of your own"
                         + _preset_default(STABILITY_PRESETS, iid, "driver"))
     _driver_flags(s)
     s.add_argument("--depths", type=int_list, help="depths, e.g. 10,100,1000 or 10:1000:10"
@@ -296,8 +289,9 @@ def _train_parser(sub):
                      "files under --root, for a GPU or a cluster)")
     t.add_argument("--dataset", help=f"digits, mnist1d, synthetic, mnist, cifar10 (default {d['dataset']})")
     t.add_argument("--root", metavar="DIR", help="the directory of the mnist / cifar10 files (nothing is downloaded)")
-    t.add_argument("--driver", choices=N_.DRIVERS, metavar="NAME",
-                   help=f"law of the initial residual weights: {', '.join(N_.DRIVERS)} (default {d['driver']})")
+    t.add_argument("--driver", metavar="NAME",
+                   help=f"law of the initial residual weights: {', '.join(N_.DRIVERS)}, or MODULE:NAME, a Driver "
+                        f"subclass of your own (default {d['driver']})")
     t.add_argument("--hursts", type=parse_list, help=f"Hurst indices {O_.HURST.range_text()} for --driver fractional, "
                                                      "e.g. 0.1:0.9:10")
     t.add_argument("--length-scale", type=real, help=f"{O_.LENGTH_SCALE.describe()} for --driver smooth")
@@ -306,6 +300,9 @@ def _train_parser(sub):
     t.add_argument("--seeds", type=integer, help=f"independent initialisations per point (default {d['seeds']})")
     t.add_argument("--arch", choices=N_.ARCHITECTURES + ("conv",), help=f"residual map (default {d['arch']}; conv: the "
                    "convolutional networks of Cohen et al., ICML 2021, see the description)")
+    t.add_argument("--block", metavar="MODULE:NAME",
+                   help="a residual block of your own: NAME, a deeplimits Block subclass in MODULE (importable, or a "
+                        "file MODULE.py in the working directory), registered and run as --arch its name")
     t.add_argument("--activation", help=_activation_help())
     t.add_argument("--bias", action=argparse.BooleanOptionalAction, default=None,
                    help=f"give each layer a zero-initialised bias (default: {_yes(d['bias'])})")
@@ -368,6 +365,9 @@ def _study_parser(sub, name, presets, default, *, help, description, preset_help
     p.add_argument("--preset", choices=sorted(presets), default=default, metavar="NAME",
                    help=preset_help + " (default %(default)s)")
     p.add_argument("--arch", choices=N_.ARCHITECTURES, help="residual map" + _preset_default(presets, default, "arch"))
+    p.add_argument("--block", metavar="MODULE:NAME",
+                   help="a residual block of your own: NAME, a deeplimits Block subclass in MODULE (importable, or a "
+                        "file MODULE.py in the working directory), registered and run as --arch its name")
     p.add_argument("--activation", help=_activation_help())
     p.add_argument("--width", type=integer, help="hidden width d" + _preset_default(presets, default, "width"))
     p.add_argument("--n-in", type=integer, help="input dimension" + _preset_default(presets, default, "n_in"))

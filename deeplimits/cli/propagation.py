@@ -18,11 +18,14 @@ PHASE = ("hursts", "betas", "arch", "activation", "width", "n_in", "bias", "dept
 
 def _run_study(args, cmd, spec, run, total, unit, executor_kw):
     """Open the store, run with a progress bar, print the report, write figures and JSON."""
-    out = default_out(args, cmd, spec.to_dict())
+    from .user import run_key
+
+    stored = spec.to_dict()
+    out = default_out(args, cmd, run_key(args, stored))
     outputs.check_outputs(args, cmd, out)
     if args.dry_run:
         return dry_run.show(args, cmd, [spec], out)
-    with Run(out, spec.to_dict()) as store:
+    with Run(out, stored) as store:
         with progress(args, total=total, unit=unit, desc=cmd, initial=spec.stored_units(store),
                       bar_format="{desc} {bar} {n_fmt}/{total_fmt} " + unit + "s [{elapsed}<{remaining}]") as bar:
             result = run(spec, bar.update, store=store, **executor_kw)
@@ -41,7 +44,7 @@ def run_stability_cmd(args) -> int:
 
     executor_kw = executor(args, "stability")
     kw = preset_options(args, STABILITY_PRESETS[args.preset], STABILITY)
-    driver = args.driver or kw.pop("driver")
+    driver = kw.pop("driver") if args.driver is None else args.driver  # ('' is a bad name, not "not given")
     kw.pop("driver", None)
     declared = tuple(o.name for opts in DRIVER_OPTIONS.values() for o in opts)  # the flags of _driver_flags
     params = STABILITY + ("driver", *declared, "seed", "dtype", "device")

@@ -14,10 +14,10 @@ __all__ = ["add_parser", "run_transfer_cmd", "OPTIONS"]
 
 #: flags passed to :func:`deeplimits.studies.transfer.study.plan_transfer` when given
 OPTIONS = ("depths", "betas", "optimizers", "lrs", "seeds", "width", "epochs", "batch_size", "samples", "seed",
-           "limit")
+           "limit", "arch")
 #: the flags of the convolutional presets (:func:`deeplimits.studies.transfer.conv.plan_conv_transfer`):
-#: those of the MLPs but ``--limit``, and ``--root``, ``--chunk``
-CONV_OPTIONS = tuple(o for o in OPTIONS if o != "limit") + ("root", "chunk")
+#: those of the MLPs but ``--limit`` and ``--block``, and ``--root``, ``--chunk``
+CONV_OPTIONS = tuple(o for o in OPTIONS if o not in ("limit", "arch")) + ("root", "chunk")
 
 
 def _preset_help() -> str:
@@ -56,6 +56,8 @@ def add_parser(sub, run_flags):
     c.add_argument("--seeds", type=integer, help="initialisations per depth, at least 2 (default: the preset's)")
     c.add_argument("--width", type=integer, help="width d of the residual stream; the conv presets: the first stage's "
                                                   "channels (default: the preset's)")
+    c.add_argument("--block", metavar="MODULE:NAME", help=f"the MLPs' residual block: one of your own (default "
+                                                          f"{d['arch']} {d['activation']})")
     c.add_argument("--epochs", type=integer, help="passes over the training samples (default: the preset's)")
     c.add_argument("--samples", type=integer, help="training samples, at most the data set's (digits: 1437; "
                                                    "published: all of them; default: the preset's)")

@@ -4,8 +4,7 @@ with several depths of one tensor the exponents of their scaling. Convolution ke
 convolutions on ``--grid`` (without it: the grids a deeplimits convolutional network gives, or
 the default). Outputs, as every command's: ``--out DIR`` (default ``runs/weights-<hash of the paths
 and options>``) holds the figure ``weights.png`` and ``result.json``; ``--json PATH`` is a copy of
-the JSON; ``--figure PATH``, the former way to ask for the figure, still draws it there too, with
-a deprecation line."""
+the JSON."""
 
 from __future__ import annotations
 
@@ -81,7 +80,6 @@ def run_weights_cmd(args) -> int:
     out = default_out(args, "weights", {"command": "weights", "paths": [os.path.abspath(p) for p in args.paths],
                                         "beta": args.beta, "grid": args.grid})
     outputs.check_outputs(args, "weights", out)
-    outputs.check_figure("weights", "--figure", args.figure)
     if args.grid is not None and args.grid < 1:
         raise UsageError(f"deeplimits weights: --grid must be an integer >= 1, got {args.grid}")
     if args.dry_run:
@@ -103,9 +101,6 @@ def run_weights_cmd(args) -> int:
     os.makedirs(out, exist_ok=True)
     written = [os.path.join(out, "weights.png")]
     _figure(tensors, families, written[0])
-    if args.figure:  # the deprecated --figure PATH
-        _figure(tensors, families, args.figure)
-        written.append(args.figure)
     payload = {"tensors": [{"path": str(p), **d.to_dict()} for p, _, _, d in tensors],
                "exponents": {n: e.exponents for n, e in exponents.items()},
                "hypothesis": {n: {"supports": e.hypothesis, "reason": e.reason, "evidence": e.evidence}
@@ -119,7 +114,7 @@ def add_parser(sub) -> None:
     """The ``weights`` command's flags (defaults read from :mod:`deeplimits.studies.presets`)."""
     from ..studies import presets
     from .execution import RUNS
-    from .values import RenamedFlag, integer, real
+    from .values import integer, real
 
     w = sub.add_parser(
         "weights", help="diagnostics of layer-indexed weights: norms, Hurst index, exponents across depths",
@@ -145,6 +140,4 @@ def add_parser(sub) -> None:
                         f"(default {RUNS}/weights-<hash of the paths and options>)")
     w.add_argument("--json", metavar="PATH", help="also write the diagnostics (and exponents) as JSON to PATH ('-': "
                                                   "standard output, the report then goes to standard error)")
-    w.add_argument("--figure", metavar="PATH", action=RenamedFlag, const="--out DIR (the figure is DIR/weights.png)",
-                   help=argparse.SUPPRESS)  # deprecated: still draws the figure at PATH
     w.set_defaults(func=run_weights_cmd)

@@ -28,7 +28,6 @@ import torch
 
 from .. import _resources as R_
 from .. import _validate as V_
-from .._names import LAYER_WEIGHTS
 from ..errors import DamagedFileError, ParameterError
 from .conv_depth import ConvKernels
 from .measures import real_array, real_tensor
@@ -145,6 +144,11 @@ def _pt(path: str):
     return read_pt(path, what="a PyTorch file of tensors", prefix="source: ")
 
 
+#: the entries of a training chunk's state_dict that are not per-layer weights (the embedding ``A``, the
+#: readout ``B``; ``delta``, the trained scale, is per layer only when it is ``(L, C)``)
+_NOT_LAYERED = ("A", "B", "delta")
+
+
 def _from_object(obj, path) -> dict:
     if isinstance(obj, torch.Tensor):
         return {"A": _layered(f"source: {path}", real_tensor(f"source: {path}", obj))}
@@ -155,8 +159,9 @@ def _from_object(obj, path) -> dict:
                                          f"{type(sd).__name__}, not a dict of named tensors")
         if isinstance(obj["module"], dict) and "image_shape" in obj["module"]:  # of `train --arch conv`
             return _conv_chunk(sd, obj["module"], path)  # per configuration, on its own grids
-        # the per-layer parameters (L, C, ...), as ResidualNetwork.residual_weights
-        layered = {k: sd[k] for k in LAYER_WEIGHTS if k in sd}
+        # the per-layer parameters (L, C, ...), as ResidualNetwork.residual_weights: every entry but the
+        # embedding, the readout and the trained scale (whatever the block names its weights)
+        layered = {k: w for k, w in sd.items() if k not in _NOT_LAYERED}
         if "delta" in sd and sd["delta"].dim() == 2:
             layered["delta"] = sd["delta"]
         for k, w in layered.items():
@@ -165,7 +170,7 @@ def _from_object(obj, path) -> dict:
                                              f"shape {tuple(w.shape)}, not per-layer weights (L, C, ...)")
         if not layered:
             raise DamagedFileError(path, f"source: {path} is not a training chunk: its state_dict holds none of the "
-                                         f"per-layer weights {', '.join(LAYER_WEIGHTS)}")
+                                         "per-layer weights (entries besides A, B and delta)")
         return _per_config(layered)
     if isinstance(obj, dict) and obj and all(isinstance(v, torch.Tensor) for v in obj.values()):
         if not all(isinstance(k, str) for k in obj):

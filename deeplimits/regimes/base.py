@@ -22,7 +22,6 @@ from typing import ClassVar
 
 from .._names import ARCHITECTURES
 from ..errors import ParameterError
-from .._renamed import warn_renamed
 from ..options import Option  # re-exported: a regime declares its options
 from ..orders import StrongOrder, Term  # re-exported: a regime declares its order and its expansion
 
@@ -166,9 +165,6 @@ def register_regime(cls: type[Regime]) -> type[Regime]:
     if old is not None and type(old).__qualname__ != cls.__qualname__:
         raise ParameterError("cls", f"regime {name!r} is already registered ({type(old).__name__})")
     _check_options(cls)
-    if "paths" in cls.defaults:  # the deprecated name of draws, given on purpose (Regime.defaults has none)
-        warn_renamed(f"{cls.__name__}.defaults['paths']", "defaults['draws']")
-        cls.defaults = {**{k: v for k, v in cls.defaults.items() if k != "paths"}, "draws": cls.defaults["paths"]}
     REGISTRY[name] = cls()
     return cls
 
@@ -305,5 +301,6 @@ def pair(regime: str, *, width: int | None = None, activation=None, arch: str | 
     arch = _check_arch(spec, arch)
     resolved = resolve(spec, options)
     p = spec.build(width, activation, arch, **resolved)
+    p.network.block.check(width)  # its declared shapes and a residual of the state's shape, finite
     p.options = {**resolved, **p.options}
     return p

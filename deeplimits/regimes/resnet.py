@@ -70,10 +70,13 @@ class SDE(Regime):
         """A block linear in every weight: driven by Brownian increments, the network is the
         Euler–Maruyama scheme of the Itô SDE ``dH = g(H, dX)`` (strong order 1/2)."""
         rest = [n for n in block.weights if n not in block.linear]
-        return None if not rest else (f"the residual must be linear in every weight (Brownian increments drive "
-                                      f"them), and it is not declared linear in {', '.join(rest)}")
+        if rest:
+            return (f"the residual must be linear in every weight (Brownian increments drive them), and it is not "
+                    f"declared linear in {', '.join(rest)}")
+        return block.linearity()  # the declaration verified on random draws
 
     def build(self, width, activation, arch):
+        from ..blocks import Res1
         from ..limits import SDELimit
         from ..networks import ResNet
         from ..pairs import Pair
@@ -81,7 +84,7 @@ class SDE(Regime):
 
         net = ResNet(arch, activation, beta=0.5)
         order = self.order
-        if width == 1 and net.arch == "res-1" and net.activation.name == "identity":  # dH = H dW: Kurtz-Protter
+        if width == 1 and isinstance(net.block, Res1) and net.activation.name == "identity":  # dH = H dW: Kurtz-Protter
             order = dataclasses.replace(order, constant=math.sqrt(2) / math.pi, constant_source=(
                 "Kurtz & Protter 1991: L^1/2 (h_L - H_1) -> H_1 B'_1 / sqrt(2), E|.| = E|h_0| sqrt(2/pi) / sqrt(2)"))
         drivers = {name: IIDDriver("gaussian") for name in net.block.weights}

@@ -73,9 +73,12 @@ def same_code(stored: dict, given: dict, path: str):
     for name in sorted(set(stored) | set(given)):
         old, new = stored.get(name, {}).get("sha256"), given.get(name, {}).get("sha256")
         if old != new:
-            raise RunStoreError(f"{path} was run with {name} of source sha256 {str(old)[:12]}, and {name} now has "
-                                f"{str(new)[:12]}: resuming would mix the results of two codes; use another output "
-                                f"directory (or restore that source)")
+            info = stored.get(name) or given.get(name)
+            what = f"{info.get('module')}:{info.get('name')}"
+            alias = "" if what == name else f" (as {name})"
+            raise RunStoreError(f"{path} was run with {what}{alias}, whose source has changed since (sha256 "
+                                f"{str(old)[:12]}, now {str(new)[:12]}): resuming would mix the results of two codes; "
+                                f"use another output directory (or restore that source)")
 
 
 def seal_tasks(db, columns: str) -> None:

@@ -1,4 +1,4 @@
-"""The memory models of the studies, in one place (issue 22): the peak bytes of one task of each
+"""The memory models of the studies, in one place: the peak bytes of one task of each
 study, counted from the sizes alone (no allocation), which the plans' ``estimate()`` report and
 their chunk rules fit to the machine (:mod:`deeplimits._resources`).
 

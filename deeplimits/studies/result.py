@@ -1,4 +1,4 @@
-"""Results hold their plan (issue 22): a study's result keeps the :class:`~.plan.Plan` of what it
+"""Results hold their plan: a study's result keeps the :class:`~.plan.Plan` of what it
 summarises in its ``plan`` field instead of re-declaring the plan's fields.
 
 Each result class names in :attr:`PlanResult.shown` the plan's fields it shows: they are read

@@ -1,4 +1,4 @@
-"""The settings groups of the studies (issue 41): value objects in place of wide signatures.
+"""The settings groups of the studies: value objects in place of wide signatures.
 
 A plan function takes its settings by group: ``plan_training("digits", network=Network(arch="res-2",
 depth=8), training=Training(epochs=2), compute=Compute(seed=1))``; a field left unset takes the
@@ -32,7 +32,8 @@ class Network(Group):
     """The networks of a study (a field left at :data:`DEFAULT` takes the study's default)."""
 
     arch: str | None = DEFAULT
-    """The residual map (``'res-1'``, ``'res-2'``, ``'res-3'``, ``'inside'``)."""
+    """The residual map: a registered block's name (``'res-1'``, ``'res-2'``, ``'res-3'``, ``'inside'``, or
+    one of your own)."""
     activation: object = DEFAULT
     """The activation, by name (``None``: the architecture's default)."""
     bias: bool | None = DEFAULT

@@ -130,7 +130,7 @@ def _train_seconds(plan) -> float:
     chunks = _chunks(per_beta, min(plan.chunk, per_beta)) * len(plan.betas)
     if plan.study == "train-conv":
         from ..data.augment import IMAGE_SHAPES
-        from .scaling_conv.study import CONV_FLOPS_PER_SECOND, conv_flops
+        from ._shared.conv import CONV_FLOPS_PER_SECOND, conv_flops
         from .sizes import data_sizes
 
         n_train, n_test = data_sizes(plan.dataset, plan.root)[:2]

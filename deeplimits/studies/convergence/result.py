@@ -10,7 +10,6 @@ import math
 import numpy as np
 
 from ..._plain import PlainData
-from ..._renamed import renamed_attribute
 from ...orders import StrongOrder, Term, expected_constant
 from ..equivalence import EQUIVALENCE_LEVEL, MARGIN
 from ..expansion_fit import LEVEL, ExpansionFit, fit_expansion
@@ -232,9 +231,6 @@ class ConvergenceResult(PlainData):
         if "draws" not in d and "paths" in d:
             d = {("draws" if k == "paths" else k): v for k, v in d.items()}
         return cls(**cls._fields_of(d))
-
-    paths = renamed_attribute("paths", "draws")
-    """Deprecated name of :attr:`draws` (warns; removed in the next release)."""
 
     @property
     def table(self):

@@ -18,7 +18,6 @@ import torch
 from ... import _resources as R_
 from ... import _validate as V_
 from ..._random import chunk_seed
-from ..._renamed import renamed, renamed_attribute
 from ...errors import ParameterError
 from ...runs import register_task, Task, chunk_sizes
 from ...pairs import Pair
@@ -88,9 +87,6 @@ class ConvergencePlan(Plan):
     one run; ``draws`` is the last stage's), in the spec when there are stages."""
     budget: float | None = None
     """The seconds a run sized to decide may take (in the spec with its stages)."""
-
-    paths = renamed_attribute("paths", "draws")
-    """Deprecated name of :attr:`draws` (warns; removed in the next release)."""
 
     def __getattr__(self, name: str):
         """A declared option by name (``plan.hurst``): its recorded value, else its neutral one."""
@@ -207,20 +203,18 @@ class ConvergencePlan(Plan):
 
 @grouped
 def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, draws: int | None = None,
-                     reference: int | None = None, inputs: int = 1, paths: int | None = None,
+                     reference: int | None = None, inputs: int = 1,
                      network: Network = Network(width=None, activation=None, arch=None),
                      compute: Compute = Compute(seed=0, dtype=torch.float64, chunk=None, device=None),
                      decision: Decision = Decision(margin=MARGIN, budget=None), **options) -> ConvergencePlan:
     """Validate the arguments of :func:`strong_convergence` (all checks, before any work).
     Defaults (``width``, ``depths``, ``draws``, ``reference``) are the regime's ``defaults``;
     ``device`` (default the CPU) is where the chunks run, sized by its memory;
-    ``**options`` are the regime's declared options (``Regime.options``). ``paths`` is the
-    deprecated name of ``draws`` (warns; both at once is an error). ``network``: ``width``,
+    ``**options`` are the regime's declared options (``Regime.options``). ``network``: ``width``,
     ``activation``, ``arch`` as for :func:`deeplimits.pair`; ``compute``: ``seed``, ``dtype``,
     ``chunk``, ``device``; ``decision``: ``margin``, ``budget`` (with a budget: the stages of draws it
     fits, :func:`~deeplimits.studies.sequential.plan_stages`, each whole chunks, the plan sized as the
     last) (groups of :mod:`deeplimits.studies.settings`, or their fields as keywords)."""
-    draws = renamed("draws", draws, "paths", paths, stacklevel=5)  # (5: grouped's wrapper is one more frame)
     device, seed, dtype, chunk = V_.device_spec(compute.device), compute.seed, compute.dtype, compute.chunk
     dflt = get_regime(regime).defaults
     width, activation, arch = dflt["width"] if network.width is None else network.width, network.activation, network.arch
@@ -286,8 +280,7 @@ def _fit_chunk(p: Pair, width, inputs, reference, depths, draws, chunk, dtype, d
 
 
 @grouped
-def strong_convergence(regime: str, *, execution: Execution = Execution(), paths: int | None = None,
-                       **settings) -> ConvergenceResult:
+def strong_convergence(regime: str, *, execution: Execution = Execution(), **settings) -> ConvergenceResult:
     """Estimate the strong error of a pair against depth and fit its rate.
 
     Args:
@@ -296,8 +289,6 @@ def strong_convergence(regime: str, *, execution: Execution = Execution(), paths
         execution: how the chunks run (:class:`~deeplimits.studies.settings.Execution`):
             ``progress``, called with the number of draws finished after each chunk; ``store``,
             ``workers``, ``scheduler``, ``timeout`` as for :func:`run_plan`.
-        paths: deprecated name of ``draws`` (warns, removed in the next release; giving both is
-            a :class:`~deeplimits.errors.ParameterError`).
         **settings: the arguments of :func:`plan_convergence`, or its groups' fields as keywords:
 
             * ``depths``: increasing powers of two (defaults: the regime's ``defaults``,
@@ -324,8 +315,6 @@ def strong_convergence(regime: str, *, execution: Execution = Execution(), paths
     Returns:
         A :class:`ConvergenceResult`.
     """
-    if paths is not None:
-        settings["draws"] = renamed("draws", settings.get("draws"), "paths", paths, stacklevel=5)
     return execution.run(plan_convergence(regime, **settings))
 
 

@@ -3,6 +3,8 @@ one package:
 
 * :mod:`~deeplimits.studies.law.study`: the plan, its sweep task and :func:`weak_law`;
 * :mod:`~deeplimits.studies.law.engine`: the batched networks and SDE, coupled through one path;
+* :mod:`~deeplimits.studies.law.phis`: the test functions as values; :mod:`~deeplimits.studies.law.inputs`: the
+  law, the block and the test functions checked;
 * :mod:`~deeplimits.studies.law.fit`: the weak-error expansion fitted and tested, the verdict;
 * :mod:`~deeplimits.studies.law.distances`: 1-Wasserstein and Kolmogorov distances with their floor;
 * :mod:`~deeplimits.studies.law.result`, :mod:`~deeplimits.studies.law.report`,
@@ -22,7 +24,10 @@ from ..._lazy import lazy_exports
 #: public name -> the submodule that defines it
 _WHERE = {
     **dict.fromkeys(("LawPlan", "plan_law", "weak_law", "law_task", "chunk_values"), "study"),
-    **dict.fromkeys(("PHIS", "simulate", "law_weights", "sde_grids", "phi_values", "phi_gradients"), "engine"),
+    **dict.fromkeys(("simulate", "law_weights", "sde_grids", "law_driver"), "engine"),
+    **dict.fromkeys(("PHIS", "TestFunction", "register_test_function", "unregister_test_function", "test_function",
+                     "phi_values", "phi_gradients", "DEFAULT_PHIS"), "phis"),
+    **dict.fromkeys(("law_of", "block_of", "phis_of"), "inputs"),
     **dict.fromkeys(("fit_weak", "fit_power", "gls", "LEVEL", "VERDICTS", "MAX_WIDTH", "MIN_DEPTHS", "MIN_SPAN"),
                     "fit"),
     **dict.fromkeys(("wasserstein1", "kolmogorov", "law_distances", "BOOTSTRAP"), "distances"),

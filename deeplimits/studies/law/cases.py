@@ -10,7 +10,8 @@ LAWS = {
     "rademacher": "Rademacher +-1/sqrt(d)",
     "gaussian": "Gaussian N(0, 1/d)",
 }
-"""The centred weight laws of variance ``1/d``: name -> what it is."""
+"""The built-in centred weight laws of variance ``1/d``: name -> what it is (any registered i.i.d.
+driver with a ``from_normal`` hook is a law of the study too)."""
 
 PRESETS = {
     # depths 4 to 64 against Euler-Maruyama on 64, 128, 256 steps: about 3 minutes on one core
@@ -28,7 +29,7 @@ METHODS = ("controls", "coupled", "plain")
 alone, or plain Monte Carlo (every network its own weights)."""
 
 DEFAULTS = dict(law="uniform", width=4, chunk=8192, samples=20000, mean=0.0, variance=1.0, method="controls", seed=0,
-                dtype="float32")
+                dtype="float32", arch="res-1", activation="tanh")
 """The scalar defaults of :func:`~deeplimits.studies.law.study.plan_law` (and the command line)."""
 
 FIG2 = dict(width=100, depths=[10, 100, 1000], draws=400, chunk=100)

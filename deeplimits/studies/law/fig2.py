@@ -208,9 +208,9 @@ class Fig2Result(PlainData):
     def plot(self, path=None, *, ax=None):
         """The quartile panel: the network's quartiles against ``L`` with their intervals, the
         limit's as lines, Marion et al.'s quoted values as crosses."""
-        from ...plots import _figure, _save
+        from ...plots import new_figure, save_figure
 
-        fig, axes = _figure(1, 1, (5.0, 3.8), path, ax)
+        fig, axes = new_figure(1, 1, (5.0, 3.8), path, ax)
         a, L = axes[0][0], np.asarray(self.depths, dtype=float)
         for i, name in enumerate(("25%", "50%", "75%")):
             q = np.array([x[i] for x in self.quartiles])
@@ -223,4 +223,4 @@ class Fig2Result(PlainData):
         a.set_ylabel("|h_L| / |h_0|")
         a.set_title(f"res-3, uniform, d = {self.spec['width']} (dotted: the limit SDE)", fontsize=9)
         a.legend(fontsize=7)
-        return _save(fig, path)
+        return save_figure(fig, path)

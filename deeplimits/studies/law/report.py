@@ -38,20 +38,24 @@ def _phi_lines(q: dict, depths, text: str) -> list[str]:
 
 def report_lines(result) -> list[str]:
     """The lines of the report."""
-    from .cases import LAWS
-    from .engine import PHIS, sde_grids
+    from .cases import DEFAULTS, LAWS
+    from .engine import sde_grids
+    from .phis import phi_text
 
     s, depths = result.spec, result.spec["depths"]
-    law = LAWS[s["law"]] + ("" if s["mean"] == 0 and s["variance"] == 1 else
-                            f", shifted: mean {s['mean']:g}/sqrt(d), variance {s['variance']:g}/d")
+    own = "".join(f", {k} = {v}" for k, v in (s.get("law_options") or {}).items())
+    law = LAWS.get(s["law"], f"{s['law']}{own}") + ("" if s["mean"] == 0 and s["variance"] == 1 else
+                                                    f", shifted: mean {s['mean']:g}/sqrt(d), variance {s['variance']:g}/d")
+    net = f"{s.get('arch') or DEFAULTS['arch']} {s.get('activation') or DEFAULTS['activation']}"
+    limit = "dH = dX tanh(H)" if not s.get("arch") else "dH = g(H, dX)"
     how = ("coupled through one Brownian path per draw (quantile transforms)" + (", martingale control variates"
                                                                                   if s["controls"] else "")
            if s["coupled"] else "plain Monte Carlo (independent draws)")
-    lines = [f"convergence in law: res-1 tanh, d = {s['width']}, h_0 = 1, weights {law} -> dH = dX tanh(H)",
+    lines = [f"convergence in law: {net}, d = {s['width']}, h_0 = 1, weights {law} -> {limit}",
              f"{result.draws} draws, {how}; E phi(H_1) by Euler-Maruyama on {', '.join(map(str, sde_grids(s['fine'])))} "
              f"steps, Richardson on the two finest"]
     for q in result.phis:
-        lines += _phi_lines(q, depths, PHIS[q["phi"]])
+        lines += _phi_lines(q, depths, phi_text(q["phi"]))
     lines.append(f"joint (every phi, one rate): {fit_line(result.joint)}")
     d = result.distances
     lines.append(f"distances between the laws of |h_L|/|h_0| and the SDE's ({d['draws']} draws a side; floor: the SDE "

@@ -27,25 +27,24 @@ __all__ = ["LawResult", "weak_estimates", "per_draw_numbers"]
 
 def _layout(spec: dict) -> tuple[int, int, int, bool]:
     """``(test functions, depths, grids, controls)`` of a spec's per-draw vectors."""
-    from .engine import PHIS
+    from .phis import DEFAULT_PHIS
 
     K = len(spec["depths"])
-    return len(PHIS), K, K + 3, bool(spec["controls"])
+    return len(spec.get("phis") or DEFAULT_PHIS), K, K + 3, bool(spec["controls"])
 
 
-def per_draw_numbers(depths: int, controls: bool) -> int:
-    """The numbers each draw gives (its vector ``x``): every test function at the ``depths`` networks
-    and the three SDE grids, and with control variates one per test function and depth."""
-    from .engine import PHIS
-
-    return len(PHIS) * (depths + 3) + (len(PHIS) * depths if controls else 0)
+def per_draw_numbers(spec: dict) -> int:
+    """The numbers each draw of a spec gives (its vector ``x``): every test function at the depths'
+    networks and the three SDE grids, and with control variates one per test function and depth."""
+    P, K, G, controls = _layout(spec)
+    return P * G + (P * K if controls else 0)
 
 
 def _maps(spec: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The linear maps of ``x``: the weak errors ``(P K, D)``, the two Richardson references
     ``(2 P, D)`` (``F/4, F/2`` then ``F/2, F``) and the indices of the control variates."""
     P, K, G, controls = _layout(spec)
-    D = per_draw_numbers(K, controls)
+    D = per_draw_numbers(spec)
     A, R = np.zeros((P * K, D)), np.zeros((2 * P, D))
     for p in range(P):
         base = p * G
@@ -126,8 +125,8 @@ class LawResult(PlainData):
     def from_tasks(cls, spec: dict, results: list, seconds: float) -> "LawResult":
         """The result of finished tasks (their results, in order)."""
         from .distances import law_distances
-        from .engine import PHIS
         from .fit import fit_weak
+        from .phis import DEFAULT_PHIS
 
         n = sum(r["n"] for r in results)
         total = np.sum([np.asarray(r["sum"]) for r in results], axis=0)
@@ -135,7 +134,7 @@ class LawResult(PlainData):
         est = weak_estimates(spec, n, total, outer)
         P, K, _, _ = _layout(spec)
         depths = list(spec["depths"])
-        phis = [_phi_summary(name, p, est, depths, K, P) for p, name in enumerate(PHIS)]
+        phis = [_phi_summary(name, p, est, depths, K, P) for p, name in enumerate(spec.get("phis") or DEFAULT_PHIS)]
         joint = {**fit_weak(depths, est["error"], est["cov"]), "error": est["error"].tolist(),
                  "cov": est["cov"].tolist()}
         ratios = np.concatenate([np.asarray(r["ratios"], dtype=float) for r in results])

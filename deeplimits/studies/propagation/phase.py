@@ -196,7 +196,7 @@ def plan_phase(hursts: Sequence[float] | None = None, betas: Sequence[float] | N
     hursts = full["hursts"] if hursts is None else hursts
     betas = full["betas"] if betas is None else betas
     net = _common(arch, activation, width, n_in, draws, inputs, seed, dtype)
-    where.update(bias_field(net.arch, bias))
+    where.update(bias_field(net.block, bias))
     hursts = _grid("hursts", hursts, lambda h: round(V_.hurst(h, name="hursts"), 6))  # task keys: 6 decimals
     betas = _grid("betas", betas, lambda b: V_.real("betas", b, low=0.0))
     depth = V_.integer("depth", depth)

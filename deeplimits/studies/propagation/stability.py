@@ -265,29 +265,30 @@ def plan_stability(arch: str = "res-3", driver: Driver | str | None = None, *, n
     seed, dtype, chunk, device = compute.seed, compute.dtype, compute.chunk, compute.device
     where = {"device": V_.device_spec(device, dtype)}
     net = _common(arch, activation, width, n_in, draws, inputs, seed, dtype)
-    where.update(bias_field(net.arch, bias))
+    where.update(bias_field(net.block, bias))
     delta = V_.real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
     if delta != DELTA:
         where["delta"] = delta
     driver = make_driver("uniform") if driver is None else make_driver(driver) if isinstance(driver, str) else driver
     driver_spec(driver)  # a Driver, or a one-line error
+    driver.check()  # its samples: the shape and dtype asked for, finite
     depths = _grid("depths", depths, lambda L: V_.integer("depths", L))
     betas = _grid("betas", betas, lambda b: V_.real("betas", b, low=0.0))
     V_.flag("histograms", histograms)
-    chunk = _stability_chunk(net.arch, driver, width, n_in, depths, betas, draws, inputs, dtype, chunk,
+    chunk = _stability_chunk(net.block, driver, width, n_in, depths, betas, draws, inputs, dtype, chunk,
                              where.get("device"), where.get("bias", True))
     return StabilityPlan(net.arch, driver, net.activation.name, width=width, n_in=n_in, depths=tuple(depths),
                          betas=tuple(betas), draws=draws, inputs=inputs, seed=seed,
                          dtype=str(dtype).replace("torch.", ""), histograms=histograms, chunk=chunk, **where)
 
 
-def _stability_chunk(arch, driver, width, n_in, depths, betas, draws, inputs, dtype, chunk, device, bias) -> int:
+def _stability_chunk(block, driver, width, n_in, depths, betas, draws, inputs, dtype, chunk, device, bias) -> int:
     """Draws per task: given, or the default (part of the spec, hence of the seeds: its
     historical rule, :data:`~deeplimits.studies.presets.TASK_BYTES`), checked against the machine's memory and the task limit."""
     item = dtype.itemsize
-    per_draw = default_draw_bytes(arch, driver, width, depths, betas, inputs, item, bias)
+    per_draw = default_draw_bytes(block, driver, width, depths, betas, inputs, item, bias)
     chunk = None if chunk is None else V_.integer("chunk", chunk)
-    chunk = R_.fit_chunk(lambda n: propagation_bytes(arch, driver, width, n_in, depths, betas, inputs, n, item, bias),
+    chunk = R_.fit_chunk(lambda n: propagation_bytes(block, driver, width, n_in, depths, betas, inputs, n, item, bias),
                          draws, chunk, _chunk(per_draw, draws), _sizes(width, depths, betas, inputs, n_in),
                          ("width", "n_in", "depths", "betas", "inputs"), device=device)
     _check_steps(driver, depths)
@@ -312,7 +313,7 @@ def summarise_stability(spec: dict, parts: Sequence[dict], seconds: float = 0.0)
     keys = set.intersection(*(set(p) for p in parts))  # chunks stored before r_h_max have none
     a = {k: np.concatenate([np.asarray(p[k], dtype=np.float64) for p in parts]) for k in keys}
     driver = _spec_driver(spec)
-    apply = bounds_apply(spec["arch"], spec["activation"], driver)
+    apply = bounds_apply(spec["arch"], spec["activation"], driver)  # the block's declarations
     delta = spec.get("delta", DELTA)
     records, samples = [], []
     for i, beta in enumerate(spec["betas"]):
@@ -351,9 +352,11 @@ def stability(arch: str = "res-3", driver: Driver | str | None = None, *, execut
     ``execution.run(plan_stability(arch, driver, **settings))``.
 
     Args:
-        arch: ``'res-1'``, ``'res-2'``, ``'res-3'`` or ``'inside'``.
+        arch: ``'res-1'``, ``'res-2'``, ``'res-3'``, ``'inside'``, or a registered block of your own
+            (a name, or a :class:`~deeplimits.blocks.Block` whose class is registered).
         driver: law of the weights, a :class:`~deeplimits.paths.Driver` or a name
-            (``'uniform'``, the papers' default; ``'gaussian'``, ``'rademacher'``, ``'smooth'``).
+            (``'uniform'``, the papers' default; ``'gaussian'``, ``'rademacher'``, ``'smooth'``, or
+            a registered law of your own).
         execution: how the tasks run (:class:`~deeplimits.studies.settings.Execution`):
             ``progress``, called with the number of draws of each finished chunk; ``store``,
             ``workers``, ``scheduler``, ``timeout``: a :class:`~deeplimits.runs.RunStore` and an

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from .._shared.stats import median, median_records, slope
 from ..._plain import PlainData
 from ..result import draw_into
 
@@ -42,29 +43,6 @@ def other_convention(loss: str, value: float, outputs: int) -> tuple[str, float]
     return ("squared", value * outputs / 2) if loss == "mse" else ("mse", value * 2 / outputs)
 
 
-def _median(values) -> float:
-    """The median of the finite numbers of ``values`` (``None``: a NaN stored as JSON), else NaN."""
-    finite = [float(v) for v in values if v is not None and math.isfinite(v)]
-    return float(np.median(finite)) if finite else math.nan
-
-
-def _median_records(records: list[dict], key: str) -> list[dict]:
-    """Per depth, the median over seeds of every number of ``record[key]`` (the diagnostics)."""
-    out = []
-    for L in sorted({r["depth"] for r in records}):
-        group = [r[key] for r in records if r["depth"] == L]
-        out.append({k: (_median([g[k] for g in group]) if v is None or isinstance(v, float) else v)
-                    for k, v in group[0].items()})
-    return out
-
-
-def _slope(depths, values, negate: bool = True) -> dict:
-    from ...diagnostics.scaling import _loglog_fit
-
-    slope, (lo, hi) = _loglog_fit(depths, values)
-    return {"value": -slope, "ci": [-hi, -lo]} if negate else {"value": slope, "ci": [lo, hi]}
-
-
 def family_exponents(records: list[dict], dataset: str = "synthetic") -> dict:
     """The exponents and verdict of one learning rate's records (all seeds, two depths or more):
     ``exponents`` (``alpha``, ``beta``, ``alpha+beta`` and, with one ``delta_k`` per layer,
@@ -78,16 +56,16 @@ def family_exponents(records: list[dict], dataset: str = "synthetic") -> dict:
     from ...diagnostics.scaling import RELEASED_FACTORS, released_statistics
 
     depths = sorted({r["depth"] for r in records})
-    med = lambda key: [_median([r[key] for r in records if r["depth"] == L]) for L in depths]  # noqa: E731
+    med = lambda key: [median([r[key] for r in records if r["depth"] == L]) for L in depths]  # noqa: E731
     fields = {f.name for f in dataclasses.fields(WeightDiagnostics)}
     fam = lambda key: [WeightDiagnostics(**{k: v for k, v in d.items() if k in fields})  # noqa: E731
-                       for d in _median_records(records, key)]
+                       for d in median_records(records, key)]
     ratio = med("trend_ratio")[-1]
     per_layer = "effective" in records[0]
     judged = scaling_exponents(fam("effective" if per_layer else "W"), trend_ratio=ratio)
     w = judged if not per_layer else scaling_exponents(fam("W"))
     e = dict(w.exponents)
-    e["alpha"] = _slope(depths, med("delta"))
+    e["alpha"] = slope(depths, med("delta"))
     if per_layer:
         e["alpha+beta"] = dict(judged.exponents["beta"])
         code = released_statistics(fam("effective"), RELEASED_FACTORS[dataset])  # what its ReLU figures fit
@@ -95,7 +73,7 @@ def family_exponents(records: list[dict], dataset: str = "synthetic") -> dict:
             code["max_norm"], code["increments"], code["rss"])
     else:
         e["alpha+beta"] = {"value": e["alpha"]["value"] + e["beta"]["value"], "ci": [math.nan, math.nan]}
-    e["ode_rate"] = _slope(depths, med("ode_distance"))
+    e["ode_rate"] = slope(depths, med("ode_distance"))
     return {"lr": records[0]["lr"], "weights": judged.name, "exponents": e, "judged": judged.exponents,
             "evidence": judged.evidence, "hypothesis": judged.hypothesis, "reason": judged.reason,
             "trend_ratio": ratio}

@@ -43,8 +43,8 @@ MAX_SYNTHETIC_SAMPLES, MAX_SYNTHETIC_DIM = 10 ** 7, 10 ** 4
 SECONDS_PER_LAYER_STEP = 30e-6
 """The measured seconds of one training step per layer (one configuration, d = 10, batch 32,
 float32, the fused pass, one thread) on the project's 2-core CPU: 10 us at L = 1000 and 9 us at
-L = 10^4 at a load average of 2, 27 to 33 us at L = 1000 under heavy load (benchmarks/RESULTS.md,
-issue 27); the time estimate takes about the loaded figure."""
+L = 10^4 at a load average of 2, 27 to 33 us at L = 1000 under heavy load (benchmarks/RESULTS.md);
+the time estimate takes about the loaded figure."""
 
 
 @register_plan

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..result import PlanResult, draw_into
-from ..scaling.result import _median, _median_records, _slope
+from .._shared.stats import median, median_records, slope
 
 __all__ = ["ConvScalingResult", "conv_exponents", "PUBLISHED_CONV", "conv_family"]
 
@@ -31,7 +31,7 @@ def conv_family(records: list[dict], name: str) -> list:
 
     fields = {f.name for f in dataclasses.fields(ConvWeightDiagnostics)}
     return [ConvWeightDiagnostics(**{k: v for k, v in d.items() if k in fields})
-            for d in _median_records(records, name)]
+            for d in median_records(records, name)]
 
 
 def conv_exponents(records: list[dict]) -> dict:
@@ -52,7 +52,7 @@ def conv_exponents(records: list[dict]) -> dict:
         e = scaling_exponents(conv_family(records, name))
         out[name] = e.exponents
         verdicts[name] = {"hypothesis": e.hypothesis, "reason": e.reason, "evidence": e.evidence}
-    out["alpha"] = _slope(depths, [_median([r["delta"]["max_norm"] for r in records if r["depth"] == L])
+    out["alpha"] = slope(depths, [median([r["delta"]["max_norm"] for r in records if r["depth"] == L])
                                    for L in depths])
     # Cohen et al.'s conv beta (about 0) is the largest inner kernel's: minus the slope of max_k ||A_k||. The
     # cumulative-sum beta of step 2 is about 1 on a sparse family (bounded partial sums), so it is kept apart

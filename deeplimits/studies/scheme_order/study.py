@@ -20,7 +20,6 @@ import torch
 
 from ... import _validate as V_
 from ..._random import chunk_seed, single_threaded_torch
-from ..._renamed import renamed
 from ...errors import ParameterError
 from ...orders import StrongOrder, next_pairs
 from ...pairs import PairSample
@@ -263,7 +262,7 @@ def scheme_errors(scheme, plan: OrderPlan, exact: Callable | None = None, refere
 def strong_order(scheme, x0, *, execution: Execution = Execution(progress=None, store=DEFAULT, workers=DEFAULT,
                                                                   scheduler=DEFAULT, timeout=DEFAULT),
                  compute: Compute = Compute(seed=0, dtype=torch.float64, chunk=None, device=None),
-                 paths: int | None = None, **settings) -> ConvergenceResult:
+                 **settings) -> ConvergenceResult:
     """Measure the strong error of a one-step map against depth and test its declared order.
 
     Args:
@@ -276,8 +275,6 @@ def strong_order(scheme, x0, *, execution: Execution = Execution(progress=None, 
             (:class:`~deeplimits.studies.settings.Compute`), as for
             :func:`~deeplimits.strong_convergence` (chunk ``i`` of draws is seeded by
             ``chunk_seed(seed, i)``).
-        paths: deprecated name of ``draws`` (warns, removed in the next release; giving it with
-            a ``draws`` other than the default is a :class:`~deeplimits.errors.ParameterError`).
         **settings: the other arguments of :func:`plan_strong_order`:
 
             * ``noise``: the number of driver channels ``m``.
@@ -296,9 +293,6 @@ def strong_order(scheme, x0, *, execution: Execution = Execution(progress=None, 
         a Monte Carlo error of :data:`~deeplimits.studies.fits.ENDPOINT_TOL`
         (:func:`~deeplimits.studies.fits.resamples_for`).
     """
-    if paths is not None:  # the deprecated name: an error with a draws other than its default
-        draws = settings.get("draws", _DRAWS)
-        settings["draws"] = renamed("draws", None if draws == _DRAWS else draws, "paths", paths, stacklevel=5)
     op = plan_strong_order(scheme, x0, compute=compute, **settings)
     progress = V_.callback("progress", execution.progress)
     exact, reference_scheme = settings.get("exact"), settings.get("reference_scheme")

@@ -23,7 +23,7 @@ _WHERE = {
     **dict.fromkeys(("train_task", "init_weights", "load_trained", "weights_path", "weight_paths", "weights_damage",
                      "file_sha256", "WEIGHTS_DIR"), "trained"),
     **dict.fromkeys(("ConvTrainPlan", "ConvTrainGridResult", "plan_conv_training", "conv_train_task", "conv_network",
-                     "init_conv_weights", "conv_threads", "ONE_THREAD_BELOW"), "conv"),
+                     "init_conv_weights"), "conv"),
     **dict.fromkeys(("training_bytes", "init_bytes", "conv_training_bytes", "ACTIVATIONS_PER_BLOCK"), "memory"),
 }
 

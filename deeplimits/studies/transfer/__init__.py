@@ -12,7 +12,9 @@ study in one package:
 * :mod:`~deeplimits.studies.transfer.plots`: its figures;
 * :mod:`~deeplimits.studies.transfer.memory`: the peak bytes and the time of its tasks;
 * :mod:`~deeplimits.studies.transfer.limit`: the limit beside it (the trained-limit test of the
-  families at the transferred rate).
+  families at the transferred rate);
+* :mod:`~deeplimits.studies.transfer.user`: a user's network factory and data set, and
+  :mod:`~deeplimits.studies.transfer.batched`: their grid trained batched by ``torch.func``.
 
 Names are resolved on first access (PEP 562): importing the package, or its cases, imports no torch.
 """
@@ -30,6 +32,8 @@ _WHERE = {
                     "cases"),
     **dict.fromkeys(("fit_optima", "verdict"), "fit"),
     "coordinate_check": "coords",
+    **dict.fromkeys(("TransferNetwork", "TransferData", "transfer_data"), "user"),
+    "train_user_grid": "batched",
     **dict.fromkeys(("TransferResult", "summarise_setting"), "result"),
     **dict.fromkeys(("plot_transfer", "plot_coordinates"), "plots"),
     **dict.fromkeys(("transfer_bytes", "transfer_seconds", "limit_seconds", "limit_bytes", "transfer_task_bytes", "conv_transfer_bytes"),

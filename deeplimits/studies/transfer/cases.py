@@ -63,7 +63,7 @@ COORD_SAMPLES = 128
 """The training inputs the coordinate check trains and measures on (its full batch)."""
 
 DEFAULTS = dict(betas=[0.0, 0.5, 1.0], optimizers=list(OPTIMIZERS), batch_size=64, coord_steps=5, seed=0,
-                dtype="float32")
+                dtype="float32", arch="res-1", activation="tanh")
 """The defaults of :func:`~deeplimits.studies.transfer.study.plan_transfer` the presets leave alone."""
 
 

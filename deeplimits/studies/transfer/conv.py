@@ -147,7 +147,7 @@ class ConvTransferPlan(TransferPlan):
         """Floating-point operations of every task: per configuration, forward and backward
         (three forward passes) over the training images per epoch and the final evaluation."""
         from ...data.augment import IMAGE_SHAPES
-        from ..scaling_conv.study import conv_flops
+        from .._shared.conv import conv_flops
 
         n = self.samples
         per = sum(conv_flops(IMAGE_SHAPES[self.dataset], self.layout(L)) for L in self.depths)
@@ -192,7 +192,7 @@ def _joined(a: dict, b: dict) -> dict:
 def conv_transfer_task(params: dict, seed: int) -> dict:
     """Sweep task: one ``(beta, optimizer, depth)`` and group of seeds (:func:`train_conv_grid`)."""
     from ...data.augment import IMAGE_SHAPES
-    from ..training.conv import conv_threads
+    from .._shared.conv import conv_threads
 
     data = _images(params)
     t0 = time.perf_counter()

@@ -95,9 +95,9 @@ def limit_tasks(plan, result) -> list:
 def limit_checkpoints(epochs: int) -> tuple[int, ...]:
     """The epochs after which a family is measured along training (and after the last): at most
     :data:`CHECKPOINTS`, spread evenly (the trained-limit study's rule)."""
-    from ..trained_limit.study import _checkpoints
+    from .._shared.families import checkpoints
 
-    return _checkpoints(epochs, min(epochs, CHECKPOINTS))
+    return checkpoints(epochs, min(epochs, CHECKPOINTS))
 
 
 def train_limit(data, params: dict, seed: int) -> dict:
@@ -108,10 +108,12 @@ def train_limit(data, params: dict, seed: int) -> dict:
     :func:`~deeplimits.studies.trained_limit.study.train_depth_family`'s records with the
     ``rate`` (``log2`` of the base rate) and ``exponent`` trained at and the ``seconds``."""
     from ..._random import single_threaded_torch
-    from ..trained_limit.study import train_depth_family
+    from .._shared.families import train_depth_family
 
     marks = limit_checkpoints(params["epochs"])
     family = {**FAMILIES[params["beta"]], "lr_exponent": params["exponent"], "width": params["width"]}
+    if params.get("arch"):  # a registered block of the plan's in place of res-1 tanh
+        family.update(arch=params["arch"], activation=params.get("activation"))
     t0 = time.perf_counter()
     with single_threaded_torch():
         out = train_depth_family(family, data, depths=params["depths"], reference=params["limit"],

@@ -87,8 +87,10 @@ class TransferResult(PlainData):
         """Per setting the optimal base rate per depth, its exponent with the interval beside the
         prediction, the loss gaps, the verdict and the coordinate check, as text."""
         s = self.spec
+        where = f"data {s['data']!r} (SHA-256 {s['data_sha256'][:12]}...)" if s.get("data") else "digits"
         nets = (f"convolutional ResNets of {s['stages']} stage(s) from {s['width']} channels on {s['dataset']}"
-                if "dataset" in s else f"res-1 tanh MLPs of width {s['width']} on digits")
+                if "dataset" in s else f"the networks of model {s['model']!r} on {where}" if s.get("model")
+                else f"{s.get('arch') or 'res-1'} {s.get('activation') or 'tanh'} MLPs of width {s['width']} on {where}")
         lines = [f"learning-rate transfer across depth: {nets} "
                  f"({s['samples']} samples, {s['epochs']} epochs of mini-batches of {s['batch_size']}), depths "
                  f"{s['depths']}, base rates 2^{s['lrs'][0]}..2^{s['lrs'][-1]}, {s['seeds']} seeds; blocks trained at "

@@ -1,0 +1,139 @@
+"""A user's objects on the command line (docs/cli.md, "Your own objects"): ``--block``,
+``--driver``, ``--law``, ``--phi``, ``--scheme``, ``--problem`` given ``MODULE:NAME`` import the
+user's file (from the working directory), run it through the command, record what was imported
+(module, name, SHA-256 of the source) beside the run's spec, refuse a resumed run whose file changed,
+and refuse a wrong module, name or object in one line naming the flag. The last test runs the
+commands in a fresh clone of the repository, as a new user would."""
+
+import json
+import os
+import pathlib
+import shutil
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from deeplimits.blocks import registered_blocks, unregister_block
+from deeplimits.cli import main
+from deeplimits.paths import registered_drivers, unregister_driver
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """A working directory holding the user's file ``mymodels.py`` (tests/user_models.py), and
+    the registries as they were after the test."""
+    shutil.copy(HERE / "user_models.py", tmp_path / "mymodels.py")
+    monkeypatch.chdir(tmp_path)
+    blocks, drivers = set(registered_blocks()), set(registered_drivers())
+    yield tmp_path
+    from deeplimits.studies.law.phis import PHIS, _REGISTRY, unregister_test_function
+
+    for name in [n for n in _REGISTRY if n not in PHIS]:
+        unregister_test_function(name)
+    sys.modules.pop("mymodels", None)
+    for name in set(registered_blocks()) - blocks:
+        unregister_block(name)
+    for name in set(registered_drivers()) - drivers:
+        unregister_driver(name)
+
+
+def _spec(directory, key="spec"):
+    with sqlite3.connect(directory / "run.sqlite") as db:
+        return json.loads(db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()[0])
+
+
+def test_block_and_driver_through_stability_recorded_and_resumed(home, capsys):
+    argv = ["stability", "--block", "mymodels:Gated", "--driver", "mymodels:Laplace", "--width", "4", "--n-in", "2",
+            "--depths", "4,8", "--betas", "0.5", "--draws", "4", "--out", "st", "--quiet"]
+    assert main(argv) == 0
+    spec = _spec(home / "st")
+    assert spec["arch"] == "gated-tanh" and spec["driver"] == "laplace"
+    code = _spec(home / "st", "user_code")  # the store's record of the code, by the names the spec holds
+    assert code["gated-tanh"]["module"] == "mymodels" and code["gated-tanh"]["name"] == "Gated"
+    assert len(code["laplace"]["sha256"]) == 64 and "user_code" not in spec
+    assert main(argv) == 0  # the same file: resumed, nothing recomputed
+    with open(home / "mymodels.py", "a") as f:
+        f.write("\n# edited\n")
+    sys.modules.pop("mymodels", None)
+    capsys.readouterr()
+    assert main(argv) == 2  # the file changed: refused, not mixed
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "mymodels:Gated" in err and "changed" in err
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["convergence", "--regime", "sde", "--block", "nosuchmodule_x:A"], "--block nosuchmodule_x:A: cannot import"),
+    (["convergence", "--regime", "sde", "--block", "mymodels:Nope"], "has no 'Nope'"),
+    (["convergence", "--regime", "sde", "--block", "mymodels:cube_mean"], "not a deeplimits Block subclass"),
+    (["convergence", "--regime", "sde", "--block", "gated"], "--block must be module:Name"),
+    (["convergence", "--regime", "sde", "--block", "mymodels:Mixer"], "not declared linear in W"),
+    (["stability", "--driver", "mymodels:Gated"], "not a deeplimits Driver subclass"),
+    (["law", "--law", "mymodels:Laplace", "--phi", "mymodels:GBM"], "not a function of the output"),
+    (["order", "--scheme", "mymodels:GBM", "--problem", "linear-sde"], "--scheme mymodels:GBM: not a scheme"),
+    (["order", "--scheme", "euler-maruyama", "--problem", "mymodels:HAND_EULER"], "not a deeplimits Problem"),
+])
+def test_wrong_user_objects_are_one_line_usage_errors(home, argv, needle, capsys):
+    assert main(argv + ["--quiet"] * (argv[0] != "order")) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and needle in err and "Traceback" not in err, err
+    assert not (home / "runs").exists()
+
+
+def test_scheme_and_problem_of_ones_own(home, capsys):
+    assert main(["order", "--scheme", "mymodels:HAND_EULER", "--problem", "mymodels:GBM", "--depths", "8,16,32,64",
+                 "--draws", "256", "--budget", "--out", "o"]) == 0  # sized to decide within the margin
+    assert "-> agrees" in capsys.readouterr().out
+    assert main(["order", "--scheme", "milstein", "--problem", "mymodels:GBM", "--depths", "8,16,32,64",
+                 "--draws", "256", "--out", "m"]) == 0
+    assert "strong order 1" in capsys.readouterr().out
+
+
+def test_law_with_ones_own_law_block_and_test_function(home, capsys):
+    assert main(["law", "--preset", "quick", "--law", "mymodels:StudentT", "--block", "mymodels:Gated", "--phi",
+                 "mymodels:cube_mean", "--phi", "coord2", "--draws", "2048", "--depths", "4,8,16", "--fine", "64",
+                 "--out", "law", "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "gated-tanh tanh" in text and "student-t5" in text and "mean_i h_i^3" in text
+    spec = _spec(home / "law")
+    code = _spec(home / "law", "user_code")
+    assert spec["phis"] == ["cube_mean", "coord2"] and {c["name"] for c in code.values()} == {"StudentT", "Gated",
+                                                                                               "cube_mean"}
+
+
+@pytest.mark.slow
+def test_every_command_takes_ones_own_objects_from_a_fresh_clone(tmp_path):
+    """``git clone`` of this repository, the user's file beside it, each command run as a new user
+    runs it (``python -m deeplimits``, the clone on the path): exit 0 and the user's names in the output."""
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+    work = tmp_path / "work"
+    work.mkdir()
+    shutil.copy(HERE / "user_models.py", work / "mymodels.py")
+    env = {**os.environ, "PYTHONPATH": str(clone)}
+    runs = {
+        "convergence": ["--regime", "ode", "--block", "mymodels:Gated", "--width", "3", "--draws", "8", "--depths",
+                        "8,16,32"],
+        "stability": ["--block", "mymodels:Gated", "--driver", "mymodels:Laplace", "--width", "4", "--n-in", "2",
+                      "--depths", "4,8", "--betas", "0.5", "--draws", "4"],
+        "phase": ["--block", "mymodels:Gated", "--hursts", "0.7", "--betas", "0.5,1", "--width", "4", "--n-in", "2",
+                  "--depth", "16", "--draws", "2", "--inputs", "2"],
+        "train": ["--block", "mymodels:Gated", "--driver", "mymodels:Laplace", "--depth", "4", "--width", "8",
+                  "--epochs", "1"],
+        "law": ["--preset", "quick", "--law", "mymodels:StudentT", "--phi", "mymodels:cube_mean", "--draws", "1024",
+                "--depths", "4,8,16", "--fine", "64"],
+        "transfer": ["--preset", "quick", "--block", "mymodels:Gated", "--betas", "1", "--optimizer", "sgd",
+                     "--depths", "2,4,8", "--seeds", "2"],
+        "order": ["--scheme", "mymodels:HAND_EULER", "--problem", "mymodels:GBM", "--depths", "8,16,32",
+                  "--draws", "64"],
+    }
+    for cmd, argv in runs.items():
+        quiet = ["--quiet"] if cmd != "order" else []
+        r = subprocess.run([sys.executable, "-m", "deeplimits", cmd, *argv, *quiet], cwd=work, env=env,
+                           capture_output=True, text=True)
+        assert r.returncode == 0, f"{cmd}: {r.stderr}"
+        assert "wrote" in r.stdout, f"{cmd}: {r.stdout[-300:]}"

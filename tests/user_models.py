@@ -1,0 +1,138 @@
+"""A researcher's own objects, written outside the package as a user would: a residual block, a
+driver (an i.i.d. law), a law given by its quantile hook, a test function, a network factory and a
+data set. tests/test_user_models.py registers them and runs each through every study it applies
+to; tests/test_cli_user.py gives them to the command line as ``user_models:Name``."""
+
+import math
+
+import numpy as np
+import torch
+from scipy import special
+
+from deeplimits.blocks import Block
+from deeplimits.paths import IIDLaw
+
+
+class Gated(Block):
+    """``g(h, V) = V tanh(h) * (1 + tanh(mean(h)) / 2)``: not elementwise, linear in ``V``."""
+
+    name = "gated-tanh"
+    weights = ("V",)
+    linear = ("V",)
+
+    def residual(self, h, *, pre=None, V):
+        gate = 1 + torch.tanh(h.mean(-1, keepdim=True)) / 2
+        return (self.activation(h) * gate) @ V.transpose(-1, -2)
+
+
+class Laplace(IIDLaw):
+    """Laplace entries of unit variance (scale 1/sqrt 2): ``q(g) = -sign(u) log(1 - 2|u|) / sqrt 2``
+    with ``u = Phi(g) - 1/2``."""
+
+    name = "laplace"
+
+    def from_normal(self, g):
+        u = 0.5 * torch.erf(g.double() / math.sqrt(2.0))  # Phi(g) - 1/2, in (-1/2, 1/2); float64: far tails
+        a = (2 * u.abs()).clamp(max=1 - 2 ** -52)  # erf rounds to 1 beyond g = 8.3
+        return (-torch.sign(u) * torch.log1p(-a) / math.sqrt(2.0)).to(g.dtype)
+
+
+def _t5_table(n: int = 1 << 15, edge: float = 8.5):
+    """The unit-variance Student-t(5) quantile ``sqrt(3/5) t5^-1(Phi(g))`` on a grid of ``g``
+    (computed once by scipy in float64), read by linear interpolation."""
+    g = np.linspace(-edge, edge, n)
+    lower = special.stdtrit(5.0, special.ndtr(-np.abs(g)))  # from the lower tail: Phi(8.5) rounds to 1
+    q = np.where(g < 0, lower, -lower) * math.sqrt(3.0 / 5.0)
+    return edge, (2 * edge) / (n - 1), torch.from_numpy(q)
+
+
+class StudentT(IIDLaw):
+    """Student-t entries with 5 degrees of freedom, scaled to unit variance: centred, symmetric, a
+    finite fourth moment (kurtosis 9), heavier tails than any law of the package."""
+
+    name = "student-t5"
+    _table = None
+
+    def from_normal(self, g):
+        if StudentT._table is None:
+            StudentT._table = _t5_table()
+        edge, step, q = StudentT._table
+        q = q.to(g.device, g.dtype)
+        x = ((g.clamp(-edge, edge) + edge) / step)
+        i = x.floor().clamp(max=len(q) - 2)
+        w = x - i
+        i = i.long()
+        return q[i] * (1 - w) + q[i + 1] * w
+
+
+def cube_mean(h):
+    """mean_i h_i^3 / 3 + mean_i h_i (an odd test function: its weak error is set by the drift)"""
+    return (h ** 3).mean(dim=1) / 3 + h.mean(dim=1)
+
+
+class Mixer(Block):
+    """``g(h; V, W) = V tanh(W h)`` written out by hand: linear in ``V`` only (an ODE limit with
+    smooth weights, no Itô limit with Brownian ones)."""
+
+    name = "mixer"
+    weights = ("V", "W")
+    linear = ("V",)
+
+    def residual(self, h, *, pre=None, V, W):
+        return self.activation(h @ W.transpose(-1, -2)) @ V.transpose(-1, -2)
+
+
+class ResidualMLP(torch.nn.Module):
+    """A residual MLP of one's own, ``h + depth^-beta V_k tanh(h)``: a fixed random embedding and
+    readout around ``depth`` blocks (the parameters under ``blocks``), N(0, 1/fan-in) initial values."""
+
+    def __init__(self, depth, beta, width=16, inputs=64, classes=10):
+        super().__init__()
+        self.embed = torch.nn.Parameter(torch.randn(inputs, width) / math.sqrt(inputs))
+        self.blocks = torch.nn.ParameterList([torch.nn.Parameter(torch.randn(width, width) / math.sqrt(width))
+                                              for _ in range(depth)])
+        self.readout = torch.nn.Parameter(torch.randn(width, classes) / math.sqrt(width))
+        self.alpha = float(depth) ** -beta
+
+    def forward(self, x):
+        h = x @ self.embed
+        for V in self.blocks:
+            h = h + self.alpha * torch.tanh(h) @ V.T
+        return h @ self.readout
+
+
+def digits_tensors():
+    """The bundled digits as a user's tensors (x_train, y_train, x_test, y_test)."""
+    from deeplimits.data import load_dataset
+
+    d = load_dataset("digits", seed=0, dtype=torch.float64)
+    return d.x_train, d.y_train, d.x_test, d.y_test
+
+
+def _gbm(a=0.2, b=0.4):
+    """Geometric Brownian motion dX = a X dt + b X dW (Itô), with its exact solution."""
+    from deeplimits.schemes.problems import Problem
+
+    return Problem(lambda t, x: a * x, lambda t, x: b * x[..., None],
+                   lambda t, x: (b * b * x)[None, ..., None],
+                   lambda x0, W, t: x0 * torch.exp((a - b * b / 2) * t + b * W), 1, 1, "commutative")
+
+
+GBM = _gbm()
+"""A test equation of one's own (``deeplimits order --problem user_models:GBM``)."""
+
+
+def _drift_euler():
+    """Euler-Maruyama written out by hand for GBM, declaring strong order 1/2."""
+    import deeplimits as dl
+
+    def step(h, dw, t, dt):
+        return h + 0.2 * h * dt + 0.4 * h * dw
+
+    order = dl.StrongOrder(0.5, "Lipschitz coefficients", "Euler-Maruyama by hand", kind="fluctuation",
+                           next_terms=(dl.Term(1.0),))
+    return dl.Scheme.of(step, order, name="hand-euler")
+
+
+HAND_EULER = _drift_euler()
+"""A scheme of one's own (``deeplimits order --scheme user_models:HAND_EULER``)."""
