@@ -21,7 +21,6 @@ DRIVERS = ("uniform", "gaussian", "rademacher", "fractional", "smooth")
 """Laws of the weights (:func:`deeplimits.make_driver`)."""
 ARCHITECTURES = ("res-1", "res-2", "res-3", "inside")
 """Residual maps (:class:`deeplimits.ResNet`)."""
-REQUIRED = {"res-1": ("V",), "res-2": ("V", "W"), "res-3": ("V", "W"), "inside": ("W",)}
 """The weight matrices of the built-in blocks, kept only for :mod:`deeplimits.studies.training.trained`
 (whose rewrite asks the block, :attr:`deeplimits.blocks.Block.required`); nothing else reads it."""
 

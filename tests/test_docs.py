@@ -160,7 +160,6 @@ def registries_restored():
     """A data set, a driver, a block, a test function, a transfer network or data set, a task or a
     study an example registers (docs/data.md, docs/mathematics.md, the "Bring your own" sections,
     docs/adding-a-study.md) is not left for the tests after it."""
-    from deeplimits import _names
     from deeplimits.blocks import base as blocks
     from deeplimits.data import base
     from deeplimits.paths import registry
@@ -169,7 +168,7 @@ def registries_restored():
     from deeplimits.studies.law import phis
     from deeplimits.studies.transfer import user
 
-    tables = (base.DATASETS, registry._DRIVERS, blocks._BLOCKS, _names.REQUIRED, phis._REGISTRY, user._NETWORKS,
+    tables = (base.DATASETS, registry._DRIVERS, blocks._BLOCKS, phis._REGISTRY, user._NETWORKS,
               user._DATA, tasks._TASKS, plan._PLANS)
     registered = [dict(t) for t in tables]
     yield

@@ -18,7 +18,6 @@ from typing import ClassVar
 import torch
 
 from .. import _validate as V_
-from .. import _names
 from .._names import DEFAULT_ACTIVATION
 from ..activations import Activation, activation as _activation
 from ..errors import ParameterError
@@ -184,16 +183,12 @@ def register_block(cls):
         if extra:
             raise ParameterError(attr, f"{cls.__name__}.{attr} names {extra}, not among its weights {w}")
     _BLOCKS[name] = cls
-    # the table the trained-network figure still reads (deeplimits._names.REQUIRED), until it asks the block
-    _names.REQUIRED.setdefault(name, tuple(n for n in w if n not in cls.optional))
     return cls
 
 
 def unregister_block(name: str) -> None:
     """Remove the block registered as ``name`` (one registered for a test or a session)."""
     _BLOCKS.pop(V_.choice("arch", name, tuple(_BLOCKS)))
-    if name not in _names.ARCHITECTURES:
-        _names.REQUIRED.pop(name, None)
 
 
 def registered_blocks() -> tuple[str, ...]:

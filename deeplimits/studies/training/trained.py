@@ -22,7 +22,7 @@ import warnings
 
 import torch
 
-from ..._names import ACTIVATIONS, REQUIRED
+from ..._names import ACTIVATIONS
 from ..._user_code import reading_stored
 from ..._random import chunk_seed, io_seed
 from ...errors import DamagedFileError
@@ -213,7 +213,9 @@ def weight_paths(plan, directory: str, result, *, entry=(0, 0),
 
     best = {(b["hurst"], b["beta"]): b for b in result.best}
     stored = getattr(result, "weights", None) or {}
-    name = REQUIRED[plan.arch][0]  # the first weight matrix: V, or W of inside
+    from ...blocks import make_block
+
+    name = make_block(plan.arch).required[0]  # the first weight matrix: V, or W of inside
     betas = list(plan.betas)
     if len(betas) > most:
         betas = [betas[round(i * (len(betas) - 1) / (most - 1))] for i in range(most)]
