@@ -164,6 +164,7 @@ CLI = [
     (["order", "--calibrate", "--margin", "0.05"], 2, "--margin applies to one run"),
     (["convergence", "--regime", "sde", "--margin", "2"], 2, "--margin must be a number in (0, 1]"),
     (["convergence", "--regime", "sde", "--budget", "0"], 2, "--budget must be None"),
+    (["law", "--margin", "0"], 2, "--margin must be a number in (0, 1]"),
     # issue 38: a mistyped output path is refused, not created (one missing directory is made, no more)
     (["order", "--scheme", "euler-maruyama", "--problem", "linear-sde", "--json", "typo/deeper/r.json"], 2,
      "directory"),

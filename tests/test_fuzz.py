@@ -616,7 +616,7 @@ CLI = {
         "--depths": cli_list(int, dyadic=True), "--fine": cli_int() | st.sampled_from(["8", "16", "24", "48"]),
         "--draws": cli_int(), "--width": cli_int(high=1000), "--chunk": cli_int(huge=False),
         "--samples": cli_int(low=2) | st.sampled_from(["65", "1000"]), "--mean": cli_real(-10, 10),
-        "--variance": cli_real(0, 100, low_open=True), "--plain": BOOL, "--controls": BOOL, "--fig2": BOOL,
+        "--variance": cli_real(0, 100, low_open=True), "--plain": BOOL, "--controls": BOOL, "--fig2": BOOL, "--margin": cli_real(0, 1, low_open=True),
         **COMMON, **RUNNING}),
     "weights": (WEIGHTS_CMD, {
         "--beta": st.sampled_from(["nan", "inf", "-inf", "1e300", "1e999", "", "x", "0x1p3", "1,2"]),

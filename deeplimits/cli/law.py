@@ -16,7 +16,7 @@ from .values import DTYPE_HELP, fmt, int_list, integer, real
 __all__ = ["add_parser", "run_law_cmd", "OPTIONS", "FIG2_OPTIONS"]
 
 #: flags passed to :func:`deeplimits.studies.law.study.plan_law` when given
-OPTIONS = ("law", "depths", "fine", "draws", "width", "chunk", "samples", "arch", "activation")
+OPTIONS = ("law", "depths", "fine", "draws", "width", "chunk", "samples", "arch", "activation", "margin")
 #: flags passed to :func:`deeplimits.studies.law.fig2.plan_fig2` when given
 FIG2_OPTIONS = ("width", "depths", "draws", "chunk")
 #: parameters -> the flags that set them (the others: the usual ``--name``)
@@ -68,6 +68,8 @@ def add_parser(sub, run_flags):
                         f"{'yes' if d['method'] == 'controls' else 'no'})")
     c.add_argument("--fig2", action="store_true", help="run Marion et al.'s Fig. 2 instead: quartiles of |h_L|/|h_0| "
                                                        "of the res-3 network, uniform weights, against the limit SDE's")
+    c.add_argument("--margin", type=real, metavar="DELTA",
+                   help=f"an agreement needs the weak rate within DELTA of 1, an equivalence test (default {C_.MARGIN:g})")
     c.add_argument("--seed", type=integer, help=f"base seed (default {d['seed']})")
     c.add_argument("--dtype", choices=N_.DTYPES, help=f"{DTYPE_HELP} (default {d['dtype']})")
     run_flags(c, "law", "chunks of draws")

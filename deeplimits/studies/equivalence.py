@@ -98,7 +98,7 @@ class Equivalence:
         lo, hi = self.interval
         if not math.isfinite(hi - lo):
             return "no interval: the declared expansion's leading term does not lead at any exponent"
-        ci = f"{100 * (1 - 2 * self.level):.3g}% interval [{lo:.3f}, {hi:.3f}]" + ("" if self.closed else ", open")
+        ci = f"{100 * (1 - 2 * self.level):.3g}% interval [{lo:.3f}, {hi:.3f}]" + ("" if self.closed else " (open)")
         where = "inside" if self.within else "not inside"
         return (f"exponent {self.estimate:.3f}, {ci} {where} {self.declared:g} +- {self.margin:g} "
                 f"(power {self.power:.2f} at this size)")

@@ -28,7 +28,7 @@ _WHERE = {
     **dict.fromkeys(("PHIS", "TestFunction", "register_test_function", "unregister_test_function", "test_function",
                      "phi_values", "phi_gradients", "DEFAULT_PHIS"), "phis"),
     **dict.fromkeys(("law_of", "block_of", "phis_of"), "inputs"),
-    **dict.fromkeys(("fit_weak", "fit_power", "gls", "LEVEL", "VERDICTS", "MAX_WIDTH", "MIN_DEPTHS", "MIN_SPAN"),
+    **dict.fromkeys(("fit_weak", "fit_power", "gls", "LEVEL", "VERDICTS", "MARGIN", "MIN_DEPTHS", "MIN_SPAN"),
                     "fit"),
     **dict.fromkeys(("wasserstein1", "kolmogorov", "law_distances", "BOOTSTRAP"), "distances"),
     **dict.fromkeys(("LawResult", "weak_estimates"), "result"),

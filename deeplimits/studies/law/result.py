@@ -77,7 +77,7 @@ def weak_estimates(spec: dict, n: int, total: np.ndarray, outer: np.ndarray) -> 
             "references": R @ m, "reference_cov": R @ C @ R.T / n}
 
 
-def _phi_summary(name: str, p: int, est: dict, depths, K: int, P: int) -> dict:
+def _phi_summary(name: str, p: int, est: dict, depths, K: int, P: int, reading: dict) -> dict:
     from .fit import fit_power, fit_weak
 
     sl = slice(p * K, (p + 1) * K)
@@ -92,7 +92,7 @@ def _phi_summary(name: str, p: int, est: dict, depths, K: int, P: int) -> dict:
     ref_err_se = math.sqrt(max(rc[p, p] + rc[P + p, P + p] - 2 * rc[p, P + p], 0.0)) / 3
     return {"phi": name, "error": e.tolist(), "se": np.sqrt(np.diag(cov)).tolist(),
             "variance": est["variance"][sl].tolist(), "raw_variance": est["raw_variance"][sl].tolist(),
-            "plain_variance": est["plain_variance"][sl].tolist(), "fit": fit_weak(depths, e, cov),
+            "plain_variance": est["plain_variance"][sl].tolist(), "fit": fit_weak(depths, e, cov, **reading),
             "richardson": {"depths": list(depths[:-1]), "error": rich.tolist(), "se": np.sqrt(np.diag(rcov)).tolist(),
                            **fit_power(depths[:-1], rich, rcov)},
             "reference": float(est["references"][P + p]), "reference_se": math.sqrt(max(rc[P + p, P + p], 0.0)),
@@ -125,7 +125,7 @@ class LawResult(PlainData):
     def from_tasks(cls, spec: dict, results: list, seconds: float) -> "LawResult":
         """The result of finished tasks (their results, in order)."""
         from .distances import law_distances
-        from .fit import fit_weak
+        from .fit import MARGIN, fit_weak
         from .phis import DEFAULT_PHIS
 
         n = sum(r["n"] for r in results)
@@ -134,8 +134,10 @@ class LawResult(PlainData):
         est = weak_estimates(spec, n, total, outer)
         P, K, _, _ = _layout(spec)
         depths = list(spec["depths"])
-        phis = [_phi_summary(name, p, est, depths, K, P) for p, name in enumerate(spec.get("phis") or DEFAULT_PHIS)]
-        joint = {**fit_weak(depths, est["error"], est["cov"]), "error": est["error"].tolist(),
+        reading = {"margin": spec.get("margin") or MARGIN, "draws": n}  # the equivalence test's margin and size
+        phis = [_phi_summary(name, p, est, depths, K, P, reading)
+                for p, name in enumerate(spec.get("phis") or DEFAULT_PHIS)]
+        joint = {**fit_weak(depths, est["error"], est["cov"], **reading), "error": est["error"].tolist(),
                  "cov": est["cov"].tolist()}
         ratios = np.concatenate([np.asarray(r["ratios"], dtype=float) for r in results])
         return cls(spec, n, seconds, phis, joint, joint["verdict"], law_distances(ratios, depths, seed=spec["seed"]))

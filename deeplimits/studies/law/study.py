@@ -41,7 +41,7 @@ class LawPlan(Plan):
     """A validated law study (from :func:`plan_law`); :meth:`to_dict` is its spec."""
 
     study: ClassVar[str] = "law"
-    optional: ClassVar[tuple[str, ...]] = ("device", "arch", "activation", "phis", "law_options")
+    optional: ClassVar[tuple[str, ...]] = ("device", "arch", "activation", "phis", "law_options", "margin")
 
     law: str
     """The weight law: a registered driver's name (:data:`~.cases.LAWS` describes the built-in ones)."""
@@ -80,9 +80,11 @@ class LawPlan(Plan):
     """The test functions, by name (``None``: :data:`~.phis.DEFAULT_PHIS`)."""
     law_options: dict | None = None
     """The law's declared parameters (a registered driver of your own with parameters)."""
+    margin: float | None = None
+    """The margin of an ``agrees``: the weak rate within it of 1 (``None``: :data:`~.fit.MARGIN`)."""
 
     def tasks(self) -> list:
-        base = {k: v for k, v in self.to_dict().items() if k not in ("study", "chunk", "draws", "samples")}
+        base = {k: v for k, v in self.to_dict().items() if k not in ("study", "chunk", "draws", "samples", "margin")}
         sizes = chunk_sizes(self.draws, self.chunk)
         keep = -(-self.samples // len(sizes))
         out, first = [], 0
@@ -205,7 +207,7 @@ MIN_DRAWS_PER_NUMBER = 10
 @grouped
 def plan_law(*, law=DEFAULTS["law"], depths: Sequence[int] = tuple(_CPU["depths"]), fine: int = _CPU["fine"],
              draws: int = _CPU["draws"], samples: int | None = None, method: str = DEFAULTS["method"],
-             shift: tuple | None = None, phis=None,
+             shift: tuple | None = None, phis=None, margin: float | None = None,
              network: Network = Network(arch=DEFAULTS["arch"], activation=DEFAULTS["activation"], width=DEFAULTS["width"]),
              compute: Compute = Compute(seed=DEFAULTS["seed"], dtype=torch.float32, device=None, chunk=None)) -> LawPlan:
     """Validate a law study (every check before any work). ``law``: a registered i.i.d. driver with a
@@ -219,7 +221,8 @@ def plan_law(*, law=DEFAULTS["law"], depths: Sequence[int] = tuple(_CPU["depths"
     non-Gaussian laws only), ``'coupled'`` or ``'plain'`` (plain Monte Carlo); ``shift``: ``(mean,
     variance)`` of the weights in units ``1/sqrt(d)`` and ``1/d`` (default ``(0, 1)``; others build
     laws that must be told no); ``phis``: the test functions (names, :class:`~.phis.TestFunction` s
-    or named functions of the output; default the built-in four); ``network``: ``arch``, a block
+    or named functions of the output; default the built-in four); ``margin``: an ``agrees`` needs the
+    weak rate within it of 1 (default :data:`~.fit.MARGIN`); ``network``: ``arch``, a block
     linear in its weights (res-1 by default), its ``activation`` (tanh) and ``width``; ``compute``:
     ``seed``, ``dtype``, ``device``, ``chunk`` (draws per task). Groups of
     :mod:`deeplimits.studies.settings`, or their fields as keywords."""
@@ -256,8 +259,11 @@ def plan_law(*, law=DEFAULTS["law"], depths: Sequence[int] = tuple(_CPU["depths"
     samples = min(DEFAULTS["samples"], draws) if samples is None else V_.integer("samples", samples, low=2, high=draws)
     R_.require_kept(samples * (len(depths) + 1), f"of the result ({samples} samples x {len(depths) + 1} ratios "
                     "|h_L|/|h_0|)", ("samples",))
+    from ..equivalence import check_margin
+
     return LawPlan(law.name, mean, variance, width, tuple(depths), fine, draws, chunk, samples, coupled, controls,
-                   V_.integer("seed", compute.seed, low=0), str(dtype).split(".")[-1], spec, **own)
+                   V_.integer("seed", compute.seed, low=0), str(dtype).split(".")[-1], spec, **own,
+                   margin=None if margin is None else check_margin(margin))
 
 
 def _recorded(law, block, names) -> dict:

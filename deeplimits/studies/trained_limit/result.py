@@ -12,6 +12,7 @@ import numpy as np
 
 from ..._plain import PlainData
 from ...errors import ParameterError
+from ...diagnostics.trained_pair import MIN_RATE, POWER_RATE
 from ..result import draw_into
 
 __all__ = ["TrainedLimitResult", "summarise_case", "QUANTITIES"]
@@ -56,7 +57,8 @@ def summarise_case(name: str, case: dict, records: list, depths, reference: int)
         fits = [_fit(depths, cube[q][i][finite], scale) for i in range(len(epochs))]
         out[q] = {"mean": [[float(v) for v in cube[q][i][finite].mean(0)] if finite.any() else [math.nan] * len(depths)
                            for i in range(len(epochs))],
-                  **{k: [f[k] for f in fits] for k in ("rate", "ci", "deep_rate", "deep_ci", "verdict", "missing")},
+                  **{k: [f.get(k) for f in fits] for k in ("rate", "ci", "deep_rate", "deep_ci", "verdict", "missing",
+                                                          "power")},
                   "deep_depths": fits[0]["deep_depths"]}
     loss = np.array([[key[(L, s, epochs[-1])]["train_loss"] for L in depths] for s in seeds])
     out["train_loss"] = [float(v) for v in np.nanmean(loss, 0)]
@@ -85,7 +87,10 @@ def _rate_text(q: dict, i: int) -> str:
     if deep is not None and math.isfinite(deep) and len(dd) < len(q["mean"][i]):
         dlo, dhi = q["deep_ci"][i]
         ci += f", deepest {len(dd)} {deep:.2f} [{dlo:.2f}, {dhi:.2f}]"
-    return f"rate {rate:.2f}{ci}: {verdict}"
+    power = q.get("power", [None] * len(q["verdict"]))[i]
+    margin = "" if power is None else (f" (falls: the rate's lower bounds above {MIN_RATE:g}; power {power:.2f} at this "
+                                       f"size against a rate of {POWER_RATE:g})")
+    return f"rate {rate:.2f}{ci}: {verdict}{margin}"
 
 
 @dataclasses.dataclass
