@@ -173,10 +173,11 @@ class ConvergencePlan(Plan):
 
     @property
     def name(self) -> str:
-        """``'<regime>[-H<hurst>][-corrected][-beta<beta>][-no-ito]'``."""
+        """``'<regime>[-H<hurst>][-corrected][-beta<beta>][-no-ito][-no-correction]'``."""
         h = f"-H{self.hurst:g}" if self.hurst is not None else ""
         b = f"-beta{self.beta:g}" if self.beta is not None else ""
-        return f"{self.regime}{h}{'-corrected' if self.corrected else ''}{b}{'' if self.ito_correction else '-no-ito'}"
+        return (f"{self.regime}{h}{'-corrected' if self.corrected else ''}{b}{'' if self.ito_correction else '-no-ito'}"
+                f"{'' if self.correction else '-no-correction'}")
 
 
 @grouped
@@ -211,7 +212,8 @@ def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, draws:
 
 def _reference(p: Pair, reference, depths) -> int:
     """The finest grid: given or ``REFERENCE_REFINEMENT * max(depths)`` (:mod:`~deeplimits.studies.presets`)
-    for rough weights; ``max(depths)`` (the grid at which the adaptive solve is read) otherwise."""
+    for rough weights (``2 * max(depths)`` for an exact limit, read at the grid points); ``max(depths)``
+    (the grid at which the adaptive solve is read) otherwise."""
     if not p.rough:
         if reference is not None:
             rough = [n for n, r in REGISTRY.items() if r.defaults.get("reference")]
@@ -219,7 +221,8 @@ def _reference(p: Pair, reference, depths) -> int:
                                               f"weights ({', '.join(rough)}), not {p.regime!r}: its ODE reference is "
                                               "adaptive")
         return depths[-1]
-    reference = REFERENCE_REFINEMENT * depths[-1] if reference is None else V_.power_of_two("reference", reference)
+    refinement = 2 if p.limit.exact is not None else REFERENCE_REFINEMENT
+    reference = refinement * depths[-1] if reference is None else V_.power_of_two("reference", reference)
     if reference < 2 * depths[-1]:
         raise ParameterError("reference", f"reference must be at least 2 * max(depths) = {2 * depths[-1]}, got "
                                           f"{reference}")
@@ -335,6 +338,7 @@ def summarise(p: Pair, depths, reference, max_err: np.ndarray, term_err: np.ndar
         corrected=type(net).__name__ == "ModifiedEulerResNet", inputs=inputs, reference=reference, seed=seed,
         dtype=str(dtype).replace("torch.", ""), theory_rate=p.theory_rate, rate_note=p.rate_note,
         theory_log_power=p.order.log_power, seconds=seconds, reference_method=p.limit.reference_text(reference),
+        nested_reference=False if p.limit.exact is not None else None,
         terminal_constant=p.order.constant, constant_next=[list(x) for x in next_pairs(p.order.constant_next)],
         constant_source=p.order.constant_source, **error_statistics(depths, max_err, term_err, seed, p.order), **_result_options(p, options or {}))
 
