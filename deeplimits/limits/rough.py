@@ -14,6 +14,8 @@ limit of its piecewise-linear approximations; Coutin & Qian 2002). Its reference
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from .. import _validate as V_
@@ -61,6 +63,12 @@ class RoughLimit(Limit):
         flow = EXACT.get(self.activation.name) if self.width == 1 else None
         self.exact = flow
         """The closed-form flow ``phi(H_0, X_t)`` (``d = 1``, identity or tanh), else ``None``."""
+        r = 2 * self.hurst - 0.5
+        self.refinement = 2 if flow is not None else 1 << math.ceil(math.log2(3 ** (1 / r) - 1e-9))
+        """The least ratio of the reference's grid to the deepest depth: ``(N / L)^-(2H-1/2) <= 1/3``,
+        the reference's own error below a third of the deepest depth's (2 for the exact flow)."""
+        self.refinement_reason = (f"at H = {self.hurst:g} its own error, (N / L)^-(2H-1/2) of the deepest depth's, "
+                                  "must be below a third of it: coarser, the verdict has no power")
         self.reference_method = ("the exact solution (Doss-Sussmann) at the grid points of the same fBm path"
                                  if flow is not None else
                                  "the corrected (Liu-Tindel) scheme on the grid 1/{steps} of the same fBm path")

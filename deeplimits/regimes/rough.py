@@ -21,12 +21,14 @@ _ABLATION = ("ablation: the plain Euler network has no limit for H < 1/2: the me
 def rough_terms(hurst: float) -> tuple:
     """The error expansion of the corrected network against the rough limit (docs/mathematics.md,
     "Rough weights"), with ``r = 2H - 1/2``: the central limit ``L^-r`` of the centred second-order
-    terms of the steps (a fluctuation), and ``L^-(r+1/2)``, its relative correction ``L^-1/2``: the
-    maximum error is read on the ``L + 1`` grid points, and the maximum over a grid of a process
-    converging to a Brownian one falls short of its supremum by a relative ``L^-1/2``. Without that
-    term the corrected network reads ``pre-asymptotic`` in most tables (docs/mathematics.md)."""
+    terms of the steps, and ``L^-(r+1/2)``, its relative correction ``L^-1/2``: the maximum error is
+    read on the ``L + 1`` grid points, and the maximum over a grid of a process converging to a
+    Brownian one falls short of its supremum by a relative ``L^-1/2``. Without that term the
+    corrected network reads ``pre-asymptotic`` in most tables (docs/mathematics.md). Both are
+    ``partial`` fluctuations: a nested reference's own error is only partly correlated with the
+    network's (:data:`~deeplimits.orders.KINDS`)."""
     r = 2 * hurst - 0.5
-    return Term(r, 0.0, "fluctuation"), Term(r + 0.5)
+    return Term(r, 0.0, "partial"), Term(r + 0.5, 0.0, "partial")
 
 
 def rough_remainder(hurst: float) -> Term:
@@ -34,7 +36,7 @@ def rough_remainder(hurst: float) -> Term:
     ``delta ~ L^(1-4H)`` of the steps' logarithm against the fluctuation ``sigma ~ L^(1/2-2H)``
     (``L^-(r+2H)`` at ``H = 3/8``, where that term is the declared one)."""
     r = 2 * hurst - 0.5
-    return Term(r + 4 * hurst - 1) if abs(4 * hurst - 1.5) > 1e-9 else Term(r + 2 * hurst)
+    return Term(r + 4 * hurst - 1 if abs(4 * hurst - 1.5) > 1e-9 else r + 2 * hurst, 0.0, "partial")
 
 
 @register_regime

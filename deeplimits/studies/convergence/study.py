@@ -211,9 +211,10 @@ def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, draws:
 
 
 def _reference(p: Pair, reference, depths) -> int:
-    """The finest grid: given or ``REFERENCE_REFINEMENT * max(depths)`` (:mod:`~deeplimits.studies.presets`)
-    for rough weights (``2 * max(depths)`` for an exact limit, read at the grid points); ``max(depths)``
-    (the grid at which the adaptive solve is read) otherwise."""
+    """The finest grid: given (at least the limit's ``refinement`` times ``max(depths)``) or
+    ``REFERENCE_REFINEMENT * max(depths)`` (:mod:`~deeplimits.studies.presets`; the limit's refinement
+    when it asks for more) for rough weights, ``2 * max(depths)`` for an exact limit, read at the grid
+    points; ``max(depths)`` (the grid at which the adaptive solve is read) otherwise."""
     if not p.rough:
         if reference is not None:
             rough = [n for n, r in REGISTRY.items() if r.defaults.get("reference")]
@@ -221,11 +222,13 @@ def _reference(p: Pair, reference, depths) -> int:
                                               f"weights ({', '.join(rough)}), not {p.regime!r}: its ODE reference is "
                                               "adaptive")
         return depths[-1]
-    refinement = 2 if p.limit.exact is not None else REFERENCE_REFINEMENT
-    reference = refinement * depths[-1] if reference is None else V_.power_of_two("reference", reference)
-    if reference < 2 * depths[-1]:
-        raise ParameterError("reference", f"reference must be at least 2 * max(depths) = {2 * depths[-1]}, got "
-                                          f"{reference}")
+    least = p.limit.refinement
+    default = 2 if p.limit.exact is not None else max(REFERENCE_REFINEMENT, least)
+    reference = default * depths[-1] if reference is None else V_.power_of_two("reference", reference)
+    if reference < least * depths[-1]:
+        why = "" if least == 2 else f" for regime {p.regime!r} ({p.limit.refinement_reason})"
+        raise ParameterError("reference", f"reference must be at least {least} * max(depths) = {least * depths[-1]}"
+                                          f"{why}, got {reference}")
     return reference
 
 
