@@ -110,6 +110,7 @@ def _cases() -> dict:
         "sde": lambda: regime_case("sde"),
         "ode": lambda: regime_case("ode"),
         **{f"fbm-H{h}": (lambda h=h: regime_case("fbm", hurst=h)) for h in (0.6, 0.75, 0.9)},
+        **{f"rough-H{h}": (lambda h=h: regime_case("rough", hurst=h)) for h in (0.45, 0.4, 0.35)},
     }
 
 
@@ -224,7 +225,7 @@ def plan_calibration(cases=None, *, pool_factor: int = DEFAULTS["order"]["pool_f
         case = case() if callable(case) else case
         draws = pool_factor * case.draws
         regime, _, hurst = str(name).partition("-H")
-        if regime in ("sde", "ode", "fbm"):
+        if regime in ("sde", "ode", "fbm", "rough"):
             plan = plan_convergence(regime, depths=case.depths, draws=draws, **({"hurst": float(hurst)} if hurst else {}))
             seconds = convergence_seconds(plan)
         else:
