@@ -64,11 +64,13 @@ class RoughLimit(Limit):
         self.exact = flow
         """The closed-form flow ``phi(H_0, X_t)`` (``d = 1``, identity or tanh), else ``None``."""
         r = 2 * self.hurst - 0.5
-        self.refinement = 2 if flow is not None else 1 << math.ceil(math.log2(3 ** (1 / r) - 1e-9))
-        """The least ratio of the reference's grid to the deepest depth: ``(N / L)^-(2H-1/2) <= 1/3``,
-        the reference's own error below a third of the deepest depth's (2 for the exact flow)."""
-        self.refinement_reason = (f"at H = {self.hurst:g} its own error, (N / L)^-(2H-1/2) of the deepest depth's, "
-                                  "must be below a third of it: coarser, the verdict has no power")
+        self.refinement = 2 if flow is not None else 1 << math.ceil(math.log2(4 ** (1 / r) - 1e-9))
+        """The least ratio of the reference's grid to the deepest depth: ``(N / L)^-(2H-1/2) <= 1/4``, so
+        that the reference's own error stays below a third of the deepest depth's (measured: the next
+        term makes the ratio of the errors about 1.1 times the ratio of the leading terms); 2 for the
+        exact flow."""
+        self.refinement_reason = (f"at H = {self.hurst:g} its own error, about (N / L)^-(2H-1/2) of the deepest "
+                                  "depth's, must stay below a third of it: coarser, the verdict has no power")
         self.reference_method = ("the exact solution (Doss-Sussmann) at the grid points of the same fBm path"
                                  if flow is not None else
                                  "the corrected (Liu-Tindel) scheme on the grid 1/{steps} of the same fBm path")
