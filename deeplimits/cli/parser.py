@@ -126,7 +126,9 @@ def _convergence_parser(sub):
     c.add_argument("--inputs", type=integer, default=dflt["inputs"], help="inputs per draw (default %(default)s)")
     rough = [n for n, d in reg.items() if d.get("reference")]
     c.add_argument("--reference", type=integer, help=f"finest grid of the reference for {', '.join(rough)}, a "
-                                                     f"power of two (default {P_.REFERENCE_REFINEMENT} * max depth)")
+                                                     f"power of two (default {P_.REFERENCE_REFINEMENT} * max depth; "
+                                                     "2 * max depth against an exact solution; more where the "
+                                                     "regime's reference needs it, e.g. rough at width > 1)")
     c.add_argument("--seed", type=integer, default=dflt["seed"], help="base seed (default %(default)s)")
     c.add_argument("--chunk", type=integer, help=f"draws per task (default: up to {P_.MAX_CHUNK}, bounded by memory)")
     c.add_argument("--dtype", choices=N_.DTYPES, default=dflt["dtype"], help=f"{DTYPE_HELP} (default %(default)s)")
