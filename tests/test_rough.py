@@ -168,6 +168,25 @@ def test_the_corrected_network_at_any_scaling():
     assert torch.allclose(out, h + alpha * (h @ V.transpose(-1, -2)) + alpha ** 2 / 8 * h, rtol=1e-12, atol=1e-14)
 
 
+
+def test_the_phase_diagram_runs_the_corrected_network_beside_the_plain_one(tmp_path):
+    kw = dict(arch="res-1", draws=1, inputs=2, width=4, depth=40, seed=3)
+    plain = dl.phase_diagram([0.35, 0.45], [0.2, 0.5, 0.8], **kw)
+    both = dl.phase_diagram([0.35, 0.45], [0.2, 0.5, 0.8], corrected=True, **kw)
+    assert plain.log10_rh_corrected is None and "corrected" not in plain.plan.to_dict()
+    assert both.plan.to_dict()["corrected"] is True and both.corrected is True
+    # the plain network's numbers are those of a run without it (same weights, same seeds)
+    assert np.allclose(both.log10_rh, plain.log10_rh, rtol=1e-6, atol=1e-6)
+    fixed = np.asarray(both.log10_rh_corrected)
+    assert fixed.shape == (2, 3) and not np.allclose(fixed, both.log10_rh, atol=1e-4)
+    assert len(both.beta_star_corrected) == 2 and "corrected network" in both.report()
+    fig = both.plot(str(tmp_path / "phase.png"))
+    assert len(fig.axes) >= 5 and (tmp_path / "phase.png").stat().st_size > 5_000
+    again = dl.PhaseResult.from_dict(both.to_dict())
+    assert again.log10_rh_corrected == both.log10_rh_corrected and again.plan == both.plan
+    with pytest.raises(ParameterError, match="corrected applies only to arch 'res-1'"):
+        dl.plan_phase([0.4], [0.5], arch="res-3", corrected=True)
+
 # -- the slow tier: the rates, the verdicts, width 4 --------------------------------------------------------------
 
 DEPTHS = [8, 16, 32, 64, 128, 256, 512, 1024, 2048]
@@ -217,18 +236,21 @@ def test_width_four_against_a_reference_fine_enough():
 @pytest.mark.slow
 def test_the_second_term_is_needed_by_the_size_test():
     # the declared expansion against the leading term alone, on the same 200 tables of one pool (width 1,
-    # tanh, H = 0.4, depths 8..2048, 64-draw tables from 1024 draws): without L^-(r+1/2) the corrected
-    # network reads pre-asymptotic in most tables (measured at 256 draws: 176 to 194 of 200), with it agrees
+    # tanh, H = 0.4, depths 8..2048, tables of 256 draws from a pool of 4096, as tests/test_calibration.py
+    # takes them): without L^-(r+1/2) the 4096 draws read pre-asymptotic (the leading term alone fits only
+    # with its next term) and so do about half of the tables (measured: 103 of 200; with pools of 8192 of
+    # another seed, 176 to 194 at the three H, both activations); with it, agrees
     import dataclasses
 
     from deeplimits.orders import StrongOrder
     from deeplimits.studies.scheme_order import calibration as C
 
-    case = C.regime_case("rough", hurst=0.4, width=1, depths=DEPTHS, draws=64)
-    pool = case.sample(16 * 64, 0)
+    case = C.regime_case("rough", hurst=0.4, width=1, depths=DEPTHS, draws=256)
+    pool = case.sample(16 * 256, 0)
     full = dataclasses.replace(case, sample=lambda n, seed: pool)
     alone = dataclasses.replace(full, order=StrongOrder.of(case.order.expansion[:1], "", ""))
+    assert C.table_verdict(full, pool) == "agrees" and C.table_verdict(alone, pool) == "pre-asymptotic"
     with_it = C.calibrate_case(full, 200, 16, (), seed=0).counts["0.0"]
     without = C.calibrate_case(alone, 200, 16, (), seed=0).counts["0.0"]
     assert with_it["disagrees"] <= 4 and with_it["agrees"] >= 180, with_it
-    assert without["agrees"] <= 100 and without["pre-asymptotic"] >= 100, without
+    assert without["agrees"] <= 120 and without["pre-asymptotic"] >= 80, without
