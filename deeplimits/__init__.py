@@ -6,7 +6,7 @@ public name lives in its module, e.g. :mod:`deeplimits.studies.theory`):
 * drivers: :func:`fgn`, :class:`IIDDriver`, :class:`FractionalDriver`, :class:`SmoothDriver`,
   :func:`make_driver` (:mod:`deeplimits.paths`);
 * networks and limits: :class:`ResNet`, :class:`ModifiedEulerResNet`, :class:`SDELimit`,
-  :class:`ODELimit`, :class:`YoungLimit`, :class:`InsideSDELimit`, :class:`InsideODELimit`,
+  :class:`ODELimit`, :class:`YoungLimit`, :class:`RoughLimit`, :class:`InsideSDELimit`, :class:`InsideODELimit`,
   :func:`activation`;
 * residual maps: :class:`Block`, :func:`register_block` (:mod:`deeplimits.blocks`: a block of
   your own gets the ``sde`` or ``ode`` regime and its limit);
@@ -40,7 +40,7 @@ _WHERE = {
     **dict.fromkeys(("fgn", "IIDDriver", "FractionalDriver", "SmoothDriver", "make_driver", "DRIVERS"), "paths"),
     **dict.fromkeys(("ResNet", "ModifiedEulerResNet"), "networks"),
     **dict.fromkeys(("Block", "register_block"), "blocks"),
-    **dict.fromkeys(("SDELimit", "ODELimit", "YoungLimit", "InsideSDELimit", "InsideODELimit"), "limits"),
+    **dict.fromkeys(("SDELimit", "ODELimit", "YoungLimit", "RoughLimit", "InsideSDELimit", "InsideODELimit"), "limits"),
     **dict.fromkeys(("Activation", "activation"), "activations"),
     **dict.fromkeys(("Pair", "InsidePair"), "pairs"),
     **dict.fromkeys(("pair", "REGISTRY", "Regime", "StrongOrder", "Term", "get_regime", "register_regime"), "regimes"),

@@ -40,7 +40,7 @@ PROBLEMS = ("linear-sde", "linear-stratonovich", "sde-regime", "linear-young", "
 #: the cases of ``deeplimits order --calibrate`` (:mod:`deeplimits.studies.scheme_order.calibration`)
 CALIBRATION_CASES = ("euler-maruyama/linear-sde", "milstein/linear-sde", "heun/linear-stratonovich", "euler-maruyama/ou",
                      "euler-maruyama/sin-cos", "euler-maruyama/sde-regime", "sde", "ode", "fbm-H0.6", "fbm-H0.75",
-                     "fbm-H0.9")
+                     "fbm-H0.9", "rough-H0.45", "rough-H0.4", "rough-H0.35")
 NOISES = ("general", "commutative", "diagonal", "additive")
 """The noise structures a scheme's declared order depends on (:data:`deeplimits.schemes.NOISES`)."""
 #: floating dtypes of the studies, by name

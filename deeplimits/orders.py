@@ -24,8 +24,13 @@ __all__ = ["StrongOrder", "Term", "KINDS", "expected_constant"]
 #: hold both, e.g. Euler-Maruyama's drift error ``int (W_s - W_k/L) ds`` has correlation 3/4 with its
 #: finer-grid version) is seen anywhere between the two, and the test takes the mix that fits best;
 #: an ``unshared`` term is one the reference's scheme does not have (the plain Euler network's bias
-#: against a modified-Euler reference), seen whole
-KINDS = ("coherent", "fluctuation", "mixed", "unshared")
+#: against a modified-Euler reference), seen whole; a ``partial`` term is a fluctuation the reference
+#: holds only part of: its own error is correlated with the scheme's by a share ``rho`` in [0, 1] of
+#: its variance (1: a fluctuation; 0: independent, the reference's error adds), which the test takes
+#: as it fits best (fBm increments with H < 1/2: the covariances of a block's fine increments with
+#: the block nearly cancel, so the centred squares of the fine and coarse grids are nearly
+#: uncorrelated; docs/mathematics.md, "Rough weights")
+KINDS = ("coherent", "fluctuation", "mixed", "unshared", "partial")
 #: the range of a declared strong order's exponent (an order above 8 is no scheme's, and a negative
 #: one is no convergence: the verdicts' fits are built for orders in this range)
 RATE_RANGE = (0.0, 8.0)
@@ -58,8 +63,9 @@ class Term:
     ``kind`` (:data:`KINDS`) says how the term is seen against a nested reference of grid ``N``
     (with ``f = f(L)``, ``g = f(N)``): ``coherent``: ``f - g``; ``fluctuation``: ``sqrt(f^2 - g^2)``;
     ``mixed``: ``sqrt(f^2 + g^2 - 2 g (m f + (1 - m) g))`` for a mix ``m`` in [0, 1] (1 coherent,
-    0 fluctuation) that the fit chooses; ``unshared``, or a term that does not decay
-    (``exponent <= 0``): ``f``. Against an exact reference every term is seen whole.
+    0 fluctuation) that the fit chooses; ``partial``: ``sqrt(f^2 + g^2 - 2 m g^2)`` for a share ``m``
+    in [0, 1] (1 a fluctuation, 0 independent) that the fit chooses; ``unshared``, or a term that
+    does not decay (``exponent <= 0``): ``f``. Against an exact reference every term is seen whole.
     """
 
     exponent: float
@@ -82,13 +88,15 @@ class Term:
     def seen(self, depth: float, reference: float | None = None, mix: float = 1.0) -> float:
         """The term's size at ``depth`` against a nested reference on the grid ``reference``
         (``None``: an exact or adaptive reference); ``mix`` in [0, 1] is a ``mixed`` term's share
-        of coherence (see the class docstring)."""
+        of coherence, a ``partial`` term's shared variance (see the class docstring)."""
         f = self.law(depth)
         if reference is None or self.exponent <= 0 or self.kind == "unshared":
             return f
         g = self.law(reference)
         if self.kind == "coherent":
             return f - g
+        if self.kind == "partial":
+            return math.sqrt(max(f * f + g * g - 2 * mix * g * g, 0.0))
         m = 0.0 if self.kind == "fluctuation" else mix
         return math.sqrt(max(f * f + g * g - 2 * g * (m * f + (1 - m) * g), 0.0))
 

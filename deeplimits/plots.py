@@ -261,34 +261,56 @@ def _laws_panel(ax, result):
 def plot_phase(result, path: str | None = None, *, ax=None):
     """Heat maps of the mean ``log10 r_h`` and ``log10 r_p`` over (H, beta), with the measured
     critical scalings ``beta*(H)`` of the forward pass (``r_h``) and of the gradient (``r_p``) on
-    both, and the prediction ``max(H, 1/2)`` drawn in."""
-    slopes = result.slope_h is not None
-    fig, axes = new_figure(1, 3 if slopes else 2, (16.5 if slopes else 11, 4.6), path, ax)
+    both, and the prediction ``max(H, 1/2)`` drawn in; with the corrected network (``corrected``,
+    res-1), a second row: its mean ``log10 r_h`` and its change from the plain network's."""
+    slopes, fixed = result.slope_h is not None, result.log10_rh_corrected is not None
+    fig, axes = new_figure(2 if fixed else 1, 3 if slopes else 2, (16.5 if slopes else 11, 9.2 if fixed else 4.6), path,
+                        ax)
     H = np.asarray(result.hurst)
     b = np.asarray(result.beta)
     if slopes:
         _slope_panel(fig, axes[0][2], result, H, b)
+    stars = (result.beta_star, result.beta_star_scaling, result.beta_star_p)
     for ax, grid, title in zip(axes[0], (result.log10_rh, result.log10_rp),
                                (r"mean $\log_{10} r_h$", r"mean $\log_{10} r_p$")):
-        g = np.asarray(grid, dtype=float).T  # rows: beta, columns: H
-        im = ax.pcolormesh(H, b, g, cmap="RdBu_r", vmin=-3, vmax=3, shading="nearest")
-        fig.colorbar(im, ax=ax, extend="both")
-        ax.plot(H, result.predicted, "k--", lw=1.5, label="predicted max(H, 1/2)")
-        bs = np.array([np.nan if v is None else v for v in result.beta_star], dtype=float)
-        ax.plot(H, bs, "ko", ms=3, label=r"$\beta^*$: mean $\log_{10} r_h = 0$")
-        if result.beta_star_scaling is not None:
-            sc = np.array([np.nan if v is None else v for v in result.beta_star_scaling], dtype=float)
-            ax.plot(H, sc, "g^", ms=3, label=rf"$\beta^*$: $r_h$ flat in depth ({result.short_depth} vs {result.depth})")
-        if result.beta_star_p:  # the gradient's boundary, on both panels: it is not beta = H (docs/published.md)
-            bp = np.array([np.nan if v is None else v for v in result.beta_star_p], dtype=float)
-            ax.plot(H, bp, "ws", ms=3, mec="k", label=r"$\beta^*$: mean $\log_{10} r_p = 0$")
-        ax.set_xlabel("Hurst index H")
-        ax.set_ylabel(r"$\beta$")
-        ax.set_title(title, fontsize=10)
-        ax.legend(fontsize=7, loc="upper left")
+        _heat_panel(fig, ax, result, H, b, grid, title, stars)
+    if fixed:
+        _heat_panel(fig, axes[1][0], result, H, b, result.log10_rh_corrected,
+                    r"corrected network: mean $\log_{10} r_h$", (result.beta_star_corrected,
+                                                                   result.beta_star_scaling_corrected, None))
+        axes[1][0].plot(H, H, "m:", lw=1.5, label=r"$\beta = H$ (where the corrected network has its limit)")
+        axes[1][0].legend(fontsize=7, loc="upper left")
+        gap = np.asarray(result.log10_rh_corrected, dtype=float) - np.asarray(result.log10_rh, dtype=float)
+        im = axes[1][1].pcolormesh(H, b, gap.T, cmap="PuOr", vmin=-0.5, vmax=0.5, shading="nearest")
+        fig.colorbar(im, ax=axes[1][1], extend="both")
+        axes[1][1].set_xlabel("Hurst index H")
+        axes[1][1].set_ylabel(r"$\beta$")
+        axes[1][1].set_title(r"corrected minus plain: mean $\log_{10} r_h$", fontsize=10)
+        for extra in axes[1][2:]:
+            extra.axis("off")
     fig.suptitle(f"{result.arch}, {result.activation}, d={result.width}, L={result.depth}, "
                  f"{result.draws} draws x {result.inputs} inputs per H", fontsize=10)
     return save_figure(fig, path)
+
+
+def _heat_panel(fig, ax, result, H, b, grid, title, stars):
+    """One heat map over (H, beta) with the prediction ``max(H, 1/2)`` and the estimates ``stars``
+    of beta* (the crossing of ``log10 r_h`` with 0, the scaling estimate, the crossing of ``log10 r_p``)."""
+    g = np.asarray(grid, dtype=float).T  # rows: beta, columns: H
+    im = ax.pcolormesh(H, b, g, cmap="RdBu_r", vmin=-3, vmax=3, shading="nearest")
+    fig.colorbar(im, ax=ax, extend="both")
+    ax.plot(H, result.predicted, "k--", lw=1.5, label="predicted max(H, 1/2)")
+    crossing, scaling, grads = (None if v is None else np.array([np.nan if x is None else x for x in v], dtype=float)
+                                for v in stars)
+    ax.plot(H, crossing, "ko", ms=3, label=r"$\beta^*$: mean $\log_{10} r_h = 0$")
+    if scaling is not None:
+        ax.plot(H, scaling, "g^", ms=3, label=rf"$\beta^*$: $r_h$ flat in depth ({result.short_depth} vs {result.depth})")
+    if grads is not None and len(grads):  # the gradient's boundary, on both panels: it is not beta = H (docs/published.md)
+        ax.plot(H, grads, "ws", ms=3, mec="k", label=r"$\beta^*$: mean $\log_{10} r_p = 0$")
+    ax.set_xlabel("Hurst index H")
+    ax.set_ylabel(r"$\beta$")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=7, loc="upper left")
 
 
 def _slope_panel(fig, ax, result, H, b):

@@ -19,7 +19,8 @@ USER_API = {
     # drivers
     "fgn", "IIDDriver", "FractionalDriver", "SmoothDriver", "make_driver", "DRIVERS",
     # networks, limits, activations
-    "ResNet", "ModifiedEulerResNet", "SDELimit", "ODELimit", "YoungLimit", "InsideSDELimit", "InsideODELimit",
+    "ResNet", "ModifiedEulerResNet", "SDELimit", "ODELimit", "YoungLimit", "RoughLimit", "InsideSDELimit",
+    "InsideODELimit",
     "Activation", "activation", "Block", "register_block",
     # pairs and regimes
     "pair", "Pair", "InsidePair", "Regime", "StrongOrder", "Option", "REGISTRY", "register_regime", "get_regime",

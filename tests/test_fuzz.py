@@ -169,7 +169,7 @@ def _scheme():
 
 
 
-REGIMES = ("sde", "ode", "fbm", "inside-sde", "inside-ode")
+REGIMES = ("sde", "ode", "fbm", "inside-sde", "inside-ode", "rough")
 ARCHS = ("res-1", "res-2", "res-3", "inside")
 #: activation specs that are none: unknown names, bad slopes, modules that hold none (random text has no
 #: ':', so that no module of a random name is imported)
@@ -195,7 +195,8 @@ STABILITY = dict(PROPAGATION, draws=bad_int(huge="huger"), driver=bad_name(("uni
                  betas=bad_reals(0, None, distinct=False), histograms=bad_bool(none=True), chunk=bad_int(huge=False),
                  delta=bad_real(0, None, low_open=True))
 PHASE = dict(PROPAGATION, hursts=bad_reals(0, 1, True, True, distinct=False).filter(lambda v: v is not None),
-             betas=bad_reals(0, None, distinct=False).filter(lambda v: v is not None), depth=bad_int())
+             betas=bad_reals(0, None, distinct=False).filter(lambda v: v is not None), depth=bad_int(),
+             corrected=bad_bool())
 TRAINING = dict(
     dataset=bad_name(("digits", "synthetic", "mnist1d", "moons")), driver=bad_name(("gaussian", "uniform",
                                                                                     "rademacher", "fractional",
@@ -288,11 +289,13 @@ def _library():
         "ResNet": (dl.ResNet, dict, dict(arch=bad_name(("res-1", "res-2", "res-3")), activation=BAD_ACTIVATION,
                                          beta=bad_real(0, None)), ()),
         "ModifiedEulerResNet": (dl.ModifiedEulerResNet, dict,
-                                dict(activation=BAD_ACTIVATION, hurst=bad_real(0.5, 1, True, True),
+                                dict(activation=BAD_ACTIVATION, hurst=bad_real(1 / 3, 1, True, True),
                                      scale=bad_real(0, None, True)), ()),
         "ODELimit": (dl.ODELimit, dict, dict(arch=bad_name(("res-1", "res-2", "res-3")), activation=BAD_ACTIVATION,
                                              rtol=bad_real(0, None, True), atol=bad_real(0, None, True)), ()),
         "YoungLimit": (dl.YoungLimit, dict, dict(activation=BAD_ACTIVATION, hurst=bad_real(0.5, 1, True, True)), ()),
+        "RoughLimit": (dl.RoughLimit, dict, dict(activation=BAD_ACTIVATION, hurst=bad_real(1 / 3, 0.5, True, True),
+                                                 width=bad_int(huge=False)), ()),
         "ResidualNetwork": (dl.ResidualNetwork, lambda: dict(arch="res-1", depth=4, width=3, in_features=2,
                                                              out_features=2),
                             dict(arch=bad_name(ARCHS, none=True), depth=bad_int(), width=bad_int(), in_features=bad_int(),
@@ -533,7 +536,7 @@ CLI = {
         "--inputs": cli_int(), "--reference": cli_int() | st.sampled_from(["4", "8", "12"]), "--chunk": cli_int(huge=False),
         "--length-scale": cli_real(), "--hurst": cli_real(), "--beta": cli_real(), "--sa": cli_real(),
         "--sb": cli_real(), "--alpha": cli_real(), "--corrected": BOOL, "--no-ito-correction": BOOL,
-        "--block": USER, **COMMON, **RUNNING}),
+        "--block": USER, "--no-correction": BOOL, **COMMON, **RUNNING}),
     "order": (ORDER_CMD, {
         "--scheme": cli_choice(("euler-maruyama", "milstein", "heun", "modified-euler", "torchsde-euler",
                                 "torchsde-milstein")) | USER,
@@ -553,7 +556,8 @@ CLI = {
         "--histograms": BOOL, "--chunk": cli_int(huge=False), "--delta": cli_real(0, low_open=True),
         "--figures": BOOL, "--block": USER, **COMMON, **RUNNING}),
     "phase": (PHASE_CMD, {
-        "--preset": cli_choice(("d100", "full", "res-1")), "--arch": cli_choice(ARCHS), "--activation": ACT,
+        "--preset": cli_choice(("d100", "full", "res-1", "res-1-corrected")), "--arch": cli_choice(ARCHS),
+        "--activation": ACT, "--corrected": BOOL,
         "--width": cli_int(), "--n-in": cli_int(), "--bias": BOOL, "--hursts": cli_list(float, 0, 1, low_open=True),
         "--betas": cli_list(float, 0), "--depth": cli_int(), "--draws": cli_int(), "--inputs": cli_int(),
         "--figures": BOOL, "--block": USER, **COMMON, **RUNNING}),

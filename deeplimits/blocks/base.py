@@ -66,6 +66,10 @@ class Block(abc.ABC):
     high_probability: ClassVar[bool] = False
     """Are Marion et al.'s high-probability bounds (Propositions 3 and 4) stated for this map
     (res-3, ``V ReLU(W h)``)?"""
+    rough_correction: ClassVar[bool] = False
+    """Whether the residual is ``V sigma(h)`` (res-1), so that the network ``h + alpha V sigma(h)`` has
+    the first-order correction of rough weights, ``(alpha^2 scale^2 / 2) sigma'(h) sigma(h)`` per layer
+    (Liu & Tindel 2019; :class:`~deeplimits.networks.CorrectedResNet`, the ``rough`` regime)."""
 
     def __init__(self, activation=None):
         kind = self.activation_kind

@@ -98,6 +98,7 @@ class Res1(_Map):
     name = "res-1"
     weights = ("V",)
     inner_weight = False  # sigma(h): no inner weight
+    rough_correction = True  # V sigma(h): the first-order correction of rough weights applies
 
     def fused(self):
         return fused_kind(self.activation) is not None

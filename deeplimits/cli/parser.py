@@ -97,7 +97,7 @@ def _convergence_parser(sub):
         description="Estimate E max_k |H_{k/L} - h_k| against the depth L for a pair (network, limit) "
                     "driven by one random path per draw, fit the rate with a 95% bootstrap interval and "
                     f"compare it with theory. Without --regime: the default study ({study}).")
-    c.add_argument("--regime", choices=regime_names(),
+    c.add_argument("--regime", choices=regime_names(), metavar="NAME",
                    help="; ".join(f"{n}: {r.weights}, {r.scaling} -> {r.limit}" for n, r in REGISTRY.items())
                    + f" (default: run {study})")
     reg = {n: r.defaults for n, r in REGISTRY.items()}
@@ -121,7 +121,9 @@ def _convergence_parser(sub):
     c.add_argument("--inputs", type=integer, default=dflt["inputs"], help="inputs per draw (default %(default)s)")
     rough = [n for n, d in reg.items() if d.get("reference")]
     c.add_argument("--reference", type=integer, help=f"finest grid of the reference for {', '.join(rough)}, a "
-                                                     f"power of two (default {P_.REFERENCE_REFINEMENT} * max depth)")
+                                                     f"power of two (default {P_.REFERENCE_REFINEMENT} * max depth; "
+                                                     "2 * max depth against an exact solution; more where the "
+                                                     "regime's reference needs it, e.g. rough at width > 1)")
     c.add_argument("--seed", type=integer, default=dflt["seed"], help="base seed (default %(default)s)")
     _decision_flags(c)
     c.add_argument("--chunk", type=integer, help=f"draws per task (default: up to {P_.MAX_CHUNK}, bounded by memory)")
@@ -245,7 +247,8 @@ def _phase_parser(sub):
                     f"{full['betas'][-1]:g}], d={full['width']}, L={full['depth']}, {full['draws']} draws x "
                     f"{full['inputs']} inputs per H; about 100 s on 2 cores).",
         preset_help=f"{name}: the published protocol; the others are variants of it: "
-                    + "; ".join(f"{n}: {p['arch']}, d={p['width']}" for n, p in PHASE_PRESETS.items() if n != name))
+                    + "; ".join(f"{n}: {p['arch']}, d={p['width']}" + (", corrected" if p.get("corrected") else "")
+                                for n, p in PHASE_PRESETS.items() if n != name))
     ph.add_argument("--hursts", type=parse_list, help=f"Hurst indices {O_.HURST.range_text()}, e.g. 0.05:0.97:51"
                     + _preset_default(PHASE_PRESETS, name, "hursts"))
     ph.add_argument("--betas", type=parse_list, help="scalings beta >= 0, e.g. 0:1.3:70"
@@ -254,6 +257,9 @@ def _phase_parser(sub):
     ph.add_argument("--draws", type=integer, help="weight draws per H" + _preset_default(PHASE_PRESETS, name, "draws"))
     ph.add_argument("--inputs", type=integer, help="inputs per weight draw" + _preset_default(PHASE_PRESETS, name,
                                                                                                "inputs"))
+    ph.add_argument("--corrected", action="store_const", const=True, default=None,
+                    help="run the corrected network (+ (L^-2beta / 2d) sigma' sigma per layer) on the same weights too, "
+                         "drawn beside the plain one; res-1 only (default: only the presets that say so)")
     _study_flags(ph, "phase")
     ph.set_defaults(func=propagation.run_phase_cmd)
 

@@ -13,7 +13,7 @@ __all__ = ["run_stability_cmd", "run_phase_cmd"]
 
 STABILITY = ("arch", "activation", "width", "n_in", "bias", "depths", "betas", "draws", "inputs", "histograms", "chunk",
              "delta")
-PHASE = ("hursts", "betas", "arch", "activation", "width", "n_in", "bias", "depth", "draws", "inputs")
+PHASE = ("hursts", "betas", "arch", "activation", "width", "n_in", "bias", "depth", "draws", "inputs", "corrected")
 
 
 def _run_study(args, cmd, spec, run, total, unit, executor_kw):

@@ -69,7 +69,8 @@ class ExpansionFit:
     note: str
     """The verdict's reading in words."""
     mix: float | None = None
-    """The coherence of the ``mixed`` terms that fits best (``None``: no mixed term is seen against a nested reference)."""
+    """The coherence of the ``mixed`` terms (the share of the ``partial`` ones) that fits best (``None``: no
+    such term is seen against a nested reference)."""
     remainder: Term | None = None
     """The first term the expansion leaves out, tried when the expansion alone does not fit."""
     remainder_pvalue: float | None = None

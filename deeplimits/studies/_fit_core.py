@@ -14,7 +14,8 @@ from .._stats import chi2_sf
 from ..errors import ParameterError
 from ..orders import Term
 
-#: the coherences a mixed term is tried with (0 a fluctuation, 1 coherent)
+#: the coherences a mixed term is tried with (0 a fluctuation, 1 coherent), the shares of a partial one
+#: (0 independent, 1 a fluctuation)
 MIXES = np.linspace(0.0, 1.0, 11)
 #: the exponent shifts searched by the profile: |delta| <= REACH, a grid of COARSE, then refined
 REACH, COARSE = 1.0, 0.025
@@ -23,8 +24,8 @@ CHI1 = 3.841458820694124
 
 
 def mixes(terms, reference) -> np.ndarray:
-    """The coherences to try: :data:`MIXES` when a mixed term is seen against a nested reference."""
-    nested = reference is not None and any(t.kind == "mixed" and t.exponent > 0 for t in terms)
+    """The coherences to try: :data:`MIXES` when a mixed (or partial) term is seen against a nested reference."""
+    nested = reference is not None and any(t.kind in ("mixed", "partial") and t.exponent > 0 for t in terms)
     return MIXES if nested else np.array([1.0])
 
 
@@ -37,6 +38,8 @@ def seen(term, L: np.ndarray, reference, mix: np.ndarray) -> np.ndarray:
     g = term.law(float(reference))
     if term.kind == "coherent":
         return out - g
+    if term.kind == "partial":
+        return np.sqrt(np.clip(f * f + g * g - 2 * mix[:, None] * g * g, 0.0, None))
     m = np.zeros_like(mix) if term.kind == "fluctuation" else mix
     return np.sqrt(np.clip(f * f + g * g - 2 * g * (m[:, None] * f + (1 - m[:, None]) * g), 0.0, None))
 

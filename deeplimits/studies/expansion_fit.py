@@ -10,7 +10,8 @@ Given the mean errors ``e_j`` at depths ``L_j``, their covariance ``S`` (or stan
   ``E|A + B| = E|A| + E[sign(A) B] + ...``: its correction terms have no fixed sign); each term is
   seen as the reference sees it (:meth:`~deeplimits.orders.Term.seen`): whole against an exact
   solution; against the scheme itself on a finer grid ``N``, reduced by the reference's own error
-  as its kind says, a ``mixed`` term with the coherence ``m`` in [0, 1] that fits best;
+  as its kind says, a ``mixed`` term with the coherence ``m`` in [0, 1] that fits best (a
+  ``partial`` one with the share ``m`` of its variance the reference holds);
 * tests the fit: ``T = sum_j (r_j / se_j)^2`` of the residuals ``r`` against the chi-square law
   on ``q = n - k`` degrees of freedom when the errors of different depths are independent, and
   otherwise against the law of ``T`` under their correlation (a weighted sum of chi-square

@@ -68,6 +68,10 @@ PHASE_PRESETS = {
     "full": dict(**_PHASE_GRID, arch="res-3", width=40, n_in=64, depth=1000, draws=5, inputs=10),
     # variants (not published): res-1 (V tanh(h), fractional V only), and res-3 at width 100
     "res-1": dict(**_PHASE_GRID, arch="res-1", width=40, n_in=64, depth=1000, draws=5, inputs=10),
+    # res-1 beside its corrected network (+ (L^-2beta / 2d) sigma' sigma per layer) on the same weights, at
+    # width 4, where the correction's total, L^(1-2H) / (2d), is of order one at L = 1000 (docs/propagation.md)
+    "res-1-corrected": dict(**_PHASE_GRID, arch="res-1", width=4, n_in=64, depth=1000, draws=5, inputs=10,
+                            corrected=True),
     "d100": dict(**_PHASE_GRID, arch="res-3", width=100, n_in=64, depth=1000, draws=5, inputs=10),
 }
 """The published phase-diagram protocols by name (Marion et al., JMLR 2025, §4)."""
@@ -161,6 +165,7 @@ CONV_SCALING_PRESETS = {
 #: regime -> (a group of options, the defaults used when none of the group is given)
 STUDY_OPTIONS = {
     "fbm": (("hurst",), {"hurst": 0.75}),
+    "rough": (("hurst",), {"hurst": 0.4}),
     "inside-ode": (("alpha", "beta"), {"beta": 0.5}),
 }
 

@@ -255,7 +255,8 @@ class ConvergenceResult(PlainData):
             m = self.options.get("noise", 1)
             return f"{self.activation}{h} (d={self.width}, {m} noise channel{'s' if m > 1 else ''})"
         c = " corrected" if self.corrected else ""
-        more = "".join(f" {k}={v:g}" if isinstance(v, float) else f" {k}={v}" for k, v in self.options.items())
+        more = "".join(f" {k}={v:g}" if isinstance(v, float) else (" no-" + k if v is False else "") if isinstance(v, bool)
+                       else f" {k}={v}" for k, v in self.options.items())  # a flag: named when off
         if self.sa is not None:  # the inside regimes; short enough for a figure title; alpha = 1 - beta is in report()
             b = f" beta={self.beta:g}" if self.beta is not None else ""
             ito = " no-Itô" if self.ito_correction is False else ""

@@ -46,6 +46,7 @@ def summarise(p: Pair, depths, reference, max_err: np.ndarray, term_err: np.ndar
         corrected=type(net).__name__ == "ModifiedEulerResNet", inputs=inputs, reference=reference, seed=seed,
         dtype=str(dtype).replace("torch.", ""), theory_rate=p.theory_rate, rate_note=p.rate_note,
         theory_log_power=p.order.log_power, seconds=seconds, reference_method=p.limit.reference_text(reference),
+        nested_reference=False if p.limit.exact is not None else None,
         terminal_constant=p.order.constant, constant_next=[list(x) for x in next_pairs(p.order.constant_next)],
         constant_source=p.order.constant_source, **error_statistics(depths, max_err, term_err, seed, p.order), **_result_options(p, options or {}))
 

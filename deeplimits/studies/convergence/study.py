@@ -195,10 +195,11 @@ class ConvergencePlan(Plan):
 
     @property
     def name(self) -> str:
-        """``'<regime>[-H<hurst>][-corrected][-beta<beta>][-no-ito]'``."""
+        """``'<regime>[-H<hurst>][-corrected][-beta<beta>][-no-ito][-no-correction]'``."""
         h = f"-H{self.hurst:g}" if self.hurst is not None else ""
         b = f"-beta{self.beta:g}" if self.beta is not None else ""
-        return f"{self.regime}{h}{'-corrected' if self.corrected else ''}{b}{'' if self.ito_correction else '-no-ito'}"
+        return (f"{self.regime}{h}{'-corrected' if self.corrected else ''}{b}{'' if self.ito_correction else '-no-ito'}"
+                f"{'' if self.correction else '-no-correction'}")
 
 
 @grouped
@@ -241,8 +242,10 @@ def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, draws:
 
 
 def _reference(p: Pair, reference, depths) -> int:
-    """The finest grid: given or ``REFERENCE_REFINEMENT * max(depths)`` (:mod:`~deeplimits.studies.presets`)
-    for rough weights; ``max(depths)`` (the grid at which the adaptive solve is read) otherwise."""
+    """The finest grid: given (at least the limit's ``refinement`` times ``max(depths)``) or
+    ``REFERENCE_REFINEMENT * max(depths)`` (:mod:`~deeplimits.studies.presets`; the limit's refinement
+    when it asks for more) for rough weights, ``2 * max(depths)`` for an exact limit, read at the grid
+    points; ``max(depths)`` (the grid at which the adaptive solve is read) otherwise."""
     if not p.rough:
         if reference is not None:
             rough = [n for n, r in REGISTRY.items() if r.defaults.get("reference")]
@@ -250,10 +253,13 @@ def _reference(p: Pair, reference, depths) -> int:
                                               f"weights ({', '.join(rough)}), not {p.regime!r}: its ODE reference is "
                                               "adaptive")
         return depths[-1]
-    reference = REFERENCE_REFINEMENT * depths[-1] if reference is None else V_.power_of_two("reference", reference)
-    if reference < 2 * depths[-1]:
-        raise ParameterError("reference", f"reference must be at least 2 * max(depths) = {2 * depths[-1]}, got "
-                                          f"{reference}")
+    least = p.limit.refinement
+    default = 2 if p.limit.exact is not None else max(REFERENCE_REFINEMENT, least)
+    reference = default * depths[-1] if reference is None else V_.power_of_two("reference", reference)
+    if reference < least * depths[-1]:
+        why = "" if least == 2 else f" for regime {p.regime!r} ({p.limit.refinement_reason})"
+        raise ParameterError("reference", f"reference must be at least {least} * max(depths) = {least * depths[-1]}"
+                                          f"{why}, got {reference}")
     return reference
 
 

@@ -88,7 +88,7 @@ def _propagate(net: ResNet, h0, B, layers, depths, betas, deviation: bool = True
             states.append(h)
             w = layers[k]
             pres.append(g.preactivation(h, **w))  # kept: the backward pass does not multiply by W again
-            h = g.step(h, alpha[:, :c], pre=pres[-1], **w)
+            h = net.step(h, alpha[:, :c], Ls[0], pre=pres[-1], **w)  # the network's step: a corrected one too
             ends += [h[:, i * block:(i + 1) * block] for i, L in enumerate(Ls) if L == k + 1]
         far = _deviation(states, start) if deviation else None
         hL = torch.stack(ends[::-1], 1)  # (n, depths, block, d), in the order of Ls (ends came shallowest first)
@@ -101,7 +101,7 @@ def _propagate(net: ResNet, h0, B, layers, depths, betas, deviation: bool = True
             new = [pL[:, i] for i, L in enumerate(Ls) if L == k + 1]
             if new:
                 p = torch.cat([p, *new], 1)
-            p = g.step_vjp(states[k], p, alpha[:, :p.shape[1]], pre=pres[k], **layers[k])
+            p = net.step_vjp(states[k], p, alpha[:, :p.shape[1]], Ls[0], pre=pres[k], **layers[k])
             pres[k] = None
         p0 = p.view(n, len(Ls), block, d)
     back = [order.index(j) for j in range(len(depths))]

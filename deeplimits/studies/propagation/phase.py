@@ -11,6 +11,8 @@ import torch
 from ... import _resources as R_
 from ... import _validate as V_
 from ..._random import chunk_seed
+from ...errors import ParameterError
+from ...networks import CorrectedResNet
 from ...paths import make_driver
 from ...runs import register_task, Task
 from ..plan import Plan, register_plan
@@ -74,10 +76,20 @@ class PhaseResult(PlanResult):
     """Per (H, beta), the log-log slope of ``r_h`` on ``L`` (``None`` where a draw exploded)."""
     predicted_slope: list[list[float]] | None = None
     """Per (H, beta), the predicted slope ``max(H, 1/2) - beta``."""
+    log10_rh_corrected: list[list[float]] | None = None
+    """With ``corrected`` (res-1): mean ``log10 r_h`` of the corrected network on the same weights
+    (:class:`~deeplimits.networks.CorrectedResNet`); ``None`` otherwise."""
+    log10_rp_corrected: list[list[float]] | None = None
+    """With ``corrected``: its mean ``log10 r_p``."""
+    beta_star_corrected: list[float | None] | None = None
+    """With ``corrected``: per H, the crossing of its mean ``log10 r_h`` with 0."""
+    beta_star_scaling_corrected: list[float | None] | None = None
+    """With ``corrected``: per H, the beta where its ``r_h`` stops depending on the depth."""
 
     shown: ClassVar[dict] = {"hurst": "hursts", "beta": "betas", "arch": "arch", "activation": "activation",
                              "width": "width", "n_in": "n_in", "depth": "depth", "draws": "draws",
-                             "inputs": "inputs", "seed": "seed", "dtype": "dtype", "bias": "bias"}
+                             "inputs": "inputs", "seed": "seed", "dtype": "dtype", "bias": "bias",
+                             "corrected": "corrected"}
     """The plan's values the result shows: its JSON name -> the plan's field (see
     :class:`~deeplimits.studies.result.PlanResult`)."""
 
@@ -99,7 +111,21 @@ class PhaseResult(PlanResult):
         if self.slope_h is not None:
             lines.append(f"slope - predicted: mean over the cells with beta > max(H, 1/2) of the log-log slope of r_h "
                          f"between L = {self.short_depth} and {self.depth}, minus max(H, 1/2) - beta")
+        if self.log10_rh_corrected is not None:
+            lines += self._corrected_lines(fmt)
         return "\n".join(lines)
+
+    def _corrected_lines(self, fmt) -> list[str]:
+        """The corrected network beside the plain one: its beta* and the largest change of the mean
+        ``log10 r_h`` over the betas, per H."""
+        n = len(self.hurst)
+        lines = ["corrected network (+ (L^-2beta / 2d) sigma' sigma per layer), same weights:",
+                 f"{'H':>6} {'beta* (log10 r_h = 0)':>22} {'beta* (scaling)':>16} {'max |corrected - plain|':>24}"]
+        for h, b, bs, new, old in zip(self.hurst, self.beta_star_corrected, self.beta_star_scaling_corrected or [None] * n,
+                                      self.log10_rh_corrected, self.log10_rh):
+            gap = max(abs(a - c) for a, c in zip(new, old))
+            lines.append(f"{h:6.3f} {fmt(b):>22} {fmt(bs):>16} {gap:24.3f}")
+        return lines
 
     def slope_gaps(self) -> list[float | None]:
         """Per H, the mean of ``slope_h - predicted_slope`` over the cells with
@@ -129,7 +155,7 @@ class PhasePlan(Plan):
     """A validated phase-diagram study (from :func:`plan_phase`); :meth:`to_dict` is its spec."""
 
     study: ClassVar[str] = "phase"
-    optional: ClassVar[tuple[str, ...]] = ("device", "bias")
+    optional: ClassVar[tuple[str, ...]] = ("device", "bias", "corrected")
 
     arch: str
     """The residual map."""
@@ -157,6 +183,8 @@ class PhasePlan(Plan):
     """Where the tasks run (``None``: the CPU)."""
     bias: bool | None = None  # the inside model only; a spec without it (an older run) had the bias
     """For ``inside`` only: whether the model has the bias ``b``."""
+    corrected: bool | None = None  # res-1 only, recorded when True
+    """For ``res-1`` only: whether the corrected network runs too, on the same weights (``None``: not)."""
 
     def estimate(self) -> R_.Estimate:
         """Peak bytes of one task (all draws of one Hurst index), tasks and networks."""
@@ -182,13 +210,15 @@ PhaseResult.plan_type = PhasePlan
 
 @grouped
 def plan_phase(hursts: Sequence[float] | None = None, betas: Sequence[float] | None = None, *, arch: str = "res-3",
-               n_in: int = 64, draws: int = 5, inputs: int = 10,
+               n_in: int = 64, draws: int = 5, inputs: int = 10, corrected: bool = False,
                network: Network = Network(activation=None, width=40, depth=1000, bias=None),
                compute: Compute = Compute(seed=0, dtype=torch.float32, device=None)) -> PhasePlan:
     """Validate the arguments of :func:`phase_diagram` and return the study as a :class:`PhasePlan`
     (its spec records ``"device"`` only when not the CPU, ``"bias"`` only for ``inside``).
     ``network``: ``activation``, ``width``, ``depth``, ``bias``; ``compute``: ``seed``, ``dtype``,
-    ``device`` (groups of :mod:`deeplimits.studies.settings`, or their fields as keywords)."""
+    ``device`` (groups of :mod:`deeplimits.studies.settings`, or their fields as keywords).
+    ``corrected`` (res-1 only): also run the corrected network on the same weights (its spec
+    records ``"corrected": true``)."""
     activation, width, depth, bias = network.activation, network.width, network.depth, network.bias
     seed, dtype = compute.seed, compute.dtype
     where = {"device": V_.device_spec(compute.device, dtype)}
@@ -197,6 +227,11 @@ def plan_phase(hursts: Sequence[float] | None = None, betas: Sequence[float] | N
     betas = full["betas"] if betas is None else betas
     net = _common(arch, activation, width, n_in, draws, inputs, seed, dtype)
     where.update(bias_field(net.block, bias))
+    if V_.flag("corrected", corrected):
+        if not net.block.rough_correction:
+            raise ParameterError("corrected", f"corrected applies only to arch 'res-1' (the correction is that of h + "
+                                              f"alpha V sigma(h): Block.rough_correction), got arch {net.arch!r}")
+        where["corrected"] = True
     hursts = _grid("hursts", hursts, lambda h: round(V_.hurst(h, name="hursts"), 6))  # task keys: 6 decimals
     betas = _grid("betas", betas, lambda b: V_.real("betas", b, low=0.0))
     depth = V_.integer("depth", depth)
@@ -213,15 +248,25 @@ def plan_phase(hursts: Sequence[float] | None = None, betas: Sequence[float] | N
 @register_task("phase-hurst", axes=("beta",))
 def phase_task(params: dict, seed: int) -> dict:
     """Sweep task: mean log10 ratios over draws and inputs at one H, for every beta, at the
-    depth and (for the scaling estimate of beta*) at a tenth of it, on a prefix of the same weights."""
-    net = _network(params["arch"], params["activation"])
+    depth and (for the scaling estimate of beta*) at a tenth of it, on a prefix of the same weights;
+    with ``corrected``, the same for the corrected network on the same weights (same seed)."""
+    driver = make_driver("fractional", params["hurst"])
     depths = _phase_depths(params["depth"])
-    out = _run(net, make_driver("fractional", params["hurst"]), params, depths, seed, deviation=False)
+    res = _means(_run(_network(params["arch"], params["activation"]), driver, params, depths, seed, deviation=False))
+    if params.get("corrected"):
+        fixed = _run(CorrectedResNet(params["activation"]), driver, params, depths, seed, deviation=False)
+        res.update({f"{k}_corrected": v for k, v in _means(fixed).items() if k != "exploded"})
+    return res
+
+
+def _means(out: dict) -> dict:
+    """The task's numbers from the ratios ``out`` of one network: the mean log10 ratios at the depth
+    (and at a tenth of it), and the exploded counts."""
     res = {}
     for name in ("r_h", "r_p"):
         x = out[name]  # (draws, depths, betas, inputs)
         res["log10_" + name.replace("_", "")] = np.log10(np.maximum(x[:, 0], 1 / CAP)).mean((0, 2)).tolist()
-    if len(depths) == 2:
+    if out["r_h"].shape[1] == 2:
         res["log10_rh_short"] = np.log10(np.maximum(out["r_h"][:, 1], 1 / CAP)).mean((0, 2)).tolist()
     res["exploded"] = ((out["r_h"][:, 0] >= CAP) | (out["r_p"][:, 0] >= CAP)).sum((0, 2)).tolist()
     return res
@@ -243,7 +288,19 @@ def summarise_phase(spec: dict, parts: Sequence[dict], seconds: float = 0.0) -> 
     return PhaseResult(PhasePlan.from_dict(spec), rh, rp, [p["exploded"] for p in parts],
                        [critical_beta(spec["betas"], r) for r in rh], [max(h, 0.5) for h in spec["hursts"]], scaling,
                        short_depth, short if short[0] else None, seconds, [critical_beta(spec["betas"], r) for r in rp],
-                       slope, predicted)
+                       slope, predicted, **_corrected(spec["betas"], parts))
+
+
+def _corrected(betas, parts) -> dict:
+    """The corrected network's fields of a :class:`PhaseResult` (none without it)."""
+    if "log10_rh_corrected" not in parts[0]:
+        return {}
+    rh = [p["log10_rh_corrected"] for p in parts]
+    short = [p.get("log10_rh_short_corrected") for p in parts]
+    return dict(log10_rh_corrected=rh, log10_rp_corrected=[p["log10_rp_corrected"] for p in parts],
+                beta_star_corrected=[critical_beta(betas, r) for r in rh],
+                beta_star_scaling_corrected=None if short[0] is None else
+                [critical_beta(betas, np.subtract(r, s)) for r, s in zip(rh, short)])
 
 
 @grouped

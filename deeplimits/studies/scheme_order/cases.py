@@ -103,6 +103,7 @@ def _cases() -> dict:
         "sde": lambda: regime_case("sde"),
         "ode": lambda: regime_case("ode"),
         **{f"fbm-H{h}": (lambda h=h: regime_case("fbm", hurst=h)) for h in (0.6, 0.75, 0.9)},
+        **{f"rough-H{h}": (lambda h=h: regime_case("rough", hurst=h)) for h in (0.45, 0.4, 0.35)},
     }
 
 
