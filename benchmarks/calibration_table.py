@@ -36,12 +36,13 @@ def main(argv=None) -> int:
     ap.add_argument("--pool-factor", type=int, help="default: --tables (independent tables)")
     ap.add_argument("--budget", type=float, help="also runs sized to decide within this many seconds")
     ap.add_argument("--budget-tables", type=int, help="runs sized to decide per case (default --tables)")
+    ap.add_argument("--budget-cases", type=lambda s: s.split(","), help="the cases sized (default all)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--write", action="store_true", help="write the table into docs/schemes.md")
     ap.add_argument("--json", default=str(ROOT / "benchmarks" / "calibration.json"))
     args = ap.parse_args(argv)
     kw = dict(tables=args.tables, pool_factor=args.pool_factor, seed=args.seed, budget=args.budget,
-              budget_tables=args.budget_tables)
+              budget_tables=args.budget_tables, budget_cases=args.budget_cases)
     estimates = {name: s for name, _, s in plan_calibration(args.cases, **kw)}
     t0, c0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
     cal = calibrate(args.cases, **kw, progress=lambda line: print(line, file=sys.stderr, flush=True))

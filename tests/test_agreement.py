@@ -146,10 +146,35 @@ def _milstein_sqrt():  # dX = -X/2 dt + 0.4 sqrt(1 + X^2) dW, Milstein (g g' = 0
     ("milstein-sqrt", _milstein_sqrt, [0.5]),
     ("cir", _cir, [1.0])])
 def test_twenty_sized_runs_of_sdes_that_are_not_shipped(name, make, x0):
-    # the default depths and draws, sized to decide within 15 s of the time model (the budget bounds each
+    # the default depths and draws, sized to decide within 4 s of the time model (the budget bounds each
     # run's time): no run reads disagrees (the sequence keeps its size); with 120 s each agrees
     # (docs/schemes.md, "A run sized to decide", measured)
     scheme = make()
-    verdicts = [dl.strong_order(scheme, x0, noise=len(x0), draws=256, seed=s, budget=15).verdict for s in range(20)]
+    verdicts = [dl.strong_order(scheme, x0, noise=len(x0), draws=256, seed=s, budget=4).verdict for s in range(20)]
     assert "disagrees" not in verdicts, (name, verdicts)
     assert set(verdicts) <= {"agrees", "insufficient evidence"}, (name, verdicts)
+
+
+@pytest.mark.slow
+def test_law_never_agrees_with_a_weak_rate_of_one_half(tmp_path):
+    """Tables of weak rate 1/2 (``a L^-1/2 + b L^-3/2``, the generalised least squares fit of that law
+    to a measured table) at the cpu preset's size (the quick preset's covariance over the ratio of
+    their draws): neither the joint fit nor any test function alone reads ``agrees``."""
+    from deeplimits.studies.law.calibration import synthetic_truths
+    from deeplimits.studies.law.cases import PRESETS
+    from deeplimits.studies.law.fit import fit_weak
+
+    from deeplimits.studies.law.study import weak_law
+
+    r = weak_law("uniform", **PRESETS["quick"])
+    depths, e, cov = r.spec["depths"], np.asarray(r.joint["error"]), np.asarray(r.joint["cov"])
+    cov = cov * r.draws / PRESETS["cpu"]["draws"]
+    truth = synthetic_truths(depths, e, cov)["rate 1/2"]
+    root = np.linalg.cholesky(cov + np.eye(len(cov)) * 1e-12 * np.trace(cov) / len(cov))
+    rng, K = np.random.default_rng(0), len(depths)
+    for _ in range(50):
+        table = truth + root @ rng.standard_normal(len(truth))
+        assert fit_weak(depths, table, cov)["verdict"] != "agrees"
+        for p in range(len(table) // K):
+            sl = slice(p * K, (p + 1) * K)
+            assert fit_weak(depths, table[sl], cov[sl, sl])["verdict"] != "agrees", p

@@ -151,26 +151,27 @@ class Calibration(PlainData):
 
 def calibrate(cases=None, *, tables: int = DEFAULTS["order"]["tables"], pool_factor: int | None = None,
               shifts=SHIFTS, seed: int = 0, budget: float | None = None, budget_tables: int | None = None,
-              progress: Callable[[str], None] | None = None) -> Calibration:
+              budget_cases=None, progress: Callable[[str], None] | None = None) -> Calibration:
     """Measure the size and power of the verdict on ``cases`` (names of :data:`CASES`, or
     :class:`Case` objects; default all): ``tables`` tables per reading, taken from a pool of
     ``pool_factor * draws`` draws computed once with ``seed`` (default ``pool_factor = tables``:
     independent tables; module docstring); with ``budget`` (seconds), also ``budget_tables``
-    (default ``tables``) runs sized to decide. Every size is checked first (:func:`plan_calibration`).
+    (default ``tables``) runs sized to decide of each case (of ``budget_cases``, names among
+    ``cases``, when given). Every size is checked first (:func:`plan_calibration`).
     ``progress`` is called with a line as each case's pool is drawn, every quarter of its tables,
     and when it ends."""
     from ... import _validate as V_
 
     shifts = [V_.real("shifts", s, low=0.0, low_open=True, high=1.0) for s in shifts]
     chosen = plan_calibration(cases, tables=tables, pool_factor=pool_factor, seed=seed, shifts=len(shifts),
-                              budget=budget, budget_tables=budget_tables)
+                              budget=budget, budget_tables=budget_tables, budget_cases=budget_cases)
     progress = V_.callback("progress", progress)
     rows = []
     for name, case, estimate in chosen:
         say = (lambda line: progress(f"{name}: {line}")) if progress is not None else None
         row = calibrate_case(dataclasses.replace(case, name=name), tables, pool_factor or tables, shifts, seed,
                              progress=say)
-        if budget is not None:
+        if budget is not None and (budget_cases is None or name in budget_cases):
             sized_tables(row, case, budget_tables or tables, shifts, seed, budget, say)
         rows.append(row)
         if say is not None:
@@ -181,7 +182,7 @@ def calibrate(cases=None, *, tables: int = DEFAULTS["order"]["tables"], pool_fac
 
 def plan_calibration(cases=None, *, tables: int = DEFAULTS["order"]["tables"], pool_factor: int | None = None,
                      seed: int = 0, shifts: int = len(SHIFTS), budget: float | None = None,
-                     budget_tables: int | None = None) -> list[tuple]:
+                     budget_tables: int | None = None, budget_cases=None) -> list[tuple]:
     """``(name, case, seconds)`` of each case :func:`calibrate` would run, built but not sampled,
     after every check of its sizes (``deeplimits order --calibrate --dry-run`` refuses what the run
     refuses): ``cases`` distinct, ``tables`` (and ``budget_tables``) in ``[1, MAX_TABLES]``,
@@ -210,7 +211,7 @@ def plan_calibration(cases=None, *, tables: int = DEFAULTS["order"]["tables"], p
         R_.require_memory(4 * 8 * draws * len(case.depths), f"for the pool of {draws} draws of {name or case.name} "
                           "(its errors, a scaled copy per shift, the tables' picks)", ("pool_factor",))
         seconds = case.seconds(draws) + tables * readings * verdict_seconds(case.draws)
-        if budget is not None:
+        if budget is not None and (budget_cases is None or (name or case.name) in budget_cases):
             stages = plan_stages(case.draws, case.seconds, budget)
             seconds += budget_tables * (case.seconds(stages[-1]) + len(stages) * readings * verdict_seconds(stages[-1]))
         out.append((name or case.name, case, seconds))

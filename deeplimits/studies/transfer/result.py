@@ -53,10 +53,28 @@ def summarise_setting(beta: float, optimizer: str, variant: str, by_depth: dict,
     row.update(fit)
     row["rate_exponent"] = p + fit["slope"]  # the optimal rate itself: base optimum x L^p
     row["verdict"], row["why"] = verdict(fit, depths)
+    row["horizons"] = _horizons(by_depth, depths, j, lrs, p)
     if all("roughness" in by_depth[L] for L in depths):  # at the transferred rate's nearest grid point
         i0 = int(round(fit["optimum"][0] - lrs[0]))
         row["roughness"] = coordinate_slopes(depths, [by_depth[L]["roughness"][v][i0] for L, v in zip(depths, j)])
     return row
+
+
+def _horizons(by_depth: dict, depths, j, lrs, p: float) -> list:
+    """The optimum's exponent after each epoch (the mean training loss of that epoch), where the
+    tasks recorded them: ``[{'epoch', 'slope', 'slope_ci', 'rate_exponent'}, ...]`` (empty: none)."""
+    from .fit import fit_optima, log_losses
+
+    if not all("loss_by_epoch" in by_depth[L] for L in depths):
+        return []
+    out = []
+    for e in range(min(len(by_depth[L]["loss_by_epoch"]) for L in depths)):
+        tables = [log_losses(by_depth[L]["loss_by_epoch"][e][v], by_depth[L]["initial_loss"])
+                  for L, v in zip(depths, j)]
+        fit = fit_optima(depths, lrs, tables)
+        out.append({"epoch": e + 1, "slope": fit["slope"], "slope_ci": fit["slope_ci"],
+                    "rate_exponent": p + fit["slope"]})
+    return out
 
 
 def _ci(ci) -> str:
@@ -118,6 +136,10 @@ class TransferResult(PlainData):
                     f"optimal rate ~ L^{r['rate_exponent']:.2f} "
                     f"[{lo + r['exponent']:.2f}, {hi + r['exponent']:.2f}] (predicted L^{r['predicted']:g}); "
                     f"loss at the transferred rate over each optimum: {gaps}"]
+            if len(r.get("horizons") or []) > 1:
+                out.append("  the optimal rate's exponent by horizon (after epoch): " + "; ".join(
+                    f"{h['epoch']}: L^{h['rate_exponent']:.2f} [{h['slope_ci'][0] + r['exponent']:.2f}, "
+                    f"{h['slope_ci'][1] + r['exponent']:.2f}]" for h in r["horizons"]) + f" (predicted L^{r['predicted']:g})")
         if "roughness" in r and r["roughness"]["slope"] is not None:
             w = r["roughness"]
             out.append(f"  trained blocks at the transferred rate: mean_k |ΔV_(k+1) - ΔV_k| / mean_k |ΔV_k| ~ "

@@ -63,7 +63,8 @@ def train_grid(data, *, depth: int, beta: float, optimizer: str, lrs: Sequence[i
     Returns ``{'variants', 'exponents', 'loss' (variants x rates x seeds final training losses,
     ``None`` where training blew up), 'initial_loss' (per seed), 'coords' (per variant, from
     :func:`~.coords.coordinate_check`), 'roughness' (as 'loss': :func:`~.coords.roughness` of the
-    trained blocks)}``."""
+    trained blocks), 'loss_by_epoch' (per epoch, as 'loss': the mean training loss of that epoch,
+    the optimum's horizons)}``."""
     from ...training import evaluate, train
     from .coords import coordinate_check, roughness, tiled
 
@@ -80,15 +81,18 @@ def train_grid(data, *, depth: int, beta: float, optimizer: str, lrs: Sequence[i
     res = train(net, data, optimizer=optimizer, lr=rates, epochs=epochs, batch_size=batch_size, loss="cross_entropy",
                 lr_decay_halfway=False, seed=shuffle_seed)
     flat = [r["train_loss"] if r["finite"] else None for r in res.records]
+    by_epoch = [[x if f else None for x, f in zip(h["train_loss"], h["finite"])] for h in res.history]
     first = net.block.required[0]  # the block's first weight (V of res-1)
     rough = [r if f is not None else None for r, f in zip(roughness(getattr(net, first), getattr(net0, first)), flat)]
-    loss, rough = ([[x[(v * K + i) * seeds:(v * K + i + 1) * seeds] for i in range(K)] for v in range(len(variants))]
-                   for x in (flat, rough))
+    def grid(x):  # variants x rates x seeds
+        return [[x[(v * K + i) * seeds:(v * K + i + 1) * seeds] for i in range(K)] for v in range(len(variants))]
+
+    loss, rough = grid(flat), grid(rough)
     coords = {v: coordinate_check(net0, data, optimizer=optimizer, lr=2.0 ** lrs[K // 2] * float(depth) ** p,
                                   steps=coord_steps, samples=COORD_SAMPLES)
               for v, p in zip(variants, exps)}
     return {"variants": variants, "exponents": exps, "loss": loss, "initial_loss": [float(v) for v in initial],
-            "coords": coords, "roughness": rough}
+            "coords": coords, "roughness": rough, "loss_by_epoch": [grid(e) for e in by_epoch]}
 
 
 @register_plan
