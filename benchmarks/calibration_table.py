@@ -43,9 +43,14 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     kw = dict(tables=args.tables, pool_factor=args.pool_factor, seed=args.seed, budget=args.budget,
               budget_tables=args.budget_tables, budget_cases=args.budget_cases)
-    estimates = {name: s for name, _, s in plan_calibration(args.cases, **kw)}
+    planned = plan_calibration(args.cases, **kw)
+    estimates = {name: s for name, _, s in planned}
     t0, c0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
-    cal = calibrate(args.cases, **kw, progress=lambda line: print(line, file=sys.stderr, flush=True))
+    cal = None
+    for name, _, _ in planned:  # one case at a time: the table so far is written after each
+        one = calibrate([name], **kw, progress=lambda line: print(line, file=sys.stderr, flush=True))
+        cal = one if cal is None else type(one)(cal.rows + one.rows, one.level, one.shifts)
+        pathlib.Path(args.json).write_text(json.dumps(cal.to_dict(), indent=1))
     c1 = resource.getrusage(resource.RUSAGE_SELF)
     cpu = c1.ru_utime - c0.ru_utime + c1.ru_stime - c0.ru_stime
     table = cal.table()
@@ -54,7 +59,7 @@ def main(argv=None) -> int:
     command = "python benchmarks/calibration_table.py " + " ".join(argv if argv is not None else sys.argv[1:])
     text = (f"{table}\n\nMeasured with `{command.strip()}` (seed {args.seed}; {time.perf_counter() - t0:.0f} s wall, "
             f"{cpu:.0f} s of CPU on a shared 2-core machine). Each case's seconds against the time model that "
-            "`deeplimits order --calibrate --dry-run` prints:\n\n| case | seconds | estimated | ratio |\n|---|---|---|---|\n"
+            "`deeplimits order --calibrate --dry-run` prints (CPU seconds of the process):\n\n| case | CPU seconds | estimated | ratio |\n|---|---|---|---|\n"
             + times)
     print(text)
     pathlib.Path(args.json).write_text(json.dumps(cal.to_dict(), indent=1))
