@@ -273,7 +273,7 @@ CLI = [
     (["phase", "--preset", "small"], 2, "invalid choice"),
     (["phase", "--figures=1"], 2, "ignored explicit argument"),
     (["phase", "--bias"], 2, "applies only to"),
-    (["phase", "--corrected"], 2, "corrected applies only to arch 'res-1'"),
+    (["phase", "--corrected"], 2, "corrected applies only to a block h + alpha V sigma"),
     (["phase", "--arch", "res"], 2, "invalid choice"),
     (["phase", "--activation", "nope"], 2, "activation"),
     (["phase", "--width", "-4"], 2, "--width"),

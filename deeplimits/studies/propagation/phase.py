@@ -229,8 +229,8 @@ def plan_phase(hursts: Sequence[float] | None = None, betas: Sequence[float] | N
     where.update(bias_field(net.block, bias))
     if V_.flag("corrected", corrected):
         if not net.block.rough_correction:
-            raise ParameterError("corrected", f"corrected applies only to arch 'res-1' (the correction is that of h + "
-                                              f"alpha V sigma(h): Block.rough_correction), got arch {net.arch!r}")
+            raise ParameterError("corrected", f"corrected applies only to a block h + alpha V sigma(h) (one that declares "
+                                              f"Block.rough_correction: 'res-1'), got arch {net.arch!r}")
         where["corrected"] = True
     hursts = _grid("hursts", hursts, lambda h: round(V_.hurst(h, name="hursts"), 6))  # task keys: 6 decimals
     betas = _grid("betas", betas, lambda b: V_.real("betas", b, low=0.0))
