@@ -73,6 +73,9 @@ def test_block_and_driver_through_stability_recorded_and_resumed(home, capsys):
     (["convergence", "--regime", "sde", "--block", "gated"], "--block must be module:Name"),
     (["convergence", "--regime", "sde", "--block", "mymodels:Mixer"], "not declared linear in W"),
     (["stability", "--driver", "mymodels:Gated"], "not a deeplimits Driver subclass"),
+    (["convergence", "--regime", "sde", "--driver", "mymodels:Laplace"], "coupled=False"),
+    (["convergence", "--regime", "fbm", "--driver", "mymodels:LevyBridge"], "regularity 0.5"),
+    (["convergence", "--driver", "mymodels:Waves"], "--driver needs --regime"),
     (["law", "--law", "mymodels:Laplace", "--phi", "mymodels:GBM"], "not a function of the output"),
     (["order", "--scheme", "mymodels:GBM", "--problem", "linear-sde"], "--scheme mymodels:GBM: not a scheme"),
     (["order", "--scheme", "euler-maruyama", "--problem", "mymodels:HAND_EULER"], "not a deeplimits Problem"),
@@ -82,6 +85,20 @@ def test_wrong_user_objects_are_one_line_usage_errors(home, argv, needle, capsys
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and needle in err and "Traceback" not in err, err
     assert not (home / "runs").exists()
+
+
+def test_convergence_with_ones_own_driver(home, capsys):
+    """``--driver MODULE:NAME`` in the regime whose limit its law has: run, recorded by the name the
+    spec holds; its declared parameter from the flag (the Hurst index of a fractional path)."""
+    assert main(["convergence", "--regime", "ode", "--block", "mymodels:Gated", "--driver", "mymodels:Waves",
+                 "--width", "3", "--draws", "16", "--depths", "8,16,32,64", "--out", "c", "--quiet"]) == 0
+    assert "waves weights" in capsys.readouterr().out
+    spec, code = _spec(home / "c"), _spec(home / "c", "user_code")
+    assert spec["driver"] == {"driver": "waves"} and code["waves"]["name"] == "Waves"
+    assert main(["convergence", "--regime", "fbm", "--driver", "mymodels:CholeskyFBM", "--hurst", "0.8", "--width",
+                 "3", "--draws", "8", "--depths", "8,16,32", "--reference", "256", "--out", "f", "--quiet"]) == 0
+    assert "fbm H=0.8" in capsys.readouterr().out
+    assert _spec(home / "f")["driver"] == {"driver": "cholesky-fbm", "hurst": 0.8}
 
 
 def test_scheme_and_problem_of_ones_own(home, capsys):
@@ -116,8 +133,8 @@ def test_every_command_takes_ones_own_objects_from_a_fresh_clone(tmp_path):
     shutil.copy(HERE / "user_models.py", work / "mymodels.py")
     env = {**os.environ, "PYTHONPATH": str(clone)}
     runs = {
-        "convergence": ["--regime", "ode", "--block", "mymodels:Gated", "--width", "3", "--draws", "8", "--depths",
-                        "8,16,32"],
+        "convergence": ["--regime", "ode", "--block", "mymodels:Gated", "--driver", "mymodels:Waves", "--width", "3",
+                        "--draws", "8", "--depths", "8,16,32"],
         "stability": ["--block", "mymodels:Gated", "--driver", "mymodels:Laplace", "--width", "4", "--n-in", "2",
                       "--depths", "4,8", "--betas", "0.5", "--draws", "4"],
         "phase": ["--block", "mymodels:Gated", "--hursts", "0.7", "--betas", "0.5,1", "--width", "4", "--n-in", "2",

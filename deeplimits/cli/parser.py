@@ -113,6 +113,11 @@ def _convergence_parser(sub):
     c.add_argument("--block", metavar="MODULE:NAME",
                    help="a residual block of your own: NAME, a deeplimits Block subclass in MODULE (importable, or a "
                         "file MODULE.py in the working directory), registered and run as --arch its name")
+    c.add_argument("--driver", metavar="NAME",
+                   help="the law of every weight in place of the regime's own, for the regimes whose limit it has "
+                        "(sde: a Brownian path, ode: a smooth law, fbm: a fractional path, its Hurst index the "
+                        f"regime's): {', '.join(N_.DRIVERS)}, or MODULE:NAME, a Driver subclass of your own; its "
+                        "parameters from --hurst, --length-scale")
     convergence.add_option_flags(c)
     c.add_argument("--depths", type=int_list, help="powers of two, e.g. 8,16,32 (default "
                    + _by_regime({n: d["depths"] for n, d in reg.items()}) + ")")

@@ -291,6 +291,14 @@ class Driver(abc.ABC):
 
         return verified(self)
 
+    def sample_kind(self) -> str:
+        """The :attr:`~DriverSample.kind` of its samples (``'brownian'``, ``'fractional'``,
+        ``'smooth'``, ``'iid'``), read off the sample :meth:`check` verified: what a regime's limit
+        reads (:meth:`deeplimits.regimes.Regime.accepts_driver`)."""
+        from ._checks import sample_kind
+
+        return sample_kind(self)
+
     needs_resolution = False
     """Does :meth:`sample` take a ``resolution`` (the path laws: Gaussian i.i.d., fractional)?"""
 

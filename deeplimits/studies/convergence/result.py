@@ -111,6 +111,8 @@ class ConvergenceResult(PlainData):
     sized to decide (:mod:`~deeplimits.studies.sequential`), so that the sequence keeps its size."""
     stages: list = dataclasses.field(default_factory=list)
     """A sequential run's stages, ``[{'draws', 'verdict', 'seconds'}, ...]`` (empty: one run)."""
+    driver: dict | None = None
+    """The law of the weights when not the regime's own (a registered driver's spec; written only when given)."""
     remainder: dict | None = None
     """The first term the declared expansion leaves out (``{exponent, log_power, kind}``), tried when
     the expansion alone does not fit (``None`` in results written before it was recorded: the last
@@ -218,6 +220,8 @@ class ConvergenceResult(PlainData):
         d = super().to_dict()
         if not self.options:  # the results of the built-in regimes are as they were
             del d["options"]
+        if self.driver is None:  # ... and so are those of the regimes' own laws
+            del d["driver"]
         d["theory_slope"] = self.theory_slope
         fit = self.fit
         d["verdict"] = self.verdict
@@ -260,7 +264,8 @@ class ConvergenceResult(PlainData):
             b = f" beta={self.beta:g}" if self.beta is not None else ""
             ito = " no-Itô" if self.ito_correction is False else ""
             return f"{self.regime}{b}{ito}{more} ({self.activation}, d={self.width}, sA={self.sa:g}, sb={self.sb:g})"
-        return f"{self.regime}{h}{c}{more} ({self.arch}, {self.activation}, d={self.width})"
+        law = "" if self.driver is None else f", {self.driver['driver']} weights"
+        return f"{self.regime}{h}{c}{more} ({self.arch}, {self.activation}, d={self.width}{law})"
 
     def report(self) -> str:
         """The table, the fitted rate against theory, and the verdict, as text."""
