@@ -48,9 +48,9 @@ def path_reason(driver, *, kind: str, regularity: Callable[[float], bool], needs
     return None
 
 
-def smooth_reason(driver, *, limit: str) -> str | None:
+def smooth_reason(driver, *, kind: str, limit: str) -> str | None:
     """Why ``driver`` does not give the smooth weights ``w(t)`` a neural ODE reads at any time
-    (``None`` when it does): coupled, of regularity 1, its samples ``'smooth'``."""
+    (``None`` when it does): coupled, of regularity 1, its samples of ``kind`` (read at any time)."""
     why = _fresh(driver)
     if why is not None:
         return why
@@ -58,6 +58,6 @@ def smooth_reason(driver, *, limit: str) -> str | None:
         return (f"its paths have regularity {driver.regularity:g} (its declared regularity): the {limit} needs "
                 "smooth weights, regularity 1")
     got = driver.sample_kind()
-    if got != "smooth":
-        return f"its samples are {got!r} (DriverSample.kind): the {limit} reads a 'smooth' function of depth at any time"
+    if got != kind:
+        return f"its samples are {got!r} (DriverSample.kind): the {limit} reads a {kind!r} function of depth at any time"
     return None

@@ -125,7 +125,7 @@ class ODE(Regime):
     def accepts_driver(self, driver):
         """A smooth law of one's own: coupled, regularity 1, its samples ``'smooth'`` (read at any
         time; :func:`~deeplimits.regimes.drivers.smooth_reason`)."""
-        return smooth_reason(driver, limit="neural ODE")
+        return smooth_reason(driver, kind="smooth", limit="neural ODE")
 
     def driver_options(self, driver, options):
         """``length_scale`` sets the regime's own smooth law: refused beside a driver of one's own."""
