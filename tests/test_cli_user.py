@@ -76,6 +76,13 @@ def test_block_and_driver_through_stability_recorded_and_resumed(home, capsys):
     (["convergence", "--regime", "sde", "--driver", "mymodels:Laplace"], "coupled=False"),
     (["convergence", "--regime", "fbm", "--driver", "mymodels:LevyBridge"], "regularity 0.5"),
     (["convergence", "--driver", "mymodels:Waves"], "--driver needs --regime"),
+    (["transfer", "--model", "mymodels:GBM"], "--model mymodels:GBM: not a module factory"),
+    (["transfer", "--model", "residual"], "--model must be module:Name"),
+    (["transfer", "--data", "mymodels:cube_mean"], "--data mymodels:cube_mean: calling it failed"),
+    (["transfer", "--data", "mymodels:GBM"], "--data mymodels:GBM: data must be tensors"),
+    (["transfer", "--model", "mymodels:ResidualMLP", "--block", "mymodels:Gated"], "not to a model's factory"),
+    (["transfer", "--preset", "conv-quick", "--model", "mymodels:ResidualMLP"], "--model applies only to the MLP"),
+    (["trained-limit", "--case", "mymodels:Gated"], "--case mymodels:Gated: not a family"),
     (["law", "--law", "mymodels:Laplace", "--phi", "mymodels:GBM"], "not a function of the output"),
     (["order", "--scheme", "mymodels:GBM", "--problem", "linear-sde"], "--scheme mymodels:GBM: not a scheme"),
     (["order", "--scheme", "euler-maruyama", "--problem", "mymodels:HAND_EULER"], "not a deeplimits Problem"),
@@ -99,6 +106,26 @@ def test_convergence_with_ones_own_driver(home, capsys):
                  "3", "--draws", "8", "--depths", "8,16,32", "--reference", "256", "--out", "f", "--quiet"]) == 0
     assert "fbm H=0.8" in capsys.readouterr().out
     assert _spec(home / "f")["driver"] == {"driver": "cholesky-fbm", "hurst": 0.8}
+
+
+def test_transfer_and_trained_limit_of_ones_own(home, capsys):
+    """``transfer --model MODULE:MAKE --data MODULE:DATA`` (a factory and tensors, as
+    ``plan_transfer(model=..., data=...)`` takes) and ``trained-limit --case MODULE:FAMILY`` (a
+    family of one's own block and driver): run, the spec naming them, the store recording the code."""
+    assert main(["transfer", "--preset", "quick", "--model", "mymodels:ResidualMLP", "--data", "mymodels:digits_tensors",
+                 "--betas", "1", "--optimizer", "sgd", "--depths", "2,4,8", "--lrs=-2,4", "--seeds", "2", "--out", "t",
+                 "--quiet"]) == 0
+    assert "model 'ResidualMLP'" in capsys.readouterr().out
+    spec, code = _spec(home / "t"), _spec(home / "t", "user_code")
+    assert spec["model"] == "ResidualMLP" and spec["data"] == "digits_tensors" and len(spec["data_sha256"]) == 64
+    assert {c["name"] for c in code.values()} == {"ResidualMLP", "digits_tensors"}
+    assert main(["trained-limit", "--preset", "quick", "--case", "mymodels:GATED_WAVES", "--seeds", "3", "--epochs",
+                 "5", "--out", "l", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "gated-waves: the gated block from smooth waves" in out and "trained: common limit" in out, out
+    spec, code = _spec(home / "l"), _spec(home / "l", "user_code")
+    assert spec["cases"] == ["gated-waves"] and spec["families"]["gated-waves"]["arch"] == "gated-tanh"
+    assert set(code) == {"gated-waves", "gated-tanh", "waves"}
 
 
 def test_scheme_and_problem_of_ones_own(home, capsys):
@@ -147,10 +174,14 @@ def test_every_command_takes_ones_own_objects_from_a_fresh_clone(tmp_path):
                      "--depths", "2,4,8", "--seeds", "2"],
         "order": ["--scheme", "mymodels:HAND_EULER", "--problem", "mymodels:GBM", "--depths", "8,16,32",
                   "--draws", "64"],
+        "transfer-model": ["--preset", "quick", "--model", "mymodels:ResidualMLP", "--data", "mymodels:digits_tensors",
+                           "--betas", "1", "--optimizer", "sgd", "--depths", "2,4,8", "--seeds", "2"],
+        "trained-limit": ["--preset", "quick", "--case", "mymodels:GATED_WAVES", "--seeds", "2", "--epochs", "3"],
     }
     for cmd, argv in runs.items():
         quiet = ["--quiet"] if cmd != "order" else []
-        r = subprocess.run([sys.executable, "-m", "deeplimits", cmd, *argv, *quiet], cwd=work, env=env,
+        command = cmd.removesuffix("-model")  # (transfer twice: its block, then a model of one's own)
+        r = subprocess.run([sys.executable, "-m", "deeplimits", command, *argv, *quiet], cwd=work, env=env,
                            capture_output=True, text=True)
         assert r.returncode == 0, f"{cmd}: {r.stderr}"
         assert "wrote" in r.stdout, f"{cmd}: {r.stdout[-300:]}"

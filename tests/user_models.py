@@ -254,3 +254,8 @@ class CholeskyFBM(Driver):
         fine = (chol @ z) * (scale * R ** -H)  # the fGn of the scaled path on the grid k / R
         return HeldPath(shape, draws, dtype, scale, R, fine.to(dtype).reshape(R, draws, *shape).to(device),
                         "fractional", H)
+
+
+GATED_WAVES = dict(name="gated-waves", arch=Gated, activation="tanh", driver=Waves, beta=1.0, coupled=True,
+                   theory=1.0, label="the gated block from smooth waves, beta = 1 (the Euler rate 1)")
+"""A trained-limit case of one's own (``deeplimits trained-limit --case user_models:GATED_WAVES``)."""
