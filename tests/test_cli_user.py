@@ -83,6 +83,7 @@ def test_block_and_driver_through_stability_recorded_and_resumed(home, capsys):
     (["transfer", "--model", "mymodels:ResidualMLP", "--block", "mymodels:Gated"], "not to a model's factory"),
     (["transfer", "--preset", "conv-quick", "--model", "mymodels:ResidualMLP"], "--model applies only to the MLP"),
     (["trained-limit", "--case", "mymodels:Gated"], "--case mymodels:Gated: not a family"),
+    (["scaling", "--block", "mymodels:Gated"], "declares no trained scale (trained_scale = False)"),
     (["law", "--law", "mymodels:Laplace", "--phi", "mymodels:GBM"], "not a function of the output"),
     (["order", "--scheme", "mymodels:GBM", "--problem", "linear-sde"], "--scheme mymodels:GBM: not a scheme"),
     (["order", "--scheme", "euler-maruyama", "--problem", "mymodels:HAND_EULER"], "not a deeplimits Problem"),
@@ -108,10 +109,11 @@ def test_convergence_with_ones_own_driver(home, capsys):
     assert _spec(home / "f")["driver"] == {"driver": "cholesky-fbm", "hurst": 0.8}
 
 
-def test_transfer_and_trained_limit_of_ones_own(home, capsys):
+def test_transfer_trained_limit_and_scaling_of_ones_own(home, capsys):
     """``transfer --model MODULE:MAKE --data MODULE:DATA`` (a factory and tensors, as
-    ``plan_transfer(model=..., data=...)`` takes) and ``trained-limit --case MODULE:FAMILY`` (a
-    family of one's own block and driver): run, the spec naming them, the store recording the code."""
+    ``plan_transfer(model=..., data=...)`` takes), ``trained-limit --case MODULE:FAMILY`` (a
+    family of one's own block and driver) and ``scaling --block MODULE:NAME``: run, the spec naming
+    them, the store recording the code."""
     assert main(["transfer", "--preset", "quick", "--model", "mymodels:ResidualMLP", "--data", "mymodels:digits_tensors",
                  "--betas", "1", "--optimizer", "sgd", "--depths", "2,4,8", "--lrs=-2,4", "--seeds", "2", "--out", "t",
                  "--quiet"]) == 0
@@ -126,6 +128,9 @@ def test_transfer_and_trained_limit_of_ones_own(home, capsys):
     spec, code = _spec(home / "l"), _spec(home / "l", "user_code")
     assert spec["cases"] == ["gated-waves"] and spec["families"]["gated-waves"]["arch"] == "gated-tanh"
     assert set(code) == {"gated-waves", "gated-tanh", "waves"}
+    assert main(["scaling", "--block", "mymodels:ScaledInside", "--depths", "4,8", "--max-epochs", "1", "--samples",
+                 "64", "--out", "s", "--quiet"]) == 0
+    assert "block 'scaled-inside'" in capsys.readouterr().out and _spec(home / "s")["arch"] == "scaled-inside"
 
 
 def test_scheme_and_problem_of_ones_own(home, capsys):
@@ -177,6 +182,7 @@ def test_every_command_takes_ones_own_objects_from_a_fresh_clone(tmp_path):
         "transfer-model": ["--preset", "quick", "--model", "mymodels:ResidualMLP", "--data", "mymodels:digits_tensors",
                            "--betas", "1", "--optimizer", "sgd", "--depths", "2,4,8", "--seeds", "2"],
         "trained-limit": ["--preset", "quick", "--case", "mymodels:GATED_WAVES", "--seeds", "2", "--epochs", "3"],
+        "scaling": ["--block", "mymodels:ScaledInside", "--depths", "4,8", "--max-epochs", "1", "--samples", "64"],
     }
     for cmd, argv in runs.items():
         quiet = ["--quiet"] if cmd != "order" else []

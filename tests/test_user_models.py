@@ -21,7 +21,7 @@ from deeplimits.studies.trained_limit import PRESETS as LIMIT_PRESETS, plan_trai
 @pytest.fixture(scope="module", autouse=True)
 def registered():
     """The user's block, drivers and laws registered for this module (and removed after)."""
-    blocks, drivers = (U.Gated, U.Mixer), (U.Laplace, U.StudentT, U.Waves, U.LevyBridge, U.CholeskyFBM)
+    blocks, drivers = (U.Gated, U.Mixer, U.ScaledInside), (U.Laplace, U.StudentT, U.Waves, U.LevyBridge, U.CholeskyFBM)
     for b in blocks:
         register_block(b)
     for d in drivers:
@@ -184,6 +184,47 @@ def test_where_a_study_does_not_apply_the_refusal_is_one_line():
     with pytest.raises(ParameterError) as e:  # the hursts axis needs a law with a Hurst index
         dl.plan_training("digits", "laplace", hursts=[0.6], depth=2, width=3, epochs=1)
     _one_line(e, "hursts", "laplace")
+
+
+# -- the scaling study: a block whose declarations fit Cohen et al.'s model, or one line -------------
+
+@pytest.mark.slow
+def test_the_scaling_study_of_a_user_block():
+    """The user's h + delta_k sigma(M_k h + b_k) (autograd) measures what the published inside block
+    (its hand-written pass) measures: the same exponents to float32 rounding."""
+    from deeplimits.studies import plan_scaling
+
+    kw = dict(depths=[4, 8, 16, 32], max_epochs=2, stop_loss=0.05, samples=64)
+    mine, ours = plan_scaling(arch="scaled-inside", **kw).run(), plan_scaling(**kw).run()
+    for name in ("alpha", "beta", "beta_max"):
+        assert mine.exponents[name]["value"] == pytest.approx(ours.exponents[name]["value"], rel=1e-4, abs=1e-5)
+    assert [r["epochs"] for r in mine.records] == [r["epochs"] for r in ours.records]
+    assert mine.report().startswith("block 'scaled-inside'") and mine.hypothesis == ours.hypothesis
+
+
+def test_the_scaling_study_asks_the_block():
+    """A block that declares what the scaling study reads is planned (its name in the spec); one that
+    does not is refused in one line naming the declaration missing."""
+    from deeplimits.studies import plan_scaling
+
+    kw = dict(depths=[4, 8, 16, 32], max_epochs=2, stop_loss=0.05, samples=64)
+    plan = plan_scaling(arch="scaled-inside", **kw)
+    assert plan.to_dict()["arch"] == "scaled-inside" and "arch" not in plan_scaling(**kw).to_dict()
+    assert type(plan).from_dict(plan.to_dict()) == plan
+    two = type("TwoMatrices", (U.ScaledInside,), {"name": "two-matrices", "weights": ("M", "N", "b"), "residual": (
+        lambda self, h, *, pre=None, M, N, b=None: U.ScaledInside.residual(self, h, M=M @ N, b=b))})
+    plain = type("NoBias", (U.ScaledInside,), {"name": "no-bias", "weights": ("M",), "optional": ()})
+    register_block(two)
+    register_block(plain)
+    try:
+        for arch, words in (("gated-tanh", "trained_scale = False"), ("two-matrices", "required weights M, N"),
+                            ("no-bias", "no optional bias 'b'")):
+            with pytest.raises(ParameterError) as e:
+                plan_scaling(arch=arch, **kw)
+            _one_line(e, f"arch {arch!r}", words)
+    finally:
+        unregister_block("two-matrices")
+        unregister_block("no-bias")
 
 
 # -- transfer: a user's network factory and tensors, and a registered block --------------------------

@@ -85,6 +85,23 @@ class Mixer(Block):
         return self.activation(h @ W.transpose(-1, -2)) @ V.transpose(-1, -2)
 
 
+class ScaledInside(Block):
+    """``h + delta_k sigma(M_k h + b_k)`` written out by hand, its one matrix named ``M``: a block
+    scaled by a trained ``delta`` (the scaling study's model, through autograd)."""
+
+    name = "scaled-inside"
+    weights = ("M", "b")
+    optional = ("b",)
+    trained_scale = True
+
+    def weight_shape(self, name, width):
+        return (width,) if name == "b" else (width, width)
+
+    def residual(self, h, *, pre=None, M, b=None):
+        u = h @ M.transpose(-1, -2)
+        return self.activation(u if b is None else u + b.unsqueeze(-2))
+
+
 class ResidualMLP(torch.nn.Module):
     """A residual MLP of one's own, ``h + depth^-beta V_k tanh(h)``: a fixed random embedding and
     readout around ``depth`` blocks (the parameters under ``blocks``), N(0, 1/fan-in) initial values."""

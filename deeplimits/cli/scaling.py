@@ -17,8 +17,8 @@ from .values import DTYPE_HELP, fmt, int_list, integer, parse_list, real
 
 __all__ = ["add_parser", "run_scaling_cmd", "OPTIONS", "estimate_line", "run_and_report"]
 
-OPTIONS = ("dataset", "activation", "delta", "depths", "width", "seeds", "optimizer", "lr", "batch_size", "loss",
-           "stop_loss", "max_epochs", "init_scale", "init_method", "delta_init", "bias_init", "inputs",
+OPTIONS = ("dataset", "arch", "activation", "delta", "depths", "width", "seeds", "optimizer", "lr", "batch_size",
+           "loss", "stop_loss", "max_epochs", "init_scale", "init_method", "delta_init", "bias_init", "inputs",
            "angle_start", "batches", "stop_rule", "samples", "seed")
 
 
@@ -135,6 +135,10 @@ def add_parser(sub, run_flags):
     c.add_argument("--dataset", choices=["synthetic", "digits", "cifar10"],
                    help=f"the synthetic task, or digits through a fixed random embedding (default {d['dataset']}); "
                         "--arch conv: digits as 8 x 8 images or cifar10 (the files under --root)")
+    c.add_argument("--block", metavar="MODULE:NAME",
+                   help="a residual block of your own in place of the inside model: NAME, a deeplimits Block subclass "
+                        "in MODULE declaring a trained scale (trained_scale), one (d, d) matrix among its weights and "
+                        "an optional bias b, registered and run as --arch its name")
     c.add_argument("--activation", choices=["tanh", "relu"], help=f"activation of the inside model (default {d['activation']})")
     c.add_argument("--delta", choices=["shared", "per-layer"],
                    help="one trainable scale, or one per layer (default: shared for tanh, per-layer for relu)")

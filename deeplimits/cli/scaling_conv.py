@@ -21,7 +21,7 @@ _DENSE_ONLY = ("activation", "delta", "optimizer", "loss", "stop_loss", "max_epo
 
 def conv_flags(c) -> None:
     """The flags of ``--arch conv`` (the others are shared with the inside model)."""
-    c.add_argument("--arch", choices=["inside", "conv"], default="inside",
+    c.add_argument("--arch", choices=["inside", "conv"],
                    help="the inside model (without the flag) or conv: convolutional residual networks h + delta_k * "
                         "ReLU(A_k * h) (Cohen et al., ICML 2021, §3.2) trained with SGD (momentum 0.9, weight decay "
                         "5e-4, cosine schedule) and random crops and flips; alpha from max_k ||delta_k||, beta from "
