@@ -346,33 +346,42 @@ class Sources:
         from deeplimits.cli import execution
         from deeplimits.regimes import REGISTRY
         from deeplimits.studies import presets as P
+        from deeplimits.studies.convergence import presets as CP
+        from deeplimits.studies.propagation import presets as PP
+        from deeplimits.studies.scaling import presets as SP
+        from deeplimits.studies.scheme_order import presets as OP
+        from deeplimits.studies.training import presets as TP
 
-        for d in (P.DEFAULTS, P.STABILITY_PRESETS, P.PHASE_PRESETS, P.TRAIN_PRESETS, P.SCALING_PRESETS,
-                  P.STUDY_OPTIONS):
+        for d in (P.WEIGHTS_DEFAULTS, CP.DEFAULTS, CP.STUDY_OPTIONS, PP.DEFAULTS, PP.STABILITY_PRESETS,
+                  PP.PHASE_PRESETS, TP.DEFAULTS, TP.CONV_DEFAULTS, TP.TRAIN_PRESETS, SP.DEFAULTS, SP.SCALING_PRESETS,
+                  OP.DEFAULTS):
             self.mapping(d)
-        from deeplimits.studies.trained_limit import cases as T
+        from deeplimits.studies.trained_limit import presets as T
 
         for d in (T.DEFAULTS, T.PRESETS):
             self.mapping(d)
         self.mp.setitem(T.PRESETS, f"zz-{T.DEFAULT_PRESET}", copy.deepcopy(T.PRESETS[T.DEFAULT_PRESET]))
         self.mp.setattr(T, "DEFAULT_PRESET", f"zz-{T.DEFAULT_PRESET}")
-        from deeplimits.studies.transfer import cases as TF
+        from deeplimits.studies.transfer import presets as TF
 
         for d in (TF.DEFAULTS, TF.PRESETS):
             self.mapping(d)
         self.mp.setitem(TF.PRESETS, f"zz-{TF.DEFAULT_PRESET}", copy.deepcopy(TF.PRESETS[TF.DEFAULT_PRESET]))
         self.mp.setattr(TF, "DEFAULT_PRESET", f"zz-{TF.DEFAULT_PRESET}")
-        from deeplimits.studies.law import cases as W
+        from deeplimits.studies.law import presets as W
 
         for d in (W.DEFAULTS, W.PRESETS, W.FIG2):
             self.mapping(d)
         self.mp.setitem(W.PRESETS, f"zz-{W.DEFAULT_PRESET}", copy.deepcopy(W.PRESETS[W.DEFAULT_PRESET]))
         self.mp.setattr(W, "DEFAULT_PRESET", f"zz-{W.DEFAULT_PRESET}")
-        for cmd, name in P.DEFAULT_PRESET.items():  # a copy of it under another name
-            presets = {"stability": P.STABILITY_PRESETS, "phase": P.PHASE_PRESETS, "scaling": P.SCALING_PRESETS}[cmd]
+        for cmd, name in PP.DEFAULT_PRESET.items():  # a copy of it under another name
+            presets = {"stability": PP.STABILITY_PRESETS, "phase": PP.PHASE_PRESETS}[cmd]
             self.mp.setitem(presets, f"zz-{name}", copy.deepcopy(presets[name]))
-            self.mp.setitem(P.DEFAULT_PRESET, cmd, f"zz-{name}")
-        for module, names in ((P, ("REFERENCE_REFINEMENT", "MAX_CHUNK", "TASK_BYTES", "CONV_GRID")), (execution, ("RUNS",)),
+            self.mp.setitem(PP.DEFAULT_PRESET, cmd, f"zz-{name}")
+        self.mp.setitem(SP.SCALING_PRESETS, f"zz-{SP.DEFAULT_PRESET}", copy.deepcopy(SP.SCALING_PRESETS[SP.DEFAULT_PRESET]))
+        self.mp.setattr(SP, "DEFAULT_PRESET", f"zz-{SP.DEFAULT_PRESET}")
+        for module, names in ((CP, ("REFERENCE_REFINEMENT", "MAX_CHUNK")), (PP, ("TASK_BYTES",)), (P, ("CONV_GRID",)),
+                              (execution, ("RUNS",)),
                               (_names, ("DEFAULT_ACTIVATION", "RES3_ACTIVATION", "INSIDE_ACTIVATION"))):
             for name in names:
                 self.mp.setattr(module, name, self.value(getattr(module, name)))

@@ -2,13 +2,13 @@
 
 The regime options and their flags are the registry's declarations (``Regime.options``, one
 flag per option name, :func:`option_flags`); the options a regime requires are filled in from
-:data:`deeplimits.studies.presets.STUDY_OPTIONS`.
+:data:`deeplimits.studies.convergence.presets.STUDY_OPTIONS`.
 """
 
 from __future__ import annotations
 
 from ..regimes import declarations, get_regime, takes
-from ..studies.presets import DEFAULT_STUDY, STUDY_OPTIONS, study_options
+from ..studies.convergence.presets import DEFAULT_STUDY, STUDY_OPTIONS, study_options
 from . import dry_run, outputs
 from .errors import UsageError, plan, say
 from .execution import Run, default_out, executor, progress
@@ -29,7 +29,7 @@ def option_flags() -> dict[str, str]:
 def add_option_flags(parser) -> None:
     """One flag per declared regime option (:func:`deeplimits.regimes.declarations`): its type,
     and a help line per group of regimes with the same declaration (help, range, default; the
-    command's default from :data:`~deeplimits.studies.presets.STUDY_OPTIONS` in place of
+    command's default from :data:`~deeplimits.studies.convergence.presets.STUDY_OPTIONS` in place of
     "required"); a boolean's help says what giving its flag does (:meth:`Option.flag_help`)."""
     for name, by in declarations().items():
         first = next(iter(by.values()))

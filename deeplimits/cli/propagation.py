@@ -1,10 +1,10 @@
 """``deeplimits stability`` and ``deeplimits phase``: signal propagation at initialisation.
 
-A preset (:mod:`deeplimits.studies.presets`) gives every value; the flags given override it."""
+A preset (:mod:`deeplimits.studies.propagation.presets`) gives every value; the flags given override it."""
 
 from __future__ import annotations
 
-from ..studies.presets import PHASE_PRESETS, STABILITY_PRESETS
+from ..studies.propagation.presets import PHASE_PRESETS, STABILITY_PRESETS
 from . import dry_run, outputs
 from .errors import plan
 from .execution import Run, default_out, executor, preset_options, progress

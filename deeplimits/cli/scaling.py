@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 
 from .. import _names as N_
-from ..studies import presets as P_
-from ..studies.presets import DEFAULTS, INIT_METHODS, SCALING_PRESETS
+from ..studies.scaling import presets as SP_
+from ..studies.scaling.presets import DEFAULTS, INIT_METHODS, SCALING_PRESETS
 from . import dry_run, outputs
 from .errors import UsageError, plan
 from .execution import Run, default_out, executor, preset_options, progress
@@ -117,7 +117,7 @@ def estimate_line(spec) -> str:
 
 def add_parser(sub, run_flags):
     """The subcommand; ``run_flags`` adds the flags every simulating command shares."""
-    d, name = DEFAULTS["scaling"], P_.DEFAULT_PRESET["scaling"]
+    d, name = DEFAULTS, SP_.DEFAULT_PRESET
     c = sub.add_parser(
         "scaling", help="train the inside model at a family of depths and fit how its trained weights scale",
         description=f"The inside model h + delta_k sigma(W_k h + b_k) (d = {d['width']}, h_0 = x, output h_L) trained "

@@ -1,11 +1,11 @@
 """``deeplimits scaling --arch conv``: the convolutional residual networks of Cohen, Cont, Rossier
 & Xu (ICML 2021, §3.2) trained at a family of depths, alpha and beta of their kernels' spectral
 norms and the verdict (:mod:`deeplimits.studies.scaling_conv`; docs/weights.md, "Convolutional
-networks"). Presets :data:`~deeplimits.studies.presets.CONV_SCALING_PRESETS`."""
+networks"). Presets :data:`~deeplimits.studies.scaling_conv.presets.CONV_SCALING_PRESETS`."""
 
 from __future__ import annotations
 
-from ..studies.presets import CONV_SCALING_PRESETS
+from ..studies.scaling_conv.presets import CONV_SCALING_PRESETS
 from .errors import plan, usage
 from .execution import executor, preset_options
 from .values import integer

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 
 from .. import _names as N_
-from ..studies.trained_limit import cases as C_
+from ..studies.trained_limit import presets as C_
 from .errors import plan
 from .execution import run_study, study_options
 from .values import DTYPE_HELP, fmt, int_list, integer, real

@@ -5,7 +5,7 @@ coordinate check."""
 from __future__ import annotations
 
 from .. import _names as N_
-from ..studies.transfer import cases as C_
+from ..studies.transfer import presets as C_
 from .errors import plan, usage
 from .execution import run_study, study_options
 from .values import DTYPE_HELP, fmt, int_list, integer, parse_list

@@ -361,7 +361,7 @@ class Driver(abc.ABC):
     def sweep_bytes(self, entries: int, reference: int, depths: int, item: int, device=None) -> int:
         """Peak bytes of the driver in a strong-error sweep over ``reference`` fine steps of a
         weight of ``entries`` numbers (all draws) read at ``depths`` depths
-        (:func:`~deeplimits.studies.memory.convergence_bytes`). Here (streamed laws): blocks of
+        (:func:`~deeplimits.studies.convergence.memory.convergence_bytes`). Here (streamed laws): blocks of
         ``_BLOCK_ELEMENTS`` numbers (at least one layer), the block in use, the one drawn ahead and
         their trees of pairwise sums, plus one accumulated increment per depth."""
         return item * (6 * min(reference * entries, max(_BLOCK_ELEMENTS, entries)) + depths * entries)

@@ -5,14 +5,16 @@ result (plain data with ``to_dict`` / ``from_dict``, a report and a figure).
 
 The function :func:`deeplimits.stability` is exported at the top level (its module is
 :mod:`deeplimits.studies.propagation.stability`). Names are resolved on first access (PEP 562): a name imports only the study module
-that defines it, and importing this package, or its torch-free
-:mod:`~deeplimits.studies.presets`, does not import torch."""
+that defines it, and importing this package, or the torch-free ``presets`` of its studies
+(:mod:`deeplimits.studies.propagation.presets`, ...), does not import torch."""
 
 from __future__ import annotations
 
 from .._lazy import lazy_exports, submodule
 
-from .presets import PHASE_PRESETS, SCALING_PRESETS, STABILITY_PRESETS, TRAIN_PRESETS
+from .propagation.presets import PHASE_PRESETS, STABILITY_PRESETS
+from .scaling.presets import SCALING_PRESETS
+from .training.presets import TRAIN_PRESETS
 
 #: public name -> the submodule that defines it
 _WHERE = {
@@ -29,7 +31,8 @@ _WHERE = {
     **dict.fromkeys(("StabilityPlan", "StabilityResult", "plan_stability", "run_stability"),
                     "propagation.stability"),
     **dict.fromkeys(("fit_rate", "sweep_errors"), "strong_error"),
-    **dict.fromkeys(("TrainPlan", "TrainGridResult", "plan_training", "train_grid", "critical_line"), "training.study"),
+    **dict.fromkeys(("TrainPlan", "plan_training", "train_grid", "critical_line"), "training.study"),
+    "TrainGridResult": "training.result",
     "load_trained": "training.trained",
     **dict.fromkeys(("ScalingPlan", "plan_scaling"), "scaling.study"),
     "ScalingResult": "scaling.result",

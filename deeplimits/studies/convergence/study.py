@@ -26,9 +26,9 @@ from ...regimes import REGISTRY, declarations, get_regime, pair as _pair
 from . import spec as S_
 from .result import ConvergenceResult
 from .statistics import decode_errors, encode_errors, error_statistics, summarise  # noqa: F401 - public
-from ..memory import convergence_bytes
+from .memory import convergence_bytes
 from ..plan import Plan, register_plan
-from ..presets import MAX_CHUNK, REFERENCE_REFINEMENT
+from .presets import MAX_CHUNK, REFERENCE_REFINEMENT
 from ..equivalence import MARGIN, check_margin
 from ..sequential import check_budget, plan_stages
 from ..settings import Compute, Decision, Execution, Network, grouped
@@ -171,7 +171,9 @@ class ConvergencePlan(Plan):
 
             reached = [i for i, n in enumerate(self.stages) if n <= len(mx)]
             share = shares(len(self.stages))[reached[-1] if reached else 0]
-        return dataclasses.replace(out, margin=self.margin, level_share=share, driver=self.driver)
+        named = self.activation is None or isinstance(self.activation, str)  # a callable has no spec
+        return dataclasses.replace(out, margin=self.margin, level_share=share, driver=self.driver,
+                                   plan=self if named else None)
 
     def run(self, progress: Callable[[int], None] | None = None, *, store=None, workers: int | None = None,
             scheduler: str | None = None, timeout: float | None = None, tasks: list | None = None) -> ConvergenceResult:
@@ -209,6 +211,9 @@ class ConvergencePlan(Plan):
         d = f"-{self.driver['driver']}" if self.driver is not None else ""
         return (f"{self.regime}{h}{'-corrected' if self.corrected else ''}{b}{'' if self.ito_correction else '-no-ito'}"
                 f"{d}")
+
+
+ConvergenceResult.plan_type = ConvergencePlan
 
 
 @grouped
@@ -257,7 +262,7 @@ def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, draws:
 
 
 def _reference(p: Pair, reference, depths) -> int:
-    """The finest grid: given or ``REFERENCE_REFINEMENT * max(depths)`` (:mod:`~deeplimits.studies.presets`)
+    """The finest grid: given or ``REFERENCE_REFINEMENT * max(depths)`` (:mod:`~deeplimits.studies.convergence.presets`)
     for rough weights; ``max(depths)`` (the grid at which the adaptive solve is read) otherwise."""
     if not p.rough:
         if reference is not None:
@@ -311,7 +316,7 @@ def strong_convergence(regime: str, *, execution: Execution = Execution(), **set
               :mod:`deeplimits.regimes`); ``draws``: independent draws (driver sample and inputs).
             * ``reference``: finest grid (power of two, at least ``2 * max(depths)``) on which
               the reference is solved for the sde, fbm and inside-sde regimes; default
-              ``REFERENCE_REFINEMENT * max(depths)`` (:mod:`deeplimits.studies.presets`). The ODE
+              ``REFERENCE_REFINEMENT * max(depths)`` (:mod:`deeplimits.studies.convergence.presets`). The ODE
               references (ode, inside-ode) are the adaptive solve read at ``k / max(depths)``.
             * ``inputs``: inputs per draw (errors are averaged over them within a draw).
             * ``network`` (:class:`~deeplimits.studies.settings.Network`): ``width``,

@@ -14,7 +14,7 @@ from ..._random import chunk_seed
 from ...paths import make_driver
 from ...runs import register_task, Task
 from ..plan import Plan, register_plan
-from ..presets import PHASE_PRESETS
+from .presets import PHASE_PRESETS
 from ..result import PlanResult, draw_into
 from ..settings import Compute, Execution, Network, grouped
 from .core import CAP, _common, _grid, _network, _phase_depths, _run, bias_field, estimate_phase
@@ -118,7 +118,7 @@ class PhaseResult(PlanResult):
 
     def plot(self, path: str | None = None, *, ax=None):
         """Heat maps of mean log10 r_h and log10 r_p with beta*(H) against max(H, 1/2)."""
-        from ...plots import plot_phase
+        from .plots import plot_phase
 
         return plot_phase(self, path, ax=ax)
 

@@ -18,15 +18,14 @@ from .memory import default_draw_bytes, propagation_bytes
 from ..plan import Plan, register_plan
 from ..result import PlanResult, draw_into
 from ..settings import Compute, Execution, Network, grouped
-from ..presets import DEFAULTS, STABILITY_PRESETS  # noqa: F401 - STABILITY_PRESETS re-exported (torch-free home)
+from .presets import DEFAULTS
 from .core import (CAP, _check_steps, _chunk, _common, _network, _sizes,
                           _grid, _run, _spec_driver, bias_field, estimate_stability)
 from .stability_theory import fit_lines, fits, lognormal_fit, quantiles, ratio_statistics, theory_lines
 from ..theory import CRITICAL_LIMITS, bounds_apply, classify, high_probability_bounds, theory_bounds
 from ..theory_conditions import high_probability_conditions, high_probability_constants
 
-__all__ = ["stability", "plan_stability", "run_stability", "StabilityPlan", "StabilityResult", "STABILITY_PRESETS",
-           "DELTA"]
+__all__ = ["stability", "plan_stability", "run_stability", "StabilityPlan", "StabilityResult", "DELTA"]
 
 DELTA = DEFAULTS["stability"]["delta"]
 """The default ``delta`` of the high-probability bounds (each holds with probability ``>= 1 - delta``)."""
@@ -151,20 +150,20 @@ class StabilityResult(PlanResult):
 
     def plot(self, path: str | None = None, *, ax=None):
         """Median ratios against depth with quartile bands, one line per beta."""
-        from ...plots import plot_stability
+        from .plots import plot_stability
 
         return plot_stability(self, path, ax=ax)
 
     def plot_histograms(self, path: str | None = None, *, ax=None):
         """Histograms of the norm ratios at the largest depth with the log-normal fits."""
-        from ...plots import plot_histograms
+        from .plots import plot_histograms
 
         return plot_histograms(self, path, ax=ax)
 
     def plot_theory(self, path: str | None = None, *, ax=None):
         """Each bound beside its measured counterpart: quantiles of ``r^2``, quartiles of the norm
         ratios with the high-probability bounds, and the fitted slope and growth laws."""
-        from ...plots import plot_theory
+        from .plots import plot_theory
 
         return plot_theory(self, path, ax=ax)
 
@@ -284,7 +283,7 @@ def plan_stability(arch: str = "res-3", driver: Driver | str | None = None, *, n
 
 def _stability_chunk(block, driver, width, n_in, depths, betas, draws, inputs, dtype, chunk, device, bias) -> int:
     """Draws per task: given, or the default (part of the spec, hence of the seeds: its
-    historical rule, :data:`~deeplimits.studies.presets.TASK_BYTES`), checked against the machine's memory and the task limit."""
+    historical rule, :data:`~deeplimits.studies.propagation.presets.TASK_BYTES`), checked against the machine's memory and the task limit."""
     item = dtype.itemsize
     per_draw = default_draw_bytes(block, driver, width, depths, betas, inputs, item, bias)
     chunk = None if chunk is None else V_.integer("chunk", chunk)

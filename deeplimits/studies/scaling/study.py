@@ -29,9 +29,8 @@ from ...errors import ParameterError
 from ...data.base import DEFAULT_TEST_FRACTION
 from ...runs import Task
 from ..plan import Plan, register_plan
-from ..presets import CPU_DEPTHS, INIT_METHODS
 from ..settings import Compute, Network, ScalingProtocol, Training, grouped
-from .presets import ARCH
+from .presets import ARCH, CPU_DEPTHS, INIT_METHODS
 from .result import LOSS_NAMES, PUBLISHED, PUBLISHED_EMBEDDED, ScalingResult, other_convention
 from .task import scaling_task  # noqa: F401 - registers the task
 
@@ -198,9 +197,11 @@ class ScalingPlan(Plan):
         published = (PUBLISHED if self.dataset == "synthetic" else PUBLISHED_EMBEDDED).get(self.activation, {})
         deepest = [(t.params["depth"], res) for t, res in zip(tasks, results) if t.params.get("seed_index", 0) == 0]
         paths = max(deepest, key=lambda p: p[0])[1].get("paths", {}) if deepest else {}
-        return ScalingResult(self.activation, self.delta, self.width, self.dataset, records, first["exponents"],
-                             first["hypothesis"], first["reason"], published, seconds, families, self.protocol(),
-                             paths)
+        return ScalingResult(self, records, first["exponents"], first["hypothesis"], first["reason"], published,
+                             seconds, families, self.protocol(), paths)
+
+
+ScalingResult.plan_type = ScalingPlan
 
 
 @grouped

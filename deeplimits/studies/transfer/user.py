@@ -203,7 +203,7 @@ def own_objects(model, data, network, width: int, depths, betas, limit) -> dict:
     (``model``; no ``limit`` beside it: its weights are no driver's), a data set (``data``,
     ``data_sha256``); and ``most_samples``, the training samples there are."""
     from ...blocks import recorded_block
-    from .cases import DEFAULTS
+    from .presets import DEFAULTS
 
     out = {"most_samples": 1437}
     if data is not None:
