@@ -17,7 +17,7 @@ def lazy_exports(namespace: dict, where: dict[str, str], moved: dict[str, str] |
     Args:
         namespace: the package's ``globals()``; a resolved name is cached there.
         where: public name -> the submodule that defines it, relative to the package
-            (``"studies.propagation.phase"``); only that submodule is imported.
+            (``"studies.propagation.study"``); only that submodule is imported.
         moved: name -> submodule, for names no longer exported by the package: each access
             warns (``DeprecationWarning``) and names where to import it from.
     """

@@ -1448,7 +1448,7 @@ def test_a_run_that_fails_before_any_task_leaves_nothing(error, status, cwd, mon
 
 def test_refused_sizes_name_the_flags_to_change(cwd, monkeypatch, capsys):
     """A ResourceError from a plan: exit 2, one line, its knobs shown as the command's flags."""
-    import deeplimits.studies.propagation.stability as prop
+    import deeplimits.studies.propagation.study as prop
     import deeplimits.studies.convergence.study as conv
 
     def too_big(*a, **kw):

@@ -540,3 +540,60 @@ def test_history_leaves_the_code_and_the_docs():
     hits = [f"{p.relative_to(root)}:{i}" for p in files for i, line in enumerate(p.read_text().splitlines(), 1)
             if pattern.search(line) and "numpy issue" not in line]
     assert not hits, f"history in the code or the docs: {hits}"
+
+
+# -- one study layout: every study package has the same parts, every result holds its plan -------------
+
+#: the parts of a study package (docs/adding-a-study.md): a part may be tiny, its name is the same everywhere
+STUDY_PARTS = ("study", "result", "report", "plots", "memory", "presets")
+
+
+def study_packages(root: pathlib.Path) -> list[str]:
+    """The study packages under ``root/studies`` (every sub-package but the shared one)."""
+    return sorted(p.name for p in (root / "studies").iterdir()
+                  if p.is_dir() and not p.name.startswith("_") and (p / "__init__.py").exists())
+
+
+def missing_parts(root: pathlib.Path) -> list[str]:
+    """``'studies/<package>: no <part>.py'`` for each part a study package lacks."""
+    return [f"studies/{pkg}: no {part}.py" for pkg in study_packages(root) for part in STUDY_PARTS
+            if not (root / "studies" / pkg / f"{part}.py").is_file()]
+
+
+def test_every_study_package_has_the_same_parts():
+    assert len(study_packages(PKG)) >= 9
+    assert not missing_parts(PKG)
+
+
+def test_the_parts_rule_sees_a_missing_part(tmp_path):
+    pkg = tmp_path / "studies" / "growth"
+    pkg.mkdir(parents=True)
+    (tmp_path / "studies" / "_shared").mkdir()
+    for part in ("__init__",) + STUDY_PARTS:
+        if part != "report":
+            (pkg / f"{part}.py").write_text("")
+    assert study_packages(tmp_path) == ["growth"] and missing_parts(tmp_path) == ["studies/growth: no report.py"]
+
+
+def test_every_result_holds_its_plan():
+    """One result convention: what every registered plan's ``summarise`` returns is a
+    :class:`~deeplimits.studies.result.PlanResult` holding the plan in ``plan`` (its ``spec`` the
+    plan's spec, a property), never a spec dict of its own."""
+    import dataclasses
+    import typing
+
+    from deeplimits import studies
+    from deeplimits.studies.plan import _PLANS
+    from deeplimits.studies.result import PlanResult
+
+    studies._register_plans()  # every study's plan class registered
+    assert len(_PLANS) >= 10
+    for study, plan in _PLANS.items():
+        result = typing.get_type_hints(plan.summarise)["return"]
+        fields = {f.name for f in dataclasses.fields(result)}
+        assert issubclass(result, PlanResult) and "plan" in fields and "spec" not in fields, (study, result)
+        assert isinstance(inspect_property(result, "spec"), property), (study, result)
+
+
+def inspect_property(cls, name: str):
+    return next(vars(c)[name] for c in cls.__mro__ if name in vars(c))

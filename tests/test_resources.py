@@ -101,7 +101,7 @@ def test_estimate_counts_tasks_and_networks():
 _MEASURE = r"""
 import json, sys, torch
 from deeplimits.studies import estimate_stability, plan_stability
-from deeplimits.studies.propagation.stability import stability_task
+from deeplimits.studies.propagation.study import stability_task
 
 def peak():  # VmHWM: this process's peak resident memory (ru_maxrss would include the forking parent's)
     with open("/proc/self/status") as f:

@@ -127,7 +127,7 @@ class LawPlan(Plan):
                 return why
         return None
 
-    def summarise(self, tasks: list, results: list, seconds: float = 0.0):
+    def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> LawResult:
         return LawResult.from_tasks(self, results, seconds)
 
 

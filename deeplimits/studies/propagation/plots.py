@@ -18,7 +18,7 @@ def plot_stability(result, path: str | None = None, *, ax=None):
     ``sqrt`` of the theory bounds on ``E r^2`` (dotted) where they apply.
 
     Args:
-        result: a :class:`~deeplimits.studies.propagation.stability.StabilityResult`.
+        result: a :class:`~deeplimits.studies.propagation.result.StabilityResult`.
         path: write the figure there (PNG) when given.
         ax: the Axes to draw into (one per panel), created when omitted.
     """
@@ -81,7 +81,7 @@ def plot_theory(result, path: str | None = None, *, ax=None):
     (circles) and ``max_k ||h_k - h_0||/||h_0||`` (squares) against depth with the fitted laws.
 
     Args:
-        result: a :class:`~deeplimits.studies.propagation.stability.StabilityResult`.
+        result: a :class:`~deeplimits.studies.propagation.result.StabilityResult`.
         path: write the figure there (PNG) when given.
         ax: the Axes to draw into (one per panel), created when omitted.
     """

@@ -5,14 +5,15 @@ the command line reads them for ``--help``.
   JMLR 2025), used by ``deeplimits stability --preset NAME`` / ``deeplimits phase``;
 * :data:`DEFAULT_PRESET`: the preset each command runs without ``--preset``;
 * :data:`TASK_BYTES`: the stability study's task budget (its default draws per task);
-* :data:`DEFAULTS`: the scalar defaults of ``plan_stability`` and ``plan_phase``.
+* :data:`DEFAULTS`: the scalar defaults of ``plan_stability`` and ``plan_phase``; :data:`DELTA` the
+  stability study's ``delta``.
 """
 
 from __future__ import annotations
 
 from ..presets import linspace
 
-__all__ = ["STABILITY_PRESETS", "PHASE_PRESETS", "DEFAULT_PRESET", "TASK_BYTES", "DEFAULTS"]
+__all__ = ["STABILITY_PRESETS", "PHASE_PRESETS", "DEFAULT_PRESET", "TASK_BYTES", "DEFAULTS", "DELTA"]
 
 _IID_DEPTHS = [int(x) for x in linspace(10, 1000, 10)]
 
@@ -60,3 +61,6 @@ DEFAULTS = {
     "stability": dict(inputs=1, seed=0, dtype="float32", histograms=False, delta=0.25),
     "phase": dict(seed=0, dtype="float32"),
 }
+
+DELTA = DEFAULTS["stability"]["delta"]
+"""The default ``delta`` of the high-probability bounds (each holds with probability ``>= 1 - delta``)."""

@@ -1,9 +1,10 @@
 """The presets of the scaling study of convolutional networks (``deeplimits scaling --arch conv``,
-docs/weights.md, "Convolutional networks"), torch-free: the command line reads them for ``--help``."""
+docs/weights.md, "Convolutional networks"), torch-free: the command line reads them for ``--help``;
+and what the report reads beside them (:data:`FITTED_ACCURACY`, the published values :data:`PUBLISHED_CONV`)."""
 
 from __future__ import annotations
 
-__all__ = ["CONV_PUBLISHED_DEPTHS", "CONV_SCALING_PRESETS"]
+__all__ = ["CONV_PUBLISHED_DEPTHS", "CONV_SCALING_PRESETS", "FITTED_ACCURACY", "PUBLISHED_CONV"]
 
 #: the depths of the published convolutional family: residual blocks from 8 (two per stage of the
 #: ResNet-18 layout) to 120 (the published range is 8 to 121; here multiples of the four stages)
@@ -22,3 +23,12 @@ CONV_SCALING_PRESETS = {
     "published": dict(dataset="cifar10", width=64, stages=4, depths=CONV_PUBLISHED_DEPTHS, lr=0.1, epochs=200),
 }
 """The presets of ``deeplimits scaling --arch conv``."""
+
+FITTED_ACCURACY = 0.9
+"""A network whose final training accuracy is below this has not fitted its training data: the
+report names it (its kernels stay in the fits, as a dense network stopped by the epoch limit does)."""
+
+
+PUBLISHED_CONV = {"alpha": 0.1, "beta": 0.0, "limit": "sparse (a few layers of constant order carry the weight: "
+                                                      "neither smooth nor rough)"}
+"""What Cohen et al. (2021, §3.2) report for their ResNet-18-layout networks on CIFAR-10."""

@@ -4,7 +4,7 @@ and the verdicts."""
 
 from __future__ import annotations
 
-from .result import FITTED_ACCURACY, PUBLISHED_CONV
+from .presets import FITTED_ACCURACY, PUBLISHED_CONV
 
 __all__ = ["report"]
 

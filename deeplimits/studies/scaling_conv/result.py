@@ -13,15 +13,7 @@ import dataclasses
 from ..result import PlanResult, draw_into
 from .._shared.stats import median, median_records, slope
 
-__all__ = ["ConvScalingResult", "conv_exponents", "PUBLISHED_CONV", "conv_family"]
-
-FITTED_ACCURACY = 0.9
-"""A network whose final training accuracy is below this has not fitted its training data: the
-report names it (its kernels stay in the fits, as a dense network stopped by the epoch limit does)."""
-
-PUBLISHED_CONV = {"alpha": 0.1, "beta": 0.0, "limit": "sparse (a few layers of constant order carry the weight: "
-                                                      "neither smooth nor rough)"}
-"""What Cohen et al. (2021, §3.2) report for their ResNet-18-layout networks on CIFAR-10."""
+__all__ = ["ConvScalingResult", "conv_exponents", "conv_family"]
 
 
 def conv_family(records: list[dict], name: str) -> list:

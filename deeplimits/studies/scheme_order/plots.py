@@ -15,9 +15,7 @@ def plot_calibration(cal, path: str | None = None, *, ax=None):
     """Per case, the share of correct tables told ``disagrees`` (the size, against the level) and
     told ``agrees`` (at the default margin), each with its 95% Wilson interval: one horizontal
     bar per case, the level a dashed line (``cal``: a :class:`~.result.Calibration`)."""
-    from .result import CalibrationRow
-
-    rows = [CalibrationRow(**x) if isinstance(x, dict) else x for x in cal.rows]
+    rows = cal.row_objects()
     fig, axes = new_figure(1, 2, (10, 1.0 + 0.35 * len(rows)), path, ax)
     y = np.arange(len(rows))
     for a, verdict, title in ((axes[0, 0], "disagrees", "told disagrees (size)"),

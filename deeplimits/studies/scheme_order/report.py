@@ -11,9 +11,7 @@ __all__ = ["calibration_table"]
 
 def calibration_table(cal) -> str:
     """The table of the :class:`~.result.Calibration` ``cal`` (see :meth:`~.result.Calibration.table`)."""
-    from .result import CalibrationRow
-
-    rows = [CalibrationRow(**x) if isinstance(x, dict) else x for x in cal.rows]
+    rows = cal.row_objects()
     sized = any(r.budget_counts for r in rows)
     cols = ["disagrees (size) [95% CI]", f"agrees (margin {MARGIN:g})"] + [
         f"not agrees, off by {m:g} (margin {m:g})" for m in cal.shifts]

@@ -116,6 +116,10 @@ class Calibration(PlainData):
     shifts: list
     """The exponent errors the power is measured against, each read at itself as the margin."""
 
+    def row_objects(self) -> list:
+        """The rows as :class:`CalibrationRow` objects (a result read from JSON holds dicts)."""
+        return [CalibrationRow(**x) if isinstance(x, dict) else x for x in self.rows]
+
     def table(self) -> str:
         """A Markdown table: size and agreement with their intervals, and per shift the refusals of
         ``agrees`` (the worse of both signs), at the default size and, where measured, at the budget's

@@ -187,7 +187,7 @@ class TransferPlan(Plan):
             by.setdefault((t.params["beta"], t.params["optimizer"]), {})[t.params["depth"]] = r
         return by
 
-    def summarise(self, tasks: list, results: list, seconds: float = 0.0):
+    def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> TransferResult:
         from .result import summarise_setting
 
         by = self.merge(tasks, results)
