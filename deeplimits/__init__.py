@@ -30,8 +30,8 @@ public name lives in its module, e.g. :mod:`deeplimits.studies.theory`):
 
 Names are resolved on first access (PEP 562): ``import deeplimits`` (and the command line's
 ``--help``) does not import torch; ``from deeplimits import pair`` imports what ``pair`` needs.
-The names this root exported before 0.1.0 and no longer does still resolve, with a
-``DeprecationWarning`` naming their module, until the next release.
+A name not in the table below is not the root's: it lives in its module only (e.g.
+``deeplimits.paths.Driver``), and asking the root for it is an ``AttributeError``.
 """
 from ._lazy import lazy_exports
 from ._version import __version__

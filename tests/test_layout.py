@@ -52,11 +52,10 @@ def imports(path: pathlib.Path) -> set[str]:
 
 def lazy_tables(path: pathlib.Path) -> set[str]:
     """The submodules a package ``__init__`` loads by name (deeplimits._lazy): the values of its
-    tables ``_WHERE`` (public name -> submodule) and ``_MOVED`` (deprecated name -> submodule),
-    written as ``{"name": "sub", **dict.fromkeys((...), "sub")}``."""
+    table ``_WHERE`` (public name -> submodule), written as ``{"name": "sub", **dict.fromkeys((...), "sub")}``."""
     subs = set()
     for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") in ("_WHERE", "_MOVED") for t in node.targets):
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "_WHERE" for t in node.targets):
             for value in node.value.values:
                 if isinstance(value, ast.Call):  # dict.fromkeys(names, "sub")
                     value = value.args[1]
@@ -72,8 +71,8 @@ GRAPH = {name_of(p): imports(p) for p in MODULES}
 # while a stored file is read: never because a stored file names it). The other: an optional
 # dependency (Dask, pandas, mnist1d; never a deeplimits module) is imported by name in
 # deeplimits._extras.need, which names its extra when it is missing. The third: the lazy package roots
-# import the submodule of a name in deeplimits._lazy.submodule, from their tables (``_WHERE``,
-# ``_MOVED``), which the graph reads (lazy_tables). Nothing else in the package may (module -> the
+# import the submodule of a name in deeplimits._lazy.submodule, from their tables (``_WHERE``), which
+# the graph reads (lazy_tables). Nothing else in the package may (module -> the
 # function allowed to).
 IMPORTLIB_ALLOWED = {"deeplimits._user_code": "_import", "deeplimits._extras": "need",
                      "deeplimits._lazy": "submodule"}

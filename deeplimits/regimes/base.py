@@ -32,8 +32,8 @@ DEPTHS = [8, 16, 32, 64, 128, 256, 512]
 """The default depths of a convergence study (a regime's ``defaults['depths']``)."""
 
 #: names an option may not take: the other keywords of :func:`pair`, of a convergence study and of
-#: its command (``deeplimits convergence``: an option's flag is ``--NAME``); ``paths``, the deprecated
-#: name of ``draws``, stays reserved
+#: its command (``deeplimits convergence``: an option's flag is ``--NAME``); ``paths``, the key that
+#: holds ``draws`` in a convergence spec (its run store's key), stays reserved
 RESERVED = frozenset({"name", "regime", "width", "activation", "arch", "driver", "options", "depths", "paths", "draws",
                       "inputs", "reference", "seed", "dtype", "chunk", "device", "progress", "store", "workers", "scheduler",
                       "timeout", "out", "json", "quiet", "help", "version", "command", "func"})
@@ -84,8 +84,7 @@ class Regime(abc.ABC):
     spec_options: ClassVar[tuple[str, ...] | None] = None
     """The options recorded as fields of a convergence spec (``None``: every declared option)."""
     defaults: ClassVar[dict] = dict(width=16, depths=DEPTHS, draws=256, reference=None)
-    """Convergence defaults (``width``, ``depths``, ``draws``, ``reference``; ``paths``, the
-    deprecated name of ``draws``, is read as ``draws`` with a warning)."""
+    """Convergence defaults (``width``, ``depths``, ``draws``, ``reference``)."""
     order: ClassVar[StrongOrder | None] = None
     """A strong order that does not depend on the options (else override :meth:`strong_order`)."""
 
