@@ -236,7 +236,7 @@ _ENTRY = {
     "stability": lambda b, d: dl.plan_stability(b, d, width=3, n_in=2, depths=[2, 4], draws=2),
     "phase": lambda b, d: dl.plan_phase([0.6], [0.5], arch=b, width=3, n_in=2, depth=4, draws=1, inputs=1),
     "training": lambda b, d: dl.plan_training("digits", d, arch=b, depth=2, width=3, epochs=1),
-    "law": lambda b, d: plan_law(law=d, arch=b, depths=[4, 8], fine=32, draws=64),
+    "law": lambda b, d: plan_law(law=d, arch=b, depths=[4, 8], fine=32, draws=512),  # (at least 10 per number of a draw)
 }
 _USES_DRIVER = ("stability", "training", "law")
 
