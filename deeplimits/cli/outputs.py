@@ -73,7 +73,7 @@ def dump_json(payload, out, json_path) -> list[str]:
 
 def write_convergence(results, out, json_path, *, as_list) -> list[str]:
     """The figure and the JSON of convergence results (also used to redraw a stored run)."""
-    from ..plots import plot_convergence
+    from ..studies.convergence.plots import plot_convergence
 
     payload = [r.to_dict() for r in results] if as_list else results[0].to_dict()
     os.makedirs(out, exist_ok=True)
@@ -94,7 +94,7 @@ def write_study(result, out, json_path, *, figures: bool = True) -> list[str]:
 def write_training(result, plan, out, json_path) -> list[str]:
     """The figures of a training grid (the heat map for more than one (H, beta); the weight
     coordinates against the layer when the trained weights are stored) and its JSON."""
-    from ..plots import plot_weight_paths
+    from ..studies.training.plots import plot_weight_paths
     from ..studies.training.trained import weight_paths
 
     os.makedirs(out, exist_ok=True)

@@ -47,7 +47,7 @@ def scheme_case(scheme: str, problem: str, *, hurst: float | None = None, width:
     import torch
 
     from ...schemes.problems import scheme_on
-    from ..presets import REFERENCE_REFINEMENT
+    from ..convergence.presets import REFERENCE_REFINEMENT
     from .study import OrderPlan, scheme_errors
 
     s, p = scheme_on(scheme, problem, width=width, hurst=hurst)
