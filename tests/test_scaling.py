@@ -479,3 +479,13 @@ def test_the_biases_are_diagnosed_as_the_weights_are(per_layer):
     old = [{k: v for k, v in r.items() if k not in ("b", "effective_b")} for r in _smooth_family(0.3, 0.6, 0.7,
                                                                                                   per_layer)]
     assert family_exponents(old)["biases"] is None  # records stored before the biases were diagnosed
+
+
+def test_alpha_reads_the_norm_of_a_shared_delta_whatever_its_sign():
+    """A shared delta that training turns negative (tanh at L = 4388 in the published preset:
+    -0.0134) is read by its absolute value, the max norm of step 1, not as the log of a negative."""
+    from deeplimits.studies.scaling.result import family_exponents
+
+    records = _smooth_family(0.3, 0.6, 0.7, False)
+    records[-1]["delta"] = -records[-1]["delta"]
+    assert family_exponents(records)["exponents"]["alpha"]["value"] == pytest.approx(0.7, abs=1e-9)

@@ -66,7 +66,7 @@ def family_exponents(records: list[dict], dataset: str = "synthetic") -> dict:
     judged = scaling_exponents(fam("effective" if per_layer else "W"), trend_ratio=ratio)
     w = judged if not per_layer else scaling_exponents(fam("W"))
     e = dict(w.exponents)
-    e["alpha"] = slope(depths, med("delta"))
+    e["alpha"] = slope(depths, [median([abs(r["delta"]) for r in records if r["depth"] == L]) for L in depths])  # |delta|
     if per_layer:
         e["alpha+beta"] = dict(judged.exponents["beta"])
         code = released_statistics(fam("effective"), RELEASED_FACTORS[dataset])  # what its ReLU figures fit
