@@ -24,6 +24,8 @@ SMALL = {
     "transfer": [],
     "law": [],
     "law-fig2": ["--fig2"],
+    "shapes": [],
+    "shapes-published": ["--preset", "published"],
 }
 
 

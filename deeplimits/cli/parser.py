@@ -16,7 +16,8 @@ from .._version import __version__
 from ..regimes import REGISTRY, regime_names
 from ..studies import presets as P_
 from ..studies.presets import DEFAULT_STUDY, DEFAULTS, PHASE_PRESETS, STABILITY_PRESETS, TRAIN_PRESETS
-from . import convergence, dry_run, law, order, propagation, runs, scaling, trained_limit, training, transfer, weights
+from . import convergence, dry_run, law, order, propagation, runs, scaling, shapes, trained_limit, training, transfer, \
+    weights
 from . import execution as E_
 from .errors import UsageError, say
 from .values import RenamedFlag, DTYPE_HELP, device, fmt, int_list, integer, name_list, parse_list, real
@@ -90,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     trained_limit.add_parser(sub, _run_flags)
     transfer.add_parser(sub, _run_flags)
     law.add_parser(sub, _run_flags)
+    shapes.add_parser(sub, _run_flags)
     _runs_parser(sub)
     for command in sub.choices.values():  # every command can show its plan without running it
         dry_run.add_flag(command)
