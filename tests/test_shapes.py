@@ -204,6 +204,7 @@ def test_bad_input_is_one_line_naming_the_parameter(kw, param):
     assert e.value.param == param and "\n" not in str(e.value)
 
 
+@pytest.mark.slow
 def test_a_quick_study_end_to_end(tmp_path):
     plan = plan_shapes(**PRESETS["quick"])
     result = plan.run()
@@ -224,6 +225,17 @@ def test_the_tanh_case_reads_the_largest_network_of_the_same_runs():
     assert result.limit["kind"] == "reference" and result.limit["shape"] == [16, 16, 32]
     assert result.cell(16, 16, 32)["hidden"] == [0.0] * 15  # the reference itself
     assert all(c["hidden"][5] > 0 for c in result.cells if (c["L"], c["M"], c["D"]) != (16, 16, 32))
+    assert "reference network (16, 16, 32) (tanh: no exact limit" in result.report()
+
+
+def test_the_calibration_table_reads_its_counts():
+    from deeplimits.studies.shapes.calibration import CalibrationResult
+
+    case = {"verdict": "swap", "case": "linear", "correct": True, "counts": {"agrees": 9, "insufficient evidence": 1},
+            "disagrees": 0.0, "agrees": 0.9, "intervals": {"disagrees": [0.0, 0.28], "agrees": [0.6, 0.98]},
+            "power_agree": 0.8, "power_disagree": 0.9}
+    text = CalibrationResult({"studies": 10, "seeds": 16, "seed": 0}, [case]).report()
+    assert "swap     linear     size        0.000 [0.000, 0.280]    0.900 [0.600, 0.980]  0.80, 0.90" in text
 
 
 def test_a_training_step_holds_little_beyond_its_parameters():
@@ -246,3 +258,43 @@ def test_a_partly_finished_run_summarises_its_finished_tasks():
     assert {c["runs"] for c in result.cells if c["L"] == 8} == {4} and {c["runs"] for c in result.cells
                                                                      if c["L"] == 16} == {2}
     assert all(t["runs"] == 2 for t in result.swap["tests"])
+
+
+@pytest.mark.slow
+def test_a_result_with_blown_up_runs_reports_and_reads_back():
+    """A study where every run blows up (a rate far too large): counted, reported, NaN read back from JSON;
+    with a linear activation the diverging limit is refused before any work."""
+    with pytest.raises(ParameterError, match="the limit's training diverges at lr 10 over 15 steps") as e:
+        plan_shapes(**{**PRESETS["quick"], "lr": 10.0})
+    assert e.value.param == "lr"
+    result = plan_shapes(**{**PRESETS["quick"], "lr": 10.0, "case": "tanh"}).run()
+    blown = [i for i, c in enumerate(result.cells) if c["finite"] == 0]
+    assert blown and "runs blew up (left out)" in result.report()
+    again = type(result).from_dict(json.loads(result.to_json()))
+    assert math.isnan(again.cells[blown[0]]["hidden"][5]) and again.report() == result.report()
+
+
+def test_a_task_reports_its_networks_as_its_batches_finish():
+    from deeplimits.studies.shapes.task import depth_task
+
+    plan = plan_shapes(**PRESETS["quick"])
+    task, seen = plan.tasks()[0], []
+    depth_task(task.params, task.seed, progress=seen.append)
+    assert len(seen) >= 1 and sum(seen) == plan.progress_units(task) == 4 * 2 * 3
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_the_networks_train_on_a_cuda_device_as_the_plain_code_does():
+    """On a GPU the weights are drawn there (the device's generator: other numbers than the CPU's, the same
+    law); trained there, the batch is the plain transcription run on those weights."""
+    L, Ms, Ds = 5, [4, 7], [6, 3]
+    E, seeds = _batch(Ms, Ds, L)
+    Ec = E.cuda()
+    U, V = draw_weights(L, Ms, Ds, seeds, torch.float64, "cuda")
+    out = train_shapes(L, Ms, Ds, Ec, seeds, protocol=PROTOCOL, keep_states=True)
+    assert out["outputs"].device.type == "cuda"
+    plain = _plain()
+    for b, (M, D) in enumerate(zip(Ms, Ds)):
+        u, v = (W[b, :, :D, :M].permute(1, 2, 0).cpu().numpy().copy() for W in (U, V))
+        f, _ = plain(u, v, E[b, :D, :3].numpy(), E[b, :D, 3:].numpy(), X, Y)
+        assert np.allclose(out["outputs"][:, b].cpu().numpy(), f, rtol=1e-9, atol=1e-12)

@@ -88,7 +88,8 @@ def calibrate_shapes(*, verdicts: Sequence[str] = ("swap", "ushape"), studies: i
             n_dis, n_agr = counts.get("disagrees", 0), counts.get("agrees", 0)
             out.append({"verdict": verdict, "case": case, "correct": i == 0, "counts": counts,
                         "disagrees": n_dis / studies, "agrees": n_agr / studies,
-                        "intervals": {"disagrees": list(wilson(n_dis, studies)), "agrees": list(wilson(n_agr, studies))},
+                        "intervals": {"disagrees": list(wilson(n_dis, studies)),
+                                      "agrees": list(wilson(n_agr, studies))},
                         "power_agree": _mean_power(records, "power_agree"),
                         "power_disagree": _mean_power(records, "power_disagree")})
     return CalibrationResult({"studies": studies, "seeds": seeds, "seed": seed,

@@ -160,7 +160,7 @@ class LinearLimit:
 
 
 #: the fewest and most collocation nodes :func:`linear_limit` tries
-MIN_NODES, MAX_NODES = 4, 512
+MIN_NODES, MAX_NODES = 4, 256
 
 
 def linear_limit(x, y, *, steps: int, lr: float, alpha: float = 1.0, tol: float = 1e-10) -> LinearLimit:
@@ -185,13 +185,22 @@ def _limit(x: tuple, y: tuple, steps: int, lr: float, alpha: float, tol: float) 
         return _doubling(x, y, steps, lr, alpha, tol)
 
 
+#: a limit whose coefficients grow beyond this times the sample's size has blown up (its training diverges)
+_GROWTH = 1e6
+
+
 def _doubling(x: tuple, y: tuple, steps: int, lr: float, alpha: float, tol: float) -> LinearLimit:
     prev, N = solve_limit(x, y, steps=steps, lr=lr, alpha=alpha, nodes=MIN_NODES), MIN_NODES
+    size = max(1.0, float(np.abs(x).max()), float(np.abs(y).max()))
     while True:
+        if not np.all(np.isfinite(prev["h"])) or float(np.abs(prev["h"]).max()) > _GROWTH * size:
+            raise ParameterError("lr", f"the limit's training diverges at lr {lr:g} over {steps} steps (its paths "
+                                       f"grow past {_GROWTH:g} times the sample): lower lr or steps")
         N *= 2
         cur = solve_limit(x, y, steps=steps, lr=lr, alpha=alpha, nodes=N)
         scale = max(1.0, float(np.abs(cur["h"]).max()))
-        diff = max(float(np.abs(cur["h"][:, ::2] - prev["h"]).max()), float(np.abs(cur["outputs"] - prev["outputs"]).max()))
+        diff = max(float(np.abs(cur["h"][:, ::2] - prev["h"]).max()),
+                   float(np.abs(cur["outputs"] - prev["outputs"]).max()))
         if diff <= tol * scale or N >= MAX_NODES:
             break
         prev = cur

@@ -15,7 +15,7 @@ __all__ = ["batch_entries", "step_bytes", "task_bytes", "task_seconds", "task_la
            "SECONDS_PER_ENTRY_STEP", "SECONDS_PER_LAYER_STEP", "SECONDS_PER_DRAW", "GPU_BYTES_PER_SECOND",
            "GPU_SECONDS_PER_LAYER_STEP"]
 
-SECONDS_PER_ENTRY_STEP = 9e-9
+SECONDS_PER_ENTRY_STEP = 7e-9
 """CPU seconds per padded entry ``(slot, layer, d, m)`` of a batch and recorded step, forward and
 backward with the update, float64 on one thread (benchmarks/bench_shapes.py; float32 about half)."""
 SECONDS_PER_LAYER_STEP = 3.5e-5

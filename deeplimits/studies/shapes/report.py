@@ -41,10 +41,16 @@ def verdict_lines(result) -> list[str]:
                f"above {us['min_curvature']:g}): {us['verdict']}" + (f" ({us['why']})" if us.get("why") else ""))
     for t in us["tests"]:
         L, M = t["slice"]
-        out.append(f"  L = {L}, M = {M}, D* = {t['d_star']:.3g}: curvature {t['curvature']:.3f} "
-                   f"{_ci(*t['curvature_interval'])}, vertex / D* = {math.exp(t['shift']):.3g} (log "
-                   f"{_ci(*t['shift_interval'])}): {t['verdict']}; " + _power(t, "a flat curve"))
+        out.append(f"  L = {L}, M = {M}, D* = {t['d_star']:.3g}: " + _ushape_text(t))
+    if us.get("pooled"):
+        out.append(f"  the {len(us['tests'])} slices pooled (mean curvature and vertex): " + _ushape_text(us["pooled"]))
     return out
+
+
+def _ushape_text(t: dict) -> str:
+    shift = f"{math.exp(t['shift']):.3g}" if abs(t["shift"]) < 50 else "none (no minimum)"
+    return (f"curvature {t['curvature']:.3f} {_ci(*t['curvature_interval'])}, vertex / D* = {shift} (log "
+            f"{_ci(*t['shift_interval'])}): {t['verdict']}; " + _power(t, "a flat curve"))
 
 
 def _limit_lines(result) -> list[str]:

@@ -83,6 +83,15 @@ def _limit(spec: dict, results: list) -> dict:
             "nodes": len(lim.nodes)}
 
 
+def _restore(x, key: str = ""):
+    """``x`` with every ``None`` read as NaN, but a ``pooled`` that is ``None``."""
+    if isinstance(x, dict):
+        return {k: v if (k == "pooled" and v is None) else _restore(v, k) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_restore(v) for v in x]
+    return math.nan if x is None else x
+
+
 @dataclasses.dataclass
 class ShapesResult(PlainData):
     """``spec`` (the plan), ``cells`` (one :func:`cell_summary` each), ``limit``, the fits ``law`` and
@@ -128,6 +137,15 @@ class ShapesResult(PlainData):
         law.update(mask=list(mask), step=step, envelope=envelope(*law["params"][:2]))
         out_law.update(mask=list(mask), step=step)
         return cls(spec, cells, _limit(spec, results), law, out_law, swap, ushape, seconds)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ShapesResult":
+        """The result of :meth:`to_dict`'s JSON: every number written as ``null`` (not finite) read back as
+        NaN (a U-shape verdict without slices keeps its ``pooled`` ``None``)."""
+        fields = cls._fields_of(d)
+        for name in ("cells", "limit", "law", "output_law", "swap", "ushape"):
+            fields[name] = _restore(fields[name])
+        return cls(**fields)
 
     def cell(self, L: int, M: int, D: int) -> dict:
         """The summary of cell ``(L, M, D)``."""

@@ -12,6 +12,7 @@ process or on Dask like every study (docs/sweeps.md).
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import ClassVar, Sequence
 
 import torch
@@ -173,9 +174,14 @@ def plan_shapes(*, case: str = DEFAULTS["case"], depths: Sequence[int] = tuple(_
     lr = V_.real("lr", lr, low=0.0, high=10.0, low_open=True)
     step = V_.integer("step", step, low=0, high=steps - 1)
     fit_min = _fit_min(fit_min)
-    if sum(L > fit_min[0] for L in depths) * sum(M > fit_min[1] for M in widths) * sum(D > fit_min[2] for D in dims) < 4:
-        raise ParameterError("fit_min", f"fit_min {list(fit_min)} leaves fewer than 4 cells of the grid to fit (the law "
-                                        "has 3 constants)")
+    fitted = math.prod(sum(v > low for v in sizes) for sizes, low in zip((depths, widths, dims), fit_min))
+    if fitted < 4:
+        raise ParameterError("fit_min", f"fit_min {list(fit_min)} leaves {fitted} cells of the grid to fit (at least "
+                                        "4: the law has 3 constants)")
+    if CASES[case]["limit"] == "exact":  # the limit solved now (milliseconds, cached): a diverging one is refused
+        from .limit import linear_limit
+
+        linear_limit(PROTOCOL.x, PROTOCOL.y, steps=steps, lr=lr, alpha=PROTOCOL.alpha)
     dtype = V_.dtype(compute.dtype)
     device = V_.device("device", compute.device, dtype)
     spec = None if device.type == "cpu" else str(device)

@@ -52,7 +52,7 @@ def embedding_rows(seed: int, run: int, D: int, n: int, shared: bool) -> np.ndar
     return np.random.default_rng(run_seed(*key)).standard_normal((D, n))
 
 
-def batches(widths, dims, runs: int, depth: int, cap: int, small: int = SMALL_BATCH) -> list[list[tuple[int, int, int]]]:
+def batches(widths, dims, runs: int, depth: int, cap: int, small: int = SMALL_BATCH) -> list[list[tuple]]:
     """The slots ``(M, D, run)`` of one depth (every cell, runs ``0 .. runs - 1``) in batches: in order
     of ``(M, D, run)``, a slot joins the batch before it while the padded batch (``depth x slots x
     max D x max M`` entries) holds at most ``cap`` entries and at most 1.5 times its slots' own, or at
@@ -127,8 +127,9 @@ def _cell_record(M: int, D: int, hidden: torch.Tensor, outputs: torch.Tensor, ta
             "loss_sum": loss[:, ok].sum(axis=1).tolist()}
 
 
-def _measure(params: dict, protocol, case: dict, dtype, device) -> tuple[list, object]:
-    """Every slot of the task trained and measured: the cell records and the reference (or ``None``)."""
+def _measure(params: dict, protocol, case: dict, dtype, device, progress=None) -> tuple[list, object]:
+    """Every slot of the task trained and measured: the cell records and the reference (or ``None``);
+    ``progress`` (or ``None``) is called with the slots of each batch as it finishes."""
     from .limit import linear_limit
 
     limit = reference = None
@@ -142,6 +143,8 @@ def _measure(params: dict, protocol, case: dict, dtype, device) -> tuple[list, o
     for batch in batches(params["widths"], params["dims"], params["runs"], params["depth"], params["cap"],
                          params.get("small", SMALL_BATCH)):
         done.update(_train_batch(params, protocol, case, batch, limit, reference, dtype, device))
+        if progress is not None:
+            progress(len(batch))
     cells = []
     for M in sorted(params["widths"]):
         for D in sorted(params["dims"]):
@@ -151,13 +154,13 @@ def _measure(params: dict, protocol, case: dict, dtype, device) -> tuple[list, o
     return cells, reference
 
 
-@register_task("shapes-depth")
-def depth_task(params: dict, seed: int) -> dict:
+@register_task("shapes-depth", reports_progress=True)
+def depth_task(params: dict, seed: int, progress=None) -> dict:
     """Sweep task: every cell ``(M, D)`` of depth ``params['depth']`` for the runs ``first_run ..
     first_run + runs - 1``, in batches of at most ``params['cap']`` padded entries (:func:`batches`).
     Returns ``cells`` (one :func:`_cell_record` each), ``reference_outputs`` (tanh: ``(runs, K,
     d_out)``) and ``seconds``. ``seed`` is unused: every number is a function of ``params['seed']``
-    and the run."""
+    and the run. ``progress`` (or ``None``) is called with the networks of each batch as it finishes."""
     from ..._random import single_threaded_torch
     from .cases import CASES, Protocol
 
@@ -165,6 +168,6 @@ def depth_task(params: dict, seed: int) -> dict:
     case, protocol = CASES[params["case"]], Protocol(**params["protocol"])
     dtype, device = getattr(torch, params["dtype"]), torch.device(params.get("device") or "cpu")
     with torch.no_grad(), single_threaded_torch(device.type == "cpu" and params.get("single_thread", False)):
-        cells, reference = _measure(params, protocol, case, dtype, device)
+        cells, reference = _measure(params, protocol, case, dtype, device, progress)
     ref = None if reference is None else reference["outputs"].double().cpu().permute(1, 0, 2).tolist()
     return {"cells": cells, "reference_outputs": ref, "seconds": time.perf_counter() - t0}

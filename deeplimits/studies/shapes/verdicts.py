@@ -22,7 +22,9 @@ the ``LEVEL`` and ``1 - LEVEL`` percentiles of ``c2`` and of ``log(vertex / D*)`
 * ``agrees``: ``c2`` above :data:`~.cases.MIN_CURVATURE` and the vertex within a factor
   :data:`~.cases.VERTEX_MARGIN` of ``D*``;
 * ``disagrees``: ``c2`` below :data:`~.cases.MIN_CURVATURE` (no U), or the vertex outside that factor;
-* ``insufficient evidence`` otherwise; several slices combine as the swap's cells do.
+* ``insufficient evidence`` otherwise. Over several slices: ``agrees`` when every slice agrees (an
+  intersection-union test), ``disagrees`` when the same reading of the slices' mean curvature and mean
+  vertex shift (one test, no correction) disagrees, else ``insufficient evidence``.
 
 Each test states its power at the run's own size (normal approximation with the measured standard
 error): the chance to agree were the claim exact, and to disagree against a stated departure (a ratio
@@ -39,8 +41,8 @@ import numpy as np
 from .cases import LEVEL, MIN_CURVATURE, SWAP_MARGIN, VERTEX_MARGIN
 from .fit import run_matrix
 
-__all__ = ["AGREES", "DISAGREES", "INSUFFICIENT", "swap_test", "swap_tests", "ushape_test", "ushape_tests",
-           "combine"]
+__all__ = ["AGREES", "DISAGREES", "INSUFFICIENT", "swap_test", "swap_tests", "ushape_stats", "read_ushape",
+           "ushape_test", "ushape_tests", "combine"]
 
 AGREES = "agrees"
 """The claim holds within its margin (an equivalence test)."""
@@ -118,10 +120,10 @@ def _parabola(u: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     return float(c2), (float(-c1 / (2 * c2)) if c2 > 0 else math.nan)
 
 
-def ushape_test(D, values: np.ndarray, idx: np.ndarray, boot_params: np.ndarray, ML: float, *,
-                level: float = LEVEL) -> dict:
-    """The U-shape test of one ``(L, M)``: ``D`` its embedding sizes, ``values`` ``(len(D), runs)`` its
-    per-run errors, ``idx`` the resamples and ``boot_params`` the law's constants fitted to each."""
+def ushape_stats(D, values: np.ndarray, idx: np.ndarray, boot_params: np.ndarray, ML: float) -> np.ndarray:
+    """``(resamples, 2)``: per resample of the runs (row 0: the data) the curvature of ``log e`` in
+    ``log D`` and the log-ratio of its vertex to the law's ``D*`` (a parabola with no minimum: +-1e6);
+    ``values`` ``(len(D), runs)``, ``boot_params`` the law's constants fitted to each resample."""
     u = np.log(np.asarray(D, dtype=np.float64))
     stats = []
     for i, p in zip(idx, boot_params):
@@ -132,17 +134,23 @@ def ushape_test(D, values: np.ndarray, idx: np.ndarray, boot_params: np.ndarray,
         stats.append((c2, v - star if math.isfinite(v) and math.isfinite(star) else math.inf))
     s = np.array(stats)
     s[:, 1] = np.clip(np.nan_to_num(s[:, 1], nan=_FAR, posinf=_FAR, neginf=-_FAR), -_FAR, _FAR)
-    c2, shift = s[0]
+    return s
+
+
+def read_ushape(s: np.ndarray, *, level: float = LEVEL) -> dict:
+    """The U-shape reading of resample statistics ``s`` (:func:`ushape_stats`, or their mean over
+    slices): curvature and vertex shift with their ``level`` / ``1 - level`` bounds, the verdict, and
+    the power at this size (normal approximation with the resamples' spread)."""
+    c2, shift = (float(v) for v in s[0])
     c_lo, c_hi = np.nanquantile(s[1:, 0], [level, 1 - level])
     v_lo, v_hi = np.quantile(s[1:, 1], [level, 1 - level])
     m = math.log(VERTEX_MARGIN)
     se_c = float(np.nanstd(s[1:, 0]))
     finite = s[1:, 1][np.abs(s[1:, 1]) < _FAR]
     se_v = float(finite.std()) if len(finite) > 1 else math.inf
-    z = 1.6448536269514722 if level == 0.05 else _z(level)
+    z = _z(level)
     out = {"curvature": c2, "curvature_interval": [float(c_lo), float(c_hi)], "shift": shift,
            "shift_interval": [float(v_lo), float(v_hi)],
-           "d_star": math.sqrt(boot_params[0][1] / boot_params[0][0] * ML) if boot_params[0][0] > 0 else math.nan,
            "power_agree": _phi((c2 - MIN_CURVATURE) / se_c - z) * max(0.0, 2 * _phi((m - z * se_v) / se_v) - 1)
            if se_c > 0 and math.isfinite(se_v) and se_v > 0 else math.nan,
            "power_disagree": _phi(MIN_CURVATURE / se_c - z) if se_c > 0 else math.nan}
@@ -153,10 +161,23 @@ def ushape_test(D, values: np.ndarray, idx: np.ndarray, boot_params: np.ndarray,
     return {**out, "verdict": INSUFFICIENT}
 
 
-def _z(level: float) -> float:
-    from scipy.special import ndtri
+def ushape_test(D, values: np.ndarray, idx: np.ndarray, boot_params: np.ndarray, ML: float, *,
+                level: float = LEVEL) -> dict:
+    """The U-shape test of one ``(L, M)``: ``D`` its embedding sizes, ``values`` ``(len(D), runs)`` its
+    per-run errors, ``idx`` the resamples and ``boot_params`` the law's constants fitted to each
+    (:func:`read_ushape` of :func:`ushape_stats`, and ``d_star``)."""
+    out = read_ushape(ushape_stats(D, values, idx, boot_params, ML), level=level)
+    p = boot_params[0]
+    return {**out, "d_star": math.sqrt(p[1] / p[0] * ML) if p[0] > 0 else math.nan}
 
-    return float(ndtri(1 - level))
+
+def _z(level: float) -> float:
+    """The standard normal's ``1 - level`` quantile (``erfc`` inverted by bisection: no scipy needed)."""
+    lo, hi = -10.0, 10.0
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if _phi(mid) < 1 - level else (lo, mid)
+    return (lo + hi) / 2
 
 
 def ushape_tests(cells: list, fit: dict, idx: np.ndarray, *, level: float = LEVEL) -> dict:
@@ -174,11 +195,18 @@ def ushape_tests(cells: list, fit: dict, idx: np.ndarray, *, level: float = LEVE
         star = math.sqrt(b / a * M * L) if a > 0 and b > 0 else math.nan
         if len(D) >= 4 and D[0] <= star / 2 and D[-1] >= 2 * star:
             chosen.append(((L, M), D, run_matrix(group, runs=idx.shape[1])))
-    tests = []
+    tests, stats = [], []
     for (L, M), D, values in chosen:
-        t = ushape_test(D, values, idx, fit["boot"], M * L, level=level)
-        strict = ushape_test(D, values, idx, fit["boot"], M * L, level=level / len(chosen))
-        tests.append({"slice": [L, M], "dims": D, **t, "strong": strict["verdict"] == DISAGREES})
-    why = "" if tests else "no (L, M) whose embedding sizes (at least 4) reach a factor 2 beyond D* on each side"
-    return {"tests": tests, "verdict": combine(tests, level), "why": why, "level": level, "margin": VERTEX_MARGIN,
+        stats.append(ushape_stats(D, values, idx, fit["boot"], M * L))
+        p = fit["boot"][0]
+        tests.append({"slice": [L, M], "dims": D, **read_ushape(stats[-1], level=level),
+                      "d_star": math.sqrt(p[1] / p[0] * M * L) if p[0] > 0 else math.nan})
+    if not tests:
+        return {"tests": [], "pooled": None, "verdict": INSUFFICIENT, "level": level, "margin": VERTEX_MARGIN,
+                "min_curvature": MIN_CURVATURE,
+                "why": "no (L, M) whose embedding sizes (at least 4) reach a factor 2 beyond D* on each side"}
+    pooled = read_ushape(np.mean(stats, axis=0), level=level)
+    verdict = DISAGREES if pooled["verdict"] == DISAGREES else AGREES if all(
+        t["verdict"] == AGREES for t in tests) else INSUFFICIENT
+    return {"tests": tests, "pooled": pooled, "verdict": verdict, "why": "", "level": level, "margin": VERTEX_MARGIN,
             "min_curvature": MIN_CURVATURE}
