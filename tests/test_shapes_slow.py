@@ -63,9 +63,9 @@ def test_the_verdicts_say_yes_and_no_on_real_runs():
     by = {(c["verdict"], c["case"]): c for c in result.cases}
     for verdict, case in (("swap", "linear"), ("ushape", "linear")):
         assert by[(verdict, case)]["counts"].get("disagrees", 0) == 0, by[(verdict, case)]
-        assert by[(verdict, case)]["counts"].get("agrees", 0) >= 3, by[(verdict, case)]
+        assert by[(verdict, case)]["counts"].get("agrees", 0) >= 2, by[(verdict, case)]
     for verdict, case in (("swap", "sqrt-depth"), ("ushape", "unshared")):
-        assert by[(verdict, case)]["counts"].get("disagrees", 0) >= 5, by[(verdict, case)]
+        assert by[(verdict, case)]["counts"].get("disagrees", 0) >= 4, by[(verdict, case)]
     assert "size" in result.report() and "power" in result.report()
 
 

@@ -137,10 +137,12 @@ def ushape_stats(D, values: np.ndarray, idx: np.ndarray, boot_params: np.ndarray
     return s
 
 
-def read_ushape(s: np.ndarray, *, level: float = LEVEL) -> dict:
+def read_ushape(s: np.ndarray, *, level: float = LEVEL, vertex: bool = True) -> dict:
     """The U-shape reading of resample statistics ``s`` (:func:`ushape_stats`, or their mean over
     slices): curvature and vertex shift with their ``level`` / ``1 - level`` bounds, the verdict, and
-    the power at this size (normal approximation with the resamples' spread)."""
+    the power at this size (normal approximation with the resamples' spread). Without ``vertex`` (a law
+    with no minimum to compare the vertex with) only the curvature is read: ``disagrees`` (no U) or
+    ``insufficient evidence``."""
     c2, shift = (float(v) for v in s[0])
     c_lo, c_hi = np.nanquantile(s[1:, 0], [level, 1 - level])
     v_lo, v_hi = np.quantile(s[1:, 1], [level, 1 - level])
@@ -154,9 +156,9 @@ def read_ushape(s: np.ndarray, *, level: float = LEVEL) -> dict:
            "power_agree": _phi((c2 - MIN_CURVATURE) / se_c - z) * max(0.0, 2 * _phi((m - z * se_v) / se_v) - 1)
            if se_c > 0 and math.isfinite(se_v) and se_v > 0 else math.nan,
            "power_disagree": _phi(MIN_CURVATURE / se_c - z) if se_c > 0 else math.nan}
-    if c_lo > MIN_CURVATURE and -m < v_lo and v_hi < m:
+    if vertex and c_lo > MIN_CURVATURE and -m < v_lo and v_hi < m:
         return {**out, "verdict": AGREES}
-    if c_hi < MIN_CURVATURE or (c_lo > MIN_CURVATURE and (v_lo > m or v_hi < -m)):
+    if c_hi < MIN_CURVATURE or (vertex and c_lo > MIN_CURVATURE and (v_lo > m or v_hi < -m)):
         return {**out, "verdict": DISAGREES}
     return {**out, "verdict": INSUFFICIENT}
 
@@ -183,8 +185,11 @@ def _z(level: float) -> float:
 def ushape_tests(cells: list, fit: dict, idx: np.ndarray, *, level: float = LEVEL) -> dict:
     """The U-shape test of every ``(L, M)`` of ``cells`` whose embedding sizes (at least 4) reach a
     factor 2 beyond the law's ``D*`` on each side (``fit``: :func:`~.fit.fit_with_intervals` of the
-    hidden law, its ``boot`` fits for the resamples ``idx``)."""
+    hidden law, its ``boot`` fits for the resamples ``idx``); where the law is fitted with ``a`` or ``b``
+    at 0 (no minimum in ``D``), of every ``(L, M)`` whose sizes span a factor 8, on its curvature alone
+    (no U is no U; a U cannot be compared with a minimum the law does not have)."""
     a, b = fit["params"][0], fit["params"][1]
+    minimum = a > 0 and b > 0
     slices: dict = {}
     for c in cells:
         slices.setdefault((c["L"], c["M"]), []).append(c)
@@ -192,20 +197,25 @@ def ushape_tests(cells: list, fit: dict, idx: np.ndarray, *, level: float = LEVE
     for (L, M), group in sorted(slices.items()):
         group = sorted(group, key=lambda c: c["D"])
         D = [c["D"] for c in group]
-        star = math.sqrt(b / a * M * L) if a > 0 and b > 0 else math.nan
-        if len(D) >= 4 and D[0] <= star / 2 and D[-1] >= 2 * star:
+        if minimum:  # the law's minimum, bracketed by a factor 2
+            star = math.sqrt(b / a * M * L)
+            take = D[0] <= star / 2 and D[-1] >= 2 * star
+        else:  # a law fitted with no minimum in D: every slice spanning a factor 8, its curvature alone
+            take = D[-1] >= 8 * D[0]
+        if len(D) >= 4 and take:
             chosen.append(((L, M), D, run_matrix(group, runs=idx.shape[1])))
     tests, stats = [], []
     for (L, M), D, values in chosen:
         stats.append(ushape_stats(D, values, idx, fit["boot"], M * L))
         p = fit["boot"][0]
-        tests.append({"slice": [L, M], "dims": D, **read_ushape(stats[-1], level=level),
+        tests.append({"slice": [L, M], "dims": D, **read_ushape(stats[-1], level=level, vertex=minimum),
                       "d_star": math.sqrt(p[1] / p[0] * M * L) if p[0] > 0 else math.nan})
     if not tests:
         return {"tests": [], "pooled": None, "verdict": INSUFFICIENT, "level": level, "margin": VERTEX_MARGIN,
                 "min_curvature": MIN_CURVATURE,
-                "why": "no (L, M) whose embedding sizes (at least 4) reach a factor 2 beyond D* on each side"}
-    pooled = read_ushape(np.mean(stats, axis=0), level=level)
+                "why": "no (L, M) whose embedding sizes (at least 4) reach a factor 2 beyond D* on each side (or, "
+                     "fitted with no minimum, span a factor 8)"}
+    pooled = read_ushape(np.mean(stats, axis=0), level=level, vertex=minimum)
     verdict = DISAGREES if pooled["verdict"] == DISAGREES else AGREES if all(
         t["verdict"] == AGREES for t in tests) else INSUFFICIENT
     return {"tests": tests, "pooled": pooled, "verdict": verdict, "why": "", "level": level, "margin": VERTEX_MARGIN,
