@@ -138,8 +138,10 @@ def import_torch_seconds() -> float:
 def criticality_floor(draws: int) -> float:
     """Seconds to draw the weights of ``draws`` draws of the criticality preset, task by task, as
     its tasks draw them (the same seeds, generator and blocks), and nothing else."""
+    from deeplimits.blocks import make_block
     from deeplimits.studies.propagation import core as P
-    from deeplimits.studies.propagation.stability import plan_stability
+    from deeplimits.studies.propagation.memory import weight_layout
+    from deeplimits.studies.propagation.study import plan_stability
 
     crit = {k: v for k, v in STABILITY_PRESETS["criticality"].items()}
     plan = plan_stability(**{**crit, "draws": draws})
@@ -147,7 +149,7 @@ def criticality_floor(draws: int) -> float:
     for task in plan.tasks():
         p = task.params
         g = torch.Generator().manual_seed(task.seed)
-        samples, *_, top = P._draw(P.weight_names(p["arch"]), P._spec_driver(p), p["width"], p["n_in"], p["depths"],
+        samples, *_, top = P._draw(weight_layout(make_block(p["arch"]), p["width"]), P._spec_driver(p), p["width"], p["n_in"], p["depths"],
                                    p["draws"], p["inputs"], g, torch.float32)
         for s in samples.values():
             for _ in s.iter_weights(top):

@@ -30,7 +30,7 @@ import time
 import numpy as np
 import torch
 
-from deeplimits.studies.shapes.cases import PRESETS, PROTOCOL
+from deeplimits.studies.shapes.presets import PRESETS, PROTOCOL
 from deeplimits.studies.shapes.limit import linear_limit
 from deeplimits.studies.shapes.network import draw_weights, exact_targets, train_shapes
 from deeplimits.studies.shapes.task import embedding_rows, run_seed

@@ -6,7 +6,7 @@ public name lives in its module, e.g. :mod:`deeplimits.studies.theory`):
 * drivers: :func:`fgn`, :class:`IIDDriver`, :class:`FractionalDriver`, :class:`SmoothDriver`,
   :func:`make_driver` (:mod:`deeplimits.paths`);
 * networks and limits: :class:`ResNet`, :class:`ModifiedEulerResNet`, :class:`SDELimit`,
-  :class:`ODELimit`, :class:`YoungLimit`, :class:`InsideSDELimit`, :class:`InsideODELimit`,
+  :class:`ODELimit`, :class:`YoungLimit`, :class:`RoughLimit`, :class:`InsideSDELimit`, :class:`InsideODELimit`,
   :func:`activation`;
 * residual maps: :class:`Block`, :func:`register_block` (:mod:`deeplimits.blocks`: a block of
   your own gets the ``sde`` or ``ode`` regime and its limit);
@@ -30,8 +30,8 @@ public name lives in its module, e.g. :mod:`deeplimits.studies.theory`):
 
 Names are resolved on first access (PEP 562): ``import deeplimits`` (and the command line's
 ``--help``) does not import torch; ``from deeplimits import pair`` imports what ``pair`` needs.
-The names this root exported before 0.1.0 and no longer does still resolve, with a
-``DeprecationWarning`` naming their module, until the next release.
+A name not in the table below is not the root's: it lives in its module only (e.g.
+``deeplimits.paths.Driver``), and asking the root for it is an ``AttributeError``.
 """
 from ._lazy import lazy_exports
 from ._version import __version__
@@ -40,7 +40,7 @@ _WHERE = {
     **dict.fromkeys(("fgn", "IIDDriver", "FractionalDriver", "SmoothDriver", "make_driver", "DRIVERS"), "paths"),
     **dict.fromkeys(("ResNet", "ModifiedEulerResNet"), "networks"),
     **dict.fromkeys(("Block", "register_block"), "blocks"),
-    **dict.fromkeys(("SDELimit", "ODELimit", "YoungLimit", "InsideSDELimit", "InsideODELimit"), "limits"),
+    **dict.fromkeys(("SDELimit", "ODELimit", "YoungLimit", "RoughLimit", "InsideSDELimit", "InsideODELimit"), "limits"),
     **dict.fromkeys(("Activation", "activation"), "activations"),
     **dict.fromkeys(("Pair", "InsidePair"), "pairs"),
     **dict.fromkeys(("pair", "REGISTRY", "Regime", "StrongOrder", "Term", "get_regime", "register_regime"), "regimes"),
@@ -51,11 +51,11 @@ _WHERE = {
     **dict.fromkeys(("fit_expansion", "ExpansionFit"), "studies.expansion_fit"),
     "strong_order": "studies.scheme_order.study",
     **dict.fromkeys(("Scheme", "EulerMaruyama", "Milstein", "Heun", "ModifiedEuler", "TorchsdeScheme"), "schemes"),
-    **dict.fromkeys(("stability", "plan_stability", "run_stability", "StabilityPlan", "StabilityResult"),
-                    "studies.propagation.stability"),
-    **dict.fromkeys(("phase_diagram", "plan_phase", "run_phase", "PhasePlan", "PhaseResult"),
-                    "studies.propagation.phase"),
-    **dict.fromkeys(("train_grid", "plan_training", "TrainPlan", "TrainGridResult"), "studies.training.study"),
+    **dict.fromkeys(("stability", "plan_stability", "run_stability", "StabilityPlan", "phase_diagram", "plan_phase",
+                     "run_phase", "PhasePlan"), "studies.propagation.study"),
+    **dict.fromkeys(("StabilityResult", "PhaseResult"), "studies.propagation.result"),
+    **dict.fromkeys(("train_grid", "plan_training", "TrainPlan"), "studies.training.study"),
+    "TrainGridResult": "studies.training.result",
     **dict.fromkeys(("plan_scaling", "ScalingPlan"), "studies.scaling.study"),
     "ScalingResult": "studies.scaling.result",
     "results_from_store": "studies",
@@ -69,17 +69,6 @@ _WHERE = {
 }
 """Public name -> the submodule that defines it (imported when the name is first used)."""
 
-#: names exported here before 0.1.0 -> their module; each access warns (DeprecationWarning)
-_MOVED = {
-    **dict.fromkeys(("fgn_autocovariance", "rbf_kernel", "Driver", "DriverSample", "PathSample", "BrownianSample",
-                     "FractionalSample", "IIDSample", "SmoothSample"), "paths"),
-    **dict.fromkeys(("Trajectory", "ARCHITECTURES"), "networks"),
-    **dict.fromkeys(("GridBrownian", "InsideSDEScheme"), "limits"),
-    **dict.fromkeys(("PairSample", "PairSolution"), "pairs"),
-    **dict.fromkeys(("bounds_apply", "critical_beta", "theory_bounds", "quantile_bound", "high_probability_bounds",
-                     "CRITICAL_LIMITS"), "studies.theory"),
-}
-
 __all__ = ["__version__", *_WHERE]
 
-__getattr__, __dir__ = lazy_exports(globals(), _WHERE, _MOVED)
+__getattr__, __dir__ = lazy_exports(globals(), _WHERE)

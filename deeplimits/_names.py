@@ -1,6 +1,7 @@
-"""The names the library accepts, in one torch-free place: drivers (laws of the weights),
-residual maps, activations (and the ones used when none is given), floating dtypes and device
-types.
+"""The names the command line lists, in one torch-free place: drivers (laws of the weights),
+residual maps, activations (and the ones used when none is given), schemes and problems, floating
+dtypes and device types. What a block or a driver is (its weights, shapes, memory) is declared by
+the object itself (:mod:`deeplimits.blocks`, :mod:`deeplimits.paths`), not here.
 
 The command line builds its choices from these without importing the numerical stack;
 :mod:`deeplimits.activations` reads :data:`ACTIVATIONS`, and tests/test_names.py checks that
@@ -14,33 +15,13 @@ import re
 from .errors import ParameterError
 
 __all__ = ["DRIVERS", "ARCHITECTURES", "ACTIVATIONS", "DEFAULT_ACTIVATION", "RES3_ACTIVATION", "INSIDE_ACTIVATION",
-           "DTYPES", "DEVICE_TYPES", "device_form", "WEIGHTS", "OPTIONAL_WEIGHTS", "REQUIRED", "LAYER_WEIGHTS",
-           "weight_names", "SCHEMES", "PROBLEMS", "NOISES", "CALIBRATION_CASES"]
+           "DTYPES", "DEVICE_TYPES", "device_form", "SCHEMES", "PROBLEMS", "NOISES", "CALIBRATION_CASES"]
 
 DRIVERS = ("uniform", "gaussian", "rademacher", "fractional", "smooth")
 """Laws of the weights (:func:`deeplimits.make_driver`)."""
 ARCHITECTURES = ("res-1", "res-2", "res-3", "inside")
-"""Residual maps (:class:`deeplimits.ResNet`)."""
-WEIGHTS = {"res-1": ("V",), "res-2": ("V", "W"), "res-3": ("V", "W"), "inside": ("W", "b")}
-"""The one table of the weights of each architecture, in the order their samples are drawn: read by
-the networks, the limits, the propagation studies, the trained networks and the weight sources of
-the diagnostics (:mod:`deeplimits.networks` re-exports it)."""
-LAYER_WEIGHTS = ("V", "W", "b")
-"""Every per-layer weight name, in the order one layer takes them (``ResNet.step(h, alpha, L, V, W, b)``)."""
-OPTIONAL_WEIGHTS = ("b",)
-"""The weights an architecture can do without: the bias ``b`` (``inside``'s published model
-``h + alpha sigma(W h)`` has none; a trained network of any architecture may have one)."""
-
-
-def weight_names(arch: str, bias: bool = True) -> tuple[str, ...]:
-    """The weights of ``arch`` (:data:`WEIGHTS`) in drawing order, without the optional ones
-    (:data:`OPTIONAL_WEIGHTS`) when ``bias`` is False: ``weight_names(arch, bias=False)`` are the
-    weight matrices, those an architecture cannot do without (:data:`REQUIRED`)."""
-    return tuple(nm for nm in WEIGHTS[arch] if bias or nm not in OPTIONAL_WEIGHTS)
-
-
-REQUIRED = {arch: weight_names(arch, bias=False) for arch in WEIGHTS}
-"""The weights an architecture cannot do without (:func:`weight_names` without the optional ones)."""
+"""Residual maps (:class:`deeplimits.ResNet`); their weights are the blocks' own declarations
+(:attr:`deeplimits.blocks.Block.required`), never a table here."""
 
 #: named activations (:func:`deeplimits.activation`; ``leaky_relu:SLOPE`` sets the slope, and
 #: ``module:function`` names any elementwise callable)
@@ -58,7 +39,7 @@ PROBLEMS = ("linear-sde", "linear-stratonovich", "sde-regime", "linear-young", "
 #: the cases of ``deeplimits order --calibrate`` (:mod:`deeplimits.studies.scheme_order.calibration`)
 CALIBRATION_CASES = ("euler-maruyama/linear-sde", "milstein/linear-sde", "heun/linear-stratonovich", "euler-maruyama/ou",
                      "euler-maruyama/sin-cos", "euler-maruyama/sde-regime", "sde", "ode", "fbm-H0.6", "fbm-H0.75",
-                     "fbm-H0.9")
+                     "fbm-H0.9", "rough-H0.45", "rough-H0.4", "rough-H0.35")
 NOISES = ("general", "commutative", "diagonal", "additive")
 """The noise structures a scheme's declared order depends on (:data:`deeplimits.schemes.NOISES`)."""
 #: floating dtypes of the studies, by name

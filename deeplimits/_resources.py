@@ -18,7 +18,8 @@ from typing import Callable, Sequence
 from .errors import ResourceError
 
 __all__ = ["Estimate", "available_memory", "fmt_bytes", "fgn_bytes", "fgn_batch_pairs", "FGN_BATCH", "require_memory", "require_count",
-           "fit_chunk", "MAX_TASKS", "MAX_STEPS", "MAX_CONFIGS", "MAX_TRAIN_STEPS"]
+           "fit_chunk", "MAX_TASKS", "MAX_STEPS", "MAX_CONFIGS", "MAX_TRAIN_STEPS", "KEPT_NUMBER_BYTES",
+           "require_kept"]
 
 #: at most this many tasks (chunks of draws, Hurst indices) in one run
 MAX_TASKS = 1_000_000
@@ -33,6 +34,9 @@ MAX_CONFIGS = 1_000_000
 #: or the inside model at d = 10, batch 32); the largest preset task (``scaling --preset
 #: published``: 300 epochs x 26 batches x 9100 layers = 7.1e7) is a quarter of it
 MAX_TRAIN_STEPS = 1 << 28
+#: the bytes one number a result keeps costs at its peak: in the task's JSON text, in the store, as a
+#: Python float in a list and in a float64 array, each at once while a result is summarised
+KEPT_NUMBER_BYTES = 64
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,6 +118,13 @@ def require_memory(needed: int, what: str, knobs: Sequence[str], *, device=None)
     if needed > avail:
         raise ResourceError(f"needs ~{fmt_bytes(needed)} {what}; {_has(device)} {fmt_bytes(avail)} "
                             f"(lower {_or(knobs)})", needed=needed, available=avail, knobs=knobs)
+
+
+def require_kept(numbers: int, what: str, knobs: Sequence[str]) -> None:
+    """Raise :class:`ResourceError` when the ``numbers`` a result keeps (per-draw errors, ratios)
+    do not fit the machine's memory at :data:`KEPT_NUMBER_BYTES` each: refused before the work
+    that would end in an allocation no machine holds."""
+    require_memory(KEPT_NUMBER_BYTES * numbers, f"to keep the {numbers:.3g} numbers {what}", knobs)
 
 
 def require_count(count: int, limit: int, what: str, knobs: Sequence[str]) -> None:

@@ -1,4 +1,4 @@
-"""Grouped settings (issue 41): small frozen dataclasses in place of 20-parameter signatures.
+"""Grouped settings: small frozen dataclasses in place of 20-parameter signatures.
 
 A :class:`Group` is a frozen dataclass of related settings (the network, the training, the
 computation, ...). A field left at :data:`DEFAULT` takes the study's default. A function

@@ -1,12 +1,13 @@
 """Small statistical functions without SciPy (the import of :mod:`scipy.stats` costs about a
-second, that of :mod:`scipy.special` about half of one, benchmarks/RESULTS.md, issue 40): the
-chi-square survival function and a binomial proportion's interval."""
+second, that of :mod:`scipy.special` about half of one, benchmarks/RESULTS.md): the chi-square
+survival function, the normal law's distribution and quantile functions, and a binomial
+proportion's interval."""
 
 from __future__ import annotations
 
 import math
 
-__all__ = ["chi2_sf", "wilson"]
+__all__ = ["chi2_sf", "wilson", "normal_cdf", "normal_quantile"]
 
 #: the relative size of the last term kept in the series and the continued fraction of :func:`_gamma_q`
 _EPS = 1e-16
@@ -56,10 +57,23 @@ def chi2_sf(x: float, dof: float) -> float:
     return _gamma_q(dof / 2, max(x, 0.0) / 2)
 
 
+def normal_cdf(x: float) -> float:
+    """``P(N(0, 1) <= x)``."""
+    return 0.5 * math.erfc(-float(x) / math.sqrt(2))
+
+
+def normal_quantile(p: float) -> float:
+    """The ``p`` quantile of ``N(0, 1)``, ``0 < p < 1`` (the standard library's, Wichura's AS241)."""
+    from statistics import NormalDist
+
+    return NormalDist().inv_cdf(float(p))
+
+
 def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
     """The Wilson score interval (95% by default) of a proportion ``k / n`` (Wilson 1927)."""
     if n <= 0:
         return (0.0, 1.0)
     p, d = k / n, 1 + z * z / n
     centre, half = (p + z * z / (2 * n)) / d, z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    # the interval contains p exactly (rounding can put an end a hair inside it at k = 0 or k = n)
+    return (max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half)))

@@ -85,7 +85,7 @@ def option(spec, value, *, name: str | None = None, context: str = "", missing_o
     the limits). ``None`` (with ``missing_ok``) is the option's default, or an error for a
     required one; ``name`` (default the option's) and ``context`` (e.g. ``" for regime 'fbm'"``)
     go into the message, followed by the declaration's ``note``; a value at or below the lower
-    bound is told the declaration's ``below``."""
+    bound is told the declaration's ``below``, one at or above the upper bound its ``above``."""
     name = spec.name if name is None else name
     ctx = context + (f" ({spec.note})" if spec.note else "")
     if value is None and missing_ok:
@@ -104,14 +104,18 @@ def option(spec, value, *, name: str | None = None, context: str = "", missing_o
     if spec.below and _is_real(value) and spec.low is not None and _float(value) <= spec.low:
         raise ParameterError(param_name(name), f"{name} must lie {spec.range_text()}{ctx}, got {_float(value)!r}: "
                                                f"{spec.below}")
+    if spec.above and _is_real(value) and spec.high is not None and _float(value) >= spec.high:
+        raise ParameterError(param_name(name), f"{name} must lie {spec.range_text()}{ctx}, got {_float(value)!r}: "
+                                               f"{spec.above}")
     v = real(name, value, low=spec.low, high=spec.high, low_open=spec.low_open, high_open=spec.high_open, context=ctx)
     return int(value) if spec.type is int else v
 
 
-def hurst(value, *, name: str = "hurst", above_half: bool = False) -> float:
+def hurst(value, *, name: str = "hurst", above_half: bool = False, spec=None) -> float:
     """A Hurst index in (0, 1) (:data:`deeplimits.options.HURST`), or in (1/2, 1) for a Young
-    equation when ``above_half`` (:data:`deeplimits.options.YOUNG_HURST`): the one Hurst check."""
-    return option(YOUNG_HURST if above_half else HURST, value, name=name, missing_ok=False)
+    equation when ``above_half`` (:data:`deeplimits.options.YOUNG_HURST`), or in the range of the
+    declaration ``spec`` (:data:`~deeplimits.options.ROUGH_HURST`, ...): the one Hurst check."""
+    return option(spec or (YOUNG_HURST if above_half else HURST), value, name=name, missing_ok=False)
 
 
 def length_scale(value, *, name: str = "length_scale") -> float:

@@ -6,19 +6,21 @@ and ``sigma' = 1 + tanh`` lies in (0, 2). It is smooth (C-infinity) and globally
 ``sigma''(0) != 0``: the activation the inside regimes need to show the Itô correction.
 
 Any elementwise function of a module may be named ``'module:function'`` (``'mypkg.acts:cube'``):
-:func:`activation` imports the module (the one place the package imports a module by a name
-given at run time) and checks that the function exists and is callable.
+:func:`activation` imports the module through :func:`deeplimits._user_code.load_user_object` (the
+one place the package imports a module by a name given at run time; never while a stored run or
+weights file is read) and checks that the function exists, is callable and maps tensors
+elementwise.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
 from typing import Callable
 
 import torch
 
 from ._names import ACTIVATIONS
+from ._user_code import load_user_object
 from .errors import ParameterError
 
 __all__ = ["Activation", "activation", "NAMES"]
@@ -44,6 +46,8 @@ class Activation:
         self.spec: str | None = None  # the name it was resolved from (set by :func:`activation`)
         """The name it was resolved from by :func:`activation` (``None`` for a bare callable); it pickles by
         this name."""
+        self.source: dict | None = None
+        """For a ``'module:function'``: ``{'module', 'name', 'sha256'}`` of the user's source it came from."""
 
     def __reduce__(self):
         if self.spec is not None:
@@ -94,36 +98,19 @@ def _leaky(slope: float) -> Activation:
                       lambda x: torch.where(x >= 0, torch.ones_like(x), torch.full_like(x, slope)))
 
 
-#: modules whose functions act on the system, never elementwise activations: refused by name
-#: before anything of them is called ('os:system' would otherwise run at the first step)
-_SYSTEM_MODULES = frozenset({"os", "posix", "nt", "sys", "subprocess", "shutil", "builtins", "signal", "socket",
-                             "ctypes", "runpy", "pty", "multiprocessing", "threading", "pathlib",
-                             "tempfile", "webbrowser", "code", "pdb", "io", "gc", "resource"})
-
-
 def _from_module(spec: str) -> Activation:
-    """The activation ``'module:function'``: ``function`` of the importable ``module``, checked on a
-    small tensor (it must return a tensor of the same shape) before any work."""
-    module_name, _, fn_name = spec.rpartition(":")
+    """The activation ``'module:function'``: ``function`` of the user's importable ``module``
+    (:func:`deeplimits._user_code.load_user_object`: never while a stored file is read), checked on
+    a small tensor (it must return a tensor of the same shape) before any work."""
     where = f"activation {spec!r}"
-    if not module_name or not fn_name or not fn_name.isidentifier():
-        raise ParameterError("activation", f"{where}: expected 'module:function', e.g. 'mypkg.acts:cube'")
-    if module_name.split(".")[0] in _SYSTEM_MODULES:
-        raise ParameterError("activation", f"{where}: module {module_name!r} acts on the system, it holds no "
-                                           "elementwise activation (give a function of your own module, e.g. "
-                                           "'mypkg.acts:cube')")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as e:
-        raise ParameterError("activation", f"{where}: cannot import module {module_name!r} ({e})") from None
-    fn = getattr(module, fn_name, None)
-    if fn is None:
-        raise ParameterError("activation", f"{where}: module {module_name!r} has no function {fn_name!r}")
+    fn, info = load_user_object(spec, what="activation")
     if not callable(fn):
-        raise ParameterError("activation", f"{where}: {module_name}.{fn_name} is not callable (it is a "
+        raise ParameterError("activation", f"{where}: {info['module']}.{info['name']} is not callable (it is a "
                                            f"{type(fn).__name__})")
     _probe(fn, where)
-    return Activation(fn, spec)
+    act = Activation(fn, spec)
+    act.source = info
+    return act
 
 
 def _probe(fn, where: str) -> None:

@@ -23,12 +23,11 @@ from .activations import Activation
 from .blocks import Block, make_block
 from .blocks.residual import weight_shape
 from .errors import ParameterError
+from .options import CORRECTED_HURST
 
-__all__ = ["ResNet", "ModifiedEulerResNet", "Trajectory", "ARCHITECTURES", "WEIGHTS", "OPTIONAL_WEIGHTS", "REQUIRED",
-           "LAYER_WEIGHTS", "weight_names", "weight_shape"]
+__all__ = ["ResNet", "ModifiedEulerResNet", "CorrectedResNet", "Trajectory", "ARCHITECTURES", "weight_shape"]
 
-from ._names import (ARCHITECTURES, LAYER_WEIGHTS, OPTIONAL_WEIGHTS, REQUIRED, WEIGHTS,  # noqa: E402
-                     weight_names)  # one torch-free place (the built-in blocks' weight table)
+from ._names import ARCHITECTURES  # noqa: E402 - the names the command line lists (each block declares its weights)
 
 
 Weights = torch.Tensor | Iterable[torch.Tensor] | None
@@ -253,33 +252,40 @@ def _zip_layers(streams: dict, depth):
 
 
 class ModifiedEulerResNet(ResNet):
-    """The "corrected" res-1 network for fractional weights (docs/mathematics.md, "fBm").
+    """The "corrected" res-1 network for fractional weights (docs/mathematics.md, "fBm" and "Rough
+    weights").
 
     Each layer adds ``(scale^2 / 2) L^{-2H} sigma'(h) sigma(h)`` to the Euler step, the mean
-    of the second-order term of the Young equation ``dH = dX sigma(H)`` with ``X`` of entry
-    variance ``scale^2 t^{2H}`` (Hu, Liu & Nualart, Ann. Appl. Probab. 2016). Its strong
-    rate is ``L^{1/2-2H}`` for H < 3/4 and about ``L^{-1}`` above, against ``L^{1-2H}`` for
-    the plain network.
+    of the second-order term of the equation ``dH = dX sigma(H)`` with ``X`` of entry
+    variance ``scale^2 t^{2H}``. For H in (1/2, 1) it is the modified Euler scheme of a Young
+    equation (Hu, Liu & Nualart, Ann. Appl. Probab. 2016), strong rate ``L^{1/2-2H}`` for
+    H < 3/4 and about ``L^{-1}`` above, against ``L^{1-2H}`` for the plain network; for H in
+    (1/3, 1/2) it is the first-order scheme of a rough equation (Liu & Tindel, Ann. Appl.
+    Probab. 2019), strong rate ``L^{1/2-2H}``, where the plain network has no limit.
 
     Args:
-        hurst: Hurst index of the weights (the scaling is ``beta = hurst``).
+        hurst: Hurst index of the weights (the scaling is ``beta = hurst``), in (1/3, 1).
         scale: entry standard deviation of the weights, ``1/sqrt(width)`` by default.
     """
 
     def __init__(self, activation=None, hurst: float = 0.75, scale: float | None = None):
-        self.hurst = V_.hurst(hurst, above_half=True)
+        self.hurst = V_.hurst(hurst, spec=CORRECTED_HURST)
         """The Hurst index ``H`` of the weights (the scaling is ``beta = H``)."""
         super().__init__("res-1", activation, beta=self.hurst)
         self.scale = None if scale is None else V_.real("scale", scale, low=0.0, low_open=True)
         """The entry standard deviation of the weights (``None``: ``1/sqrt(width)``)."""
 
-    def step(self, h, alpha, depth, V=None, W=None, b=None, *, pre=None):
-        """One layer: the Euler step plus the correction ``(scale^2 / 2) depth^{-2H} sigma'(h) sigma(h)``."""
-        # the correction is a function of the depth alone (not of alpha), so that a caller
-        # may pass raw increments as V with alpha = 1
+    def correction(self, h, alpha, depth):
+        """The coefficient of ``sigma'(h) sigma(h)`` in a layer: ``(scale^2 / 2) depth^{-2H}``, a
+        function of the depth alone (not of ``alpha``), so that a caller may pass raw increments
+        as ``V`` with ``alpha = 1``."""
         s2 = h.shape[-1] ** -1.0 if self.scale is None else self.scale ** 2
+        return 0.5 * s2 * float(depth) ** (-2 * self.hurst)
+
+    def step(self, h, alpha, depth, V=None, W=None, b=None, *, pre=None):
+        """One layer: the Euler step plus ``correction(h, alpha, depth) sigma'(h) sigma(h)``."""
         sig = self.activation(h)
-        corr = 0.5 * s2 * float(depth) ** (-2 * self.hurst)
+        corr = self.correction(h, alpha, depth)
         return h + alpha * (sig @ V.transpose(-1, -2)) + corr * self.activation.derivative(h) * sig
 
     def step_vjp(self, h, p, alpha, depth, V=None, W=None, b=None, *, pre=None):
@@ -288,3 +294,27 @@ class ModifiedEulerResNet(ResNet):
             hh = h.detach().requires_grad_(True)
             (g,) = torch.autograd.grad(self.step(hh, alpha, depth, V, W, b), hh, p)
         return g
+
+
+class CorrectedResNet(ModifiedEulerResNet):
+    """res-1 with the mean second-order term at any scaling ``beta`` (docs/propagation.md, "The
+    corrected network"): ``h + L^-beta V sigma(h) + (L^-2beta scale^2 / 2) sigma'(h) sigma(h)``, for
+    weights ``V`` of entry variance ``scale^2`` (``1/width`` by default) as the propagation studies
+    give them. At ``beta = H`` it is :class:`ModifiedEulerResNet`; ``alpha`` may be a tensor (one
+    scaling per column), and the correction follows it.
+
+    Args:
+        scale: entry standard deviation of the weights, ``1/sqrt(width)`` by default.
+    """
+
+    def __init__(self, activation=None, beta: float = 0.5, scale: float | None = None):
+        ResNet.__init__(self, "res-1", activation, beta=beta)
+        self.hurst = None
+        """No Hurst index: the correction follows the scaling."""
+        self.scale = None if scale is None else V_.real("scale", scale, low=0.0, low_open=True)
+        """The entry standard deviation of the weights (``None``: ``1/sqrt(width)``)."""
+
+    def correction(self, h, alpha, depth):
+        """``(scale^2 / 2) alpha^2``: the mean of the second-order term of ``h + alpha V sigma(h)``."""
+        s2 = h.shape[-1] ** -1.0 if self.scale is None else self.scale ** 2
+        return 0.5 * s2 * alpha * alpha

@@ -19,14 +19,19 @@ from typing import Any
 
 from .errors import ParameterError
 
-__all__ = ["Option", "HURST", "YOUNG_HURST", "LENGTH_SCALE", "SA", "SB", "DRIVER_OPTIONS"]
+__all__ = ["Option", "HURST", "YOUNG_HURST", "ROUGH_HURST", "CORRECTED_HURST", "LENGTH_SCALE", "SA", "SB",
+           "DRIVER_OPTIONS"]
 
 #: the value types an option may have (the command line parses the first two as numbers)
 TYPES = (float, int, bool, str)
 
 
 def _num(x) -> str:
-    return "inf" if x is None else f"{x:g}"
+    """A bound in words: ``inf``, ``0.5``; a third as ``1/3`` (not ``0.333333``)."""
+    if x is None:
+        return "inf"
+    thirds = round(3 * x)
+    return f"{thirds}/3" if thirds % 3 and abs(3 * x - thirds) < 1e-12 else f"{x:g}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,6 +54,7 @@ class Option:
         required: whether the option must be given.
         note: a few words shown after the range in an error message (e.g. what the option is).
         below: why a value at or below ``low`` is refused, appended to the error message.
+        above: why a value at or above ``high`` is refused, appended to the error message.
 
     Values are checked against a declaration by :func:`deeplimits._validate.option`.
     """
@@ -77,6 +83,8 @@ class Option:
     """A few words shown after the range in an error message."""
     below: str = ""
     """Why a value at or below ``low`` is refused, appended to the error message."""
+    above: str = ""
+    """Why a value at or above ``high`` is refused, appended to the error message."""
 
     def __post_init__(self):
         if not (isinstance(self.name, str) and self.name.isidentifier()):
@@ -142,9 +150,23 @@ HURST = Option("hurst", float, help="Hurst index H", low=0.0, high=1.0, low_open
 YOUNG_HURST = dataclasses.replace(
     HURST, low=0.5,
     below="for H <= 1/2 the Euler scheme of the Young equation has no strong limit (the critical scaling saturates "
-          "at beta = 1/2); use the 'sde' regime for H = 1/2")
+          "at beta = 1/2); use the 'sde' regime for H = 1/2 and the 'rough' regime for 1/3 < H < 1/2")
 """The Hurst index of a Young equation and of its Euler networks (the ``fbm`` regime, the Young limit, the
 modified Euler network): H in (1/2, 1)."""
+
+_FIRST_ORDER = ("for H <= 1/3 the first-order (Liu-Tindel) correction is not enough: the third-order terms of "
+                "the steps, L^(1-3H) over the depth, no longer vanish")
+
+ROUGH_HURST = dataclasses.replace(
+    HURST, low=1 / 3, high=0.5, below=_FIRST_ORDER,
+    above="H >= 1/2 is not rough: H = 1/2 is the Brownian case, an Itô SDE (the 'sde' regime), and above 1/2 the "
+          "equation is a Young equation (the 'fbm' regime)")
+"""The Hurst index of a rough differential equation driven by fBm and of its corrected network (the ``rough``
+regime, the rough limit): H in (1/3, 1/2)."""
+
+CORRECTED_HURST = dataclasses.replace(HURST, low=1 / 3, below=_FIRST_ORDER)
+"""The Hurst index of the corrected (modified Euler) network: H in (1/3, 1) (Liu & Tindel 2019 below 1/2, Hu,
+Liu & Nualart 2016 above)."""
 
 LENGTH_SCALE = Option("length_scale", float, default=0.1, help="RBF length scale of the smooth weights",
                       low=0.05, high=100.0)

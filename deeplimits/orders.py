@@ -24,8 +24,26 @@ __all__ = ["StrongOrder", "Term", "KINDS", "expected_constant"]
 #: hold both, e.g. Euler-Maruyama's drift error ``int (W_s - W_k/L) ds`` has correlation 3/4 with its
 #: finer-grid version) is seen anywhere between the two, and the test takes the mix that fits best;
 #: an ``unshared`` term is one the reference's scheme does not have (the plain Euler network's bias
-#: against a modified-Euler reference), seen whole
-KINDS = ("coherent", "fluctuation", "mixed", "unshared")
+#: against a modified-Euler reference), seen whole; a ``partial`` term is a fluctuation the reference
+#: holds only part of: its own error is correlated with the scheme's by a share ``rho`` in [0, 1] of
+#: its variance (1: a fluctuation; 0: independent, the reference's error adds), which the test takes
+#: as it fits best (fBm increments with H < 1/2: the covariances of a block's fine increments with
+#: the block nearly cancel, so the centred squares of the fine and coarse grids are nearly
+#: uncorrelated; docs/mathematics.md, "Rough weights")
+KINDS = ("coherent", "fluctuation", "mixed", "unshared", "partial")
+#: the range of a declared strong order's exponent (an order above 8 is no scheme's, and a negative
+#: one is no convergence: the verdicts' fits are built for orders in this range)
+RATE_RANGE = (0.0, 8.0)
+#: the range of the exponent of any term of an expansion, and of its log power
+TERM_RANGE, LOG_POWER_RANGE = (-16.0, 16.0), (0.0, 4.0)
+
+
+def _within(name: str, value, bounds, what: str) -> float:
+    lo, hi = bounds
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not lo <= value <= hi:
+        raise ParameterError(name, f"{name} must be a number in [{lo:g}, {hi:g}] ({what}), got {value!r:.40}")
+    return float(value)
 
 
 def power_text(exponent: float, log_power: float = 0.0) -> str:
@@ -45,8 +63,9 @@ class Term:
     ``kind`` (:data:`KINDS`) says how the term is seen against a nested reference of grid ``N``
     (with ``f = f(L)``, ``g = f(N)``): ``coherent``: ``f - g``; ``fluctuation``: ``sqrt(f^2 - g^2)``;
     ``mixed``: ``sqrt(f^2 + g^2 - 2 g (m f + (1 - m) g))`` for a mix ``m`` in [0, 1] (1 coherent,
-    0 fluctuation) that the fit chooses; ``unshared``, or a term that does not decay
-    (``exponent <= 0``): ``f``. Against an exact reference every term is seen whole.
+    0 fluctuation) that the fit chooses; ``partial``: ``sqrt(f^2 + g^2 - 2 m g^2)`` for a share ``m``
+    in [0, 1] (1 a fluctuation, 0 independent) that the fit chooses; ``unshared``, or a term that
+    does not decay (``exponent <= 0``): ``f``. Against an exact reference every term is seen whole.
     """
 
     exponent: float
@@ -59,9 +78,8 @@ class Term:
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ParameterError("kind", f"kind must be one of {', '.join(map(repr, KINDS))}, got {self.kind!r}")
-        if not (math.isfinite(self.exponent) and math.isfinite(self.log_power) and self.log_power >= 0):
-            raise ParameterError("exponent", f"a term needs a finite exponent and a log power >= 0, got {self.exponent!r}, "
-                             f"{self.log_power!r}")
+        _within("exponent", self.exponent, TERM_RANGE, "the exponent of a term L^-exponent")
+        _within("log_power", self.log_power, LOG_POWER_RANGE, "the power of a term's log L factor")
 
     def law(self, depth: float) -> float:
         """``L^-exponent (log L)^log_power``."""
@@ -70,13 +88,15 @@ class Term:
     def seen(self, depth: float, reference: float | None = None, mix: float = 1.0) -> float:
         """The term's size at ``depth`` against a nested reference on the grid ``reference``
         (``None``: an exact or adaptive reference); ``mix`` in [0, 1] is a ``mixed`` term's share
-        of coherence (see the class docstring)."""
+        of coherence, a ``partial`` term's shared variance (see the class docstring)."""
         f = self.law(depth)
         if reference is None or self.exponent <= 0 or self.kind == "unshared":
             return f
         g = self.law(reference)
         if self.kind == "coherent":
             return f - g
+        if self.kind == "partial":
+            return math.sqrt(max(f * f + g * g - 2 * mix * g * g, 0.0))
         m = 0.0 if self.kind == "fluctuation" else mix
         return math.sqrt(max(f * f + g * g - 2 * g * (m * f + (1 - m) * g), 0.0))
 
@@ -144,8 +164,8 @@ class StrongOrder:
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ParameterError("kind", f"kind must be one of {', '.join(map(repr, KINDS))}, got {self.kind!r}")
-        if not (isinstance(self.rate, (int, float)) and math.isfinite(self.rate)):
-            raise ParameterError("rate", f"rate must be a finite number, got {self.rate!r}")
+        _within("rate", self.rate, RATE_RANGE, "a strong order's exponent of L")
+        _within("log_power", self.log_power, LOG_POWER_RANGE, "the power of the log L factor")
         lead = self.leading
         for t in self.next_terms:
             if not isinstance(t, Term):

@@ -129,7 +129,7 @@ class Pair:
     def _weight_layout(self, name: str) -> tuple[tuple[int, ...], float | None]:
         """Shape of one layer's weight ``name`` (declared by :func:`~deeplimits.networks.weight_shape`)
         and its entry scale (``None``: the driver's default)."""
-        return self.network.block.weight_shape(name, self.width), None
+        return self.network.block.shape(name, self.width), None
 
     def sample(self, draws: int, *, inputs: int = 1, resolution: int | None = None,
                generator: torch.Generator | None = None, dtype: torch.dtype = torch.float64,

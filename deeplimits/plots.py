@@ -1,4 +1,7 @@
-"""Matplotlib figures of result objects (they can always be redrawn from stored results).
+"""The figure conventions every study's ``plots`` module follows (a figure is always redrawn from a
+stored result): :func:`new_figure`, :func:`save_figure`, :func:`floats_or_nan`, and the figure of
+``deeplimits weights`` (:func:`plot_weight_coordinates`). The studies' figures live in their own
+packages (``deeplimits.studies.<study>.plots``, docs/adding-a-study.md).
 
 Every figure function, and every result's ``plot`` method, takes ``path=None, *, ax=None``:
 ``path`` writes the figure there (PNG) and releases it; ``ax`` draws into your own matplotlib
@@ -14,75 +17,13 @@ import numpy as np
 from .errors import ParameterError
 
 
-def plot_convergence(results: Sequence, path: str | None = None, *, ax=None):
-    """Log-log plot of ``E max_k ||H_{k/L} - h_k||`` against depth with standard-error bars,
-    one panel per result, with the fitted error expansion and its leading term (the asymptote)
-    when the result has a tested fit (:attr:`ConvergenceResult.fit`), else the theoretical
-    slope drawn through the data's centre.
-
-    Args:
-        results: :class:`~deeplimits.studies.convergence.result.ConvergenceResult` objects.
-        path: write the figure there (PNG) when given.
-        ax: an Axes (one result) or one Axes per result, to draw into; created when omitted.
-    Returns:
-        The matplotlib figure.
-    """
-    results = list(results)
-    fig, axes = _figure(1, len(results), (4.6 * len(results), 4.0), path, ax)
-    axes = axes[0]
-    for a, r in zip(axes, results):
-        L = np.asarray(r.depths, dtype=float)
-        e = _floats(r.error)
-        ok = np.isfinite(e) & (e > 0)  # missing errors (every draw blew up) are not drawn
-        rate = "rate " + " ".join(_fmt(x) for x in (r.rate,)) + f" [{_fmt(r.rate_ci[0])}, {_fmt(r.rate_ci[1])}]"
-        if ok.any():
-            a.errorbar(L[ok], e[ok], yerr=1.96 * np.nan_to_num(_floats(r.stderr)[ok]), fmt="o-", capsize=3,
-                       label=f"measured: {rate}")
-            t = _floats(r.terminal_error)
-            tok = np.isfinite(t) & (t > 0)
-            a.plot(L[tok], t[tok], "s--", alpha=0.6, label="terminal error")
-            fit = r.fit
-            if fit is not None and fit.pvalue == fit.pvalue:  # the fitted expansion and its asymptote
-                # drawn on to where the leading term takes over (at most 64 times the deepest depth)
-                top = L.max() * min(64.0, max(1.0, 4 * fit.dominant_from / L.max()))
-                grid = np.geomspace(L.min(), top, 96)
-                a.plot(grid, fit.value(grid), "k-", lw=1, label=f"fit {fit.law_text}:\n{r.verdict}")
-                a.plot(grid, fit.asymptote(grid), "k:", label=f"its leading term {fit.terms[0].text}")
-                if L.max() < fit.dominant_from < top:
-                    a.axvline(fit.dominant_from, color="grey", lw=0.8, ls="--",
-                              label=f"{fit.terms[0].text} dominates from L = {fit.dominant_from:.0f}")
-            else:
-                power = getattr(r, "theory_log_power", 0.0) or 0.0
-                law = L ** (-r.theory_rate) * np.log(L) ** power  # the declared order, through the data's centre
-                centre = law * np.exp(np.log(e[ok]).mean() - np.log(law[ok]).mean())
-                log = f" (log L)^{power:g}" if power else ""
-                a.plot(L, centre, "k:", label=f"theory: L^-{r.theory_rate:g}{log}")
-            a.set_yscale("log")
-        else:
-            a.text(0.5, 0.5, f"no finite errors:\n{r.nonfinite} of {r.draws} draws blew up", ha="center",
-                   va="center", transform=a.transAxes)
-            a.set_xlim(L.min() / 1.5, L.max() * 1.5)
-        a.set_xscale("log", base=2)
-        a.set_xlabel("depth L")
-        a.set_ylabel(r"$E\,\max_k \|H_{k/L} - h_k\|$")
-        a.set_title(r.label, fontsize=9)
-        if ok.any():
-            a.legend(fontsize=8, loc="lower left")  # a decreasing error leaves the lower left empty
-        a.grid(True, which="both", alpha=0.3)
-    return _save(fig, path)
-
-
-def _floats(x) -> np.ndarray:
+def floats_or_nan(x) -> np.ndarray:
     """A float array with missing values (``None``) as NaN."""
     return np.array([np.nan if v is None else v for v in np.ravel(np.asarray(x, dtype=object))],
                     dtype=float).reshape(np.shape(x))
 
 
-def _fmt(x) -> str:
-    return "-" if x is None or not np.isfinite(x) else f"{x:.2f}"
-
-
-def _figure(nrows, ncols, size, path, ax=None):
+def new_figure(nrows, ncols, size, path, ax=None):
     """A new figure with a grid of axes (headless, Agg, when it is only written to ``path``), or
     the caller's ``ax``: one Axes for a one-panel figure, else ``nrows x ncols`` Axes of one
     figure (any nesting), returned as ``(figure, axes of shape (nrows, ncols))``."""
@@ -101,7 +42,7 @@ def _figure(nrows, ncols, size, path, ax=None):
     return plt.subplots(nrows, ncols, figsize=size, squeeze=False)
 
 
-def _save(fig, path):
+def save_figure(fig, path):
     """Lay out and, given ``path``, write the figure and release it from pyplot (a long sweep of
     figures keeps no memory; the returned figure stays usable)."""
     fig.tight_layout()
@@ -113,257 +54,11 @@ def _save(fig, path):
     return fig
 
 
-def plot_stability(result, path: str | None = None, *, ax=None):
-    """Median ``r_h`` and ``r_p`` against depth with quartile bands, one line per beta, and
-    ``sqrt`` of the theory bounds on ``E r^2`` (dotted) where they apply.
-
-    Args:
-        result: a :class:`~deeplimits.studies.propagation.stability.StabilityResult`.
-        path: write the figure there (PNG) when given.
-        ax: the Axes to draw into (one per panel), created when omitted.
-    """
-    fig, axes = _figure(1, 2, (10, 4.2), path, ax)
-    betas = sorted({r["beta"] for r in result.records})
-    for ax, name, title in zip(axes[0], ("r_h", "r_p"), (r"$\|h_L - h_0\| / \|h_0\|$", r"$\|p_0 - p_L\| / \|p_L\|$")):
-        for i, beta in enumerate(betas):
-            recs = [r for r in result.records if r["beta"] == beta]
-            L = np.array([r["depth"] for r in recs], dtype=float)
-            med = np.array([r[name]["median"] for r in recs])
-            color = f"C{i}"
-            ax.plot(L, med, "o-", color=color, label=f"beta = {beta:g}")
-            ax.fill_between(L, [r[name]["q25"] for r in recs], [r[name]["q75"] for r in recs], color=color, alpha=0.2)
-            if recs[0]["theory_lower"] is not None:
-                ax.plot(L, np.sqrt([r["theory_lower"] for r in recs]), ":", color=color)
-                ax.plot(L, np.sqrt([r["theory_upper"] for r in recs]), ":", color=color)
-        ax.set_yscale("log")
-        ax.set_xlabel("depth L")
-        ax.set_ylabel(title + " (median, quartiles)")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8, title="dotted: sqrt of bounds on E r^2" if result.records[0]["theory_lower"] is not None
-                  else None, title_fontsize=7)
-    fig.suptitle(result.label, fontsize=10)
-    return _save(fig, path)
-
-
-def plot_histograms(result, path: str | None = None, *, ax=None):
-    """Histograms of ``||h_L||/||h_0||`` and ``||p_0||/||p_L||`` at the largest depth, one row
-    per beta, with the fitted log-normal density and the p-value of the normality test of
-    the logarithms."""
-    if not result.samples:
-        raise ParameterError("result", "the result has no samples: run the study with histograms=True")
-    fig, axes = _figure(len(result.samples), 2, (10, 3.6 * len(result.samples)), path, ax)
-    for row, s in zip(axes, result.samples):
-        rec = next(r for r in result.records if r["beta"] == s["beta"] and r["depth"] == s["depth"])
-        for ax, key, fit, what in ((row[0], "norm_h", rec["lognormal_h"], r"$\|h_L\| / \|h_0\|$"),
-                                   (row[1], "norm_p", rec["lognormal_p"], r"$\|p_0\| / \|p_L\|$")):
-            x = np.asarray(s[key])
-            x = x[(x > 0) & (x < 1e30)]
-            ax.hist(x, bins=60, density=True, alpha=0.6, label=f"{len(x)} draws")
-            if fit is not None:
-                t = np.linspace(x.min(), x.max(), 400)
-                mu, sg = fit["mu"], fit["sigma"]
-                pdf = np.exp(-(np.log(t) - mu) ** 2 / (2 * sg ** 2)) / (t * sg * np.sqrt(2 * np.pi))
-                ax.plot(t, pdf, "k-", label=f"log-normal fit: mu={mu:.3f}, sigma={sg:.3f}\n"
-                                             f"normality of logs: p = {fit['pvalue']:.3g}")
-            ax.set_xlabel(what)
-            ax.set_title(f"beta = {s['beta']:g}, L = {s['depth']}", fontsize=9)
-            ax.legend(fontsize=8)
-    fig.suptitle(result.label, fontsize=10)
-    return _save(fig, path)
-
-
-def plot_theory(result, path: str | None = None, *, ax=None):
-    """Each bound of docs/theory.md beside its measured counterpart, at the largest depth of
-    each beta: (1) the empirical quantiles of ``r_h^2`` (circles) and ``r_p^2`` (squares)
-    against the level ``1 - delta`` with the quantile bound ``2 L a^2 / delta`` (dotted), where
-    it holds; (2) the quartiles of ``||h_L||/||h_0||`` and ``||p_0||/||p_L||`` per beta with the
-    high-probability bounds (dotted, where their conditions hold); (3) the median ``r_h``
-    (circles) and ``max_k ||h_k - h_0||/||h_0||`` (squares) against depth with the fitted laws.
-
-    Args:
-        result: a :class:`~deeplimits.studies.propagation.stability.StabilityResult`.
-        path: write the figure there (PNG) when given.
-        ax: the Axes to draw into (one per panel), created when omitted.
-    """
-    fig, axes = _figure(1, 3, (15, 4.4), path, ax)
-    top = max(r["depth"] for r in result.records)
-    last = [r for r in result.records if r["depth"] == top]
-    _quantile_panel(axes[0][0], last, top)
-    _norm_panel(axes[0][1], last, top, result.delta)
-    _laws_panel(axes[0][2], result)
-    fig.suptitle(result.label, fontsize=10)
-    return _save(fig, path)
-
-
-def _quantile_panel(ax, last, top):
-    for i, r in enumerate(last):
-        c, q = f"C{i}", r["quantiles"]
-        if q is not None:
-            ax.plot(q["levels"], q["r_h_sq"], "o-", color=c, label=f"beta = {r['beta']:g}")
-            ax.plot(q["levels"], q["r_p_sq"], "s--", color=c, alpha=0.7)
-            ax.plot(q["levels"], q["bound"], ":", color=c)
-    ax.set_yscale("log")
-    ax.set_xlabel(r"level $1 - \delta$")
-    ax.set_ylabel(r"quantile of $r^2$")
-    ax.set_title(f"L = {top}: quantiles of r_h^2 (o), r_p^2 (s); dotted: 2 L a^2 / delta", fontsize=9)
-    if any(r["quantiles"] is not None for r in last):
-        ax.legend(fontsize=8)
-    else:
-        ax.text(0.5, 0.5, "no quantile bound:\nneeds i.i.d. weights and L a^2 <= 1", ha="center", va="center",
-                transform=ax.transAxes)
-
-
-def _norm_panel(ax, last, top, delta):
-    for i, r in enumerate(last):
-        c = f"C{i}"
-        for k, (key, m) in enumerate((("norm_ratio_h", "o"), ("norm_ratio_p", "s"))):
-            st = r[key]
-            ax.errorbar([i + (k - 0.5) * 0.2], [st["median"]], fmt=m, color=c, capsize=4,
-                        yerr=[[st["median"] - st["q25"]], [st["q75"] - st["median"]]],
-                        label=None if k or i else "quartiles: h (o), p (s)")
-        if not r["hp_unmet"]["upper"]:  # res-3 with i.i.d. weights
-            bounds = [r["hp_upper"]] + ([] if r["hp_unmet"]["lower"] else [r["hp_lower"]])
-            ax.hlines([np.nan if b is None else b for b in bounds], i - 0.35, i + 0.35, colors=c, linestyles=":")
-    ax.set_xticks(range(len(last)), [f"beta = {r['beta']:g}" for r in last])
-    ax.set_yscale("log")
-    ax.set_ylabel(r"$\|h_L\|/\|h_0\|$, $\|p_0\|/\|p_L\|$")
-    ax.set_title(f"L = {top}: quartiles; dotted: bounds w.p. >= {1 - delta:g}", fontsize=9)
-    ax.legend(fontsize=8)
-
-
-def _laws_panel(ax, result):
-    for i, f in enumerate(result.fits):
-        c = f"C{i}"
-        recs = [r for r in result.records if r["beta"] == f["beta"]]
-        L = np.array([r["depth"] for r in recs], dtype=float)
-        med = {r["depth"]: r["r_h"]["median"] for r in recs}
-        ax.plot(L, list(med.values()), "o", color=c, label=f"beta = {f['beta']:g}")
-        if recs[0]["r_h_max"] is not None:
-            ax.plot(L, [r["r_h_max"]["median"] for r in recs], "s", color=c, mfc="none")
-        if f.get("growth_lambda") is not None:
-            x = np.asarray(f["growth_depths"], dtype=float)
-            ax.plot(x, np.exp(f["growth_intercept"] + f["growth_lambda"] * x ** f["growth_exponent"]), "--", color=c,
-                    lw=1, label=f"exp({f['growth_lambda']:.3f} L^{f['growth_exponent']:.2g})")
-        elif f["slope"] is not None:
-            x = np.log(np.asarray(f["depths"], dtype=float))
-            y = np.log([med[d] for d in f["depths"]]).mean() + f["slope"] * (x - x.mean())
-            ax.plot(np.exp(x), np.exp(y), "-", color=c, lw=1, label=f"slope {f['slope']:.2f}")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("depth L")
-    ax.set_ylabel(r"median $r_h$ (o), $\max_k \|h_k - h_0\|/\|h_0\|$ (s)")
-    ax.set_title("fitted laws", fontsize=9)
-    ax.grid(True, which="both", alpha=0.3)
-    if result.fits:
-        ax.legend(fontsize=7)
-
-
-def plot_phase(result, path: str | None = None, *, ax=None):
-    """Heat maps of the mean ``log10 r_h`` and ``log10 r_p`` over (H, beta), with the measured
-    critical scalings ``beta*(H)`` of the forward pass (``r_h``) and of the gradient (``r_p``) on
-    both, and the prediction ``max(H, 1/2)`` drawn in."""
-    slopes = result.slope_h is not None
-    fig, axes = _figure(1, 3 if slopes else 2, (16.5 if slopes else 11, 4.6), path, ax)
-    H = np.asarray(result.hurst)
-    b = np.asarray(result.beta)
-    if slopes:
-        _slope_panel(fig, axes[0][2], result, H, b)
-    for ax, grid, title in zip(axes[0], (result.log10_rh, result.log10_rp),
-                               (r"mean $\log_{10} r_h$", r"mean $\log_{10} r_p$")):
-        g = np.asarray(grid, dtype=float).T  # rows: beta, columns: H
-        im = ax.pcolormesh(H, b, g, cmap="RdBu_r", vmin=-3, vmax=3, shading="nearest")
-        fig.colorbar(im, ax=ax, extend="both")
-        ax.plot(H, result.predicted, "k--", lw=1.5, label="predicted max(H, 1/2)")
-        bs = np.array([np.nan if v is None else v for v in result.beta_star], dtype=float)
-        ax.plot(H, bs, "ko", ms=3, label=r"$\beta^*$: mean $\log_{10} r_h = 0$")
-        if result.beta_star_scaling is not None:
-            sc = np.array([np.nan if v is None else v for v in result.beta_star_scaling], dtype=float)
-            ax.plot(H, sc, "g^", ms=3, label=rf"$\beta^*$: $r_h$ flat in depth ({result.short_depth} vs {result.depth})")
-        if result.beta_star_p:  # the gradient's boundary, on both panels: it is not beta = H (docs/published.md)
-            bp = np.array([np.nan if v is None else v for v in result.beta_star_p], dtype=float)
-            ax.plot(H, bp, "ws", ms=3, mec="k", label=r"$\beta^*$: mean $\log_{10} r_p = 0$")
-        ax.set_xlabel("Hurst index H")
-        ax.set_ylabel(r"$\beta$")
-        ax.set_title(title, fontsize=10)
-        ax.legend(fontsize=7, loc="upper left")
-    fig.suptitle(f"{result.arch}, {result.activation}, d={result.width}, L={result.depth}, "
-                 f"{result.draws} draws x {result.inputs} inputs per H", fontsize=10)
-    return _save(fig, path)
-
-
-def _slope_panel(fig, ax, result, H, b):
-    """The measured log-log slope of ``r_h`` per cell minus the predicted ``max(H, 1/2) - beta``,
-    drawn on the identity side ``beta > max(H, 1/2)`` (where the prediction is a power law)."""
-    gap = np.array([[np.nan if s is None or beta <= rho else s - p for s, p, beta in zip(row, pred, b)]
-                    for row, pred, rho in zip(result.slope_h, result.predicted_slope, result.predicted)], dtype=float)
-    im = ax.pcolormesh(H, b, gap.T, cmap="PuOr", vmin=-0.5, vmax=0.5, shading="nearest")
-    fig.colorbar(im, ax=ax, extend="both")
-    ax.plot(H, result.predicted, "k--", lw=1.5, label="max(H, 1/2)")
-    ax.set_xlabel("Hurst index H")
-    ax.set_ylabel(r"$\beta$")
-    ax.set_title(f"slope of log r_h on log L ({result.short_depth} to {result.depth}) minus max(H,1/2) - beta",
-                 fontsize=9)
-    ax.legend(fontsize=7, loc="upper left")
-
-
-def plot_train_heatmap(result, path: str | None = None, *, ax=None):
-    """The best test accuracy over the learning rates per (H, beta) (Marion et al., JMLR 2025,
-    §4.2), failed cells (every configuration non-finite) hatched, and the line
-    ``beta = max(H, 1/2)`` drawn in. For i.i.d. or smooth weights (no H) one column."""
-    fig, axes = _figure(1, 1, (6.2, 4.8), path, ax)
-    ax = axes[0][0]
-    classification = result.classification
-    key = "test_accuracy" if classification else "test_loss"
-    hursts = sorted({b["hurst"] for b in result.best if b["hurst"] is not None})
-    betas = sorted({b["beta"] for b in result.best})
-    cols = hursts or [None]
-    grid = np.full((len(betas), len(cols)), np.nan)
-    for b in result.best:
-        if b[key] is not None:
-            grid[betas.index(b["beta"]), cols.index(b["hurst"])] = b[key]
-    x = np.asarray(hursts, dtype=float) if hursts else np.array([0.5])
-    y = np.asarray(betas, dtype=float)
-    im = ax.pcolormesh(x, y, grid, cmap="viridis", vmin=0.0 if classification else None,
-                       vmax=1.0 if classification else None, shading="nearest")
-    fig.colorbar(im, ax=ax, label="best test accuracy" if classification else "best test loss")
-    failed = np.isnan(grid)
-    if failed.any():
-        xx, yy = np.meshgrid(x, y)
-        ax.plot(xx[failed], yy[failed], "rx", ms=6, label="no finite configuration")
-    if hursts:
-        line = np.linspace(min(x), max(x), 200)
-        ax.plot(line, np.maximum(line, 0.5), "w--", lw=1.5, label=r"$\beta = \max(H, 1/2)$")
-        ax.set_xlabel("Hurst index H")
-    else:
-        ax.axhline(0.5, color="w", ls="--", lw=1.5, label=r"$\beta = 1/2$")
-        ax.set_xticks([])
-    ax.set_ylabel(r"$\beta$")
-    ax.legend(fontsize=7, loc="upper left")
-    ax.set_title(f"{result.arch}, {result.driver} weights, d={result.width}, L={result.depth}, {result.dataset}, "
-                 f"{result.epochs} epochs", fontsize=9)
-    return _save(fig, path)
-
-
-def plot_weight_paths(panels: Sequence[dict], path: str | None = None, *, ax=None):
-    """A weight coordinate against the layer index, at initialisation and after training, one
-    panel per entry of ``panels`` (``label``, ``init``, ``trained``: values per layer)."""
-    fig, axes = _figure(1, len(panels), (4.2 * len(panels), 3.4), path, ax)
-    for ax, p in zip(axes[0], panels):
-        k = np.arange(1, len(p["trained"]) + 1)
-        ax.plot(k, _floats(p["init"]), lw=0.8, color="0.6", label="initialisation")
-        ax.plot(k, _floats(p["trained"]), lw=0.8, color="C0", alpha=0.8, label="after training")
-        ax.set_xlabel("layer k")
-        ax.set_title(p["label"], fontsize=9)
-    axes[0][0].set_ylabel("weight coordinate")
-    axes[0][0].legend(fontsize=7)
-    return _save(fig, path)
-
-
 def plot_weight_coordinates(tensors: Sequence, path: str | None = None, coordinates: int = 3, *, ax=None):
     """The first ``coordinates`` entries of each ``(name, A)``, ``A`` of shape ``(L, ...)``,
     against ``k / L``: one panel per tensor (at most six)."""
     tensors = list(tensors)[:6]
-    fig, axes = _figure(1, len(tensors), (4.2 * len(tensors), 3.4), path, ax)
+    fig, axes = new_figure(1, len(tensors), (4.2 * len(tensors), 3.4), path, ax)
     for ax, (name, A) in zip(axes[0], tensors):
         a = np.asarray(A.detach().cpu().double().reshape(A.shape[0], -1) if hasattr(A, "detach") else A,
                        dtype=float).reshape(len(A), -1)
@@ -373,4 +68,4 @@ def plot_weight_coordinates(tensors: Sequence, path: str | None = None, coordina
         ax.set_xlabel("k / L")
         ax.set_title(f"{name} (L = {len(a)})", fontsize=9)
     axes[0][0].set_ylabel("weight coordinate")
-    return _save(fig, path)
+    return save_figure(fig, path)

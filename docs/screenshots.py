@@ -1,4 +1,4 @@
-"""Screenshots of the documentation site, and what a reader would see wrong in them (issue 39).
+"""Screenshots of the documentation site, and what a reader would see wrong in them.
 
 Run by hand after a change to the site (the tests never run it: it needs a browser)::
 

@@ -1,6 +1,6 @@
 """The public surface (issue 22): the root exports the user's API, theory internals and types
-live in their modules (the names the root exported before still resolve, with a
-DeprecationWarning, for one release), and a lazy root imports only the module of a name."""
+live in their modules (the names the root exported before 0.1.0 no longer resolve there: the
+rename shims are gone, issue 51), and a lazy root imports only the module of a name."""
 
 import os
 import subprocess
@@ -19,7 +19,8 @@ USER_API = {
     # drivers
     "fgn", "IIDDriver", "FractionalDriver", "SmoothDriver", "make_driver", "DRIVERS",
     # networks, limits, activations
-    "ResNet", "ModifiedEulerResNet", "SDELimit", "ODELimit", "YoungLimit", "InsideSDELimit", "InsideODELimit",
+    "ResNet", "ModifiedEulerResNet", "SDELimit", "ODELimit", "YoungLimit", "RoughLimit", "InsideSDELimit",
+    "InsideODELimit",
     "Activation", "activation", "Block", "register_block",
     # pairs and regimes
     "pair", "Pair", "InsidePair", "Regime", "StrongOrder", "Option", "REGISTRY", "register_regime", "get_regime",
@@ -56,21 +57,27 @@ def test_every_export_is_its_modules_object():
         assert getattr(dl, name) is getattr(submodule("deeplimits", module), name), name
 
 
-@pytest.mark.parametrize("name", sorted(dl._MOVED))
-def test_a_name_dropped_from_the_root_still_resolves_with_a_deprecation_warning(name):
+#: names the root exported before 0.1.0, each now only in its module (the shims that still resolved
+#: them, with a DeprecationWarning, are removed)
+MOVED = {"Driver": "paths", "DriverSample": "paths", "BrownianSample": "paths", "Trajectory": "networks",
+         "GridBrownian": "limits", "PairSample": "pairs", "bounds_apply": "studies.theory",
+         "critical_beta": "studies.theory", "theory_bounds": "studies.theory"}
+
+
+@pytest.mark.parametrize("name", sorted(MOVED))
+def test_a_name_dropped_from_the_root_lives_in_its_module_only(name):
     from deeplimits._lazy import submodule
 
-    module = dl._MOVED[name]
-    with pytest.warns(DeprecationWarning, match=rf"deeplimits\.{name} is deprecated .* from deeplimits\.{module}"):
-        value = getattr(dl, name)
-    assert value is getattr(submodule("deeplimits", module), name)
-    assert name not in dl.__all__ and name not in vars(dl)  # not cached: every access warns
+    assert getattr(submodule("deeplimits", MOVED[name]), name) is not None
+    with pytest.raises(AttributeError, match=f"no attribute {name!r}"):
+        getattr(dl, name)
+    assert not hasattr(dl, "_MOVED")
 
 
 def test_the_theory_internals_are_not_exported_from_the_root():
     for name in ("bounds_apply", "CRITICAL_LIMITS", "theory_bounds", "critical_beta", "quantile_bound",
                  "high_probability_bounds"):
-        assert name not in dl.__all__ and dl._MOVED[name] == "studies.theory"
+        assert name not in dl.__all__
     with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
         dl.nothing_here  # noqa: B018
 
@@ -92,10 +99,10 @@ def test_a_name_imports_only_the_module_that_defines_it():
                  "s.PhaseResult\n"
                  "print(sorted(m for m in sys.modules if m.startswith('deeplimits.studies.')))\n")
     loaded = set(eval(out))
-    assert "deeplimits.studies.propagation.phase" in loaded
+    assert "deeplimits.studies.propagation.result" in loaded
     assert not loaded & {"deeplimits.studies.training.study", "deeplimits.studies.scaling.study", "deeplimits.studies.convergence.study",
                          "deeplimits.studies.training.trained",
-                         "deeplimits.studies.propagation.stability"}, loaded
+                         "deeplimits.studies.propagation.study"}, loaded
     out = _fresh("import sys\nfrom deeplimits import RunStore, ParameterError\n"
                  "print(sorted(m for m in sys.modules if m.startswith('deeplimits.studies')))\n")
     assert eval(out) == [], out

@@ -73,6 +73,25 @@ CLI = [
     (["nosuch"], 2, "invalid choice"),
     (["--version=2"], 2, "ignored explicit argument"),
     (["--bogus"], 2, "required"),
+    # -- a user's objects (MODULE:NAME; tests/test_cli_user.py runs good ones)
+    (["convergence", "--regime", "sde", "--block", "nosuchmodule_xyz:A"], 2, "--block nosuchmodule_xyz:A: cannot import"),
+    (["convergence", "--regime", "sde", "--block", "res-1"], 2, "--block must be module:Name"),
+    (["stability", "--block", "math:pi"], 2, "--block math:pi: not a deeplimits Block subclass"),
+    (["phase", "--block", "math:nosuch"], 2, "module 'math' has no 'nosuch'"),
+    (["train", "--block", "os:sep"], 2, "not a deeplimits Block subclass"),
+    (["law", "--block", "::"], 2, "--block must be module:Name"),
+    (["law", "--phi", "math:pi"], 2, "--phi math:pi: not a function of the output"),
+    (["transfer", "--block", "math:pi"], 2, "not a deeplimits Block subclass"),
+    (["train", "--driver", "math:pi"], 2, "--driver math:pi: not a deeplimits Driver subclass"),
+    (["law", "--law", "math:sqrt"], 2, "--law math:sqrt: not a deeplimits Driver subclass"),
+    (["order", "--scheme", "math:pi", "--problem", "linear-sde"], 2, "--scheme math:pi: not a scheme"),
+    (["order", "--scheme", "euler-maruyama", "--problem", "math:pi"], 2, "--problem math:pi: not a deeplimits Problem"),
+    (["convergence", "--regime", "ode", "--driver", "math:pi"], 2, "--driver math:pi: not a deeplimits Driver subclass"),
+    (["convergence", "--regime", "sde", "--driver", "uniform"], 2, "--driver 'uniform' does not fit regime 'sde'"),
+    (["transfer", "--model", "math:pi"], 2, "--model math:pi: not a module factory"),
+    (["transfer", "--data", "math:pi"], 2, "--data math:pi: data must be tensors"),
+    (["trained-limit", "--case", "math:pi"], 2, "--case math:pi: not a family"),
+    (["scaling", "--block", "math:pi"], 2, "--block math:pi: not a deeplimits Block subclass"),
     # -- convergence: every flag
     (["convergence", "--regime"], 2, "expected one argument"),
     (["convergence", "--regime", "SDE"], 2, "invalid choice"),
@@ -98,6 +117,12 @@ CLI = [
     (["convergence", "--regime", "inside-sde", "--sa", "inf"], 2, "--sa"),
     (["convergence", "--regime", "inside-sde", "--sb", "-1"], 2, "sb"),
     (["convergence", "--regime", "sde", "--no-ito-correction"], 2, "--no-ito-correction applies only"),
+    (["convergence", "--regime", "fbm", "--hurst", "0.7", "--no-correction"], 2,
+     "--no-correction applies only to --regime rough"),
+    (["convergence", "--regime", "rough", "--hurst", "0.3"], 2, "hurst must lie in (1/3, 0.5)"),
+    (["convergence", "--regime", "rough", "--hurst", "0.5"], 2, "H = 1/2 is the Brownian case"),
+    (["convergence", "--regime", "rough", "--width", "4", "--depths", "8,16", "--reference", "64"], 2,
+     "reference must be at least 128 * max(depths) = 2048 for regime 'rough'"),
     (["convergence", "--regime", "ode", "--length-scale", "0"], 2, "--length-scale must lie in [0.05, 100.0]"),
     (["convergence", "--regime", "ode", "--length-scale", "nan"], 2, "--length-scale"),
     (["convergence", "--regime", "sde", "--length-scale", "0.2"], 2,
@@ -135,7 +160,7 @@ CLI = [
     (["convergence", "--dtype", "float16"], 2, "invalid choice"),
     # -- order (issue 29): every flag
     (["order", "--problem", "linear-sde"], 2, "--scheme is required"),
-    (["order", "--scheme", "rk4", "--problem", "linear-sde"], 2, "invalid choice"),
+    (["order", "--scheme", "rk4", "--problem", "linear-sde"], 2, "--scheme must be one of"),
     (["order", "--scheme", "heun"], 2, "--problem is required"),
     (["order", "--calibrate", "--cases", "rk4/linear-sde"], 2, "--cases must be names of"),
     # issue 38: sizes refused before any work, naming a flag the command has
@@ -147,6 +172,12 @@ CLI = [
      "(change --reference)"),
     (["order", "--calibrate", "--tables", "0"], 2, "--tables"),
     (["order", "--calibrate", "--pool-factor", "0"], 2, "--pool-factor"),
+    (["order", "--scheme", "heun", "--problem", "linear-sde", "--margin", "0"], 2, "--margin must be a number in (0, 1]"),
+    (["order", "--scheme", "heun", "--problem", "linear-sde", "--budget", "-1"], 2, "--budget must be None"),
+    (["order", "--calibrate", "--margin", "0.05"], 2, "--margin applies to one run"),
+    (["convergence", "--regime", "sde", "--margin", "2"], 2, "--margin must be a number in (0, 1]"),
+    (["convergence", "--regime", "sde", "--budget", "0"], 2, "--budget must be None"),
+    (["law", "--margin", "0"], 2, "--margin must be a number in (0, 1]"),
     # issue 38: a mistyped output path is refused, not created (one missing directory is made, no more)
     (["order", "--scheme", "euler-maruyama", "--problem", "linear-sde", "--json", "typo/deeper/r.json"], 2,
      "directory"),
@@ -207,7 +238,7 @@ CLI = [
     (["stability", "--width", "1e20"], 2, "--width"),
     (["stability", "--n-in", "0"], 2, "--n-in"),
     (["stability", "--n-in", "x"], 2, "--n-in"),
-    (["stability", "--driver", "brownian"], 2, "invalid choice"),
+    (["stability", "--driver", "brownian"], 2, "--driver must be one of"),
     (["stability", "--driver", "fractional"], 2, "--hurst must be given"),
     (["stability", "--driver", "fractional", "--hurst", "nan"], 2, "--hurst"),
     (["stability", "--driver", "fractional", "--hurst", "1"], 2, "hurst"),
@@ -249,6 +280,7 @@ CLI = [
     (["phase", "--preset", "small"], 2, "invalid choice"),
     (["phase", "--figures=1"], 2, "ignored explicit argument"),
     (["phase", "--bias"], 2, "applies only to"),
+    (["phase", "--corrected"], 2, "corrected applies only to a block h + alpha V sigma"),
     (["phase", "--arch", "res"], 2, "invalid choice"),
     (["phase", "--activation", "nope"], 2, "activation"),
     (["phase", "--width", "-4"], 2, "--width"),
@@ -280,8 +312,8 @@ CLI = [
     (["train", "--dataset", "mnist"], 2, "--root is required"),
     (["train", "--dataset", "mnist", "--root", "adir"], 2, "train-images-idx3-ubyte"),
     (["train", "--dataset", "cifar10", "--root", "afile"], 2, "--root"),
-    (["train", "--driver", "fbm"], 2, "invalid choice"),
-    (["train", "--hursts", "0.7"], 2, "--hursts apply only to driver 'fractional'"),
+    (["train", "--driver", "fbm"], 2, "--driver must be one of"),
+    (["train", "--hursts", "0.7"], 2, "--hursts apply only to a driver with a Hurst index"),
     (["train", "--driver", "fractional"], 2, "--hursts must be given"),
     (["train", "--driver", "fractional", "--hursts", "1.5"], 2, "--hursts"),
     (["train", "--driver", "fractional", "--hursts", "nan"], 2, "--hursts"),
@@ -499,7 +531,8 @@ CLI = [
     (TF + ["--dry-run", "--seeds", "0"], 2, "--seeds"),
     # -- law: every flag
     (["law", "--preset", "huge"], 2, "invalid choice"),
-    (LW + ["--law", "cauchy"], 2, "invalid choice"),
+    (LW + ["--law", "cauchy"], 2, "--law must be one of 'uniform', 'gaussian', 'rademacher'; got 'cauchy'"),
+    (LW + ["--activation", "nosuchact"], 2, "--activation must be one of"),
     (LW + ["--depths", "3,4"], 2, "--depths"),
     (LW + ["--depths", "8"], 2, "--depths must hold at least two depths"),
     (LW + ["--fine", "16"], 2, "--fine must be at least 4 * max(depths)"),
@@ -1036,7 +1069,7 @@ def _api():
         (T.ResidualNetwork, RN, "activation", "leaky_relu:", "activation"),
         (T.ResidualNetwork, RN, "activation", 42, "activation must be one of"),
         (T.ResidualNetwork, RN, "bias", "yes", "bias must be True or False"),
-        (T.ResidualNetwork, RN, "delta", "shared", "delta applies only to arch 'inside'"),
+        (T.ResidualNetwork, RN, "delta", "shared", "delta applies only to a block scaled by a trained delta"),
         (T.ResidualNetwork, lambda: {**RN(), "arch": "inside"}, "delta", "global", "delta must be one of"),
         (T.ResidualNetwork, RN, "dtype", torch.float16, "dtype must be torch.float32 or torch.float64"),
         (T.ResidualNetwork, RN, "device", "foo", "device: 'foo' is not a device"),
@@ -1256,7 +1289,7 @@ def _api():
         (G.trend_loss, REG, "y", torch.randn(3, 4), "y must have shape (3, 2)"),
         (G.trend_loss, REG, "loss", "x", "loss must be one of"),
         (G.trend_loss, REG, "bandwidth", -1.0, "bandwidth must lie in"),
-        (G.own_ode_error, ODE, "module", _net(), "module must be an inside ResidualNetwork"),
+        (G.own_ode_error, ODE, "module", _net(), "module must be a ResidualNetwork of a block scaled by a trained delta (inside)"),
         (G.own_ode_error, ODE, "module", _inside(depth=2), "module must have depth >= 3"),
         (G.own_ode_error, ODE, "x", torch.randn(3, 2, dtype=F64), "x must have dtype torch.float32"),
         (G.own_ode_error, ODE, "x", torch.randn(0, 2), "x must hold at least one sample"),
@@ -1457,7 +1490,7 @@ def test_a_run_that_fails_before_any_task_leaves_nothing(error, status, cwd, mon
 
 def test_refused_sizes_name_the_flags_to_change(cwd, monkeypatch, capsys):
     """A ResourceError from a plan: exit 2, one line, its knobs shown as the command's flags."""
-    import deeplimits.studies.propagation.stability as prop
+    import deeplimits.studies.propagation.study as prop
     import deeplimits.studies.convergence.study as conv
 
     def too_big(*a, **kw):

@@ -155,14 +155,40 @@ def run_blocks(page: pathlib.Path, name: str) -> None:
             pytest.fail(f"{name}:{line}: the example printed\n{printed}\nbut the page shows\n{shown}")
 
 
+def _import_every_module():
+    """Import every module of the package once, so every built-in registration (a task, a plan, a
+    block...) is made before a test saves the registries: restoring them after an example then
+    never drops a built-in entry that the example's run happened to import first."""
+    import importlib
+    import pkgutil
+
+    import deeplimits
+
+    for info in pkgutil.walk_packages(deeplimits.__path__, "deeplimits."):
+        if info.name.endswith("__main__"):  # the command line itself
+            continue
+        try:
+            importlib.import_module(info.name)
+        except ImportError:  # an optional dependency this machine lacks
+            pass
+
+
 @pytest.fixture
 def registries_restored():
-    """A data set or a driver an example registers (docs/data.md, docs/mathematics.md register one)
-    is not left for the tests after it."""
+    """A data set, a driver, a block, a test function, a transfer network or data set, a task or a
+    study an example registers (docs/data.md, docs/mathematics.md, the "Bring your own" sections,
+    docs/adding-a-study.md) is not left for the tests after it."""
+    from deeplimits.blocks import base as blocks
     from deeplimits.data import base
     from deeplimits.paths import registry
+    from deeplimits.runs import tasks
+    from deeplimits.studies import plan
+    from deeplimits.studies.law import phis
+    from deeplimits.studies.transfer import user
 
-    tables = (base.DATASETS, registry._DRIVERS)
+    _import_every_module()
+    tables = (base.DATASETS, registry._DRIVERS, blocks._BLOCKS, phis._REGISTRY, user._NETWORKS,
+              user._DATA, tasks._TASKS, plan._PLANS)
     registered = [dict(t) for t in tables]
     yield
     for table, saved in zip(tables, registered):

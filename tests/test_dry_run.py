@@ -4,6 +4,7 @@ and time estimates are printed, the exit status is 0, and nothing is run or writ
 import json
 import os
 
+import numpy as np
 import pytest
 
 from deeplimits.cli import build_parser, main
@@ -86,5 +87,9 @@ def test_runs_and_weights_say_what_they_would_read_and_write(action, tmp_path, m
     assert main(["runs", action, *extra, "--dry-run"]) == 0
     assert "--dry-run" in capsys.readouterr().err
     assert sorted(os.listdir("r")) == before and not os.path.exists("x.csv")
-    assert main(["weights", "r", "--dry-run"]) == 0
-    assert "nothing is read or written" in capsys.readouterr().out
+    # a convergence run holds no weights: the dry run refuses it as the run would
+    assert main(["weights", "r", "--dry-run"]) == 2
+    assert "r has no stored weights" in capsys.readouterr().err
+    np.save("w.npy", np.ones((4, 3, 3)))
+    assert main(["weights", "w.npy", "--dry-run"]) == 0
+    assert "nothing is measured or written" in capsys.readouterr().out and not os.path.exists("runs")

@@ -169,7 +169,7 @@ def _scheme():
 
 
 
-REGIMES = ("sde", "ode", "fbm", "inside-sde", "inside-ode")
+REGIMES = ("sde", "ode", "fbm", "inside-sde", "inside-ode", "rough")
 ARCHS = ("res-1", "res-2", "res-3", "inside")
 #: activation specs that are none: unknown names, bad slopes, modules that hold none (random text has no
 #: ':', so that no module of a random name is imported)
@@ -184,7 +184,9 @@ CONVERGENCE = dict(
     regime=bad_name(REGIMES, none=True), depths=bad_depths(), draws=bad_int(), width=bad_int(),
     reference=bad_int() | st.sampled_from([4, 8, 12, 6]), inputs=bad_int(), seed=bad_int(low=0, huge="beyond", none=True),
     dtype=BAD_DTYPE, chunk=bad_int(huge=False), device=BAD_DEVICE, activation=BAD_ACTIVATION,
-    arch=bad_name(ARCHS), network=BAD_GROUP, compute=BAD_GROUP)
+    arch=bad_name(ARCHS), network=BAD_GROUP, compute=BAD_GROUP, decision=BAD_GROUP,
+    margin=bad_real(0, 1, low_open=True), budget=bad_real(0, 1e7, low_open=True),
+    driver=bad_name(("gaussian",)))  # the regime 'sde' of the base takes only a Brownian path
 CONVERGENCE_BASE = lambda: dict(regime="sde", width=2, depths=[4, 8], draws=2, reference=16)  # noqa: E731
 PROPAGATION = dict(arch=bad_name(ARCHS, none=True), activation=BAD_ACTIVATION, width=bad_int(), n_in=bad_int(),
                    draws=bad_int(), inputs=bad_int(), seed=bad_int(low=0, huge="beyond", none=True), dtype=BAD_DTYPE,
@@ -194,7 +196,8 @@ STABILITY = dict(PROPAGATION, draws=bad_int(huge="huger"), driver=bad_name(("uni
                  betas=bad_reals(0, None, distinct=False), histograms=bad_bool(none=True), chunk=bad_int(huge=False),
                  delta=bad_real(0, None, low_open=True))
 PHASE = dict(PROPAGATION, hursts=bad_reals(0, 1, True, True, distinct=False).filter(lambda v: v is not None),
-             betas=bad_reals(0, None, distinct=False).filter(lambda v: v is not None), depth=bad_int())
+             betas=bad_reals(0, None, distinct=False).filter(lambda v: v is not None), depth=bad_int(),
+             corrected=bad_bool())
 TRAINING = dict(
     dataset=bad_name(("digits", "synthetic", "mnist1d", "moons")), driver=bad_name(("gaussian", "uniform",
                                                                                     "rademacher", "fractional",
@@ -243,7 +246,8 @@ def _library():
     floats4 = lambda lo=None: bad_reals(lo, None, distinct=False)  # noqa: E731
     return {
         "pair": (dl.pair, lambda: dict(regime="sde", width=2),
-                 dict(regime=bad_name(REGIMES), width=bad_int(huge=False), activation=BAD_ACTIVATION, arch=bad_name(ARCHS)), ()),
+                 dict(regime=bad_name(REGIMES), width=bad_int(huge=False), activation=BAD_ACTIVATION, arch=bad_name(ARCHS),
+                      driver=bad_name(("gaussian",))), ()),
         "strong_convergence": (dl.strong_convergence, CONVERGENCE_BASE, {**CONVERGENCE, "progress": BAD_CALLABLE,
                                                                           "execution": BAD_GROUP}, ()),
         "plan_convergence": (dl.plan_convergence, CONVERGENCE_BASE, CONVERGENCE, ()),
@@ -258,7 +262,8 @@ def _library():
                               order=st.sampled_from(["0.5", 0.5, object(), [0.5]]),
                               hurst=bad_real(0, 1, True, True), seed=bad_int(low=0, huge="beyond", none=True), dtype=BAD_DTYPE,
                               chunk=bad_int(huge=False), device=BAD_DEVICE, progress=BAD_CALLABLE,
-                              execution=BAD_GROUP, compute=BAD_GROUP), ()),
+                              execution=BAD_GROUP, compute=BAD_GROUP, decision=BAD_GROUP,
+                              margin=bad_real(0, 1, low_open=True), budget=bad_real(0, 1e7, low_open=True)), ()),
         "fit_expansion": (dl.fit_expansion, FIT_BASE,
                           dict(depths=st.sampled_from([[], [16, 8, 32, 64], [8, 8, 32, 64], [0, 16, 32, 64],
                                                        [8, 16, 32, NAN], [8, 16, 32, INF], "8,16", None, 8,
@@ -273,7 +278,9 @@ def _library():
                                                     np.ones((4, 4)) - 2 * np.eye(4), [[1, 2], [3, 4]], np.eye(4)[None]]),
                                reference=bad_int(huge=False) | st.sampled_from([8, 64, 64.0, True]),
                                slope=st.sampled_from([(0.5,), (0.5, NAN, 1.0), "x", 0.5, (0.5, 0.4, 0.6, 0.7)]),
-                               level=bad_real(0, 1, True, True), remainder=st.sampled_from([0.5, "x", [dl.Term(1.0)]])),
+                               level=bad_real(0, 1, True, True), remainder=st.sampled_from([0.5, "x", [dl.Term(1.0)]]),
+                               margin=bad_real(0, 1, low_open=True),
+                               equivalence_level=bad_real(0, 0.5, True, True), draws=st.sampled_from([0, -3, 1.5, "x"])),
                           ()),
         "plan_stability": (dl.plan_stability, lambda: dict(width=2, n_in=2, depths=[2, 4], betas=[0.5], draws=2),
                            STABILITY, ()),
@@ -284,11 +291,13 @@ def _library():
         "ResNet": (dl.ResNet, dict, dict(arch=bad_name(("res-1", "res-2", "res-3")), activation=BAD_ACTIVATION,
                                          beta=bad_real(0, None)), ()),
         "ModifiedEulerResNet": (dl.ModifiedEulerResNet, dict,
-                                dict(activation=BAD_ACTIVATION, hurst=bad_real(0.5, 1, True, True),
+                                dict(activation=BAD_ACTIVATION, hurst=bad_real(1 / 3, 1, True, True),
                                      scale=bad_real(0, None, True)), ()),
         "ODELimit": (dl.ODELimit, dict, dict(arch=bad_name(("res-1", "res-2", "res-3")), activation=BAD_ACTIVATION,
                                              rtol=bad_real(0, None, True), atol=bad_real(0, None, True)), ()),
         "YoungLimit": (dl.YoungLimit, dict, dict(activation=BAD_ACTIVATION, hurst=bad_real(0.5, 1, True, True)), ()),
+        "RoughLimit": (dl.RoughLimit, dict, dict(activation=BAD_ACTIVATION, hurst=bad_real(1 / 3, 0.5, True, True),
+                                                 width=bad_int(huge=False)), ()),
         "ResidualNetwork": (dl.ResidualNetwork, lambda: dict(arch="res-1", depth=4, width=3, in_features=2,
                                                              out_features=2),
                             dict(arch=bad_name(ARCHS, none=True), depth=bad_int(), width=bad_int(), in_features=bad_int(),
@@ -500,6 +509,10 @@ RUNNING = {"--out": cli_path("dir"), "--workers": cli_int(huge=False) | st.sampl
                                            "tcp://127.0.0.1:99999", "tcp://:1", "://", "tcp://[::1"]),
            "--timeout": cli_real()}  # --timeout without --workers is refused whatever its value
 ACT = BAD_ACT_TEXT
+#: a user's object given as MODULE:NAME (deeplimits.cli.user): a module that does not import, a name it does not
+#: hold, an object of another kind (a number, a function where a class goes), text of no such form
+USER = st.sampled_from(["nosuchmodule_q:X", "math:nosuch", "math:pi", "math:sqrt", "os:sep", "::", "a:b:c", ":X",
+                        "math:", "1x:Y", "math:pi.real"]) | bad_text(lambda s: ":" not in s)
 
 CONV_CMD = ["convergence", "--regime", "sde", "--width", "2", "--depths", "4,8", "--draws", "2", "--reference", "16"]
 ORDER_CMD = ["order", "--scheme", "euler-maruyama", "--problem", "linear-sde", "--depths", "4,8", "--reference", "16",
@@ -516,7 +529,7 @@ TFC_CMD = ["transfer", "--preset", "conv-quick", "--depths", "2,4,8", "--lrs=-1,
            "--samples", "16", "--betas", "1", "--optimizer", "adam"]
 TL_CMD = ["trained-limit", "--preset", "quick", "--depths", "2,4", "--reference", "8", "--epochs", "1"]
 WEIGHTS_CMD = ["weights", "{OK}"]
-LAW_CMD = ["law", "--preset", "quick", "--depths", "4,8", "--fine", "32", "--draws", "64"]
+LAW_CMD = ["law", "--preset", "quick", "--depths", "4,8", "--fine", "32", "--draws", "400"]
 
 CLI = {
     "convergence": (CONV_CMD, {
@@ -525,10 +538,10 @@ CLI = {
         "--inputs": cli_int(), "--reference": cli_int() | st.sampled_from(["4", "8", "12"]), "--chunk": cli_int(huge=False),
         "--length-scale": cli_real(), "--hurst": cli_real(), "--beta": cli_real(), "--sa": cli_real(),
         "--sb": cli_real(), "--alpha": cli_real(), "--corrected": BOOL, "--no-ito-correction": BOOL,
-        **COMMON, **RUNNING}),  # (--paths, the deprecated --draws, says so in a line of its own: test_draws_name)
+        "--block": USER, "--no-correction": BOOL, **COMMON, **RUNNING}),
     "order": (ORDER_CMD, {
         "--scheme": cli_choice(("euler-maruyama", "milstein", "heun", "modified-euler", "torchsde-euler",
-                                "torchsde-milstein")),
+                                "torchsde-milstein")) | USER,
         "--problem": cli_choice(("linear-sde", "linear-stratonovich", "sde-regime", "linear-young", "ou", "sin-cos")),
         "--width": cli_real(), "--hurst": cli_real(),  # apply to other problems only
         "--noise-kind": cli_choice(("general", "commutative", "diagonal", "additive")),
@@ -536,27 +549,27 @@ CLI = {
         "--reference": cli_int() | st.sampled_from(["4", "8", "12", "24"]), "--calibrate": BOOL,
         "--cases": bad_text(), "--tables": cli_real(), "--pool-factor": cli_real(),  # apply to --calibrate only
         **COMMON, "--out": RUNNING["--out"]}),
-    # (--figure, deprecated for --out, says so in a line of its own: tests/test_strong_order.py)
     "stability": (STAB_CMD, {
         "--preset": cli_choice(("criticality", "criticality-inside", "iid", "iid-inside", "smooth", "smooth-inside")),
         "--arch": cli_choice(ARCHS), "--activation": ACT, "--width": cli_int(), "--n-in": cli_int(),
-        "--bias": BOOL, "--driver": cli_choice(("uniform", "gaussian", "rademacher", "fractional", "smooth")),
+        "--bias": BOOL, "--driver": cli_choice(("uniform", "gaussian", "rademacher", "fractional", "smooth")) | USER,
         "--hurst": cli_real(), "--length-scale": cli_real(), "--depths": cli_list(int, distinct=True),
         "--betas": cli_list(float, 0, distinct=False), "--draws": cli_int(huge="huger"), "--inputs": cli_int(),
         "--histograms": BOOL, "--chunk": cli_int(huge=False), "--delta": cli_real(0, low_open=True),
-        "--figures": BOOL, **COMMON, **RUNNING}),
+        "--figures": BOOL, "--block": USER, **COMMON, **RUNNING}),
     "phase": (PHASE_CMD, {
-        "--preset": cli_choice(("d100", "full", "res-1")), "--arch": cli_choice(ARCHS), "--activation": ACT,
+        "--preset": cli_choice(("d100", "full", "res-1", "res-1-corrected")), "--arch": cli_choice(ARCHS),
+        "--activation": ACT, "--corrected": BOOL,
         "--width": cli_int(), "--n-in": cli_int(), "--bias": BOOL, "--hursts": cli_list(float, 0, 1, low_open=True),
         "--betas": cli_list(float, 0), "--depth": cli_int(), "--draws": cli_int(), "--inputs": cli_int(),
-        "--figures": BOOL, **COMMON, **RUNNING}),
+        "--figures": BOOL, "--block": USER, **COMMON, **RUNNING}),
     "train": (TRAIN_CMD, {
         "--preset": cli_choice(("quick", "digits", "published", "published-cifar10")),
         "--dataset": cli_choice(("digits", "synthetic", "mnist1d", "moons")), "--root": bad_text(),
-        "--driver": cli_choice(("uniform", "gaussian", "rademacher", "fractional", "smooth")),
+        "--driver": cli_choice(("uniform", "gaussian", "rademacher", "fractional", "smooth")) | USER,
         "--hursts": bad_text(), "--length-scale": cli_real(),  # apply to other drivers only
         "--betas": cli_list(float, 0), "--lrs": cli_list(float, 0, low_open=True), "--seeds": cli_int(),
-        "--arch": cli_choice(ARCHS + ("conv",)), "--activation": ACT, "--bias": BOOL, "--depth": cli_int(),
+        "--arch": cli_choice(ARCHS + ("conv",)), "--block": USER, "--activation": ACT, "--bias": BOOL, "--depth": cli_int(),
         "--width": cli_int(), "--epochs": cli_int(), "--batch-size": cli_int(huge=False),
         "--optimizer": cli_choice(("adam", "sgd")), "--lr-decay-halfway": BOOL, "--stop-loss": cli_real(0),
         "--chunk": cli_int(huge=False), "--save-weights": BOOL, **COMMON, **RUNNING}),
@@ -594,7 +607,7 @@ CLI = {
         "--lrs": st.sampled_from(["", "x", "1", "2,1", "1,2", "1,2,3", "-41,0", "0,41", "1.5,3", "nan,1", "0:1:2"]),
         "--seeds": cli_int(low=2), "--width": cli_int(), "--epochs": cli_int(), "--samples": cli_int(low=2),
         "--batch-size": cli_int(), "--limit": cli_int(low=9, high=1 << 16), "--root": bad_text(),
-        "--chunk": cli_int(), **COMMON, **RUNNING}),
+        "--chunk": cli_int(), "--block": USER, **COMMON, **RUNNING}),
     "transfer-conv": (TFC_CMD, {
         "--preset": cli_choice(("conv-quick", "conv", "published")), "--betas": cli_list(float, 0, 2),
         "--optimizer": cli_choice(("sgd", "adam")), "--depths": cli_list(int),
@@ -604,11 +617,12 @@ CLI = {
         "--chunk": cli_int() | st.sampled_from(["3", "100"]), "--limit": cli_int() | st.just("16"),
         **COMMON, **RUNNING}),
     "law": (LAW_CMD, {
-        "--preset": cli_choice(("cpu", "quick")), "--law": cli_choice(("uniform", "rademacher", "gaussian")),
+        "--preset": cli_choice(("cpu", "quick")), "--law": cli_choice(("uniform", "rademacher", "gaussian")) | USER,
+        "--block": USER, "--phi": USER, "--activation": ACT,
         "--depths": cli_list(int, dyadic=True), "--fine": cli_int() | st.sampled_from(["8", "16", "24", "48"]),
         "--draws": cli_int(), "--width": cli_int(high=1000), "--chunk": cli_int(huge=False),
         "--samples": cli_int(low=2) | st.sampled_from(["65", "1000"]), "--mean": cli_real(-10, 10),
-        "--variance": cli_real(0, 100, low_open=True), "--plain": BOOL, "--controls": BOOL, "--fig2": BOOL,
+        "--variance": cli_real(0, 100, low_open=True), "--plain": BOOL, "--controls": BOOL, "--fig2": BOOL, "--margin": cli_real(0, 1, low_open=True),
         **COMMON, **RUNNING}),
     "weights": (WEIGHTS_CMD, {
         "--beta": st.sampled_from(["nan", "inf", "-inf", "1e300", "1e999", "", "x", "0x1p3", "1,2"]),

@@ -52,11 +52,10 @@ def imports(path: pathlib.Path) -> set[str]:
 
 def lazy_tables(path: pathlib.Path) -> set[str]:
     """The submodules a package ``__init__`` loads by name (deeplimits._lazy): the values of its
-    tables ``_WHERE`` (public name -> submodule) and ``_MOVED`` (deprecated name -> submodule),
-    written as ``{"name": "sub", **dict.fromkeys((...), "sub")}``."""
+    table ``_WHERE`` (public name -> submodule), written as ``{"name": "sub", **dict.fromkeys((...), "sub")}``."""
     subs = set()
     for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") in ("_WHERE", "_MOVED") for t in node.targets):
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "_WHERE" for t in node.targets):
             for value in node.value.values:
                 if isinstance(value, ast.Call):  # dict.fromkeys(names, "sub")
                     value = value.args[1]
@@ -66,14 +65,16 @@ def lazy_tables(path: pathlib.Path) -> set[str]:
 
 GRAPH = {name_of(p): imports(p) for p in MODULES}
 
-# The one documented use of importlib: an activation named 'module:function' (``--activation
-# mypkg.acts:cube``) names a module only at run time, so deeplimits.activations imports it by name,
-# in exactly one function. The other: an optional dependency (Dask, pandas, mnist1d; never a
-# deeplimits module) is imported by name in deeplimits._extras.need, which names its extra when it is
-# missing. The third: the lazy package roots import the submodule of a name in deeplimits._lazy.submodule,
-# from their tables (``_WHERE``, ``_MOVED``), which the graph reads (lazy_tables). Nothing else in the
-# package may (module -> the function allowed to).
-IMPORTLIB_ALLOWED = {"deeplimits.activations": "_from_module", "deeplimits._extras": "need",
+# The one documented use of importlib: a user's own code named 'module:Name' by the user on the command
+# line or in Python (``--activation mypkg.acts:cube``, ``--block mymodels:Gated``) names a module only
+# at run time, so deeplimits._user_code imports it by name, in exactly one function (_import, behind load_user_object, which refuses
+# while a stored file is read: never because a stored file names it). The other: an optional
+# dependency (Dask, pandas, mnist1d; never a deeplimits module) is imported by name in
+# deeplimits._extras.need, which names its extra when it is missing. The third: the lazy package roots
+# import the submodule of a name in deeplimits._lazy.submodule, from their tables (``_WHERE``), which
+# the graph reads (lazy_tables). Nothing else in the package may (module -> the
+# function allowed to).
+IMPORTLIB_ALLOWED = {"deeplimits._user_code": "_import", "deeplimits._extras": "need",
                      "deeplimits._lazy": "submodule"}
 
 
@@ -136,8 +137,8 @@ def test_the_import_graph_has_no_cycle():
 #: root). A module imports only from its own layer or the layers below; within a layer the cycle
 #: test above keeps the graph one-way.
 LAYERS = (
-    ("foundations", {"errors", "_version", "_names", "_files", "_extras", "_resources", "options", "_random",
-                     "_plain", "_lazy", "_renamed", "orders", "_validate", "_devices", "_transforms", "_executor", "_stats",
+    ("foundations", {"errors", "_version", "_names", "_files", "_extras", "_resources", "options", "_random", "_user_code",
+                     "_bounded", "_plain", "_lazy", "orders", "_validate", "_devices", "_transforms", "_executor", "_stats",
                      "_settings"}),
     ("runs", {"runs"}),
     ("numerics", {"activations", "blocks", "paths", "networks", "data", "plots"}),
@@ -275,6 +276,11 @@ RULES = {
     "default: all in one task per case": "plan_trained_limit's chunk rule",
     "default: the full batch": "plan_trained_limit: gradient descent unless a batch size is given",
     "default: the driver's": "the smooth driver's own length scale",
+    "default: one run": "without --budget, one run of the draws given (docs/schemes.md, 'A run sized to decide')",
+    "default: --tables, every table an independent run; smaller: the tables share the pool's error, in a shorter run":
+        "calibrate's pool rule (pool_factor = tables)",
+    "default: only the presets that say so": "plan_phase's corrected is off unless a preset sets it",
+    "default: the built-in ones": "the law study's test functions when none is given (deeplimits.studies.law.phis)",
 }
 
 
@@ -344,39 +350,51 @@ class Sources:
         from deeplimits.cli import execution
         from deeplimits.regimes import REGISTRY
         from deeplimits.studies import presets as P
+        from deeplimits.studies.convergence import presets as CP
+        from deeplimits.studies.propagation import presets as PP
+        from deeplimits.studies.scaling import presets as SP
+        from deeplimits.studies.scheme_order import presets as OP
+        from deeplimits.studies.training import presets as TP
 
-        for d in (P.DEFAULTS, P.STABILITY_PRESETS, P.PHASE_PRESETS, P.TRAIN_PRESETS, P.SCALING_PRESETS,
-                  P.STUDY_OPTIONS):
+        for d in (P.WEIGHTS_DEFAULTS, CP.DEFAULTS, CP.STUDY_OPTIONS, PP.DEFAULTS, PP.STABILITY_PRESETS,
+                  PP.PHASE_PRESETS, TP.DEFAULTS, TP.CONV_DEFAULTS, TP.TRAIN_PRESETS, SP.DEFAULTS, SP.SCALING_PRESETS,
+                  OP.DEFAULTS):
             self.mapping(d)
-        from deeplimits.studies.trained_limit import cases as T
+        from deeplimits.studies.trained_limit import presets as T
 
         for d in (T.DEFAULTS, T.PRESETS):
             self.mapping(d)
         self.mp.setitem(T.PRESETS, f"zz-{T.DEFAULT_PRESET}", copy.deepcopy(T.PRESETS[T.DEFAULT_PRESET]))
         self.mp.setattr(T, "DEFAULT_PRESET", f"zz-{T.DEFAULT_PRESET}")
-        from deeplimits.studies.transfer import cases as TF
+        from deeplimits.studies.transfer import presets as TF
 
         for d in (TF.DEFAULTS, TF.PRESETS):
             self.mapping(d)
         self.mp.setitem(TF.PRESETS, f"zz-{TF.DEFAULT_PRESET}", copy.deepcopy(TF.PRESETS[TF.DEFAULT_PRESET]))
         self.mp.setattr(TF, "DEFAULT_PRESET", f"zz-{TF.DEFAULT_PRESET}")
-        from deeplimits.studies.shapes import cases as SH
+        from deeplimits.studies.shapes import presets as SH
 
         for d in (SH.DEFAULTS, SH.PRESETS):
             self.mapping(d)
         self.mp.setitem(SH.PRESETS, f"zz-{SH.DEFAULT_PRESET}", copy.deepcopy(SH.PRESETS[SH.DEFAULT_PRESET]))
         self.mp.setattr(SH, "DEFAULT_PRESET", f"zz-{SH.DEFAULT_PRESET}")
-        from deeplimits.studies.law import cases as W
+        from deeplimits.studies import equivalence
+        from deeplimits.studies.law import presets as W
 
         for d in (W.DEFAULTS, W.PRESETS, W.FIG2):
             self.mapping(d)
+        for module in (W, equivalence):  # the margins of agrees
+            self.mp.setattr(module, "MARGIN", self.value(module.MARGIN))
         self.mp.setitem(W.PRESETS, f"zz-{W.DEFAULT_PRESET}", copy.deepcopy(W.PRESETS[W.DEFAULT_PRESET]))
         self.mp.setattr(W, "DEFAULT_PRESET", f"zz-{W.DEFAULT_PRESET}")
-        for cmd, name in P.DEFAULT_PRESET.items():  # a copy of it under another name
-            presets = {"stability": P.STABILITY_PRESETS, "phase": P.PHASE_PRESETS, "scaling": P.SCALING_PRESETS}[cmd]
+        for cmd, name in PP.DEFAULT_PRESET.items():  # a copy of it under another name
+            presets = {"stability": PP.STABILITY_PRESETS, "phase": PP.PHASE_PRESETS}[cmd]
             self.mp.setitem(presets, f"zz-{name}", copy.deepcopy(presets[name]))
-            self.mp.setitem(P.DEFAULT_PRESET, cmd, f"zz-{name}")
-        for module, names in ((P, ("REFERENCE_REFINEMENT", "MAX_CHUNK", "TASK_BYTES", "CONV_GRID")), (execution, ("RUNS",)),
+            self.mp.setitem(PP.DEFAULT_PRESET, cmd, f"zz-{name}")
+        self.mp.setitem(SP.SCALING_PRESETS, f"zz-{SP.DEFAULT_PRESET}", copy.deepcopy(SP.SCALING_PRESETS[SP.DEFAULT_PRESET]))
+        self.mp.setattr(SP, "DEFAULT_PRESET", f"zz-{SP.DEFAULT_PRESET}")
+        for module, names in ((CP, ("REFERENCE_REFINEMENT", "MAX_CHUNK")), (PP, ("TASK_BYTES",)), (P, ("CONV_GRID",)),
+                              (execution, ("RUNS",)),
                               (_names, ("DEFAULT_ACTIVATION", "RES3_ACTIVATION", "INSIDE_ACTIVATION"))):
             for name in names:
                 self.mp.setattr(module, name, self.value(getattr(module, name)))
@@ -429,3 +447,166 @@ def test_a_default_copied_into_the_help_is_caught():
         "('x', 'a'): 'default 16' is not read from the code (it stays when its source changes)"]
     assert copied_defaults(before, {**after, ("x", "a"): "width (default 70002)"}, {"80001.5": 0.2, "70002": 16}) == [
         "('x', 'b'): 'default 0.1' does not show '0.2', its source's value"]
+
+
+# -- names only at the edge: a study asks the block and the driver, never their names -----------------
+
+#: where the name of a built-in block or driver may be switched on: the blocks' and the drivers' own
+#: modules, and the command line, which turns names into objects
+NAMES_AT_HOME = ("deeplimits/blocks/residual.py", "deeplimits/paths/", "deeplimits/cli/")
+
+
+def _named(node, names) -> bool:
+    if isinstance(node, ast.Constant):
+        return node.value in names
+    return isinstance(node, (ast.Tuple, ast.List, ast.Set)) and any(_named(e, names) for e in node.elts)
+
+
+def named_switches(path: pathlib.Path, names) -> list[str]:
+    """The places of ``path`` that switch on one of ``names`` written as a literal: a comparison
+    (``==``, ``!=``, ``in``, ``not in``), a subscript (``TABLE['res-1']``) or a ``match`` case."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        hit = (isinstance(node, ast.Compare) and any(_named(x, names) for x in (node.left, *node.comparators))
+               or isinstance(node, ast.Subscript) and _named(node.slice, names)
+               or isinstance(node, ast.MatchValue) and _named(node.value, names))
+        if hit:
+            out.append(f"{path.relative_to(PKG.parent)}:{node.lineno}: {ast.unparse(node)[:80]}")
+    return out
+
+
+def test_no_block_or_driver_name_is_switched_on_outside_its_own_module():
+    from deeplimits._names import ARCHITECTURES, DRIVERS
+
+    names = set(ARCHITECTURES) | set(DRIVERS)
+    hits = [h for p in MODULES if not str(p.relative_to(PKG.parent)).startswith(NAMES_AT_HOME)
+            for h in named_switches(p, names)]
+    assert not hits, f"{len(hits)} switches on a block's or a driver's name outside its own module: {hits}"
+
+
+def test_the_name_rule_sees_every_kind_of_switch(tmp_path, monkeypatch):
+    src = ("def f(arch, law, t):\n    a = arch == 'res-1'\n    b = law in ('x', 'uniform')\n    c = t['inside']\n"
+           "    match law:\n        case 'smooth':\n            pass\n    return arch == 'mine', t['x']\n")
+    (tmp_path / "deeplimits").mkdir()
+    path = tmp_path / "deeplimits" / "m.py"
+    path.write_text(src)
+    import sys
+
+    monkeypatch.setattr(sys.modules[__name__], "PKG", tmp_path / "deeplimits")
+    hits = named_switches(path, {"res-1", "uniform", "inside", "smooth"})
+    assert [h.split(":")[1] for h in hits] == ["2", "3", "4", "6"]
+
+
+# -- one study layout: what studies share lives in studies/_shared, not in a sibling's private names ----
+
+def _study(module: str) -> str | None:
+    """The study package of ``module`` (``deeplimits.studies.law.fit`` -> ``law``), ``None`` outside one."""
+    parts = module.split(".")
+    if len(parts) > 2 and parts[1] == "studies" and (PKG / "studies" / parts[2]).is_dir() and parts[2] != "_shared":
+        return parts[2]
+    return None
+
+
+def private_sibling_imports(paths) -> list[str]:
+    """``importer imports module.name`` for each name a study imports from ANOTHER study package
+    that is private (an underscore name, or a name of an underscore module)."""
+    bad = []
+    for path in paths:
+        me = name_of(path)
+        package = me if path.name == "__init__.py" else me.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            base = package.split(".")
+            mod = (".".join(base[:len(base) - node.level + 1]) + (f".{node.module}" if node.module else "")
+                   if node.level else node.module or "")
+            a, b = _study(me), _study(mod)
+            if a is None or b is None or a == b:
+                continue
+            private = any(p.startswith("_") for p in mod.split(".")[3:])
+            bad += [f"{me} imports {mod}.{al.name}" for al in node.names if private or al.name.startswith("_")]
+    return bad
+
+
+def test_no_study_imports_a_private_name_of_a_sibling_study():
+    assert not private_sibling_imports(p for p in MODULES if _study(name_of(p)))
+
+
+def test_the_sibling_rule_sees_a_private_import(tmp_path, monkeypatch):
+    import sys
+
+    fake = tmp_path / "deeplimits" / "studies" / "law" / "plots.py"
+    fake.parent.mkdir(parents=True)
+    (tmp_path / "deeplimits" / "studies" / "scaling").mkdir()
+    fake.write_text("from ..scaling.result import _median, family_exponents\nfrom .._shared.stats import median\n")
+    monkeypatch.setattr(sys.modules[__name__], "PKG", tmp_path / "deeplimits")
+    assert private_sibling_imports([fake]) == ["deeplimits.studies.law.plots imports "
+                                               "deeplimits.studies.scaling.result._median"]
+
+
+def test_history_leaves_the_code_and_the_docs():
+    """No "(issue N)" in the package, the docs or the README: what the code does is said, not the
+    issue it came from (the CHANGELOG keeps the history)."""
+    pattern = re.compile(r"\bissues? \d+\b", re.IGNORECASE)
+    root = PKG.parent
+    files = [*MODULES, *(root / "docs").rglob("*.md"), *(root / "docs").rglob("*.py"), root / "README.md"]
+    hits = [f"{p.relative_to(root)}:{i}" for p in files for i, line in enumerate(p.read_text().splitlines(), 1)
+            if pattern.search(line) and "numpy issue" not in line]
+    assert not hits, f"history in the code or the docs: {hits}"
+
+
+# -- one study layout: every study package has the same parts, every result holds its plan -------------
+
+#: the parts of a study package (docs/adding-a-study.md): a part may be tiny, its name is the same everywhere
+STUDY_PARTS = ("study", "result", "report", "plots", "memory", "presets")
+
+
+def study_packages(root: pathlib.Path) -> list[str]:
+    """The study packages under ``root/studies`` (every sub-package but the shared one)."""
+    return sorted(p.name for p in (root / "studies").iterdir()
+                  if p.is_dir() and not p.name.startswith("_") and (p / "__init__.py").exists())
+
+
+def missing_parts(root: pathlib.Path) -> list[str]:
+    """``'studies/<package>: no <part>.py'`` for each part a study package lacks."""
+    return [f"studies/{pkg}: no {part}.py" for pkg in study_packages(root) for part in STUDY_PARTS
+            if not (root / "studies" / pkg / f"{part}.py").is_file()]
+
+
+def test_every_study_package_has_the_same_parts():
+    assert len(study_packages(PKG)) >= 9
+    assert not missing_parts(PKG)
+
+
+def test_the_parts_rule_sees_a_missing_part(tmp_path):
+    pkg = tmp_path / "studies" / "growth"
+    pkg.mkdir(parents=True)
+    (tmp_path / "studies" / "_shared").mkdir()
+    for part in ("__init__",) + STUDY_PARTS:
+        if part != "report":
+            (pkg / f"{part}.py").write_text("")
+    assert study_packages(tmp_path) == ["growth"] and missing_parts(tmp_path) == ["studies/growth: no report.py"]
+
+
+def test_every_result_holds_its_plan():
+    """One result convention: what every registered plan's ``summarise`` returns is a
+    :class:`~deeplimits.studies.result.PlanResult` holding the plan in ``plan`` (its ``spec`` the
+    plan's spec, a property), never a spec dict of its own."""
+    import dataclasses
+    import typing
+
+    from deeplimits import studies
+    from deeplimits.studies.plan import _PLANS
+    from deeplimits.studies.result import PlanResult
+
+    studies._register_plans()  # every study's plan class registered
+    assert len(_PLANS) >= 10
+    for study, plan in _PLANS.items():
+        result = typing.get_type_hints(plan.summarise)["return"]
+        fields = {f.name for f in dataclasses.fields(result)}
+        assert issubclass(result, PlanResult) and "plan" in fields and "spec" not in fields, (study, result)
+        assert isinstance(inspect_property(result, "spec"), property), (study, result)
+
+
+def inspect_property(cls, name: str):
+    return next(vars(c)[name] for c in cls.__mro__ if name in vars(c))

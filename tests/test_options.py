@@ -100,7 +100,7 @@ def test_other_regimes_refuse_it_naming_the_regimes_that_take_it(damped, capsys)
     assert rc == 2 and "--gain needs --regime damped-sde or damped-sde2" in err
     with pytest.raises(ValueError, match="gain applies only to regimes 'damped-sde' and 'damped-sde2', not 'fbm'"):
         dl.pair("fbm", width=2, hurst=0.7, gain=0.5)
-    with pytest.raises(ValueError, match="hurst applies only to regime 'fbm', not 'damped-sde'"):
+    with pytest.raises(ValueError, match="hurst applies only to regimes 'fbm' and 'rough', not 'damped-sde'"):
         dl.pair("damped-sde", width=2, hurst=0.7)
     assert dl.pair("damped-sde", width=2).options == {"gain": 1.0}
 

@@ -1,7 +1,7 @@
 """One path interface for every driver sample (issue 11): pairs, limits, the convergence engine and
 the propagation studies read samples through what DriverSample declares (kind, rough, resolution,
 hurst, device, weights, increments, at, parts), never by switching on the sample's type; the
-weights of a network are those deeplimits.networks declares."""
+weights of a network are those its block declares."""
 
 import pathlib
 import re
@@ -10,7 +10,9 @@ import pytest
 import torch
 
 import deeplimits as dl
-from deeplimits.networks import REQUIRED, WEIGHTS, ResNet, weight_shape
+from deeplimits.blocks import block_class
+from deeplimits.networks import ARCHITECTURES, ResNet, weight_shape
+from deeplimits.studies.propagation.memory import weight_layout
 from deeplimits.studies.propagation import core as P
 
 PKG = pathlib.Path(dl.__file__).parent
@@ -76,11 +78,13 @@ def test_no_consumer_switches_on_sample_types():
 
 def test_networks_declare_their_weights_and_propagation_draws_them():
     assert not hasattr(P, "_WEIGHTS")  # the propagation studies have no table of their own
-    for arch in WEIGHTS:
+    for arch in ARCHITECTURES:
         net = ResNet(arch, "tanh" if arch != "res-3" else None, beta=0.0)
-        assert net.weight_names == WEIGHTS[arch] and set(REQUIRED[arch]) <= set(WEIGHTS[arch])
-        samples, h0, B, top = P._draw(net.weight_names, dl.make_driver("gaussian"), 5, 3, [4], 2, 1, gen(), torch.float64)
-        assert list(samples) == list(WEIGHTS[arch])
+        block = block_class(arch)
+        assert net.weight_names == block.weights and set(net.block.required) <= set(block.weights)
+        samples, h0, B, top = P._draw(weight_layout(net.block, 5), dl.make_driver("gaussian"), 5, 3, [4], 2, 1, gen(),
+                                      torch.float64)
+        assert list(samples) == list(block.weights)
         for name, s in samples.items():
             assert s.shape == weight_shape(name, 5)
     assert weight_shape("b", 5) == (5,) and weight_shape("W_drift", 5) == (5, 5)
@@ -88,23 +92,23 @@ def test_networks_declare_their_weights_and_propagation_draws_them():
     assert {k: p._weight_layout(k)[0] for k in p.drivers} == {k: weight_shape(k, 5) for k in p.drivers}
 
 
-def test_one_table_of_weight_names():
-    """The weight names live in deeplimits._names alone (issue 22): the networks, the trained
-    networks, the propagation studies, the initialisation and the weight sources read it, and no
-    other module writes a tuple of weight names of its own."""
+def test_the_blocks_alone_declare_their_weights():
+    """The weight names live in the blocks alone: deeplimits._names lists names for the command line
+    and no weight table; the trained networks and the propagation studies read the block, and no
+    module but the built-in blocks' writes a tuple of weight names of its own."""
     from deeplimits import _names, networks
     from deeplimits.training import ResidualNetwork
 
-    assert networks.WEIGHTS is _names.WEIGHTS and networks.REQUIRED is _names.REQUIRED
-    assert P.weight_names is _names.weight_names
-    for arch in WEIGHTS:
+    for gone in ("WEIGHTS", "OPTIONAL_WEIGHTS", "LAYER_WEIGHTS", "weight_names"):
+        assert not hasattr(_names, gone) and not hasattr(networks, gone) and not hasattr(P, gone)
+    for arch in ARCHITECTURES:
         for bias in (False, True):
             net = ResidualNetwork(arch, 2, 3, 2, 2, configs=1, bias=bias, dtype=torch.float64)
-            # the matrices of the table, then the bias when the network has one (any architecture)
-            assert net.residual_names() == _names.weight_names(arch, bias=False) + (("b",) if bias else ())
+            # the matrices of the block, then the bias when the network has one (any architecture)
+            assert net.residual_names() == block_class(arch)(None).required + (("b",) if bias else ())
             assert set(net.residual_weights()) == set(net.residual_names())
-    assert _names.weight_names("inside", bias=False) == ("W",) and _names.REQUIRED["res-2"] == ("V", "W")
+    assert not hasattr(_names, "REQUIRED")
     literal = re.compile(r"""\(\s*["']V["']\s*,\s*(\)|["']W["'])""")  # ("V",) or ("V", "W"...
-    hits = [f"{p.relative_to(PKG)}:{i}" for p in PKG.rglob("*.py") if p.name != "_names.py"
+    hits = [f"{p.relative_to(PKG)}:{i}" for p in PKG.rglob("*.py") if p.name not in ("_names.py", "residual.py")
             for i, line in enumerate(p.read_text().splitlines(), 1) if literal.search(line)]
-    assert not hits, f"tables of weight names outside deeplimits/_names.py: {hits}"
+    assert not hits, f"tables of weight names outside the built-in blocks: {hits}"

@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 import torch
 
+from deeplimits.studies.propagation.memory import weight_layout
+
 import deeplimits as dl
 from deeplimits.studies import theory
 from deeplimits import stability
@@ -74,7 +76,7 @@ def test_inside_model_runs_without_theory_bounds():
 from deeplimits.networks import ResNet  # noqa: E402
 from deeplimits import make_driver  # noqa: E402
 from deeplimits.studies.propagation import core as P  # noqa: E402
-from deeplimits.studies.propagation import stability as S  # noqa: E402
+from deeplimits.studies.propagation import study as S  # noqa: E402
 from deeplimits.studies import results_from_store  # noqa: E402
 
 
@@ -86,12 +88,12 @@ def test_shared_pass_equals_one_network_per_depth_and_beta(arch, driver):
     net = ResNet(arch, "tanh" if arch != "res-3" else None, beta=0.0)
     g = torch.Generator().manual_seed(0)
     depths, betas = [13, 5, 20], [0.3, 1.0]
-    samples, h0, B, top = P._draw(net.weight_names, driver, 6, 5, depths, 3, 2, g, torch.float64)
+    samples, h0, B, top = P._draw(weight_layout(net.block, 6), driver, 6, 5, depths, 3, 2, g, torch.float64)
     layers = P._layers(samples, top, 20)
     hL, p0, pL, far = P._propagate(net, h0, B, layers, depths, betas)
-    names = net.weight_names  # declared by deeplimits.networks.WEIGHTS
+    names = net.weight_names  # declared by the block
     for j, L in enumerate(depths):
-        w = {nm: torch.stack([lay[("V", "W", "b").index(nm)] for lay in layers[:L]]) for nm in names}
+        w = {nm: torch.stack([lay[nm] for lay in layers[:L]]) for nm in names}
         for i, beta in enumerate(betas):
             tr = ResNet(arch, net.activation, beta=beta).forward(h0, **w, readout=B, depth=L)
             scale = tr.gradients[-1].norm(dim=-1, keepdim=True)  # the pass runs from p_L / ||p_L||
@@ -109,7 +111,7 @@ def test_ratios_are_the_definitions():
                             inputs=2, dtype=torch.float64)
     out = S.stability_task({**spec.to_dict(), "draws": 3}, seed=11)
     net = ResNet("res-2", "tanh", beta=0.0)
-    samples, h0, B, top = P._draw(net.weight_names, make_driver("uniform"), 5, 4, [7, 12], 3, 2,
+    samples, h0, B, top = P._draw(weight_layout(net.block, 5), make_driver("uniform"), 5, 4, [7, 12], 3, 2,
                                   torch.Generator().manual_seed(11), torch.float64)
     for j, L in enumerate([7, 12]):
         w = {nm: samples[nm].weights(top)[:L] for nm in ("V", "W")}

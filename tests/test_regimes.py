@@ -41,7 +41,7 @@ def test_adding_a_regime_as_documented(registry, capsys):
     assert p.theory_rate == 0.5 and p.rate_note.startswith("Euler–Maruyama") and p.options == {"gain": 1.0}
     with pytest.raises(ValueError, match=r"gain must lie in \(0.0, inf\] for regime 'linear-sde', got -1.0"):
         dl.pair("linear-sde", width=3, gain=-1.0)
-    with pytest.raises(ValueError, match="hurst applies only to regime 'fbm', not 'linear-sde'"):
+    with pytest.raises(ValueError, match="hurst applies only to regimes 'fbm' and 'rough', not 'linear-sde'"):
         dl.pair("linear-sde", width=3, hurst=0.7)
     from deeplimits.cli import build_parser  # the documented help line is the parser's
 

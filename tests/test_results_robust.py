@@ -13,8 +13,7 @@ from deeplimits.studies import MAX_CI_WIDTH, MIN_FINITE_DRAWS
 from deeplimits.studies.convergence import (ConvergenceResult, plan_convergence, run_task,
                                     summarise)
 from deeplimits import PhaseResult, StabilityResult, phase_diagram, plan_phase, plan_stability, stability
-from deeplimits.studies.propagation.phase import phase_task
-from deeplimits.studies.propagation.stability import stability_task
+from deeplimits.studies.propagation.study import phase_task, stability_task
 
 
 def power_law(draws, depths=(8, 16, 32, 64), rate=0.5, noise=0.05, seed=0):
@@ -99,7 +98,7 @@ def test_task_results_are_strict_json_and_keep_the_finite_draws():
     from deeplimits.studies.strong_error import run_chunk
 
     direct = run_chunk(p, [8, 16], 64, 8, 1, 7, torch.float64)
-    from deeplimits.studies.convergence.study import _decode
+    from deeplimits.studies.convergence.statistics import decode_errors as _decode
     back = json.loads(text)
     a = summarise(p, [8, 16], 64, *direct, inputs=1, seed=1, dtype=torch.float64, seconds=0.0)
     b = summarise(p, [8, 16], 64, _decode(back["max_err"]), _decode(back["terminal_err"]), inputs=1, seed=1,

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from deeplimits.errors import ParameterError
-from deeplimits.studies.shapes.cases import PRESETS, PROTOCOL, Protocol
+from deeplimits.studies.shapes.presets import PRESETS, PROTOCOL, Protocol
 from deeplimits.studies.shapes.fit import fit_with_intervals, law_value, resamples
 from deeplimits.studies.shapes.limit import linear_limit
 from deeplimits.studies.shapes.network import draw_weights, exact_targets, train_shapes

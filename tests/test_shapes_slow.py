@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from deeplimits.cli import main
-from deeplimits.studies.shapes.cases import PROTOCOL
+from deeplimits.studies.shapes.presets import PROTOCOL
 from deeplimits.studies.shapes.calibration import calibrate_shapes
 from deeplimits.studies.shapes.network import train_shapes
 from deeplimits.studies.shapes.task import embedding_rows, run_seed

@@ -161,7 +161,7 @@ def test_a_schema_1_store_loads_unverified_and_is_migrated_and_sealed_by_a_resum
     store = RunStore(tmp_path, {"d": 1})  # opening does not migrate; the resume's first task does
     assert store.meta()["schema"] == "1" and store.results() == {"t0": value}
     out = run_sweep(TASKS[:3], store)
-    assert store.meta()["schema"] == "2" and json.loads(store.meta()["migrated"])["from_schema"] == 1
+    assert store.meta()["schema"] == "3" and json.loads(store.meta()["migrated"])["from_schema"] == 1
     assert out == run_sweep(TASKS[:3], None)
     # the migration sealed t0 as found (verified from now on); t1 and t2 were computed and checksummed
     assert store.integrity() == {"verified": 3, "unverified": 0, "damaged": []}

@@ -19,16 +19,15 @@ def test_streamed_layers_are_the_drawn_weights(law, names):
     may be vectorised differently on another CPU)."""
     drv = dl.make_driver(law)
     g = torch.Generator().manual_seed(3)
-    samples, *_, top = P._draw(names, drv, 40, 4, [300], 20, 1, g, torch.float32)
+    layout = [(nm, (40,) if nm == "b" else (40, 40)) for nm in names]
+    samples, *_, top = P._draw(layout, drv, 40, 4, [300], 20, 1, g, torch.float32)
     whole = {nm: torch.cat(list(s.iter_weights(top))) for nm, s in samples.items()}
     layers = P._layers(samples, top, 300)
     assert len(layers) == 300 and len(layers[10:13]) == 3
     for k in (0, 1, 140, 299, 150):  # forward, then out of order (the backward pass reads in reverse)
-        for nm, w in zip(("V", "W", "b"), layers[k]):
-            if nm in names:
-                torch.testing.assert_close(w, whole[nm][k], rtol=1.2e-7, atol=0)
-            else:
-                assert w is None
+        assert list(layers[k]) == list(names)
+        for nm, w in layers[k].items():
+            torch.testing.assert_close(w, whole[nm][k], rtol=1.2e-7, atol=0)
     with pytest.raises(IndexError):
         layers[300]
 

@@ -223,7 +223,7 @@ def test_a_blow_up_is_a_result_without_warnings(recwarn):
 def test_order_writes_into_out_like_the_other_commands(tmp_path, monkeypatch, capsys):
     """``deeplimits order`` writes ``order.png`` and ``result.json`` into ``--out DIR`` (default
     ``runs/order-<hash of the options>``, as convergence's ``runs/convergence-<hash>``); the
-    deprecated ``--figure PATH`` still writes the figure there too, with one deprecation line."""
+    former ``--figure PATH`` (a rename shim of 0.1) is gone."""
     from deeplimits.cli import main
 
     monkeypatch.chdir(tmp_path)
@@ -235,14 +235,10 @@ def test_order_writes_into_out_like_the_other_commands(tmp_path, monkeypatch, ca
     assert out.out.splitlines()[-1] == f"wrote runs/{run.name}/order.png, runs/{run.name}/result.json"
     assert main(argv + ["--seed", "3"]) == 0 and len(list((tmp_path / "runs").iterdir())) == 2  # other options
     capsys.readouterr()
-    assert main(argv + ["--figure", "f.png", "--out", "mine"]) == 0
-    out = capsys.readouterr()
-    assert out.err == ("deeplimits: --figure is deprecated and will be removed in the next release; use --out DIR "
-                       "(the figure is DIR/order.png)\n")
-    assert out.out.splitlines()[-1] == "wrote mine/order.png, f.png, mine/result.json"
-    assert (tmp_path / "f.png").stat().st_size > 5_000
-    assert main(argv + ["--figure", "r.xyz"]) == 2  # checked before any work, as before
-    assert capsys.readouterr().err.splitlines()[-1].startswith("deeplimits order: --figure must end in a figure format")
+    assert main(argv + ["--out", "mine"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "wrote mine/order.png, mine/result.json"
+    assert main(argv + ["--figure", "f.png"]) == 2  # the rename shim is gone: an unknown flag
+    assert "unrecognized arguments: --figure" in capsys.readouterr().err
     from deeplimits.cli import build_parser
 
     text = build_parser()._subparsers._group_actions[0].choices["order"].format_help()

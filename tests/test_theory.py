@@ -7,10 +7,14 @@ import numpy as np
 import pytest
 import torch
 
+from deeplimits.blocks import make_block
+from deeplimits.studies.propagation.memory import weight_layout
+
 import deeplimits as dl
 from deeplimits.cli import main
 from deeplimits.studies.propagation import core as P
-from deeplimits.studies.propagation import stability as S
+from deeplimits.studies.propagation import study as S
+from deeplimits.studies.propagation.presets import STABILITY_PRESETS
 from deeplimits.studies import theory as T
 from deeplimits.studies.fits import bootstrap_fit
 
@@ -195,13 +199,13 @@ def test_phase_slopes_and_beta_star_of_r_p():
 # -- the published inside model: no bias --------------------------------------------------------
 
 def test_inside_presets_are_bias_free_and_the_bias_an_option():
-    spec = S.plan_stability(**{**S.STABILITY_PRESETS["iid-inside"], "draws": 2, "width": 4}).to_dict()
-    assert spec["bias"] is False and P.weight_names("inside", False) == ("W",)
+    spec = S.plan_stability(**{**STABILITY_PRESETS["iid-inside"], "draws": 2, "width": 4}).to_dict()
+    assert spec["bias"] is False and [n for n, _ in weight_layout(make_block("inside"), 4, False)] == ["W"]
     assert S.plan_stability("inside", width=4, depths=[4], draws=2, bias=True).to_dict()["bias"] is True
     assert "bias" not in S.plan_stability("res-3", width=4, depths=[4], draws=2).to_dict()
-    with pytest.raises(ValueError, match="bias applies only to arch 'inside'"):
+    with pytest.raises(ValueError, match="bias applies only to a block with optional weights"):
         S.plan_stability("res-3", width=4, depths=[4], draws=2, bias=True)
-    with pytest.raises(ValueError, match="bias applies only to arch 'inside'"):
+    with pytest.raises(ValueError, match="bias applies only to a block with optional weights"):
         dl.plan_phase([0.5], [0.5], arch="res-1", bias=True)
 
 
@@ -211,7 +215,7 @@ def test_bias_free_inside_is_h_plus_alpha_sigma_of_w_h():
     spec = S.plan_stability("inside", activation="tanh", width=5, n_in=4, depths=[9], betas=[0.5], draws=3,
                             dtype=torch.float64)
     out = S.stability_task({**spec.to_dict(), "draws": 3}, seed=7)
-    samples, h0, B, top = P._draw(("W",), dl.make_driver("uniform"), 5, 4, [9], 3, 1,
+    samples, h0, B, top = P._draw([("W", (5, 5))], dl.make_driver("uniform"), 5, 4, [9], 3, 1,
                                   torch.Generator().manual_seed(7), torch.float64)
     tr = dl.ResNet("inside", "tanh", beta=0.5).forward(h0, W=samples["W"].weights(top)[:9], readout=B, depth=9)
     want = (tr.states[-1] - h0).norm(dim=-1) / h0.norm(dim=-1)

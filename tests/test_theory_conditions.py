@@ -110,7 +110,7 @@ def test_the_alpha_condition_of_the_lower_bound_holds_from_about_L_800():
 def test_each_condition_fails_and_is_named():
     iid = dl.make_driver("uniform")
     conds = TC.high_probability_conditions("res-1", iid, 100, 0.5, 1000)
-    assert _names(conds) == ["res-3", "res-3"] and len(conds) == 4  # no constants for another network
+    assert _names(conds) == ["block", "block"] and len(conds) == 4  # no constants for another network
     conds = TC.high_probability_conditions("res-3", dl.make_driver("smooth"), 100, 0.5, 1000)
     assert _names(conds) == ["A1", "A1"]
     assert _names(TC.high_probability_conditions("res-3", iid, 40, 0.5, 100000)) == ["d >= 64"]

@@ -129,15 +129,15 @@ def test_explosion_is_reported_not_raised(tmp_path):
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    (dict(hursts=[0.5]), "hursts apply only to driver 'fractional'"),
-    (dict(driver="fractional"), "hursts must be given for driver 'fractional'"),
+    (dict(hursts=[0.5]), "hursts apply only to a driver with a Hurst index"),
+    (dict(driver="fractional"), "hursts must be given for driver 'fractional', whose law"),
     (dict(driver="fractional", hursts=[1.0]), r"hursts must lie in \(0.0, 1.0\)"),
     (dict(lrs=[0.0]), r"lrs must lie in \(0.0, inf\]"),
     (dict(lrs=[]), "lrs must not be empty"),
     (dict(betas=[0.5, 0.5]), "betas must not repeat"),
     (dict(dataset="imagenet"), "dataset must be one of"),
     (dict(dataset="mnist"), "root is required for dataset 'mnist'"),
-    (dict(length_scale=0.1), "length_scale applies only to driver 'smooth'"),
+    (dict(length_scale=0.1), "length_scale applies only to a driver declaring it"),
     (dict(depth=0), "depth must be"),
     (dict(chunk=10 ** 9, depth=1000), "lower chunk"),
 ])
@@ -183,7 +183,7 @@ def test_cli_grid_figures_resume_and_redraw(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv,match", [
-    (["--hursts", "0.5"], "--hursts apply only to driver 'fractional'"),
+    (["--hursts", "0.5"], "--hursts apply only to a driver with a Hurst index"),
     (["--dataset", "mnist"], "root is required for dataset 'mnist'"),
     (["--lrs", "-1"], "--lrs must lie in"),
 ])

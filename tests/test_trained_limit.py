@@ -143,7 +143,7 @@ def test_dask_gives_the_local_numbers():
     (dict(optimizer="sgdm"), "optimizer must be one of"),
     (dict(batch_size=0), "batch_size must be an integer >= 1"),
     (dict(seeds=4, chunk=5), "chunk must be an integer in"),
-    (dict(checkpoints=0), "checkpoints must be an integer >= 1"),
+    (dict(checkpoints=0), "checkpoints must be an integer in \\[1, 50\\]"),
 ])
 def test_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):

@@ -97,7 +97,7 @@ def test_load_sample_and_init_laws_of_drivers():
 
 @pytest.mark.parametrize("kwargs,match", [
     (dict(arch="res-4"), "arch must be one of"),
-    (dict(delta="shared"), "delta applies only to arch 'inside'"),
+    (dict(delta="shared"), "delta applies only to a block scaled by a trained delta"),
     (dict(arch="inside", delta="global"), "delta must be one of"),
     (dict(arch="res-3", activation="tanh"), "activation must be 'relu'"),
     (dict(configs=0), "configs must be an integer >= 1"),

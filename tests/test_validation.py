@@ -47,7 +47,7 @@ def test_fbm_pair_hurst_range_and_presence():
         dl.pair("fbm", width=4, hurst=1.0)
     with pytest.raises(ValueError, match="hurst must be given for regime 'fbm'"):
         dl.pair("fbm", width=4)
-    with pytest.raises(ValueError, match="hurst applies only to regime 'fbm'"):
+    with pytest.raises(ValueError, match="hurst applies only to regimes 'fbm' and 'rough'"):
         dl.pair("sde", width=4, hurst=0.7)
     with pytest.raises(ValueError, match=r"hurst .*\(0\.0, 1\.0\)"):
         dl.FractionalDriver(1.2)
@@ -177,8 +177,8 @@ def test_limits_and_drivers_reject_what_does_not_apply():
 def test_propagation_arguments():
     import deeplimits as dl
     from deeplimits import make_driver
-    from deeplimits.studies.propagation import phase as PH
-    from deeplimits.studies.propagation import stability as S
+    from deeplimits.studies.propagation import study as PH
+    from deeplimits.studies.propagation import study as S
 
     with pytest.raises(ValueError, match="beta must lie in"):
         theory.theory_bounds(-0.5, 10)
@@ -219,7 +219,7 @@ def test_propagation_arguments():
     ("inside-sde", {"sa": math.nan}, r"sa must be a finite real number"),
     ("inside-sde", {"arch": "res-1"}, r"arch must be 'inside' for regime 'inside-sde', got 'res-1'"),
     ("inside-sde", {"length_scale": 0.2}, r"length_scale applies only to smooth weights .* not to 'inside-sde' without beta"),
-    ("inside-ode", {"beta": 0.5, "hurst": 0.7}, r"hurst applies only to regime 'fbm', not 'inside-ode'"),
+    ("inside-ode", {"beta": 0.5, "hurst": 0.7}, r"hurst applies only to regimes 'fbm' and 'rough', not 'inside-ode'"),
 ])
 def test_inside_pair_arguments(regime, kw, needle):
     with pytest.raises(ValueError, match=needle):

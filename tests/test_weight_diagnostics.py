@@ -334,7 +334,7 @@ def test_own_ode_error_without_smoothing_is_the_euler_error():
     scheme of the ODE of its own weights, whose global error is first order: the fitted rate is 1
     (measured 0.998; 0.05 of slack for the O(1/L^2) terms at L = 16). What it does not show, a
     limit across depths, is tests/test_trained_limit.py::test_own_ode_error_cannot_tell_a_common_limit."""
-    from deeplimits.diagnostics import own_ode_error, trained_ode_distance
+    from deeplimits.diagnostics import own_ode_error
     from deeplimits.training import ResidualNetwork
 
     M = torch.randn(4, 4, generator=G(8), dtype=torch.float64) / 2
@@ -352,8 +352,6 @@ def test_own_ode_error_without_smoothing_is_the_euler_error():
     assert abs(-rate - 1.0) < 0.05
     with pytest.raises(ValueError, match="inside"):
         own_ode_error(ResidualNetwork("res-1", 4, 2, 2, 1), torch.zeros(1, 2))
-    with pytest.warns(DeprecationWarning, match="own_ode_error"):  # the old name, kept for a while
-        assert trained_ode_distance(net, x, bandwidth=1e-4).item() == dist[-1]
 
 
 def test_trend_is_the_kernel_average_and_fits_in_memory_at_large_depth():

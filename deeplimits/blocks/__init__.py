@@ -8,8 +8,10 @@ layer costs. The built-in ones are ``res-1``, ``res-2``, ``res-3`` and ``inside`
 networks then take by name.
 """
 
-from .base import Block, block_class, make_block, register_block, registered_blocks, unregister_block
+from .base import (MAX_LAYER_ENTRIES, Block, block_class, make_block, recorded_block, register_block,
+                   registered_blocks, unregister_block)
 from .residual import FUSED_ACTIVATIONS, Inside, Res1, Res2, Res3, fused_kind
 
 __all__ = ["Block", "register_block", "unregister_block", "registered_blocks", "block_class", "make_block",
+           "recorded_block", "MAX_LAYER_ENTRIES",
            "Res1", "Res2", "Res3", "Inside", "FUSED_ACTIVATIONS", "fused_kind"]

@@ -21,8 +21,12 @@ from .. import _validate as V_
 from .._names import DEFAULT_ACTIVATION
 from ..activations import Activation, activation as _activation
 from ..errors import ParameterError
+from . import _checks
+from ._checks import MAX_LAYER_ENTRIES
 
-__all__ = ["Block", "register_block", "unregister_block", "registered_blocks", "block_class", "make_block"]
+__all__ = ["Block", "register_block", "unregister_block", "registered_blocks", "block_class", "make_block",
+           "recorded_block",
+           "MAX_LAYER_ENTRIES"]
 
 _BLOCKS: dict[str, type] = {}
 
@@ -50,6 +54,22 @@ class Block(abc.ABC):
     """The weights the residual is linear in (a Brownian increment may drive them)."""
     activation_kind: ClassVar[str] = "default"
     """``'default'`` (any activation, tanh by default) or the one activation's name it takes."""
+    trained_scale: ClassVar[bool] = False
+    """Does a trained network scale the branch by a trained ``delta`` (``1/L`` at the start; shared
+    or per layer) instead of ``L^-beta`` (``inside``: ``h + delta sigma(W h + b)``)?"""
+    moment_bounds: ClassVar[bool] = False
+    """Do Marion et al.'s bounds on ``E r_h^2``, ``E r_p^2`` (Lemma 15, Proposition 8) hold for
+    this map with i.i.d. weights and an activation with ``x^2/2 <= sigma(x)^2 <= x^2`` (res-1/2/3)?"""
+    inner_weight: ClassVar[bool] = False
+    """Is the activation's argument ``W h`` with an i.i.d. symmetric ``W`` (res-2, res-3)? Then ReLU
+    meets those bounds too (``E ReLU(W h)_i^2 = E (W h)_i^2 / 2``)."""
+    high_probability: ClassVar[bool] = False
+    """Are Marion et al.'s high-probability bounds (Propositions 3 and 4) stated for this map
+    (res-3, ``V ReLU(W h)``)?"""
+    rough_correction: ClassVar[bool] = False
+    """Whether the residual is ``V sigma(h)`` (res-1), so that the network ``h + alpha V sigma(h)`` has
+    the first-order correction of rough weights, ``(alpha^2 scale^2 / 2) sigma'(h) sigma(h)`` per layer
+    (Liu & Tindel 2019; :class:`~deeplimits.networks.CorrectedResNet`, the ``rough`` regime)."""
 
     def __init__(self, activation=None):
         kind = self.activation_kind
@@ -72,6 +92,31 @@ class Block(abc.ABC):
         """The shape of one layer's weight ``name`` at ``width`` (``(d, d)`` by default; a
         ``_drift`` suffix, a smooth part of a weight, has the weight's shape)."""
         return (width, width)
+
+    def shape(self, name: str, width: int) -> tuple[int, ...]:
+        """:meth:`weight_shape`, checked before anything is allocated: a tuple of integers >= 1
+        holding at most :data:`MAX_LAYER_ENTRIES` numbers (a one-line error naming the block otherwise)."""
+        return _checks.shape(self, name, width)
+
+    def kept_states(self) -> int:
+        """The ``(inputs, width)`` tensors a propagation pass keeps per layer for its backward
+        recursion: the state, and the :meth:`preactivation` when the block computes one."""
+        return 1 if type(self).preactivation is Block.preactivation else 2
+
+    def check(self, width: int, dtype=torch.float64) -> "Block":
+        """The block, once its declarations are verified at ``width`` (:mod:`._checks`): the shapes
+        of its weights, and a residual of the state's shape, dtype and device, finite on random
+        inputs; a one-line :class:`~deeplimits.errors.ParameterError` naming the block otherwise."""
+        done = self.__dict__.setdefault("_verified", set())
+        if (width, dtype) not in done:
+            _checks.probe(self, width, dtype)
+            done.add((width, dtype))
+        return self
+
+    def linearity(self, width: int = 3) -> str | None:
+        """``None`` if the residual is linear, as declared, in each weight of :attr:`linear`
+        (verified on random draws at ``width``, float64), else why not, in words."""
+        return _checks.linearity(self, width)
 
     # -- one layer ---------------------------------------------------------------------------
     def preactivation(self, h: torch.Tensor, **w) -> torch.Tensor | None:
@@ -171,3 +216,14 @@ def make_block(arch, activation=None) -> Block:
                                                f"is the block's), got {activation!r}")
         return arch
     return block_class(arch)(activation)
+
+
+def recorded_block(arch, activation=None) -> Block:
+    """The block ``arch`` of a study, which records it by name (its tasks, a resumed run and a
+    stored result rebuild it from the name): a registered name, or a :class:`Block` whose class is
+    registered under its name (a one-line error naming ``arch`` otherwise)."""
+    block = make_block(arch, activation)
+    if _BLOCKS.get(block.name) is not type(block):
+        raise ParameterError("arch", f"arch: the block {block.name!r} must be registered (@register_block) to run in "
+                                     "a study, which records it by name")
+    return block

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import torch
 
-from .._names import OPTIONAL_WEIGHTS, RES3_ACTIVATION, WEIGHTS
+from .._names import RES3_ACTIVATION
 from .base import Block, register_block
 
 __all__ = ["Res1", "Res2", "Res3", "Inside", "FUSED_ACTIVATIONS", "fused_kind", "weight_shape"]
@@ -50,7 +50,9 @@ def weight_shape(name: str, width: int) -> tuple[int, ...]:
 class _Map(Block):
     """``V sigma(pre)`` with ``pre = h`` (res-1) or ``W h`` (res-2/3), and its closed-form VJP."""
 
-    linear = WEIGHTS["res-1"]  # the outer matrix V
+    linear = ("V",)  # the outer matrix V
+    moment_bounds = True  # V g(W h): Marion et al.'s Lemma 15 and Proposition 8
+    inner_weight = True
 
     def weight_shape(self, name, width):
         return weight_shape(name, width)
@@ -94,7 +96,9 @@ class Res1(_Map):
     """``res-1``: ``V sigma(h)`` (Marion et al. 2025; the SDE, ODE and fBm regimes)."""
 
     name = "res-1"
-    weights = WEIGHTS["res-1"]
+    weights = ("V",)
+    inner_weight = False  # sigma(h): no inner weight
+    rough_correction = True  # V sigma(h): the first-order correction of rough weights applies
 
     def fused(self):
         return fused_kind(self.activation) is not None
@@ -103,13 +107,16 @@ class Res1(_Map):
     def kept_numbers(cls, width, batch, fused):
         return batch * width * (1 if fused else 8)  # the fused stack keeps sigma(h_k) only
 
+    def kept_states(self):
+        return 1  # its preactivation is h itself
+
 
 @register_block
 class Res2(_Map):
     """``res-2``: ``V sigma(W h)``."""
 
     name = "res-2"
-    weights = WEIGHTS["res-2"]
+    weights = ("V", "W")
 
 
 @register_block
@@ -117,8 +124,9 @@ class Res3(_Map):
     """``res-3``: ``V ReLU(W h)`` (ReLU by definition)."""
 
     name = "res-3"
-    weights = WEIGHTS["res-3"]
+    weights = ("V", "W")
     activation_kind = RES3_ACTIVATION
+    high_probability = True  # Marion et al.'s Propositions 3 and 4
 
 
 @register_block
@@ -126,9 +134,11 @@ class Inside(_Map):
     """``inside``: ``sigma(W h + b)``, no outer matrix (the inside regimes; the bias is optional)."""
 
     name = "inside"
-    weights = WEIGHTS["inside"]
-    optional = OPTIONAL_WEIGHTS
+    weights = ("W", "b")
+    optional = ("b",)
     linear = ()
+    moment_bounds = inner_weight = False
+    trained_scale = True  # h + delta sigma(W h + b), delta trained
     buffers = 4
     """The ``(batch, width)`` tensors its hand-written training pass keeps per layer (:mod:`deeplimits.training._inside`)."""
 

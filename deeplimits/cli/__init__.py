@@ -6,7 +6,7 @@ machine-readable result (``--json -``: to standard output, the report then goes 
 error), ``--seed`` makes a run reproducible, ``--device`` picks where the tasks run.
 
 Defaults, choices and which option applies to which regime are the library's (the regime
-registry, :mod:`deeplimits._names`, :mod:`deeplimits.studies.presets`); parsing imports no
+registry, :mod:`deeplimits._names`, the studies' ``presets`` modules); parsing imports no
 numerical code, so ``deeplimits --help`` and ``--version`` start without torch.
 
 Every check runs before any work, file or run store: flags (finite numbers, integers below 2^63,
@@ -30,6 +30,7 @@ import warnings
 
 from .errors import UsageError, say, status_of
 from .parser import build_parser
+from .user import resolve as resolve_user_flags
 from .values import parse_list
 
 __all__ = ["main", "build_parser", "parse_list", "UsageError"]
@@ -51,6 +52,7 @@ def main(argv=None) -> int:
                 return 2
             args = parser.parse_args(argv)
             cmd = f"deeplimits {args.command}"
+            resolve_user_flags(args)  # MODULE:NAME flags: the user's objects, imported on this command
             status = args.func(args)
             sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's final flush
             return status

@@ -77,38 +77,42 @@ def show(args, cmd: str, plans, out: str | None = None, seconds: float | None = 
     return 0
 
 
-def show_calibration(args, cases, tables: int, pool_factor: int) -> int:
-    """``order --calibrate --dry-run``: the cases, their tables and pools, and the time
-    (:func:`~deeplimits.studies.scheme_order.calibration.plan_calibration`)."""
-    from ..studies.scheme_order.calibration import plan_calibration
+def show_calibration(args, chosen, tables: int, pool_factor: int, budget: float | None = None) -> int:
+    """``order --calibrate --dry-run``: the cases ``chosen`` (checked and sized by
+    :func:`~deeplimits.studies.scheme_order.calibration.plan_calibration`), their tables and pools,
+    the stages of their runs sized to decide, and the time."""
+    from ..studies.sequential import plan_stages
     from ..studies.timing import duration
 
     report = outputs.report_stream(getattr(args, "json", None))
-    chosen = plan_calibration(cases, pool_factor=pool_factor)
     print("deeplimits order --calibrate --dry-run: nothing is run, no file is written", file=report)
-    for name, c, _ in chosen:
+    for name, c, seconds in chosen:
+        sized = "" if budget is None else (f"; {tables} runs sized to decide in stages of "
+                                           f"{','.join(map(str, plan_stages(c.draws, c.seconds, budget)))} draws")
         print(f"case {name}: depths {','.join(map(str, c.depths))}, {tables} tables of {c.draws} draws from a pool "
-              f"of {pool_factor * c.draws}", file=report)
+              f"of {pool_factor * c.draws}{sized}; about {duration(seconds)}", file=report)
     print(f"time: about {duration(sum(s for *_, s in chosen))} in one process on 2 CPU cores", file=report)
     return 0
 
 
 def show_files(args, paths, out: str) -> int:
-    """``weights --dry-run``: what each path is (the checks of
-    :func:`~deeplimits.diagnostics.sources.source_kind`, a ``.npy`` header's declared size), its
-    size and the memory to read and measure it (about three times its data: the tensor and its
-    float64 copy); no tensor is read."""
+    """``weights --dry-run``: what each path is, read as the run reads it
+    (:func:`~deeplimits.diagnostics.load_weights`: bounded, nothing it names imported, so a file the
+    run would refuse is refused), its size and the memory to read and measure it (about three times
+    its data: the tensor and its float64 copy); nothing is measured or written."""
     from .. import _resources as R_
-    from ..diagnostics.sources import _npy_header, source_kind
+    from .._user_code import reading_stored
+    from ..diagnostics import load_weights
+    from ..diagnostics.sources import source_kind
 
     report = outputs.report_stream(getattr(args, "json", None))
-    print("deeplimits weights --dry-run: nothing is read or written", file=report)
+    print("deeplimits weights --dry-run: nothing is measured or written", file=report)
     total = 0
     for path in paths:
         try:
             kind = source_kind(path)
-            if kind == "npy":
-                _npy_header(path)
+            with reading_stored(path):
+                load_weights(path)
         except ValueError as e:
             raise UsageError(f"deeplimits weights: {' '.join(str(e).split()).removeprefix('source: ')}") from None
         if kind == "directory":

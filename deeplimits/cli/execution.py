@@ -253,15 +253,17 @@ def run_study(args, cmd: str, spec, *, unit: str, total: int, estimate: str | No
     (:func:`~.outputs.write_study`); ``tag`` names the default directory (``runs/TAG-<hash>``,
     default ``cmd``)."""
     from . import dry_run, outputs
+    from .user import run_key
 
-    out = default_out(args, tag or cmd, spec.to_dict())
+    stored = spec.to_dict()
+    out = default_out(args, tag or cmd, run_key(args, stored))
     outputs.check_outputs(args, cmd, out)
     if args.dry_run:
         return dry_run.show(args, cmd, [spec], out, seconds=seconds)
     report = outputs.report_stream(args.json)
     if estimate:
         print(estimate, file=report, flush=True)
-    with Run(out, spec.to_dict()) as store:
+    with Run(out, stored) as store:
         with progress(args, total=total, unit=unit, desc=cmd, initial=spec.stored_units(store)) as bar:
             result = spec.run(bar.update, store=store, **executor(args, cmd))
     print(result.report(), file=report)

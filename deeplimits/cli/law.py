@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 
 from .. import _names as N_
-from ..studies.law import cases as C_
+from ..studies.law import presets as C_
 from .errors import UsageError, plan
 from .execution import executor, preset_options, run_study
 from .values import DTYPE_HELP, fmt, int_list, integer, real
@@ -16,7 +16,7 @@ from .values import DTYPE_HELP, fmt, int_list, integer, real
 __all__ = ["add_parser", "run_law_cmd", "OPTIONS", "FIG2_OPTIONS"]
 
 #: flags passed to :func:`deeplimits.studies.law.study.plan_law` when given
-OPTIONS = ("law", "depths", "fine", "draws", "width", "chunk", "samples")
+OPTIONS = ("law", "depths", "fine", "draws", "width", "chunk", "samples", "arch", "activation", "margin")
 #: flags passed to :func:`deeplimits.studies.law.fig2.plan_fig2` when given
 FIG2_OPTIONS = ("width", "depths", "draws", "chunk")
 #: parameters -> the flags that set them (the others: the usual ``--name``)
@@ -41,8 +41,10 @@ def add_parser(sub, run_flags):
     c.add_argument("--preset", choices=list(C_.PRESETS), default=name,
                    help="; ".join(f"{n}: " + ", ".join(f"{k} {fmt(v)}" for k, v in p.items())
                                   for n, p in C_.PRESETS.items()) + " (default %(default)s)")
-    c.add_argument("--law", choices=list(C_.LAWS), help="; ".join(f"{k}: {v}" for k, v in C_.LAWS.items())
-                   + f" (default {d['law']})")
+    c.add_argument("--law", metavar="NAME", help="; ".join(f"{k}: {v}" for k, v in C_.LAWS.items())
+                   + f"; or MODULE:NAME, an i.i.d. law of your own (a Driver subclass with from_normal, e.g. an "
+                     f"IIDLaw) (default {d['law']})")
+    _own_flags(c, d)
     c.add_argument("--depths", type=int_list, help=f"network depths, powers of two (default: the preset's; "
                                                     f"with --fig2 {fmt(f2['depths'])})")
     c.add_argument("--fine", type=integer, help="the finest Euler-Maruyama grid of the SDE, a power of two at least "
@@ -66,6 +68,8 @@ def add_parser(sub, run_flags):
                         f"{'yes' if d['method'] == 'controls' else 'no'})")
     c.add_argument("--fig2", action="store_true", help="run Marion et al.'s Fig. 2 instead: quartiles of |h_L|/|h_0| "
                                                        "of the res-3 network, uniform weights, against the limit SDE's")
+    c.add_argument("--margin", type=real, metavar="DELTA",
+                   help=f"an agreement needs the weak rate within DELTA of 1, an equivalence test (default {C_.MARGIN:g})")
     c.add_argument("--seed", type=integer, help=f"base seed (default {d['seed']})")
     c.add_argument("--dtype", choices=N_.DTYPES, help=f"{DTYPE_HELP} (default {d['dtype']})")
     run_flags(c, "law", "chunks of draws")
@@ -73,12 +77,23 @@ def add_parser(sub, run_flags):
     return c
 
 
+def _own_flags(c, d) -> None:
+    """The flags of the user's own network and test functions."""
+    c.add_argument("--block", metavar="MODULE:NAME", help="a residual block of your own, linear in its weights "
+                                                          f"(default {d['arch']}, activation {d['activation']})")
+    c.add_argument("--activation", help=f"the block's activation (default {d['activation']} for {d['arch']})")
+    c.add_argument("--phi", action="append", metavar="MODULE:FUNCTION",
+                   help="a test function of your own, phi(h) of the outputs (draws, d) -> (draws,), its gradient by "
+                        "autograd; repeat the flag for several (default: the built-in ones)")
+
+
 def _spec(args):
     """The plan of the command line (the weak study, or with ``--fig2`` Marion et al.'s Fig. 2)."""
     import torch
 
     if args.fig2:
-        given = [n for n in ("law", "fine", "samples", "mean", "variance", "controls") if getattr(args, n) is not None]
+        given = [n for n in ("law", "fine", "samples", "mean", "variance", "controls", "block", "phi")
+                 if getattr(args, n, None) is not None]
         given += ["plain"] if args.plain else []
         if given:
             raise UsageError(f"deeplimits law: --{given[0]} applies only without --fig2")
@@ -87,6 +102,9 @@ def _spec(args):
         kw = preset_options(args, {}, FIG2_OPTIONS)
         kw.setdefault("dtype", getattr(torch, C_.DEFAULTS["dtype"]))
         return plan("law", FIG2_OPTIONS + ("seed", "dtype", "device"), plan_fig2, **kw)
+    if args.plain and args.controls is not None:
+        raise UsageError(f"deeplimits law: --plain and --{'no-' * (not args.controls)}controls exclude each other "
+                         "(plain Monte Carlo couples nothing, so it has no control variates)")
     from .. import _validate as V_
     from ..studies.law.study import plan_law
 
@@ -98,7 +116,10 @@ def _spec(args):
     variance = C_.DEFAULTS["variance"] if args.variance is None else plan(
         "law", ("variance",), V_.real, "variance", args.variance, low=0.0, high=100.0, low_open=True)
     kw["shift"] = (mean, variance)
-    return plan("law", {**dict.fromkeys(OPTIONS + ("seed", "dtype", "device")), **_FLAGS}, plan_law, **kw)
+    if args.phi:
+        kw["phis"] = args.phi
+    flags = {**dict.fromkeys(OPTIONS + ("seed", "dtype", "device")), **_FLAGS, "phis": "--phi", "arch": "--block"}
+    return plan("law", flags, plan_law, **kw)
 
 
 def run_law_cmd(args) -> int:

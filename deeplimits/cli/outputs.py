@@ -11,7 +11,7 @@ from .errors import UsageError, one_line
 
 STDOUT = "-"
 
-__all__ = ["STDOUT", "check_outputs", "check_file", "check_figure", "report_stream", "dump_json", "write_json",
+__all__ = ["STDOUT", "check_outputs", "check_file", "report_stream", "dump_json", "write_json",
            "write_convergence", "write_study", "write_training"]
 
 
@@ -31,21 +31,6 @@ def check_file(cmd: str, flag: str, path) -> None:
         V.writable_file(flag, path)
     except ValueError as e:
         raise UsageError(f"deeplimits {cmd}: {one_line(e)}") from None
-
-
-def check_figure(cmd: str, flag: str, path) -> None:
-    """``path`` (when given) ends in a format matplotlib writes (``.png``, ``.pdf``, ``.svg``, ...)
-    and is writable: checked before any work (matplotlib would refuse it only when saving)."""
-    if path is None:
-        return
-    from matplotlib.backend_bases import FigureCanvasBase
-
-    formats = FigureCanvasBase.get_supported_filetypes()
-    ext = os.path.splitext(path)[1][1:].lower()
-    if ext not in formats:
-        raise UsageError(f"deeplimits {cmd}: {flag} must end in a figure format ({', '.join('.' + f for f in sorted(formats))}), "
-                         f"got {path!r}")
-    check_file(cmd, flag, path)
 
 
 def check_outputs(args, cmd: str, out: str) -> None:
@@ -88,7 +73,7 @@ def dump_json(payload, out, json_path) -> list[str]:
 
 def write_convergence(results, out, json_path, *, as_list) -> list[str]:
     """The figure and the JSON of convergence results (also used to redraw a stored run)."""
-    from ..plots import plot_convergence
+    from ..studies.convergence.plots import plot_convergence
 
     payload = [r.to_dict() for r in results] if as_list else results[0].to_dict()
     os.makedirs(out, exist_ok=True)
@@ -109,7 +94,7 @@ def write_study(result, out, json_path, *, figures: bool = True) -> list[str]:
 def write_training(result, plan, out, json_path) -> list[str]:
     """The figures of a training grid (the heat map for more than one (H, beta); the weight
     coordinates against the layer when the trained weights are stored) and its JSON."""
-    from ..plots import plot_weight_paths
+    from ..studies.training.plots import plot_weight_paths
     from ..studies.training.trained import weight_paths
 
     os.makedirs(out, exist_ok=True)

@@ -1,7 +1,7 @@
 """The command line's grammar: commands, flags, choices and the defaults shown in ``--help``.
 
 Choices and defaults are read from the library (the regime registry and the option declarations,
-:mod:`deeplimits.options`, :mod:`deeplimits._names`, :mod:`deeplimits.studies.presets`), never
+:mod:`deeplimits.options`, :mod:`deeplimits._names`, the studies' ``presets`` modules), never
 copied here (tests/test_layout.py checks every default ``--help`` prints); nothing in this module
 imports torch.
 """
@@ -14,13 +14,18 @@ from .. import _names as N_
 from .. import options as O_
 from .._version import __version__
 from ..regimes import REGISTRY, regime_names
-from ..studies import presets as P_
-from ..studies.presets import DEFAULT_STUDY, DEFAULTS, PHASE_PRESETS, STABILITY_PRESETS, TRAIN_PRESETS
+from ..studies.convergence import presets as CP_
+from ..studies.convergence.presets import DEFAULT_STUDY
+from ..studies.propagation import presets as PP_
+from ..studies.propagation.presets import PHASE_PRESETS, STABILITY_PRESETS
+from ..studies.scheme_order import presets as OP_
+from ..studies.training import presets as TP_
+from ..studies.training.presets import TRAIN_PRESETS
 from . import convergence, dry_run, law, order, propagation, runs, scaling, shapes, trained_limit, training, transfer, \
     weights
 from . import execution as E_
 from .errors import UsageError, say
-from .values import RenamedFlag, DTYPE_HELP, device, fmt, int_list, integer, name_list, parse_list, real
+from .values import DTYPE_HELP, device, fmt, int_list, integer, name_list, parse_list, real
 
 __all__ = ["build_parser"]
 
@@ -28,13 +33,6 @@ __all__ = ["build_parser"]
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit status 2, no usage dump
         raise UsageError(f"{self.prog}: {message}")
-
-
-def _renamed_flag(p, old: str, new: str) -> None:
-    """``old`` as a hidden deprecated alias of the flag ``new`` (already added to ``p``)."""
-    action = next(a for a in p._actions if new in a.option_strings)
-    p.add_argument(old, dest=action.dest, type=action.type, action=RenamedFlag, const=new,
-                   default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 
 def _by_regime(values: dict) -> str:
@@ -92,21 +90,21 @@ def build_parser() -> argparse.ArgumentParser:
     transfer.add_parser(sub, _run_flags)
     law.add_parser(sub, _run_flags)
     shapes.add_parser(sub, _run_flags)
-    _runs_parser(sub)
+    runs.add_parser(sub)
     for command in sub.choices.values():  # every command can show its plan without running it
         dry_run.add_flag(command)
     return parser
 
 
 def _convergence_parser(sub):
-    dflt = DEFAULTS["convergence"]
+    dflt = CP_.DEFAULTS
     study = ", ".join(r + "".join(f" at {k}={v:g}" for k, v in kw.items()) for r, kw in DEFAULT_STUDY)
     c = sub.add_parser(
         "convergence", help="strong error of networks against their limits, with the fitted rate",
         description="Estimate E max_k |H_{k/L} - h_k| against the depth L for a pair (network, limit) "
                     "driven by one random path per draw, fit the rate with a 95% bootstrap interval and "
                     f"compare it with theory. Without --regime: the default study ({study}).")
-    c.add_argument("--regime", choices=regime_names(),
+    c.add_argument("--regime", choices=regime_names(), metavar="NAME",
                    help="; ".join(f"{n}: {r.weights}, {r.scaling} -> {r.limit}" for n, r in REGISTRY.items())
                    + f" (default: run {study})")
     reg = {n: r.defaults for n, r in REGISTRY.items()}
@@ -119,34 +117,45 @@ def _convergence_parser(sub):
     c.add_argument("--arch", choices=sorted({a for r in REGISTRY.values() for a in r.architectures}),
                    help="residual map (" + "; ".join(f"{n}: {', '.join(a)}, default {a[0]}" for n, a in archs.items())
                    + "; else the regime's own)")
+    c.add_argument("--block", metavar="MODULE:NAME",
+                   help="a residual block of your own: NAME, a deeplimits Block subclass in MODULE (importable, or a "
+                        "file MODULE.py in the working directory), registered and run as --arch its name")
+    c.add_argument("--driver", metavar="NAME",
+                   help="the law of every weight in place of the regime's own, for the regimes whose limit it has "
+                        "(sde: a Brownian path, ode: a smooth law, fbm: a fractional path, its Hurst index the "
+                        f"regime's): {', '.join(N_.DRIVERS)}, or MODULE:NAME, a Driver subclass of your own; its "
+                        "parameters from --hurst, --length-scale")
     convergence.add_option_flags(c)
     c.add_argument("--depths", type=int_list, help="powers of two, e.g. 8,16,32 (default "
                    + _by_regime({n: d["depths"] for n, d in reg.items()}) + ")")
     c.add_argument("--draws", type=integer,
                    help=f"independent draws (default {_by_regime({n: d['draws'] for n, d in reg.items()})})")
-    _renamed_flag(c, "--paths", "--draws")
     c.add_argument("--inputs", type=integer, default=dflt["inputs"], help="inputs per draw (default %(default)s)")
     rough = [n for n, d in reg.items() if d.get("reference")]
     c.add_argument("--reference", type=integer, help=f"finest grid of the reference for {', '.join(rough)}, a "
-                                                     f"power of two (default {P_.REFERENCE_REFINEMENT} * max depth)")
+                                                     f"power of two (default {CP_.REFERENCE_REFINEMENT} * max depth; "
+                                                     "2 * max depth against an exact solution; more where the "
+                                                     "regime's reference needs it, e.g. rough at width > 1)")
     c.add_argument("--seed", type=integer, default=dflt["seed"], help="base seed (default %(default)s)")
-    c.add_argument("--chunk", type=integer, help=f"draws per task (default: up to {P_.MAX_CHUNK}, bounded by memory)")
+    _decision_flags(c)
+    c.add_argument("--chunk", type=integer, help=f"draws per task (default: up to {CP_.MAX_CHUNK}, bounded by memory)")
     c.add_argument("--dtype", choices=N_.DTYPES, default=dflt["dtype"], help=f"{DTYPE_HELP} (default %(default)s)")
     _run_flags(c, "convergence", "chunks of draws")
     c.set_defaults(func=convergence.run_convergence)
 
 
 def _order_parser(sub):
-    dflt = DEFAULTS["order"]
+    dflt = OP_.DEFAULTS
     o = sub.add_parser(
         "order", help="the strong order of a scheme on a test equation, on the coupled driver path",
         description="Run a shipped one-step scheme at every depth on one Brownian (or fBm) path per draw, against "
                     "the exact solution (or the scheme on the finest grid), fit its declared error expansion, test "
                     "it and give the verdict (deeplimits.strong_order; docs/schemes.md).")
-    o.add_argument("--scheme", choices=N_.SCHEMES, metavar="NAME",
-                   help=f"the scheme: {', '.join(N_.SCHEMES)} (required unless --calibrate)")
-    o.add_argument("--problem", choices=N_.PROBLEMS, metavar="NAME",
-                   help="linear-sde: dX = 0.1 X dt + 0.5 X dW (Itô, exact); linear-stratonovich: the same with o dW; "
+    o.add_argument("--scheme", metavar="NAME",
+                   help=f"the scheme: {', '.join(N_.SCHEMES)}, or MODULE:OBJECT, a deeplimits Scheme of your own "
+                        "(required unless --calibrate)")
+    o.add_argument("--problem", metavar="NAME",
+                   help="MODULE:OBJECT, a deeplimits Problem of your own, or linear-sde: dX = 0.1 X dt + 0.5 X dW (Itô, exact); linear-stratonovich: the same with o dW; "
                         "sde-regime: the sde regime's general noise in width --width (nested reference); "
                         "linear-young: dX = X dB^H (exact; --hurst); ou: dX = -X dt + 0.3 dW (additive noise, nested "
                         "reference); sin-cos: dX = sin X dt + 0.5 cos X dW (nested reference)")
@@ -155,13 +164,13 @@ def _order_parser(sub):
                                               "linear-young")
     o.add_argument("--noise-kind", choices=N_.NOISES,
                    help="the noise structure the scheme declares its order for (the problem's own when omitted)")
-    o.add_argument("--depths", type=int_list, default=dflt["depths"], help="powers of two (default %(default)s)")
-    o.add_argument("--draws", type=integer, default=dflt["draws"], help="independent draws (default %(default)s)")
-    _renamed_flag(o, "--paths", "--draws")
+    o.add_argument("--depths", type=int_list, help=f"powers of two (default {fmt(dflt['depths'])})")
+    o.add_argument("--draws", type=integer, help=f"independent draws (default {dflt['draws']})")
     o.add_argument("--reference", type=integer, help=f"finest grid, a power of two (default "
-                                                     f"{P_.REFERENCE_REFINEMENT} * max depth)")
+                                                     f"{CP_.REFERENCE_REFINEMENT} * max depth)")
     o.add_argument("--seed", type=integer, default=dflt["seed"], help="base seed (default %(default)s)")
-    o.add_argument("--dtype", choices=N_.DTYPES, default=dflt["dtype"], help=f"{DTYPE_HELP} (default %(default)s)")
+    _decision_flags(o)
+    o.add_argument("--dtype", choices=N_.DTYPES, help=f"{DTYPE_HELP} (default {dflt['dtype']})")
     o.add_argument("--device", type=device, metavar="DEVICE",
                    help="where it runs: cpu, cuda, cuda:N, mps (default: the library's, the CPU)")
     o.add_argument("--out", metavar="DIR",
@@ -169,25 +178,39 @@ def _order_parser(sub):
                         f"(default {E_.RUNS}/order-<hash of the options>)")
     o.add_argument("--json", metavar="PATH", help="also write the JSON result to PATH ('-': standard output, the "
                                                   "report then goes to standard error)")
-    o.add_argument("--figure", metavar="PATH", action=RenamedFlag, const="--out DIR (the figure is DIR/order.png)",
-                   help=argparse.SUPPRESS)  # deprecated: still writes the figure at PATH
     o.add_argument("--calibrate", action="store_true",
                    help="measure how often the verdict is wrong, instead of one run: its size (disagrees on "
-                        "correct cases) and power (against exponents off by 0.02, 0.05, 0.1) over --tables tables "
-                        "per case, each case at the size of its usual run; prints a Markdown table (docs/schemes.md)")
+                        "correct cases), its agreement and power (exponents off by 0.05 and 0.1, each read at itself "
+                        "as the margin) over --tables tables per case, each case at the size of its usual run, and "
+                        "with --budget of runs sized to decide; prints a Markdown table (docs/schemes.md)")
     o.add_argument("--cases", type=name_list, metavar="NAMES",
                    help=f"with --calibrate: the cases, comma-separated; when omitted, all of {', '.join(N_.CALIBRATION_CASES)}")
     o.add_argument("--tables", type=integer,  # default None: given without --calibrate is refused
                    help=f"with --calibrate: tables per case and shift (default {dflt['tables']})")
     o.add_argument("--pool-factor", type=integer,
-                   help="with --calibrate: the pool of draws the tables are taken from, in tables' worth (default "
-                        f"{dflt['pool_factor']}; larger: the tables share less of the pool's error, at the cost of a longer run)")
+                   help="with --calibrate: the pool of draws the tables are taken from, in tables' worth (default: "
+                        "--tables, every table an independent run; smaller: the tables share the pool's error, in a "
+                        "shorter run)")
     o.set_defaults(func=order.run_order)
 
 
 
+def _decision_flags(p) -> None:
+    """``--margin`` and ``--budget``: how a strong-order verdict is decided (docs/schemes.md)."""
+    from ..studies.equivalence import MARGIN
+    from ..studies.sequential import DEFAULT_BUDGET, GROWTH, MAX_LOOKS
+
+    p.add_argument("--margin", type=real, metavar="DELTA",
+                   help=f"an agreement needs the leading exponent within DELTA of the declared one, an equivalence "
+                        f"test (default {MARGIN:g})")
+    p.add_argument("--budget", type=real, nargs="?", const=DEFAULT_BUDGET, metavar="SECONDS",
+                   help=f"grow the draws in stages ({GROWTH}x each, at most {MAX_LOOKS}, reusing every finished draw) "
+                        f"until the verdict is decided or SECONDS are spent, the levels split over the looks (given "
+                        f"alone: {DEFAULT_BUDGET:g} s; default: one run)")
+
+
 def _stability_parser(sub):
-    iid = P_.DEFAULT_PRESET["stability"]
+    iid = PP_.DEFAULT_PRESET["stability"]
     s = _study_parser(
         sub, "stability", STABILITY_PRESETS, iid,
         help="signal propagation at initialisation: r_h, r_p over depths and betas, criticality histograms",
@@ -200,8 +223,8 @@ def _stability_parser(sub):
         preset_help="; ".join(f"{n}: {p['arch']}, d={p['width']}, depths {fmt(p['depths'])}, betas "
                               f"{fmt(p['betas'])}, {p['draws']} draws, {p['driver']} weights"
                               + (", histograms" if p.get("histograms") else "") for n, p in STABILITY_PRESETS.items()))
-    s.add_argument("--driver", choices=N_.DRIVERS, metavar="NAME",
-                   help=f"law of the weights: {', '.join(N_.DRIVERS)}"
+    s.add_argument("--driver", metavar="NAME",
+                   help=f"law of the weights: {', '.join(N_.DRIVERS)}, or MODULE:NAME, a Driver subclass of your own"
                         + _preset_default(STABILITY_PRESETS, iid, "driver"))
     _driver_flags(s)
     s.add_argument("--depths", type=int_list, help="depths, e.g. 10,100,1000 or 10:1000:10"
@@ -210,20 +233,20 @@ def _stability_parser(sub):
                    + _preset_default(STABILITY_PRESETS, iid, "betas"))
     s.add_argument("--draws", type=integer, help="independent draws of (weights, A, B, x)"
                    + _preset_default(STABILITY_PRESETS, iid, "draws"))
-    s.add_argument("--inputs", type=integer, help=f"inputs per draw (default {DEFAULTS['stability']['inputs']})")
+    s.add_argument("--inputs", type=integer, help=f"inputs per draw (default {PP_.DEFAULTS['stability']['inputs']})")
     s.add_argument("--histograms", action=argparse.BooleanOptionalAction, default=None,
                    help="draw the histograms of the norm ratios at the largest depth (default: only the presets "
                         + ", ".join(n for n, p in STABILITY_PRESETS.items() if p.get("histograms")) + ")")
     s.add_argument("--chunk", type=integer, help=f"draws per task (default: as many as fit in "
-                                                 f"{P_.TASK_BYTES / 2 ** 30:g} GiB)")
+                                                 f"{PP_.TASK_BYTES / 2 ** 30:g} GiB)")
     s.add_argument("--delta", type=real, help="the high-probability bounds on |h_L|/|h_0| hold each with probability "
-                                              f"at least 1 - delta, delta in (0, 1) (default {DEFAULTS['stability']['delta']:g})")
+                                              f"at least 1 - delta, delta in (0, 1) (default {PP_.DEFAULTS['stability']['delta']:g})")
     _study_flags(s, "stability")
     s.set_defaults(func=propagation.run_stability_cmd)
 
 
 def _phase_parser(sub):
-    name = P_.DEFAULT_PRESET["phase"]
+    name = PP_.DEFAULT_PRESET["phase"]
     full = PHASE_PRESETS[name]
     ph = _study_parser(
         sub, "phase", PHASE_PRESETS, name,
@@ -236,7 +259,8 @@ def _phase_parser(sub):
                     f"{full['betas'][-1]:g}], d={full['width']}, L={full['depth']}, {full['draws']} draws x "
                     f"{full['inputs']} inputs per H; about 100 s on 2 cores).",
         preset_help=f"{name}: the published protocol; the others are variants of it: "
-                    + "; ".join(f"{n}: {p['arch']}, d={p['width']}" for n, p in PHASE_PRESETS.items() if n != name))
+                    + "; ".join(f"{n}: {p['arch']}, d={p['width']}" + (", corrected" if p.get("corrected") else "")
+                                for n, p in PHASE_PRESETS.items() if n != name))
     ph.add_argument("--hursts", type=parse_list, help=f"Hurst indices {O_.HURST.range_text()}, e.g. 0.05:0.97:51"
                     + _preset_default(PHASE_PRESETS, name, "hursts"))
     ph.add_argument("--betas", type=parse_list, help="scalings beta >= 0, e.g. 0:1.3:70"
@@ -245,6 +269,9 @@ def _phase_parser(sub):
     ph.add_argument("--draws", type=integer, help="weight draws per H" + _preset_default(PHASE_PRESETS, name, "draws"))
     ph.add_argument("--inputs", type=integer, help="inputs per weight draw" + _preset_default(PHASE_PRESETS, name,
                                                                                                "inputs"))
+    ph.add_argument("--corrected", action="store_const", const=True, default=None,
+                    help="run the corrected network (+ (L^-2beta / 2d) sigma' sigma per layer) on the same weights too, "
+                         "drawn beside the plain one; res-1 only (default: only the presets that say so)")
     _study_flags(ph, "phase")
     ph.set_defaults(func=propagation.run_phase_cmd)
 
@@ -268,10 +295,10 @@ def _train_description(d: dict, dc: dict) -> str:
 
 
 def _train_parser(sub):
-    d = DEFAULTS["train"]
+    d = TP_.DEFAULTS
     t = sub.add_parser(
         "train", help="train residual networks initialised from a driver: one configuration or an (H, beta) grid",
-        description=_train_description(d, DEFAULTS["train-conv"]))
+        description=_train_description(d, TP_.CONV_DEFAULTS))
     t.add_argument("--preset", choices=list(TRAIN_PRESETS),
                    help="; ".join(f"{n}: {p['dataset']}, L={p['depth']}, d={p['width']}, {p['epochs']} epochs, "
                                   f"{len(p['hursts'])} H x {len(p['betas'])} beta x {len(p['lrs'])} lr"
@@ -280,8 +307,9 @@ def _train_parser(sub):
                      "files under --root, for a GPU or a cluster)")
     t.add_argument("--dataset", help=f"digits, mnist1d, synthetic, mnist, cifar10 (default {d['dataset']})")
     t.add_argument("--root", metavar="DIR", help="the directory of the mnist / cifar10 files (nothing is downloaded)")
-    t.add_argument("--driver", choices=N_.DRIVERS, metavar="NAME",
-                   help=f"law of the initial residual weights: {', '.join(N_.DRIVERS)} (default {d['driver']})")
+    t.add_argument("--driver", metavar="NAME",
+                   help=f"law of the initial residual weights: {', '.join(N_.DRIVERS)}, or MODULE:NAME, a Driver "
+                        f"subclass of your own (default {d['driver']})")
     t.add_argument("--hursts", type=parse_list, help=f"Hurst indices {O_.HURST.range_text()} for --driver fractional, "
                                                      "e.g. 0.1:0.9:10")
     t.add_argument("--length-scale", type=real, help=f"{O_.LENGTH_SCALE.describe()} for --driver smooth")
@@ -290,6 +318,9 @@ def _train_parser(sub):
     t.add_argument("--seeds", type=integer, help=f"independent initialisations per point (default {d['seeds']})")
     t.add_argument("--arch", choices=N_.ARCHITECTURES + ("conv",), help=f"residual map (default {d['arch']}; conv: the "
                    "convolutional networks of Cohen et al., ICML 2021, see the description)")
+    t.add_argument("--block", metavar="MODULE:NAME",
+                   help="a residual block of your own: NAME, a deeplimits Block subclass in MODULE (importable, or a "
+                        "file MODULE.py in the working directory), registered and run as --arch its name")
     t.add_argument("--activation", help=_activation_help())
     t.add_argument("--bias", action=argparse.BooleanOptionalAction, default=None,
                    help=f"give each layer a zero-initialised bias (default: {_yes(d['bias'])})")
@@ -311,21 +342,6 @@ def _train_parser(sub):
     t.add_argument("--dtype", choices=N_.DTYPES, help=f"{DTYPE_HELP} (default {d['dtype']})")
     _run_flags(t, "train", "chunks of configurations")
     t.set_defaults(func=training.run_train_cmd)
-
-
-def _runs_parser(sub):
-    r = sub.add_parser("runs", help="list, show, export and redraw stored runs",
-                       description=f"Stored runs: 'list [ROOT]' (default ROOT {E_.RUNS}), 'show DIR', "
-                                   "'export DIR --csv PATH --json PATH' (PATH '-': standard output), 'plot DIR' "
-                                   "(redraw the figure and result.json from the store, without recomputing).")
-    r.add_argument("action", choices=["list", "show", "export", "plot"],
-                   help="list the runs under a root; show a run's counts, versions and reports; export its "
-                        "records; plot: redraw its figures and result.json")
-    r.add_argument("target", nargs="?", help="the run directory (for list: the root to search)")
-    r.add_argument("--csv", metavar="PATH", help="export: write the records as CSV ('-': standard output)")
-    r.add_argument("--json", metavar="PATH", help="export: write the records as JSON; plot: also write the result "
-                                                  "('-': standard output)")
-    r.set_defaults(func=runs.run_runs)
 
 
 def _run_flags(p, name, tasks="tasks"):
@@ -352,6 +368,9 @@ def _study_parser(sub, name, presets, default, *, help, description, preset_help
     p.add_argument("--preset", choices=sorted(presets), default=default, metavar="NAME",
                    help=preset_help + " (default %(default)s)")
     p.add_argument("--arch", choices=N_.ARCHITECTURES, help="residual map" + _preset_default(presets, default, "arch"))
+    p.add_argument("--block", metavar="MODULE:NAME",
+                   help="a residual block of your own: NAME, a deeplimits Block subclass in MODULE (importable, or a "
+                        "file MODULE.py in the working directory), registered and run as --arch its name")
     p.add_argument("--activation", help=_activation_help())
     p.add_argument("--width", type=integer, help="hidden width d" + _preset_default(presets, default, "width"))
     p.add_argument("--n-in", type=integer, help="input dimension" + _preset_default(presets, default, "n_in"))
@@ -362,7 +381,7 @@ def _study_parser(sub, name, presets, default, *, help, description, preset_help
 
 
 def _study_flags(p, name):
-    dflt = DEFAULTS[name]
+    dflt = PP_.DEFAULTS[name]
     figs = "stability.png, theory.png (histograms.png)" if name == "stability" else "phase.png"
     p.add_argument("--figures", action=argparse.BooleanOptionalAction, default=None,
                    help=f"draw the figures ({figs}) into the run directory; without the flag the command ends "

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
-from . import outputs
+from . import execution, outputs
 from .errors import UsageError, one_line
 from .execution import RUNS, open_store
 
-__all__ = ["run_runs"]
+__all__ = ["run_runs", "add_parser"]
 
 #: the flags each action takes
 FLAGS = {"list": (), "show": (), "export": ("csv", "json"), "plot": ("json",)}
@@ -53,7 +54,9 @@ def run_runs(args) -> int:
     if not args.target:
         raise UsageError(f"deeplimits {cmd}: give the run directory")
     _check_outputs(args, cmd)  # outputs are checked before the store is read
-    with open_store(args.target, create=False) as store:
+    from .._user_code import reading_stored
+
+    with reading_stored(f"the run directory {args.target}"), open_store(args.target, create=False) as store:
         if args.dry_run:
             counts = store.counts()
             writes = {"show": [], "export": [args.csv, args.json],
@@ -115,6 +118,9 @@ def _show(args, store) -> int:
     integrity = _read(store, lambda s: s.integrity_line())
     if integrity:
         print(f"integrity: {integrity}")
+    code = _read(store, lambda s: json.loads(s.meta().get("user_code") or "{}"))
+    for name, info in code.items():
+        print(f"user code: {name} (source sha256 {str(info.get('sha256'))[:16]}), recorded, never imported when read")
     for r in _read(store, _stored_results):
         print(r.report())
         print()
@@ -148,3 +154,19 @@ def _plot(args, store) -> int:
         written = outputs.write_study(results[0], args.target, args.json)
     print("wrote " + ", ".join(written), file=outputs.report_stream(args.json))
     return 0
+
+
+def add_parser(sub) -> None:
+    """The ``runs`` command's flags (the default root read from :data:`deeplimits.cli.execution.RUNS`)."""
+    r = sub.add_parser("runs", help="list, show, export and redraw stored runs",
+                       description=f"Stored runs: 'list [ROOT]' (default ROOT {execution.RUNS}), 'show DIR', "
+                                   "'export DIR --csv PATH --json PATH' (PATH '-': standard output), 'plot DIR' "
+                                   "(redraw the figure and result.json from the store, without recomputing).")
+    r.add_argument("action", choices=["list", "show", "export", "plot"],
+                   help="list the runs under a root; show a run's counts, versions and reports; export its "
+                        "records; plot: redraw its figures and result.json")
+    r.add_argument("target", nargs="?", help="the run directory (for list: the root to search)")
+    r.add_argument("--csv", metavar="PATH", help="export: write the records as CSV ('-': standard output)")
+    r.add_argument("--json", metavar="PATH", help="export: write the records as JSON; plot: also write the result "
+                                                  "('-': standard output)")
+    r.set_defaults(func=run_runs)

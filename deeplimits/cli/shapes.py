@@ -6,7 +6,7 @@ c/L^2)`` and the verdicts on its two structural claims (docs/shapes.md)."""
 from __future__ import annotations
 
 from .. import _names as N_
-from ..studies.shapes import cases as C_
+from ..studies.shapes import presets as C_
 from .errors import plan
 from .execution import run_study, study_options
 from .values import DTYPE_HELP, fmt, int_list, integer, real

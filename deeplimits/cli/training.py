@@ -1,13 +1,13 @@
 """``deeplimits train``: residual networks initialised from a driver, trained on a data set.
 
 Without ``--preset``: one configuration (or the grid the flags give) with the defaults of
-:data:`deeplimits.studies.presets.DEFAULTS`; a preset (:data:`~deeplimits.studies.presets.TRAIN_PRESETS`)
+:data:`deeplimits.studies.training.presets.DEFAULTS`; a preset (:data:`~deeplimits.studies.training.presets.TRAIN_PRESETS`)
 gives a heat-map grid, and the flags given override it. ``--arch conv``: the convolutional
-networks of :mod:`deeplimits.studies.training.conv` (their defaults ``DEFAULTS['train-conv']``)."""
+networks of :mod:`deeplimits.studies.training.conv` (their defaults ``CONV_DEFAULTS``)."""
 
 from __future__ import annotations
 
-from ..studies.presets import DEFAULTS, TRAIN_PRESETS
+from ..studies.training.presets import TRAIN_PRESETS
 from . import dry_run, outputs
 from .errors import plan, usage
 from .execution import Run, default_out, executor, preset_options, progress
@@ -28,9 +28,10 @@ def _plan(args):
     (whose protocol fixes the activation, the bias, the optimiser and the schedule)."""
     from ..studies.training import study as training
 
-    kw = preset_options(args, TRAIN_PRESETS[args.preset] if args.preset else {}, OPTIONS)
-    if args.hursts is None and kw.get("driver", DEFAULTS["train"]["driver"]) != "fractional":
-        kw.pop("hursts", None)  # a preset's H axis means nothing for another --driver
+    preset = TRAIN_PRESETS[args.preset] if args.preset else {}
+    kw = preset_options(args, preset, OPTIONS)
+    if args.hursts is None and args.driver not in (None, preset.get("driver")):
+        kw.pop("hursts", None)  # a preset's H axis belongs to its own driver, not to another --driver
     if kw.get("arch") != "conv":
         return plan("train", OPTIONS + ("dtype",), training.plan_training, **kw)
     from ..studies.training.conv import plan_conv_training
@@ -47,14 +48,17 @@ def _plan(args):
 
 
 def run_train_cmd(args) -> int:
+    from .user import run_key
+
     executor_kw = executor(args, "train")
     spec = _plan(args)
-    out = default_out(args, "train", spec.to_dict())
+    stored = spec.to_dict()
+    out = default_out(args, "train", run_key(args, stored))
     outputs.check_outputs(args, "train", out)
     if args.dry_run:
         return dry_run.show(args, "train", [spec], out)
     total = spec.n_configs * spec.epochs
-    with Run(out, spec.to_dict()) as store:
+    with Run(out, stored) as store:
         with progress(args, total=total, unit="epoch", desc="train", initial=spec.stored_units(store),
                       bar_format="{desc} {bar} {n_fmt}/{total_fmt} configuration-epochs "
                                  "[{elapsed}<{remaining}]") as bar:

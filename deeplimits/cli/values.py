@@ -15,7 +15,7 @@ MAX_LIST = 100_000  # values in one list flag (and the count of start:stop:count
 MAX_INT = 2 ** 63 - 1  # integer flags (the run store keeps 64-bit integers)
 _INTEGER = re.compile(r"^[+-]?[0-9]+$")
 
-__all__ = ["MAX_LIST", "MAX_INT", "DTYPE_HELP", "parse_list", "int_list", "integer", "real", "device", "fmt", "RenamedFlag"]
+__all__ = ["MAX_LIST", "MAX_INT", "DTYPE_HELP", "parse_list", "int_list", "integer", "real", "device", "fmt"]
 
 #: what every ``--dtype`` flag sets (its default follows in each command's help)
 DTYPE_HELP = "floating-point precision of the tensors"
@@ -131,10 +131,3 @@ def fmt(value) -> str:
         return ",".join(fmt(v) for v in value)
     return f"{value:g}" if isinstance(value, float) else str(value)
 
-
-class RenamedFlag(argparse.Action):
-    """A deprecated flag: sets its new name's value and says so on stderr (one line); not in ``--help``."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        say(f"deeplimits: {option_string} is deprecated and will be removed in the next release; use {self.const}")
-        setattr(namespace, self.dest, values)

@@ -4,8 +4,7 @@ with several depths of one tensor the exponents of their scaling. Convolution ke
 convolutions on ``--grid`` (without it: the grids a deeplimits convolutional network gives, or
 the default). Outputs, as every command's: ``--out DIR`` (default ``runs/weights-<hash of the paths
 and options>``) holds the figure ``weights.png`` and ``result.json``; ``--json PATH`` is a copy of
-the JSON; ``--figure PATH``, the former way to ask for the figure, still draws it there too, with
-a deprecation line."""
+the JSON."""
 
 from __future__ import annotations
 
@@ -50,21 +49,18 @@ def _figure(tensors: list, families: dict, path: str) -> None:
         plot_weight_coordinates([(d.name, A) for _, _, A, d in tensors], path=path)
 
 
-def run_weights_cmd(args) -> int:
-    from ..diagnostics import ConvWeightDiagnostics, WeightDiagnostics, load_weights, scaling_exponents
+def _read_all(args) -> list:
+    """``(path, name, A, diagnostics)`` of every tensor of the files given: each file is data
+    (nothing it names is imported); a file that is not weights, or a bad ``--beta`` or ``--grid``
+    for one of its tensors, is one line naming it."""
+    from .._user_code import reading_stored
+    from ..diagnostics import load_weights
 
-    out = default_out(args, "weights", {"command": "weights", "paths": [os.path.abspath(p) for p in args.paths],
-                                        "beta": args.beta, "grid": args.grid})
-    outputs.check_outputs(args, "weights", out)
-    outputs.check_figure("weights", "--figure", args.figure)
-    if args.grid is not None and args.grid < 1:
-        raise UsageError(f"deeplimits weights: --grid must be an integer >= 1, got {args.grid}")
-    if args.dry_run:
-        return dry_run.show_files(args, args.paths, out)
     tensors = []
     for path in args.paths:
         try:
-            found = load_weights(path)
+            with reading_stored(path):  # a weights file is data: nothing it names is imported
+                found = load_weights(path)
         except ValueError as e:  # "source: PATH ..." is shown as "PATH ..."
             raise UsageError(f"deeplimits weights: {one_line(e).removeprefix('source: ')}") from None
         for name, A in found.items():
@@ -75,6 +71,20 @@ def run_weights_cmd(args) -> int:
                 if param == "beta" or (param == "input_size" and args.grid is not None):
                     raise usage("weights", e, {"beta": None, "input_size": "--grid"}) from None
                 raise UsageError(f"deeplimits weights: {path} ({name}): {one_line(e)}") from None
+    return tensors
+
+
+def run_weights_cmd(args) -> int:
+    from ..diagnostics import ConvWeightDiagnostics, WeightDiagnostics, scaling_exponents
+
+    out = default_out(args, "weights", {"command": "weights", "paths": [os.path.abspath(p) for p in args.paths],
+                                        "beta": args.beta, "grid": args.grid})
+    outputs.check_outputs(args, "weights", out)
+    if args.grid is not None and args.grid < 1:
+        raise UsageError(f"deeplimits weights: --grid must be an integer >= 1, got {args.grid}")
+    if args.dry_run:
+        return dry_run.show_files(args, args.paths, out)
+    tensors = _read_all(args)
     families: dict = {}
     for _, name, _, d in tensors:
         families.setdefault(name, []).append(d)
@@ -91,9 +101,6 @@ def run_weights_cmd(args) -> int:
     os.makedirs(out, exist_ok=True)
     written = [os.path.join(out, "weights.png")]
     _figure(tensors, families, written[0])
-    if args.figure:  # the deprecated --figure PATH
-        _figure(tensors, families, args.figure)
-        written.append(args.figure)
     payload = {"tensors": [{"path": str(p), **d.to_dict()} for p, _, _, d in tensors],
                "exponents": {n: e.exponents for n, e in exponents.items()},
                "hypothesis": {n: {"supports": e.hypothesis, "reason": e.reason, "evidence": e.evidence}
@@ -107,7 +114,7 @@ def add_parser(sub) -> None:
     """The ``weights`` command's flags (defaults read from :mod:`deeplimits.studies.presets`)."""
     from ..studies import presets
     from .execution import RUNS
-    from .values import RenamedFlag, integer, real
+    from .values import integer, real
 
     w = sub.add_parser(
         "weights", help="diagnostics of layer-indexed weights: norms, Hurst index, exponents across depths",
@@ -121,7 +128,7 @@ def add_parser(sub) -> None:
                     "factor of 4, or with an exponent's interval too wide: docs/weights.md). Convolution kernels "
                     "are measured by the spectral norms of their convolutions (Sedghi, Gupta & Long, ICLR 2019).")
     w.add_argument("paths", nargs="+", metavar="PATH", help="weight files or run directories")
-    w.add_argument("--beta", type=real, default=presets.DEFAULTS["weights"]["beta"],
+    w.add_argument("--beta", type=real, default=presets.WEIGHTS_DEFAULTS["beta"],
                    help="scale of the increment norm L^beta (default %(default)g)")
     w.add_argument("--grid", type=integer, metavar="N",
                    help="the N x N input grid of the spectral norms of convolution kernels, tensors (L, c_out, c_in, "
@@ -133,6 +140,4 @@ def add_parser(sub) -> None:
                         f"(default {RUNS}/weights-<hash of the paths and options>)")
     w.add_argument("--json", metavar="PATH", help="also write the diagnostics (and exponents) as JSON to PATH ('-': "
                                                   "standard output, the report then goes to standard error)")
-    w.add_argument("--figure", metavar="PATH", action=RenamedFlag, const="--out DIR (the figure is DIR/weights.png)",
-                   help=argparse.SUPPRESS)  # deprecated: still draws the figure at PATH
     w.set_defaults(func=run_weights_cmd)

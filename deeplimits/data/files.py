@@ -170,25 +170,27 @@ class _DType:
 
 
 class _Array:
-    """A numpy array named in a pickle, rebuilt by :meth:`__setstate__` from its raw bytes."""
+    """A numpy array named in a pickle, rebuilt by :meth:`__setstate__` from its raw bytes (each
+    copy charged to the file's :class:`~deeplimits._bounded.PickleBounds`)."""
 
-    def __init__(self, *_):
-        self.array = None
+    def __init__(self, bounds):
+        self.array, self.bounds = None, bounds
 
     def __setstate__(self, state):
         """``(version, shape, dtype, fortran_order, raw bytes)``: an integer array of that shape."""
         if not isinstance(state, tuple) or len(state) != 5:
             raise pickle.UnpicklingError("array state is not (version, shape, dtype, order, data)")
         _, shape, dtype, fortran, raw = state
-        self.array = _from_bytes(raw, dtype, shape, "F" if fortran else "C")
+        self.array = _from_bytes(self.bounds, raw, dtype, shape, "F" if fortran else "C")
 
 
-def _from_bytes(raw, dtype, shape, order="C") -> np.ndarray:
+def _from_bytes(bounds, raw, dtype, shape, order="C") -> np.ndarray:
     if not isinstance(dtype, _DType):
         raise pickle.UnpicklingError("array dtype is not an integer type")
     if isinstance(raw, pickle.PickleBuffer):
         raw = raw.raw()
     if isinstance(raw, str):  # a python-2 batch read with another encoding
+        bounds.charge(len(raw))
         raw = raw.encode("latin-1")
     if not isinstance(raw, (bytes, bytearray, memoryview)):
         raise pickle.UnpicklingError("array data is not bytes")
@@ -198,66 +200,68 @@ def _from_bytes(raw, dtype, shape, order="C") -> np.ndarray:
     if math.prod(shape) * dtype.dtype.itemsize != len(raw):
         raise pickle.UnpicklingError(f"array of shape {shape} and dtype {dtype.dtype} does not match its "
                                      f"{len(raw)} bytes")
+    bounds.charge(len(raw))
     order = order.decode() if isinstance(order, bytes) else order
     return np.frombuffer(bytes(raw), dtype=dtype.dtype).reshape(shape, order="F" if order == "F" else "C").copy()
 
 
-def _frombuffer(buffer, dtype, shape, order="C"):
-    """numpy's pickle protocol-5 constructor, rebuilt here (the array's bytes, checked)."""
-    arr = _Array()
-    arr.array = _from_bytes(buffer, dtype, shape, order)
-    return arr
-
-
-def _reconstruct(cls, shape, dtype_code):
-    """numpy's ``_reconstruct(ndarray, (0,), b'b')``: an empty array, filled by its state."""
-    return _Array()
-
-
-def _latin1(text, encoding="latin1"):
+def _latin1(bounds, text, encoding="latin1"):
     """How pickle protocols < 3 spell bytes: ``_codecs.encode(text, 'latin1')``, nothing else."""
     if not isinstance(text, str) or encoding not in ("latin1", "latin-1"):
         raise pickle.UnpicklingError("_codecs.encode is allowed only for bytes spelled in latin-1")
+    bounds.charge(len(text))
     return text.encode("latin-1")
 
 
-#: the only globals a CIFAR-10 batch may name (numpy 1 and numpy 2 module names)
-_ALLOWED = {
-    ("numpy.core.multiarray", "_reconstruct"): _reconstruct,
-    ("numpy._core.multiarray", "_reconstruct"): _reconstruct,
-    ("numpy.core.numeric", "_frombuffer"): _frombuffer,
-    ("numpy._core.numeric", "_frombuffer"): _frombuffer,
-    ("numpy", "ndarray"): _Array,
-    ("numpy", "dtype"): _DType,
-    ("_codecs", "encode"): _latin1,
-}
-
-
 class _CifarUnpickler(pickle.Unpickler):
+    """The only globals a CIFAR-10 batch may name (numpy 1 and numpy 2 module names), each built
+    here and charged to the file's bounds; nothing else is found."""
+
+    def __init__(self, file, bounds, **kw):
+        super().__init__(file, **kw)
+        self.bounds = bounds
+
     def find_class(self, module, name):
-        found = _ALLOWED.get((module, name))
-        if found is None:
+        b = self.bounds
+
+        def frombuffer(buffer, dtype, shape, order="C"):  # numpy's pickle protocol-5 constructor
+            arr = _Array(b)
+            arr.array = _from_bytes(b, buffer, dtype, shape, order)
+            return arr
+
+        allowed = {"_reconstruct": lambda cls, shape, dtype_code: _Array(b), "_frombuffer": frombuffer,
+                   "ndarray": lambda *_: _Array(b), "dtype": _DType, "encode": lambda *a: _latin1(b, *a)}
+        where = {"numpy.core.multiarray": ("_reconstruct",), "numpy._core.multiarray": ("_reconstruct",),
+                 "numpy.core.numeric": ("_frombuffer",), "numpy._core.numeric": ("_frombuffer",),
+                 "numpy": ("ndarray", "dtype"), "_codecs": ("encode",)}
+        if name not in where.get(module, ()):
             raise pickle.UnpicklingError(f"it names {module}.{name}, which a CIFAR-10 batch never holds "
                                          "(refused without running it)")
-        return found
+        return allowed[name]
 
     def persistent_load(self, pid):
         raise pickle.UnpicklingError("persistent references are not allowed")
 
 
-def _arrays(obj):
-    """``obj`` with every rebuilt :class:`_Array` replaced by its numpy array."""
-    if isinstance(obj, _Array):
-        if obj.array is None:
-            raise pickle.UnpicklingError("an array without its data")
-        return obj.array
-    if isinstance(obj, dict):
-        return {k: _arrays(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_arrays(v) for v in obj]
-    if isinstance(obj, _DType):
-        raise pickle.UnpicklingError("a bare dtype")
-    return obj
+def _batch(obj) -> dict:
+    """The dict of a CIFAR-10 batch as loaded, each rebuilt :class:`_Array` replaced by its array:
+    its values are arrays, bytes, text, numbers or flat lists of them (nothing nested deeper, so
+    no reference graph is ever walked or copied)."""
+    if not isinstance(obj, dict):
+        return obj  # refused by the caller: not a dict with b'data' and b'labels'
+    out = {}
+    for key, value in obj.items():
+        if isinstance(value, _Array):
+            if value.array is None:
+                raise pickle.UnpicklingError("an array without its data")
+            value = value.array
+        elif isinstance(value, list):
+            if not all(isinstance(v, (int, bytes, str)) and not isinstance(v, bool) for v in value):
+                raise pickle.UnpicklingError(f"its entry {key!r} is a list of other than numbers and names")
+        elif not isinstance(value, (bytes, str, int)):
+            raise pickle.UnpicklingError(f"its entry {key!r} is a {type(value).__name__}, which a batch never holds")
+        out[key] = value
+    return out
 
 
 def _bounded_bytes(path: str, limit: int, what: str) -> bytes:
@@ -271,11 +275,18 @@ def _bounded_bytes(path: str, limit: int, what: str) -> bytes:
 def read_cifar_batch(path: str) -> tuple[np.ndarray, np.ndarray]:
     """``(data, labels)`` of one CIFAR-10 python batch: uint8 ``(n, 3072)`` and int64 ``(n,)``.
 
-    Read by a restricted unpickler (module docstring): a file that names anything but what a
-    CIFAR-10 batch holds is refused before it runs, in one line naming the file."""
+    Read by a restricted unpickler (module docstring), bounded before it allocates: its opcodes
+    are counted first (shared references within a bound proportional to its size), every array or
+    bytes it builds is charged to a budget of a few times its size, and its dict may hold arrays,
+    bytes and flat lists only. A file that names anything but what a CIFAR-10 batch holds, or
+    passes a bound, is refused before it runs, in one line naming the file."""
+    from .._bounded import PickleBounds, scan_pickle
+
     raw = _bounded_bytes(path, MAX_CIFAR_BATCH_BYTES, "CIFAR-10 batch")
     try:
-        d = _arrays(_CifarUnpickler(io.BytesIO(raw), encoding="bytes").load())
+        bounds = PickleBounds(len(raw), "a CIFAR-10 batch")
+        scan_pickle(raw, bounds)
+        d = _batch(_CifarUnpickler(io.BytesIO(raw), bounds, encoding="bytes").load())
     except Exception as e:  # noqa: BLE001 - a damaged, foreign or hostile file: one line naming it
         raise DamagedFileError(path, f"{path} is not a CIFAR-10 python batch ({type(e).__name__}: "
                                      f"{' '.join(str(e).split())})"

@@ -10,9 +10,9 @@ from .sources import load_weights
 from .trend import from_trend, trend_loss, trend_split
 from .conv_norms import conv_spectral_norms
 from .conv_depth import ConvKernels, ConvWeightDiagnostics, conv_layer_norms, conv_weight_diagnostics
-from .pair import own_ode_error, trained_ode_distance
+from .pair import own_ode_error
 
 __all__ = ["weight_diagnostics", "WeightDiagnostics", "hurst_index", "DIAGNOSTICS", "scaling_exponents",
            "Exponents", "hypothesis", "weigh_evidence", "loglog_fit", "load_weights", "trend_split", "from_trend",
-           "trend_loss", "own_ode_error", "trained_ode_distance", "conv_spectral_norms",
+           "trend_loss", "own_ode_error", "conv_spectral_norms",
            "conv_layer_norms", "conv_weight_diagnostics", "ConvKernels", "ConvWeightDiagnostics"]

@@ -1,8 +1,9 @@
 """The Euler error of ONE trained network against the ODE of its own smoothed weights
 (docs/trained-limit.md, "Three cases side by side"; Cohen, Cont, Rossier & Xu, ICML 2021).
 
-A trained ``inside`` network ``h_{k+1} = h_k + delta_{k+1} sigma(W_{k+1} h_k + b_{k+1})`` is the
-Euler scheme, with step ``1/L``, of ``dH/dt = L delta(t) sigma(W(t) H + b(t))``. Here that ODE
+A trained ``inside`` network ``h_{k+1} = h_k + delta_{k+1} sigma(W_{k+1} h_k + b_{k+1})`` (or any
+network of a block scaled by a trained ``delta``, ``h + delta_{k+1} g(h_k, w_{k+1})``) is the
+Euler scheme, with step ``1/L``, of ``dH/dt = L delta(t) g(H, w(t))``. Here that ODE
 is built from the network's OWN weights read off their trend (:func:`trend_split`, kernel
 ``bandwidth``), linearly interpolated between the layers ``t_k = k/L``, and solved with
 torchdiffeq (dopri5); :func:`own_ode_error` returns ``max_k ||H(k/L) - h_k||`` on given inputs.
@@ -23,7 +24,7 @@ from .. import _resources as R_
 from .. import _validate as V_
 from .trend import _bandwidth, _module, _split, trend_bytes
 
-__all__ = ["own_ode_error", "own_ode_error_bytes", "trained_ode_distance", "ode_distance_bytes"]
+__all__ = ["own_ode_error", "own_ode_error_bytes"]
 
 
 def own_ode_error_bytes(depth: int, configs: int, inputs: int, width: int, item: int, bandwidth: float = 0.05) -> int:
@@ -50,7 +51,7 @@ def own_ode_error(module, x: torch.Tensor, *, bandwidth: float = 0.05, rtol: flo
     work when the states and the solution (:func:`own_ode_error_bytes`) cannot fit in memory."""
     import torchdiffeq
 
-    _module(module, "inside")
+    _module(module, scaled=True)
     V_.inputs("x", x, module.in_features, module.A)
     bandwidth = _bandwidth(bandwidth)
     rtol = V_.real("rtol", rtol, low=0.0, low_open=True)
@@ -60,18 +61,16 @@ def own_ode_error(module, x: torch.Tensor, *, bandwidth: float = 0.05, rtol: flo
     R_.require_memory(own_ode_error_bytes(L, module.configs, h.shape[1], module.width, h.element_size(), bandwidth),
                       f"for the own-ODE error of depth={L}, width={module.width}, {module.configs} configurations on "
                       f"{h.shape[1]} inputs", ("x", "module"), device=h.device)
-    states = [h]
-    W = module.W.detach()
-    b = module.b.detach() if module.b is not None else torch.zeros(W.shape[:3], dtype=W.dtype, device=W.device)
+    weights = {k: w for k, w in module.residual_weights().items() if k != "delta"}  # the block's, (L, C, ...)
     delta = module.delta.detach()
     delta = delta.expand(L, -1) if delta.dim() == 1 else delta  # (L, C)
-    sigma = module.activation
+    g = module.block.residual
+    states = [h]
     for k in range(L):  # the network itself (float64 copy of its arithmetic)
-        h = h + delta[k].view(-1, 1, 1) * sigma(h @ W[k].transpose(-1, -2) + b[k].unsqueeze(-2))
+        h = h + delta[k].view(-1, 1, 1) * g(h, **{n: w[k] for n, w in weights.items()})
         states.append(h)
     states = torch.stack(states)  # (L + 1, C, n, d)
-    tW, _ = _split(W, bandwidth)
-    tb, _ = _split(b, bandwidth)
+    trends = {n: _split(w, bandwidth)[0] for n, w in weights.items()}
     td, _ = _split(delta, bandwidth)
 
     def at(t, A):  # layer k acts on [k/L, (k+1)/L): interpolate between layer midpoints
@@ -81,21 +80,8 @@ def own_ode_error(module, x: torch.Tensor, *, bandwidth: float = 0.05, rtol: flo
         return A[k0] * (1 - w) + A[min(k0 + 1, L - 1)] * w
 
     def rhs(t, H):
-        return L * at(t, td).view(-1, 1, 1) * sigma(H @ at(t, tW).transpose(-1, -2) + at(t, tb).unsqueeze(-2))
+        return L * at(t, td).view(-1, 1, 1) * g(H, **{n: at(t, w) for n, w in trends.items()})
 
-    ts = torch.arange(L + 1, dtype=W.dtype, device=W.device) / L
+    ts = torch.arange(L + 1, dtype=h.dtype, device=h.device) / L
     H = torchdiffeq.odeint(rhs, states[0], ts, method="dopri5", rtol=rtol, atol=atol)
     return (H - states).norm(dim=-1).amax(0).mean(-1)  # max over k, mean over inputs: (C,)
-
-
-def trained_ode_distance(module, x, **kw):
-    """Deprecated name of :func:`own_ode_error` (it is not a distance between trained networks)."""
-    import warnings
-
-    warnings.warn("trained_ode_distance is own_ode_error: the Euler error of one network against the ODE of its own "
-                  "smoothed weights, not a distance between trained networks", DeprecationWarning, stacklevel=2)
-    return own_ode_error(module, x, **kw)
-
-
-#: deprecated name of :func:`own_ode_error_bytes`
-ode_distance_bytes = own_ode_error_bytes

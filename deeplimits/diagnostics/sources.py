@@ -28,10 +28,10 @@ import torch
 
 from .. import _resources as R_
 from .. import _validate as V_
-from .._names import LAYER_WEIGHTS
 from ..errors import DamagedFileError, ParameterError
 from .conv_depth import ConvKernels
 from .measures import real_array, real_tensor
+from .pt_files import fits as _fits, read_pt
 
 __all__ = ["load_weights"]
 
@@ -139,95 +139,14 @@ def _npy_header(path: str) -> None:
     _fits(path, declared, shape)
 
 
-def _fits(path: str, nbytes: int, shape) -> None:
-    """A tensor of ``nbytes`` read from ``path``, with its float64 copy, fits the memory."""
-    need, avail = 3 * nbytes, R_.available_memory()
-    if need > avail:
-        raise ParameterError("source", f"source: {path} holds an array of shape {tuple(shape)} that needs "
-                                       f"~{R_.fmt_bytes(need)} to read and measure; this machine has "
-                                       f"{R_.fmt_bytes(avail)} (use a smaller file)")
-
-
 def _pt(path: str):
-    """The object of a ``.pt`` file (tensors and containers of them only), PyTorch's warnings kept
-    quiet. A zip archive (``torch.save``'s format) is checked first: each record's CRC-32 (a flipped
-    byte is damage, never numbers) and each record's declared size against the file's."""
-    _pt_archive(path)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            obj = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:  # noqa: BLE001 - any unreadable file is one line
-        raise DamagedFileError(path, f"source: {path} is not a PyTorch file of tensors ({type(e).__name__})") from None
-    _pt_tensors(obj, path)
-    return obj
+    """The object of a ``.pt`` file (tensors and containers of them only): :func:`read_pt`."""
+    return read_pt(path, what="a PyTorch file of tensors", prefix="source: ")
 
 
-def _pt_archive(path: str) -> None:
-    import zipfile
-
-    if not zipfile.is_zipfile(path):
-        return  # the legacy format: torch.load reads and refuses it
-    size = os.path.getsize(path)
-    try:
-        with zipfile.ZipFile(path) as z:
-            infos = z.infolist()
-            if sum(i.file_size for i in infos) > 64 * size + (1 << 20):  # stored records: a declared size, not data
-                raise DamagedFileError(path, f"source: {path} declares {R_.fmt_bytes(sum(i.file_size for i in infos))} "
-                                             f"of records in a file of {R_.fmt_bytes(size)}: crafted or damaged")
-            bad = z.testzip()
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError) as e:
-        raise DamagedFileError(path, f"source: {path} is a damaged archive ({' '.join(str(e).split())[:100]})") from None
-    if bad is not None:
-        raise DamagedFileError(path, f"source: {path} is damaged: its record {bad} fails its CRC-32 check")
-
-
-#: the deepest nesting of dicts, lists and tuples a weights file may hold (a state_dict is one level,
-#: a training chunk two)
-MAX_NESTING = 16
-
-
-def _pt_tensors(obj, path: str, depth: int = 0) -> None:
-    """Every tensor of a loaded object, at any depth of its dicts, lists and tuples, checked from
-    its metadata before anything is copied (:func:`_pt_tensor`)."""
-    if depth > MAX_NESTING:
-        raise DamagedFileError(path, f"source: {path} nests its containers more than {MAX_NESTING} deep: not weights")
-    if isinstance(obj, torch.Tensor):
-        _pt_tensor(obj, path)
-    elif isinstance(obj, dict):
-        for v in obj.values():
-            _pt_tensors(v, path, depth + 1)
-    elif isinstance(obj, (list, tuple)):
-        for v in obj:
-            _pt_tensors(v, path, depth + 1)
-
-
-def _pt_tensor(t: torch.Tensor, path: str) -> None:
-    """A tensor read from ``path``: a dense tensor whose numbers lie in its storage, none over
-    another, that fits the memory once copied. Its shape, strides and storage offset are checked
-    against the storage's size (``untyped_storage().nbytes()``) before any copy: a huge shape over
-    one element by stride 0 (``torch.zeros(1).expand(10**5, 10**5)``), any view declaring more bytes
-    than its storage holds, or one reaching past its storage is crafted, and refused."""
-    try:
-        if t.layout != torch.strided or t.is_quantized or t.is_nested:
-            raise DamagedFileError(path, f"source: {path} holds a {t.layout} tensor, not a dense tensor of numbers")
-        nbytes, offset = t.untyped_storage().nbytes(), t.storage_offset()
-        shape, strides, item = tuple(t.shape), tuple(t.stride()), t.element_size()
-    except (RuntimeError, NotImplementedError, AttributeError, TypeError) as e:
-        raise DamagedFileError(path, f"source: {path} holds a tensor whose layout cannot be read "
-                                     f"({type(e).__name__}): not a dense tensor of numbers") from None
-    numel = math.prod(shape)
-    if numel == 0:
-        return
-    reach = offset + sum((n - 1) * s for n, s in zip(shape, strides)) + 1  # elements up to the last one
-    if offset < 0 or min(strides, default=0) < 0 or reach * item > nbytes:
-        raise DamagedFileError(path, f"source: {path} holds a tensor of shape {shape} (strides {strides}, offset "
-                                     f"{offset}) reaching past its storage of {R_.fmt_bytes(nbytes)}: crafted or damaged")
-    if numel * item > nbytes:
-        raise DamagedFileError(path, f"source: {path} holds a tensor of shape {shape} declaring "
-                                     f"{R_.fmt_bytes(numel * item)} over a storage of {R_.fmt_bytes(nbytes)} (strides "
-                                     f"{strides}: numbers over each other): a crafted view, refused")
-    _fits(path, numel * item, shape)
+#: the entries of a training chunk's state_dict that are not per-layer weights (the embedding ``A``, the
+#: readout ``B``; ``delta``, the trained scale, is per layer only when it is ``(L, C)``)
+_NOT_LAYERED = ("A", "B", "delta")
 
 
 def _from_object(obj, path) -> dict:
@@ -240,8 +159,9 @@ def _from_object(obj, path) -> dict:
                                          f"{type(sd).__name__}, not a dict of named tensors")
         if isinstance(obj["module"], dict) and "image_shape" in obj["module"]:  # of `train --arch conv`
             return _conv_chunk(sd, obj["module"], path)  # per configuration, on its own grids
-        # the per-layer parameters (L, C, ...), as ResidualNetwork.residual_weights
-        layered = {k: sd[k] for k in LAYER_WEIGHTS if k in sd}
+        # the per-layer parameters (L, C, ...), as ResidualNetwork.residual_weights: every entry but the
+        # embedding, the readout and the trained scale (whatever the block names its weights)
+        layered = {k: w for k, w in sd.items() if k not in _NOT_LAYERED}
         if "delta" in sd and sd["delta"].dim() == 2:
             layered["delta"] = sd["delta"]
         for k, w in layered.items():
@@ -250,7 +170,7 @@ def _from_object(obj, path) -> dict:
                                              f"shape {tuple(w.shape)}, not per-layer weights (L, C, ...)")
         if not layered:
             raise DamagedFileError(path, f"source: {path} is not a training chunk: its state_dict holds none of the "
-                                         f"per-layer weights {', '.join(LAYER_WEIGHTS)}")
+                                         "per-layer weights (entries besides A, B and delta)")
         return _per_config(layered)
     if isinstance(obj, dict) and obj and all(isinstance(v, torch.Tensor) for v in obj.values()):
         if not all(isinstance(k, str) for k in obj):

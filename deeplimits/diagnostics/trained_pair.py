@@ -21,8 +21,9 @@ decay as a test at level :data:`LEVEL` (docs/trained-limit.md, "The verdict is a
   below :data:`MIN_RATE`;
 * ``'falls'`` rejects "the distance does not fall as ``L^-MIN_RATE``" (H0: a rate below
   :data:`MIN_RATE` over all depths or over the deepest ones: a constant, a plateau, a slow
-  decay): both lower bounds lie above :data:`MIN_RATE` (an intersection-union test: level
-  :data:`LEVEL` without correction);
+  decay): both lower bounds lie above :data:`MIN_RATE`, the margin (an intersection-union test:
+  level :data:`LEVEL` without correction); its power at the run's size against a rate of
+  :data:`POWER_RATE` is reported beside it (:func:`falls_power`);
 * anything else, and too little evidence (fewer than :data:`MIN_DEPTHS` depths, a span under
   :data:`MIN_SPAN`, fewer than :data:`MIN_SEEDS` finite seeds), is ``'insufficient evidence'``,
   with what is missing in words.
@@ -38,7 +39,7 @@ import torch
 
 __all__ = ["on_grid", "weight_distance", "state_distance", "MIN_RATE", "LEVEL", "MIN_DEPTHS", "MIN_SPAN", "MIN_SEEDS",
            "ZERO", "INSUFFICIENT", "rate_interval", "deep_window", "missing_evidence", "rate_test", "limit_verdict",
-           "reference_slope", "family_verdict"]
+           "reference_slope", "family_verdict", "falls_power", "POWER_RATE"]
 
 MIN_RATE = 0.25
 """The rate that separates the hypotheses: a distance "falls" when it falls at least as ``L^-1/4``."""
@@ -160,13 +161,33 @@ def rate_test(depths, table, *, level: float = LEVEL, zero: bool = False) -> dic
         return {**nan, "verdict": INSUFFICIENT, "missing": missing}
     r, lo, hi = rate_interval(depths, table, level)
     d, dlo, dhi = rate_interval(deep, table[:, [depths.index(L) for L in deep]], level)
-    out = {"rate": r, "ci": [lo, hi], "deep_depths": deep, "deep_rate": d, "deep_ci": [dlo, dhi]}
+    out = {"rate": r, "ci": [lo, hi], "deep_depths": deep, "deep_rate": d, "deep_ci": [dlo, dhi],
+           "power": min(falls_power((lo, hi), level), falls_power((dlo, dhi), level))}
     verdict = limit_verdict(r, (lo, hi), deep_ci=(dlo, dhi))
     if verdict != INSUFFICIENT:
         return {**out, "verdict": verdict, "missing": ""}
     where = "" if len(deep) == len(depths) else f" (deepest {len(deep)}: [{dlo:.2f}, {dhi:.2f}])"
     return {**out, "verdict": verdict, "missing": f"the rate's {100 * (1 - 2 * level):g}% interval [{lo:.2f}, "
                                                   f"{hi:.2f}]{where} does not decide against {MIN_RATE:g}: more seeds"}
+
+
+POWER_RATE = 0.5
+"""The rate a family with a limit shows at least (an SDE limit's strong rate): :func:`falls_power` is the
+chance of ``'falls'`` against it."""
+
+
+def falls_power(ci, level: float = LEVEL) -> float:
+    """The chance that the rate's lower bound clears :data:`MIN_RATE` (``'falls'``) at this run's size
+    when the true rate is :data:`POWER_RATE`: ``Phi((POWER_RATE - MIN_RATE) / s - z)``, ``s`` the rate's
+    standard error read from its ``1 - 2 level`` interval ``ci``, ``z`` the ``1 - level`` quantile."""
+    from .._stats import normal_cdf, normal_quantile
+
+    lo, hi = ci
+    if lo is None or hi is None or not math.isfinite(hi - lo):
+        return 0.0
+    z = normal_quantile(1 - level)
+    s = (hi - lo) / (2 * z)
+    return 1.0 if s <= 0 else normal_cdf((POWER_RATE - MIN_RATE) / s - z)
 
 
 def limit_verdict(rate: float | None, ci, *, zero: bool = False, deep_ci=None) -> str:

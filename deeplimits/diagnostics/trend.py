@@ -116,13 +116,14 @@ def trend_loss(module, x: torch.Tensor, y: torch.Tensor, *, loss: str = "squared
     return {"loss": base.tolist(), "trend_loss": trend.tolist(), "ratio": (trend / base).tolist()}
 
 
-def _module(module, arch: str | None = None):
-    """A :class:`~deeplimits.training.ResidualNetwork` (of ``arch`` when given) whose per-layer
-    weights have a trend (depth >= 3)."""
+def _module(module, scaled: bool = False):
+    """A :class:`~deeplimits.training.ResidualNetwork` (with ``scaled``, of a block whose branch a
+    trained ``delta`` scales, :attr:`~deeplimits.blocks.Block.trained_scale`: ``inside``) whose
+    per-layer weights have a trend (depth >= 3)."""
     from ..training import ResidualNetwork
 
-    if not isinstance(module, ResidualNetwork) or (arch is not None and module.arch != arch):
-        what = "a ResidualNetwork" if arch is None else f"an {arch} ResidualNetwork"
+    if not isinstance(module, ResidualNetwork) or (scaled and not module.block.trained_scale):
+        what = "a ResidualNetwork" + (" of a block scaled by a trained delta (inside)" if scaled else "")
         raise ParameterError("module", f"module must be {what}, got {getattr(module, 'arch', type(module).__name__)!r}")
     if module.depth < 3:
         raise ParameterError("module", f"module must have depth >= 3 (the trend of its weights averages over layers), "

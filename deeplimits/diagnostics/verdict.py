@@ -54,7 +54,7 @@ The verdict ``'sparse'`` needs all four and is weighed first (its step 3 exclude
 a rough family's max norm shrinks like ``L^-min(beta, 1/2)``).
 The reason lists which evidence agrees with which hypothesis.
 
-No verdict without evidence (issue 37): fewer than :data:`MIN_DEPTHS` depths, a span below a
+No verdict without evidence: fewer than :data:`MIN_DEPTHS` depths, a span below a
 factor :data:`MIN_SPAN`, or an exponent the verdict reads whose 95% interval is missing or wider
 than :data:`MAX_WIDTH` give ``'insufficient evidence'`` and a reason naming what is missing. The
 verdict is a test: its wrong-verdict rate and power on seeded families of known hypothesis are

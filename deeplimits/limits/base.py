@@ -34,6 +34,16 @@ class Limit(abc.ABC):
         step's right end (smooth samples); ``None`` when the limit is solved adaptively."""
         return None
 
+    exact: Callable | None = None
+    """The closed-form solution where one is known (its reference is read at the grid points, not
+    solved by a scheme: not nested, and the finest grid need only hold the deepest depth), else ``None``."""
+
+    refinement: int = 2
+    """The least ratio of a nested reference's grid to the deepest depth (a power of two): finer than
+    every depth, and where the reference's own error matters, fine enough to keep it small."""
+    refinement_reason: str = ""
+    """Why :attr:`refinement` is above 2, in words (for the error refusing a coarser reference)."""
+
     reference_method: str = "adaptive dopri5 solve (torchdiffeq) read at k/L"
     """How the reference solution is computed, in words (``{steps}``: the finest grid's steps)."""
 

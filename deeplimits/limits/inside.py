@@ -10,7 +10,7 @@ from .._names import INSIDE_ACTIVATION
 from ..errors import ParameterError
 from ..options import SA, SB
 from ..activations import activation as _activation
-from ..paths import BrownianSample, DriverSample
+from ..paths import BrownianSample, DriverSample, SmoothSample
 from .base import Limit, grid as _grid
 
 
@@ -124,7 +124,7 @@ class InsideSDELimit(Limit):
                                             "(drift=False)")
         if self.drift:
             for name, s in smooth.items():
-                if getattr(s, "kind", None) != "smooth":
+                if getattr(s, "kind", None) != SmoothSample.kind:
                     raise ParameterError(name, f"{name} must be a SmoothSample (the drift part, drift=True)")
         parts = {"W": W.increments(steps), "b": None if b is None else b.increments(steps)}
         if self.drift:

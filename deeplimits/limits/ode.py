@@ -20,7 +20,7 @@ class ODELimit(Limit):
     Existence and uniqueness: Picard–Lindelöf (g Lipschitz, V, W continuous).
 
     Args:
-        arch: residual map of the network (``res-1``, ``res-2``, ``res-3``, or a
+        arch: residual map of the network (``res-1``, ``res-2``, ``res-3``, ``inside``, or a
             :class:`~deeplimits.blocks.Block` of your own or its registered name: then
             ``dH_t = g(H_t, w(t)) dt``).
         activation: as for :class:`~deeplimits.networks.ResNet`.
@@ -32,8 +32,6 @@ class ODELimit(Limit):
         self.field = ResNet(arch, activation, beta=1.0)
         """The vector field ``g(H, W(t))``: the residual map at ``beta = 1`` (a
         :class:`~deeplimits.networks.ResNet`)."""
-        if arch == "inside":
-            raise ParameterError("arch", "arch must be 'res-1', 'res-2' or 'res-3' for the ODE limit")
         self._tolerances(rtol, atol)
 
     def _tolerances(self, rtol, atol):

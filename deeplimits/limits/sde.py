@@ -110,6 +110,9 @@ class SDELimit(Limit):
         if missing:
             raise ParameterError("arch", f"arch {self.field.arch!r} must be linear in every weight for an Itô limit, "
                                          f"not in {', '.join(missing)}")
+        why = self.field.block.linearity()
+        if why is not None:
+            raise ParameterError("arch", f"arch {self.field.arch!r} has no Itô limit of this form: {why}")
         self.activation = self.field.activation
         """The activation ``sigma``."""
 

@@ -20,14 +20,15 @@ from ..errors import ParameterError
 from .base import KINDS, Driver, DriverSample, PathSample, pair_sums
 from .brownian import BrownianSample, IIDDriver, IIDSample
 from .fractional import FractionalDriver, FractionalSample, fgn, fgn_autocovariance
-from .registry import driver_from_spec, make_driver, register_driver, registered_drivers, unregister_driver
+from .iid import IIDLaw, NormalMapSample
+from .registry import driver_class, driver_from_spec, make_driver, register_driver, registered_drivers, unregister_driver
 from .smooth import SmoothDriver, SmoothSample, rbf_kernel
 
 __all__ = [
     "fgn", "fgn_autocovariance", "rbf_kernel", "Driver", "IIDDriver", "FractionalDriver", "SmoothDriver",
     "DriverSample", "PathSample", "BrownianSample", "FractionalSample", "IIDSample", "SmoothSample",
     "DRIVERS", "KINDS", "make_driver", "driver_spec", "driver_from_spec", "register_driver", "unregister_driver",
-    "registered_drivers", "pair_sums",
+    "registered_drivers", "pair_sums", "IIDLaw", "NormalMapSample", "driver_class",
 ]
 
 # The built-in names in one torch-free place (the command line's choices, its fast --help);
@@ -36,8 +37,14 @@ from .._names import DRIVERS  # noqa: E402
 
 
 def driver_spec(driver: Driver) -> dict:
-    """A driver as plain JSON (``{'driver': name, ...}``), the inverse of :func:`make_driver`."""
+    """A driver as plain JSON (``{'driver': name, ...}``), the inverse of :func:`make_driver`: a
+    :class:`Driver` whose class is registered under its name (a study records it by name, and its
+    tasks rebuild it from the spec), a one-line error naming ``driver`` otherwise."""
     if not isinstance(driver, Driver):
-        raise ParameterError("driver", f"driver must be an IIDDriver, FractionalDriver or SmoothDriver (or a name in "
-                                       f"{', '.join(registered_drivers())}), got {driver!r}")
-    return driver.spec()
+        raise ParameterError("driver", f"driver must be a Driver (or a name in {', '.join(registered_drivers())}), "
+                                       f"got {driver!r:.80}")
+    spec = driver.spec()
+    if spec.get("driver") not in registered_drivers() or driver_class(spec["driver"]) is not type(driver):
+        raise ParameterError("driver", f"driver {spec.get('driver')!r} must be registered (@register_driver) to run in "
+                                       "a study, which records it by name")
+    return spec

@@ -150,8 +150,7 @@ class DriverSample(abc.ABC):
 
     @staticmethod
     def expect(name: str, value, kind: str) -> "DriverSample":
-        """``value`` if it is a driver sample of ``kind``, else a one-line ValueError naming
-        ``name`` and what is needed (e.g. ``V must be a BrownianSample (IIDDriver('gaussian')...)``)."""
+        """``value`` if it is a driver sample of ``kind``, else a one-line error naming ``name`` and what is needed."""
         if getattr(value, "kind", None) != kind:
             raise ParameterError(name, f"{name} must be {KINDS[kind]}")
         return value
@@ -276,7 +275,26 @@ class Driver(abc.ABC):
         R.require_memory(self.sample_bytes(shape, draws, resolution, dtype, device),
                          f"for a {self.name} sample of {_draws(draws)} of shape {shape}{at}",
                          ("draws", "shape") + (("resolution",) if self.needs_resolution else ()), device=device)
-        return self._sample(shape, draws, resolution, generator, dtype, scale, device)
+        from ._checks import checked_sample
+
+        return checked_sample(self, self._sample(shape, draws, resolution, generator, dtype, scale, device), shape,
+                              draws, dtype)
+
+    def check(self) -> "Driver":
+        """The driver, once a small sample of it is verified (cached per driver): the weights it
+        delivers at two depths have the shape ``(depth, draws, *shape)`` asked for, its dtype, and
+        finite values; a one-line :class:`~deeplimits.errors.ParameterError` naming the driver
+        otherwise. The studies call it before any work on a driver (a registered one of your own
+        included)."""
+        from ._checks import verified
+
+        return verified(self)
+
+    def sample_kind(self) -> str:
+        """The :attr:`~DriverSample.kind` of its samples, read off the one :meth:`check` verified
+        (what a regime's limit reads, :meth:`deeplimits.regimes.Regime.accepts_driver`)."""
+        from ._checks import sample_kind
+        return sample_kind(self)
 
     needs_resolution = False
     """Does :meth:`sample` take a ``resolution`` (the path laws: Gaussian i.i.d., fractional)?"""
@@ -297,11 +315,41 @@ class Driver(abc.ABC):
     per draw (:func:`~deeplimits.studies.propagation.memory.default_draw_bytes`; four for fractional weights)."""
     independent = False
     """Are its layers independent with i.i.d. entries (the i.i.d. family, for which the bounds of
-    :func:`~deeplimits.studies.theory.theory_bounds` hold)?
-    """
+    :func:`~deeplimits.studies.theory.theory_bounds` hold)?"""
     growth_law = False
     """Is the growth law ``gamma = 1 - beta / regularity`` below the phase boundary stated for it
     (:func:`~deeplimits.studies.theory.growth_exponent`: i.i.d. and smooth weights)?"""
+
+    gaussian = False
+    """Are its weights Gaussian (then :meth:`from_normal` is the identity, and the law study's
+    control variates, which follow a law's departure from the Gaussian one, vanish)?"""
+    subgaussian: float | None = None
+    """The sub-Gaussian constant ``s`` of its unit-variance entries (Marion et al.'s (A1):
+    ``E exp(lambda X) <= exp(lambda^2 s^2 / 2)``), for i.i.d. laws that declare it; ``None`` otherwise."""
+    cumulants: tuple | None = None
+    """``(kappa_4, kappa_6, kappa_8)`` of its symmetric unit-variance entries (the exact eighth
+    moment of (A2), :mod:`~deeplimits.studies.theory_conditions`); ``None`` where not declared."""
+
+    def from_normal(self, g: torch.Tensor) -> torch.Tensor:
+        """Entries of unit variance of this i.i.d. law as a function of standard normals ``g`` (the
+        quantile transform ``q(Phi(g))``, elementwise): the coupled sample of the law study
+        (docs/law.md), whose networks read their weights off the Brownian path of the limit. A law
+        without one is refused there in one line (:attr:`has_from_normal`)."""
+        raise NotImplementedError(f"driver {self.name!r} declares no from_normal")
+
+    @property
+    def has_from_normal(self) -> bool:
+        """Does the law declare :meth:`from_normal`?"""
+        return type(self).from_normal is not Driver.from_normal
+
+    def mgf(self, lam):
+        """``E exp(lambda X)`` of its unit-variance entries (numpy, elementwise), where declared."""
+        raise NotImplementedError(f"driver {self.name!r} declares no moment generating function")
+
+    def entries(self, rng, shape):
+        """Unit-variance entries of this i.i.d. law drawn by the numpy generator ``rng`` (a Monte
+        Carlo check of the theory's constants), where declared."""
+        raise NotImplementedError(f"driver {self.name!r} declares no numpy sampler")
 
     def held_bytes(self, entries, layers: int, item: int) -> int:
         """Peak bytes of holding every one of ``layers`` layers of weight tensors of ``entries``
@@ -313,7 +361,7 @@ class Driver(abc.ABC):
     def sweep_bytes(self, entries: int, reference: int, depths: int, item: int, device=None) -> int:
         """Peak bytes of the driver in a strong-error sweep over ``reference`` fine steps of a
         weight of ``entries`` numbers (all draws) read at ``depths`` depths
-        (:func:`~deeplimits.studies.memory.convergence_bytes`). Here (streamed laws): blocks of
+        (:func:`~deeplimits.studies.convergence.memory.convergence_bytes`). Here (streamed laws): blocks of
         ``_BLOCK_ELEMENTS`` numbers (at least one layer), the block in use, the one drawn ahead and
         their trees of pairwise sums, plus one accumulated increment per depth."""
         return item * (6 * min(reference * entries, max(_BLOCK_ELEMENTS, entries)) + depths * entries)

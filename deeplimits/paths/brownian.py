@@ -88,16 +88,21 @@ class IIDSample(DriverSample):
         self.law, self.seed = law, seed
 
     def iter_weights(self, depth: int) -> Iterator[torch.Tensor]:
-        depth = V.integer("depth", depth)
-        seed = _random.mix_seed(self.seed, depth - 1)
-        c = self._chunk_layers(1)
         a = math.sqrt(3.0) * self.scale if self.law == "uniform" else 1.0
-        for j, k0 in enumerate(range(0, depth, c)):
-            n = min(c, depth - k0)
-            u = _random.uniform((n, self.draws, *self.shape), _random.mix_seed(seed, j), self.dtype, -a, a,
-                                self.home)
+        for shape, seed in fresh_chunks(self, depth):
+            u = _random.uniform(shape, seed, self.dtype, -a, a, self.home)
             signs = u if self.law == "uniform" else torch.where(u < 0, -1.0, 1.0).to(self.dtype) * self.scale
             yield self._deliver(signs)
+
+
+def fresh_chunks(sample: DriverSample, depth: int) -> Iterator[tuple[tuple, int]]:
+    """``(shape, seed)`` of each chunk of consecutive layers of an i.i.d. sample at ``depth``: fresh
+    numbers per depth, seeded by ``(sample.seed, depth)`` and the chunk's index."""
+    depth = V.integer("depth", depth)
+    seed = _random.mix_seed(sample.seed, depth - 1)
+    c = sample._chunk_layers(1)
+    for j, k0 in enumerate(range(0, depth, c)):
+        yield (min(c, depth - k0), sample.draws, *sample.shape), _random.mix_seed(seed, j)
 
 
 @register_driver
@@ -115,9 +120,46 @@ class IIDDriver(Driver):
     """The laws it draws from."""
     names = ("uniform", "gaussian", "rademacher")  # the order of deeplimits.paths.DRIVERS
 
+    FACTS = {"gaussian": (1.0, (0.0, 0.0, 0.0)), "uniform": (1.0, (-6.0 / 5.0, 48.0 / 7.0, -432.0 / 5.0)),
+             "rademacher": (1.0, (-2.0, 16.0, -272.0))}
+    """Per law at unit variance: the sub-Gaussian constant ``s`` (the smallest: each mgf is ``1 +
+    lambda^2 / 2 + O(lambda^4)``) and the cumulants ``(kappa_4, kappa_6, kappa_8)``: Gaussian 0;
+    Rademacher -2, 16, -272; uniform on [-sqrt 3, sqrt 3] -6/5, 48/7, -432/5."""
+
     def __init__(self, law: str = "gaussian"):
         self.name = V.choice("law", law, self.LAWS)
-        self.coupled = self.needs_resolution = law == "gaussian"
+        self.coupled = self.needs_resolution = self.gaussian = law == "gaussian"
+        self.subgaussian, self.cumulants = self.FACTS[self.name]
+
+    def from_normal(self, g: torch.Tensor) -> torch.Tensor:
+        """``g`` (Gaussian), ``sqrt(3) (2 Phi(g) - 1)`` (uniform on ``[-sqrt 3, sqrt 3]``) or
+        ``sign(g)`` (Rademacher): unit-variance entries of the law, one per standard normal."""
+        if self.name == "uniform":
+            return torch.erf(g * (1 / math.sqrt(2.0))).mul_(math.sqrt(3.0))
+        return torch.sign(g) if self.name == "rademacher" else g
+
+    def mgf(self, lam):
+        """``exp(lambda^2 / 2)`` (Gaussian), ``cosh(lambda)`` (Rademacher), ``sinh(sqrt(3) lambda) /
+        (sqrt(3) lambda)`` (uniform)."""
+        import numpy as np
+
+        lam = np.asarray(lam, dtype=np.float64)
+        if self.gaussian:
+            return np.exp(lam ** 2 / 2)
+        if self.name == "rademacher":
+            return np.cosh(lam)
+        x = math.sqrt(3.0) * lam
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(x == 0, 1.0, np.sinh(x) / np.where(x == 0, 1.0, x))
+
+    def entries(self, rng, shape):
+        import numpy as np
+
+        if self.gaussian:
+            return rng.standard_normal(shape)
+        if self.name == "rademacher":
+            return rng.choice(np.array([-1.0, 1.0]), size=shape)
+        return rng.uniform(-math.sqrt(3.0), math.sqrt(3.0), size=shape)
 
     def _sample(self, shape, draws, resolution, generator, dtype, scale, device):
         if self.name == "gaussian":

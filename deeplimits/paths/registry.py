@@ -29,12 +29,13 @@ POSITIONAL = ("hurst", "length_scale")
 def register_driver(cls):
     """Class decorator: enter the :class:`~deeplimits.paths.Driver` subclass ``cls`` under each of
     its names (``cls.names``, or ``(cls.name,)``), with its declared parameters ``cls.options``.
-    A name already taken by another class is refused."""
+    A name already taken by another class is refused (the same class of a reloaded module replaces it)."""
     names = tuple(cls.names or (cls.name,))
     for name in names:
         if not (isinstance(name, str) and name):
             raise ParameterError("name", f"a driver's name must be a non-empty string, got {name!r}")
-        if _DRIVERS.get(name, cls) is not cls:
+        known = _DRIVERS.get(name, cls)
+        if (known.__module__, known.__qualname__) != (cls.__module__, cls.__qualname__):  # (a reloaded module: its own)
             raise ParameterError("name", f"driver {name!r} is already registered (by {_DRIVERS[name].__name__})")
     for opt in cls.options:
         if not isinstance(opt, Option):

@@ -11,8 +11,10 @@ documentation read :data:`REGISTRY`. Importing this package does not import torc
 
 from .base import (DEPTHS, REGISTRY, Option, Regime, StrongOrder, Term, declarations, get_regime, is_given, pair,
                    regime_names, regimes_table, register_regime, takes)
-from .resnet import FBM, ODE, SDE  # noqa: I001 - registration order: sde, ode, fbm, inside-sde, inside-ode
+from .resnet import FBM, ODE, SDE  # noqa: I001 - registration order: sde, ode, fbm, inside-sde, inside-ode, rough
 from .inside import InsideODE, InsideSDE
+from .rough import Rough
 
 __all__ = ["Regime", "Option", "StrongOrder", "Term", "REGISTRY", "register_regime", "get_regime", "regime_names", "pair",
-           "regimes_table", "takes", "declarations", "is_given", "DEPTHS", "SDE", "ODE", "FBM", "InsideSDE", "InsideODE"]
+           "regimes_table", "takes", "declarations", "is_given", "DEPTHS", "SDE", "ODE", "FBM", "InsideSDE", "InsideODE",
+           "Rough"]

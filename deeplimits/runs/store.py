@@ -18,19 +18,20 @@ import urllib.parse
 import torch
 
 from .._version import __version__
-from .integrity import (DamagedFileWarning, DamagedStoreError, DiskFullError, RunStoreError, checksum, is_disk_full,
-                        task_state)
+from .integrity import (DamagedFileWarning, DamagedStoreError, DiskFullError, RunStoreError, check_spec, checksum,
+                        is_disk_full, same_code, seal_tasks, spec_checksum, task_state, user_code_of)
 from .tasks import Task
 from .transaction import Transaction, disk_full
 
-SCHEMA = 2  # 2: every finished task carries a checksum (schema 1 stores are read, migrated by a write)
-"""The schema a store is written in (2: every finished task carries a checksum)."""
-READABLE_SCHEMAS = ("1", "2")
+SCHEMA = 3  # 2: every finished task carries a checksum; 3: so does the spec (older stores are read, migrated by a write)
+"""The schema a store is written in (2: every finished task carries a checksum; 3: the spec too, with
+the provenance of the user code the run was made with)."""
+READABLE_SCHEMAS = ("1", "2", "3")
 STORE_NAME = "run.sqlite"
 """The file name of a run store in its directory."""
 
 __all__ = ["RunStore", "RunStoreError", "DamagedStoreError", "DiskFullError", "DamagedFileWarning", "find_runs", "checksum",
-           "STORE_NAME", "SCHEMA"]
+           "STORE_NAME", "SCHEMA", "user_code_of"]
 
 _COLUMNS = "key, fn, params, seed, status, result, error, seconds, finished, attempts, versions"
 
@@ -63,15 +64,17 @@ class RunStore:
     :meth:`records` lists it with status ``'damaged'`` and no result; :meth:`integrity` and
     :meth:`integrity_line` report it.
 
-    In a store of schema 2 a finished task without a checksum (``NULL``) is damaged too: only a
-    hand-edited or tampered row lacks one.
+    In a store of schema 2 or 3 a finished task without a checksum (``NULL``) is damaged too: only a
+    hand-edited or tampered row lacks one. The spec is checksummed too (schema 3) with the user
+    code the run was made with (:func:`user_code_of`): an edited spec is a damaged store, and a
+    run resumed with user code whose source changed is refused. Nothing a spec names is imported.
 
-    Older stores (schema 1, before checksums) load: their tasks are *unverified* (used as they
-    are when their text is JSON, counted by :meth:`integrity`). The first task stored into one
-    (resuming the run) migrates it to schema 2 in one transaction: a ``checksum`` column, and
-    every finished task whose text is JSON sealed with the checksum of that text as found (so
-    that from then on a change to it is seen). Reading it (``runs show/export/plot``) leaves it
-    untouched.
+    Older stores load: those of schema 1 (before checksums) with *unverified* tasks (used as they
+    are when their text is JSON, counted by :meth:`integrity`), those of schema 1 and 2 with an
+    unverified spec. The first task stored into one (resuming the run) migrates it to schema 3 in
+    one transaction: a ``checksum`` column, every finished task whose text is JSON sealed with the
+    checksum of that text as found, and the spec sealed likewise (so that from then on a change to
+    it is seen). Reading it (``runs show/export/plot``) leaves it untouched.
 
     Creating a store is atomic: several processes creating the same store at once all get it
     (one creates it, the others open it), or :class:`RunStoreError` if their specs differ.
@@ -123,11 +126,10 @@ class RunStore:
             raise
 
     def _close_quietly(self):
-        if self._db is not None:
-            try:
-                self._db.close()
-            except sqlite3.Error:
-                pass
+        try:
+            self._db is not None and self._db.close()
+        except sqlite3.Error:
+            pass
 
     def _connect_readonly(self):
         """A store without a write-ahead log (closed cleanly) is read ``immutable=1``: nothing is
@@ -168,8 +170,11 @@ class RunStore:
                           status TEXT NOT NULL CHECK (status IN ('done', 'failed')),
                           result TEXT, error TEXT, seconds REAL, finished REAL, attempts INTEGER NOT NULL,
                           versions TEXT NOT NULL, checksum TEXT)""")
+            spec_text = json.dumps(spec, sort_keys=True)
+            code_text = json.dumps(user_code_of(spec), sort_keys=True)
             db.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)", [
-                ("schema", str(SCHEMA)), ("spec", json.dumps(spec, sort_keys=True)),
+                ("schema", str(SCHEMA)), ("spec", spec_text), ("user_code", code_text),
+                ("spec_checksum", spec_checksum(spec_text, code_text)),
                 ("created", str(time.time())), ("versions", _versions())])
 
     def _check(self, spec):
@@ -187,10 +192,15 @@ class RunStore:
         if meta.get("schema") not in READABLE_SCHEMAS:
             raise DamagedStoreError(f"{self.path} has store schema {meta.get('schema')!r}; this deeplimits "
                                     f"reads schemas {', '.join(READABLE_SCHEMAS)}")
+        self.schema = meta["schema"]
         stored = self._spec_of(meta["spec"])
+        check_spec(meta, self.path, current=str(SCHEMA))
         if spec is not None and stored != json.loads(json.dumps(spec, sort_keys=True)):
             raise RunStoreError(f"{self.path} holds a run of a different command; use another output "
                                 f"directory (or the same options as that run to resume it)")
+        self._given_code = None if spec is None else user_code_of(spec)
+        if spec is not None and "user_code" in meta:
+            same_code(json.loads(meta["user_code"]), self._given_code, self.path)
 
     def _spec_of(self, text):
         try:
@@ -203,23 +213,25 @@ class RunStore:
         return any(r[1] == "checksum" for r in self._db.execute("PRAGMA table_info(tasks)").fetchall())
 
     def _migrate(self):
-        """Schema 1 -> 2 in one transaction: the checksum column, and every finished task whose
-        texts are JSON sealed with the checksum of its text as found (the others stay without
-        one: damaged, recomputed)."""
+        """An older store, brought to schema 3 in one transaction when a task is first stored into it:
+        (schema 1) a ``checksum`` column, and every finished task whose texts are JSON sealed with the
+        checksum of its text as found (the others stay without one: damaged, recomputed); (schema 1
+        and 2) the spec sealed with its checksum as found, with the user code this resumed run was
+        given."""
+        if self.schema == str(SCHEMA):
+            return
         with self._transaction() as db:
+            found = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0]
+            if found == str(SCHEMA):
+                return
             if not self._has_checksums():
-                db.execute("ALTER TABLE tasks ADD COLUMN checksum TEXT")
-                cur = db.execute(f"SELECT {_COLUMNS} FROM tasks WHERE status = 'done'")
-                names = [c[0] for c in cur.description]
-                for row in [dict(zip(names, r)) for r in cur.fetchall()]:
-                    if self._state(row) == "unverified":
-                        db.execute("UPDATE tasks SET checksum = ? WHERE key = ?", (checksum(
-                            row["key"], row["fn"], row["params"], row["seed"], row["result"], row["versions"]),
-                            row["key"]))
-                db.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (str(SCHEMA),))
-                db.execute("INSERT OR REPLACE INTO meta VALUES ('migrated', ?)",
-                           (json.dumps({"from_schema": 1, "at": time.time()}),))
-        self._checked = True
+                seal_tasks(db, _COLUMNS)
+            spec_text = db.execute("SELECT value FROM meta WHERE key = 'spec'").fetchone()[0]
+            code_text = json.dumps(self._given_code or {}, sort_keys=True)
+            db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [
+                ("user_code", code_text), ("spec_checksum", spec_checksum(spec_text, code_text)),
+                ("schema", str(SCHEMA)), ("migrated", json.dumps({"from_schema": int(found), "at": time.time()}))])
+        self._checked, self.schema = True, str(SCHEMA)
 
     def _transaction(self):
         if self.readonly:
@@ -271,6 +283,8 @@ class RunStore:
         if info["unverified"]:
             parts.append(f"{info['unverified']} task{'s' if info['unverified'] != 1 else ''} from an older store "
                          f"without checksums (unverified)")
+        if self.schema != str(SCHEMA):
+            parts.append(f"its spec is unverified (a store of schema {self.schema}, from before specs had checksums)")
         if self.immutable:
             parts.append("opened immutable: tasks still in the write-ahead log are not shown")
         return "; ".join(parts)
@@ -326,8 +340,7 @@ class RunStore:
         as it is; a failed or damaged one is replaced."""
         params, result_text, versions = json.dumps(task.params, sort_keys=True), json.dumps(result), _versions()
         digest = checksum(task.key, task.fn, params, task.seed, result_text, versions)
-        if not self._checked:
-            self._migrate()
+        self._migrate()
         with self._transaction() as db:
             if self._stored_intact(db, task.key):
                 return
@@ -352,8 +365,7 @@ class RunStore:
 
     def record_failure(self, task: Task, error: str):
         """Record ``task`` as failed with ``error`` (a finished, intact result is kept)."""
-        if not self._checked:
-            self._migrate()
+        self._migrate()
         with self._transaction() as db:
             if self._stored_intact(db, task.key):
                 return

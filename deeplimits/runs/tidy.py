@@ -1,4 +1,4 @@
-"""The records of a run store as a tidy table: one row per observation (issue 28).
+"""The records of a run store as a tidy table: one row per observation.
 
 A finished task's result holds scalars, nested lists whose axes its task declares
 (``register_task(..., axes=("draw", "depth"))``: the convergence errors of a chunk, one value per

@@ -22,7 +22,7 @@ import torch
 from ..errors import ParameterError
 
 __all__ = ["Problem", "linear_sde", "regime_noise", "linear_young", "ornstein_uhlenbeck", "sin_cos", "PROBLEMS",
-           "scheme_on"]
+           "scheme_on", "scheme_and_problem"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -163,3 +163,41 @@ def _torchsde(method: str, p: Problem, problem: str):
     if method == "milstein" and Linear.sde_type == "stratonovich":
         raise ParameterError("problem", "torchsde-milstein runs the Itô problem linear-sde")
     return TorchsdeScheme(Linear(), method)
+
+
+def scheme_and_problem(scheme, problem, *, width: int | None = None, hurst: float | None = None,
+                       noise: str | None = None):
+    """``(scheme, problem)`` where either may be a user's object: a :class:`~deeplimits.schemes.Scheme`
+    (or a callable with an ``order``) and a :class:`Problem`; names as :func:`scheme_on`. A user's
+    scheme runs on a named problem as it is; a shipped ``euler-maruyama``, ``milstein`` or ``heun``
+    is built on a user's problem (its drift, diffusion, derivative and noise); the other shipped
+    schemes are written for their own problems and refused there in one line."""
+    from .. import _validate as V_
+    from .._names import SCHEMES
+    from . import EulerMaruyama, Heun, Milstein
+
+    if isinstance(scheme, str) and isinstance(problem, str):
+        return scheme_on(scheme, problem, width=width, hurst=hurst, noise=noise)
+    if isinstance(problem, str):
+        problem = V_.choice("problem", problem, tuple(PROBLEMS))
+        if width is not None and problem != "sde-regime":
+            raise ParameterError("width", f"width applies only to problem 'sde-regime', not {problem!r}")
+        p = PROBLEMS[problem](None if width is None else V_.integer("width", width), hurst)
+    elif isinstance(problem, Problem):
+        p = problem
+    else:
+        raise ParameterError("problem", f"problem must be a name ({', '.join(PROBLEMS)}) or a Problem, got "
+                                        f"{type(problem).__name__}")
+    if not isinstance(scheme, str):
+        if not (callable(scheme) and hasattr(scheme, "order")):
+            raise ParameterError("scheme", f"scheme must be a name or a Scheme, got {type(scheme).__name__}")
+        return scheme, p
+    classes = {"euler-maruyama": EulerMaruyama, "milstein": Milstein, "heun": Heun}
+    name = V_.choice("scheme", scheme, SCHEMES)
+    if name not in classes:
+        raise ParameterError("scheme", f"scheme {name!r} is written for its own problems; on a problem of your own "
+                                       f"give one of {', '.join(classes)}")
+    if name == "milstein" and p.derivative is None:
+        raise ParameterError("scheme", "scheme 'milstein' needs the problem's derivative L^j g^k (Problem.derivative)")
+    kw = {"derivative": p.derivative} if name == "milstein" else {}
+    return classes[name](p.drift, p.diffusion, noise=p.noise if noise is None else noise, **kw), p

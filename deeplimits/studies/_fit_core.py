@@ -14,7 +14,8 @@ from .._stats import chi2_sf
 from ..errors import ParameterError
 from ..orders import Term
 
-#: the coherences a mixed term is tried with (0 a fluctuation, 1 coherent)
+#: the coherences a mixed term is tried with (0 a fluctuation, 1 coherent), the shares of a partial one
+#: (0 independent, 1 a fluctuation)
 MIXES = np.linspace(0.0, 1.0, 11)
 #: the exponent shifts searched by the profile: |delta| <= REACH, a grid of COARSE, then refined
 REACH, COARSE = 1.0, 0.025
@@ -23,8 +24,8 @@ CHI1 = 3.841458820694124
 
 
 def mixes(terms, reference) -> np.ndarray:
-    """The coherences to try: :data:`MIXES` when a mixed term is seen against a nested reference."""
-    nested = reference is not None and any(t.kind == "mixed" and t.exponent > 0 for t in terms)
+    """The coherences to try: :data:`MIXES` when a mixed (or partial) term is seen against a nested reference."""
+    nested = reference is not None and any(t.kind in ("mixed", "partial") and t.exponent > 0 for t in terms)
     return MIXES if nested else np.array([1.0])
 
 
@@ -37,6 +38,8 @@ def seen(term, L: np.ndarray, reference, mix: np.ndarray) -> np.ndarray:
     g = term.law(float(reference))
     if term.kind == "coherent":
         return out - g
+    if term.kind == "partial":
+        return np.sqrt(np.clip(f * f + g * g - 2 * mix[:, None] * g * g, 0.0, None))
     m = np.zeros_like(mix) if term.kind == "fluctuation" else mix
     return np.sqrt(np.clip(f * f + g * g - 2 * g * (m[:, None] * f + (1 - m[:, None]) * g), 0.0, None))
 
@@ -144,17 +147,19 @@ def profile_minimum(L, b, w, terms, reference) -> tuple[float, float]:
     return d, t
 
 
-def exponent_interval(L, b, w, corr, terms, reference) -> tuple[float, float, bool]:
-    """``(lo, hi, closed)``: the 95% profile interval of the leading exponent, the run of shifts
-    around the best one whose statistic lies within ``g * 3.84`` of its minimum (``g``: the
+def exponent_interval(L, b, w, corr, terms, reference, chi: float = CHI1) -> tuple[float, float, bool]:
+    """``(lo, hi, closed)``: the profile interval of the leading exponent (95% with ``chi`` the
+    default :data:`CHI1`; the quantile of chi-square on 1 dof of another level otherwise), the run of
+    shifts around the best one whose statistic lies within ``g * chi`` of its minimum (``g``: the
     sandwich ratio), found in steps of :data:`COARSE` then by bisection to 1e-4 at each end;
-    ``closed`` when neither end is the edge of the search (``|delta| = REACH``): an end where the leading term stops leading still bounds the exponents of expansions it
-    leads. ``nan`` bounds when no shift leaves a leading term."""
+    ``closed`` when neither end is the edge of the search (``|delta| = REACH``): an end where the
+    leading term stops leading still bounds the exponents of expansions it leads. ``nan`` bounds
+    when no shift leaves a leading term."""
     r0 = terms[0].exponent
     d0, t0 = profile_minimum(L, b, w, terms, reference)
     if not math.isfinite(t0):
         return math.nan, math.nan, False
-    bound = t0 + CHI1 * sandwich_ratio(L, b, w, corr, terms, reference, d0)
+    bound = t0 + chi * sandwich_ratio(L, b, w, corr, terms, reference, d0)
     ends, closed = [], True
     for sign in (-1, 1):
         a, z = d0, None
@@ -233,9 +238,14 @@ def check(depths, error, terms, stderr, cov, reference, slope, level, remainder)
         if slope.shape != (3,):
             raise ParameterError("slope", f"slope must be (slope, lo, hi), three finite numbers, got {_short(slope)}")
         slope = [float(x) for x in slope]
-    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
-        raise ParameterError("level", f"level must be a number in (0, 1), got {level!r:.40}")
-    return L, e, terms, (cov + cov.T) / 2, reference, slope, float(level), remainder
+    return L, e, terms, (cov + cov.T) / 2, reference, slope, check_level("level", level), remainder
+
+
+def check_level(name: str, level, high: float = 1.0) -> float:
+    """A level in ``(0, high)`` (one line naming ``name`` otherwise)."""
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < high:
+        raise ParameterError(name, f"{name} must be a number in (0, {high:g}), got {level!r:.40}")
+    return float(level)
 
 
 def _floats(name, x, what) -> np.ndarray:

@@ -13,14 +13,12 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from .._names import LAYER_WEIGHTS
-
 __all__ = ["StreamedLayers"]
 
 
 class StreamedLayers:
-    """``layers[k] = (V_k, W_k, b_k)`` (``None`` for a weight the network does not have) of the
-    first ``n`` layers of the depth-``depth`` weights of ``samples`` (name -> DriverSample)."""
+    """``layers[k] = {name: weight_k}`` (one entry per weight of ``samples``, name -> DriverSample,
+    in their order) of the first ``n`` layers of the depth-``depth`` weights."""
 
     def __init__(self, samples: dict, depth: int, n: int):
         self.n = n
@@ -52,7 +50,7 @@ class StreamedLayers:
             self._grow(nm, k)
         if k == self.n - 1:  # every block is drawn
             self._pool.shutdown(wait=False)
-        return tuple(self._views[nm][k] if nm in self._views else None for nm in LAYER_WEIGHTS)
+        return {nm: views[k] for nm, views in self._views.items()}
 
 
 def _done(value):

@@ -72,7 +72,7 @@ def _resampled_means(e: np.ndarray, idx: np.ndarray) -> np.ndarray:
 
 def _quantiles(x: np.ndarray, qs) -> list[float]:
     """``np.nanquantile(x, qs)`` (its default ``'linear'`` method) without the import of
-    :mod:`numpy.ma` that NumPy's quantiles make (a tenth of a second, issue 40)."""
+    :mod:`numpy.ma` that NumPy's quantiles make (a tenth of a second, benchmarks/RESULTS.md)."""
     a = np.sort(x[~np.isnan(x)])
     if not len(a):
         return [math.nan] * len(qs)

@@ -77,13 +77,14 @@ class Plan(abc.ABC):
         return task.params.get("draws", 1)
 
     def run(self, progress: Callable[[int], None] | None = None, *, store=None, workers: int | None = None,
-            scheduler: str | None = None, timeout: float | None = None):
+            scheduler: str | None = None, timeout: float | None = None, tasks: list | None = None):
         """Run the tasks not yet in ``store`` (in this process, or on a Dask cluster: the same
         numbers) and summarise; ``progress`` (``None`` or a function) is called with
         :meth:`progress_units` of each task this call runs (those already in ``store`` are
         :meth:`stored_units`); ``store`` is ``None`` or a :class:`~deeplimits.runs.RunStore`.
         The result's ``seconds`` add the stored compute time of the tasks finished in earlier
-        sessions to this call's wall time."""
+        sessions to this call's wall time. ``tasks``: the tasks to run and summarise (default all
+        of :meth:`tasks`; a run sized to decide runs a growing part of them)."""
         from .. import _validate as V_
         from ..runs import run_sweep
         from ..runs.executors import check_store
@@ -93,7 +94,7 @@ class Plan(abc.ABC):
         t0 = time.perf_counter()
         if store is not None and not store.readonly:
             self.discard_damaged(store)
-        tasks = self.tasks()
+        tasks = self.tasks() if tasks is None else tasks
         stored = set(store.results()) if store is not None else set()
         before = self._stored_seconds(store, stored)
         reported: dict = {}  # units a running task has reported already
@@ -131,13 +132,31 @@ class Plan(abc.ABC):
         (written by :meth:`keep`) are missing or damaged; none by default."""
         return []
 
+    def result_damage(self, task, result) -> str | None:
+        """Why the stored ``result`` of ``task`` cannot be used (numbers that are not numbers, of the
+        wrong shape, or too large for the statistics), or ``None``; every result is sound by default.
+        A store's checksum tells a result as written from one changed since; this tells a result
+        that no task could have written (a store re-signed by hand)."""
+        return None
+
+    def _unusable(self, done: dict) -> list[tuple[str, str]]:
+        """``(key, reason)`` of the finished results among ``done`` that :meth:`result_damage` refuses."""
+        out = []
+        for task in self.tasks():
+            if task.key in done:
+                why = self.result_damage(task, done[task.key])
+                if why is not None:
+                    out.append((task.key, f"the stored result of task {task.key} is unusable ({why})"))
+        return out
+
     def discard_damaged(self, store) -> list[str]:
-        """Mark the tasks of :meth:`damaged` as failed in ``store`` so that this run computes them
-        again, each reported in one line (a :class:`~deeplimits.runs.DamagedFileWarning`)."""
+        """Mark the tasks of :meth:`damaged` (and those whose stored result :meth:`result_damage`
+        refuses) as failed in ``store`` so that this run computes them again, each reported in one
+        line (a :class:`~deeplimits.runs.DamagedFileWarning`)."""
         from ..runs import DamagedFileWarning
 
         keys = []
-        for key, reason in self.damaged(store):
+        for key, reason in self.damaged(store) + self._unusable(store.results()):
             if store.discard(key, reason):
                 warnings.warn(f"{reason}; computing its task {key} again", DamagedFileWarning, stacklevel=3)
                 keys.append(key)
@@ -150,7 +169,14 @@ class Plan(abc.ABC):
         return result
 
     def stored_result(self, done: dict, seconds: dict):
-        """The result of the finished tasks among ``done`` (results by key), ``None`` if none."""
+        """The result of the finished tasks among ``done`` (results by key), ``None`` if none; a
+        result :meth:`result_damage` refuses is left out, said in one line."""
+        from ..runs import DamagedFileWarning
+
+        for key, reason in self._unusable(done):
+            warnings.warn(f"{reason}; left out (run the same command again to recompute it)", DamagedFileWarning,
+                          stacklevel=2)
+            done = {k: v for k, v in done.items() if k != key}
         tasks = [t for t in self.tasks() if t.key in done]
         if not tasks:
             return None
@@ -168,13 +194,15 @@ def plan_from_dict(spec: dict) -> Plan:
 def results_from_store(store) -> list:
     """The results of a stored run of any study, rebuilt from its finished tasks (no simulation):
     one result per stored plan that has a finished task (a convergence run may hold several)."""
+    from .._user_code import reading_stored
     from ..runs import RunStoreError
 
-    spec = store.spec
-    try:
-        plans = [plan_from_dict(s) for s in (spec if isinstance(spec, list) else [spec])]
-    except (KeyError, TypeError, AttributeError, ValueError) as e:
-        raise RunStoreError(f"{store.path} does not hold a deeplimits study ({type(e).__name__}: {e})") from None
-    done = store.results()
-    seconds = {r["key"]: r["seconds"] for r in store.records()}
-    return [r for r in (p.stored_result(done, seconds) for p in plans) if r is not None]
+    with reading_stored(f"the run store {store.path}"):  # nothing the spec names is imported
+        spec = store.spec
+        try:
+            plans = [plan_from_dict(s) for s in (spec if isinstance(spec, list) else [spec])]
+        except (KeyError, TypeError, AttributeError, ValueError) as e:
+            raise RunStoreError(f"{store.path} does not hold a deeplimits study ({type(e).__name__}: {e})") from None
+        done = store.results()
+        seconds = {r["key"]: r["seconds"] for r in store.records()}
+        return [r for r in (p.stored_result(done, seconds) for p in plans) if r is not None]

@@ -1,4 +1,4 @@
-"""The settings groups of the studies (issue 41): value objects in place of wide signatures.
+"""The settings groups of the studies: value objects in place of wide signatures.
 
 A plan function takes its settings by group: ``plan_training("digits", network=Network(arch="res-2",
 depth=8), training=Training(epochs=2), compute=Compute(seed=1))``; a field left unset takes the
@@ -10,6 +10,7 @@ flat keywords (``plan_training(arch="res-2", depth=8, epochs=2)``), never both f
 ``Execution(store=store, workers=2).run(plan_training(...))``.
 
 The groups: :class:`Network` (the networks), :class:`Training` (how they train),
+:class:`Decision` (the margin of an agreement, the budget of a run sized to decide),
 :class:`Grid` (a training grid), :class:`Conv` (convolutional networks and their protocol),
 :class:`ScalingProtocol` (the scaling experiment's published protocol), :class:`Compute` (seed,
 dtype, device, chunk) and :class:`Execution` (how a plan's tasks run). Torch-free.
@@ -23,7 +24,7 @@ from typing import Callable
 from .._settings import DEFAULT, REQUIRED, Group, Training, defaults, group, grouped
 
 __all__ = ["DEFAULT", "REQUIRED", "Group", "grouped", "group", "defaults", "Network", "Training", "Grid", "Conv",
-           "ScalingProtocol", "Compute", "Execution"]
+           "ScalingProtocol", "Compute", "Execution", "Decision"]
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -31,7 +32,8 @@ class Network(Group):
     """The networks of a study (a field left at :data:`DEFAULT` takes the study's default)."""
 
     arch: str | None = DEFAULT
-    """The residual map (``'res-1'``, ``'res-2'``, ``'res-3'``, ``'inside'``)."""
+    """The residual map: a registered block's name (``'res-1'``, ``'res-2'``, ``'res-3'``, ``'inside'``, or
+    one of your own)."""
     activation: object = DEFAULT
     """The activation, by name (``None``: the architecture's default)."""
     bias: bool | None = DEFAULT
@@ -40,6 +42,16 @@ class Network(Group):
     """The depth ``L`` (residual blocks of a convolutional network)."""
     width: int | None = DEFAULT
     """The width ``d`` (a convolutional network's stem channels)."""
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class Decision(Group):
+    """How a verdict is decided (docs/schemes.md, "A run sized to decide")."""
+
+    margin: float = DEFAULT
+    """An ``agrees`` needs the leading exponent within this of the declared one (default 0.1)."""
+    budget: float | None = DEFAULT
+    """Seconds a run may grow its draws in stages until the verdict is decided (``None``: one run)."""
 
 
 @dataclasses.dataclass(frozen=True, repr=False)

@@ -180,7 +180,7 @@ def run_chunk(p: Pair, depths, reference, draws, inputs, seed, dtype, device=Non
     """One chunk of draws: per-draw errors ``(draws, len(depths))`` (max over k, terminal),
     averaged over the inputs of each draw, computed on ``device`` (the CPU by default), with torch
     on one thread (:func:`~deeplimits._random.single_threaded_torch`: the sweep's per-step products
-    are small, benchmarks/RESULTS.md, issue 40)."""
+    are small, benchmarks/RESULTS.md)."""
     g = torch.Generator().manual_seed(seed)
     with single_threaded_torch():
         s = p.sample(draws, inputs=inputs, resolution=reference if p.rough else None,

@@ -58,16 +58,20 @@ def theory_bounds(beta: float, depth: int) -> tuple[float, float]:
     return bound(0.5), bound(1.0)
 
 
-def bounds_apply(arch: str, activation, driver) -> bool:
-    """Whether :func:`theory_bounds` hold: i.i.d. weights, res-1/2/3, and an activation with
-    ``x^2/2 <= sigma(x)^2 <= x^2`` (identity, leaky ReLU of slope in [1/sqrt(2), 1]), or ReLU
-    behind a symmetric inner weight (res-2, res-3), for which ``E ReLU(Wh)_i^2 = E (Wh)_i^2 / 2``."""
+def bounds_apply(arch, activation, driver) -> bool:
+    """Whether :func:`theory_bounds` hold: i.i.d. weights, a block declaring
+    :attr:`~deeplimits.blocks.Block.moment_bounds` (res-1/2/3; ``arch`` a name or a block), and an
+    activation with ``x^2/2 <= sigma(x)^2 <= x^2`` (identity, leaky ReLU of slope in [1/sqrt(2),
+    1]), or ReLU behind a symmetric inner weight (:attr:`~deeplimits.blocks.Block.inner_weight`:
+    res-2, res-3), for which ``E ReLU(Wh)_i^2 = E (Wh)_i^2 / 2``."""
     from ..activations import activation as _activation
+    from ..blocks import Block, block_class
 
-    if arch == "inside" or not driver.independent:
+    block = type(arch) if isinstance(arch, Block) else block_class(arch)
+    if not block.moment_bounds or not driver.independent:
         return False
     name = _activation(activation).name
-    if name == "identity" or (name == "relu" and arch != "res-1"):
+    if name == "identity" or (name == "relu" and block.inner_weight):
         return True
     if name.startswith("leaky_relu:"):
         return float(name.split(":")[1]) >= 1 / math.sqrt(2) - 1e-6

@@ -33,49 +33,65 @@ import numpy as np
 from .. import _validate as V_
 from ..errors import ParameterError
 
-__all__ = ["SUBGAUSSIAN", "subgaussian_constant", "law_mgf", "relu_moment_ratio", "relu_moment_ratio_gaussian",
+__all__ = ["STRUCTURAL", "subgaussian_constant", "law_mgf", "relu_moment_ratio", "relu_moment_ratio_gaussian",
            "relu_moment_ratio_monte_carlo", "moment_constant", "high_probability_constants",
            "high_probability_conditions"]
 
-SUBGAUSSIAN = {"gaussian": 1.0, "uniform": 1.0, "rademacher": 1.0}
-"""The sub-Gaussian constant ``s`` of each i.i.d. law at unit variance (the smallest: each mgf is
-``1 + lambda^2 / 2 + O(lambda^4)``, so no ``s < 1`` holds)."""
-
-#: the cumulants ``(kappa_4, kappa_6, kappa_8)`` of each law at unit variance: Gaussian 0;
-#: Rademacher -2, 16, -272; uniform on [-sqrt 3, sqrt 3] -6/5, 48/7, -432/5
-_CUMULANTS = {"gaussian": (0.0, 0.0, 0.0), "rademacher": (-2.0, 16.0, -272.0),
-              "uniform": (-6.0 / 5.0, 48.0 / 7.0, -432.0 / 5.0)}
+STRUCTURAL = ("block", "A1")
+"""The names of the structural conditions (the block, (A1)) in :func:`high_probability_conditions`."""
+STORED_STRUCTURAL = ("res-3", "A1")
+"""The names the structural conditions had in records stored before :data:`STRUCTURAL`."""
 
 #: random directions (besides the axes and the diagonal) at which the supremum over h is estimated
 DIRECTIONS = 256
 
 
-def _law(law: str) -> str:
-    return V_.choice("law", law, tuple(SUBGAUSSIAN))
+def _law(law):
+    """The driver of ``law`` (a registered name or a :class:`~deeplimits.paths.Driver`) if it is an
+    i.i.d. law declaring its sub-Gaussian constant and cumulants, else a one-line error naming ``law``."""
+    from ..paths import Driver, make_driver
+
+    drv = law if isinstance(law, Driver) else make_driver(V_.choice("law", law, _declaring()))
+    if not (drv.independent and drv.subgaussian is not None and drv.cumulants is not None):
+        raise ParameterError("law", f"law must be an i.i.d. law declaring its sub-Gaussian constant and cumulants "
+                                    f"({', '.join(_declaring())}), got {drv.name!r}")
+    return drv
 
 
-def subgaussian_constant(law: str) -> float:
-    """``s`` of (A1) for the entries of ``sqrt(d) V`` with law ``law`` (:data:`SUBGAUSSIAN`)."""
-    return SUBGAUSSIAN[_law(law)]
+def _declaring() -> tuple[str, ...]:
+    """The registered driver names whose law declares (A1)'s constant."""
+    from ..paths import make_driver, registered_drivers
+
+    out = []
+    for name in registered_drivers():
+        try:
+            drv = make_driver(name)
+        except ParameterError:  # a driver with a required parameter: not an i.i.d. law
+            continue
+        if drv.independent and drv.subgaussian is not None and drv.cumulants is not None:
+            out.append(name)
+    return tuple(out)
+
+
+def _has_constants(driver) -> bool:
+    return bool(driver.independent and driver.subgaussian is not None and driver.cumulants is not None)
+
+
+def subgaussian_constant(law) -> float:
+    """``s`` of (A1) for the entries of ``sqrt(d) V`` with law ``law`` (a name or a driver:
+    :attr:`~deeplimits.paths.Driver.subgaussian`)."""
+    return float(_law(law).subgaussian)
 
 
 def law_mgf(law: str, lam) -> np.ndarray:
     """``E exp(lambda X)`` of the unit-variance law: ``exp(lambda^2 / 2)`` (Gaussian),
     ``cosh(lambda)`` (Rademacher), ``sinh(sqrt(3) lambda) / (sqrt(3) lambda)`` (uniform)."""
-    lam = np.asarray(lam, dtype=np.float64)
-    law = _law(law)
-    if law == "gaussian":
-        return np.exp(lam ** 2 / 2)
-    if law == "rademacher":
-        return np.cosh(lam)
-    x = math.sqrt(3.0) * lam
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(x == 0, 1.0, np.sinh(x) / np.where(x == 0, 1.0, x))
+    return _law(law).mgf(np.asarray(lam, dtype=np.float64))
 
 
-def _moment_ratio(law: str, d: int, p4, p6, p8) -> np.ndarray:
-    """``E ||ReLU(W h)||^8`` at ``||h|| = 1`` from the power sums ``p_2m = sum_j h_j^(2m)``."""
-    k4, k6, k8 = _CUMULANTS[law]
+def _moment_ratio(law, d: int, p4, p6, p8) -> np.ndarray:
+    """``E ||ReLU(W h)||^8`` at ``||h|| = 1`` from the power sums ``p_2m = sum_j h_j^(2m)`` (``law``: a driver)."""
+    k4, k6, k8 = law.cumulants
     c2, c4, c6, c8 = 1.0 / d, k4 * np.asarray(p4) / d ** 2, k6 * np.asarray(p6) / d ** 3, k8 * np.asarray(p8) / d ** 4
     m4 = c4 + 3 * c2 ** 2  # moments of a symmetric u from its cumulants
     m6 = c6 + 15 * c4 * c2 + 15 * c2 ** 3
@@ -121,12 +137,7 @@ def relu_moment_ratio_monte_carlo(law: str, h, draws: int = 20_000, seed: int = 
     vals = []
     for start in range(0, draws, chunk):
         shape = (min(chunk, draws - start), d, d)
-        if law == "gaussian":
-            x = rng.standard_normal(shape)
-        elif law == "rademacher":
-            x = rng.choice(np.array([-1.0, 1.0]), size=shape)
-        else:
-            x = rng.uniform(-math.sqrt(3.0), math.sqrt(3.0), size=shape)
+        x = law.entries(rng, shape)
         s = (np.maximum(x @ u / math.sqrt(d), 0.0) ** 2).sum(-1)
         vals.append(s ** 4)
     v = np.concatenate(vals)
@@ -146,7 +157,7 @@ def moment_constant(law: str, width: int) -> dict:
     supremum: the ratio is convex in ``p_4`` and linear in ``p_6``, ``p_8``, with
     ``d^(1-m) <= p_2m <= 1``, so its largest value over that box, at a vertex, bounds every h."""
     law, d = _law(law), V_.integer("width", width)
-    if law == "gaussian":
+    if law.gaussian:
         c = relu_moment_ratio_gaussian(d)
         return {"C": c, "estimate": c, "method": "exact: E[N(N+2)(N+4)(N+6)] / d^4, N ~ Binomial(d, 1/2)"}
     rng = np.random.default_rng(0)
@@ -159,17 +170,32 @@ def moment_constant(law: str, width: int) -> dict:
                       f"random directions: {est:.5g})"}
 
 
-def high_probability_constants(arch: str, driver, width: int) -> dict | None:
-    """``{'s', 'C', 'C_estimate', 'C_method'}`` of (A1)-(A2) for res-3 with an i.i.d. law of
-    :data:`SUBGAUSSIAN`, else ``None`` (the constants are not defined)."""
-    if arch != "res-3" or driver.name not in SUBGAUSSIAN:
+def _stated_for(arch) -> bool:
+    """Whether the block of ``arch`` (a name or a :class:`~deeplimits.blocks.Block`) declares
+    :attr:`~deeplimits.blocks.Block.high_probability` (res-3)."""
+    from ..blocks import Block, block_class
+
+    return bool((type(arch) if isinstance(arch, Block) else block_class(arch)).high_probability)
+
+
+def high_probability_constants(arch, driver, width: int) -> dict | None:
+    """``{'s', 'C', 'C_estimate', 'C_method'}`` of (A1)-(A2) for a block the bounds are stated for
+    (res-3) with an i.i.d. law declaring its constants, else ``None`` (the constants are not defined)."""
+    if not (_stated_for(arch) and _has_constants(driver)):
         return None
-    c = moment_constant(driver.name, V_.integer("width", width))
-    return {"s": SUBGAUSSIAN[driver.name], "C": c["C"], "C_estimate": c["estimate"], "C_method": c["method"]}
+    c = moment_constant(driver, V_.integer("width", width))
+    return {"s": float(driver.subgaussian), "C": c["C"], "C_estimate": c["estimate"], "C_method": c["method"]}
 
 
 def _condition(bound: str, name: str, holds: bool, text: str, value=None, limit=None) -> dict:
-    return {"bound": bound, "name": name, "holds": bool(holds), "value": value, "limit": limit, "text": text}
+    return {"bound": bound, "name": name, "holds": bool(holds), "value": value, "limit": limit, "text": text,
+            "structural": name in STRUCTURAL}
+
+
+def is_structural(condition: dict) -> bool:
+    """Whether a condition of :func:`high_probability_conditions` is structural (the block, (A1)); a
+    record stored before the key was written names them as :data:`STORED_STRUCTURAL` does."""
+    return condition.get("structural", condition["name"] in STORED_STRUCTURAL)
 
 
 def high_probability_conditions(arch: str, driver, width: int, beta: float, depth: int,
@@ -177,21 +203,23 @@ def high_probability_conditions(arch: str, driver, width: int, beta: float, dept
     """Every condition of the high-probability bounds at ``alpha = depth^-beta``, with its numbers:
     a list of ``{'bound': 'lower'|'upper', 'name', 'holds', 'value', 'limit', 'text'}``
     (``value <= limit`` is the condition where both are given). The architecture (res-3) and
-    (A1) (an i.i.d. law of :data:`SUBGAUSSIAN`) are structural; with them, ``s``
+    (A1) (an i.i.d. law declaring its constants) are structural (:data:`STRUCTURAL`); with them, ``s``
     (:func:`subgaussian_constant`) and ``C`` (:func:`moment_constant`) give the conditions on
     ``d`` and ``alpha`` (both forms, ``sqrt(C)`` and ``C``, of the first condition of (i))."""
     beta, depth = V_.real("beta", beta, low=0.0), V_.integer("depth", depth)
     d = V_.integer("width", width)
     delta = V_.real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
     out = []
+    name = getattr(arch, "name", arch)
+    stated, iid = _stated_for(arch), _has_constants(driver)
     for b in ("lower", "upper"):
-        out.append(_condition(b, "res-3", arch == "res-3", f"arch is res-3 (got {arch})"))
-        iid = driver.name in SUBGAUSSIAN
-        out.append(_condition(b, "A1", iid, f"(A1) i.i.d. sub-Gaussian weights ({', '.join(SUBGAUSSIAN)}), "
-                                            f"got {driver.name}"))
-    if arch != "res-3" or driver.name not in SUBGAUSSIAN:
+        out.append(_condition(b, STRUCTURAL[0], stated, f"the bounds are stated for this block (res-3, V ReLU(W h); "
+                                                        f"got {name})"))
+        out.append(_condition(b, STRUCTURAL[1], iid, f"(A1) i.i.d. sub-Gaussian weights declaring their constants "
+                                                     f"({', '.join(_declaring())}), got {driver.name}"))
+    if not (stated and iid):
         return out
-    s, c = SUBGAUSSIAN[driver.name], moment_constant(driver.name, d)["C"]
+    s, c = float(driver.subgaussian), moment_constant(driver, d)["C"]
     a2 = float(depth) ** (-2.0 * beta)
     out.append(_condition("lower", "d >= 64", d >= 64, f"d = {d} >= 64", d, 64))
     for form, cc in (("sqrt(C)", math.sqrt(c)), ("C", c)):

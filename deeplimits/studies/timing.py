@@ -70,7 +70,7 @@ def convergence_seconds(plan) -> float:
 
 
 def stability_seconds(plan) -> float:
-    """:class:`~deeplimits.studies.propagation.stability.StabilityPlan`: per chunk, every depth's weights
+    """:class:`~deeplimits.studies.propagation.study.StabilityPlan`: per chunk, every depth's weights
     drawn once and the network run at every beta."""
     m, layers = plan.width * plan.width, sum(plan.depths)
     return sum(seconds(layers * (1 + len(plan.betas)), n * m * layers, 2 * n * plan.inputs * m * layers * len(plan.betas))
@@ -78,7 +78,7 @@ def stability_seconds(plan) -> float:
 
 
 def phase_seconds(plan) -> float:
-    """:class:`~deeplimits.studies.propagation.phase.PhasePlan`: per Hurst index, the fractional weights
+    """:class:`~deeplimits.studies.propagation.study.PhasePlan`: per Hurst index, the fractional weights
     (an FFT per entry, ``log2 L`` passes) and one pass of the network batched over the betas."""
     m, n = plan.width * plan.width, plan.draws
     entries = n * m * plan.depth * math.log2(max(2, plan.depth))
@@ -90,6 +90,16 @@ def order_seconds(d: int, noise: int, depths, draws: int, reference: int, chunk:
     scheme on it (unless an exact solution is read: ``exact``) and on every depth."""
     steps = (0 if exact else reference) + sum(depths)
     return sum(seconds(steps, n * steps * (d * noise + d) + 2 * n * noise * reference) for n in _chunks(draws, chunk))
+
+
+#: seconds of one verdict of a table of errors (its statistics with a bootstrap of 200 and the
+#: expansion's test), and per draw (measured: 24 to 31 ms on one core, from 64 to 4096 draws)
+SECONDS_PER_VERDICT, SECONDS_PER_VERDICT_DRAW = 0.025, 1.5e-6
+
+
+def verdict_seconds(draws: int) -> float:
+    """One table's verdict (:func:`~deeplimits.studies.scheme_order.calibration.table_verdict`)."""
+    return SECONDS_PER_VERDICT + SECONDS_PER_VERDICT_DRAW * draws
 
 
 def training_seconds(passes: int, configs: int, batch: int, width: int,
@@ -120,7 +130,7 @@ def _train_seconds(plan) -> float:
     chunks = _chunks(per_beta, min(plan.chunk, per_beta)) * len(plan.betas)
     if plan.study == "train-conv":
         from ..data.augment import IMAGE_SHAPES
-        from .scaling_conv.study import CONV_FLOPS_PER_SECOND, conv_flops
+        from ._shared.conv import CONV_FLOPS_PER_SECOND, conv_flops
         from .sizes import data_sizes
 
         n_train, n_test = data_sizes(plan.dataset, plan.root)[:2]

@@ -22,7 +22,8 @@ from __future__ import annotations
 import torch
 
 from .. import _validate as V_
-from ..networks import REQUIRED, ResNet, weight_shape
+from ..blocks import make_block
+from ..networks import ResNet
 from .modules import ResidualNetwork
 from .train import train
 
@@ -37,9 +38,10 @@ LR_FORMULA = {"sgd": "lr L^(2 beta - 1)", "adam": "lr at every depth"}
 """The rule as a formula per optimiser (the reports' short form)."""
 
 
-def effective_beta(arch: str, beta: float) -> float:
-    """The exponent of the residual branch: ``beta``, or 1 for ``inside`` (``delta = 1/L``)."""
-    return 1.0 if arch == "inside" else float(beta)
+def effective_beta(arch, beta: float) -> float:
+    """The exponent of the residual branch: ``beta``, or 1 for a block whose branch a trained scale
+    multiplies (:attr:`~deeplimits.blocks.Block.trained_scale`, ``inside``: ``delta = 1/L``)."""
+    return 1.0 if make_block(arch).trained_scale else float(beta)
 
 
 def depth_lr(lr: float, depth: int, beta: float, optimizer: str, exponent: float | None = None) -> float:
@@ -57,11 +59,13 @@ def depth_lr(lr: float, depth: int, beta: float, optimizer: str, exponent: float
 
 def family_sample(arch: str, width: int, driver, configs: int, reference: int, generator: torch.Generator,
                   dtype: torch.dtype, device=None) -> dict:
-    """One driver sample per residual weight (``V``, ``W``; ``W`` for ``inside``) with ``draws =
-    configs``: every depth of the family reads it (a path driver at ``resolution = reference``)."""
+    """One driver sample per residual weight the block cannot do without (``V``, ``W``; ``W`` for
+    ``inside``) with ``draws = configs``: every depth of the family reads it (a path driver at
+    ``resolution = reference``)."""
     res = reference if driver.needs_resolution else None
-    return {name: driver.sample(weight_shape(name, width), draws=configs, resolution=res, generator=generator,
-                                dtype=dtype, device=device) for name in REQUIRED[arch]}
+    block = make_block(arch)
+    return {name: driver.sample(block.shape(name, width), draws=configs, resolution=res, generator=generator,
+                                dtype=dtype, device=device) for name in block.required}
 
 
 @torch.no_grad()
@@ -73,14 +77,15 @@ def family_member(arch: str, depth: int, width: int, samples: dict, *, beta: flo
     width, outputs)}`` every depth shares (:func:`family_head`), not trained either."""
     configs = next(iter(samples.values())).draws
     n_in, n_out = (width, width) if head is None else (head["A"].shape[1], head["B"].shape[2])
-    net = ResidualNetwork(arch, depth, width, n_in, n_out, configs=configs, beta=0.5 if arch == "inside" else beta,
+    scaled = make_block(arch).trained_scale  # the branch's scale is delta = 1/L (beta: not used)
+    net = ResidualNetwork(arch, depth, width, n_in, n_out, configs=configs, beta=0.5 if scaled else beta,
                           activation=activation, dtype=dtype, device=device)
     net.load_sample(samples)
     eye = torch.eye(width, dtype=dtype, device=net.A.device)
     for name, p in (("A", net.A), ("B", net.B)):
         p.copy_(eye.expand_as(p) if head is None else head[name])
         p.requires_grad_(False)
-    if arch == "inside":  # delta = 1/L, fixed: h + (1/L) sigma(W h)
+    if scaled:  # delta = 1/L, fixed: h + (1/L) sigma(W h)
         net.delta.requires_grad_(False)
     return net
 

@@ -28,9 +28,10 @@ from .. import _resources as R_
 from .. import _validate as V_
 from .._transforms import under_transform
 from ..errors import ParameterError
-from ..blocks import block_class, fused_kind, make_block, registered_blocks
+from ..blocks import Inside, Res1, block_class, fused_kind, make_block, registered_blocks
 from ..networks import ResNet
 from ._inside import inside_stack
+from ._own import check_names
 from ._stack import Workspace, res1_stack
 
 __all__ = ["ResidualNetwork", "DELTA_MODES", "CONFIG_KEYS", "parameter_count", "activation_count"]
@@ -46,7 +47,8 @@ class ResidualNetwork(torch.nn.Module):
     """``configs`` independent residual networks of depth ``depth`` and width ``width``.
 
     Args:
-        arch: ``'res-1'``, ``'res-2'``, ``'res-3'`` or ``'inside'``.
+        arch: ``'res-1'``, ``'res-2'``, ``'res-3'``, ``'inside'`` or a registered block of your own
+            (:func:`deeplimits.blocks.register_block`).
         depth, width: ``L`` residual layers of width ``d``.
         in_features, out_features: sizes of the input ``x`` and of the output.
         configs: number ``C`` of independent networks held in every parameter.
@@ -102,6 +104,7 @@ class ResidualNetwork(torch.nn.Module):
         self.A = torch.nn.Parameter(torch.empty(C, self.in_features, d, **kw))
         """The input layer, ``(C, d_in, d)``."""
         block = self._net.block
+        check_names(block)
         for name in block.required:  # the block's weights (the bias: below)
             self.register_parameter(name, torch.nn.Parameter(torch.empty(L, C, *block.weight_shape(name, d), **kw)))
         self.b = torch.nn.Parameter(torch.empty(L, C, d, **kw)) if bias else None
@@ -125,12 +128,13 @@ class ResidualNetwork(torch.nn.Module):
     def fused(self) -> bool:
         """Whether the residual stack runs a hand-written pass: ``res-1`` (:mod:`._stack`) or
         ``inside`` (:mod:`._inside`), with ``tanh``, ``relu`` or ``identity``."""
-        return self.block.fused()
+        return type(self.block) in _STACKS and self.block.fused()
 
     def _delta_mode(self, delta):
-        if self.arch != "inside":
+        if not self._net.block.trained_scale:
             if delta is not None:
-                raise ParameterError("delta", f"delta applies only to arch 'inside', not {self.arch!r}")
+                raise ParameterError("delta", f"delta applies only to a block scaled by a trained delta (inside), "
+                                              f"not {self.arch!r}")
             return None
         return V_.choice("delta", "shared" if delta is None else delta, DELTA_MODES)
 
@@ -287,16 +291,12 @@ class ResidualNetwork(torch.nn.Module):
         with ``unbind(0)`` once: indexing ``V[k]`` inside the loop would
         make autograd build a full ``(L, C, d, d)`` gradient for every layer (O(L^2) work)."""
         names = self.block.required
-        fused = self.fused and not under_transform()  # under torch.func (vmap, grad): plain autograd
-        if fused and self.arch == "inside":
-            return inside_stack(h, self.W, self.b, self.delta, fused_kind(self.activation), self._workspace)
-        if fused:
-            return res1_stack(h, self.V, self.b, float(self.depth) ** -self.beta, fused_kind(self.activation),
-                              self._workspace)
+        if self.fused and not under_transform():  # under torch.func (vmap, grad): plain autograd
+            return _STACKS[type(self.block)](self, h)
         layers = [getattr(self, n).unbind(0) for n in names]
         biases = self.b.unbind(0) if self.b is not None else [None] * self.depth
-        if self.arch == "inside":
-            return self._inside(h, layers[0], biases)
+        if self.block.trained_scale:
+            return self._scaled(h, names, layers, biases)
         alpha = float(self.depth) ** -self.beta
         for k, bk in enumerate(biases):
             w = dict(zip(names, (layer[k] for layer in layers)))
@@ -304,13 +304,18 @@ class ResidualNetwork(torch.nn.Module):
             h = h + alpha * (r if bk is None else r + bk.unsqueeze(-2))
         return h
 
-    def _inside(self, h, Ws, biases):
+    def _scaled(self, h, names, layers, biases):
+        """The stack of a block scaled by the trained ``delta`` (``inside``), through autograd; the
+        bias is the block's own optional weight (inside the activation)."""
         if self.delta_mode == "shared":
             deltas = [self.delta.reshape(-1, 1, 1)] * self.depth
         else:
             deltas = [dk.reshape(-1, 1, 1) for dk in self.delta.unbind(0)]
-        for Wk, bk, dk in zip(Ws, biases, deltas):
-            h = h + dk * self._net.residual(h, W=Wk, b=bk)
+        for k, (bk, dk) in enumerate(zip(biases, deltas)):
+            w = dict(zip(names, (layer[k] for layer in layers)))
+            if bk is not None:
+                w["b"] = bk
+            h = h + dk * self._net.residual(h, **w)
         return h
 
     def readout(self, h: torch.Tensor) -> torch.Tensor:
@@ -334,8 +339,9 @@ def parameter_count(arch: str, depth: int, width: int, in_features: int, out_fea
     out_features, configs=..., bias=..., delta=...)``, counted without allocating anything:
     ``A``, ``B``, the per-layer ``V``/``W`` (and ``b``) and ``delta`` (``inside``: shared unless
     ``delta='per-layer'``)."""
-    per_layer = make_block(arch).parameter_count(width) + (width if bias else 0)
-    deltas = 0 if arch != "inside" else depth if delta == "per-layer" else 1
+    block = make_block(arch)
+    per_layer = block.parameter_count(width) + (width if bias else 0)
+    deltas = 0 if not block.trained_scale else depth if delta == "per-layer" else 1
     return configs * (depth * per_layer + deltas + in_features * width + width * out_features)
 
 
@@ -357,6 +363,13 @@ def _require_parameters(arch, depth, width, in_features, out_features, configs, 
             f"width={width}" + "".join(f", {k}={v}" for k, v in (("in_features", in_features),
                                                                 ("out_features", out_features)) if v > width))
     R_.require_memory(n * dtype.itemsize, what, ("depth", "width", "configs"), device=device)
+
+
+#: the hand-written passes, by the block class they run (:attr:`ResidualNetwork.fused`); any other
+#: block trains through autograd
+_STACKS = {Res1: lambda net, h: res1_stack(h, net.V, net.b, float(net.depth) ** -net.beta, fused_kind(net.activation),
+                                           net._workspace),
+           Inside: lambda net, h: inside_stack(h, net.W, net.b, net.delta, fused_kind(net.activation), net._workspace)}
 
 
 def _layer_weights(sample, depth: int) -> torch.Tensor:
@@ -381,4 +394,5 @@ def is_fused(arch: str, activation) -> bool:
     ``activation`` (a name or an :class:`~deeplimits.activations.Activation`) run a hand-written
     pass? The block says (:meth:`Block.fused <deeplimits.blocks.Block.fused>`: ``res-1`` and
     ``inside`` with ``tanh``, ``relu`` or ``identity``); training and the memory models both ask it."""
-    return make_block(arch, activation).fused()
+    block = make_block(arch, activation)
+    return type(block) in _STACKS and block.fused()

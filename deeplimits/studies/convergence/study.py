@@ -9,7 +9,6 @@ and :func:`summarise` (estimates, standard errors and the fitted rate). See docs
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 from typing import Callable, Sequence
 
@@ -18,28 +17,25 @@ import torch
 
 from ... import _resources as R_
 from ... import _validate as V_
-from ..._plain import strict
 from ..._random import chunk_seed
-from ..._renamed import renamed, renamed_attribute
 from ...errors import ParameterError
-from ...orders import next_pairs
 from ...runs import register_task, Task, chunk_sizes
-from ...pairs import InsidePair, Pair
+from ...pairs import Pair
+from ...paths import driver_from_spec, driver_spec, make_driver
 from ...regimes import REGISTRY, declarations, get_regime, pair as _pair
 from . import spec as S_
 from .result import ConvergenceResult
-from ..memory import convergence_bytes
+from .statistics import decode_errors, encode_errors, error_statistics, summarise  # noqa: F401 - public
+from .memory import convergence_bytes
 from ..plan import Plan, register_plan
-from ..presets import MAX_CHUNK, REFERENCE_REFINEMENT
-from ..settings import Compute, Execution, Network, grouped
-from ..fits import resamples_for
+from .presets import MAX_CHUNK, REFERENCE_REFINEMENT
+from ..equivalence import MARGIN, check_margin
+from ..sequential import check_budget, plan_stages
+from ..settings import Compute, Decision, Execution, Network, grouped
 from ..strong_error import fit_rate, run_chunk
 
 __all__ = ["strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan", "ConvergenceResult", "fit_rate"]
 
-#: fields of a result that the inside regimes fill in from their pair (``alpha = 1 - beta`` for inside-ode)
-_INSIDE_FIELDS = ("alpha", "beta", "sa", "sb", "ito_correction")
-_RESULT_FIELDS = frozenset(f.name for f in dataclasses.fields(ConvergenceResult))
 #: plan field -> its key in the spec. The spec names the run directory (``runs/convergence-<hash>``)
 #: and the store compares it, so ``draws`` keeps its former key ``paths`` there: stores written
 #: before the rename still resume (tests/golden/SPECS.json)
@@ -85,9 +81,16 @@ class ConvergencePlan(Plan):
     """The regime's options as the spec records them (declared options, resolved; see convergence.spec)."""
     device: str | None = None
     """Where the chunks run (``None``: the CPU; ``'cuda:0'``, ...; :func:`~deeplimits._validate.device_spec`)."""
-
-    paths = renamed_attribute("paths", "draws")
-    """Deprecated name of :attr:`draws` (warns; removed in the next release)."""
+    margin: float = MARGIN
+    """An ``agrees`` needs the leading exponent within this of the declared one (in the spec when not the default)."""
+    stages: tuple = ()
+    """The draws of each stage of a run sized to decide (:mod:`~deeplimits.studies.sequential`; ``()``:
+    one run; ``draws`` is the last stage's), in the spec when there are stages."""
+    budget: float | None = None
+    """The seconds a run sized to decide may take (in the spec with its stages)."""
+    driver: dict | None = None
+    """The law of every weight when not the regime's own: a registered driver's spec
+    (:meth:`~deeplimits.paths.Driver.spec`; in the spec only when given)."""
 
     def __getattr__(self, name: str):
         """A declared option by name (``plan.hurst``): its recorded value, else its neutral one."""
@@ -97,7 +100,9 @@ class ConvergencePlan(Plan):
 
     def pair(self) -> Pair:
         """The :class:`~deeplimits.pairs.Pair` the plan measures (built from its fields and options)."""
-        return _pair(self.regime, width=self.width, activation=self.activation, arch=self.arch, **self.options)
+        driver = None if self.driver is None else driver_from_spec(self.driver)
+        return _pair(self.regime, width=self.width, activation=self.activation, arch=self.arch, driver=driver,
+                     **self.options)
 
     @property
     def chunk_sizes(self) -> list[int]:
@@ -119,7 +124,11 @@ class ConvergencePlan(Plan):
             raise ParameterError("activation", "activation must be given by name (a string) to run through a sweep or "
                                                "a run store")
         d = {_SPEC_KEYS.get(f.name, f.name): getattr(self, f.name) for f in dataclasses.fields(self)
-             if f.name not in ("options", "device")}
+             if f.name not in ("options", "device", "margin", "stages", "budget", "driver")}
+        if self.margin != MARGIN:  # the specs (and store keys) of runs at the default margin are unchanged
+            d["margin"] = self.margin
+        if self.stages:
+            d["stages"], d["budget"] = list(self.stages), self.budget
         d["depths"] = list(self.depths)
         d["dtype"] = str(self.dtype).replace("torch.", "")
         fields, rest = S_.split(self.regime, self.options)
@@ -128,6 +137,8 @@ class ConvergencePlan(Plan):
             d["options"] = dict(rest)
         if self.device is not None:  # the specs (and store keys) of CPU runs are unchanged
             d["device"] = self.device
+        if self.driver is not None:  # ... and so are those of the regimes' own laws
+            d["driver"] = dict(self.driver)
         return d
 
     @classmethod
@@ -137,6 +148,7 @@ class ConvergencePlan(Plan):
         d, options = S_.join(spec, set(keys))
         d = {keys[k]: v for k, v in d.items()}
         d["depths"] = tuple(d["depths"])
+        d["stages"] = tuple(d.get("stages", ()))
         d["dtype"] = getattr(torch, d["dtype"])
         return cls(**d, options=options)
 
@@ -147,23 +159,43 @@ class ConvergencePlan(Plan):
                      chunk_seed(self.seed, c)) for c, n in enumerate(self.chunk_sizes)]
 
     def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> ConvergenceResult:
-        """Estimates, standard errors and the fitted rate over the draws of the finished chunks."""
-        mx = np.concatenate([_decode(r["max_err"]) for r in results])
-        tm = np.concatenate([_decode(r["terminal_err"]) for r in results])
-        return summarise(self.pair(), self.depths, self.reference, mx, tm, inputs=self.inputs, seed=self.seed,
-                         dtype=self.dtype, seconds=seconds, options=self.options)
+        """Estimates, standard errors and the fitted rate over the draws of the finished chunks (of a
+        run sized to decide: read at the share of the levels of the last stage they complete)."""
+        mx = np.concatenate([decode_errors(r["max_err"]) for r in results])
+        tm = np.concatenate([decode_errors(r["terminal_err"]) for r in results])
+        out = summarise(self.pair(), self.depths, self.reference, mx, tm, inputs=self.inputs, seed=self.seed,
+                        dtype=self.dtype, seconds=seconds, options=self.options)
+        share = 1.0
+        if self.stages:
+            from ..sequential import shares
+
+            reached = [i for i, n in enumerate(self.stages) if n <= len(mx)]
+            share = shares(len(self.stages))[reached[-1] if reached else 0]
+        named = self.activation is None or isinstance(self.activation, str)  # a callable has no spec
+        return dataclasses.replace(out, margin=self.margin, level_share=share, driver=self.driver,
+                                   plan=self if named else None)
 
     def run(self, progress: Callable[[int], None] | None = None, *, store=None, workers: int | None = None,
-            scheduler: str | None = None, timeout: float | None = None) -> ConvergenceResult:
-        """As :meth:`Plan.run`; a callable activation (not storable by name) runs in this process only."""
+            scheduler: str | None = None, timeout: float | None = None, tasks: list | None = None) -> ConvergenceResult:
+        """As :meth:`Plan.run`; a callable activation (not storable by name) runs in this process only;
+        with :attr:`stages`, the first stage's chunks, then the next stage's, until the verdict is
+        decided or the budget spent (:func:`~deeplimits.studies.sequential.run_stages`)."""
+        if self.stages and tasks is None:
+            from ..sequential import run_stages
+
+            every = self.tasks()
+            return run_stages(self.stages, lambda n, share: self.run(
+                progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout,
+                tasks=every[:-(-n // self.chunk)]), self.budget)
         if self.activation is None or isinstance(self.activation, str):
-            return super().run(progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout)
+            return super().run(progress, store=store, workers=workers, scheduler=scheduler, timeout=timeout,
+                               tasks=tasks)
         if store is not None or workers is not None or scheduler is not None:
             raise ParameterError("activation", "activation must be given by name (a string) to run through a sweep or "
                                                "a run store")
         V_.callback("progress", progress)
         t0, p, results = time.perf_counter(), self.pair(), []
-        for c, n in enumerate(self.chunk_sizes):
+        for c, n in enumerate(self.chunk_sizes[:None if tasks is None else len(tasks)]):
             mx, tm = run_chunk(p, self.depths, self.reference, n, self.inputs, chunk_seed(self.seed, c), self.dtype,
                                self.device)
             results.append({"max_err": mx, "terminal_err": tm})
@@ -173,30 +205,40 @@ class ConvergencePlan(Plan):
 
     @property
     def name(self) -> str:
-        """``'<regime>[-H<hurst>][-corrected][-beta<beta>][-no-ito]'``."""
+        """``'<regime>[-H<hurst>][-corrected][-beta<beta>][-no-ito][-no-correction][-<driver>]'``."""
         h = f"-H{self.hurst:g}" if self.hurst is not None else ""
         b = f"-beta{self.beta:g}" if self.beta is not None else ""
-        return f"{self.regime}{h}{'-corrected' if self.corrected else ''}{b}{'' if self.ito_correction else '-no-ito'}"
+        d = f"-{self.driver['driver']}" if self.driver is not None else ""
+        return (f"{self.regime}{h}{'-corrected' if self.corrected else ''}{b}{'' if self.ito_correction else '-no-ito'}"
+                f"{'' if self.correction else '-no-correction'}{d}")
+
+
+ConvergenceResult.plan_type = ConvergencePlan
 
 
 @grouped
 def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, draws: int | None = None,
-                     reference: int | None = None, inputs: int = 1, paths: int | None = None,
+                     reference: int | None = None, inputs: int = 1, driver=None,
                      network: Network = Network(width=None, activation=None, arch=None),
                      compute: Compute = Compute(seed=0, dtype=torch.float64, chunk=None, device=None),
-                     **options) -> ConvergencePlan:
+                     decision: Decision = Decision(margin=MARGIN, budget=None), **options) -> ConvergencePlan:
     """Validate the arguments of :func:`strong_convergence` (all checks, before any work).
     Defaults (``width``, ``depths``, ``draws``, ``reference``) are the regime's ``defaults``;
     ``device`` (default the CPU) is where the chunks run, sized by its memory;
-    ``**options`` are the regime's declared options (``Regime.options``). ``paths`` is the
-    deprecated name of ``draws`` (warns; both at once is an error). ``network``: ``width``,
-    ``activation``, ``arch`` as for :func:`deeplimits.pair`; ``compute``: ``seed``, ``dtype``,
-    ``chunk``, ``device`` (groups of :mod:`deeplimits.studies.settings`, or their fields as keywords)."""
-    draws = renamed("draws", draws, "paths", paths, stacklevel=5)  # (5: grouped's wrapper is one more frame)
+    ``**options`` are the regime's declared options (``Regime.options``). ``network``: ``width``,
+    ``activation``, ``arch`` as for :func:`deeplimits.pair`; ``driver``: the law of the weights in
+    place of the regime's own, a registered :class:`~deeplimits.paths.Driver` or its name, whose
+    declarations give the regime's limit (:func:`deeplimits.pair`); ``compute``: ``seed``, ``dtype``,
+    ``chunk``, ``device``; ``decision``: ``margin``, ``budget`` (with a budget: the stages of draws it
+    fits, :func:`~deeplimits.studies.sequential.plan_stages`, each whole chunks, the plan sized as the
+    last) (groups of :mod:`deeplimits.studies.settings`, or their fields as keywords)."""
     device, seed, dtype, chunk = V_.device_spec(compute.device), compute.seed, compute.dtype, compute.chunk
     dflt = get_regime(regime).defaults
     width, activation, arch = dflt["width"] if network.width is None else network.width, network.activation, network.arch
-    p = _pair(regime, width=width, activation=activation, arch=arch, **options)
+    if driver is not None:  # a registered law: the spec records it by name, its tasks rebuild it
+        driver = driver_spec(make_driver(driver) if isinstance(driver, str) else driver)
+    p = _pair(regime, width=width, activation=activation, arch=arch,
+              driver=None if driver is None else driver_from_spec(driver), **options)
     depths = V_.depths("depths", dflt["depths"] if depths is None else depths)
     draws = V_.integer("draws", dflt["draws"] if draws is None else draws)
     inputs = V_.integer("inputs", inputs)
@@ -205,13 +247,25 @@ def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, draws:
     V_.device("device", device, dtype)
     reference = _reference(p, reference, depths)
     chunk = _fit_chunk(p, width, inputs, reference, depths, draws, chunk, dtype, device)
-    return ConvergencePlan(regime, width, activation, arch, tuple(depths), draws, inputs, reference, seed, dtype, chunk,
-                           S_.record(regime, p.options, options), device=device)
+    plan = ConvergencePlan(regime, width, activation, arch, tuple(depths), draws, inputs, reference, seed, dtype, chunk,
+                           S_.record(regime, p.options, options), device=device, margin=check_margin(decision.margin),
+                           driver=driver)
+    budget = check_budget(decision.budget)
+    if budget is None:
+        return plan
+    from ..timing import convergence_seconds
+
+    stages = plan_stages(draws, lambda n: convergence_seconds(dataclasses.replace(plan, draws=n)), budget, unit=chunk)
+    _fit_chunk(p, width, inputs, reference, depths, stages[-1], chunk, dtype, device)  # the last stage's sizes
+    return dataclasses.replace(plan, draws=stages[-1], stages=stages if len(stages) > 1 else (),
+                               budget=budget if len(stages) > 1 else None)
 
 
 def _reference(p: Pair, reference, depths) -> int:
-    """The finest grid: given or ``REFERENCE_REFINEMENT * max(depths)`` (:mod:`~deeplimits.studies.presets`)
-    for rough weights; ``max(depths)`` (the grid at which the adaptive solve is read) otherwise."""
+    """The finest grid: given (at least the limit's ``refinement`` times ``max(depths)``) or
+    ``REFERENCE_REFINEMENT * max(depths)`` (:mod:`~deeplimits.studies.convergence.presets`; the limit's
+    refinement when it asks for more) for rough weights, ``2 * max(depths)`` for an exact limit, read at
+    the grid points; ``max(depths)`` (the grid at which the adaptive solve is read) otherwise."""
     if not p.rough:
         if reference is not None:
             rough = [n for n, r in REGISTRY.items() if r.defaults.get("reference")]
@@ -219,10 +273,13 @@ def _reference(p: Pair, reference, depths) -> int:
                                               f"weights ({', '.join(rough)}), not {p.regime!r}: its ODE reference is "
                                               "adaptive")
         return depths[-1]
-    reference = REFERENCE_REFINEMENT * depths[-1] if reference is None else V_.power_of_two("reference", reference)
-    if reference < 2 * depths[-1]:
-        raise ParameterError("reference", f"reference must be at least 2 * max(depths) = {2 * depths[-1]}, got "
-                                          f"{reference}")
+    least = p.limit.refinement
+    default = 2 if p.limit.exact is not None else max(REFERENCE_REFINEMENT, least)
+    reference = default * depths[-1] if reference is None else V_.power_of_two("reference", reference)
+    if reference < least * depths[-1]:
+        why = "" if least == 2 else f" for regime {p.regime!r} ({p.limit.refinement_reason})"
+        raise ParameterError("reference", f"reference must be at least {least} * max(depths) = {least * depths[-1]}"
+                                          f"{why}, got {reference}")
     return reference
 
 
@@ -241,14 +298,15 @@ def _fit_chunk(p: Pair, width, inputs, reference, depths, draws, chunk, dtype, d
                          device=device)
     R_.require_count(R_.tasks_of(draws, chunk), R_.MAX_TASKS,
                      f"draws={draws} in chunks of {chunk} draws makes too many tasks", ("draws",))
+    R_.require_kept(2 * draws * len(depths), f"of the result (draws={draws} x {len(depths)} depths, two errors each)",
+                    ("draws",))
     R_.require_count(reference, R_.MAX_STEPS, f"reference={reference} makes too many steps per task",
                      ("reference" if p.rough else "depths",))
     return chunk
 
 
 @grouped
-def strong_convergence(regime: str, *, execution: Execution = Execution(), paths: int | None = None,
-                       **settings) -> ConvergenceResult:
+def strong_convergence(regime: str, *, execution: Execution = Execution(), **settings) -> ConvergenceResult:
     """Estimate the strong error of a pair against depth and fit its rate.
 
     Args:
@@ -257,15 +315,13 @@ def strong_convergence(regime: str, *, execution: Execution = Execution(), paths
         execution: how the chunks run (:class:`~deeplimits.studies.settings.Execution`):
             ``progress``, called with the number of draws finished after each chunk; ``store``,
             ``workers``, ``scheduler``, ``timeout`` as for :func:`run_plan`.
-        paths: deprecated name of ``draws`` (warns, removed in the next release; giving both is
-            a :class:`~deeplimits.errors.ParameterError`).
         **settings: the arguments of :func:`plan_convergence`, or its groups' fields as keywords:
 
             * ``depths``: increasing powers of two (defaults: the regime's ``defaults``,
               :mod:`deeplimits.regimes`); ``draws``: independent draws (driver sample and inputs).
             * ``reference``: finest grid (power of two, at least ``2 * max(depths)``) on which
               the reference is solved for the sde, fbm and inside-sde regimes; default
-              ``REFERENCE_REFINEMENT * max(depths)`` (:mod:`deeplimits.studies.presets`). The ODE
+              ``REFERENCE_REFINEMENT * max(depths)`` (:mod:`deeplimits.studies.convergence.presets`). The ODE
               references (ode, inside-ode) are the adaptive solve read at ``k / max(depths)``.
             * ``inputs``: inputs per draw (errors are averaged over them within a draw).
             * ``network`` (:class:`~deeplimits.studies.settings.Network`): ``width``,
@@ -285,8 +341,6 @@ def strong_convergence(regime: str, *, execution: Execution = Execution(), paths
     Returns:
         A :class:`ConvergenceResult`.
     """
-    if paths is not None:
-        settings["draws"] = renamed("draws", settings.get("draws"), "paths", paths, stacklevel=5)
     return execution.run(plan_convergence(regime, **settings))
 
 
@@ -310,66 +364,4 @@ def run_task(params: dict, seed: int) -> dict:
     plan = ConvergencePlan.from_dict(spec)
     mx, tm = run_chunk(plan.pair(), plan.depths, plan.reference, params["draws"], plan.inputs, seed, plan.dtype,
                        plan.device)
-    return {"max_err": _encode(mx), "terminal_err": _encode(tm)}
-
-
-def _encode(a: np.ndarray) -> list:
-    """Per-draw errors as strict JSON: a blown-up draw's non-finite error is ``None``
-    (read back as NaN by :func:`_decode`; :func:`summarise` excludes either)."""
-    return strict(a.tolist())
-
-
-def _decode(x) -> np.ndarray:
-    """Per-draw errors from a task result (``None``, or ``Infinity`` in older stores, is non-finite)."""
-    return np.asarray(x, dtype=np.float64)
-
-
-def summarise(p: Pair, depths, reference, max_err: np.ndarray, term_err: np.ndarray, *, inputs, seed,
-              dtype, seconds, options: dict | None = None) -> ConvergenceResult:
-    """Combine per-draw errors into estimates, standard errors and the fitted rate. ``options``
-    (a plan's, as recorded) go into the result's fields of the same name, the others into its
-    ``options``; the inside regimes' fields are their pair's (``alpha = 1 - beta`` for inside-ode)."""
-    net = p.network
-    return ConvergenceResult(
-        regime=p.regime, hurst=p.hurst, width=p.width, activation=net.activation.name, arch=net.arch,
-        corrected=type(net).__name__ == "ModifiedEulerResNet", inputs=inputs, reference=reference, seed=seed,
-        dtype=str(dtype).replace("torch.", ""), theory_rate=p.theory_rate, rate_note=p.rate_note,
-        theory_log_power=p.order.log_power, seconds=seconds, reference_method=p.limit.reference_text(reference),
-        terminal_constant=p.order.constant, constant_next=[list(x) for x in next_pairs(p.order.constant_next)],
-        constant_source=p.order.constant_source, **error_statistics(depths, max_err, term_err, seed, p.order), **_result_options(p, options or {}))
-
-
-def error_statistics(depths, max_err: np.ndarray, term_err: np.ndarray, seed: int, order, n_boot: int = 2000,
-                     endpoint_tol: float | None = None) -> dict:
-    """The fields of a result computed from per-draw errors ``(draws, len(depths))``: the means,
-    standard errors and covariance of the mean errors over the finite draws, the power-law rate
-    with its bootstrap interval (``n_boot`` resamples, or, given ``endpoint_tol``, at most that
-    many: those that pin its endpoints to ``endpoint_tol``, :func:`~deeplimits.studies.fits.resamples_for`),
-    the counts, and the declared expansion of ``order``."""
-    with np.errstate(all="ignore"):  # a blown-up draw is counted, not warned about
-        return _statistics(depths, max_err, term_err, seed, order, n_boot, endpoint_tol)
-
-
-def _statistics(depths, max_err, term_err, seed, order, n_boot, endpoint_tol) -> dict:
-    ok = np.isfinite(max_err).all(1) & np.isfinite(term_err).all(1)
-    e, t = max_err[ok], term_err[ok]
-    n, nan = len(e), [math.nan] * len(depths)
-    if endpoint_tol is not None and n:
-        n_boot = resamples_for(np.log(np.asarray(depths, dtype=np.float64)), e, n_boot, endpoint_tol)
-    se = lambda x: (x.std(0, ddof=1) / math.sqrt(n)).tolist() if n > 1 else nan  # noqa: E731
-    rate, ci = fit_rate(depths, e, seed=seed, n_boot=n_boot) if n else (math.nan, (math.nan, math.nan))
-    cov = (np.atleast_2d(np.cov(e, rowvar=False)) / n).tolist() if n > 1 else None
-    return dict(draws=int(len(max_err)), depths=list(depths), error=e.mean(0).tolist() if n else nan,
-                stderr=se(e), terminal_error=t.mean(0).tolist() if n else nan, terminal_stderr=se(t),
-                rate=rate, rate_ci=list(ci), nonfinite=int((~ok).sum()), error_cov=cov,
-                expansion=[dataclasses.asdict(x) for x in order.expansion],
-                remainder=dataclasses.asdict(order.omitted))
-
-
-def _result_options(p: Pair, options: dict) -> dict:
-    """The fields of a result set by the regime's options (see :func:`summarise`)."""
-    out = {k: v for k, v in options.items() if k in _RESULT_FIELDS and k not in S_.EVERY_SPEC}
-    if isinstance(p, InsidePair):
-        out.update({k: getattr(p, k) for k in _INSIDE_FIELDS})
-    extra = {k: v for k, v in options.items() if k not in _RESULT_FIELDS and v is not None}
-    return {**out, "options": extra} if extra else out
+    return {"max_err": encode_errors(mx), "terminal_err": encode_errors(tm)}

@@ -25,12 +25,11 @@ import torch
 from ... import _random as R_
 from ... import _resources as R2
 from ... import _validate as V_
-from ..._plain import PlainData
 from ..._random import chunk_seed, single_threaded_torch
 from ...runs import Task, chunk_sizes, register_task
 from ..plan import Plan, register_plan
-from ..result import draw_into
-from .cases import FIG2
+from ..result import PlanResult, draw_into
+from .presets import FIG2
 
 __all__ = ["Fig2Plan", "plan_fig2", "Fig2Result", "limit_quartiles", "res3_ratios", "MARION"]
 
@@ -105,11 +104,18 @@ class Fig2Plan(Plan):
         """The estimated seconds in one process: ``7.7 d^2`` ns a draw and layer (measured at d = 100)."""
         return self.draws * sum(self.depths) * 7.7e-9 * self.width ** 2
 
+    def result_damage(self, task, result) -> str | None:
+        """A chunk's stored ``ratios``: its draws' ``|h_L|/|h_0|``, finite and non-negative."""
+        from .._result_checks import numbers_of
+
+        ratios = result.get("ratios") if isinstance(result, dict) else None
+        return numbers_of("ratios", ratios, (task.params["draws"],), low=0.0)[1]
+
     def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> "Fig2Result":
         by_depth: dict = {}
         for t, r in zip(tasks, results):
             by_depth.setdefault(t.params["depth"], []).extend(r["ratios"])
-        return Fig2Result.from_ratios(self.to_dict(), by_depth, seconds)
+        return Fig2Result.from_ratios(self, by_depth, seconds)
 
 
 @register_task("law-fig2-chunk")
@@ -139,6 +145,10 @@ def plan_fig2(*, width: int = FIG2["width"], depths: Sequence[int] = tuple(FIG2[
     item = torch.empty((), dtype=dtype).element_size()
     chunk = R2.fit_chunk(lambda n: fig2_bytes(n, width, item), draws, None if chunk is None else V_.integer("chunk", chunk),
                          FIG2["chunk"], f"at d={width}", ("chunk", "width"), device=spec)
+    R2.require_count(len(depths) * R2.tasks_of(draws, chunk), R2.MAX_TASKS,
+                     f"draws={draws} in chunks of {chunk} at {len(depths)} depths make too many tasks", ("draws",))
+    R2.require_kept(draws * len(depths), f"of the result ({draws} draws x {len(depths)} depths of |h_L|/|h_0|)",
+                    ("draws", "depths"))
     return Fig2Plan(width, tuple(sorted(depths)), draws, chunk, V_.integer("seed", seed, low=0),
                     str(dtype).split(".")[-1], spec)
 
@@ -152,11 +162,11 @@ def _quartiles(x: np.ndarray, rng, resamples: int = 1000) -> tuple[list, list]:
 
 
 @dataclasses.dataclass
-class Fig2Result(PlainData):
+class Fig2Result(PlanResult):
     """The quartiles of ``|h_L| / |h_0|`` per depth with bootstrap intervals, and the limit's."""
 
-    spec: dict
-    """The plan's spec."""
+    plan: object
+    """The plan summarised (:class:`Fig2Plan`; :attr:`spec` its spec)."""
     depths: list
     """The depths with draws."""
     draws: list
@@ -171,12 +181,13 @@ class Fig2Result(PlainData):
     """Compute seconds."""
 
     @classmethod
-    def from_ratios(cls, spec: dict, by_depth: dict, seconds: float) -> "Fig2Result":
-        """The result from the norm ratios of every depth."""
+    def from_ratios(cls, plan, by_depth: dict, seconds: float) -> "Fig2Result":
+        """The result of ``plan`` from the norm ratios of every depth."""
+        spec = plan.to_dict()
         rng = np.random.default_rng(spec["seed"])
         depths = sorted(by_depth)
         qs = [_quartiles(np.asarray(by_depth[L], dtype=float), rng) for L in depths]
-        return cls(spec, depths, [len(by_depth[L]) for L in depths], [q for q, _ in qs], [i for _, i in qs],
+        return cls(plan, depths, [len(by_depth[L]) for L in depths], [q for q, _ in qs], [i for _, i in qs],
                    limit_quartiles(spec["width"]), seconds)
 
     def report(self) -> str:
@@ -197,9 +208,9 @@ class Fig2Result(PlainData):
     def plot(self, path=None, *, ax=None):
         """The quartile panel: the network's quartiles against ``L`` with their intervals, the
         limit's as lines, Marion et al.'s quoted values as crosses."""
-        from ...plots import _figure, _save
+        from ...plots import new_figure, save_figure
 
-        fig, axes = _figure(1, 1, (5.0, 3.8), path, ax)
+        fig, axes = new_figure(1, 1, (5.0, 3.8), path, ax)
         a, L = axes[0][0], np.asarray(self.depths, dtype=float)
         for i, name in enumerate(("25%", "50%", "75%")):
             q = np.array([x[i] for x in self.quartiles])
@@ -212,4 +223,7 @@ class Fig2Result(PlainData):
         a.set_ylabel("|h_L| / |h_0|")
         a.set_title(f"res-3, uniform, d = {self.spec['width']} (dotted: the limit SDE)", fontsize=9)
         a.legend(fontsize=7)
-        return _save(fig, path)
+        return save_figure(fig, path)
+
+
+Fig2Result.plan_type = Fig2Plan

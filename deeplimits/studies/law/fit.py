@@ -24,14 +24,15 @@ The verdict, a test at level :data:`LEVEL` split in halves between the fit and t
 size and power are measured by :mod:`.calibration` and docs/law.md):
 
 * ``'agrees'``: the expansion fits, its leading term is detected (``|a| > 2.58 se``) and dominates at
-  the deepest depth (``|a| L >= |b|``), the order 1 is not rejected, and the rate's interval at the
-  test's level is closed, at most :data:`MAX_WIDTH` wide, and holds 1;
+  the deepest depth (``|a| L >= |b|``), the order 1 is not rejected, and the rate lies within the
+  margin (default :data:`MARGIN`) of 1: an equivalence test, the rate's 90% profile interval
+  inside ``1 +- margin`` (:mod:`~deeplimits.studies.equivalence`), its power printed beside it;
 * ``'pre-asymptotic'``: it fits, but the leading term is not detected or does not dominate yet, or
   the rate's interval excludes 1 only until the next term is fitted;
 * ``'disagrees'``: no expansion in powers of ``1/L`` fits, or the order 1 is rejected even with
   the next term;
 * ``'insufficient evidence'``: fewer than :data:`MIN_DEPTHS` depths or a span under :data:`MIN_SPAN`,
-  or the rate's interval open or wider than :data:`MAX_WIDTH`.
+  or the rate not yet shown within the margin (the note says how many draws would decide).
 
 ``disagrees`` is decided on every depth (the most powerful test, and the only one: its size is the
 level). Otherwise, where the shallowest depths show more than two terms (the fit needs a third, or
@@ -49,16 +50,16 @@ import math
 import numpy as np
 
 from ..._stats import chi2_sf
+from ..equivalence import DECIDING_POWER, EQUIVALENCE_LEVEL, Equivalence, check_margin, interval_chi
+from .presets import MARGIN
 
-__all__ = ["fit_weak", "fit_power", "gls", "LEVEL", "VERDICTS", "MAX_WIDTH", "MIN_DEPTHS", "MIN_SPAN",
+__all__ = ["fit_weak", "fit_power", "gls", "LEVEL", "VERDICTS", "MARGIN", "MIN_DEPTHS", "MIN_SPAN",
            "RESAMPLES"]
 
 LEVEL = 0.01
 """The level of the verdict's test: a correct law is told ``disagrees`` at most this often."""
 VERDICTS = ("agrees", "pre-asymptotic", "disagrees", "insufficient evidence")
 """The verdicts of :func:`fit_weak`."""
-MAX_WIDTH = 1.0
-"""An ``agrees`` needs the rate's interval at the test's level at most this wide."""
 MIN_DEPTHS = 3
 """A verdict needs at least this many depths."""
 MIN_SPAN = 4.0
@@ -157,11 +158,13 @@ def _profile(L, e, cinv, terms: int, blocks: int) -> dict:
     stats, ok = (x[:, 0] for x in _profile_stats(L, e[None], cinv, terms, blocks))
     if not ok.any():
         return {"rate": math.nan, "rate_ci": [math.nan, math.nan], "rate_ci_test": [math.nan, math.nan],
-                "rate_closed": False, "rate_pvalue": 1.0}
+                "rate_closed": False, "rate_ci_eq": [math.nan, math.nan], "rate_eq_closed": False, "rate_pvalue": 1.0}
     i = int(np.flatnonzero(ok)[np.argmin(stats[ok])])
     lo, hi, closed = _interval(stats, ok, i, _CHI_TEST)
     lo95, hi95, _ = _interval(stats, ok, i, _CHI95)
+    elo, ehi, eclosed = _interval(stats, ok, i, interval_chi(EQUIVALENCE_LEVEL))
     return {"rate": float(_GRID[i]), "rate_ci": [lo95, hi95], "rate_ci_test": [lo, hi], "rate_closed": closed,
+            "rate_ci_eq": [elo, ehi], "rate_eq_closed": eclosed,
             "rate_pvalue": chi2_sf(max(float(stats[_ONE] - stats[i]), 0.0), 1)}
 
 
@@ -176,7 +179,8 @@ def _terms(L, e, cinv, blocks: int, level: float) -> tuple[int | None, list]:
     return None, pvalues
 
 
-def fit_weak(depths, mean, cov, *, level: float = LEVEL, deeper: bool = True) -> dict:
+def fit_weak(depths, mean, cov, *, level: float = LEVEL, deeper: bool = True, margin: float = MARGIN,
+             draws: int | None = None) -> dict:
     """The declared expansion ``a L^-1 + b L^-2 (+ ...)`` fitted to the mean weak errors ``mean`` of one
     or more test functions (concatenated, ``len(depths)`` each; ``cov`` their joint covariance: a
     common leading exponent), tested, its rate profiled, and the verdict (module docstring): a
@@ -184,12 +188,16 @@ def fit_weak(depths, mean, cov, *, level: float = LEVEL, deeper: bool = True) ->
     ``pvalue``, ``terms`` (those that fit), ``fit_pvalues`` (per number of terms tried), ``rate``,
     ``rate_ci`` (95%), ``rate_ci_test`` (the test's level), ``rate_pvalue``, ``next_rate_pvalue`` (the
     order 1 with one more term: the test), ``from_depth`` (the shallowest depth of the fit read),
-    ``verdict``, ``note``). ``deeper=False`` reads every depth alone, without the search from a deeper
-    depth (what the search buys is measured in docs/law.md)."""
+    ``verdict``, ``note``, ``margin``, ``equivalence``: the equivalence test of the rate within
+    ``margin`` of 1, :class:`~deeplimits.studies.equivalence.Equivalence`). ``deeper=False`` reads every
+    depth alone, without the search from a deeper depth (what the search buys is measured in
+    docs/law.md); ``draws``: the draws behind the means (``None``: unknown), for the draws that
+    would decide."""
     L, e = np.asarray(depths, dtype=float), np.asarray(mean, dtype=float)
     cov = np.asarray(cov, dtype=float)
     n, blocks = len(L), len(e) // max(len(L), 1)
-    full = _fit_depths(L, e, cov, blocks, level)
+    margin = check_margin(margin)
+    full = _fit_depths(L, e, cov, blocks, level, margin, draws)
     unread = full["verdict"] in ("pre-asymptotic", "insufficient evidence")
     if not (deeper and unread and _next_term_seen(full, level)):
         return full
@@ -197,7 +205,7 @@ def fit_weak(depths, mean, cov, *, level: float = LEVEL, deeper: bool = True) ->
         if n - j < MIN_DEPTHS or L[-1] / L[j] < MIN_SPAN:
             break
         keep = (np.arange(j, n)[None, :] + n * np.arange(blocks)[:, None]).ravel()
-        deep = _fit_depths(L[j:], e[keep], cov[np.ix_(keep, keep)], blocks, level)
+        deep = _fit_depths(L[j:], e[keep], cov[np.ix_(keep, keep)], blocks, level, margin, draws)
         if deep["verdict"] == "agrees":
             return {**deep, "note": f"from L = {L[j]:g}: {deep['note']}; from L = {L[0]:g}: {full['note']}"}
     return full
@@ -210,11 +218,13 @@ def _next_term_seen(f: dict, level: float) -> bool:
     return f["terms"] > 2 or (nxt is not None and f["rate_pvalue"] < level / 2 <= nxt)
 
 
-def _fit_depths(L: np.ndarray, e: np.ndarray, cov: np.ndarray, blocks: int, level: float) -> dict:
+def _fit_depths(L: np.ndarray, e: np.ndarray, cov: np.ndarray, blocks: int, level: float, margin: float = MARGIN,
+                draws: int | None = None) -> dict:
     """:func:`fit_weak` on these depths alone."""
     n, cinv = len(L), _inverse(cov)
     out = {"level": level, "dof": len(e) - 2 * blocks, "terms": 2, "pvalue": math.nan, "fit_pvalues": [],
-           "next_rate_pvalue": None, "from_depth": float(L[0]) if n else math.nan}
+           "next_rate_pvalue": None, "from_depth": float(L[0]) if n else math.nan, "margin": margin,
+           "equivalence": None}
     if n < MIN_DEPTHS or L[-1] / L[0] < MIN_SPAN:
         return {**out, **_empty(blocks), "verdict": "insufficient evidence",
                 "note": f"{n} depths spanning a factor {L[-1] / L[0]:g}: a verdict needs at least {MIN_DEPTHS} depths "
@@ -229,7 +239,11 @@ def _fit_depths(L: np.ndarray, e: np.ndarray, cov: np.ndarray, blocks: int, leve
         out["next_rate_pvalue"] = _order_pvalue(L, e, cov, cinv, terms + 1, blocks, nxt, level)
     else:  # no room for the next term: this profile tests the order 1
         out["rate_pvalue"] = _order_pvalue(L, e, cov, cinv, terms, blocks, out["rate_pvalue"], level)
-    out["verdict"], out["note"] = _verdict(out, L, level)
+    if math.isfinite(out["rate"]):
+        lo, hi = out["rate_ci_eq"]
+        out["equivalence"] = Equivalence(1.0, margin, EQUIVALENCE_LEVEL, out["rate"], (lo, hi),
+                                         out["rate_eq_closed"]).to_dict()
+    out["verdict"], out["note"] = _verdict(out, L, level, draws)
     return out
 
 
@@ -243,7 +257,7 @@ def _expansion(terms: int) -> str:
     return " + ".join(f"{'abcdefgh'[i]}/L" + (f"^{i + 1}" if i else "") for i in range(terms))
 
 
-def _verdict(f: dict, L: np.ndarray, level: float) -> tuple[str, str]:
+def _verdict(f: dict, L: np.ndarray, level: float, draws: int | None = None) -> tuple[str, str]:
     """The verdict of a fit and its reading in words (module docstring)."""
     half = level / 2
     a, b = (np.array([c[i] for c in f["coefficients"]]) for i in (0, 1))
@@ -266,12 +280,14 @@ def _verdict(f: dict, L: np.ndarray, level: float) -> tuple[str, str]:
     if f["rate_pvalue"] < half:
         return "pre-asymptotic", (f"{law} fits, but its {rate} excludes 1 (p = {f['rate_pvalue']:.2g}) while with the "
                                   f"next term it does not (p = {nxt:.2g}): the higher terms still act at L = {L[0]:g}")
-    if not f["rate_closed"] or hi - lo > MAX_WIDTH:
-        return "insufficient evidence", (f"{law} fits, but the rate's interval [{lo:.2f}, {hi:.2f}] is "
-                                         f"{'open' if not f['rate_closed'] else 'too wide'} (at most {MAX_WIDTH:g} "
-                                         "wide, closed): more draws")
-    return "agrees", (f"{law} fits (p = {f['pvalue']:.2g}), a/L detected and dominant, rate {f['rate']:.2f} "
-                      f"[{lo:.2f}, {hi:.2f}] contains 1")
+    eq = Equivalence(1.0, f["margin"], EQUIVALENCE_LEVEL, f["rate"], tuple(f["rate_ci_eq"]), f["rate_eq_closed"])
+    if not eq.within:
+        need = eq.draws_to_decide(draws) if draws else None
+        more = ("more depths (the interval is open)" if not eq.closed else
+                f"about {need} draws would decide it at power {DECIDING_POWER:g}" if need else "more draws")
+        return "insufficient evidence", (f"{law} fits, a/L detected and dominant, but the rate is not shown within "
+                                         f"{f['margin']:g} of 1: {eq.text()}; {more}")
+    return "agrees", f"{law} fits (p = {f['pvalue']:.2g}), a/L detected and dominant, {eq.text()}"
 
 
 def fit_power(depths, mean, cov) -> dict:

@@ -7,16 +7,17 @@ from ..memory import INTERPRETER_BYTES
 __all__ = ["law_bytes", "fig2_bytes"]
 
 
-def law_bytes(n: int, d: int, depths, fine: int, item: int, controls: bool = True) -> int:
+def law_bytes(n: int, d: int, depths, fine: int, item: int, controls: bool = True, entries: int | None = None,
+              phis: int = 4) -> int:
     """Peak bytes of a chunk of ``n`` draws of :func:`~.engine.simulate`: a segment's fine increments
-    and their dyadic sums (``2 fine / min(depths)`` of ``n x d x d``), a layer's weights and their
-    temporaries (six of ``n x d x d``), the states of every grid (``len(depths) + 3`` of ``n x d``,
-    twice for the stack), the control variates and their gradients (``(4 + d) len(depths)`` of
-    ``n x 4``), plus :data:`INTERPRETER_BYTES`."""
-    seg = fine // min(depths)
-    total = (2 * seg + 6) * n * d * d + 2 * (len(depths) + 3) * n * d
+    and their dyadic sums (``2 fine / min(depths)`` of ``n x E``, ``E = entries`` the numbers of one
+    layer's weights, ``d^2`` for res-1), a layer's weights and their temporaries (six of ``n x E``),
+    the states of every grid (``len(depths) + 3`` of ``n x d``, twice for the stack), the control
+    variates and their gradients (``(4 + d) len(depths)`` of ``n x phis``), plus :data:`INTERPRETER_BYTES`."""
+    seg, E = fine // min(depths), d * d if entries is None else entries
+    total = (2 * seg + 6) * n * E + 2 * (len(depths) + 3) * n * d
     if controls:
-        total += (4 + d) * len(depths) * n * 4
+        total += (4 + d) * len(depths) * n * phis
     return int(item * total) + INTERPRETER_BYTES
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...plots import _figure, _save
+from ...plots import new_figure, save_figure
 
 __all__ = ["plot_law"]
 
@@ -23,17 +23,17 @@ def plot_law(result, path: str | None = None, *, ax=None):
     Returns:
         The matplotlib figure.
     """
-    from .engine import PHIS
+    from .phis import phi_text
 
     n = len(result.phis) + 1
-    fig, axes = _figure(1, n, (3.6 * n, 3.6), path, ax)
+    fig, axes = new_figure(1, n, (3.6 * n, 3.6), path, ax)
     axes = np.ravel(axes)
     L = np.asarray(result.spec["depths"], dtype=float)
     for a, q in zip(axes, result.phis):
-        _phi_panel(a, q, L, PHIS[q["phi"]])
+        _phi_panel(a, q, L, phi_text(q["phi"]))
     _distance_panel(axes[-1], result.distances)
     fig.suptitle(f"{result.spec['law']} weights, d = {result.spec['width']}: {result.verdict}", fontsize=10)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def _depth_axis(a, L) -> None:

@@ -8,16 +8,34 @@ __all__ = ["report_lines", "fit_line"]
 
 
 def fit_line(f: dict) -> str:
-    """A fit of :func:`~.fit.fit_weak` in one line: its rate, intervals, test and verdict."""
-    lo, hi = f["rate_ci"]
-    tlo, thi = f["rate_ci_test"]
-    rate = "no rate" if not math.isfinite(f["rate"]) else (
-        f"rate {f['rate']:.2f}, 95% [{lo:.2f}, {hi:.2f}], {100 * (1 - f['level'] / 2):g}% [{tlo:.2f}, {thi:.2f}]")
+    """A fit of :func:`~.fit.fit_weak` in one line: its rate with the one interval the verdict reads
+    (the equivalence test's, with its margin and power), the test and the verdict."""
+    eq = f.get("equivalence")
+    if not math.isfinite(f["rate"]):
+        rate = "no rate"
+    elif eq is None:  # a result stored before the equivalence test
+        tlo, thi = f["rate_ci_test"]
+        rate = f"rate {f['rate']:.2f}, {100 * (1 - f['level'] / 2):g}% [{tlo:.2f}, {thi:.2f}]"
+    else:
+        lo, hi = eq["interval"]
+        rate = (f"rate {f['rate']:.2f}, {100 * (1 - 2 * eq['level']):g}% [{lo:.2f}, {hi:.2f}] "
+                f"{'inside' if eq['within'] else 'not inside'} 1 +- {eq['margin']:g} (power {eq['power']:.2f})")
     nxt = "" if f.get("next_rate_pvalue") is None else f", p(order 1, next term) = {f['next_rate_pvalue']:.3g}"
     return f"{rate}; {f['terms']} terms, p(fit) = {f['pvalue']:.3g}{nxt}: {f['verdict']} ({f['note']})"
 
 
-def _phi_lines(q: dict, depths, text: str) -> list[str]:
+def _alone(f: dict, joint: dict) -> str:
+    """One test function's fit, and why its verdict differs from the joint one when it does."""
+    line = fit_line(f)
+    if f["verdict"] == joint["verdict"]:
+        return line
+    why = {"insufficient evidence": "alone it has fewer numbers than the joint fit, which pools every function",
+           "pre-asymptotic": "alone its leading term is not yet detected or dominant; the joint fit pools every "
+                             "function"}.get(f["verdict"], "the joint fit below tests one rate for every function")
+    return f"{line} [differs from the joint verdict: {why}]"
+
+
+def _phi_lines(q: dict, depths, text: str, joint: dict) -> list[str]:
     (a, b), (sa, sb) = q["fit"]["coefficients"][0][:2], q["fit"]["coefficient_se"][0][:2]
     out = [f"phi = {text}",
            f"{'L':>6} {'E phi(h_L) - E phi(H_1)':>24} {'se':>10} {'var/draw':>10} {'plain':>10} {'Richardson':>11} "
@@ -29,7 +47,7 @@ def _phi_lines(q: dict, depths, text: str) -> list[str]:
     rich = q["richardson"]
     more = "".join(f", {'cdefgh'[i]} = {c:.4g}" for i, c in enumerate(q["fit"]["coefficients"][0][2:]))
     out += [f"  a/L + b/L^2{' + ...' if more else ''}: a = {a:.4g} +- {sa:.2g}, b = {b:.4g} +- {sb:.2g}{more}",
-            f"  {fit_line(q['fit'])}",
+            f"  alone: {_alone(q['fit'], joint)}",
             f"  Richardson 2 e(2L) - e(L): order {rich['rate']:.2f} [{rich['rate_ci'][0]:.2f}, {rich['rate_ci'][1]:.2f}]",
             f"  reference E phi(H_1) = {q['reference']:.6g} +- {q['reference_se']:.2g}; its error (R(F/4,F/2) - "
             f"R(F/2,F))/3 = {q['reference_error']:.2e} +- {q['reference_error_se']:.2e}"]
@@ -38,20 +56,24 @@ def _phi_lines(q: dict, depths, text: str) -> list[str]:
 
 def report_lines(result) -> list[str]:
     """The lines of the report."""
-    from .cases import LAWS
-    from .engine import PHIS, sde_grids
+    from .presets import DEFAULTS, LAWS
+    from .engine import sde_grids
+    from .phis import phi_text
 
     s, depths = result.spec, result.spec["depths"]
-    law = LAWS[s["law"]] + ("" if s["mean"] == 0 and s["variance"] == 1 else
-                            f", shifted: mean {s['mean']:g}/sqrt(d), variance {s['variance']:g}/d")
+    own = "".join(f", {k} = {v}" for k, v in (s.get("law_options") or {}).items())
+    law = LAWS.get(s["law"], f"{s['law']}{own}") + ("" if s["mean"] == 0 and s["variance"] == 1 else
+                                                    f", shifted: mean {s['mean']:g}/sqrt(d), variance {s['variance']:g}/d")
+    net = f"{s.get('arch') or DEFAULTS['arch']} {s.get('activation') or DEFAULTS['activation']}"
+    limit = "dH = dX tanh(H)" if not s.get("arch") else "dH = g(H, dX)"
     how = ("coupled through one Brownian path per draw (quantile transforms)" + (", martingale control variates"
                                                                                   if s["controls"] else "")
            if s["coupled"] else "plain Monte Carlo (independent draws)")
-    lines = [f"convergence in law: res-1 tanh, d = {s['width']}, h_0 = 1, weights {law} -> dH = dX tanh(H)",
+    lines = [f"convergence in law: {net}, d = {s['width']}, h_0 = 1, weights {law} -> {limit}",
              f"{result.draws} draws, {how}; E phi(H_1) by Euler-Maruyama on {', '.join(map(str, sde_grids(s['fine'])))} "
              f"steps, Richardson on the two finest"]
     for q in result.phis:
-        lines += _phi_lines(q, depths, PHIS[q["phi"]])
+        lines += _phi_lines(q, depths, phi_text(q["phi"]), result.joint)
     lines.append(f"joint (every phi, one rate): {fit_line(result.joint)}")
     d = result.distances
     lines.append(f"distances between the laws of |h_L|/|h_0| and the SDE's ({d['draws']} draws a side; floor: the SDE "

@@ -19,25 +19,31 @@ import math
 
 import numpy as np
 
-from ..._plain import PlainData
-from ..result import draw_into
+from ..result import PlanResult, draw_into
 
-__all__ = ["LawResult", "weak_estimates"]
+__all__ = ["LawResult", "weak_estimates", "per_draw_numbers"]
 
 
 def _layout(spec: dict) -> tuple[int, int, int, bool]:
     """``(test functions, depths, grids, controls)`` of a spec's per-draw vectors."""
-    from .engine import PHIS
+    from .phis import DEFAULT_PHIS
 
     K = len(spec["depths"])
-    return len(PHIS), K, K + 3, bool(spec["controls"])
+    return len(spec.get("phis") or DEFAULT_PHIS), K, K + 3, bool(spec["controls"])
+
+
+def per_draw_numbers(spec: dict) -> int:
+    """The numbers each draw of a spec gives (its vector ``x``): every test function at the depths'
+    networks and the three SDE grids, and with control variates one per test function and depth."""
+    P, K, G, controls = _layout(spec)
+    return P * G + (P * K if controls else 0)
 
 
 def _maps(spec: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The linear maps of ``x``: the weak errors ``(P K, D)``, the two Richardson references
     ``(2 P, D)`` (``F/4, F/2`` then ``F/2, F``) and the indices of the control variates."""
     P, K, G, controls = _layout(spec)
-    D = P * G + (P * K if controls else 0)
+    D = per_draw_numbers(spec)
     A, R = np.zeros((P * K, D)), np.zeros((2 * P, D))
     for p in range(P):
         base = p * G
@@ -70,7 +76,7 @@ def weak_estimates(spec: dict, n: int, total: np.ndarray, outer: np.ndarray) -> 
             "references": R @ m, "reference_cov": R @ C @ R.T / n}
 
 
-def _phi_summary(name: str, p: int, est: dict, depths, K: int, P: int) -> dict:
+def _phi_summary(name: str, p: int, est: dict, depths, K: int, P: int, reading: dict) -> dict:
     from .fit import fit_power, fit_weak
 
     sl = slice(p * K, (p + 1) * K)
@@ -85,7 +91,7 @@ def _phi_summary(name: str, p: int, est: dict, depths, K: int, P: int) -> dict:
     ref_err_se = math.sqrt(max(rc[p, p] + rc[P + p, P + p] - 2 * rc[p, P + p], 0.0)) / 3
     return {"phi": name, "error": e.tolist(), "se": np.sqrt(np.diag(cov)).tolist(),
             "variance": est["variance"][sl].tolist(), "raw_variance": est["raw_variance"][sl].tolist(),
-            "plain_variance": est["plain_variance"][sl].tolist(), "fit": fit_weak(depths, e, cov),
+            "plain_variance": est["plain_variance"][sl].tolist(), "fit": fit_weak(depths, e, cov, **reading),
             "richardson": {"depths": list(depths[:-1]), "error": rich.tolist(), "se": np.sqrt(np.diag(rcov)).tolist(),
                            **fit_power(depths[:-1], rich, rcov)},
             "reference": float(est["references"][P + p]), "reference_se": math.sqrt(max(rc[P + p, P + p], 0.0)),
@@ -93,13 +99,14 @@ def _phi_summary(name: str, p: int, est: dict, depths, K: int, P: int) -> dict:
 
 
 @dataclasses.dataclass
-class LawResult(PlainData):
-    """``spec`` (the plan), ``draws``, ``seconds``, one summary per test function (``phis``), the
-    ``joint`` fit and its ``verdict``, the ``distances`` between laws. :meth:`report` is the text,
-    :meth:`figures` draws ``law.png``."""
+class LawResult(PlanResult):
+    """``plan`` (its :class:`~deeplimits.studies.law.study.LawPlan`; :attr:`spec` its spec),
+    ``draws``, ``seconds``, one summary per test function (``phis``), the ``joint`` fit and its
+    ``verdict``, the ``distances`` between laws. :meth:`report` is the text, :meth:`figures` draws
+    ``law.png``."""
 
-    spec: dict
-    """The plan's spec (:meth:`~deeplimits.studies.law.study.LawPlan.to_dict`)."""
+    plan: object
+    """The plan summarised (:class:`~deeplimits.studies.law.study.LawPlan`)."""
     draws: int
     """Draws summarised (all the plan's, or those finished)."""
     seconds: float
@@ -115,23 +122,26 @@ class LawResult(PlainData):
     """:func:`~.distances.law_distances` of the kept norm ratios."""
 
     @classmethod
-    def from_tasks(cls, spec: dict, results: list, seconds: float) -> "LawResult":
-        """The result of finished tasks (their results, in order)."""
+    def from_tasks(cls, plan, results: list, seconds: float) -> "LawResult":
+        """The result of ``plan``'s finished tasks (their results, in order)."""
         from .distances import law_distances
-        from .engine import PHIS
-        from .fit import fit_weak
+        from .fit import MARGIN, fit_weak
+        from .phis import DEFAULT_PHIS
 
+        spec = plan.to_dict()
         n = sum(r["n"] for r in results)
         total = np.sum([np.asarray(r["sum"]) for r in results], axis=0)
         outer = np.sum([np.asarray(r["outer"]) for r in results], axis=0)
         est = weak_estimates(spec, n, total, outer)
         P, K, _, _ = _layout(spec)
         depths = list(spec["depths"])
-        phis = [_phi_summary(name, p, est, depths, K, P) for p, name in enumerate(PHIS)]
-        joint = {**fit_weak(depths, est["error"], est["cov"]), "error": est["error"].tolist(),
+        reading = {"margin": spec.get("margin") or MARGIN, "draws": n}  # the equivalence test's margin and size
+        phis = [_phi_summary(name, p, est, depths, K, P, reading)
+                for p, name in enumerate(spec.get("phis") or DEFAULT_PHIS)]
+        joint = {**fit_weak(depths, est["error"], est["cov"], **reading), "error": est["error"].tolist(),
                  "cov": est["cov"].tolist()}
         ratios = np.concatenate([np.asarray(r["ratios"], dtype=float) for r in results])
-        return cls(spec, n, seconds, phis, joint, joint["verdict"], law_distances(ratios, depths, seed=spec["seed"]))
+        return cls(plan, n, seconds, phis, joint, joint["verdict"], law_distances(ratios, depths, seed=spec["seed"]))
 
     def report(self) -> str:
         """The weak errors, the fits, the verdicts and the distances, as text."""

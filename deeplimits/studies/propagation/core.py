@@ -38,10 +38,10 @@ from ... import _resources as R_
 from ... import _validate as V_
 from ...errors import ParameterError
 from ...paths import Driver, driver_from_spec, make_driver
-from ...networks import ResNet, weight_names, weight_shape
-from .memory import _pow2_ceil, propagation_bytes
-from ..presets import TASK_BYTES
-from ..theory import bounds_apply, classify, critical_beta, theory_bounds  # noqa: F401 - their earlier home
+from ...blocks import make_block, recorded_block
+from ...networks import ResNet
+from .memory import _pow2_ceil, propagation_bytes, weight_layout
+from .presets import TASK_BYTES
 
 CAP = 1e30  # a ratio above CAP (or non-finite) counts as exploded and is reported as CAP
 BUDGET = TASK_BYTES  # bytes of weights and stored states per task; draws are chunked to fit
@@ -59,8 +59,8 @@ def _propagate(net: ResNet, h0, B, layers, depths, betas, deviation: bool = True
 
     Args:
         h0: ``(draws, inputs, width)``; B: readout ``(draws, 1, width)``.
-        layers: per-layer ``(V, W, b)`` of the deepest network; the network of depth ``L`` is
-            its first ``L`` layers, scaled by ``L^-beta``.
+        layers: per-layer weights ``{name: tensor}`` of the deepest network (the block's names);
+            the network of depth ``L`` is its first ``L`` layers, scaled by ``L^-beta``.
     Columns ``(depth, beta, input)`` ride along the inputs axis, sorted by decreasing depth so
     that the columns still running at layer ``k`` are a prefix; in the backward pass a depth's
     columns enter at its last layer (``p`` is linear in ``p_L``).
@@ -80,14 +80,15 @@ def _propagate(net: ResNet, h0, B, layers, depths, betas, deviation: bool = True
     alpha = alpha.repeat_interleave(m, dim=1).view(1, -1, 1)
     h = start = h0.repeat(1, len(Ls) * len(betas), 1)
     states, pres, ends = [], [], []
+    g = net.block
     with torch.no_grad():
         for k in range(Ls[0]):
             c = block * sum(L > k for L in Ls)
             h = h[:, :c]
             states.append(h)
-            V, W, b = layers[k]
-            pres.append(net.preactivation(h, W, b))  # kept: the backward pass does not multiply by W again
-            h = net.step(h, alpha[:, :c], Ls[0], V, W, b, pre=pres[-1])
+            w = layers[k]
+            pres.append(g.preactivation(h, **w))  # kept: the backward pass does not multiply by W again
+            h = net.step(h, alpha[:, :c], Ls[0], pre=pres[-1], **w)  # the network's step: a corrected one too
             ends += [h[:, i * block:(i + 1) * block] for i, L in enumerate(Ls) if L == k + 1]
         far = _deviation(states, start) if deviation else None
         hL = torch.stack(ends[::-1], 1)  # (n, depths, block, d), in the order of Ls (ends came shallowest first)
@@ -100,7 +101,7 @@ def _propagate(net: ResNet, h0, B, layers, depths, betas, deviation: bool = True
             new = [pL[:, i] for i, L in enumerate(Ls) if L == k + 1]
             if new:
                 p = torch.cat([p, *new], 1)
-            p = net.step_vjp(states[k], p, alpha[:, :p.shape[1]], Ls[0], *layers[k], pre=pres[k])
+            p = net.step_vjp(states[k], p, alpha[:, :p.shape[1]], Ls[0], pre=pres[k], **layers[k])
             pres[k] = None
         p0 = p.view(n, len(Ls), block, d)
     back = [order.index(j) for j in range(len(depths))]
@@ -155,16 +156,16 @@ def _ratios(h0, hL, p0, pL, far) -> dict[str, np.ndarray]:
     return out
 
 
-def _draw(names, driver: Driver, width, n_in, depths, draws, inputs, generator, dtype, device=None):
+def _draw(layout, driver: Driver, width, n_in, depths, draws, inputs, generator, dtype, device=None):
     """Everything random of one chunk of draws, in a fixed order: the weight samples (one per
-    weight name of :func:`weight_names`, of the shape it declares), then ``A``, ``x`` and
+    ``(name, shape)`` of ``layout``, :func:`~.memory.weight_layout`), then ``A``, ``x`` and
     ``B``, all on ``device``. Returns ``(samples, h0,
     B, top)`` where ``top`` is the depth at which the samples are read (a power of two for path
     drivers)."""
     top = max(depths)
     res = _pow2_ceil(top) if driver.needs_resolution else None
-    samples = {nm: driver.sample(weight_shape(nm, width), draws=draws, resolution=res, generator=generator,
-                                 dtype=dtype, device=device) for nm in names}
+    samples = {nm: driver.sample(shape, draws=draws, resolution=res, generator=generator, dtype=dtype, device=device)
+               for nm, shape in layout}
     A = _random.randn((draws, width, n_in), generator, dtype, device) / math.sqrt(n_in)
     x = _random.randn((draws, inputs, n_in), generator, dtype, device)
     B = _random.randn((draws, 1, width), generator, dtype, device) / math.sqrt(width)
@@ -182,11 +183,11 @@ def _layers(samples, depth, n):
 def _run(net, driver, params: dict, depths, seed, deviation: bool = True) -> dict[str, np.ndarray]:
     """The ratios of one chunk of draws at every (depth, beta) of a task's ``params`` (``width``,
     ``n_in``, ``betas``, ``draws``, ``inputs``, ``dtype`` by name, ``device``, ``bias``): nested
-    drivers share one pass. ``bias``: whether the inside model has its bias (:func:`weight_names`,
-    default True); ``deviation``: whether to record ``r_h_max`` (the phase diagram does not use it)."""
+    drivers share one pass. ``bias``: whether a block with optional weights (``inside``'s bias) has
+    them (default True); ``deviation``: whether to record ``r_h_max`` (the phase diagram does not use it)."""
     betas, draws, inputs, width = params["betas"], params["draws"], params["inputs"], params["width"]
     g = torch.Generator().manual_seed(seed)
-    samples, h0, B, top = _draw(weight_names(net.arch, params.get("bias", True)), driver, width, params["n_in"],
+    samples, h0, B, top = _draw(weight_layout(net.block, width, params.get("bias", True)), driver, width, params["n_in"],
                                 depths, draws, inputs, g, getattr(torch, params["dtype"]), params.get("device"))
     small = h0.device.type == "cpu" and draws * len(depths) * len(betas) * inputs * width * width < SMALL_PRODUCT
     with _random.single_threaded_torch(small):
@@ -226,7 +227,7 @@ def estimate_stability(spec: dict):
     :func:`plan_stability`): peak bytes of its largest task, tasks, networks."""
     driver = _spec_driver(spec)
     item = getattr(torch, spec["dtype"]).itemsize
-    peak = propagation_bytes(spec["arch"], driver, spec["width"], spec["n_in"], spec["depths"], spec["betas"],
+    peak = propagation_bytes(make_block(spec["arch"]), driver, spec["width"], spec["n_in"], spec["depths"], spec["betas"],
                        spec["inputs"], min(spec["chunk"], spec["draws"]), item, spec.get("bias", True))
     return R_.Estimate(peak, R_.tasks_of(spec["draws"], spec["chunk"]),
                        spec["draws"] * len(spec["depths"]) * len(spec["betas"]), min(spec["chunk"], spec["draws"]),
@@ -244,7 +245,7 @@ def estimate_phase(spec: dict):
     :func:`plan_phase`): one task per Hurst index with all its draws."""
     item = getattr(torch, spec["dtype"]).itemsize
     depths = sorted(_phase_depths(spec["depth"]))
-    peak = propagation_bytes(spec["arch"], make_driver("fractional", spec["hursts"][0]), spec["width"], spec["n_in"], depths,
+    peak = propagation_bytes(make_block(spec["arch"]), make_driver("fractional", spec["hursts"][0]), spec["width"], spec["n_in"], depths,
                        spec["betas"], spec["inputs"], spec["draws"], item,
                        spec.get("bias", True))
     return R_.Estimate(peak, len(spec["hursts"]), len(spec["hursts"]) * len(spec["betas"]) * spec["draws"] * len(depths),
@@ -262,25 +263,28 @@ def _grid(name: str, values, check) -> list:
     return sorted(out)
 
 
-def bias_field(arch: str, bias) -> dict:
-    """``{'bias': bool}`` for the spec of an ``inside`` study (default False: the published model
-    ``h + alpha sigma(W h)`` has no bias), ``{}`` for res-1/2/3, which have none."""
-    if arch != "inside":
+def bias_field(block, bias) -> dict:
+    """``{'bias': bool}`` for the spec of a study of a block with optional weights (``inside``'s
+    bias; default False: the published model ``h + alpha sigma(W h)`` has none), ``{}`` for a
+    block without (res-1/2/3)."""
+    if not block.optional:
         if not (bias is None or bias is False):  # (0 is no bias flag either)
-            raise ParameterError("bias", f"bias applies only to arch 'inside' (a bias inside the activation), got "
-                                         f"bias={bias!r} with arch {arch!r}")
+            raise ParameterError("bias", f"bias applies only to a block with optional weights (inside: a bias inside "
+                                         f"the activation), got bias={bias!r} with arch {block.name!r}")
         return {}
     return {"bias": False if bias is None else V_.flag("bias", bias)}
 
 
 def _common(arch, activation, width, n_in, draws, inputs, seed, dtype):
-    """Checks shared by both studies; returns the network (validates arch and activation)."""
+    """Checks shared by both studies; returns the network (validates arch and activation, and
+    the block's declarations at ``width``: :meth:`~deeplimits.blocks.Block.check`)."""
     net = _network(arch, activation)
     if activation is not None and not isinstance(activation, str):
         raise ParameterError("activation", "activation must be given by name (a string) for a propagation study "
                                            "(its tasks may run in other processes)")
     V_.integer("width", width), V_.integer("n_in", n_in), V_.integer("draws", draws)
     V_.integer("inputs", inputs), V_.integer("seed", seed, low=0), V_.dtype(dtype)
+    recorded_block(net.block).check(width)
     return net
 
 

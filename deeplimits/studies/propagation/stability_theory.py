@@ -1,5 +1,5 @@
 """Each bound of :mod:`deeplimits.studies.theory` beside its measured counterpart, for the
-records of a stability study (:class:`~deeplimits.studies.propagation.stability.StabilityResult`; docs/theory.md)."""
+records of a stability study (:class:`~deeplimits.studies.propagation.result.StabilityResult`; docs/theory.md)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import numpy as np
 from ..fits import bootstrap_fit
 from .core import CAP
 from ..theory import QUANTILE_LEVELS, growth_exponent, predicted_slope, quantile_bound
+from ..theory_conditions import is_structural
 
 __all__ = ["quantiles", "fits", "theory_lines", "fit_lines", "ratio_statistics", "lognormal_fit"]
 
@@ -92,7 +93,7 @@ def _condition_lines(head: str, r: dict, delta: float) -> list[str]:
     conds = r.get("hp_conditions")
     if conds is None:  # a record summarised before the conditions were computed
         return []
-    if not all(c["holds"] for c in conds if c["name"] in ("res-3", "A1")):
+    if not all(c["holds"] for c in conds if is_structural(c)):
         why = "; ".join(dict.fromkeys(c["text"] for c in conds if not c["holds"]))
         return [f"{head} the high-probability bounds are not stated for this network: {why}"]
     hi = "inf" if r["hp_upper"] is None else f"{r['hp_upper']:.4f}"
@@ -101,7 +102,7 @@ def _condition_lines(head: str, r: dict, delta: float) -> list[str]:
     if k is not None:
         out.append(f"{head} constants: s = {k['s']:g} (A1), C = {k['C']:.5g} (A2; {k['C_method']})")
     for b in ("lower", "upper"):
-        mine = [c for c in conds if c["bound"] == b and c["name"] not in ("res-3", "A1")]
+        mine = [c for c in conds if c["bound"] == b and not is_structural(c)]
         verdict = "all met" if all(c["holds"] for c in mine) else "NOT all met: the bound is not proved here"
         out.append(f"{head} conditions of the {b} bound ({verdict}): "
                    + "; ".join(f"[{'met' if c['holds'] else 'UNMET'}] {c['text']}" for c in mine))

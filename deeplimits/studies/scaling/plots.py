@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ...plots import _figure, _save
+from ...plots import new_figure, save_figure
 
 __all__ = ["plot_scaling"]
 
@@ -94,7 +94,7 @@ def plot_scaling(result, path: str | None = None, *, ax=None):
     ``ax``: six matplotlib Axes to draw into instead of a new figure)."""
     from ...diagnostics.verdict import verdict_line
 
-    fig, axes = _figure(2, 3, (14, 7.6), path, ax)
+    fig, axes = new_figure(2, 3, (14, 7.6), path, ax)
     L, key, med = _family(result)
     _exponent_panels(axes[0], result, L, key, med)
     _path_panel(axes[0][2], result)
@@ -119,4 +119,4 @@ def plot_scaling(result, path: str | None = None, *, ax=None):
             ax.legend(fontsize=7)
     fig.suptitle(f"inside model, {result.activation}, delta {result.delta_mode}, d={result.width}: "
                  + verdict_line(result.hypothesis), fontsize=10)
-    return _save(fig, path)
+    return save_figure(fig, path)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import ClassVar
 
-import numpy as np
 
-from ..._plain import PlainData
-from ..result import draw_into
+from .._shared.stats import median, median_records, slope
+from ..result import PlanResult, draw_into
 
 __all__ = ["ScalingResult", "family_exponents", "PUBLISHED", "PUBLISHED_EMBEDDED", "LOSS_NAMES"]
 
@@ -42,29 +42,6 @@ def other_convention(loss: str, value: float, outputs: int) -> tuple[str, float]
     return ("squared", value * outputs / 2) if loss == "mse" else ("mse", value * 2 / outputs)
 
 
-def _median(values) -> float:
-    """The median of the finite numbers of ``values`` (``None``: a NaN stored as JSON), else NaN."""
-    finite = [float(v) for v in values if v is not None and math.isfinite(v)]
-    return float(np.median(finite)) if finite else math.nan
-
-
-def _median_records(records: list[dict], key: str) -> list[dict]:
-    """Per depth, the median over seeds of every number of ``record[key]`` (the diagnostics)."""
-    out = []
-    for L in sorted({r["depth"] for r in records}):
-        group = [r[key] for r in records if r["depth"] == L]
-        out.append({k: (_median([g[k] for g in group]) if v is None or isinstance(v, float) else v)
-                    for k, v in group[0].items()})
-    return out
-
-
-def _slope(depths, values, negate: bool = True) -> dict:
-    from ...diagnostics.scaling import _loglog_fit
-
-    slope, (lo, hi) = _loglog_fit(depths, values)
-    return {"value": -slope, "ci": [-hi, -lo]} if negate else {"value": slope, "ci": [lo, hi]}
-
-
 def family_exponents(records: list[dict], dataset: str = "synthetic") -> dict:
     """The exponents and verdict of one learning rate's records (all seeds, two depths or more):
     ``exponents`` (``alpha``, ``beta``, ``alpha+beta`` and, with one ``delta_k`` per layer,
@@ -78,16 +55,16 @@ def family_exponents(records: list[dict], dataset: str = "synthetic") -> dict:
     from ...diagnostics.scaling import RELEASED_FACTORS, released_statistics
 
     depths = sorted({r["depth"] for r in records})
-    med = lambda key: [_median([r[key] for r in records if r["depth"] == L]) for L in depths]  # noqa: E731
+    med = lambda key: [median([r[key] for r in records if r["depth"] == L]) for L in depths]  # noqa: E731
     fields = {f.name for f in dataclasses.fields(WeightDiagnostics)}
     fam = lambda key: [WeightDiagnostics(**{k: v for k, v in d.items() if k in fields})  # noqa: E731
-                       for d in _median_records(records, key)]
+                       for d in median_records(records, key)]
     ratio = med("trend_ratio")[-1]
     per_layer = "effective" in records[0]
     judged = scaling_exponents(fam("effective" if per_layer else "W"), trend_ratio=ratio)
     w = judged if not per_layer else scaling_exponents(fam("W"))
     e = dict(w.exponents)
-    e["alpha"] = _slope(depths, med("delta"))
+    e["alpha"] = slope(depths, med("delta"))
     if per_layer:
         e["alpha+beta"] = dict(judged.exponents["beta"])
         code = released_statistics(fam("effective"), RELEASED_FACTORS[dataset])  # what its ReLU figures fit
@@ -95,31 +72,26 @@ def family_exponents(records: list[dict], dataset: str = "synthetic") -> dict:
             code["max_norm"], code["increments"], code["rss"])
     else:
         e["alpha+beta"] = {"value": e["alpha"]["value"] + e["beta"]["value"], "ci": [math.nan, math.nan]}
-    e["ode_rate"] = _slope(depths, med("ode_distance"))
+    e["ode_rate"] = slope(depths, med("ode_distance"))
     return {"lr": records[0]["lr"], "weights": judged.name, "exponents": e, "judged": judged.exponents,
             "evidence": judged.evidence, "hypothesis": judged.hypothesis, "reason": judged.reason,
             "trend_ratio": ratio}
 
 
 @dataclasses.dataclass
-class ScalingResult(PlainData):
-    """Per depth, seed and learning rate: ``records`` (``epochs``, ``reached``, ``train_loss``
-    in the ``loss`` convention, ``delta``, ``W``: the diagnostics of the trained weights, and
-    with one ``delta_k`` per layer ``effective``: those of ``|delta_k| W_k`` and
-    ``delta_sign_changes``, ``trend_ratio``, ``ode_distance``); ``families``: per learning rate
-    the exponents, the evidence and the verdict (:func:`family_exponents`); ``exponents``,
-    ``hypothesis``, ``reason``: those of the first learning rate; ``protocol``: the training
-    protocol in words; ``paths``: ``delta_k`` and three entries of ``W_k`` along depth at the
-    deepest depth (seed 0), and its loss after every epoch."""
+class ScalingResult(PlanResult):
+    """``plan`` (its :class:`~deeplimits.studies.scaling.study.ScalingPlan`, whose ``activation``,
+    ``delta`` (as ``delta_mode``), ``width`` and ``dataset`` the result shows); per depth, seed and
+    learning rate: ``records`` (``epochs``, ``reached``, ``train_loss`` in the ``loss`` convention,
+    ``delta``, ``W``: the diagnostics of the trained weights, and with one ``delta_k`` per layer
+    ``effective``: those of ``|delta_k| W_k`` and ``delta_sign_changes``, ``trend_ratio``,
+    ``ode_distance``); ``families``: per learning rate the exponents, the evidence and the verdict
+    (:func:`family_exponents`); ``exponents``, ``hypothesis``, ``reason``: those of the first
+    learning rate; ``protocol``: the training protocol in words; ``paths``: ``delta_k`` and three
+    entries of ``W_k`` along depth at the deepest depth (seed 0), and its loss after every epoch."""
 
-    activation: str
-    """``'tanh'`` or ``'relu'``."""
-    delta_mode: str
-    """``'shared'`` or ``'per-layer'``."""
-    width: int
-    """The width ``d``."""
-    dataset: str
-    """``'synthetic'`` or ``'digits'``."""
+    plan: object
+    """The plan summarised."""
     records: list[dict]
     """One per depth, seed and learning rate (see above)."""
     exponents: dict
@@ -138,6 +110,24 @@ class ScalingResult(PlainData):
     """The training protocol (:meth:`ScalingPlan.protocol`)."""
     paths: dict = dataclasses.field(default_factory=dict)
     """``delta_k`` and three entries of ``W_k`` along depth at the deepest depth (seed 0), and its loss per epoch."""
+
+    shown: ClassVar[dict] = {"activation": "activation", "delta_mode": "delta", "width": "width", "dataset": "dataset"}
+    """The plan's values the result shows (:class:`~deeplimits.studies.result.PlanResult`)."""
+
+    @classmethod
+    def plan_of(cls, d: dict):
+        """The plan of a result's JSON written before results held their plans: its shown values, its
+        protocol, the depths and seeds of its records; what it did not record (``samples``, ``seed``)
+        takes the defaults of :func:`~deeplimits.studies.scaling.study.plan_scaling`."""
+        from .presets import DEFAULTS
+
+        p = d.get("protocol") or {}
+        keys = ("optimizer", "batch_size", "stop_loss", "max_epochs", "init_scale", "dtype", "loss", "delta_init",
+                "bias_init", "inputs", "batches", "angle_start", "stop_rule", "init_method", "arch")
+        return cls.plan_type(**{k: p[k] for k in keys if k in p}, activation=d["activation"], delta=d["delta_mode"],
+                             depths=tuple(sorted({r["depth"] for r in d["records"]})), width=d["width"],
+                             seeds=len({r["seed"] for r in d["records"]}), lr=tuple(p.get("lr") or [DEFAULTS["lr"]]),
+                             samples=DEFAULTS["samples"], seed=DEFAULTS["seed"], dataset=d.get("dataset", "synthetic"))
 
     def report(self) -> str:
         """The protocol, a table per depth and configuration, the exponents beside the published

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ...errors import ParameterError
-from ...plots import _figure, _save
+from ...plots import new_figure, save_figure
 
 __all__ = ["plot_conv_scaling"]
 
@@ -87,8 +87,8 @@ def plot_conv_scaling(families, path: str | None = None, *, ax=None):
     matplotlib Axes to draw into instead of a new figure)."""
     families = dict(list(_families(families).items())[:4])
     n = len(families)
-    fig, axes = _figure(2, n, (4.6 * n, 7.2), path, ax)
+    fig, axes = new_figure(2, n, (4.6 * n, 7.2), path, ax)
     for j, (name, fam) in enumerate(families.items()):
         _layer_panel(axes[0][j], name, fam)
         _scaling_panel(axes[1][j], name, fam)
-    return _save(fig, path)
+    return save_figure(fig, path)

@@ -24,30 +24,13 @@ from ... import _validate as V_
 from ..._random import chunk_seed
 from ...errors import ParameterError
 from ...runs import Task
+from .._shared.conv import CONV_FLOPS_PER_SECOND, conv_flops
 from ..plan import Plan, register_plan
 from ..settings import Compute, Conv, Network, Training, grouped
 from .result import ConvScalingResult, conv_exponents
 from .task import conv_scaling_task  # noqa: F401 - registers the task
 
-__all__ = ["ConvScalingPlan", "plan_conv_scaling", "CONV_FLOPS_PER_SECOND", "conv_flops"]
-
-CONV_FLOPS_PER_SECOND = 1.5e10
-"""The floating-point operations per second of the conv training tasks on the project's 2-core
-CPU under load, one thread: 1.8e10 measured over the cpu preset's tasks at 15 epochs (3.93e12
-operations in 213 s; benchmarks/RESULTS.md, issue 32), rounded down: the time estimate's rate."""
-
-
-def conv_flops(image_shape, layout: dict) -> int:
-    """The floating-point operations of one forward pass of one image (two per multiply-add)."""
-    from ...training.conv import _blocks
-
-    c, h, w = image_shape
-    flops = 2 * layout["stem"] * c * 9 * h * w
-    for cin, cout, stride, _ in _blocks(layout["stem"], layout["channels"], layout["strides"], layout["blocks"]):
-        h, w = (h - 1) // stride + 1, (w - 1) // stride + 1
-        flops += 2 * h * w * cout * (9 * cin + 9 * cout + (cin if (cin != cout or stride != 1) else 0))
-    return flops
-
+__all__ = ["ConvScalingPlan", "plan_conv_scaling"]
 
 @register_plan
 @dataclasses.dataclass(frozen=True)
@@ -133,29 +116,15 @@ class ConvScalingPlan(Plan):
                            "configuration")
 
     def task_bytes(self, depth: int) -> int:
-        """Peak bytes of the task at ``depth`` (:func:`~deeplimits.studies.training.memory.conv_training_bytes`)."""
-        from ..training.memory import conv_training_bytes
+        """Peak bytes of the task at ``depth`` (:func:`.memory.conv_scaling_bytes`)."""
+        from .memory import conv_scaling_bytes
 
-        return conv_training_bytes(_Sized(self, depth), 1)
+        return conv_scaling_bytes(self, depth)
 
     def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> ConvScalingResult:
         records = sorted((r for res in results for r in res["records"]), key=lambda r: (r["depth"], r["seed"]))
         fam = conv_exponents([r for r in records if r["finite"]])
         return ConvScalingResult(self, records, fam["exponents"], fam["verdicts"], seconds)
-
-
-@dataclasses.dataclass(frozen=True)
-class _Sized:
-    """The fields of a training plan that its memory model reads, at one depth."""
-
-    plan: ConvScalingPlan
-    depth: int
-
-    def __getattr__(self, name):
-        return getattr(self.plan, name)
-
-    def layout(self):
-        return self.plan.layout(self.depth)
 
 
 @grouped

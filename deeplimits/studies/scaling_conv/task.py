@@ -42,7 +42,8 @@ def conv_scaling_task(params: dict, seed: int) -> dict:
     from ...data import load_dataset
     from ...data.augment import IMAGE_SHAPES
     from ...training.conv_train import train_conv
-    from ..training.conv import conv_network, conv_threads
+    from .._shared.conv import conv_threads
+    from ..training.conv import conv_network
 
     dtype, device = getattr(torch, params["dtype"]), torch.device(params.get("device") or "cpu")
     data = load_dataset(params["dataset"], root=params.get("root"), seed=params["seed"], dtype=dtype, device=device)

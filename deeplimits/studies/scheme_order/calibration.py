@@ -1,18 +1,26 @@
 """How often the strong-order verdict is wrong: its size and power, measured
 (docs/schemes.md, "How often the verdict is wrong").
 
-A case is a scheme on a test equation, or a regime, whose order is known. One pool of per-draw
-errors is computed once, a real run of ``pool_factor * draws`` draws; ``tables`` tables of
-``draws`` draws are taken from it (disjoint while the pool lasts, then resampled with
-replacement), and each goes through the statistics and the verdict of a run
-(:func:`~deeplimits.studies.convergence.study.error_statistics`,
-:class:`~deeplimits.studies.convergence.result.ConvergenceResult`). The **size** is the fraction
-told ``disagrees`` (at most the level, :data:`~deeplimits.studies.expansion_fit.LEVEL`, for a
-correct case), with its Wilson interval. The **power** against a leading exponent off by
-``delta`` is read on the same tables with every draw's errors multiplied by ``(L / L_0)^-delta``:
-the fraction told ``disagrees``, and the fraction not told ``agrees`` (one minus the rate of a
-false agreement). The tables of one pool share its mean: a pool ``f`` times larger than a table
-adds about ``1 / f`` of a table's variance to every table's distance from the truth.
+A case (:mod:`.cases`) is a scheme on a test equation, or a regime, whose order is known. Its
+tables are real runs' per-draw errors: ``tables`` blocks of ``draws`` draws, disjoint blocks of
+one pool of ``pool_factor * draws`` draws computed once (with ``pool_factor >= tables``, the
+default, every table is an independent run, so the intervals below are honest; a smaller pool is
+resampled, and its tables share its mean's error). Each table goes through the statistics and the
+verdict of a run (:func:`~deeplimits.studies.convergence.statistics.error_statistics`,
+:class:`~deeplimits.studies.convergence.result.ConvergenceResult`).
+
+* the **size**: the fraction of correct tables told ``disagrees`` (at most the level,
+  :data:`~deeplimits.studies.expansion_fit.LEVEL`), with its 95% Wilson interval;
+* the **agreement**: the fraction of correct tables told ``agrees`` at the default margin (the
+  equivalence test's power at this size);
+* the **power** against a leading exponent off by ``m`` (each of :data:`SHIFTS`, both signs): the
+  tables with every draw's errors multiplied by ``(L / L_0)^-m``, read with the margin ``m`` (the
+  boundary of the equivalence test): the fraction *not* told ``agrees``, at least ``1 -
+  EQUIVALENCE_LEVEL`` by construction.
+
+With a ``budget``, the same at the budget's size: each of ``budget_tables`` tables is a run sized
+to decide (:mod:`~deeplimits.studies.sequential`) on fresh draws, its stages read at their shares
+of the levels, stopped at the first decided verdict.
 """
 
 from __future__ import annotations
@@ -23,257 +31,117 @@ from typing import Callable
 
 import numpy as np
 
-from ..._names import CALIBRATION_CASES
-from ..._plain import PlainData
-from ..._stats import wilson
-from ...orders import StrongOrder
 from ..expansion_fit import LEVEL, VERDICTS
-from ..presets import DEFAULTS
+from .presets import DEFAULTS
+from .cases import CASES, Case, choose, regime_case, scheme_case  # noqa: F401 - the cases, public here too
+from .result import Calibration, CalibrationRow
+from .sized import _key, _readings, sized_tables, table_verdict
 
-__all__ = ["Case", "CASES", "scheme_case", "regime_case", "calibrate", "plan_calibration", "Calibration", "SHIFTS"]
+__all__ = ["Case", "CASES", "scheme_case", "regime_case", "calibrate", "plan_calibration", "SHIFTS", "MAX_TABLES",
+           "table_verdict"]
 
-SHIFTS = (0.02, 0.05, 0.1)
-"""The exponent errors the power is measured against (each with both signs)."""
-#: ``deeplimits order``'s default depths and draws: the size a scheme's calibration runs at
-ORDER_DEPTHS, ORDER_DRAWS = (8, 16, 32, 64, 128, 256, 512), 256
-
-
-@dataclasses.dataclass(frozen=True)
-class Case:
-    """A case of known order: its per-draw errors ``sample(draws, seed) -> (draws, len(depths))``,
-    the declared order and the nested reference's grid (``None``: exact or adaptive)."""
-
-    name: str
-    """The case in a few words (``'euler-maruyama/linear-sde'``, ``'sde'``)."""
-    depths: tuple
-    """The depths."""
-    draws: int
-    """The draws of one table (the main job's or ``deeplimits order``'s)."""
-    order: StrongOrder
-    """The declared order and expansion."""
-    reference: int | None
-    """The nested reference's grid (``None``: an exact or adaptive reference)."""
-    sample: Callable = dataclasses.field(repr=False, compare=False)
-    """``sample(draws, seed)``: per-draw errors ``max_k |H - h|``, ``(draws, len(depths))``."""
+SHIFTS = (0.05, 0.1)
+"""The exponent errors the power is measured against (each with both signs), each read with itself as
+the margin."""
+#: the most tables per case and shift: each is a whole verdict (about 25 ms), 1e5 tables at the 5
+#: readings about 3.5 hours per case on one core
+MAX_TABLES = 100_000
 
 
-def scheme_case(scheme: str, problem: str, *, hurst: float | None = None, width: int | None = None,
-                depths=ORDER_DEPTHS, draws: int = ORDER_DRAWS, reference: int | None = None) -> Case:
-    """A shipped scheme on a test equation, as ``deeplimits order`` runs it (the exact solution
-    where the problem has one, else the scheme on a grid 16 times finer than the deepest depth)."""
-    import torch
-
-    from ...schemes.problems import scheme_on
-    from ..presets import REFERENCE_REFINEMENT
-    from .study import OrderPlan, scheme_errors
-
-    s, p = scheme_on(scheme, problem, width=width, hurst=hurst)
-    grid = reference or REFERENCE_REFINEMENT * depths[-1]
-    x0 = torch.ones(p.d, dtype=torch.float64)
-
-    def sample(n, seed):
-        plan = OrderPlan(s.order, hurst, x0, p.m, list(depths), n, grid, min(n, 4096), seed, torch.float64, None)
-        return scheme_errors(s, plan, p.exact)[0]
-
-    h = f" H={hurst:g}" if hurst is not None else ""
-    return Case(f"{scheme}/{problem}{h}", tuple(depths), draws, s.order, None if p.exact else grid, sample)
-
-
-def regime_case(regime: str, **options) -> Case:
-    """A regime at its defaults (the main job's size), ``options`` as for
-    :func:`~deeplimits.strong_convergence` (``hurst``, ``width``, ...)."""
-    from ..._random import chunk_seed
-    from ..convergence.study import plan_convergence
-    from ..strong_error import run_chunk
-
-    plan = plan_convergence(regime, **options)
-    pair = plan.pair()
-
-    def sample(n, seed):
-        p = dataclasses.replace(plan, draws=n, seed=seed)
-        return np.concatenate([run_chunk(pair, p.depths, p.reference, k, p.inputs, chunk_seed(seed, c), p.dtype)[0]
-                               for c, k in enumerate(p.chunk_sizes)])
-
-    name = regime + "".join(f" {k}={v:g}" if isinstance(v, float) else f" {k}={v}" for k, v in options.items())
-    return Case(name, plan.depths, plan.draws, pair.order, plan.reference if pair.rough else None, sample)
-
-
-def _cases() -> dict:
-    """The suite: the textbook schemes on equations with known orders, and the regimes."""
-    return {
-        "euler-maruyama/linear-sde": lambda: scheme_case("euler-maruyama", "linear-sde"),
-        "milstein/linear-sde": lambda: scheme_case("milstein", "linear-sde"),
-        "heun/linear-stratonovich": lambda: scheme_case("heun", "linear-stratonovich"),
-        "euler-maruyama/ou": lambda: scheme_case("euler-maruyama", "ou"),
-        "euler-maruyama/sin-cos": lambda: scheme_case("euler-maruyama", "sin-cos"),
-        "euler-maruyama/sde-regime": lambda: scheme_case("euler-maruyama", "sde-regime"),
-        "sde": lambda: regime_case("sde"),
-        "ode": lambda: regime_case("ode"),
-        **{f"fbm-H{h}": (lambda h=h: regime_case("fbm", hurst=h)) for h in (0.6, 0.75, 0.9)},
-    }
-
-
-CASES = CALIBRATION_CASES
-"""The names of the calibration suite (``deeplimits order --calibrate --cases``), in its order."""
-
-
-@dataclasses.dataclass
-class CalibrationRow(PlainData):
-    """One case: the verdicts of its tables at each exponent shift."""
-
-    case: str
-    """The case's name."""
-    expansion: str
-    """Its declared expansion."""
-    depths: list
-    """The depths."""
-    draws: int
-    """Draws per table."""
-    pool: int
-    """Draws in the pool the tables are taken from."""
-    tables: int
-    """Tables per shift."""
-    counts: dict
-    """``str(shift) -> {verdict: count}`` (shift ``0``: the correct case)."""
-    seconds: float
-    """Seconds of work."""
-
-    def rate(self, shift: float, verdict: str) -> float:
-        c = self.counts[str(float(shift))]
-        return c.get(verdict, 0) / self.tables
-
-    @property
-    def size(self) -> float:
-        """The fraction of correct tables told ``disagrees``."""
-        return self.rate(0.0, "disagrees")
-
-    @property
-    def size_ci(self) -> tuple:
-        """Its 95% Wilson interval."""
-        return wilson(self.counts["0.0"].get("disagrees", 0), self.tables)
-
-    def power(self, shift: float) -> tuple:
-        """``(disagrees, not agrees)`` against a leading exponent off by ``shift``."""
-        return self.rate(shift, "disagrees"), 1.0 - self.rate(shift, "agrees")
-
-
-@dataclasses.dataclass
-class Calibration(PlainData):
-    """The size and power of the verdict over a suite of cases."""
-
-    rows: list
-    """One :class:`CalibrationRow` per case (as dicts in JSON)."""
-    level: float
-    """The verdict's level."""
-    shifts: list
-    """The exponent errors the power is measured against."""
-
-    def table(self) -> str:
-        """A Markdown table: size with its interval, the rate of ``agrees``, and per shift the
-        rates of ``disagrees`` / not ``agrees``."""
-        shifts = [s for d in self.shifts for s in (-d, d)]
-        head = ("| case | expansion | depths, draws | disagrees (size) [95% CI] | agrees | "
-                + " | ".join(f"{s:+g}" for s in shifts) + " |")
-        out = [head, "|" + "---|" * (5 + len(shifts))]
-        for r in (CalibrationRow(**x) if isinstance(x, dict) else x for x in self.rows):
-            lo, hi = r.size_ci
-            cells = [f"{100 * a:.0f}% / {100 * b:.0f}%" for a, b in map(r.power, shifts)]
-            out.append(f"| {r.case} | {r.expansion} | {r.depths[0]}..{r.depths[-1]}, {r.draws} | "
-                       f"{100 * r.size:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] | {100 * r.rate(0.0, 'agrees'):.0f}% | "
-                       + " | ".join(cells) + " |")
-        return "\n".join(out)
-
-
-def calibrate(cases=None, *, tables: int = DEFAULTS["order"]["tables"],
-              pool_factor: int = DEFAULTS["order"]["pool_factor"], shifts=SHIFTS, seed: int = 0,
-              progress: Callable[[str], None] | None = None) -> Calibration:
+def calibrate(cases=None, *, tables: int = DEFAULTS["tables"], pool_factor: int | None = None,
+              shifts=SHIFTS, seed: int = 0, budget: float | None = None, budget_tables: int | None = None,
+              budget_cases=None, progress: Callable[[str], None] | None = None) -> Calibration:
     """Measure the size and power of the verdict on ``cases`` (names of :data:`CASES`, or
-    :class:`Case` objects; default all): ``tables`` tables per shift, taken from a pool of
-    ``pool_factor * draws`` draws computed once with ``seed`` (module docstring). ``progress``
-    is called with a line after each case."""
+    :class:`Case` objects; default all): ``tables`` tables per reading, taken from a pool of
+    ``pool_factor * draws`` draws computed once with ``seed`` (default ``pool_factor = tables``:
+    independent tables; module docstring); with ``budget`` (seconds), also ``budget_tables``
+    (default ``tables``) runs sized to decide of each case (of ``budget_cases``, names among
+    ``cases``, when given). Every size is checked first (:func:`plan_calibration`).
+    ``progress`` is called with a line as each case's pool is drawn, every quarter of its tables,
+    and when it ends."""
     from ... import _validate as V_
 
-    tables = V_.integer("tables", tables)
-    pool_factor = V_.integer("pool_factor", pool_factor)
-    seed = V_.integer("seed", seed, low=0)
     shifts = [V_.real("shifts", s, low=0.0, low_open=True, high=1.0) for s in shifts]
-    chosen = _choose(cases)
+    chosen = plan_calibration(cases, tables=tables, pool_factor=pool_factor, seed=seed, shifts=len(shifts),
+                              budget=budget, budget_tables=budget_tables, budget_cases=budget_cases)
     progress = V_.callback("progress", progress)
     rows = []
-    for name, case in chosen:
-        case = case() if callable(case) else case
-        rows.append(calibrate_case(dataclasses.replace(case, name=name or case.name), tables, pool_factor, shifts, seed))
-        if progress is not None:
-            r = rows[-1]
-            progress(f"{r.case}: disagrees {100 * r.size:.1f}% of {r.tables} tables, agrees "
-                     f"{100 * r.rate(0.0, 'agrees'):.0f}% ({r.seconds:.0f} s)")
+    for name, case, estimate in chosen:
+        say = (lambda line: progress(f"{name}: {line}")) if progress is not None else None
+        row = calibrate_case(dataclasses.replace(case, name=name), tables, pool_factor or tables, shifts, seed,
+                             progress=say)
+        if budget is not None and (budget_cases is None or name in budget_cases):
+            sized_tables(row, case, budget_tables or tables, shifts, seed, budget, say)
+        rows.append(row)
+        if say is not None:
+            say(f"disagrees {100 * row.size:.1f}% of {row.tables} tables, agrees {100 * row.rate('0.0', 'agrees'):.0f}% "
+                f"({row.seconds:.0f} s; estimated {estimate:.0f} s)")
     return Calibration(rows, LEVEL, list(shifts))
 
 
-def plan_calibration(cases=None, *, pool_factor: int = DEFAULTS["order"]["pool_factor"]) -> list[tuple]:
-    """``(name, case, seconds)`` of each case :func:`calibrate` would run, built but not sampled:
-    ``seconds`` the estimated time of its pool of ``pool_factor`` tables (a network regime's by
-    :func:`~deeplimits.studies.timing.convergence_seconds`, a scheme's on its test equation by
-    :func:`~deeplimits.studies.timing.order_seconds`); ``deeplimits order --calibrate --dry-run``."""
-    from ..convergence.study import plan_convergence
-    from ..presets import REFERENCE_REFINEMENT
-    from ..timing import convergence_seconds, order_seconds
+def plan_calibration(cases=None, *, tables: int = DEFAULTS["tables"], pool_factor: int | None = None,
+                     seed: int = 0, shifts: int = len(SHIFTS), budget: float | None = None,
+                     budget_tables: int | None = None, budget_cases=None) -> list[tuple]:
+    """``(name, case, seconds)`` of each case :func:`calibrate` would run, built but not sampled,
+    after every check of its sizes (``deeplimits order --calibrate --dry-run`` refuses what the run
+    refuses): ``cases`` distinct, ``tables`` (and ``budget_tables``) in ``[1, MAX_TABLES]``,
+    ``pool_factor >= 1`` (default ``tables``) with each pool (and, for a network regime, its run)
+    within the machine's memory and the counts of :mod:`deeplimits._resources`, ``budget`` in
+    seconds or ``None``. ``seconds``: the case's time model (:attr:`Case.seconds`) of its pool, its
+    tables' verdicts at each reading (:func:`~deeplimits.studies.timing.verdict_seconds`) and, with
+    a budget, the runs sized to decide at their largest."""
+    from ... import _resources as R_
+    from ... import _validate as V_
+    from ..sequential import check_budget, plan_stages
+    from ..timing import verdict_seconds
 
+    tables = V_.integer("tables", tables, high=MAX_TABLES)
+    pool_factor = tables if pool_factor is None else V_.integer("pool_factor", pool_factor)
+    budget = check_budget(budget)
+    budget_tables = tables if budget_tables is None else V_.integer("budget_tables", budget_tables, high=MAX_TABLES)
+    V_.integer("seed", seed, low=0)
+    readings = 1 + 3 * shifts
     out = []
-    for name, case in _choose(cases):
+    for name, case in choose(cases):
         case = case() if callable(case) else case
         draws = pool_factor * case.draws
-        regime, _, hurst = str(name).partition("-H")
-        if regime in ("sde", "ode", "fbm"):
-            plan = plan_convergence(regime, depths=case.depths, draws=draws, **({"hurst": float(hurst)} if hurst else {}))
-            seconds = convergence_seconds(plan)
-        else:
-            seconds = order_seconds(1, 1, case.depths, draws, case.reference or REFERENCE_REFINEMENT * case.depths[-1],
-                                    4096)
+        R_.require_count(draws, R_.MAX_TASKS * 64, f"pool_factor={pool_factor} x {case.draws} draws of {name or case.name}"
+                         " make too many draws", ("pool_factor",))
+        R_.require_memory(4 * 8 * draws * len(case.depths), f"for the pool of {draws} draws of {name or case.name} "
+                          "(its errors, a scaled copy per shift, the tables' picks)", ("pool_factor",))
+        seconds = case.seconds(draws) + tables * readings * verdict_seconds(case.draws)
+        if budget is not None and (budget_cases is None or (name or case.name) in budget_cases):
+            stages = plan_stages(case.draws, case.seconds, budget)
+            seconds += budget_tables * (case.seconds(stages[-1]) + len(stages) * readings * verdict_seconds(stages[-1]))
         out.append((name or case.name, case, seconds))
     return out
 
 
-def _choose(cases) -> list:
-    """``(name, case or its builder)`` of each case asked for (``name``: ``None`` for a Case object)."""
-    from ...errors import ParameterError
-
-    known = _cases()
-    if cases is None:
-        return list(known.items())
-    out = []
-    for c in cases:
-        if isinstance(c, Case):
-            out.append((None, c))
-        elif c in known:
-            out.append((c, known[c]))
-        else:
-            raise ParameterError("cases", f"cases must be names of {', '.join(CASES)} (or Case objects), got {c!r:.60}")
-    if not out:
-        raise ParameterError("cases", "cases must name at least one case")
-    return out
-
-
-def calibrate_case(case: Case, tables: int, pool_factor: int, shifts, seed: int) -> CalibrationRow:
-    """The verdicts of ``tables`` tables of ``case`` at each shift (module docstring)."""
+def calibrate_case(case: Case, tables: int, pool_factor: int, shifts, seed: int, *,
+                   progress: Callable[[str], None] | None = None) -> CalibrationRow:
+    """The verdicts of ``tables`` tables of ``case`` at each reading (module docstring)."""
     from ..._random import single_threaded_torch
 
-    t0 = time.perf_counter()
+    t0 = time.process_time()  # CPU seconds of this process: the time model's unit, whatever the load
     with single_threaded_torch():
         pool = np.asarray(case.sample(pool_factor * case.draws, seed), dtype=float)
     pool = pool[np.isfinite(pool).all(1)]
+    if progress is not None:
+        progress(f"pool of {len(pool)} draws in {time.process_time() - t0:.0f} s of CPU; {tables} tables")
     L = np.asarray(case.depths, dtype=float)
     rng = np.random.default_rng(seed)
     picks = [_pick(rng, len(pool), case.draws, i) for i in range(tables)]
     counts = {}
-    for shift in [0.0] + [s for d in shifts for s in (-d, d)]:
+    for k, (shift, margin) in enumerate(_readings(shifts)):
         scaled = pool * (L / L[0]) ** -shift
         tally = dict.fromkeys(VERDICTS, 0)
         for idx in picks:
-            tally[table_verdict(case, scaled[idx])] += 1
-        counts[str(float(shift))] = tally
+            tally[table_verdict(case, scaled[idx], margin=margin)] += 1
+        counts[_key(shift, margin)] = tally
+        if progress is not None and k % max(1, len(_readings(shifts)) // 4) == 0:
+            progress(f"reading {k + 1} of {len(_readings(shifts))} ({time.process_time() - t0:.0f} s of CPU)")
     return CalibrationRow(case.name, case.order.expansion_text, list(case.depths), case.draws, len(pool), tables,
-                          counts, time.perf_counter() - t0)
+                          counts, time.process_time() - t0)
 
 
 def _pick(rng, n_pool: int, n: int, i: int) -> np.ndarray:
@@ -281,16 +149,3 @@ def _pick(rng, n_pool: int, n: int, i: int) -> np.ndarray:
     if (i + 1) * n <= n_pool:
         return np.arange(i * n, (i + 1) * n)
     return rng.integers(0, n_pool, size=n)
-
-
-def table_verdict(case: Case, errors: np.ndarray) -> str:
-    """The verdict a run with these per-draw errors gets (its statistics with a bootstrap of 200)."""
-    from ..convergence.study import error_statistics
-    from ..convergence.result import ConvergenceResult
-
-    stats = error_statistics(list(case.depths), errors, errors, 0, case.order, n_boot=200)
-    r = ConvergenceResult(regime="calibration", hurst=None, width=1, activation="-", arch="-", corrected=False,
-                          inputs=1, reference=case.reference or case.depths[-1], seed=0, dtype="float64",
-                          theory_rate=case.order.rate, rate_note="", seconds=0.0,
-                          nested_reference=case.reference is not None, **stats)
-    return r.verdict

@@ -20,17 +20,16 @@ import torch
 
 from ... import _validate as V_
 from ..._random import chunk_seed, single_threaded_torch
-from ..._renamed import renamed
 from ...errors import ParameterError
-from ...orders import StrongOrder, next_pairs
+from ...orders import StrongOrder
 from ...pairs import PairSample
 from ...runs import chunk_sizes
-from ..convergence.study import error_statistics
 from ..convergence.result import ConvergenceResult
-from ..fits import ENDPOINT_TOL
-from ..presets import REFERENCE_REFINEMENT
-from ..settings import DEFAULT, Compute, Execution, grouped
+from ..convergence.presets import REFERENCE_REFINEMENT
+from ..equivalence import MARGIN
+from ..settings import DEFAULT, Compute, Decision, Execution, grouped
 from ..strong_error import sweep_errors
+from .result import order_result
 
 __all__ = ["strong_order", "plan_strong_order", "OrderPlan"]
 
@@ -134,6 +133,8 @@ def _chunk(scheme, d, noise, draws, reference, depths, chunk, dtype, device, dri
                          ("draws", "reference", "depths"), device=device)
     R_.require_count(R_.tasks_of(draws, chunk), R_.MAX_TASKS, f"draws={draws} in chunks of {chunk} draws makes too "
                                                              "many chunks", ("draws",))
+    R_.require_kept(2 * draws * len(depths), f"of the result (draws={draws} x {len(depths)} depths, two errors each)",
+                    ("draws",))
     return chunk
 
 
@@ -168,6 +169,13 @@ class OrderPlan:
     """Whether the scheme is Milstein (its derivative tensors count in the memory)."""
     exact: bool = False
     """Whether an exact solution is read at the grid points (no scheme on the reference grid)."""
+    margin: float = MARGIN
+    """An ``agrees`` needs the leading exponent within this of the declared one."""
+    stages: tuple = ()
+    """The draws of each stage of a run sized to decide (:mod:`~deeplimits.studies.sequential`;
+    ``()``: one run of ``draws``, the last stage's draws when there are stages)."""
+    budget: float | None = None
+    """The seconds a run sized to decide may take (``None``: one run)."""
 
     def estimate(self):
         """Peak memory of one chunk, chunks and networks (no allocation)."""
@@ -191,13 +199,21 @@ class OrderPlan:
 def plan_strong_order(scheme, x0, *, noise: int = 1, depths: Sequence[int] = (8, 16, 32, 64, 128, 256, 512),
                       draws: int = _DRAWS, reference: int | None = None, exact: Callable | None = None,
                       reference_scheme: Callable | None = None, order: StrongOrder | None = None,
-                      hurst: float | None = None,
+                      hurst: float | None = None, decision: Decision = Decision(margin=MARGIN, budget=None),
                       compute: Compute = Compute(seed=0, dtype=torch.float32, chunk=None, device=None)) -> OrderPlan:
     """Every check of :func:`strong_order` (its arguments, the same meaning) and its sizes, before
     any work: an :class:`OrderPlan`, or a :class:`~deeplimits.errors.ParameterError`. ``compute``:
     ``seed``, ``dtype``, ``chunk``, ``device`` (:class:`~deeplimits.studies.settings.Compute`, or
-    its fields as keywords)."""
+    its fields as keywords); ``decision``: ``margin``, ``budget``
+    (:class:`~deeplimits.studies.settings.Decision`): with a budget, the stages of draws it fits,
+    each a number of whole chunks (:func:`~deeplimits.studies.sequential.plan_stages`), sized as
+    the last."""
+    from ..equivalence import check_margin
+    from ..sequential import check_budget, plan_stages
+    from ..timing import order_seconds
+
     order, hurst, x0, noise = _check(scheme, x0, noise, order, hurst, exact, reference_scheme)
+    margin, budget = check_margin(decision.margin), check_budget(decision.budget)
     depths = V_.depths("depths", depths)
     draws, seed = V_.integer("draws", draws), V_.integer("seed", compute.seed, low=0)
     dtype, device, chunk = V_.dtype(compute.dtype), V_.device("device", compute.device), compute.chunk
@@ -206,20 +222,28 @@ def plan_strong_order(scheme, x0, *, noise: int = 1, depths: Sequence[int] = (8,
         raise ParameterError("reference", f"reference must be at least 2 * max(depths) = {2 * depths[-1]}, got "
                                           f"{reference}")
     chunk = _chunk(scheme, len(x0), noise, draws, reference, depths, chunk, dtype, device, _driver(hurst))
-    return OrderPlan(order, hurst, x0, noise, tuple(depths), draws, reference, chunk, seed, dtype, device,
-                     type(scheme).__name__ == "Milstein", exact is not None)
+    stages = plan_stages(draws, lambda n: order_seconds(len(x0), noise, depths, n, reference, chunk, exact is not None),
+                         budget, unit=chunk if budget is not None else 1)
+    if len(stages) > 1:  # the last stage's counts and memory, in the same chunks
+        _chunk(scheme, len(x0), noise, stages[-1], reference, depths, chunk, dtype, device, _driver(hurst))
+    return OrderPlan(order, hurst, x0, noise, tuple(depths), stages[-1], reference, chunk, seed, dtype, device,
+                     type(scheme).__name__ == "Milstein", exact is not None, margin,
+                     stages if len(stages) > 1 else (), budget)
 
 
 def scheme_errors(scheme, plan: OrderPlan, exact: Callable | None = None, reference_scheme: Callable | None = None,
-                  progress=None) -> tuple[np.ndarray, np.ndarray]:
+                  progress=None, *, chunks: range | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per-draw errors ``(draws, len(depths))`` (max over the grid, terminal) of a checked scheme
     on the sizes of ``plan`` (:func:`plan_strong_order`'s, or one built whole: its ``x0`` a
     tensor); ``exact``, ``reference_scheme`` and ``progress`` as for :func:`strong_order`: chunk
-    ``i`` of draws is seeded by ``chunk_seed(plan.seed, i)``."""
+    ``i`` of draws is seeded by ``chunk_seed(plan.seed, i)``; ``chunks``: which of them (default
+    every chunk of ``plan.draws``)."""
     driver, x0, noise, dtype, device = _driver(plan.hurst), plan.x0, plan.noise, plan.dtype, plan.device
     pair = _SchemePair(scheme, reference_scheme or scheme, exact)
+    sizes = chunk_sizes(plan.draws, plan.chunk)
     errs = []
-    for c, n in enumerate(chunk_sizes(plan.draws, plan.chunk)):
+    for c in range(len(sizes)) if chunks is None else chunks:
+        n = sizes[c]
         g = torch.Generator().manual_seed(chunk_seed(plan.seed, c))
         with single_threaded_torch():  # small per-step operations (as in strong_error.run_chunk)
             w = driver.sample((noise,), draws=n, resolution=plan.reference, generator=g, dtype=dtype, scale=1.0,
@@ -237,7 +261,7 @@ def scheme_errors(scheme, plan: OrderPlan, exact: Callable | None = None, refere
 def strong_order(scheme, x0, *, execution: Execution = Execution(progress=None, store=DEFAULT, workers=DEFAULT,
                                                                   scheduler=DEFAULT, timeout=DEFAULT),
                  compute: Compute = Compute(seed=0, dtype=torch.float64, chunk=None, device=None),
-                 paths: int | None = None, **settings) -> ConvergenceResult:
+                 **settings) -> ConvergenceResult:
     """Measure the strong error of a one-step map against depth and test its declared order.
 
     Args:
@@ -250,8 +274,6 @@ def strong_order(scheme, x0, *, execution: Execution = Execution(progress=None, 
             (:class:`~deeplimits.studies.settings.Compute`), as for
             :func:`~deeplimits.strong_convergence` (chunk ``i`` of draws is seeded by
             ``chunk_seed(seed, i)``).
-        paths: deprecated name of ``draws`` (warns, removed in the next release; giving it with
-            a ``draws`` other than the default is a :class:`~deeplimits.errors.ParameterError`).
         **settings: the other arguments of :func:`plan_strong_order`:
 
             * ``noise``: the number of driver channels ``m``.
@@ -270,24 +292,24 @@ def strong_order(scheme, x0, *, execution: Execution = Execution(progress=None, 
         a Monte Carlo error of :data:`~deeplimits.studies.fits.ENDPOINT_TOL`
         (:func:`~deeplimits.studies.fits.resamples_for`).
     """
-    if paths is not None:  # the deprecated name: an error with a draws other than its default
-        draws = settings.get("draws", _DRAWS)
-        settings["draws"] = renamed("draws", None if draws == _DRAWS else draws, "paths", paths, stacklevel=5)
     op = plan_strong_order(scheme, x0, compute=compute, **settings)
     progress = V_.callback("progress", execution.progress)
-    t0 = time.perf_counter()
     exact, reference_scheme = settings.get("exact"), settings.get("reference_scheme")
-    mx, tm = scheme_errors(scheme, op, exact, reference_scheme, progress)
-    kind = "fBm" if op.hurst is not None else "Brownian"
-    ref = ("the exact solution" if exact is not None else
-           f"{getattr(reference_scheme or scheme, 'name', 'the scheme')} on the grid 1/{op.reference}")
-    return ConvergenceResult(
-        regime="scheme", hurst=op.hurst, width=len(op.x0), activation=getattr(scheme, "name", "scheme"),
-        arch="one-step map", corrected=False, inputs=1, reference=op.reference, seed=op.seed,
-        dtype=str(op.dtype).replace("torch.", ""), theory_rate=op.order.rate, rate_note=op.order.note,
-        theory_log_power=op.order.log_power, seconds=time.perf_counter() - t0,
-        reference_method=f"{ref} of the same {kind} path", nested_reference=exact is None,
-        options={"noise": op.noise}, terminal_constant=op.order.constant,
-        constant_next=[list(x) for x in next_pairs(op.order.constant_next)],
-        constant_source=op.order.constant_source,
-        **error_statistics(op.depths, mx, tm, op.seed, op.order, endpoint_tol=ENDPOINT_TOL))
+    if not op.stages:
+        t0 = time.perf_counter()
+        mx, tm = scheme_errors(scheme, op, exact, reference_scheme, progress)
+        return order_result(scheme, op, exact, reference_scheme, mx, tm, time.perf_counter() - t0, 1.0)
+    from ..sequential import run_stages
+
+    done, t0 = [], time.perf_counter()
+
+    def stage(n, share):  # the chunks of the first n draws, those of earlier stages reused
+        have = sum(len(m) for m, _ in done)
+        done.append(scheme_errors(scheme, op, exact, reference_scheme, progress,
+                                  chunks=range(have // op.chunk, n // op.chunk)))
+        mx, tm = (np.concatenate(x) for x in zip(*done))
+        return order_result(scheme, op, exact, reference_scheme, mx, tm, time.perf_counter() - t0, share)
+
+    return run_stages(op.stages, stage, op.budget)
+
+

@@ -12,9 +12,9 @@ study in one package:
 * :mod:`~deeplimits.studies.shapes.result`, :mod:`~deeplimits.studies.shapes.report`,
   :mod:`~deeplimits.studies.shapes.plots`: the result, its text and its figure;
 * :mod:`~deeplimits.studies.shapes.memory`: the peak bytes and seconds of a task;
-* :mod:`~deeplimits.studies.shapes.cases`: protocol, cases, presets and defaults (torch-free, read by ``--help``).
+* :mod:`~deeplimits.studies.shapes.presets`: protocol, cases, presets and defaults (torch-free, read by ``--help``).
 
-Names are resolved on first access (PEP 562): importing the package, or its cases, imports no torch.
+Names are resolved on first access (PEP 562): importing the package, or its presets, imports no torch.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ _WHERE = {
     "plot_shapes": "plots",
     **dict.fromkeys(("task_bytes", "step_bytes", "task_seconds", "gpu_seconds"), "memory"),
     **dict.fromkeys(("Protocol", "PROTOCOL", "CASES", "GRID", "PUBLISHED", "PRESETS", "DEFAULT_PRESET", "DEFAULTS"),
-                    "cases"),
+                    "presets"),
 }
 
 __all__ = list(_WHERE)

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ...plots import _figure, _save
+from ...plots import new_figure, save_figure
 
 __all__ = ["plot_shapes"]
 
@@ -68,7 +68,7 @@ def plot_shapes(result, path: str | None = None, *, ax=None):
     Returns:
         The matplotlib figure.
     """
-    fig, axes = _figure(1, 4, (18, 4.2), path, ax)
+    fig, axes = new_figure(1, 4, (18, 4.2), path, ax)
     s, law = result.spec, _law(result)
     L, D = max(s["depths"]), sorted(s["dims"])[len(s["dims"]) // 2]
     _series(axes[0][0], result, {"L": L}, "D", "M", law)
@@ -78,4 +78,4 @@ def plot_shapes(result, path: str | None = None, *, ax=None):
     axes[0][0].set_ylabel(f"hidden-state error after {s['step']} steps")
     fig.suptitle(f"shapes ({s['case']}): {result.swap['verdict']} (L <-> M), {result.ushape['verdict']} (U in D)",
                  fontsize=10)
-    return _save(fig, path)
+    return save_figure(fig, path)

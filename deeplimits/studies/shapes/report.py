@@ -28,7 +28,7 @@ def _power(t: dict, against: str) -> str:
 
 def verdict_lines(result) -> list[str]:
     """The two verdicts, each with its cells and its power at this run's size."""
-    from .cases import LEVEL
+    from .presets import LEVEL
 
     sw, us = result.swap, result.ushape
     out = [f"L <-> M swap (depth and width enter only through M L), tests at level {LEVEL:g}, margin "
@@ -80,7 +80,7 @@ def _cell_lines(result) -> list[str]:
 
 def report_lines(result) -> list[str]:
     """Every line of :meth:`~.result.ShapesResult.report`."""
-    from .cases import CASES, PUBLISHED
+    from .presets import CASES, PUBLISHED
 
     s = result.spec
     law, env = result.law, result.law.get("envelope", {})

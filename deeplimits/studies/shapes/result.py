@@ -9,8 +9,7 @@ import math
 
 import numpy as np
 
-from ..._plain import PlainData
-from ..result import draw_into
+from ..result import PlanResult, draw_into
 
 __all__ = ["ShapesResult", "merge_cells", "cell_summary"]
 
@@ -69,7 +68,7 @@ def cell_summary(key: tuple, rec: dict, step: int) -> dict:
 def _limit(spec: dict, results: list) -> dict:
     """What the networks are measured against: the exact limit's outputs and losses at every step and
     its measured tolerance, or the reference network's shape and mean outputs."""
-    from .cases import CASES, Protocol
+    from .presets import CASES, Protocol
     from .limit import linear_limit
 
     if CASES[spec["case"]]["limit"] == "reference":
@@ -93,13 +92,14 @@ def _restore(x, key: str = ""):
 
 
 @dataclasses.dataclass
-class ShapesResult(PlainData):
-    """``spec`` (the plan), ``cells`` (one :func:`cell_summary` each), ``limit``, the fits ``law`` and
-    ``output_law``, the verdicts ``swap`` and ``ushape``, the compute ``seconds``. :meth:`report` is the
-    text; :meth:`plot` the figure (:func:`deeplimits.studies.shapes.plots.plot_shapes`)."""
+class ShapesResult(PlanResult):
+    """``plan`` (its :class:`~deeplimits.studies.shapes.study.ShapesPlan`; :attr:`spec` its spec),
+    ``cells`` (one :func:`cell_summary` each), ``limit``, the fits ``law`` and ``output_law``, the
+    verdicts ``swap`` and ``ushape``, the compute ``seconds``. :meth:`report` is the text; :meth:`plot`
+    the figure (:func:`deeplimits.studies.shapes.plots.plot_shapes`)."""
 
-    spec: dict
-    """The plan's spec (:meth:`~deeplimits.studies.shapes.study.ShapesPlan.to_dict`)."""
+    plan: object
+    """The plan summarised (:class:`~deeplimits.studies.shapes.study.ShapesPlan`)."""
     cells: list
     """One summary per cell (:func:`cell_summary`)."""
     limit: dict
@@ -116,12 +116,13 @@ class ShapesResult(PlainData):
     """Compute seconds, summed over the sessions of a resumed run."""
 
     @classmethod
-    def from_tasks(cls, spec: dict, tasks: list, results: list, seconds: float) -> "ShapesResult":
-        """Summarise finished tasks: cells, limit, laws (fitted on the cells above ``spec['fit_min']``, the
-        tanh reference left out) and verdicts."""
+    def from_tasks(cls, plan, tasks: list, results: list, seconds: float) -> "ShapesResult":
+        """Summarise ``plan``'s finished tasks: cells, limit, laws (fitted on the cells above the plan's
+        ``fit_min``, the tanh reference left out) and verdicts."""
         from .fit import cell_table, envelope, fit_with_intervals, resamples
         from .verdicts import swap_tests, ushape_tests
 
+        spec = plan.to_dict()
         step = spec["step"]
         cells = [cell_summary(k, r, step) for k, r in sorted(merge_cells(tasks, results).items())]
         mask = spec["fit_min"]
@@ -136,16 +137,15 @@ class ShapesResult(PlainData):
         law.pop("boot"), out_law.pop("boot")
         law.update(mask=list(mask), step=step, envelope=envelope(*law["params"][:2]))
         out_law.update(mask=list(mask), step=step)
-        return cls(spec, cells, _limit(spec, results), law, out_law, swap, ushape, seconds)
+        return cls(plan, cells, _limit(spec, results), law, out_law, swap, ushape, seconds)
 
     @classmethod
     def from_dict(cls, d: dict) -> "ShapesResult":
-        """The result of :meth:`to_dict`'s JSON: every number written as ``null`` (not finite) read back as
-        NaN (a U-shape verdict without slices keeps its ``pooled`` ``None``)."""
-        fields = cls._fields_of(d)
-        for name in ("cells", "limit", "law", "output_law", "swap", "ushape"):
-            fields[name] = _restore(fields[name])
-        return cls(**fields)
+        """The result of :meth:`to_dict`'s JSON (its plan under ``'plan'``, or its spec under ``'spec'``):
+        every number written as ``null`` (not finite) read back as NaN (a U-shape verdict without slices
+        keeps its ``pooled`` ``None``)."""
+        restored = ("cells", "limit", "law", "output_law", "swap", "ushape")
+        return super().from_dict({k: _restore(v) if k in restored else v for k, v in d.items()})
 
     def cell(self, L: int, M: int, D: int) -> dict:
         """The summary of cell ``(L, M, D)``."""

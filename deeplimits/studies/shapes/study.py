@@ -23,7 +23,8 @@ from ...errors import ParameterError
 from ...runs import Task, chunk_sizes
 from ..plan import Plan, register_plan
 from ..settings import Compute, grouped
-from .cases import CASES, DEFAULT_PRESET, DEFAULTS, PRESETS, PROTOCOL, Protocol
+from .presets import CASES, DEFAULT_PRESET, DEFAULTS, PRESETS, PROTOCOL, Protocol
+from .result import ShapesResult
 from .task import BATCH_CAP, GPU_BATCH_CAP, GPU_SMALL_BATCH, SMALL_BATCH
 
 __all__ = ["ShapesPlan", "plan_shapes", "shapes", "MAX_SIZE"]
@@ -42,7 +43,7 @@ class ShapesPlan(Plan):
     optional: ClassVar[tuple[str, ...]] = ("reference", "device")
 
     case: str
-    """One of :data:`~.cases.CASES`."""
+    """One of :data:`~.presets.CASES`."""
     depths: tuple[int, ...]
     """The depths ``L``."""
     widths: tuple[int, ...]
@@ -130,10 +131,11 @@ class ShapesPlan(Plan):
 
         return gpu_seconds(self)
 
-    def summarise(self, tasks: list, results: list, seconds: float = 0.0):
-        from .result import ShapesResult
+    def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> ShapesResult:
+        return ShapesResult.from_tasks(self, tasks, results, seconds)
 
-        return ShapesResult.from_tasks(self.to_dict(), tasks, results, seconds)
+
+ShapesResult.plan_type = ShapesPlan
 
 
 def _sizes(name: str, values) -> tuple[int, ...]:
@@ -160,7 +162,7 @@ def plan_shapes(*, case: str = DEFAULTS["case"], depths: Sequence[int] = tuple(_
                 compute: Compute = Compute(seed=DEFAULTS["seed"], dtype=torch.float64, chunk=None,
                                            device=None)) -> ShapesPlan:
     """Validate a shapes study (every check before any work). ``case``: one of
-    :data:`~.cases.CASES`; ``depths``, ``widths``, ``dims``: the grid's ``L``, ``M``, ``D`` (distinct
+    :data:`~.presets.CASES`; ``depths``, ``widths``, ``dims``: the grid's ``L``, ``M``, ``D`` (distinct
     sizes in ``[1, MAX_SIZE]``); ``seeds``: runs per cell; ``steps``: recorded steps (2 to 64),
     ``lr`` the base rate (in ``(0, 10]``), ``step`` the step the law is fitted at; ``fit_min``: the
     cells above these ``(L, M, D)`` are fitted and read by the verdicts (at least 4 of them). Groups

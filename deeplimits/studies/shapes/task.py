@@ -162,7 +162,7 @@ def depth_task(params: dict, seed: int, progress=None) -> dict:
     d_out)``) and ``seconds``. ``seed`` is unused: every number is a function of ``params['seed']``
     and the run. ``progress`` (or ``None``) is called with the networks of each batch as it finishes."""
     from ..._random import single_threaded_torch
-    from .cases import CASES, Protocol
+    from .presets import CASES, Protocol
 
     t0 = time.perf_counter()
     case, protocol = CASES[params["case"]], Protocol(**params["protocol"])

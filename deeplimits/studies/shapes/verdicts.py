@@ -3,7 +3,7 @@
 **Depth and width enter only through M L** (the L <-> M swap). For a cell ``(L, M, D)`` whose swap
 ``(M, L, D)`` is in the grid, each run gives ``r = log e(L, M, D) - log e(M, L, D)`` (the two share the
 run's embeddings: a paired difference). With the mean ``r`` and its Student-t interval over runs
-(``1 - 2 LEVEL``, two one-sided tests at :data:`~.cases.LEVEL`):
+(``1 - 2 LEVEL``, two one-sided tests at :data:`~.presets.LEVEL`):
 
 * ``agrees``: the interval lies within ``+-SWAP_MARGIN`` (an equivalence test: the errors are equal
   within about 10%);
@@ -19,9 +19,9 @@ side, ``log e`` is fitted by a parabola in ``log D``: its curvature ``c2`` and i
 resamples of the runs (:func:`~.fit.resamples`, the law refitted to each: ``D*`` moves with them),
 the ``LEVEL`` and ``1 - LEVEL`` percentiles of ``c2`` and of ``log(vertex / D*)``:
 
-* ``agrees``: ``c2`` above :data:`~.cases.MIN_CURVATURE` and the vertex within a factor
-  :data:`~.cases.VERTEX_MARGIN` of ``D*``;
-* ``disagrees``: ``c2`` below :data:`~.cases.MIN_CURVATURE` (no U), or the vertex outside that factor;
+* ``agrees``: ``c2`` above :data:`~.presets.MIN_CURVATURE` and the vertex within a factor
+  :data:`~.presets.VERTEX_MARGIN` of ``D*``;
+* ``disagrees``: ``c2`` below :data:`~.presets.MIN_CURVATURE` (no U), or the vertex outside that factor;
 * ``insufficient evidence`` otherwise. Over several slices: ``agrees`` when every slice agrees (an
   intersection-union test), ``disagrees`` when the same reading of the slices' mean curvature and mean
   vertex shift (one test, no correction) disagrees, else ``insufficient evidence``.
@@ -38,7 +38,7 @@ import math
 
 import numpy as np
 
-from .cases import LEVEL, MIN_CURVATURE, SWAP_MARGIN, VERTEX_MARGIN
+from .presets import LEVEL, MIN_CURVATURE, SWAP_MARGIN, VERTEX_MARGIN
 from .fit import run_matrix
 
 __all__ = ["AGREES", "DISAGREES", "INSUFFICIENT", "swap_test", "swap_tests", "ushape_stats", "read_ushape",

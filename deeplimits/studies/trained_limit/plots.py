@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...plots import _figure, _floats, _save
+from ...plots import floats_or_nan, new_figure, save_figure
 
 __all__ = ["plot_trained_limit"]
 
@@ -25,11 +25,11 @@ def plot_trained_limit(result, path: str | None = None, *, ax=None):
         The matplotlib figure.
     """
     cases = result.cases
-    fig, axes = _figure(2, len(cases), (4.4 * len(cases), 7.6), path, ax)
+    fig, axes = new_figure(2, len(cases), (4.4 * len(cases), 7.6), path, ax)
     for j, c in enumerate(cases):
         _depth_panel(axes[0][j], c)
         _time_panel(axes[1][j], c)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def _depth_panel(a, c):
@@ -37,14 +37,14 @@ def _depth_panel(a, c):
     for key, colour, name in (("weight_distance", "C0", "weights"), ("state_distance", "C3", "states")):
         q = c[key]
         for i, style, when in ((0, "--", "init"), (-1, "-", "trained")):
-            y = _floats(q["mean"][i])
+            y = floats_or_nan(q["mean"][i])
             if np.all(~np.isfinite(y) | (y <= 0)):
                 continue  # zero at every depth (one path): nothing on a log scale
             rate = q["rate"][i]
             tag = "" if rate is None or not np.isfinite(rate) else f", rate {rate:.2f}"
             a.loglog(L, y, style, color=colour, marker="o", ms=3, label=f"{name} {when}{tag}")
     if c["theory"] is not None:
-        y = _floats(c["state_distance"]["mean"][-1])
+        y = floats_or_nan(c["state_distance"]["mean"][-1])
         mid = len(L) // 2
         if np.isfinite(y[mid]) and y[mid] > 0:
             a.loglog(L, y[mid] * (L / L[mid]) ** -c["theory"], "k:", label=f"L^-{c['theory']:g}")
@@ -56,7 +56,7 @@ def _depth_panel(a, c):
 
 def _time_panel(a, c):
     t = np.asarray(c["times"], dtype=float)
-    rows = np.asarray([_floats(m) for m in c["state_distance"]["mean"]])  # (epochs, depths)
+    rows = np.asarray([floats_or_nan(m) for m in c["state_distance"]["mean"]])  # (epochs, depths)
     for j, L in enumerate(c["depths"]):
         a.plot(t, rows[:, j], marker="o", ms=3, label=f"L = {L}")
     a.set_yscale("log")

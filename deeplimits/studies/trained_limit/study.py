@@ -26,108 +26,15 @@ from ..._random import chunk_seed
 from ...errors import ParameterError
 from ...runs import Task, chunk_sizes, register_task
 from ..plan import Plan, register_plan
-from ..settings import REQUIRED, Compute, Network, Training, grouped
-from .cases import CASES, DEFAULT_PRESET, DEFAULTS, PRESETS
+from ..settings import Compute, Network, Training, grouped
+from .._shared import families as F_
+from .._shared.families import FAMILY_KEYS, device_field, family, family_args, train_depth_family
+from .presets import CASES, DEFAULT_PRESET, DEFAULTS, PRESETS
 from .result import TrainedLimitResult, summarise_case
 
 __all__ = ["CASES", "PRESETS", "FAMILY_KEYS", "TrainedLimitPlan", "plan_trained_limit", "train_depth_family"]
 
-FAMILY_KEYS = ("arch", "activation", "driver", "beta", "coupled")
-"""The keys of a family (a case of :data:`CASES`, or one given to :func:`train_depth_family`)."""
-
 _CPU = PRESETS[DEFAULT_PRESET]  # the defaults of plan_trained_limit: the command's default preset
-
-
-def _driver(name: str, length_scale):
-    from ...paths import driver_from_spec
-
-    return driver_from_spec({"driver": name, "length_scale": length_scale})  # read by the drivers that take it
-
-
-@grouped
-def train_depth_family(case, data, *, depths: Sequence[int], reference: int, seeds: int,
-                       checkpoints: Sequence[int] = (), length_scale: float | None = None, seed: int = 0,
-                       shuffle_seed: int = 0, first_seed: int = 0, progress=None,
-                       training: Training = Training(epochs=REQUIRED, lr=REQUIRED, optimizer="sgd",
-                                                     batch_size=None)) -> dict:
-    """Train the family of ``case`` (``seeds`` configurations batched) and measure every depth
-    against the reference at epoch 0, at each epoch of ``checkpoints`` and at ``epochs``; the
-    data's dtype and device are the networks'. ``seed`` draws the driver sample, ``shuffle_seed``
-    (at most :func:`~deeplimits.training.train.seed_limit` of ``epochs``) the mini-batches.
-    ``case``: a name of :data:`CASES` or a family of its keys (:data:`FAMILY_KEYS`, and
-    optionally ``lr_exponent``: the rate at depth ``L`` is ``lr L^lr_exponent`` in place of
-    :data:`~deeplimits.training.family.LR_RULE`; ``width``: a width other than the inputs', with
-    a fixed random embedding and readout, :func:`~deeplimits.training.family.family_head`);
-    ``case``, ``depths`` and ``reference`` are checked as by :func:`plan_trained_limit`. A
-    classification task (``data.task``) trains with the cross-entropy, any other with the
-    squared loss. ``training`` (:class:`~deeplimits.studies.settings.Training`, or its fields
-    as keywords): ``epochs`` and ``lr`` (both required), ``optimizer``, ``batch_size``
-    (``None``: the full batch).
-
-    Returns ``{'records': [...], 'reference_loss': [...]}``, one record per (depth, seed, epoch):
-    ``weight_distance``, ``state_distance``, ``time`` (``lr`` x steps), ``steps``, ``train_loss``
-    (after training), ``finite`` (whether the training of that depth and of the reference stayed
-    finite: a blown-up configuration is frozen, not a crash), ``initial_loss`` (before training:
-    full batch only, ``None`` with mini-batches) and ``scale`` (the largest reference weight norm)."""
-    from ...training.family import depth_lr, effective_beta, family_member, family_sample, train_member
-
-    epochs, lr, optimizer, batch_size = training.epochs, training.lr, training.optimizer, training.batch_size
-    c, depths, reference = _family_args(case, depths, reference)
-    beta, dtype, device = effective_beta(c["arch"], c["beta"]), data.x_train.dtype, data.x_train.device
-    driver, g = _driver(c["driver"], length_scale), torch.Generator().manual_seed(seed)
-    n, width = data.x_train.shape[0], c.get("width") or data.x_train.shape[1]
-    batch = n if batch_size is None else min(batch_size, n)
-    marks = sorted(set(checkpoints) | {epochs})
-    shared = family_sample(c["arch"], width, driver, seeds, reference, g, dtype) if c["coupled"] else None
-    head = _head(c, data, seeds, g)
-    loss = "cross_entropy" if getattr(data, "task", None) == "classification" else "squared"
-
-    def fit(L, stride):
-        samples = shared or family_sample(c["arch"], width, driver, seeds, reference, g, dtype)
-        net = family_member(c["arch"], L, width, samples, beta=c["beta"], activation=c["activation"], dtype=dtype,
-                            device=device, head=head)
-        return train_member(net, data, optimizer=optimizer, lr=depth_lr(lr, L, beta, optimizer, c.get("lr_exponent")),
-                            epochs=epochs, batch_size=batch, seed=shuffle_seed, checkpoints=marks, stride=stride,
-                            progress=progress, loss=loss)
-
-    ref = fit(reference, reference // max(depths))
-    records = []
-    for L in sorted(depths):
-        records += _depth_records(fit(L, 1), ref, L, max(depths), first_seed, lr, -(-n // batch))
-    return {"records": records, "reference_loss": [r["train_loss"] for r in ref[1].records]}
-
-
-def _head(c: dict, data, seeds: int, generator):
-    """The fixed embedding and readout of a family of its own ``width`` (``None`` without one)."""
-    from ...training.family import family_head
-
-    if c.get("width") is None:
-        return None
-    x, y = data.x_train, data.y_train
-    outputs = int(y.max()) + 1 if getattr(data, "task", None) == "classification" else y.shape[-1]
-    return family_head(x.shape[1], c["width"], outputs, seeds, generator, x.dtype, x.device)
-
-
-def _depth_records(member, ref, L: int, finest: int, first_seed: int, lr: float, per_epoch: int) -> list[dict]:
-    """The records of depth ``L`` (``member``: its snapshots and training result; ``ref``: the
-    reference's), one per seed and measured epoch (:func:`train_depth_family`; ``per_epoch``:
-    steps per epoch)."""
-    from ...diagnostics.trained_pair import on_grid, state_distance, weight_distance
-
-    (snaps, result), (ref_snaps, ref_fit) = member, ref
-    out = []
-    for e in sorted(snaps):
-        r = on_grid(ref_snaps[e], L, finest)
-        wd, sd = weight_distance(snaps[e]["weights"], r["weights"]), state_distance(snaps[e]["states"], r["states"])
-        scale = max(float(w.flatten(2).norm(dim=-1).max()) for w in r["weights"].values())
-        for j in range(len(wd)):
-            out.append({"depth": L, "seed": first_seed + j, "epoch": e, "steps": e * per_epoch,
-                        "time": lr * e * per_epoch,
-                        "weight_distance": float(wd[j]), "state_distance": float(sd[j]), "scale": scale,
-                        "train_loss": result.records[j]["train_loss"],
-                        "finite": result.records[j]["finite"] and ref_fit.records[j]["finite"],
-                        "initial_loss": result.history[0]["train_loss"][j] if per_epoch == 1 else None})
-    return out
 
 
 @register_plan
@@ -136,10 +43,10 @@ class TrainedLimitPlan(Plan):
     """A validated trained-limit study (from :func:`plan_trained_limit`); :meth:`to_dict` is its spec."""
 
     study: ClassVar[str] = "trained-limit"
-    optional: ClassVar[tuple[str, ...]] = ("batch_size", "length_scale", "device")
+    optional: ClassVar[tuple[str, ...]] = ("batch_size", "length_scale", "device", "families")
 
     cases: tuple[str, ...]
-    """Names of :data:`CASES`, one family each."""
+    """Names of :data:`CASES` or of :attr:`families`, one family each."""
     depths: tuple[int, ...]
     """The depths ``L`` of the family (at least two, each dividing :attr:`reference`)."""
     reference: int
@@ -170,15 +77,23 @@ class TrainedLimitPlan(Plan):
     """The smooth driver's length scale (``None``: its default)."""
     device: str | None = None
     """Where the tasks run (``None``: the CPU)."""
+    families: dict | None = None
+    """The cases of your own, by name: families (:data:`FAMILY_KEYS`, ``theory``, ``label``) of a
+    registered block and driver (``None``: none)."""
+
+    def family(self, case: str) -> dict:
+        """The family of ``case``: one of :data:`CASES`, or of :attr:`families`."""
+        return (self.families or {}).get(case) or CASES[case]
 
     def tasks(self) -> list:
-        base = {k: v for k, v in self.to_dict().items() if k not in ("cases", "study", "chunk", "seeds")}
+        base = {k: v for k, v in self.to_dict().items() if k not in ("cases", "study", "chunk", "seeds", "families")}
         out, i = [], 0
         for case in self.cases:
             first = 0
+            own = {"family": self.families[case]} if case in (self.families or {}) else {}
             for n in chunk_sizes(self.seeds, self.chunk):
                 out.append(Task(f"trained-limit/{case}/seeds-{first:05d}", "trained-limit-family",
-                                {**base, "case": case, "seeds": n, "first_seed": first}, chunk_seed(self.seed, i)))
+                                {**base, "case": case, **own, "seeds": n, "first_seed": first}, chunk_seed(self.seed, i)))
                 first, i = first + n, i + 1
         return out
 
@@ -212,9 +127,12 @@ class TrainedLimitPlan(Plan):
         by_case: dict = {}
         for t, r in zip(tasks, results):
             by_case.setdefault(t.params["case"], []).extend(r["records"])
-        cases = [summarise_case(name, CASES[name], by_case[name], self.depths, self.reference)
+        cases = [summarise_case(name, self.family(name), by_case[name], self.depths, self.reference)
                  for name in self.cases if name in by_case]
-        return TrainedLimitResult(self.to_dict(), cases, seconds)
+        return TrainedLimitResult(self, cases, seconds)
+
+
+TrainedLimitResult.plan_type = TrainedLimitPlan
 
 
 @register_task("trained-limit-family")
@@ -229,7 +147,8 @@ def trained_limit_task(params: dict, seed: int) -> dict:
                         device=device)
     t0 = time.perf_counter()
     with single_threaded_torch():  # small products: threads only wait on each other (tasks run in parallel instead)
-        out = train_depth_family(params["case"], data, depths=params["depths"], reference=params["reference"],
+        out = train_depth_family(params.get("family") or params["case"], data, depths=params["depths"],
+                                 reference=params["reference"],
                                  seeds=params["seeds"], epochs=params["epochs"], lr=params["lr"],
                                  optimizer=params["optimizer"], batch_size=params.get("batch_size"),
                                  checkpoints=params["checkpoints"], length_scale=params.get("length_scale"),
@@ -238,43 +157,23 @@ def trained_limit_task(params: dict, seed: int) -> dict:
     return out
 
 
-def _family_args(case, depths, reference) -> tuple[dict, tuple[int, ...], int]:
-    """``case`` one of :data:`CASES` (its family returned) or a family (:data:`FAMILY_KEYS`); at
-    least two distinct ``depths``, each dividing ``reference``, deeper than all of them (a power
-    of two for a path driver)."""
-    case = _family(case)
-    depths = tuple(sorted(V_.sequence("depths", depths, lambda L: V_.integer("depths", L), what="a list of depths")))
-    if len(set(depths)) < 2 or len(set(depths)) != len(depths):
-        raise ParameterError("depths", f"depths must hold at least two distinct depths, got {list(depths)}")
-    reference = V_.integer("reference", reference, low=max(depths) + 1)
-    for L in depths:
-        V_.divides("depths", L, reference)
-    if _driver(case["driver"], None).needs_resolution:
-        V_.power_of_two("reference", reference)
-    return case, depths, reference
-
-
-def _family(case) -> dict:
-    """The family of ``case``: a name of :data:`CASES`, or a mapping holding :data:`FAMILY_KEYS`
-    (an ``lr_exponent`` a real in [-4, 4], a ``width`` a positive integer, when given)."""
-    if isinstance(case, str):
-        return CASES[V_.choice("case", case, tuple(CASES))]
-    missing = [k for k in FAMILY_KEYS if k not in case] if isinstance(case, Mapping) else list(FAMILY_KEYS)
-    if missing:
-        raise ParameterError("case", f"case must be one of {', '.join(CASES)} or a family with the keys "
-                                     f"{', '.join(FAMILY_KEYS)}, got {case!r}")
-    _driver(case["driver"], None)  # a known driver
-    out = dict(case)
-    if out.get("lr_exponent") is not None:
-        out["lr_exponent"] = V_.real("lr_exponent", out["lr_exponent"], low=-4.0, high=4.0)
-    if out.get("width") is not None:
-        out["width"] = V_.integer("width", out["width"], high=10 ** 4)
-    return out
-
-
-def _checkpoints(epochs: int, count: int) -> tuple[int, ...]:
-    """``count`` epochs spread evenly over ``1..epochs`` (the training-time axis)."""
-    return tuple(sorted({max(1, round(epochs * j / count)) for j in range(1, count + 1)}))
+def _cases(cases) -> tuple[tuple[str, ...], dict]:
+    """The names of ``cases`` (names of :data:`CASES`, or families of your own, each a mapping of
+    :data:`FAMILY_KEYS` with a ``name`` not among :data:`CASES`, and ``theory``, ``label`` when
+    given) and the families of your own by name (checked: :func:`~.._shared.families.family`)."""
+    names, families = [], {}
+    for c in V_.sequence("cases", cases, what="a list of cases"):
+        if isinstance(c, Mapping):
+            name = c.get("name")
+            if not isinstance(name, str) or not name or name in CASES:
+                raise ParameterError("cases", f"a case of your own needs a 'name' not among {', '.join(CASES)}, got "
+                                              f"{name!r}")
+            fam = family({k: v for k, v in c.items() if k != "name"})
+            families[name] = {**fam, "theory": fam.get("theory"), "label": str(fam.get("label") or name)}
+            names.append(name)
+        else:
+            names.append(V_.choice("cases", c, tuple(CASES)))
+    return tuple(names), families
 
 
 @grouped
@@ -287,7 +186,9 @@ def plan_trained_limit(*, cases: Sequence[str] = tuple(_CPU["cases"]), depths: S
                        compute: Compute = Compute(seed=DEFAULTS["seed"], dtype=torch.float64, chunk=None,
                                                   device=None)) -> TrainedLimitPlan:
     """Validate a trained-limit study (every check before any work). ``cases``: names of
-    :data:`CASES`; ``depths``: at least two distinct depths, each dividing ``reference`` (the
+    :data:`CASES`, or cases of your own (mappings with a ``name``, the :data:`FAMILY_KEYS` of a
+    registered block and driver, and ``theory``, the rate a theorem states, and ``label`` when
+    given; docs/trained-limit.md, "Bring your own"); ``depths``: at least two distinct depths, each dividing ``reference`` (the
     reference is deeper than all of them); ``optimizer``: ``'sgd'`` (full-batch gradient descent
     unless ``batch_size`` is given: then mini-batch SGD, a labelled variant) or ``'adam'`` (a
     labelled variant); ``lr`` > 0 is scaled with depth by
@@ -305,22 +206,24 @@ def plan_trained_limit(*, cases: Sequence[str] = tuple(_CPU["cases"]), depths: S
         training.batch_size
     seed, dtype, chunk, device = compute.seed, compute.dtype, compute.chunk, compute.device
 
-    cases = tuple(V_.sequence("cases", cases, lambda c: V_.choice("cases", c, tuple(CASES)), what="a list of cases"))
+    cases, families = _cases(cases)
     if not cases or len(set(cases)) != len(cases):
         raise ParameterError("cases", f"cases must be a non-empty list of distinct cases of {', '.join(CASES)}, got "
                                       f"{list(cases)}")
     for case in cases:
-        _, depths, reference = _family_args(case, depths, reference)
+        _, depths, reference = family_args(families.get(case, case), depths, reference)
     seeds = V_.integer("seeds", seeds)
     epochs = V_.integer("epochs", epochs)
     plan = TrainedLimitPlan(cases, depths, reference, V_.integer("width", width, high=10 ** 4),
                             V_.integer("samples", samples, low=3, high=10 ** 7), seeds,
                             seeds if chunk is None else V_.integer("chunk", chunk, high=seeds), epochs,
                             V_.real("lr", lr, low=0.0, low_open=True), V_.choice("optimizer", optimizer, ("sgd", "adam")),
-                            _checkpoints(epochs, V_.integer("checkpoints", checkpoints)),
+                            F_.checkpoints(epochs, min(epochs, V_.integer("checkpoints", checkpoints,
+                                                                          high=max(epochs, DEFAULTS["checkpoints"])))),
                             V_.integer("seed", seed, low=0, high=seed_limit(epochs)), str(V_.dtype(dtype)).split(".")[-1],
                             None if batch_size is None else V_.integer("batch_size", batch_size),
-                            None if length_scale is None else V_.length_scale(length_scale), _device(device, dtype))
+                            None if length_scale is None else V_.length_scale(length_scale), device_field(device, dtype),
+                            families or None)
     R_.require_count(seeds * len(cases) * (len(depths) + 1), R_.MAX_CONFIGS,
                      f"seeds={seeds} x {len(cases)} cases x {len(depths) + 1} depths make too many trained networks",
                      ("seeds", "cases", "depths"))
@@ -331,6 +234,3 @@ def plan_trained_limit(*, cases: Sequence[str] = tuple(_CPU["cases"]), depths: S
     return plan
 
 
-def _device(device, dtype) -> str | None:
-    where = V_.device("device", device, dtype)
-    return None if where.type == "cpu" else str(where)

@@ -25,28 +25,15 @@ from ..._random import chunk_seed, io_seed, single_threaded_torch
 from ...errors import ParameterError
 from ...runs import register_task
 from .memory import conv_training_bytes
+from .._shared.conv import conv_threads
 from ..plan import register_plan
 from ..settings import Compute, Conv, Grid, Network, Training, grouped
 from .trained import chunk_output
-from .study import TrainGridResult, TrainPlan, _best, plan_training
+from .result import ConvTrainGridResult
+from .study import TrainPlan, _best, plan_training
 
 __all__ = ["ConvTrainPlan", "ConvTrainGridResult", "plan_conv_training", "conv_train_task", "conv_network",
-           "init_conv_weights", "conv_training_bytes", "conv_threads", "ONE_THREAD_BELOW"]
-
-
-ONE_THREAD_BELOW = 1 << 17
-"""Numbers per activation (batch x stem channels x pixels) below which a CPU task runs on one
-thread: 16 channels on 8 x 8 digits trained 2 to 8 times faster on one thread than on two on
-the project's shared 2-core machine (benchmarks/RESULTS.md, issue 32)."""
-
-
-def conv_threads(params: dict, device):
-    """One intra-op thread on the CPU for small activations (:data:`ONE_THREAD_BELOW`)."""
-    from ...data.augment import IMAGE_SHAPES
-
-    _, h, w = IMAGE_SHAPES[params["dataset"]]
-    numbers = params["batch_size"] * params["width"] * h * w
-    return single_threaded_torch(torch.device(device).type == "cpu" and numbers < ONE_THREAD_BELOW)
+           "init_conv_weights", "conv_training_bytes"]
 
 
 @register_plan
@@ -86,11 +73,6 @@ class ConvTrainPlan(TrainPlan):
     def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> "ConvTrainGridResult":
         plain = super().summarise(tasks, results, seconds)
         return ConvTrainGridResult(self, plain.records, _best(plain.records), plain.seconds, plain.weights)
-
-
-@dataclasses.dataclass
-class ConvTrainGridResult(TrainGridResult):
-    """The records of a grid of convolutional networks (as :class:`~.study.TrainGridResult`)."""
 
 
 ConvTrainGridResult.plan_type = ConvTrainPlan

@@ -14,7 +14,6 @@ import math
 
 import torch
 
-from ...networks import weight_names, weight_shape
 from ..memory import INTERPRETER_BYTES
 from ..sizes import data_sizes
 
@@ -36,7 +35,7 @@ def training_bytes(plan, configs: int) -> int:
     params = parameter_count(plan.arch, plan.depth, plan.width, d_in, d_out, configs=configs, bias=plan.bias)
     acts = activation_count(plan.arch, is_fused(plan.arch, plan.activation), plan.depth, plan.width,
                             min(plan.batch_size, n_train), configs)
-    law = driver_from_spec({**plan.to_dict(), "hurst": plan.hursts[0]})  # the first H axis point's driver
+    law = driver_from_spec(plan.driver_spec(plan.hursts[0]))  # the first H axis point's driver
     init = item * params + init_bytes(law, plan.arch, plan.bias, plan.depth, plan.width,
                                       getattr(torch, plan.dtype))
     data = (n_train + n_test) * (d_in + d_out) * (item + 16)
@@ -45,14 +44,18 @@ def training_bytes(plan, configs: int) -> int:
 
 def init_bytes(law, arch: str, bias: bool, depth: int, width: int, dtype: torch.dtype) -> int:
     """Peak bytes of drawing one configuration's residual weights (:func:`.trained.init_weights`)
-    off the driver ``law`` (a :class:`~deeplimits.paths.Driver`): a sample per weight tensor (``V``,
-    ``W``; the bias only for ``inside``, :meth:`~deeplimits.paths.Driver.sample_bytes`) and its
+    off the driver ``law`` (a :class:`~deeplimits.paths.Driver`): a sample per weight tensor of the
+    block (``V``, ``W``; its optional ones, ``inside``'s bias, only with ``bias``:
+    :meth:`~deeplimits.paths.Driver.sample_bytes`) and its
     layers read at once (the first ``depth`` of ``resolution`` when ``depth`` does not divide it)."""
     from ...training.init import resolution_for
 
     res = resolution_for(law, depth)
     layers = depth if res is None or res % depth == 0 else res
-    shapes = [weight_shape(nm, width) for nm in weight_names(arch, bias)]  # a res-* network's bias starts at 0
+    from ...blocks import make_block
+
+    block = make_block(arch)  # a res-* network's bias (outside the block) starts at 0
+    shapes = [block.shape(nm, width) for nm in block.weights if bias or nm not in block.optional]
     return sum(law.sample_bytes(s, 1, res, dtype) + 2 * dtype.itemsize * layers * math.prod(s) for s in shapes)
 
 

@@ -26,16 +26,14 @@ import torch
 
 from ... import _resources as R_
 from ... import _validate as V_
-from ..._names import DRIVERS
-from ...errors import ParameterError
 from ...runs import Task, chunk_sizes
 from ..plan import Plan, register_plan
+from .grid import driver_axes, values as _values
 from .memory import training_bytes
-from ..result import PlanResult
+from .result import TrainGridResult
 from ..settings import Compute, Execution, Grid, Network, Training, grouped
 from ..sizes import configs_count, data_root, data_sizes
 from .trained import WEIGHTS_DIR, load_trained, save_weights, weights_damage, weights_path  # noqa: F401 - registers the task
-from ..presets import TRAIN_PRESETS  # noqa: F401 - re-exported (torch-free home)
 
 __all__ = ["TrainPlan", "TrainGridResult", "plan_training", "train_grid", "load_trained", "WEIGHTS_DIR",
            "critical_line"]
@@ -47,76 +45,13 @@ def critical_line(hurst: float | None) -> float:
     return 0.5 if hurst is None else max(float(hurst), 0.5)
 
 
-@dataclasses.dataclass
-class TrainGridResult(PlanResult):
-    """The records of a training grid, holding its plan (:class:`~deeplimits.studies.result.PlanResult`:
-    ``dataset``, ``driver``, ``depth``, ``width``, ``arch``, ``epochs`` are the plan's): one record
-    per configuration (``driver``, ``hurst``, ``beta``,
-    ``lr``, ``seed``, ``train_loss``, ``test_loss``, ``train_accuracy``, ``test_accuracy``
-    (``None`` when the configuration blew up or for regression), ``finite``, ``epochs``,
-    ``seconds``: the wall time of its chunk divided by the chunk's configurations), ``best``:
-    per ``(hurst, beta)`` the configuration with the best test accuracy (for regression the
-    lowest test loss) over the learning rates and seeds, with ``line = max(H, 1/2)``, and
-    ``weights``: per task, the stored weights file (``weights``, relative to the run directory)
-    and its SHA-256 (``weights_sha256``)."""
-
-    plan: TrainPlan
-    """The grid it ran (``dataset``, ``driver``, ``depth``, ``width``, ``arch``, ``epochs`` are read from it)."""
-    records: list[dict]
-    """One per configuration: ``driver``, ``hurst``, ``beta``, ``lr``, ``seed``, ``train_loss``, ``test_loss``,
-    ``train_accuracy``, ``test_accuracy`` (``None`` when it blew up or for regression), ``finite``, ``epochs``,
-    ``seconds`` (the wall time of its chunk divided by the chunk's configurations)."""
-    best: list[dict]
-    """Per ``(hurst, beta)``, the configuration with the best test accuracy (regression: the lowest test loss)
-    over the learning rates and seeds, with ``line = max(H, 1/2)``."""
-    seconds: float
-    """Seconds of work (a resumed run adds those of the tasks finished in earlier sessions)."""
-    weights: dict = dataclasses.field(default_factory=dict)
-    """Per task, the stored weights file (``weights``, relative to the run directory) and its SHA-256
-    (``weights_sha256``)."""
-
-    shown: ClassVar[dict] = {k: k for k in ("dataset", "driver", "depth", "width", "arch", "epochs")}
-    """The plan's values the result shows: its JSON name -> the plan's field (see :class:`~deeplimits.studies.result.PlanResult`)."""
-
-    @classmethod
-    def plan_of(cls, d: dict):
-        """JSON written before results held their plans did not record the grid's settings."""
-        raise ParameterError("d", "d has no 'plan' key: a training result written before results held their plan "
-                                  "does not record its grid; rebuild it from its run with results_from_store")
-
-    def report(self) -> str:
-        """One line per ``(H, beta)``: the best accuracy and its learning rate."""
-        score = "test_accuracy" if self.classification else "test_loss"
-        lines = [f"{self.arch}, {self.driver} weights, d={self.width}, L={self.depth}, {self.dataset}, "
-                 f"{self.epochs} epochs: best {score.replace('_', ' ')} over {len(self.records)} configurations",
-                 f"{'H':>6} {'beta':>6} {'line':>6} {'best':>8} {'lr':>8}  finite/configs"]
-        for b in self.best:
-            h = "-" if b["hurst"] is None else f"{b['hurst']:.3g}"
-            v = "failed" if b[score] is None else f"{b[score]:.4f}"
-            lr = "-" if b["lr"] is None else f"{b['lr']:.0e}"
-            lines.append(f"{h:>6} {b['beta']:6.3g} {b['line']:6.3g} {v:>8} {lr:>8}  {b['finite']}/{b['configs']}")
-        return "\n".join(lines)
-
-    @property
-    def classification(self) -> bool:
-        """Whether the task is a classification (accuracies recorded), not a regression."""
-        return any(r["train_accuracy"] is not None for r in self.records) or not any(
-            r["finite"] for r in self.records)
-
-    def plot(self, path: str | None = None, *, ax=None):
-        """The heat map of the best test accuracy over ``(H, beta)`` with ``beta = max(H, 1/2)``."""
-        from ...plots import plot_train_heatmap
-
-        return plot_train_heatmap(self, path, ax=ax)
-
-
 @register_plan
 @dataclasses.dataclass(frozen=True)
 class TrainPlan(Plan):
     """A validated training grid (from :func:`plan_training`); :meth:`to_dict` is its spec."""
 
     study: ClassVar[str] = "train"
-    optional: ClassVar[tuple[str, ...]] = ("length_scale", "stop_loss", "root", "device")
+    optional: ClassVar[tuple[str, ...]] = ("length_scale", "stop_loss", "root", "device", "driver_options")
 
     dataset: str
     """The data set's name (:func:`deeplimits.data.load_dataset`)."""
@@ -164,6 +99,13 @@ class TrainPlan(Plan):
     """The directory of the ``mnist`` / ``cifar10`` files."""
     device: str | None = None
     """Where the tasks run (``None``: the CPU)."""
+    driver_options: dict | None = None
+    """The other declared parameters of the driver (a registered law of your own), by name."""
+
+    def driver_spec(self, hurst=None) -> dict:
+        """The driver's spec at a point ``hurst`` of the H axis (:func:`~deeplimits.paths.driver_from_spec`):
+        its name, ``length_scale``, ``hurst`` and its other declared parameters."""
+        return {"driver": self.driver, "length_scale": self.length_scale, "hurst": hurst, **(self.driver_options or {})}
 
     def configs(self, beta_index: int | None = None) -> list[dict]:
         """The configurations ``{hurst, beta, lr, seed, init}`` in task order (``init``: the
@@ -181,7 +123,9 @@ class TrainPlan(Plan):
     def tasks(self) -> list:
         """Per ``beta``, chunks of ``chunk`` configurations (one batched module each)."""
         spec = self.to_dict()
-        base = {k: v for k, v in spec.items() if k not in ("hursts", "betas", "lrs", "seeds", "chunk", "study")}
+        base = {k: v for k, v in spec.items() if k not in ("hursts", "betas", "lrs", "seeds", "chunk", "study",
+                                                           "driver_options")}
+        base.update(self.driver_options or {})  # the driver's own parameters, read by its spec
         out = []
         for ib, beta in enumerate(self.betas):
             configs = self.configs(ib)
@@ -300,20 +244,21 @@ def plan_training(dataset: str = "digits", driver: str = "gaussian", *,
     :data:`~deeplimits._resources.MAX_TRAIN_STEPS` layer passes per task
     (:meth:`TrainPlan.steps`); one configuration within the memory of the machine or the
     device (:meth:`TrainPlan.estimate_bytes`), the default chunk lowered until it fits."""
+    from ...blocks import recorded_block
     from ...data.base import dataset_names
-    from ...networks import ARCHITECTURES, ResNet
     from ...training.train import OPTIMISERS, require_train_steps, seed_limit
 
     dataset = V_.choice("dataset", dataset, dataset_names())
-    driver, hursts, length_scale = _driver_options(driver, grid.hursts, length_scale)
+    driver, hursts, length_scale, driver_options = driver_axes(driver, grid.hursts, length_scale,
+                                                               {f.name for f in dataclasses.fields(TrainPlan)})
     betas = _values("betas", grid.betas, lambda b: V_.real("betas", b, low=0.0))
     lrs = _values("lrs", grid.lrs, lambda r: V_.real("lrs", r, low=0.0, low_open=True))
     seeds = V_.integer("seeds", grid.seeds)
     R_.require_count(configs_count(hursts, seeds, lrs, betas), R_.MAX_CONFIGS,
                      f"configurations (hursts x seeds x lrs x betas = {len(hursts)} x {seeds} x {len(lrs)} x "
-                     f"{len(betas)})", ("seeds", "lrs", "betas") + (("hursts",) if driver == "fractional" else ()))
-    arch = V_.choice("arch", network.arch, ARCHITECTURES)
-    act = ResNet(arch, network.activation, 0.5).activation.name
+                     f"{len(betas)})", ("seeds", "lrs", "betas") + (("hursts",) if hursts[0] is not None else ()))
+    block = recorded_block(network.arch, network.activation).check(V_.integer("width", network.width))
+    arch, act = block.name, block.activation.name
     bias = V_.flag("bias", network.bias)
     depth, width = V_.integer("depth", network.depth), V_.integer("width", network.width)
     epochs, batch_size = V_.integer("epochs", training.epochs), V_.integer("batch_size", training.batch_size)
@@ -330,39 +275,11 @@ def plan_training(dataset: str = "digits", driver: str = "gaussian", *,
     plan = TrainPlan(dataset, driver, tuple(hursts), tuple(betas), tuple(lrs), seeds, arch, act, bias, depth, width,
                      epochs, batch_size, optimizer, lr_decay_halfway, seed, str(dtype).replace("torch.", ""),
                      1, save_weights, length_scale, stop_loss, root,
-                     device)
+                     device, driver_options)
     chunk = R_.fit_chunk(plan.estimate_bytes, per_beta, None if compute.chunk is None else V_.integer("chunk", compute.chunk),
                          per_beta, f"(L={depth}, d={width}, batch {batch_size})",
                          ("depth", "width", "batch_size"), device=device, unit="configuration")
     return dataclasses.replace(plan, chunk=chunk)
-
-
-def _driver_options(driver, hursts, length_scale):
-    """The driver's name, its H axis (``(None,)`` unless fractional) and length scale, checked."""
-    driver = V_.choice("driver", driver, DRIVERS)
-    if driver == "fractional":
-        if hursts is None:
-            raise ParameterError("hursts", "hursts must be given for driver 'fractional' (values "
-                                           f"{V_.HURST.range_text()})")
-        hursts = _values("hursts", hursts, lambda h: V_.hurst(h, name="hursts"))
-    elif hursts is not None:
-        raise ParameterError("hursts", f"hursts apply only to driver 'fractional', not {driver!r}")
-    else:
-        hursts = (None,)
-    if length_scale is not None:
-        if driver != "smooth":
-            raise ParameterError("length_scale", f"length_scale applies only to driver 'smooth', not {driver!r}")
-        length_scale = V_.length_scale(length_scale)
-    return driver, hursts, length_scale
-
-
-def _values(name: str, values, check) -> tuple:
-    values = V_.sequence(name, values, check, what="a list of numbers")
-    if not values:
-        raise ParameterError(name, f"{name} must not be empty")
-    if len(set(values)) != len(values):
-        raise ParameterError(name, f"{name} must not repeat a value, got {values}")
-    return tuple(values)
 
 
 @grouped
@@ -375,7 +292,8 @@ def train_grid(dataset: str = "digits", driver: str = "gaussian", *, execution: 
         dataset: a :func:`deeplimits.data.load_dataset` name (``root``: the directory of the
             ``mnist`` / ``cifar10`` files).
         driver: ``'gaussian'``, ``'uniform'``, ``'rademacher'`` (i.i.d.), ``'fractional'``
-            (with the grid's ``hursts``) or ``'smooth'`` (``length_scale``).
+            (with the grid's ``hursts``), ``'smooth'`` (``length_scale``), or a registered law of
+            your own (a name, or a :class:`~deeplimits.paths.Driver` whose class is registered).
         execution: how the tasks run (:class:`~deeplimits.studies.settings.Execution`: ``progress``,
             called with the units of work done, epochs of configurations; ``store``, ``workers``,
             ``scheduler``, ``timeout``: a run store and an executor, docs/sweeps.md).

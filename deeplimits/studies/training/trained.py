@@ -14,6 +14,7 @@ out with one line naming it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import time
@@ -21,7 +22,8 @@ import warnings
 
 import torch
 
-from ..._names import REQUIRED
+from ..._names import ACTIVATIONS
+from ..._user_code import reading_stored
 from ..._random import chunk_seed, io_seed
 from ...errors import DamagedFileError
 from ...runs import DamagedFileWarning, register_task
@@ -70,7 +72,7 @@ def weights_damage(directory: str, result: dict) -> str | None:
     expected = result.get("weights_sha256")
     try:
         if expected is None:
-            load_trained(path)
+            read_chunk(path)
             return None
         if file_sha256(path) != expected:
             return f"the trained weights {path} are damaged (their SHA-256 is not the one recorded)"
@@ -134,29 +136,67 @@ def init_weights(net, params: dict, configs: list[dict], seed: int):
             p[c].copy_(torch.randn(p.shape[1:], generator=g_io, dtype=p.dtype) * p.shape[1] ** -0.5)
 
 
-def load_trained(path: str, *, map_location="cpu", sha256: str | None = None):
-    """The trained module of one stored chunk (``<run>/weights/<task>.pt``) and its
-    configurations: ``(ResidualNetwork, [ {hurst, beta, lr, seed, init}, ...])`` (a
-    :class:`~deeplimits.training.ConvResidualNetwork` for a chunk of ``train --arch conv``).
-
-    The file is read with ``torch.load(weights_only=True)`` (tensors and plain containers,
-    never code). ``sha256``: the digest recorded for it (checked first). A file that does not
-    match, cannot be read, or is not a training chunk raises a one-line ``ValueError`` naming it."""
-    from ...training import ConvResidualNetwork, ResidualNetwork
+def read_chunk(path: str, *, map_location="cpu", sha256: str | None = None) -> dict:
+    """The stored state of one chunk as numbers and plain data: ``{'module': config, 'configs':
+    [...], 'state_dict': {name: tensor}}``, read with ``torch.load(weights_only=True)`` (tensors and
+    plain containers, never code) after the bounds of :func:`deeplimits.diagnostics.sources.check_pt`;
+    nothing it names is resolved or imported. ``sha256``: the digest recorded for it (checked first).
+    A file that does not match, cannot be read, or is not a training chunk raises a one-line
+    ``ValueError`` naming it."""
+    from ...diagnostics.pt_files import read_pt
 
     path = os.fspath(path)
     if sha256 is not None and file_sha256(path) != sha256:
         raise DamagedFileError(path, f"{path} is damaged: its SHA-256 is not the one recorded for it")
+    with reading_stored(path):
+        state = read_pt(path, map_location=map_location, what="a stored training chunk")
+    if not (isinstance(state, dict) and isinstance(state.get("module"), dict) and isinstance(state.get("state_dict"),
+                                                                                               dict)
+            and isinstance(state.get("configs"), list) and state["state_dict"]
+            and all(isinstance(v, torch.Tensor) for v in state["state_dict"].values())):
+        raise DamagedFileError(path, f"{path} is not a stored training chunk (a dict of 'module', 'configs' and a "
+                                     "'state_dict' of tensors)")
+    return state
+
+
+def load_trained(path: str, *, map_location="cpu", sha256: str | None = None, activation=None):
+    """The trained module of one stored chunk (``<run>/weights/<task>.pt``) and its
+    configurations: ``(ResidualNetwork, [ {hurst, beta, lr, seed, init}, ...])`` (a
+    :class:`~deeplimits.training.ConvResidualNetwork` for a chunk of ``train --arch conv``).
+
+    The file is data (:func:`read_chunk`): nothing it names is imported. A chunk trained with a
+    user's activation (``'module:function'``) records only that name: give the function itself,
+    ``activation=fn`` (or its name, typed by you), or the load is refused in one line. A built-in
+    activation's name is resolved as usual. ``sha256``: the digest recorded for it (checked first).
+    A file that does not match, cannot be read, or is not a training chunk raises a one-line
+    ``ValueError`` naming it."""
+    from ..._user_code import is_user_code
+    from ...errors import ParameterError
+    from ...training import ConvResidualNetwork, ResidualNetwork
+
+    path = os.fspath(path)
+    state = read_chunk(path, map_location=map_location, sha256=sha256)
+    config = dict(state["module"])
+    named = config.get("activation")
+    if activation is not None:
+        config["activation"] = activation
+    elif is_user_code(named) and named.partition(":")[0] not in ACTIVATIONS:
+        raise ParameterError("activation", f"{path} was trained with the activation {named!r}, user code that a stored "
+                                           "file only names and never imports: give it, "
+                                           "load_trained(path, activation=<the function>)")
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            state = torch.load(path, map_location=map_location, weights_only=True)
         sd = state["state_dict"]
         # the weights' dtype (a chunk stored before get_config() existed has no dtype in its config)
-        kind = ConvResidualNetwork if "image_shape" in state["module"] else ResidualNetwork
-        net = kind.from_config({**state["module"], "dtype": next(iter(sd.values())).dtype})
+        kind = ConvResidualNetwork if "image_shape" in config else ResidualNetwork
+        with reading_stored(path) if activation is None else contextlib.nullcontext():
+            net = kind.from_config({**config, "dtype": next(iter(sd.values())).dtype})
         net.load_state_dict(sd)
         configs = list(state["configs"])
+    except ParameterError as e:
+        if activation is not None and getattr(e, "param", None) == "activation":
+            raise
+        raise DamagedFileError(path, f"{path} is not a stored training chunk ({' '.join(str(e).split())[:200]})") \
+            from None
     except Exception as e:  # noqa: BLE001 - any unreadable or foreign file is one line naming it
         raise DamagedFileError(path, f"{path} is not a stored training chunk ({type(e).__name__}: "
                                      f"{' '.join(str(e).split())[:200]})") from None
@@ -165,7 +205,7 @@ def load_trained(path: str, *, map_location="cpu", sha256: str | None = None):
 
 def weight_paths(plan, directory: str, result, *, entry=(0, 0),
                  most: int = 4) -> list[dict]:
-    """Panels for :func:`deeplimits.plots.plot_weight_paths`: the coordinate ``entry`` of ``V``
+    """Panels for :func:`~deeplimits.studies.training.plots.plot_weight_paths`: the coordinate ``entry`` of ``V``
     (``W`` for ``inside``) against the layer, at initialisation and after training, for up to
     ``most`` values of ``beta`` (first H, its best learning rate), read from the trained weights
     stored in ``directory`` (the initial weights are drawn again from their seeds)."""
@@ -173,7 +213,9 @@ def weight_paths(plan, directory: str, result, *, entry=(0, 0),
 
     best = {(b["hurst"], b["beta"]): b for b in result.best}
     stored = getattr(result, "weights", None) or {}
-    name = REQUIRED[plan.arch][0]  # the first weight matrix: V, or W of inside
+    from ...blocks import make_block
+
+    name = make_block(plan.arch).required[0]  # the first weight matrix: V, or W of inside
     betas = list(plan.betas)
     if len(betas) > most:
         betas = [betas[round(i * (len(betas) - 1) / (most - 1))] for i in range(most)]
@@ -195,15 +237,18 @@ def weight_paths(plan, directory: str, result, *, entry=(0, 0),
             warnings.warn(f"{why}; left out of the figure (run the same train command to recompute it)",
                           DamagedFileWarning, stacklevel=2)
             continue
-        net, _ = load_trained(path)
+        chunk = read_chunk(path)  # numbers: the activation its config names is never resolved
+        trained, io = chunk["state_dict"][name], (chunk["module"]["in_features"], chunk["module"]["out_features"])
         cfg = configs[hit[0]]
-        start = ResidualNetwork(plan.arch, plan.depth, plan.width, net.in_features, net.out_features,
-                                beta=beta, activation=plan.activation, bias=plan.bias, dtype=net.A.dtype)
+        # the initial weights are drawn again from their seeds; they do not depend on the activation,
+        # so the module that holds them is built with the identity, never with the name the spec holds
+        start = ResidualNetwork(plan.arch, plan.depth, plan.width, *io,
+                                beta=beta, activation="identity", bias=plan.bias, dtype=trained.dtype)
         init_weights(start, task.params, [cfg], task.seed)
         i, j = entry
         drv = plan.driver + ("" if cfg["hurst"] is None else f" H={cfg['hurst']:.3g}")
         panels.append({"label": f"{drv}, beta={beta:.3g}, lr={lr:g}",
                        "init": getattr(start, name).detach()[:, 0, i, j].tolist(),
-                       "trained": getattr(net, name).detach()[:, hit[0], i, j].tolist()})
+                       "trained": trained[:, hit[0], i, j].tolist()})
         betas.remove(beta)
     return panels

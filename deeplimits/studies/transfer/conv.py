@@ -29,9 +29,9 @@ from ...errors import ParameterError
 from ...runs import Task, register_task
 from ..plan import register_plan
 from ..settings import Compute, Conv, Training, grouped
-from .cases import COORD_SAMPLES, CONV_PRESETS, DEFAULTS, exponent_of, settings
+from .presets import COORD_SAMPLES, CONV_PRESETS, DEFAULTS, exponent_of, settings
 from .conv_coords import conv_coordinate_check, train_configurations
-from .study import TransferPlan, _grid
+from .study import TransferPlan
 
 __all__ = ["ConvTransferPlan", "plan_conv_transfer", "plan_preset", "train_conv_grid", "GPU_FLOPS_PER_SECOND"]
 
@@ -147,7 +147,7 @@ class ConvTransferPlan(TransferPlan):
         """Floating-point operations of every task: per configuration, forward and backward
         (three forward passes) over the training images per epoch and the final evaluation."""
         from ...data.augment import IMAGE_SHAPES
-        from ..scaling_conv.study import conv_flops
+        from .._shared.conv import conv_flops
 
         n = self.samples
         per = sum(conv_flops(IMAGE_SHAPES[self.dataset], self.layout(L)) for L in self.depths)
@@ -192,7 +192,7 @@ def _joined(a: dict, b: dict) -> dict:
 def conv_transfer_task(params: dict, seed: int) -> dict:
     """Sweep task: one ``(beta, optimizer, depth)`` and group of seeds (:func:`train_conv_grid`)."""
     from ...data.augment import IMAGE_SHAPES
-    from ..training.conv import conv_threads
+    from .._shared.conv import conv_threads
 
     data = _images(params)
     t0 = time.perf_counter()
@@ -247,6 +247,8 @@ def plan_conv_transfer(*, dataset: str = _QUICK["dataset"], root=None, depths: S
                           epochs=training.epochs, batch_size=training.batch_size, samples=2, seed=compute.seed,
                           dtype=compute.dtype, device=compute.device)  # the shared checks (the MLP's memory, tiny)
     for L in dense.depths:
+        if L % stages:
+            raise ParameterError("depths", f"depths must be multiples of the {stages} stages (blocks per stage), got {L}")
         conv_layout(L, dense.width, stages)
     from ...training.train import require_train_steps
 
@@ -266,7 +268,7 @@ def plan_preset(name: str, **overrides):
     :func:`~deeplimits.studies.transfer.study.plan_transfer`; :data:`~.cases.CONV_PRESETS`:
     convolutional ResNets, :func:`plan_conv_transfer`), its values replaced by ``overrides``:
     ``plan_preset("published", root="~/data", device="cuda")``."""
-    from .cases import PRESETS
+    from .presets import PRESETS
     from .study import plan_transfer
 
     name = V_.choice("preset", name, (*PRESETS, *CONV_PRESETS))

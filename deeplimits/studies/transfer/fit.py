@@ -20,10 +20,10 @@ import math
 
 import numpy as np
 
-from .cases import LEVEL, LOSS_MARGIN, SLOPE_MARGIN
+from .presets import LEVEL, LOSS_MARGIN, SLOPE_MARGIN
 
 __all__ = ["TRANSFERS", "MOVES", "INSUFFICIENT", "BOOTSTRAP", "log_losses", "vertex", "fit_optima", "verdict",
-           "classify_slope"]
+           "classify_slope", "power"]
 
 TRANSFERS = "transfers"
 """The verdict where the rescaled optimum stays put and the transferred rate loses little."""
@@ -123,8 +123,19 @@ def verdict(fit: dict, depths) -> tuple[str, str]:
         edges = [L for L, e in zip(depths, fit["edge"]) if e]
         return INSUFFICIENT, f"the optimum is on the edge of the grid at depths {edges}"
     if kind != "flat":
-        return INSUFFICIENT, f"the optimum's exponent [{lo:.2f}, {hi:.2f}] is not within ±{SLOPE_MARGIN:g}"
+        return INSUFFICIENT, (f"the optimum's exponent [{lo:.2f}, {hi:.2f}] is not within the margin ±{SLOPE_MARGIN:g} "
+                              f"(power {power(fit):.2f} at this size)")
     worst = max(g for _, g in fit["loss_gap_ci"])
     if worst > LOSS_MARGIN:
         return INSUFFICIENT, f"the loss gap's upper bound {worst:.0%} is above {LOSS_MARGIN:.0%}"
-    return TRANSFERS, f"exponent [{lo:.2f}, {hi:.2f}] within ±{SLOPE_MARGIN:g}, loss gaps below {worst:.0%}"
+    return TRANSFERS, (f"exponent [{lo:.2f}, {hi:.2f}] within the margin ±{SLOPE_MARGIN:g} (power {power(fit):.2f} at "
+                       f"this size), loss gaps below {worst:.0%} (margin {LOSS_MARGIN:.0%})")
+
+
+def power(fit: dict) -> float:
+    """The equivalence test's power at this run's size: the chance that an optimum that does not move
+    (exponent 0) reads within ``±SLOPE_MARGIN``, from the exponent's interval
+    (:class:`~deeplimits.studies.equivalence.Equivalence`)."""
+    from ..equivalence import Equivalence
+
+    return Equivalence(0.0, SLOPE_MARGIN, LEVEL / 2, fit["slope"], tuple(fit["slope_ci"])).power

@@ -36,7 +36,7 @@ FAMILIES = {
               label="i.i.d. Gaussian initial weights read off one Brownian path, beta = 1/2 (states: an SDE "
                     "limit; weights: none)"),
 }
-"""The families by ``beta`` (the keys of :data:`~deeplimits.studies.trained_limit.cases.CASES`):
+"""The families by ``beta`` (the keys of :data:`~deeplimits.studies.trained_limit.presets.CASES`):
 the other scalings have no limit to test and are left out."""
 
 CHECKPOINTS = 4
@@ -95,9 +95,9 @@ def limit_tasks(plan, result) -> list:
 def limit_checkpoints(epochs: int) -> tuple[int, ...]:
     """The epochs after which a family is measured along training (and after the last): at most
     :data:`CHECKPOINTS`, spread evenly (the trained-limit study's rule)."""
-    from ..trained_limit.study import _checkpoints
+    from .._shared.families import checkpoints
 
-    return _checkpoints(epochs, min(epochs, CHECKPOINTS))
+    return checkpoints(epochs, min(epochs, CHECKPOINTS))
 
 
 def train_limit(data, params: dict, seed: int) -> dict:
@@ -108,10 +108,12 @@ def train_limit(data, params: dict, seed: int) -> dict:
     :func:`~deeplimits.studies.trained_limit.study.train_depth_family`'s records with the
     ``rate`` (``log2`` of the base rate) and ``exponent`` trained at and the ``seconds``."""
     from ..._random import single_threaded_torch
-    from ..trained_limit.study import train_depth_family
+    from .._shared.families import train_depth_family
 
     marks = limit_checkpoints(params["epochs"])
     family = {**FAMILIES[params["beta"]], "lr_exponent": params["exponent"], "width": params["width"]}
+    if params.get("arch"):  # a registered block of the plan's in place of res-1 tanh
+        family.update(arch=params["arch"], activation=params.get("activation"))
     t0 = time.perf_counter()
     with single_threaded_torch():
         out = train_depth_family(family, data, depths=params["depths"], reference=params["limit"],
@@ -178,11 +180,11 @@ def attach_stored(plan, result, done: dict, seconds: dict):
 
 def limit_lines(limit: dict) -> list[str]:
     """The report's lines of one setting's family (the trained-limit study's lines, indented)."""
-    from ..trained_limit.result import TrainedLimitResult
+    from ..trained_limit.report import case_lines
 
     head = (f"  the limit beside it (docs/trained-limit.md): the family at the transferred rate 2^{limit['rate']:.2f} "
             f"L^{limit['exponent']:g}, reference depth {limit['reference']}, {limit['family']['label']}")
-    return [head] + ["    " + line for line in TrainedLimitResult.case_lines(limit["family"])[1:]]
+    return [head] + ["    " + line for line in case_lines(limit["family"])[1:]]
 
 
 def plot_limit(result, path: str | None = None, *, ax=None):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...plots import _figure, _floats, _save
+from ...plots import floats_or_nan, new_figure, save_figure
 
 __all__ = ["plot_transfer", "plot_coordinates"]
 
@@ -29,12 +29,12 @@ def plot_transfer(result, path: str | None = None, *, ax=None):
     rows = result.settings
     cols = min(4, len(rows))
     nrows = -(-len(rows) // cols)
-    fig, axes = _figure(nrows, cols, (3.6 * cols, 3.0 * nrows), path, ax)
+    fig, axes = new_figure(nrows, cols, (3.6 * cols, 3.0 * nrows), path, ax)
     flat = list(np.asarray(axes, dtype=object).reshape(-1))
     for a, r in zip(flat, rows):
         lr = np.asarray(r["lrs"], dtype=float)
         for j, L in enumerate(r["depths"]):
-            line, = a.semilogy(lr, _floats(r["curves"][j]), marker="o", ms=2, lw=1, label=f"L={L}")
+            line, = a.semilogy(lr, floats_or_nan(r["curves"][j]), marker="o", ms=2, lw=1, label=f"L={L}")
             if "optimum" in r and not r["edge"][j]:
                 a.axvline(r["optimum"][j], color=line.get_color(), ls=":", lw=0.8)
         a.set_title(_title(r), fontsize=8)
@@ -43,7 +43,7 @@ def plot_transfer(result, path: str | None = None, *, ax=None):
         a.legend(fontsize=6)
     for a in flat[len(rows):]:
         a.set_visible(False)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_coordinates(result, path: str | None = None, *, ax=None):
@@ -61,16 +61,16 @@ def plot_coordinates(result, path: str | None = None, *, ax=None):
     """
     from .coords import QUANTITIES
 
-    fig, axes = _figure(1, 2, (11, 4.2), path, ax)
+    fig, axes = new_figure(1, 2, (11, 4.2), path, ax)
     for a, (key, what) in zip(axes[0], QUANTITIES.items()):
         for r in result.settings:
             c = r["coords"][key]
             slope = "" if c["slope"] is None else f": L^{c['slope']:.2f}"
             style = "-" if r["variant"] == "rescaled" else "--"
-            a.loglog(r["depths"], _floats(c["mean"]), style, marker="o", ms=3,
+            a.loglog(r["depths"], floats_or_nan(c["mean"]), style, marker="o", ms=3,
                      label=f"beta {r['beta']:g} {r['optimizer']} {r['variant']}{slope}")
         a.set_xlabel("depth L")
         a.set_ylabel({"h_L": "mean |Δh_L|", "block": "relative update of a block"}[key])
         a.set_title(f"{what}, after {result.spec['coord_steps']} steps", fontsize=8)
         a.legend(fontsize=6)
-    return _save(fig, path)
+    return save_figure(fig, path)

@@ -28,36 +28,44 @@ from ..._random import chunk_seed
 from ...errors import ParameterError
 from ...runs import Task, register_task
 from ..plan import Plan, register_plan
-from ..settings import Compute, grouped
-from ..trained_limit.study import _device
-from .cases import COORD_SAMPLES, DEFAULT_PRESET, DEFAULTS, OPTIMIZERS, PRESETS, exponent_of, settings
+from ..settings import REQUIRED, Compute, Network, Training, grouped
+from .._shared.families import device_field
+from .presets import COORD_SAMPLES, DEFAULT_PRESET, DEFAULTS, OPTIMIZERS, PRESETS, exponent_of, settings
 from .limit import check_limit
+from .result import TransferResult
 
 __all__ = ["TransferPlan", "plan_transfer", "train_grid"]
 
 _CPU = PRESETS[DEFAULT_PRESET]
 
 
-def _initial_net(L: int, width: int, classes: int, data, beta: float, seeds: int, generator) -> object:
-    """``seeds`` networks of depth ``L`` drawn from ``generator`` (embedding and readout frozen)."""
+def _initial_net(L: int, width: int, classes: int, data, beta: float, seeds: int, generator, block=None) -> object:
+    """``seeds`` networks of depth ``L`` drawn from ``generator`` (embedding and readout frozen) of
+    ``block`` (``(arch, activation)``; ``None``: res-1 tanh)."""
     from ...training import ResidualNetwork
 
-    net = ResidualNetwork("res-1", L, width, data.x_train.shape[1], classes, configs=seeds, beta=beta,
-                          activation="tanh", dtype=data.x_train.dtype, device=data.x_train.device)
+    arch, activation = block or (DEFAULTS["arch"], DEFAULTS["activation"])
+    net = ResidualNetwork(arch, L, width, data.x_train.shape[1], classes, configs=seeds, beta=beta,
+                          activation=activation, dtype=data.x_train.dtype, device=data.x_train.device)
     net.reset_parameters(generator)
     return net
 
 
+@grouped
 def train_grid(data, *, depth: int, beta: float, optimizer: str, lrs: Sequence[int], seeds: int, width: int,
-               epochs: int, batch_size: int, coord_steps: int, seed: int = 0, shuffle_seed: int = 0) -> dict:
+               coord_steps: int, seed: int = 0, shuffle_seed: int = 0, block: tuple | None = None,
+               training: Training = Training(epochs=REQUIRED, batch_size=REQUIRED)) -> dict:
     """Train the grid of one ``(beta, optimizer, depth)``: every variant x base rate ``2^lrs[i]``
-    x seed in one network (``data``: a classification :class:`~deeplimits.data.Dataset`), and
+    x seed in one network (``data``: a classification :class:`~deeplimits.data.Dataset`; ``block``:
+    ``(arch, activation)`` of a registered block, res-1 tanh by default; ``training``: ``epochs``
+    and ``batch_size``, or those fields as keywords), and
     the coordinate check of each variant at the base rate ``2^lrs[middle]``.
 
     Returns ``{'variants', 'exponents', 'loss' (variants x rates x seeds final training losses,
     ``None`` where training blew up), 'initial_loss' (per seed), 'coords' (per variant, from
     :func:`~.coords.coordinate_check`), 'roughness' (as 'loss': :func:`~.coords.roughness` of the
-    trained blocks)}``."""
+    trained blocks), 'loss_by_epoch' (per epoch, as 'loss': the mean training loss of that epoch,
+    the optimum's horizons)}``."""
     from ...training import evaluate, train
     from .coords import coordinate_check, roughness, tiled
 
@@ -65,7 +73,8 @@ def train_grid(data, *, depth: int, beta: float, optimizer: str, lrs: Sequence[i
     exps = [exponent_of(beta, optimizer, v) for v in variants]
     classes = int(data.y_train.max()) + 1
     g = torch.Generator().manual_seed(seed)
-    net0 = _initial_net(depth, width, classes, data, beta, seeds, g)
+    epochs, batch_size = training.epochs, training.batch_size
+    net0 = _initial_net(depth, width, classes, data, beta, seeds, g, block)
     initial = evaluate(net0, data.x_train, data.y_train, "cross_entropy")[0]
     K = len(lrs)
     net = tiled(net0, len(variants) * K)
@@ -73,14 +82,18 @@ def train_grid(data, *, depth: int, beta: float, optimizer: str, lrs: Sequence[i
     res = train(net, data, optimizer=optimizer, lr=rates, epochs=epochs, batch_size=batch_size, loss="cross_entropy",
                 lr_decay_halfway=False, seed=shuffle_seed)
     flat = [r["train_loss"] if r["finite"] else None for r in res.records]
-    rough = [r if f is not None else None for r, f in zip(roughness(net.V, net0.V), flat)]
-    loss, rough = ([[x[(v * K + i) * seeds:(v * K + i + 1) * seeds] for i in range(K)] for v in range(len(variants))]
-                   for x in (flat, rough))
+    by_epoch = [[x if f else None for x, f in zip(h["train_loss"], h["finite"])] for h in res.history]
+    first = net.block.required[0]  # the block's first weight (V of res-1)
+    rough = [r if f is not None else None for r, f in zip(roughness(getattr(net, first), getattr(net0, first)), flat)]
+    def grid(x):  # variants x rates x seeds
+        return [[x[(v * K + i) * seeds:(v * K + i + 1) * seeds] for i in range(K)] for v in range(len(variants))]
+
+    loss, rough = grid(flat), grid(rough)
     coords = {v: coordinate_check(net0, data, optimizer=optimizer, lr=2.0 ** lrs[K // 2] * float(depth) ** p,
                                   steps=coord_steps, samples=COORD_SAMPLES)
               for v, p in zip(variants, exps)}
     return {"variants": variants, "exponents": exps, "loss": loss, "initial_loss": [float(v) for v in initial],
-            "coords": coords, "roughness": rough}
+            "coords": coords, "roughness": rough, "loss_by_epoch": [grid(e) for e in by_epoch]}
 
 
 @register_plan
@@ -89,7 +102,7 @@ class TransferPlan(Plan):
     """A validated learning-rate transfer study (from :func:`plan_transfer`); :meth:`to_dict` is its spec."""
 
     study: ClassVar[str] = "transfer"
-    optional: ClassVar[tuple[str, ...]] = ("device", "limit")
+    optional: ClassVar[tuple[str, ...]] = ("device", "limit", "arch", "activation", "model", "data", "data_sha256")
 
     depths: tuple[int, ...]
     """The depths ``L`` (at least three, increasing)."""
@@ -119,6 +132,16 @@ class TransferPlan(Plan):
     """Where the tasks run (``None``: the CPU)."""
     limit: int | None = None
     """The reference depth of the limit beside it (:mod:`.limit`; ``None``: not run)."""
+    arch: str | None = None
+    """A registered block the networks are made of (``None``: res-1)."""
+    activation: str | None = None
+    """Its activation (``None``: tanh)."""
+    model: str | None = None
+    """The name of a user's network factory (:class:`~.user.TransferNetwork`; ``None``: the study's own)."""
+    data: str | None = None
+    """The name of a user's data set (:class:`~.user.TransferData`; ``None``: the bundled digits)."""
+    data_sha256: str | None = None
+    """The SHA-256 of the user's data set (a resumed run on changed data is refused)."""
 
     def tasks(self) -> list:
         base = {k: v for k, v in self.to_dict().items() if k not in ("study", "depths", "betas", "optimizers")}
@@ -168,13 +191,13 @@ class TransferPlan(Plan):
             by.setdefault((t.params["beta"], t.params["optimizer"]), {})[t.params["depth"]] = r
         return by
 
-    def summarise(self, tasks: list, results: list, seconds: float = 0.0):
-        from .result import TransferResult, summarise_setting
+    def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> TransferResult:
+        from .result import summarise_setting
 
         by = self.merge(tasks, results)
         rows = [summarise_setting(b, o, v, by[(b, o)], self.lrs) for b, o, v in settings(self.betas, self.optimizers)
                 if (b, o) in by]
-        return TransferResult(self.to_dict(), rows, seconds)
+        return TransferResult(self, rows, seconds)
 
     def run(self, progress=None, *, store=None, workers=None, scheduler=None, timeout=None):
         """The grids (:meth:`Plan.run <deeplimits.studies.plan.Plan.run>`), then with :attr:`limit`
@@ -205,11 +228,18 @@ def transfer_task(params: dict, seed: int) -> dict:
 
     data = _data(params)
     t0 = time.perf_counter()
+    kw = dict(depth=params["depth"], beta=params["beta"], optimizer=params["optimizer"], lrs=params["lrs"],
+              seeds=params["seeds"], epochs=params["epochs"], batch_size=params["batch_size"],
+              coord_steps=params["coord_steps"], seed=seed, shuffle_seed=params["seed"])
     with single_threaded_torch():  # small products: threads only wait on each other
-        out = train_grid(data, depth=params["depth"], beta=params["beta"], optimizer=params["optimizer"],
-                         lrs=params["lrs"], seeds=params["seeds"], width=params["width"], epochs=params["epochs"],
-                         batch_size=params["batch_size"], coord_steps=params["coord_steps"], seed=seed,
-                         shuffle_seed=params["seed"])
+        if params.get("model"):
+            from .batched import train_user_grid
+            from .user import registered_network
+
+            out = train_user_grid(registered_network(params["model"]), data, **kw)
+        else:
+            block = (params["arch"], params.get("activation")) if params.get("arch") else None
+            out = train_grid(data, width=params["width"], block=block, **kw)
     out["seconds"] = time.perf_counter() - t0
     return out
 
@@ -223,13 +253,21 @@ def transfer_limit_task(params: dict, seed: int) -> dict:
 
 
 def _data(params: dict):
-    """The digits task (split by the plan's seed), its first ``samples`` training samples."""
+    """The digits task (split by the plan's seed), or the user's data set of the plan
+    (:func:`~.user.registered_data`), its first ``samples`` training samples."""
     import types
 
     from ...data import load_dataset
 
     dtype, device = getattr(torch, params["dtype"]), torch.device(params.get("device") or "cpu")
-    d = load_dataset("digits", seed=params["seed"], dtype=dtype, device=device)
+    if params.get("data"):
+        from .user import registered_data
+
+        u = registered_data(params["data"], params["data_sha256"])
+        d = types.SimpleNamespace(**{k: getattr(u, k).to(device, dtype if k.startswith("x") else torch.int64)
+                                     for k in ("x_train", "y_train", "x_test", "y_test")})
+    else:
+        d = load_dataset("digits", seed=params["seed"], dtype=dtype, device=device)
     n = params["samples"]
     return types.SimpleNamespace(x_train=d.x_train[:n], y_train=d.y_train[:n], x_test=d.x_test, y_test=d.y_test,
                                  task="classification")
@@ -245,22 +283,33 @@ def _grid(lrs) -> tuple[int, ...]:
     return tuple(range(pair[0], pair[1] + 1))
 
 
+TransferResult.plan_type = TransferPlan
+
+
 @grouped
 def plan_transfer(*, depths: Sequence[int] = tuple(_CPU["depths"]), betas: Sequence[float] = tuple(DEFAULTS["betas"]),
                   optimizers: Sequence[str] = tuple(DEFAULTS["optimizers"]), lrs: Sequence[int] = tuple(_CPU["lrs"]),
-                  seeds: int = _CPU["seeds"], width: int = _CPU["width"], epochs: int = _CPU["epochs"],
-                  batch_size: int = DEFAULTS["batch_size"], samples: int = _CPU["samples"],
-                  limit: int | None = None,
+                  seeds: int = _CPU["seeds"], samples: int = _CPU["samples"], limit: int | None = None,
+                  model=None, data=None,
+                  network: Network = Network(arch=DEFAULTS["arch"], activation=DEFAULTS["activation"],
+                                             width=_CPU["width"]),
+                  training: Training = Training(epochs=_CPU["epochs"], batch_size=DEFAULTS["batch_size"]),
                   compute: Compute = Compute(seed=DEFAULTS["seed"], dtype=torch.float32, device=None)) -> TransferPlan:
     """Validate a transfer study (every check before any work). ``depths``: at least three
     distinct depths; ``betas``: reals in [0, 2]; ``optimizers``: of :data:`~.cases.OPTIMIZERS`;
     ``lrs``: ``(low, high)``, the base rates ``2^low, ..., 2^high`` (at least three); ``samples``:
-    training samples of digits (at most 1437); ``limit``: ``None``, or the reference depth of
-    the limit beside it (:func:`.limit.check_limit`); ``compute``
-    (:class:`~deeplimits.studies.settings.Compute`, or its fields as keywords): ``seed``,
-    ``dtype``, ``device``. Sizes: the trained networks at most
-    :data:`~deeplimits._resources.MAX_CONFIGS`, a task's memory within the machine's."""
+    training samples (at most the data's: 1437 of digits); ``limit``: ``None``, or the reference
+    depth of the limit beside it (:func:`.limit.check_limit`; the study's own networks and
+    registered blocks); ``model``: a user's :class:`~.user.TransferNetwork` (a factory
+    ``make(depth, beta)``, checked: :func:`~.user.check_network`) instead of the study's networks;
+    ``data``: a user's classification data (tensors, a ``Dataset``, a :class:`~.user.TransferData`:
+    :func:`~.user.transfer_data`) instead of digits; ``network``: ``arch`` (a registered block,
+    res-1 by default), its ``activation`` (tanh) and ``width``; ``training``: ``epochs``,
+    ``batch_size``; ``compute``: ``seed``, ``dtype``, ``device`` (groups of
+    :mod:`deeplimits.studies.settings`, or their fields as keywords). Sizes: the trained networks
+    at most :data:`~deeplimits._resources.MAX_CONFIGS`, a task's memory within the machine's."""
     from ...training.train import require_train_steps, seed_limit
+    from .user import own_objects
 
     seed, dtype, device = compute.seed, compute.dtype, compute.device
     depths = tuple(sorted(V_.sequence("depths", depths, lambda L: V_.integer("depths", L, high=10 ** 5),
@@ -273,13 +322,13 @@ def plan_transfer(*, depths: Sequence[int] = tuple(_CPU["depths"]), betas: Seque
     for name, v in (("betas", betas), ("optimizers", optimizers)):
         if not v or len(set(v)) != len(v):
             raise ParameterError(name, f"{name} must be a non-empty list of distinct values, got {list(v)}")
-    epochs = V_.integer("epochs", epochs, high=10 ** 4)
-    plan = TransferPlan(depths, betas, optimizers, _grid(lrs), V_.integer("seeds", seeds, low=2, high=10 ** 4),
-                        V_.integer("width", width, high=10 ** 4), epochs,
-                        V_.integer("batch_size", batch_size, high=10 ** 7),
-                        V_.integer("samples", samples, low=2, high=1437), DEFAULTS["coord_steps"],
+    epochs, width = V_.integer("epochs", training.epochs, high=10 ** 4), V_.integer("width", network.width, high=10 ** 4)
+    own = own_objects(model, data, network, width, depths, betas, limit)
+    plan = TransferPlan(depths, betas, optimizers, _grid(lrs), V_.integer("seeds", seeds, low=2, high=10 ** 4), width,
+                        epochs, V_.integer("batch_size", training.batch_size, high=10 ** 7),
+                        V_.integer("samples", samples, low=2, high=own.pop("most_samples")), DEFAULTS["coord_steps"],
                         V_.integer("seed", seed, low=0, high=seed_limit(epochs)), str(V_.dtype(dtype)).split(".")[-1],
-                        _device(device, dtype), check_limit(limit, depths, betas))
+                        device_field(device, dtype), check_limit(limit, depths, betas), **own)
     C = max(plan.configs(b, o) for b in betas for o in optimizers)
     R_.require_count(C * len(depths) * len(betas) * len(optimizers), R_.MAX_CONFIGS,
                      "the grid makes too many trained networks", ("lrs", "seeds", "depths", "betas"))

@@ -3,14 +3,15 @@ line reads them for ``--help`` (:mod:`deeplimits.cli.law`)."""
 
 from __future__ import annotations
 
-__all__ = ["LAWS", "METHODS", "PRESETS", "DEFAULT_PRESET", "DEFAULTS", "FIG2"]
+__all__ = ["LAWS", "METHODS", "PRESETS", "DEFAULT_PRESET", "DEFAULTS", "FIG2", "MARGIN"]
 
 LAWS = {
     "uniform": "uniform on [-sqrt(3/d), sqrt(3/d)]",
     "rademacher": "Rademacher +-1/sqrt(d)",
     "gaussian": "Gaussian N(0, 1/d)",
 }
-"""The centred weight laws of variance ``1/d``: name -> what it is."""
+"""The built-in centred weight laws of variance ``1/d``: name -> what it is (any registered i.i.d.
+driver with a ``from_normal`` hook is a law of the study too)."""
 
 PRESETS = {
     # depths 4 to 64 against Euler-Maruyama on 64, 128, 256 steps: about 3 minutes on one core
@@ -28,8 +29,12 @@ METHODS = ("controls", "coupled", "plain")
 alone, or plain Monte Carlo (every network its own weights)."""
 
 DEFAULTS = dict(law="uniform", width=4, chunk=8192, samples=20000, mean=0.0, variance=1.0, method="controls", seed=0,
-                dtype="float32")
+                dtype="float32", arch="res-1", activation="tanh")
 """The scalar defaults of :func:`~deeplimits.studies.law.study.plan_law` (and the command line)."""
+
+MARGIN = 0.25
+"""The default margin of an ``agrees``: the weak rate within it of 1 (half the distance to 1/2, the
+rate a law of the wrong variance shows: docs/law.md, "The fit, the rate and the verdict")."""
 
 FIG2 = dict(width=100, depths=[10, 100, 1000], draws=400, chunk=100)
 """Marion et al.'s Fig. 2 (res-3, uniform weights, beta = 1/2): the width, the depths and the draws

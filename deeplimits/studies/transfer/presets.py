@@ -37,7 +37,7 @@ PRESETS = {
     # tiny: seconds; for tests and a first look (the verdicts need more seeds)
     "quick": dict(depths=[2, 4, 8, 16, 32], width=8, seeds=3, lrs=[-6, 4], epochs=1, samples=256),
     # the MLP ResNet on the bundled digits: minutes of CPU on 2 cores (docs/transfer.md)
-    "cpu": dict(depths=[4, 8, 16, 32, 64, 128], width=16, seeds=8, lrs=[-8, 6], epochs=2, samples=1437),
+    "cpu": dict(depths=[4, 8, 16, 32, 64, 128], width=16, seeds=8, lrs=[-8, 6], epochs=3, samples=1437),
 }
 """The command's presets (``deeplimits transfer --preset``)."""
 
@@ -63,7 +63,7 @@ COORD_SAMPLES = 128
 """The training inputs the coordinate check trains and measures on (its full batch)."""
 
 DEFAULTS = dict(betas=[0.0, 0.5, 1.0], optimizers=list(OPTIMIZERS), batch_size=64, coord_steps=5, seed=0,
-                dtype="float32")
+                dtype="float32", arch="res-1", activation="tanh")
 """The defaults of :func:`~deeplimits.studies.transfer.study.plan_transfer` the presets leave alone."""
 
 

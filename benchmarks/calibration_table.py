@@ -1,0 +1,81 @@
+"""Regenerate the table of docs/schemes.md, "How often the verdict is wrong": the size, agreement and
+power of the strong-order verdict on the shipped cases, at their usual size and, with ``--budget``,
+as runs sized to decide (deeplimits.studies.scheme_order.calibration.calibrate).
+
+    python benchmarks/calibration_table.py --write                       # every case, 200 tables
+    python benchmarks/calibration_table.py --cases euler-maruyama/ou --tables 50
+    python benchmarks/calibration_table.py --budget 300 --budget-tables 100 --write
+    python benchmarks/calibration_table.py --cases sde --tables 50 --resume --write   # add a case
+
+``--resume`` keeps the cases already in the JSON (a crash loses no finished case; a case can be
+added later with its own number of tables) and runs only the others.
+
+``--write`` replaces the text between the markers ``<!-- calibration:begin -->`` and
+``<!-- calibration:end -->`` of docs/schemes.md with the table, the command and the time each case
+took against the time model's estimate; the JSON goes to benchmarks/calibration.json (or ``--json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+DOC = ROOT / "docs" / "schemes.md"
+BEGIN, END = "<!-- calibration:begin -->", "<!-- calibration:end -->"
+
+
+def main(argv=None) -> int:
+    from deeplimits.studies.scheme_order.calibration import calibrate, plan_calibration
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cases", type=lambda s: s.split(","), help="comma-separated case names (default all)")
+    ap.add_argument("--tables", type=int, default=200)
+    ap.add_argument("--pool-factor", type=int, help="default: --tables (independent tables)")
+    ap.add_argument("--budget", type=float, help="also runs sized to decide within this many seconds")
+    ap.add_argument("--budget-tables", type=int, help="runs sized to decide per case (default --tables)")
+    ap.add_argument("--budget-cases", type=lambda s: s.split(","), help="the cases sized (default all)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--write", action="store_true", help="write the table into docs/schemes.md")
+    ap.add_argument("--json", default=str(ROOT / "benchmarks" / "calibration.json"))
+    ap.add_argument("--resume", action="store_true", help="keep the cases already in --json, run the others")
+    args = ap.parse_args(argv)
+    command = "python benchmarks/calibration_table.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    old = json.loads(pathlib.Path(args.json).read_text()) if args.resume and pathlib.Path(args.json).exists() else {}
+    kw = dict(tables=args.tables, pool_factor=args.pool_factor, seed=args.seed, budget=args.budget,
+              budget_tables=args.budget_tables, budget_cases=args.budget_cases)
+    rows, estimates = list(old.get("rows", [])), dict(old.get("estimated_seconds", {}))
+    commands = list(old.get("commands", [])) + [command.strip()]
+    done = {r["case"] for r in rows}
+    planned = [p for p in plan_calibration(args.cases, **kw) if p[0] not in done]
+    estimates.update({name: s for name, _, s in planned})
+    cal = None
+    for name, _, _ in planned:  # one case at a time: the table so far is written after each
+        one = calibrate([name], **kw, progress=lambda line: print(line, file=sys.stderr, flush=True))
+        rows += one.to_dict()["rows"]
+        cal = type(one)(rows, one.level, one.shifts)
+        pathlib.Path(args.json).write_text(json.dumps(
+            {**cal.to_dict(), "estimated_seconds": estimates, "commands": commands}, indent=1))
+    if cal is None:
+        from deeplimits.studies.scheme_order.calibration import Calibration
+        cal = Calibration.from_dict(old)
+    times = "\n".join(f"| {r['case']} | {r['tables']} | {r['seconds']:.0f} | {estimates[r['case']]:.0f} | "
+                      f"{r['seconds'] / max(estimates[r['case']], 1e-9):.2f} |" for r in cal.to_dict()["rows"])
+    text = (f"{cal.table()}\n\nMeasured with " + " then ".join(f"`{c}`" for c in commands) +
+            f" (seed {args.seed}, on a shared 2-core machine). Each case's CPU seconds against the time model "
+            "that `deeplimits order --calibrate --dry-run` prints:\n\n"
+            "| case | tables | CPU seconds | estimated | ratio |\n|---|---|---|---|---|\n" + times)
+    print(text)
+    if args.write:
+        doc = DOC.read_text()
+        a, b = doc.index(BEGIN) + len(BEGIN), doc.index(END)
+        DOC.write_text(doc[:a] + "\n" + text + "\n" + doc[b:])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

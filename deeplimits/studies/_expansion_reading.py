@@ -1,0 +1,125 @@
+"""How the verdict of a fitted expansion is read (docs/mathematics.md, "Error expansions and the
+verdict"): after the tests of :func:`~deeplimits.studies.expansion_fit.fit_expansion` that can say
+``disagrees`` (decided on every depth, so their size is the level),
+
+* an ``agrees`` must pass the equivalence test of the leading exponent within the margin
+  (:mod:`~deeplimits.studies.equivalence`); short of it the verdict is ``insufficient evidence``,
+  with the draws that would decide;
+* where the declared expansion fits only with its next term, the expansion with that term is
+  read the same way (the same leading exponent, one more term of its series); short of
+  agreement, the shallowest depths are those that show the next term: the depths from the
+  second, third, ... on (while they leave a degree of freedom and span a factor
+  :data:`MIN_SPAN`) are read alone with the declared expansion, and the first that agrees gives
+  the verdict and ``from_depth``. More draws on a fixed grid of depths then do not turn
+  ``agrees`` into ``pre-asymptotic`` as the next term comes into view;
+* where the declared leading term is not detected and the expansion without it fits with its
+  next term leading, at an exponent whose interval lies above the declared one plus the margin,
+  the scheme converges ``faster than declared``: that order and its interval are said, rather
+  than sending the user to deeper depths.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .equivalence import DECIDING_POWER
+from ._expansion_core import WHY, ExpansionFit, _fit, _from, equivalence_of
+
+__all__ = ["read", "MIN_SPAN"]
+
+MIN_SPAN = 4.0
+"""The depths read alone span at least this factor."""
+
+
+def read(fit: ExpansionFit, L, e, cov, *, margin: float, eq_level: float, draws: int | None,
+         remainder=None) -> ExpansionFit:
+    """The verdict of ``fit`` (on the depths ``L``, errors ``e``, covariance ``cov``) read as the
+    module docstring says."""
+    fit = dataclasses.replace(fit, margin=margin)
+    if fit.verdict == "agrees":
+        return _agreement(fit, margin, eq_level, draws)
+    if fit.verdict == "pre-asymptotic" and _needs_next(fit):
+        return _with_next(fit, L, e, cov, margin, eq_level, draws)
+    if fit.verdict == "pre-asymptotic":
+        return _faster(fit, L, e, cov, margin, eq_level, remainder) or fit
+    return fit
+
+
+def _needs_next(fit: ExpansionFit) -> bool:
+    """Whether the declared expansion fits only with its next term (and its exponent is not rejected there)."""
+    return fit.remainder is not None and fit.remainder_pvalue is not None and fit.remainder_pvalue >= fit.level / 2
+
+
+def _with_next(fit, L, e, cov, margin, eq_level, draws) -> ExpansionFit:
+    """The declared expansion fits on every depth only with its next term: that expansion, when its
+    leading term leads, read by the equivalence test; short of agreement, the first deeper run of
+    depths where the declared expansion agrees alone; else the first of the two readings."""
+    ext = _fit(L, e, (*fit.terms, fit.remainder), cov, fit.reference, None, fit.level, None)
+    if ext.verdict != "agrees":
+        return fit
+    ext = _agreement(dataclasses.replace(ext, margin=margin), margin, eq_level, draws)
+    ext = dataclasses.replace(ext, note=f"with its next term {fit.remainder.text} (alone it does not fit, p = "
+                                        f"{fit.pvalue:.2g}): {ext.note}")
+    if ext.verdict == "agrees":
+        return ext
+    return _deeper(fit, L, e, cov, margin, eq_level, draws) or ext
+
+
+def _agreement(fit: ExpansionFit, margin: float, eq_level: float, draws: int | None) -> ExpansionFit:
+    """``agrees`` when the leading exponent is within ``margin`` of the declared one, else
+    ``insufficient evidence`` saying what would decide."""
+    eq = equivalence_of(fit, margin, eq_level)
+    fit = dataclasses.replace(fit, equivalence=eq.to_dict())
+    if eq.within:
+        return dataclasses.replace(fit, note=f"{fit.note}; its exponent is within {margin:g} of {fit.rate:g}: "
+                                             f"{eq.text()}")
+    need = eq.draws_to_decide(draws) if draws else None
+    if not eq.closed:
+        more = "more depths over a wider range: the data do not bound the exponent"
+    elif need is not None:
+        more = f"about {need} draws would decide it at power {DECIDING_POWER:g}"
+    else:
+        more = "more draws would decide it"
+    return dataclasses.replace(fit, verdict="insufficient evidence", note=(
+        f"{fit.note}, but its exponent is not shown within {margin:g} of {fit.rate:g}: {eq.text()}; {more}; see {WHY}"))
+
+
+def _deeper(fit, L, e, cov, margin, eq_level, draws) -> ExpansionFit | None:
+    """Where the declared expansion fits only with its next term: the first deeper run of depths
+    that agrees, read alone (``None``: none)."""
+    k = len(fit.terms)
+    for i in range(1, len(L)):
+        if len(L) - i < k + 1 or L[-1] < MIN_SPAN * L[i]:
+            return None
+        sub = _fit(L[i:], e[i:], fit.terms, cov[i:, i:], fit.reference, None, fit.level, fit.remainder)
+        if sub.verdict != "agrees":
+            continue
+        sub = _agreement(dataclasses.replace(sub, margin=margin), margin, eq_level, draws)
+        if sub.verdict == "agrees":
+            return dataclasses.replace(sub, from_depth=int(L[i]), note=(
+                f"read from depth {int(L[i])}: below it the next term {fit.remainder.text} shows (on every depth "
+                f"{fit.law_text} fits only with it, p = {fit.remainder_pvalue:.2g}); from depth {int(L[i])} on, "
+                f"{sub.note}"))
+    return None
+
+
+def _faster(fit, L, e, cov, margin, eq_level, remainder) -> ExpansionFit | None:
+    """Where the declared leading term is not detected: the expansion without it, when it fits and
+    its own leading term leads at an exponent above the declared one plus ``margin`` (``None``: not so)."""
+    if fit.coefficients[0] - 1.959963984540054 * fit.coefficient_se[0] > 0:
+        return None  # the declared leading term is detected: not faster
+    higher = tuple(fit.terms[1:]) or ((remainder,) if remainder is not None else ())
+    if not higher or len(L) < len(higher) + 1:
+        return None
+    sub = _fit(L, e, higher, cov, fit.reference, None, fit.level, None)
+    if sub.verdict != "agrees":
+        return None
+    eq = equivalence_of(sub, margin, eq_level)
+    lo, hi = eq.interval
+    if not (eq.closed and lo > fit.rate + margin):
+        return None
+    faster = {"terms": sub.law_text, "exponent": eq.estimate, "interval": [lo, hi], "level": eq_level}
+    return dataclasses.replace(fit, verdict="faster than declared", faster=faster, note=(
+        f"the declared leading term {fit.terms[0].text} is not detected, and {sub.law_text} fits without it, leading "
+        f"{_from(sub.dominant_from)}: the errors fall like L^-{eq.estimate:.3f} ({100 * (1 - 2 * eq_level):.3g}% "
+        f"interval [{lo:.3f}, {hi:.3f}]), faster than the declared {fit.rate:g}; see {WHY}"))

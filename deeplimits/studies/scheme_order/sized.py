@@ -1,0 +1,79 @@
+"""The readings of a calibration table (its verdict at a margin and a share of the levels) and
+the calibration of runs sized to decide (docs/schemes.md, "How often the verdict is wrong"):
+each table a real sequential run on fresh draws (:mod:`~deeplimits.studies.sequential`), its
+stages read at their shares of the levels and stopped at the first decided verdict, at every
+reading of :mod:`.calibration` (the correct scheme, and the exponent off by each shift read at
+that shift as the margin)."""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import numpy as np
+
+from ..._random import mix_seed, single_threaded_torch
+from ..equivalence import MARGIN
+from ..expansion_fit import VERDICTS
+from ..sequential import DECIDED, plan_stages, shares
+from .cases import Case
+
+__all__ = ["sized_tables", "table_verdict"]
+
+
+def _key(shift: float, margin: float) -> str:
+    """The key of a tally: ``'0.0'`` (correct, default margin), ``'0.0@0.05'`` (correct, margin 0.05), ``'-0.1'``."""
+    return str(float(shift)) + ("" if shift or margin == MARGIN else f"@{margin:g}")
+
+
+def _readings(shifts) -> list[tuple[float, float]]:
+    """``(shift, margin)`` of every reading: the correct tables at the default margin and at each
+    shift's, then each shift with both signs at itself as the margin."""
+    out = [(0.0, MARGIN)] + [(0.0, m) for m in shifts if m != MARGIN]
+    return out + [(s, m) for m in shifts for s in (-m, m)]
+
+
+def table_verdict(case: Case, errors: np.ndarray, *, margin: float = MARGIN, share: float = 1.0) -> str:
+    """The verdict a run with these per-draw errors gets (its statistics with a bootstrap of 200),
+    read with ``margin`` at the share ``share`` of the levels."""
+    from ..convergence.result import ConvergenceResult
+    from ..convergence.statistics import error_statistics
+
+    stats = error_statistics(list(case.depths), errors, errors, 0, case.order, n_boot=200)
+    r = ConvergenceResult(regime="calibration", hurst=None, width=1, activation="-", arch="-", corrected=False,
+                          inputs=1, reference=case.reference or case.depths[-1], seed=0, dtype="float64",
+                          theory_rate=case.order.rate, rate_note="", seconds=0.0,
+                          nested_reference=case.reference is not None, margin=margin, level_share=share, **stats)
+    return r.verdict
+
+
+
+def sized_tables(row, case, tables: int, shifts, seed: int, budget: float,
+                 progress: Callable[[str], None] | None = None) -> None:
+    """Fill ``row``'s ``budget``, ``budget_counts`` and ``budget_draws`` (the mean draws at which a
+    correct scheme's run ended) with ``tables`` runs of
+    ``case`` sized to decide within ``budget`` seconds (stages from the case's time model); run
+    ``t`` draws its stage ``i`` with the seed ``mix_seed(mix_seed(seed + 1, t), i)``."""
+    stages, readings = plan_stages(case.draws, case.seconds, budget), _readings(shifts)
+    split, L = shares(len(stages)), np.asarray(case.depths, dtype=float)
+    counts = {_key(s, m): dict.fromkeys(VERDICTS, 0) for s, m in readings}
+    used, t0 = [], time.process_time()  # the draws at which the correct scheme's run ended; CPU seconds
+    for t in range(tables):
+        errors, pending = np.empty((0, len(L))), list(readings)
+        for i, n in enumerate(stages):
+            with single_threaded_torch():
+                new = np.asarray(case.sample(n - len(errors), mix_seed(mix_seed(seed + 1, t), i)), dtype=float)
+            errors = np.concatenate([errors, new[np.isfinite(new).all(1)]])
+            for shift, margin in list(pending):
+                verdict = table_verdict(case, errors * (L / L[0]) ** -shift, margin=margin, share=split[i])
+                if verdict in DECIDED or i + 1 == len(stages):
+                    counts[_key(shift, margin)][verdict] += 1
+                    pending.remove((shift, margin))
+                    if (shift, margin) == readings[0]:
+                        used.append(len(errors))
+            if not pending:
+                break
+        if progress is not None and (t + 1) % max(1, tables // 4) == 0:
+            progress(f"{t + 1} of {tables} sized runs ({time.process_time() - t0:.0f} s of CPU)")
+    row.budget, row.budget_counts, row.budget_draws = budget, counts, float(np.mean(used))
+    row.seconds += time.process_time() - t0
