@@ -57,13 +57,17 @@ def test_a_training_step_peaks_little_above_its_parameters_measured(tmp_path):
 
 @pytest.mark.slow
 def test_the_verdicts_say_yes_and_no_on_real_runs():
-    """A few seeded studies of each case (docs/shapes.md has 100 each): the protocol is never told
-    'disagrees'; the cases built to say no are."""
+    """Six seeded studies of each case (docs/shapes.md has 100 each): the protocol is never told
+    'disagrees' (0 of 100 measured for each verdict: 6 of 6 clear with probability about 0.8 even at a
+    rate of 0.037, the interval's bound); the swap agrees with it at least twice (measured rate 0.66: at
+    least 2 of 6 with probability 0.98); the cases built to say no are told 'disagrees' at least 4 times
+    (rates 1.00 and 0.97: probability above 0.99). The U agrees with the protocol at 16 runs per cell in
+    27% of studies, too rarely to ask of six."""
     result = calibrate_shapes(studies=6, seeds=16, seed=3)
     by = {(c["verdict"], c["case"]): c for c in result.cases}
     for verdict, case in (("swap", "linear"), ("ushape", "linear")):
         assert by[(verdict, case)]["counts"].get("disagrees", 0) == 0, by[(verdict, case)]
-        assert by[(verdict, case)]["counts"].get("agrees", 0) >= 2, by[(verdict, case)]
+    assert by[("swap", "linear")]["counts"].get("agrees", 0) >= 2, by[("swap", "linear")]
     for verdict, case in (("swap", "sqrt-depth"), ("ushape", "unshared")):
         assert by[(verdict, case)]["counts"].get("disagrees", 0) >= 4, by[(verdict, case)]
     assert "size" in result.report() and "power" in result.report()
