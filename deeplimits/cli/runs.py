@@ -6,11 +6,11 @@ import json
 import os
 import sys
 
-from . import execution, outputs
+from . import outputs
 from .errors import UsageError, one_line
 from .execution import RUNS, open_store
 
-__all__ = ["run_runs", "add_parser"]
+__all__ = ["run_runs"]
 
 #: the flags each action takes
 FLAGS = {"list": (), "show": (), "export": ("csv", "json"), "plot": ("json",)}
@@ -154,19 +154,3 @@ def _plot(args, store) -> int:
         written = outputs.write_study(results[0], args.target, args.json)
     print("wrote " + ", ".join(written), file=outputs.report_stream(args.json))
     return 0
-
-
-def add_parser(sub) -> None:
-    """The ``runs`` command's flags (the default root read from :data:`deeplimits.cli.execution.RUNS`)."""
-    r = sub.add_parser("runs", help="list, show, export and redraw stored runs",
-                       description=f"Stored runs: 'list [ROOT]' (default ROOT {execution.RUNS}), 'show DIR', "
-                                   "'export DIR --csv PATH --json PATH' (PATH '-': standard output), 'plot DIR' "
-                                   "(redraw the figure and result.json from the store, without recomputing).")
-    r.add_argument("action", choices=["list", "show", "export", "plot"],
-                   help="list the runs under a root; show a run's counts, versions and reports; export its "
-                        "records; plot: redraw its figures and result.json")
-    r.add_argument("target", nargs="?", help="the run directory (for list: the root to search)")
-    r.add_argument("--csv", metavar="PATH", help="export: write the records as CSV ('-': standard output)")
-    r.add_argument("--json", metavar="PATH", help="export: write the records as JSON; plot: also write the result "
-                                                  "('-': standard output)")
-    r.set_defaults(func=run_runs)
