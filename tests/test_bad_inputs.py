@@ -562,6 +562,7 @@ CLI = [
     # -- shapes: every flag
     (["shapes", "--preset", "huge"], 2, "invalid choice"),
     (SH + ["--case", "cubic"], 2, "invalid choice"),
+    (["trained-limit", "--case", "linear"], 2, "--case must be module:Name"),
     (SH + ["--depths", "0"], 2, "--depths must be an integer in [1, 4096]"),
     (SH + ["--depths", "8,8"], 2, "--depths must be a non-empty list of distinct sizes"),
     (SH + ["--widths", "5000"], 2, "--widths"),

@@ -27,6 +27,7 @@ SMALL = {
     "law-fig2": ["--fig2"],
     "shapes": [],
     "shapes-published": ["--preset", "published"],
+    "shapes-tanh": ["--case", "tanh", "--preset", "quick"],  # --case a built-in case (MODULE:NAME on trained-limit)
 }
 
 
