@@ -56,6 +56,7 @@ S = ["stability", "--width", "2", "--n-in", "2", "--depths", "2,4", "--betas", "
 SC = ["scaling", "--depths", "4,8", "--max-epochs", "1"]
 TL = ["trained-limit", "--preset", "quick", "--depths", "2,4", "--reference", "8", "--epochs", "1"]
 LW = ["law", "--preset", "quick", "--depths", "4,8", "--fine", "32", "--draws", "280"]
+SH = ["shapes", "--preset", "quick"]
 TR = ["train", "--depth", "4", "--width", "3", "--epochs", "1"]
 TF = ["transfer", "--preset", "quick", "--depths", "2,4,8", "--lrs=-1,1", "--seeds", "2", "--width", "2", "--samples",
       "16", "--betas", "1", "--optimizer", "adam"]
@@ -558,6 +559,34 @@ CLI = [
     (LW + ["--quiet=yes"], 2, "ignored explicit argument"),
     (LW + ["--device", "tpu"], 2, "--device"),
     (LW + ["--dry-run=yes"], 2, "ignored explicit argument"),
+    # -- shapes: every flag
+    (["shapes", "--preset", "huge"], 2, "invalid choice"),
+    (SH + ["--case", "cubic"], 2, "invalid choice"),
+    (["trained-limit", "--case", "linear"], 2, "--case must be module:Name"),
+    (SH + ["--depths", "0"], 2, "--depths must be an integer in [1, 4096]"),
+    (SH + ["--depths", "8,8"], 2, "--depths must be a non-empty list of distinct sizes"),
+    (SH + ["--widths", "5000"], 2, "--widths"),
+    (SH + ["--dims", "x"], 2, "--dims"),
+    (SH + ["--seeds", "0"], 2, "--seeds"),
+    (SH + ["--chunk", "5"], 2, "--chunk"),
+    (SH + ["--steps", "1"], 2, "--steps"),
+    (SH + ["--lr", "nan"], 2, "--lr"),
+    (SH + ["--lr", "0"], 2, "--lr"),
+    (SH + ["--step", "15"], 2, "--step"),
+    (SH + ["--fit-min", "1,2"], 2, "--fit-min"),
+    (SH + ["--fit-min", "100,0,0"], 2, "--fit-min"),
+    (SH + ["--depths", "4000,4096", "--widths", "4000,4096", "--dims", "4000,4096", "--fit-min", "0,0,0"], 2,
+     "(change --depths, --widths, --dims)"),
+    (SH + ["--seed", "-1"], 2, "--seed"),
+    (SH + ["--dtype", "half"], 2, "invalid choice"),
+    (SH + ["--out", "afile"], 2, "--out"),
+    (SH + ["--json", "adir"], 2, "--json"),
+    (SH + ["--workers", "0"], 2, "--workers"),
+    (SH + ["--scheduler", "tcp://host:port"], 2, "--scheduler"),
+    (SH + ["--timeout", "1"], 2, "--timeout"),
+    (SH + ["--quiet=yes"], 2, "ignored explicit argument"),
+    (SH + ["--device", "tpu"], 2, "--device"),
+    (SH + ["--dry-run", "--seeds", "0"], 2, "--seeds"),
     (["scaling", "--preset", ""], 2, "invalid choice"),
     (["scaling", "--dataset", ""], 2, "invalid choice"),
     (["scaling", "--activation", ""], 2, "invalid choice"),

@@ -372,6 +372,12 @@ class Sources:
             self.mapping(d)
         self.mp.setitem(TF.PRESETS, f"zz-{TF.DEFAULT_PRESET}", copy.deepcopy(TF.PRESETS[TF.DEFAULT_PRESET]))
         self.mp.setattr(TF, "DEFAULT_PRESET", f"zz-{TF.DEFAULT_PRESET}")
+        from deeplimits.studies.shapes import presets as SH
+
+        for d in (SH.DEFAULTS, SH.PRESETS):
+            self.mapping(d)
+        self.mp.setitem(SH.PRESETS, f"zz-{SH.DEFAULT_PRESET}", copy.deepcopy(SH.PRESETS[SH.DEFAULT_PRESET]))
+        self.mp.setattr(SH, "DEFAULT_PRESET", f"zz-{SH.DEFAULT_PRESET}")
         from deeplimits.studies import equivalence
         from deeplimits.studies.law import presets as W
 

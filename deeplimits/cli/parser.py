@@ -21,7 +21,8 @@ from ..studies.propagation.presets import PHASE_PRESETS, STABILITY_PRESETS
 from ..studies.scheme_order import presets as OP_
 from ..studies.training import presets as TP_
 from ..studies.training.presets import TRAIN_PRESETS
-from . import convergence, dry_run, law, order, propagation, runs, scaling, trained_limit, training, transfer, weights
+from . import convergence, dry_run, law, order, propagation, runs, scaling, shapes, trained_limit, training, transfer, \
+    weights
 from . import execution as E_
 from .errors import UsageError, say
 from .values import (DTYPE_HELP, by_regime, device, fmt, int_list, integer, name_list, parse_list, preset_default,
@@ -69,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     trained_limit.add_parser(sub, _run_flags)
     transfer.add_parser(sub, _run_flags)
     law.add_parser(sub, _run_flags)
+    shapes.add_parser(sub, _run_flags)
     _runs_parser(sub)
     for command in sub.choices.values():  # every command can show its plan without running it
         dry_run.add_flag(command)
