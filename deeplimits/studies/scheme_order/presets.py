@@ -5,6 +5,6 @@ from __future__ import annotations
 
 __all__ = ["DEFAULTS"]
 
-#: the scalar defaults of strong_order and calibrate (and of the command line)
 DEFAULTS = dict(noise=1, depths=[8, 16, 32, 64, 128, 256, 512], draws=256, seed=0, dtype="float64", tables=200,
                 pool_factor=None)
+"""The scalar defaults of strong_order and calibrate (and of the command line)."""
