@@ -7,6 +7,8 @@ package:
   distributions) and the (H, beta) phase diagram: their plans, tasks and runs;
 * :mod:`~deeplimits.studies.propagation.result`: their results, :mod:`~deeplimits.studies.propagation.report`
   their text, :mod:`~deeplimits.studies.propagation.plots` their figures;
+* :mod:`~deeplimits.studies.propagation.boundary`: the gradients' phase boundary across depths
+  (Marion et al.'s Fig. 7(b)): its plan, task and result;
 * :mod:`~deeplimits.studies.propagation.presets`: the published protocols and the defaults;
 * :mod:`~deeplimits.studies.propagation.stability_theory`: each bound of
   :mod:`deeplimits.studies.theory` beside its measured counterpart;
@@ -27,8 +29,10 @@ _WHERE = {
     **dict.fromkeys(("stability", "plan_stability", "run_stability", "StabilityPlan", "stability_task", "phase_diagram", "plan_phase",
                      "run_phase", "PhasePlan", "phase_task"), "study"),
     **dict.fromkeys(("StabilityResult", "PhaseResult", "summarise_stability", "summarise_phase"), "result"),
-    **dict.fromkeys(("stability_report", "phase_report"), "report"),
-    **dict.fromkeys(("plot_stability", "plot_histograms", "plot_theory", "plot_phase"), "plots"),
+    **dict.fromkeys(("gradient_boundary", "plan_gradient_boundary", "BoundaryPlan", "BoundaryResult", "boundary_task",
+                     "BOOTSTRAP"), "boundary"),
+    **dict.fromkeys(("stability_report", "phase_report", "boundary_report"), "report"),
+    **dict.fromkeys(("plot_stability", "plot_histograms", "plot_theory", "plot_phase", "plot_boundary"), "plots"),
     **dict.fromkeys(("STABILITY_PRESETS", "PHASE_PRESETS", "DEFAULT_PRESET", "TASK_BYTES", "DEFAULTS", "DELTA"),
                     "presets"),
     **dict.fromkeys(("CAP", "estimate_stability", "estimate_phase"), "core"),

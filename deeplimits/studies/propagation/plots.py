@@ -10,7 +10,7 @@ import numpy as np
 from ...errors import ParameterError
 from ...plots import new_figure, save_figure
 
-__all__ = ["plot_stability", "plot_histograms", "plot_theory", "plot_phase"]
+__all__ = ["plot_stability", "plot_histograms", "plot_theory", "plot_phase", "plot_boundary"]
 
 
 def plot_stability(result, path: str | None = None, *, ax=None):
@@ -227,3 +227,30 @@ def _slope_panel(fig, ax, result, H, b):
                  fontsize=9)
     ax.legend(fontsize=7, loc="upper left")
 
+
+def plot_boundary(result, path: str | None = None):
+    """Per Hurst index, the mean ``log10 r_p`` (solid) and ``log10 r_h`` (dashed) against beta,
+    one colour per depth, the published colour scale's band ``|log10 r| < 1`` shaded, and
+    ``beta = max(H, 1/2)``."""
+    fig, axes = new_figure(1, len(result.hurst), (4.6 * len(result.hurst), 4.2), path, None)
+    axes = axes[0]
+    colours = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple"]
+    for ax, h, rp, rh, rec in zip(axes, result.hurst, result.log10_rp, result.log10_rh, result.summary()):
+        rp, rh = np.asarray(rp).mean(0), np.asarray(rh).mean(0)
+        ax.axhspan(-1, 1, color="0.92", zorder=0, label=r"$|\log_{10} r| < 1$ (the published colour scale)")
+        for l, L in enumerate(result.depths):
+            c = colours[l % len(colours)]
+            ax.plot(result.beta, rp[l], "-", color=c, label=rf"$r_p$, $L = {L}$")
+            ax.plot(result.beta, rh[l], "--", color=c, lw=1, label=rf"$r_h$, $L = {L}$")
+            if rec["crossing_p"][l] is not None:
+                ax.plot(rec["crossing_p"][l], 0, "o", color=c, ms=5)
+        ax.axhline(0, color="k", lw=0.6)
+        ax.axvline(rec["predicted"], color="k", ls=":", label=r"$\beta = \max(H, 1/2)$")
+        ax.set_ylim(-3, 3)
+        ax.set_xlabel(r"$\beta$")
+        ax.set_ylabel(r"mean $\log_{10} r$")
+        ax.set_title(f"H = {h:g}: r_p crosses 0 at " + ", ".join("-" if c is None else f"{c:.2f}"
+                                                                 for c in rec["crossing_p"]), fontsize=9)
+    axes[0].legend(fontsize=6, loc="lower left")
+    fig.suptitle(f"{result.arch}, d = {result.width}, fractional V and W: the boundary of r_p across depths", fontsize=10)
+    return save_figure(fig, path)

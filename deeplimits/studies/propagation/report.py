@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .stability_theory import fit_lines, theory_lines
 
-__all__ = ["stability_report", "phase_report"]
+__all__ = ["stability_report", "phase_report", "boundary_report"]
 
 
 def stability_report(result) -> str:
@@ -67,3 +67,26 @@ def _corrected_lines(result, fmt) -> list[str]:
         gap = max(abs(a - c) for a, c in zip(new, old))
         lines.append(f"{h:6.3f} {fmt(b):>22} {fmt(bs):>16} {gap:24.3f}")
     return lines
+
+
+def boundary_report(result) -> str:
+    """The report of a phase boundary across depths (:class:`~.boundary.BoundaryResult`): per Hurst
+    index and depth, the crossings of ``r_p`` and ``r_h`` with their intervals, the band the published
+    colour scale shows, the depth-flat beta and the extrapolated crossing."""
+    fmt = lambda b: "-" if b is None else f"{b:.3f}"  # noqa: E731
+    ci = lambda c: f"[{fmt(c[0])}, {fmt(c[1])}]"  # noqa: E731
+    lines = [f"phase boundary across depths: {result.arch}, {result.activation}, d={result.width}, fractional V and W, "
+             f"{len(result.log10_rp[0]) if result.log10_rp else 0} draws x {result.inputs} inputs per H, "
+             f"depths {', '.join(map(str, result.depths))} (prefixes of the same weights)"]
+    for rec in result.summary():
+        lines.append(f"H = {rec['hurst']:.3f} (max(H, 1/2) = {rec['predicted']:.3f}):")
+        for l, L in enumerate(result.depths):
+            lines.append(f"  L = {L:>6}: r_p crosses 0 at {fmt(rec['crossing_p'][l])} {ci(rec['crossing_p_ci'][l])}, "
+                         f"|log10 r_p| < 1 for beta in ({fmt(rec['band_p'][l][0])}, {fmt(rec['band_p'][l][1])}); "
+                         f"r_h crosses 0 at {fmt(rec['crossing_h'][l])} {ci(rec['crossing_h_ci'][l])}")
+        for l in range(len(result.depths) - 1):
+            lines.append(f"  r_p flat between L = {result.depths[l]} and {result.depths[l + 1]} at beta "
+                         f"{fmt(rec['flat_p'][l])} {ci(rec['flat_p_ci'][l])}")
+        lines.append(f"  r_p crossing extrapolated in 1/log10(L) to L = infinity: {fmt(rec['limit_p'])} "
+                     f"{ci(rec['limit_p_ci'])}")
+    return "\n".join(lines)

@@ -239,19 +239,22 @@ def scaling_task(params: dict, seed: int) -> dict:
     with _threads_for(len(lrs) * 256 * params["width"], device):  # the trained pair's ODE runs on 256 inputs
         ratio = trend_loss(net, data.x_train, data.y_train, loss=loss)["ratio"]
         ode = _pair_distance(net, data.x_train[:256])  # the trained pair on (up to) 256 training inputs
-    W, dlt = matrix(net).detach().cpu(), net.delta.detach().cpu()
+    W, b, dlt = matrix(net).detach().cpu(), net.b.detach().cpu(), net.delta.detach().cpu()
     per_layer = dlt.dim() == 2
     eff = effective_weights(W, dlt) if per_layer else None
+    eff_b = effective_weights(b.unsqueeze(-1), dlt).squeeze(-1) if per_layer else None  # |delta_k| b_k
     records = []
     for c, lr in enumerate(lrs):
         rec = {"depth": params["depth"], "seed": params.get("seed_index", 0), "lr": lr, "epochs": res["epochs"][c],
                "reached": res["reached"][c], "train_loss": res["train_loss"][c], "finite": res["finite"][c],
                "delta": float(dlt[:, c].abs().max()) if per_layer else float(dlt[c]),
-               "W": weight_diagnostics(W[:, c], name="W").to_dict(), "trend_ratio": float(ratio[c]),
+               "W": weight_diagnostics(W[:, c], name="W").to_dict(), "b": weight_diagnostics(b[:, c], name="b").to_dict(),
+               "trend_ratio": float(ratio[c]),
                "ode_distance": float(ode[c]), "seconds": seconds}
         if per_layer:
             d = dlt[:, c]
             rec["effective"] = weight_diagnostics(eff[:, c], name="|delta| W").to_dict()
+            rec["effective_b"] = weight_diagnostics(eff_b[:, c], name="|delta| b").to_dict()
             rec["delta_sign_changes"] = float((torch.sign(d[1:]) != torch.sign(d[:-1])).double().mean())
         records.append(rec)
     paths = {"delta": dlt[:, 0].tolist() if per_layer else None,

@@ -10,7 +10,9 @@ import numpy as np
 
 from ...plots import floats_or_nan, new_figure, save_figure
 
-__all__ = ["plot_train_heatmap", "plot_weight_paths"]
+from .rates import accuracy_by_rate
+
+__all__ = ["plot_train_heatmap", "plot_weight_paths", "plot_accuracy_by_rate"]
 
 
 def plot_train_heatmap(result, path: str | None = None, *, ax=None):
@@ -65,3 +67,20 @@ def plot_weight_paths(panels: Sequence[dict], path: str | None = None, *, ax=Non
     axes[0][0].legend(fontsize=7)
     return save_figure(fig, path)
 
+
+def plot_accuracy_by_rate(result, path: str | None = None, *, ax=None):
+    """The mean test accuracy over ``H`` (cells on or above the line) against ``beta``, one line per
+    learning rate, with standard errors (:func:`accuracy_by_rate`)."""
+    fig, axes = new_figure(1, 1, (6.2, 4.4), path, ax)
+    ax = axes[0][0]
+    for rec in accuracy_by_rate(result):
+        se = np.nan_to_num(np.asarray(rec["se"], dtype=float))
+        mark = "" if rec["falls"] is None else (" (falls)" if rec["falls"] else "")
+        ax.errorbar(rec["betas"], rec["mean"], yerr=se, marker="o", ms=4, capsize=2, label=f"lr {rec['lr']:g}{mark}")
+    ax.set_xlabel(r"$\beta$")
+    ax.set_ylabel(r"test accuracy, mean over $H$ with $\beta \geq \max(H, 1/2)$")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=7)
+    ax.set_title(f"one learning rate at a time: {result.arch}, {result.driver} weights, L={result.depth}, "
+                 f"{result.dataset}", fontsize=9)
+    return save_figure(fig, path)
