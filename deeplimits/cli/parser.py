@@ -154,8 +154,10 @@ def _order_parser(sub):
                    help="the noise structure the scheme declares its order for (the problem's own when omitted)")
     o.add_argument("--depths", type=int_list, help=f"powers of two (default {fmt(dflt['depths'])})")
     o.add_argument("--draws", type=integer, help=f"independent draws (default {dflt['draws']})")
-    o.add_argument("--reference", type=integer, help=f"finest grid, a power of two (default "
-                                                     f"{P_.REFERENCE_REFINEMENT} * max depth)")
+    o.add_argument("--reference", type=integer, help="finest grid, a power of two (default: chosen from the problem, "
+                                                     "2 * max depth when it has an exact solution, read at the grid "
+                                                     f"points; else {P_.REFERENCE_REFINEMENT} * max depth, the scheme "
+                                                     "on the finer grid)")
     o.add_argument("--seed", type=integer, default=dflt["seed"], help="base seed (default %(default)s)")
     _decision_flags(o)
     o.add_argument("--dtype", choices=N_.DTYPES, help=f"{DTYPE_HELP} (default {dflt['dtype']})")

@@ -196,6 +196,15 @@ class OrderPlan:
         return order_seconds(len(self.x0), self.noise, self.depths, self.draws, self.reference, self.chunk, self.exact)
 
 
+def default_reference(depths: Sequence[int], exact) -> int:
+    """The finest grid when none is given, chosen from the problem: ``2 * max(depths)`` when an
+    exact solution is read at the grid points (a finer grid resolves nothing the deepest depth
+    reads: only the path's increments on the depths' grids enter), else ``REFERENCE_REFINEMENT *
+    max(depths)`` (:mod:`~deeplimits.studies.presets`) for the nested reference, the scheme on the
+    finer grid (as the convergence study's references, ``convergence.study._reference``)."""
+    return (2 if exact is not None else REFERENCE_REFINEMENT) * max(depths)
+
+
 @grouped
 def plan_strong_order(scheme, x0, *, noise: int = 1, depths: Sequence[int] = (8, 16, 32, 64, 128, 256, 512),
                       draws: int = _DRAWS, reference: int | None = None, exact: Callable | None = None,
@@ -218,7 +227,7 @@ def plan_strong_order(scheme, x0, *, noise: int = 1, depths: Sequence[int] = (8,
     depths = V_.depths("depths", depths)
     draws, seed = V_.integer("draws", draws), V_.integer("seed", compute.seed, low=0)
     dtype, device, chunk = V_.dtype(compute.dtype), V_.device("device", compute.device), compute.chunk
-    reference = REFERENCE_REFINEMENT * depths[-1] if reference is None else V_.power_of_two("reference", reference)
+    reference = default_reference(depths, exact) if reference is None else V_.power_of_two("reference", reference)
     if reference < 2 * depths[-1]:
         raise ParameterError("reference", f"reference must be at least 2 * max(depths) = {2 * depths[-1]}, got "
                                           f"{reference}")
@@ -279,9 +288,9 @@ def strong_order(scheme, x0, *, execution: Execution = Execution(progress=None, 
 
             * ``noise``: the number of driver channels ``m``.
             * ``depths``: increasing powers of two; ``draws``: independent draws of the driver.
-            * ``reference``: the finest grid (a power of two, at least ``2 * max(depths)``),
-              default ``16 * max(depths)``: the reference is ``reference_scheme`` (default
-              ``scheme``) on it.
+            * ``reference``: the finest grid (a power of two, at least ``2 * max(depths)``);
+              default (:func:`default_reference`) ``2 * max(depths)`` with ``exact``, else
+              ``16 * max(depths)``: the reference is ``reference_scheme`` (default ``scheme``) on it.
             * ``exact``: ``exact(x0, W_t, t) -> X_t`` (``(batch, d)``, ``(batch, m)``): an exact
               solution read at the grid points instead of a nested reference.
             * ``order``: the declared :class:`~deeplimits.orders.StrongOrder` (default ``scheme.order``).
@@ -321,12 +330,17 @@ def _order_result(scheme, op: OrderPlan, exact, reference_scheme, mx, tm, second
     kind = "fBm" if op.hurst is not None else "Brownian"
     ref = ("the exact solution" if exact is not None else
            f"{getattr(reference_scheme or scheme, 'name', 'the scheme')} on the grid 1/{op.reference}")
+    drawn = ""
+    if exact is not None:  # the path is drawn on the grid 1/reference; the depths read its sums
+        chosen = " (2 x the deepest depth: the default with an exact solution)" * (
+            op.reference == default_reference(op.depths, exact))
+        drawn = f", drawn on the grid 1/{op.reference}{chosen}"
     return ConvergenceResult(
         regime="scheme", hurst=op.hurst, width=len(op.x0), activation=getattr(scheme, "name", "scheme"),
         arch="one-step map", corrected=False, inputs=1, reference=op.reference, seed=op.seed,
         dtype=str(op.dtype).replace("torch.", ""), theory_rate=op.order.rate, rate_note=op.order.note,
         theory_log_power=op.order.log_power, seconds=seconds, margin=op.margin, level_share=share,
-        reference_method=f"{ref} of the same {kind} path", nested_reference=exact is None,
+        reference_method=f"{ref} of the same {kind} path{drawn}", nested_reference=exact is None,
         options={"noise": op.noise}, terminal_constant=op.order.constant,
         constant_next=[list(x) for x in next_pairs(op.order.constant_next)],
         constant_source=op.order.constant_source,
