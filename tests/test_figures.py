@@ -2,6 +2,8 @@
 files its command writes and returns their paths, so the command line keeps no table of result
 types. Tiny real runs; each file must be a PNG image of a real size."""
 
+import json
+
 import pytest
 
 from deeplimits.cli.outputs import write_study
@@ -43,5 +45,22 @@ def test_each_result_draws_the_figures_its_command_writes(study, tmp_path):
     result = plan().run()
     (tmp_path / "a").mkdir()
     _images(result.figures(str(tmp_path / "a")), names)
-    written = write_study(result, str(tmp_path / "b"), None)  # what the command writes: the figures, then the JSON
+    drawn = type(result).figures
+    seen = []
+
+    def after_the_json(self, out):  # the command writes the JSON first, then draws (issue 57)
+        seen.append((tmp_path / "b" / "result.json").exists())
+        return drawn(self, out)
+
+    type(result).figures = after_the_json
+    try:
+        written = write_study(result, str(tmp_path / "b"), None)  # the figures' paths, then the JSON's
+    finally:
+        type(result).figures = drawn
+    assert seen == [True] and written[-1].endswith("result.json")
     _images([p for p in written if p.endswith(".png")], names)
+    # drawn again from the stored JSON alone (what `deeplimits runs plot` and a notebook do)
+    stored = type(result).from_dict(json.loads((tmp_path / "b" / "result.json").read_text()))
+    (tmp_path / "c").mkdir()
+    _images(stored.figures(str(tmp_path / "c")), names)
+    assert write_study(result, str(tmp_path / "d"), None, figures=False) == [str(tmp_path / "d" / "result.json")]

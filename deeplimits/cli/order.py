@@ -72,9 +72,10 @@ def run_order(args) -> int:
     report = outputs.report_stream(args.json)
     print(result.report(), file=report)
     os.makedirs(out, exist_ok=True)
-    written = [os.path.join(out, "order.png")]
-    result.plot(written[0])
-    written += outputs.dump_json(result.to_dict(), out, args.json)
+    written = outputs.dump_json(result.to_dict(), out, args.json)
+    if outputs.figures_wanted(args):  # after the JSON, from the result
+        written.insert(0, os.path.join(out, "order.png"))
+        result.plot(written[0])
     print("wrote " + ", ".join(written), file=report)
     return 0
 

@@ -11,7 +11,7 @@ from .errors import UsageError, one_line
 
 STDOUT = "-"
 
-__all__ = ["STDOUT", "check_outputs", "check_file", "report_stream", "dump_json", "write_json",
+__all__ = ["STDOUT", "check_outputs", "check_file", "report_stream", "dump_json", "write_json", "figures_wanted",
            "write_convergence", "write_study", "write_training"]
 
 
@@ -71,33 +71,46 @@ def dump_json(payload, out, json_path) -> list[str]:
     return ["standard output" if p == STDOUT else p for p in paths]
 
 
-def write_convergence(results, out, json_path, *, as_list) -> list[str]:
-    """The figure and the JSON of convergence results (also used to redraw a stored run)."""
-    from ..plots import plot_convergence
+def figures_wanted(args) -> bool:
+    """Whether a command draws its figures: unless ``--no-figures`` was given."""
+    return getattr(args, "figures", None) is not False
 
+
+def write_convergence(results, out, json_path, *, as_list, figures: bool = True) -> list[str]:
+    """The JSON of convergence results and, with ``figures``, their figure drawn after it from the
+    results (also used to redraw a stored run)."""
     payload = [r.to_dict() for r in results] if as_list else results[0].to_dict()
     os.makedirs(out, exist_ok=True)
+    written = dump_json(payload, out, json_path)
+    if not figures:
+        return written
+    from ..plots import plot_convergence
+
     png = os.path.join(out, "convergence.png")
     plot_convergence(results, path=png)
-    return [png] + dump_json(payload, out, json_path)
+    return [png] + written
 
 
 def write_study(result, out, json_path, *, figures: bool = True) -> list[str]:
-    """The JSON of a study's result and, with ``figures``, the figures it draws (``result.figures(out)``)."""
+    """The JSON of a study's result and, with ``figures``, the figures it draws (``result.figures(out)``),
+    after the JSON is written: from the result, never from the data again."""
     os.makedirs(out, exist_ok=True)
+    written = dump_json(result.to_dict(), out, json_path)
     if not figures:
-        return dump_json(result.to_dict(), out, json_path)
-    figs = result.figures(out)  # each result draws its own (a new study needs no line here)
-    return figs + dump_json(result.to_dict(), out, json_path)
+        return written
+    return result.figures(out) + written  # each result draws its own (a new study needs no line here)
 
 
-def write_training(result, plan, out, json_path) -> list[str]:
-    """The figures of a training grid (the heat map for more than one (H, beta); the weight
-    coordinates against the layer when the trained weights are stored) and its JSON."""
+def write_training(result, plan, out, json_path, *, figures: bool = True) -> list[str]:
+    """The JSON of a training grid and, with ``figures``, after it: the heat map for more than one
+    (H, beta); the weight coordinates against the layer when the trained weights are stored."""
+    os.makedirs(out, exist_ok=True)
+    written = dump_json(result.to_dict(), out, json_path)
+    if not figures:
+        return written
     from ..plots import plot_weight_paths
     from ..studies.training.trained import weight_paths
 
-    os.makedirs(out, exist_ok=True)
     figs = []
     if len(result.best) > 1:
         figs.append(os.path.join(out, "heatmap.png"))
@@ -106,7 +119,7 @@ def write_training(result, plan, out, json_path) -> list[str]:
     if panels:
         figs.append(os.path.join(out, "weights.png"))
         plot_weight_paths(panels, path=figs[-1])
-    return figs + dump_json(result.to_dict(), out, json_path)
+    return figs + written
 
 
 def strict_json(payload):

@@ -21,7 +21,7 @@ from . import execution as E_
 from .errors import UsageError, say
 from .values import DTYPE_HELP, device, fmt, int_list, integer, name_list, parse_list, real
 
-__all__ = ["build_parser"]
+__all__ = ["build_parser", "figure_flag"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -168,6 +168,7 @@ def _order_parser(sub):
                         f"(default {E_.RUNS}/order-<hash of the options>)")
     o.add_argument("--json", metavar="PATH", help="also write the JSON result to PATH ('-': standard output, the "
                                                   "report then goes to standard error)")
+    figure_flag(o)
     o.add_argument("--calibrate", action="store_true",
                    help="measure how often the verdict is wrong, instead of one run: its size (disagrees on "
                         "correct cases), its agreement and power (exponents off by 0.05 and 0.1, each read at itself "
@@ -349,8 +350,20 @@ def _runs_parser(sub):
     r.set_defaults(func=runs.run_runs)
 
 
-def _run_flags(p, name, tasks="tasks"):
-    """Where a run is stored, where it runs, what it writes: shared by every simulating command."""
+def figure_flag(p) -> None:
+    """``--figures/--no-figures`` of a command that draws its figures by default (``--no-figures``:
+    the JSON and the report alone, for scripts; 'deeplimits runs plot DIR' draws them later)."""
+    p.add_argument("--figures", action=argparse.BooleanOptionalAction, default=None,
+                   help="draw the figures into the output directory after the JSON is written (default: yes); "
+                        "--no-figures: the JSON and the report alone (scripts; 'deeplimits runs plot DIR' draws "
+                        "them from a stored run later)")
+
+
+def _run_flags(p, name, tasks="tasks", *, figures: bool = True):
+    """Where a run is stored, where it runs, what it writes: shared by every simulating command
+    (``figures``: with :func:`figure_flag`; the propagation commands declare their own)."""
+    if figures:
+        figure_flag(p)
     p.add_argument("--out", metavar="DIR",
                    help=f"run directory: the run store (run.sqlite), the figures and result.json; running the "
                         f"same command again resumes it (default {E_.RUNS}/{name}-<hash of the options>)")
@@ -393,4 +406,4 @@ def _study_flags(p, name):
                         "with its JSON and report, and 'deeplimits runs plot DIR' draws them from the store")
     p.add_argument("--seed", type=integer, help=f"base seed (default {dflt['seed']})")
     p.add_argument("--dtype", choices=N_.DTYPES, help=f"{DTYPE_HELP} (default {dflt['dtype']})")
-    _run_flags(p, name)
+    _run_flags(p, name, figures=False)

@@ -99,13 +99,14 @@ def run_weights_cmd(args) -> int:
     for e in exponents.values():
         print(e.report(), file=report)
     os.makedirs(out, exist_ok=True)
-    written = [os.path.join(out, "weights.png")]
-    _figure(tensors, families, written[0])
     payload = {"tensors": [{"path": str(p), **d.to_dict()} for p, _, _, d in tensors],
                "exponents": {n: e.exponents for n, e in exponents.items()},
                "hypothesis": {n: {"supports": e.hypothesis, "reason": e.reason, "evidence": e.evidence}
                               for n, e in exponents.items()}}
-    written += outputs.dump_json(outputs.strict_json(payload), out, args.json)
+    written = outputs.dump_json(outputs.strict_json(payload), out, args.json)
+    if args.figures is not False:  # after the JSON: drawn from the diagnostics already read
+        written.insert(0, os.path.join(out, "weights.png"))
+        _figure(tensors, families, written[0])
     print("wrote " + ", ".join(written), file=report)
     return 0
 
@@ -140,4 +141,7 @@ def add_parser(sub) -> None:
                         f"(default {RUNS}/weights-<hash of the paths and options>)")
     w.add_argument("--json", metavar="PATH", help="also write the diagnostics (and exponents) as JSON to PATH ('-': "
                                                   "standard output, the report then goes to standard error)")
+    w.add_argument("--figures", action=argparse.BooleanOptionalAction, default=None,
+                   help="draw weights.png after the JSON is written (default: yes); --no-figures: the JSON and the "
+                        "report alone")
     w.set_defaults(func=run_weights_cmd)
