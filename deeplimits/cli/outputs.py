@@ -3,6 +3,7 @@ the human report goes (standard error when standard output carries the JSON or C
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -11,7 +12,7 @@ from .errors import UsageError, one_line
 
 STDOUT = "-"
 
-__all__ = ["STDOUT", "check_outputs", "check_file", "report_stream", "dump_json", "write_json", "figures_wanted",
+__all__ = ["STDOUT", "check_outputs", "check_file", "report_stream", "dump_json", "write_json", "figure_flag", "figures_wanted",
            "write_convergence", "write_study", "write_training"]
 
 
@@ -69,6 +70,15 @@ def dump_json(payload, out, json_path) -> list[str]:
     for path in paths:
         _write_json(payload, path)
     return ["standard output" if p == STDOUT else p for p in paths]
+
+
+def figure_flag(p) -> None:
+    """``--figures/--no-figures`` of a command that draws its figures by default (``--no-figures``:
+    the JSON and the report alone, for scripts; 'deeplimits runs plot DIR' draws them later)."""
+    p.add_argument("--figures", action=argparse.BooleanOptionalAction, default=None,
+                   help="draw the figures into the output directory after the JSON is written, as without the "
+                        "flag; --no-figures: the JSON and the report alone (scripts; 'deeplimits runs plot DIR' "
+                        "draws them from a stored run later)")
 
 
 def figures_wanted(args) -> bool:

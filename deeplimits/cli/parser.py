@@ -18,10 +18,11 @@ from ..studies import presets as P_
 from ..studies.presets import DEFAULT_STUDY, DEFAULTS, PHASE_PRESETS, STABILITY_PRESETS, TRAIN_PRESETS
 from . import convergence, dry_run, law, order, propagation, runs, scaling, trained_limit, training, transfer, weights
 from . import execution as E_
+from . import outputs
 from .errors import UsageError, say
 from .values import DTYPE_HELP, device, fmt, int_list, integer, name_list, parse_list, real
 
-__all__ = ["build_parser", "figure_flag"]
+__all__ = ["build_parser"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -154,10 +155,8 @@ def _order_parser(sub):
                    help="the noise structure the scheme declares its order for (the problem's own when omitted)")
     o.add_argument("--depths", type=int_list, help=f"powers of two (default {fmt(dflt['depths'])})")
     o.add_argument("--draws", type=integer, help=f"independent draws (default {dflt['draws']})")
-    o.add_argument("--reference", type=integer, help="finest grid, a power of two (default: chosen from the problem, "
-                                                     "2 * max depth when it has an exact solution, read at the grid "
-                                                     f"points; else {P_.REFERENCE_REFINEMENT} * max depth, the scheme "
-                                                     "on the finer grid)")
+    o.add_argument("--reference", type=integer, help="finest grid, a power of two (default from the problem: 2 * max "
+                   f"depth with an exact solution, read at the grid points; else {P_.REFERENCE_REFINEMENT} * max depth)")
     o.add_argument("--seed", type=integer, default=dflt["seed"], help="base seed (default %(default)s)")
     _decision_flags(o)
     o.add_argument("--dtype", choices=N_.DTYPES, help=f"{DTYPE_HELP} (default {dflt['dtype']})")
@@ -168,7 +167,7 @@ def _order_parser(sub):
                         f"(default {E_.RUNS}/order-<hash of the options>)")
     o.add_argument("--json", metavar="PATH", help="also write the JSON result to PATH ('-': standard output, the "
                                                   "report then goes to standard error)")
-    figure_flag(o)
+    outputs.figure_flag(o)
     o.add_argument("--calibrate", action="store_true",
                    help="measure how often the verdict is wrong, instead of one run: its size (disagrees on "
                         "correct cases), its agreement and power (exponents off by 0.05 and 0.1, each read at itself "
@@ -350,20 +349,11 @@ def _runs_parser(sub):
     r.set_defaults(func=runs.run_runs)
 
 
-def figure_flag(p) -> None:
-    """``--figures/--no-figures`` of a command that draws its figures by default (``--no-figures``:
-    the JSON and the report alone, for scripts; 'deeplimits runs plot DIR' draws them later)."""
-    p.add_argument("--figures", action=argparse.BooleanOptionalAction, default=None,
-                   help="draw the figures into the output directory after the JSON is written (default: yes); "
-                        "--no-figures: the JSON and the report alone (scripts; 'deeplimits runs plot DIR' draws "
-                        "them from a stored run later)")
-
-
 def _run_flags(p, name, tasks="tasks", *, figures: bool = True):
     """Where a run is stored, where it runs, what it writes: shared by every simulating command
     (``figures``: with :func:`figure_flag`; the propagation commands declare their own)."""
     if figures:
-        figure_flag(p)
+        outputs.figure_flag(p)
     p.add_argument("--out", metavar="DIR",
                    help=f"run directory: the run store (run.sqlite), the figures and result.json; running the "
                         f"same command again resumes it (default {E_.RUNS}/{name}-<hash of the options>)")

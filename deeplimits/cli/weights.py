@@ -141,7 +141,5 @@ def add_parser(sub) -> None:
                         f"(default {RUNS}/weights-<hash of the paths and options>)")
     w.add_argument("--json", metavar="PATH", help="also write the diagnostics (and exponents) as JSON to PATH ('-': "
                                                   "standard output, the report then goes to standard error)")
-    w.add_argument("--figures", action=argparse.BooleanOptionalAction, default=None,
-                   help="draw weights.png after the JSON is written (default: yes); --no-figures: the JSON and the "
-                        "report alone")
+    outputs.figure_flag(w)
     w.set_defaults(func=run_weights_cmd)
