@@ -71,7 +71,7 @@ class CalibrationRow(PlainData):
     """``key -> {verdict: count}`` (:func:`_key`: ``'0.0'`` correct at the default margin, ``'0.0@m'`` at
     margin ``m``, ``'+-m'`` off by ``m`` read at margin ``m``)."""
     seconds: float
-    """Seconds of work."""
+    """CPU seconds of work (this process's: the unit of the time model, whatever the load)."""
     budget: float | None = None
     """The budget of the runs sized to decide (``None``: none measured)."""
     budget_counts: dict = dataclasses.field(default_factory=dict)
@@ -223,12 +223,12 @@ def calibrate_case(case: Case, tables: int, pool_factor: int, shifts, seed: int,
     """The verdicts of ``tables`` tables of ``case`` at each reading (module docstring)."""
     from ..._random import single_threaded_torch
 
-    t0 = time.perf_counter()
+    t0 = time.process_time()  # CPU seconds of this process: the time model's unit, whatever the load
     with single_threaded_torch():
         pool = np.asarray(case.sample(pool_factor * case.draws, seed), dtype=float)
     pool = pool[np.isfinite(pool).all(1)]
     if progress is not None:
-        progress(f"pool of {len(pool)} draws in {time.perf_counter() - t0:.0f} s; {tables} tables")
+        progress(f"pool of {len(pool)} draws in {time.process_time() - t0:.0f} s of CPU; {tables} tables")
     L = np.asarray(case.depths, dtype=float)
     rng = np.random.default_rng(seed)
     picks = [_pick(rng, len(pool), case.draws, i) for i in range(tables)]
@@ -240,9 +240,9 @@ def calibrate_case(case: Case, tables: int, pool_factor: int, shifts, seed: int,
             tally[table_verdict(case, scaled[idx], margin=margin)] += 1
         counts[_key(shift, margin)] = tally
         if progress is not None and k % max(1, len(_readings(shifts)) // 4) == 0:
-            progress(f"reading {k + 1} of {len(_readings(shifts))} ({time.perf_counter() - t0:.0f} s)")
+            progress(f"reading {k + 1} of {len(_readings(shifts))} ({time.process_time() - t0:.0f} s of CPU)")
     return CalibrationRow(case.name, case.order.expansion_text, list(case.depths), case.draws, len(pool), tables,
-                          counts, time.perf_counter() - t0)
+                          counts, time.process_time() - t0)
 
 
 def _pick(rng, n_pool: int, n: int, i: int) -> np.ndarray:

@@ -57,7 +57,7 @@ def sized_tables(row, case, tables: int, shifts, seed: int, budget: float,
     stages, readings = plan_stages(case.draws, case.seconds, budget), _readings(shifts)
     split, L = shares(len(stages)), np.asarray(case.depths, dtype=float)
     counts = {_key(s, m): dict.fromkeys(VERDICTS, 0) for s, m in readings}
-    used, t0 = [], time.perf_counter()  # the draws at which the correct scheme's run ended
+    used, t0 = [], time.process_time()  # the draws at which the correct scheme's run ended; CPU seconds
     for t in range(tables):
         errors, pending = np.empty((0, len(L))), list(readings)
         for i, n in enumerate(stages):
@@ -74,6 +74,6 @@ def sized_tables(row, case, tables: int, shifts, seed: int, budget: float,
             if not pending:
                 break
         if progress is not None and (t + 1) % max(1, tables // 4) == 0:
-            progress(f"{t + 1} of {tables} sized runs ({time.perf_counter() - t0:.0f} s)")
+            progress(f"{t + 1} of {tables} sized runs ({time.process_time() - t0:.0f} s of CPU)")
     row.budget, row.budget_counts, row.budget_draws = budget, counts, float(np.mean(used))
-    row.seconds += time.perf_counter() - t0
+    row.seconds += time.process_time() - t0
