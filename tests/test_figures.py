@@ -64,3 +64,40 @@ def test_each_result_draws_the_figures_its_command_writes(study, tmp_path):
     (tmp_path / "c").mkdir()
     _images(stored.figures(str(tmp_path / "c")), names)
     assert write_study(result, str(tmp_path / "d"), None, figures=False) == [str(tmp_path / "d" / "result.json")]
+
+
+def test_a_command_draws_its_figures_now_later_or_not_at_all(monkeypatch):
+    """The ``deeplimits`` process draws by default in the background (after its JSON), ``--figures``
+    waits for them, ``--no-figures`` draws none; a call of ``main([...])`` in a session always waits."""
+    from types import SimpleNamespace
+
+    from deeplimits.cli import outputs
+
+    def mode(figures=None, allowed=True, **kw):
+        monkeypatch.setitem(outputs.BACKGROUND, "allowed", allowed)
+        return outputs.figure_mode(SimpleNamespace(figures=figures, **kw))
+    assert mode() == "background" and mode(True) == "now" and mode(False) == "none"
+    assert mode(allowed=False) == "now" and mode(workers=2) == "now" and mode(False, allowed=False) == "none"
+
+
+def test_figures_drawn_in_the_background_appear_whole_after_the_json(tmp_path):
+    """The background child (``os.fork``) draws into a directory of its own and moves each finished
+    file into the run directory; a failure leaves its reason in figures-error.txt."""
+    import os
+
+    from deeplimits.cli.outputs import _draw_then_move, in_background
+
+    def draw(into):
+        path = os.path.join(into, "a.png")
+        with open(path, "wb") as f:
+            f.write(PNG + b"\0" * 64)
+        return [path]
+
+    def broken(into):
+        raise ValueError("no figure today")
+    for work in (draw, broken):
+        pid = in_background(lambda: _draw_then_move(work, str(tmp_path)))
+        assert os.waitpid(pid, 0)[1] == 0
+    assert (tmp_path / "a.png").read_bytes()[:8] == PNG
+    assert (tmp_path / "figures-error.txt").read_text() == "ValueError: no figure today\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.png", "figures-error.txt"]  # no directory left

@@ -73,9 +73,11 @@ def run_order(args) -> int:
     print(result.report(), file=report)
     os.makedirs(out, exist_ok=True)
     written = outputs.dump_json(result.to_dict(), out, args.json)
-    if outputs.figures_wanted(args):  # after the JSON, from the result
-        written.insert(0, os.path.join(out, "order.png"))
-        result.plot(written[0])
+
+    def draw(into):  # after the JSON, from the result
+        result.plot(os.path.join(into, "order.png"))
+        return [os.path.join(into, "order.png")]
+    written = outputs.listed(outputs.draw_figures(draw, out, outputs.figure_mode(args)), written)
     print("wrote " + ", ".join(written), file=report)
     return 0
 
