@@ -218,7 +218,7 @@ def transfer_loop(preset: str = "quick") -> None:
 
     from deeplimits.data import load_dataset
     from deeplimits.studies.transfer import plan_transfer
-    from deeplimits.studies.transfer.cases import PRESETS, exponent_of, settings
+    from deeplimits.studies.transfer.presets import PRESETS, exponent_of, settings
     from deeplimits.studies.transfer.coords import tiled
     from deeplimits.studies.transfer.study import _initial_net
     from deeplimits.training import train

@@ -161,7 +161,7 @@ def _floor_regime(regime: str, options: dict) -> None:
 
 
 def _floor() -> None:
-    from deeplimits.studies.presets import DEFAULT_STUDY
+    from deeplimits.studies.convergence.presets import DEFAULT_STUDY
 
     only = os.environ.get("BENCH_REGIME")
     for regime, options in DEFAULT_STUDY:

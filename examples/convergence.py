@@ -10,7 +10,7 @@ import os
 import sys
 
 import deeplimits as dl
-from deeplimits.plots import plot_convergence
+from deeplimits.studies.convergence.plots import plot_convergence
 
 FIGURES = ["convergence_sde.png", "convergence_ode.png", "convergence_fbm.png", "convergence.png"]
 

@@ -85,6 +85,12 @@ CLI = [
     (["law", "--law", "math:sqrt"], 2, "--law math:sqrt: not a deeplimits Driver subclass"),
     (["order", "--scheme", "math:pi", "--problem", "linear-sde"], 2, "--scheme math:pi: not a scheme"),
     (["order", "--scheme", "euler-maruyama", "--problem", "math:pi"], 2, "--problem math:pi: not a deeplimits Problem"),
+    (["convergence", "--regime", "ode", "--driver", "math:pi"], 2, "--driver math:pi: not a deeplimits Driver subclass"),
+    (["convergence", "--regime", "sde", "--driver", "uniform"], 2, "--driver 'uniform' does not fit regime 'sde'"),
+    (["transfer", "--model", "math:pi"], 2, "--model math:pi: not a module factory"),
+    (["transfer", "--data", "math:pi"], 2, "--data math:pi: data must be tensors"),
+    (["trained-limit", "--case", "math:pi"], 2, "--case math:pi: not a family"),
+    (["scaling", "--block", "math:pi"], 2, "--block math:pi: not a deeplimits Block subclass"),
     # -- convergence: every flag
     (["convergence", "--regime"], 2, "expected one argument"),
     (["convergence", "--regime", "SDE"], 2, "invalid choice"),
@@ -277,7 +283,7 @@ CLI = [
       ("convergence", "order", "train", "scaling", "trained-limit", "transfer", "law")],
     (["weights", "a.npy", "--figures=no"], 2, "ignored explicit argument"),
     (["phase", "--bias"], 2, "applies only to"),
-    (["phase", "--corrected"], 2, "corrected applies only to arch 'res-1'"),
+    (["phase", "--corrected"], 2, "corrected applies only to a block h + alpha V sigma"),
     (["phase", "--arch", "res"], 2, "invalid choice"),
     (["phase", "--activation", "nope"], 2, "activation"),
     (["phase", "--width", "-4"], 2, "--width"),
@@ -1461,7 +1467,7 @@ def test_a_run_that_fails_before_any_task_leaves_nothing(error, status, cwd, mon
 
 def test_refused_sizes_name_the_flags_to_change(cwd, monkeypatch, capsys):
     """A ResourceError from a plan: exit 2, one line, its knobs shown as the command's flags."""
-    import deeplimits.studies.propagation.stability as prop
+    import deeplimits.studies.propagation.study as prop
     import deeplimits.studies.convergence.study as conv
 
     def too_big(*a, **kw):

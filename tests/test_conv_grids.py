@@ -14,7 +14,7 @@ from deeplimits.cli import main
 from deeplimits.runs import RunStore, SweepError
 from deeplimits.studies import load_trained, results_from_store
 from deeplimits.studies.training.conv import ConvTrainPlan, conv_train_task, plan_conv_training
-from deeplimits.studies.presets import CONV_SCALING_PRESETS
+from deeplimits.studies.scaling_conv.presets import CONV_SCALING_PRESETS
 from deeplimits.studies._shared.conv import conv_flops
 from deeplimits.studies.scaling_conv import ConvScalingPlan, plan_conv_scaling
 from deeplimits.training import ConvResidualNetwork

@@ -40,7 +40,7 @@ def test_fig2_calibration_and_the_command(tmp_path):
     assert cal.cases[0]["counts"] and "power" in cal.report()
     assert main(["law", "--preset", "quick", "--draws", "1024", "--depths", "4,8", "--fine", "32", "--out",
                  str(tmp_path / "cli"), "--quiet", "--json", str(tmp_path / "r.json")]) == 0
-    assert json.loads((tmp_path / "r.json").read_text())["spec"]["draws"] == 1024
+    assert json.loads((tmp_path / "r.json").read_text())["plan"]["draws"] == 1024
     assert main(["law", "--fig2", "--dry-run"]) == 0
 
 

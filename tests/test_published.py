@@ -6,7 +6,9 @@ import math
 import pytest
 
 from deeplimits.studies import theory as dl
-from deeplimits.studies.presets import PHASE_PRESETS, TRAIN_PRESETS, linspace
+from deeplimits.studies.presets import linspace
+from deeplimits.studies.propagation.presets import PHASE_PRESETS
+from deeplimits.studies.training.presets import TRAIN_PRESETS
 
 
 def test_corollary_5_width_is_704_over_9_delta():

@@ -184,7 +184,7 @@ def test_the_phase_diagram_runs_the_corrected_network_beside_the_plain_one(tmp_p
     assert len(fig.axes) >= 5 and (tmp_path / "phase.png").stat().st_size > 5_000
     again = dl.PhaseResult.from_dict(both.to_dict())
     assert again.log10_rh_corrected == both.log10_rh_corrected and again.plan == both.plan
-    with pytest.raises(ParameterError, match="corrected applies only to arch 'res-1'"):
+    with pytest.raises(ParameterError, match="corrected applies only to a block h \\+ alpha V sigma"):
         dl.plan_phase([0.4], [0.5], arch="res-3", corrected=True)
 
 # -- the slow tier: the rates, the verdicts, width 4 --------------------------------------------------------------

@@ -6,7 +6,7 @@ machine-readable result (``--json -``: to standard output, the report then goes 
 error), ``--seed`` makes a run reproducible, ``--device`` picks where the tasks run.
 
 Defaults, choices and which option applies to which regime are the library's (the regime
-registry, :mod:`deeplimits._names`, :mod:`deeplimits.studies.presets`); parsing imports no
+registry, :mod:`deeplimits._names`, the studies' ``presets`` modules); parsing imports no
 numerical code, so ``deeplimits --help`` and ``--version`` start without torch.
 
 Every check runs before any work, file or run store: flags (finite numbers, integers below 2^63,

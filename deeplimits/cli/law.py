@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 
 from .. import _names as N_
-from ..studies.law import cases as C_
+from ..studies.law import presets as C_
 from .errors import UsageError, plan
 from .execution import executor, preset_options, run_study
 from .values import DTYPE_HELP, fmt, int_list, integer, real

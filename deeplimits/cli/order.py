@@ -47,11 +47,11 @@ def run_order(args) -> int:
     for name in ("scheme", "problem"):
         if getattr(args, name) is None:
             raise UsageError(f"deeplimits order: --{name} is required (or --calibrate)")
-    from ..studies.presets import DEFAULTS
+    from ..studies.scheme_order.presets import DEFAULTS
 
     for name in ("depths", "draws", "dtype"):
         if getattr(args, name) is None:
-            setattr(args, name, DEFAULTS["order"][name])
+            setattr(args, name, DEFAULTS[name])
     import torch
 
     from ..schemes.problems import scheme_and_problem
@@ -114,9 +114,9 @@ def _calibrate(args) -> int:
     import sys
 
     from ..studies.scheme_order.calibration import calibrate, plan_calibration
-    from ..studies.presets import DEFAULTS
+    from ..studies.scheme_order.presets import DEFAULTS
 
-    dflt = DEFAULTS["order"]
+    dflt = DEFAULTS
     out = default_out(args, "order", _options(args, ("calibrate", "cases", "tables", "pool_factor", "seed", "budget")))
     outputs.check_outputs(args, "order", out)
     flags = {"cases": "--cases", "tables": "--tables", "pool_factor": "--pool-factor", "seed": None,
@@ -132,5 +132,7 @@ def _calibrate(args) -> int:
                   progress=lambda line: print(line, file=sys.stderr, flush=True))
     print(result.table(), file=report)
     os.makedirs(out, exist_ok=True)
-    print("wrote " + ", ".join(outputs.dump_json(result.to_dict(), out, args.json)), file=report)
+    written = [os.path.join(out, "calibration.png")]
+    result.plot(written[0])
+    print("wrote " + ", ".join(written + outputs.dump_json(result.to_dict(), out, args.json)), file=report)
     return 0

@@ -12,9 +12,9 @@ from .errors import UsageError, one_line
 
 STDOUT = "-"
 
-__all__ = ["STDOUT", "check_outputs", "check_file", "report_stream", "dump_json", "write_json", "figure_flag", "figure_mode", "figures_wanted",
-           "draw_figures", "listed", "in_background",
-           "write_convergence", "write_study", "write_training"]
+__all__ = ["STDOUT", "check_outputs", "check_file", "report_stream", "dump_json", "write_json", "figure_flag",
+           "figure_mode", "figures_wanted", "draw_figures", "listed", "in_background", "write_convergence",
+           "write_study", "write_training"]
 
 
 def report_stream(*paths):
@@ -176,7 +176,7 @@ def write_convergence(results, out, json_path, *, as_list, figures=True) -> list
     written = dump_json(payload, out, json_path)
 
     def draw(into):
-        from ..plots import plot_convergence
+        from ..studies.convergence.plots import plot_convergence
 
         png = os.path.join(into, "convergence.png")
         plot_convergence(results, path=png)
@@ -200,7 +200,7 @@ def write_training(result, plan, out, json_path, *, figures=True) -> list[str]:
     written = dump_json(result.to_dict(), out, json_path)
 
     def draw(into):
-        from ..plots import plot_weight_paths
+        from ..studies.training.plots import plot_weight_paths
         from ..studies.training.trained import weight_paths
 
         figs = []

@@ -1,7 +1,7 @@
 """The command line's grammar: commands, flags, choices and the defaults shown in ``--help``.
 
 Choices and defaults are read from the library (the regime registry and the option declarations,
-:mod:`deeplimits.options`, :mod:`deeplimits._names`, :mod:`deeplimits.studies.presets`), never
+:mod:`deeplimits.options`, :mod:`deeplimits._names`, the studies' ``presets`` modules), never
 copied here (tests/test_layout.py checks every default ``--help`` prints); nothing in this module
 imports torch.
 """
@@ -14,8 +14,13 @@ from .. import _names as N_
 from .. import options as O_
 from .._version import __version__
 from ..regimes import REGISTRY, regime_names
-from ..studies import presets as P_
-from ..studies.presets import DEFAULT_STUDY, DEFAULTS, PHASE_PRESETS, STABILITY_PRESETS, TRAIN_PRESETS
+from ..studies.convergence import presets as CP_
+from ..studies.convergence.presets import DEFAULT_STUDY
+from ..studies.propagation import presets as PP_
+from ..studies.propagation.presets import PHASE_PRESETS, STABILITY_PRESETS
+from ..studies.scheme_order import presets as OP_
+from ..studies.training import presets as TP_
+from ..studies.training.presets import TRAIN_PRESETS
 from . import convergence, dry_run, law, order, propagation, runs, scaling, trained_limit, training, transfer, weights
 from . import execution as E_
 from . import outputs
@@ -91,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _convergence_parser(sub):
-    dflt = DEFAULTS["convergence"]
+    dflt = CP_.DEFAULTS
     study = ", ".join(r + "".join(f" at {k}={v:g}" for k, v in kw.items()) for r, kw in DEFAULT_STUDY)
     c = sub.add_parser(
         "convergence", help="strong error of networks against their limits, with the fitted rate",
@@ -114,6 +119,11 @@ def _convergence_parser(sub):
     c.add_argument("--block", metavar="MODULE:NAME",
                    help="a residual block of your own: NAME, a deeplimits Block subclass in MODULE (importable, or a "
                         "file MODULE.py in the working directory), registered and run as --arch its name")
+    c.add_argument("--driver", metavar="NAME",
+                   help="the law of every weight in place of the regime's own, for the regimes whose limit it has "
+                        "(sde: a Brownian path, ode: a smooth law, fbm: a fractional path, its Hurst index the "
+                        f"regime's): {', '.join(N_.DRIVERS)}, or MODULE:NAME, a Driver subclass of your own; its "
+                        "parameters from --hurst, --length-scale")
     convergence.add_option_flags(c)
     c.add_argument("--depths", type=int_list, help="powers of two, e.g. 8,16,32 (default "
                    + _by_regime({n: d["depths"] for n, d in reg.items()}) + ")")
@@ -122,19 +132,19 @@ def _convergence_parser(sub):
     c.add_argument("--inputs", type=integer, default=dflt["inputs"], help="inputs per draw (default %(default)s)")
     rough = [n for n, d in reg.items() if d.get("reference")]
     c.add_argument("--reference", type=integer, help=f"finest grid of the reference for {', '.join(rough)}, a "
-                                                     f"power of two (default {P_.REFERENCE_REFINEMENT} * max depth; "
+                                                     f"power of two (default {CP_.REFERENCE_REFINEMENT} * max depth; "
                                                      "2 * max depth against an exact solution; more where the "
                                                      "regime's reference needs it, e.g. rough at width > 1)")
     c.add_argument("--seed", type=integer, default=dflt["seed"], help="base seed (default %(default)s)")
     _decision_flags(c)
-    c.add_argument("--chunk", type=integer, help=f"draws per task (default: up to {P_.MAX_CHUNK}, bounded by memory)")
+    c.add_argument("--chunk", type=integer, help=f"draws per task (default: up to {CP_.MAX_CHUNK}, bounded by memory)")
     c.add_argument("--dtype", choices=N_.DTYPES, default=dflt["dtype"], help=f"{DTYPE_HELP} (default %(default)s)")
     _run_flags(c, "convergence", "chunks of draws")
     c.set_defaults(func=convergence.run_convergence)
 
 
 def _order_parser(sub):
-    dflt = DEFAULTS["order"]
+    dflt = OP_.DEFAULTS
     o = sub.add_parser(
         "order", help="the strong order of a scheme on a test equation, on the coupled driver path",
         description="Run a shipped one-step scheme at every depth on one Brownian (or fBm) path per draw, against "
@@ -156,7 +166,7 @@ def _order_parser(sub):
     o.add_argument("--depths", type=int_list, help=f"powers of two (default {fmt(dflt['depths'])})")
     o.add_argument("--draws", type=integer, help=f"independent draws (default {dflt['draws']})")
     o.add_argument("--reference", type=integer, help="finest grid, a power of two (default from the problem: 2 * max "
-                   f"depth with an exact solution, read at the grid points; else {P_.REFERENCE_REFINEMENT} * max depth)")
+                   f"depth with an exact solution, read at the grid points; else {CP_.REFERENCE_REFINEMENT} * max depth)")
     o.add_argument("--seed", type=integer, default=dflt["seed"], help="base seed (default %(default)s)")
     _decision_flags(o)
     o.add_argument("--dtype", choices=N_.DTYPES, help=f"{DTYPE_HELP} (default {dflt['dtype']})")
@@ -200,7 +210,7 @@ def _decision_flags(p) -> None:
 
 
 def _stability_parser(sub):
-    iid = P_.DEFAULT_PRESET["stability"]
+    iid = PP_.DEFAULT_PRESET["stability"]
     s = _study_parser(
         sub, "stability", STABILITY_PRESETS, iid,
         help="signal propagation at initialisation: r_h, r_p over depths and betas, criticality histograms",
@@ -223,20 +233,20 @@ def _stability_parser(sub):
                    + _preset_default(STABILITY_PRESETS, iid, "betas"))
     s.add_argument("--draws", type=integer, help="independent draws of (weights, A, B, x)"
                    + _preset_default(STABILITY_PRESETS, iid, "draws"))
-    s.add_argument("--inputs", type=integer, help=f"inputs per draw (default {DEFAULTS['stability']['inputs']})")
+    s.add_argument("--inputs", type=integer, help=f"inputs per draw (default {PP_.DEFAULTS['stability']['inputs']})")
     s.add_argument("--histograms", action=argparse.BooleanOptionalAction, default=None,
                    help="draw the histograms of the norm ratios at the largest depth (default: only the presets "
                         + ", ".join(n for n, p in STABILITY_PRESETS.items() if p.get("histograms")) + ")")
     s.add_argument("--chunk", type=integer, help=f"draws per task (default: as many as fit in "
-                                                 f"{P_.TASK_BYTES / 2 ** 30:g} GiB)")
+                                                 f"{PP_.TASK_BYTES / 2 ** 30:g} GiB)")
     s.add_argument("--delta", type=real, help="the high-probability bounds on |h_L|/|h_0| hold each with probability "
-                                              f"at least 1 - delta, delta in (0, 1) (default {DEFAULTS['stability']['delta']:g})")
+                                              f"at least 1 - delta, delta in (0, 1) (default {PP_.DEFAULTS['stability']['delta']:g})")
     _study_flags(s, "stability")
     s.set_defaults(func=propagation.run_stability_cmd)
 
 
 def _phase_parser(sub):
-    name = P_.DEFAULT_PRESET["phase"]
+    name = PP_.DEFAULT_PRESET["phase"]
     full = PHASE_PRESETS[name]
     ph = _study_parser(
         sub, "phase", PHASE_PRESETS, name,
@@ -285,10 +295,10 @@ def _train_description(d: dict, dc: dict) -> str:
 
 
 def _train_parser(sub):
-    d = DEFAULTS["train"]
+    d = TP_.DEFAULTS
     t = sub.add_parser(
         "train", help="train residual networks initialised from a driver: one configuration or an (H, beta) grid",
-        description=_train_description(d, DEFAULTS["train-conv"]))
+        description=_train_description(d, TP_.CONV_DEFAULTS))
     t.add_argument("--preset", choices=list(TRAIN_PRESETS),
                    help="; ".join(f"{n}: {p['dataset']}, L={p['depth']}, d={p['width']}, {p['epochs']} epochs, "
                                   f"{len(p['hursts'])} H x {len(p['betas'])} beta x {len(p['lrs'])} lr"
@@ -389,7 +399,7 @@ def _study_parser(sub, name, presets, default, *, help, description, preset_help
 
 
 def _study_flags(p, name):
-    dflt = DEFAULTS[name]
+    dflt = PP_.DEFAULTS[name]
     figs = "stability.png, theory.png (histograms.png)" if name == "stability" else "phase.png"
     p.add_argument("--figures", action=argparse.BooleanOptionalAction, default=None,
                    help=f"draw the figures ({figs}) into the run directory; without the flag the command ends "

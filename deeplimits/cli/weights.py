@@ -130,7 +130,7 @@ def add_parser(sub) -> None:
                     "factor of 4, or with an exponent's interval too wide: docs/weights.md). Convolution kernels "
                     "are measured by the spectral norms of their convolutions (Sedghi, Gupta & Long, ICLR 2019).")
     w.add_argument("paths", nargs="+", metavar="PATH", help="weight files or run directories")
-    w.add_argument("--beta", type=real, default=presets.DEFAULTS["weights"]["beta"],
+    w.add_argument("--beta", type=real, default=presets.WEIGHTS_DEFAULTS["beta"],
                    help="scale of the increment norm L^beta (default %(default)g)")
     w.add_argument("--grid", type=integer, metavar="N",
                    help="the N x N input grid of the spectral norms of convolution kernels, tensors (L, c_out, c_in, "

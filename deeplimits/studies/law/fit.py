@@ -51,7 +51,7 @@ import numpy as np
 
 from ..._stats import chi2_sf
 from ..equivalence import DECIDING_POWER, EQUIVALENCE_LEVEL, Equivalence, check_margin, interval_chi
-from .cases import MARGIN
+from .presets import MARGIN
 
 __all__ = ["fit_weak", "fit_power", "gls", "LEVEL", "VERDICTS", "MARGIN", "MIN_DEPTHS", "MIN_SPAN",
            "RESAMPLES"]

@@ -99,7 +99,8 @@ def _family_lines(res, fam: dict) -> list[str]:
 
 def report(res) -> str:
     """The report of ``res`` (a :class:`~deeplimits.studies.scaling.result.ScalingResult`)."""
-    lines = [f"inside model, {res.activation}, delta {res.delta_mode}, d={res.width}, {res.dataset}: "
+    model = f"block {res.protocol['arch']!r}" if res.protocol.get("arch") else "inside model"
+    lines = [f"{model}, {res.activation}, delta {res.delta_mode}, d={res.width}, {res.dataset}: "
              f"{len(res.records)} trained networks"]
     if res.protocol:
         lines.append(protocol_line(res.protocol))

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import ClassVar
 
-import numpy as np
 
 from .._shared.stats import median, median_records, slope
-from ..._plain import PlainData
-from ..result import draw_into
+from ..result import PlanResult, draw_into
 
 __all__ = ["ScalingResult", "family_exponents", "PUBLISHED", "PUBLISHED_EMBEDDED", "LOSS_NAMES"]
 
@@ -80,24 +79,19 @@ def family_exponents(records: list[dict], dataset: str = "synthetic") -> dict:
 
 
 @dataclasses.dataclass
-class ScalingResult(PlainData):
-    """Per depth, seed and learning rate: ``records`` (``epochs``, ``reached``, ``train_loss``
-    in the ``loss`` convention, ``delta``, ``W``: the diagnostics of the trained weights, and
-    with one ``delta_k`` per layer ``effective``: those of ``|delta_k| W_k`` and
-    ``delta_sign_changes``, ``trend_ratio``, ``ode_distance``); ``families``: per learning rate
-    the exponents, the evidence and the verdict (:func:`family_exponents`); ``exponents``,
-    ``hypothesis``, ``reason``: those of the first learning rate; ``protocol``: the training
-    protocol in words; ``paths``: ``delta_k`` and three entries of ``W_k`` along depth at the
-    deepest depth (seed 0), and its loss after every epoch."""
+class ScalingResult(PlanResult):
+    """``plan`` (its :class:`~deeplimits.studies.scaling.study.ScalingPlan`, whose ``activation``,
+    ``delta`` (as ``delta_mode``), ``width`` and ``dataset`` the result shows); per depth, seed and
+    learning rate: ``records`` (``epochs``, ``reached``, ``train_loss`` in the ``loss`` convention,
+    ``delta``, ``W``: the diagnostics of the trained weights, and with one ``delta_k`` per layer
+    ``effective``: those of ``|delta_k| W_k`` and ``delta_sign_changes``, ``trend_ratio``,
+    ``ode_distance``); ``families``: per learning rate the exponents, the evidence and the verdict
+    (:func:`family_exponents`); ``exponents``, ``hypothesis``, ``reason``: those of the first
+    learning rate; ``protocol``: the training protocol in words; ``paths``: ``delta_k`` and three
+    entries of ``W_k`` along depth at the deepest depth (seed 0), and its loss after every epoch."""
 
-    activation: str
-    """``'tanh'`` or ``'relu'``."""
-    delta_mode: str
-    """``'shared'`` or ``'per-layer'``."""
-    width: int
-    """The width ``d``."""
-    dataset: str
-    """``'synthetic'`` or ``'digits'``."""
+    plan: object
+    """The plan summarised."""
     records: list[dict]
     """One per depth, seed and learning rate (see above)."""
     exponents: dict
@@ -116,6 +110,24 @@ class ScalingResult(PlainData):
     """The training protocol (:meth:`ScalingPlan.protocol`)."""
     paths: dict = dataclasses.field(default_factory=dict)
     """``delta_k`` and three entries of ``W_k`` along depth at the deepest depth (seed 0), and its loss per epoch."""
+
+    shown: ClassVar[dict] = {"activation": "activation", "delta_mode": "delta", "width": "width", "dataset": "dataset"}
+    """The plan's values the result shows (:class:`~deeplimits.studies.result.PlanResult`)."""
+
+    @classmethod
+    def plan_of(cls, d: dict):
+        """The plan of a result's JSON written before results held their plans: its shown values, its
+        protocol, the depths and seeds of its records; what it did not record (``samples``, ``seed``)
+        takes the defaults of :func:`~deeplimits.studies.scaling.study.plan_scaling`."""
+        from .presets import DEFAULTS
+
+        p = d.get("protocol") or {}
+        keys = ("optimizer", "batch_size", "stop_loss", "max_epochs", "init_scale", "dtype", "loss", "delta_init",
+                "bias_init", "inputs", "batches", "angle_start", "stop_rule", "init_method", "arch")
+        return cls.plan_type(**{k: p[k] for k in keys if k in p}, activation=d["activation"], delta=d["delta_mode"],
+                             depths=tuple(sorted({r["depth"] for r in d["records"]})), width=d["width"],
+                             seeds=len({r["seed"] for r in d["records"]}), lr=tuple(p.get("lr") or [DEFAULTS["lr"]]),
+                             samples=DEFAULTS["samples"], seed=DEFAULTS["seed"], dataset=d.get("dataset", "synthetic"))
 
     def report(self) -> str:
         """The protocol, a table per depth and configuration, the exponents beside the published

@@ -44,11 +44,12 @@ def scheme_case(scheme: str, problem: str, *, hurst: float | None = None, width:
                 depths=ORDER_DEPTHS, draws: int = ORDER_DRAWS, reference: int | None = None) -> Case:
     """A shipped scheme on a test equation, as ``deeplimits order`` runs it (the exact solution
     where the problem has one, its path on a grid twice as fine as the deepest depth, else the scheme
-    on a grid 16 times finer: :func:`~.study.default_reference`)."""
+    on a grid 16 times finer: :func:`~.presets.default_reference`)."""
     import torch
 
     from ...schemes.problems import scheme_on
-    from .study import OrderPlan, default_reference, scheme_errors
+    from .presets import default_reference
+    from .study import OrderPlan, scheme_errors
 
     s, p = scheme_on(scheme, problem, width=width, hurst=hurst)
     grid = reference or default_reference(depths, p.exact)

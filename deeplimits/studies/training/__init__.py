@@ -1,7 +1,9 @@
 """Training grids (docs/training.md), one study in one package:
 
 * :mod:`~deeplimits.studies.training.study`: the grid of residual networks (``deeplimits train``):
-  its plan, result and run;
+  its plan and run; :mod:`~deeplimits.studies.training.result` its result (and the convolutional
+  grid's), :mod:`~deeplimits.studies.training.report` its text, :mod:`~deeplimits.studies.training.plots`
+  its figures, :mod:`~deeplimits.studies.training.presets` its presets and defaults;
 * :mod:`~deeplimits.studies.training.trained`: its sweep task, the initial weights and the stored
   trained weights (where they live, how to read them back);
 * :mod:`~deeplimits.studies.training.conv`: the grid of convolutional networks
@@ -19,10 +21,13 @@ from ..._lazy import lazy_exports
 
 #: public name -> the submodule that defines it
 _WHERE = {
-    **dict.fromkeys(("TrainPlan", "TrainGridResult", "plan_training", "train_grid", "critical_line"), "study"),
+    **dict.fromkeys(("TrainPlan", "plan_training", "train_grid", "critical_line"), "study"),
+    **dict.fromkeys(("TrainGridResult", "ConvTrainGridResult"), "result"),
+    **dict.fromkeys(("plot_train_heatmap", "plot_weight_paths"), "plots"),
+    **dict.fromkeys(("TRAIN_PRESETS", "DEFAULTS", "CONV_DEFAULTS"), "presets"),
     **dict.fromkeys(("train_task", "init_weights", "load_trained", "weights_path", "weight_paths", "weights_damage",
                      "file_sha256", "WEIGHTS_DIR"), "trained"),
-    **dict.fromkeys(("ConvTrainPlan", "ConvTrainGridResult", "plan_conv_training", "conv_train_task", "conv_network",
+    **dict.fromkeys(("ConvTrainPlan", "plan_conv_training", "conv_train_task", "conv_network",
                      "init_conv_weights"), "conv"),
     **dict.fromkeys(("training_bytes", "init_bytes", "conv_training_bytes", "ACTIVATIONS_PER_BLOCK"), "memory"),
 }

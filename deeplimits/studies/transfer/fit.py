@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from .cases import LEVEL, LOSS_MARGIN, SLOPE_MARGIN
+from .presets import LEVEL, LOSS_MARGIN, SLOPE_MARGIN
 
 __all__ = ["TRANSFERS", "MOVES", "INSUFFICIENT", "BOOTSTRAP", "log_losses", "vertex", "fit_optima", "verdict",
            "classify_slope", "power"]
