@@ -276,6 +276,11 @@ RULES = {
     "default: all in one task per case": "plan_trained_limit's chunk rule",
     "default: the full batch": "plan_trained_limit: gradient descent unless a batch size is given",
     "default: the driver's": "the smooth driver's own length scale",
+    "default: one run": "a strong-order verdict without --budget: no stages",
+    "default: --tables, every table an independent run; smaller: the tables share the pool's error, in a shorter "
+    "run": "calibrate's pool rule",
+    "default: only the presets that say so": "the phase presets' own corrected flag",
+    "default: the four built-in ones": "the law study's test functions",
 }
 
 
@@ -379,8 +384,10 @@ class Sources:
             self.mp.setitem(PP.DEFAULT_PRESET, cmd, f"zz-{name}")
         self.mp.setitem(SP.SCALING_PRESETS, f"zz-{SP.DEFAULT_PRESET}", copy.deepcopy(SP.SCALING_PRESETS[SP.DEFAULT_PRESET]))
         self.mp.setattr(SP, "DEFAULT_PRESET", f"zz-{SP.DEFAULT_PRESET}")
+        from deeplimits.studies import equivalence
+
         for module, names in ((CP, ("REFERENCE_REFINEMENT", "MAX_CHUNK")), (PP, ("TASK_BYTES",)), (P, ("CONV_GRID",)),
-                              (execution, ("RUNS",)),
+                              (execution, ("RUNS",)), (equivalence, ("MARGIN",)), (W, ("MARGIN",)),
                               (_names, ("DEFAULT_ACTIVATION", "RES3_ACTIVATION", "INSIDE_ACTIVATION"))):
             for name in names:
                 self.mp.setattr(module, name, self.value(getattr(module, name)))

@@ -11,23 +11,23 @@ from __future__ import annotations
 
 __all__ = ["DEFAULT_STUDY", "STUDY_OPTIONS", "REFERENCE_REFINEMENT", "MAX_CHUNK", "DEFAULTS", "study_options"]
 
-#: regime -> (a group of options, the defaults used when none of the group is given)
 STUDY_OPTIONS = {
     "fbm": (("hurst",), {"hurst": 0.75}),
     "rough": (("hurst",), {"hurst": 0.4}),
     "inside-ode": (("alpha", "beta"), {"beta": 0.5}),
 }
+"""Regime -> (a group of options, the defaults used when none of the group is given)."""
 
-#: the convergence study without a regime: (regime, options) in order
 DEFAULT_STUDY = (("sde", {}), ("ode", {}), ("fbm", STUDY_OPTIONS["fbm"][1]))
+"""The convergence study without a regime: (regime, options) in order."""
 
-#: the default reference grid of a convergence study with rough weights: this many times the
-#: largest depth (part of the spec, hence of the store key)
 REFERENCE_REFINEMENT = 16
-#: the default draws per task of a convergence study, at most (part of the spec and the seeds)
+"""The default reference grid of a convergence study with rough weights: this many times the
+largest depth (part of the spec, hence of the store key)."""
 MAX_CHUNK = 64
-#: the scalar defaults of plan_convergence (and of the command line)
+"""The default draws per task of a convergence study, at most (part of the spec and the seeds)."""
 DEFAULTS = dict(inputs=1, seed=0, dtype="float64")
+"""The scalar defaults of plan_convergence (and of the command line)."""
 
 
 def study_options(regime: str, options: dict) -> dict:

@@ -15,10 +15,10 @@ from ..expansion_fit import LEVEL, ExpansionFit, fit_expansion
 from ..result import PlanResult
 
 
-#: a verdict needs at least this many finite draws (and at least half of the draws)
 MIN_FINITE_DRAWS = 8
-#: a verdict needs a bootstrap interval of the rate at most this wide
+"""A verdict needs at least this many finite draws (and at least half of the draws)."""
 MAX_CI_WIDTH = 0.5
+"""A verdict needs a bootstrap interval of the rate at most this wide."""
 
 
 

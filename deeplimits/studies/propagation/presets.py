@@ -54,17 +54,17 @@ PHASE_PRESETS = {
 }
 """The published phase-diagram protocols by name (Marion et al., JMLR 2025, §4)."""
 
-#: the preset a command runs without ``--preset``
 DEFAULT_PRESET = {"stability": "iid", "phase": "full"}
+"""The preset a command runs without ``--preset``."""
 
-#: the default draws per task of a stability study: as many as fit in this many bytes of weights
-#: and stored states (part of the spec and the seeds)
 TASK_BYTES = 1 << 30
-#: the scalar defaults of plan_stability and plan_phase (and of the command line)
+"""The default draws per task of a stability study: as many as fit in this many bytes of weights
+and stored states (part of the spec and the seeds)."""
 DEFAULTS = {
     "stability": dict(inputs=1, seed=0, dtype="float32", histograms=False, delta=0.25),
     "phase": dict(seed=0, dtype="float32"),
 }
+"""The scalar defaults of plan_stability and plan_phase (and of the command line)."""
 
 DELTA = DEFAULTS["stability"]["delta"]
 """The default ``delta`` of the high-probability bounds (each holds with probability ``>= 1 - delta``)."""

@@ -32,9 +32,9 @@ PUBLISHED_EMBEDDED = {"tanh": {"alpha": 0.7, "beta": 0.2, "limit": "smooth (embe
                                "limit": "rough (embedded MNIST)"}}
 """The same for the embedded-MNIST experiment, the nearest published values for embedded digits."""
 
-#: the loss conventions, as the report names them
 LOSS_NAMES = {"mse": "torch.nn.MSELoss(): the squared error averaged over the batch and the outputs",
               "squared": "half the squared error summed over the outputs, averaged over the batch"}
+"""The loss conventions, as the report names them."""
 
 
 def other_convention(loss: str, value: float, outputs: int) -> tuple[str, float]:

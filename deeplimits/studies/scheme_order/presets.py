@@ -9,9 +9,9 @@ from ..convergence.presets import REFERENCE_REFINEMENT
 
 __all__ = ["DEFAULTS", "default_reference"]
 
-#: the scalar defaults of strong_order and calibrate (and of the command line)
 DEFAULTS = dict(noise=1, depths=[8, 16, 32, 64, 128, 256, 512], draws=256, seed=0, dtype="float64", tables=200,
                 pool_factor=None)
+"""The scalar defaults of strong_order and calibrate (and of the command line)."""
 
 
 def default_reference(depths: Sequence[int], exact) -> int:

@@ -31,9 +31,9 @@ TRAIN_PRESETS = {
 }
 """The training grids by name."""
 
-#: the scalar defaults of plan_training (and of the command line)
 DEFAULTS = dict(dataset="digits", driver="gaussian", betas=[0.5], lrs=[1e-2], seeds=1, arch="res-1", bias=True,
                 depth=64, width=30, epochs=10, batch_size=128, optimizer="adam", lr_decay_halfway=True,
                 save_weights=True, seed=0, dtype="float32")
-#: the scalar defaults of plan_conv_training (the others are those of plan_training)
+"""The scalar defaults of plan_training (and of the command line)."""
 CONV_DEFAULTS = dict(lrs=[0.1], depth=8, width=16, epochs=10)
+"""The scalar defaults of plan_conv_training (the others are those of plan_training)."""
