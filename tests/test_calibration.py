@@ -70,12 +70,13 @@ def test_size_of_the_rough_regime(hurst, width):
     # width 1 against the exact solution at depths 8..2048 (the regime's defaults, 64-draw tables); width 4
     # against the corrected scheme on the least grid the regime accepts (32 and 128 times the deepest depth).
     # A correct table is confirmed or found too thin to tell (64 draws: the exponent's interval is often
-    # open or wider than 0.5), never pre-asymptotic more than the level allows
+    # open, or too wide for the equivalence test's margin of issue 52: mostly "insufficient evidence"),
+    # never disagrees, pre-asymptotic or faster than declared more than the level allows
     depths = [8, 16, 32, 64, 128, 256, 512, 1024, 2048] if width == 1 else [8, 16, 32, 64, 128]
     case = C.regime_case("rough", hurst=hurst, width=width, depths=depths, draws=64)
     counts, row = size_of(case)
     assert counts["disagrees"] <= 4 and counts["pre-asymptotic"] <= 4, (row.case, counts)
-    assert counts["agrees"] >= 100, (row.case, counts)
+    assert counts["faster than declared"] <= 4, (row.case, counts)
 
 
 def test_sde_regime_power_at_the_main_jobs_size():
