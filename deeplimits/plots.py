@@ -15,7 +15,6 @@ from typing import Sequence
 import numpy as np
 
 from ._figures import DPI, fast_layout, new_figure, save_figure  # noqa: F401 - the figure helpers, shared
-from .errors import ParameterError
 
 
 def floats_or_nan(x) -> np.ndarray:

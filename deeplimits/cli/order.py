@@ -152,7 +152,7 @@ def add_parser(sub, decision_flags) -> None:
     from ..studies.convergence.presets import REFERENCE_REFINEMENT
     from ..studies.scheme_order.presets import DEFAULTS as dflt
     from .execution import RUNS
-    from .values import DTYPE_HELP, device, fmt, int_list, integer, name_list, real
+    from .values import DTYPE_HELP, device, fmt, int_list, integer, real
 
     o = sub.add_parser(
         "order", help="the strong order of a scheme on a test equation, on the coupled driver path",

@@ -23,8 +23,8 @@ from ..studies.training.presets import TRAIN_PRESETS
 from . import convergence, dry_run, law, order, propagation, runs, scaling, trained_limit, training, transfer, weights
 from . import execution as E_
 from . import outputs
-from .errors import UsageError, say
-from .values import DTYPE_HELP, device, fmt, int_list, integer, name_list, parse_list, real
+from .errors import UsageError
+from .values import DTYPE_HELP, device, fmt, int_list, integer, parse_list, real
 
 __all__ = ["build_parser"]
 
