@@ -55,7 +55,8 @@ C = ["convergence", "--regime", "sde", "--width", "2", "--depths", "4,8", "--dra
 S = ["stability", "--width", "2", "--n-in", "2", "--depths", "2,4", "--betas", "0.5", "--draws", "2"]
 SC = ["scaling", "--depths", "4,8", "--max-epochs", "1"]
 TL = ["trained-limit", "--preset", "quick", "--depths", "2,4", "--reference", "8", "--epochs", "1"]
-LW = ["law", "--preset", "quick", "--depths", "4,8", "--fine", "32", "--draws", "64"]
+LW = ["law", "--preset", "quick", "--depths", "4,8", "--fine", "32", "--draws", "280"]
+SH = ["shapes", "--preset", "quick"]
 TR = ["train", "--depth", "4", "--width", "3", "--epochs", "1"]
 TF = ["transfer", "--preset", "quick", "--depths", "2,4,8", "--lrs=-1,1", "--seeds", "2", "--width", "2", "--samples",
       "16", "--betas", "1", "--optimizer", "adam"]
@@ -77,7 +78,7 @@ CLI = [
     (["convergence", "--regime", "sde", "--block", "res-1"], 2, "--block must be module:Name"),
     (["stability", "--block", "math:pi"], 2, "--block math:pi: not a deeplimits Block subclass"),
     (["phase", "--block", "math:nosuch"], 2, "module 'math' has no 'nosuch'"),
-    (["train", "--block", "os:sep"], 2, "not a deeplimits Block subclass"),
+    (["train", "--block", "os:sep"], 2, "it holds no block"),
     (["law", "--block", "::"], 2, "--block must be module:Name"),
     (["law", "--phi", "math:pi"], 2, "--phi math:pi: not a function of the output"),
     (["transfer", "--block", "math:pi"], 2, "not a deeplimits Block subclass"),
@@ -320,7 +321,7 @@ CLI = [
     (["train", "--driver", "fractional"], 2, "--hursts must be given"),
     (["train", "--driver", "fractional", "--hursts", "1.5"], 2, "--hursts"),
     (["train", "--driver", "fractional", "--hursts", "nan"], 2, "--hursts"),
-    (["train", "--length-scale", "0.2"], 2, "--length-scale applies only to driver 'smooth'"),
+    (["train", "--length-scale", "0.2"], 2, "--length-scale applies only to a driver declaring it (smooth), not 'gaussian'"),
     (["train", "--driver", "smooth", "--length-scale", "-1"], 2, "--length-scale"),
     (["train", "--betas", "-1"], 2, "--betas"),
     (["train", "--betas", "0.5,0.5"], 2, "--betas must not repeat"),
@@ -465,7 +466,7 @@ CLI = [
     (TL + ["--cases", "smooth"], 2, "--cases must be one of"),
     (TL + ["--cases", "linear,linear"], 2, "--cases must be a non-empty list of distinct cases"),
     (TL + ["--depths", "8"], 2, "at least two distinct depths"),
-    (TL + ["--depths", "3,4"], 2, "--depths"),
+    (TL + ["--depths", "3,4"], 2, "--reference must be a multiple of every depth (3, 4"),
     (TL + ["--depths", "x"], 2, "--depths"),
     (TL + ["--reference", "4"], 2, "--reference must be an integer >= 5"),
     (TL + ["--reference", "x"], 2, "--reference"),
@@ -562,6 +563,34 @@ CLI = [
     (LW + ["--quiet=yes"], 2, "ignored explicit argument"),
     (LW + ["--device", "tpu"], 2, "--device"),
     (LW + ["--dry-run=yes"], 2, "ignored explicit argument"),
+    # -- shapes: every flag
+    (["shapes", "--preset", "huge"], 2, "invalid choice"),
+    (SH + ["--case", "cubic"], 2, "invalid choice"),
+    (["trained-limit", "--case", "linear"], 2, "--case must be module:Name"),
+    (SH + ["--depths", "0"], 2, "--depths must be an integer in [1, 4096]"),
+    (SH + ["--depths", "8,8"], 2, "--depths must be a non-empty list of distinct sizes"),
+    (SH + ["--widths", "5000"], 2, "--widths"),
+    (SH + ["--dims", "x"], 2, "--dims"),
+    (SH + ["--seeds", "0"], 2, "--seeds"),
+    (SH + ["--chunk", "5"], 2, "--chunk"),
+    (SH + ["--steps", "1"], 2, "--steps"),
+    (SH + ["--lr", "nan"], 2, "--lr"),
+    (SH + ["--lr", "0"], 2, "--lr"),
+    (SH + ["--step", "15"], 2, "--step"),
+    (SH + ["--fit-min", "1,2"], 2, "--fit-min"),
+    (SH + ["--fit-min", "100,0,0"], 2, "--fit-min"),
+    (SH + ["--depths", "4000,4096", "--widths", "4000,4096", "--dims", "4000,4096", "--fit-min", "0,0,0"], 2,
+     "(change --depths, --widths, --dims)"),
+    (SH + ["--seed", "-1"], 2, "--seed"),
+    (SH + ["--dtype", "half"], 2, "invalid choice"),
+    (SH + ["--out", "afile"], 2, "--out"),
+    (SH + ["--json", "adir"], 2, "--json"),
+    (SH + ["--workers", "0"], 2, "--workers"),
+    (SH + ["--scheduler", "tcp://host:port"], 2, "--scheduler"),
+    (SH + ["--timeout", "1"], 2, "--timeout"),
+    (SH + ["--quiet=yes"], 2, "ignored explicit argument"),
+    (SH + ["--device", "tpu"], 2, "--device"),
+    (SH + ["--dry-run", "--seeds", "0"], 2, "--seeds"),
     (["scaling", "--preset", ""], 2, "invalid choice"),
     (["scaling", "--dataset", ""], 2, "invalid choice"),
     (["scaling", "--activation", ""], 2, "invalid choice"),

@@ -10,6 +10,7 @@ from deeplimits.cli.outputs import write_study
 from deeplimits.studies import plan_phase, plan_scaling, plan_stability, plan_trained_limit
 from deeplimits.studies.transfer import plan_transfer as _plan_transfer
 from deeplimits.studies.law import plan_fig2, plan_law
+from deeplimits.studies.shapes import plan_shapes
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -36,6 +37,8 @@ STUDIES = {
                  ["transfer.png", "coordinates.png"]),
     "law": (lambda: plan_law(depths=[4, 8, 16], fine=64, draws=512, samples=100), ["law.png"]),
     "law-fig2": (lambda: plan_fig2(depths=[2, 4], width=4, draws=16), ["fig2.png"]),
+    "shapes": (lambda: plan_shapes(depths=[4, 8], widths=[4, 8], dims=[4, 8], seeds=3, fit_min=[0, 0, 0]),
+               ["shapes.png"]),
 }
 
 

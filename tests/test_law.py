@@ -188,24 +188,23 @@ def test_coupled_and_plain_estimates_agree():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("law,draws,seed,verdict", [("gaussian", 262144, 2, "agrees"), ("uniform", None, 0, "agrees"),
-                                                     ("rademacher", None, 0, "insufficient evidence")])
-def test_the_verdict_agrees_on_correct_laws(law, draws, seed, verdict):
+@pytest.mark.parametrize("law,draws,seed,decides", [("gaussian", 262144, 2, True), ("uniform", None, 0, True),
+                                                     ("rademacher", None, 0, False)])
+def test_the_verdict_agrees_on_correct_laws(law, draws, seed, decides):
     """The cpu preset (``draws`` None: its 1,572,864 draws, about 2 CPU minutes) agrees for uniform
-    weights; Gaussian weights, strongly coupled, need a sixth of them. Rademacher weights at the cpu
-    preset: the rate's interval, [1.06, 1.40] about 1.22 (docs/law.md, power 0.56), neither lies
-    inside 1 +- the margin nor outside it: insufficient evidence, and the draws that would decide."""
-    from deeplimits.studies.law import MARGIN, PRESETS
+    weights; Gaussian weights, strongly coupled, need a sixth of them. Rademacher weights, coupled
+    least well, are not shown within the margin at this size (docs/law.md, "Measured"): the verdict
+    never says no, the interval holds 1, and the note names the draws that would decide."""
+    from deeplimits.studies.law import PRESETS
 
     size = {k: v for k, v in PRESETS["cpu"].items() if draws is None or k != "draws"}
     r = plan_law(law=law, **size, **({} if draws is None else {"draws": draws}), samples=1000, seed=seed).run()
     lo, hi = r.joint["rate_ci_test"]
-    assert r.verdict == verdict, r.joint["note"]
-    if verdict == "agrees":
-        assert lo <= 1 <= hi, r.joint["note"]
-    else:  # the interval straddles an end of the margin: it decides neither way
-        assert lo < 1 + MARGIN < hi or lo < 1 - MARGIN < hi, r.joint["note"]
-        assert "draws would decide" in r.joint["note"], r.joint["note"]
+    assert lo <= 1 <= hi, r.joint["note"]
+    if decides:
+        assert r.verdict == "agrees", r.joint["note"]
+    else:
+        assert r.verdict == "insufficient evidence" and "draws would decide" in r.joint["note"], r.joint["note"]
 
 
 @pytest.mark.slow

@@ -141,7 +141,7 @@ LAYERS = (
                      "_bounded", "_plain", "_lazy", "orders", "_validate", "_devices", "_transforms", "_executor", "_stats",
                      "_settings"}),
     ("runs", {"runs"}),
-    ("numerics", {"activations", "blocks", "paths", "networks", "data", "plots", "_figures"}),
+    ("numerics", {"activations", "blocks", "paths", "networks", "data", "plots"}),
     ("models", {"limits", "pairs", "training"}),
     ("uses of the models", {"regimes", "diagnostics", "schemes"}),
     ("studies", {"studies"}),
@@ -276,11 +276,11 @@ RULES = {
     "default: all in one task per case": "plan_trained_limit's chunk rule",
     "default: the full batch": "plan_trained_limit: gradient descent unless a batch size is given",
     "default: the driver's": "the smooth driver's own length scale",
-    "default: one run": "a strong-order verdict without --budget: no stages",
-    "default: --tables, every table an independent run; smaller: the tables share the pool's error, in a shorter "
-    "run": "calibrate's pool rule",
-    "default: only the presets that say so": "the phase presets' own corrected flag",
-    "default: the four built-in ones": "the law study's test functions",
+    "default: one run": "without --budget, one run of the draws given (docs/schemes.md, 'A run sized to decide')",
+    "default: --tables, every table an independent run; smaller: the tables share the pool's error, in a shorter run":
+        "calibrate's pool rule (pool_factor = tables)",
+    "default: only the presets that say so": "plan_phase's corrected is off unless a preset sets it",
+    "default: the built-in ones": "the law study's test functions when none is given (deeplimits.studies.law.phis)",
 }
 
 
@@ -372,10 +372,19 @@ class Sources:
             self.mapping(d)
         self.mp.setitem(TF.PRESETS, f"zz-{TF.DEFAULT_PRESET}", copy.deepcopy(TF.PRESETS[TF.DEFAULT_PRESET]))
         self.mp.setattr(TF, "DEFAULT_PRESET", f"zz-{TF.DEFAULT_PRESET}")
+        from deeplimits.studies.shapes import presets as SH
+
+        for d in (SH.DEFAULTS, SH.PRESETS):
+            self.mapping(d)
+        self.mp.setitem(SH.PRESETS, f"zz-{SH.DEFAULT_PRESET}", copy.deepcopy(SH.PRESETS[SH.DEFAULT_PRESET]))
+        self.mp.setattr(SH, "DEFAULT_PRESET", f"zz-{SH.DEFAULT_PRESET}")
+        from deeplimits.studies import equivalence
         from deeplimits.studies.law import presets as W
 
         for d in (W.DEFAULTS, W.PRESETS, W.FIG2):
             self.mapping(d)
+        for module in (W, equivalence):  # the margins of agrees
+            self.mp.setattr(module, "MARGIN", self.value(module.MARGIN))
         self.mp.setitem(W.PRESETS, f"zz-{W.DEFAULT_PRESET}", copy.deepcopy(W.PRESETS[W.DEFAULT_PRESET]))
         self.mp.setattr(W, "DEFAULT_PRESET", f"zz-{W.DEFAULT_PRESET}")
         for cmd, name in PP.DEFAULT_PRESET.items():  # a copy of it under another name
@@ -384,10 +393,8 @@ class Sources:
             self.mp.setitem(PP.DEFAULT_PRESET, cmd, f"zz-{name}")
         self.mp.setitem(SP.SCALING_PRESETS, f"zz-{SP.DEFAULT_PRESET}", copy.deepcopy(SP.SCALING_PRESETS[SP.DEFAULT_PRESET]))
         self.mp.setattr(SP, "DEFAULT_PRESET", f"zz-{SP.DEFAULT_PRESET}")
-        from deeplimits.studies import equivalence
-
         for module, names in ((CP, ("REFERENCE_REFINEMENT", "MAX_CHUNK")), (PP, ("TASK_BYTES",)), (P, ("CONV_GRID",)),
-                              (execution, ("RUNS",)), (equivalence, ("MARGIN",)), (W, ("MARGIN",)),
+                              (execution, ("RUNS",)),
                               (_names, ("DEFAULT_ACTIVATION", "RES3_ACTIVATION", "INSIDE_ACTIVATION"))):
             for name in names:
                 self.mp.setattr(module, name, self.value(getattr(module, name)))

@@ -84,7 +84,7 @@ def _own_flags(c, d) -> None:
     c.add_argument("--activation", help=f"the block's activation (default {d['activation']} for {d['arch']})")
     c.add_argument("--phi", action="append", metavar="MODULE:FUNCTION",
                    help="a test function of your own, phi(h) of the outputs (draws, d) -> (draws,), its gradient by "
-                        "autograd; repeat the flag for several (default: the four built-in ones)")
+                        "autograd; repeat the flag for several (default: the built-in ones)")
 
 
 def _spec(args):

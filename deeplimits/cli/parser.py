@@ -20,11 +20,13 @@ from ..studies.propagation import presets as PP_
 from ..studies.propagation.presets import PHASE_PRESETS, STABILITY_PRESETS
 from ..studies.training import presets as TP_
 from ..studies.training.presets import TRAIN_PRESETS
-from . import convergence, dry_run, law, order, propagation, runs, scaling, trained_limit, training, transfer, weights
+from . import convergence, dry_run, law, order, propagation, runs, scaling, shapes, trained_limit, training, transfer, \
+    weights
 from . import execution as E_
 from . import outputs
 from .errors import UsageError
-from .values import DTYPE_HELP, device, fmt, int_list, integer, parse_list, real
+from .values import (DTYPE_HELP, by_regime, device, fmt, int_list, integer, parse_list, preset_default,
+                     real, yes_no)
 
 __all__ = ["build_parser"]
 
@@ -34,24 +36,10 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def _by_regime(values: dict) -> str:
-    """``{regime: value}`` as ``'16 for sde, ode; 8 for fbm'`` (one value: just the value)."""
-    groups: dict[str, list[str]] = {}
-    for name, v in values.items():
-        groups.setdefault(fmt(v), []).append(name)
-    if len(groups) == 1:
-        return next(iter(groups))
-    return "; ".join(f"{v} for {', '.join(names)}" for v, names in groups.items())
-
-
 def _activation_help() -> str:
     """The activation flag of the propagation and training commands."""
     return (f"activation name or MODULE:FUNCTION (default {N_.DEFAULT_ACTIVATION}; {N_.RES3_ACTIVATION} for "
             "res-3)")
-
-
-def _yes(value: bool) -> str:
-    return "yes" if value else "no"
 
 
 def _driver_flags(p) -> None:
@@ -62,12 +50,6 @@ def _driver_flags(p) -> None:
             text = "; ".join(t for t in (o.range_text(), "" if o.required else o.default_text()) if t)
             p.add_argument(o.flag, type={float: real, int: integer}.get(o.type, str), metavar=o.name.upper(),
                            help=f"{o.help} ({text}) for --driver {driver}")
-
-
-def _preset_default(presets: dict, default: str, key: str) -> str:
-    """``(default: the preset's, iid: 40)``: the value of ``key`` in the default preset."""
-    value = presets[default].get(key)
-    return f" (default: the preset's; {default}: {fmt(value)})" if value is not None else ""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -88,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     trained_limit.add_parser(sub, _run_flags)
     transfer.add_parser(sub, _run_flags)
     law.add_parser(sub, _run_flags)
+    shapes.add_parser(sub, _run_flags)
     _runs_parser(sub)
     for command in sub.choices.values():  # every command can show its plan without running it
         dry_run.add_flag(command)
@@ -107,7 +90,7 @@ def _convergence_parser(sub):
                    + f" (default: run {study})")
     reg = {n: r.defaults for n, r in REGISTRY.items()}
     c.add_argument("--width", type=integer,
-                   help=f"hidden width d (default {_by_regime({n: d['width'] for n, d in reg.items()})})")
+                   help=f"hidden width d (default {by_regime({n: d['width'] for n, d in reg.items()})})")
     c.add_argument("--activation", help=f"{', '.join(N_.ACTIVATIONS)} (leaky_relu:SLOPE), or MODULE:FUNCTION (an "
                    f"elementwise function of an importable module) (default {N_.DEFAULT_ACTIVATION}; "
                    f"{N_.INSIDE_ACTIVATION} for the inside regimes, which need sigma(0)=0, sigma'(0)=1 and C^3)")
@@ -125,9 +108,9 @@ def _convergence_parser(sub):
                         "parameters from --hurst, --length-scale")
     convergence.add_option_flags(c)
     c.add_argument("--depths", type=int_list, help="powers of two, e.g. 8,16,32 (default "
-                   + _by_regime({n: d["depths"] for n, d in reg.items()}) + ")")
+                   + by_regime({n: d["depths"] for n, d in reg.items()}) + ")")
     c.add_argument("--draws", type=integer,
-                   help=f"independent draws (default {_by_regime({n: d['draws'] for n, d in reg.items()})})")
+                   help=f"independent draws (default {by_regime({n: d['draws'] for n, d in reg.items()})})")
     c.add_argument("--inputs", type=integer, default=dflt["inputs"], help="inputs per draw (default %(default)s)")
     rough = [n for n, d in reg.items() if d.get("reference")]
     c.add_argument("--reference", type=integer, help=f"finest grid of the reference for {', '.join(rough)}, a "
@@ -172,14 +155,14 @@ def _stability_parser(sub):
                               + (", histograms" if p.get("histograms") else "") for n, p in STABILITY_PRESETS.items()))
     s.add_argument("--driver", metavar="NAME",
                    help=f"law of the weights: {', '.join(N_.DRIVERS)}, or MODULE:NAME, a Driver subclass of your own"
-                        + _preset_default(STABILITY_PRESETS, iid, "driver"))
+                        + preset_default(STABILITY_PRESETS, iid, "driver"))
     _driver_flags(s)
     s.add_argument("--depths", type=int_list, help="depths, e.g. 10,100,1000 or 10:1000:10"
-                   + _preset_default(STABILITY_PRESETS, iid, "depths"))
+                   + preset_default(STABILITY_PRESETS, iid, "depths"))
     s.add_argument("--betas", type=parse_list, help="scalings beta, e.g. 0.25,0.5,1 or 0:1.3:27"
-                   + _preset_default(STABILITY_PRESETS, iid, "betas"))
+                   + preset_default(STABILITY_PRESETS, iid, "betas"))
     s.add_argument("--draws", type=integer, help="independent draws of (weights, A, B, x)"
-                   + _preset_default(STABILITY_PRESETS, iid, "draws"))
+                   + preset_default(STABILITY_PRESETS, iid, "draws"))
     s.add_argument("--inputs", type=integer, help=f"inputs per draw (default {PP_.DEFAULTS['stability']['inputs']})")
     s.add_argument("--histograms", action=argparse.BooleanOptionalAction, default=None,
                    help="draw the histograms of the norm ratios at the largest depth (default: only the presets "
@@ -209,12 +192,12 @@ def _phase_parser(sub):
                     + "; ".join(f"{n}: {p['arch']}, d={p['width']}" + (", corrected" if p.get("corrected") else "")
                                 for n, p in PHASE_PRESETS.items() if n != name))
     ph.add_argument("--hursts", type=parse_list, help=f"Hurst indices {O_.HURST.range_text()}, e.g. 0.05:0.97:51"
-                    + _preset_default(PHASE_PRESETS, name, "hursts"))
+                    + preset_default(PHASE_PRESETS, name, "hursts"))
     ph.add_argument("--betas", type=parse_list, help="scalings beta >= 0, e.g. 0:1.3:70"
-                    + _preset_default(PHASE_PRESETS, name, "betas"))
-    ph.add_argument("--depth", type=integer, help="depth L" + _preset_default(PHASE_PRESETS, name, "depth"))
-    ph.add_argument("--draws", type=integer, help="weight draws per H" + _preset_default(PHASE_PRESETS, name, "draws"))
-    ph.add_argument("--inputs", type=integer, help="inputs per weight draw" + _preset_default(PHASE_PRESETS, name,
+                    + preset_default(PHASE_PRESETS, name, "betas"))
+    ph.add_argument("--depth", type=integer, help="depth L" + preset_default(PHASE_PRESETS, name, "depth"))
+    ph.add_argument("--draws", type=integer, help="weight draws per H" + preset_default(PHASE_PRESETS, name, "draws"))
+    ph.add_argument("--inputs", type=integer, help="inputs per weight draw" + preset_default(PHASE_PRESETS, name,
                                                                                                "inputs"))
     ph.add_argument("--corrected", action="store_const", const=True, default=None,
                     help="run the corrected network (+ (L^-2beta / 2d) sigma' sigma per layer) on the same weights too, "
@@ -270,20 +253,20 @@ def _train_parser(sub):
                         "file MODULE.py in the working directory), registered and run as --arch its name")
     t.add_argument("--activation", help=_activation_help())
     t.add_argument("--bias", action=argparse.BooleanOptionalAction, default=None,
-                   help=f"give each layer a zero-initialised bias (default: {_yes(d['bias'])})")
+                   help=f"give each layer a zero-initialised bias (default: {yes_no(d['bias'])})")
     t.add_argument("--depth", type=integer, help=f"depth L (default {d['depth']})")
     t.add_argument("--width", type=integer, help=f"hidden width d (default {d['width']})")
     t.add_argument("--epochs", type=integer, help=f"passes over the training set (default {d['epochs']})")
     t.add_argument("--batch-size", type=integer, help=f"mini-batch size (default {d['batch_size']})")
     t.add_argument("--optimizer", choices=["adam", "sgd"], help=f"the optimiser (default {d['optimizer']})")
     t.add_argument("--lr-decay-halfway", action=argparse.BooleanOptionalAction, default=None,
-                   help=f"divide the learning rates by 10 halfway (default: {_yes(d['lr_decay_halfway'])})")
+                   help=f"divide the learning rates by 10 halfway (default: {yes_no(d['lr_decay_halfway'])})")
     t.add_argument("--stop-loss", type=real, help="stop after the first epoch where every configuration's "
                                                   "training loss is at most this")
     t.add_argument("--chunk", type=integer, help="configurations per task (default: every configuration of a beta "
                                                  "that fits in memory)")
     t.add_argument("--save-weights", action=argparse.BooleanOptionalAction, default=None,
-                   help=f"store the trained weights in the run directory (default: {_yes(d['save_weights'])})")
+                   help=f"store the trained weights in the run directory (default: {yes_no(d['save_weights'])})")
     t.add_argument("--seed", type=integer, help=f"base seed: data split and order, initial weights "
                                                 f"(default {d['seed']})")
     t.add_argument("--dtype", choices=N_.DTYPES, help=f"{DTYPE_HELP} (default {d['dtype']})")
@@ -332,13 +315,13 @@ def _study_parser(sub, name, presets, default, *, help, description, preset_help
     p = sub.add_parser(name, help=help, description=description)
     p.add_argument("--preset", choices=sorted(presets), default=default, metavar="NAME",
                    help=preset_help + " (default %(default)s)")
-    p.add_argument("--arch", choices=N_.ARCHITECTURES, help="residual map" + _preset_default(presets, default, "arch"))
+    p.add_argument("--arch", choices=N_.ARCHITECTURES, help="residual map" + preset_default(presets, default, "arch"))
     p.add_argument("--block", metavar="MODULE:NAME",
                    help="a residual block of your own: NAME, a deeplimits Block subclass in MODULE (importable, or a "
                         "file MODULE.py in the working directory), registered and run as --arch its name")
     p.add_argument("--activation", help=_activation_help())
-    p.add_argument("--width", type=integer, help="hidden width d" + _preset_default(presets, default, "width"))
-    p.add_argument("--n-in", type=integer, help="input dimension" + _preset_default(presets, default, "n_in"))
+    p.add_argument("--width", type=integer, help="hidden width d" + preset_default(presets, default, "width"))
+    p.add_argument("--n-in", type=integer, help="input dimension" + preset_default(presets, default, "n_in"))
     p.add_argument("--bias", action=argparse.BooleanOptionalAction, default=None,
                    help="for --arch inside: put a bias inside the activation, h + alpha sigma(W h + b) (default "
                         "--no-bias: the published h + alpha sigma(W h))")

@@ -37,6 +37,9 @@ USER_FLAGS = ("block", "driver", "law", "phi", "scheme", "problem", "model", "da
 """The flags that take ``MODULE:NAME``."""
 ONLY_USER = ("block", "model", "data", "case")
 """The flags that take nothing but ``MODULE:NAME`` (no built-in names)."""
+ONLY_ON = {"case": ("trained-limit",)}
+"""The flags that take ``MODULE:NAME`` on some commands only (elsewhere a built-in's name:
+``shapes --case tanh``)."""
 
 
 def is_user_spec(value) -> bool:
@@ -172,6 +175,8 @@ def _resolve(args) -> None:
     args.user_code = []
     for flag in USER_FLAGS:
         value = getattr(args, flag, None)
+        if flag in ONLY_ON and getattr(args, "command", None) not in ONLY_ON[flag]:
+            continue
         texts = value if isinstance(value, list) else [value]
         if not any(is_user_spec(t) for t in texts) and not (flag in ONLY_USER and value is not None):
             continue  # (a built-in's name; --block, --model, --data, --case take only MODULE:NAME)

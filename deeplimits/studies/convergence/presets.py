@@ -22,8 +22,8 @@ DEFAULT_STUDY = (("sde", {}), ("ode", {}), ("fbm", STUDY_OPTIONS["fbm"][1]))
 """The convergence study without a regime: (regime, options) in order."""
 
 REFERENCE_REFINEMENT = 16
-"""The default reference grid of a convergence study with rough weights: this many times the
-largest depth (part of the spec, hence of the store key)."""
+"""The default reference grid of a convergence study with rough weights: this many times the largest depth
+(part of the spec, hence of the store key)."""
 MAX_CHUNK = 64
 """The default draws per task of a convergence study, at most (part of the spec and the seeds)."""
 DEFAULTS = dict(inputs=1, seed=0, dtype="float64")

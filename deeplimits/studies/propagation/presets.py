@@ -58,8 +58,8 @@ DEFAULT_PRESET = {"stability": "iid", "phase": "full"}
 """The preset a command runs without ``--preset``."""
 
 TASK_BYTES = 1 << 30
-"""The default draws per task of a stability study: as many as fit in this many bytes of weights
-and stored states (part of the spec and the seeds)."""
+"""The default draws per task of a stability study: as many as fit in this many bytes of weights and stored
+states (part of the spec and the seeds)."""
 DEFAULTS = {
     "stability": dict(inputs=1, seed=0, dtype="float32", histograms=False, delta=0.25),
     "phase": dict(seed=0, dtype="float32"),

@@ -20,8 +20,8 @@ ARCH = "inside"
 registered block records it as ``arch``)."""
 
 CPU_DEPTHS = geometric_depths(13, 37)
-"""The depths of the CPU default: floor(1.2^n) from 10 to 850 (about a minute and a half on 2
-cores; at 10 to 137 the beta-scaled increments do not decay yet, docs/weights.md "Measured")."""
+"""The depths of the CPU default: floor(1.2^n) from 10 to 850 (about a minute and a half on 2 cores; at 10
+to 137 the beta-scaled increments do not decay yet, docs/weights.md "Measured")."""
 SHORT_CPU_DEPTHS = geometric_depths(13, 27)
 """The depths of the other CPU presets (SGD, digits): floor(1.2^n) from 10 to 137."""
 _PUBLISHED_DEPTHS = geometric_depths(13, 50)
@@ -29,19 +29,18 @@ INIT_METHODS = ("xavier-depth", "xavier")
 """The initialisations of the weights of ``deeplimits scaling``, by the released code's names
 (``ScalingPlan.init_method``)."""
 RELEASED_DEPTHS = geometric_depths(7, 37)
-"""The released code's depths: its get_depths(min_depth=3, max_depth=1000, base=1.2), floor(1.2^n)
-from 3 to 850 (1.2^38 > 1000)."""
+"""The released code's depths: its get_depths(min_depth=3, max_depth=1000, base=1.2), floor(1.2^n) from 3 to
+850 (1.2^38 > 1000)."""
 
 RELEASED_RELU = dict(activation="relu", optimizer="sgd", lr=5e-3, batch_size=50, max_epochs=200, loss="mse",
                      stop_loss=1e-2, samples=1280, init_method="xavier", init_scale=1e-4, bias_init="normal",
                      stop_rule="running", batches="collapsed", inputs="sphere", angle_start=0)
-"""Cohen et al.'s released code (instadeepai/scaling-resnets), run_experiment's defaults with ReLU
-and one delta_k per layer (delta_type 'multi', delta_k ~ N(0, 1/L^2), the default here): SGD at
-5e-3, batches of 50, at most 200 epochs, torch.nn.MSELoss() below 1e-2, 1024 training and 256
-test samples, init_method 'xavier' at initial_sd 1e-4 (A ~ N(0, (1e-4/d)^2), b ~ N(0, (1e-4/sqrt
-d)^2)), its training loop (train_final_net: the running loss, patience 5, and the in-place
-shuffle whose batches collapse to the first), its task (inputs on the sphere, angles
-5(k-1)pi/K); docs/weights.md, "The released code's ReLU settings"."""
+"""Cohen et al.'s released code (instadeepai/scaling-resnets), run_experiment's defaults with ReLU and one
+delta_k per layer (delta_type 'multi', delta_k ~ N(0, 1/L^2), the default here): SGD at 5e-3, batches of 50,
+at most 200 epochs, torch.nn.MSELoss() below 1e-2, 1024 training and 256 test samples, init_method 'xavier'
+at initial_sd 1e-4 (A ~ N(0, (1e-4/d)^2), b ~ N(0, (1e-4/sqrt d)^2)), its training loop (train_final_net:
+the running loss, patience 5, and the in-place shuffle whose batches collapse to the first), its task
+(inputs on the sphere, angles 5(k-1)pi/K); docs/weights.md, "The released code's ReLU settings"."""
 
 SCALING_PRESETS = {
     # Cohen et al. (ICML 2021), the published code's protocol (the defaults: tanh, one shared delta,

@@ -44,8 +44,8 @@ SHIFTS = (0.05, 0.1)
 """The exponent errors the power is measured against (each with both signs), each read with itself as
 the margin."""
 MAX_TABLES = 100_000
-"""The most tables per case and shift: each is a whole verdict (about 25 ms), 1e5 tables at the 5
-readings about 3.5 hours per case on one core."""
+"""The most tables per case and shift: each is a whole verdict (about 25 ms), 1e5 tables at the 5 readings
+about 3.5 hours per case on one core."""
 
 
 def calibrate(cases=None, *, tables: int = DEFAULTS["tables"], pool_factor: int | None = None,

@@ -166,8 +166,8 @@ def _cases(cases) -> tuple[tuple[str, ...], dict]:
         if isinstance(c, Mapping):
             name = c.get("name")
             if not isinstance(name, str) or not name or name in CASES:
-                raise ParameterError("cases", f"a case of your own in cases needs a 'name' not among {', '.join(CASES)}, "
-                                              f"got {name!r}")
+                raise ParameterError("cases", f"cases: a case of your own needs a 'name' not among "
+                                              f"{', '.join(CASES)}, got {name!r}")
             fam = family({k: v for k, v in c.items() if k != "name"})
             families[name] = {**fam, "theory": fam.get("theory"), "label": str(fam.get("label") or name)}
             names.append(name)
