@@ -20,7 +20,7 @@ to the test suite itself):
   ``inside-ode`` and ``rough`` regimes, a run sized to decide (``--budget``), ``order``,
   ``stability`` (the criticality histograms), ``phase``, ``train`` (saving its weights),
   ``weights`` (on the weights the train step saved on that device), ``scaling`` (the inside model),
-  ``conv`` (``scaling --arch conv``), ``trained-limit``, ``transfer``, ``law`` and ``runs`` (``runs
+  ``conv`` (``scaling --arch conv``), ``trained-limit``, ``transfer``, ``law``, ``shapes`` and ``runs`` (``runs
   show`` and ``runs plot`` of the law step's store). ``--small``: sizes of a second or less each
   on a CPU; without it, the sizes of :func:`sizes` (full size on the device and, like for like, on
   the CPU, except ``stability``: 10^4 draws on the device against 500 on both).
@@ -53,8 +53,9 @@ Agreement rules (K = 4 standard errors: a false alarm of one comparison has prob
   fitted exponents alpha and beta agree within the root sum of squares of their 95% half-widths.
   Conv and train: per configuration the final training loss within 5% (relative) and the test
   accuracy within 0.05. Trained limit (float64): the mean weight and state distances within 1e-3
-  relative. Transfer: the median relative difference of the final losses over the configurations
-  finite on both at most 5%, and each depth's optimal rate within one step of the grid (log2 1).
+  relative; so are the (L, M, D) study's (``shapes``) mean hidden and output errors per cell.
+  Transfer: the median relative difference of the final losses over the configurations finite on
+  both at most 5%, and each depth's optimal rate within one step of the grid (log2 1).
   Weights (the diagnostics of each side's own trained weights): every number within 1e-2 relative
   (or 1e-6 absolute).
 * Runs: ``runs plot`` of the device's law store rewrites result.json with the same numbers.
@@ -97,7 +98,8 @@ STEPS = {
     "convergence": ("run", "mc"), "inside-sde": ("run", "mc"), "inside-ode": ("run", "mc"), "rough": ("run", "mc"),
     "sized": ("run", "mc"), "order": ("order", "mc"), "stability": ("run", "mc"), "phase": ("run", "mc"),
     "train": ("run", "same"), "weights": ("weights", "same"), "scaling": ("run", "same"), "conv": ("run", "same"),
-    "trained-limit": ("run", "same"), "transfer": ("run", "same"), "law": ("run", "mc"), "runs": ("runs", "same"),
+    "trained-limit": ("run", "same"), "transfer": ("run", "same"), "law": ("run", "mc"), "shapes": ("run", "same"),
+    "runs": ("runs", "same"),
 }
 
 
@@ -130,6 +132,8 @@ def sizes(small: bool) -> dict:
             "transfer": (["transfer", "--preset", "quick", "--depths", "2,4,8", "--betas", "0.5", "--optimizer", "sgd",
                           "--seeds", "2", "--lrs=-2,0", "--samples", "64"], None),
             "law": (["law", "--preset", "quick", "--draws", "2048", "--depths", "4,8", "--fine", "32"], None),
+            "shapes": (["shapes", "--preset", "quick", "--depths", "4,8", "--widths", "4,8", "--dims", "4,8", "--seeds",
+                        "2", "--steps", "4", "--step", "3", "--fit-min", "2,2,2"], None),
             "runs": (["runs"], None),
         }
     return {
@@ -152,6 +156,7 @@ def sizes(small: bool) -> dict:
         "trained-limit": (["trained-limit", "--preset", "quick"], None),
         "transfer": (["transfer", "--preset", "quick"], None),
         "law": (["law", "--preset", "quick"], None),
+        "shapes": (["shapes", "--preset", "quick"], None),
         "runs": (["runs"], None),
     }
 
@@ -391,6 +396,22 @@ def compare_limit(dev: dict, cpu: dict) -> tuple[bool, str]:
     return worst <= LIMIT_RTOL, f"mean weight and state distances max rel diff {worst:.2g} <= {LIMIT_RTOL:g}"
 
 
+def compare_shapes(dev: dict, cpu: dict) -> tuple[bool, str]:
+    """The (L, M, D) study from the same seeds (its embeddings and weights drawn on the CPU): every
+    cell's mean hidden and output errors at every recorded step within :data:`LIMIT_RTOL`."""
+    worst = 0.0
+    if len(dev["cells"]) != len(cpu["cells"]):
+        return False, f"{len(dev['cells'])} cells against {len(cpu['cells'])}"
+    for a, b in zip(dev["cells"], cpu["cells"]):
+        for key in ("hidden", "output"):
+            x, y = np.asarray(a[key], float), np.asarray(b[key], float)
+            if x.shape != y.shape or (a["L"], a["M"], a["D"]) != (b["L"], b["M"], b["D"]):
+                return False, f"cell {(a['L'], a['M'], a['D'])} {key}: not the CPU's cell or shape"
+            worst = max(worst, float(np.nanmax(np.abs(x - y) / np.maximum(np.abs(y), 1e-300))))
+    return worst <= LIMIT_RTOL, (f"mean hidden and output errors of {len(cpu['cells'])} cells max rel diff "
+                                 f"{worst:.2g} <= {LIMIT_RTOL:g}")
+
+
 def compare_transfer(dev: dict, cpu: dict) -> tuple[bool, str]:
     rel, steps = [], []
     for a, b in zip(dev["settings"], cpu["settings"]):
@@ -449,7 +470,8 @@ COMPARE = {"convergence": compare_convergence, "inside-sde": compare_convergence
            "rough": compare_convergence, "sized": compare_convergence, "order": compare_convergence,
            "stability": compare_stability, "phase": compare_phase, "train": compare_trained,
            "weights": compare_weights, "scaling": compare_scaling, "conv": compare_trained,
-           "trained-limit": compare_limit, "transfer": compare_transfer, "law": compare_law, "runs": compare_runs}
+           "trained-limit": compare_limit, "transfer": compare_transfer, "law": compare_law, "shapes": compare_shapes,
+           "runs": compare_runs}
 
 
 # ----------------------------------------------------------------------------------------

@@ -108,6 +108,11 @@ def test_each_comparison_can_say_no():
     moved = [{**cases[0], "state_distance": {"mean": [0.3, 0.41]}}]
     assert GC.compare_limit({"cases": cases}, {"cases": cases})[0] and not GC.compare_limit({"cases": moved},
                                                                                            {"cases": cases})[0]
+    cells = [{"L": 4, "M": 4, "D": 4, "hidden": [0.2, 0.25], "output": [0.3, 0.28]}]
+    off = [{**cells[0], "output": [0.3, 0.281]}]
+    assert GC.compare_shapes({"cells": cells}, {"cells": cells})[0]
+    assert not GC.compare_shapes({"cells": off}, {"cells": cells})[0]
+    assert not GC.compare_shapes({"cells": [{**cells[0], "D": 8}]}, {"cells": cells})[0]
 
 
 def test_the_results_section_is_replaced_on_a_rerun(tmp_path):
