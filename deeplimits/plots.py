@@ -14,44 +14,13 @@ from typing import Sequence
 
 import numpy as np
 
-from .errors import ParameterError
+from ._figures import DPI, fast_layout, new_figure, save_figure  # noqa: F401 - the figure helpers, shared
 
 
 def floats_or_nan(x) -> np.ndarray:
     """A float array with missing values (``None``) as NaN."""
     return np.array([np.nan if v is None else v for v in np.ravel(np.asarray(x, dtype=object))],
                     dtype=float).reshape(np.shape(x))
-
-
-def new_figure(nrows, ncols, size, path, ax=None):
-    """A new figure with a grid of axes (headless, Agg, when it is only written to ``path``), or
-    the caller's ``ax``: one Axes for a one-panel figure, else ``nrows x ncols`` Axes of one
-    figure (any nesting), returned as ``(figure, axes of shape (nrows, ncols))``."""
-    if ax is not None:
-        axes = np.asarray(ax, dtype=object).reshape(-1)
-        if axes.size != nrows * ncols or not all(hasattr(a, "figure") for a in axes):
-            want = "a matplotlib Axes" if nrows * ncols == 1 else f"{nrows * ncols} matplotlib Axes"
-            raise ParameterError("ax", f"ax must be {want} for this figure ({nrows} x {ncols} panels), got {ax!r:.80}")
-        return axes[0].figure, axes.reshape(nrows, ncols)
-    import matplotlib
-
-    if path is not None:
-        matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt.subplots(nrows, ncols, figsize=size, squeeze=False)
-
-
-def save_figure(fig, path):
-    """Lay out and, given ``path``, write the figure and release it from pyplot (a long sweep of
-    figures keeps no memory; the returned figure stays usable)."""
-    fig.tight_layout()
-    if path is not None:
-        import matplotlib.pyplot as plt
-
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-    return fig
 
 
 def plot_weight_coordinates(tensors: Sequence, path: str | None = None, coordinates: int = 3, *, ax=None):

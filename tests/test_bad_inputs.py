@@ -279,6 +279,10 @@ CLI = [
     # -- phase: every flag
     (["phase", "--preset", "small"], 2, "invalid choice"),
     (["phase", "--figures=1"], 2, "ignored explicit argument"),
+    # -- --figures/--no-figures of the commands that draw by default (issue 57)
+    *[([cmd, "--no-figures=1"], 2, "ignored explicit argument") for cmd in
+      ("convergence", "order", "train", "scaling", "trained-limit", "transfer", "law")],
+    (["weights", "a.npy", "--figures=no"], 2, "ignored explicit argument"),
     (["phase", "--bias"], 2, "applies only to"),
     (["phase", "--corrected"], 2, "corrected applies only to a block h + alpha V sigma"),
     (["phase", "--arch", "res"], 2, "invalid choice"),
@@ -1340,6 +1344,7 @@ def _api():
         (D.register_dataset, lambda: dict(name="x"), "name", 5, "name must be a non-empty string"),
         (D.register_dataset, lambda: dict(name="x"), "name", "", "name must be a non-empty string"),
         (D.register_dataset, lambda: dict(name="x"), "official_split", "no", "official_split must be True or False"),
+        (D.register_dataset, lambda: dict(name="x"), "shared", 1, "shared must be True or False"),
         (D.synthetic, lambda: dict(seed=0), "seed", -1, "seed must be an integer in"),
         (D.synthetic, lambda: dict(seed=0), "n", 1, "n must be an integer in [2, 10000000]"),
         (D.synthetic, lambda: dict(seed=0), "dim", 0, "dim must be an integer in [1, 10000]"),

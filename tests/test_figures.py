@@ -2,6 +2,8 @@
 files its command writes and returns their paths, so the command line keeps no table of result
 types. Tiny real runs; each file must be a PNG image of a real size."""
 
+import json
+
 import pytest
 
 from deeplimits.cli.outputs import write_study
@@ -46,5 +48,59 @@ def test_each_result_draws_the_figures_its_command_writes(study, tmp_path):
     result = plan().run()
     (tmp_path / "a").mkdir()
     _images(result.figures(str(tmp_path / "a")), names)
-    written = write_study(result, str(tmp_path / "b"), None)  # what the command writes: the figures, then the JSON
+    drawn = type(result).figures
+    seen = []
+
+    def after_the_json(self, out):  # the command writes the JSON first, then draws (issue 57)
+        seen.append((tmp_path / "b" / "result.json").exists())
+        return drawn(self, out)
+
+    type(result).figures = after_the_json
+    try:
+        written = write_study(result, str(tmp_path / "b"), None)  # the figures' paths, then the JSON's
+    finally:
+        type(result).figures = drawn
+    assert seen == [True] and written[-1].endswith("result.json")
     _images([p for p in written if p.endswith(".png")], names)
+    # drawn again from the stored JSON alone (what `deeplimits runs plot` and a notebook do)
+    stored = type(result).from_dict(json.loads((tmp_path / "b" / "result.json").read_text()))
+    (tmp_path / "c").mkdir()
+    _images(stored.figures(str(tmp_path / "c")), names)
+    assert write_study(result, str(tmp_path / "d"), None, figures=False) == [str(tmp_path / "d" / "result.json")]
+
+
+def test_a_command_draws_its_figures_now_later_or_not_at_all(monkeypatch):
+    """The ``deeplimits`` process draws by default in the background (after its JSON), ``--figures``
+    waits for them, ``--no-figures`` draws none; a call of ``main([...])`` in a session always waits."""
+    from types import SimpleNamespace
+
+    from deeplimits.cli import outputs
+
+    def mode(figures=None, allowed=True, **kw):
+        monkeypatch.setitem(outputs.BACKGROUND, "allowed", allowed)
+        return outputs.figure_mode(SimpleNamespace(figures=figures, **kw))
+    assert mode() == "background" and mode(True) == "now" and mode(False) == "none"
+    assert mode(allowed=False) == "now" and mode(workers=2) == "now" and mode(False, allowed=False) == "none"
+
+
+def test_figures_drawn_in_the_background_appear_whole_after_the_json(tmp_path):
+    """The background child (``os.fork``) draws into a directory of its own and moves each finished
+    file into the run directory; a failure leaves its reason in figures-error.txt."""
+    import os
+
+    from deeplimits.cli.outputs import _draw_then_move, in_background
+
+    def draw(into):
+        path = os.path.join(into, "a.png")
+        with open(path, "wb") as f:
+            f.write(PNG + b"\0" * 64)
+        return [path]
+
+    def broken(into):
+        raise ValueError("no figure today")
+    for work in (draw, broken):
+        pid = in_background(lambda: _draw_then_move(work, str(tmp_path)))
+        assert os.waitpid(pid, 0)[1] == 0
+    assert (tmp_path / "a.png").read_bytes()[:8] == PNG
+    assert (tmp_path / "figures-error.txt").read_text() == "ValueError: no figure today\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.png", "figures-error.txt"]  # no directory left

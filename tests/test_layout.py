@@ -141,7 +141,7 @@ LAYERS = (
                      "_bounded", "_plain", "_lazy", "orders", "_validate", "_devices", "_transforms", "_executor", "_stats",
                      "_settings"}),
     ("runs", {"runs"}),
-    ("numerics", {"activations", "blocks", "paths", "networks", "data", "plots"}),
+    ("numerics", {"activations", "blocks", "paths", "networks", "data", "plots", "_figures"}),
     ("models", {"limits", "pairs", "training"}),
     ("uses of the models", {"regimes", "diagnostics", "schemes"}),
     ("studies", {"studies"}),

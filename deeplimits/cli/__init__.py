@@ -42,7 +42,10 @@ def main(argv=None) -> int:
     an unreachable Dask scheduler, a store damaged at run time, an error writing the outputs, an
     internal error); 130 Ctrl-C; 141 stdout closed early (``deeplimits runs show DIR | head -1``).
     Every error is one line on stderr."""
+    from . import outputs
+
     cmd = "deeplimits"
+    outputs.BACKGROUND["allowed"] = argv is None  # the process itself: its figures may be drawn after it ends
     with warnings.catch_warnings():
         warnings.showwarning = _one_line_warning
         try:

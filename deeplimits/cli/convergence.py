@@ -165,6 +165,7 @@ def run_convergence(args) -> int:
     for r in results:
         print(r.report(), file=report)
         print(file=report)
-    written = outputs.write_convergence(results, out, args.json, as_list=args.regime is None)
+    written = outputs.write_convergence(results, out, args.json, as_list=args.regime is None,
+                                        figures=outputs.figure_mode(args))
     print(f"run store {store.path}; wrote " + ", ".join(written), file=report)
     return 0

@@ -18,14 +18,14 @@ from ..studies.convergence import presets as CP_
 from ..studies.convergence.presets import DEFAULT_STUDY
 from ..studies.propagation import presets as PP_
 from ..studies.propagation.presets import PHASE_PRESETS, STABILITY_PRESETS
-from ..studies.scheme_order import presets as OP_
 from ..studies.training import presets as TP_
 from ..studies.training.presets import TRAIN_PRESETS
 from . import convergence, dry_run, law, order, propagation, runs, scaling, shapes, trained_limit, training, transfer, \
     weights
 from . import execution as E_
-from .errors import UsageError, say
-from .values import (DTYPE_HELP, by_regime, device, fmt, int_list, integer, name_list, parse_list, preset_default,
+from . import outputs
+from .errors import UsageError
+from .values import (DTYPE_HELP, by_regime, device, fmt, int_list, integer, parse_list, preset_default,
                      real, yes_no)
 
 __all__ = ["build_parser"]
@@ -61,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 help="the command to run (each has its own --help)")
     sub.required = True
     _convergence_parser(sub)
-    _order_parser(sub)
+    order.add_parser(sub, _decision_flags)
     _stability_parser(sub)
     _phase_parser(sub)
     _train_parser(sub)
@@ -123,57 +123,6 @@ def _convergence_parser(sub):
     c.add_argument("--dtype", choices=N_.DTYPES, default=dflt["dtype"], help=f"{DTYPE_HELP} (default %(default)s)")
     _run_flags(c, "convergence", "chunks of draws")
     c.set_defaults(func=convergence.run_convergence)
-
-
-def _order_parser(sub):
-    dflt = OP_.DEFAULTS
-    o = sub.add_parser(
-        "order", help="the strong order of a scheme on a test equation, on the coupled driver path",
-        description="Run a shipped one-step scheme at every depth on one Brownian (or fBm) path per draw, against "
-                    "the exact solution (or the scheme on the finest grid), fit its declared error expansion, test "
-                    "it and give the verdict (deeplimits.strong_order; docs/schemes.md).")
-    o.add_argument("--scheme", metavar="NAME",
-                   help=f"the scheme: {', '.join(N_.SCHEMES)}, or MODULE:OBJECT, a deeplimits Scheme of your own "
-                        "(required unless --calibrate)")
-    o.add_argument("--problem", metavar="NAME",
-                   help="MODULE:OBJECT, a deeplimits Problem of your own, or linear-sde: dX = 0.1 X dt + 0.5 X dW (Itô, exact); linear-stratonovich: the same with o dW; "
-                        "sde-regime: the sde regime's general noise in width --width (nested reference); "
-                        "linear-young: dX = X dB^H (exact; --hurst); ou: dX = -X dt + 0.3 dW (additive noise, nested "
-                        "reference); sin-cos: dX = sin X dt + 0.5 cos X dW (nested reference)")
-    o.add_argument("--width", type=integer, help="width of the sde-regime problem (2 when omitted)")
-    o.add_argument("--hurst", type=real, help=f"{O_.YOUNG_HURST.help} ({O_.YOUNG_HURST.range_text()}) for "
-                                              "linear-young")
-    o.add_argument("--noise-kind", choices=N_.NOISES,
-                   help="the noise structure the scheme declares its order for (the problem's own when omitted)")
-    o.add_argument("--depths", type=int_list, help=f"powers of two (default {fmt(dflt['depths'])})")
-    o.add_argument("--draws", type=integer, help=f"independent draws (default {dflt['draws']})")
-    o.add_argument("--reference", type=integer, help=f"finest grid, a power of two (default "
-                                                     f"{CP_.REFERENCE_REFINEMENT} * max depth)")
-    o.add_argument("--seed", type=integer, default=dflt["seed"], help="base seed (default %(default)s)")
-    _decision_flags(o)
-    o.add_argument("--dtype", choices=N_.DTYPES, help=f"{DTYPE_HELP} (default {dflt['dtype']})")
-    o.add_argument("--device", type=device, metavar="DEVICE",
-                   help="where it runs: cpu, cuda, cuda:N, mps (default: the library's, the CPU)")
-    o.add_argument("--out", metavar="DIR",
-                   help=f"output directory: the figure order.png (errors, fitted expansion) and result.json "
-                        f"(default {E_.RUNS}/order-<hash of the options>)")
-    o.add_argument("--json", metavar="PATH", help="also write the JSON result to PATH ('-': standard output, the "
-                                                  "report then goes to standard error)")
-    o.add_argument("--calibrate", action="store_true",
-                   help="measure how often the verdict is wrong, instead of one run: its size (disagrees on "
-                        "correct cases), its agreement and power (exponents off by 0.05 and 0.1, each read at itself "
-                        "as the margin) over --tables tables per case, each case at the size of its usual run, and "
-                        "with --budget of runs sized to decide; prints a Markdown table (docs/schemes.md)")
-    o.add_argument("--cases", type=name_list, metavar="NAMES",
-                   help=f"with --calibrate: the cases, comma-separated; when omitted, all of {', '.join(N_.CALIBRATION_CASES)}")
-    o.add_argument("--tables", type=integer,  # default None: given without --calibrate is refused
-                   help=f"with --calibrate: tables per case and shift (default {dflt['tables']})")
-    o.add_argument("--pool-factor", type=integer,
-                   help="with --calibrate: the pool of draws the tables are taken from, in tables' worth (default: "
-                        "--tables, every table an independent run; smaller: the tables share the pool's error, in a "
-                        "shorter run)")
-    o.set_defaults(func=order.run_order)
-
 
 
 def _decision_flags(p) -> None:
@@ -340,8 +289,11 @@ def _runs_parser(sub):
     r.set_defaults(func=runs.run_runs)
 
 
-def _run_flags(p, name, tasks="tasks"):
-    """Where a run is stored, where it runs, what it writes: shared by every simulating command."""
+def _run_flags(p, name, tasks="tasks", *, figures: bool = True):
+    """Where a run is stored, where it runs, what it writes: shared by every simulating command
+    (``figures``: with :func:`figure_flag`; the propagation commands declare their own)."""
+    if figures:
+        outputs.figure_flag(p)
     p.add_argument("--out", metavar="DIR",
                    help=f"run directory: the run store (run.sqlite), the figures and result.json; running the "
                         f"same command again resumes it (default {E_.RUNS}/{name}-<hash of the options>)")
@@ -384,4 +336,4 @@ def _study_flags(p, name):
                         "with its JSON and report, and 'deeplimits runs plot DIR' draws them from the store")
     p.add_argument("--seed", type=integer, help=f"base seed (default {dflt['seed']})")
     p.add_argument("--dtype", choices=N_.DTYPES, help=f"{DTYPE_HELP} (default {dflt['dtype']})")
-    _run_flags(p, name)
+    _run_flags(p, name, figures=False)

@@ -50,7 +50,7 @@ def run_and_report(args, spec, estimate: str, executor_kw) -> int:
     print(estimate, file=report, flush=True)
     result, store_path = _run(args, spec, out, executor_kw)
     print(result.report(), file=report)
-    written = outputs.write_study(result, out, args.json)
+    written = outputs.write_study(result, out, args.json, figures=outputs.figure_mode(args))
     print(f"run store {store_path}; wrote " + ", ".join(written), file=report)
     return 0
 

@@ -65,6 +65,6 @@ def run_train_cmd(args) -> int:
             result = spec.run(bar.update, store=store, **executor_kw)
     report = outputs.report_stream(args.json)
     print(result.report(), file=report)
-    written = outputs.write_training(result, spec, out, args.json)
+    written = outputs.write_training(result, spec, out, args.json, figures=outputs.figure_mode(args))
     print(f"run store {store.path}; wrote " + ", ".join(written), file=report)
     return 0

@@ -60,7 +60,9 @@ def _phi_panel(a, q, L, title):
     r = q["richardson"]
     R = np.abs(np.asarray(r["error"], dtype=float))
     a.loglog(L[:-1], np.where(R > 0, R, np.nan), "s", color="C2", ms=4, label="Richardson")
-    a.set_title(f"{title[:34]}\n{q['fit']['verdict']}, rate {q['fit']['rate']:.2f}", fontsize=8)
+    rate = q["fit"]["rate"]  # None in a stored result where the fit gave none (NaN)
+    rate = "-" if rate is None or not np.isfinite(rate) else f"{rate:.2f}"
+    a.set_title(f"{title[:34]}\n{q['fit']['verdict']}, rate {rate}", fontsize=8)
     _depth_axis(a, L)
     a.legend(fontsize=6)
 

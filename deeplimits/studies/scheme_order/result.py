@@ -13,6 +13,7 @@ from ...orders import next_pairs
 from ..convergence.result import ConvergenceResult
 from ..convergence.statistics import error_statistics
 from ..fits import ENDPOINT_TOL
+from .presets import default_reference
 
 __all__ = ["order_result", "CalibrationRow", "Calibration"]
 
@@ -24,12 +25,17 @@ def order_result(scheme, op, exact, reference_scheme, mx, tm, seconds: float,
     kind = "fBm" if op.hurst is not None else "Brownian"
     ref = ("the exact solution" if exact is not None else
            f"{getattr(reference_scheme or scheme, 'name', 'the scheme')} on the grid 1/{op.reference}")
+    drawn = ""
+    if exact is not None:  # the path is drawn on the grid 1/reference; the depths read its sums
+        chosen = " (2 x the deepest depth: the default with an exact solution)" * (
+            op.reference == default_reference(op.depths, exact))
+        drawn = f", drawn on the grid 1/{op.reference}{chosen}"
     return ConvergenceResult(
         regime="scheme", hurst=op.hurst, width=len(op.x0), activation=getattr(scheme, "name", "scheme"),
         arch="one-step map", corrected=False, inputs=1, reference=op.reference, seed=op.seed,
         dtype=str(op.dtype).replace("torch.", ""), theory_rate=op.order.rate, rate_note=op.order.note,
         theory_log_power=op.order.log_power, seconds=seconds, margin=op.margin, level_share=share,
-        reference_method=f"{ref} of the same {kind} path", nested_reference=exact is None,
+        reference_method=f"{ref} of the same {kind} path{drawn}", nested_reference=exact is None,
         options={"noise": op.noise}, terminal_constant=op.order.constant,
         constant_next=[list(x) for x in next_pairs(op.order.constant_next)],
         constant_source=op.order.constant_source,

@@ -25,10 +25,10 @@ from ...orders import StrongOrder
 from ...pairs import PairSample
 from ...runs import chunk_sizes
 from ..convergence.result import ConvergenceResult
-from ..convergence.presets import REFERENCE_REFINEMENT
 from ..equivalence import MARGIN
 from ..settings import DEFAULT, Compute, Decision, Execution, grouped
 from ..strong_error import sweep_errors
+from .presets import default_reference
 from .result import order_result
 
 __all__ = ["strong_order", "plan_strong_order", "OrderPlan"]
@@ -217,7 +217,7 @@ def plan_strong_order(scheme, x0, *, noise: int = 1, depths: Sequence[int] = (8,
     depths = V_.depths("depths", depths)
     draws, seed = V_.integer("draws", draws), V_.integer("seed", compute.seed, low=0)
     dtype, device, chunk = V_.dtype(compute.dtype), V_.device("device", compute.device), compute.chunk
-    reference = REFERENCE_REFINEMENT * depths[-1] if reference is None else V_.power_of_two("reference", reference)
+    reference = default_reference(depths, exact) if reference is None else V_.power_of_two("reference", reference)
     if reference < 2 * depths[-1]:
         raise ParameterError("reference", f"reference must be at least 2 * max(depths) = {2 * depths[-1]}, got "
                                           f"{reference}")
@@ -278,9 +278,9 @@ def strong_order(scheme, x0, *, execution: Execution = Execution(progress=None, 
 
             * ``noise``: the number of driver channels ``m``.
             * ``depths``: increasing powers of two; ``draws``: independent draws of the driver.
-            * ``reference``: the finest grid (a power of two, at least ``2 * max(depths)``),
-              default ``16 * max(depths)``: the reference is ``reference_scheme`` (default
-              ``scheme``) on it.
+            * ``reference``: the finest grid (a power of two, at least ``2 * max(depths)``);
+              default (:func:`~.presets.default_reference`) ``2 * max(depths)`` with ``exact``, else
+              ``16 * max(depths)``: the reference is ``reference_scheme`` (default ``scheme``) on it.
             * ``exact``: ``exact(x0, W_t, t) -> X_t`` (``(batch, d)``, ``(batch, m)``): an exact
               solution read at the grid points instead of a nested reference.
             * ``order``: the declared :class:`~deeplimits.orders.StrongOrder` (default ``scheme.order``).
@@ -311,5 +311,3 @@ def strong_order(scheme, x0, *, execution: Execution = Execution(progress=None, 
         return order_result(scheme, op, exact, reference_scheme, mx, tm, time.perf_counter() - t0, share)
 
     return run_stages(op.stages, stage, op.budget)
-
-
