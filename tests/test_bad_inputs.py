@@ -113,6 +113,9 @@ CLI = [
     (["convergence", "--regime", "inside-ode", "--alpha", "nan"], 2, "--alpha"),
     (["convergence", "--regime", "inside-ode", "--beta", "-0.5"], 2, "beta"),
     (["convergence", "--regime", "inside-ode", "--beta", "1e999"], 2, "--beta"),
+    (["convergence", "--regime", "inside-ode", "--noise", "-1"], 2, "--noise must lie in [0.0, inf]"),
+    (["convergence", "--regime", "inside-ode", "--noise", "nan"], 2, "--noise"),
+    (["convergence", "--regime", "sde", "--noise", "1"], 2, "--noise applies only to --regime inside-ode"),
     (["convergence", "--regime", "inside-sde", "--sa", "0"], 2, "sa"),
     (["convergence", "--regime", "inside-sde", "--sa", "inf"], 2, "--sa"),
     (["convergence", "--regime", "inside-sde", "--sb", "-1"], 2, "sb"),
@@ -279,9 +282,9 @@ CLI = [
     # -- phase: every flag
     (["phase", "--preset", "small"], 2, "invalid choice"),
     (["phase", "--figures=1"], 2, "ignored explicit argument"),
-    # -- --figures/--no-figures of the commands that draw by default (issue 57)
+    # -- --figures/--no-figures of the commands that draw by default
     *[([cmd, "--no-figures=1"], 2, "ignored explicit argument") for cmd in
-      ("convergence", "order", "train", "scaling", "trained-limit", "transfer", "law")],
+      ("convergence", "order", "train", "scaling", "trained-limit", "transfer", "law", "shapes")],
     (["weights", "a.npy", "--figures=no"], 2, "ignored explicit argument"),
     (["phase", "--bias"], 2, "applies only to"),
     (["phase", "--corrected"], 2, "corrected applies only to a block h + alpha V sigma"),
