@@ -30,11 +30,16 @@ LAWS = {
 """The fitted laws: name -> (formula, number of constants)."""
 
 
+_FEATURES = {
+    "hidden": lambda L, M, D: (D / (M * L), 1.0 / D, 1.0 / L ** 2),
+    "output": lambda L, M, D: ((D / (M * L)) ** 2, 1.0 / D),
+}
+
+
 def _features(law: str, L, M, D) -> np.ndarray:
+    """The columns of the law ``law`` (the squared error is linear in its constants)."""
     L, M, D = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (L, M, D)))
-    if law == "hidden":
-        return np.stack([D / (M * L), 1.0 / D, 1.0 / L ** 2], axis=1)
-    return np.stack([(D / (M * L)) ** 2, 1.0 / D], axis=1)
+    return np.stack(_FEATURES[law](L, M, D), axis=1)
 
 
 def law_value(law: str, params, L, M, D) -> np.ndarray:
