@@ -70,14 +70,17 @@ def save_figure(fig, path):
 
 def _light_log_ticks(fig) -> None:
     """Minor ticks of a log axis at 2 and 5 times each power of ten only (matplotlib's default draws
-    eight a decade, each tick an object: most of a log-log figure's cost)."""
-    from matplotlib.ticker import LogLocator
+    eight a decade, each tick an object: most of a log-log figure's cost). A log axis of another
+    base (depths on base 2) has a major tick at every power and no minor ticks (2 and 5 times a
+    power of 2 would be labelled over each other)."""
+    from matplotlib.ticker import LogLocator, NullLocator
 
     for a in fig.axes:
         for axis in (a.xaxis, a.yaxis):
             minor = axis.get_minor_locator()
             if axis.get_scale() == "log" and type(minor) is LogLocator and minor._subs == "auto":
-                axis.set_minor_locator(LogLocator(base=minor._base, subs=(2.0, 5.0)))
+                axis.set_minor_locator(LogLocator(base=minor._base, subs=(2.0, 5.0)) if minor._base == 10
+                                       else NullLocator())
 
 
 def _text_size(text: str, size: float) -> tuple[float, float]:

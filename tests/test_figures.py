@@ -104,3 +104,24 @@ def test_figures_drawn_in_the_background_appear_whole_after_the_json(tmp_path):
     assert (tmp_path / "a.png").read_bytes()[:8] == PNG
     assert (tmp_path / "figures-error.txt").read_text() == "ValueError: no figure today\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.png", "figures-error.txt"]  # no directory left
+
+
+def test_a_base_2_depth_axis_has_no_minor_ticks_to_label_over_each_other():
+    # depths 8..512 on base 2: matplotlib labels minor ticks over so few powers, and 2 and 5 times a
+    # power of 2 ("1.25 x 2^4", ...) were drawn on top of each other; base 10 keeps its 2 and 5
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import LogLocator, NullLocator
+
+    from deeplimits._figures import _light_log_ticks
+
+    fig = Figure()
+    ax = fig.add_subplot()
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.plot([8, 512], [0.3, 0.01])
+    _light_log_ticks(fig)
+    assert isinstance(ax.xaxis.get_minor_locator(), NullLocator)
+    assert isinstance(ax.yaxis.get_minor_locator(), LogLocator)
