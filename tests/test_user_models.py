@@ -261,21 +261,21 @@ def test_transfer_on_a_user_network_and_tensors():
 def test_transfer_of_a_user_network_reads_as_the_built_in_preset():
     """SGD at beta = 1/2 and 1 on the cpu preset's sizes: the user's residual MLP on the user's
     digits tensors gives the optimal-rate exponents of the study's own res-1 tanh MLPs (their
-    intervals overlap) and, at beta = 1, no opposite verdicts (measured: the user's 'rescaled' reads
-    insufficient evidence where the preset's transfers); at beta = 1/2 both exponents lie within
-    the margin (the verdict there also reads a loss gap that sits at its 20% margin)."""
+    intervals overlap) and, at beta = 1, the same verdicts. The user's network is read at 16 seeds: its optimum
+    moves more from seed to seed (measured at the preset's 8 seeds: the exponent's interval at
+    beta = 1 is [-0.29, 0.00], 0.29 wide, against the preset's [-0.12, -0.01], power 0.75, so
+    'insufficient evidence'; at 16 seeds [-0.14, 0.04], power 1.00, 'transfers' as the preset)."""
     from deeplimits.studies.transfer import PRESETS as T_PRESETS
-    from deeplimits.studies.transfer.fit import MOVES, TRANSFERS
     from deeplimits.studies.transfer.study import plan_transfer
 
     kw = dict(**T_PRESETS["cpu"], betas=[0.5, 1.0], optimizers=["sgd"])
-    mine = plan_transfer(**kw, model=_transfer_network(), data=U.digits_tensors()).run()
+    mine = plan_transfer(**{**kw, "seeds": 16}, model=_transfer_network(), data=U.digits_tensors()).run()
     ours = plan_transfer(**kw).run()
     for a, b in zip(mine.settings, ours.settings):
         assert (a["beta"], a["variant"]) == (b["beta"], b["variant"])
         lo, hi = max(a["slope_ci"][0], b["slope_ci"][0]), min(a["slope_ci"][1], b["slope_ci"][1])
         assert lo <= hi, (a["beta"], a["variant"], a["slope_ci"], b["slope_ci"])  # the intervals overlap
-        if a["beta"] == 1.0:  # never opposite verdicts (one may lack the evidence the other has)
-            assert {a["verdict"], b["verdict"]} != {TRANSFERS, MOVES}, (a["variant"], a["verdict"], b["verdict"])
+        if a["beta"] == 1.0:  # at 1/2 the preset's verdict also reads a loss gap near its margin (18% of 20%)
+            assert a["verdict"] == b["verdict"], (a["variant"], a["verdict"], b["verdict"])
     half = [s for s in (mine.setting(0.5, "sgd"), ours.setting(0.5, "sgd"))]
     assert all(-0.25 <= s["slope_ci"][0] and s["slope_ci"][1] <= 0.25 for s in half)
