@@ -38,3 +38,17 @@ def test_the_table_and_the_figure_read_the_counts(tiny, tmp_path):
     assert (tmp_path / "calibration.png").stat().st_size > 1000
     back = C.Calibration.from_dict(cal.to_dict())
     assert back.table() == text
+
+
+def test_a_network_regimes_pool_reports_its_draws():
+    """A regime's pool takes minutes at its real size: its sample reports the draws done after each
+    chunk, and the calibration says how far the pool is (at most every 30 s of CPU, and at its end)."""
+    from deeplimits.studies.convergence.study import Compute
+
+    case = C.regime_case("sde", width=2, depths=[4, 8], draws=8, compute=Compute(seed=0, chunk=8))
+    done = []
+    errors = case.sample(24, 0, progress=done.append)
+    assert case.progressive and done == [8, 16, 24] and errors.shape == (24, 2)
+    lines = []
+    C.calibrate([case], tables=2, pool_factor=3, shifts=(0.1,), seed=0, progress=lines.append)
+    assert any("pool: 24 of 24 draws" in line for line in lines)

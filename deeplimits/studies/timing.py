@@ -93,8 +93,9 @@ def order_seconds(d: int, noise: int, depths, draws: int, reference: int, chunk:
 
 
 #: seconds of one verdict of a table of errors (its statistics with a bootstrap of 200 and the
-#: expansion's test), and per draw (measured: 24 to 31 ms on one core, from 64 to 4096 draws)
-SECONDS_PER_VERDICT, SECONDS_PER_VERDICT_DRAW = 0.025, 1.5e-6
+#: expansion's test), and per draw (measured on one core: 31 to 45 ms at 256 draws on the shipped
+#: cases, 80 to 90 ms at 16384)
+SECONDS_PER_VERDICT, SECONDS_PER_VERDICT_DRAW = 0.035, 3e-6
 
 
 def verdict_seconds(draws: int) -> float:

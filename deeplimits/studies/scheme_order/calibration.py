@@ -123,8 +123,16 @@ def calibrate_case(case: Case, tables: int, pool_factor: int, shifts, seed: int,
     from ..._random import single_threaded_torch
 
     t0 = time.process_time()  # CPU seconds of this process: the time model's unit, whatever the load
+    n_pool, said = pool_factor * case.draws, [t0]
+
+    def drawn(done: int) -> None:  # a line at most every 30 s of CPU while a network regime's pool is drawn
+        if progress is not None and (time.process_time() - said[0] >= 30 or done == n_pool):
+            said[0] = time.process_time()
+            progress(f"pool: {done} of {n_pool} draws ({said[0] - t0:.0f} s of CPU)")
+
     with single_threaded_torch():
-        pool = np.asarray(case.sample(pool_factor * case.draws, seed), dtype=float)
+        pool = np.asarray(case.sample(n_pool, seed, progress=drawn) if case.progressive else case.sample(n_pool, seed),
+                          dtype=float)
     pool = pool[np.isfinite(pool).all(1)]
     if progress is not None:
         progress(f"pool of {len(pool)} draws in {time.process_time() - t0:.0f} s of CPU; {tables} tables")

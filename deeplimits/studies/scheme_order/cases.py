@@ -38,6 +38,9 @@ class Case:
     """``sample(draws, seed)``: per-draw errors ``max_k |H - h|``, ``(draws, len(depths))``."""
     seconds: Callable = dataclasses.field(default=lambda n: 0.0, repr=False, compare=False)
     """``seconds(draws)``: the time model of :attr:`sample` (:mod:`~deeplimits.studies.timing`)."""
+    progressive: bool = False
+    """Whether :attr:`sample` also takes ``progress=`` (called with the draws done after each chunk:
+    a network regime's pool takes minutes)."""
 
 
 def scheme_case(scheme: str, problem: str, *, hurst: float | None = None, width: int | None = None,
@@ -78,10 +81,13 @@ def regime_case(regime: str, **options) -> Case:
     plan = plan_convergence(regime, **options)
     pair = plan.pair()
 
-    def sample(n, seed):
-        p = dataclasses.replace(plan, draws=n, seed=seed)
-        return np.concatenate([run_chunk(pair, p.depths, p.reference, k, p.inputs, chunk_seed(seed, c), p.dtype)[0]
-                               for c, k in enumerate(p.chunk_sizes)])
+    def sample(n, seed, progress=None):
+        p, out = dataclasses.replace(plan, draws=n, seed=seed), []
+        for c, k in enumerate(p.chunk_sizes):
+            out.append(run_chunk(pair, p.depths, p.reference, k, p.inputs, chunk_seed(seed, c), p.dtype)[0])
+            if progress is not None:
+                progress(sum(map(len, out)))
+        return np.concatenate(out)
 
     def seconds(n):
         from ..timing import convergence_seconds
@@ -89,7 +95,8 @@ def regime_case(regime: str, **options) -> Case:
         return convergence_seconds(dataclasses.replace(plan, draws=n))
 
     name = regime + "".join(f" {k}={v:g}" if isinstance(v, float) else f" {k}={v}" for k, v in options.items())
-    return Case(name, plan.depths, plan.draws, pair.order, plan.reference if pair.rough else None, sample, seconds)
+    return Case(name, plan.depths, plan.draws, pair.order, plan.reference if pair.rough else None, sample, seconds,
+                progressive=True)
 
 
 def _cases() -> dict:
