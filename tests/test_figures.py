@@ -31,7 +31,7 @@ STUDIES = {
                                                  width=2, samples=10), ["trained-limit.png"]),
     "transfer": (lambda: _plan_transfer(depths=[2, 4, 8], lrs=[-1, 1], seeds=2, width=2, samples=16, epochs=1,
                                         batch_size=16, betas=[1.0], optimizers=["adam"]),
-                 ["transfer.png", "coordinates.png"]),
+                 ["transfer.png", "optimum.png", "coordinates.png"]),
     "law": (lambda: plan_law(depths=[4, 8, 16], fine=64, draws=512, samples=100), ["law.png"]),
     "law-fig2": (lambda: plan_fig2(depths=[2, 4], width=4, draws=16), ["fig2.png"]),
 }
@@ -45,3 +45,17 @@ def test_each_result_draws_the_figures_its_command_writes(study, tmp_path):
     _images(result.figures(str(tmp_path / "a")), names)
     written = write_study(result, str(tmp_path / "b"), None)  # what the command writes: the figures, then the JSON
     _images([p for p in written if p.endswith(".png")], names)
+    _points(result, study)
+
+
+def _points(result, study):
+    """The result's measured points: the same columns for every study, real numbers, each row's
+    study named (``runs export --csv``, deeplimits.studies._shared.points)."""
+    from deeplimits.studies._shared.points import COLUMNS
+
+    rows = result.points()
+    assert rows and all(tuple(r) == COLUMNS for r in rows), study
+    assert {r["study"] for r in rows} == {study}
+    assert all(isinstance(r["quantity"], str) and r["quantity"] and r["setting"] is not None for r in rows)
+    assert any(isinstance(r["value"], float) for r in rows)
+    assert all(r[k] is None or isinstance(r[k], float) for r in rows for k in ("value", "stderr", "ci_low", "ci_high"))

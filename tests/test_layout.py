@@ -140,7 +140,7 @@ def test_the_import_graph_has_no_cycle():
 LAYERS = (
     ("foundations", {"errors", "_version", "_names", "_files", "_extras", "_resources", "options", "_random", "_user_code",
                      "_bounded", "_plain", "_lazy", "orders", "_validate", "_devices", "_transforms", "_executor", "_stats",
-                     "_settings"}),
+                     "_settings", "_figure_data"}),
     ("runs", {"runs"}),
     ("numerics", {"activations", "blocks", "paths", "networks", "data", "plots"}),
     ("models", {"limits", "pairs", "training"}),
@@ -277,6 +277,8 @@ RULES = {
     "default: all in one task per case": "plan_trained_limit's chunk rule",
     "default: the full batch": "plan_trained_limit: gradient descent unless a batch size is given",
     "default: the driver's": "the smooth driver's own length scale",
+    "default: only the presets that say so": "the phase presets' own 'corrected' entries",
+    "default: one run": "without --budget a run is not sized to decide",
 }
 
 
@@ -372,8 +374,11 @@ class Sources:
             presets = {"stability": P.STABILITY_PRESETS, "phase": P.PHASE_PRESETS, "scaling": P.SCALING_PRESETS}[cmd]
             self.mp.setitem(presets, f"zz-{name}", copy.deepcopy(presets[name]))
             self.mp.setitem(P.DEFAULT_PRESET, cmd, f"zz-{name}")
+        from deeplimits.studies import equivalence
+
         for module, names in ((P, ("REFERENCE_REFINEMENT", "MAX_CHUNK", "TASK_BYTES", "CONV_GRID")), (execution, ("RUNS",)),
-                              (_names, ("DEFAULT_ACTIVATION", "RES3_ACTIVATION", "INSIDE_ACTIVATION"))):
+                              (_names, ("DEFAULT_ACTIVATION", "RES3_ACTIVATION", "INSIDE_ACTIVATION")),
+                              (equivalence, ("MARGIN",)), (W, ("MARGIN",))):
             for name in names:
                 self.mp.setattr(module, name, self.value(getattr(module, name)))
         opts = {id(o): o for r in REGISTRY.values() for o in r.options}

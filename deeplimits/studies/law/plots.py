@@ -32,8 +32,9 @@ def plot_law(result, path: str | None = None, *, ax=None):
     for a, q in zip(axes, result.phis):
         _phi_panel(a, q, L, phi_text(q["phi"]))
     _distance_panel(axes[-1], result.distances)
-    fig.suptitle(f"{result.spec['law']} weights, d = {result.spec['width']}: {result.verdict}", fontsize=10)
-    return save_figure(fig, path)
+    fig.suptitle(f"{result.spec['law']} weights, d = {result.spec['width']}: {result.verdict} (every test function, "
+                 "one rate; each panel: the function alone)", fontsize=10)
+    return save_figure(fig, path, [result])
 
 
 def _depth_axis(a, L) -> None:
@@ -60,7 +61,13 @@ def _phi_panel(a, q, L, title):
     r = q["richardson"]
     R = np.abs(np.asarray(r["error"], dtype=float))
     a.loglog(L[:-1], np.where(R > 0, R, np.nan), "s", color="C2", ms=4, label="Richardson")
-    a.set_title(f"{title[:34]}\n{q['fit']['verdict']}, rate {q['fit']['rate']:.2f}", fontsize=8)
+    import textwrap
+
+    from .report import short_name
+
+    rate = q["fit"]["rate"]
+    rate = f", rate {rate:.2f}" if rate is not None and np.isfinite(rate) else ""
+    a.set_title(textwrap.fill(short_name(title), 42) + f"\nalone: {q['fit']['verdict']}{rate}", fontsize=8)
     _depth_axis(a, L)
     a.legend(fontsize=6)
 

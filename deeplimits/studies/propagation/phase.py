@@ -93,6 +93,12 @@ class PhaseResult(PlanResult):
     """The plan's values the result shows: its JSON name -> the plan's field (see
     :class:`~deeplimits.studies.result.PlanResult`)."""
 
+    def points(self) -> list[dict]:
+        """The measured points, one tidy row each (:mod:`~deeplimits.studies.propagation.points`)."""
+        from .points import phase_points
+
+        return phase_points(self)
+
     def report(self) -> str:
         """One line per H: the estimates of beta*, the prediction, and the mean gap between the
         measured and the predicted slope over the identity side of the row."""

@@ -143,9 +143,13 @@ class StabilityResult(PlanResult):
         lines += [line for f in self.fits for line in fit_lines(f)]
         return "\n".join(lines)
 
+    def points(self) -> list[dict]:
+        """The measured points, one tidy row each (:mod:`~deeplimits.studies.propagation.points`)."""
+        from .points import stability_points
+        return stability_points(self)
+
     def figures(self, out: str) -> list[str]:
-        """Draw ``stability.png``, ``theory.png`` and, with stored samples, ``histograms.png``
-        into the directory ``out``; returns their paths."""
+        """Draw ``stability.png``, ``theory.png`` and, with samples, ``histograms.png`` into ``out``."""
         return draw_into(out, [("stability.png", self.plot), ("theory.png", self.plot_theory)]
                          + [("histograms.png", self.plot_histograms)] * bool(self.samples))
 
@@ -162,8 +166,7 @@ class StabilityResult(PlanResult):
         return plot_histograms(self, path, ax=ax)
 
     def plot_theory(self, path: str | None = None, *, ax=None):
-        """Each bound beside its measured counterpart: quantiles of ``r^2``, quartiles of the norm
-        ratios with the high-probability bounds, and the fitted slope and growth laws."""
+        """Each bound beside its measured counterpart (quantiles of ``r^2``, quartiles, slope and growth laws)."""
         from ...plots import plot_theory
 
         return plot_theory(self, path, ax=ax)

@@ -29,7 +29,7 @@ def plot_trained_limit(result, path: str | None = None, *, ax=None):
     for j, c in enumerate(cases):
         _depth_panel(axes[0][j], c)
         _time_panel(axes[1][j], c)
-    return save_figure(fig, path)
+    return save_figure(fig, path, [result])
 
 
 def _depth_panel(a, c):

@@ -106,6 +106,26 @@ class TrainedLimitResult(PlainData):
     seconds: float
     """Compute seconds, summed over the sessions of a resumed run."""
 
+    def readings(self) -> dict:
+        """What its figure shows: per case the verdict before and after training."""
+        return {c["case"]: {"before": c["verdict_before"], "after": c["verdict"]} for c in self.cases}
+
+    def points(self) -> list[dict]:
+        """The measured points, one tidy row each (:mod:`~deeplimits.studies._shared.points`): per
+        case, epoch and depth the mean distances to the reference depth over the finite seeds
+        (``weight_distance``, ``state_distance``), and per depth the final training loss."""
+        from .._shared.points import point, setting
+
+        out = []
+        for c in self.cases:
+            for i, epoch in enumerate(c["epochs"]):
+                where = setting(case=c["case"], epoch=epoch, reference=self.spec["reference"])
+                out += [point("trained-limit", where, L, q, v) for q in QUANTITIES
+                        for L, v in zip(c["depths"], c[q]["mean"][i])]
+            out += [point("trained-limit", setting(case=c["case"], epoch=c["epochs"][-1]), L, "train_loss", v)
+                    for L, v in zip(c["depths"], c["train_loss"])]
+        return out
+
     def case(self, name: str) -> dict:
         """The summary of case ``name``."""
         for c in self.cases:
