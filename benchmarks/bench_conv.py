@@ -34,7 +34,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-from deeplimits.studies.scaling_conv import conv_flops
+from deeplimits.studies._shared.conv import conv_flops
 from deeplimits.training import BatchedSGD, ConvResidualNetwork
 from deeplimits.training.losses import config_losses
 

@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from bench_conv import UsualNet, interleaved, ours_step, parser, peer_step
-from deeplimits.studies.scaling_conv import conv_flops
+from deeplimits.studies._shared.conv import conv_flops
 from deeplimits.training import BatchedSGD, ConvResidualNetwork
 
 CL = torch.channels_last

@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from deeplimits.diagnostics import own_ode_error, scaling_exponents, weight_diagnostics
-from deeplimits.studies.presets import SCALING_PRESETS
+from deeplimits.studies.scaling.presets import SCALING_PRESETS
 
 
 def timed(fn, repeats):

@@ -10,8 +10,9 @@ peak RSS, minor page faults of each child alone):
   eigenvalues and its FFT (fbm), the trees of level sums over each block of fine increments,
   and one reference loop (the reference scheme's step on every fine step; for the ode regime
   the adaptive reference solve itself);
-* the job: ``python -m deeplimits convergence --out DIR --quiet`` (the imports, the figure and
-  the JSON included).
+* the job: ``python -m deeplimits convergence --out DIR --quiet --figures`` (the imports, the figure
+  and the JSON included: ``--figures`` draws the figure before the process ends, as every command
+  did before figures could be drawn in the background).
 
 It prints both, the ratio job / floor in CPU time, and a PASS/FAIL line against the targets:
 CPU time at most 2x the floor, peak RSS at most 600 MB, sys time at most 10% of user time.
@@ -160,7 +161,7 @@ def _floor_regime(regime: str, options: dict) -> None:
 
 
 def _floor() -> None:
-    from deeplimits.studies.presets import DEFAULT_STUDY
+    from deeplimits.studies.convergence.presets import DEFAULT_STUDY
 
     only = os.environ.get("BENCH_REGIME")
     for regime, options in DEFAULT_STUDY:
@@ -199,7 +200,7 @@ def main() -> int:
             regime = ["--regime", args.regime] if args.regime else []
             # run from the temporary directory: the deeplimits that PYTHONPATH names, not the one in the current one
             rows["job"] = _measure([sys.executable, "-m", "deeplimits", "convergence", *regime, "--out",
-                                    os.path.abspath(out), "--quiet"], cwd=tmp)
+                                    os.path.abspath(out), "--quiet", "--figures"], cwd=tmp)
     print(f"{'':6} {'user s':>8} {'sys s':>7} {'CPU s':>7} {'sys/user':>8} {'peak RSS MB':>12} {'minor faults':>13} "
           f"{'wall s':>7}")
     for name, r in rows.items():

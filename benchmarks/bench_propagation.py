@@ -141,7 +141,7 @@ def criticality_floor(draws: int) -> float:
     from deeplimits.blocks import make_block
     from deeplimits.studies.propagation import core as P
     from deeplimits.studies.propagation.memory import weight_layout
-    from deeplimits.studies.propagation.stability import plan_stability
+    from deeplimits.studies.propagation.study import plan_stability
 
     crit = {k: v for k, v in STABILITY_PRESETS["criticality"].items()}
     plan = plan_stability(**{**crit, "draws": draws})

@@ -27,7 +27,7 @@ import torch
 from deeplimits.data import load_dataset
 from deeplimits.paths import make_driver
 from deeplimits.studies import train_depth_family
-from deeplimits.studies.trained_limit.cases import CASES
+from deeplimits.studies.trained_limit.presets import CASES
 from deeplimits.training import ResidualNetwork, init_from_driver, train
 from deeplimits.training.family import depth_lr, effective_beta, family_member, family_sample
 

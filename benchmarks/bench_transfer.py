@@ -23,7 +23,7 @@ import resource
 
 import torch
 
-from deeplimits.studies.transfer.cases import predicted_exponent
+from deeplimits.studies.transfer.presets import predicted_exponent
 from deeplimits.studies.transfer.coords import tiled
 from deeplimits.studies.transfer.study import _data, _initial_net
 from deeplimits.training import train

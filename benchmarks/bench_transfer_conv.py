@@ -24,7 +24,7 @@ import resource
 import torch
 
 from deeplimits.studies.transfer import conv as TC
-from deeplimits.studies.transfer.cases import predicted_exponent
+from deeplimits.studies.transfer.presets import predicted_exponent
 
 
 def _cpu() -> float:

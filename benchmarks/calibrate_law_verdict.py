@@ -27,8 +27,9 @@ def synthetic(paths: list[str], runs: int, seed: int, deeper: bool) -> None:
     for path in paths:
         with open(path) as f:
             r = json.load(f)
-        print(f"{path} ({r['spec']['law']}, {r['draws']} draws):")
-        cal = calibrate_fit(r["spec"]["depths"], r["joint"]["error"], r["joint"]["cov"], runs=runs, seed=seed,
+        spec = r.get("plan") or r["spec"]  # the plan's spec (results written before results held their plans: "spec")
+        print(f"{path} ({spec['law']}, {r['draws']} draws):")
+        cal = calibrate_fit(spec["depths"], r["joint"]["error"], r["joint"]["cov"], runs=runs, seed=seed,
                             deeper=deeper)
         print(cal.report(), flush=True)
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from deeplimits.diagnostics.trained_pair import LEVEL, MIN_RATE, deep_window, rate_test
 from deeplimits.studies.fits import bootstrap_fit
-from deeplimits.studies.trained_limit.cases import DEFAULTS, PRESETS
+from deeplimits.studies.trained_limit.presets import DEFAULTS, PRESETS
 
 CPU = PRESETS["cpu"]
 SPREAD = {"measured": (0.19, 0.06, 0.09), "widest (res-3 weights)": (0.28, 0.21, 0.20)}

@@ -28,7 +28,7 @@ import torch
 
 from deeplimits.diagnostics import calibration as C
 from deeplimits.diagnostics import scaling_exponents, verdict, weight_diagnostics
-from deeplimits.studies.presets import SHORT_CPU_DEPTHS
+from deeplimits.studies.scaling.presets import SHORT_CPU_DEPTHS
 
 LEAST = (20, 30, 45, 80)
 THREE = (16, 32, 64)

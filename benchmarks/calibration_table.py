@@ -5,6 +5,10 @@ as runs sized to decide (deeplimits.studies.scheme_order.calibration.calibrate).
     python benchmarks/calibration_table.py --write                       # every case, 200 tables
     python benchmarks/calibration_table.py --cases euler-maruyama/ou --tables 50
     python benchmarks/calibration_table.py --budget 300 --budget-tables 100 --write
+    python benchmarks/calibration_table.py --cases sde --tables 50 --resume --write   # add a case
+
+``--resume`` keeps the cases already in the JSON (a crash loses no finished case; a case can be
+added later with its own number of tables) and runs only the others.
 
 ``--write`` replaces the text between the markers ``<!-- calibration:begin -->`` and
 ``<!-- calibration:end -->`` of docs/schemes.md with the table, the command and the time each case
@@ -16,9 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
-import resource
 import sys
-import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -40,24 +42,34 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--write", action="store_true", help="write the table into docs/schemes.md")
     ap.add_argument("--json", default=str(ROOT / "benchmarks" / "calibration.json"))
+    ap.add_argument("--resume", action="store_true", help="keep the cases already in --json, run the others")
     args = ap.parse_args(argv)
+    command = "python benchmarks/calibration_table.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    old = json.loads(pathlib.Path(args.json).read_text()) if args.resume and pathlib.Path(args.json).exists() else {}
     kw = dict(tables=args.tables, pool_factor=args.pool_factor, seed=args.seed, budget=args.budget,
               budget_tables=args.budget_tables, budget_cases=args.budget_cases)
-    estimates = {name: s for name, _, s in plan_calibration(args.cases, **kw)}
-    t0, c0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
-    cal = calibrate(args.cases, **kw, progress=lambda line: print(line, file=sys.stderr, flush=True))
-    c1 = resource.getrusage(resource.RUSAGE_SELF)
-    cpu = c1.ru_utime - c0.ru_utime + c1.ru_stime - c0.ru_stime
-    table = cal.table()
-    times = "\n".join(f"| {r['case']} | {r['seconds']:.0f} | {estimates[r['case']]:.0f} | "
+    rows, estimates = list(old.get("rows", [])), dict(old.get("estimated_seconds", {}))
+    commands = list(old.get("commands", [])) + [command.strip()]
+    done = {r["case"] for r in rows}
+    planned = [p for p in plan_calibration(args.cases, **kw) if p[0] not in done]
+    estimates.update({name: s for name, _, s in planned})
+    cal = None
+    for name, _, _ in planned:  # one case at a time: the table so far is written after each
+        one = calibrate([name], **kw, progress=lambda line: print(line, file=sys.stderr, flush=True))
+        rows += one.to_dict()["rows"]
+        cal = type(one)(rows, one.level, one.shifts)
+        pathlib.Path(args.json).write_text(json.dumps(
+            {**cal.to_dict(), "estimated_seconds": estimates, "commands": commands}, indent=1))
+    if cal is None:
+        from deeplimits.studies.scheme_order.calibration import Calibration
+        cal = Calibration.from_dict(old)
+    times = "\n".join(f"| {r['case']} | {r['tables']} | {r['seconds']:.0f} | {estimates[r['case']]:.0f} | "
                       f"{r['seconds'] / max(estimates[r['case']], 1e-9):.2f} |" for r in cal.to_dict()["rows"])
-    command = "python benchmarks/calibration_table.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    text = (f"{table}\n\nMeasured with `{command.strip()}` (seed {args.seed}; {time.perf_counter() - t0:.0f} s wall, "
-            f"{cpu:.0f} s of CPU on a shared 2-core machine). Each case's seconds against the time model that "
-            "`deeplimits order --calibrate --dry-run` prints:\n\n| case | seconds | estimated | ratio |\n|---|---|---|---|\n"
-            + times)
+    text = (f"{cal.table()}\n\nMeasured with " + " then ".join(f"`{c}`" for c in commands) +
+            f" (seed {args.seed}, on a shared 2-core machine). Each case's CPU seconds against the time model "
+            "that `deeplimits order --calibrate --dry-run` prints:\n\n"
+            "| case | tables | CPU seconds | estimated | ratio |\n|---|---|---|---|---|\n" + times)
     print(text)
-    pathlib.Path(args.json).write_text(json.dumps(cal.to_dict(), indent=1))
     if args.write:
         doc = DOC.read_text()
         a, b = doc.index(BEGIN) + len(BEGIN), doc.index(END)

@@ -30,8 +30,8 @@ public name lives in its module, e.g. :mod:`deeplimits.studies.theory`):
 
 Names are resolved on first access (PEP 562): ``import deeplimits`` (and the command line's
 ``--help``) does not import torch; ``from deeplimits import pair`` imports what ``pair`` needs.
-The names this root exported before 0.1.0 and no longer does still resolve, with a
-``DeprecationWarning`` naming their module, until the next release.
+A name not in the table below is not the root's: it lives in its module only (e.g.
+``deeplimits.paths.Driver``), and asking the root for it is an ``AttributeError``.
 """
 from ._lazy import lazy_exports
 from ._version import __version__
@@ -51,11 +51,11 @@ _WHERE = {
     **dict.fromkeys(("fit_expansion", "ExpansionFit"), "studies.expansion_fit"),
     "strong_order": "studies.scheme_order.study",
     **dict.fromkeys(("Scheme", "EulerMaruyama", "Milstein", "Heun", "ModifiedEuler", "TorchsdeScheme"), "schemes"),
-    **dict.fromkeys(("stability", "plan_stability", "run_stability", "StabilityPlan", "StabilityResult"),
-                    "studies.propagation.stability"),
-    **dict.fromkeys(("phase_diagram", "plan_phase", "run_phase", "PhasePlan", "PhaseResult"),
-                    "studies.propagation.phase"),
-    **dict.fromkeys(("train_grid", "plan_training", "TrainPlan", "TrainGridResult"), "studies.training.study"),
+    **dict.fromkeys(("stability", "plan_stability", "run_stability", "StabilityPlan", "phase_diagram", "plan_phase",
+                     "run_phase", "PhasePlan"), "studies.propagation.study"),
+    **dict.fromkeys(("StabilityResult", "PhaseResult"), "studies.propagation.result"),
+    **dict.fromkeys(("train_grid", "plan_training", "TrainPlan"), "studies.training.study"),
+    "TrainGridResult": "studies.training.result",
     **dict.fromkeys(("plan_scaling", "ScalingPlan"), "studies.scaling.study"),
     "ScalingResult": "studies.scaling.result",
     "results_from_store": "studies",

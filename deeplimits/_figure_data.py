@@ -99,8 +99,9 @@ def save(fig, path, results, dpi: int) -> None:
     """Write the matplotlib figure ``fig`` at ``path``: a PNG drawn from ``results`` carries their
     :func:`figure_data`."""
     import io
+    import os
 
-    if not (results and isinstance(path, str) and path.lower().endswith(".png")):
+    if not (results and isinstance(path, (str, os.PathLike)) and os.fspath(path).lower().endswith(".png")):
         fig.savefig(path, dpi=dpi)
         return
     buf = io.BytesIO()

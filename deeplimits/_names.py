@@ -20,9 +20,8 @@ __all__ = ["DRIVERS", "ARCHITECTURES", "ACTIVATIONS", "DEFAULT_ACTIVATION", "RES
 DRIVERS = ("uniform", "gaussian", "rademacher", "fractional", "smooth")
 """Laws of the weights (:func:`deeplimits.make_driver`)."""
 ARCHITECTURES = ("res-1", "res-2", "res-3", "inside")
-"""Residual maps (:class:`deeplimits.ResNet`)."""
-"""The weight matrices of the built-in blocks, kept only for :mod:`deeplimits.studies.training.trained`
-(whose rewrite asks the block, :attr:`deeplimits.blocks.Block.required`); nothing else reads it."""
+"""Residual maps (:class:`deeplimits.ResNet`); their weights are the blocks' own declarations
+(:attr:`deeplimits.blocks.Block.required`), never a table here."""
 
 #: named activations (:func:`deeplimits.activation`; ``leaky_relu:SLOPE`` sets the slope, and
 #: ``module:function`` names any elementwise callable)

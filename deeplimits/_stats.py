@@ -75,4 +75,5 @@ def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
         return (0.0, 1.0)
     p, d = k / n, 1 + z * z / n
     centre, half = (p + z * z / (2 * n)) / d, z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    # the interval contains p exactly (rounding can put an end a hair inside it at k = 0 or k = n)
+    return (max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half)))

@@ -230,13 +230,18 @@ class InsidePair(Pair):
 
     ``A_k`` and ``b_k`` are assembled from the driver parts of layer ``k`` (weight names ``W``
     and ``b`` for the main parts, ``W_drift`` and ``b_drift`` for the smooth drift part of the
-    inside-SDE): a Brownian part enters as its raw increment (entries ``N(0, s^2 / L)``), a
-    smooth part ``A(t)`` as ``L^-beta A(t)`` at the layer's right end ``t = k / L``.
+    inside-SDE, ``W_noise`` and ``b_noise`` for the Brownian part of the inside-ODE's weights): a
+    Brownian part enters as its raw increment (entries ``N(0, s^2 / L)``, ``s`` times ``noise`` for a
+    ``*_noise`` part), a smooth part ``A(t)`` as ``L^-beta A(t)`` at the layer's right end ``t = k / L``.
 
     Extra attributes: ``alpha`` (outer exponent), ``beta`` (exponent of the smooth part; ``None``
     for an inside-SDE without drift), ``sa``, ``sb`` (entry scales), ``ito_correction``,
-    ``derivatives`` (``sigma''(0)``, ``sigma'''(0)``, ... by automatic differentiation).
+    ``derivatives`` (``sigma''(0)``, ``sigma'''(0)``, ... by automatic differentiation), ``noise``
+    (the entry scale of the Brownian part, in units of ``sa`` and ``sb``; 0: none).
     """
+
+    noise: float = 0.0
+    """The entry scale of the Brownian part of the inside-ODE's weights (set by its regime's build)."""
 
     def __init__(self, regime, width, network, limit, drivers, order, *, alpha, beta, sa, sb,
                  ito_correction, derivatives):
@@ -250,7 +255,8 @@ class InsidePair(Pair):
         return self._beta
 
     def _weight_layout(self, name):
-        return self.network.block.weight_shape(name, self.width), self.sa if name.startswith("W") else self.sb
+        scale = self.sa if name.startswith("W") else self.sb
+        return self.network.block.weight_shape(name, self.width), scale * (self.noise if name.endswith("_noise") else 1)
 
     def _layer(self, depth, parts):
         """``{'W': A_k, 'b': b_k}`` from the driver parts (one layer, or stacked layers)."""
@@ -259,7 +265,7 @@ class InsidePair(Pair):
         for name, x in parts.items():
             if not self.drivers[name].needs_resolution:  # a smooth part: L^-beta A(t)
                 x = scale * x
-            key = name.removesuffix("_drift")
+            key = name.removesuffix("_drift").removesuffix("_noise")
             out[key] = x if key not in out else out[key] + x
         return out
 
@@ -275,5 +281,6 @@ class InsidePair(Pair):
     def __repr__(self) -> str:
         b = "" if self._beta is None else f", beta={self._beta:g}"
         ito = "" if self.ito_correction else ", ito_correction=False"
+        noise = f", noise={self.noise:g}" if self.noise else ""
         return (f"InsidePair(regime={self.regime!r}, width={self.width}, activation={self.network.activation.name!r}, "
-                f"alpha={self.alpha:g}{b}, sa={self.sa:g}, sb={self.sb:g}{ito}, theory_rate={self.theory_rate:g})")
+                f"alpha={self.alpha:g}{b}, sa={self.sa:g}, sb={self.sb:g}{ito}{noise}, theory_rate={self.theory_rate:g})")

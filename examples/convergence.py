@@ -1,7 +1,7 @@
 """The main job's figures: the strong error of each default regime against the depth, with the
 fitted expansion, its verdict and the theory (docs/mathematics.md, "The implemented regimes"),
 one figure per regime and the three side by side exactly as ``deeplimits convergence`` draws
-them (the home page's figure): the same plans (:data:`deeplimits.studies.presets.DEFAULT_STUDY`,
+them (the home page's figure): the same plans (:data:`deeplimits.studies.convergence.presets.DEFAULT_STUDY`,
 seed 0), the same numbers, the same verdicts.
 
 Run:  python examples/convergence.py [OUT_DIR] [--small]     (about 16 s on 2 idle CPU cores)
@@ -13,9 +13,9 @@ the committed ones against what the main job prints today.
 import os
 import sys
 
-from deeplimits.plots import plot_convergence
+from deeplimits.studies.convergence.plots import plot_convergence
+from deeplimits.studies.convergence.presets import DEFAULT_STUDY
 from deeplimits.studies.convergence.study import plan_convergence
-from deeplimits.studies.presets import DEFAULT_STUDY
 
 FIGURES = ["convergence_sde.png", "convergence_ode.png", "convergence_fbm.png", "convergence.png"]
 

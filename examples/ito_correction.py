@@ -9,7 +9,7 @@ import os
 import sys
 
 import deeplimits as dl
-from deeplimits.plots import plot_convergence
+from deeplimits.studies.convergence.plots import plot_convergence
 
 FIGURES = ["ito_correction.png"]
 

@@ -9,7 +9,7 @@ runs/examples/trained-weights, which the same command resumes.
 import os
 import sys
 
-from deeplimits.plots import plot_weight_paths
+from deeplimits.studies.training.plots import plot_weight_paths
 from deeplimits.runs import RunStore
 from deeplimits.studies import Grid, Network, Training, plan_training
 from deeplimits.studies.training.trained import weight_paths

@@ -161,7 +161,7 @@ def test_law_never_agrees_with_a_weak_rate_of_one_half(tmp_path):
     to a measured table) at the cpu preset's size (the quick preset's covariance over the ratio of
     their draws): neither the joint fit nor any test function alone reads ``agrees``."""
     from deeplimits.studies.law.calibration import synthetic_truths
-    from deeplimits.studies.law.cases import PRESETS
+    from deeplimits.studies.law.presets import PRESETS
     from deeplimits.studies.law.fit import fit_weak
 
     from deeplimits.studies.law.study import weak_law

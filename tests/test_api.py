@@ -99,10 +99,10 @@ def test_a_name_imports_only_the_module_that_defines_it():
                  "s.PhaseResult\n"
                  "print(sorted(m for m in sys.modules if m.startswith('deeplimits.studies.')))\n")
     loaded = set(eval(out))
-    assert "deeplimits.studies.propagation.phase" in loaded
+    assert "deeplimits.studies.propagation.result" in loaded
     assert not loaded & {"deeplimits.studies.training.study", "deeplimits.studies.scaling.study", "deeplimits.studies.convergence.study",
                          "deeplimits.studies.training.trained",
-                         "deeplimits.studies.propagation.stability"}, loaded
+                         "deeplimits.studies.propagation.study"}, loaded
     out = _fresh("import sys\nfrom deeplimits import RunStore, ParameterError\n"
                  "print(sorted(m for m in sys.modules if m.startswith('deeplimits.studies')))\n")
     assert eval(out) == [], out

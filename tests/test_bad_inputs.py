@@ -55,7 +55,8 @@ C = ["convergence", "--regime", "sde", "--width", "2", "--depths", "4,8", "--dra
 S = ["stability", "--width", "2", "--n-in", "2", "--depths", "2,4", "--betas", "0.5", "--draws", "2"]
 SC = ["scaling", "--depths", "4,8", "--max-epochs", "1"]
 TL = ["trained-limit", "--preset", "quick", "--depths", "2,4", "--reference", "8", "--epochs", "1"]
-LW = ["law", "--preset", "quick", "--depths", "4,8", "--fine", "32", "--draws", "64"]
+LW = ["law", "--preset", "quick", "--depths", "4,8", "--fine", "32", "--draws", "280"]
+SH = ["shapes", "--preset", "quick"]
 TR = ["train", "--depth", "4", "--width", "3", "--epochs", "1"]
 TF = ["transfer", "--preset", "quick", "--depths", "2,4,8", "--lrs=-1,1", "--seeds", "2", "--width", "2", "--samples",
       "16", "--betas", "1", "--optimizer", "adam"]
@@ -77,7 +78,7 @@ CLI = [
     (["convergence", "--regime", "sde", "--block", "res-1"], 2, "--block must be module:Name"),
     (["stability", "--block", "math:pi"], 2, "--block math:pi: not a deeplimits Block subclass"),
     (["phase", "--block", "math:nosuch"], 2, "module 'math' has no 'nosuch'"),
-    (["train", "--block", "os:sep"], 2, "not a deeplimits Block subclass"),
+    (["train", "--block", "os:sep"], 2, "it holds no block"),
     (["law", "--block", "::"], 2, "--block must be module:Name"),
     (["law", "--phi", "math:pi"], 2, "--phi math:pi: not a function of the output"),
     (["transfer", "--block", "math:pi"], 2, "not a deeplimits Block subclass"),
@@ -85,6 +86,12 @@ CLI = [
     (["law", "--law", "math:sqrt"], 2, "--law math:sqrt: not a deeplimits Driver subclass"),
     (["order", "--scheme", "math:pi", "--problem", "linear-sde"], 2, "--scheme math:pi: not a scheme"),
     (["order", "--scheme", "euler-maruyama", "--problem", "math:pi"], 2, "--problem math:pi: not a deeplimits Problem"),
+    (["convergence", "--regime", "ode", "--driver", "math:pi"], 2, "--driver math:pi: not a deeplimits Driver subclass"),
+    (["convergence", "--regime", "sde", "--driver", "uniform"], 2, "--driver 'uniform' does not fit regime 'sde'"),
+    (["transfer", "--model", "math:pi"], 2, "--model math:pi: not a module factory"),
+    (["transfer", "--data", "math:pi"], 2, "--data math:pi: data must be tensors"),
+    (["trained-limit", "--case", "math:pi"], 2, "--case math:pi: not a family"),
+    (["scaling", "--block", "math:pi"], 2, "--block math:pi: not a deeplimits Block subclass"),
     # -- convergence: every flag
     (["convergence", "--regime"], 2, "expected one argument"),
     (["convergence", "--regime", "SDE"], 2, "invalid choice"),
@@ -106,6 +113,9 @@ CLI = [
     (["convergence", "--regime", "inside-ode", "--alpha", "nan"], 2, "--alpha"),
     (["convergence", "--regime", "inside-ode", "--beta", "-0.5"], 2, "beta"),
     (["convergence", "--regime", "inside-ode", "--beta", "1e999"], 2, "--beta"),
+    (["convergence", "--regime", "inside-ode", "--noise", "-1"], 2, "--noise must lie in [0.0, inf]"),
+    (["convergence", "--regime", "inside-ode", "--noise", "nan"], 2, "--noise"),
+    (["convergence", "--regime", "sde", "--noise", "1"], 2, "--noise applies only to --regime inside-ode"),
     (["convergence", "--regime", "inside-sde", "--sa", "0"], 2, "sa"),
     (["convergence", "--regime", "inside-sde", "--sa", "inf"], 2, "--sa"),
     (["convergence", "--regime", "inside-sde", "--sb", "-1"], 2, "sb"),
@@ -272,8 +282,12 @@ CLI = [
     # -- phase: every flag
     (["phase", "--preset", "small"], 2, "invalid choice"),
     (["phase", "--figures=1"], 2, "ignored explicit argument"),
+    # -- --figures/--no-figures of the commands that draw by default
+    *[([cmd, "--no-figures=1"], 2, "ignored explicit argument") for cmd in
+      ("convergence", "order", "train", "scaling", "trained-limit", "transfer", "law", "shapes")],
+    (["weights", "a.npy", "--figures=no"], 2, "ignored explicit argument"),
     (["phase", "--bias"], 2, "applies only to"),
-    (["phase", "--corrected"], 2, "corrected applies only to arch 'res-1'"),
+    (["phase", "--corrected"], 2, "corrected applies only to a block h + alpha V sigma"),
     (["phase", "--arch", "res"], 2, "invalid choice"),
     (["phase", "--activation", "nope"], 2, "activation"),
     (["phase", "--width", "-4"], 2, "--width"),
@@ -310,7 +324,7 @@ CLI = [
     (["train", "--driver", "fractional"], 2, "--hursts must be given"),
     (["train", "--driver", "fractional", "--hursts", "1.5"], 2, "--hursts"),
     (["train", "--driver", "fractional", "--hursts", "nan"], 2, "--hursts"),
-    (["train", "--length-scale", "0.2"], 2, "--length-scale applies only to driver 'smooth'"),
+    (["train", "--length-scale", "0.2"], 2, "--length-scale applies only to a driver declaring it (smooth), not 'gaussian'"),
     (["train", "--driver", "smooth", "--length-scale", "-1"], 2, "--length-scale"),
     (["train", "--betas", "-1"], 2, "--betas"),
     (["train", "--betas", "0.5,0.5"], 2, "--betas must not repeat"),
@@ -455,7 +469,7 @@ CLI = [
     (TL + ["--cases", "smooth"], 2, "--cases must be one of"),
     (TL + ["--cases", "linear,linear"], 2, "--cases must be a non-empty list of distinct cases"),
     (TL + ["--depths", "8"], 2, "at least two distinct depths"),
-    (TL + ["--depths", "3,4"], 2, "--depths"),
+    (TL + ["--depths", "3,4"], 2, "--reference must be a multiple of every depth (3, 4"),
     (TL + ["--depths", "x"], 2, "--depths"),
     (TL + ["--reference", "4"], 2, "--reference must be an integer >= 5"),
     (TL + ["--reference", "x"], 2, "--reference"),
@@ -552,6 +566,34 @@ CLI = [
     (LW + ["--quiet=yes"], 2, "ignored explicit argument"),
     (LW + ["--device", "tpu"], 2, "--device"),
     (LW + ["--dry-run=yes"], 2, "ignored explicit argument"),
+    # -- shapes: every flag
+    (["shapes", "--preset", "huge"], 2, "invalid choice"),
+    (SH + ["--case", "cubic"], 2, "invalid choice"),
+    (["trained-limit", "--case", "linear"], 2, "--case must be module:Name"),
+    (SH + ["--depths", "0"], 2, "--depths must be an integer in [1, 4096]"),
+    (SH + ["--depths", "8,8"], 2, "--depths must be a non-empty list of distinct sizes"),
+    (SH + ["--widths", "5000"], 2, "--widths"),
+    (SH + ["--dims", "x"], 2, "--dims"),
+    (SH + ["--seeds", "0"], 2, "--seeds"),
+    (SH + ["--chunk", "5"], 2, "--chunk"),
+    (SH + ["--steps", "1"], 2, "--steps"),
+    (SH + ["--lr", "nan"], 2, "--lr"),
+    (SH + ["--lr", "0"], 2, "--lr"),
+    (SH + ["--step", "15"], 2, "--step"),
+    (SH + ["--fit-min", "1,2"], 2, "--fit-min"),
+    (SH + ["--fit-min", "100,0,0"], 2, "--fit-min"),
+    (SH + ["--depths", "4000,4096", "--widths", "4000,4096", "--dims", "4000,4096", "--fit-min", "0,0,0"], 2,
+     "(change --depths, --widths, --dims)"),
+    (SH + ["--seed", "-1"], 2, "--seed"),
+    (SH + ["--dtype", "half"], 2, "invalid choice"),
+    (SH + ["--out", "afile"], 2, "--out"),
+    (SH + ["--json", "adir"], 2, "--json"),
+    (SH + ["--workers", "0"], 2, "--workers"),
+    (SH + ["--scheduler", "tcp://host:port"], 2, "--scheduler"),
+    (SH + ["--timeout", "1"], 2, "--timeout"),
+    (SH + ["--quiet=yes"], 2, "ignored explicit argument"),
+    (SH + ["--device", "tpu"], 2, "--device"),
+    (SH + ["--dry-run", "--seeds", "0"], 2, "--seeds"),
     (["scaling", "--preset", ""], 2, "invalid choice"),
     (["scaling", "--dataset", ""], 2, "invalid choice"),
     (["scaling", "--activation", ""], 2, "invalid choice"),
@@ -1305,6 +1347,7 @@ def _api():
         (D.register_dataset, lambda: dict(name="x"), "name", 5, "name must be a non-empty string"),
         (D.register_dataset, lambda: dict(name="x"), "name", "", "name must be a non-empty string"),
         (D.register_dataset, lambda: dict(name="x"), "official_split", "no", "official_split must be True or False"),
+        (D.register_dataset, lambda: dict(name="x"), "shared", 1, "shared must be True or False"),
         (D.synthetic, lambda: dict(seed=0), "seed", -1, "seed must be an integer in"),
         (D.synthetic, lambda: dict(seed=0), "n", 1, "n must be an integer in [2, 10000000]"),
         (D.synthetic, lambda: dict(seed=0), "dim", 0, "dim must be an integer in [1, 10000]"),
@@ -1456,7 +1499,7 @@ def test_a_run_that_fails_before_any_task_leaves_nothing(error, status, cwd, mon
 
 def test_refused_sizes_name_the_flags_to_change(cwd, monkeypatch, capsys):
     """A ResourceError from a plan: exit 2, one line, its knobs shown as the command's flags."""
-    import deeplimits.studies.propagation.stability as prop
+    import deeplimits.studies.propagation.study as prop
     import deeplimits.studies.convergence.study as conv
 
     def too_big(*a, **kw):

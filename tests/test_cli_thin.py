@@ -124,7 +124,7 @@ def test_module_function_activation_errors_are_one_line(spec, needle, capsys, mo
 def test_choices_come_from_the_library():
     from deeplimits import _names
     from deeplimits.regimes import regime_names
-    from deeplimits.studies.presets import PHASE_PRESETS, STABILITY_PRESETS
+    from deeplimits.studies.propagation.presets import PHASE_PRESETS, STABILITY_PRESETS
 
     sub = next(a for a in build_parser()._actions if a.dest == "command").choices
     opts = {name: {a.dest: a for a in p._actions} for name, p in sub.items()}
@@ -139,7 +139,7 @@ def test_choices_come_from_the_library():
 
 def test_help_shows_the_library_defaults():
     from deeplimits.regimes import REGISTRY
-    from deeplimits.studies.presets import STABILITY_PRESETS
+    from deeplimits.studies.propagation.presets import STABILITY_PRESETS
 
     sub = next(a for a in build_parser()._actions if a.dest == "command").choices
     conv = sub["convergence"].format_help()
@@ -159,7 +159,13 @@ def test_names_and_defaults_agree_with_the_library():
     from deeplimits.paths import DRIVERS
     from deeplimits.diagnostics import weight_diagnostics
     from deeplimits.studies import plan_convergence, plan_phase, plan_scaling, plan_stability, plan_training
-    from deeplimits.studies.presets import DEFAULTS, SCALING_PRESETS, linspace
+    from deeplimits.studies import presets as P
+    from deeplimits.studies.convergence import presets as CP
+    from deeplimits.studies.presets import linspace
+    from deeplimits.studies.propagation import presets as PP
+    from deeplimits.studies.scaling import presets as SP
+    from deeplimits.studies.scheme_order import presets as OP
+    from deeplimits.studies.training import presets as TP
 
     assert (DRIVERS, ARCHITECTURES, NAMES) == (_names.DRIVERS, _names.ARCHITECTURES, _names.ACTIVATIONS)
     from deeplimits.studies import strong_order
@@ -167,8 +173,10 @@ def test_names_and_defaults_agree_with_the_library():
     from deeplimits.studies.settings import defaults
     from deeplimits.studies.training.conv import plan_conv_training
 
-    assert sorted(DEFAULTS) == ["convergence", "order", "phase", "scaling", "stability", "train", "train-conv",
-                                "weights"]
+    # each study's defaults in its own package's presets (the weights command's, a diagnostic, shared)
+    DEFAULTS = {"convergence": CP.DEFAULTS, "order": OP.DEFAULTS, "phase": PP.DEFAULTS["phase"], "scaling": SP.DEFAULTS,
+                "stability": PP.DEFAULTS["stability"], "train": TP.DEFAULTS, "train-conv": TP.CONV_DEFAULTS,
+                "weights": P.WEIGHTS_DEFAULTS}
     for study, fn in (("convergence", plan_convergence), ("stability", plan_stability), ("phase", plan_phase),
                       ("train", plan_training), ("scaling", plan_scaling), ("weights", weight_diagnostics),
                       ("order", strong_order), ("train-conv", plan_conv_training)):
@@ -186,7 +194,7 @@ def test_names_and_defaults_agree_with_the_library():
             default = params[name]
             default = list(default) if isinstance(default, tuple) else default
             assert (str(default).replace("torch.", "") if name == "dtype" else default) == value, (study, name)
-    assert list(inspect.signature(plan_scaling).parameters["depths"].default) == SCALING_PRESETS["cpu"]["depths"]
+    assert list(inspect.signature(plan_scaling).parameters["depths"].default) == SP.SCALING_PRESETS["cpu"]["depths"]
     for a, b, n in ((0.05, 0.97, 51), (0, 1.3, 70), (10, 1000, 10), (0, 1.2, 7), (2, 2, 3), (1, 0, 5)):
         assert linspace(a, b, n) == np.linspace(a, b, n).tolist()
 

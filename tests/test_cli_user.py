@@ -73,6 +73,17 @@ def test_block_and_driver_through_stability_recorded_and_resumed(home, capsys):
     (["convergence", "--regime", "sde", "--block", "gated"], "--block must be module:Name"),
     (["convergence", "--regime", "sde", "--block", "mymodels:Mixer"], "not declared linear in W"),
     (["stability", "--driver", "mymodels:Gated"], "not a deeplimits Driver subclass"),
+    (["convergence", "--regime", "sde", "--driver", "mymodels:Laplace"], "coupled=False"),
+    (["convergence", "--regime", "fbm", "--driver", "mymodels:LevyBridge"], "regularity 0.5"),
+    (["convergence", "--driver", "mymodels:Waves"], "--driver needs --regime"),
+    (["transfer", "--model", "mymodels:GBM"], "--model mymodels:GBM: not a module factory"),
+    (["transfer", "--model", "residual"], "--model must be module:Name"),
+    (["transfer", "--data", "mymodels:cube_mean"], "--data mymodels:cube_mean: calling it failed"),
+    (["transfer", "--data", "mymodels:GBM"], "--data mymodels:GBM: data must be tensors"),
+    (["transfer", "--model", "mymodels:ResidualMLP", "--block", "mymodels:Gated"], "not to a model's factory"),
+    (["transfer", "--preset", "conv-quick", "--model", "mymodels:ResidualMLP"], "--model applies only to the MLP"),
+    (["trained-limit", "--case", "mymodels:Gated"], "--case mymodels:Gated: not a family"),
+    (["scaling", "--block", "mymodels:Gated"], "declares no trained scale (trained_scale = False)"),
     (["law", "--law", "mymodels:Laplace", "--phi", "mymodels:GBM"], "not a function of the output"),
     (["order", "--scheme", "mymodels:GBM", "--problem", "linear-sde"], "--scheme mymodels:GBM: not a scheme"),
     (["order", "--scheme", "euler-maruyama", "--problem", "mymodels:HAND_EULER"], "not a deeplimits Problem"),
@@ -82,6 +93,44 @@ def test_wrong_user_objects_are_one_line_usage_errors(home, argv, needle, capsys
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and needle in err and "Traceback" not in err, err
     assert not (home / "runs").exists()
+
+
+def test_convergence_with_ones_own_driver(home, capsys):
+    """``--driver MODULE:NAME`` in the regime whose limit its law has: run, recorded by the name the
+    spec holds; its declared parameter from the flag (the Hurst index of a fractional path)."""
+    assert main(["convergence", "--regime", "ode", "--block", "mymodels:Gated", "--driver", "mymodels:Waves",
+                 "--width", "3", "--draws", "16", "--depths", "8,16,32,64", "--out", "c", "--quiet"]) == 0
+    assert "waves weights" in capsys.readouterr().out
+    spec, code = _spec(home / "c"), _spec(home / "c", "user_code")
+    assert spec["driver"] == {"driver": "waves"} and code["waves"]["name"] == "Waves"
+    assert main(["convergence", "--regime", "fbm", "--driver", "mymodels:CholeskyFBM", "--hurst", "0.8", "--width",
+                 "3", "--draws", "8", "--depths", "8,16,32", "--reference", "256", "--out", "f", "--quiet"]) == 0
+    assert "fbm H=0.8" in capsys.readouterr().out
+    assert _spec(home / "f")["driver"] == {"driver": "cholesky-fbm", "hurst": 0.8}
+
+
+def test_transfer_trained_limit_and_scaling_of_ones_own(home, capsys):
+    """``transfer --model MODULE:MAKE --data MODULE:DATA`` (a factory and tensors, as
+    ``plan_transfer(model=..., data=...)`` takes), ``trained-limit --case MODULE:FAMILY`` (a
+    family of one's own block and driver) and ``scaling --block MODULE:NAME``: run, the spec naming
+    them, the store recording the code."""
+    assert main(["transfer", "--preset", "quick", "--model", "mymodels:ResidualMLP", "--data", "mymodels:digits_tensors",
+                 "--betas", "1", "--optimizer", "sgd", "--depths", "2,4,8", "--lrs=-2,4", "--seeds", "2", "--out", "t",
+                 "--quiet"]) == 0
+    assert "model 'ResidualMLP'" in capsys.readouterr().out
+    spec, code = _spec(home / "t"), _spec(home / "t", "user_code")
+    assert spec["model"] == "ResidualMLP" and spec["data"] == "digits_tensors" and len(spec["data_sha256"]) == 64
+    assert {c["name"] for c in code.values()} == {"ResidualMLP", "digits_tensors"}
+    assert main(["trained-limit", "--preset", "quick", "--case", "mymodels:GATED_WAVES", "--seeds", "3", "--epochs",
+                 "5", "--out", "l", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "gated-waves: the gated block from smooth waves" in out and "trained: common limit" in out, out
+    spec, code = _spec(home / "l"), _spec(home / "l", "user_code")
+    assert spec["cases"] == ["gated-waves"] and spec["families"]["gated-waves"]["arch"] == "gated-tanh"
+    assert set(code) == {"gated-waves", "gated-tanh", "waves"}
+    assert main(["scaling", "--block", "mymodels:ScaledInside", "--depths", "4,8", "--max-epochs", "1", "--samples",
+                 "64", "--out", "s", "--quiet"]) == 0
+    assert "block 'scaled-inside'" in capsys.readouterr().out and _spec(home / "s")["arch"] == "scaled-inside"
 
 
 def test_scheme_and_problem_of_ones_own(home, capsys):
@@ -116,8 +165,8 @@ def test_every_command_takes_ones_own_objects_from_a_fresh_clone(tmp_path):
     shutil.copy(HERE / "user_models.py", work / "mymodels.py")
     env = {**os.environ, "PYTHONPATH": str(clone)}
     runs = {
-        "convergence": ["--regime", "ode", "--block", "mymodels:Gated", "--width", "3", "--draws", "8", "--depths",
-                        "8,16,32"],
+        "convergence": ["--regime", "ode", "--block", "mymodels:Gated", "--driver", "mymodels:Waves", "--width", "3",
+                        "--draws", "8", "--depths", "8,16,32"],
         "stability": ["--block", "mymodels:Gated", "--driver", "mymodels:Laplace", "--width", "4", "--n-in", "2",
                       "--depths", "4,8", "--betas", "0.5", "--draws", "4"],
         "phase": ["--block", "mymodels:Gated", "--hursts", "0.7", "--betas", "0.5,1", "--width", "4", "--n-in", "2",
@@ -130,10 +179,15 @@ def test_every_command_takes_ones_own_objects_from_a_fresh_clone(tmp_path):
                      "--depths", "2,4,8", "--seeds", "2"],
         "order": ["--scheme", "mymodels:HAND_EULER", "--problem", "mymodels:GBM", "--depths", "8,16,32",
                   "--draws", "64"],
+        "transfer-model": ["--preset", "quick", "--model", "mymodels:ResidualMLP", "--data", "mymodels:digits_tensors",
+                           "--betas", "1", "--optimizer", "sgd", "--depths", "2,4,8", "--seeds", "2"],
+        "trained-limit": ["--preset", "quick", "--case", "mymodels:GATED_WAVES", "--seeds", "2", "--epochs", "3"],
+        "scaling": ["--block", "mymodels:ScaledInside", "--depths", "4,8", "--max-epochs", "1", "--samples", "64"],
     }
     for cmd, argv in runs.items():
         quiet = ["--quiet"] if cmd != "order" else []
-        r = subprocess.run([sys.executable, "-m", "deeplimits", cmd, *argv, *quiet], cwd=work, env=env,
+        command = cmd.removesuffix("-model")  # (transfer twice: its block, then a model of one's own)
+        r = subprocess.run([sys.executable, "-m", "deeplimits", command, *argv, *quiet], cwd=work, env=env,
                            capture_output=True, text=True)
         assert r.returncode == 0, f"{cmd}: {r.stderr}"
         assert "wrote" in r.stdout, f"{cmd}: {r.stdout[-300:]}"

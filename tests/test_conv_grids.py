@@ -14,7 +14,7 @@ from deeplimits.cli import main
 from deeplimits.runs import RunStore, SweepError
 from deeplimits.studies import load_trained, results_from_store
 from deeplimits.studies.training.conv import ConvTrainPlan, conv_train_task, plan_conv_training
-from deeplimits.studies.presets import CONV_SCALING_PRESETS
+from deeplimits.studies.scaling_conv.presets import CONV_SCALING_PRESETS
 from deeplimits.studies._shared.conv import conv_flops
 from deeplimits.studies.scaling_conv import ConvScalingPlan, plan_conv_scaling
 from deeplimits.training import ConvResidualNetwork
@@ -190,6 +190,29 @@ def test_the_conv_verdict_on_kernel_families_of_known_structure():
     assert fam["exponents"]["beta"]["value"] == pytest.approx(1.0, abs=0.05)
     assert fam["exponents"]["beta_cumsum"]["value"] == pytest.approx(1.0, abs=0.05)
     assert fam["verdicts"]["A"]["hypothesis"] == "smooth"
+
+
+def test_the_conv_report_reads_a_result_of_known_structure():
+    """The report of a result whose kernels are a smooth function of k / L scaled by 1/L (one network
+    left below the fitted accuracy, one blown up): the table, alpha and beta beside the published
+    values, the evidence and the verdicts."""
+    from deeplimits.studies.scaling_conv.presets import FITTED_ACCURACY
+    from deeplimits.studies.scaling_conv.result import ConvScalingResult, conv_exponents
+
+    def smooth(k, L, z):
+        return z * (1.5 + math.sin(2 * math.pi * k / L)) / L
+
+    depths = [8, 16, 24, 32, 48, 64]
+    records = [{**r, "train_accuracy": 0.99, "test_accuracy": 0.9, "seconds": 1.0} for r in _family(smooth, depths)]
+    records[0]["train_accuracy"] = FITTED_ACCURACY / 2
+    fam = conv_exponents(records)
+    blown = {**records[-1], "seed": 1, "A": None, "delta": None, "train_accuracy": None, "test_accuracy": None}
+    res = ConvScalingResult(plan=plan_conv_scaling(depths=depths), records=records + [blown],
+                            exponents=fam["exponents"], verdicts=fam["verdicts"], seconds=4.0)
+    text = res.report()
+    assert text.startswith("conv residual networks on") and "blown up: non-finite weights" in text
+    assert "at depths [8]: they did not fit" in text and "alpha = 1.0" in text and "published" in text
+    assert "A: evidence" in text and "delta: evidence" in text and fam["verdicts"]["A"]["hypothesis"] == "smooth"
 
 
 @pytest.mark.slow

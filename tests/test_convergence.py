@@ -141,9 +141,12 @@ def test_scalar_sde_of_issue_29_agrees_though_its_single_slope_is_bent():
 
 
 @pytest.mark.slow
-def test_young_euler_in_width_8_is_pre_asymptotic():
-    # the main job's fbm panel, smaller: slope 0.89 against 1/2, the L^-1 terms dominate up to depth 256
+def test_young_euler_in_width_8_is_not_yet_at_its_rate():
+    # the main job's fbm panel, smaller: slope 0.89 against 1/2, the L^-1 terms dominate up to depth 256;
+    # at 64 draws the L^-1/2 term is not even detected, and the errors are read as falling faster than
+    # declared at these depths (the main job, 256 draws at width 16, detects it: pre-asymptotic)
     res = dl.strong_convergence("fbm", width=8, hurst=0.75, depths=[8, 16, 32, 64, 128, 256], draws=64,
                                 reference=4096, seed=0)
-    assert res.rate > 0.8 and res.fit.pvalue >= 0.01 and res.verdict == "pre-asymptotic"
-    assert res.fit.leading_share < 0.5
+    assert res.rate > 0.8 and res.fit.pvalue >= 0.01 and res.fit.leading_share < 0.5
+    assert res.verdict == "faster than declared" and res.fit.faster["interval"][0] > 0.6, res.fit.note
+    assert "not detected" in res.fit.note

@@ -89,6 +89,49 @@ def test_digits_shapes_values_and_split():
     assert "n_train=1438" in repr(ds)
 
 
+def test_a_shared_set_is_loaded_once_per_process_and_stays_the_callers_own(monkeypatch):
+    """A shared loader (the bundled and generated sets) runs once per set of arguments in a process
+    (every task of a study that loads it gets it without reading or generating it again); its
+    arrays are read-only and each call's tensors are the caller's own."""
+    monkeypatch.setattr(D.base, "DATASETS", dict(DATASETS))
+    monkeypatch.setattr(D.base, "_SHARED", {})
+    calls = []
+
+    @register_dataset("counted", shared=True)
+    def counted(*, seed, n: int = 10):
+        calls.append((seed, n))
+        return Arrays(np.arange(2.0 * n).reshape(n, 2), np.arange(n) % 2, task="classification", n_classes=2)
+
+    a = load_dataset("counted", seed=1)
+    a.x_train.mul_(0)  # the caller's own tensor: the next load is not changed
+    b, c = load_dataset("counted", seed=1), load_dataset("counted", seed=1, n=12)
+    assert calls == [(1, 10), (1, 12)] and torch.equal(b.x_train, load_dataset("counted", seed=1).x_train)
+    assert float(b.x_train.abs().sum()) > 0 and c.n_train + c.n_test == 12
+    arrays = D.base._SHARED[next(iter(D.base._SHARED))]
+    assert not arrays.x.flags.writeable and not arrays.y.flags.writeable
+    assert DATASETS["digits"].shared and DATASETS["synthetic"].shared and not DATASETS["mnist"].shared
+
+
+def test_digits_is_read_without_importing_scikit_learn(tmp_path):
+    """The digits file of the installed scikit-learn is read as its load_digits reads it, without
+    importing scikit-learn (about a second of CPU a process)."""
+    import os
+    import subprocess
+
+    code = ("import sys; from deeplimits.data.bundled import _digits_file; x, y = _digits_file(); "
+            "print(x.shape, y.shape, 'sklearn' in sys.modules)")
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env)
+    out = run.stdout
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert out.split() == ["(1797,", "64)", "(1797,)", "False"]
+    from sklearn.datasets import load_digits
+
+    x, y = bundled._digits_file()
+    ref = load_digits(return_X_y=True)
+    assert np.array_equal(x, ref[0]) and np.array_equal(y, ref[1])
+
+
 def test_digits_reproducible_by_seed_and_dtype():
     a, b = load_dataset("digits", seed=5), load_dataset("digits", seed=5)
     c = load_dataset("digits", seed=6, test_fraction=0.5, dtype=torch.float64, device="cpu")

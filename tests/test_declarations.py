@@ -1,6 +1,7 @@
 """Declarations checked, not trusted: what a hostile-input run against the registries found
 accepted silently is refused in one line naming the object, before any work (the block's shapes,
-its residual, a declared linearity; a driver's samples; a declared order's exponent), and a
+its residual, a declared linearity; a driver's samples and its declared regularity, grid and coupling;
+a declared order's exponent), and a
 hypothesis fuzz draws hostile blocks and drivers of a user's own and gives them to the studies."""
 
 import itertools
@@ -158,6 +159,63 @@ def test_a_sample_of_the_wrong_shape_is_refused_when_drawn():
     _one_line(e.value, "liar", "shape (3, 3)")
 
 
+def _path_liar(lie):
+    """A registered path driver of one's own (tests/user_models.py) whose declarations lie: ``lie``
+    says which (its regularity, a coupling across depths, network weights that are not its path)."""
+    import user_models as U
+
+    base = U.Waves if lie in ("regularity-smooth", "left-points") else U.LevyBridge
+    attrs = {"name": f"liar-{lie}-{next(_NAMES)}"}
+    if lie == "regularity-smooth":
+        attrs["regularity"] = 0.5
+    elif lie == "regularity-path":
+        attrs["regularity"] = 0.7
+    elif lie == "rough":
+        attrs["needs_resolution"], attrs["sample_bytes"] = False, lambda self, *a, **k: 1 << 20
+
+        def _sample(self, shape, draws, resolution, generator, dtype, scale, device):  # a path without its grid
+            return U.LevyBridge._sample(self, shape, draws, 4, generator, dtype, scale, device)
+        attrs["_sample"] = _sample
+    elif lie == "uncoupled":
+        class Fresh(U.HeldPath):  # fresh increments at each depth, declared coupled
+            def iter_increments(self, depth, **kw):
+                g = torch.Generator().manual_seed(depth)
+                yield torch.randn((depth, self.draws, *self.shape), generator=g, dtype=self.dtype) / depth ** 0.5
+
+        def _sample(self, shape, draws, resolution, generator, dtype, scale, device):
+            s = U.LevyBridge._sample(self, shape, draws, resolution, generator, dtype, scale, device)
+            return Fresh(shape, draws, dtype, scale, resolution, s.fine, "brownian", 0.5)
+        attrs["_sample"] = _sample
+    elif lie == "left-points":
+        class Left(U.WavesSample):  # the network reads V((k - 1) / L), the limit V(t)
+            def iter_weights(self, depth):
+                yield self.at(torch.arange(depth, dtype=torch.float64).to(self.dtype) / depth)
+
+        def _sample(self, shape, draws, resolution, generator, dtype, scale, device):
+            s = U.Waves._sample(self, shape, draws, resolution, generator, dtype, scale, device)
+            return Left(shape, draws, dtype, scale, s.coef, s.omega)
+        attrs["_sample"] = _sample
+    return register_driver(type(f"Liar{lie.title()}", (base,), attrs))
+
+
+@pytest.mark.parametrize("lie,words", [
+    ("regularity-smooth", ("declares regularity 0.5", "1.0")),
+    ("regularity-path", ("declares regularity 0.7", "0.5")),
+    ("rough", ("needs_resolution=False", "rough=True")),
+    ("uncoupled", ("coupled=True", "depth-2 increments")),
+    ("left-points", ("at(k / 4)",)),
+])
+def test_a_path_driver_whose_declarations_lie_is_refused(lie, words):
+    """A driver of one's own whose declared regularity, grid or coupling is not what its samples do
+    would give a convergence study a wrong limit, silently: refused in one line naming it."""
+    cls = _path_liar(lie)
+    regime = "ode" if lie in ("regularity-smooth", "left-points") else "sde"
+    with pytest.raises(ParameterError) as e:
+        dl.plan_convergence(regime, driver=cls.name, width=3, depths=[4, 8], draws=2)
+    _one_line(e.value, cls.name, *words)
+    assert e.value.param == "driver"
+
+
 @pytest.mark.parametrize("rate", [-1, 1e308, math.nan, math.inf, 8.5, "0.5", True])
 def test_a_declared_order_outside_a_sane_range_is_refused(rate):
     with pytest.raises(ParameterError) as e:
@@ -178,7 +236,7 @@ _ENTRY = {
     "stability": lambda b, d: dl.plan_stability(b, d, width=3, n_in=2, depths=[2, 4], draws=2),
     "phase": lambda b, d: dl.plan_phase([0.6], [0.5], arch=b, width=3, n_in=2, depth=4, draws=1, inputs=1),
     "training": lambda b, d: dl.plan_training("digits", d, arch=b, depth=2, width=3, epochs=1),
-    "law": lambda b, d: plan_law(law=d, arch=b, depths=[4, 8], fine=32, draws=64),
+    "law": lambda b, d: plan_law(law=d, arch=b, depths=[4, 8], fine=32, draws=512),  # (at least 10 per number of a draw)
 }
 _USES_DRIVER = ("stability", "training", "law")
 

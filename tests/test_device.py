@@ -16,8 +16,8 @@ import deeplimits as dl
 from deeplimits import _random
 from deeplimits._validate import ResourceError
 from deeplimits.studies.convergence import study as C
-from deeplimits.studies.propagation import phase as PH
-from deeplimits.studies.propagation import stability as ST
+from deeplimits.studies.propagation import study as PH
+from deeplimits.studies.propagation import study as ST
 from deeplimits.studies import plan_phase, plan_stability
 
 HAS_CUDA = torch.cuda.is_available()

@@ -155,6 +155,24 @@ def run_blocks(page: pathlib.Path, name: str) -> None:
             pytest.fail(f"{name}:{line}: the example printed\n{printed}\nbut the page shows\n{shown}")
 
 
+def _import_every_module():
+    """Import every module of the package once, so every built-in registration (a task, a plan, a
+    block...) is made before a test saves the registries: restoring them after an example then
+    never drops a built-in entry that the example's run happened to import first."""
+    import importlib
+    import pkgutil
+
+    import deeplimits
+
+    for info in pkgutil.walk_packages(deeplimits.__path__, "deeplimits."):
+        if info.name.endswith("__main__"):  # the command line itself
+            continue
+        try:
+            importlib.import_module(info.name)
+        except ImportError:  # an optional dependency this machine lacks
+            pass
+
+
 @pytest.fixture
 def registries_restored():
     """A data set, a driver, a block, a test function, a transfer network or data set, a task or a
@@ -168,6 +186,7 @@ def registries_restored():
     from deeplimits.studies.law import phis
     from deeplimits.studies.transfer import user
 
+    _import_every_module()
     tables = (base.DATASETS, registry._DRIVERS, blocks._BLOCKS, phis._REGISTRY, user._NETWORKS,
               user._DATA, tasks._TASKS, plan._PLANS)
     registered = [dict(t) for t in tables]

@@ -21,7 +21,7 @@ from deeplimits.options import Option
 from deeplimits.paths import (DRIVERS, Driver, DriverSample, driver_from_spec, make_driver, register_driver,
                               registered_drivers, unregister_driver)
 from deeplimits.studies.propagation import memory as PM
-from deeplimits.studies.propagation.stability import StabilityPlan, plan_stability
+from deeplimits.studies.propagation.study import StabilityPlan, plan_stability
 from deeplimits.training import ResidualNetwork, init_from_driver
 
 SPREAD = Option("spread", float, default=1.0, help="variance in units of scale^2", low=0.0, low_open=True)

@@ -25,6 +25,9 @@ SMALL = {
     "transfer": [],
     "law": [],
     "law-fig2": ["--fig2"],
+    "shapes": [],
+    "shapes-published": ["--preset", "published"],
+    "shapes-tanh": ["--case", "tanh", "--preset", "quick"],  # --case a built-in case (MODULE:NAME on trained-limit)
 }
 
 

@@ -172,3 +172,19 @@ def test_bad_arguments_are_one_line_errors(kwargs, match):
     with pytest.raises(ParameterError, match=match) as e:
         fit_expansion(args.pop("depths"), args.pop("error"), args.pop("terms"), **args)
     assert "\n" not in str(e.value) and len(str(e.value)) < 300
+
+
+def test_the_profile_never_leaves_the_exponents_an_expansion_may_have():
+    # a shift past the range of a term's exponent ([-16, 16]) is a statistic of inf, not an error: a
+    # flat profile's parabola once sent the search to a shift of 30 (a calibration table of
+    # Euler-Maruyama on the sde regime's noise ended in "exponent must be a number in [-16, 16]")
+    from deeplimits.studies import _fit_core as F
+
+    L = np.array(DEPTHS, dtype=float)
+    w = np.ones_like(L)
+    terms = [Term(15.5), Term(15.9)]
+    b = L ** -15.5 + L ** -15.9
+    assert F.leading_stat(L, b, w, terms, None, 1.0) == math.inf
+    assert F.leading_stat(L, b, w, [Term(0.5)], None, 29.99) == math.inf
+    d, _ = F.profile_minimum(L, L ** -0.5, w, [Term(0.5)], None)
+    assert abs(d) <= F.REACH

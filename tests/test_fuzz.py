@@ -185,7 +185,8 @@ CONVERGENCE = dict(
     reference=bad_int() | st.sampled_from([4, 8, 12, 6]), inputs=bad_int(), seed=bad_int(low=0, huge="beyond", none=True),
     dtype=BAD_DTYPE, chunk=bad_int(huge=False), device=BAD_DEVICE, activation=BAD_ACTIVATION,
     arch=bad_name(ARCHS), network=BAD_GROUP, compute=BAD_GROUP, decision=BAD_GROUP,
-    margin=bad_real(0, 1, low_open=True), budget=bad_real(0, 1e7, low_open=True))
+    margin=bad_real(0, 1, low_open=True), budget=bad_real(0, 1e7, low_open=True),
+    driver=bad_name(("gaussian",)))  # the regime 'sde' of the base takes only a Brownian path
 CONVERGENCE_BASE = lambda: dict(regime="sde", width=2, depths=[4, 8], draws=2, reference=16)  # noqa: E731
 PROPAGATION = dict(arch=bad_name(ARCHS, none=True), activation=BAD_ACTIVATION, width=bad_int(), n_in=bad_int(),
                    draws=bad_int(), inputs=bad_int(), seed=bad_int(low=0, huge="beyond", none=True), dtype=BAD_DTYPE,
@@ -245,7 +246,8 @@ def _library():
     floats4 = lambda lo=None: bad_reals(lo, None, distinct=False)  # noqa: E731
     return {
         "pair": (dl.pair, lambda: dict(regime="sde", width=2),
-                 dict(regime=bad_name(REGIMES), width=bad_int(huge=False), activation=BAD_ACTIVATION, arch=bad_name(ARCHS)), ()),
+                 dict(regime=bad_name(REGIMES), width=bad_int(huge=False), activation=BAD_ACTIVATION, arch=bad_name(ARCHS),
+                      driver=bad_name(("gaussian",))), ()),
         "strong_convergence": (dl.strong_convergence, CONVERGENCE_BASE, {**CONVERGENCE, "progress": BAD_CALLABLE,
                                                                           "execution": BAD_GROUP}, ()),
         "plan_convergence": (dl.plan_convergence, CONVERGENCE_BASE, CONVERGENCE, ()),

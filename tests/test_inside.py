@@ -223,3 +223,42 @@ def test_inside_results_carry_their_parameters_and_old_results_still_load():
     assert dl.ConvergencePlan.from_dict(spec) == plan and plan.name == "inside-sde-beta1-no-ito"
     sde = dl.plan_convergence("sde", depths=[4, 8], draws=2, reference=32).to_dict()
     assert "beta" not in sde and dl.ConvergencePlan.from_dict(sde).ito_correction is True
+
+
+# ------------------------------------------ the inside-ODE with a Brownian part (Hypothesis 2)
+
+def test_a_brownian_part_in_the_weights_declares_rate_min_alpha_and_enters_each_layer():
+    """Cohen et al., ICML 2021, Thm 4.4 under Hypothesis 2: A_k = L^-beta A(k/L) + (X_{(k+1)/L} - X_{k/L})
+    with X = noise sa B (and the same for b_k); the declared order is min(alpha, the order without it)."""
+    for act, beta, without in (("tanh", 0.7, 1.0), ("softplus0", 0.6, 0.6), ("tanh", 0.3, 0.6)):
+        p = dl.pair("inside-ode", width=2, beta=beta, activation=act, noise=0.5)
+        assert p.theory_rate == pytest.approx(min(1 - beta, without)), (act, beta)
+        assert dl.pair("inside-ode", width=2, beta=beta, activation=act).theory_rate == pytest.approx(without)
+    p = dl.pair("inside-ode", width=3, beta=0.6, noise=0.5)
+    assert set(p.drivers) == {"W", "b", "W_noise", "b_noise"} and "noise=0.5" in repr(p)
+    s = p.sample(2, generator=gen(3))
+    L, k = 16, 5
+    net = p.solve(s, L).network
+    w = s.weights
+    A = L ** -p.beta * w["W"].weights(L)[k] + w["W_noise"].increments(L)[k]
+    b = L ** -p.beta * w["b"].weights(L)[k] + w["b_noise"].increments(L)[k]
+    assert w["W_noise"].scale == pytest.approx(0.5 * 0.25) and w["b_noise"].scale == pytest.approx(0.5)
+    want = net[k] + L ** -p.alpha * dl.activation("softplus0")(net[k] @ A.transpose(-1, -2) + b[:, None])
+    torch.testing.assert_close(net[k + 1], want, rtol=0, atol=1e-13)
+    with pytest.raises(dl.ParameterError, match="noise"):
+        dl.pair("inside-ode", width=2, beta=0.5, noise=-1.0)
+
+
+@pytest.mark.parametrize("activation,beta", [("tanh", 0.7), ("softplus0", 0.6)])
+@pytest.mark.slow
+def test_inside_ode_with_a_brownian_part_converges_to_the_same_ode_at_rate_alpha(activation, beta):
+    """The network with the Brownian part converges to the linear ODE of its smooth part alone (the
+    reference ignores the part), at the rate alpha = 1 - beta: 0.26 [0.25, 0.27] for tanh at beta =
+    0.7 (1.00 without the part), 0.41 [0.40, 0.42] for softplus0 at beta = 0.6 (0.62 without), 32
+    draws, depths 8..512 (bootstrap intervals of half-width about 0.01, so the 0.1 of check_rate
+    is about ten of them, and a rate of 1 or 0.6, the order without the part, fails it)."""
+    res = dl.strong_convergence("inside-ode", width=4, beta=beta, activation=activation, noise=1.0,
+                                depths=[8, 16, 32, 64, 128, 256, 512], draws=32)
+    assert res.theory_rate == pytest.approx(1 - beta)
+    check_rate(res, 1 - beta)
+    assert res.error[-1] < res.error[0] / 2  # it converges (2.9-fold at rate 0.26): the same ODE

@@ -40,7 +40,7 @@ def test_fig2_calibration_and_the_command(tmp_path):
     assert cal.cases[0]["counts"] and "power" in cal.report()
     assert main(["law", "--preset", "quick", "--draws", "1024", "--depths", "4,8", "--fine", "32", "--out",
                  str(tmp_path / "cli"), "--quiet", "--json", str(tmp_path / "r.json")]) == 0
-    assert json.loads((tmp_path / "r.json").read_text())["spec"]["draws"] == 1024
+    assert json.loads((tmp_path / "r.json").read_text())["plan"]["draws"] == 1024
     assert main(["law", "--fig2", "--dry-run"]) == 0
 
 
@@ -188,16 +188,23 @@ def test_coupled_and_plain_estimates_agree():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("law,draws,seed", [("gaussian", 262144, 2), ("uniform", None, 0), ("rademacher", None, 0)])
-def test_the_verdict_agrees_on_correct_laws(law, draws, seed):
-    """The cpu preset (``draws`` None: its 1,572,864 draws, about 2 CPU minutes) agrees for the
-    non-Gaussian laws; Gaussian weights, strongly coupled, need a sixth of them."""
+@pytest.mark.parametrize("law,draws,seed,decides", [("gaussian", 262144, 2, True), ("uniform", None, 0, True),
+                                                     ("rademacher", None, 0, False)])
+def test_the_verdict_agrees_on_correct_laws(law, draws, seed, decides):
+    """The cpu preset (``draws`` None: its 1,572,864 draws, about 2 CPU minutes) agrees for uniform
+    weights; Gaussian weights, strongly coupled, need a sixth of them. Rademacher weights, coupled
+    least well, are not shown within the margin at this size (docs/law.md, "Measured"): the verdict
+    never says no, the interval holds 1, and the note names the draws that would decide."""
     from deeplimits.studies.law import PRESETS
 
     size = {k: v for k, v in PRESETS["cpu"].items() if draws is None or k != "draws"}
     r = plan_law(law=law, **size, **({} if draws is None else {"draws": draws}), samples=1000, seed=seed).run()
     lo, hi = r.joint["rate_ci_test"]
-    assert r.verdict == "agrees" and lo <= 1 <= hi, r.joint["note"]
+    assert lo <= 1 <= hi, r.joint["note"]
+    if decides:
+        assert r.verdict == "agrees", r.joint["note"]
+    else:
+        assert r.verdict == "insufficient evidence" and "draws would decide" in r.joint["note"], r.joint["note"]
 
 
 @pytest.mark.slow

@@ -52,11 +52,10 @@ def imports(path: pathlib.Path) -> set[str]:
 
 def lazy_tables(path: pathlib.Path) -> set[str]:
     """The submodules a package ``__init__`` loads by name (deeplimits._lazy): the values of its
-    tables ``_WHERE`` (public name -> submodule) and ``_MOVED`` (deprecated name -> submodule),
-    written as ``{"name": "sub", **dict.fromkeys((...), "sub")}``."""
+    table ``_WHERE`` (public name -> submodule), written as ``{"name": "sub", **dict.fromkeys((...), "sub")}``."""
     subs = set()
     for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") in ("_WHERE", "_MOVED") for t in node.targets):
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "_WHERE" for t in node.targets):
             for value in node.value.values:
                 if isinstance(value, ast.Call):  # dict.fromkeys(names, "sub")
                     value = value.args[1]
@@ -72,8 +71,8 @@ GRAPH = {name_of(p): imports(p) for p in MODULES}
 # while a stored file is read: never because a stored file names it). The other: an optional
 # dependency (Dask, pandas, mnist1d; never a deeplimits module) is imported by name in
 # deeplimits._extras.need, which names its extra when it is missing. The third: the lazy package roots
-# import the submodule of a name in deeplimits._lazy.submodule, from their tables (``_WHERE``,
-# ``_MOVED``), which the graph reads (lazy_tables). Nothing else in the package may (module -> the
+# import the submodule of a name in deeplimits._lazy.submodule, from their tables (``_WHERE``), which
+# the graph reads (lazy_tables). Nothing else in the package may (module -> the
 # function allowed to).
 IMPORTLIB_ALLOWED = {"deeplimits._user_code": "_import", "deeplimits._extras": "need",
                      "deeplimits._lazy": "submodule"}
@@ -142,7 +141,7 @@ LAYERS = (
                      "_bounded", "_plain", "_lazy", "orders", "_validate", "_devices", "_transforms", "_executor", "_stats",
                      "_settings", "_figure_data"}),
     ("runs", {"runs"}),
-    ("numerics", {"activations", "blocks", "paths", "networks", "data", "plots"}),
+    ("numerics", {"activations", "blocks", "paths", "networks", "data", "plots", "_figures"}),
     ("models", {"limits", "pairs", "training"}),
     ("uses of the models", {"regimes", "diagnostics", "schemes"}),
     ("studies", {"studies"}),
@@ -277,8 +276,11 @@ RULES = {
     "default: all in one task per case": "plan_trained_limit's chunk rule",
     "default: the full batch": "plan_trained_limit: gradient descent unless a batch size is given",
     "default: the driver's": "the smooth driver's own length scale",
-    "default: only the presets that say so": "the phase presets' own 'corrected' entries",
-    "default: one run": "without --budget a run is not sized to decide",
+    "default: one run": "without --budget, one run of the draws given (docs/schemes.md, 'A run sized to decide')",
+    "default: --tables, every table an independent run; smaller: the tables share the pool's error, in a shorter run":
+        "calibrate's pool rule (pool_factor = tables)",
+    "default: only the presets that say so": "plan_phase's corrected is off unless a preset sets it",
+    "default: the built-in ones": "the law study's test functions when none is given (deeplimits.studies.law.phis)",
 }
 
 
@@ -348,37 +350,52 @@ class Sources:
         from deeplimits.cli import execution
         from deeplimits.regimes import REGISTRY
         from deeplimits.studies import presets as P
+        from deeplimits.studies.convergence import presets as CP
+        from deeplimits.studies.propagation import presets as PP
+        from deeplimits.studies.scaling import presets as SP
+        from deeplimits.studies.scheme_order import presets as OP
+        from deeplimits.studies.training import presets as TP
 
-        for d in (P.DEFAULTS, P.STABILITY_PRESETS, P.PHASE_PRESETS, P.TRAIN_PRESETS, P.SCALING_PRESETS,
-                  P.STUDY_OPTIONS):
+        for d in (P.WEIGHTS_DEFAULTS, CP.DEFAULTS, CP.STUDY_OPTIONS, PP.DEFAULTS, PP.STABILITY_PRESETS,
+                  PP.PHASE_PRESETS, TP.DEFAULTS, TP.CONV_DEFAULTS, TP.TRAIN_PRESETS, SP.DEFAULTS, SP.SCALING_PRESETS,
+                  OP.DEFAULTS):
             self.mapping(d)
-        from deeplimits.studies.trained_limit import cases as T
+        from deeplimits.studies.trained_limit import presets as T
 
         for d in (T.DEFAULTS, T.PRESETS):
             self.mapping(d)
         self.mp.setitem(T.PRESETS, f"zz-{T.DEFAULT_PRESET}", copy.deepcopy(T.PRESETS[T.DEFAULT_PRESET]))
         self.mp.setattr(T, "DEFAULT_PRESET", f"zz-{T.DEFAULT_PRESET}")
-        from deeplimits.studies.transfer import cases as TF
+        from deeplimits.studies.transfer import presets as TF
 
         for d in (TF.DEFAULTS, TF.PRESETS):
             self.mapping(d)
         self.mp.setitem(TF.PRESETS, f"zz-{TF.DEFAULT_PRESET}", copy.deepcopy(TF.PRESETS[TF.DEFAULT_PRESET]))
         self.mp.setattr(TF, "DEFAULT_PRESET", f"zz-{TF.DEFAULT_PRESET}")
-        from deeplimits.studies.law import cases as W
+        from deeplimits.studies.shapes import presets as SH
+
+        for d in (SH.DEFAULTS, SH.PRESETS):
+            self.mapping(d)
+        self.mp.setitem(SH.PRESETS, f"zz-{SH.DEFAULT_PRESET}", copy.deepcopy(SH.PRESETS[SH.DEFAULT_PRESET]))
+        self.mp.setattr(SH, "DEFAULT_PRESET", f"zz-{SH.DEFAULT_PRESET}")
+        from deeplimits.studies import equivalence
+        from deeplimits.studies.law import presets as W
 
         for d in (W.DEFAULTS, W.PRESETS, W.FIG2):
             self.mapping(d)
+        for module in (W, equivalence):  # the margins of agrees
+            self.mp.setattr(module, "MARGIN", self.value(module.MARGIN))
         self.mp.setitem(W.PRESETS, f"zz-{W.DEFAULT_PRESET}", copy.deepcopy(W.PRESETS[W.DEFAULT_PRESET]))
         self.mp.setattr(W, "DEFAULT_PRESET", f"zz-{W.DEFAULT_PRESET}")
-        for cmd, name in P.DEFAULT_PRESET.items():  # a copy of it under another name
-            presets = {"stability": P.STABILITY_PRESETS, "phase": P.PHASE_PRESETS, "scaling": P.SCALING_PRESETS}[cmd]
+        for cmd, name in PP.DEFAULT_PRESET.items():  # a copy of it under another name
+            presets = {"stability": PP.STABILITY_PRESETS, "phase": PP.PHASE_PRESETS}[cmd]
             self.mp.setitem(presets, f"zz-{name}", copy.deepcopy(presets[name]))
-            self.mp.setitem(P.DEFAULT_PRESET, cmd, f"zz-{name}")
-        from deeplimits.studies import equivalence
-
-        for module, names in ((P, ("REFERENCE_REFINEMENT", "MAX_CHUNK", "TASK_BYTES", "CONV_GRID")), (execution, ("RUNS",)),
-                              (_names, ("DEFAULT_ACTIVATION", "RES3_ACTIVATION", "INSIDE_ACTIVATION")),
-                              (equivalence, ("MARGIN",)), (W, ("MARGIN",))):
+            self.mp.setitem(PP.DEFAULT_PRESET, cmd, f"zz-{name}")
+        self.mp.setitem(SP.SCALING_PRESETS, f"zz-{SP.DEFAULT_PRESET}", copy.deepcopy(SP.SCALING_PRESETS[SP.DEFAULT_PRESET]))
+        self.mp.setattr(SP, "DEFAULT_PRESET", f"zz-{SP.DEFAULT_PRESET}")
+        for module, names in ((CP, ("REFERENCE_REFINEMENT", "MAX_CHUNK")), (PP, ("TASK_BYTES",)), (P, ("CONV_GRID",)),
+                              (execution, ("RUNS",)),
+                              (_names, ("DEFAULT_ACTIVATION", "RES3_ACTIVATION", "INSIDE_ACTIVATION"))):
             for name in names:
                 self.mp.setattr(module, name, self.value(getattr(module, name)))
         opts = {id(o): o for r in REGISTRY.values() for o in r.options}
@@ -536,3 +553,60 @@ def test_history_leaves_the_code_and_the_docs():
     hits = [f"{p.relative_to(root)}:{i}" for p in files for i, line in enumerate(p.read_text().splitlines(), 1)
             if pattern.search(line) and "numpy issue" not in line]
     assert not hits, f"history in the code or the docs: {hits}"
+
+
+# -- one study layout: every study package has the same parts, every result holds its plan -------------
+
+#: the parts of a study package (docs/adding-a-study.md): a part may be tiny, its name is the same everywhere
+STUDY_PARTS = ("study", "result", "report", "plots", "memory", "presets")
+
+
+def study_packages(root: pathlib.Path) -> list[str]:
+    """The study packages under ``root/studies`` (every sub-package but the shared one)."""
+    return sorted(p.name for p in (root / "studies").iterdir()
+                  if p.is_dir() and not p.name.startswith("_") and (p / "__init__.py").exists())
+
+
+def missing_parts(root: pathlib.Path) -> list[str]:
+    """``'studies/<package>: no <part>.py'`` for each part a study package lacks."""
+    return [f"studies/{pkg}: no {part}.py" for pkg in study_packages(root) for part in STUDY_PARTS
+            if not (root / "studies" / pkg / f"{part}.py").is_file()]
+
+
+def test_every_study_package_has_the_same_parts():
+    assert len(study_packages(PKG)) >= 9
+    assert not missing_parts(PKG)
+
+
+def test_the_parts_rule_sees_a_missing_part(tmp_path):
+    pkg = tmp_path / "studies" / "growth"
+    pkg.mkdir(parents=True)
+    (tmp_path / "studies" / "_shared").mkdir()
+    for part in ("__init__",) + STUDY_PARTS:
+        if part != "report":
+            (pkg / f"{part}.py").write_text("")
+    assert study_packages(tmp_path) == ["growth"] and missing_parts(tmp_path) == ["studies/growth: no report.py"]
+
+
+def test_every_result_holds_its_plan():
+    """One result convention: what every registered plan's ``summarise`` returns is a
+    :class:`~deeplimits.studies.result.PlanResult` holding the plan in ``plan`` (its ``spec`` the
+    plan's spec, a property), never a spec dict of its own."""
+    import dataclasses
+    import typing
+
+    from deeplimits import studies
+    from deeplimits.studies.plan import _PLANS
+    from deeplimits.studies.result import PlanResult
+
+    studies._register_plans()  # every study's plan class registered
+    assert len(_PLANS) >= 10
+    for study, plan in _PLANS.items():
+        result = typing.get_type_hints(plan.summarise)["return"]
+        fields = {f.name for f in dataclasses.fields(result)}
+        assert issubclass(result, PlanResult) and "plan" in fields and "spec" not in fields, (study, result)
+        assert isinstance(inspect_property(result, "spec"), property), (study, result)
+
+
+def inspect_property(cls, name: str):
+    return next(vars(c)[name] for c in cls.__mro__ if name in vars(c))

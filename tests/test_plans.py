@@ -125,7 +125,7 @@ def test_a_result_holds_its_plan(study):
     if study == "phase":
         assert d["hurst"] == res.hurst == [0.3, 0.7] and d["beta"] == [0.5, 1.0] and d["bias"] is None
     else:
-        from deeplimits.studies.propagation.stability import DELTA
+        from deeplimits.studies.propagation.presets import DELTA
 
         assert plan.length_scale is not None and plan.delta is None  # the declared defaults
         assert d["driver"] == {"driver": "smooth", "length_scale": plan.length_scale} == res.driver
@@ -158,3 +158,19 @@ def test_a_training_result_holds_its_plan(tmp_path):
     with pytest.raises(ValueError, match="no 'plan' key.*results_from_store") as e:
         type(res).from_dict({k: v for k, v in d.items() if k != "plan"})
     assert e.value.param == "d"
+
+
+def test_a_result_that_held_a_spec_reads_back_with_its_plan():
+    """The law, transfer and trained-limit results held their plan's spec under ``'spec'``; they hold
+    their plan now (``'plan'`` in their JSON, :attr:`spec` a property), and JSON written before
+    still reads back: the same plan, the same report."""
+    from deeplimits.studies import plan_trained_limit
+    from deeplimits.studies.trained_limit.result import TrainedLimitResult
+
+    res = plan_trained_limit(cases=["linear"], depths=[2, 4], reference=8, seeds=2, epochs=1, width=2,
+                             samples=10).run()
+    d = json.loads(res.to_json())
+    assert d["plan"] == res.spec == res.plan.to_dict() and "spec" not in d
+    old = {("spec" if k == "plan" else k): v for k, v in d.items()}  # as written before
+    back = TrainedLimitResult.from_dict(old)
+    assert back.plan == res.plan and back.report().splitlines()[:-1] == res.report().splitlines()[:-1]

@@ -76,7 +76,7 @@ def test_inside_model_runs_without_theory_bounds():
 from deeplimits.networks import ResNet  # noqa: E402
 from deeplimits import make_driver  # noqa: E402
 from deeplimits.studies.propagation import core as P  # noqa: E402
-from deeplimits.studies.propagation import stability as S  # noqa: E402
+from deeplimits.studies.propagation import study as S  # noqa: E402
 from deeplimits.studies import results_from_store  # noqa: E402
 
 

@@ -6,7 +6,9 @@ import math
 import pytest
 
 from deeplimits.studies import theory as dl
-from deeplimits.studies.presets import PHASE_PRESETS, TRAIN_PRESETS, linspace
+from deeplimits.studies.presets import linspace
+from deeplimits.studies.propagation.presets import PHASE_PRESETS
+from deeplimits.studies.training.presets import TRAIN_PRESETS
 
 
 def test_corollary_5_width_is_704_over_9_delta():
@@ -34,3 +36,47 @@ def test_training_preset_follows_the_authors_code():
     for name in ("published", "published-cifar10"):
         p = TRAIN_PRESETS[name]
         assert p["hursts"] == grid and p["betas"] == grid and p["depth"] == 1000 and p["width"] == 30
+
+
+def _published_columns(text: str) -> dict:
+    """Per section of docs/published.md (its ``## `` heading), the decimal numbers of its tables'
+    columns headed as the papers' ("published", "the paper...")."""
+    import re
+
+    out: dict = {}
+    section, lines, i = None, text.splitlines(), 0
+    while i < len(lines):
+        if lines[i].startswith("## "):
+            section = lines[i][3:].strip()
+        if lines[i].startswith("|") and i + 1 < len(lines) and re.match(r"^\|[-| :]+\|$", lines[i + 1]):
+            head = [c.strip() for c in lines[i].strip("|").split("|")]
+            cols = [k for k, c in enumerate(head) if c == "published" or c.startswith("the paper")]
+            i += 2
+            while i < len(lines) and lines[i].startswith("|"):
+                cells = [c.strip() for c in lines[i].strip("|").split("|")]
+                for k in cols:
+                    out.setdefault(section, set()).update(re.findall(r"(?<![\w.])\d+\.\d+", cells[k]))
+                i += 1
+            continue
+        i += 1
+    return out
+
+
+def test_every_number_quoted_as_the_papers_is_read_from_one_table():
+    """docs/published.md's "published" columns quote only what deeplimits.studies.papers holds
+    under the same section, and every number of that table stands on the page."""
+    import pathlib
+
+    from deeplimits.studies.papers import PAPER_NUMBERS, numbers_of
+
+    page = _published_columns((pathlib.Path(__file__).parent.parent / "docs" / "published.md").read_text())
+    assert sum(len(v) for v in page.values()) >= 20
+    for section, quoted in page.items():
+        assert quoted <= numbers_of(section), (section, sorted(quoted - numbers_of(section)))
+    missing = [(s, v) for s, v, _ in PAPER_NUMBERS if v not in page.get(s, set())]
+    assert not missing, missing
+    # the rule sees a misquote
+    wrong = _published_columns("## Marion et al., §2: the distributions at criticality\n\n| | published | ours |\n"
+                               "|---|---|---|\n| quartiles | about 1.22 and 1.34 | 1.2175 |\n")
+    assert wrong["Marion et al., §2: the distributions at criticality"] - numbers_of(
+        "Marion et al., §2: the distributions at criticality") == {"1.22"}

@@ -101,7 +101,7 @@ def test_estimate_counts_tasks_and_networks():
 _MEASURE = r"""
 import json, sys, torch
 from deeplimits.studies import estimate_stability, plan_stability
-from deeplimits.studies.propagation.stability import stability_task
+from deeplimits.studies.propagation.study import stability_task
 
 def peak():  # VmHWM: this process's peak resident memory (ru_maxrss would include the forking parent's)
     with open("/proc/self/status") as f:
@@ -185,6 +185,7 @@ def test_every_study_is_sized_by_its_model_in_the_memory_module():
     import torch
 
     from deeplimits.studies import memory as M
+    from deeplimits.studies.convergence import memory as CM
     from deeplimits.studies import plan_scaling, plan_training
     from deeplimits.studies.propagation import memory as PM
     from deeplimits.studies.propagation.core import _phase_depths
@@ -198,13 +199,13 @@ def test_every_study_is_sized_by_its_model_in_the_memory_module():
     assert ph.estimate().peak_bytes == PM.propagation_bytes("res-3", dl.make_driver("fractional", 0.3), 5, 3,
                                                             sorted(_phase_depths(40)), [0.5], 3, 2, 4)
     cv = plan_convergence("fbm", hurst=0.7, width=4, depths=[4, 8], draws=8, chunk=4, reference=32)
-    assert cv.estimate().peak_bytes == M.convergence_bytes(cv.pair(), 4, 1, 32, [4, 8], 8, cv.device)
+    assert cv.estimate().peak_bytes == CM.convergence_bytes(cv.pair(), 4, 1, 32, [4, 8], 8, cv.device)
     tr = plan_training("synthetic", depth=4, width=3, epochs=1, lrs=[0.01, 0.1], seeds=2, chunk=3)
     assert tr.estimate().chunk == 3 and tr.estimate().peak_bytes == training_bytes(tr, 3) > M.INTERPRETER_BYTES
     sc = plan_scaling(depths=[2, 4], width=2, seeds=1, samples=8, max_epochs=1)
     assert sc.estimate().peak_bytes == scaling_bytes(sc, 4) > M.INTERPRETER_BYTES
     # the default chunk of a stability study: TASK_BYTES over the bytes per draw of its historical rule
-    from deeplimits.studies.presets import TASK_BYTES
+    from deeplimits.studies.propagation.presets import TASK_BYTES
 
     per_draw = PM.default_draw_bytes("res-3", dl.make_driver("uniform"), 40, [10, 100], [0.5], 1, 4)
     assert plan_stability(depths=[10, 100], betas=[0.5], draws=10 ** 6).chunk == TASK_BYTES // per_draw

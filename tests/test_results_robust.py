@@ -13,8 +13,7 @@ from deeplimits.studies import MAX_CI_WIDTH, MIN_FINITE_DRAWS
 from deeplimits.studies.convergence import (ConvergenceResult, plan_convergence, run_task,
                                     summarise)
 from deeplimits import PhaseResult, StabilityResult, phase_diagram, plan_phase, plan_stability, stability
-from deeplimits.studies.propagation.phase import phase_task
-from deeplimits.studies.propagation.stability import stability_task
+from deeplimits.studies.propagation.study import phase_task, stability_task
 
 
 def power_law(draws, depths=(8, 16, 32, 64), rate=0.5, noise=0.05, seed=0):

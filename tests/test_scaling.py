@@ -44,6 +44,9 @@ def test_trained_family_report_and_store(tmp_path, capsys):
     assert all(r["finite"] and r["trend_ratio"] > 0 for r in res.records)
     text = res.report()
     assert "published" in text and f"no verdict, insufficient evidence: {res.reason}" in text and "0.7" in text
+    assert "biases (b, the same networks; Cohen et al.'s Appendix B): beta" in text  # read as W is
+    eb = res.families[0]["biases"]["exponents"]  # step 2 on b_k: beta = 1 - the cumulative-sum slope
+    assert eb["beta"]["value"] == pytest.approx(1 - eb["cumsum_norm"]["value"])
     again = results_from_store(RunStore(tmp_path, create=False))[0]
     assert again.records == res.records
     capsys.readouterr()
@@ -426,3 +429,63 @@ def test_published_angles_of_the_synthetic_task():
         cohen_targets(torch.from_numpy(x), 100, angle_start=2)
     with pytest.raises(ValueError, match="angle_start sets the synthetic task's angles"):
         plan_scaling(angle_start=0, dataset="digits")
+
+
+# -- the biases, read as the weights are (Cohen et al., ICML 2021, Appendix B) -----------------------------------
+
+
+def _smooth_family(beta_w: float, beta_b: float, alpha: float, per_layer: bool):
+    """Records of one learning rate whose weights are exactly smooth: ``W_k = L^-beta_w A(k/L)``,
+    ``b_k = L^-beta_b c(k/L)`` (Hypothesis 1), ``delta = L^-alpha`` (per layer: ``delta_k = L^-alpha``
+    for every k, so ``|delta_k| b_k`` reads ``alpha + beta_b``)."""
+    import math
+
+    import torch
+
+    from deeplimits.diagnostics import weight_diagnostics
+
+    records = []
+    for L in (64, 128, 256, 512, 1024):
+        t = (torch.arange(L, dtype=torch.float64) + 1) / L
+        A = torch.stack([torch.sin(3 * t + i) for i in range(4)], -1).reshape(L, 2, 2)
+        c = torch.stack([1 + torch.cos(2 * t + i) for i in range(2)], -1)
+        W, b = L ** -beta_w * A, L ** -beta_b * c
+        rec = {"depth": L, "seed": 0, "lr": 1e-2, "delta": L ** -alpha, "trend_ratio": 1.0, "ode_distance": 1 / L,
+               "W": weight_diagnostics(W, name="W").to_dict(), "b": weight_diagnostics(b, name="b").to_dict()}
+        if per_layer:
+            rec["effective"] = weight_diagnostics(L ** -alpha * W, name="|delta| W").to_dict()
+            rec["effective_b"] = weight_diagnostics(L ** -alpha * b, name="|delta| b").to_dict()
+        records.append(rec)
+    assert math.isfinite(records[-1]["b"]["max_norm"])
+    return records
+
+
+@pytest.mark.parametrize("per_layer", [False, True])
+def test_the_biases_are_diagnosed_as_the_weights_are(per_layer):
+    """On exactly smooth weights the cumulative-sum norm of ``b_k = L^-beta c(k/L)`` is ``L^(1 -
+    beta)`` times a Riemann sum of ``c`` (error ``O(1/L)``: 0.1% of the slope over 64..1024), so the
+    biases read their own beta (0.6) beside the weights' (0.3), and ``alpha + beta`` is 1.3, read
+    off ``|delta_k| b_k`` with one delta per layer."""
+    from deeplimits.studies.scaling.result import family_exponents
+
+    fam = family_exponents(_smooth_family(0.3, 0.6, 0.7, per_layer))
+    b = fam["biases"]
+    assert fam["exponents"]["beta"]["value"] == pytest.approx(0.3, abs=0.01)
+    assert b["exponents"]["beta"]["value"] == pytest.approx(1.3 if per_layer else 0.6, abs=0.01)
+    assert b["exponents"]["alpha+beta"]["value"] == pytest.approx(1.3, abs=0.01)
+    assert b["weights"] == ("|delta| b" if per_layer else "b")
+    assert b["exponents"]["nu"]["value"] > 0.5  # increments of a smooth c: nu = 1
+    assert b["hypothesis"] and b["reason"]
+    old = [{k: v for k, v in r.items() if k not in ("b", "effective_b")} for r in _smooth_family(0.3, 0.6, 0.7,
+                                                                                                  per_layer)]
+    assert family_exponents(old)["biases"] is None  # records stored before the biases were diagnosed
+
+
+def test_alpha_reads_the_norm_of_a_shared_delta_whatever_its_sign():
+    """A shared delta that training turns negative (tanh at L = 4388 in the published preset:
+    -0.0134) is read by its absolute value, the max norm of step 1, not as the log of a negative."""
+    from deeplimits.studies.scaling.result import family_exponents
+
+    records = _smooth_family(0.3, 0.6, 0.7, False)
+    records[-1]["delta"] = -records[-1]["delta"]
+    assert family_exponents(records)["exponents"]["alpha"]["value"] == pytest.approx(0.7, abs=1e-9)

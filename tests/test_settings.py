@@ -14,8 +14,7 @@ import deeplimits as dl
 from deeplimits.errors import ParameterError
 from deeplimits.studies import settings as S
 from deeplimits.studies.convergence.study import plan_convergence
-from deeplimits.studies.propagation.phase import plan_phase
-from deeplimits.studies.propagation.stability import plan_stability
+from deeplimits.studies.propagation.study import plan_phase, plan_stability
 from deeplimits.studies.scaling.study import plan_scaling
 from deeplimits.studies.scaling_conv.study import plan_conv_scaling
 from deeplimits.studies.scheme_order.study import plan_strong_order

@@ -28,7 +28,8 @@ from deeplimits.cli import main
 from deeplimits.data import load_dataset
 from deeplimits.diagnostics import hurst_index, own_ode_error, trend_split, weight_diagnostics
 from deeplimits.paths import FractionalDriver, IIDDriver, SmoothDriver
-from deeplimits.studies.presets import SCALING_PRESETS, TRAIN_PRESETS
+from deeplimits.studies.scaling.presets import SCALING_PRESETS
+from deeplimits.studies.training.presets import TRAIN_PRESETS
 from deeplimits.studies.scaling import plan_scaling
 from deeplimits.studies.sizes import DATA_SIZES
 from deeplimits.studies.training.study import plan_training

@@ -237,9 +237,9 @@ def test_order_writes_into_out_like_the_other_commands(tmp_path, monkeypatch, ca
     capsys.readouterr()
     assert main(argv + ["--out", "mine"]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "wrote mine/order.png, mine/result.json"
-    assert main(argv + ["--figure", "f.png"]) == 2  # the rename shim is gone: an unknown flag
-    assert "unrecognized arguments: --figure" in capsys.readouterr().err
+    assert main(argv + ["--figure", "f.png"]) == 2  # the rename shim is gone (--figures takes no path)
+    assert "unrecognized arguments: f.png" in capsys.readouterr().err
     from deeplimits.cli import build_parser
 
     text = build_parser()._subparsers._group_actions[0].choices["order"].format_help()
-    assert "--out DIR" in text and "--figure" not in text
+    assert "--out DIR" in text and "--figure PATH" not in text and "--no-figures" in text

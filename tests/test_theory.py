@@ -13,7 +13,8 @@ from deeplimits.studies.propagation.memory import weight_layout
 import deeplimits as dl
 from deeplimits.cli import main
 from deeplimits.studies.propagation import core as P
-from deeplimits.studies.propagation import stability as S
+from deeplimits.studies.propagation import study as S
+from deeplimits.studies.propagation.presets import STABILITY_PRESETS
 from deeplimits.studies import theory as T
 from deeplimits.studies.fits import bootstrap_fit
 
@@ -198,7 +199,7 @@ def test_phase_slopes_and_beta_star_of_r_p():
 # -- the published inside model: no bias --------------------------------------------------------
 
 def test_inside_presets_are_bias_free_and_the_bias_an_option():
-    spec = S.plan_stability(**{**S.STABILITY_PRESETS["iid-inside"], "draws": 2, "width": 4}).to_dict()
+    spec = S.plan_stability(**{**STABILITY_PRESETS["iid-inside"], "draws": 2, "width": 4}).to_dict()
     assert spec["bias"] is False and [n for n, _ in weight_layout(make_block("inside"), 4, False)] == ["W"]
     assert S.plan_stability("inside", width=4, depths=[4], draws=2, bias=True).to_dict()["bias"] is True
     assert "bias" not in S.plan_stability("res-3", width=4, depths=[4], draws=2).to_dict()

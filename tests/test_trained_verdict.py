@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from deeplimits.diagnostics.trained_pair import LEVEL, MIN_RATE, deep_window, rate_test
-from deeplimits.studies.trained_limit.cases import DEFAULTS, PRESETS
+from deeplimits.studies.trained_limit.presets import DEFAULTS, PRESETS
 
 DEPTHS, R, SEEDS = PRESETS["cpu"]["depths"], PRESETS["cpu"]["reference"], DEFAULTS["seeds"]
 L = np.array(DEPTHS, dtype=float)

@@ -13,7 +13,7 @@ import torch
 from deeplimits.cli import main
 from deeplimits.studies import transfer as T
 from deeplimits.studies.transfer import fit as F
-from deeplimits.studies.transfer.cases import PRESETS, predicted_exponent, settings
+from deeplimits.studies.transfer.presets import PRESETS, predicted_exponent, settings
 
 DEPTHS = [4, 8, 16, 32, 64]
 LRS = list(range(-6, 7))

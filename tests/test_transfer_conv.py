@@ -12,7 +12,7 @@ import torch
 
 from deeplimits.cli import main
 from deeplimits.studies.transfer import conv as TC
-from deeplimits.studies.transfer.cases import CONV_PRESETS
+from deeplimits.studies.transfer.presets import CONV_PRESETS
 from deeplimits.training import _setup as S_
 from test_data import write_cifar  # the fake CIFAR-10 batches of the data tests
 
@@ -83,7 +83,7 @@ def test_the_conv_study_runs_end_to_end(tmp_path, capsys):
     text = capsys.readouterr().out
     assert text.startswith("plan: ") and "floating-point operations" in text and "convolutional ResNets" in text
     res = json.loads(js.read_text())
-    assert res["spec"]["study"] == "transfer-conv" and res["spec"]["dataset"] == "digits"
+    assert res["plan"]["study"] == "transfer-conv" and res["plan"]["dataset"] == "digits"
     rows = {r["variant"]: r for r in res["settings"]}
     assert set(rows) == {"rescaled", "not-rescaled"} and rows["rescaled"]["exponent"] == 1.0
     for r in rows.values():

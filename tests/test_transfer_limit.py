@@ -153,7 +153,7 @@ def test_the_limit_through_the_command_line(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "the limit beside it" in out and "reference depth 32" in out
     payload = json.loads((tmp_path / "r.json").read_text())
-    assert payload["spec"]["limit"] == 32 and payload["settings"][0]["limit"]["family"]["verdict"] in VERDICTS
+    assert payload["plan"]["limit"] == 32 and payload["settings"][0]["limit"]["family"]["verdict"] in VERDICTS
 
 
 def test_progress_counts_the_limit_tasks_once(tmp_path):

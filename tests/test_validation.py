@@ -177,8 +177,8 @@ def test_limits_and_drivers_reject_what_does_not_apply():
 def test_propagation_arguments():
     import deeplimits as dl
     from deeplimits import make_driver
-    from deeplimits.studies.propagation import phase as PH
-    from deeplimits.studies.propagation import stability as S
+    from deeplimits.studies.propagation import study as PH
+    from deeplimits.studies.propagation import study as S
 
     with pytest.raises(ValueError, match="beta must lie in"):
         theory.theory_bounds(-0.5, 10)

@@ -17,7 +17,7 @@ from deeplimits.cli import main
 from deeplimits.diagnostics import hypothesis, scaling_exponents, weigh_evidence, weight_diagnostics
 from deeplimits.diagnostics.calibration import KINDS, calibrate, family_seed, known_family
 from deeplimits.diagnostics.verdict import INSUFFICIENT, MAX_WIDTH, MIN_DEPTHS, MIN_SPAN, VERDICTS
-from deeplimits.studies.presets import SHORT_CPU_DEPTHS
+from deeplimits.studies.scaling.presets import SHORT_CPU_DEPTHS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NEED = f"(a verdict needs at least {MIN_DEPTHS} spanning a factor of {MIN_SPAN:g})"

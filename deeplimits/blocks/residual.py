@@ -42,9 +42,9 @@ def fused_kind(act) -> str | None:
 
 def weight_shape(name: str, width: int) -> tuple[int, ...]:
     """The shape of one layer's weight ``name`` at ``width`` in the built-in blocks: ``(d, d)`` for
-    the matrices ``V``, ``W`` and ``(d,)`` for the bias ``b`` (a ``_drift`` suffix, the smooth part
-    of a weight, has the weight's shape)."""
-    return (width,) if name.removesuffix("_drift") == "b" else (width, width)
+    the matrices ``V``, ``W`` and ``(d,)`` for the bias ``b`` (a ``_drift`` or ``_noise`` suffix, the
+    smooth or the Brownian part of a weight, has the weight's shape)."""
+    return (width,) if name.removesuffix("_drift").removesuffix("_noise") == "b" else (width, width)
 
 
 class _Map(Block):

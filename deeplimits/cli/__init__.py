@@ -6,7 +6,7 @@ machine-readable result (``--json -``: to standard output, the report then goes 
 error), ``--seed`` makes a run reproducible, ``--device`` picks where the tasks run.
 
 Defaults, choices and which option applies to which regime are the library's (the regime
-registry, :mod:`deeplimits._names`, :mod:`deeplimits.studies.presets`); parsing imports no
+registry, :mod:`deeplimits._names`, the studies' ``presets`` modules); parsing imports no
 numerical code, so ``deeplimits --help`` and ``--version`` start without torch.
 
 Every check runs before any work, file or run store: flags (finite numbers, integers below 2^63,
@@ -42,7 +42,10 @@ def main(argv=None) -> int:
     an unreachable Dask scheduler, a store damaged at run time, an error writing the outputs, an
     internal error); 130 Ctrl-C; 141 stdout closed early (``deeplimits runs show DIR | head -1``).
     Every error is one line on stderr."""
+    from . import outputs
+
     cmd = "deeplimits"
+    outputs.BACKGROUND["allowed"] = argv is None  # the process itself: its figures may be drawn after it ends
     with warnings.catch_warnings():
         warnings.showwarning = _one_line_warning
         try:

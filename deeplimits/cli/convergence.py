@@ -2,13 +2,13 @@
 
 The regime options and their flags are the registry's declarations (``Regime.options``, one
 flag per option name, :func:`option_flags`); the options a regime requires are filled in from
-:data:`deeplimits.studies.presets.STUDY_OPTIONS`.
+:data:`deeplimits.studies.convergence.presets.STUDY_OPTIONS`.
 """
 
 from __future__ import annotations
 
 from ..regimes import declarations, get_regime, takes
-from ..studies.presets import DEFAULT_STUDY, STUDY_OPTIONS, study_options
+from ..studies.convergence.presets import DEFAULT_STUDY, STUDY_OPTIONS, study_options
 from . import dry_run, outputs
 from .errors import UsageError, plan, say
 from .execution import Run, default_out, executor, progress
@@ -17,8 +17,8 @@ from .values import fmt, integer, real
 __all__ = ["run_convergence", "study", "option_flags", "add_option_flags"]
 
 #: the command's parameters of plan_convergence that are not regime options (errors name them as flags)
-PARAMS = ("regime", "width", "activation", "arch", "depths", "draws", "inputs", "reference", "seed", "chunk", "dtype",
-          "device", "margin", "budget")
+PARAMS = ("regime", "width", "activation", "arch", "driver", "depths", "draws", "inputs", "reference", "seed", "chunk",
+          "dtype", "device", "margin", "budget")
 
 
 def option_flags() -> dict[str, str]:
@@ -29,7 +29,7 @@ def option_flags() -> dict[str, str]:
 def add_option_flags(parser) -> None:
     """One flag per declared regime option (:func:`deeplimits.regimes.declarations`): its type,
     and a help line per group of regimes with the same declaration (help, range, default; the
-    command's default from :data:`~deeplimits.studies.presets.STUDY_OPTIONS` in place of
+    command's default from :data:`~deeplimits.studies.convergence.presets.STUDY_OPTIONS` in place of
     "required"); a boolean's help says what giving its flag does (:meth:`Option.flag_help`)."""
     for name, by in declarations().items():
         first = next(iter(by.values()))
@@ -73,14 +73,29 @@ def study(args) -> list[tuple[str, dict]]:
     if args.regime is None:
         for name in given:
             raise UsageError(f"deeplimits convergence: {flags[name]} needs --regime {_where(name)}")
-        if args.arch is not None:
-            raise UsageError("deeplimits convergence: --arch needs --regime")
+        for flag in ("arch", "driver"):
+            if getattr(args, flag, None) is not None:
+                raise UsageError(f"deeplimits convergence: --{flag} needs --regime")
         return [(regime, dict(kw)) for regime, kw in DEFAULT_STUDY]
     regime = get_regime(args.regime)
+    own = driver_params(args)  # the options the driver takes (its parameters), not the regime
     for name in given:
-        if regime.option(name) is None:
+        if name not in own and regime.option(name) is None:
             raise UsageError(f"deeplimits convergence: {flags[name]} applies only to --regime {_where(name)}")
-    return [(args.regime, {**study_options(args.regime, given), "arch": args.arch})]
+    given = {k: v for k, v in given.items() if k not in own}
+    options = given if getattr(args, "driver", None) is not None else study_options(args.regime, given)
+    return [(args.regime, {**options, "arch": args.arch})]
+
+
+def driver_params(args) -> tuple[str, ...]:
+    """The parameters the ``--driver`` declares (given by their flags, ``--hurst``, ``--length-scale``:
+    the driver's, not the regime's); none without a registered driver."""
+    from ..paths import driver_class, registered_drivers
+
+    name = getattr(args, "driver", None)
+    if not isinstance(name, str) or name not in registered_drivers():
+        return ()
+    return tuple(o.name for o in driver_class(name).options)
 
 
 def _plans(args) -> list:
@@ -96,7 +111,13 @@ def _plans(args) -> list:
             common[name] = getattr(args, name)
     # every argument is checked before any work starts
     params = {**{p: None for p in PARAMS}, **option_flags()}  # errors name the flags
-    return [plan("convergence", params, plan_convergence, regime, **common, **kw) for regime, kw in study(args)]
+    runs = study(args)
+    if getattr(args, "driver", None) is not None:  # the law of the weights, with its parameters
+        from ..paths import make_driver
+
+        own = {n: getattr(args, n, None) for n in driver_params(args)}
+        common["driver"] = plan("convergence", params, make_driver, args.driver, **own)
+    return [plan("convergence", params, plan_convergence, regime, **common, **kw) for regime, kw in runs]
 
 
 def _run(args, plans, store, executor_kw) -> tuple[list, list]:
@@ -144,6 +165,7 @@ def run_convergence(args) -> int:
     for r in results:
         print(r.report(), file=report)
         print(file=report)
-    written = outputs.write_convergence(results, out, args.json, as_list=args.regime is None)
+    written = outputs.write_convergence(results, out, args.json, as_list=args.regime is None,
+                                        figures=outputs.figure_mode(args))
     print(f"run store {store.path}; wrote " + ", ".join(written), file=report)
     return 0

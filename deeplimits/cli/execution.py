@@ -267,7 +267,7 @@ def run_study(args, cmd: str, spec, *, unit: str, total: int, estimate: str | No
         with progress(args, total=total, unit=unit, desc=cmd, initial=spec.stored_units(store)) as bar:
             result = spec.run(bar.update, store=store, **executor(args, cmd))
     print(result.report(), file=report)
-    written = outputs.write_study(result, out, args.json)
+    written = outputs.write_study(result, out, args.json, figures=outputs.figure_mode(args))
     print(f"run store {store.path}; wrote " + ", ".join(written), file=report)
     return 0
 

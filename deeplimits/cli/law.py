@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 
 from .. import _names as N_
-from ..studies.law import cases as C_
+from ..studies.law import presets as C_
 from .errors import UsageError, plan
 from .execution import executor, preset_options, run_study
 from .values import DTYPE_HELP, fmt, int_list, integer, real
@@ -84,7 +84,7 @@ def _own_flags(c, d) -> None:
     c.add_argument("--activation", help=f"the block's activation (default {d['activation']} for {d['arch']})")
     c.add_argument("--phi", action="append", metavar="MODULE:FUNCTION",
                    help="a test function of your own, phi(h) of the outputs (draws, d) -> (draws,), its gradient by "
-                        "autograd; repeat the flag for several (default: the four built-in ones)")
+                        "autograd; repeat the flag for several (default: the built-in ones)")
 
 
 def _spec(args):

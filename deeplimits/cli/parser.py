@@ -1,7 +1,7 @@
 """The command line's grammar: commands, flags, choices and the defaults shown in ``--help``.
 
 Choices and defaults are read from the library (the regime registry and the option declarations,
-:mod:`deeplimits.options`, :mod:`deeplimits._names`, :mod:`deeplimits.studies.presets`), never
+:mod:`deeplimits.options`, :mod:`deeplimits._names`, the studies' ``presets`` modules), never
 copied here (tests/test_layout.py checks every default ``--help`` prints); nothing in this module
 imports torch.
 """
@@ -14,12 +14,19 @@ from .. import _names as N_
 from .. import options as O_
 from .._version import __version__
 from ..regimes import REGISTRY, regime_names
-from ..studies import presets as P_
-from ..studies.presets import DEFAULT_STUDY, DEFAULTS, PHASE_PRESETS, STABILITY_PRESETS, TRAIN_PRESETS
-from . import convergence, dry_run, law, order, propagation, runs, scaling, trained_limit, training, transfer, weights
+from ..studies.convergence import presets as CP_
+from ..studies.convergence.presets import DEFAULT_STUDY
+from ..studies.propagation import presets as PP_
+from ..studies.propagation.presets import PHASE_PRESETS, STABILITY_PRESETS
+from ..studies.training import presets as TP_
+from ..studies.training.presets import TRAIN_PRESETS
+from . import convergence, dry_run, law, order, propagation, runs, scaling, shapes, trained_limit, training, transfer, \
+    weights
 from . import execution as E_
-from .errors import UsageError, say
-from .values import DTYPE_HELP, NEGATIVE, device, fmt, int_list, integer, name_list, parse_list, real, with_hint
+from . import outputs
+from .errors import UsageError
+from .values import (DTYPE_HELP, NEGATIVE, by_regime, device, fmt, int_list, integer, parse_list, preset_default,
+                     real, with_hint, yes_no)
 
 __all__ = ["build_parser"]
 
@@ -33,24 +40,10 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {with_hint(message)}")
 
 
-def _by_regime(values: dict) -> str:
-    """``{regime: value}`` as ``'16 for sde, ode; 8 for fbm'`` (one value: just the value)."""
-    groups: dict[str, list[str]] = {}
-    for name, v in values.items():
-        groups.setdefault(fmt(v), []).append(name)
-    if len(groups) == 1:
-        return next(iter(groups))
-    return "; ".join(f"{v} for {', '.join(names)}" for v, names in groups.items())
-
-
 def _activation_help() -> str:
     """The activation flag of the propagation and training commands."""
     return (f"activation name or MODULE:FUNCTION (default {N_.DEFAULT_ACTIVATION}; {N_.RES3_ACTIVATION} for "
             "res-3)")
-
-
-def _yes(value: bool) -> str:
-    return "yes" if value else "no"
 
 
 def _driver_flags(p) -> None:
@@ -63,12 +56,6 @@ def _driver_flags(p) -> None:
                            help=f"{o.help} ({text}) for --driver {driver}")
 
 
-def _preset_default(presets: dict, default: str, key: str) -> str:
-    """``(default: the preset's, iid: 40)``: the value of ``key`` in the default preset."""
-    value = presets[default].get(key)
-    return f" (default: the preset's; {default}: {fmt(value)})" if value is not None else ""
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="deeplimits", description="Deep residual networks and their continuous-time limits.",
                      epilog="'python -m deeplimits' is the same command; '--json -' writes the JSON alone to "
@@ -78,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 help="the command to run (each has its own --help)")
     sub.required = True
     _convergence_parser(sub)
-    _order_parser(sub)
+    order.add_parser(sub, _decision_flags)
     _stability_parser(sub)
     _phase_parser(sub)
     _train_parser(sub)
@@ -87,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     trained_limit.add_parser(sub, _run_flags)
     transfer.add_parser(sub, _run_flags)
     law.add_parser(sub, _run_flags)
+    shapes.add_parser(sub, _run_flags)
     runs.add_parser(sub)
     for command in sub.choices.values():  # every command can show its plan without running it
         dry_run.add_flag(command)
@@ -94,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _convergence_parser(sub):
-    dflt = DEFAULTS["convergence"]
+    dflt = CP_.DEFAULTS
     study = ", ".join(r + "".join(f" at {k}={v:g}" for k, v in kw.items()) for r, kw in DEFAULT_STUDY)
     c = sub.add_parser(
         "convergence", help="strong error of networks against their limits, with the fitted rate",
@@ -106,7 +94,7 @@ def _convergence_parser(sub):
                    + f" (default: run {study})")
     reg = {n: r.defaults for n, r in REGISTRY.items()}
     c.add_argument("--width", type=integer,
-                   help=f"hidden width d (default {_by_regime({n: d['width'] for n, d in reg.items()})})")
+                   help=f"hidden width d (default {by_regime({n: d['width'] for n, d in reg.items()})})")
     c.add_argument("--activation", help=f"{', '.join(N_.ACTIVATIONS)} (leaky_relu:SLOPE), or MODULE:FUNCTION (an "
                    f"elementwise function of an importable module) (default {N_.DEFAULT_ACTIVATION}; "
                    f"{N_.INSIDE_ACTIVATION} for the inside regimes, which need sigma(0)=0, sigma'(0)=1 and C^3)")
@@ -117,74 +105,28 @@ def _convergence_parser(sub):
     c.add_argument("--block", metavar="MODULE:NAME",
                    help="a residual block of your own: NAME, a deeplimits Block subclass in MODULE (importable, or a "
                         "file MODULE.py in the working directory), registered and run as --arch its name")
+    c.add_argument("--driver", metavar="NAME",
+                   help="the law of every weight in place of the regime's own, for the regimes whose limit it has "
+                        "(sde: a Brownian path, ode: a smooth law, fbm: a fractional path, its Hurst index the "
+                        f"regime's): {', '.join(N_.DRIVERS)}, or MODULE:NAME, a Driver subclass of your own; its "
+                        "parameters from --hurst, --length-scale")
     convergence.add_option_flags(c)
     c.add_argument("--depths", type=int_list, help="powers of two, e.g. 8,16,32 (default "
-                   + _by_regime({n: d["depths"] for n, d in reg.items()}) + ")")
+                   + by_regime({n: d["depths"] for n, d in reg.items()}) + ")")
     c.add_argument("--draws", type=integer,
-                   help=f"independent draws (default {_by_regime({n: d['draws'] for n, d in reg.items()})})")
+                   help=f"independent draws (default {by_regime({n: d['draws'] for n, d in reg.items()})})")
     c.add_argument("--inputs", type=integer, default=dflt["inputs"], help="inputs per draw (default %(default)s)")
     rough = [n for n, d in reg.items() if d.get("reference")]
     c.add_argument("--reference", type=integer, help=f"finest grid of the reference for {', '.join(rough)}, a "
-                                                     f"power of two (default {P_.REFERENCE_REFINEMENT} * max depth; "
+                                                     f"power of two (default {CP_.REFERENCE_REFINEMENT} * max depth; "
                                                      "2 * max depth against an exact solution; more where the "
                                                      "regime's reference needs it, e.g. rough at width > 1)")
     c.add_argument("--seed", type=integer, default=dflt["seed"], help="base seed (default %(default)s)")
     _decision_flags(c)
-    c.add_argument("--chunk", type=integer, help=f"draws per task (default: up to {P_.MAX_CHUNK}, bounded by memory)")
+    c.add_argument("--chunk", type=integer, help=f"draws per task (default: up to {CP_.MAX_CHUNK}, bounded by memory)")
     c.add_argument("--dtype", choices=N_.DTYPES, default=dflt["dtype"], help=f"{DTYPE_HELP} (default %(default)s)")
     _run_flags(c, "convergence", "chunks of draws")
     c.set_defaults(func=convergence.run_convergence)
-
-
-def _order_parser(sub):
-    dflt = DEFAULTS["order"]
-    o = sub.add_parser(
-        "order", help="the strong order of a scheme on a test equation, on the coupled driver path",
-        description="Run a shipped one-step scheme at every depth on one Brownian (or fBm) path per draw, against "
-                    "the exact solution (or the scheme on the finest grid), fit its declared error expansion, test "
-                    "it and give the verdict (deeplimits.strong_order; docs/schemes.md).")
-    o.add_argument("--scheme", metavar="NAME",
-                   help=f"the scheme: {', '.join(N_.SCHEMES)}, or MODULE:OBJECT, a deeplimits Scheme of your own "
-                        "(required unless --calibrate)")
-    o.add_argument("--problem", metavar="NAME",
-                   help="MODULE:OBJECT, a deeplimits Problem of your own, or linear-sde: dX = 0.1 X dt + 0.5 X dW (Itô, exact); linear-stratonovich: the same with o dW; "
-                        "sde-regime: the sde regime's general noise in width --width (nested reference); "
-                        "linear-young: dX = X dB^H (exact; --hurst); ou: dX = -X dt + 0.3 dW (additive noise, nested "
-                        "reference); sin-cos: dX = sin X dt + 0.5 cos X dW (nested reference)")
-    o.add_argument("--width", type=integer, help="width of the sde-regime problem (2 when omitted)")
-    o.add_argument("--hurst", type=real, help=f"{O_.YOUNG_HURST.help} ({O_.YOUNG_HURST.range_text()}) for "
-                                              "linear-young")
-    o.add_argument("--noise-kind", choices=N_.NOISES,
-                   help="the noise structure the scheme declares its order for (the problem's own when omitted)")
-    o.add_argument("--depths", type=int_list, help=f"powers of two (default {fmt(dflt['depths'])})")
-    o.add_argument("--draws", type=integer, help=f"independent draws (default {dflt['draws']})")
-    o.add_argument("--reference", type=integer, help=f"finest grid, a power of two (default "
-                                                     f"{P_.REFERENCE_REFINEMENT} * max depth)")
-    o.add_argument("--seed", type=integer, default=dflt["seed"], help="base seed (default %(default)s)")
-    _decision_flags(o)
-    o.add_argument("--dtype", choices=N_.DTYPES, help=f"{DTYPE_HELP} (default {dflt['dtype']})")
-    o.add_argument("--device", type=device, metavar="DEVICE",
-                   help="where it runs: cpu, cuda, cuda:N, mps (default: the library's, the CPU)")
-    o.add_argument("--out", metavar="DIR",
-                   help=f"output directory: the figure order.png (errors, fitted expansion) and result.json "
-                        f"(default {E_.RUNS}/order-<hash of the options>)")
-    o.add_argument("--json", metavar="PATH", help="also write the JSON result to PATH ('-': standard output, the "
-                                                  "report then goes to standard error)")
-    o.add_argument("--calibrate", action="store_true",
-                   help="measure how often the verdict is wrong, instead of one run: its size (disagrees on "
-                        "correct cases), its agreement and power (exponents off by 0.05 and 0.1, each read at itself "
-                        "as the margin) over --tables tables per case, each case at the size of its usual run, and "
-                        "with --budget of runs sized to decide; prints a Markdown table (docs/schemes.md)")
-    o.add_argument("--cases", type=name_list, metavar="NAMES",
-                   help=f"with --calibrate: the cases, comma-separated; when omitted, all of {', '.join(N_.CALIBRATION_CASES)}")
-    o.add_argument("--tables", type=integer,  # default None: given without --calibrate is refused
-                   help=f"with --calibrate: tables per case and shift (default {dflt['tables']})")
-    o.add_argument("--pool-factor", type=integer,
-                   help="with --calibrate: the pool of draws the tables are taken from, in tables' worth (default: "
-                        "--tables, every table an independent run; smaller: the tables share the pool's error, in a "
-                        "shorter run)")
-    o.set_defaults(func=order.run_order)
-
 
 
 def _decision_flags(p) -> None:
@@ -202,7 +144,7 @@ def _decision_flags(p) -> None:
 
 
 def _stability_parser(sub):
-    iid = P_.DEFAULT_PRESET["stability"]
+    iid = PP_.DEFAULT_PRESET["stability"]
     s = _study_parser(
         sub, "stability", STABILITY_PRESETS, iid,
         help="signal propagation at initialisation: r_h, r_p over depths and betas, criticality histograms",
@@ -217,28 +159,28 @@ def _stability_parser(sub):
                               + (", histograms" if p.get("histograms") else "") for n, p in STABILITY_PRESETS.items()))
     s.add_argument("--driver", metavar="NAME",
                    help=f"law of the weights: {', '.join(N_.DRIVERS)}, or MODULE:NAME, a Driver subclass of your own"
-                        + _preset_default(STABILITY_PRESETS, iid, "driver"))
+                        + preset_default(STABILITY_PRESETS, iid, "driver"))
     _driver_flags(s)
     s.add_argument("--depths", type=int_list, help="depths, e.g. 10,100,1000 or 10:1000:10"
-                   + _preset_default(STABILITY_PRESETS, iid, "depths"))
+                   + preset_default(STABILITY_PRESETS, iid, "depths"))
     s.add_argument("--betas", type=parse_list, help="scalings beta, e.g. 0.25,0.5,1 or 0:1.3:27"
-                   + _preset_default(STABILITY_PRESETS, iid, "betas"))
+                   + preset_default(STABILITY_PRESETS, iid, "betas"))
     s.add_argument("--draws", type=integer, help="independent draws of (weights, A, B, x)"
-                   + _preset_default(STABILITY_PRESETS, iid, "draws"))
-    s.add_argument("--inputs", type=integer, help=f"inputs per draw (default {DEFAULTS['stability']['inputs']})")
+                   + preset_default(STABILITY_PRESETS, iid, "draws"))
+    s.add_argument("--inputs", type=integer, help=f"inputs per draw (default {PP_.DEFAULTS['stability']['inputs']})")
     s.add_argument("--histograms", action=argparse.BooleanOptionalAction, default=None,
                    help="draw the histograms of the norm ratios at the largest depth (default: only the presets "
                         + ", ".join(n for n, p in STABILITY_PRESETS.items() if p.get("histograms")) + ")")
     s.add_argument("--chunk", type=integer, help=f"draws per task (default: as many as fit in "
-                                                 f"{P_.TASK_BYTES / 2 ** 30:g} GiB)")
+                                                 f"{PP_.TASK_BYTES / 2 ** 30:g} GiB)")
     s.add_argument("--delta", type=real, help="the high-probability bounds on |h_L|/|h_0| hold each with probability "
-                                              f"at least 1 - delta, delta in (0, 1) (default {DEFAULTS['stability']['delta']:g})")
+                                              f"at least 1 - delta, delta in (0, 1) (default {PP_.DEFAULTS['stability']['delta']:g})")
     _study_flags(s, "stability")
     s.set_defaults(func=propagation.run_stability_cmd)
 
 
 def _phase_parser(sub):
-    name = P_.DEFAULT_PRESET["phase"]
+    name = PP_.DEFAULT_PRESET["phase"]
     full = PHASE_PRESETS[name]
     ph = _study_parser(
         sub, "phase", PHASE_PRESETS, name,
@@ -254,12 +196,12 @@ def _phase_parser(sub):
                     + "; ".join(f"{n}: {p['arch']}, d={p['width']}" + (", corrected" if p.get("corrected") else "")
                                 for n, p in PHASE_PRESETS.items() if n != name))
     ph.add_argument("--hursts", type=parse_list, help=f"Hurst indices {O_.HURST.range_text()}, e.g. 0.05:0.97:51"
-                    + _preset_default(PHASE_PRESETS, name, "hursts"))
+                    + preset_default(PHASE_PRESETS, name, "hursts"))
     ph.add_argument("--betas", type=parse_list, help="scalings beta >= 0, e.g. 0:1.3:70"
-                    + _preset_default(PHASE_PRESETS, name, "betas"))
-    ph.add_argument("--depth", type=integer, help="depth L" + _preset_default(PHASE_PRESETS, name, "depth"))
-    ph.add_argument("--draws", type=integer, help="weight draws per H" + _preset_default(PHASE_PRESETS, name, "draws"))
-    ph.add_argument("--inputs", type=integer, help="inputs per weight draw" + _preset_default(PHASE_PRESETS, name,
+                    + preset_default(PHASE_PRESETS, name, "betas"))
+    ph.add_argument("--depth", type=integer, help="depth L" + preset_default(PHASE_PRESETS, name, "depth"))
+    ph.add_argument("--draws", type=integer, help="weight draws per H" + preset_default(PHASE_PRESETS, name, "draws"))
+    ph.add_argument("--inputs", type=integer, help="inputs per weight draw" + preset_default(PHASE_PRESETS, name,
                                                                                                "inputs"))
     ph.add_argument("--corrected", action="store_const", const=True, default=None,
                     help="run the corrected network (+ (L^-2beta / 2d) sigma' sigma per layer) on the same weights too, "
@@ -287,10 +229,10 @@ def _train_description(d: dict, dc: dict) -> str:
 
 
 def _train_parser(sub):
-    d = DEFAULTS["train"]
+    d = TP_.DEFAULTS
     t = sub.add_parser(
         "train", help="train residual networks initialised from a driver: one configuration or an (H, beta) grid",
-        description=_train_description(d, DEFAULTS["train-conv"]))
+        description=_train_description(d, TP_.CONV_DEFAULTS))
     t.add_argument("--preset", choices=list(TRAIN_PRESETS),
                    help="; ".join(f"{n}: {p['dataset']}, L={p['depth']}, d={p['width']}, {p['epochs']} epochs, "
                                   f"{len(p['hursts'])} H x {len(p['betas'])} beta x {len(p['lrs'])} lr"
@@ -315,20 +257,20 @@ def _train_parser(sub):
                         "file MODULE.py in the working directory), registered and run as --arch its name")
     t.add_argument("--activation", help=_activation_help())
     t.add_argument("--bias", action=argparse.BooleanOptionalAction, default=None,
-                   help=f"give each layer a zero-initialised bias (default: {_yes(d['bias'])})")
+                   help=f"give each layer a zero-initialised bias (default: {yes_no(d['bias'])})")
     t.add_argument("--depth", type=integer, help=f"depth L (default {d['depth']})")
     t.add_argument("--width", type=integer, help=f"hidden width d (default {d['width']})")
     t.add_argument("--epochs", type=integer, help=f"passes over the training set (default {d['epochs']})")
     t.add_argument("--batch-size", type=integer, help=f"mini-batch size (default {d['batch_size']})")
     t.add_argument("--optimizer", choices=["adam", "sgd"], help=f"the optimiser (default {d['optimizer']})")
     t.add_argument("--lr-decay-halfway", action=argparse.BooleanOptionalAction, default=None,
-                   help=f"divide the learning rates by 10 halfway (default: {_yes(d['lr_decay_halfway'])})")
+                   help=f"divide the learning rates by 10 halfway (default: {yes_no(d['lr_decay_halfway'])})")
     t.add_argument("--stop-loss", type=real, help="stop after the first epoch where every configuration's "
                                                   "training loss is at most this")
     t.add_argument("--chunk", type=integer, help="configurations per task (default: every configuration of a beta "
                                                  "that fits in memory)")
     t.add_argument("--save-weights", action=argparse.BooleanOptionalAction, default=None,
-                   help=f"store the trained weights in the run directory (default: {_yes(d['save_weights'])})")
+                   help=f"store the trained weights in the run directory (default: {yes_no(d['save_weights'])})")
     t.add_argument("--seed", type=integer, help=f"base seed: data split and order, initial weights "
                                                 f"(default {d['seed']})")
     t.add_argument("--dtype", choices=N_.DTYPES, help=f"{DTYPE_HELP} (default {d['dtype']})")
@@ -336,8 +278,11 @@ def _train_parser(sub):
     t.set_defaults(func=training.run_train_cmd)
 
 
-def _run_flags(p, name, tasks="tasks"):
-    """Where a run is stored, where it runs, what it writes: shared by every simulating command."""
+def _run_flags(p, name, tasks="tasks", *, figures: bool = True):
+    """Where a run is stored, where it runs, what it writes: shared by every simulating command
+    (``figures``: with :func:`figure_flag`; the propagation commands declare their own)."""
+    if figures:
+        outputs.figure_flag(p)
     p.add_argument("--out", metavar="DIR",
                    help=f"run directory: the run store (run.sqlite), the figures and result.json; running the "
                         f"same command again resumes it (default {E_.RUNS}/{name}-<hash of the options>)")
@@ -359,13 +304,13 @@ def _study_parser(sub, name, presets, default, *, help, description, preset_help
     p = sub.add_parser(name, help=help, description=description)
     p.add_argument("--preset", choices=sorted(presets), default=default, metavar="NAME",
                    help=preset_help + " (default %(default)s)")
-    p.add_argument("--arch", choices=N_.ARCHITECTURES, help="residual map" + _preset_default(presets, default, "arch"))
+    p.add_argument("--arch", choices=N_.ARCHITECTURES, help="residual map" + preset_default(presets, default, "arch"))
     p.add_argument("--block", metavar="MODULE:NAME",
                    help="a residual block of your own: NAME, a deeplimits Block subclass in MODULE (importable, or a "
                         "file MODULE.py in the working directory), registered and run as --arch its name")
     p.add_argument("--activation", help=_activation_help())
-    p.add_argument("--width", type=integer, help="hidden width d" + _preset_default(presets, default, "width"))
-    p.add_argument("--n-in", type=integer, help="input dimension" + _preset_default(presets, default, "n_in"))
+    p.add_argument("--width", type=integer, help="hidden width d" + preset_default(presets, default, "width"))
+    p.add_argument("--n-in", type=integer, help="input dimension" + preset_default(presets, default, "n_in"))
     p.add_argument("--bias", action=argparse.BooleanOptionalAction, default=None,
                    help="for --arch inside: put a bias inside the activation, h + alpha sigma(W h + b) (default "
                         "--no-bias: the published h + alpha sigma(W h))")
@@ -373,11 +318,11 @@ def _study_parser(sub, name, presets, default, *, help, description, preset_help
 
 
 def _study_flags(p, name):
-    dflt = DEFAULTS[name]
+    dflt = PP_.DEFAULTS[name]
     figs = "stability.png, theory.png (histograms.png)" if name == "stability" else "phase.png"
     p.add_argument("--figures", action=argparse.BooleanOptionalAction, default=None,
                    help=f"draw the figures ({figs}) into the run directory; without the flag the command ends "
                         "with its JSON and report, and 'deeplimits runs plot DIR' draws them from the store")
     p.add_argument("--seed", type=integer, help=f"base seed (default {dflt['seed']})")
     p.add_argument("--dtype", choices=N_.DTYPES, help=f"{DTYPE_HELP} (default {dflt['dtype']})")
-    _run_flags(p, name)
+    _run_flags(p, name, figures=False)

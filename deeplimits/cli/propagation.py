@@ -1,10 +1,10 @@
 """``deeplimits stability`` and ``deeplimits phase``: signal propagation at initialisation.
 
-A preset (:mod:`deeplimits.studies.presets`) gives every value; the flags given override it."""
+A preset (:mod:`deeplimits.studies.propagation.presets`) gives every value; the flags given override it."""
 
 from __future__ import annotations
 
-from ..studies.presets import PHASE_PRESETS, STABILITY_PRESETS
+from ..studies.propagation.presets import PHASE_PRESETS, STABILITY_PRESETS
 from . import dry_run, outputs
 from .errors import plan
 from .execution import Run, default_out, executor, preset_options, progress
@@ -40,7 +40,7 @@ def _run_study(args, cmd, spec, run, total, unit, executor_kw):
 def run_stability_cmd(args) -> int:
     from ..options import DRIVER_OPTIONS
     from ..paths import make_driver
-    from ..studies.propagation import stability
+    from ..studies.propagation import study as stability
 
     executor_kw = executor(args, "stability")
     kw = preset_options(args, STABILITY_PRESETS[args.preset], STABILITY)
@@ -54,7 +54,7 @@ def run_stability_cmd(args) -> int:
 
 
 def run_phase_cmd(args) -> int:
-    from ..studies.propagation import phase
+    from ..studies.propagation import study as phase
 
     executor_kw = executor(args, "phase")
     kw = preset_options(args, PHASE_PRESETS[args.preset], PHASE)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 
 from .. import _names as N_
-from ..studies import presets as P_
-from ..studies.presets import DEFAULTS, INIT_METHODS, SCALING_PRESETS
+from ..studies.scaling import presets as SP_
+from ..studies.scaling.presets import DEFAULTS, INIT_METHODS, SCALING_PRESETS
 from . import dry_run, outputs
 from .errors import UsageError, plan
 from .execution import Run, default_out, executor, preset_options, progress
@@ -17,8 +17,8 @@ from .values import DTYPE_HELP, fmt, int_list, integer, parse_list, real
 
 __all__ = ["add_parser", "run_scaling_cmd", "OPTIONS", "estimate_line", "run_and_report"]
 
-OPTIONS = ("dataset", "activation", "delta", "depths", "width", "seeds", "optimizer", "lr", "batch_size", "loss",
-           "stop_loss", "max_epochs", "init_scale", "init_method", "delta_init", "bias_init", "inputs",
+OPTIONS = ("dataset", "arch", "activation", "delta", "depths", "width", "seeds", "optimizer", "lr", "batch_size",
+           "loss", "stop_loss", "max_epochs", "init_scale", "init_method", "delta_init", "bias_init", "inputs",
            "angle_start", "batches", "stop_rule", "samples", "seed")
 
 
@@ -50,7 +50,7 @@ def run_and_report(args, spec, estimate: str, executor_kw) -> int:
     print(estimate, file=report, flush=True)
     result, store_path = _run(args, spec, out, executor_kw)
     print(result.report(), file=report)
-    written = outputs.write_study(result, out, args.json)
+    written = outputs.write_study(result, out, args.json, figures=outputs.figure_mode(args))
     print(f"run store {store_path}; wrote " + ", ".join(written), file=report)
     return 0
 
@@ -117,7 +117,7 @@ def estimate_line(spec) -> str:
 
 def add_parser(sub, run_flags):
     """The subcommand; ``run_flags`` adds the flags every simulating command shares."""
-    d, name = DEFAULTS["scaling"], P_.DEFAULT_PRESET["scaling"]
+    d, name = DEFAULTS, SP_.DEFAULT_PRESET
     c = sub.add_parser(
         "scaling", help="train the inside model at a family of depths and fit how its trained weights scale",
         description=f"The inside model h + delta_k sigma(W_k h + b_k) (d = {d['width']}, h_0 = x, output h_L) trained "
@@ -135,6 +135,10 @@ def add_parser(sub, run_flags):
     c.add_argument("--dataset", choices=["synthetic", "digits", "cifar10"],
                    help=f"the synthetic task, or digits through a fixed random embedding (default {d['dataset']}); "
                         "--arch conv: digits as 8 x 8 images or cifar10 (the files under --root)")
+    c.add_argument("--block", metavar="MODULE:NAME",
+                   help="a residual block of your own in place of the inside model: NAME, a deeplimits Block subclass "
+                        "in MODULE declaring a trained scale (trained_scale), one (d, d) matrix among its weights and "
+                        "an optional bias b, registered and run as --arch its name")
     c.add_argument("--activation", choices=["tanh", "relu"], help=f"activation of the inside model (default {d['activation']})")
     c.add_argument("--delta", choices=["shared", "per-layer"],
                    help="one trainable scale, or one per layer (default: shared for tanh, per-layer for relu)")

@@ -1,11 +1,11 @@
 """``deeplimits scaling --arch conv``: the convolutional residual networks of Cohen, Cont, Rossier
 & Xu (ICML 2021, §3.2) trained at a family of depths, alpha and beta of their kernels' spectral
 norms and the verdict (:mod:`deeplimits.studies.scaling_conv`; docs/weights.md, "Convolutional
-networks"). Presets :data:`~deeplimits.studies.presets.CONV_SCALING_PRESETS`."""
+networks"). Presets :data:`~deeplimits.studies.scaling_conv.presets.CONV_SCALING_PRESETS`."""
 
 from __future__ import annotations
 
-from ..studies.presets import CONV_SCALING_PRESETS
+from ..studies.scaling_conv.presets import CONV_SCALING_PRESETS
 from .errors import plan, usage
 from .execution import executor, preset_options
 from .values import integer
@@ -21,7 +21,7 @@ _DENSE_ONLY = ("activation", "delta", "optimizer", "loss", "stop_loss", "max_epo
 
 def conv_flags(c) -> None:
     """The flags of ``--arch conv`` (the others are shared with the inside model)."""
-    c.add_argument("--arch", choices=["inside", "conv"], default="inside",
+    c.add_argument("--arch", choices=["inside", "conv"],
                    help="the inside model (without the flag) or conv: convolutional residual networks h + delta_k * "
                         "ReLU(A_k * h) (Cohen et al., ICML 2021, §3.2) trained with SGD (momentum 0.9, weight decay "
                         "5e-4, cosine schedule) and random crops and flips; alpha from max_k ||delta_k||, beta from "

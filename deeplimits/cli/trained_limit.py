@@ -5,7 +5,7 @@ from __future__ import annotations
 
 
 from .. import _names as N_
-from ..studies.trained_limit import cases as C_
+from ..studies.trained_limit import presets as C_
 from .errors import plan
 from .execution import run_study, study_options
 from .values import DTYPE_HELP, fmt, int_list, integer, real
@@ -41,6 +41,10 @@ def add_parser(sub, run_flags):
                                   for n, p in C_.PRESETS.items()) + " (default %(default)s)")
     c.add_argument("--cases", type=_cases, help="comma-separated cases: " + "; ".join(
         f"{n}: {v['label']}" for n, v in C_.CASES.items()) + " (default: the preset's)")
+    c.add_argument("--case", action="append", metavar="MODULE:FAMILY",
+                   help="a case of your own (repeat the flag): FAMILY in MODULE, a mapping with a name and arch, "
+                        "activation, driver (a registered name, or a Block / Driver subclass of your own), beta, "
+                        "coupled, and theory, label when given; run alone, or beside the cases of --cases when given")
     c.add_argument("--depths", type=int_list, help="the family of depths, each dividing --reference (default: the "
                                                     "preset's)")
     c.add_argument("--reference", type=integer, help="the reference depth (default: the preset's)")
@@ -68,5 +72,8 @@ def run_trained_limit_cmd(args) -> int:
     from ..studies.trained_limit.study import plan_trained_limit
 
     kw = study_options(args, "trained-limit", C_.PRESETS[args.preset], C_.DEFAULTS["dtype"], OPTIONS)
-    spec = plan("trained-limit", OPTIONS + ("dtype", "device"), plan_trained_limit, **kw)
+    if getattr(args, "case", None):  # families of one's own (cli.user): alone, or beside --cases
+        kw["cases"] = [*(args.cases or ()), *args.case]
+    params = {**{n: None for n in OPTIONS + ("dtype", "device")}, "case": "--case"}
+    spec = plan("trained-limit", params, plan_trained_limit, **kw)
     return run_study(args, "trained-limit", spec, unit="seed", total=spec.seeds * len(spec.cases))

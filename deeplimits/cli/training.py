@@ -1,13 +1,13 @@
 """``deeplimits train``: residual networks initialised from a driver, trained on a data set.
 
 Without ``--preset``: one configuration (or the grid the flags give) with the defaults of
-:data:`deeplimits.studies.presets.DEFAULTS`; a preset (:data:`~deeplimits.studies.presets.TRAIN_PRESETS`)
+:data:`deeplimits.studies.training.presets.DEFAULTS`; a preset (:data:`~deeplimits.studies.training.presets.TRAIN_PRESETS`)
 gives a heat-map grid, and the flags given override it. ``--arch conv``: the convolutional
-networks of :mod:`deeplimits.studies.training.conv` (their defaults ``DEFAULTS['train-conv']``)."""
+networks of :mod:`deeplimits.studies.training.conv` (their defaults ``CONV_DEFAULTS``)."""
 
 from __future__ import annotations
 
-from ..studies.presets import DEFAULTS, TRAIN_PRESETS
+from ..studies.training.presets import TRAIN_PRESETS
 from . import dry_run, outputs
 from .errors import plan, usage
 from .execution import Run, default_out, executor, preset_options, progress
@@ -65,6 +65,6 @@ def run_train_cmd(args) -> int:
             result = spec.run(bar.update, store=store, **executor_kw)
     report = outputs.report_stream(args.json)
     print(result.report(), file=report)
-    written = outputs.write_training(result, spec, out, args.json)
+    written = outputs.write_training(result, spec, out, args.json, figures=outputs.figure_mode(args))
     print(f"run store {store.path}; wrote " + ", ".join(written), file=report)
     return 0

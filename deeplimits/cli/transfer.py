@@ -5,7 +5,7 @@ coordinate check."""
 from __future__ import annotations
 
 from .. import _names as N_
-from ..studies.transfer import cases as C_
+from ..studies.transfer import presets as C_
 from .errors import plan, usage
 from .execution import run_study, study_options
 from .values import DTYPE_HELP, fmt, int_list, integer, parse_list
@@ -14,10 +14,12 @@ __all__ = ["add_parser", "run_transfer_cmd", "OPTIONS"]
 
 #: flags passed to :func:`deeplimits.studies.transfer.study.plan_transfer` when given
 OPTIONS = ("depths", "betas", "optimizers", "lrs", "seeds", "width", "epochs", "batch_size", "samples", "seed",
-           "limit", "arch")
+           "limit", "arch", "model", "data")
+#: the flags of the MLP presets only: the convolutional ones train Cohen et al.'s block on their own data
+MLP_ONLY = ("limit", "arch", "model", "data")
 #: the flags of the convolutional presets (:func:`deeplimits.studies.transfer.conv.plan_conv_transfer`):
-#: those of the MLPs but ``--limit`` and ``--block``, and ``--root``, ``--chunk``
-CONV_OPTIONS = tuple(o for o in OPTIONS if o not in ("limit", "arch")) + ("root", "chunk")
+#: those of the MLPs but :data:`MLP_ONLY`, and ``--root``, ``--chunk``
+CONV_OPTIONS = tuple(o for o in OPTIONS if o not in MLP_ONLY) + ("root", "chunk")
 
 
 def _preset_help() -> str:
@@ -58,6 +60,7 @@ def add_parser(sub, run_flags):
                                                   "channels (default: the preset's)")
     c.add_argument("--block", metavar="MODULE:NAME", help=f"the MLPs' residual block: one of your own (default "
                                                           f"{d['arch']} {d['activation']})")
+    _own_flags(c)
     c.add_argument("--epochs", type=integer, help="passes over the training samples (default: the preset's)")
     c.add_argument("--samples", type=integer, help="training samples, at most the data set's (digits: 1437; "
                                                    "published: all of them; default: the preset's)")
@@ -74,6 +77,18 @@ def add_parser(sub, run_flags):
     run_flags(c, "transfer", "(beta, optimizer, depth) grids")
     c.set_defaults(func=run_transfer_cmd)
     return c
+
+
+def _own_flags(c) -> None:
+    """``--model`` and ``--data``: a network and a data set of one's own (:mod:`.user`)."""
+    c.add_argument("--model", metavar="MODULE:MAKE",
+                   help="a network of your own in place of the MLPs: MAKE(depth, beta), a factory in MODULE of a "
+                        "torch module whose residual branches are multiplied by depth^-beta, its blocks' parameters "
+                        "named blocks..., mapping inputs (n, d_in) to class scores (MLP presets)")
+    c.add_argument("--data", metavar="MODULE:DATA",
+                   help="a classification data set of your own in place of digits: DATA in MODULE, tensors (x, y) "
+                        "or (x_train, y_train, x_test, y_test), a Dataset of (x, y) pairs, or a function returning "
+                        "one (MLP presets)")
 
 
 def run_transfer_cmd(args) -> int:
@@ -111,8 +126,10 @@ def conv_estimate(spec) -> str:
 def _run_conv(args) -> int:
     from ..studies.transfer.conv import plan_conv_transfer
 
-    if getattr(args, "limit", None) is not None:
-        raise usage("transfer", ValueError(f"--limit applies only to the MLP presets ({', '.join(C_.PRESETS)})"))
+    for name in MLP_ONLY:
+        if getattr(args, name, None) is not None:
+            flag = "--block" if name == "arch" else f"--{name}"
+            raise usage("transfer", ValueError(f"{flag} applies only to the MLP presets ({', '.join(C_.PRESETS)})"))
     kw = study_options(args, "transfer", C_.CONV_PRESETS[args.preset], C_.DEFAULTS["dtype"], CONV_OPTIONS)
     if args.optimizer is not None:
         kw["optimizers"] = [args.optimizer]

@@ -9,7 +9,16 @@ checks what it names and hands the object to the library as the flag's name woul
 * ``--phi MODULE:FUNCTION`` (repeated): a test function of the output (or a
   :class:`~deeplimits.studies.law.TestFunction`), registered;
 * ``--scheme MODULE:OBJECT``, ``--problem MODULE:OBJECT`` (``order``): a
-  :class:`~deeplimits.schemes.Scheme` and a :class:`~deeplimits.schemes.problems.Problem`.
+  :class:`~deeplimits.schemes.Scheme` and a :class:`~deeplimits.schemes.problems.Problem`;
+* ``--model MODULE:MAKE`` (``transfer``): a module factory ``make(depth, beta)`` (its branches
+  multiplied by ``depth^-beta``), or a :class:`~deeplimits.studies.transfer.user.TransferNetwork`,
+  named ``MAKE``; ``--data MODULE:DATA``: tensors ``(x, y)`` or ``(x_train, y_train, x_test,
+  y_test)``, a ``Dataset`` of ``(x, y)`` pairs, or a function of no arguments returning one, named
+  ``DATA`` (:func:`~deeplimits.studies.transfer.user.transfer_data`);
+* ``--case MODULE:FAMILY`` (``trained-limit``, repeated): a family of one's own, a mapping with a
+  ``name`` and the keys of :data:`~deeplimits.studies._shared.families.FAMILY_KEYS` (its ``arch``
+  a block's name or a ``Block`` subclass, its ``driver`` a driver's name or a ``Driver`` subclass,
+  both registered), ``theory`` and ``label`` when given.
 
 What was imported is recorded (``args.user_code``: module, name, SHA-256 of its source, flag;
 :data:`deeplimits._user_code.IMPORTED` under the name it was registered by); the run store writes
@@ -24,8 +33,13 @@ from ..errors import ParameterError
 
 __all__ = ["resolve", "run_key", "is_user_spec", "USER_FLAGS"]
 
-USER_FLAGS = ("block", "driver", "law", "phi", "scheme", "problem")
+USER_FLAGS = ("block", "driver", "law", "phi", "scheme", "problem", "model", "data", "case")
 """The flags that take ``MODULE:NAME``."""
+ONLY_USER = ("block", "model", "data", "case")
+"""The flags that take nothing but ``MODULE:NAME`` (no built-in names)."""
+ONLY_ON = {"case": ("trained-limit",)}
+"""The flags that take ``MODULE:NAME`` on some commands only (elsewhere a built-in's name:
+``shapes --case tanh``)."""
 
 
 def is_user_spec(value) -> bool:
@@ -83,6 +97,65 @@ def _problem(obj, text):
     return obj
 
 
+def _model(obj, text):
+    """A :class:`TransferNetwork`, or a factory ``make(depth, beta)`` named by ``text``'s NAME."""
+    from ..studies.transfer.user import TransferNetwork
+
+    if isinstance(obj, TransferNetwork):
+        return obj
+    if not callable(obj):
+        raise ParameterError("model", f"--model {text}: not a module factory make(depth, beta) (it is a "
+                                      f"{type(obj).__name__})")
+    return TransferNetwork(text.partition(":")[2], obj)
+
+
+def _data(obj, text):
+    """The data set ``obj`` (or what ``obj()`` returns), checked, named by ``text``'s NAME."""
+    from ..studies.transfer.user import TransferData, transfer_data
+
+    if callable(obj) and not isinstance(obj, TransferData) and not hasattr(obj, "__getitem__"):
+        try:
+            obj = obj()
+        except Exception as e:  # noqa: BLE001 - the user's function: its error, in one line
+            raise ParameterError("data", f"--data {text}: calling it failed ({type(e).__name__}: "
+                                         f"{' '.join(str(e).split())[:160]})") from None
+    try:
+        return transfer_data(obj, name=text.partition(":")[2])
+    except ParameterError as e:
+        raise ParameterError("data", f"--data {text}: {e}") from None
+
+
+def _case(obj, text):
+    """A family of one's own (a mapping with a ``name``), its block and driver classes registered
+    and replaced by their names."""
+    from collections.abc import Mapping
+
+    from ..blocks import Block
+    from ..paths import Driver
+
+    if not isinstance(obj, Mapping) or not isinstance(obj.get("name"), str):
+        raise ParameterError("case", f"--case {text}: not a family (a mapping with a 'name' and the keys arch, "
+                                     f"activation, driver, beta, coupled), it is a {type(obj).__name__}")
+    out = dict(obj)
+    if isinstance(out.get("arch"), Block) or (isinstance(out.get("arch"), type) and issubclass(out["arch"], Block)):
+        out["arch"] = _block(out["arch"], text)
+    if isinstance(out.get("driver"), Driver) or (isinstance(out.get("driver"), type)
+                                                 and issubclass(out["driver"], Driver)):
+        out["driver"] = _driver(out["driver"], text, "case")
+    return out
+
+
+def _labels(flag, taken) -> list[str]:
+    """The names the spec will hold for what ``flag`` took (those the run store records it by)."""
+    if isinstance(taken, str):
+        return [taken]
+    if flag in ("model", "data"):
+        return [taken.name]
+    if flag == "case":
+        return [v for v in (taken["name"], taken.get("arch"), taken.get("driver")) if isinstance(v, str)]
+    return []
+
+
 def resolve(args) -> None:
     """Each of :data:`USER_FLAGS` that ``args`` has, given ``MODULE:NAME``: imported, checked,
     registered, and replaced by what the library takes (``--block``: ``args.arch``); the
@@ -102,19 +175,21 @@ def _resolve(args) -> None:
     args.user_code = []
     for flag in USER_FLAGS:
         value = getattr(args, flag, None)
+        if flag in ONLY_ON and getattr(args, "command", None) not in ONLY_ON[flag]:
+            continue
         texts = value if isinstance(value, list) else [value]
-        if not any(is_user_spec(t) for t in texts) and not (flag == "block" and value is not None):
-            continue  # (a built-in's name; --block takes only MODULE:NAME)
+        if not any(is_user_spec(t) for t in texts) and not (flag in ONLY_USER and value is not None):
+            continue  # (a built-in's name; --block, --model, --data, --case take only MODULE:NAME)
         out = []
         for text in texts:
-            if not is_user_spec(text) and flag != "block":
+            if not is_user_spec(text) and flag not in ONLY_USER:
                 out.append(text)
                 continue
             obj, where = load_user_object(text, what=flag, flag=f"--{flag}")
             args.user_code.append({**where, "flag": f"--{flag}"})
             out.append(_take(flag, obj, text))
-            if isinstance(out[-1], str):  # registered under a name the spec will hold
-                record(out[-1], where)
+            for label in _labels(flag, out[-1]):  # registered under a name the spec will hold
+                record(label, where)
         setattr(args, flag, out if isinstance(value, list) else out[0])
     if getattr(args, "block", None) is not None:
         if getattr(args, "arch", None) not in (None, args.block):
@@ -128,9 +203,8 @@ def _take(flag, obj, text):
         return _block(obj, text)
     if flag in ("driver", "law"):
         return _driver(obj, text, flag)
-    if flag == "phi":
-        return _phi(obj, text)
-    return _scheme(obj, text) if flag == "scheme" else _problem(obj, text)
+    take = {"phi": _phi, "scheme": _scheme, "problem": _problem, "model": _model, "data": _data, "case": _case}
+    return take[flag](obj, text)
 
 
 def run_key(args, spec):

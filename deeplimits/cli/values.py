@@ -15,7 +15,7 @@ MAX_LIST = 100_000  # values in one list flag (and the count of start:stop:count
 MAX_INT = 2 ** 63 - 1  # integer flags (the run store keeps 64-bit integers)
 _INTEGER = re.compile(r"^[+-]?[0-9]+$")
 
-__all__ = ["MAX_LIST", "MAX_INT", "DTYPE_HELP", "parse_list", "int_list", "integer", "real", "device", "fmt"]
+__all__ = ["MAX_LIST", "MAX_INT", "DTYPE_HELP", "parse_list", "int_list", "integer", "real", "device", "fmt", "by_regime", "yes_no", "preset_default"]
 
 #: what every ``--dtype`` flag sets (its default follows in each command's help)
 DTYPE_HELP = "floating-point precision of the tensors"
@@ -131,6 +131,26 @@ def fmt(value) -> str:
         return ",".join(fmt(v) for v in value)
     return f"{value:g}" if isinstance(value, float) else str(value)
 
+
+def by_regime(values: dict) -> str:
+    """``{regime: value}`` as ``'16 for sde, ode; 8 for fbm'`` (one value: just the value)."""
+    groups: dict[str, list[str]] = {}
+    for name, v in values.items():
+        groups.setdefault(fmt(v), []).append(name)
+    if len(groups) == 1:
+        return next(iter(groups))
+    return "; ".join(f"{v} for {', '.join(names)}" for v, names in groups.items())
+
+
+def yes_no(value: bool) -> str:
+    """A flag's default in ``--help``: ``yes`` or ``no``."""
+    return "yes" if value else "no"
+
+
+def preset_default(presets: dict, default: str, key: str) -> str:
+    """``(default: the preset's, iid: 40)``: the value of ``key`` in the default preset."""
+    value = presets[default].get(key)
+    return f" (default: the preset's; {default}: {fmt(value)})" if value is not None else ""
 
 
 #: a value that starts with a minus sign and holds only numbers (``-6,4``, ``-6:4:11``, ``-1e-3``):

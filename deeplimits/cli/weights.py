@@ -33,9 +33,10 @@ def _diagnose(A, beta: float, grid, name: str):
     return weight_diagnostics(A, beta=beta, name=name)
 
 
-def _figure(tensors: list, families: dict, path: str) -> None:
-    """Figs. 7-8 of the convolution kernels' families when there are any, else the first
-    coordinates of each tensor against k/L."""
+def _figure(tensors: list, families: dict, into: str) -> list[str]:
+    """``weights.png`` in the directory ``into``: Figs. 7-8 of the convolution kernels' families
+    when there are any, else the first coordinates of each tensor against k/L; its path."""
+    path = os.path.join(into, "weights.png")
     from ..diagnostics import ConvWeightDiagnostics
 
     conv = {n: f for n, f in families.items() if isinstance(f[0], ConvWeightDiagnostics)}
@@ -47,6 +48,7 @@ def _figure(tensors: list, families: dict, path: str) -> None:
         from ..plots import plot_weight_coordinates
 
         plot_weight_coordinates([(d.name, A) for _, _, A, d in tensors], path=path)
+    return [path]
 
 
 def _read_all(args) -> list:
@@ -99,13 +101,13 @@ def run_weights_cmd(args) -> int:
     for e in exponents.values():
         print(e.report(), file=report)
     os.makedirs(out, exist_ok=True)
-    written = [os.path.join(out, "weights.png")]
-    _figure(tensors, families, written[0])
     payload = {"tensors": [{"path": str(p), **d.to_dict()} for p, _, _, d in tensors],
                "exponents": {n: e.exponents for n, e in exponents.items()},
                "hypothesis": {n: {"supports": e.hypothesis, "reason": e.reason, "evidence": e.evidence}
                               for n, e in exponents.items()}}
-    written += outputs.dump_json(outputs.strict_json(payload), out, args.json)
+    written = outputs.dump_json(outputs.strict_json(payload), out, args.json)
+    written = outputs.listed(outputs.draw_figures(lambda into: _figure(tensors, families, into), out,
+                                                  outputs.figure_mode(args)), written)  # after the JSON
     print("wrote " + ", ".join(written), file=report)
     return 0
 
@@ -128,7 +130,7 @@ def add_parser(sub) -> None:
                     "factor of 4, or with an exponent's interval too wide: docs/weights.md). Convolution kernels "
                     "are measured by the spectral norms of their convolutions (Sedghi, Gupta & Long, ICLR 2019).")
     w.add_argument("paths", nargs="+", metavar="PATH", help="weight files or run directories")
-    w.add_argument("--beta", type=real, default=presets.DEFAULTS["weights"]["beta"],
+    w.add_argument("--beta", type=real, default=presets.WEIGHTS_DEFAULTS["beta"],
                    help="scale of the increment norm L^beta (default %(default)g)")
     w.add_argument("--grid", type=integer, metavar="N",
                    help="the N x N input grid of the spectral norms of convolution kernels, tensors (L, c_out, c_in, "
@@ -140,4 +142,5 @@ def add_parser(sub) -> None:
                         f"(default {RUNS}/weights-<hash of the paths and options>)")
     w.add_argument("--json", metavar="PATH", help="also write the diagnostics (and exponents) as JSON to PATH ('-': "
                                                   "standard output, the report then goes to standard error)")
+    outputs.figure_flag(w)
     w.set_defaults(func=run_weights_cmd)

@@ -125,6 +125,9 @@ class DatasetSpec:
     """Whether the loader reads files (takes ``root``)."""
     options: dict = field(default_factory=dict)
     """The loader's keyword options with their defaults."""
+    shared: bool = False
+    """Whether the loader gives the same arrays for the same arguments, so that a process loads
+    them once and shares them (read-only) across its tasks (:func:`load_dataset`)."""
 
     @property
     def summary(self) -> str:
@@ -136,15 +139,20 @@ DATASETS: dict[str, DatasetSpec] = {}
 """The registered data sets by name (:func:`register_dataset`)."""
 
 
-def register_dataset(name: str, *, official_split: bool = False):
+def register_dataset(name: str, *, official_split: bool = False, shared: bool = False):
     """Decorator registering ``loader`` under ``name`` in :data:`DATASETS`.
 
     The loader takes keyword-only arguments: ``seed`` (always passed), ``root`` (passed when
-    present in its signature: the set reads files) and its options with defaults.
+    present in its signature: the set reads files) and its options with defaults. ``shared``:
+    the loader is a function of its arguments alone (no files, no global state), so its arrays
+    are loaded once per process for each set of arguments and shared, read-only, by every
+    :func:`load_dataset` of them (the bundled and generated sets; a loader of your own is called
+    every time unless it says so).
     """
     if not isinstance(name, str) or not name:
         raise ParameterError("name", f"name must be a non-empty string, got {name!r}")
     V_.flag("official_split", official_split)
+    V_.flag("shared", shared)
 
     def register(loader):
         if not callable(loader):
@@ -152,7 +160,7 @@ def register_dataset(name: str, *, official_split: bool = False):
         params = inspect.signature(loader).parameters
         options = {k: p.default for k, p in params.items()
                    if k not in ("root", "seed") and p.kind is p.KEYWORD_ONLY}
-        DATASETS[name] = DatasetSpec(name, loader, official_split, "root" in params, options)
+        DATASETS[name] = DatasetSpec(name, loader, official_split, "root" in params, options, shared)
         return loader
 
     return register
@@ -232,13 +240,37 @@ def load_dataset(name: str = "digits", *, root=None, seed: int = 0, test_fractio
     kwargs = dict(_options(spec, options), seed=seed)
     if spec.needs_root:
         kwargs["root"] = _root(spec, root)
-    arrays = _check_arrays(name, spec.loader(**kwargs))
+    arrays = _arrays(spec, kwargs)
     if spec.official_split:
         parts = (arrays.x, arrays.y, arrays.x_test, arrays.y_test)
     else:
         train, test = split_indices(len(arrays.x), test_fraction, seed)
         parts = (arrays.x[train], arrays.y[train], arrays.x[test], arrays.y[test])
     return _to_dataset(name, arrays, parts, dtype, device)
+
+
+#: the arrays of shared loaders already called in this process: (name, loader, arguments) -> Arrays
+_SHARED: dict = {}
+#: at most this many sets of arguments are kept (the oldest is dropped)
+SHARED_ENTRIES = 8
+
+
+def _arrays(spec: DatasetSpec, kwargs: dict) -> Arrays:
+    """The checked arrays of ``spec.loader(**kwargs)``; of a ``shared`` loader, those of its first
+    call with these arguments in this process (made read-only: a task cannot change another's)."""
+    if not spec.shared:
+        return _check_arrays(spec.name, spec.loader(**kwargs))
+    key = (spec.name, spec.loader, repr(sorted(kwargs.items())))
+    arrays = _SHARED.pop(key, None)
+    if arrays is None:
+        arrays = _check_arrays(spec.name, spec.loader(**kwargs))
+        for a in (arrays.x, arrays.y, arrays.x_test, arrays.y_test):
+            if a is not None:
+                a.setflags(write=False)
+        while len(_SHARED) >= SHARED_ENTRIES:
+            _SHARED.pop(next(iter(_SHARED)))
+    _SHARED[key] = arrays  # the most recently used last
+    return arrays
 
 
 def _check_arrays(name: str, a: Arrays) -> Arrays:
@@ -262,11 +294,14 @@ def _check_arrays(name: str, a: Arrays) -> Arrays:
 def _to_dataset(name: str, a: Arrays, parts, dtype: torch.dtype, device: torch.device) -> Dataset:
     x_train, y_train, x_test, y_test = parts
 
+    def tensor(a):  # a shared (read-only) array is copied: the tensors are the caller's own
+        return torch.from_numpy(np.array(a) if not a.flags.writeable else np.ascontiguousarray(a))
+
     def inputs(x):
-        return torch.as_tensor(np.ascontiguousarray(x)).to(device=device, dtype=dtype)
+        return tensor(x).to(device=device, dtype=dtype)
 
     def targets(y):
-        y = torch.as_tensor(np.ascontiguousarray(y))
+        y = tensor(y)
         return y.to(device=device, dtype=torch.int64 if a.task == "classification" else dtype)
 
     out_dim = a.n_classes if a.task == "classification" else int(y_train.shape[1])

@@ -68,7 +68,8 @@ def copying_shuffle(order: torch.Tensor, generator: torch.Generator) -> torch.Te
     torch tensor of mini-batches. NumPy shuffles an object that is not an ndarray by the swaps
     ``x[i], x[j] = x[j], x[i]`` of Fisher-Yates (``i`` from ``n - 1`` down to 1, ``j`` uniform on
     ``0..i``); with tensor views the second assignment copies back what the first just wrote, so
-    each swap is the copy ``x[i] = x[j]`` (numpy issue 18206). The law is therefore
+    each swap is the copy ``x[i] = x[j]`` (the swap by item assignment does not survive a
+    container whose items are views). The law is therefore
     ``new[0] = old[0]`` and ``new[i] = old[J_i]`` with ``J_i`` independent and uniform on ``0..i``:
     batch ``p`` survives a pass with probability ``1 - p / n``, so ``(n + 1) / 2`` distinct
     batches survive the first pass on average, and after a few epochs one batch fills the

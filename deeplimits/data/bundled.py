@@ -8,22 +8,37 @@ Both are pooled and split by :func:`~deeplimits.data.base.split_indices` with th
 from __future__ import annotations
 
 import functools
+import os
 import random
+import sys
 
 import numpy as np
 
 from .base import Arrays, register_dataset
 
 
-@register_dataset("digits")
+@register_dataset("digits", shared=True)
 def digits(*, seed: int) -> Arrays:
     """scikit-learn's 8x8 handwritten digits: 1797 images, 64 features in [0, 1], 10 classes."""
+    x, y = _digits_file()
+    return Arrays(x / 16.0, y.astype(np.int64), task="classification", n_classes=10)
+
+
+def _digits_file() -> tuple[np.ndarray, np.ndarray]:
+    """The pixels and labels of ``sklearn/datasets/data/digits.csv.gz``, read as scikit-learn's
+    ``load_digits`` reads them (``np.loadtxt``) without importing scikit-learn (about 1 s of CPU):
+    the file is found on ``sys.path`` as Python would find the package; through ``load_digits``
+    where it is not."""
+    for where in sys.path:
+        path = os.path.join(where or os.curdir, "sklearn", "datasets", "data", "digits.csv.gz")
+        if os.path.isfile(path):
+            data = np.loadtxt(path, delimiter=",")
+            return data[:, :-1], data[:, -1].astype(int)
     try:
         from sklearn.datasets import load_digits
     except ImportError:
         raise ImportError("dataset 'digits' needs scikit-learn (pip install 'scikit-learn>=1.2')") from None
-    x, y = load_digits(return_X_y=True)
-    return Arrays(x / 16.0, y.astype(np.int64), task="classification", n_classes=10)
+    return load_digits(return_X_y=True)
 
 
 @functools.lru_cache(maxsize=1)
@@ -45,7 +60,7 @@ def _mnist1d_arrays() -> tuple[np.ndarray, np.ndarray]:
     return x, y
 
 
-@register_dataset("mnist1d")
+@register_dataset("mnist1d", shared=True)
 def mnist1d(*, seed: int) -> Arrays:
     """MNIST-1D (Greydanus, 2020): 5000 one-dimensional signals of length 40, 10 classes, generated locally."""
     x, y = _mnist1d_arrays()

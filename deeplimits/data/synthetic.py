@@ -38,7 +38,7 @@ def cohen_targets(x: torch.Tensor, depth: int = 100, angle_start: int = 1) -> to
     return z / torch.linalg.vector_norm(z, dim=-1, keepdim=True)
 
 
-@register_dataset("synthetic")
+@register_dataset("synthetic", shared=True)
 def synthetic(*, seed: int, n: int = 1024, dim: int = 10, depth: int = 100, angle_start: int = 1) -> Arrays:
     """Cohen et al. (2021): x uniform on [-1, 1]^dim, target z_K / ||z_K|| of a residual recursion
     (``angle_start`` 0: the published code's angles, module docstring)."""

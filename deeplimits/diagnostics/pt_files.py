@@ -92,8 +92,9 @@ def _pt_tensors(obj, path: str, size: int, what: str, prefix: str = "source: ") 
         if isinstance(leaf, torch.Tensor):
             total[0] += _pt_tensor(leaf, path, prefix)
             if total[0] > 4 * size + (1 << 20):
-                raise ValueError(f"its tensors declare more than {R_.fmt_bytes(4 * size + (1 << 20))} over "
-                                 f"{R_.fmt_bytes(size)} of data: views read over and over, not {what}")
+                raise DamagedFileError(path, f"{prefix}{path}: its tensors declare more than "
+                                             f"{R_.fmt_bytes(4 * size + (1 << 20))} over {R_.fmt_bytes(size)} of "
+                                             f"data: views read over and over, not {what}")
 
     try:
         walk_once(obj, visit, limit=max(size, 1 << 16), what=what)

@@ -150,8 +150,7 @@ class DriverSample(abc.ABC):
 
     @staticmethod
     def expect(name: str, value, kind: str) -> "DriverSample":
-        """``value`` if it is a driver sample of ``kind``, else a one-line ValueError naming
-        ``name`` and what is needed (e.g. ``V must be a BrownianSample (IIDDriver('gaussian')...)``)."""
+        """``value`` if it is a driver sample of ``kind``, else a one-line error naming ``name`` and what is needed."""
         if getattr(value, "kind", None) != kind:
             raise ParameterError(name, f"{name} must be {KINDS[kind]}")
         return value
@@ -291,6 +290,12 @@ class Driver(abc.ABC):
 
         return verified(self)
 
+    def sample_kind(self) -> str:
+        """The :attr:`~DriverSample.kind` of its samples, read off the one :meth:`check` verified
+        (what a regime's limit reads, :meth:`deeplimits.regimes.Regime.accepts_driver`)."""
+        from ._checks import sample_kind
+        return sample_kind(self)
+
     needs_resolution = False
     """Does :meth:`sample` take a ``resolution`` (the path laws: Gaussian i.i.d., fractional)?"""
 
@@ -310,8 +315,7 @@ class Driver(abc.ABC):
     per draw (:func:`~deeplimits.studies.propagation.memory.default_draw_bytes`; four for fractional weights)."""
     independent = False
     """Are its layers independent with i.i.d. entries (the i.i.d. family, for which the bounds of
-    :func:`~deeplimits.studies.theory.theory_bounds` hold)?
-    """
+    :func:`~deeplimits.studies.theory.theory_bounds` hold)?"""
     growth_law = False
     """Is the growth law ``gamma = 1 - beta / regularity`` below the phase boundary stated for it
     (:func:`~deeplimits.studies.theory.growth_exponent`: i.i.d. and smooth weights)?"""
@@ -357,7 +361,7 @@ class Driver(abc.ABC):
     def sweep_bytes(self, entries: int, reference: int, depths: int, item: int, device=None) -> int:
         """Peak bytes of the driver in a strong-error sweep over ``reference`` fine steps of a
         weight of ``entries`` numbers (all draws) read at ``depths`` depths
-        (:func:`~deeplimits.studies.memory.convergence_bytes`). Here (streamed laws): blocks of
+        (:func:`~deeplimits.studies.convergence.memory.convergence_bytes`). Here (streamed laws): blocks of
         ``_BLOCK_ELEMENTS`` numbers (at least one layer), the block in use, the one drawn ahead and
         their trees of pairwise sums, plus one accumulated increment per depth."""
         return item * (6 * min(reference * entries, max(_BLOCK_ELEMENTS, entries)) + depths * entries)

@@ -82,6 +82,13 @@ def fgn(n: int, hurst: float, size: Sequence[int] | int = (), *,
     return out.reshape(*size, n)
 
 
+@functools.lru_cache(maxsize=16)
+def _eigenvalues_on(n: int, hurst: float, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
+    """:func:`_circulant_sqrt_eigenvalues` on ``device`` in ``dtype``, copied there once per
+    ``(n, hurst, device, dtype)``, not once per sample."""
+    return _circulant_sqrt_eigenvalues(n, hurst).to(device=device, dtype=dtype)
+
+
 def _sub_batched(dtype: torch.dtype, device) -> bool:
     """Is the fGn drawn a sub-batch of pairs at a time (the CPU in float64: by sub-streams)?"""
     return _random._on_cpu(device) and dtype == torch.float64
@@ -94,7 +101,7 @@ def _fgn_fill(out: torch.Tensor, hurst: float, seed: int, *, time_major: bool = 
     real parts are paths ``0 .. pairs - 1``, the imaginary parts the next ones."""
     n, paths = out.shape if time_major else out.shape[::-1]
     dtype, device = out.dtype, out.device
-    sqrt_lam = _circulant_sqrt_eigenvalues(n, float(hurst)).to(device=device, dtype=dtype)
+    sqrt_lam = _eigenvalues_on(n, float(hurst), device, dtype)
     pairs = (paths + 1) // 2
     shape, bp = (pairs, 2 * n, 2), R.fgn_batch_pairs(n, pairs, _sub_batched(dtype, device))
     noise = _random.empty((bp, 2 * n, 2), dtype, device)

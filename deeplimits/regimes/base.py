@@ -32,10 +32,10 @@ DEPTHS = [8, 16, 32, 64, 128, 256, 512]
 """The default depths of a convergence study (a regime's ``defaults['depths']``)."""
 
 #: names an option may not take: the other keywords of :func:`pair`, of a convergence study and of
-#: its command (``deeplimits convergence``: an option's flag is ``--NAME``); ``paths``, the deprecated
-#: name of ``draws``, stays reserved
-RESERVED = frozenset({"name", "regime", "width", "activation", "arch", "options", "depths", "paths", "draws", "inputs",
-                      "reference", "seed", "dtype", "chunk", "device", "progress", "store", "workers", "scheduler",
+#: its command (``deeplimits convergence``: an option's flag is ``--NAME``); ``paths``, the key that
+#: holds ``draws`` in a convergence spec (its run store's key), stays reserved
+RESERVED = frozenset({"name", "regime", "width", "activation", "arch", "driver", "options", "depths", "paths", "draws",
+                      "inputs", "reference", "seed", "dtype", "chunk", "device", "progress", "store", "workers", "scheduler",
                       "timeout", "out", "json", "quiet", "help", "version", "command", "func"})
 
 
@@ -84,8 +84,7 @@ class Regime(abc.ABC):
     spec_options: ClassVar[tuple[str, ...] | None] = None
     """The options recorded as fields of a convergence spec (``None``: every declared option)."""
     defaults: ClassVar[dict] = dict(width=16, depths=DEPTHS, draws=256, reference=None)
-    """Convergence defaults (``width``, ``depths``, ``draws``, ``reference``; ``paths``, the
-    deprecated name of ``draws``, is read as ``draws`` with a warning)."""
+    """Convergence defaults (``width``, ``depths``, ``draws``, ``reference``)."""
     order: ClassVar[StrongOrder | None] = None
     """A strong order that does not depend on the options (else override :meth:`strong_order`)."""
 
@@ -114,6 +113,18 @@ class Regime(abc.ABC):
         :class:`~deeplimits.blocks.Block`) gives this regime's pair: ``None`` if it does, else why
         not, in words. By default only the declared architectures do."""
         return f"regime {self.name!r} takes only {', '.join(map(repr, self.architectures))}"
+
+    def accepts_driver(self, driver) -> str | None:
+        """Whether a registered driver of one's own (a :class:`~deeplimits.paths.Driver`) drives
+        this regime's pair in place of its own weights: ``None`` if it does, else why not, in
+        words naming the declaration that is missing (:mod:`deeplimits.regimes.drivers`). By
+        default a regime reads only its own laws."""
+        return f"regime {self.name!r} reads the weights of its own laws only (it declares no accepts_driver)"
+
+    def driver_options(self, driver, options: dict) -> dict:
+        """The given ``options`` with those a driver sets (``fbm``: its Hurst index, the driver's
+        regularity); an option the driver contradicts is refused in one line. By default, as given."""
+        return options
 
     def hint(self, option: str) -> str:
         """Extra text for the error when ``option`` does not apply to this regime."""
@@ -257,7 +268,8 @@ def _check_arch(regime: Regime, arch) -> str:
                                  f"{regime.name!r}, got {arch!r}")
 
 
-def pair(regime: str, *, width: int | None = None, activation=None, arch: str | None = None, **options):
+def pair(regime: str, *, width: int | None = None, activation=None, arch: str | None = None, driver=None,
+         **options):
     """Build the (network, limit) pair of a registered regime (docs/mathematics.md, "The
     implemented regimes"; :data:`REGISTRY` lists them).
 
@@ -273,6 +285,11 @@ def pair(regime: str, *, width: int | None = None, activation=None, arch: str | 
             your own (a :class:`~deeplimits.blocks.Block` or its registered name) that the regime
             accepts (:meth:`Regime.accepts`: ``sde`` a block linear in all its weights, ``ode``
             any block; docs/convergence.md, "Bring your own network").
+        driver: the law of every weight in place of the regime's own (``None``): a
+            :class:`~deeplimits.paths.Driver` or a registered name, whose declarations give the
+            regime's limit (:meth:`Regime.accepts_driver`: ``sde`` a Brownian path, ``ode`` a
+            smooth law, ``fbm`` a fractional path, which sets ``hurst``; docs/convergence.md,
+            "Bring your own driver"); anything else is refused in one line naming what is missing.
         **options: the regime's options, each declared once in ``Regime.options`` (an
             :class:`Option`: its type, range, default and help; ``deeplimits convergence
             --help`` lists them): for the built-in regimes ``hurst`` and ``corrected`` (fbm),
@@ -299,8 +316,29 @@ def pair(regime: str, *, width: int | None = None, activation=None, arch: str | 
         if spec.option(name) is None:
             raise _not_applicable(name, spec)
     arch = _check_arch(spec, arch)
+    if driver is not None:
+        driver = _check_driver(spec, driver)
+        options = spec.driver_options(driver, options)
     resolved = resolve(spec, options)
     p = spec.build(width, activation, arch, **resolved)
     p.network.block.check(width)  # its declared shapes and a residual of the state's shape, finite
     p.options = {**resolved, **p.options}
+    if driver is not None:  # every weight read off the user's law
+        p.drivers = dict.fromkeys(p.drivers, driver)
     return p
+
+
+def _check_driver(regime: Regime, driver):
+    """``driver`` (a name or a :class:`~deeplimits.paths.Driver`), verified
+    (:meth:`~deeplimits.paths.Driver.check`) and accepted by ``regime`` (a one-line error naming
+    ``driver`` and what is missing otherwise)."""
+    from ..paths import Driver, make_driver  # torch, only for a driver of one's own
+
+    if isinstance(driver, str):
+        driver = make_driver(driver)
+    if not isinstance(driver, Driver):
+        raise ParameterError("driver", f"driver must be a Driver or a registered name, got {driver!r:.80}")
+    why = regime.accepts_driver(driver.check())
+    if why is not None:
+        raise ParameterError("driver", f"driver {driver.name!r} does not fit regime {regime.name!r}: {why}")
+    return driver

@@ -100,13 +100,17 @@ class InsideODE(_Inside):
     name = "inside-ode"
     network = "inside, h + L^-alpha sigma(L^-beta A(k/L) h + L^-beta b(k/L))"
     limit = "linear ODE dH = (A(t) H + b(t)) dt (torchdiffeq)"
-    weights = "smooth Gaussian process A(t), b(t) times L^-beta"
+    weights = "smooth Gaussian process A(t), b(t) times L^-beta (+ Brownian increments, noise > 0)"
     scaling = "alpha + beta = 1, 0 < beta < 1"
-    rate_text = "min(1, (m - 1) beta), m the first order >= 2 with sigma^(m)(0) != 0 (1 if none up to 5)"
+    rate_text = ("min(1, (m - 1) beta), m the first order >= 2 with sigma^(m)(0) != 0 (1 if none up to 5); "
+                 "with a Brownian part (noise > 0): min(alpha, that)")
     options = (Option("alpha", float, help="outer exponent, alpha = 1 - beta", low=0, high=1, low_open=True,
                       high_open=True),
                Option("beta", float, help="inner exponent", low=0, high=1, low_open=True, high_open=True),
-               SA, SB, LENGTH_SCALE)
+               SA, SB, LENGTH_SCALE,
+               Option("noise", float, default=0.0, low=0.0,
+                      help="entry scale, in units of sa and sb, of a Brownian part added to A and b (Cohen et al.'s "
+                           "Hypothesis 2; 0: none)"))
     defaults = dict(_Inside.defaults, draws=64)
 
     def check(self, options):
@@ -122,9 +126,12 @@ class InsideODE(_Inside):
             beta = 1.0 - alpha if beta is None else beta
         return {**options, "alpha": None, "beta": beta}
 
-    def strong_order(self, derivatives, beta, **_):
+    def strong_order(self, derivatives, beta, noise=0.0, **_):
         """The order given the Taylor coefficients ``sigma''(0), sigma'''(0), ...`` and ``beta``:
-        the first neglected term ``sigma^(m)(0) u^m / m!`` costs ``L^-(m-1) beta`` globally."""
+        the first neglected term ``sigma^(m)(0) u^m / m!`` costs ``L^-(m-1) beta`` globally. With a
+        Brownian part (``noise > 0``) the order is at most ``alpha = 1 - beta`` (:func:`_noise_order`)."""
+        if noise:
+            return _noise_order(self.strong_order(derivatives, beta), 1.0 - beta)
         m = next((k for k, c in enumerate(derivatives, start=2) if abs(c) > _ZERO), None)
         if m is None:
             return StrongOrder(1.0, "sigma^(m)(0) = 0 for m = 2..5", "sigma has no curvature at 0 (its derivatives "
@@ -141,19 +148,38 @@ class InsideODE(_Inside):
             f"L^-alpha sigma^({m})(0) (L^-beta u)^{m} / {m}! per layer costs L^-{power}beta over depth, capped by "
             "the Euler rate 1 (at small depths the two are mixed)"), _next_of(m, beta))
 
-    def build(self, width, activation, arch, alpha, beta, sa, sb, length_scale):
+    def build(self, width, activation, arch, alpha, beta, sa, sb, length_scale, noise):
         from .. import _validate as V_
         from ..limits import InsideODELimit
         from ..networks import ResNet
         from ..pairs import InsidePair
-        from ..paths import SmoothDriver
+        from ..paths import IIDDriver, SmoothDriver
 
         net = ResNet("inside", INSIDE_ACTIVATION if activation is None else activation, beta=1.0 - beta)
         derivs = V_.inside_activation(net.activation, regime=self.name)
         smooth = SmoothDriver(length_scale)
         drivers = {"W": smooth} if sb == 0 else {"W": smooth, "b": smooth}
-        return InsidePair(self.name, width, net, InsideODELimit(), drivers, self.strong_order(derivs, beta),
+        if noise:  # Hypothesis 2: A_k = L^-beta A(k/L) + (X_{(k+1)/L} - X_{k/L}), X = noise s_A B
+            drivers.update({f"{k}_noise": IIDDriver("gaussian") for k in list(drivers)})
+        pair = InsidePair(self.name, width, net, InsideODELimit(), drivers, self.strong_order(derivs, beta, noise),
                           alpha=1.0 - beta, beta=beta, sa=sa, sb=sb, ito_correction=True, derivatives=derivs)
+        pair.noise = noise
+        return pair
+
+
+def _noise_order(smooth: StrongOrder, alpha: float) -> StrongOrder:
+    """The order of the inside-ODE network whose weights carry a Brownian part (Cohen et al., ICML
+    2021, Thm 4.4 under Hypothesis 2, ``alpha > 0``; docs/mathematics.md, "inside-ODE"): per layer the
+    part adds ``L^-alpha dX h``, a martingale increment of size ``L^(-alpha-1/2)``, and, when
+    ``sigma''(0) != 0``, ``L^-alpha sigma''(0) (dX h)^2 / 2``, of mean ``L^(-alpha-1)``: both sum to
+    ``L^-alpha`` over the depth, so the limit is the same linear ODE and the order is ``min(alpha, r)``,
+    ``r`` the order without the part (``smooth``). Declared: ``L^-alpha``, the correction
+    ``L^(-alpha-1/2)`` of its maximum over the grid (as for the martingale of an Itô SDE), and the first
+    two terms of the expansion without the part."""
+    exps = {round(e, 12) for e in (alpha, alpha + 0.5, alpha + 1.0, smooth.rate)}
+    return StrongOrder.of(tuple(Term(e) for e in exps), "a Brownian part in the weights, alpha > 0",
+                          f"the Brownian part adds L^-alpha over depth (a martingale, and with sigma''(0) != 0 an "
+                          f"Itô-type drift), alpha = {alpha:g}; without it: {smooth.note}")
 
 
 def _next_of(m: int, beta: float) -> Term | None:

@@ -8,7 +8,9 @@ import math
 
 from ..options import LENGTH_SCALE, YOUNG_HURST, Option
 from ..orders import Term
+from ..errors import ParameterError
 from .base import Regime, StrongOrder, register_regime
+from .drivers import path_reason, smooth_reason
 
 __all__ = ["SDE", "ODE", "FBM", "modified_euler_terms", "modified_euler_remainder", "young_constant_terms"]
 
@@ -75,6 +77,13 @@ class SDE(Regime):
                     f"declared linear in {', '.join(rest)}")
         return block.linearity()  # the declaration verified on random draws
 
+    def accepts_driver(self, driver):
+        """A Brownian path of one's own: coupled, on a fine grid, regularity 1/2, Gaussian, its
+        samples ``'brownian'`` (:func:`~deeplimits.regimes.drivers.path_reason`)."""
+        return path_reason(driver, kind="brownian", regularity=lambda r: r == 0.5, needs="regularity 1/2 (a "
+                           "Brownian path; fractional paths: regime 'fbm', smooth ones: regime 'ode')",
+                           limit="Itô SDE", gaussian=True)
+
     def build(self, width, activation, arch):
         from ..blocks import Res1
         from ..limits import SDELimit
@@ -113,6 +122,18 @@ class ODE(Regime):
         ``dH/dt = g(H, w(t))`` (order 1 for a ``g`` smooth in ``h`` and ``w``)."""
         return None
 
+    def accepts_driver(self, driver):
+        """A smooth law of one's own: coupled, regularity 1, its samples ``'smooth'`` (read at any
+        time; :func:`~deeplimits.regimes.drivers.smooth_reason`)."""
+        return smooth_reason(driver, kind="smooth", limit="neural ODE")
+
+    def driver_options(self, driver, options):
+        """``length_scale`` sets the regime's own smooth law: refused beside a driver of one's own."""
+        if options.get("length_scale") is not None:
+            raise ParameterError("length_scale", f"length_scale sets regime 'ode''s own smooth weights; with driver "
+                                                 f"{driver.name!r} the law is the driver's (omit length_scale)")
+        return options
+
     def build(self, width, activation, arch, length_scale):
         from ..limits import ODELimit
         from ..networks import ResNet
@@ -141,6 +162,20 @@ class FBM(Regime):
                       help="use the modified Euler network of Hu, Liu & Nualart (2016)",
                       off="use the Euler network"))
     defaults = dict(Regime.defaults, width=8, reference=8192)
+
+    def accepts_driver(self, driver):
+        """A fractional path of one's own: coupled, on a fine grid, regularity ``H`` in (1/2, 1),
+        its samples ``'fractional'`` (:func:`~deeplimits.regimes.drivers.path_reason`)."""
+        return path_reason(driver, kind="fractional", regularity=lambda r: 0.5 < r < 1.0,
+                           needs="a Hurst index H in (1/2, 1) (Brownian paths: regime 'sde')", limit="Young equation")
+
+    def driver_options(self, driver, options):
+        """``hurst`` is the driver's regularity (given as well, it must be the same)."""
+        h = options.get("hurst")
+        if h is not None and abs(float(h) - float(driver.regularity)) > 1e-12:
+            raise ParameterError("hurst", f"hurst {h:g} is not the Hurst index of driver {driver.name!r} (its regularity "
+                                          f"{driver.regularity:g}): the Young limit's is the driver's (omit hurst)")
+        return {**options, "hurst": float(driver.regularity)}
 
     def strong_order(self, hurst, corrected=False, **_):
         if not corrected:  # the Euler-only terms: L^(1-2H) and its square L^(2-4H), at every H, and the

@@ -59,16 +59,22 @@ def regime_noise(width: int, activation: Callable = torch.tanh, derivative: Call
     ``L^{(a,b)} g^{(c,e)} = s^2 sigma(H^b) sigma'(H^a) 1{e = a} e_c`` in closed form."""
     d, s = width, width ** -0.5
     dsig = derivative or (lambda x: 1 - torch.tanh(x) ** 2)
-    eye = torch.eye(d, dtype=torch.float64)
+    eyes: dict = {}
+
+    def eye(x):  # the identity where the states live, made once per device and dtype (no copy per step)
+        key = (x.device, x.dtype)
+        if key not in eyes:
+            eyes[key] = torch.eye(d, dtype=x.dtype, device=x.device)
+        return eyes[key]
 
     def g(t, x):
-        return s * (eye.to(x)[None, :, :, None] * activation(x)[:, None, None, :]).reshape(len(x), d, d * d)
+        return s * (eye(x)[None, :, :, None] * activation(x)[:, None, None, :]).reshape(len(x), d, d * d)
 
     def lg(t, x):  # [(a, b), batch, c, (c', e)] = s^2 sigma(x_b) sigma'(x_a) 1{e = a} 1{c = c'}
         sig, dsg = activation(x), dsig(x)
         coef = s * s * sig[:, None, :] * dsg[:, :, None]  # (batch, a, b)
-        out = coef[:, :, :, None, None, None] * eye.to(x)[None, None, None, :, :, None] * \
-            eye.to(x)[None, :, None, None, None, :]  # (batch, a, b, c, c', e)
+        out = coef[:, :, :, None, None, None] * eye(x)[None, None, None, :, :, None] * \
+            eye(x)[None, :, None, None, None, :]  # (batch, a, b, c, c', e)
         return out.reshape(len(x), d * d, d, d * d).movedim(1, 0)
 
     return Problem(None, g, lg, None, d, d * d, "general")

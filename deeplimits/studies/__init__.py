@@ -4,21 +4,24 @@ and the resource estimate, nothing computed), a run (sweep tasks registered by n
 result (plain data with ``to_dict`` / ``from_dict``, a report and a figure).
 
 The function :func:`deeplimits.stability` is exported at the top level (its module is
-:mod:`deeplimits.studies.propagation.stability`). Names are resolved on first access (PEP 562): a name imports only the study module
-that defines it, and importing this package, or its torch-free
-:mod:`~deeplimits.studies.presets`, does not import torch."""
+:mod:`deeplimits.studies.propagation.study`). Names are resolved on first access (PEP 562): a name imports only the study module
+that defines it, and importing this package, or the torch-free ``presets`` of its studies
+(:mod:`deeplimits.studies.propagation.presets`, ...), does not import torch."""
 
 from __future__ import annotations
 
 from .._lazy import lazy_exports, submodule
 
-from .presets import PHASE_PRESETS, SCALING_PRESETS, STABILITY_PRESETS, TRAIN_PRESETS
+from .propagation.presets import PHASE_PRESETS, STABILITY_PRESETS
+from .scaling.presets import SCALING_PRESETS
+from .training.presets import TRAIN_PRESETS
 
 #: public name -> the submodule that defines it
 _WHERE = {
     **dict.fromkeys(("strong_convergence", "plan_convergence", "run_plan", "ConvergencePlan"), "convergence.study"),
     **dict.fromkeys(("ConvergenceResult", "MAX_CI_WIDTH", "MIN_FINITE_DRAWS"), "convergence.result"),
-    **dict.fromkeys(("PhasePlan", "PhaseResult", "phase_diagram", "plan_phase", "run_phase"), "propagation.phase"),
+    **dict.fromkeys(("PhasePlan", "phase_diagram", "plan_phase", "run_phase"), "propagation.study"),
+    **dict.fromkeys(("PhaseResult", "StabilityResult"), "propagation.result"),
     **dict.fromkeys(("CAP", "estimate_phase", "estimate_stability"), "propagation.core"),
     **dict.fromkeys(("bounds_apply", "classify", "critical_beta", "theory_bounds", "quantile_bound", "QUANTILE_LEVELS",
                      "high_probability_bounds", "high_probability_unmet", "CRITICAL_LIMITS", "regularity",
@@ -26,10 +29,10 @@ _WHERE = {
     "bootstrap_fit": "fits",
     "strong_order": "scheme_order.study",
     **dict.fromkeys(("fit_expansion", "ExpansionFit"), "expansion_fit"),
-    **dict.fromkeys(("StabilityPlan", "StabilityResult", "plan_stability", "run_stability"),
-                    "propagation.stability"),
+    **dict.fromkeys(("StabilityPlan", "plan_stability", "run_stability"), "propagation.study"),
     **dict.fromkeys(("fit_rate", "sweep_errors"), "strong_error"),
-    **dict.fromkeys(("TrainPlan", "TrainGridResult", "plan_training", "train_grid", "critical_line"), "training.study"),
+    **dict.fromkeys(("TrainPlan", "plan_training", "train_grid", "critical_line"), "training.study"),
+    "TrainGridResult": "training.result",
     "load_trained": "training.trained",
     **dict.fromkeys(("ScalingPlan", "plan_scaling"), "scaling.study"),
     "ScalingResult": "scaling.result",

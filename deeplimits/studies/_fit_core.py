@@ -12,7 +12,7 @@ import numpy as np
 
 from .._stats import chi2_sf
 from ..errors import ParameterError
-from ..orders import Term
+from ..orders import TERM_RANGE, Term
 
 #: the coherences a mixed term is tried with (0 a fluctuation, 1 coherent), the shares of a partial one
 #: (0 independent, 1 a fluctuation)
@@ -111,6 +111,8 @@ def leading_stat(L, b, w, terms, reference, delta: float) -> float:
     """The statistic of the expansion shifted by ``delta``, ``inf`` where its leading term does not
     lead (a coefficient that is not positive, or under half of the fitted error at the deepest
     depth: a next term would take its place)."""
+    if not all(TERM_RANGE[0] <= t.exponent + delta <= TERM_RANGE[1] for t in terms):
+        return math.inf  # past the exponents an expansion may have
     s = shifted(terms, delta)
     coef, stat = best(L, b, w, s, reference)[:2]
     parts = np.abs([c * t.law(float(L[-1])) for c, t in zip(coef, s)])
@@ -139,7 +141,7 @@ def profile_minimum(L, b, w, terms, reference) -> tuple[float, float]:
         curve = y0 - 2 * t + y2
         if not (math.isfinite(curve) and curve > 0):
             break
-        x = d + step * (y0 - y2) / (2 * curve)
+        x = min(max(d + step * (y0 - y2) / (2 * curve), -REACH), REACH)  # a flat profile's vertex flies off
         tx = leading_stat(L, b, w, terms, reference, x)
         if tx < t:
             d, t = x, tx

@@ -1,12 +1,15 @@
-"""Results hold their plan: a study's result keeps the :class:`~.plan.Plan` of what it
-summarises in its ``plan`` field instead of re-declaring the plan's fields.
+"""One result convention for every study: a result holds its plan. A study's result keeps the
+:class:`~.plan.Plan` of what it summarises in its ``plan`` field (never a copy of the plan's fields,
+never a bare spec dict), and :attr:`PlanResult.spec` is that plan's spec (:meth:`~.plan.Plan.to_dict`,
+what a run store records), the same property on every result.
 
 Each result class names in :attr:`PlanResult.shown` the plan's fields it shows: they are read
 as attributes of the result (``result.width`` is ``result.plan.width``) and written at the top
 level of :meth:`~PlanResult.to_dict` under the names the result's JSON has always used (so the
 JSON of a seeded run is unchanged, tests/test_golden.py), beside ``'plan'``, the plan's own
-spec. :meth:`~PlanResult.from_dict` reads the plan from ``'plan'``, or rebuilds it from the top
-level for JSON written before results held their plans (:meth:`~PlanResult.plan_of`).
+spec. :meth:`~PlanResult.from_dict` reads the plan from ``'plan'``, from ``'spec'`` (the JSON of
+the results that held their plan's spec, law, transfer, trained limit), or rebuilds it from the
+top level for JSON written before results held their plans (:meth:`~PlanResult.plan_of`).
 """
 
 from __future__ import annotations
@@ -36,16 +39,40 @@ class PlanResult(PlainData):
             return list(value) if isinstance(value, tuple) else value
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
+    @property
+    def spec(self) -> dict | None:
+        """The plan's spec (:meth:`~.plan.Plan.to_dict`: what a run store records and compares;
+        ``None`` for a result without a plan)."""
+        plan = self.__dict__.get("plan")
+        return None if plan is None else plan.to_dict()
+
     def to_dict(self) -> dict:
         """The plan's values under their JSON names, the result's own fields, and ``'plan'``."""
         own = {f.name: copy.deepcopy(getattr(self, f.name)) for f in dataclasses.fields(self) if f.name != "plan"}
-        return strict({**{k: getattr(self, k) for k in self.shown}, **own, "plan": self.plan.to_dict()})
+        return strict({**{k: getattr(self, k) for k in self.shown}, **own, "plan": self.spec})
 
     @classmethod
     def from_dict(cls, d: dict):
-        """The result of ``d`` (written by :meth:`to_dict`, or before results held their plans)."""
-        plan = cls.plan_type.from_dict(d["plan"]) if "plan" in d else cls.plan_of(d)
-        return cls(plan=plan, **cls._fields_of(d, skip=("plan",)))
+        """The result of ``d`` (written by :meth:`to_dict`, by a result that held its plan's spec
+        under ``'spec'``, or before results held their plans)."""
+        if "plan_type" not in vars(cls):  # set beside the plan class: import the modules of the studies' plans
+            from . import _register_plans
+
+            _register_plans()
+        spec = d.get("plan", d.get("spec"))
+        plan = cls.plan_of_spec(spec) if isinstance(spec, dict) else cls.plan_of(d)
+        return cls(plan=plan, **cls._fields_of(d, skip=("plan", "spec")))
+
+    @classmethod
+    def plan_of_spec(cls, spec: dict):
+        """The plan of a stored spec: :attr:`plan_type`'s, or the registered plan class of the
+        spec's ``'study'`` (a result shared by two studies, e.g. the dense and convolutional transfer)."""
+        study = getattr(cls.plan_type, "study", None)
+        if spec.get("study", study) == study:
+            return cls.plan_type.from_dict(spec)
+        from . import plan_from_dict
+
+        return plan_from_dict(spec)
 
     @classmethod
     def plan_of(cls, d: dict):

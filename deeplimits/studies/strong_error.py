@@ -150,7 +150,7 @@ def sweep_errors(p: Pair, sample, depths: Sequence[int], reference: int) -> tupl
             if rough and R // L > c:  # this depth's increment spans several chunks: accumulate whole chunks
                 tot = [x[c][0] for x in lv]
                 acc[L] = [t.clone() for t in tot] if acc[L] is None else [a.add_(t) for a, t in zip(acc[L], tot)]
-        t = (torch.arange(j + 1, j + c + 1, dtype=torch.float64) / R).to(h0.device, h0.dtype)  # right ends
+        t = (torch.arange(j + 1, j + c + 1, dtype=torch.float64, device=h0.device) / R).to(h0.dtype)  # right ends
         values = [sample.weights[n].at(t) for n in smooth]
         for i in range(c):
             j += 1

@@ -30,7 +30,7 @@ from ..errors import ParameterError
 
 __all__ = ["theory_bounds", "bounds_apply", "CRITICAL_LIMITS", "quantile_bound", "QUANTILE_LEVELS",
            "high_probability_bounds", "high_probability_unmet", "regularity", "predicted_slope", "growth_exponent",
-           "classify", "critical_beta"]
+           "classify", "critical_beta", "critical_betas"]
 
 CRITICAL_LIMITS = (math.expm1(0.5), math.expm1(1.0))
 """``(e^(1/2) - 1, e - 1)``: the limits of :func:`theory_bounds` at ``beta = 1/2`` as ``L -> infinity``."""
@@ -155,8 +155,18 @@ def critical_beta(betas: Sequence[float], log10_r: Sequence[float]) -> float | N
     if b.ndim != 1 or b.shape != y.shape or not (np.diff(b) > 0).all():
         raise ParameterError("betas", f"betas must be increasing and log10_rh of the same length, got {len(b)} and "
                                       f"{len(y)} values")
-    idx = np.flatnonzero((y[:-1] > 0) & (y[1:] <= 0))
-    if not len(idx):
-        return None
-    i = idx[0]
-    return float(b[i] + (b[i + 1] - b[i]) * y[i] / (y[i] - y[i + 1]))
+    x = critical_betas(b, y)
+    return None if np.isnan(x) else float(x)
+
+
+def critical_betas(betas: np.ndarray, log10_r: np.ndarray) -> np.ndarray:
+    """:func:`critical_beta` of every row of ``log10_r`` (``(..., len(betas))``, increasing ``betas``
+    checked by the caller): an array of the leading shape, NaN where a row has no crossing."""
+    b, y = np.asarray(betas, dtype=np.float64), np.asarray(log10_r, dtype=np.float64)
+    down = (y[..., :-1] > 0) & (y[..., 1:] <= 0)
+    i = np.argmax(down, axis=-1)[..., None]  # the first crossing (0 where there is none: masked below)
+    y0, y1 = np.take_along_axis(y, i, -1)[..., 0], np.take_along_axis(y, i + 1, -1)[..., 0]
+    i = i[..., 0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        x = b[i] + (b[i + 1] - b[i]) * y0 / (y0 - y1)
+    return np.where(down.any(-1), x, np.nan)

@@ -70,7 +70,7 @@ def convergence_seconds(plan) -> float:
 
 
 def stability_seconds(plan) -> float:
-    """:class:`~deeplimits.studies.propagation.stability.StabilityPlan`: per chunk, every depth's weights
+    """:class:`~deeplimits.studies.propagation.study.StabilityPlan`: per chunk, every depth's weights
     drawn once and the network run at every beta."""
     m, layers = plan.width * plan.width, sum(plan.depths)
     return sum(seconds(layers * (1 + len(plan.betas)), n * m * layers, 2 * n * plan.inputs * m * layers * len(plan.betas))
@@ -78,7 +78,7 @@ def stability_seconds(plan) -> float:
 
 
 def phase_seconds(plan) -> float:
-    """:class:`~deeplimits.studies.propagation.phase.PhasePlan`: per Hurst index, the fractional weights
+    """:class:`~deeplimits.studies.propagation.study.PhasePlan`: per Hurst index, the fractional weights
     (an FFT per entry, ``log2 L`` passes) and one pass of the network batched over the betas."""
     m, n = plan.width * plan.width, plan.draws
     entries = n * m * plan.depth * math.log2(max(2, plan.depth))

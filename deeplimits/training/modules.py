@@ -31,6 +31,7 @@ from ..errors import ParameterError
 from ..blocks import Inside, Res1, block_class, fused_kind, make_block, registered_blocks
 from ..networks import ResNet
 from ._inside import inside_stack
+from ._own import check_names
 from ._stack import Workspace, res1_stack
 
 __all__ = ["ResidualNetwork", "DELTA_MODES", "CONFIG_KEYS", "parameter_count", "activation_count"]
@@ -103,6 +104,7 @@ class ResidualNetwork(torch.nn.Module):
         self.A = torch.nn.Parameter(torch.empty(C, self.in_features, d, **kw))
         """The input layer, ``(C, d_in, d)``."""
         block = self._net.block
+        check_names(block)
         for name in block.required:  # the block's weights (the bias: below)
             self.register_parameter(name, torch.nn.Parameter(torch.empty(L, C, *block.weight_shape(name, d), **kw)))
         self.b = torch.nn.Parameter(torch.empty(L, C, d, **kw)) if bias else None

@@ -17,6 +17,8 @@ frozen config's slices are left alone by masks, with no branch on the mask.
 
 from __future__ import annotations
 
+import sys
+
 import torch
 
 from .. import _validate as V_
@@ -26,6 +28,16 @@ from ..errors import ParameterError
 __all__ = ["BatchedAdam", "BatchedSGD"]
 
 _F64 = torch.float64
+
+
+def _plain(method):
+    """``method`` of :class:`torch.optim.Optimizer` without its ``torch._disable_dynamo`` wrapper
+    while nothing has imported ``torch._dynamo``: the wrapper's first call imports it (about 1.3 s
+    of CPU, as much as importing torch) only to mark the method as not to be compiled, and nothing
+    compiles before dynamo is imported. Once it is, the wrapped method (what PyTorch calls)."""
+    if "torch._dynamo" in sys.modules:
+        return method
+    return getattr(method, "__wrapped__", method)
 
 
 def _betas(betas) -> tuple[float, float]:
@@ -98,7 +110,7 @@ class _Batched(torch.optim.Optimizer):
             g["lr"], scale, g["lr_ref"] = (self.defaults[k] for k in ("lr", "lr_scale", "lr_ref"))
         g["lr_scale"] = scale.to(self._device)
         g.update(self._options(**{k: g.get(k, self.defaults[k]) for k in self._OPTIONS}))
-        super().add_param_group(g)
+        _plain(torch.optim.Optimizer.add_param_group)(self, g)
         self._axes.update(zip(ps, axes))
 
     @staticmethod
@@ -128,7 +140,7 @@ class _Batched(torch.optim.Optimizer):
             for owner in self._owners:
                 theirs = list(owner.parameters())
                 owner.release_grads([p for p in mine if any(p is q for q in theirs)])
-        super().zero_grad(set_to_none=set_to_none)
+        _plain(torch.optim.Optimizer.zero_grad)(self, set_to_none=set_to_none)
 
     @torch.no_grad()
     def observe(self, loss: torch.Tensor) -> torch.Tensor:
@@ -184,7 +196,7 @@ class _Batched(torch.optim.Optimizer):
     def state_dict(self) -> dict:
         """PyTorch's optimiser state (the groups with their ``lr``, ``lr_scale``, ``lr_ref`` and
         ``axis``) plus the :attr:`finite` mask."""
-        out = super().state_dict()
+        out = _plain(torch.optim.Optimizer.state_dict)(self)
         out["finite"] = self.finite.clone()
         return out
 
@@ -193,7 +205,7 @@ class _Batched(torch.optim.Optimizer):
         and checked against them."""
         state_dict = dict(state_dict)
         finite = state_dict.pop("finite", None)
-        super().load_state_dict(state_dict)
+        _plain(torch.optim.Optimizer.load_state_dict)(self, state_dict)
         for g in self.param_groups:
             g["lr_scale"] = self._per_config("lr_scale", g.get("lr_scale"), _F64)
             self._axes.update(zip(g["params"], G_.resolve_axes(g["params"], g.get("axis"))))

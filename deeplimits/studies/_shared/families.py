@@ -12,7 +12,7 @@ import torch
 from ... import _validate as V_
 from ...errors import ParameterError
 from ..settings import REQUIRED, Training, grouped
-from ..trained_limit.cases import CASES
+from ..trained_limit.presets import CASES
 
 __all__ = ["FAMILY_KEYS", "train_depth_family", "family_args", "family", "family_driver", "checkpoints",
            "device_field"]

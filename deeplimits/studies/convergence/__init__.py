@@ -7,7 +7,7 @@ package:
 * :mod:`~deeplimits.studies.convergence.spec`: how a regime's options are recorded in the spec.
 
 The strong errors themselves (:mod:`deeplimits.studies.strong_error`) and the memory model
-(:func:`~deeplimits.studies.memory.convergence_bytes`) are shared with the scheme-order study.
+(:func:`~deeplimits.studies.convergence.memory.convergence_bytes`) are shared with the scheme-order study.
 Names are resolved on first access (PEP 562): importing the package imports no torch.
 """
 

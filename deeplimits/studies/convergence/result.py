@@ -9,22 +9,24 @@ import math
 
 import numpy as np
 
-from ..._plain import PlainData
 from ...orders import StrongOrder, Term, expected_constant
 from ..equivalence import EQUIVALENCE_LEVEL, MARGIN
 from ..expansion_fit import LEVEL, ExpansionFit, fit_expansion
+from ..result import PlanResult
 
 
-#: a verdict needs at least this many finite draws (and at least half of the draws)
 MIN_FINITE_DRAWS = 8
-#: a verdict needs a bootstrap interval of the rate at most this wide
+"""A verdict needs at least this many finite draws (and at least half of the draws)."""
 MAX_CI_WIDTH = 0.5
+"""A verdict needs a bootstrap interval of the rate at most this wide."""
 
 
 
 @dataclasses.dataclass
-class ConvergenceResult(PlainData):
-    """Strong-error study of one pair: plain data, see :meth:`to_dict` for the JSON fields."""
+class ConvergenceResult(PlanResult):
+    """Strong-error study of one pair: plain data, see :meth:`to_dict` for the JSON fields. It holds
+    its :attr:`plan` (a :class:`~deeplimits.studies.convergence.study.ConvergencePlan`) beside what
+    was measured of the pair the plan built (its regime, width, activation, ... as resolved)."""
 
     regime: str
     """The regime's registry name."""
@@ -111,10 +113,20 @@ class ConvergenceResult(PlainData):
     sized to decide (:mod:`~deeplimits.studies.sequential`), so that the sequence keeps its size."""
     stages: list = dataclasses.field(default_factory=list)
     """A sequential run's stages, ``[{'draws', 'verdict', 'seconds'}, ...]`` (empty: one run)."""
+    driver: dict | None = None
+    """The law of the weights when not the regime's own (a registered driver's spec; written only when given)."""
     remainder: dict | None = None
     """The first term the declared expansion leaves out (``{exponent, log_power, kind}``), tried when
     the expansion alone does not fit (``None`` in results written before it was recorded: the last
     declared exponent plus 1/2, :attr:`~deeplimits.orders.StrongOrder.omitted`)."""
+    plan: object = None
+    """The plan summarised (``None``: a strong order of a scheme, :func:`~deeplimits.strong_order`,
+    whose scheme is a callable with no spec, and results written before results held their plans)."""
+
+    @classmethod
+    def plan_of(cls, d: dict):
+        """JSON written before results held their plans records no chunk: no plan (``None``)."""
+        return None
 
     @property
     def theory_slope(self) -> float:
@@ -218,6 +230,8 @@ class ConvergenceResult(PlainData):
         d = super().to_dict()
         if not self.options:  # the results of the built-in regimes are as they were
             del d["options"]
+        if self.driver is None:  # ... and so are those of the regimes' own laws
+            del d["driver"]
         d["theory_slope"] = self.theory_slope
         fit = self.fit
         d["verdict"] = self.verdict
@@ -230,7 +244,7 @@ class ConvergenceResult(PlainData):
         """The result of :meth:`to_dict`'s JSON, or of older JSON that names ``draws`` ``paths``."""
         if "draws" not in d and "paths" in d:
             d = {("draws" if k == "paths" else k): v for k, v in d.items()}
-        return cls(**cls._fields_of(d))
+        return super().from_dict(d)
 
     @property
     def table(self):
@@ -239,7 +253,7 @@ class ConvergenceResult(PlainData):
 
         pd = need("pandas")
         return pd.DataFrame({"depth": self.depths, "error": self.error, "stderr": self.stderr,
-                             "ratio": self._ratios(), "terminal_error": self.terminal_error,
+                             "ratio": self.ratios(), "terminal_error": self.terminal_error,
                              "terminal_stderr": self.terminal_stderr})
 
     def readings(self) -> dict:
@@ -262,7 +276,7 @@ class ConvergenceResult(PlainData):
             ("max_error", self.error, self.stderr), ("terminal_error", self.terminal_error, self.terminal_stderr))
                 for L, v, se in zip(self.depths, values, ses)]
 
-    def _ratios(self) -> np.ndarray:
+    def ratios(self) -> np.ndarray:
         """``error[j-1] / error[j]``, NaN first (and where an error is missing)."""
         err = np.array([np.nan if e is None else e for e in self.error], dtype=float)
         return np.concatenate([[np.nan], err[:-1] / err[1:]])
@@ -281,62 +295,20 @@ class ConvergenceResult(PlainData):
             b = f" beta={self.beta:g}" if self.beta is not None else ""
             ito = " no-Itô" if self.ito_correction is False else ""
             return f"{self.regime}{b}{ito}{more} ({self.activation}, d={self.width}, sA={self.sa:g}, sb={self.sb:g})"
-        return f"{self.regime}{h}{c}{more} ({self.arch}, {self.activation}, d={self.width})"
+        law = "" if self.driver is None else f", {self.driver['driver']} weights"
+        return f"{self.regime}{h}{c}{more} ({self.arch}, {self.activation}, d={self.width}{law})"
 
     def report(self) -> str:
-        """The table, the fitted rate against theory, and the verdict, as text."""
-        alpha = f", alpha={self.alpha:g}" if self.alpha else ""
-        ito = ", limit without the Itô correction" if self.ito_correction is False else ""
-        ref = self.reference_method or f"reference grid 1/{self.reference}"
-        lines = [f"{self.label}: {self.draws} draws, reference: {ref}{alpha}{ito}",
-                 f"{'depth':>7}  {'E max_k |H-h|':>14}  {'± se':>9}  {'ratio':>6}  {'E |H_1-h_L|':>12}"]
-        for depth, error, stderr, r, terminal in zip(self.depths, self.error, self.stderr, self._ratios(),
-                                                      self.terminal_error):  # no pandas: the base install
-            ratio = "" if math.isnan(r) else f"{r:6.2f}"
-            lines.append(f"{depth:7d}  {_num(error, '14.5g')}  {_num(stderr, '9.2g')}  {ratio:>6}  "
-                         f"{_num(terminal, '12.5g')}")
-        lo, hi = self.rate_ci
-        lines.append(f"rate {_num(self.rate, '.3f')}  95% CI [{_num(lo, '.3f')}, {_num(hi, '.3f')}]   "
-                     f"theory {self._theory_text()}   (one power law over all depths)")
-        fit = self.fit
-        if fit is not None:
-            lines += fit.lines()
-        c = self.normalised_terminal()
-        if c is not None:
-            z = (c["value"] - c["theory"]) / c["stderr"] if c["stderr"] else math.nan
-            lines.append(f"error constant: {self.terms[0].text.replace('L^-', 'L^')} E|H_1-h_L| at depth {c['depth']} = "
-                         f"{c['value']:.4f} ± {c['stderr']:.2g}, theory {c['theory']:.4f} (limit {c['constant']:.4f}"
-                         f"{', next terms' if self.constant_next else ''}"
-                         f"{', nested reference' if self.nested and self.terms[0].kind != 'unshared' else ''}; "
-                         f"{z:+.1f} se): {self.constant_source}")
-        if self.stages:  # a run sized to decide
-            lines.append("sized to decide: " + "; ".join(f"{s['draws']} draws {s['verdict']} ({s['seconds']:.0f} s)"
-                                                         for s in self.stages))
-        lines.append(f"-> {fit.verdict}: {fit.note}" if fit is not None and fit.verdict != "insufficient evidence"
-                     else f"-> insufficient evidence: {self.verdict_note}")
-        lines.append(f"note: {self.rate_note}")
-        if self.nonfinite == self.draws:
-            lines.append(f"warning: all {self.draws} draws blew up (non-finite states): no error estimate")
-        elif self.nonfinite:
-            lines.append(f"warning: {self.nonfinite} draws blew up (non-finite states) and are excluded")
-        return "\n".join(lines)
+        """The table, the fitted rate against theory, and the verdict, as text (:mod:`.report`)."""
+        from .report import report
 
-    def _theory_text(self) -> str:
-        if not self.theory_log_power:
-            return f"{self.theory_rate:.3f}"
-        log = "sqrt(log L)" if self.theory_log_power == 0.5 else f"(log L)^{self.theory_log_power:g}"
-        return f"{self.theory_rate:.3f} x {log} (slope {self.theory_slope:.3f} over these depths)"
+        return report(self)
 
     def plot(self, path: str | None = None, *, ax=None):
         """Log-log plot of the error against depth with the theoretical slope drawn in
-        (:func:`deeplimits.plots.plot_convergence`: ``path`` writes it, ``ax`` draws into yours)."""
-        from ...plots import plot_convergence
+        (:func:`~deeplimits.studies.convergence.plots.plot_convergence`: ``path`` writes it, ``ax``
+        draws into yours)."""
+        from .plots import plot_convergence
 
         return plot_convergence([self], path, ax=ax)
 
-
-def _num(x, fmt: str) -> str:
-    """``x`` formatted, or ``'-'`` (right-aligned to the same width) when missing or not finite."""
-    if x is None or not math.isfinite(x):
-        return format("-", ">" + fmt.split(".")[0]) if fmt[0].isdigit() else "-"
-    return format(x, fmt)

@@ -21,13 +21,14 @@ from ..._random import chunk_seed
 from ...errors import ParameterError
 from ...runs import register_task, Task, chunk_sizes
 from ...pairs import Pair
+from ...paths import driver_from_spec, driver_spec, make_driver
 from ...regimes import REGISTRY, declarations, get_regime, pair as _pair
 from . import spec as S_
 from .result import ConvergenceResult
 from .statistics import decode_errors, encode_errors, error_statistics, summarise  # noqa: F401 - public
-from ..memory import convergence_bytes
+from .memory import convergence_bytes
 from ..plan import Plan, register_plan
-from ..presets import MAX_CHUNK, REFERENCE_REFINEMENT
+from .presets import MAX_CHUNK, REFERENCE_REFINEMENT
 from ..equivalence import MARGIN, check_margin
 from ..sequential import check_budget, plan_stages
 from ..settings import Compute, Decision, Execution, Network, grouped
@@ -87,6 +88,9 @@ class ConvergencePlan(Plan):
     one run; ``draws`` is the last stage's), in the spec when there are stages."""
     budget: float | None = None
     """The seconds a run sized to decide may take (in the spec with its stages)."""
+    driver: dict | None = None
+    """The law of every weight when not the regime's own: a registered driver's spec
+    (:meth:`~deeplimits.paths.Driver.spec`; in the spec only when given)."""
 
     def __getattr__(self, name: str):
         """A declared option by name (``plan.hurst``): its recorded value, else its neutral one."""
@@ -96,7 +100,9 @@ class ConvergencePlan(Plan):
 
     def pair(self) -> Pair:
         """The :class:`~deeplimits.pairs.Pair` the plan measures (built from its fields and options)."""
-        return _pair(self.regime, width=self.width, activation=self.activation, arch=self.arch, **self.options)
+        driver = None if self.driver is None else driver_from_spec(self.driver)
+        return _pair(self.regime, width=self.width, activation=self.activation, arch=self.arch, driver=driver,
+                     **self.options)
 
     @property
     def chunk_sizes(self) -> list[int]:
@@ -118,7 +124,7 @@ class ConvergencePlan(Plan):
             raise ParameterError("activation", "activation must be given by name (a string) to run through a sweep or "
                                                "a run store")
         d = {_SPEC_KEYS.get(f.name, f.name): getattr(self, f.name) for f in dataclasses.fields(self)
-             if f.name not in ("options", "device", "margin", "stages", "budget")}
+             if f.name not in ("options", "device", "margin", "stages", "budget", "driver")}
         if self.margin != MARGIN:  # the specs (and store keys) of runs at the default margin are unchanged
             d["margin"] = self.margin
         if self.stages:
@@ -131,6 +137,8 @@ class ConvergencePlan(Plan):
             d["options"] = dict(rest)
         if self.device is not None:  # the specs (and store keys) of CPU runs are unchanged
             d["device"] = self.device
+        if self.driver is not None:  # ... and so are those of the regimes' own laws
+            d["driver"] = dict(self.driver)
         return d
 
     @classmethod
@@ -163,7 +171,9 @@ class ConvergencePlan(Plan):
 
             reached = [i for i, n in enumerate(self.stages) if n <= len(mx)]
             share = shares(len(self.stages))[reached[-1] if reached else 0]
-        return dataclasses.replace(out, margin=self.margin, level_share=share)
+        named = self.activation is None or isinstance(self.activation, str)  # a callable has no spec
+        return dataclasses.replace(out, margin=self.margin, level_share=share, driver=self.driver,
+                                   plan=self if named else None)
 
     def run(self, progress: Callable[[int], None] | None = None, *, store=None, workers: int | None = None,
             scheduler: str | None = None, timeout: float | None = None, tasks: list | None = None) -> ConvergenceResult:
@@ -195,16 +205,20 @@ class ConvergencePlan(Plan):
 
     @property
     def name(self) -> str:
-        """``'<regime>[-H<hurst>][-corrected][-beta<beta>][-no-ito][-no-correction]'``."""
+        """``'<regime>[-H<hurst>][-corrected][-beta<beta>][-no-ito][-no-correction][-<driver>]'``."""
         h = f"-H{self.hurst:g}" if self.hurst is not None else ""
         b = f"-beta{self.beta:g}" if self.beta is not None else ""
+        d = f"-{self.driver['driver']}" if self.driver is not None else ""
         return (f"{self.regime}{h}{'-corrected' if self.corrected else ''}{b}{'' if self.ito_correction else '-no-ito'}"
-                f"{'' if self.correction else '-no-correction'}")
+                f"{'' if self.correction else '-no-correction'}{d}")
+
+
+ConvergenceResult.plan_type = ConvergencePlan
 
 
 @grouped
 def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, draws: int | None = None,
-                     reference: int | None = None, inputs: int = 1,
+                     reference: int | None = None, inputs: int = 1, driver=None,
                      network: Network = Network(width=None, activation=None, arch=None),
                      compute: Compute = Compute(seed=0, dtype=torch.float64, chunk=None, device=None),
                      decision: Decision = Decision(margin=MARGIN, budget=None), **options) -> ConvergencePlan:
@@ -212,14 +226,19 @@ def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, draws:
     Defaults (``width``, ``depths``, ``draws``, ``reference``) are the regime's ``defaults``;
     ``device`` (default the CPU) is where the chunks run, sized by its memory;
     ``**options`` are the regime's declared options (``Regime.options``). ``network``: ``width``,
-    ``activation``, ``arch`` as for :func:`deeplimits.pair`; ``compute``: ``seed``, ``dtype``,
+    ``activation``, ``arch`` as for :func:`deeplimits.pair`; ``driver``: the law of the weights in
+    place of the regime's own, a registered :class:`~deeplimits.paths.Driver` or its name, whose
+    declarations give the regime's limit (:func:`deeplimits.pair`); ``compute``: ``seed``, ``dtype``,
     ``chunk``, ``device``; ``decision``: ``margin``, ``budget`` (with a budget: the stages of draws it
     fits, :func:`~deeplimits.studies.sequential.plan_stages`, each whole chunks, the plan sized as the
     last) (groups of :mod:`deeplimits.studies.settings`, or their fields as keywords)."""
     device, seed, dtype, chunk = V_.device_spec(compute.device), compute.seed, compute.dtype, compute.chunk
     dflt = get_regime(regime).defaults
     width, activation, arch = dflt["width"] if network.width is None else network.width, network.activation, network.arch
-    p = _pair(regime, width=width, activation=activation, arch=arch, **options)
+    if driver is not None:  # a registered law: the spec records it by name, its tasks rebuild it
+        driver = driver_spec(make_driver(driver) if isinstance(driver, str) else driver)
+    p = _pair(regime, width=width, activation=activation, arch=arch,
+              driver=None if driver is None else driver_from_spec(driver), **options)
     depths = V_.depths("depths", dflt["depths"] if depths is None else depths)
     draws = V_.integer("draws", dflt["draws"] if draws is None else draws)
     inputs = V_.integer("inputs", inputs)
@@ -229,7 +248,8 @@ def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, draws:
     reference = _reference(p, reference, depths)
     chunk = _fit_chunk(p, width, inputs, reference, depths, draws, chunk, dtype, device)
     plan = ConvergencePlan(regime, width, activation, arch, tuple(depths), draws, inputs, reference, seed, dtype, chunk,
-                           S_.record(regime, p.options, options), device=device, margin=check_margin(decision.margin))
+                           S_.record(regime, p.options, options), device=device, margin=check_margin(decision.margin),
+                           driver=driver)
     budget = check_budget(decision.budget)
     if budget is None:
         return plan
@@ -243,9 +263,9 @@ def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, draws:
 
 def _reference(p: Pair, reference, depths) -> int:
     """The finest grid: given (at least the limit's ``refinement`` times ``max(depths)``) or
-    ``REFERENCE_REFINEMENT * max(depths)`` (:mod:`~deeplimits.studies.presets`; the limit's refinement
-    when it asks for more) for rough weights, ``2 * max(depths)`` for an exact limit, read at the grid
-    points; ``max(depths)`` (the grid at which the adaptive solve is read) otherwise."""
+    ``REFERENCE_REFINEMENT * max(depths)`` (:mod:`~deeplimits.studies.convergence.presets`; the limit's
+    refinement when it asks for more) for rough weights, ``2 * max(depths)`` for an exact limit, read at
+    the grid points; ``max(depths)`` (the grid at which the adaptive solve is read) otherwise."""
     if not p.rough:
         if reference is not None:
             rough = [n for n, r in REGISTRY.items() if r.defaults.get("reference")]
@@ -301,7 +321,7 @@ def strong_convergence(regime: str, *, execution: Execution = Execution(), **set
               :mod:`deeplimits.regimes`); ``draws``: independent draws (driver sample and inputs).
             * ``reference``: finest grid (power of two, at least ``2 * max(depths)``) on which
               the reference is solved for the sde, fbm and inside-sde regimes; default
-              ``REFERENCE_REFINEMENT * max(depths)`` (:mod:`deeplimits.studies.presets`). The ODE
+              ``REFERENCE_REFINEMENT * max(depths)`` (:mod:`deeplimits.studies.convergence.presets`). The ODE
               references (ode, inside-ode) are the adaptive solve read at ``k / max(depths)``.
             * ``inputs``: inputs per draw (errors are averaged over them within a draw).
             * ``network`` (:class:`~deeplimits.studies.settings.Network`): ``width``,

@@ -11,10 +11,10 @@ one package:
   :mod:`~deeplimits.studies.law.plots`: the result, its text and its figure;
 * :mod:`~deeplimits.studies.law.calibration`: how often the verdict is wrong, its size and power;
 * :mod:`~deeplimits.studies.law.fig2`: Marion et al.'s Fig. 2 (res-3 quartiles against the limit);
-* :mod:`~deeplimits.studies.law.cases`: laws, presets and defaults (torch-free, read by ``--help``);
+* :mod:`~deeplimits.studies.law.presets`: laws, presets and defaults (torch-free, read by ``--help``);
 * :mod:`~deeplimits.studies.law.memory`: the peak bytes of a chunk.
 
-Names are resolved on first access (PEP 562): importing the package, or its cases, imports no torch.
+Names are resolved on first access (PEP 562): importing the package, or its presets, imports no torch.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ _WHERE = {
     **dict.fromkeys(("calibrate_law", "calibrate_fit", "synthetic_truths", "CalibrationResult", "SHIFTS", "CORRECT",
                      "SYNTHETIC", "run_verdict"), "calibration"),
     **dict.fromkeys(("Fig2Plan", "plan_fig2", "Fig2Result", "limit_quartiles", "res3_ratios", "MARION"), "fig2"),
-    **dict.fromkeys(("LAWS", "METHODS", "PRESETS", "DEFAULT_PRESET", "DEFAULTS", "FIG2"), "cases"),
+    **dict.fromkeys(("LAWS", "METHODS", "PRESETS", "DEFAULT_PRESET", "DEFAULTS", "FIG2"), "presets"),
     **dict.fromkeys(("law_bytes", "fig2_bytes"), "memory"),
 }
 

@@ -96,17 +96,15 @@ def _levels(z: torch.Tensor, wanted: set) -> dict:
         r *= 2
 
 
-def _network_layer(h, g, law, shift, scale, cv, layout, phis):
+def _network_layer(h, g, law, shift, scale, cv, layout, phis, finite):
     """One layer of a network from the standard normals ``g`` ``(n, E)``; with ``cv`` (``(n,
     len(phis))``), adds the control variates' increments ``grad phi(h) . g(h, q(g) - g) * scale``
-    (mean zero: the increment is independent of ``h`` and centred; the residual is linear in the weights)."""
+    (mean zero: the increment is independent of ``h`` and centred; the residual is linear in the weights).
+    ``finite`` (a boolean scalar on the device) is cleared when a weight is not finite: read once by
+    :func:`simulate` at its end, never per layer (no read from the device in the loop)."""
     mean, variance = shift
     q = law.from_normal(g)
-    if not bool(torch.isfinite(q).all()):  # a law of one's own beyond its tails: refused, not summed
-        from ...errors import ParameterError
-
-        raise ParameterError("law", f"law {law.name!r}: from_normal gave non-finite weights on standard normals in "
-                                    f"{q.dtype} (its far tails)")
+    torch.logical_and(finite, torch.isfinite(q).all(), out=finite)
     w = q if mean == 0.0 and variance == 1.0 else q * math.sqrt(variance) + mean
     if cv is not None:
         dt = layout.residual(h, q - g).mul_(scale)
@@ -134,6 +132,7 @@ def simulate(law, h0: torch.Tensor, depths, fine: int, draws: int, seed: int, *,
     seg = fine // min(depths)  # fine steps per segment: one layer of the shallowest network
     h = [h0.expand(draws, d).clone() for _ in grids]
     cv = torch.zeros(draws, len(depths), len(phis), dtype=dtype, device=device) if controls else None
+    finite = torch.ones((), dtype=torch.bool, device=device)  # every network weight finite (read at the end)
     for s in range(min(depths)):
         z = R_.normal((seg, draws, layout.entries), R_.mix_seed(seed, s), dtype, device)
         wanted = {fine // n for n in grids[len(depths):]} | ({fine // n for n in depths} if coupled else set())
@@ -149,7 +148,12 @@ def simulate(law, h0: torch.Tensor, depths, fine: int, draws: int, seed: int, *,
             for k in range(seg // r):
                 if network:
                     h[i] = _network_layer(h[i], g[k], law, (mean, variance), scale,
-                                          None if cv is None else cv[:, i], layout, phis)
+                                          None if cv is None else cv[:, i], layout, phis, finite)
                 else:
                     h[i] = h[i] + scale * layout.residual(h[i], g[k])
+    if not bool(finite):  # a law of one's own beyond its tails: refused, not summed
+        from ...errors import ParameterError
+
+        raise ParameterError("law", f"law {law.name!r}: from_normal gave non-finite weights on standard normals in "
+                                    f"{dtype} (its far tails)")
     return torch.stack(h, dim=1), cv

@@ -25,12 +25,11 @@ import torch
 from ... import _random as R_
 from ... import _resources as R2
 from ... import _validate as V_
-from ..._plain import PlainData
 from ..._random import chunk_seed, single_threaded_torch
 from ...runs import Task, chunk_sizes, register_task
 from ..plan import Plan, register_plan
-from ..result import draw_into
-from .cases import FIG2
+from ..result import PlanResult, draw_into
+from .presets import FIG2
 
 __all__ = ["Fig2Plan", "plan_fig2", "Fig2Result", "limit_quartiles", "res3_ratios", "MARION"]
 
@@ -116,7 +115,7 @@ class Fig2Plan(Plan):
         by_depth: dict = {}
         for t, r in zip(tasks, results):
             by_depth.setdefault(t.params["depth"], []).extend(r["ratios"])
-        return Fig2Result.from_ratios(self.to_dict(), by_depth, seconds)
+        return Fig2Result.from_ratios(self, by_depth, seconds)
 
 
 @register_task("law-fig2-chunk")
@@ -163,11 +162,11 @@ def _quartiles(x: np.ndarray, rng, resamples: int = 1000) -> tuple[list, list]:
 
 
 @dataclasses.dataclass
-class Fig2Result(PlainData):
+class Fig2Result(PlanResult):
     """The quartiles of ``|h_L| / |h_0|`` per depth with bootstrap intervals, and the limit's."""
 
-    spec: dict
-    """The plan's spec."""
+    plan: object
+    """The plan summarised (:class:`Fig2Plan`; :attr:`spec` its spec)."""
     depths: list
     """The depths with draws."""
     draws: list
@@ -215,19 +214,15 @@ class Fig2Result(PlainData):
         return {**super().to_dict(), "verdict": verdict, "verdict_note": note}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Fig2Result":
-        """The result of :meth:`to_dict`'s JSON (its derived verdict is read again, not stored)."""
-        return cls(**cls._fields_of({k: v for k, v in d.items() if k not in ("verdict", "verdict_note")}))
-
-    @classmethod
-    def from_ratios(cls, spec: dict, by_depth: dict, seconds: float) -> "Fig2Result":
-        """The result from the norm ratios of every depth."""
+    def from_ratios(cls, plan, by_depth: dict, seconds: float) -> "Fig2Result":
+        """The result of ``plan`` from the norm ratios of every depth."""
+        spec = plan.to_dict()
         rng = np.random.default_rng(spec["seed"])
         depths = sorted(by_depth)
         qs = [_quartiles(np.asarray(by_depth[L], dtype=float), rng) for L in depths]
         limit = limit_quartiles(spec["width"])
         below = [[int(np.sum(np.asarray(by_depth[L]) < q)) for q in limit] for L in depths]
-        return cls(spec, depths, [len(by_depth[L]) for L in depths], [q for q, _ in qs], [i for _, i in qs],
+        return cls(plan, depths, [len(by_depth[L]) for L in depths], [q for q, _ in qs], [i for _, i in qs],
                    limit, seconds, below)
 
     def points(self) -> list[dict]:
@@ -280,3 +275,6 @@ class Fig2Result(PlainData):
         a.set_title(f"res-3, uniform, d = {self.spec['width']} (dotted: the limit SDE)\n{self.verdict}", fontsize=9)
         a.legend(fontsize=7)
         return save_figure(fig, path, [self])
+
+
+Fig2Result.plan_type = Fig2Plan

@@ -10,7 +10,7 @@ is an exact test: with ``n`` draws at depth ``L`` and ``k`` of them below the li
   :data:`~deeplimits.studies.expansion_fit.LEVEL` (0.01) split over
   the three quartiles (Bonferroni);
 * **agrees**: an equivalence test (:class:`~deeplimits.studies.equivalence.Equivalence`) of each
-  fraction ``k / n`` within :data:`~.cases.FIG2_MARGIN` of ``p`` (the limit's quartile lies between
+  fraction ``k / n`` within :data:`~.presets.FIG2_MARGIN` of ``p`` (the limit's quartile lies between
   the network's ``p - 0.05`` and ``p + 0.05`` quantiles): each 90% Clopper-Pearson interval inside
   the margin;
 * **insufficient evidence**: neither; the note gives the test's power at this size and the
@@ -35,7 +35,7 @@ def depth_reading(below, n: int) -> dict:
 
     from ..equivalence import EQUIVALENCE_LEVEL, Equivalence
     from ..expansion_fit import LEVEL
-    from .cases import FIG2_MARGIN
+    from .presets import FIG2_MARGIN
 
     tests = [binomtest(int(k), n, p) for k, p in zip(below, _PROBABILITIES)]
     pvalue = min(1.0, len(tests) * min(t.pvalue for t in tests))
@@ -49,7 +49,7 @@ def depth_reading(below, n: int) -> dict:
 
 def fig2_verdict(depths, readings: list) -> tuple[str, str]:
     """``(verdict, note)`` of the per-depth ``readings`` (:func:`depth_reading`, in the order of ``depths``)."""
-    from .cases import FIG2_MARGIN
+    from .presets import FIG2_MARGIN
 
     def worst(r):
         return max(abs(f - p) for f, p in zip(r["fractions"], _PROBABILITIES))

@@ -51,7 +51,7 @@ import numpy as np
 
 from ..._stats import chi2_sf
 from ..equivalence import DECIDING_POWER, EQUIVALENCE_LEVEL, Equivalence, check_margin, interval_chi
-from .cases import MARGIN
+from .presets import MARGIN
 
 __all__ = ["fit_weak", "fit_power", "gls", "LEVEL", "VERDICTS", "MARGIN", "MIN_DEPTHS", "MIN_SPAN",
            "RESAMPLES"]
@@ -115,17 +115,19 @@ def _interval(stats: np.ndarray, ok: np.ndarray, i: int, bound: float) -> tuple[
 
 def _profile_stats(L, E: np.ndarray, cinv, terms: int, blocks: int) -> tuple[np.ndarray, np.ndarray]:
     """The statistics ``T(r)`` and whether the leading term leads (:func:`_fit_at`), for every exponent of
-    the grid and every table ``E`` ``(tables, n)`` at once: two arrays ``(grid, tables)``."""
-    stats, ok = np.empty((len(_GRID), len(E))), np.empty((len(_GRID), len(E)), dtype=bool)
-    for g, r in enumerate(_GRID):
-        X = _design(L, r, terms, blocks)
-        cov = np.linalg.pinv(X.T @ cinv @ X)
-        beta = E @ (cov @ X.T @ cinv).T
-        res = E - beta @ X.T
-        stats[g] = np.sum((res @ cinv) * res, axis=1)
-        b, se = beta.reshape(len(E), blocks, terms), np.sqrt(np.clip(np.diag(cov), 0.0, None)).reshape(blocks, terms)
-        seen = np.abs(b[:, :, 0]) > _Z95 * se[:, 0]
-        ok[g] = seen.any(axis=1) & np.all(~seen | (np.abs(b[:, :, 0]) * L[-1] >= np.abs(b[:, :, 1])), axis=1)
+    the grid and every table ``E`` ``(tables, n)`` at once: two arrays ``(grid, tables)``. Every
+    exponent's generalised least squares at once (stacked designs, one batched ``pinv``)."""
+    one = np.stack([L[None, :] ** -(_GRID[:, None] + i) for i in range(terms)], axis=2)  # (grid, depths, terms)
+    X = np.einsum("ij,gkl->gikjl", np.eye(blocks), one).reshape(len(_GRID), blocks * len(L), blocks * terms)
+    XtC = np.swapaxes(X, 1, 2) @ cinv  # (grid, p, n)
+    cov = np.linalg.pinv(XtC @ X)  # (grid, p, p)
+    beta = np.einsum("tn,gpn->gtp", E, cov @ XtC)  # (grid, tables, p)
+    res = E[None] - beta @ np.swapaxes(X, 1, 2)  # (grid, tables, n)
+    stats = np.sum((res @ cinv) * res, axis=2)
+    b = beta.reshape(len(_GRID), len(E), blocks, terms)
+    se = np.sqrt(np.clip(np.diagonal(cov, axis1=1, axis2=2), 0.0, None)).reshape(len(_GRID), 1, blocks, terms)
+    seen = np.abs(b[..., 0]) > _Z95 * se[..., 0]
+    ok = seen.any(axis=2) & np.all(~seen | (np.abs(b[..., 0]) * L[-1] >= np.abs(b[..., 1])), axis=2)
     return stats, ok
 
 

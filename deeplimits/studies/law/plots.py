@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 
 from ...plots import new_figure, save_figure
@@ -61,12 +63,10 @@ def _phi_panel(a, q, L, title):
     r = q["richardson"]
     R = np.abs(np.asarray(r["error"], dtype=float))
     a.loglog(L[:-1], np.where(R > 0, R, np.nan), "s", color="C2", ms=4, label="Richardson")
-    import textwrap
-
     from .report import short_name
 
-    rate = q["fit"]["rate"]
-    rate = f", rate {rate:.2f}" if rate is not None and np.isfinite(rate) else ""
+    rate = q["fit"]["rate"]  # None in a stored result where the fit gave none (NaN)
+    rate = "" if rate is None or not np.isfinite(rate) else f", rate {rate:.2f}"
     a.set_title(textwrap.fill(short_name(title), 42) + f"\nalone: {q['fit']['verdict']}{rate}", fontsize=8)
     _depth_axis(a, L)
     a.legend(fontsize=6)

@@ -74,7 +74,7 @@ def _phi_lines(q: dict, depths, text: str) -> list[str]:
 
 def report_lines(result) -> list[str]:
     """The lines of the report."""
-    from .cases import DEFAULTS, LAWS
+    from .presets import DEFAULTS, LAWS
     from .engine import sde_grids
     from .phis import phi_text
 

@@ -19,8 +19,7 @@ import math
 
 import numpy as np
 
-from ..._plain import PlainData
-from ..result import draw_into
+from ..result import PlanResult, draw_into
 
 __all__ = ["LawResult", "weak_estimates", "per_draw_numbers"]
 
@@ -100,13 +99,14 @@ def _phi_summary(name: str, p: int, est: dict, depths, K: int, P: int, reading: 
 
 
 @dataclasses.dataclass
-class LawResult(PlainData):
-    """``spec`` (the plan), ``draws``, ``seconds``, one summary per test function (``phis``), the
-    ``joint`` fit and its ``verdict``, the ``distances`` between laws. :meth:`report` is the text,
-    :meth:`figures` draws ``law.png``."""
+class LawResult(PlanResult):
+    """``plan`` (its :class:`~deeplimits.studies.law.study.LawPlan`; :attr:`spec` its spec),
+    ``draws``, ``seconds``, one summary per test function (``phis``), the ``joint`` fit and its
+    ``verdict``, the ``distances`` between laws. :meth:`report` is the text, :meth:`figures` draws
+    ``law.png``."""
 
-    spec: dict
-    """The plan's spec (:meth:`~deeplimits.studies.law.study.LawPlan.to_dict`)."""
+    plan: object
+    """The plan summarised (:class:`~deeplimits.studies.law.study.LawPlan`)."""
     draws: int
     """Draws summarised (all the plan's, or those finished)."""
     seconds: float
@@ -122,12 +122,13 @@ class LawResult(PlainData):
     """:func:`~.distances.law_distances` of the kept norm ratios."""
 
     @classmethod
-    def from_tasks(cls, spec: dict, results: list, seconds: float) -> "LawResult":
-        """The result of finished tasks (their results, in order)."""
+    def from_tasks(cls, plan, results: list, seconds: float) -> "LawResult":
+        """The result of ``plan``'s finished tasks (their results, in order)."""
         from .distances import law_distances
         from .fit import MARGIN, fit_weak
         from .phis import DEFAULT_PHIS
 
+        spec = plan.to_dict()
         n = sum(r["n"] for r in results)
         total = np.sum([np.asarray(r["sum"]) for r in results], axis=0)
         outer = np.sum([np.asarray(r["outer"]) for r in results], axis=0)
@@ -140,7 +141,7 @@ class LawResult(PlainData):
         joint = {**fit_weak(depths, est["error"], est["cov"], **reading), "error": est["error"].tolist(),
                  "cov": est["cov"].tolist()}
         ratios = np.concatenate([np.asarray(r["ratios"], dtype=float) for r in results])
-        return cls(spec, n, seconds, phis, joint, joint["verdict"], law_distances(ratios, depths, seed=spec["seed"]))
+        return cls(plan, n, seconds, phis, joint, joint["verdict"], law_distances(ratios, depths, seed=spec["seed"]))
 
     def report(self) -> str:
         """The weak errors, the fits, the verdicts and the distances, as text."""

@@ -28,7 +28,8 @@ from ...errors import ParameterError
 from ...runs import Task, chunk_sizes, register_task
 from ..plan import Plan, register_plan
 from ..settings import Compute, Network, grouped
-from .cases import DEFAULT_PRESET, DEFAULTS, METHODS, PRESETS
+from .presets import DEFAULT_PRESET, DEFAULTS, METHODS, PRESETS
+from .result import LawResult
 
 __all__ = ["LawPlan", "plan_law", "weak_law", "law_task", "chunk_values"]
 
@@ -128,10 +129,8 @@ class LawPlan(Plan):
                 return why
         return None
 
-    def summarise(self, tasks: list, results: list, seconds: float = 0.0):
-        from .result import LawResult
-
-        return LawResult.from_tasks(self.to_dict(), results, seconds)
+    def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> LawResult:
+        return LawResult.from_tasks(self, results, seconds)
 
 
 def chunk_values(params: dict, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -152,6 +151,9 @@ def chunk_values(params: dict, seed: int) -> tuple[np.ndarray, np.ndarray]:
         x.append(cv.transpose(1, 2).reshape(len(out), -1))
     ratios = out[:, list(range(len(params["depths"]))) + [-1]].norm(dim=-1) / h0.norm()
     return torch.cat(x, dim=1).double().cpu().numpy(), ratios.double().cpu().numpy()
+
+
+LawResult.plan_type = LawPlan
 
 
 @register_task("law-chunk")

@@ -41,7 +41,7 @@ from ...paths import Driver, driver_from_spec, make_driver
 from ...blocks import make_block, recorded_block
 from ...networks import ResNet
 from .memory import _pow2_ceil, propagation_bytes, weight_layout
-from ..presets import TASK_BYTES
+from .presets import TASK_BYTES
 
 CAP = 1e30  # a ratio above CAP (or non-finite) counts as exploded and is reported as CAP
 BUDGET = TASK_BYTES  # bytes of weights and stored states per task; draws are chunked to fit

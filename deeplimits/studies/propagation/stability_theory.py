@@ -1,5 +1,5 @@
 """Each bound of :mod:`deeplimits.studies.theory` beside its measured counterpart, for the
-records of a stability study (:class:`~deeplimits.studies.propagation.stability.StabilityResult`; docs/theory.md)."""
+records of a stability study (:class:`~deeplimits.studies.propagation.result.StabilityResult`; docs/theory.md)."""
 
 from __future__ import annotations
 

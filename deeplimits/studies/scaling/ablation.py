@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from ..presets import CPU_DEPTHS, RELEASED_RELU
+from .presets import CPU_DEPTHS, RELEASED_RELU
 
 __all__ = ["ABLATION", "PER_LAYER_ABLATION", "RELEASED_ABLATION", "ablation_rows", "ablation_plans", "ablation_row", "ablation_table"]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import torch
 
 from ..memory import INTERPRETER_BYTES
+from .presets import ARCH
 
 __all__ = ["scaling_bytes"]
 
@@ -31,8 +32,9 @@ def scaling_bytes(plan, depth: int) -> int:
     item = getattr(torch, plan.dtype).itemsize
     n_train, n_test, d_in, d_out = plan.data_sizes()
     L, d, C = depth, plan.width, len(plan.lr)
-    params = parameter_count("inside", L, d, d_in, d_out, configs=C, bias=True, delta=plan.delta)
-    acts = activation_count("inside", is_fused("inside", plan.activation), L, d, min(plan.batch_size, n_train), C)
+    arch = plan.arch or ARCH
+    params = parameter_count(arch, L, d, d_in, d_out, configs=C, bias=True, delta=plan.delta)
+    acts = activation_count(arch, is_fused(arch, plan.activation), L, d, min(plan.batch_size, n_train), C)
     kept = 2 * item * params  # the trained parameters and their last gradient
     trend = sum(trend_bytes((L, C, *s), item) for s in ((d, d), (d,))) if L >= 3 else 0
     phases = (train_bytes(params, acts, item),

@@ -94,12 +94,20 @@ def _family_lines(res, fam: dict) -> list[str]:
     lines.append(f"  evidence of {fam['weights']} (each step against what each hypothesis predicts):")
     lines += ["  " + line for line in evidence_lines(fam["evidence"])]
     lines.append("  " + verdict_line(fam["hypothesis"], fam["reason"]))
+    b = fam.get("biases")
+    if b:  # Cohen et al.'s Appendix B: the biases of the same networks, read as the weights are
+        e = b["exponents"]
+        row = lambda k: f"{e[k]['value']:.3f} {interval(e[k]['ci'])}".rstrip() if k in e else "-"  # noqa: E731
+        lines.append(f"  biases ({b['weights']}, the same networks; Cohen et al.'s Appendix B): beta {row('beta')} "
+                     f"(cumulative-sum norm), alpha + beta {row('alpha+beta')}, nu {row('nu')}")
+        lines.append("  " + verdict_line(b["hypothesis"], b["reason"]))
     return lines
 
 
 def report(res) -> str:
     """The report of ``res`` (a :class:`~deeplimits.studies.scaling.result.ScalingResult`)."""
-    lines = [f"inside model, {res.activation}, delta {res.delta_mode}, d={res.width}, {res.dataset}: "
+    model = f"block {res.protocol['arch']!r}" if res.protocol.get("arch") else "inside model"
+    lines = [f"{model}, {res.activation}, delta {res.delta_mode}, d={res.width}, {res.dataset}: "
              f"{len(res.records)} trained networks"]
     if res.protocol:
         lines.append(protocol_line(res.protocol))

@@ -3,21 +3,21 @@ rate, the family of depths summarised by Cohen, Cont, Rossier & Xu's steps (ICML
 alpha from the max norm of ``delta``, beta from the cumulative-sum norm of ``W`` (and, with one
 ``delta_k`` per layer, ``alpha + beta`` from the cumulative-sum norm of ``|delta_k| W_k``,
 their Remark 2.2), the beta-scaled increments (``nu``), the noise part, the root sum of squares
-and the loss kept by the trend, weighed into a verdict (:mod:`deeplimits.diagnostics.verdict`).
+and the loss kept by the trend, weighed into a verdict (:mod:`deeplimits.diagnostics.verdict`);
+the same steps on the biases ``b_k`` of the same networks (their Appendix B: :func:`bias_exponents`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from typing import ClassVar
 
-import numpy as np
 
 from .._shared.stats import median, median_records, slope
-from ..._plain import PlainData
-from ..result import draw_into
+from ..result import PlanResult, draw_into
 
-__all__ = ["ScalingResult", "family_exponents", "PUBLISHED", "PUBLISHED_EMBEDDED", "LOSS_NAMES"]
+__all__ = ["ScalingResult", "family_exponents", "bias_exponents", "PUBLISHED", "PUBLISHED_EMBEDDED", "LOSS_NAMES"]
 
 PUBLISHED = {"tanh": {"alpha": 0.7, "beta": 0.3, "alpha+beta": 1.0, "nu": 0.5,
                       "limit": "smooth (Hypothesis 1, nu = 1/2; the trend keeps the loss)"},
@@ -33,9 +33,9 @@ PUBLISHED_EMBEDDED = {"tanh": {"alpha": 0.7, "beta": 0.2, "limit": "smooth (embe
                                "limit": "rough (embedded MNIST)"}}
 """The same for the embedded-MNIST experiment, the nearest published values for embedded digits."""
 
-#: the loss conventions, as the report names them
 LOSS_NAMES = {"mse": "torch.nn.MSELoss(): the squared error averaged over the batch and the outputs",
               "squared": "half the squared error summed over the outputs, averaged over the batch"}
+"""The loss conventions, as the report names them."""
 
 
 def other_convention(loss: str, value: float, outputs: int) -> tuple[str, float]:
@@ -51,7 +51,8 @@ def family_exponents(records: list[dict], dataset: str = "synthetic") -> dict:
     slope of its max norm), ``released_increments`` (the slope of its increment norm times
     ``L^0.5``, or ``L^0.4`` for ``dataset='digits'``) and ``released_rss``; ``beta_max``,
     ``nu``, ``scaled_increments``, ``ode_rate`` and every diagnostic's slope), ``evidence``,
-    ``hypothesis``, ``reason``, ``weights`` (the tensor judged: ``W``, or ``|delta| W``)."""
+    ``hypothesis``, ``reason``, ``weights`` (the tensor judged: ``W``, or ``|delta| W``), and
+    ``biases`` (:func:`bias_exponents`; ``None`` for records stored before the biases were diagnosed)."""
     from ...diagnostics import WeightDiagnostics, scaling_exponents
     from ...diagnostics.scaling import RELEASED_FACTORS, released_statistics
 
@@ -65,7 +66,7 @@ def family_exponents(records: list[dict], dataset: str = "synthetic") -> dict:
     judged = scaling_exponents(fam("effective" if per_layer else "W"), trend_ratio=ratio)
     w = judged if not per_layer else scaling_exponents(fam("W"))
     e = dict(w.exponents)
-    e["alpha"] = slope(depths, med("delta"))
+    e["alpha"] = slope(depths, [median([abs(r["delta"]) for r in records if r["depth"] == L]) for L in depths])  # |delta|
     if per_layer:
         e["alpha+beta"] = dict(judged.exponents["beta"])
         code = released_statistics(fam("effective"), RELEASED_FACTORS[dataset])  # what its ReLU figures fit
@@ -76,28 +77,47 @@ def family_exponents(records: list[dict], dataset: str = "synthetic") -> dict:
     e["ode_rate"] = slope(depths, med("ode_distance"))
     return {"lr": records[0]["lr"], "weights": judged.name, "exponents": e, "judged": judged.exponents,
             "evidence": judged.evidence, "hypothesis": judged.hypothesis, "reason": judged.reason,
-            "trend_ratio": ratio}
+            "trend_ratio": ratio, "biases": bias_exponents(records, e["alpha"]) if "b" in records[0] else None}
+
+
+def bias_exponents(records: list[dict], alpha: dict) -> dict:
+    """The steps of :func:`family_exponents` on the biases ``b_k`` of the same networks (Cohen et al.,
+    ICML 2021, Appendix B: the biases are read as the weights are), given ``alpha`` (the slope of the
+    max norm of ``delta``, shared by ``W`` and ``b``): ``beta`` from the cumulative-sum norm of ``b_k``
+    (of ``|delta_k| b_k`` with one ``delta_k`` per layer, which then reads ``alpha + beta``), ``nu``
+    and every diagnostic's slope, ``alpha+beta``, the evidence and the verdict, ``weights`` (the
+    tensor judged: ``b`` or ``|delta| b``)."""
+    from ...diagnostics import WeightDiagnostics, scaling_exponents
+
+    fields = {f.name for f in dataclasses.fields(WeightDiagnostics)}
+    per_layer = "effective_b" in records[0]
+    family = [WeightDiagnostics(**{k: v for k, v in d.items() if k in fields})
+              for d in median_records(records, "effective_b" if per_layer else "b")]
+    ratio = median([r["trend_ratio"] for r in records if r["depth"] == max(r["depth"] for r in records)])
+    judged = scaling_exponents(family, trend_ratio=ratio)
+    e = dict(judged.exponents)
+    if per_layer:
+        e["alpha+beta"] = dict(e["beta"])
+    else:
+        e["alpha+beta"] = {"value": alpha["value"] + e["beta"]["value"], "ci": [math.nan, math.nan]}
+    return {"weights": judged.name, "exponents": e, "evidence": judged.evidence, "hypothesis": judged.hypothesis,
+            "reason": judged.reason}
 
 
 @dataclasses.dataclass
-class ScalingResult(PlainData):
-    """Per depth, seed and learning rate: ``records`` (``epochs``, ``reached``, ``train_loss``
-    in the ``loss`` convention, ``delta``, ``W``: the diagnostics of the trained weights, and
-    with one ``delta_k`` per layer ``effective``: those of ``|delta_k| W_k`` and
-    ``delta_sign_changes``, ``trend_ratio``, ``ode_distance``); ``families``: per learning rate
-    the exponents, the evidence and the verdict (:func:`family_exponents`); ``exponents``,
-    ``hypothesis``, ``reason``: those of the first learning rate; ``protocol``: the training
-    protocol in words; ``paths``: ``delta_k`` and three entries of ``W_k`` along depth at the
-    deepest depth (seed 0), and its loss after every epoch."""
+class ScalingResult(PlanResult):
+    """``plan`` (its :class:`~deeplimits.studies.scaling.study.ScalingPlan`, whose ``activation``,
+    ``delta`` (as ``delta_mode``), ``width`` and ``dataset`` the result shows); per depth, seed and
+    learning rate: ``records`` (``epochs``, ``reached``, ``train_loss`` in the ``loss`` convention,
+    ``delta``, ``W``: the diagnostics of the trained weights, and with one ``delta_k`` per layer
+    ``effective``: those of ``|delta_k| W_k`` and ``delta_sign_changes``, ``trend_ratio``,
+    ``ode_distance``); ``families``: per learning rate the exponents, the evidence and the verdict
+    (:func:`family_exponents`); ``exponents``, ``hypothesis``, ``reason``: those of the first
+    learning rate; ``protocol``: the training protocol in words; ``paths``: ``delta_k`` and three
+    entries of ``W_k`` along depth at the deepest depth (seed 0), and its loss after every epoch."""
 
-    activation: str
-    """``'tanh'`` or ``'relu'``."""
-    delta_mode: str
-    """``'shared'`` or ``'per-layer'``."""
-    width: int
-    """The width ``d``."""
-    dataset: str
-    """``'synthetic'`` or ``'digits'``."""
+    plan: object
+    """The plan summarised."""
     records: list[dict]
     """One per depth, seed and learning rate (see above)."""
     exponents: dict
@@ -116,6 +136,24 @@ class ScalingResult(PlainData):
     """The training protocol (:meth:`ScalingPlan.protocol`)."""
     paths: dict = dataclasses.field(default_factory=dict)
     """``delta_k`` and three entries of ``W_k`` along depth at the deepest depth (seed 0), and its loss per epoch."""
+
+    shown: ClassVar[dict] = {"activation": "activation", "delta_mode": "delta", "width": "width", "dataset": "dataset"}
+    """The plan's values the result shows (:class:`~deeplimits.studies.result.PlanResult`)."""
+
+    @classmethod
+    def plan_of(cls, d: dict):
+        """The plan of a result's JSON written before results held their plans: its shown values, its
+        protocol, the depths and seeds of its records; what it did not record (``samples``, ``seed``)
+        takes the defaults of :func:`~deeplimits.studies.scaling.study.plan_scaling`."""
+        from .presets import DEFAULTS
+
+        p = d.get("protocol") or {}
+        keys = ("optimizer", "batch_size", "stop_loss", "max_epochs", "init_scale", "dtype", "loss", "delta_init",
+                "bias_init", "inputs", "batches", "angle_start", "stop_rule", "init_method", "arch")
+        return cls.plan_type(**{k: p[k] for k in keys if k in p}, activation=d["activation"], delta=d["delta_mode"],
+                             depths=tuple(sorted({r["depth"] for r in d["records"]})), width=d["width"],
+                             seeds=len({r["seed"] for r in d["records"]}), lr=tuple(p.get("lr") or [DEFAULTS["lr"]]),
+                             samples=DEFAULTS["samples"], seed=DEFAULTS["seed"], dataset=d.get("dataset", "synthetic"))
 
     def report(self) -> str:
         """The protocol, a table per depth and configuration, the exponents beside the published

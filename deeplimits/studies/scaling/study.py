@@ -29,13 +29,13 @@ from ...errors import ParameterError
 from ...data.base import DEFAULT_TEST_FRACTION
 from ...runs import Task
 from ..plan import Plan, register_plan
-from ..presets import CPU_DEPTHS, INIT_METHODS
 from ..settings import Compute, Network, ScalingProtocol, Training, grouped
+from .presets import ARCH, CPU_DEPTHS, INIT_METHODS
 from .result import LOSS_NAMES, PUBLISHED, PUBLISHED_EMBEDDED, ScalingResult, other_convention
 from .task import scaling_task  # noqa: F401 - registers the task
 
-__all__ = ["ScalingPlan", "ScalingResult", "plan_scaling", "PUBLISHED", "PUBLISHED_EMBEDDED", "scaling_task",
-           "SECONDS_PER_LAYER_STEP"]
+__all__ = ["ScalingPlan", "ScalingResult", "plan_scaling", "scaling_block", "PUBLISHED", "PUBLISHED_EMBEDDED",
+           "scaling_task", "SECONDS_PER_LAYER_STEP", "ARCH"]
 
 #: the sizes the synthetic loader accepts (:func:`deeplimits.data.synthetic.synthetic`: ``n``, ``dim``)
 MAX_SYNTHETIC_SAMPLES, MAX_SYNTHETIC_DIM = 10 ** 7, 10 ** 4
@@ -53,7 +53,7 @@ class ScalingPlan(Plan):
     """A validated scaling experiment (from :func:`plan_scaling`); :meth:`to_dict` is its spec."""
 
     study: ClassVar[str] = "scaling"
-    optional: ClassVar[tuple[str, ...]] = ("device",)
+    optional: ClassVar[tuple[str, ...]] = ("device", "arch")
 
     activation: str
     """``'tanh'`` or ``'relu'``."""
@@ -111,6 +111,9 @@ class ScalingPlan(Plan):
     stop_rule: str = "evaluated"  # a default: specs written before the option used this one
     """``'evaluated'`` (the whole training split's loss after every epoch) or ``'running'`` (the
     published code's: the mean of the epoch's mini-batch losses, and a patience of 5 epochs)."""
+    arch: str | None = None  # None: ARCH (specs of the published block are as they were)
+    """A registered block of one's own whose declarations fit the experiment (:func:`scaling_block`);
+    ``None``: :data:`ARCH`, the published inside block."""
     init_method: str = "xavier-depth"  # a default: specs written before the option used this one
     """The released code's names (``scaling_model.py``, ``init_values``): ``'xavier-depth'``
     (``W_k ~ N(0, (init_scale / (L d))^2)``, with ``bias_init='normal'`` ``b_k ~ N(0, (init_scale
@@ -171,7 +174,8 @@ class ScalingPlan(Plan):
     def protocol(self) -> dict:
         """The training protocol as plain data (the report's first line)."""
         other, value = other_convention(self.loss, self.stop_loss, self.data_sizes()[3])
-        return {"optimizer": self.optimizer, "lr": list(self.lr), "batch_size": self.batch_size,
+        block = {} if self.arch is None else {"arch": self.arch}  # a block of one's own
+        return {**block, "optimizer": self.optimizer, "lr": list(self.lr), "batch_size": self.batch_size,
                 "init_scale": self.init_scale, "init_method": self.init_method, "delta_init": self.delta_init, "bias_init": self.bias_init,
                 "inputs": self.inputs, "angle_start": self.angle_start, "batches": self.batches,
                 "stop_rule": self.stop_rule, "dtype": self.dtype,
@@ -193,15 +197,17 @@ class ScalingPlan(Plan):
         published = (PUBLISHED if self.dataset == "synthetic" else PUBLISHED_EMBEDDED).get(self.activation, {})
         deepest = [(t.params["depth"], res) for t, res in zip(tasks, results) if t.params.get("seed_index", 0) == 0]
         paths = max(deepest, key=lambda p: p[0])[1].get("paths", {}) if deepest else {}
-        return ScalingResult(self.activation, self.delta, self.width, self.dataset, records, first["exponents"],
-                             first["hypothesis"], first["reason"], published, seconds, families, self.protocol(),
-                             paths)
+        return ScalingResult(self, records, first["exponents"], first["hypothesis"], first["reason"], published,
+                             seconds, families, self.protocol(), paths)
+
+
+ScalingResult.plan_type = ScalingPlan
 
 
 @grouped
 def plan_scaling(*, dataset: str = "synthetic", delta: str | None = None, depths: Sequence[int] = tuple(CPU_DEPTHS),
                  seeds: int = 1, max_epochs: int = 300, samples: int = 1024,
-                 network: Network = Network(activation="tanh", width=10),
+                 network: Network = Network(arch=ARCH, activation="tanh", width=10),
                  training: Training = Training(optimizer="adam", lr=1e-2, batch_size=32, stop_loss=1e-3),
                  protocol: ScalingProtocol = ScalingProtocol(loss="mse", init_scale=0.01, init_method="xavier-depth",
                                                              delta_init=None, bias_init="zero", inputs="cube",
@@ -209,7 +215,8 @@ def plan_scaling(*, dataset: str = "synthetic", delta: str | None = None, depths
                  compute: Compute = Compute(seed=0, dtype=torch.float32, device=None)) -> ScalingPlan:
     """Validate a scaling experiment (every check, before any work). The groups
     (:mod:`deeplimits.studies.settings`, or their fields as keywords): ``network``
-    (``activation``, ``width``), ``training`` (``optimizer``, ``lr``, ``batch_size``,
+    (``arch``: the published inside block, or a registered block of one's own whose declarations
+    fit, :func:`scaling_block`; ``activation``, ``width``), ``training`` (``optimizer``, ``lr``, ``batch_size``,
     ``stop_loss``), ``protocol`` (:class:`~deeplimits.studies.settings.ScalingProtocol`: ``loss``,
     ``init_scale``, ``init_method``, ``delta_init``, ``bias_init``, ``inputs``, ``angle_start``,
     ``batches``, ``stop_rule``), ``compute`` (``seed``, ``dtype``, ``device``). ``delta``: ``'shared'``
@@ -251,6 +258,7 @@ def plan_scaling(*, dataset: str = "synthetic", delta: str | None = None, depths
     from ...training.train import seed_limit
 
     activation = V_.choice("activation", network.activation, ("tanh", "relu"))
+    block = scaling_block(network.arch, activation, V_.integer("width", network.width))
     delta = V_.choice("delta", ("shared" if activation == "tanh" else "per-layer") if delta is None else delta,
                       DELTA_MODES)
     depths = tuple(V_.sequence("depths", depths, lambda L: V_.integer("depths", L), what="a list of depths >= 1"))
@@ -282,13 +290,38 @@ def plan_scaling(*, dataset: str = "synthetic", delta: str | None = None, depths
                        inputs=_inputs(p.inputs, dataset), angle_start=_angle_start(p.angle_start, dataset),
                        batches=V_.choice("batches", p.batches, ("shuffled", "published", "collapsed")),
                        stop_rule=V_.choice("stop_rule", p.stop_rule, ("evaluated", "running")),
-                       init_method=V_.choice("init_method", p.init_method, INIT_METHODS))
+                       init_method=V_.choice("init_method", p.init_method, INIT_METHODS),
+                       arch=None if block.name == ARCH else block.name)
     _require_sizes(plan)
     if plan.batches != "shuffled" and plan.data_sizes()[0] < plan.batch_size:
         raise ParameterError("batches", f"batches {plan.batches!r} cuts the training split into whole batches: it needs at "
                              f"least batch_size={plan.batch_size} training samples, got {plan.data_sizes()[0]} (raise "
                              f"samples or lower batch_size)")
     return plan
+
+
+def scaling_block(arch, activation, width: int):
+    """The block of the experiment, checked against the mathematics it measures (Cohen et al.'s
+    ``h + delta_k sigma(A_k h + b_k)``): a registered block (its verified shapes and residual) that
+    declares a trained scale ``delta`` (:attr:`~deeplimits.blocks.Block.trained_scale`), one per-layer
+    ``(d, d)`` matrix ``A_k`` (its one required weight: the study reads beta off it) and an
+    optional bias ``b`` of shape ``(d,)`` (the protocol trains ``b_k``); a one-line error naming
+    ``arch`` and the declaration missing otherwise."""
+    from ...blocks import recorded_block
+
+    block = recorded_block(arch, activation).check(width)
+    name, req = block.name, block.required
+    if not block.trained_scale:
+        raise ParameterError("arch", f"arch {name!r} declares no trained scale (trained_scale = False): the scaling "
+                                     "study reads alpha off the trained delta_k of h + delta_k sigma(A_k h + b_k)")
+    if len(req) != 1 or block.weight_shape(req[0], width) != (width, width):
+        raise ParameterError("arch", f"arch {name!r} declares the required weights {', '.join(req)}: the scaling "
+                                     "study reads beta off one per-layer (d, d) matrix A_k of h + delta_k sigma(A_k h "
+                                     "+ b_k), its one required weight")
+    if "b" not in block.optional or block.weight_shape("b", width) != (width,):
+        raise ParameterError("arch", f"arch {name!r} declares no optional bias 'b' of shape (d,) (optional = "
+                                     f"{block.optional}): the protocol trains the b_k of h + delta_k sigma(A_k h + b_k)")
+    return block
 
 
 def _delta_init(delta_init, delta: str) -> str:

@@ -1,5 +1,6 @@
 """One task of the scaling experiment (docs/weights.md, "The scaling experiment"): the inside
-model of one depth and one seed, its learning rates trained at once (one configuration each,
+model (or a registered block of one's own that fits it, :func:`~.study.scaling_block`; its one
+required weight is the ``W`` the records name) of one depth and one seed, its learning rates trained at once (one configuration each,
 the fused pass of :mod:`deeplimits.training._inside`), each until its own training loss is
 below the threshold, then the diagnostics of its trained weights.
 
@@ -20,6 +21,7 @@ import torch
 
 from ..._random import epoch_seed, single_threaded_torch
 from ...runs import register_task
+from .presets import ARCH
 
 __all__ = ["scaling_task", "train_to_threshold", "effective_weights", "on_sphere", "COORDINATES"]
 
@@ -79,12 +81,13 @@ def _network(params: dict, data, C: int, seed: int, dtype, device):
 
     L, d = params["depth"], params["width"]
     per = 1 if params.get("init_method", "xavier-depth") == "xavier" else L  # a spec before the option: 1/L
-    net = ResidualNetwork("inside", L, d, data.x_train.shape[1], data.y_train.shape[1], configs=C,
+    net = ResidualNetwork(params.get("arch") or ARCH, L, d, data.x_train.shape[1], data.y_train.shape[1], configs=C,
                           activation=params["activation"], bias=True, delta=params["delta"], dtype=dtype, device=device)
+    A = matrix(net)
     g = torch.Generator().manual_seed(seed)  # drawn on the CPU: the same networks on every device
     with torch.no_grad():
-        draw = torch.randn((L, 1, d, d), generator=g, dtype=dtype).expand(net.W.shape)  # one draw, every rate
-        net.W.copy_(draw * params["init_scale"] / (per * d))
+        draw = torch.randn((L, 1, d, d), generator=g, dtype=dtype).expand(A.shape)  # one draw, every rate
+        A.copy_(draw * params["init_scale"] / (per * d))
         if params.get("dataset", "synthetic") == "synthetic":  # h_0 = x, F(x) = h_L
             for p in (net.A, net.B):
                 p.copy_(torch.eye(d, dtype=dtype).expand_as(p))
@@ -100,6 +103,12 @@ def _network(params: dict, data, C: int, seed: int, dtype, device):
         net.A.requires_grad_(False)
         net.B.requires_grad_(False)
     return net
+
+
+def matrix(net):
+    """The per-layer matrix ``A_k`` of ``h + delta_k sigma(A_k h + b_k)``: the block's one required
+    weight (``W`` of the published inside block; :func:`~.study.scaling_block`)."""
+    return getattr(net, net.block.required[0])
 
 
 PATIENCE, IMPROVEMENT = 5, 0.99
@@ -230,19 +239,22 @@ def scaling_task(params: dict, seed: int) -> dict:
     with _threads_for(len(lrs) * 256 * params["width"], device):  # the trained pair's ODE runs on 256 inputs
         ratio = trend_loss(net, data.x_train, data.y_train, loss=loss)["ratio"]
         ode = _pair_distance(net, data.x_train[:256])  # the trained pair on (up to) 256 training inputs
-    W, dlt = net.W.detach().cpu(), net.delta.detach().cpu()
+    W, b, dlt = matrix(net).detach().cpu(), net.b.detach().cpu(), net.delta.detach().cpu()
     per_layer = dlt.dim() == 2
     eff = effective_weights(W, dlt) if per_layer else None
+    eff_b = effective_weights(b.unsqueeze(-1), dlt).squeeze(-1) if per_layer else None  # |delta_k| b_k
     records = []
     for c, lr in enumerate(lrs):
         rec = {"depth": params["depth"], "seed": params.get("seed_index", 0), "lr": lr, "epochs": res["epochs"][c],
                "reached": res["reached"][c], "train_loss": res["train_loss"][c], "finite": res["finite"][c],
                "delta": float(dlt[:, c].abs().max()) if per_layer else float(dlt[c]),
-               "W": weight_diagnostics(W[:, c], name="W").to_dict(), "trend_ratio": float(ratio[c]),
+               "W": weight_diagnostics(W[:, c], name="W").to_dict(), "b": weight_diagnostics(b[:, c], name="b").to_dict(),
+               "trend_ratio": float(ratio[c]),
                "ode_distance": float(ode[c]), "seconds": seconds}
         if per_layer:
             d = dlt[:, c]
             rec["effective"] = weight_diagnostics(eff[:, c], name="|delta| W").to_dict()
+            rec["effective_b"] = weight_diagnostics(eff_b[:, c], name="|delta| b").to_dict()
             rec["delta_sign_changes"] = float((torch.sign(d[1:]) != torch.sign(d[:-1])).double().mean())
         records.append(rec)
     paths = {"delta": dlt[:, 0].tolist() if per_layer else None,

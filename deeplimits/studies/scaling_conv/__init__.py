@@ -18,7 +18,8 @@ from ..._lazy import lazy_exports
 #: public name -> the submodule that defines it
 _WHERE = {
     **dict.fromkeys(("ConvScalingPlan", "plan_conv_scaling"), "study"),
-    **dict.fromkeys(("ConvScalingResult", "conv_exponents", "PUBLISHED_CONV", "conv_family"), "result"),
+    **dict.fromkeys(("ConvScalingResult", "conv_exponents", "conv_family"), "result"),
+    **dict.fromkeys(("CONV_SCALING_PRESETS", "PUBLISHED_CONV", "FITTED_ACCURACY"), "presets"),
     **dict.fromkeys(("conv_scaling_task", "kernel_diagnostics", "KERNELS"), "task"),
     "plot_conv_scaling": "plots",
 }

@@ -13,15 +13,7 @@ import dataclasses
 from ..result import PlanResult, draw_into
 from .._shared.stats import median, median_records, slope
 
-__all__ = ["ConvScalingResult", "conv_exponents", "PUBLISHED_CONV", "conv_family"]
-
-FITTED_ACCURACY = 0.9
-"""A network whose final training accuracy is below this has not fitted its training data: the
-report names it (its kernels stay in the fits, as a dense network stopped by the epoch limit does)."""
-
-PUBLISHED_CONV = {"alpha": 0.1, "beta": 0.0, "limit": "sparse (a few layers of constant order carry the weight: "
-                                                      "neither smooth nor rough)"}
-"""What Cohen et al. (2021, §3.2) report for their ResNet-18-layout networks on CIFAR-10."""
+__all__ = ["ConvScalingResult", "conv_exponents", "conv_family"]
 
 
 def conv_family(records: list[dict], name: str) -> list:
@@ -98,44 +90,10 @@ class ConvScalingResult(PlanResult):
 
     def report(self) -> str:
         """The protocol, a table per depth and seed, alpha and beta beside the published values,
-        the evidence and the verdicts."""
-        from ...diagnostics.scaling import evidence_lines, interval, verdict_line
+        the evidence and the verdicts (:mod:`.report`)."""
+        from .report import report
 
-        p = self.plan
-        lines = [f"conv residual networks on {p.dataset}: width {p.width}, {p.stages} stage(s), SGD lr {p.lr:g} "
-                 f"(cosine), momentum {p.momentum:g}, weight decay {p.weight_decay:g}, batch {p.batch_size}, "
-                 f"{p.epochs} epochs, " + (f"crops (padding {p.padding}) and flips" if p.augment else "no crops or flips")
-                 + f"; delta_k initialised with std L^-{p.beta:g} / sqrt(9 c), A_k with He's (this package's "
-                   "choice: the paper does not state its initialisation)",
-                 f"{'L':>5} {'seed':>4} {'train acc':>9} {'test acc':>9} {'max|delta|':>10} {'max|A|':>8} "
-                 f"{'cumsum A':>9} {'rss A':>8} {'90% A':>6} {'90% delta':>9} {'seconds':>8}"]
-        for r in self.records:
-            acc = lambda v: "failed" if v is None else f"{v:.4f}"  # noqa: E731
-            head = f"{r['depth']:5d} {r['seed']:4d} {acc(r['train_accuracy']):>9} {acc(r['test_accuracy']):>9} "
-            if r["A"] is None:  # blown up: no diagnostics
-                lines.append(head + f"{'blown up: non-finite weights':>56} {r['seconds']:8.1f}")
-                continue
-            lines.append(head + f"{r['delta']['max_norm']:10.4g} {r['A']['max_norm']:8.4g} {r['A']['cumsum_norm']:9.4g} "
-                         f"{r['A']['rss']:8.4g} {r['A']['layers_90']:6.0f} {r['delta']['layers_90']:9.0f} "
-                         f"{r['seconds']:8.1f}")
-        unfit = sorted({r["depth"] for r in self.records
-                        if r["train_accuracy"] is not None and r["train_accuracy"] < FITTED_ACCURACY})
-        if unfit:
-            lines.append(f"networks below {FITTED_ACCURACY:g} training accuracy at depths {unfit}: they did not fit "
-                         "their training data, and their kernels, in the fits below, are those of an unfinished training")
-        e = self.exponents
-        for key, what in (("alpha", "max_k ||delta_k|| ~ L^-alpha"), ("beta", "max_k ||A_k|| ~ L^-beta"),
-                          ("beta_cumsum", "max_k ||sum_{j<=k} A_j|| ~ L^(1-beta); about 1 when a few blocks carry "
-                                          "the weight")):
-            if key in e:
-                lines.append(f"{key} = {e[key]['value']:.3f} {interval(e[key]['ci'])} ({what}"
-                             + (f"; published {PUBLISHED_CONV[key]:g})" if key in PUBLISHED_CONV else ")"))
-        for name in ("A", "delta"):
-            v = self.verdicts[name]
-            lines += [f"{name}: evidence (spectral norms along depth)"] + evidence_lines(v["evidence"])
-            lines.append(f"{name}: " + verdict_line(v["hypothesis"], v["reason"]))
-        lines.append(f"published: {PUBLISHED_CONV['limit']}")
-        return "\n".join(lines)
+        return report(self)
 
     def figures(self, out: str) -> list[str]:
         """Draw Figs. 7-8 of Cohen et al. into the directory ``out`` (``scaling.png``), none when

@@ -24,7 +24,7 @@ from ... import _validate as V_
 from ..._random import chunk_seed
 from ...errors import ParameterError
 from ...runs import Task
-from .._shared.conv import CONV_FLOPS_PER_SECOND, Sized, conv_flops
+from .._shared.conv import CONV_FLOPS_PER_SECOND, conv_flops
 from ..plan import Plan, register_plan
 from ..settings import Compute, Conv, Network, Training, grouped
 from .result import ConvScalingResult, conv_exponents
@@ -116,10 +116,10 @@ class ConvScalingPlan(Plan):
                            "configuration")
 
     def task_bytes(self, depth: int) -> int:
-        """Peak bytes of the task at ``depth`` (:func:`~deeplimits.studies.training.memory.conv_training_bytes`)."""
-        from ..training.memory import conv_training_bytes
+        """Peak bytes of the task at ``depth`` (:func:`.memory.conv_scaling_bytes`)."""
+        from .memory import conv_scaling_bytes
 
-        return conv_training_bytes(Sized(self, depth), 1)
+        return conv_scaling_bytes(self, depth)
 
     def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> ConvScalingResult:
         records = sorted((r for res in results for r in res["records"]), key=lambda r: (r["depth"], r["seed"]))

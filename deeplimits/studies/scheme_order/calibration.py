@@ -31,125 +31,24 @@ from typing import Callable
 
 import numpy as np
 
-from ..._plain import PlainData
-from ..._stats import wilson
-from ..equivalence import MARGIN
 from ..expansion_fit import LEVEL, VERDICTS
-from ..presets import DEFAULTS
+from .presets import DEFAULTS
 from .cases import CASES, Case, choose, regime_case, scheme_case  # noqa: F401 - the cases, public here too
+from .result import Calibration, CalibrationRow
 from .sized import _key, _readings, sized_tables, table_verdict
 
-__all__ = ["Case", "CASES", "scheme_case", "regime_case", "calibrate", "plan_calibration", "Calibration",
-           "CalibrationRow", "SHIFTS", "MAX_TABLES", "table_verdict"]
+__all__ = ["Case", "CASES", "scheme_case", "regime_case", "calibrate", "plan_calibration", "SHIFTS", "MAX_TABLES",
+           "table_verdict"]
 
 SHIFTS = (0.05, 0.1)
 """The exponent errors the power is measured against (each with both signs), each read with itself as
 the margin."""
-#: the most tables per case and shift: each is a whole verdict (about 25 ms), 1e5 tables at the 5
-#: readings about 3.5 hours per case on one core
 MAX_TABLES = 100_000
+"""The most tables per case and shift: each is a whole verdict (about 25 ms), 1e5 tables at the 5 readings
+about 3.5 hours per case on one core."""
 
 
-@dataclasses.dataclass
-class CalibrationRow(PlainData):
-    """One case: the verdicts of its tables at each reading (``counts``), and with a budget those of
-    its runs sized to decide (``budget_counts``)."""
-
-    case: str
-    """The case's name."""
-    expansion: str
-    """Its declared expansion."""
-    depths: list
-    """The depths."""
-    draws: int
-    """Draws per table."""
-    pool: int
-    """Draws in the pool the tables are taken from."""
-    tables: int
-    """Tables per reading."""
-    counts: dict
-    """``key -> {verdict: count}`` (:func:`_key`: ``'0.0'`` correct at the default margin, ``'0.0@m'`` at
-    margin ``m``, ``'+-m'`` off by ``m`` read at margin ``m``)."""
-    seconds: float
-    """Seconds of work."""
-    budget: float | None = None
-    """The budget of the runs sized to decide (``None``: none measured)."""
-    budget_counts: dict = dataclasses.field(default_factory=dict)
-    """As :attr:`counts`, for the runs sized to decide."""
-    budget_draws: float | None = None
-    """The mean draws at which a correct scheme's run sized to decide ended."""
-
-    def rate(self, key, verdict: str, counts: dict | None = None) -> float:
-        """The fraction of tables of ``key`` (a shift, or :func:`_key`'s text) told ``verdict``."""
-        c = (self.counts if counts is None else counts)[key if isinstance(key, str) else str(float(key))]
-        return c.get(verdict, 0) / max(1, sum(c.values()))
-
-    def interval(self, key, verdict: str, *, negate: bool = False, counts: dict | None = None) -> tuple:
-        """``(rate, lo, hi)``: the fraction told (``negate``: not told) ``verdict``, with its 95% Wilson interval."""
-        c = (self.counts if counts is None else counts)[key]
-        n = sum(c.values())
-        k = n - c.get(verdict, 0) if negate else c.get(verdict, 0)
-        return (k / max(1, n), *wilson(k, n))
-
-    @property
-    def size(self) -> float:
-        """The fraction of correct tables told ``disagrees``."""
-        return self.rate("0.0", "disagrees")
-
-    @property
-    def size_ci(self) -> tuple:
-        """Its 95% Wilson interval."""
-        return self.interval("0.0", "disagrees")[1:]
-
-    def power(self, shift: float) -> tuple:
-        """``(disagrees, not agrees)`` against a leading exponent off by ``shift`` (read at margin ``|shift|``)."""
-        return self.rate(shift, "disagrees"), 1.0 - self.rate(shift, "agrees")
-
-    def cells(self, counts: dict, shifts) -> list[str]:
-        """The table's cells of ``counts``: size, agreement, and per shift the worse sign's refusals."""
-        def pct(rate, lo, hi):
-            return f"{100 * rate:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
-
-        out = [pct(*self.interval("0.0", "disagrees", counts=counts)), pct(*self.interval("0.0", "agrees",
-                                                                                          counts=counts))]
-        for m in shifts:
-            worse = min((self.interval(str(float(s)), "agrees", negate=True, counts=counts) for s in (-m, m)),
-                        key=lambda x: x[0])
-            out.append(pct(*worse))
-        return out
-
-
-@dataclasses.dataclass
-class Calibration(PlainData):
-    """The size and power of the verdict over a suite of cases."""
-
-    rows: list
-    """One :class:`CalibrationRow` per case (as dicts in JSON)."""
-    level: float
-    """The level of the tests that say ``disagrees``."""
-    shifts: list
-    """The exponent errors the power is measured against, each read at itself as the margin."""
-
-    def table(self) -> str:
-        """A Markdown table: size and agreement with their intervals, and per shift the refusals of
-        ``agrees`` (the worse of both signs), at the default size and, where measured, at the budget's."""
-        rows = [CalibrationRow(**x) if isinstance(x, dict) else x for x in self.rows]
-        sized = any(r.budget_counts for r in rows)
-        cols = ["disagrees (size) [95% CI]", f"agrees (margin {MARGIN:g})"] + [
-            f"not agrees, off by {m:g} (margin {m:g})" for m in self.shifts]
-        head = ["case", "expansion", "depths, draws"] + cols + (
-            [f"sized run: {c}" for c in cols] + ["sized run: mean draws (correct)"] if sized else [])
-        out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        for r in rows:
-            cells = [r.case, r.expansion, f"{r.depths[0]}..{r.depths[-1]}, {r.draws}"] + r.cells(r.counts, self.shifts)
-            if sized:
-                cells += (r.cells(r.budget_counts, self.shifts) + [f"{r.budget_draws:.0f}"] if r.budget_counts
-                          else ["-"] * (len(cols) + 1))
-            out.append("| " + " | ".join(cells) + " |")
-        return "\n".join(out)
-
-
-def calibrate(cases=None, *, tables: int = DEFAULTS["order"]["tables"], pool_factor: int | None = None,
+def calibrate(cases=None, *, tables: int = DEFAULTS["tables"], pool_factor: int | None = None,
               shifts=SHIFTS, seed: int = 0, budget: float | None = None, budget_tables: int | None = None,
               budget_cases=None, progress: Callable[[str], None] | None = None) -> Calibration:
     """Measure the size and power of the verdict on ``cases`` (names of :data:`CASES`, or
@@ -180,7 +79,7 @@ def calibrate(cases=None, *, tables: int = DEFAULTS["order"]["tables"], pool_fac
     return Calibration(rows, LEVEL, list(shifts))
 
 
-def plan_calibration(cases=None, *, tables: int = DEFAULTS["order"]["tables"], pool_factor: int | None = None,
+def plan_calibration(cases=None, *, tables: int = DEFAULTS["tables"], pool_factor: int | None = None,
                      seed: int = 0, shifts: int = len(SHIFTS), budget: float | None = None,
                      budget_tables: int | None = None, budget_cases=None) -> list[tuple]:
     """``(name, case, seconds)`` of each case :func:`calibrate` would run, built but not sampled,
@@ -223,12 +122,12 @@ def calibrate_case(case: Case, tables: int, pool_factor: int, shifts, seed: int,
     """The verdicts of ``tables`` tables of ``case`` at each reading (module docstring)."""
     from ..._random import single_threaded_torch
 
-    t0 = time.perf_counter()
+    t0 = time.process_time()  # CPU seconds of this process: the time model's unit, whatever the load
     with single_threaded_torch():
         pool = np.asarray(case.sample(pool_factor * case.draws, seed), dtype=float)
     pool = pool[np.isfinite(pool).all(1)]
     if progress is not None:
-        progress(f"pool of {len(pool)} draws in {time.perf_counter() - t0:.0f} s; {tables} tables")
+        progress(f"pool of {len(pool)} draws in {time.process_time() - t0:.0f} s of CPU; {tables} tables")
     L = np.asarray(case.depths, dtype=float)
     rng = np.random.default_rng(seed)
     picks = [_pick(rng, len(pool), case.draws, i) for i in range(tables)]
@@ -240,9 +139,9 @@ def calibrate_case(case: Case, tables: int, pool_factor: int, shifts, seed: int,
             tally[table_verdict(case, scaled[idx], margin=margin)] += 1
         counts[_key(shift, margin)] = tally
         if progress is not None and k % max(1, len(_readings(shifts)) // 4) == 0:
-            progress(f"reading {k + 1} of {len(_readings(shifts))} ({time.perf_counter() - t0:.0f} s)")
+            progress(f"reading {k + 1} of {len(_readings(shifts))} ({time.process_time() - t0:.0f} s of CPU)")
     return CalibrationRow(case.name, case.order.expansion_text, list(case.depths), case.draws, len(pool), tables,
-                          counts, time.perf_counter() - t0)
+                          counts, time.process_time() - t0)
 
 
 def _pick(rng, n_pool: int, n: int, i: int) -> np.ndarray:

@@ -43,15 +43,16 @@ class Case:
 def scheme_case(scheme: str, problem: str, *, hurst: float | None = None, width: int | None = None,
                 depths=ORDER_DEPTHS, draws: int = ORDER_DRAWS, reference: int | None = None) -> Case:
     """A shipped scheme on a test equation, as ``deeplimits order`` runs it (the exact solution
-    where the problem has one, else the scheme on a grid 16 times finer than the deepest depth)."""
+    where the problem has one, its path on a grid twice as fine as the deepest depth, else the scheme
+    on a grid 16 times finer: :func:`~.presets.default_reference`)."""
     import torch
 
     from ...schemes.problems import scheme_on
-    from ..presets import REFERENCE_REFINEMENT
+    from .presets import default_reference
     from .study import OrderPlan, scheme_errors
 
     s, p = scheme_on(scheme, problem, width=width, hurst=hurst)
-    grid = reference or REFERENCE_REFINEMENT * depths[-1]
+    grid = reference or default_reference(depths, p.exact)
     x0 = torch.ones(p.d, dtype=torch.float64)
 
     def sample(n, seed):

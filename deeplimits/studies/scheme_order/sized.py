@@ -18,7 +18,7 @@ from ..expansion_fit import VERDICTS
 from ..sequential import DECIDED, plan_stages, shares
 from .cases import Case
 
-__all__ = ["sized_tables", "table_verdict"]
+__all__ = ["sized_tables", "table_verdict", "table_result"]
 
 
 def _key(shift: float, margin: float) -> str:
@@ -36,16 +36,20 @@ def _readings(shifts) -> list[tuple[float, float]]:
 def table_verdict(case: Case, errors: np.ndarray, *, margin: float = MARGIN, share: float = 1.0) -> str:
     """The verdict a run with these per-draw errors gets (its statistics with a bootstrap of 200),
     read with ``margin`` at the share ``share`` of the levels."""
+    return table_result(case, errors, margin=margin, share=share).verdict
+
+
+def table_result(case: Case, errors: np.ndarray, *, margin: float = MARGIN, share: float = 1.0):
+    """The :class:`~deeplimits.studies.convergence.result.ConvergenceResult` of :func:`table_verdict`
+    (its fit says, e.g., from which depth an agreement is read)."""
     from ..convergence.result import ConvergenceResult
     from ..convergence.statistics import error_statistics
 
     stats = error_statistics(list(case.depths), errors, errors, 0, case.order, n_boot=200)
-    r = ConvergenceResult(regime="calibration", hurst=None, width=1, activation="-", arch="-", corrected=False,
-                          inputs=1, reference=case.reference or case.depths[-1], seed=0, dtype="float64",
-                          theory_rate=case.order.rate, rate_note="", seconds=0.0,
-                          nested_reference=case.reference is not None, margin=margin, level_share=share, **stats)
-    return r.verdict
-
+    return ConvergenceResult(regime="calibration", hurst=None, width=1, activation="-", arch="-", corrected=False,
+                             inputs=1, reference=case.reference or case.depths[-1], seed=0, dtype="float64",
+                             theory_rate=case.order.rate, rate_note="", seconds=0.0,
+                             nested_reference=case.reference is not None, margin=margin, level_share=share, **stats)
 
 
 def sized_tables(row, case, tables: int, shifts, seed: int, budget: float,
@@ -57,7 +61,7 @@ def sized_tables(row, case, tables: int, shifts, seed: int, budget: float,
     stages, readings = plan_stages(case.draws, case.seconds, budget), _readings(shifts)
     split, L = shares(len(stages)), np.asarray(case.depths, dtype=float)
     counts = {_key(s, m): dict.fromkeys(VERDICTS, 0) for s, m in readings}
-    used, t0 = [], time.perf_counter()  # the draws at which the correct scheme's run ended
+    used, t0 = [], time.process_time()  # the draws at which the correct scheme's run ended; CPU seconds
     for t in range(tables):
         errors, pending = np.empty((0, len(L))), list(readings)
         for i, n in enumerate(stages):
@@ -74,6 +78,6 @@ def sized_tables(row, case, tables: int, shifts, seed: int, budget: float,
             if not pending:
                 break
         if progress is not None and (t + 1) % max(1, tables // 4) == 0:
-            progress(f"{t + 1} of {tables} sized runs ({time.perf_counter() - t0:.0f} s)")
+            progress(f"{t + 1} of {tables} sized runs ({time.process_time() - t0:.0f} s of CPU)")
     row.budget, row.budget_counts, row.budget_draws = budget, counts, float(np.mean(used))
-    row.seconds += time.perf_counter() - t0
+    row.seconds += time.process_time() - t0

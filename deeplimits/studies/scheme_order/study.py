@@ -21,16 +21,15 @@ import torch
 from ... import _validate as V_
 from ..._random import chunk_seed, single_threaded_torch
 from ...errors import ParameterError
-from ...orders import StrongOrder, next_pairs
+from ...orders import StrongOrder
 from ...pairs import PairSample
 from ...runs import chunk_sizes
-from ..convergence.statistics import error_statistics
 from ..convergence.result import ConvergenceResult
-from ..fits import ENDPOINT_TOL
-from ..presets import REFERENCE_REFINEMENT
 from ..equivalence import MARGIN
 from ..settings import DEFAULT, Compute, Decision, Execution, grouped
 from ..strong_error import sweep_errors
+from .presets import default_reference
+from .result import order_result
 
 __all__ = ["strong_order", "plan_strong_order", "OrderPlan"]
 
@@ -218,7 +217,7 @@ def plan_strong_order(scheme, x0, *, noise: int = 1, depths: Sequence[int] = (8,
     depths = V_.depths("depths", depths)
     draws, seed = V_.integer("draws", draws), V_.integer("seed", compute.seed, low=0)
     dtype, device, chunk = V_.dtype(compute.dtype), V_.device("device", compute.device), compute.chunk
-    reference = REFERENCE_REFINEMENT * depths[-1] if reference is None else V_.power_of_two("reference", reference)
+    reference = default_reference(depths, exact) if reference is None else V_.power_of_two("reference", reference)
     if reference < 2 * depths[-1]:
         raise ParameterError("reference", f"reference must be at least 2 * max(depths) = {2 * depths[-1]}, got "
                                           f"{reference}")
@@ -279,9 +278,9 @@ def strong_order(scheme, x0, *, execution: Execution = Execution(progress=None, 
 
             * ``noise``: the number of driver channels ``m``.
             * ``depths``: increasing powers of two; ``draws``: independent draws of the driver.
-            * ``reference``: the finest grid (a power of two, at least ``2 * max(depths)``),
-              default ``16 * max(depths)``: the reference is ``reference_scheme`` (default
-              ``scheme``) on it.
+            * ``reference``: the finest grid (a power of two, at least ``2 * max(depths)``);
+              default (:func:`~.presets.default_reference`) ``2 * max(depths)`` with ``exact``, else
+              ``16 * max(depths)``: the reference is ``reference_scheme`` (default ``scheme``) on it.
             * ``exact``: ``exact(x0, W_t, t) -> X_t`` (``(batch, d)``, ``(batch, m)``): an exact
               solution read at the grid points instead of a nested reference.
             * ``order``: the declared :class:`~deeplimits.orders.StrongOrder` (default ``scheme.order``).
@@ -299,7 +298,7 @@ def strong_order(scheme, x0, *, execution: Execution = Execution(progress=None, 
     if not op.stages:
         t0 = time.perf_counter()
         mx, tm = scheme_errors(scheme, op, exact, reference_scheme, progress)
-        return _order_result(scheme, op, exact, reference_scheme, mx, tm, time.perf_counter() - t0, 1.0)
+        return order_result(scheme, op, exact, reference_scheme, mx, tm, time.perf_counter() - t0, 1.0)
     from ..sequential import run_stages
 
     done, t0 = [], time.perf_counter()
@@ -309,25 +308,6 @@ def strong_order(scheme, x0, *, execution: Execution = Execution(progress=None, 
         done.append(scheme_errors(scheme, op, exact, reference_scheme, progress,
                                   chunks=range(have // op.chunk, n // op.chunk)))
         mx, tm = (np.concatenate(x) for x in zip(*done))
-        return _order_result(scheme, op, exact, reference_scheme, mx, tm, time.perf_counter() - t0, share)
+        return order_result(scheme, op, exact, reference_scheme, mx, tm, time.perf_counter() - t0, share)
 
     return run_stages(op.stages, stage, op.budget)
-
-
-def _order_result(scheme, op: OrderPlan, exact, reference_scheme, mx, tm, seconds: float,
-                  share: float) -> ConvergenceResult:
-    """The result of the per-draw errors ``mx``, ``tm`` of ``scheme`` on ``op``'s sizes, read at the
-    share ``share`` of the levels."""
-    kind = "fBm" if op.hurst is not None else "Brownian"
-    ref = ("the exact solution" if exact is not None else
-           f"{getattr(reference_scheme or scheme, 'name', 'the scheme')} on the grid 1/{op.reference}")
-    return ConvergenceResult(
-        regime="scheme", hurst=op.hurst, width=len(op.x0), activation=getattr(scheme, "name", "scheme"),
-        arch="one-step map", corrected=False, inputs=1, reference=op.reference, seed=op.seed,
-        dtype=str(op.dtype).replace("torch.", ""), theory_rate=op.order.rate, rate_note=op.order.note,
-        theory_log_power=op.order.log_power, seconds=seconds, margin=op.margin, level_share=share,
-        reference_method=f"{ref} of the same {kind} path", nested_reference=exact is None,
-        options={"noise": op.noise}, terminal_constant=op.order.constant,
-        constant_next=[list(x) for x in next_pairs(op.order.constant_next)],
-        constant_source=op.order.constant_source,
-        **error_statistics(op.depths, mx, tm, op.seed, op.order, endpoint_tol=ENDPOINT_TOL))

@@ -10,10 +10,8 @@ import math
 
 import numpy as np
 
-from ..._plain import PlainData
 from ...errors import ParameterError
-from ...diagnostics.trained_pair import MIN_RATE, POWER_RATE
-from ..result import draw_into
+from ..result import PlanResult, draw_into
 
 __all__ = ["TrainedLimitResult", "summarise_case", "QUANTITIES"]
 
@@ -72,35 +70,15 @@ def summarise_case(name: str, case: dict, records: list, depths, reference: int)
     return out
 
 
-def _rate_text(q: dict, i: int) -> str:
-    """One distance's reading at epoch index ``i``: its rate and interval (and over the deepest
-    depths where the verdict reads them apart), its verdict and what is missing; a result stored
-    before the verdict was a test (no ``deep_rate``, ``missing``) reads as it was."""
-    rate, (lo, hi), verdict = q["rate"][i], q["ci"][i], q["verdict"][i]
-    missing = q.get("missing", [""] * len(q["verdict"]))[i]
-    if verdict == "zero":
-        return "zero at every depth (one path)"
-    if rate is None or not math.isfinite(rate):
-        return f"no rate: {verdict}" + (f" ({missing})" if missing else "")
-    ci = f" [{lo:.2f}, {hi:.2f}]" if lo is not None and math.isfinite(lo) else ""
-    deep, dd = q.get("deep_rate", [None] * len(q["verdict"]))[i], q.get("deep_depths", [])
-    if deep is not None and math.isfinite(deep) and len(dd) < len(q["mean"][i]):
-        dlo, dhi = q["deep_ci"][i]
-        ci += f", deepest {len(dd)} {deep:.2f} [{dlo:.2f}, {dhi:.2f}]"
-    power = q.get("power", [None] * len(q["verdict"]))[i]
-    margin = "" if power is None else (f" (falls: the rate's lower bounds above {MIN_RATE:g}; power {power:.2f} at this "
-                                       f"size against a rate of {POWER_RATE:g})")
-    return f"rate {rate:.2f}{ci}: {verdict}{margin}"
-
-
 @dataclasses.dataclass
-class TrainedLimitResult(PlainData):
-    """``spec`` (the plan), ``cases`` (one :func:`summarise_case` dict per case) and the compute
-    ``seconds``. :meth:`case` finds a case by name; :meth:`report` is the text; :meth:`plot`
+class TrainedLimitResult(PlanResult):
+    """``plan`` (its :class:`~deeplimits.studies.trained_limit.study.TrainedLimitPlan`; :attr:`spec`
+    its spec), ``cases`` (one :func:`summarise_case` dict per case) and the compute ``seconds``.
+    :meth:`case` finds a case by name; :meth:`report` is the text (:mod:`.report`); :meth:`plot`
     the figure (:func:`deeplimits.studies.trained_limit.plots.plot_trained_limit`)."""
 
-    spec: dict
-    """The plan's spec (:meth:`~deeplimits.studies.trained_limit.study.TrainedLimitPlan.to_dict`)."""
+    plan: object
+    """The plan summarised."""
     cases: list
     """One summary per case (:func:`summarise_case`)."""
     seconds: float
@@ -150,39 +128,10 @@ class TrainedLimitResult(PlainData):
 
     def report(self) -> str:
         """Per case the distances per depth before and after training, their rates with
-        intervals, the verdicts and the state rate along training, as text."""
-        from ...diagnostics.trained_pair import LEVEL, MIN_RATE
+        intervals, the verdicts and the state rate along training, as text (:mod:`.report`)."""
+        from .report import report
 
-        lines = [f"trained networks across depths: {self.method}",
-                 f"verdicts: tests at level {LEVEL:g} against the rate {MIN_RATE:g} (docs/trained-limit.md); rates "
-                 f"with {100 * (1 - 2 * LEVEL):g}% intervals (jackknife over seeds, Student t)"]
-        for c in self.cases:
-            lines += self.case_lines(c)
-        lines.append(f"{self.seconds:.1f} s")
-        return "\n".join(lines)
-
-    @staticmethod
-    def case_lines(c: dict) -> list[str]:
-        """The report's lines of one case (:func:`summarise_case`): its label, the distances per
-        depth before and after training, their rates, the verdicts and the state rate along
-        training."""
-        w, s = c["weight_distance"], c["state_distance"]
-        out = [f"{c['case']}: {c['label']}",
-               f"{'L':>6} {'|A - A_ref| init':>17} {'trained':>10} {'|h - h_ref| init':>17} {'trained':>10} "
-               f"{'train loss':>11}"]
-        for j, L in enumerate(c["depths"]):
-            out.append(f"{L:6d} {w['mean'][0][j]:17.4g} {w['mean'][-1][j]:10.4g} {s['mean'][0][j]:17.4g} "
-                       f"{s['mean'][-1][j]:10.4g} {c['train_loss'][j]:11.4g}")
-        pred = "" if c["predicted_slope"] is None else \
-            f"; rate {c['theory']:g} against this reference shows as {c['predicted_slope']:.3f}"
-        along = ", ".join(f"{t:g}: {r:.2f}" for t, r in zip(c["times"], s["rate"]) if r is not None and math.isfinite(r))
-        out += [f"  weights at init: {_rate_text(w, 0)}; trained: {_rate_text(w, -1)}",
-                f"  states at init:  {_rate_text(s, 0)}; trained: {_rate_text(s, -1)}{pred}",
-                f"  finite seeds {c['finite_seeds']}/{c['seeds']}; verdict at init: {c['verdict_before']}; "
-                f"trained: {c['verdict']}" + (f" ({c['missing']})" if c.get("missing") else "")]
-        if along:
-            out.append(f"  state rate along training (time lr x steps: rate): {along}")
-        return out
+        return report(self)
 
     def figures(self, out: str) -> list[str]:
         """Draw the trained limit's figure into the directory ``out`` (``trained-limit.png``);

@@ -26,10 +26,10 @@ from ..._random import chunk_seed
 from ...errors import ParameterError
 from ...runs import Task, chunk_sizes, register_task
 from ..plan import Plan, register_plan
-from ..settings import REQUIRED, Compute, Network, Training, grouped
+from ..settings import Compute, Network, Training, grouped
 from .._shared import families as F_
 from .._shared.families import FAMILY_KEYS, device_field, family, family_args, train_depth_family
-from .cases import CASES, DEFAULT_PRESET, DEFAULTS, PRESETS
+from .presets import CASES, DEFAULT_PRESET, DEFAULTS, PRESETS
 from .result import TrainedLimitResult, summarise_case
 
 __all__ = ["CASES", "PRESETS", "FAMILY_KEYS", "TrainedLimitPlan", "plan_trained_limit", "train_depth_family"]
@@ -129,7 +129,10 @@ class TrainedLimitPlan(Plan):
             by_case.setdefault(t.params["case"], []).extend(r["records"])
         cases = [summarise_case(name, self.family(name), by_case[name], self.depths, self.reference)
                  for name in self.cases if name in by_case]
-        return TrainedLimitResult(self.to_dict(), cases, seconds)
+        return TrainedLimitResult(self, cases, seconds)
+
+
+TrainedLimitResult.plan_type = TrainedLimitPlan
 
 
 @register_task("trained-limit-family")
@@ -163,8 +166,8 @@ def _cases(cases) -> tuple[tuple[str, ...], dict]:
         if isinstance(c, Mapping):
             name = c.get("name")
             if not isinstance(name, str) or not name or name in CASES:
-                raise ParameterError("cases", f"a case of your own needs a 'name' not among {', '.join(CASES)}, got "
-                                              f"{name!r}")
+                raise ParameterError("cases", f"cases: a case of your own needs a 'name' not among "
+                                              f"{', '.join(CASES)}, got {name!r}")
             fam = family({k: v for k, v in c.items() if k != "name"})
             families[name] = {**fam, "theory": fam.get("theory"), "label": str(fam.get("label") or name)}
             names.append(name)

@@ -29,7 +29,8 @@ from .._shared.conv import conv_threads
 from ..plan import register_plan
 from ..settings import Compute, Conv, Grid, Network, Training, grouped
 from .trained import chunk_output
-from .study import TrainGridResult, TrainPlan, _best, plan_training
+from .result import ConvTrainGridResult
+from .study import TrainPlan, _best, plan_training
 
 __all__ = ["ConvTrainPlan", "ConvTrainGridResult", "plan_conv_training", "conv_train_task", "conv_network",
            "init_conv_weights", "conv_training_bytes"]
@@ -72,11 +73,6 @@ class ConvTrainPlan(TrainPlan):
     def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> "ConvTrainGridResult":
         plain = super().summarise(tasks, results, seconds)
         return ConvTrainGridResult(self, plain.records, _best(plain.records), plain.seconds, plain.weights)
-
-
-@dataclasses.dataclass
-class ConvTrainGridResult(TrainGridResult):
-    """The records of a grid of convolutional networks (as :class:`~.study.TrainGridResult`)."""
 
 
 ConvTrainGridResult.plan_type = ConvTrainPlan

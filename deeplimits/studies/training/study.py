@@ -26,16 +26,14 @@ import torch
 
 from ... import _resources as R_
 from ... import _validate as V_
-from ...errors import ParameterError
 from ...runs import Task, chunk_sizes
 from ..plan import Plan, register_plan
 from .grid import driver_axes, values as _values
 from .memory import training_bytes
-from ..result import PlanResult
+from .result import TrainGridResult
 from ..settings import Compute, Execution, Grid, Network, Training, grouped
 from ..sizes import configs_count, data_root, data_sizes
 from .trained import WEIGHTS_DIR, load_trained, save_weights, weights_damage, weights_path  # noqa: F401 - registers the task
-from ..presets import TRAIN_PRESETS  # noqa: F401 - re-exported (torch-free home)
 
 __all__ = ["TrainPlan", "TrainGridResult", "plan_training", "train_grid", "load_trained", "WEIGHTS_DIR",
            "critical_line"]
@@ -45,77 +43,6 @@ def critical_line(hurst: float | None) -> float:
     """The boundary ``beta = max(H, 1/2)`` between explosion and the trainable regimes
     (``1/2`` for i.i.d. weights, ``H = None``)."""
     return 0.5 if hurst is None else max(float(hurst), 0.5)
-
-
-@dataclasses.dataclass
-class TrainGridResult(PlanResult):
-    """The records of a training grid, holding its plan (:class:`~deeplimits.studies.result.PlanResult`:
-    ``dataset``, ``driver``, ``depth``, ``width``, ``arch``, ``epochs`` are the plan's): one record
-    per configuration (``driver``, ``hurst``, ``beta``,
-    ``lr``, ``seed``, ``train_loss``, ``test_loss``, ``train_accuracy``, ``test_accuracy``
-    (``None`` when the configuration blew up or for regression), ``finite``, ``epochs``,
-    ``seconds``: the wall time of its chunk divided by the chunk's configurations), ``best``:
-    per ``(hurst, beta)`` the configuration with the best test accuracy (for regression the
-    lowest test loss) over the learning rates and seeds, with ``line = max(H, 1/2)``, and
-    ``weights``: per task, the stored weights file (``weights``, relative to the run directory)
-    and its SHA-256 (``weights_sha256``)."""
-
-    plan: TrainPlan
-    """The grid it ran (``dataset``, ``driver``, ``depth``, ``width``, ``arch``, ``epochs`` are read from it)."""
-    records: list[dict]
-    """One per configuration: ``driver``, ``hurst``, ``beta``, ``lr``, ``seed``, ``train_loss``, ``test_loss``,
-    ``train_accuracy``, ``test_accuracy`` (``None`` when it blew up or for regression), ``finite``, ``epochs``,
-    ``seconds`` (the wall time of its chunk divided by the chunk's configurations)."""
-    best: list[dict]
-    """Per ``(hurst, beta)``, the configuration with the best test accuracy (regression: the lowest test loss)
-    over the learning rates and seeds, with ``line = max(H, 1/2)``."""
-    seconds: float
-    """Seconds of work (a resumed run adds those of the tasks finished in earlier sessions)."""
-    weights: dict = dataclasses.field(default_factory=dict)
-    """Per task, the stored weights file (``weights``, relative to the run directory) and its SHA-256
-    (``weights_sha256``)."""
-
-    shown: ClassVar[dict] = {k: k for k in ("dataset", "driver", "depth", "width", "arch", "epochs")}
-    """The plan's values the result shows: its JSON name -> the plan's field (see :class:`~deeplimits.studies.result.PlanResult`)."""
-
-    @classmethod
-    def plan_of(cls, d: dict):
-        """JSON written before results held their plans did not record the grid's settings."""
-        raise ParameterError("d", "d has no 'plan' key: a training result written before results held their plan "
-                                  "does not record its grid; rebuild it from its run with results_from_store")
-
-    def report(self) -> str:
-        """One line per ``(H, beta)``: the best accuracy and its learning rate."""
-        score = "test_accuracy" if self.classification else "test_loss"
-        lines = [f"{self.arch}, {self.driver} weights, d={self.width}, L={self.depth}, {self.dataset}, "
-                 f"{self.epochs} epochs: best {score.replace('_', ' ')} over {len(self.records)} configurations",
-                 f"{'H':>6} {'beta':>6} {'line':>6} {'best':>8} {'lr':>8}  finite/configs"]
-        for b in self.best:
-            h = "-" if b["hurst"] is None else f"{b['hurst']:.3g}"
-            v = "failed" if b[score] is None else f"{b[score]:.4f}"
-            lr = "-" if b["lr"] is None else f"{b['lr']:.0e}"
-            lines.append(f"{h:>6} {b['beta']:6.3g} {b['line']:6.3g} {v:>8} {lr:>8}  {b['finite']}/{b['configs']}")
-        return "\n".join(lines)
-
-    def points(self) -> list[dict]:
-        """The measured points, one tidy row each (:mod:`~deeplimits.studies._shared.points`): per
-        ``(driver, H, beta, lr)`` the means over seeds of the losses and accuracies, with their standard errors."""
-        from .._shared.points import record_means
-
-        return record_means(self.plan.study, self.records, ("driver", "hurst", "beta", "lr"),
-                            ("train_loss", "test_loss", "train_accuracy", "test_accuracy"), None, self.depth)
-
-    @property
-    def classification(self) -> bool:
-        """Whether the task is a classification (accuracies recorded), not a regression."""
-        return any(r["train_accuracy"] is not None for r in self.records) or not any(
-            r["finite"] for r in self.records)
-
-    def plot(self, path: str | None = None, *, ax=None):
-        """The heat map of the best test accuracy over ``(H, beta)`` with ``beta = max(H, 1/2)``."""
-        from ...plots import plot_train_heatmap
-
-        return plot_train_heatmap(self, path, ax=ax)
 
 
 @register_plan

@@ -205,7 +205,7 @@ def load_trained(path: str, *, map_location="cpu", sha256: str | None = None, ac
 
 def weight_paths(plan, directory: str, result, *, entry=(0, 0),
                  most: int = 4) -> list[dict]:
-    """Panels for :func:`deeplimits.plots.plot_weight_paths`: the coordinate ``entry`` of ``V``
+    """Panels for :func:`~deeplimits.studies.training.plots.plot_weight_paths`: the coordinate ``entry`` of ``V``
     (``W`` for ``inside``) against the layer, at initialisation and after training, for up to
     ``most`` values of ``beta`` (first H, its best learning rate), read from the trained weights
     stored in ``directory`` (the initial weights are drawn again from their seeds)."""

@@ -4,7 +4,7 @@ study in one package:
 * :mod:`~deeplimits.studies.transfer.study`: the plan, its sweep task and the batched grid;
 * :mod:`~deeplimits.studies.transfer.conv`: the same on convolutional ResNets (digits, CIFAR-10),
   its coordinate check in :mod:`~deeplimits.studies.transfer.conv_coords`;
-* :mod:`~deeplimits.studies.transfer.cases`: the presets, defaults, margins and the predicted
+* :mod:`~deeplimits.studies.transfer.presets`: the presets, defaults, margins and the predicted
   exponents (torch-free, read by the command line's ``--help``);
 * :mod:`~deeplimits.studies.transfer.fit`: the optimum per depth, its exponent and the verdict;
 * :mod:`~deeplimits.studies.transfer.coords`: the depth coordinate check;
@@ -16,7 +16,7 @@ study in one package:
 * :mod:`~deeplimits.studies.transfer.user`: a user's network factory and data set, and
   :mod:`~deeplimits.studies.transfer.batched`: their grid trained batched by ``torch.func``.
 
-Names are resolved on first access (PEP 562): importing the package, or its cases, imports no torch.
+Names are resolved on first access (PEP 562): importing the package, or its presets, imports no torch.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ _WHERE = {
     **dict.fromkeys(("ConvTransferPlan", "plan_conv_transfer", "plan_preset", "train_conv_grid"), "conv"),
     **dict.fromkeys(("PRESETS", "CONV_PRESETS", "DEFAULT_PRESET", "DEFAULTS", "SLOPE_MARGIN", "LOSS_MARGIN",
                      "predicted_exponent"),
-                    "cases"),
+                    "presets"),
     **dict.fromkeys(("fit_optima", "verdict"), "fit"),
     "coordinate_check": "coords",
     **dict.fromkeys(("TransferNetwork", "TransferData", "transfer_data"), "user"),

@@ -115,7 +115,7 @@ def train_user_grid(net, data, *, depth: int, beta: float, optimizer: str, lrs, 
     docstring), in the layout of :func:`~.study.train_grid`'s result; the coordinate check measures
     ``h_L`` as the mean change of the scores (the module's hidden states are its own), ``block`` is
     not measured."""
-    from .cases import COORD_SAMPLES, exponent_of, settings
+    from .presets import COORD_SAMPLES, exponent_of, settings
 
     variants = [v for b, o, v in settings([beta], [optimizer])]
     exps = [exponent_of(beta, optimizer, v) for v in variants]

@@ -29,9 +29,9 @@ from ...errors import ParameterError
 from ...runs import Task, register_task
 from ..plan import register_plan
 from ..settings import Compute, Conv, Training, grouped
-from .cases import COORD_SAMPLES, CONV_PRESETS, DEFAULTS, exponent_of, settings
+from .presets import COORD_SAMPLES, CONV_PRESETS, DEFAULTS, exponent_of, settings
 from .conv_coords import conv_coordinate_check, train_configurations
-from .study import TransferPlan, _grid
+from .study import TransferPlan
 
 __all__ = ["ConvTransferPlan", "plan_conv_transfer", "plan_preset", "train_conv_grid", "GPU_FLOPS_PER_SECOND"]
 
@@ -268,7 +268,7 @@ def plan_preset(name: str, **overrides):
     :func:`~deeplimits.studies.transfer.study.plan_transfer`; :data:`~.cases.CONV_PRESETS`:
     convolutional ResNets, :func:`plan_conv_transfer`), its values replaced by ``overrides``:
     ``plan_preset("published", root="~/data", device="cuda")``."""
-    from .cases import PRESETS
+    from .presets import PRESETS
     from .study import plan_transfer
 
     name = V_.choice("preset", name, (*PRESETS, *CONV_PRESETS))

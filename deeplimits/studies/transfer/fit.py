@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from .cases import LEVEL, LOSS_MARGIN, SLOPE_MARGIN
+from .presets import LEVEL, LOSS_MARGIN, SLOPE_MARGIN
 
 __all__ = ["TRANSFERS", "MOVES", "INSUFFICIENT", "BOOTSTRAP", "log_losses", "vertex", "fit_optima", "verdict",
            "classify_slope", "power"]
@@ -72,25 +72,59 @@ def _statistics(curves: list[np.ndarray], lx: np.ndarray) -> tuple:
     return idx, [e for _, _, e in v], slope, gaps
 
 
+def _vertices(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`vertex` of every curve of ``y`` ``(..., rates)`` at once: ``(index, edge)``."""
+    R = y.shape[-1]
+    i = np.argmin(y, axis=-1)
+    edge = (i == 0) | (i == R - 1)
+    j = np.clip(i, 1, R - 2)[..., None]
+    a, b, c = (np.take_along_axis(y, j + k, axis=-1)[..., 0] for k in (-1, 0, 1))
+    curve = a - 2 * b + c
+    with np.errstate(divide="ignore", invalid="ignore"):
+        delta = np.where(curve <= 0, 0.0, np.clip(0.5 * (a - c) / curve, -0.5, 0.5))
+    return np.where(edge, i, i + delta), edge
+
+
+def _read_all(y: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """:func:`_read` of every curve of ``y`` ``(..., rates)`` at its fractional index ``x`` ``(...)``."""
+    R = y.shape[-1]
+    x = np.clip(x, 0.0, R - 1)
+    k = np.minimum(np.floor(x).astype(np.int64), R - 2)[..., None]
+    lo, hi = (np.take_along_axis(y, k + d, axis=-1)[..., 0] for d in (0, 1))
+    return lo + (x - k[..., 0]) * (hi - lo)
+
+
+def _resampled(curves: np.ndarray, lx: np.ndarray) -> tuple:
+    """:func:`_statistics` of many sets of curves ``(B, depths, rates)`` at once: the optima
+    ``(B, depths)``, the slopes ``(B,)`` (least squares on ``lx``) and the loss gaps ``(B, depths)``."""
+    idx, _ = _vertices(curves)
+    u = lx - lx.mean()
+    slope = (idx - idx.mean(axis=1, keepdims=True)) @ u / (u @ u)
+    first = np.broadcast_to(idx[:, :1], idx.shape)
+    gaps = np.expm1(_read_all(curves, first) - _read_all(curves, idx))
+    return idx, slope, gaps
+
+
 def fit_optima(depths, lrs, tables: list[np.ndarray], *, seed: int = 0) -> dict:
     """The optima, their exponent and loss gaps (module docstring) from ``tables``: per depth the
-    ``log`` losses ``(rates, seeds)`` (:func:`log_losses`)."""
+    ``log`` losses ``(rates, seeds)`` (:func:`log_losses`). The resamples of the seeds are counts
+    (each resample's mean curve is its counts times the table, every resample at once), drawn by
+    the same ``rng.integers`` calls as resampling the columns one resample at a time."""
     from scipy.special import stdtrit
 
     lx = np.log2(np.asarray(depths, dtype=np.float64))
     S = tables[0].shape[1]
     idx, edges, slope, gaps = _statistics([t.mean(1) for t in tables], lx)
     rng = np.random.default_rng(seed)
-    boot_idx, boot_slope, boot_gaps = [], [], []
-    for _ in range(BOOTSTRAP):
-        pick = [rng.integers(0, S, S) for _ in tables]
-        i, _, s, g = _statistics([t[:, p].mean(1) for t, p in zip(tables, pick)], lx)
-        boot_idx.append(i)
-        boot_slope.append(s)
-        boot_gaps.append(g)
+    counts = np.empty((BOOTSTRAP, len(tables), S))
+    for b in range(BOOTSTRAP):
+        for d in range(len(tables)):
+            counts[b, d] = np.bincount(rng.integers(0, S, S), minlength=S)
+    curves = np.einsum("bds,drs->bdr", counts, np.stack(tables)) / S  # (resamples, depths, rates)
+    boot_idx, boot_slope, boot_gaps = _resampled(curves, lx)
     q = float(stdtrit(S - 1, 1 - LEVEL / 2)) * math.sqrt(S / (S - 1))
-    se, gse = float(np.std(boot_slope)), np.std(np.array(boot_gaps), axis=0)
-    lo_i, hi_i = np.quantile(np.array(boot_idx), [LEVEL / 2, 1 - LEVEL / 2], axis=0)
+    se, gse = float(np.std(boot_slope)), np.std(boot_gaps, axis=0)
+    lo_i, hi_i = np.quantile(boot_idx, [LEVEL / 2, 1 - LEVEL / 2], axis=0)
     return {"optimum": [lrs[0] + float(i) for i in idx], "optimum_ci": [[lrs[0] + float(a), lrs[0] + float(b)]
                                                                      for a, b in zip(lo_i, hi_i)],
             "edge": edges, "slope": slope, "slope_ci": [slope - q * se, slope + q * se],

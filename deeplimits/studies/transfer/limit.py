@@ -36,7 +36,7 @@ FAMILIES = {
               label="i.i.d. Gaussian initial weights read off one Brownian path, beta = 1/2 (states: an SDE "
                     "limit; weights: none)"),
 }
-"""The families by ``beta`` (the keys of :data:`~deeplimits.studies.trained_limit.cases.CASES`):
+"""The families by ``beta`` (the keys of :data:`~deeplimits.studies.trained_limit.presets.CASES`):
 the other scalings have no limit to test and are left out."""
 
 CHECKPOINTS = 4
@@ -180,11 +180,11 @@ def attach_stored(plan, result, done: dict, seconds: dict):
 
 def limit_lines(limit: dict) -> list[str]:
     """The report's lines of one setting's family (the trained-limit study's lines, indented)."""
-    from ..trained_limit.result import TrainedLimitResult
+    from ..trained_limit.report import case_lines
 
     head = (f"  the limit beside it (docs/trained-limit.md): the family at the transferred rate 2^{limit['rate']:.2f} "
             f"L^{limit['exponent']:g}, reference depth {limit['reference']}, {limit['family']['label']}")
-    return [head] + ["    " + line for line in TrainedLimitResult.case_lines(limit["family"])[1:]]
+    return [head] + ["    " + line for line in case_lines(limit["family"])[1:]]
 
 
 def plot_limit(result, path: str | None = None, *, ax=None):

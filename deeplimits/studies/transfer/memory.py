@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from ..memory import INTERPRETER_BYTES
-from .cases import COORD_SAMPLES, DEFAULTS
+from .presets import COORD_SAMPLES, DEFAULTS
 
 __all__ = ["transfer_bytes", "transfer_seconds", "limit_seconds", "limit_bytes", "transfer_task_bytes", "conv_transfer_bytes"]
 

@@ -30,8 +30,9 @@ from ...runs import Task, register_task
 from ..plan import Plan, register_plan
 from ..settings import REQUIRED, Compute, Network, Training, grouped
 from .._shared.families import device_field
-from .cases import COORD_SAMPLES, DEFAULT_PRESET, DEFAULTS, OPTIMIZERS, PRESETS, exponent_of, settings
+from .presets import COORD_SAMPLES, DEFAULT_PRESET, DEFAULTS, OPTIMIZERS, PRESETS, exponent_of, settings
 from .limit import check_limit
+from .result import TransferResult
 
 __all__ = ["TransferPlan", "plan_transfer", "train_grid"]
 
@@ -190,13 +191,13 @@ class TransferPlan(Plan):
             by.setdefault((t.params["beta"], t.params["optimizer"]), {})[t.params["depth"]] = r
         return by
 
-    def summarise(self, tasks: list, results: list, seconds: float = 0.0):
-        from .result import TransferResult, summarise_setting
+    def summarise(self, tasks: list, results: list, seconds: float = 0.0) -> TransferResult:
+        from .result import summarise_setting
 
         by = self.merge(tasks, results)
         rows = [summarise_setting(b, o, v, by[(b, o)], self.lrs) for b, o, v in settings(self.betas, self.optimizers)
                 if (b, o) in by]
-        return TransferResult(self.to_dict(), rows, seconds)
+        return TransferResult(self, rows, seconds)
 
     def run(self, progress=None, *, store=None, workers=None, scheduler=None, timeout=None):
         """The grids (:meth:`Plan.run <deeplimits.studies.plan.Plan.run>`), then with :attr:`limit`
@@ -280,6 +281,9 @@ def _grid(lrs) -> tuple[int, ...]:
         raise ParameterError("lrs", "lrs must be a pair low,high of powers of 2 with low + 2 <= high, got "
                                     f"{list(pair)}")
     return tuple(range(pair[0], pair[1] + 1))
+
+
+TransferResult.plan_type = TransferPlan
 
 
 @grouped

@@ -203,7 +203,7 @@ def own_objects(model, data, network, width: int, depths, betas, limit) -> dict:
     (``model``; no ``limit`` beside it: its weights are no driver's), a data set (``data``,
     ``data_sha256``); and ``most_samples``, the training samples there are."""
     from ...blocks import recorded_block
-    from .cases import DEFAULTS
+    from .presets import DEFAULTS
 
     out = {"most_samples": 1437}
     if data is not None:
@@ -213,6 +213,9 @@ def own_objects(model, data, network, width: int, depths, betas, limit) -> dict:
         if limit is not None:
             raise ParameterError("limit", "limit applies to the study's own networks and registered blocks, not to a "
                                           "model's factory (its weights are read off no driver)")
+        if (network.arch, network.activation) != (DEFAULTS["arch"], DEFAULTS["activation"]):
+            raise ParameterError("arch", f"arch {getattr(network.arch, 'name', network.arch)!r} and activation apply to "
+                                         "the study's own MLPs, not to a model's factory (its blocks are its own)")
         if not isinstance(model, TransferNetwork):
             raise ParameterError("model", f"model must be a TransferNetwork (make(depth, beta) and a name), got "
                                           f"{type(model).__name__}")

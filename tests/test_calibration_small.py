@@ -1,0 +1,40 @@
+"""The calibration's machinery at a tiny size, in the quick tier (the calibration itself, at its
+real sizes, is tests/test_calibration.py): tables from a pool, runs sized to decide within a
+budget, the table and the figure read from the counts."""
+
+import pytest
+
+from deeplimits.studies.scheme_order import calibration as C
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    case = C.scheme_case("euler-maruyama", "ou", depths=(4, 8, 16, 32), draws=16)
+    lines = []
+    cal = C.calibrate([case], tables=4, pool_factor=4, shifts=(0.1,), seed=0, budget=2.0, budget_tables=2,
+                      progress=lines.append)
+    return cal, lines
+
+
+def test_every_reading_counts_every_table_and_every_sized_run(tiny):
+    cal, lines = tiny
+    (row,) = cal.rows
+    assert set(row.counts) == {"0.0", "-0.1", "0.1"}  # read at margin 0.1, the default: no "0.0@0.1"
+    assert all(sum(c.values()) == 4 for c in row.counts.values())
+    assert row.budget == 2.0 and all(sum(c.values()) == 2 for c in row.budget_counts.values())
+    assert any("disagrees" in line and "of 4 tables" in line for line in lines)
+    assert 0.0 <= row.size <= 1.0 and row.power(0.1)[1] == 1.0 - row.rate("0.1", "agrees")
+
+
+def test_the_table_and_the_figure_read_the_counts(tiny, tmp_path):
+    cal, _ = tiny
+    text = cal.table()
+    header, _, line = text.splitlines()
+    assert "sized run: mean draws (correct)" in header and line.startswith("| euler-maruyama/ou | a L^-1 + ")
+    (row,) = cal.rows
+    n = row.counts["0.0"]["disagrees"]
+    assert f"| {100 * n / 4:.1f}% [" in line  # the size cell reads its count
+    cal.plot(str(tmp_path / "calibration.png"))
+    assert (tmp_path / "calibration.png").stat().st_size > 1000
+    back = C.Calibration.from_dict(cal.to_dict())
+    assert back.table() == text
