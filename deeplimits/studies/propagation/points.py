@@ -1,14 +1,15 @@
 """The measured points of the propagation studies as tidy rows (``points()`` of
-:class:`~.stability.StabilityResult` and :class:`~.phase.PhaseResult`,
+:class:`~.result.StabilityResult`, :class:`~.result.PhaseResult` and
+:class:`~.boundary.BoundaryResult`,
 :mod:`~deeplimits.studies._shared.points`)."""
 
 from __future__ import annotations
 
 import math
 
-from .._shared.points import point, setting
+from .._shared.points import point, seed_mean, setting
 
-__all__ = ["stability_points", "phase_points"]
+__all__ = ["stability_points", "phase_points", "boundary_points"]
 
 
 def stability_points(result) -> list[dict]:
@@ -42,4 +43,23 @@ def phase_points(result) -> list[dict]:
             out += [point("phase", where, result.depth, q, g[i][j]) for q, g in grids.items() if g is not None]
             if result.log10_rh_short is not None:
                 out.append(point("phase", where, result.short_depth, "log10_rh", result.log10_rh_short[i][j]))
+    return out
+
+
+def boundary_points(result) -> list[dict]:
+    """Per ``(H, beta)`` and depth: the means over draws of the per-draw mean ``log10 r_p`` and
+    ``log10 r_h`` with their standard errors; per ``H`` and depth: the crossings ``crossing_p``
+    and ``crossing_h`` (the beta where the mean crosses 0) with their 95% bootstrap intervals."""
+    out = []
+    for i, h in enumerate(result.hurst):
+        for b_i, b in enumerate(result.beta):
+            where = setting(hurst=h, beta=b)
+            for l_i, L in enumerate(result.depths):
+                for q, grid in (("log10_rp", result.log10_rp), ("log10_rh", result.log10_rh)):
+                    out.append(point("phase-boundary", where, L, q, *seed_mean(d[l_i][b_i] for d in grid[i])))
+    for rec in result.summary():
+        where = setting(hurst=rec["hurst"])
+        for q in ("crossing_p", "crossing_h"):
+            out += [point("phase-boundary", where, L, q, v, ci=ci)
+                    for L, v, ci in zip(result.depths, rec[q], rec[q + "_ci"])]
     return out
