@@ -31,13 +31,17 @@ def figure_results(path) -> list[tuple]:
     class or its JSON was too large to carry)."""
     from .._figure_data import read
     from .._user_code import reading_stored
+    from ..errors import ParameterError
 
     data = read(path) or {}
     out = []
     with reading_stored(f"the figure {path}"):
         for entry in data.get("results", []):
             cls = _class(entry.get("kind"))
-            result = cls.from_dict(entry["data"]) if cls is not None and "data" in entry else None
+            try:
+                result = cls.from_dict(entry["data"]) if cls is not None and "data" in entry else None
+            except (ParameterError, KeyError, TypeError, ValueError):  # a result of an older layout
+                result = None
             out.append((result, entry.get("readings", {})))
     return out
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from ...plots import floats_or_nan, new_figure, save_figure
 
-__all__ = ["plot_trained_limit"]
+__all__ = ["plot_trained_limit", "plot_cases"]
 
 
 def plot_trained_limit(result, path: str | None = None, *, ax=None):
@@ -24,12 +24,17 @@ def plot_trained_limit(result, path: str | None = None, *, ax=None):
     Returns:
         The matplotlib figure.
     """
-    cases = result.cases
+    return plot_cases(result.cases, path, ax=ax, carried=[result])
+
+
+def plot_cases(cases, path: str | None = None, *, ax=None, carried=()):
+    """:func:`plot_trained_limit` of the case summaries ``cases`` (one column each); a PNG carries
+    the results ``carried`` (the result the cases are read from, :mod:`deeplimits._figure_data`)."""
     fig, axes = new_figure(2, len(cases), (4.4 * len(cases), 7.6), path, ax)
     for j, c in enumerate(cases):
         _depth_panel(axes[0][j], c)
         _time_panel(axes[1][j], c)
-    return save_figure(fig, path, [result])
+    return save_figure(fig, path, carried)
 
 
 def _depth_panel(a, c):

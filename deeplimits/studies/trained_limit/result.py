@@ -13,7 +13,7 @@ import numpy as np
 from ...errors import ParameterError
 from ..result import PlanResult, draw_into
 
-__all__ = ["TrainedLimitResult", "summarise_case", "QUANTITIES"]
+__all__ = ["TrainedLimitResult", "summarise_case", "case_readings", "QUANTITIES"]
 
 QUANTITIES = {"weight_distance": "max_k ||A^(L)_k - A^(ref)(k/L)||",
               "state_distance": "sup_k ||h^(L)_k - h^(ref)_(k/L)||"}
@@ -70,6 +70,23 @@ def summarise_case(name: str, case: dict, records: list, depths, reference: int)
     return out
 
 
+def case_readings(c: dict) -> dict:
+    """A case summary's family verdicts before and after training (``{'before', 'after'}``), read
+    again by today's rules (:func:`~deeplimits.diagnostics.trained_pair.limit_verdict`,
+    :func:`~deeplimits.diagnostics.trained_pair.family_verdict`) from its stored rates and
+    intervals; a reading stored without a rate (a zero distance, too few depths or seeds) is kept."""
+    from ...diagnostics.trained_pair import family_verdict, limit_verdict
+
+    def reading(q: dict, i: int) -> str:
+        rate = q["rate"][i]
+        if rate is None or not math.isfinite(rate):
+            return q["verdict"][i]
+        return limit_verdict(rate, q["ci"][i], deep_ci=q["deep_ci"][i])
+
+    return {when: family_verdict(reading(c["weight_distance"], i), reading(c["state_distance"], i))
+            for when, i in (("before", 0), ("after", -1))}
+
+
 @dataclasses.dataclass
 class TrainedLimitResult(PlanResult):
     """``plan`` (its :class:`~deeplimits.studies.trained_limit.study.TrainedLimitPlan`; :attr:`spec`
@@ -85,8 +102,9 @@ class TrainedLimitResult(PlanResult):
     """Compute seconds, summed over the sessions of a resumed run."""
 
     def readings(self) -> dict:
-        """What its figure shows: per case the verdict before and after training."""
-        return {c["case"]: {"before": c["verdict_before"], "after": c["verdict"]} for c in self.cases}
+        """What its figure shows, read under today's rules: per case the verdict before and after
+        training (:func:`case_readings`)."""
+        return {c["case"]: case_readings(c) for c in self.cases}
 
     def points(self) -> list[dict]:
         """The measured points, one tidy row each (:mod:`~deeplimits.studies._shared.points`): per

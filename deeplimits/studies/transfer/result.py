@@ -106,11 +106,18 @@ class TransferResult(PlanResult):
 
     def readings(self) -> dict:
         """What its figures show, read under today's rules: per setting the verdict of its stored
-        optima and loss gaps (:func:`.fit.verdict`)."""
+        optima and loss gaps (:func:`.fit.verdict`) and, with the limit beside it, its family's
+        verdicts before and after training (:func:`~deeplimits.studies.trained_limit.result.case_readings`)."""
+        from ..trained_limit.result import case_readings
         from .fit import INSUFFICIENT, verdict
 
-        return {f"beta {r['beta']:g}, {r['optimizer']}, {r['variant']}":
-                verdict(r, r["depths"])[0] if "optimum" in r else INSUFFICIENT for r in self.settings}
+        out = {}
+        for r in self.settings:
+            name = f"beta {r['beta']:g}, {r['optimizer']}, {r['variant']}"
+            out[name] = verdict(r, r["depths"])[0] if "optimum" in r else INSUFFICIENT
+            if "limit" in r:  # the family of the limit beside it, before and after training
+                out[f"{name}: limit"] = case_readings(r["limit"]["family"])
+        return out
 
     def points(self) -> list[dict]:
         """The measured points, one tidy row each (:mod:`~deeplimits.studies._shared.points`), per
