@@ -93,7 +93,7 @@ def _text_size(text: str, size: float) -> tuple[float, float]:
     widest = 0.0
     for line in lines:
         sup = sum(len(m) for m in re.findall(r"\^\{([^}]*)\}", line))
-        plain = re.sub(r"\\mathdefault|\\mathrm|[${}^_]", "", line).replace("\\times", "x")
+        plain = re.sub(r"\\mathdefault|\\mathrm|[${}^_]", "", line).replace("\\times", " x ")  # spaced
         plain = re.sub(r"\\[a-zA-Z]+", "x", plain)  # a command: one symbol
         widest = max(widest, (len(plain) - 0.3 * sup) * 0.62 * size)
     return widest, 1.25 * size * len(lines)
@@ -141,7 +141,28 @@ def _needs(a) -> dict:
     title = max((_text_size(t.get_text(), t.get_fontsize())[1] for t in (a.title, a._left_title, a._right_title)
                  if t.get_text()), default=0.0)
     out["top"] += title + (rcParams["axes.titlepad"] if title else 0.0)
+    out["bottom"] += _legend_below(a)
     return out
+
+
+def _legend_below(a) -> float:
+    """The height in points of the legend of ``a`` where it is anchored below the Axes
+    (``bbox_to_anchor`` under its bottom edge; 0 for none or one inside): its lines at its font
+    size, the spacing between its entries and its border."""
+    from matplotlib import rcParams
+
+    leg = a.get_legend()
+    if leg is None or not leg.get_visible():
+        return 0.0
+    anchor = leg.get_bbox_to_anchor().transformed(a.transAxes.inverted())
+    if anchor.y1 >= 0:
+        return 0.0
+    texts = [t.get_text() for t in leg.get_texts()]
+    cols = max(1, leg._ncols)
+    lines = -(-sum(t.count("\n") + 1 for t in texts) // cols)  # entries fill the columns evenly
+    rows = -(-len(texts) // cols)
+    return (1.25 * lines + rcParams["legend.labelspacing"] * max(0, rows - 1)
+            + 2 * (rcParams["legend.borderpad"] + rcParams["legend.borderaxespad"])) * leg.prop.get_size_in_points()
 
 
 def fast_layout(fig) -> None:
