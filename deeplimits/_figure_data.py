@@ -83,12 +83,14 @@ def figure_data(results) -> dict:
     """What a figure drawn from ``results`` carries: per result its class (``kind``), its
     ``readings()`` (the verdicts the figure shows; empty for a result without any) and its JSON
     (``data``, when at most :data:`FIGURE_RESULT_BYTES`)."""
+    from ._plain import strict
+
     out = []
     for r in results:
         if not hasattr(r, "to_dict"):  # not a result: carried by no figure
             continue
-        data = r.to_dict()
-        entry = {"kind": type(r).__name__, "readings": r.readings() if hasattr(r, "readings") else {}}
+        data = strict(r.to_dict())  # a non-finite number as null, as the result's JSON file has it
+        entry = {"kind": type(r).__name__, "readings": strict(r.readings()) if hasattr(r, "readings") else {}}
         if len(json.dumps(data, allow_nan=False)) <= FIGURE_RESULT_BYTES:
             entry["data"] = data
         out.append(entry)

@@ -65,6 +65,9 @@ def test_json_dash_writes_the_json_alone_to_stdout(tmp_path):
     assert "rate" in r.stderr and "standard output" in r.stderr  # the report went to stderr
     assert json.loads((tmp_path / "run" / "result.json").read_text()) == d
     r = _run("-m", "deeplimits", "runs", "export", str(tmp_path / "run"), "--csv", "-")
+    assert r.returncode == 0 and r.stdout.splitlines()[0] == "study,setting,depth,quantity,value,stderr,ci_low,ci_high"
+    assert "exported" in r.stderr
+    r = _run("-m", "deeplimits", "runs", "export", str(tmp_path / "run"), "--records-csv", "-")
     assert r.returncode == 0 and r.stdout.splitlines()[0].startswith("task_key,") and "exported" in r.stderr
     r = _run("-m", "deeplimits", "runs", "export", str(tmp_path / "run"), "--json", "-")
     assert r.returncode == 0 and len(json.loads(r.stdout)) == 1

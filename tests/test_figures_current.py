@@ -267,3 +267,17 @@ def test_the_layout_check_sees_a_cut_label_overlapping_ticks_and_a_covering_lege
     assert any("past the figure's edge" in f for f in faults), faults
     assert any("over each other" in f for f in faults), faults
     assert any("covers a point" in f for f in faults), faults
+
+
+def test_a_result_with_a_missing_number_is_carried_as_its_json_file_has_it():
+    """A non-finite number (an error every draw of a depth blew up on) is carried as null, as in
+    result.json: drawing the figure never fails on it (``deeplimits order`` did)."""
+    import dataclasses
+    import math
+
+    from deeplimits._figure_data import figure_data
+
+    [(home, _)] = figure_results(FIGS / "convergence_sde.png")
+    nan = dataclasses.replace(home, rate_ci=[math.nan, math.nan])
+    json.dumps(figure_data([nan]), allow_nan=False)
+    assert figure_data([nan])["results"][0]["data"]["rate_ci"] == [None, None]

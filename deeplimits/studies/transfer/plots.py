@@ -97,15 +97,8 @@ def plot_optimum(result, path: str | None = None, *, ax=None):
     """The study's question in one picture: per setting, the optimal learning rate of the blocks
     (``log2`` of the base optimum times ``L^p``, with its 90% bootstrap interval; an optimum on the
     grid's edge hollow) against depth, its fitted line ``L^(p + s)`` and the prediction, drawn
-    through the same centre.
-
-    Args:
-        result: a :class:`~deeplimits.studies.transfer.result.TransferResult`.
-        path: write the figure there (PNG) when given.
-        ax: one Axes per setting to draw into; created when omitted.
-    Returns:
-        The matplotlib figure.
-    """
+    through the same centre. Arguments and return value as :func:`plot_transfer`'s (one Axes per
+    setting)."""
     rows = result.settings
     fig, flat = _panels(len(rows), path, ax, height=3.2)
     for a, r in zip(flat, rows):
