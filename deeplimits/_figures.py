@@ -48,11 +48,12 @@ def new_figure(nrows, ncols, size, path, ax=None):
 _FAST: weakref.WeakSet = weakref.WeakSet()
 
 
-def save_figure(fig, path):
+def save_figure(fig, path, results=()):
     """Lay out and, given ``path``, write the figure (PNG at :data:`DPI`; a pyplot figure is then
     released from pyplot, so a long sweep of figures keeps no memory; the returned figure stays
     usable). A figure :func:`new_figure` made for ``path`` is laid out by :func:`fast_layout`,
-    any other by matplotlib's ``tight_layout``."""
+    any other by matplotlib's ``tight_layout``. A PNG drawn from ``results`` carries what they
+    read as drawn (:mod:`deeplimits._figure_data`)."""
     if fig in _FAST:
         _FAST.discard(fig)
         _light_log_ticks(fig)
@@ -60,7 +61,9 @@ def save_figure(fig, path):
     else:
         fig.tight_layout()
     if path is not None:
-        fig.savefig(path, dpi=DPI)
+        from ._figure_data import save
+
+        save(fig, path, results, dpi=DPI)
         if getattr(fig.canvas, "manager", None) is not None:  # a pyplot figure (the caller's axes)
             import matplotlib.pyplot as plt
 
@@ -90,7 +93,7 @@ def _text_size(text: str, size: float) -> tuple[float, float]:
     widest = 0.0
     for line in lines:
         sup = sum(len(m) for m in re.findall(r"\^\{([^}]*)\}", line))
-        plain = re.sub(r"\\mathdefault|\\mathrm|[${}^_]", "", line).replace("\\times", "x")
+        plain = re.sub(r"\\mathdefault|\\mathrm|[${}^_]", "", line).replace("\\times", " x ")  # spaced
         plain = re.sub(r"\\[a-zA-Z]+", "x", plain)  # a command: one symbol
         widest = max(widest, (len(plain) - 0.3 * sup) * 0.62 * size)
     return widest, 1.25 * size * len(lines)
@@ -138,7 +141,28 @@ def _needs(a) -> dict:
     title = max((_text_size(t.get_text(), t.get_fontsize())[1] for t in (a.title, a._left_title, a._right_title)
                  if t.get_text()), default=0.0)
     out["top"] += title + (rcParams["axes.titlepad"] if title else 0.0)
+    out["bottom"] += _legend_below(a)
     return out
+
+
+def _legend_below(a) -> float:
+    """The height in points of the legend of ``a`` where it is anchored below the Axes
+    (``bbox_to_anchor`` under its bottom edge; 0 for none or one inside): its lines at its font
+    size, the spacing between its entries and its border."""
+    from matplotlib import rcParams
+
+    leg = a.get_legend()
+    if leg is None or not leg.get_visible():
+        return 0.0
+    anchor = leg.get_bbox_to_anchor().transformed(a.transAxes.inverted())
+    if anchor.y1 >= 0:
+        return 0.0
+    texts = [t.get_text() for t in leg.get_texts()]
+    cols = max(1, leg._ncols)
+    lines = -(-sum(t.count("\n") + 1 for t in texts) // cols)  # entries fill the columns evenly
+    rows = -(-len(texts) // cols)
+    return (1.25 * lines + rcParams["legend.labelspacing"] * max(0, rows - 1)
+            + 2 * (rcParams["legend.borderpad"] + rcParams["legend.borderaxespad"])) * leg.prop.get_size_in_points()
 
 
 def fast_layout(fig) -> None:

@@ -1,21 +1,25 @@
-"""Screenshots of the documentation site, and what a reader would see wrong in them.
+"""Screenshots of every page of the documentation site, and what a reader would see wrong in them.
 
 Run by hand after a change to the site (the tests never run it: it needs a browser)::
 
-    pip install playwright && playwright install chromium
+    pip install playwright && playwright install chromium   # or Debian's: apt-get install chromium
     python docs/screenshots.py                 # builds the site, writes screenshots/*.png
     python docs/screenshots.py --site DIR --no-build --out shots --width 1440
 
-It builds the site (``mkdocs build --strict``), serves it on a local port, opens the home,
-getting-started, published, theory and command-line pages in headless Chromium at 1280 px,
-saves a full-page screenshot of each, and reports
+It builds the site (``mkdocs build --strict``), serves it on a local port, opens every page of
+the built site (the API reference included) in headless Chromium at 1280 px, saves a full-page
+screenshot of each, and reports, one line each,
 
 * raw TeX in a page's prose (``$...$``, ``\\(``, ``\\[``, a command such as ``\\Vert``) outside
   ``code``, ``pre`` and ``math``: a formula the build did not render;
 * every code block whose content is wider than its box (``scrollWidth > clientWidth``): a line
-  the reader has to scroll to.
+  the reader has to scroll to, or that a screenshot cuts;
+* every table wider than its box: wider than the page's column, or than the box that holds it
+  (the theme wraps a table's cells to fit the column, docs/stylesheets/extra.css; a table that
+  still does not fit is reported).
 
-Exit status 0 when nothing is found, 1 when something is (each on one line), 2 when it cannot run.
+It prints how many code blocks and tables it measured on how many pages. Exit status 0 when
+nothing is found, 1 when something is, 2 when it cannot run.
 """
 
 from __future__ import annotations
@@ -24,16 +28,18 @@ import argparse
 import functools
 import http.server
 import pathlib
+import shutil
 import subprocess
 import sys
 import tempfile
 import threading
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-PAGES = {"home": "", "getting-started": "getting-started/", "published": "published/", "theory": "theory/",
-         "cli": "cli/"}
+#: Chromium's flags on a machine without a screen or a network (no GPU, no background connections)
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
-#: the browser side: raw TeX in the text outside code, pre and math; code blocks that scroll
+#: the browser side: raw TeX in the text outside code, pre and math
 _RAW_TEX_JS = r"""() => {
   const skip = new Set(["CODE", "PRE", "MATH", "SCRIPT", "STYLE", "TEXTAREA", "KBD", "SAMP"]);
   const walker = document.createTreeWalker(document.querySelector("article") || document.body,
@@ -48,10 +54,25 @@ _RAW_TEX_JS = r"""() => {
   return [...text.matchAll(tex)].map(m => text.slice(Math.max(0, m.index - 30), m.index + m[0].length + 30)
                                            .replace(/\s+/g, " "));
 }"""
-_WIDE_JS = r"""() => [...document.querySelectorAll("article pre, article pre > code")]
-  .filter(e => e.scrollWidth > e.clientWidth + 1)
-  .map(e => ({tag: e.tagName.toLowerCase(), scroll: e.scrollWidth, client: e.clientWidth,
-              line: e.innerText.split("\n").reduce((a, b) => b.length > a.length ? b : a, "")}))"""
+#: the browser side: every code block and table of the article against its box
+_MEASURE_JS = r"""() => {
+  const article = document.querySelector("article") || document.body;
+  const column = article.getBoundingClientRect();
+  const code = [...article.querySelectorAll("pre > code")];
+  const tables = [...article.querySelectorAll("table")];
+  const wide = code.filter(e => e.scrollWidth > e.clientWidth + 1)
+    .map(e => ({kind: "code block", scroll: e.scrollWidth, client: e.clientWidth,
+                text: e.innerText.split("\n").reduce((a, b) => b.length > a.length ? b : a, "")}));
+  for (const t of tables) {
+    const box = t.parentElement, r = t.getBoundingClientRect();
+    const head = (t.querySelector("tr") || t).innerText.replace(/\s+/g, " ").slice(0, 80);
+    if (r.right > column.right + 1 || r.width > column.width + 1)
+      wide.push({kind: "table", scroll: Math.round(r.width), client: Math.round(column.width), text: head});
+    else if (box && box.scrollWidth > box.clientWidth + 1)
+      wide.push({kind: "table", scroll: box.scrollWidth, client: box.clientWidth, text: head});
+  }
+  return {code: code.length, tables: tables.length, wide};
+}"""
 
 
 def _build(site: pathlib.Path) -> None:
@@ -59,6 +80,18 @@ def _build(site: pathlib.Path) -> None:
                          capture_output=True, text=True)
     if run.returncode:
         sys.exit(f"screenshots: mkdocs build --strict failed:\n{run.stderr[-3000:]}")
+
+
+def pages(site: pathlib.Path) -> dict[str, str]:
+    """``{name: path}`` of every page of the built ``site``: each ``index.html`` (``home`` for the
+    top one; ``reference-studies.law`` for ``reference/studies.law/``), the error page left out."""
+    out = {}
+    for f in sorted(site.rglob("index.html")):
+        rel = f.parent.relative_to(site).as_posix()
+        if rel.startswith(("assets", "search")):
+            continue
+        out["home" if rel == "." else rel.replace("/", "-")] = "" if rel == "." else rel + "/"
+    return out
 
 
 def _serve(site: pathlib.Path) -> http.server.ThreadingHTTPServer:
@@ -72,30 +105,34 @@ def _serve(site: pathlib.Path) -> http.server.ThreadingHTTPServer:
     return server
 
 
-def shoot(site: pathlib.Path, out: pathlib.Path, width: int, chromium: str | None = None) -> list[str]:
-    """Screenshots of :data:`PAGES` into ``out``; the problems found, one line each. ``chromium``:
+def shoot(site: pathlib.Path, out: pathlib.Path, width: int, chromium: str | None = None) -> tuple[list[str], dict]:
+    """Screenshots of every page of ``site`` into ``out``; ``(problems, counts)``: the problems
+    found, one line each, and how many pages, code blocks and tables were measured. ``chromium``:
     a Chromium executable to use instead of playwright's own download."""
     from playwright.sync_api import sync_playwright
 
     out.mkdir(parents=True, exist_ok=True)
     server = _serve(site)
     base = f"http://127.0.0.1:{server.server_address[1]}/"
-    problems = []
+    problems, counts = [], {"pages": 0, "code blocks": 0, "tables": 0}
     try:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox"] if chromium else None)
+            browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": width, "height": 900})
-            for name, path in PAGES.items():
-                page.goto(base + path, wait_until="networkidle")
+            for name, path in pages(site).items():
+                page.goto(base + path, wait_until="load")
                 page.screenshot(path=str(out / f"{name}.png"), full_page=True)
                 problems += [f"{name}: raw TeX: {t!r}" for t in page.evaluate(_RAW_TEX_JS)]
-                problems += [f"{name}: <{w['tag']}> {w['scroll']} px wide in a {w['client']} px box: {w['line']!r}"
-                             for w in page.evaluate(_WIDE_JS)]
-                print(f"wrote {out / f'{name}.png'}")
+                m = page.evaluate(_MEASURE_JS)
+                problems += [f"{name}: {w['kind']} {w['scroll']} px wide in a {w['client']} px box: {w['text']!r}"
+                             for w in m["wide"]]
+                counts["pages"] += 1
+                counts["code blocks"] += m["code"]
+                counts["tables"] += m["tables"]
             browser.close()
     finally:
         server.shutdown()
-    return problems
+    return problems, counts
 
 
 def main(argv=None) -> int:
@@ -105,8 +142,9 @@ def main(argv=None) -> int:
     ap.add_argument("--site", type=pathlib.Path, help="the built site (default: a temporary directory)")
     ap.add_argument("--no-build", action="store_true", help="use the site already built in --site")
     ap.add_argument("--width", type=int, default=1280, help="the window width in px (default %(default)s)")
-    ap.add_argument("--chromium", metavar="PATH", help="a Chromium executable (default: playwright's, from "
-                    "'playwright install chromium'; without the network, e.g. npm's @sparticuz/chromium)")
+    ap.add_argument("--chromium", metavar="PATH", default=shutil.which("chromium"),
+                    help="a Chromium executable (default: Debian's chromium when installed, else playwright's, "
+                         "from 'playwright install chromium')")
     args = ap.parse_args(argv)
     try:
         import playwright.sync_api
@@ -121,14 +159,15 @@ def main(argv=None) -> int:
         if not args.no_build:
             _build(site)
         try:
-            problems = shoot(site, args.out, args.width, args.chromium)
+            problems, counts = shoot(site, args.out, args.width, args.chromium)
         except playwright.sync_api.Error as e:  # most often: no browser downloaded yet
             print(f"screenshots: cannot run Chromium ({str(e).splitlines()[0]}): playwright install chromium",
                   file=sys.stderr)
             return 2
     for line in problems:
         print(line)
-    print(f"{len(problems)} problem(s) on {len(PAGES)} pages")
+    print(f"{len(problems)} problem(s) on {counts['pages']} pages at {args.width} px "
+          f"({counts['code blocks']} code blocks and {counts['tables']} tables measured); screenshots in {args.out}")
     return 1 if problems else 0
 
 

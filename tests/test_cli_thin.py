@@ -65,6 +65,9 @@ def test_json_dash_writes_the_json_alone_to_stdout(tmp_path):
     assert "rate" in r.stderr and "standard output" in r.stderr  # the report went to stderr
     assert json.loads((tmp_path / "run" / "result.json").read_text()) == d
     r = _run("-m", "deeplimits", "runs", "export", str(tmp_path / "run"), "--csv", "-")
+    assert r.returncode == 0 and r.stdout.splitlines()[0] == "study,setting,depth,quantity,value,stderr,ci_low,ci_high"
+    assert "exported" in r.stderr
+    r = _run("-m", "deeplimits", "runs", "export", str(tmp_path / "run"), "--records-csv", "-")
     assert r.returncode == 0 and r.stdout.splitlines()[0].startswith("task_key,") and "exported" in r.stderr
     r = _run("-m", "deeplimits", "runs", "export", str(tmp_path / "run"), "--json", "-")
     assert r.returncode == 0 and len(json.loads(r.stdout)) == 1
@@ -207,3 +210,20 @@ def test_out_of_memory_advice_names_the_commands_own_flags(capsys):
     assert "a smaller file" in capsys.readouterr().err
     status_of(MemoryError(), "deeplimits order")
     assert "--reference" in capsys.readouterr().err and "--chunk" not in capsys.readouterr().err
+
+
+def test_a_list_that_starts_with_a_minus_sign_is_a_value():
+    """``--lrs -6,4`` is the list ``[-6, 4]`` as ``--lrs=-6,4`` is (argparse alone reads a flag
+    there); what is not a number still reads as a flag, and the error says how to give it."""
+    from deeplimits.cli import build_parser
+    from deeplimits.cli.errors import UsageError
+
+    p = build_parser()
+    assert p.parse_args(["transfer", "--lrs", "-6,4"]).lrs == p.parse_args(["transfer", "--lrs=-6,4"]).lrs == [-6, 4]
+    assert p.parse_args(["transfer", "--lrs", "-6:4:11"]).lrs == list(range(-6, 5))
+    assert p.parse_args(["stability", "--betas", "-0.5,1e-1"]).betas == [-0.5, 0.1]
+    with pytest.raises(UsageError, match=r"--lrs: expected one argument \(a value that starts with '-' is written "
+                                         r"--lrs=VALUE\)"):
+        p.parse_args(["transfer", "--lrs", "-x,4"])
+    with pytest.raises(UsageError, match="unrecognized arguments: -6"):
+        p.parse_args(["transfer", "-6"])  # not after a flag that takes a value: no value of anything

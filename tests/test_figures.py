@@ -34,7 +34,7 @@ STUDIES = {
                                                  width=2, samples=10), ["trained-limit.png"]),
     "transfer": (lambda: _plan_transfer(depths=[2, 4, 8], lrs=[-1, 1], seeds=2, width=2, samples=16, epochs=1,
                                         batch_size=16, betas=[1.0], optimizers=["adam"]),
-                 ["transfer.png", "coordinates.png"]),
+                 ["transfer.png", "optimum.png", "coordinates.png"]),
     "law": (lambda: plan_law(depths=[4, 8, 16], fine=64, draws=512, samples=100), ["law.png"]),
     "law-fig2": (lambda: plan_fig2(depths=[2, 4], width=4, draws=16), ["fig2.png"]),
     "shapes": (lambda: plan_shapes(depths=[4, 8], widths=[4, 8], dims=[4, 8], seeds=3, fit_min=[0, 0, 0]),
@@ -67,6 +67,20 @@ def test_each_result_draws_the_figures_its_command_writes(study, tmp_path):
     (tmp_path / "c").mkdir()
     _images(stored.figures(str(tmp_path / "c")), names)
     assert write_study(result, str(tmp_path / "d"), None, figures=False) == [str(tmp_path / "d" / "result.json")]
+    _points(result, study)
+
+
+def _points(result, study):
+    """The result's measured points: the same columns for every study, real numbers, each row's
+    study named (``runs export --csv``, deeplimits.studies._shared.points)."""
+    from deeplimits.studies._shared.points import COLUMNS
+
+    rows = result.points()
+    assert rows and all(tuple(r) == COLUMNS for r in rows), study
+    assert {r["study"] for r in rows} == {study}
+    assert all(isinstance(r["quantity"], str) and r["quantity"] and r["setting"] is not None for r in rows)
+    assert any(isinstance(r["value"], float) for r in rows)
+    assert all(r[k] is None or isinstance(r[k], float) for r in rows for k in ("value", "stderr", "ci_low", "ci_high"))
 
 
 def test_a_command_draws_its_figures_now_later_or_not_at_all(monkeypatch):

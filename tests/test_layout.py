@@ -139,7 +139,7 @@ def test_the_import_graph_has_no_cycle():
 LAYERS = (
     ("foundations", {"errors", "_version", "_names", "_files", "_extras", "_resources", "options", "_random", "_user_code",
                      "_bounded", "_plain", "_lazy", "orders", "_validate", "_devices", "_transforms", "_executor", "_stats",
-                     "_settings"}),
+                     "_settings", "_figure_data"}),
     ("runs", {"runs"}),
     ("numerics", {"activations", "blocks", "paths", "networks", "data", "plots", "_figures"}),
     ("models", {"limits", "pairs", "training"}),

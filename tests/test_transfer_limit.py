@@ -100,7 +100,7 @@ def test_the_limit_rides_in_the_store_and_the_report(tmp_path, monkeypatch):
     assert first.report().count("the limit beside it") == 2
     (tmp_path / "figures").mkdir()
     drawn = first.figures(str(tmp_path / "figures"))
-    assert [p.rsplit("/", 1)[1] for p in drawn] == ["transfer.png", "coordinates.png", "limit.png"]
+    assert [p.rsplit("/", 1)[1] for p in drawn] == ["transfer.png", "optimum.png", "coordinates.png", "limit.png"]
     assert all((tmp_path / "figures" / n).stat().st_size > 0 for n in ("limit.png",))
     with pytest.raises(ParameterError, match="no limit families"):
         LM.plot_limit(type(first)(first.spec, [first.setting(0.0, "adam")], 0.0))

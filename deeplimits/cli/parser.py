@@ -25,15 +25,19 @@ from . import convergence, dry_run, law, order, propagation, runs, scaling, shap
 from . import execution as E_
 from . import outputs
 from .errors import UsageError
-from .values import (DTYPE_HELP, by_regime, device, fmt, int_list, integer, parse_list, preset_default,
-                     real, yes_no)
+from .values import (DTYPE_HELP, NEGATIVE, by_regime, device, fmt, int_list, integer, parse_list, preset_default,
+                     real, with_hint, yes_no)
 
 __all__ = ["build_parser"]
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self._negative_number_matcher = NEGATIVE  # --lrs -6,4 as --lrs=-6,4
+
     def error(self, message):  # one line, exit status 2, no usage dump
-        raise UsageError(f"{self.prog}: {message}")
+        raise UsageError(f"{self.prog}: {with_hint(message)}")
 
 
 def _activation_help() -> str:
@@ -71,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     transfer.add_parser(sub, _run_flags)
     law.add_parser(sub, _run_flags)
     shapes.add_parser(sub, _run_flags)
-    _runs_parser(sub)
+    runs.add_parser(sub)
     for command in sub.choices.values():  # every command can show its plan without running it
         dry_run.add_flag(command)
     return parser
@@ -272,21 +276,6 @@ def _train_parser(sub):
     t.add_argument("--dtype", choices=N_.DTYPES, help=f"{DTYPE_HELP} (default {d['dtype']})")
     _run_flags(t, "train", "chunks of configurations")
     t.set_defaults(func=training.run_train_cmd)
-
-
-def _runs_parser(sub):
-    r = sub.add_parser("runs", help="list, show, export and redraw stored runs",
-                       description=f"Stored runs: 'list [ROOT]' (default ROOT {E_.RUNS}), 'show DIR', "
-                                   "'export DIR --csv PATH --json PATH' (PATH '-': standard output), 'plot DIR' "
-                                   "(redraw the figure and result.json from the store, without recomputing).")
-    r.add_argument("action", choices=["list", "show", "export", "plot"],
-                   help="list the runs under a root; show a run's counts, versions and reports; export its "
-                        "records; plot: redraw its figures and result.json")
-    r.add_argument("target", nargs="?", help="the run directory (for list: the root to search)")
-    r.add_argument("--csv", metavar="PATH", help="export: write the records as CSV ('-': standard output)")
-    r.add_argument("--json", metavar="PATH", help="export: write the records as JSON; plot: also write the result "
-                                                  "('-': standard output)")
-    r.set_defaults(func=runs.run_runs)
 
 
 def _run_flags(p, name, tasks="tasks", *, figures: bool = True):

@@ -8,12 +8,13 @@ import sys
 
 from . import outputs
 from .errors import UsageError, one_line
+from . import execution
 from .execution import RUNS, open_store
 
-__all__ = ["run_runs"]
+__all__ = ["run_runs", "add_parser"]
 
 #: the flags each action takes
-FLAGS = {"list": (), "show": (), "export": ("csv", "json"), "plot": ("json",)}
+FLAGS = {"list": (), "show": (), "export": ("csv", "records_csv", "json"), "plot": ("json",)}
 
 
 def _read(store, what, *a):
@@ -39,12 +40,34 @@ def _study(store):
     return spec.get("study") if isinstance(spec, dict) else None
 
 
+def add_parser(sub):
+    """The ``runs`` subcommand."""
+    r = sub.add_parser("runs", help="list, show, export and redraw stored runs",
+                       description=f"Stored runs: 'list [ROOT]' (default ROOT {execution.RUNS}), 'show DIR', "
+                                   "'export DIR --csv PATH --records-csv PATH --json PATH' (PATH '-': standard "
+                                   "output), 'plot DIR' "
+                                   "(redraw the figure and result.json from the store, without recomputing).")
+    r.add_argument("action", choices=["list", "show", "export", "plot"],
+                   help="list the runs under a root; show a run's counts, versions and reports; export its "
+                        "records; plot: redraw its figures and result.json")
+    r.add_argument("target", nargs="?", help="the run directory (for list: the root to search)")
+    r.add_argument("--csv", metavar="PATH", help="export: write the measured points as CSV, one row per point: study, "
+                                                 "setting, depth, quantity, value, stderr, ci_low, ci_high ('-': "
+                                                 "standard output)")
+    r.add_argument("--records-csv", metavar="PATH", help="export: write the stored records as CSV, one row per "
+                                                         "observation of each task (a convergence run: per draw and "
+                                                         "depth) ('-': standard output)")
+    r.add_argument("--json", metavar="PATH", help="export: write the records as JSON; plot: also write the result "
+                                                  "('-': standard output)")
+    r.set_defaults(func=run_runs)
+
+
 def run_runs(args) -> int:
     cmd = f"runs {args.action}"
-    for name in ("csv", "json"):
+    for name in ("csv", "records_csv", "json"):
         if getattr(args, name) is not None and name not in FLAGS[args.action]:
             uses = " and ".join(f"runs {a}" for a, f in FLAGS.items() if name in f)
-            raise UsageError(f"deeplimits {cmd}: --{name} applies only to {uses}")
+            raise UsageError(f"deeplimits {cmd}: --{name.replace('_', '-')} applies only to {uses}")
     if args.action == "list":
         if args.dry_run:
             print(f"deeplimits runs list --dry-run: reads the run stores under {args.target or RUNS}, writes nothing",
@@ -59,7 +82,7 @@ def run_runs(args) -> int:
     with reading_stored(f"the run directory {args.target}"), open_store(args.target, create=False) as store:
         if args.dry_run:
             counts = store.counts()
-            writes = {"show": [], "export": [args.csv, args.json],
+            writes = {"show": [], "export": [args.csv, args.records_csv, args.json],
                       "plot": [os.path.join(args.target, "*.png"), os.path.join(args.target, "result.json"), args.json]}
             files = [f for f in writes[args.action] if f]
             print(f"deeplimits {cmd} --dry-run: reads {store.path} ({counts.get('done', 0)} done, "
@@ -73,12 +96,16 @@ def _check_outputs(args, cmd):
     from .. import _validate as V
 
     if args.action == "export":
-        if not (args.csv or args.json):
-            raise UsageError("deeplimits runs export: give --csv PATH and/or --json PATH")
-        if args.csv == outputs.STDOUT and args.json == outputs.STDOUT:
-            raise UsageError("deeplimits runs export: --csv - and --json - cannot both write to standard output")
-        outputs.check_file(cmd, "--csv", args.csv)
-        outputs.check_file(cmd, "--json", args.json)
+        given = [(f, p) for f, p in (("--csv", args.csv), ("--records-csv", args.records_csv), ("--json", args.json))
+                 if p]
+        if not given:
+            raise UsageError("deeplimits runs export: give --csv PATH, --records-csv PATH and/or --json PATH")
+        dash = [f for f, p in given if p == outputs.STDOUT]
+        if len(dash) > 1:
+            raise UsageError(f"deeplimits runs export: {' and '.join(f + ' -' for f in dash)} cannot both write to "
+                             "standard output")
+        for f, p in given:
+            outputs.check_file(cmd, f, p)
     elif args.action == "plot":
         if os.path.isdir(args.target):
             try:
@@ -128,15 +155,20 @@ def _show(args, store) -> int:
 
 
 def _export(args, store) -> int:
+    from ..runs import tidy_rows, write_csv
+    from ..studies._shared.points import COLUMNS
+
     records = _read(store, lambda s: s.records())
+    results = _read(store, _stored_results)  # also imports the studies that registered the tasks (their axes)
     if args.json:
         outputs.write_records_json(records, args.json)
+    if args.records_csv:
+        write_csv(tidy_rows(records), args.records_csv)
+    points = _read(store, lambda s: [row for r in results for row in r.points()]) if args.csv else []
     if args.csv:
-        from ..runs import tidy_rows, write_csv
-
-        _read(store, _stored_results)  # imports the studies that registered the tasks (their axes)
-        write_csv(tidy_rows(records), args.csv)
-    print(f"exported {len(records)} records", file=outputs.report_stream(args.csv, args.json))
+        write_csv(points, args.csv, COLUMNS)
+    told = f"; {len(points)} measured points" if args.csv else ""
+    print(f"exported {len(records)} records{told}", file=outputs.report_stream(args.csv, args.records_csv, args.json))
     return 0
 
 

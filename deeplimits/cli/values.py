@@ -151,3 +151,16 @@ def preset_default(presets: dict, default: str, key: str) -> str:
     """``(default: the preset's, iid: 40)``: the value of ``key`` in the default preset."""
     value = presets[default].get(key)
     return f" (default: the preset's; {default}: {fmt(value)})" if value is not None else ""
+
+
+#: a value that starts with a minus sign and holds only numbers (``-6,4``, ``-6:4:11``, ``-1e-3``):
+#: the parser reads it as a flag's value, not as a flag (argparse alone takes ``-6,4`` for a flag)
+_NUMBER = r"(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+NEGATIVE = re.compile(rf"^-{_NUMBER}(?:[,:][-+]?{_NUMBER})*$")
+_NEEDS_VALUE = re.compile(r"argument (--[\w-]+)(?:/[^:]*)?: expected one argument")
+
+
+def with_hint(message: str) -> str:
+    """argparse's ``message``, with how to give a value that starts with ``-`` where a flag found none."""
+    m = _NEEDS_VALUE.search(message)
+    return message + (f" (a value that starts with '-' is written {m.group(1)}=VALUE)" if m else "")

@@ -85,9 +85,10 @@ def tidy_rows(records) -> list[dict]:
     return rows
 
 
-def write_csv(rows, path) -> None:
-    """``rows`` (dicts) as CSV at ``path`` (``-``: standard output); columns in order of first appearance."""
-    columns = list(dict.fromkeys(k for r in rows for k in r))
+def write_csv(rows, path, columns=None) -> None:
+    """``rows`` (dicts) as CSV at ``path`` (``-``: standard output); ``columns`` (default: in order of
+    first appearance)."""
+    columns = list(dict.fromkeys(k for r in rows for k in r)) if columns is None else list(columns)
 
     def write(stream):
         writer = csv.DictWriter(stream, fieldnames=columns, restval="")

@@ -26,13 +26,13 @@ def plot_convergence(results: Sequence, path: str | None = None, *, ax=None):
         The matplotlib figure.
     """
     results = list(results)
-    fig, axes = new_figure(1, len(results), (4.6 * len(results), 4.0), path, ax)
+    fig, axes = new_figure(1, len(results), (4.6 * len(results), 5.2), path, ax)
     axes = axes[0]
     for a, r in zip(axes, results):
         L = np.asarray(r.depths, dtype=float)
         e = floats_or_nan(r.error)
         ok = np.isfinite(e) & (e > 0)  # missing errors (every draw blew up) are not drawn
-        rate = "rate " + " ".join(_fmt(x) for x in (r.rate,)) + f" [{_fmt(r.rate_ci[0])}, {_fmt(r.rate_ci[1])}]"
+        rate = f"rate {_fmt(r.rate)} [{_fmt(r.rate_ci[0])}, {_fmt(r.rate_ci[1])}]"
         if ok.any():
             a.errorbar(L[ok], e[ok], yerr=1.96 * np.nan_to_num(floats_or_nan(r.stderr)[ok]), fmt="o-", capsize=3,
                        label=f"measured: {rate}")
@@ -64,10 +64,10 @@ def plot_convergence(results: Sequence, path: str | None = None, *, ax=None):
         a.set_xlabel("depth L")
         a.set_ylabel(r"$E\,\max_k \|H_{k/L} - h_k\|$")
         a.set_title(r.label, fontsize=9)
-        if ok.any():
-            a.legend(fontsize=8, loc="lower left")  # a decreasing error leaves the lower left empty
+        if ok.any():  # below the panel, where it covers no point
+            a.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15))
         a.grid(True, which="both", alpha=0.3)
-    return save_figure(fig, path)
+    return save_figure(fig, path, results)
 
 
 def _fmt(x) -> str:

@@ -256,6 +256,26 @@ class ConvergenceResult(PlanResult):
                              "ratio": self.ratios(), "terminal_error": self.terminal_error,
                              "terminal_stderr": self.terminal_stderr})
 
+    def readings(self) -> dict:
+        """What its figure shows, read under today's rules from the measurements (a stored result
+        re-read here is read by the current verdict): the verdict and, where the declared leading
+        term does not yet dominate at the deepest depth, the depth from which the fit says it would."""
+        fit = self.fit
+        late = fit is not None and math.isfinite(fit.dominant_from) and fit.dominant_from > max(self.depths)
+        return {"label": self.label, "verdict": self.verdict,
+                "dominates_from": round(fit.dominant_from) if late else None}
+
+    def points(self, study: str = "convergence") -> list[dict]:
+        """The measured points, one tidy row each (:mod:`~deeplimits.studies._shared.points`): per
+        depth the strong error ``max_error`` and the ``terminal_error`` with their standard errors."""
+        from .._shared.points import point, setting
+
+        where = setting(regime=self.regime, hurst=self.hurst, corrected=self.corrected or None, arch=self.arch,
+                        activation=self.activation, width=self.width, **self.options)
+        return [point(study, where, L, q, v, se) for q, values, ses in (
+            ("max_error", self.error, self.stderr), ("terminal_error", self.terminal_error, self.terminal_stderr))
+                for L, v, se in zip(self.depths, values, ses)]
+
     def ratios(self) -> np.ndarray:
         """``error[j-1] / error[j]``, NaN first (and where an error is missing)."""
         err = np.array([np.nan if e is None else e for e in self.error], dtype=float)

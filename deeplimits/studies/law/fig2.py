@@ -179,6 +179,39 @@ class Fig2Result(PlanResult):
     """The limit SDE's quartiles (:func:`limit_quartiles`)."""
     seconds: float
     """Compute seconds."""
+    below: list = dataclasses.field(default_factory=list)
+    """Per depth, the draws below each of the limit's quartiles (empty in results stored before the
+    verdict: no verdict is read from them)."""
+
+    @property
+    def depth_readings(self) -> list:
+        """Per depth, the tests of :func:`~.fig2_verdict.depth_reading`."""
+        from .fig2_verdict import depth_reading
+
+        return [depth_reading(b, n) for b, n in zip(self.below, self.draws)]
+
+    @property
+    def verdict(self) -> str:
+        """Whether the network's quartiles are the limit's, at this size (:mod:`.fig2_verdict`)."""
+        return self.verdict_note[0]
+
+    @property
+    def verdict_note(self) -> tuple[str, str]:
+        """``(verdict, note)``: :func:`~.fig2_verdict.fig2_verdict` of :attr:`depth_readings`."""
+        from .fig2_verdict import fig2_verdict
+
+        if not self.below:
+            return "insufficient evidence", "a result stored before the verdict: its counts were not kept"
+        return fig2_verdict(self.depths, self.depth_readings)
+
+    def readings(self) -> dict:
+        """What its figure shows, read under today's rules: the verdict."""
+        return {"verdict": self.verdict}
+
+    def to_dict(self) -> dict:
+        """Plain strict JSON with the derived ``verdict`` and ``verdict_note``."""
+        verdict, note = self.verdict_note
+        return {**super().to_dict(), "verdict": verdict, "verdict_note": note}
 
     @classmethod
     def from_ratios(cls, plan, by_depth: dict, seconds: float) -> "Fig2Result":
@@ -187,15 +220,33 @@ class Fig2Result(PlanResult):
         rng = np.random.default_rng(spec["seed"])
         depths = sorted(by_depth)
         qs = [_quartiles(np.asarray(by_depth[L], dtype=float), rng) for L in depths]
+        limit = limit_quartiles(spec["width"])
+        below = [[int(np.sum(np.asarray(by_depth[L]) < q)) for q in limit] for L in depths]
         return cls(plan, depths, [len(by_depth[L]) for L in depths], [q for q, _ in qs], [i for _, i in qs],
-                   limit_quartiles(spec["width"]), seconds)
+                   limit, seconds, below)
+
+    def points(self) -> list[dict]:
+        """The measured points, one tidy row each (:mod:`~deeplimits.studies._shared.points`): per
+        depth the quartiles of ``|h_L|/|h_0|`` with their 95% bootstrap intervals."""
+        from .._shared.points import point, setting
+
+        where = setting(arch="res-3", width=self.spec["width"])
+        return [point("law-fig2", where, L, f"quartile_{p}", v, ci=ci) for L, q, cis in
+                zip(self.depths, self.quartiles, self.intervals) for p, v, ci in zip((25, 50, 75), q, cis)]
 
     def report(self) -> str:
         """The quartiles against depth and the limit's, as text."""
-        lines = [f"Marion et al. Fig. 2: res-3 h + L^-1/2 V ReLU(W h), uniform weights, d = {self.spec['width']}, "
-                 "h_0 = 1: quartiles of |h_L|/|h_0| (95% bootstrap intervals)"]
-        for L, n, q, ci in zip(self.depths, self.draws, self.quartiles, self.intervals):
+        verdict, note = self.verdict_note
+        lines = [f"verdict: {verdict} ({note})",
+                 f"Marion et al. Fig. 2: res-3 h + L^-1/2 V ReLU(W h), uniform weights, d = {self.spec['width']}, "
+                 "h_0 = 1: quartiles of |h_L|/|h_0| (95% bootstrap intervals); the share of draws below each of the "
+                 "limit's quartiles, its test (two-sided binomial) and reading"]
+        readings = self.depth_readings or [None] * len(self.depths)
+        for L, n, q, ci, r in zip(self.depths, self.draws, self.quartiles, self.intervals, readings):
             lines.append(f"L = {L:5d} ({n} draws): " + ", ".join(f"{v:.4f} [{a:.4f}, {b:.4f}]" for v, (a, b) in zip(q, ci)))
+            if r is not None:
+                lines.append("    below the limit's quartiles: " + ", ".join(f"{f:.3f}" for f in r["fractions"])
+                             + f" (1/4, 1/2, 3/4); p = {r['pvalue']:.2g}: {r['reading']}")
         lo, med, hi = self.limit
         lines.append(f"limit SDE dH = |H|/sqrt(2d) dB (log-normal): {lo:.4f}, {med:.4f}, {hi:.4f}; Marion et al. quote "
                      f"about {MARION[0]} and {MARION[1]} at L = 1000; {self.seconds:.1f} s")
@@ -221,9 +272,9 @@ class Fig2Result(PlanResult):
         a.set_xscale("log")
         a.set_xlabel("depth L")
         a.set_ylabel("|h_L| / |h_0|")
-        a.set_title(f"res-3, uniform, d = {self.spec['width']} (dotted: the limit SDE)", fontsize=9)
+        a.set_title(f"res-3, uniform, d = {self.spec['width']} (dotted: the limit SDE)\n{self.verdict}", fontsize=9)
         a.legend(fontsize=7)
-        return save_figure(fig, path)
+        return save_figure(fig, path, [self])
 
 
 Fig2Result.plan_type = Fig2Plan

@@ -285,7 +285,7 @@ def _verdict(f: dict, L: np.ndarray, level: float, draws: int | None = None) -> 
     eq = Equivalence(1.0, f["margin"], EQUIVALENCE_LEVEL, f["rate"], tuple(f["rate_ci_eq"]), f["rate_eq_closed"])
     if not eq.within:
         need = eq.draws_to_decide(draws) if draws else None
-        more = ("more depths (the interval is open)" if not eq.closed else
+        more = ("more depths would close it" if not eq.closed else
                 f"about {need} draws would decide it at power {DECIDING_POWER:g}" if need else "more draws")
         return "insufficient evidence", (f"{law} fits, a/L detected and dominant, but the rate is not shown within "
                                          f"{f['margin']:g} of 1: {eq.text()}; {more}")

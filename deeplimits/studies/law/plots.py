@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 
 from ...plots import new_figure, save_figure
@@ -32,8 +34,9 @@ def plot_law(result, path: str | None = None, *, ax=None):
     for a, q in zip(axes, result.phis):
         _phi_panel(a, q, L, phi_text(q["phi"]))
     _distance_panel(axes[-1], result.distances)
-    fig.suptitle(f"{result.spec['law']} weights, d = {result.spec['width']}: {result.verdict}", fontsize=10)
-    return save_figure(fig, path)
+    fig.suptitle(f"{result.spec['law']} weights, d = {result.spec['width']}: {result.verdict} (every test function, "
+                 "one rate; each panel: the function alone)", fontsize=10)
+    return save_figure(fig, path, [result])
 
 
 def _depth_axis(a, L) -> None:
@@ -60,9 +63,11 @@ def _phi_panel(a, q, L, title):
     r = q["richardson"]
     R = np.abs(np.asarray(r["error"], dtype=float))
     a.loglog(L[:-1], np.where(R > 0, R, np.nan), "s", color="C2", ms=4, label="Richardson")
+    from .report import short_name
+
     rate = q["fit"]["rate"]  # None in a stored result where the fit gave none (NaN)
-    rate = "-" if rate is None or not np.isfinite(rate) else f"{rate:.2f}"
-    a.set_title(f"{title[:34]}\n{q['fit']['verdict']}, rate {rate}", fontsize=8)
+    rate = "" if rate is None or not np.isfinite(rate) else f", rate {rate:.2f}"
+    a.set_title(textwrap.fill(short_name(title), 42) + f"\nalone: {q['fit']['verdict']}{rate}", fontsize=8)
     _depth_axis(a, L)
     a.legend(fontsize=6)
 

@@ -3,7 +3,7 @@ line reads them for ``--help`` (:mod:`deeplimits.cli.law`)."""
 
 from __future__ import annotations
 
-__all__ = ["LAWS", "METHODS", "PRESETS", "DEFAULT_PRESET", "DEFAULTS", "FIG2", "MARGIN"]
+__all__ = ["LAWS", "METHODS", "PRESETS", "DEFAULT_PRESET", "DEFAULTS", "FIG2", "MARGIN", "FIG2_MARGIN"]
 
 LAWS = {
     "uniform": "uniform on [-sqrt(3/d), sqrt(3/d)]",
@@ -39,3 +39,7 @@ rate a law of the wrong variance shows: docs/law.md, "The fit, the rate and the 
 FIG2 = dict(width=100, depths=[10, 100, 1000], draws=400, chunk=100)
 """Marion et al.'s Fig. 2 (res-3, uniform weights, beta = 1/2): the width, the depths and the draws
 of ``deeplimits law --fig2`` on the CPU (their figure has 10^4 draws)."""
+
+FIG2_MARGIN = 0.05
+"""The margin of Fig. 2's ``agrees`` (:mod:`~deeplimits.studies.law.fig2_verdict`): the fraction of the
+network's draws below each of the limit's quartiles within it of 1/4, 1/2, 3/4."""

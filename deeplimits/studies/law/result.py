@@ -149,6 +149,36 @@ class LawResult(PlanResult):
 
         return "\n".join(report_lines(self))
 
+    def readings(self) -> dict:
+        """What its figure shows, read under today's rules: the joint fit's verdict, refitted from
+        the stored errors and their covariance (:func:`~.fit.fit_weak`)."""
+        from .fit import MARGIN, fit_weak
+
+        j = self.joint
+        fit = fit_weak(list(self.spec["depths"]), np.asarray(j["error"]), np.asarray(j["cov"]),
+                       margin=self.spec.get("margin") or MARGIN, draws=self.draws)
+        return {"verdict": fit["verdict"]}
+
+    def points(self) -> list[dict]:
+        """The measured points, one tidy row each (:mod:`~deeplimits.studies._shared.points`): per
+        test function and depth the weak error and Richardson's ``2 e(2L) - e(L)`` with their
+        standard errors; per depth the distances ``w1`` and ``ks`` of ``|h_L|/|h_0|`` to the SDE's
+        law with their 95% intervals."""
+        from .._shared.points import point, setting
+        from .phis import phi_text
+
+        out, depths = [], self.spec["depths"]
+        for q in self.phis:
+            where = setting(law=self.spec["law"], phi=phi_text(q["phi"]))
+            out += [point("law", where, L, "weak_error", v, se) for L, v, se in zip(depths, q["error"], q["se"])]
+            rich = q["richardson"]
+            out += [point("law", where, L, "richardson_error", v, se)
+                    for L, v, se in zip(depths, rich["error"], rich["se"])]
+        d, where = self.distances, setting(law=self.spec["law"], of="|h_L|/|h_0|")
+        for key in ("w1", "ks"):
+            out += [point("law", where, L, key, v, ci=ci) for L, v, ci in zip(d["depths"], d[key], d[key + "_ci"])]
+        return out
+
     def figures(self, out: str) -> list[str]:
         """Draw the study's figure into the directory ``out`` (``law.png``); returns its path."""
         return draw_into(out, [("law.png", self.plot)])

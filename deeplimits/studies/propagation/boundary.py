@@ -249,6 +249,12 @@ class BoundaryResult(PlanResult):
 
         return boundary_report(self)
 
+    def points(self) -> list[dict]:
+        """The measured points, one tidy row each (:mod:`~deeplimits.studies.propagation.points`)."""
+        from .points import boundary_points
+
+        return boundary_points(self)
+
     def figures(self, out: str) -> list[str]:
         """Draw ``boundary.png`` into the directory ``out``; returns its path."""
         return draw_into(out, [("boundary.png", self.plot)])

@@ -116,6 +116,12 @@ class StabilityResult(PlanResult):
 
         return stability_report(self)
 
+    def points(self) -> list[dict]:
+        """The measured points, one tidy row each (:mod:`~deeplimits.studies.propagation.points`)."""
+        from .points import stability_points
+
+        return stability_points(self)
+
     def figures(self, out: str) -> list[str]:
         """Draw ``stability.png``, ``theory.png`` and, with stored samples, ``histograms.png``
         into the directory ``out``; returns their paths."""
@@ -253,6 +259,12 @@ class PhaseResult(PlanResult):
         from .report import phase_report
 
         return phase_report(self)
+
+    def points(self) -> list[dict]:
+        """The measured points, one tidy row each (:mod:`~deeplimits.studies.propagation.points`)."""
+        from .points import phase_points
+
+        return phase_points(self)
 
     def slope_gaps(self) -> list[float | None]:
         """Per H, the mean of ``slope_h - predicted_slope`` over the cells with

@@ -119,4 +119,4 @@ def plot_scaling(result, path: str | None = None, *, ax=None):
             ax.legend(fontsize=7)
     fig.suptitle(f"inside model, {result.activation}, delta {result.delta_mode}, d={result.width}: "
                  + verdict_line(result.hypothesis), fontsize=10)
-    return save_figure(fig, path)
+    return save_figure(fig, path, [result])

@@ -162,6 +162,21 @@ class ScalingResult(PlanResult):
 
         return report(self)
 
+    def readings(self) -> dict:
+        """What its figure shows: per learning rate the verdict of the steps (smooth, rough, sparse, ...)."""
+        return {f"lr {f['lr']:g}": f.get("hypothesis") for f in self.families} or {"hypothesis": self.hypothesis}
+
+    def points(self) -> list[dict]:
+        """The measured points, one tidy row each (:mod:`~deeplimits.studies._shared.points`): per
+        learning rate and depth, the means over seeds (with their standard errors) of ``delta``, the
+        training loss and the trained weights' diagnostics (``W_max_norm``, ...; ``effective_...``
+        with one ``delta_k`` per layer)."""
+        from .._shared.points import record_means
+
+        diag = ("max_norm", "increment_norm", "cumsum_norm", "rss", "quadratic_variation", "layers_90")
+        return record_means("scaling", self.records, ("lr",), ["delta", "train_loss", "epochs"]
+                            + [f"{w}.{k}" for w in ("W", "effective") for k in diag])
+
     def figures(self, out: str) -> list[str]:
         """Draw the scaling figure into the directory ``out`` (``scaling.png``); returns its path."""
         return draw_into(out, [("scaling.png", self.plot)])

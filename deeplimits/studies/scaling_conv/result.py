@@ -78,6 +78,16 @@ class ConvScalingResult(PlanResult):
         """The verdict of the steps on the inner kernels ``A`` (where beta is read)."""
         return self.verdicts["A"]["hypothesis"]
 
+    def points(self) -> list[dict]:
+        """The measured points, one tidy row each (:mod:`~deeplimits.studies._shared.points`): per
+        depth, the means over seeds (with their standard errors) of the accuracies and of each
+        kernel's diagnostics (``A_max_norm``, ``delta_max_norm``, ...)."""
+        from .._shared.points import record_means
+
+        diag = ("max_norm", "increment_norm", "cumsum_norm", "rss", "layers_90")
+        return record_means("scaling-conv", self.records, (), ["train_accuracy", "test_accuracy", "train_loss"]
+                            + [f"{k}.{d}" for k in ("A", "delta") for d in diag])
+
     def report(self) -> str:
         """The protocol, a table per depth and seed, alpha and beta beside the published values,
         the evidence and the verdicts (:mod:`.report`)."""

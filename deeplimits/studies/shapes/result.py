@@ -156,6 +156,21 @@ class ShapesResult(PlanResult):
                 return c
         raise ParameterError("cell", f"cell ({L}, {M}, {D}) is not in the grid")
 
+    def points(self) -> list[dict]:
+        """The measured points, one tidy row each (:mod:`~deeplimits.studies._shared.points`): per
+        cell ``(L, M, D)`` and recorded step ``k`` (the setting ``width=M, dim=D, step=k``, the
+        depth ``L``), the mean over the finite runs of the hidden-state error ``hidden_error`` and
+        of the output error ``output_error``, with their standard errors."""
+        from .._shared.points import point, setting
+
+        out = []
+        for c in self.cells:
+            for k in range(len(c["hidden"])):
+                where = setting(width=c["M"], dim=c["D"], step=k)
+                out += [point("shapes", where, c["L"], q, c[key][k], c[key + "_se"][k])
+                        for q, key in (("hidden_error", "hidden"), ("output_error", "output"))]
+        return out
+
     def report(self) -> str:
         """The verdicts first, then the law, the limit and the table, as text (:mod:`.report`)."""
         from .report import report_lines

@@ -7,7 +7,7 @@ import numpy as np
 
 from ...plots import floats_or_nan, new_figure, save_figure
 
-__all__ = ["plot_trained_limit"]
+__all__ = ["plot_trained_limit", "plot_cases"]
 
 
 def plot_trained_limit(result, path: str | None = None, *, ax=None):
@@ -24,12 +24,17 @@ def plot_trained_limit(result, path: str | None = None, *, ax=None):
     Returns:
         The matplotlib figure.
     """
-    cases = result.cases
-    fig, axes = new_figure(2, len(cases), (4.4 * len(cases), 7.6), path, ax)
+    return plot_cases(result.cases, path, ax=ax, carried=[result])
+
+
+def plot_cases(cases, path: str | None = None, *, ax=None, carried=()):
+    """:func:`plot_trained_limit` of the case summaries ``cases`` (one column each); a PNG carries
+    the results ``carried`` (the result the cases are read from, :mod:`deeplimits._figure_data`)."""
+    fig, axes = new_figure(2, len(cases), (4.4 * len(cases), 9.0), path, ax)
     for j, c in enumerate(cases):
         _depth_panel(axes[0][j], c)
         _time_panel(axes[1][j], c)
-    return save_figure(fig, path)
+    return save_figure(fig, path, carried)
 
 
 def _depth_panel(a, c):
@@ -51,7 +56,7 @@ def _depth_panel(a, c):
     a.set_title(f"{c['case']}: {c['verdict']}", fontsize=9)
     a.set_xlabel("depth L")
     a.set_ylabel("distance to the reference")
-    a.legend(fontsize=7)
+    a.legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.2))  # below: it covers no point
 
 
 def _time_panel(a, c):
@@ -62,4 +67,4 @@ def _time_panel(a, c):
     a.set_yscale("log")
     a.set_xlabel("training time lr x steps")
     a.set_ylabel("sup_k |h_k - h_ref(k/L)|")
-    a.legend(fontsize=7, ncol=2)
+    a.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.2))

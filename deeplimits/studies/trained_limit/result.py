@@ -13,7 +13,7 @@ import numpy as np
 from ...errors import ParameterError
 from ..result import PlanResult, draw_into
 
-__all__ = ["TrainedLimitResult", "summarise_case", "QUANTITIES"]
+__all__ = ["TrainedLimitResult", "summarise_case", "case_readings", "QUANTITIES"]
 
 QUANTITIES = {"weight_distance": "max_k ||A^(L)_k - A^(ref)(k/L)||",
               "state_distance": "sup_k ||h^(L)_k - h^(ref)_(k/L)||"}
@@ -70,6 +70,23 @@ def summarise_case(name: str, case: dict, records: list, depths, reference: int)
     return out
 
 
+def case_readings(c: dict) -> dict:
+    """A case summary's family verdicts before and after training (``{'before', 'after'}``), read
+    again by today's rules (:func:`~deeplimits.diagnostics.trained_pair.limit_verdict`,
+    :func:`~deeplimits.diagnostics.trained_pair.family_verdict`) from its stored rates and
+    intervals; a reading stored without a rate (a zero distance, too few depths or seeds) is kept."""
+    from ...diagnostics.trained_pair import family_verdict, limit_verdict
+
+    def reading(q: dict, i: int) -> str:
+        rate = q["rate"][i]
+        if rate is None or not math.isfinite(rate):
+            return q["verdict"][i]
+        return limit_verdict(rate, q["ci"][i], deep_ci=q["deep_ci"][i])
+
+    return {when: family_verdict(reading(c["weight_distance"], i), reading(c["state_distance"], i))
+            for when, i in (("before", 0), ("after", -1))}
+
+
 @dataclasses.dataclass
 class TrainedLimitResult(PlanResult):
     """``plan`` (its :class:`~deeplimits.studies.trained_limit.study.TrainedLimitPlan`; :attr:`spec`
@@ -83,6 +100,27 @@ class TrainedLimitResult(PlanResult):
     """One summary per case (:func:`summarise_case`)."""
     seconds: float
     """Compute seconds, summed over the sessions of a resumed run."""
+
+    def readings(self) -> dict:
+        """What its figure shows, read under today's rules: per case the verdict before and after
+        training (:func:`case_readings`)."""
+        return {c["case"]: case_readings(c) for c in self.cases}
+
+    def points(self) -> list[dict]:
+        """The measured points, one tidy row each (:mod:`~deeplimits.studies._shared.points`): per
+        case, epoch and depth the mean distances to the reference depth over the finite seeds
+        (``weight_distance``, ``state_distance``), and per depth the final training loss."""
+        from .._shared.points import point, setting
+
+        out = []
+        for c in self.cases:
+            for i, epoch in enumerate(c["epochs"]):
+                where = setting(case=c["case"], epoch=epoch, reference=self.spec["reference"])
+                out += [point("trained-limit", where, L, q, v) for q in QUANTITIES
+                        for L, v in zip(c["depths"], c[q]["mean"][i])]
+            out += [point("trained-limit", setting(case=c["case"], epoch=c["epochs"][-1]), L, "train_loss", v)
+                    for L, v in zip(c["depths"], c["train_loss"])]
+        return out
 
     def case(self, name: str) -> dict:
         """The summary of case ``name``."""

@@ -56,6 +56,14 @@ class TrainGridResult(PlanResult):
 
         return report(self)
 
+    def points(self) -> list[dict]:
+        """The measured points, one tidy row each (:mod:`~deeplimits.studies._shared.points`): per
+        ``(driver, H, beta, lr)`` the means over seeds of the losses and accuracies, with their standard errors."""
+        from .._shared.points import record_means
+
+        return record_means(self.plan.study, self.records, ("driver", "hurst", "beta", "lr"),
+                            ("train_loss", "test_loss", "train_accuracy", "test_accuracy"), None, self.depth)
+
     @property
     def classification(self) -> bool:
         """Whether the task is a classification (accuracies recorded), not a regression."""

@@ -192,11 +192,9 @@ def plot_limit(result, path: str | None = None, *, ax=None):
     trained-limit study draws its cases
     (:func:`~deeplimits.studies.trained_limit.plots.plot_trained_limit`: one column per setting,
     the distances against depth, the state distance against the training time)."""
-    import types
-
-    from ..trained_limit.plots import plot_trained_limit
+    from ..trained_limit.plots import plot_cases
 
     cases = [s["limit"]["family"] for s in result.settings if "limit" in s]
     if not cases:
         raise ParameterError("result", "result has no limit families: run the study with limit=R (--limit R)")
-    return plot_trained_limit(types.SimpleNamespace(cases=cases), path=path, ax=ax)
+    return plot_cases(cases, path=path, ax=ax, carried=[result])  # the figure carries the families' verdicts

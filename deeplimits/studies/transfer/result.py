@@ -104,12 +104,37 @@ class TransferResult(PlanResult):
 
         return report(self)
 
+    def readings(self) -> dict:
+        """What its figures show, read under today's rules: per setting the verdict of its stored
+        optima and loss gaps (:func:`.fit.verdict`) and, with the limit beside it, its family's
+        verdicts before and after training (:func:`~deeplimits.studies.trained_limit.result.case_readings`)."""
+        from ..trained_limit.result import case_readings
+        from .fit import INSUFFICIENT, verdict
+
+        out = {}
+        for r in self.settings:
+            name = f"beta {r['beta']:g}, {r['optimizer']}, {r['variant']}"
+            out[name] = verdict(r, r["depths"])[0] if "optimum" in r else INSUFFICIENT
+            if "limit" in r:  # the family of the limit beside it, before and after training
+                out[f"{name}: limit"] = case_readings(r["limit"]["family"])
+        return out
+
+    def points(self) -> list[dict]:
+        """The measured points, one tidy row each (:mod:`~deeplimits.studies._shared.points`), per
+        setting and depth: the final training loss at each base rate (its geometric mean over
+        seeds; the rate in the setting), the optimal base rate and the optimal rate itself (``log2``,
+        90% bootstrap intervals), the loss gap at the transferred rate and the coordinate check's means."""
+        from .points import transfer_points
+
+        return transfer_points(self)
+
     def figures(self, out: str) -> list[str]:
-        """Draw ``transfer.png`` (loss against base rate), ``coordinates.png`` and, with the limit
-        beside it, ``limit.png`` (:func:`.limit.plot_limit`) into ``out``; their paths."""
+        """Draw ``transfer.png`` (loss against base rate), ``optimum.png`` (the optimal rate against
+        depth), ``coordinates.png`` and, with the limit beside it, ``limit.png``
+        (:func:`.limit.plot_limit`) into ``out``; their paths."""
         from .limit import plot_limit
 
-        drawn = [("transfer.png", self.plot), ("coordinates.png", self.plot_coordinates)]
+        drawn = [("transfer.png", self.plot), ("optimum.png", self.plot_optimum), ("coordinates.png", self.plot_coordinates)]
         if any("limit" in s for s in self.settings):
             drawn.append(("limit.png", lambda path: plot_limit(self, path)))
         return draw_into(out, drawn)
@@ -119,6 +144,12 @@ class TransferResult(PlanResult):
         from .plots import plot_transfer
 
         return plot_transfer(self, path=path, ax=ax)
+
+    def plot_optimum(self, path=None, *, ax=None):
+        """The optimal rate against depth (:func:`~deeplimits.studies.transfer.plots.plot_optimum`)."""
+        from .plots import plot_optimum
+
+        return plot_optimum(self, path=path, ax=ax)
 
     def plot_coordinates(self, path=None, *, ax=None):
         """The coordinate check (:func:`~deeplimits.studies.transfer.plots.plot_coordinates`)."""
