@@ -11,6 +11,9 @@ from __future__ import annotations
 
 __all__ = ["PAPER_NUMBERS", "numbers_of"]
 
+#: the heading of the page's index table, one row per figure, table and proposition of the papers
+INDEX = "Every figure, table and proposition at a glance"
+
 PAPER_NUMBERS: tuple[tuple[str, str, str], ...] = (
     ("Marion et al., §2: the distributions at criticality", "1.21",
      "first quartile of ||h_L|| / ||h_0||, res-3, d = 100, L = 1000, 10^4 draws (Fig. 2)"),
@@ -39,6 +42,19 @@ PAPER_NUMBERS: tuple[tuple[str, str, str], ...] = (
     ("Cohen et al.: the scaling of trained weights", "0.4", "the largest exponent of the ReLU increments' growth, L^0.4"),
     ("Cohen et al.: the scaling of trained weights", "0.5",
      "the power of L by which the released code's figure scales the ReLU increments"),
+    # the index table at the top of the page ("the papers" column)
+    (INDEX, "1.21", "first quartile of ||h_L|| / ||h_0|| at criticality (Marion et al., Fig. 2)"),
+    (INDEX, "1.34", "third quartile of the same (Marion et al., Fig. 2)"),
+    (INDEX, "0.2", "Marion et al., Tables 3 and 4: the smallest beta; Cohen et al.: beta, tanh, embedded MNIST, "
+                   "and the smallest exponent of the ReLU increments' growth"),
+    (INDEX, "1.3", "Marion et al., Tables 3 and 4: the largest beta"),
+    (INDEX, "0.05", "Marion et al., Tables 3 and 4: the smallest H"),
+    (INDEX, "0.97", "Marion et al., Tables 3 and 4: the largest H"),
+    (INDEX, "0.7", "Cohen et al.: alpha, tanh, synthetic task"),
+    (INDEX, "0.3", "Cohen et al.: beta, tanh, synthetic task"),
+    (INDEX, "0.8", "Cohen et al.: alpha + beta, ReLU, synthetic task"),
+    (INDEX, "0.4", "Cohen et al.: the largest exponent of the ReLU increments' growth"),
+    (INDEX, "0.9", "Cohen et al.: alpha + beta, ReLU, embedded MNIST"),
 )
 """``(section, value as printed, what it is)`` for every number docs/published.md quotes as the papers'."""
 
