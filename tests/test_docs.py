@@ -336,3 +336,13 @@ def test_the_theme_wraps_wide_tables_and_code_blocks():
     assert "pre-wrap" in rules[".md-typeset pre > code"]
     assert "overflow-wrap: anywhere" in rules[".md-typeset table:not([class]) td"]
     assert "width: 100%" in rules[".md-typeset table:not([class])"]
+
+
+def test_every_script_a_page_names_exists():
+    """A page that cites ``python benchmarks/X.py`` or ``examples/X.py`` names a file of the
+    repository (a renamed or removed script left three pages citing ``benchmarks/bench_rough.py``)."""
+    pages = PAGES + [ROOT / "benchmarks" / "RESULTS.md", ROOT / "CHANGELOG.md"]
+    missing = sorted({(page.name, path) for page in pages if page.exists()
+                      for path in re.findall(r"\b((?:benchmarks|examples)/[\w/-]+\.py)\b", page.read_text())
+                      if path != "examples/NAME.py" and not (ROOT / path).exists()})  # NAME: any example
+    assert not missing, missing
