@@ -8,7 +8,8 @@ as runs sized to decide (deeplimits.studies.scheme_order.calibration.calibrate).
     python benchmarks/calibration_table.py --cases sde --tables 50 --resume --write   # add a case
 
 ``--resume`` keeps the cases already in the JSON (a crash loses no finished case; a case can be
-added later with its own number of tables) and runs only the others.
+added later with its own number of tables) and runs only the others; with ``--redo``, the cases
+named by ``--cases`` run again and replace their rows (say, to add runs sized to decide).
 
 ``--write`` replaces the text between the markers ``<!-- calibration:begin -->`` and
 ``<!-- calibration:end -->`` of docs/schemes.md with the table, the command and the time each case
@@ -29,6 +30,17 @@ DOC = ROOT / "docs" / "schemes.md"
 BEGIN, END = "<!-- calibration:begin -->", "<!-- calibration:end -->"
 
 
+def estimate(row: dict) -> float:
+    """The seconds today's time model gives the run that made ``row`` (its tables and, if any, its
+    runs sized to decide): what ``deeplimits order --calibrate --dry-run`` prints for it."""
+    from deeplimits.studies.scheme_order.calibration import plan_calibration
+
+    kw = dict(tables=row["tables"])
+    if row.get("budget"):
+        kw.update(budget=row["budget"], budget_tables=sum(row["budget_counts"]["0.0"].values()))
+    return plan_calibration([row["case"]], **kw)[0][2]
+
+
 def main(argv=None) -> int:
     from deeplimits.studies.scheme_order.calibration import calibrate, plan_calibration
 
@@ -43,12 +55,17 @@ def main(argv=None) -> int:
     ap.add_argument("--write", action="store_true", help="write the table into docs/schemes.md")
     ap.add_argument("--json", default=str(ROOT / "benchmarks" / "calibration.json"))
     ap.add_argument("--resume", action="store_true", help="keep the cases already in --json, run the others")
+    ap.add_argument("--redo", action="store_true", help="with --resume: run the --cases again, replacing their rows")
     args = ap.parse_args(argv)
     command = "python benchmarks/calibration_table.py " + " ".join(argv if argv is not None else sys.argv[1:])
     old = json.loads(pathlib.Path(args.json).read_text()) if args.resume and pathlib.Path(args.json).exists() else {}
     kw = dict(tables=args.tables, pool_factor=args.pool_factor, seed=args.seed, budget=args.budget,
               budget_tables=args.budget_tables, budget_cases=args.budget_cases)
-    rows, estimates = list(old.get("rows", [])), dict(old.get("estimated_seconds", {}))
+    if args.redo and not (args.resume and args.cases):
+        ap.error("--redo: needs --resume and --cases (the rows it replaces)")
+    redone = set(args.cases or []) if args.redo else set()
+    rows = [r for r in old.get("rows", []) if r["case"] not in redone]
+    estimates = dict(old.get("estimated_seconds", {}))
     commands = list(old.get("commands", [])) + [command.strip()]
     done = {r["case"] for r in rows}
     planned = [p for p in plan_calibration(args.cases, **kw) if p[0] not in done]
@@ -63,8 +80,9 @@ def main(argv=None) -> int:
     if cal is None:
         from deeplimits.studies.scheme_order.calibration import Calibration
         cal = Calibration.from_dict(old)
-    times = "\n".join(f"| {r['case']} | {r['tables']} | {r['seconds']:.0f} | {estimates[r['case']]:.0f} | "
-                      f"{r['seconds'] / max(estimates[r['case']], 1e-9):.2f} |" for r in cal.to_dict()["rows"])
+    today = {r["case"]: estimate(r) for r in cal.to_dict()["rows"]}  # what --dry-run prints today for each row
+    times = "\n".join(f"| {r['case']} | {r['tables']} | {r['seconds']:.0f} | {today[r['case']]:.0f} | "
+                      f"{r['seconds'] / max(today[r['case']], 1e-9):.2f} |" for r in cal.to_dict()["rows"])
     text = (f"{cal.table()}\n\nMeasured with " + " then ".join(f"`{c}`" for c in commands) +
             f" (seed {args.seed}, on a shared 2-core machine). Each case's CPU seconds against the time model "
             "that `deeplimits order --calibrate --dry-run` prints:\n\n"

@@ -2,13 +2,14 @@
 
 Run by hand after a change to the site (the tests never run it: it needs a browser)::
 
-    pip install playwright && playwright install chromium   # or Debian's: apt-get install chromium
+    pip install -e ".[screenshots]"   # playwright; a Chromium: Debian's, or: playwright install chromium
     python docs/screenshots.py                 # builds the site, writes screenshots/*.png
-    python docs/screenshots.py --site DIR --no-build --out shots --width 1440
+    python docs/screenshots.py --chromium /usr/bin/chromium --report screenshots/report.txt
+    python docs/screenshots.py --site DIR --no-build --out shots --width 1440 --page schemes
 
 It builds the site (``mkdocs build --strict``), serves it on a local port, opens every page of
 the built site (the API reference included) in headless Chromium at 1280 px, saves a full-page
-screenshot of each, and reports, one line each,
+screenshot of each, prints one line per page (what it measured there) and reports, one line each,
 
 * raw TeX in a page's prose (``$...$``, ``\\(``, ``\\[``, a command such as ``\\Vert``) outside
   ``code``, ``pre`` and ``math``: a formula the build did not render;
@@ -16,10 +17,13 @@ screenshot of each, and reports, one line each,
   the reader has to scroll to, or that a screenshot cuts;
 * every table wider than its box: wider than the page's column, or than the box that holds it
   (the theme wraps a table's cells to fit the column, docs/stylesheets/extra.css; a table that
-  still does not fit is reported).
+  still does not fit is reported);
+* every display formula wider than its box, any other block (a figure, an admonition) past the
+  column, and a page wider than the window (a sideways scroll bar).
 
-It prints how many code blocks and tables it measured on how many pages. Exit status 0 when
-nothing is found, 1 when something is, 2 when it cannot run.
+Cut means wider than its box, whether the box hides the rest or scrolls to it: a screenshot shows
+neither. It prints how many code blocks, tables and formulas it measured on how many pages.
+Exit status 0 when nothing is found, 1 when something is, 2 when it cannot run.
 """
 
 from __future__ import annotations
@@ -54,15 +58,22 @@ _RAW_TEX_JS = r"""() => {
   return [...text.matchAll(tex)].map(m => text.slice(Math.max(0, m.index - 30), m.index + m[0].length + 30)
                                            .replace(/\s+/g, " "));
 }"""
-#: the browser side: every code block and table of the article against its box
+#: the browser side: every code block, table and display formula of the article against its box,
+#: any other block past the column, and the page against the window. What counts as cut: content
+#: wider than its box, whether the box hides it or scrolls to it (the theme wraps instead,
+#: docs/stylesheets/extra.css), and a page wider than the window. Not counted: the theme's own
+#: 0.8rem bleed of a table's wrapper past the column (by design), and the padding of an inline
+#: ``code`` broken at a line's end (a few px of background, no text).
 _MEASURE_JS = r"""() => {
   const article = document.querySelector("article") || document.body;
   const column = article.getBoundingClientRect();
   const code = [...article.querySelectorAll("pre > code")];
   const tables = [...article.querySelectorAll("table")];
+  const formulas = [...article.querySelectorAll('math[display="block"]')];
+  const past = e => e.getBoundingClientRect().right > column.right + 1;
+  const longest = s => s.split("\n").reduce((a, b) => b.length > a.length ? b : a, "");
   const wide = code.filter(e => e.scrollWidth > e.clientWidth + 1)
-    .map(e => ({kind: "code block", scroll: e.scrollWidth, client: e.clientWidth,
-                text: e.innerText.split("\n").reduce((a, b) => b.length > a.length ? b : a, "")}));
+    .map(e => ({kind: "code block", scroll: e.scrollWidth, client: e.clientWidth, text: longest(e.innerText)}));
   for (const t of tables) {
     const box = t.parentElement, r = t.getBoundingClientRect();
     const head = (t.querySelector("tr") || t).innerText.replace(/\s+/g, " ").slice(0, 80);
@@ -71,13 +82,29 @@ _MEASURE_JS = r"""() => {
     else if (box && box.scrollWidth > box.clientWidth + 1)
       wide.push({kind: "table", scroll: box.scrollWidth, client: box.clientWidth, text: head});
   }
-  return {code: code.length, tables: tables.length, wide};
+  for (const f of formulas) {
+    const box = f.parentElement;
+    if (past(f) || (box && box.scrollWidth > box.clientWidth + 1))
+      wide.push({kind: "formula", scroll: Math.round(f.getBoundingClientRect().width),
+                 client: box ? box.clientWidth : Math.round(column.width), text: f.textContent.slice(0, 80)});
+  }
+  for (const e of article.querySelectorAll("*")) {  // any other block: a figure, an admonition, a list
+    if (e.closest("table, pre, math, .md-typeset__scrollwrap") || !past(e)
+        || getComputedStyle(e).display.startsWith("inline") || (e.parentElement && past(e.parentElement)))
+      continue;
+    wide.push({kind: `<${e.tagName.toLowerCase()}> block`, scroll: Math.round(e.getBoundingClientRect().right - column.left),
+               client: Math.round(column.width), text: (e.innerText || e.getAttribute("src") || "").slice(0, 80)});
+  }
+  const doc = document.documentElement;
+  if (doc.scrollWidth > doc.clientWidth + 1)
+    wide.push({kind: "page", scroll: doc.scrollWidth, client: doc.clientWidth, text: "scrolls sideways"});
+  return {code: code.length, tables: tables.length, formulas: formulas.length, wide};
 }"""
 
 
 def _build(site: pathlib.Path) -> None:
     run = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site)], cwd=ROOT,
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, check=False)
     if run.returncode:
         sys.exit(f"screenshots: mkdocs build --strict failed:\n{run.stderr[-3000:]}")
 
@@ -105,30 +132,42 @@ def _serve(site: pathlib.Path) -> http.server.ThreadingHTTPServer:
     return server
 
 
-def shoot(site: pathlib.Path, out: pathlib.Path, width: int, chromium: str | None = None) -> tuple[list[str], dict]:
-    """Screenshots of every page of ``site`` into ``out``; ``(problems, counts)``: the problems
-    found, one line each, and how many pages, code blocks and tables were measured. ``chromium``:
-    a Chromium executable to use instead of playwright's own download."""
+def shoot(site: pathlib.Path, out: pathlib.Path, width: int, chromium: str | None = None,
+          only: list[str] | None = None, log=None) -> tuple[list[str], dict]:
+    """Screenshots of every page of ``site`` (or of the pages named in ``only``) into ``out``;
+    ``(problems, counts)``: the problems found, one line each, and how many pages, code blocks,
+    tables and display formulas were measured. ``chromium``: a Chromium executable to use instead
+    of playwright's own download. ``log(line)``: called with one line per page as it is measured."""
     from playwright.sync_api import sync_playwright
 
     out.mkdir(parents=True, exist_ok=True)
+    todo = pages(site)
+    if only:
+        unknown = sorted(set(only) - set(todo))
+        if unknown:
+            raise ValueError(f"no such page: {', '.join(unknown)} (the pages: {', '.join(todo)})")
+        todo = {name: path for name, path in todo.items() if name in only}
     server = _serve(site)
     base = f"http://127.0.0.1:{server.server_address[1]}/"
-    problems, counts = [], {"pages": 0, "code blocks": 0, "tables": 0}
+    problems, counts = [], {"pages": 0, "code blocks": 0, "tables": 0, "formulas": 0}
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": width, "height": 900})
-            for name, path in pages(site).items():
+            for name, path in todo.items():
                 page.goto(base + path, wait_until="load")
                 page.screenshot(path=str(out / f"{name}.png"), full_page=True)
-                problems += [f"{name}: raw TeX: {t!r}" for t in page.evaluate(_RAW_TEX_JS)]
+                found = [f"{name}: raw TeX: {t!r}" for t in page.evaluate(_RAW_TEX_JS)]
                 m = page.evaluate(_MEASURE_JS)
-                problems += [f"{name}: {w['kind']} {w['scroll']} px wide in a {w['client']} px box: {w['text']!r}"
-                             for w in m["wide"]]
+                found += [f"{name}: {w['kind']} {w['scroll']} px wide in a {w['client']} px box: {w['text']!r}"
+                          for w in m["wide"]]
+                problems += found
                 counts["pages"] += 1
-                counts["code blocks"] += m["code"]
-                counts["tables"] += m["tables"]
+                for key, n in (("code blocks", "code"), ("tables", "tables"), ("formulas", "formulas")):
+                    counts[key] += m[n]
+                if log:
+                    log(f"{name}: {m['code']} code blocks, {m['tables']} tables, {m['formulas']} formulas: "
+                        + (f"{len(found)} problem(s)" if found else "ok"))
             browser.close()
     finally:
         server.shutdown()
@@ -145,31 +184,44 @@ def main(argv=None) -> int:
     ap.add_argument("--chromium", metavar="PATH", default=shutil.which("chromium"),
                     help="a Chromium executable (default: Debian's chromium when installed, else playwright's, "
                          "from 'playwright install chromium')")
+    ap.add_argument("--page", action="append", metavar="NAME", help="only this page (repeatable): its "
+                    "screenshot's name, e.g. schemes, home, reference-studies.law")
+    ap.add_argument("--report", type=pathlib.Path, metavar="FILE", help="also write the report to FILE")
     args = ap.parse_args(argv)
     try:
         import playwright.sync_api
     except ImportError:
-        print("screenshots: playwright is not installed: pip install playwright && playwright install chromium",
-              file=sys.stderr)
+        print("screenshots: playwright is not installed: pip install -e '.[screenshots]' (and a Chromium: "
+              "Debian's chromium, or playwright install chromium)", file=sys.stderr)
         return 2
     if args.no_build and args.site is None:
         ap.error("--no-build needs --site")
+    lines = []
+
+    def log(line):
+        lines.append(line)
+        print(line, flush=True)
+
     with tempfile.TemporaryDirectory() as tmp:
         site = args.site or pathlib.Path(tmp) / "site"
         if not args.no_build:
             _build(site)
         try:
-            problems, counts = shoot(site, args.out, args.width, args.chromium)
+            problems, counts = shoot(site, args.out, args.width, args.chromium, args.page, log)
+        except ValueError as e:
+            ap.error(str(e))
         except playwright.sync_api.Error as e:  # most often: no browser downloaded yet
-            print(f"screenshots: cannot run Chromium ({str(e).splitlines()[0]}): playwright install chromium",
-                  file=sys.stderr)
+            print(f"screenshots: cannot run Chromium ({str(e).splitlines()[0]}): playwright install chromium, "
+                  "or --chromium PATH", file=sys.stderr)
             return 2
     for line in problems:
-        print(line)
-    print(f"{len(problems)} problem(s) on {counts['pages']} pages at {args.width} px "
-          f"({counts['code blocks']} code blocks and {counts['tables']} tables measured); screenshots in {args.out}")
+        log(line)
+    log(f"{len(problems)} problem(s) on {counts['pages']} pages at {args.width} px ({counts['code blocks']} "
+        f"code blocks, {counts['tables']} tables and {counts['formulas']} display formulas measured); "
+        f"screenshots in {args.out}")
+    if args.report:
+        args.report.write_text("\n".join(lines) + "\n")
     return 1 if problems else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

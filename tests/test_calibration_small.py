@@ -53,3 +53,29 @@ def test_a_network_regimes_pool_reports_its_draws():
     lines = []
     C.calibrate([case], tables=2, pool_factor=3, shifts=(0.1,), seed=0, progress=lines.append)
     assert any("pool: 24 of 24 draws" in line for line in lines)
+
+
+def test_the_table_script_resumes_and_redoes_a_case(tmp_path, capsys):
+    """benchmarks/calibration_table.py: ``--resume`` keeps a finished case, ``--redo`` replaces its
+    row (say, with runs sized to decide), ``--redo`` alone is refused in one line."""
+    import importlib.util
+    import json
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "calibration_table.py"
+    spec = importlib.util.spec_from_file_location("calibration_table", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    out = tmp_path / "cal.json"
+    base = ["--cases", "euler-maruyama/ou", "--json", str(out)]
+    assert script.main([*base, "--tables", "2"]) == 0
+    assert [r["tables"] for r in json.loads(out.read_text())["rows"]] == [2]
+    assert script.main([*base, "--tables", "3", "--resume"]) == 0  # kept: nothing runs
+    assert [r["tables"] for r in json.loads(out.read_text())["rows"]] == [2]
+    assert script.main([*base, "--tables", "3", "--resume", "--redo"]) == 0
+    data = json.loads(out.read_text())
+    assert [r["tables"] for r in data["rows"]] == [3] and len(data["commands"]) == 2
+    assert "| euler-maruyama/ou | 3 |" in capsys.readouterr().out  # its time against today's estimate
+    with pytest.raises(SystemExit):
+        script.main([*base, "--redo"])
+    assert "--redo: needs --resume and --cases" in capsys.readouterr().err

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 __all__ = ["figure_results", "stale_readings"]
 
+
 def _class(kind: str):
     """The package's result class named ``kind`` (``None`` for another name)."""
     from .convergence.result import ConvergenceResult
