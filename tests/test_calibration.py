@@ -114,7 +114,7 @@ def test_the_size_rule_sees_a_miscalibrated_row():
 
 def test_the_rows_of_the_docs_table_are_within_the_level():
     rows = json.loads((ROOT / "benchmarks" / "calibration.json").read_text())["rows"]
-    assert len(rows) == 7 and all(r["tables"] == 200 for r in rows)
+    assert rows and all(r["case"] in K.CASES and r["tables"] >= 200 for r in rows)
     failures = [f for row in rows for f in size_failures(row)]
     assert not failures, failures
 
