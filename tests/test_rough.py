@@ -250,7 +250,7 @@ def test_the_second_term_is_needed_to_read_every_depth():
 
     case = C.regime_case("rough", hurst=0.4, width=1, depths=DEPTHS, draws=256)
     pool = case.sample(16 * 256, 0)
-    full = dataclasses.replace(case, sample=lambda n, seed: pool)
+    full = dataclasses.replace(case, sample=lambda n, seed: pool, progressive=False)
     alone = dataclasses.replace(full, order=StrongOrder.of(case.order.expansion[:1], "", ""))
     with_it, without = table_result(full, pool), table_result(alone, pool)
     assert with_it.verdict == "agrees" and with_it.fit.from_depth is None, with_it.fit.note
