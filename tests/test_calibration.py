@@ -1,22 +1,38 @@
 """The strong-order verdict is a calibrated test (issue 37; docs/schemes.md, "How often the
 verdict is wrong"): on correct inputs it says ``disagrees`` at most about its level, 1%, and
 against a leading exponent off by 0.05 it refuses ``agrees`` in the sde regime at the main job's
-size. Every shipped scheme-problem pair of known order and every shipped regime, 200 seeded
-tables each (taken from one pool of real per-draw errors; docs/schemes.md explains the pool);
-three SDEs that are not shipped problems, 20 real seeded runs each.
+size. The old rule (a coherent reference term, the single slope tested) failed these: Euler-Maruyama
+on the OU problem against itself, and the block of issue 37, were told ``disagrees`` in about 1 run
+in 5, and the sde regime ``pre-asymptotic``.
 
-Sizes: the schemes at depths 8..128 with 128 draws (nested references 16 times finer), the
-regimes at width 4 and depths 8..128, pools 16 times a table (the tables of a smaller pool share
-its mean's error: at 4 times, Milstein on the sde regime's noise read 8 of 200 tables
-``disagrees``; its 200 fully disjoint tables, 1). At most 2% of 200 tables (4) may
-say ``disagrees``: with a true rate of 1%, P(Binomial(200, 0.01) > 4) = 5%; the tables are
-seeded, so the counts are fixed numbers, measured below the bound by a margin (the measured
-counts are in the assertions' messages). The old rule (a coherent reference term, the single
-slope tested) fails these: Euler-Maruyama on the OU problem against itself, and the block of
-issue 37, were told ``disagrees`` in about 1 run in 5, and the sde regime ``pre-asymptotic``."""
+What moved (issue 56: this module was 37 of the 38 minutes of a full suite under load, about 450 s
+of CPU): the size of every shipped scheme-problem pair and regime over 200 tables each, the rough
+regime's size and the sde regime's power at the main job's size are computed by
+benchmarks/calibration_sizes.py (its docstring gives the sizes and why) into
+benchmarks/calibration_sizes.json. Here, in their place:
 
+* the committed rows, each within the level (at most 2% of 200 tables ``disagrees``: with a true
+  rate of 1%, P(Binomial(200, 0.01) > 4) = 5%; the rough regime also at most 2% ``pre-asymptotic``;
+  the power at least 0.85 either way), every case of the list at its size with its declared
+  expansion, and read by the rule the code has now (its fingerprint,
+  :func:`~deeplimits.studies.scheme_order.sized.rule_fingerprint`: a changed rule fails until the
+  rows are regenerated); the rows of docs/schemes.md's table (benchmarks/calibration.json) too;
+* a check that fails on a miscalibrated rule, on stored pools of real per-draw errors
+  (tests/data/calibration_pools.npz, written by ``python benchmarks/calibration_sizes.py --pools``,
+  checked by its SHA-256): 40 tables of each of four families of cases read by the rule, and 50
+  tables of the main job's sde panel for the power; the same check run with the level 10 times
+  larger, or the equivalence interval shrunk, fails (the test of the test below).
+
+The three SDEs that are not shipped problems (20 real seeded runs each), the pairs that must say
+no, and the table's machinery stay as they were."""
+
+import hashlib
+import importlib.util
+import json
 import math
+import pathlib
 
+import numpy as np
 import pytest
 import torch
 
@@ -24,93 +40,171 @@ import deeplimits as dl
 from deeplimits._names import CALIBRATION_CASES
 from deeplimits.studies.scheme_order import calibration as C
 from deeplimits.studies.scheme_order import cases as K
+from deeplimits.studies.scheme_order.result import CalibrationRow
+from deeplimits.studies.scheme_order.sized import rule_fingerprint
 
-pytestmark = pytest.mark.slow
-
-SMALL = dict(depths=(8, 16, 32, 64, 128), draws=128)
-#: the shipped scheme-problem pairs whose order is known (a Stratonovich scheme on an Itô problem
-#: converges to another equation: those pairs must say no, below)
-PAIRS = [("euler-maruyama", "linear-sde", None), ("milstein", "linear-sde", None),
-         ("heun", "linear-stratonovich", None), ("euler-maruyama", "ou", None), ("milstein", "ou", None),
-         ("heun", "ou", None), ("euler-maruyama", "sin-cos", None), ("milstein", "sin-cos", None),
-         ("heun", "sin-cos", None), ("euler-maruyama", "sde-regime", None), ("milstein", "sde-regime", None),
-         ("heun", "sde-regime", None), ("torchsde-euler", "linear-sde", None),
-         ("torchsde-milstein", "linear-sde", None), ("modified-euler", "linear-young", 0.6),
-         ("modified-euler", "linear-young", 0.75), ("modified-euler", "linear-young", 0.9)]
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+POOLS_SHA256 = "f89b14d19ce4866958b7bc3a321648135e3852a5f2e972d7e40356085965e15a"
 
 
-def size_of(case, tables=200, pool_factor=16):
-    row = C.calibrate_case(case, tables, pool_factor, (), seed=0)
-    return row.counts["0.0"], row
+def _bench():
+    spec = importlib.util.spec_from_file_location("calibration_sizes", ROOT / "benchmarks" / "calibration_sizes.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+B = _bench()
+SIZES = json.loads((ROOT / "benchmarks" / "calibration_sizes.json").read_text())
+
+
+def size_failures(row: dict) -> list[str]:
+    """What a committed row breaks of the size rule (empty: none)."""
+    r, out = CalibrationRow(**{k: v for k, v in row.items() if k != "pool_exponent"}), []
+    allowed = 0.02  # of the tables: with a true rate at the level 1%, exceeded with probability 5% at 200 tables
+    if r.size > allowed:
+        out.append(f"{r.case}: disagrees {r.counts['0.0']['disagrees']} of {r.tables}")
+    if r.case.startswith("rough") and r.rate("0.0", "pre-asymptotic") > allowed:
+        out.append(f"{r.case}: pre-asymptotic {r.counts['0.0']['pre-asymptotic']} of {r.tables}")
+    if r.case == B.POWER:
+        if r.rate("0.0", "agrees") < 0.9 or abs(row["pool_exponent"] - 0.5) >= 0.05:
+            out.append(f"{r.case}: agrees {r.rate('0.0', 'agrees')}, the pool's exponent {row['pool_exponent']}")
+        out += [f"{r.case}: power {r.power(s)[1]} off by {s}" for s in (-0.05, 0.05) if r.power(s)[1] < 0.85]
+    return out
 
 
 def test_the_suite_is_the_one_the_command_lists():
     assert K.CASES == CALIBRATION_CASES and tuple(K._cases()) == CALIBRATION_CASES
 
 
-@pytest.mark.parametrize("scheme, problem, hurst", PAIRS)
-def test_size_of_every_shipped_scheme_problem_pair(scheme, problem, hurst):
-    counts, row = size_of(C.scheme_case(scheme, problem, hurst=hurst, **SMALL))
-    assert counts["disagrees"] <= 4, (row.case, counts)
+def test_the_committed_sizes_were_read_by_the_current_rule():
+    assert SIZES["rule"] == rule_fingerprint(), (
+        "the verdict's rule changed since benchmarks/calibration_sizes.json was measured: run "
+        "`python benchmarks/calibration_sizes.py` (about 8 minutes of CPU) and commit the JSON")
 
 
-@pytest.mark.parametrize("regime, options", [("sde", {}), ("ode", {}), ("fbm", {"hurst": 0.6}),
-                                             ("fbm", {"hurst": 0.75}), ("fbm", {"hurst": 0.9}),
-                                             ("fbm", {"hurst": 0.75, "corrected": True}), ("inside-sde", {}),
-                                             ("inside-ode", {"beta": 0.5})])
-def test_size_of_every_shipped_regime(regime, options):
-    draws = 16 if regime == "ode" else 64
-    ref = {} if regime in ("ode", "inside-ode") else {"reference": 2048}
-    case = C.regime_case(regime, width=4, depths=[8, 16, 32, 64, 128], draws=draws, **ref, **options)
-    counts, row = size_of(case)
-    assert counts["disagrees"] <= 4, (row.case, counts)
+def test_every_case_is_committed_at_its_size():
+    rows = {r["case"]: r for r in SIZES["rows"]}
+    assert list(rows) == [*B.suite(), B.POWER] and len(B.suite()) == 30
+    for name, build in B.suite().items():
+        case, row = build(), rows[name]
+        assert (row["tables"], row["pool"], row["draws"], row["depths"], row["expansion"]) == (
+            200, 16 * case.draws, case.draws, list(case.depths), case.order.expansion_text), name
+    power = rows[B.POWER]
+    assert power["tables"] == 100 and set(power["counts"]) == {"0.0", "0.0@0.05", "-0.05", "0.05"}
 
 
-@pytest.mark.parametrize("hurst, width", [(0.45, 1), (0.4, 1), (0.35, 1), (0.45, 4), (0.4, 4)])
-def test_size_of_the_rough_regime(hurst, width):
-    # width 1 against the exact solution at depths 8..2048 (the regime's defaults, 64-draw tables); width 4
-    # against the corrected scheme on the least grid the regime accepts (32 and 128 times the deepest depth).
-    # A correct table is never told disagrees, nor pre-asymptotic, more than the level allows. At 64 draws
-    # it is mostly too thin to be shown within the margin 0.1 (measured agrees: 6, 2, 1, 0, 0 of 200); a
-    # run of 4096 draws agrees (tests/test_rough.py, test_the_second_term_is_needed_to_read_every_depth)
-    depths = [8, 16, 32, 64, 128, 256, 512, 1024, 2048] if width == 1 else [8, 16, 32, 64, 128]
-    case = C.regime_case("rough", hurst=hurst, width=width, depths=depths, draws=64)
-    counts, row = size_of(case)
-    assert counts["disagrees"] <= 4 and counts["pre-asymptotic"] <= 4, (row.case, counts)
-    assert counts["agrees"] + counts["insufficient evidence"] >= 192, (row.case, counts)
+def test_every_committed_size_is_within_the_level():
+    failures = [f for row in SIZES["rows"] for f in size_failures(row)]
+    assert not failures, failures
 
 
-def test_sde_regime_power_at_the_main_jobs_size():
-    # the main job's sde panel (width 16, depths 8..512, 256 draws, reference 8192): against a leading
-    # exponent off by 0.05 either way, read at the margin 0.05, "agrees" rarely (measured 10 and 2 of 100;
-    # bound 15, leaving room for a table or two that another BLAS reads otherwise); correct tables agree at
-    # the default margin 0.1 (98 of 100). The tables are drawn from a pool of 4 times their draws, whose own
-    # leading exponent is their truth: the pool is recentred on the declared 1/2 first (not recentred, it
-    # reads 0.506, and the tables off by -0.05 agreed 18 times in 100 while those off by +0.05 never did:
-    # the pool's error, not the test's)
+def test_the_size_rule_sees_a_miscalibrated_row():
+    rows = {r["case"]: r for r in SIZES["rows"]}
+    pair = json.loads(json.dumps(rows["pair euler-maruyama/ou"]))
+    pair["counts"]["0.0"].update({"disagrees": 5, "insufficient evidence": 195 - pair["counts"]["0.0"]["agrees"]})
+    assert size_failures(pair) == ["pair euler-maruyama/ou: disagrees 5 of 200"]
+    rough = json.loads(json.dumps(rows["rough H=0.4 width=1"]))
+    rough["counts"]["0.0"] = {**dict.fromkeys(rough["counts"]["0.0"], 0), "pre-asymptotic": 5, "agrees": 195}
+    assert size_failures(rough) == ["rough H=0.4 width=1: pre-asymptotic 5 of 200"]
+    power = json.loads(json.dumps(rows[B.POWER]))
+    power["counts"]["0.05"] = {**dict.fromkeys(power["counts"]["0.05"], 0), "agrees": 16, "disagrees": 84}
+    assert size_failures(power) == [f"{B.POWER}: power 0.84 off by 0.05"]
+
+
+def test_the_rows_of_the_docs_table_are_within_the_level():
+    rows = json.loads((ROOT / "benchmarks" / "calibration.json").read_text())["rows"]
+    assert rows and all(r["case"] in K.CASES and r["tables"] >= 200 for r in rows)
+    failures = [f for row in rows for f in size_failures(row)]
+    assert not failures, failures
+
+
+# ---- the stored pools: a check that fails on a miscalibrated rule ----
+
+def test_the_stored_pools_are_the_committed_ones():
+    assert hashlib.sha256((ROOT / B.POOLS.relative_to(B.ROOT)).read_bytes()).hexdigest() == POOLS_SHA256, (
+        "tests/data/calibration_pools.npz is not the file `python benchmarks/calibration_sizes.py --pools` wrote")
+
+
+@pytest.fixture(scope="module")
+def pools():
+    with np.load(ROOT / "tests" / "data" / "calibration_pools.npz") as f:
+        return {k: f[k].astype(float) for k in f.files}
+
+
+def pool_counts(pools) -> dict:
+    """``family -> verdict counts`` of the stored tables of each family (disjoint, read by the rule)."""
     import dataclasses
 
-    from deeplimits.studies.scheme_order.sized import table_result
-
-    case = C.regime_case("sde")
-    pool = case.sample(4 * case.draws, 0)
-    best = table_result(case, pool).fit.best_exponent
-    assert abs(best - case.order.rate) < 0.05, best
-    depths = torch.tensor(case.depths, dtype=torch.float64).numpy()
-    centred = pool * (depths / depths[0]) ** (best - case.order.rate)
-    row = C.calibrate_case(dataclasses.replace(case, sample=lambda n, seed: centred), 100, 4, (0.05,), seed=0)
-    assert row.rate(0.0, "disagrees") <= 0.02 and row.rate(0.0, "agrees") >= 0.9, row.counts
-    for shift in (-0.05, 0.05):
-        assert row.power(shift)[1] >= 0.85, (shift, best, row.counts)
+    out = {}
+    for family, name, tables in B.FAMILIES:
+        case = B.suite()[name]()
+        errors = pools[name]
+        case = dataclasses.replace(case, sample=lambda n, s, e=errors: e[:n], progressive=False)
+        assert len(errors) == tables * case.draws
+        out[family] = C.calibrate_case(case, tables, tables, (), seed=0).counts["0.0"]
+    return out
 
 
+def pool_failures(counts: dict) -> list[str]:
+    """What the stored families' verdicts break: at most 2 of a family's 40 tables ``disagrees``
+    (P(Binomial(40, 0.01) > 2) = 0.8%), nor ``pre-asymptotic`` on the rough regime; at most 5 of all
+    160 (P(Binomial(160, 0.01) > 5) = 0.6%)."""
+    out = [f"{f}: {c}" for f, c in counts.items()
+           if c["disagrees"] > 2 or (f.startswith("rough") and c["pre-asymptotic"] > 2)]
+    total = sum(c["disagrees"] for c in counts.values())
+    return out + ([f"disagrees {total} of {sum(sum(c.values()) for c in counts.values())}"] if total > 5 else [])
+
+
+def power_row(pools, shifts=(0.05,)):
+    """The main job's sde panel: 50 tables from the stored pool of 4 times a table, recentred on the
+    declared exponent (its own reads within 0.05 of it)."""
+    case, best = B.recentred_sde(pool=pools[B.POWER])
+    assert abs(best - 0.5) < 0.05, best
+    return C.calibrate_case(case, 50, 4, shifts, seed=0)
+
+
+def power_failures(row) -> list[str]:
+    """Correct tables: at most 1 of 50 ``disagrees``, at least 45 ``agrees`` (margin 0.1); off by
+    0.05 either way, read at the margin 0.05: at most 7 of 50 ``agrees`` (power at least 0.85)."""
+    out = [f"correct: {row.counts['0.0']}"] if row.rate(0.0, "disagrees") > 0.02 or row.rate(0.0, "agrees") < 0.9 else []
+    return out + [f"off by {s}: {row.counts[str(s)]}" for s in (-0.05, 0.05) if row.power(s)[1] < 0.85]
+
+
+@pytest.mark.slow
+def test_the_stored_families_are_within_the_level(pools):
+    counts = pool_counts(pools)
+    assert not pool_failures(counts), counts
+
+
+@pytest.mark.slow
+def test_the_sde_regimes_power_at_the_main_jobs_size(pools):
+    row = power_row(pools)
+    assert not power_failures(row), row.counts
+
+
+@pytest.mark.slow
+def test_the_pool_checks_fail_on_a_miscalibrated_rule(pools, monkeypatch):
+    from deeplimits.studies.convergence import result
+
+    monkeypatch.setattr(result, "LEVEL", 10 * result.LEVEL)  # the tests behind disagrees at 10%
+    assert pool_failures(pool_counts(pools))
+    monkeypatch.undo()
+    monkeypatch.setattr(result, "EQUIVALENCE_LEVEL", 0.25)  # the equivalence interval at 50% instead of 90%
+    assert power_failures(power_row(pools))
+
+
+# ---- as before ----
+
+@pytest.mark.slow
 def test_pairs_that_must_say_no():
     # Euler-Maruyama against the exact Stratonovich solution, Heun against the exact Itô one: the
     # scheme converges to another equation, its error does not vanish: never agrees, mostly disagrees
     # (with four terms on five depths a constant error is sometimes read as fitting only with the
     # next term: pre-asymptotic, 5 of 50 for Euler-Maruyama)
     for scheme, problem in (("euler-maruyama", "linear-stratonovich"), ("heun", "linear-sde")):
-        counts, row = size_of(C.scheme_case(scheme, problem, **SMALL), tables=50)
+        row = C.calibrate_case(C.scheme_case(scheme, problem, **B.SMALL), 50, 16, (), seed=0)
+        counts = row.counts["0.0"]
         assert counts["agrees"] == 0 and counts["disagrees"] >= 40, (row.case, counts)
 
 
@@ -128,6 +222,7 @@ def _heun_2d():  # dX_i = -X_i dt + 0.3 (1 + sin X_i / 2) o dW_i, diagonal noise
                    noise="diagonal")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, make, x0", [
     ("block", lambda: dl.Scheme.of(_block, dl.StrongOrder(0.5, "", "")), [1.0]),
     ("milstein-sqrt", _milstein_sqrt, [0.5]),
@@ -140,6 +235,7 @@ def test_twenty_real_runs_of_sdes_that_are_not_shipped(name, make, x0):
     assert "disagrees" not in verdicts, (name, verdicts)
 
 
+@pytest.mark.slow
 def test_calibration_row_and_table():
     case = C.scheme_case("euler-maruyama", "linear-sde", depths=(8, 16, 32, 64), draws=64)
     cal = C.calibrate([case], tables=10, pool_factor=2, shifts=(0.1,))

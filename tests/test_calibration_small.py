@@ -1,5 +1,6 @@
 """The calibration's machinery at a tiny size, in the quick tier (the calibration itself, at its
-real sizes, is tests/test_calibration.py): tables from a pool, runs sized to decide within a
+real sizes, is benchmarks/calibration_sizes.py, its rows and a check on stored pools
+tests/test_calibration.py): tables from a pool, runs sized to decide within a
 budget, the table and the figure read from the counts."""
 
 import pytest

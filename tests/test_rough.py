@@ -7,7 +7,8 @@ log of the scalar linear network is a sum of ``log(1 + x_k + c)`` whose mean is 
 Gaussian integral (Gauss-Hermite), matched by the Monte Carlo mean within 4 standard errors (a
 false alarm about 6e-5 of the time; seeded, so the numbers are fixed); the limit's
 ``log(H_1 / H_0) = X_1`` is N(0, 1). The rates, the verdicts and the calibration are in the slow
-tier (tests/test_rough_slow.py, tests/test_calibration.py)."""
+tier (tests/test_rough_slow.py), the calibration in benchmarks/calibration_sizes.py (its rows checked
+by tests/test_calibration.py)."""
 
 import math
 
@@ -236,7 +237,7 @@ def test_width_four_against_a_reference_fine_enough():
 @pytest.mark.slow
 def test_the_second_term_is_needed_to_read_every_depth():
     # the declared expansion against the leading term alone, on the same 200 tables of one pool (width 1,
-    # tanh, H = 0.4, depths 8..2048, tables of 256 draws from a pool of 4096, as tests/test_calibration.py
+    # tanh, H = 0.4, depths 8..2048, tables of 256 draws from a pool of 4096, as the calibration
     # takes them): on the 4096 draws, with L^-(r+1/2) every depth is read and agrees; the leading term
     # alone does not fit (p ~ 1e-35) and agrees only read with its next term, L^-(r+1/2), which the reading
     # adds (docs/mathematics.md, "Error expansions and the verdict"). The declared expansion never says no
@@ -249,7 +250,7 @@ def test_the_second_term_is_needed_to_read_every_depth():
 
     case = C.regime_case("rough", hurst=0.4, width=1, depths=DEPTHS, draws=256)
     pool = case.sample(16 * 256, 0)
-    full = dataclasses.replace(case, sample=lambda n, seed: pool)
+    full = dataclasses.replace(case, sample=lambda n, seed: pool, progressive=False)
     alone = dataclasses.replace(full, order=StrongOrder.of(case.order.expansion[:1], "", ""))
     with_it, without = table_result(full, pool), table_result(alone, pool)
     assert with_it.verdict == "agrees" and with_it.fit.from_depth is None, with_it.fit.note

@@ -7,6 +7,11 @@ that shift as the margin)."""
 
 from __future__ import annotations
 
+import ast
+import hashlib
+import inspect
+import sys
+import textwrap
 import time
 from typing import Callable
 
@@ -18,7 +23,16 @@ from ..expansion_fit import VERDICTS
 from ..sequential import DECIDED, plan_stages, shares
 from .cases import Case
 
-__all__ = ["sized_tables", "table_verdict", "table_result"]
+__all__ = ["sized_tables", "table_verdict", "table_result", "rule_fingerprint", "RULE"]
+
+#: what a table's verdict is computed by (:func:`table_result`): whole modules, or some of a module's
+#: objects (``module:name,name``), the modules relative to ``deeplimits``
+RULE = ("studies._expansion_core", "studies._expansion_reading", "studies._fit_core", "studies.expansion_fit",
+        "studies.equivalence", "studies.fits", "_stats", "orders:Term", "studies.strong_error:fit_rate",
+        "studies.convergence.statistics:error_statistics,_statistics",
+        "studies.convergence.result:LEVEL,EQUIVALENCE_LEVEL,MIN_FINITE_DRAWS,MAX_CI_WIDTH,ConvergenceResult.terms,"
+        "ConvergenceResult.fit,ConvergenceResult.omitted,ConvergenceResult.nested,ConvergenceResult._evidence_note,"
+        "ConvergenceResult.verdict", "studies.scheme_order.sized:table_result")
 
 
 def _key(shift: float, margin: float) -> str:
@@ -50,6 +64,52 @@ def table_result(case: Case, errors: np.ndarray, *, margin: float = MARGIN, shar
                              inputs=1, reference=case.reference or case.depths[-1], seed=0, dtype="float64",
                              theory_rate=case.order.rate, rate_note="", seconds=0.0,
                              nested_reference=case.reference is not None, margin=margin, level_share=share, **stats)
+
+
+def rule_fingerprint() -> str:
+    """The verdict rule's version: the SHA-256 (first 16 hex digits) of the code of :data:`RULE`, its
+    syntax trees without docstrings (an edited docstring or comment keeps it; any change to the code or
+    to a constant, e.g. :data:`~deeplimits.studies.expansion_fit.LEVEL`, changes it). A calibration
+    records it (benchmarks/calibration_sizes.json): one read by another rule is stale."""
+    from ... import _stats, orders  # noqa: F401 - every module of the rule imported (table_result's imports, and these)
+    from .. import _expansion_reading, fits, strong_error  # noqa: F401
+    from ..convergence import result, statistics  # noqa: F401
+
+    h = hashlib.sha256()
+    for part in RULE:
+        module, _, names = part.partition(":")
+        mod = sys.modules[f"deeplimits.{module}"]
+        if not names:
+            h.update(_code(inspect.getsource(mod)).encode())
+        for name in filter(None, names.split(",")):
+            obj = mod
+            for attr in name.split("."):
+                obj = inspect.getattr_static(obj, attr)
+            obj = getattr(obj, "fget", getattr(obj, "func", obj))  # a property, a cached property
+            text = inspect.getsource(obj) if callable(obj) else repr(obj)
+            h.update(f"{part}:{name}={_code(textwrap.dedent(text)) if callable(obj) else text}".encode())
+    return h.hexdigest()[:16]
+
+
+def _code(source: str) -> str:
+    """The syntax tree of ``source`` without its docstrings, written out field by field (empty fields
+    left out: the same text whatever Python version writes the tree)."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return _dump(tree)
+
+
+def _dump(node) -> str:
+    if isinstance(node, list):
+        return "[" + ",".join(map(_dump, node)) + "]"
+    if not isinstance(node, ast.AST):
+        return repr(node)
+    fields = ((f, _dump(getattr(node, f, None))) for f in node._fields)
+    return f"{type(node).__name__}(" + ",".join(f"{f}={v}" for f, v in fields if v not in ("None", "[]")) + ")"
 
 
 def sized_tables(row, case, tables: int, shifts, seed: int, budget: float,
