@@ -188,3 +188,23 @@ def test_the_profile_never_leaves_the_exponents_an_expansion_may_have():
     assert F.leading_stat(L, b, w, [Term(0.5)], None, 29.99) == math.inf
     d, _ = F.profile_minimum(L, L ** -0.5, w, [Term(0.5)], None)
     assert abs(d) <= F.REACH
+
+
+def test_a_term_that_does_not_decay_is_not_seen_against_a_nested_reference():
+    """Against a nested reference a constant term cancels (the scheme on the finer grid carries it
+    too), so a shift of the leading exponent to 0 must not count as a leading term. On a real pool of
+    the sde regime (1024 draws, seed 1, tests/data/sde_pool_seed1.npz) the profile took the shift
+    -1/2, whose leading term is seen as zero, and read the exponent 0.000 [0.000, 0.016] although
+    the declared 1/2 had p = 0.36: `insufficient evidence` instead of `agrees`."""
+    import pathlib
+
+    from deeplimits.studies import _fit_core as F
+    from deeplimits.studies.scheme_order.cases import regime_case
+    from deeplimits.studies.scheme_order.sized import table_result
+
+    errors = np.load(pathlib.Path(__file__).parent / "data" / "sde_pool_seed1.npz")["errors"]
+    case = regime_case("sde")
+    result = table_result(case, errors)
+    L, b, w, _ = result.fit.data
+    assert F.leading_stat(L, b, w, result.fit.terms, result.fit.reference, -0.5) == np.inf
+    assert abs(result.fit.best_exponent - 0.5) < 0.05 and result.verdict == "agrees"

@@ -110,12 +110,13 @@ def shifted(terms, delta: float) -> list:
 def leading_stat(L, b, w, terms, reference, delta: float) -> float:
     """The statistic of the expansion shifted by ``delta``, ``inf`` where its leading term does not
     lead (a coefficient that is not positive, or under half of the fitted error at the deepest
-    depth: a next term would take its place)."""
+    depth as the reference sees it: a next term would take its place; against a nested reference a
+    term that does not decay is not seen at all)."""
     if not all(TERM_RANGE[0] <= t.exponent + delta <= TERM_RANGE[1] for t in terms):
         return math.inf  # past the exponents an expansion may have
     s = shifted(terms, delta)
-    coef, stat = best(L, b, w, s, reference)[:2]
-    parts = np.abs([c * t.law(float(L[-1])) for c, t in zip(coef, s)])
+    coef, stat, mix = best(L, b, w, s, reference)[:3]
+    parts = np.abs([c * t.seen(float(L[-1]), reference, mix) for c, t in zip(coef, s)])
     return stat if coef[0] > 0 and 2 * parts[0] >= parts.sum() else math.inf
 
 
