@@ -15,6 +15,8 @@ import json
 import struct
 import zlib
 
+from .errors import DamagedFileError
+
 __all__ = ["KEY", "embed", "read", "figure_data", "save"]
 
 KEY = b"deeplimits"
@@ -31,14 +33,15 @@ def _chunk(kind: bytes, data: bytes) -> bytes:
 
 
 def _chunks(png: bytes):
-    """``(kind, data, start)`` of every chunk of ``png`` (``ValueError`` when it is not a PNG)."""
+    """``(kind, data, start)`` of every chunk of ``png`` (a
+    :class:`~deeplimits.errors.DamagedFileError` when it is not a PNG)."""
     if not png.startswith(_SIGNATURE):
-        raise ValueError("not a PNG file")
+        raise DamagedFileError("not a PNG file")
     at = len(_SIGNATURE)
     while at + 8 <= len(png):
         n, kind = struct.unpack(">I", png[at:at + 4])[0], png[at + 4:at + 8]
         if at + 12 + n > len(png):
-            raise ValueError("a truncated PNG chunk")
+            raise DamagedFileError("a truncated PNG chunk")
         yield kind, png[at + 8:at + 8 + n], at
         at += 12 + n
 
@@ -57,13 +60,13 @@ def embed(png: bytes, data: dict) -> bytes:
             out += chunk
         out += png[start:start + 12 + len(body)]
     if end is None:
-        raise ValueError("a PNG without its IEND chunk")
+        raise DamagedFileError("a PNG without its IEND chunk")
     return bytes(out)
 
 
 def read(path) -> dict | None:
     """The data :func:`embed` wrote into the PNG at ``path`` (``None`` when it has none;
-    ``ValueError`` when the file is not a PNG or the chunk cannot be read)."""
+    a :class:`~deeplimits.errors.DamagedFileError` when the file is not a PNG or the chunk cannot be read)."""
     with open(path, "rb") as f:
         png = f.read()
     for kind, body, _ in _chunks(png):
@@ -71,10 +74,10 @@ def read(path) -> dict | None:
             inflate = zlib.decompressobj()
             text = inflate.decompress(body[len(KEY) + 2:], MAX_BYTES)
             if inflate.unconsumed_tail:
-                raise ValueError(f"{path}: the figure's data inflate to more than {MAX_BYTES} bytes")
+                raise DamagedFileError(f"{path}: the figure's data inflate to more than {MAX_BYTES} bytes")
             data = json.loads(text)
             if not isinstance(data, dict):
-                raise ValueError(f"{path}: the figure's data are not a JSON object")
+                raise DamagedFileError(f"{path}: the figure's data are not a JSON object")
             return data
     return None
 

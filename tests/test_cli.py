@@ -113,12 +113,13 @@ def test_runs_commands_list_show_export_and_redraw(tmp_path, capsys):
     assert "3 tasks done, 0 failed" in capsys.readouterr().out
     assert main(["runs", "show", str(run)]) == 0
     assert "rate" in capsys.readouterr().out
-    assert main(["runs", "export", str(run), "--csv", str(tmp_path / "r.csv"), "--json", str(tmp_path / "r.json")]) == 0
+    assert main(["runs", "export", str(run), "--records-csv", str(tmp_path / "r.csv"), "--json",
+                 str(tmp_path / "r.json")]) == 0
     import csv
 
     with open(tmp_path / "r.csv", newline="") as f:
         table = list(csv.DictReader(f))
-    # tidy: one row per draw and depth (6 draws x 2 depths), the errors of result.json's table
+    # the records: one row per draw and depth (6 draws x 2 depths), the errors of result.json's table
     assert len(table) == 12 and {r["task_status"] for r in table} == {"done"} and {r["param_regime"] for r in table} == {"sde"}
     assert sorted(int(r["depth"]) for r in table) == [4] * 6 + [8] * 6
     for i, depth in enumerate(first["depths"]):

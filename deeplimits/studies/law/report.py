@@ -34,10 +34,10 @@ def short_name(text: str) -> str:
     return text.split(" (", 1)[0]
 
 
-#: why a test function alone may read otherwise than the joint fit, in one sentence
 WHY_ALONE = ("each test function alone, below: with a share of the joint fit's numbers and its own noise its "
              "interval is wider, so alone it may stay undecided, or its leading term undetected, where the joint "
              "fit, one rate for all of them, decides")
+"""Why a test function alone may read otherwise than the joint fit, in one sentence."""
 
 
 def verdict_lines(result) -> list[str]:
