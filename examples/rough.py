@@ -91,9 +91,10 @@ def figure(runs, path):
     axes[0].set_ylabel(r"$\mathbb{E}\,\max_k |H_{k/L} - h_k|$ (95% intervals)")
     fig.suptitle("rough weights: res-1, d = 1, fractional V, beta = H, against the exact (Doss-Sussmann) solution",
                  fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    from deeplimits.plots import save_figure
+
+    # the figure carries the corrected networks' results and the verdicts it shows (docs/gallery.md)
+    save_figure(fig, path, [r for (_, _, corrected), r in runs.items() if corrected])
 
 
 def table(runs):

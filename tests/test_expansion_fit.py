@@ -208,3 +208,37 @@ def test_a_term_that_does_not_decay_is_not_seen_against_a_nested_reference():
     L, b, w, _ = result.fit.data
     assert F.leading_stat(L, b, w, result.fit.terms, result.fit.reference, -0.5) == np.inf
     assert abs(result.fit.best_exponent - 0.5) < 0.05 and result.verdict == "agrees"
+
+
+def test_more_draws_may_need_the_term_after_the_next():
+    """Issue 52: a truncated series is rejected once the draws are many enough. Euler–Maruyama on
+    sin-cos (depths 8..512, the scheme on 8192 as reference; tests/data/sin_cos_tables.json, the
+    means and covariances of 16,384 and 262,144 real draws): the declared a L^-1/2 + b L^-1 + c L^-3/2
+    does not fit (p = 5.5e-15), nor with L^-2 (p = 0.002 < 0.005), and the rule read `disagrees` on
+    this correct scheme (3 of 50 runs sized to decide). With L^-5/2 too it fits, and neither size
+    reads `disagrees`; declared of order 1 or 3/4 the same tables still do."""
+    import json
+    import pathlib
+
+    data = json.loads((pathlib.Path(__file__).parent / "data" / "sin_cos_tables.json").read_text())
+
+    def fit(rate, table, **kw):
+        order = StrongOrder(rate, "", "", kind="fluctuation", next_terms=(Term(rate + 0.5), Term(rate + 1.0)))
+        t = data[table]
+        return fit_expansion(data["depths"], t["mean"], order.expansion, cov=np.array(t["cov"]),
+                             reference=data["reference"], remainder=order.omitted, draws=t["draws"], **kw)
+
+    for table in ("table_16384", "pool_262144"):
+        right = fit(0.5, table)
+        assert right.verdict == "insufficient evidence", right.note
+        assert "with its next two terms L^-2 + L^-5/2" in right.note and len(right.terms) == 5, right.note
+        lo, hi = right.exponent_ci
+        assert lo <= 0.5 <= hi, right.note
+        for wrong in (1.0, 0.75):
+            assert fit(wrong, table).verdict == "disagrees"
+    # the term after the next is tried only where it leaves two degrees of freedom: on five depths not
+    five = fit(0.5, "table_16384")
+    sub = fit_expansion(data["depths"][:5], data["table_16384"]["mean"][:5], five.terms[:3],
+                        cov=np.array(data["table_16384"]["cov"])[:5, :5], reference=data["reference"],
+                        remainder=Term(2.0))
+    assert sub.further is None and "term after it" not in sub.note

@@ -215,6 +215,13 @@ def test_a_quick_study_end_to_end(tmp_path):
     again = type(result).from_dict(json.loads(result.to_json()))
     assert again.report() == text
     assert result.figures(str(tmp_path)) == [str(tmp_path / "shapes.png")] and (tmp_path / "shapes.png").exists()
+    # the figure carries its verdicts, read again by today's rules (issue 56)
+    from deeplimits.studies.figures import figure_results, stale_readings
+
+    readings = {"swap": result.swap["verdict"], "ushape": result.ushape["verdict"]}
+    assert again.readings() == readings and stale_readings(tmp_path / "shapes.png") == []
+    [(carried, drawn)] = figure_results(tmp_path / "shapes.png")
+    assert drawn == readings and carried.readings() == readings
     split = plan_shapes(**{**PRESETS["quick"], "chunk": 3}).run()  # other chunks: the same runs
     for c, d in zip(result.cells, split.cells):
         assert np.allclose(c["values"], d["values"], rtol=1e-9)

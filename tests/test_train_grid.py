@@ -251,3 +251,24 @@ def test_grid_on_a_local_dask_cluster_stores_weights_and_matches(tmp_path):
         res = plan.run(store=store, workers=1)
     assert sorted(os.listdir(tmp_path / "weights")) == ["train_beta-000_chunk-0000.pt", "train_beta-001_chunk-0000.pt"]
     _close(res.records, plan.run().records, 1e-5)
+
+
+@pytest.mark.parametrize("argv,dataset,size", [
+    (["train", "--preset", "published"], "mnist", "60000 training and 10000 test samples of 784 inputs"),
+    (["train", "--preset", "published-cifar10"], "cifar10", "50000 training and 10000 test samples of 3072 inputs"),
+    (["scaling", "--arch", "conv", "--preset", "published", "--device", "cpu"], "cifar10", "50000 training"),
+])
+def test_dry_run_without_the_files_sizes_the_published_data_set(tmp_path, capsys, argv, dataset, size):
+    """Issue 55: a preset on files this machine lacks still prints its memory and time (the data
+    set's published sizes), reading nothing; the run itself still needs --root."""
+    from deeplimits.studies import sizes
+
+    out = str(tmp_path / "r")
+    assert main([*argv, "--out", out, "--dry-run", "--json", "-"]) == 0
+    captured = capsys.readouterr()
+    plan = json.loads(captured.out)
+    assert plan["plans"][0]["dataset"] == dataset and plan["seconds"] > 3600 and plan["peak_bytes"] > 2 ** 30
+    assert f"sizes: as published ({dataset}: {size}" in captured.err and "a run needs --root DIR" in captured.err
+    assert not sizes._PUBLISHED["on"]  # only within the dry run
+    assert main([*argv, "--out", out]) == 2 and "root is required" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()

@@ -56,7 +56,8 @@ def main(argv=None) -> int:
             args = parser.parse_args(argv)
             cmd = f"deeplimits {args.command}"
             resolve_user_flags(args)  # MODULE:NAME flags: the user's objects, imported on this command
-            status = args.func(args)
+            with dry_run.sizes_without_files(args):
+                status = args.func(args)
             sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's final flush
             return status
         except Exception as e:  # noqa: BLE001 - every failure is one line and an exit status

@@ -9,7 +9,7 @@ import os
 from . import outputs
 from .errors import UsageError
 
-__all__ = ["add_flag", "show", "show_calibration", "show_files", "HELP"]
+__all__ = ["add_flag", "show", "show_calibration", "show_files", "sizes_without_files", "HELP"]
 
 HELP = ("print the plan, its task count and its memory and time estimates after every check, and exit without "
         "running anything or writing any file")
@@ -17,6 +17,30 @@ HELP = ("print the plan, its task count and its memory and time estimates after 
 
 def add_flag(parser) -> None:
     parser.add_argument("--dry-run", action="store_true", help=HELP)
+
+
+def sizes_without_files(args):
+    """``--dry-run`` without ``--root``: a data set read from files is sized as published
+    (:func:`~deeplimits.studies.sizes.published_sizes`); otherwise nothing changes."""
+    import contextlib
+
+    from ..studies.sizes import published_sizes
+
+    if getattr(args, "dry_run", False) and getattr(args, "root", None) is None:
+        return published_sizes()
+    return contextlib.nullcontext()
+
+
+def _sizes_line(specs) -> str | None:
+    """What sized a plan whose data set's files were not read (``None``: every plan read its own)."""
+    from ..studies.sizes import PUBLISHED_SIZES
+
+    named = sorted({s.get("dataset") for s in specs if s.get("dataset") in PUBLISHED_SIZES and s.get("root") is None})
+    if not named:
+        return None
+    parts = "; ".join(f"{d}: {PUBLISHED_SIZES[d][0]} training and {PUBLISHED_SIZES[d][1]} test samples of "
+                      f"{PUBLISHED_SIZES[d][2]} inputs" for d in named)
+    return f"sizes: as published ({parts}); no --root, so no file is read, and a run needs --root DIR with its files"
 
 
 def _plain(spec) -> str:
@@ -66,6 +90,8 @@ def show(args, cmd: str, plans, out: str | None = None, seconds: float | None = 
         print("plan: " + _plain(spec), file=report)
     for e in estimates:
         print(f"estimate: {e}; {e.steps} sequential steps per task", file=report)
+    if (line := _sizes_line(specs)) is not None:
+        print(line, file=report)
     print(f"time: about {duration(seconds)} in one process on 2 CPU cores{note}", file=report)
     print(_store_line(out, tasks), file=report)
     if getattr(args, "json", None) == "-":

@@ -74,7 +74,8 @@ class ExpansionFit:
     remainder: Term | None = None
     """The first term the expansion leaves out, tried when the expansion alone does not fit."""
     remainder_pvalue: float | None = None
-    """The p-value of the expansion with :attr:`remainder` (``None``: not tried)."""
+    """The p-value of the expansion with :attr:`remainder` (and :attr:`further` when it needed it;
+    ``None``: not tried)."""
     exponent_pvalue: float | None = None
     """The p-value of the declared leading exponent against the best shift of the exponents (the
     profile test; ``None``: not tested, when the expansion does not fit or its leading term does
@@ -92,13 +93,17 @@ class ExpansionFit:
     faster: dict | None = None
     """``{'terms', 'exponent', 'interval'}``: the higher order the data fit without the declared
     leading term (``'faster than declared'``; ``None`` otherwise)."""
+    further: Term | None = None
+    """The term after :attr:`remainder`, when the expansion fits only with both (``None``: not needed);
+    a correct expansion's truncation is rejected once the draws are many enough, so a run of more
+    draws may need one more term (docs/mathematics.md, "The next term")."""
     data: tuple = dataclasses.field(default=(), repr=False, compare=False)
     """What :attr:`exponent_ci` refits: ``(L, weighted errors, weights, correlation)``."""
 
     @functools.cached_property
     def exponent_ci(self) -> list:
         """The 95% profile interval of the leading exponent, the other exponents tied to it: of the
-        declared expansion, or of the expansion with its next term when the verdict needed it
+        declared expansion, or of the expansion with its next terms when the verdict needed them
         (module docstring; ``nan`` without a degree of freedom; computed when first asked)."""
         return list(self.exponent_interval[:2])
 
@@ -108,8 +113,18 @@ class ExpansionFit:
         where it runs into the edge of the search: the next terms can take the leading one's place)."""
         if self.dof < 1 or not self.data:
             return (math.nan, math.nan, False)
-        terms = self.terms if self.remainder is None else (*self.terms, self.remainder)
-        return F_.exponent_interval(*self.data, terms, self.reference)
+        return F_.exponent_interval(*self.data, self.read_terms, self.reference)
+
+    @property
+    def read_terms(self) -> tuple:
+        """The terms the verdict reads: the declared ones, with :attr:`remainder` (and
+        :attr:`further`) when the verdict needed them."""
+        return self.terms + tuple(t for t in (self.remainder, self.further) if t is not None)
+
+    @property
+    def next_text(self) -> str:
+        """:func:`next_text` of :attr:`remainder` and :attr:`further`."""
+        return next_text(self.remainder, self.further)
 
     @property
     def coefficient_ci(self) -> list:
@@ -146,6 +161,7 @@ class ExpansionFit:
         d["exponent_ci"] = self.exponent_ci
         d["terms"] = [dataclasses.asdict(t) for t in self.terms]
         d["remainder"] = None if self.remainder is None else dataclasses.asdict(self.remainder)
+        d["further"] = None if self.further is None else dataclasses.asdict(self.further)
         d["local_slopes"] = [list(x) for x in self.local_slopes]
         d["coefficient_ci"] = self.coefficient_ci
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()}
@@ -162,7 +178,7 @@ class ExpansionFit:
                 f"half of {self.level:g})" if self.dof >= 1 else "no test: no degree of freedom left")
         out = [f"local slopes, 95% CI: {slopes}", f"expansion {self.law_text}{ref}: {coef}", test]
         if self.remainder_pvalue is not None:
-            out.append(f"with its next term {self.remainder.text}: p = {self.remainder_pvalue:.3g}")
+            out.append(f"with {self.next_text}: p = {self.remainder_pvalue:.3g}")
         if self.equivalence is not None:  # the interval the verdict reads
             eq = Equivalence(**{k: self.equivalence[k] for k in ("declared", "margin", "level", "estimate", "closed")},
                              interval=tuple(math.nan if x is None else x for x in self.equivalence["interval"]))
@@ -254,28 +270,55 @@ def _fit(L, e, terms, cov, reference, slope, level, remainder) -> ExpansionFit:
     ext = (*terms, remainder) if remainder is not None and q >= 2 else None
     fits = level if ext else level / 2  # disagrees spends half the level, the exponent's test the other half
     leads = coef[0] - _Z * se[0] > 0 and start <= L[-1]
-    p_next = exp = exp_next = None
+    p_next = exp = exp_next = further = None
     if p >= fits and leads:  # the exponent's own test (module docstring)
         exp = _exponent_test(L, b, w, corr, terms, reference)
     if ext and (p < fits or (exp and exp[0] < level)):  # the declared expansion (or its exponent) needs its next term
-        p_next = F_.pvalue(*F_.best(L, b, w, ext, reference)[1::2], corr, q - 1)
-        if p_next >= level / 2:
-            exp_next = _exponent_test(L, b, w, corr, ext, reference)
+        p_next, exp_next = _extended(L, b, w, corr, ext, reference, q - 1, level)
+        # and the term after it, where two degrees of freedom are left to test that (with one, four terms of
+        # free signs mimic a wrong order: Euler-Maruyama declared order 1 on five depths fits)
+        if q >= 4 and (p_next < level / 2 or (exp_next and exp_next[0] < level / 2)):
+            p_two, exp_two = _extended(L, b, w, corr, (*ext, beyond(terms, remainder)), reference, q - 2, level)
+            if p_two >= level / 2 and not (exp_two and exp_two[0] < level / 2):
+                p_next, exp_next, further = p_two, exp_two, beyond(terms, remainder)
     slope = power_law_slope(L, e, cov) if slope is None else slope
-    verdict, note = _verdict(terms, coef, se, start, L[-1], p, q, level, remainder, p_next, exp, exp_next)
+    nxt = next_text(remainder, further)
+    verdict, note = _verdict(terms, coef, se, start, L[-1], p, q, level, nxt, p_next, exp, exp_next)
     shown = exp_next or exp or (None, None)
     return ExpansionFit(terms, reference, coef.tolist(), se.tolist(), stat, q, p, level, start, share,
                         local_slopes(L, e, cov), slope, terms[0].slope(L.tolist()), verdict, note,
                         mix if len(F_.mixes(terms, reference)) > 1 else None, remainder if p_next is not None else None,
-                        p_next, shown[0], shown[1], data=(L, b, w, corr))
+                        p_next, shown[0], shown[1], further=further, data=(L, b, w, corr))
+
+
+def next_text(remainder: Term | None, further: Term | None = None) -> str:
+    """``'its next term L^-2'`` or ``'its next two terms L^-2 + L^-5/2'`` (empty: none)."""
+    if remainder is None:
+        return ""
+    if further is None:
+        return f"its next term {remainder.text}"
+    return f"its next two terms {remainder.text} + {further.text}"
+
+
+def beyond(terms, remainder: Term) -> Term:
+    """The term after ``remainder``: as far beyond it as it lies beyond the last declared term (1/2
+    where that is not positive), of its kind."""
+    step = remainder.exponent - max(t.exponent for t in terms)
+    return Term(remainder.exponent + (step if step > 0 else 0.5), kind=remainder.kind)
+
+
+def _extended(L, b, w, corr, terms, reference, dof, level) -> tuple:
+    """``(p, exponent test)`` of the expansion ``terms`` (the declared ones and the next ones):
+    the test of its fit, and where it fits the profile test of its leading exponent."""
+    p = F_.pvalue(*F_.best(L, b, w, terms, reference)[1::2], corr, dof)
+    return p, (_exponent_test(L, b, w, corr, terms, reference) if p >= level / 2 else None)
 
 
 def equivalence_of(fit: ExpansionFit, margin: float, eq_level: float) -> Equivalence:
     """The equivalence test of ``fit``'s leading exponent: its ``1 - 2 eq_level`` profile interval
-    (of the expansion with its next term when the verdict needed it) against the margin."""
+    (of the expansion with its next terms when the verdict needed them) against the margin."""
     L, b, w, corr = fit.data
-    terms = fit.terms if fit.remainder is None else (*fit.terms, fit.remainder)
-    lo, hi, closed = F_.exponent_interval(L, b, w, corr, terms, fit.reference, interval_chi(eq_level))
+    lo, hi, closed = F_.exponent_interval(L, b, w, corr, fit.read_terms, fit.reference, interval_chi(eq_level))
     best = fit.best_exponent if fit.best_exponent is not None else (lo + hi) / 2
     return Equivalence(fit.rate, margin, eq_level, best, (lo, hi), closed)
 
@@ -291,26 +334,27 @@ def _exponent_test(L, b, w, corr, terms, reference) -> tuple[float, float] | Non
     return chi2_sf(max(s0 - t0, 0.0) / g, 1), terms[0].exponent + d0
 
 
-def _verdict(terms, coef, se, start, deepest, p, q, level, remainder, p_next, exp, exp_next) -> tuple[str, str]:
-    """The verdict and its reading in words (see the module's docstring)."""
+def _verdict(terms, coef, se, start, deepest, p, q, level, nxt, p_next, exp, exp_next) -> tuple[str, str]:
+    """The verdict and its reading in words (see the module's docstring); ``nxt``: the next terms
+    the verdict read, in words (:attr:`ExpansionFit.next_text`)."""
     lead, half = terms[0].text, level / 2
     law = " + ".join(t.text for t in terms)
-    nxt = remainder.text if remainder is not None else ""
     if q < 1:
         return "insufficient evidence", (f"{len(terms)} declared terms for {len(terms) + q} depths: a test needs at "
                                          f"least {len(terms) + 1} depths")
     if p_next is not None and p_next < half:
-        return "disagrees", (f"the declared expansion {law} does not fit, not even with its next term {nxt} "
+        after = " or the term after it" if q >= 4 else ""
+        return "disagrees", (f"the declared expansion {law} does not fit, not even with {nxt}{after} "
                              f"(p = {p:.2g}, {p_next:.2g} < {half:g}); see {WHY}")
-    for test, terms_text in ((exp_next, f"{law} + {nxt}"), (exp if p_next is None else None, law)):
+    for test, terms_text in ((exp_next, f"{law} with {nxt}"), (exp if p_next is None else None, law)):
         if test is not None and test[0] < half:
             return "disagrees", (f"{terms_text} fits, but its leading exponent {terms[0].exponent:g} is rejected: the "
                                  f"exponents shifted to a leading {test[1]:.3f} fit better (p = {test[0]:.2g} < {half:g});"
                                  f" see {WHY}")
     if p_next is not None:
         why = "does not fit" if exp is None or exp[0] >= level else f"fits with a leading exponent {exp[1]:.3f}"
-        return "pre-asymptotic", (f"{law} {why} (p = {min(p, exp[0] if exp else 1):.2g}), but fits with its next term "
-                                  f"{nxt} (p = {p_next:.2g}): these depths are not asymptotic yet; see {WHY}")
+        return "pre-asymptotic", (f"{law} {why} (p = {min(p, exp[0] if exp else 1):.2g}), but fits with {nxt} "
+                                  f"(p = {p_next:.2g}): these depths are not asymptotic yet; see {WHY}")
     if p < half:
         return "disagrees", f"the declared expansion {law} does not fit (p = {p:.2g} < {half:g}); see {WHY}"
     if coef[0] - _Z * se[0] <= 0:

@@ -5,8 +5,9 @@ verdict"): after the tests of :func:`~deeplimits.studies.expansion_fit.fit_expan
 * an ``agrees`` must pass the equivalence test of the leading exponent within the margin
   (:mod:`~deeplimits.studies.equivalence`); short of it the verdict is ``insufficient evidence``,
   with the draws that would decide;
-* where the declared expansion fits only with its next term, the expansion with that term is
-  read the same way (the same leading exponent, one more term of its series); short of
+* where the declared expansion fits only with its next term (or, with more draws, its next two
+  terms: a truncated series is rejected once the draws are many enough), the expansion with them is
+  read the same way (the same leading exponent, more terms of its series); short of
   agreement, the shallowest depths are those that show the next term: the depths from the
   second, third, ... on (while they leave a degree of freedom and span a factor
   :data:`MIN_SPAN`) are read alone with the declared expansion, and the first that agrees gives
@@ -54,12 +55,12 @@ def _with_next(fit, L, e, cov, margin, eq_level, draws) -> ExpansionFit:
     """The declared expansion fits on every depth only with its next term: that expansion, when its
     leading term leads, read by the equivalence test; short of agreement, the first deeper run of
     depths where the declared expansion agrees alone; else the first of the two readings."""
-    ext = _fit(L, e, (*fit.terms, fit.remainder), cov, fit.reference, None, fit.level, None)
+    ext = _fit(L, e, fit.read_terms, cov, fit.reference, None, fit.level, None)
     if ext.verdict != "agrees":
         return fit
     ext = _agreement(dataclasses.replace(ext, margin=margin), margin, eq_level, draws)
-    ext = dataclasses.replace(ext, note=f"with its next term {fit.remainder.text} (alone it does not fit, p = "
-                                        f"{fit.pvalue:.2g}): {ext.note}")
+    ext = dataclasses.replace(ext, note=f"with {fit.next_text} (alone it does not fit, p = {fit.pvalue:.2g}): "
+                                        f"{ext.note}")
     if ext.verdict == "agrees":
         return ext
     return _deeper(fit, L, e, cov, margin, eq_level, draws) or ext
@@ -97,8 +98,9 @@ def _deeper(fit, L, e, cov, margin, eq_level, draws) -> ExpansionFit | None:
         sub = _agreement(dataclasses.replace(sub, margin=margin), margin, eq_level, draws)
         if sub.verdict == "agrees":
             return dataclasses.replace(sub, from_depth=int(L[i]), note=(
-                f"read from depth {int(L[i])}: below it the next term {fit.remainder.text} shows (on every depth "
-                f"{fit.law_text} fits only with it, p = {fit.remainder_pvalue:.2g}); from depth {int(L[i])} on, "
+                f"read from depth {int(L[i])}: below it {fit.next_text} show{'s' if fit.further is None else ''} (on "
+                f"every depth {fit.law_text} fits only with {'it' if fit.further is None else 'them'}, p = "
+                f"{fit.remainder_pvalue:.2g}); from depth {int(L[i])} on, "
                 f"{sub.note}"))
     return None
 

@@ -20,7 +20,9 @@ Given the mean errors ``e_j`` at depths ``L_j``, their covariance ``S`` (or stan
   test conservative: the true mix gives a larger ``T``, whose law is the one used;
 * when the declared expansion does not fit, tests it again with the first term it leaves out
   (:attr:`~deeplimits.orders.StrongOrder.omitted`): a table that fits only with it is still
-  consistent with the declared order, but its depths are not asymptotic yet;
+  consistent with the declared order, but its depths are not asymptotic yet; where that fails
+  too and two degrees of freedom are left, with the term after it as well (a truncated series is
+  rejected once the draws are many enough);
 * tests the leading exponent itself (the goodness of fit alone has little power against a shifted
   exponent: the next terms absorb a shift): the expansion with every exponent shifted by
   ``delta`` and refitted gives the profile statistic ``T(delta)``, and ``(T(0) - min T) / g``, with
@@ -47,8 +49,8 @@ The verdict, a test at level :data:`LEVEL` split in halves between the fit and t
   declared one plus the margin: that order and its interval are given;
 * ``'pre-asymptotic'``: the declared expansion fits but its leading term is not detected or does
   not dominate yet;
-* ``'disagrees'``: it does not fit, not even with its next term, or its leading exponent is
-  rejected (decided on every depth: its size is the level);
+* ``'disagrees'``: it does not fit, not even with its next term (nor the term after it), or its
+  leading exponent is rejected (decided on every depth: its size is the level);
 * ``'insufficient evidence'``: no degree of freedom is left to test it (fewer depths than terms
   plus one), or the expansion fits and leads but its exponent is not yet shown within the margin:
   the note says how many draws would decide at power 0.9.

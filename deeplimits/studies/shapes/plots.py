@@ -78,4 +78,4 @@ def plot_shapes(result, path: str | None = None, *, ax=None):
     axes[0][0].set_ylabel(f"hidden-state error after {s['step']} steps")
     fig.suptitle(f"shapes ({s['case']}): {result.swap['verdict']} (L <-> M), {result.ushape['verdict']} (U in D)",
                  fontsize=10)
-    return save_figure(fig, path)
+    return save_figure(fig, path, [result])

@@ -91,6 +91,27 @@ def _restore(x, key: str = ""):
     return math.nan if x is None else x
 
 
+def _fits_and_verdicts(spec: dict, cells: list) -> tuple:
+    """``(law, output_law, swap, ushape)`` of ``cells``: the laws fitted on the cells above the plan's
+    ``fit_min`` (the tanh reference left out) and the verdicts."""
+    from .fit import cell_table, envelope, fit_with_intervals, resamples
+    from .verdicts import swap_tests, ushape_tests
+
+    mask = spec["fit_min"]
+    ref = tuple(spec.get("reference") or ())  # the reference network itself: zero error by construction
+    inside = [c for c in cells if c["L"] > mask[0] and c["M"] > mask[1] and c["D"] > mask[2]
+              and (c["L"], c["M"], c["D"]) != ref]
+    table = cell_table(inside, "values")
+    idx = resamples(table["values"].shape[1] if table["values"].size else 1, seed=spec["seed"])
+    law = fit_with_intervals("hidden", table, idx)
+    out_law = fit_with_intervals("output", cell_table(inside, "output_values"), idx)
+    swap, ushape = swap_tests(inside), ushape_tests(inside, law, idx)
+    law.pop("boot"), out_law.pop("boot")
+    law.update(mask=list(mask), step=spec["step"], envelope=envelope(*law["params"][:2]))
+    out_law.update(mask=list(mask), step=spec["step"])
+    return law, out_law, swap, ushape
+
+
 @dataclasses.dataclass
 class ShapesResult(PlanResult):
     """``plan`` (its :class:`~deeplimits.studies.shapes.study.ShapesPlan`; :attr:`spec` its spec),
@@ -119,25 +140,9 @@ class ShapesResult(PlanResult):
     def from_tasks(cls, plan, tasks: list, results: list, seconds: float) -> "ShapesResult":
         """Summarise ``plan``'s finished tasks: cells, limit, laws (fitted on the cells above the plan's
         ``fit_min``, the tanh reference left out) and verdicts."""
-        from .fit import cell_table, envelope, fit_with_intervals, resamples
-        from .verdicts import swap_tests, ushape_tests
-
         spec = plan.to_dict()
-        step = spec["step"]
-        cells = [cell_summary(k, r, step) for k, r in sorted(merge_cells(tasks, results).items())]
-        mask = spec["fit_min"]
-        ref = tuple(spec.get("reference") or ())  # the reference network itself: zero error by construction
-        inside = [c for c in cells if c["L"] > mask[0] and c["M"] > mask[1] and c["D"] > mask[2]
-                  and (c["L"], c["M"], c["D"]) != ref]
-        table = cell_table(inside, "values")
-        idx = resamples(table["values"].shape[1] if table["values"].size else 1, seed=spec["seed"])
-        law = fit_with_intervals("hidden", table, idx)
-        out_law = fit_with_intervals("output", cell_table(inside, "output_values"), idx)
-        swap, ushape = swap_tests(inside), ushape_tests(inside, law, idx)
-        law.pop("boot"), out_law.pop("boot")
-        law.update(mask=list(mask), step=step, envelope=envelope(*law["params"][:2]))
-        out_law.update(mask=list(mask), step=step)
-        return cls(plan, cells, _limit(spec, results), law, out_law, swap, ushape, seconds)
+        cells = [cell_summary(k, r, spec["step"]) for k, r in sorted(merge_cells(tasks, results).items())]
+        return cls(plan, cells, _limit(spec, results), *_fits_and_verdicts(spec, cells), seconds)
 
     @classmethod
     def from_dict(cls, d: dict) -> "ShapesResult":
@@ -146,6 +151,12 @@ class ShapesResult(PlanResult):
         keeps its ``pooled`` ``None``)."""
         restored = ("cells", "limit", "law", "output_law", "swap", "ushape")
         return super().from_dict({k: _restore(v) if k in restored else v for k, v in d.items()})
+
+    def readings(self) -> dict:
+        """What its figure shows, read by today's rules: the swap and U-shape verdicts, tested again
+        on the stored cells (:mod:`deeplimits.studies.figures`)."""
+        swap, ushape = _fits_and_verdicts(self.spec, self.cells)[2:]
+        return {"swap": swap["verdict"], "ushape": ushape["verdict"]}
 
     def cell(self, L: int, M: int, D: int) -> dict:
         """The summary of cell ``(L, M, D)``."""
