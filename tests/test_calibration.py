@@ -27,7 +27,6 @@ The three SDEs that are not shipped problems (20 real seeded runs each), the pai
 no, and the table's machinery stay as they were."""
 
 import hashlib
-import importlib.util
 import json
 import math
 import pathlib
@@ -42,19 +41,13 @@ from deeplimits.studies.scheme_order import calibration as C
 from deeplimits.studies.scheme_order import cases as K
 from deeplimits.studies.scheme_order.result import CalibrationRow
 from deeplimits.studies.scheme_order.sized import rule_fingerprint
+from scripts import load_script
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 POOLS_SHA256 = "f89b14d19ce4866958b7bc3a321648135e3852a5f2e972d7e40356085965e15a"
 
 
-def _bench():
-    spec = importlib.util.spec_from_file_location("calibration_sizes", ROOT / "benchmarks" / "calibration_sizes.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-B = _bench()
+B = load_script("benchmarks/calibration_sizes.py")
 SIZES = json.loads((ROOT / "benchmarks" / "calibration_sizes.json").read_text())
 
 

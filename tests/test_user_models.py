@@ -150,9 +150,10 @@ def test_the_law_of_the_user_block_driver_and_test_function():
 
 @pytest.mark.slow
 def test_a_student_t_law_agrees_at_weak_rate_one():
-    """Student-t(5) scaled to unit variance (tests/user_models.py): the cpu preset's 1,572,864
-    draws agree with weak order 1 (the rate's interval holds 1)."""
-    r = plan_law(law="student-t5", **LAW_PRESETS["cpu"], samples=1000, seed=0).run()
+    """Student-t(5) scaled to unit variance (tests/user_models.py): a sixth of the cpu preset's
+    1,572,864 draws (262,144, as the Gaussian law's test) agree with weak order 1 (the rate's
+    interval, [0.76, 1.06], holds 1; the whole preset took 143 s of a 35-minute suite)."""
+    r = plan_law(law="student-t5", **{**LAW_PRESETS["cpu"], "draws": 262144}, samples=1000, seed=0).run()
     lo, hi = r.joint["rate_ci_test"]
     assert r.verdict == "agrees" and lo <= 1 <= hi, r.joint["note"]
 
