@@ -18,7 +18,7 @@ import time
 
 import torch
 
-from deeplimits.studies.law import CORRECT, SHIFTS, calibrate_fit, calibrate_law
+from deeplimits.studies.law import SHIFTS, calibrate_fit, calibrate_law, correct_laws
 
 
 def synthetic(paths: list[str], runs: int, seed: int, deeper: bool) -> None:
@@ -50,7 +50,7 @@ def main() -> None:
         synthetic(args.synthetic, args.runs, args.seed, not args.every_depth)
         print(f"{time.process_time() - t0:.0f} CPU s")
         return
-    size = calibrate_law(cases=list(CORRECT), runs=args.runs, draws=args.draws, seed=args.seed)
+    size = calibrate_law(cases=list(correct_laws()), runs=args.runs, draws=args.draws, seed=args.seed)
     print(size.report(), flush=True)
     power = calibrate_law(cases=list(SHIFTS), runs=args.power_runs, draws=args.draws, seed=args.seed + 1)
     print("\n".join(power.report().splitlines()[2:]))

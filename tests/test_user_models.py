@@ -280,3 +280,17 @@ def test_transfer_of_a_user_network_reads_as_the_built_in_preset():
             assert a["verdict"] == b["verdict"], (a["variant"], a["verdict"], b["verdict"])
     half = [s for s in (mine.setting(0.5, "sgd"), ours.setting(0.5, "sgd"))]
     assert all(-0.25 <= s["slope_ci"][0] and s["slope_ci"][1] <= 0.25 for s in half)
+
+
+def test_the_law_calibration_takes_a_registered_law_as_a_correct_case():
+    """The law study's calibration asks the registry for its correct laws: the user's Student-t law
+    is one, run as the shipped ones are; a name that is no law is refused in one line."""
+    from deeplimits.studies.law import calibrate_law, correct_laws
+
+    assert "student-t5" in correct_laws() and {"uniform", "gaussian", "rademacher"} <= set(correct_laws())
+    cal = calibrate_law(cases=["student-t5"], runs=2, draws=512, depths=(4, 8, 16), fine=64)
+    [row] = cal.cases
+    assert row["case"] == "student-t5" and row["correct"] and sum(row["counts"].values()) == 2
+    with pytest.raises(ParameterError) as e:
+        calibrate_law(cases=["no-such-law"], runs=1)
+    _one_line(e, "cases", "no-such-law")

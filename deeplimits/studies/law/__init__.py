@@ -34,7 +34,7 @@ _WHERE = {
     **dict.fromkeys(("LawResult", "weak_estimates"), "result"),
     **dict.fromkeys(("report_lines", "fit_line"), "report"),
     "plot_law": "plots",
-    **dict.fromkeys(("calibrate_law", "calibrate_fit", "synthetic_truths", "CalibrationResult", "SHIFTS", "CORRECT",
+    **dict.fromkeys(("calibrate_law", "calibrate_fit", "synthetic_truths", "CalibrationResult", "SHIFTS", "correct_laws",
                      "SYNTHETIC", "run_verdict"), "calibration"),
     **dict.fromkeys(("Fig2Plan", "plan_fig2", "Fig2Result", "limit_quartiles", "res3_ratios", "MARION"), "fig2"),
     **dict.fromkeys(("LAWS", "METHODS", "PRESETS", "DEFAULT_PRESET", "DEFAULTS", "FIG2"), "presets"),

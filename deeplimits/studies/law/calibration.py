@@ -18,11 +18,19 @@ from ..._plain import PlainData
 from ..._random import chunk_seed
 from ..._stats import wilson
 
-__all__ = ["calibrate_law", "calibrate_fit", "synthetic_truths", "CalibrationResult", "SHIFTS", "CORRECT", "SYNTHETIC",
-           "run_verdict"]
+__all__ = ["calibrate_law", "calibrate_fit", "synthetic_truths", "CalibrationResult", "SHIFTS", "correct_laws",
+           "SYNTHETIC", "run_verdict"]
 
-CORRECT = {law: dict(law=law) for law in ("uniform", "rademacher", "gaussian")}
-"""The correct laws: the verdict must not say ``disagrees`` more often than its level."""
+
+def correct_laws() -> dict:
+    """The correct laws, name -> the study's arguments: every i.i.d. law the study accepts, the
+    package's and those a user registered (:func:`~.inputs.iid_laws`); the verdict must not say
+    ``disagrees`` on them more often than its level."""
+    from .inputs import iid_laws
+
+    return {law: dict(law=law) for law in iid_laws()}
+
+
 SHIFTS = {
     "uniform, mean 0.3/sqrt(d)": dict(law="uniform", shift=(0.3, 1.0)),
     "uniform, variance 1.2/d": dict(law="uniform", shift=(0.0, 1.2)),
@@ -74,15 +82,21 @@ class CalibrationResult(PlainData):
 def calibrate_law(*, cases: Sequence[str] | None = None, runs: int = 50, draws: int = 16384,
                   depths: Sequence[int] = (4, 8, 16, 32), fine: int = 128, width: int = 4, seed: int = 0,
                   progress=None, keep=None) -> CalibrationResult:
-    """Run every case of :data:`CORRECT` and :data:`SHIFTS` (or those named in ``cases``) ``runs``
+    """Run every case of :func:`correct_laws` and :data:`SHIFTS` (or those named in ``cases``) ``runs``
     times at these sizes and count the verdicts; ``progress`` (``None`` or a function) is called
     with 1 after each run, ``keep`` (``None`` or a function) with the case's name and each run's
     fit (a long calibration loses no finished run)."""
     from .fit import VERDICTS
     from .study import plan_law
 
-    table = {**CORRECT, **SHIFTS}
+    from ...errors import ParameterError
+
+    table = {**correct_laws(), **SHIFTS}
     names = list(table) if cases is None else list(cases)
+    unknown = [n for n in names if n not in table]
+    if unknown:
+        raise ParameterError("cases", f"cases must name registered i.i.d. laws or cases of SHIFTS ({', '.join(table)}); "
+                                      f"got {unknown[0]!r:.60}")
     out = []
     for name in names:
         counts, rates, tables = dict.fromkeys(VERDICTS, 0), [], []
@@ -98,7 +112,7 @@ def calibrate_law(*, cases: Sequence[str] | None = None, runs: int = 50, draws: 
             if progress is not None:
                 progress(1)
         k = counts["disagrees"]
-        out.append({"case": name, "correct": name in CORRECT, "counts": counts, "disagrees": k / runs,
+        out.append({"case": name, "correct": name not in SHIFTS, "counts": counts, "disagrees": k / runs,
                     "interval": list(wilson(k, runs)), "rates": rates, "tables": tables})
     return CalibrationResult({"runs": runs, "draws": draws, "depths": list(depths), "fine": fine, "width": width,
                               "seed": seed}, out)

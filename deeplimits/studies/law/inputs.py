@@ -18,17 +18,25 @@ import torch
 
 from ...errors import ParameterError
 
-__all__ = ["law_of", "block_of", "phis_of"]
+__all__ = ["law_of", "block_of", "phis_of", "iid_laws"]
+
+
+def iid_laws() -> tuple:
+    """The registered drivers the law study accepts by name: the i.i.d. laws with a ``from_normal``
+    hook, the package's and any a user registered."""
+    from ...paths import Driver, driver_class, registered_drivers
+
+    return tuple(n for n in registered_drivers() if driver_class(n).independent
+                 and driver_class(n).from_normal is not Driver.from_normal)
 
 
 def law_of(law):
     """The driver of ``law`` (a registered name or a :class:`~deeplimits.paths.Driver` whose class
     is registered), checked (module docstring)."""
-    from ...paths import Driver, driver_class, driver_spec, make_driver, registered_drivers
+    from ...paths import Driver, driver_spec, make_driver, registered_drivers
     from ... import _validate as V_
 
-    laws = tuple(n for n in registered_drivers() if driver_class(n).independent
-                 and driver_class(n).from_normal is not Driver.from_normal)  # the i.i.d. laws with the hook
+    laws = iid_laws()
     if isinstance(law, Driver):
         drv = law
     elif isinstance(law, str) and law in registered_drivers():  # a driver that is no law: said below, in words
