@@ -18,12 +18,13 @@ def _class(kind: str):
     from .law.fig2 import Fig2Result
     from .law.result import LawResult
     from .scaling.result import ScalingResult
+    from .scaling_conv.result import ConvScalingResult
     from .shapes.result import ShapesResult
     from .trained_limit.result import TrainedLimitResult
     from .transfer.result import TransferResult
 
     table = {c.__name__: c for c in (ConvergenceResult, LawResult, Fig2Result, TransferResult, TrainedLimitResult,
-                                     ScalingResult, ShapesResult)}
+                                     ScalingResult, ShapesResult, ConvScalingResult)}
     return table.get(kind)
 
 

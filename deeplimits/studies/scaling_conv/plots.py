@@ -81,14 +81,15 @@ def _scaling_panel(ax, name: str, fam: list) -> None:
     ax.legend(fontsize=6)
 
 
-def plot_conv_scaling(families, path: str | None = None, *, ax=None):
+def plot_conv_scaling(families, path: str | None = None, *, ax=None, results=()):
     """The two rows of the module docstring for ``families`` (``{name: [ConvWeightDiagnostics, one
     per depth]}``, at most four names drawn), written to ``path`` when given (``ax``: ``2 x n``
-    matplotlib Axes to draw into instead of a new figure)."""
+    matplotlib Axes to draw into instead of a new figure; ``results``: those the families come from,
+    carried by the PNG with what they read, :mod:`deeplimits._figure_data`)."""
     families = dict(list(_families(families).items())[:4])
     n = len(families)
     fig, axes = new_figure(2, n, (4.6 * n, 7.2), path, ax)
     for j, (name, fam) in enumerate(families.items()):
         _layer_panel(axes[0][j], name, fam)
         _scaling_panel(axes[1][j], name, fam)
-    return save_figure(fig, path)
+    return save_figure(fig, path, results)

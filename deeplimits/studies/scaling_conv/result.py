@@ -78,6 +78,18 @@ class ConvScalingResult(PlanResult):
         """The verdict of the steps on the inner kernels ``A`` (where beta is read)."""
         return self.verdicts["A"]["hypothesis"]
 
+    def readings(self) -> dict:
+        """What its figure shows: per kernel drawn (``delta``, ``A``) the verdict of the steps, read
+        again from the records by today's rule (:func:`~deeplimits.diagnostics.scaling_exponents`)."""
+        from ...diagnostics import scaling_exponents
+
+        live = [r for r in self.records if r["finite"]]
+        out = {}
+        for name in ("delta", "A"):
+            fam = conv_family(live, name)
+            out[name] = scaling_exponents(fam).hypothesis if len({d.depth for d in fam}) > 1 else None
+        return out
+
     def points(self) -> list[dict]:
         """The measured points, one tidy row each (:mod:`~deeplimits.studies._shared.points`): per
         depth, the means over seeds (with their standard errors) of the accuracies and of each
@@ -107,4 +119,5 @@ class ConvScalingResult(PlanResult):
         from .plots import plot_conv_scaling
 
         live = [r for r in self.records if r["finite"]]
-        return plot_conv_scaling({name: conv_family(live, name) for name in ("delta", "A")}, path, ax=ax)
+        return plot_conv_scaling({name: conv_family(live, name) for name in ("delta", "A")}, path, ax=ax,
+                                 results=[self])
