@@ -6,6 +6,7 @@ as runs sized to decide (deeplimits.studies.scheme_order.calibration.calibrate).
     python benchmarks/calibration_table.py --cases euler-maruyama/ou --tables 50
     python benchmarks/calibration_table.py --budget 300 --budget-tables 100 --write
     python benchmarks/calibration_table.py --cases sde --tables 50 --resume --write   # add a case
+    python benchmarks/calibration_table.py --pools benchmarks/pools --write          # draws stored, reused
 
 ``--resume`` keeps the cases already in the JSON (a crash loses no finished case; a case can be
 added later with its own number of tables) and runs only the others; with ``--redo``, the cases
@@ -55,6 +56,8 @@ def main(argv=None) -> int:
     ap.add_argument("--write", action="store_true", help="write the table into docs/schemes.md")
     ap.add_argument("--json", default=str(ROOT / "benchmarks" / "calibration.json"))
     ap.add_argument("--resume", action="store_true", help="keep the cases already in --json, run the others")
+    ap.add_argument("--pools", help="a directory of stored draws: read when it holds a case's draws (a changed "
+                    "verdict rule measured again in seconds), else drawn and stored (deeplimits.studies.scheme_order.pools)")
     ap.add_argument("--redo", action="store_true", help="with --resume: run the --cases again, replacing their rows")
     args = ap.parse_args(argv)
     command = "python benchmarks/calibration_table.py " + " ".join(argv if argv is not None else sys.argv[1:])
@@ -72,7 +75,7 @@ def main(argv=None) -> int:
     estimates.update({name: s for name, _, s in planned})
     cal = None
     for name, _, _ in planned:  # one case at a time: the table so far is written after each
-        one = calibrate([name], **kw, progress=lambda line: print(line, file=sys.stderr, flush=True))
+        one = calibrate([name], **kw, pools=args.pools, progress=lambda line: print(line, file=sys.stderr, flush=True))
         rows += one.to_dict()["rows"]
         cal = type(one)(rows, one.level, one.shifts)
         pathlib.Path(args.json).write_text(json.dumps(
@@ -87,6 +90,12 @@ def main(argv=None) -> int:
             f" (seed {args.seed}, on a shared 2-core machine). Each case's CPU seconds against the time model "
             "that `deeplimits order --calibrate --dry-run` prints:\n\n"
             "| case | tables | CPU seconds | estimated | ratio |\n|---|---|---|---|---|\n" + times)
+    from deeplimits.studies.scheme_order.sized import rule_fingerprint
+
+    rule = rule_fingerprint()
+    older = [r["case"] for r in cal.to_dict()["rows"] if r.get("rule") != rule]
+    text += (f"\n\nEvery row was read by the verdict rule of today (`rule_fingerprint()` {rule})." if not older else
+             f"\n\nRead by an older verdict rule than today's ({rule}), to be measured again: {', '.join(older)}.")
     print(text)
     if args.write:
         doc = DOC.read_text()

@@ -55,6 +55,7 @@ def test_a_network_regimes_pool_reports_its_draws():
     assert any("pool: 24 of 24 draws" in line for line in lines)
 
 
+@pytest.mark.slow
 def test_the_table_script_resumes_and_redoes_a_case(tmp_path, capsys):
     """benchmarks/calibration_table.py: ``--resume`` keeps a finished case, ``--redo`` replaces its
     row (say, with runs sized to decide), ``--redo`` alone is refused in one line."""
@@ -79,3 +80,39 @@ def test_the_table_script_resumes_and_redoes_a_case(tmp_path, capsys):
     with pytest.raises(SystemExit):
         script.main([*base, "--redo"])
     assert "--redo: needs --resume and --cases" in capsys.readouterr().err
+
+
+def test_stored_draws_are_read_back_and_a_changed_rule_reads_the_same_draws(tmp_path):
+    """``calibrate(..., pools=DIR)`` (``calibration_table.py --pools``): a case's draws are drawn
+    once and stored with their CPU seconds; a second calibration reads them back (the same counts,
+    no new draw, the stored seconds counted as if drawn); a stored file whose declared shape is not
+    the request's is drawn again, never trusted; the key follows the engine's code, not the rule's."""
+    import dataclasses
+
+    import numpy as np
+
+    from deeplimits.studies.scheme_order.pools import PoolStore, engine_fingerprint
+
+    base = C.scheme_case("euler-maruyama", "ou", depths=(4, 8, 16, 32), draws=16)
+    calls = []
+
+    def sample(n, seed):
+        calls.append((n, seed))
+        return base.sample(n, seed)
+
+    case = dataclasses.replace(base, sample=sample)
+    kw = dict(tables=2, pool_factor=2, shifts=(0.1,), seed=0, budget=0.5, budget_tables=1, pools=tmp_path)
+    first = C.calibrate([case], **kw)
+    drawn = list(calls)
+    assert drawn and len(list(tmp_path.glob("*.npy"))) == len(set(drawn))
+    again = C.calibrate([case], **kw)
+    assert calls == drawn  # nothing drawn the second time
+    assert again.rows[0].counts == first.rows[0].counts and again.rows[0].budget_counts == first.rows[0].budget_counts
+    assert again.rows[0].seconds >= 0.5 * first.rows[0].seconds  # the stored draws' seconds are counted
+    store = PoolStore(tmp_path)
+    path = tmp_path / store.key(case, 48, 0)
+    np.save(path, np.zeros((100, 3)))  # a file that does not hold what its name promises
+    assert store.sample(case, 48, 0).shape == (48, 4) and store.misses == 1 and calls[-1] == (48, 0)
+    assert store.sample(case, 48, 0).shape == (48, 4) and store.hits == 1
+    assert store.key(case, 48, 0) != store.key(case, 48, 1) != store.key(dataclasses.replace(case, depths=(4, 8)), 48, 1)
+    assert len(engine_fingerprint()) == 16

@@ -242,3 +242,32 @@ def test_more_draws_may_need_the_term_after_the_next():
                         cov=np.array(data["table_16384"]["cov"])[:5, :5], reference=data["reference"],
                         remainder=Term(2.0))
     assert sub.further is None and "term after it" not in sub.note
+
+
+def test_an_exponent_whose_term_leads_only_deeper_is_not_told_agrees():
+    """The equivalence test's interval holds every leading exponent the data allow, its term leading
+    at these depths or deeper (up to half the nested reference's grid). On a real table of the fBm
+    regime at H = 0.75 (256 draws, seed 5, tests/data/fbm_h075_seed5.npz) with its errors made to fall
+    0.1 slower, the true leading exponent 0.4 leads only from depth about 1,100: the interval of the
+    exponents that lead at 512 alone, [0.454, 0.571], lay within 0.1 of the declared 1/2 and the
+    verdict read `agrees` (in 98 of 200 such tables, where the test promises at most 5%). It must
+    include 0.4 and refuse `agrees`; the correct table must not read `disagrees`."""
+    import pathlib
+
+    from deeplimits.studies import _fit_core as F
+    from deeplimits.studies.equivalence import EQUIVALENCE_LEVEL, interval_chi
+    from deeplimits.studies.scheme_order.cases import regime_case
+    from deeplimits.studies.scheme_order.sized import table_result
+
+    errors = np.load(pathlib.Path(__file__).parent / "data" / "fbm_h075_seed5.npz")["errors"]
+    case = regime_case("fbm", hurst=0.75)
+    L0 = np.asarray(case.depths, dtype=float)
+    slower = table_result(case, errors * (L0 / L0[0]) ** 0.1, margin=0.1)
+    L, b, w, corr = slower.fit.data
+    chi = interval_chi(EQUIVALENCE_LEVEL)
+    old = F.exponent_interval(L, b, w, corr, slower.fit.read_terms, slower.fit.reference, chi, leads=True)
+    new = F.exponent_interval(L, b, w, corr, slower.fit.read_terms, slower.fit.reference, chi)
+    assert 0.4 < old[0] and old[1] < 0.6  # the defect: within the margin
+    assert new[0] < 0.4 < new[1] and new[2]
+    assert slower.verdict != "agrees"
+    assert table_result(case, errors, margin=0.1).verdict != "disagrees"

@@ -278,9 +278,10 @@ def _fit(L, e, terms, cov, reference, slope, level, remainder) -> ExpansionFit:
         # and the term after it, where two degrees of freedom are left to test that (with one, four terms of
         # free signs mimic a wrong order: Euler-Maruyama declared order 1 on five depths fits)
         if q >= 4 and (p_next < level / 2 or (exp_next and exp_next[0] < level / 2)):
-            p_two, exp_two = _extended(L, b, w, corr, (*ext, beyond(terms, remainder)), reference, q - 2, level)
+            after = beyond(terms, remainder)
+            p_two, exp_two = _extended(L, b, w, corr, (*ext, after), reference, q - 2, level)
             if p_two >= level / 2 and not (exp_two and exp_two[0] < level / 2):
-                p_next, exp_next, further = p_two, exp_two, beyond(terms, remainder)
+                p_next, exp_next, further = p_two, exp_two, after
     slope = power_law_slope(L, e, cov) if slope is None else slope
     nxt = next_text(remainder, further)
     verdict, note = _verdict(terms, coef, se, start, L[-1], p, q, level, nxt, p_next, exp, exp_next)

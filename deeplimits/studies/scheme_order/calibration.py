@@ -35,7 +35,7 @@ from ..expansion_fit import LEVEL, VERDICTS
 from .presets import DEFAULTS
 from .cases import CASES, Case, choose, regime_case, scheme_case  # noqa: F401 - the cases, public here too
 from .result import Calibration, CalibrationRow
-from .sized import _key, _readings, sized_tables, table_verdict
+from .sized import _key, _readings, rule_fingerprint, sized_tables, table_verdict
 
 __all__ = ["Case", "CASES", "scheme_case", "regime_case", "calibrate", "plan_calibration", "SHIFTS", "MAX_TABLES",
            "table_verdict"]
@@ -50,7 +50,7 @@ about 3.5 hours per case on one core."""
 
 def calibrate(cases=None, *, tables: int = DEFAULTS["tables"], pool_factor: int | None = None,
               shifts=SHIFTS, seed: int = 0, budget: float | None = None, budget_tables: int | None = None,
-              budget_cases=None, progress: Callable[[str], None] | None = None) -> Calibration:
+              budget_cases=None, progress: Callable[[str], None] | None = None, pools=None) -> Calibration:
     """Measure the size and power of the verdict on ``cases`` (names of :data:`CASES`, or
     :class:`Case` objects; default all): ``tables`` tables per reading, taken from a pool of
     ``pool_factor * draws`` draws computed once with ``seed`` (default ``pool_factor = tables``:
@@ -58,20 +58,24 @@ def calibrate(cases=None, *, tables: int = DEFAULTS["tables"], pool_factor: int 
     (default ``tables``) runs sized to decide of each case (of ``budget_cases``, names among
     ``cases``, when given). Every size is checked first (:func:`plan_calibration`).
     ``progress`` is called with a line as each case's pool is drawn, every quarter of its tables,
-    and when it ends."""
+    and when it ends. ``pools``: a directory of stored draws (:class:`~.pools.PoolStore`): a case's
+    draws are read from it when it holds them (a changed verdict rule measured again in seconds),
+    else drawn and stored."""
     from ... import _validate as V_
+    from .pools import PoolStore
 
     shifts = [V_.real("shifts", s, low=0.0, low_open=True, high=1.0) for s in shifts]
     chosen = plan_calibration(cases, tables=tables, pool_factor=pool_factor, seed=seed, shifts=len(shifts),
                               budget=budget, budget_tables=budget_tables, budget_cases=budget_cases)
     progress = V_.callback("progress", progress)
+    store = PoolStore(pools) if pools is not None else None
     rows = []
     for name, case, estimate in chosen:
         say = (lambda line: progress(f"{name}: {line}")) if progress is not None else None
         row = calibrate_case(dataclasses.replace(case, name=name), tables, pool_factor or tables, shifts, seed,
-                             progress=say)
+                             progress=say, store=store)
         if budget is not None and (budget_cases is None or name in budget_cases):
-            sized_tables(row, case, budget_tables or tables, shifts, seed, budget, say)
+            sized_tables(row, case, budget_tables or tables, shifts, seed, budget, say, store=store)
         rows.append(row)
         if say is not None:
             say(f"disagrees {100 * row.size:.1f}% of {row.tables} tables, agrees {100 * row.rate('0.0', 'agrees'):.0f}% "
@@ -118,8 +122,9 @@ def plan_calibration(cases=None, *, tables: int = DEFAULTS["tables"], pool_facto
 
 
 def calibrate_case(case: Case, tables: int, pool_factor: int, shifts, seed: int, *,
-                   progress: Callable[[str], None] | None = None) -> CalibrationRow:
-    """The verdicts of ``tables`` tables of ``case`` at each reading (module docstring)."""
+                   progress: Callable[[str], None] | None = None, store=None) -> CalibrationRow:
+    """The verdicts of ``tables`` tables of ``case`` at each reading (module docstring); ``store``:
+    a :class:`~.pools.PoolStore` the pool is read from or stored in."""
     from ..._random import single_threaded_torch
 
     t0 = time.process_time()  # CPU seconds of this process: the time model's unit, whatever the load
@@ -130,9 +135,10 @@ def calibrate_case(case: Case, tables: int, pool_factor: int, shifts, seed: int,
             said[0] = time.process_time()
             progress(f"pool: {done} of {n_pool} draws ({said[0] - t0:.0f} s of CPU)")
 
+    sample = case.sample if store is None else (lambda n, s, **kw: store.sample(case, n, s, **kw))
+    reused0 = store.reused_seconds if store is not None else 0.0
     with single_threaded_torch():
-        pool = np.asarray(case.sample(n_pool, seed, progress=drawn) if case.progressive else case.sample(n_pool, seed),
-                          dtype=float)
+        pool = np.asarray(sample(n_pool, seed, progress=drawn) if case.progressive else sample(n_pool, seed), dtype=float)
     pool = pool[np.isfinite(pool).all(1)]
     if progress is not None:
         progress(f"pool of {len(pool)} draws in {time.process_time() - t0:.0f} s of CPU; {tables} tables")
@@ -148,8 +154,9 @@ def calibrate_case(case: Case, tables: int, pool_factor: int, shifts, seed: int,
         counts[_key(shift, margin)] = tally
         if progress is not None and k % max(1, len(_readings(shifts)) // 4) == 0:
             progress(f"reading {k + 1} of {len(_readings(shifts))} ({time.process_time() - t0:.0f} s of CPU)")
+    reused = store.reused_seconds - reused0 if store is not None else 0.0  # the stored draws' CPU seconds, as if drawn
     return CalibrationRow(case.name, case.order.expansion_text, list(case.depths), case.draws, len(pool), tables,
-                          counts, time.process_time() - t0)
+                          counts, time.process_time() - t0 + reused, rule=rule_fingerprint())
 
 
 def _pick(rng, n_pool: int, n: int, i: int) -> np.ndarray:

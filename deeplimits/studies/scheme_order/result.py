@@ -70,6 +70,9 @@ class CalibrationRow(PlainData):
     """As :attr:`counts`, for the runs sized to decide."""
     budget_draws: float | None = None
     """The mean draws at which a correct scheme's run sized to decide ended."""
+    rule: str | None = None
+    """The verdict rule that read the tables (:func:`~.sized.rule_fingerprint`; ``None``: recorded
+    before rows named their rule)."""
 
     def rate(self, key, verdict: str, counts: dict | None = None) -> float:
         """The fraction of tables of ``key`` (a shift, or :func:`_key`'s text) told ``verdict``."""

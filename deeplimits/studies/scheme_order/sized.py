@@ -113,20 +113,22 @@ def _dump(node) -> str:
 
 
 def sized_tables(row, case, tables: int, shifts, seed: int, budget: float,
-                 progress: Callable[[str], None] | None = None) -> None:
+                 progress: Callable[[str], None] | None = None, store=None) -> None:
     """Fill ``row``'s ``budget``, ``budget_counts`` and ``budget_draws`` (the mean draws at which a
     correct scheme's run ended) with ``tables`` runs of
     ``case`` sized to decide within ``budget`` seconds (stages from the case's time model); run
-    ``t`` draws its stage ``i`` with the seed ``mix_seed(mix_seed(seed + 1, t), i)``."""
+    ``t`` draws its stage ``i`` with the seed ``mix_seed(mix_seed(seed + 1, t), i)`` (read from
+    ``store``, a :class:`~.pools.PoolStore`, when it holds them)."""
     stages, readings = plan_stages(case.draws, case.seconds, budget), _readings(shifts)
     split, L = shares(len(stages)), np.asarray(case.depths, dtype=float)
     counts = {_key(s, m): dict.fromkeys(VERDICTS, 0) for s, m in readings}
-    used, t0 = [], time.process_time()  # the draws at which the correct scheme's run ended; CPU seconds
+    sample = case.sample if store is None else (lambda n, s: store.sample(case, n, s))
+    used, t0, reused = [], time.process_time(), store.reused_seconds if store is not None else 0.0  # the draws at which the correct scheme's run ended; CPU seconds
     for t in range(tables):
         errors, pending = np.empty((0, len(L))), list(readings)
         for i, n in enumerate(stages):
             with single_threaded_torch():
-                new = np.asarray(case.sample(n - len(errors), mix_seed(mix_seed(seed + 1, t), i)), dtype=float)
+                new = np.asarray(sample(n - len(errors), mix_seed(mix_seed(seed + 1, t), i)), dtype=float)
             errors = np.concatenate([errors, new[np.isfinite(new).all(1)]])
             for shift, margin in list(pending):
                 verdict = table_verdict(case, errors * (L / L[0]) ** -shift, margin=margin, share=split[i])
@@ -140,4 +142,4 @@ def sized_tables(row, case, tables: int, shifts, seed: int, budget: float,
         if progress is not None and (t + 1) % max(1, tables // 4) == 0:
             progress(f"{t + 1} of {tables} sized runs ({time.process_time() - t0:.0f} s of CPU)")
     row.budget, row.budget_counts, row.budget_draws = budget, counts, float(np.mean(used))
-    row.seconds += time.process_time() - t0
+    row.seconds += time.process_time() - t0 + (store.reused_seconds - reused if store is not None else 0.0)
