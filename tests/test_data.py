@@ -112,6 +112,7 @@ def test_a_shared_set_is_loaded_once_per_process_and_stays_the_callers_own(monke
     assert DATASETS["digits"].shared and DATASETS["synthetic"].shared and not DATASETS["mnist"].shared
 
 
+@pytest.mark.slow
 def test_digits_is_read_without_importing_scikit_learn(tmp_path):
     """The digits file of the installed scikit-learn is read as its load_digits reads it, without
     importing scikit-learn (about a second of CPU a process)."""

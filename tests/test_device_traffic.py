@@ -148,6 +148,7 @@ def test_the_propagation_pass_moves_nothing(meta):
 
 
 @pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+@pytest.mark.slow
 def test_training_reads_the_device_per_epoch_not_per_step(meta, optimizer):
     from deeplimits.training import ResidualNetwork, train
 

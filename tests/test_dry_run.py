@@ -36,6 +36,7 @@ def _argv(name):
 
 
 @pytest.mark.parametrize("name", list(SMALL))
+@pytest.mark.slow
 def test_every_command_shows_its_plan_and_estimates_and_writes_nothing(name, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(_argv(name) + ["--dry-run"]) == 0

@@ -248,6 +248,7 @@ OWN_AXES = {"rough.png": "examples/rough.py: both networks, of which it carries 
 
 
 @pytest.mark.parametrize("name", sorted(VERDICTS - set(OWN_AXES)))
+@pytest.mark.slow
 def test_a_committed_figure_redrawn_from_its_results_has_nothing_cut_or_covered(name, tmp_path):
     """The committed figure's own results drawn again by today's code: no text past the edge (the
     sde panel's y label was), no x labels over each other (the coordinate check's were), no legend

@@ -152,6 +152,7 @@ def test_a_weights_chunk_naming_code_is_never_imported(train_run, tmp_path, evil
     assert not evil.exists() and "evilact" not in sys.modules
 
 
+@pytest.mark.slow
 def test_the_console_entry_imports_nothing_a_store_names(train_run, tmp_path):
     """``python -m deeplimits`` from inside the run directory (which puts it on sys.path), the spec
     naming ``evilact:f`` and an installed module ``this:s`` (which prints on import)."""
@@ -361,6 +362,7 @@ def law_run(tmp_path_factory):
 
 @pytest.mark.parametrize("field", ["sum", "outer", "ratios"])
 @pytest.mark.parametrize("value", [float("nan"), "x", 1e308])
+@pytest.mark.slow
 def test_a_resigned_law_task_is_left_out_and_recomputed(law_run, tmp_path, field, value, capsys):
     run = tmp_path / "run"
     shutil.copytree(law_run, run)

@@ -293,6 +293,7 @@ def test_reference_cross_references_are_links(site):
     assert not raw, raw
 
 
+@pytest.mark.slow
 def test_the_crossrefs_extension_shows_the_unresolvable_as_code():
     """A role naming nothing the reference renders (a private helper, torch) is code, not a link
     that ``--strict`` would reject; a name found is an autorefs link to where it is rendered."""

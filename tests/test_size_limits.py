@@ -194,6 +194,7 @@ def test_counts_are_arithmetic_on_the_sizes():
     assert (est.tasks, est.networks, est.chunk, est.steps) == (9, 9, 1, 5 * (3 + 1) * 16)
 
 
+@pytest.mark.slow
 def test_data_sizes_are_those_of_the_loaded_data():
     """The plans size the data sets without loading them; the table must be what a task loads."""
     names = ["digits", "synthetic"]

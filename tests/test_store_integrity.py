@@ -241,6 +241,7 @@ import os; os._exit(0)  # killed: no checkpoint, the tasks are in the write-ahea
 """
 
 
+@pytest.mark.slow
 def test_a_read_only_reader_sees_the_tasks_of_a_killed_run(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), os.path.dirname(__file__)])}
     subprocess.run([sys.executable, "-c", KILLED, str(tmp_path)], check=True, env=env, timeout=1800)  # hang guard

@@ -12,6 +12,7 @@ from deeplimits.studies.propagation import core as P
 
 @pytest.mark.parametrize("law,names", [("uniform", ("V", "W")), ("rademacher", ("V", "W")), ("uniform", ("W", "b")),
                                        ("gaussian", ("V", "W"))])
+@pytest.mark.slow
 def test_streamed_layers_are_the_drawn_weights(law, names):
     """Blocks of 4M elements (here several layers each, and a different count for W and b) are
     drawn one ahead; every layer equals the one of the sample's whole iter_weights (the same

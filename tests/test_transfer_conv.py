@@ -77,6 +77,7 @@ def test_a_seed_is_the_same_network_in_every_task_and_rate():
         assert torch.equal(pa[1], pb[0]) and torch.equal(pa[3], pa[5]) and not torch.equal(pa[0], pa[1])
 
 
+@pytest.mark.slow
 def test_the_conv_study_runs_end_to_end(tmp_path, capsys):
     out, js = tmp_path / "run", tmp_path / "r.json"
     assert main(QUICK + ["--out", str(out), "--json", str(js)]) == 0
@@ -147,6 +148,7 @@ def test_conv_flags_are_refused_with_the_mlp_presets(capsys):
     assert "--root applies only to the convolutional presets" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_seeds_split_over_tasks_give_the_same_study():
     """``chunk=1`` (one seed per task, the published preset's) joins the seeds of a depth into
     the result of ``chunk=2`` (both seeds in one task): the same networks, the same losses

@@ -80,6 +80,7 @@ def _plan(**kw):
                               "limit": 32, **kw})
 
 
+@pytest.mark.slow
 def test_the_limit_rides_in_the_store_and_the_report(tmp_path, monkeypatch):
     plan = _plan()
     assert LM.limit_settings(plan) == [(0.5, "adam"), (1.0, "adam")]  # beta = 0 has no limit to test
@@ -145,6 +146,7 @@ def test_bad_families_are_refused(change, text):
         depth_lr(0.5, 8, 1.0, "sgd", exponent=float("nan"))
 
 
+@pytest.mark.slow
 def test_the_limit_through_the_command_line(tmp_path, capsys):
     argv = ["transfer", "--preset", "quick", "--depths", "2,4,8,16", "--lrs=-1,1", "--seeds", "3", "--width", "2",
             "--samples", "16", "--epochs", "1", "--batch-size", "16", "--betas", "1", "--optimizer", "adam",

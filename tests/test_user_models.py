@@ -137,6 +137,7 @@ def test_the_trained_limit_of_the_user_block():
     assert verdicts == {"gated": "common limit", "gated-laplace": "no common limit"}, r.report()
 
 
+@pytest.mark.slow
 def test_the_law_of_the_user_block_driver_and_test_function():
     """The user's Laplace law through the user's block, with the user's test function beside a
     built-in one: not told no at a small size; with the mean shifted, told no."""
