@@ -57,7 +57,7 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=str(ROOT / "benchmarks" / "calibration.json"))
     ap.add_argument("--resume", action="store_true", help="keep the cases already in --json, run the others")
     ap.add_argument("--pools", help="a directory of stored draws: read when it holds a case's draws (a changed "
-                    "verdict rule measured again in seconds), else drawn and stored (deeplimits.studies.scheme_order.pools)")
+                    "verdict rule measured again in minutes), else drawn and stored (deeplimits.studies.scheme_order.pools)")
     ap.add_argument("--redo", action="store_true", help="with --resume: run the --cases again, replacing their rows")
     args = ap.parse_args(argv)
     command = "python benchmarks/calibration_table.py " + " ".join(argv if argv is not None else sys.argv[1:])

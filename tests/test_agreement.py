@@ -184,3 +184,21 @@ def test_law_never_agrees_with_a_weak_rate_of_one_half(tmp_path):
         for p in range(len(table) // K):
             sl = slice(p * K, (p + 1) * K)
             assert fit_weak(depths, table[sl], cov[sl, sl])["verdict"] != "agrees", p
+
+
+def test_against_an_exact_reference_a_term_leading_only_deeper_still_counts():
+    """Against an exact reference the equivalence interval holds every shift whose leading
+    coefficient is positive: that term leads from some depth on. Errors 0.03 L^-0.4 + L^-0.9 +
+    2 L^-1.4 (true leading exponent 0.4, its term leading only from depth about 2,000) read by the
+    declared 1/2 + 1 + 3/2: the exponents that lead at 512 alone give [0.472, 0.577], within 0.1
+    of 1/2 (the former rule's `agrees`); today's interval reaches 0.4."""
+    from deeplimits.studies._fit_core import exponent_interval
+    from deeplimits.studies.equivalence import EQUIVALENCE_LEVEL, interval_chi
+
+    e = 0.03 * L ** -0.4 + L ** -0.9 + 2.0 * L ** -1.4
+    fit = fit_expansion(L, e, EM, stderr=0.003 * e)
+    chi = interval_chi(EQUIVALENCE_LEVEL)
+    old = exponent_interval(*fit.data, fit.read_terms, fit.reference, chi, leads=True)
+    new = exponent_interval(*fit.data, fit.read_terms, fit.reference, chi)
+    assert fit.reference is None and 0.4 < old[0] and old[1] < 0.6
+    assert new[0] < 0.4 < new[1] and fit.verdict != "agrees"

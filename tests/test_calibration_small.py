@@ -85,13 +85,17 @@ def test_the_table_script_resumes_and_redoes_a_case(tmp_path, capsys):
 def test_stored_draws_are_read_back_and_a_changed_rule_reads_the_same_draws(tmp_path):
     """``calibrate(..., pools=DIR)`` (``calibration_table.py --pools``): a case's draws are drawn
     once and stored with their CPU seconds; a second calibration reads them back (the same counts,
-    no new draw, the stored seconds counted as if drawn); a stored file whose declared shape is not
-    the request's is drawn again, never trusted; the key follows the engine's code, not the rule's."""
+    no new draw, the stored seconds counted as if drawn); a stored file that does not declare
+    exactly the request's shape, or is damaged, is drawn again, never trusted; a case without an
+    ident is never stored; the key follows the engine's code, not the rule's."""
     import dataclasses
+    import json
+    import pathlib
+    import shutil
 
     import numpy as np
 
-    from deeplimits.studies.scheme_order.pools import PoolStore, engine_fingerprint
+    from deeplimits.studies.scheme_order.pools import PoolStore, code_fingerprint
 
     base = C.scheme_case("euler-maruyama", "ou", depths=(4, 8, 16, 32), draws=16)
     calls = []
@@ -105,14 +109,32 @@ def test_stored_draws_are_read_back_and_a_changed_rule_reads_the_same_draws(tmp_
     first = C.calibrate([case], **kw)
     drawn = list(calls)
     assert drawn and len(list(tmp_path.glob("*.npy"))) == len(set(drawn))
+    for side in tmp_path.glob("*.json"):  # the stored seconds are what a read-back row counts
+        side.write_text(json.dumps({"seconds": 1000.0}))
     again = C.calibrate([case], **kw)
     assert calls == drawn  # nothing drawn the second time
     assert again.rows[0].counts == first.rows[0].counts and again.rows[0].budget_counts == first.rows[0].budget_counts
-    assert again.rows[0].seconds >= 0.5 * first.rows[0].seconds  # the stored draws' seconds are counted
+    assert again.rows[0].seconds >= 1000.0 * len(drawn)
     store = PoolStore(tmp_path)
     path = tmp_path / store.key(case, 48, 0)
-    np.save(path, np.zeros((100, 3)))  # a file that does not hold what its name promises
-    assert store.sample(case, 48, 0).shape == (48, 4) and store.misses == 1 and calls[-1] == (48, 0)
-    assert store.sample(case, 48, 0).shape == (48, 4) and store.hits == 1
-    assert store.key(case, 48, 0) != store.key(case, 48, 1) != store.key(dataclasses.replace(case, depths=(4, 8)), 48, 1)
-    assert len(engine_fingerprint()) == 16
+    for bad in (np.zeros((100, 3)), np.zeros((10, 4)), np.zeros((48, 4), dtype=np.float32)):
+        np.save(path, bad)  # a file that does not hold what its name promises
+        assert store.sample(case, 48, 0).shape == (48, 4) and calls[-1] == (48, 0)
+        calls.pop()
+    path.write_bytes(path.read_bytes()[:200])  # damaged
+    path.with_suffix(".json").write_text("NaN")
+    assert store.sample(case, 48, 0).shape == (48, 4) and calls.pop() == (48, 0) and store.misses == 4
+    path.with_suffix(".json").write_text('{"seconds": Infinity}')
+    assert store.sample(case, 48, 0).shape == (48, 4) and store.hits == 1 and store.reused_seconds == 0.0
+    keys = {store.key(case, 48, 0), store.key(case, 48, 1), store.key(dataclasses.replace(case, depths=(4, 8)), 48, 0),
+            store.key(dataclasses.replace(case, ident=case.ident + " width=2"), 48, 0)}
+    assert len(keys) == 4 and store.key(dataclasses.replace(case, ident=None), 48, 0) is None
+    # the engine's code is in the key, the verdict's rule is not
+    pkg = tmp_path / "copy" / "deeplimits"
+    shutil.copytree(pathlib.Path(C.__file__).parents[2], pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    before = code_fingerprint(pkg)
+    (pkg / "studies" / "_fit_core.py").write_text((pkg / "studies" / "_fit_core.py").read_text() + "\nX = 1\n")
+    assert code_fingerprint(pkg) == before
+    (pkg / "studies" / "scheme_order" / "cases.py").write_text(
+        (pkg / "studies" / "scheme_order" / "cases.py").read_text() + "\nX = 1\n")
+    assert code_fingerprint(pkg) != before

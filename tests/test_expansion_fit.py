@@ -269,5 +269,6 @@ def test_an_exponent_whose_term_leads_only_deeper_is_not_told_agrees():
     new = F.exponent_interval(L, b, w, corr, slower.fit.read_terms, slower.fit.reference, chi)
     assert 0.4 < old[0] and old[1] < 0.6  # the defect: within the margin
     assert new[0] < 0.4 < new[1] and new[2]
+    assert 0.30 < new[0] < 0.34  # its end: where the term no longer leads by depth 4096, half the reference's grid
     assert slower.verdict != "agrees"
     assert table_result(case, errors, margin=0.1).verdict != "disagrees"

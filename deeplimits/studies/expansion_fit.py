@@ -28,7 +28,9 @@ Given the mean errors ``e_j`` at depths ``L_j``, their covariance ``S`` (or stan
   ``delta`` and refitted gives the profile statistic ``T(delta)``, and ``(T(0) - min T) / g``, with
   ``g`` the robust (sandwich) variance of the shift over its naive one under the correlation of
   the depths, is a chi-square on 1 degree of freedom under the declared exponent; only shifts
-  whose leading term still leads count. Its inversion at 95% is the exponent's profile interval;
+  whose leading term still leads at the deepest depth count. Its inversion at 95%, over the shifts
+  whose leading term leads there or deeper, is the exponent's profile interval
+  (:func:`~deeplimits.studies._fit_core.exponent_interval`);
 * reports the coefficients with 95% intervals, the depth from which the leading term is at
   least half of the fitted error (``|c_0 f_0| >= sum_i>0 |c_i f_i|``), the local slopes between
   successive depths and the single power-law slope, each with a 95% interval (delta method on

@@ -72,8 +72,8 @@ def calibrate(cases=None, *, tables: int = DEFAULTS["tables"], pool_factor: int 
     rows = []
     for name, case, estimate in chosen:
         say = (lambda line: progress(f"{name}: {line}")) if progress is not None else None
-        row = calibrate_case(dataclasses.replace(case, name=name), tables, pool_factor or tables, shifts, seed,
-                             progress=say, store=store)
+        case = dataclasses.replace(case, name=name)
+        row = calibrate_case(case, tables, pool_factor or tables, shifts, seed, progress=say, store=store)
         if budget is not None and (budget_cases is None or name in budget_cases):
             sized_tables(row, case, budget_tables or tables, shifts, seed, budget, say, store=store)
         rows.append(row)

@@ -6,6 +6,7 @@ draws (:attr:`Case.sample`)."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Callable
 
 import numpy as np
@@ -41,6 +42,10 @@ class Case:
     progressive: bool = False
     """Whether :attr:`sample` also takes ``progress=`` (called with the draws done after each chunk:
     a network regime's pool takes minutes)."""
+    ident: str | None = dataclasses.field(default=None, compare=False)
+    """Everything its draws depend on besides the draws and the seed (the builder's arguments and
+    plan, as text): what a store of draws keys them by (:class:`~.pools.PoolStore`; ``None``: a
+    case whose draws are never stored)."""
 
 
 def scheme_case(scheme: str, problem: str, *, hurst: float | None = None, width: int | None = None,
@@ -68,7 +73,9 @@ def scheme_case(scheme: str, problem: str, *, hurst: float | None = None, width:
         return order_seconds(p.d, p.m, depths, n, grid, min(n, 4096), p.exact is not None)
 
     h = f" H={hurst:g}" if hurst is not None else ""
-    return Case(f"{scheme}/{problem}{h}", tuple(depths), draws, s.order, None if p.exact else grid, sample, seconds)
+    ident = f"scheme_case({scheme!r}, {problem!r}, hurst={hurst!r}, width={width!r}, depths={tuple(depths)}, grid={grid})"
+    return Case(f"{scheme}/{problem}{h}", tuple(depths), draws, s.order, None if p.exact else grid, sample, seconds,
+                ident=ident)
 
 
 def regime_case(regime: str, **options) -> Case:
@@ -95,8 +102,9 @@ def regime_case(regime: str, **options) -> Case:
         return convergence_seconds(dataclasses.replace(plan, draws=n))
 
     name = regime + "".join(f" {k}={v:g}" if isinstance(v, float) else f" {k}={v}" for k, v in options.items())
+    ident = f"regime_case({regime!r}, {json.dumps(plan.to_dict(), sort_keys=True, default=str)})"
     return Case(name, plan.depths, plan.draws, pair.order, plan.reference if pair.rough else None, sample, seconds,
-                progressive=True)
+                progressive=True, ident=ident)
 
 
 def _cases() -> dict:
