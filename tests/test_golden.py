@@ -55,11 +55,12 @@ INTENDED: dict[str, dict] = {
     # issue 37: an agreement needs the data to pin the leading exponent down (3 depths do not); issue 52: it is
     # shown within a margin of the declared exponent, and the note says how many draws would show it
     # (against a nested reference the profile no longer takes a shift whose leading term the reference
-    # cannot see: the intervals of these three-depth runs moved, their verdicts did not)
+    # cannot see: the intervals of these three-depth runs moved, their verdicts did not; and the interval
+    # holds the exponents whose term leads deeper than the deepest depth too: their lower ends moved down)
     "inside-sde": {"verdict": _EVIDENCE, "verdict_note": _margin(
-        "exponent -0.025, 90% interval [-0.216, 0.738] not inside 0.5 +- 0.1", 1457)},
+        "exponent -0.025, 90% interval [-0.500, 0.738] not inside 0.5 +- 0.1", 2451)},
     "sde": {"verdict": _EVIDENCE, "verdict_note": _margin(
-        "exponent 0.270, 90% interval [0.207, 1.056] not inside 0.5 +- 0.1", 1154)},
+        "exponent 0.270, 90% interval [0.180, 1.056] not inside 0.5 +- 0.1", 1230)},
     # issue 37: too little evidence is a verdict of its own, "insufficient evidence" (it was null), and the
     # note says how many depths a test needs
     "inside-sde-drift": {"verdict": _EVIDENCE},
