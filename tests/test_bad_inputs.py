@@ -1476,6 +1476,7 @@ def test_bad_library_call(call, exc, rx, isolated, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("error,status", [(OSError("Timed out trying to connect to tcp://10.0.0.1:8786 after 3 s"), 1),
                                           (KeyboardInterrupt(), 130)])
+@pytest.mark.slow
 def test_a_run_that_fails_before_any_task_leaves_nothing(error, status, cwd, monkeypatch, capsys):
     """An unreachable scheduler (or Ctrl-C) before the first task: the run directory and store
     this command created are removed; one line."""

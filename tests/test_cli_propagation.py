@@ -101,6 +101,7 @@ def test_presets_are_the_published_protocols():
     (["phase", "--betas", "0.5,0.5"], "betas must be distinct"),
     (["phase", "--preset", "huge"], "invalid choice"),
 ])
+@pytest.mark.slow
 def test_usage_errors_are_one_line(args, message, capsys, tmp_path):
     assert main(args + ["--out", str(tmp_path / "never")] if args[-2:] != ["--preset", "huge"] else args) == 2
     err = capsys.readouterr().err.strip()

@@ -25,6 +25,7 @@ def _run(*argv, **kw):
 
 @pytest.mark.parametrize("argv", [["--help"], ["--version"], ["convergence", "--help"], ["stability", "--help"],
                                   ["phase", "--help"], ["runs", "--help"]])
+@pytest.mark.slow
 def test_help_and_version_do_not_import_torch(argv):
     code = ("import sys\nfrom deeplimits.cli import main\ntry:\n    main(%r)\nexcept SystemExit:\n    pass\n"
             "heavy = sorted(m for m in ('torch', 'numpy', 'scipy', 'pandas', 'matplotlib') if m in sys.modules)\n"

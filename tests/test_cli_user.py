@@ -133,6 +133,7 @@ def test_transfer_trained_limit_and_scaling_of_ones_own(home, capsys):
     assert "block 'scaled-inside'" in capsys.readouterr().out and _spec(home / "s")["arch"] == "scaled-inside"
 
 
+@pytest.mark.slow
 def test_scheme_and_problem_of_ones_own(home, capsys):
     assert main(["order", "--scheme", "mymodels:HAND_EULER", "--problem", "mymodels:GBM", "--depths", "8,16,32,64",
                  "--draws", "256", "--budget", "--out", "o"]) == 0  # sized to decide within the margin

@@ -23,6 +23,7 @@ from test_data import write_cifar  # the fake CIFAR-10 batches of the data tests
 SMALL = dict(lrs=[0.05, 0.01], betas=[0.5, 1.0], depth=4, width=2, epochs=1, batch_size=512)
 
 
+@pytest.mark.slow
 def test_a_conv_grid_resumes_after_a_failed_chunk_and_stores_its_networks(tmp_path, monkeypatch):
     plan = plan_conv_training(**SMALL)
     assert isinstance(plan, ConvTrainPlan) and plan.arch == "conv" and plan.padding == 1  # 8 x 8 digits

@@ -64,6 +64,7 @@ def test_exploding_activation_is_counted_not_raised():
     assert res.nonfinite > 0 and res.draws == 6
 
 
+@pytest.mark.slow
 def test_same_seed_same_numbers_and_table():
     a = dl.strong_convergence("sde", width=3, depths=[4, 8], draws=8, reference=32, seed=3, chunk=3)
     b = dl.strong_convergence("sde", width=3, depths=[4, 8], draws=8, reference=32, seed=3, chunk=3)

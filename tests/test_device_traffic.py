@@ -110,6 +110,7 @@ SWEEPS = {
 
 
 @pytest.mark.parametrize("name", list(SWEEPS))
+@pytest.mark.slow
 def test_the_strong_error_sweep_moves_nothing_between_host_and_device(meta, name):
     assert traffic(_sweep(SWEEPS[name], 32)) == (0, 0)
     assert traffic(_sweep(SWEEPS[name], 64)) == (0, 0)

@@ -104,6 +104,7 @@ def edit_task(run, key_part, change):
 # -- 1. nothing a stored file names is imported ------------------------------------------------------
 
 @pytest.mark.parametrize("action", ["show", "plot", "export"])
+@pytest.mark.slow
 def test_a_spec_naming_code_is_never_imported(train_run, tmp_path, evil, action, capsys):
     run = tmp_path / "run"
     shutil.copytree(train_run, run)
@@ -286,6 +287,7 @@ def test_crafted_files_cost_little_memory(tmp_path, name):
     assert int(out.split("GROWTH_KB")[1]) / 1024 < 200, out
 
 
+@pytest.mark.slow
 def test_weights_dry_run_refuses_what_the_run_refuses(tmp_path, capsys, monkeypatch):
     class Payload:
         def __reduce__(self):
@@ -329,6 +331,7 @@ ONE_LINE = {
 
 @pytest.mark.parametrize("line", list(RUNAWAY) + list(ONE_LINE))
 @pytest.mark.parametrize("dry", [True, False])
+@pytest.mark.slow
 def test_flags_are_refused_before_any_work(line, dry, tmp_path, monkeypatch, capsys):
     flag, needle = {**RUNAWAY, **ONE_LINE}[line]
     monkeypatch.chdir(tmp_path)

@@ -107,6 +107,7 @@ def test_a_pair_of_flags_says_which_is_the_default():
     assert not [name(p, a) for p, a, t in pairs if not re.search(r"\bdefault\b|without the flag", t)]
 
 
+@pytest.mark.slow
 def test_a_boolean_option_flag_states_the_setting_it_makes():
     """Each boolean regime option's flag (``--corrected``, ``--no-ito-correction``) starts, for
     each regime, with the declaration's text for the value the flag sets, and gives the default's

@@ -529,6 +529,7 @@ def _refused_file(path, needle):
 
 
 @pytest.mark.parametrize("name", CRAFTED)
+@pytest.mark.slow
 def test_crafted_pt_files_are_refused_in_one_line(tmp_path, monkeypatch, name):
     import torch
 

@@ -32,6 +32,7 @@ def test_the_law_package_end_to_end(tmp_path):
     assert r.figures(str(tmp_path)) == [str(tmp_path / "law.png")]
 
 
+@pytest.mark.slow
 def test_fig2_calibration_and_the_command(tmp_path):
     """A tiny Fig. 2, a one-run calibration, the command and its dry run."""
     f2 = plan_fig2(depths=[2, 4], draws=16, width=8).run()

@@ -31,6 +31,7 @@ def test_on_the_limits_law_differs_at_most_at_the_level(n):
     assert _wilson_upper(differs, 1000) <= 2 * LEVEL, differs
 
 
+@pytest.mark.slow
 def test_at_the_papers_size_the_limits_law_agrees_and_a_shifted_law_differs():
     """Power: at 10^4 draws the limit's law is told ``agrees`` in nearly every table (each fraction's
     90% interval is about +-0.007 inside the margin 0.05), and a law with 30% of its mass below the

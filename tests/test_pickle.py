@@ -45,6 +45,7 @@ def test_torch_save_of_a_module_round_trips(arch, kw):
 
 @pytest.mark.parametrize("regime, kw", [("sde", {}), ("ode", {"arch": "res-2"}), ("fbm", {"hurst": 0.7}),
                                         ("inside-sde", {}), ("inside-ode", {"beta": 0.5})])
+@pytest.mark.slow
 def test_pickle_of_a_pair_round_trips(regime, kw):
     p = dl.pair(regime, width=3, **kw)
     back = pickle.loads(pickle.dumps(p))

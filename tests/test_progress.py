@@ -3,6 +3,8 @@ a terminal, a resumed run starting at its stored count, ``seconds`` summed over 
 
 import json
 
+import pytest
+
 from deeplimits.cli import execution, main
 from deeplimits.cli.execution import LogProgress
 from deeplimits.runs import RunStore
@@ -36,6 +38,7 @@ def test_log_progress_writes_a_line_per_interval(capsys):
     assert len(lines) == 2
 
 
+@pytest.mark.slow
 def test_a_command_logs_progress_and_resumes_from_its_stored_count(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(execution, "LOG_INTERVAL", 0.0)  # a line per task

@@ -170,6 +170,7 @@ def test_the_corrected_network_at_any_scaling():
 
 
 
+@pytest.mark.slow
 def test_the_phase_diagram_runs_the_corrected_network_beside_the_plain_one(tmp_path):
     kw = dict(arch="res-1", draws=1, inputs=2, width=4, depth=40, seed=3)
     plain = dl.phase_diagram([0.35, 0.45], [0.2, 0.5, 0.8], **kw)

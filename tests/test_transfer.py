@@ -91,6 +91,7 @@ def test_the_batched_grid_matches_one_configuration_at_a_time():
             assert res.records[i * 2 + j]["train_loss"] == pytest.approx(alone.records[0]["train_loss"], rel=1e-9)
 
 
+@pytest.mark.slow
 def test_a_small_study_through_the_command_line(tmp_path, capsys):
     out = tmp_path / "run"
     argv = ["transfer", "--preset", "quick", "--depths", "2,4,8", "--lrs=-1,1", "--seeds", "2", "--width", "2",

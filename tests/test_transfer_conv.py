@@ -46,6 +46,7 @@ def test_the_branch_is_multiplied_by_L_to_the_minus_beta():
 
 
 @pytest.mark.parametrize("beta,optimizer", [(1.0, "sgd"), (0.5, "adam")])
+@pytest.mark.slow
 def test_the_rates_are_rescaled_by_the_predicted_power_of_L(beta, optimizer, monkeypatch):
     seen = []
     real = S_.build_optimiser

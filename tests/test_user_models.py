@@ -99,6 +99,7 @@ def test_convergence_of_the_user_path_drivers():
     assert max(mine.rate_ci[0], ours.rate_ci[0]) <= min(mine.rate_ci[1], ours.rate_ci[1])
 
 
+@pytest.mark.slow
 def test_stability_of_the_user_block_and_driver():
     """i.i.d. Laplace weights: r_h flat at beta = 1/2 (the critical scaling), like L^-1/2 at beta = 1
     (the predicted slope in the interval), growing below 1/2."""
@@ -111,6 +112,7 @@ def test_stability_of_the_user_block_and_driver():
     assert st.plan.arch == "gated-tanh" and st.plan.driver.name == "laplace"
 
 
+@pytest.mark.slow
 def test_phase_of_the_user_block():
     """Fractional weights: beta*(H) = H for H > 1/2 (the depth-scaling estimate, within 0.1)."""
     ph = dl.phase_diagram([0.6, 0.8], [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0], arch="gated-tanh", width=16,
