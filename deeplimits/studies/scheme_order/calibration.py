@@ -59,7 +59,7 @@ def calibrate(cases=None, *, tables: int = DEFAULTS["tables"], pool_factor: int 
     ``cases``, when given). Every size is checked first (:func:`plan_calibration`).
     ``progress`` is called with a line as each case's pool is drawn, every quarter of its tables,
     and when it ends. ``pools``: a directory of stored draws (:class:`~.pools.PoolStore`): a case's
-    draws are read from it when it holds them (a changed verdict rule measured again in seconds),
+    draws are read from it when it holds them (a changed verdict rule measured again in minutes),
     else drawn and stored."""
     from ... import _validate as V_
     from .pools import PoolStore
