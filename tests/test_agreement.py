@@ -131,8 +131,10 @@ def _cir():
 @pytest.mark.slow
 def test_more_draws_never_make_a_correct_verdict_worse():
     # Euler-Maruyama on dX = 2 (1 - X) dt + 0.5 sqrt(X) dW, X_0 = 1 (order 1/2): the former rule read
-    # insufficient evidence, agrees, pre-asymptotic at 256, 1024, 4096 draws
-    verdicts = [dl.strong_order(_cir(), [1.0], draws=n, seed=0).verdict for n in (256, 1024, 4096, 16384)]
+    # insufficient evidence, agrees, pre-asymptotic at 256, 1024, 4096 draws. From 4096 draws the declared
+    # expansion fits only with its next term, a reading that spends a share of the equivalence level
+    # (docs/schemes.md): at 16384 its interval is [0.351, 0.523] ("about 32636 draws would decide it")
+    verdicts = [dl.strong_order(_cir(), [1.0], draws=n, seed=0).verdict for n in (256, 1024, 4096, 16384, 65536)]
     assert all(RANK[b] >= RANK[a] for a, b in zip(verdicts, verdicts[1:])), verdicts
     assert verdicts[-1] == "agrees", verdicts
 
