@@ -242,7 +242,8 @@ def test_the_second_term_is_needed_to_read_every_depth():
     # takes them): on the 4096 draws, with L^-(r+1/2) every depth is read and agrees; the leading term
     # alone does not fit (p ~ 1e-35) and agrees only read with its next term, L^-(r+1/2), which the reading
     # adds (docs/mathematics.md, "Error expansions and the verdict"). The declared expansion never says no
-    # on a correct table (measured: 0 of 200 disagrees; agrees 46 of 200, insufficient evidence the rest)
+    # on a correct table (measured: 0 of 200 disagrees; agrees 14 of 200, insufficient evidence the rest;
+    # 46 of 200 agreed before the readings shared the equivalence level, docs/schemes.md)
     import dataclasses
 
     from deeplimits.orders import StrongOrder
@@ -258,4 +259,4 @@ def test_the_second_term_is_needed_to_read_every_depth():
     assert without.verdict == "agrees" and "with its next term" in without.fit.note, without.fit.note
     assert "alone it does not fit" in without.fit.note and without.fit.law_text == with_it.fit.law_text
     counts = C.calibrate_case(full, 200, 16, (), seed=0).counts["0.0"]
-    assert counts["disagrees"] <= 4 and counts["pre-asymptotic"] <= 4 and counts["agrees"] >= 20, counts
+    assert counts["disagrees"] <= 4 and counts["pre-asymptotic"] <= 4 and counts["agrees"] >= 5, counts

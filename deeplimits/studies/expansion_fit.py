@@ -43,9 +43,11 @@ The verdict, a test at level :data:`LEVEL` split in halves between the fit and t
 * ``'agrees'``: the declared expansion fits, its leading term is detected (the 95% interval of
   ``c_0`` excludes 0) and dominates at the deepest depth, its exponent is not rejected, and the
   exponent lies within a margin ``delta`` (default 0.1) of the declared one: both one-sided tests
-  of ``|p - p0| >= delta`` reject at :data:`~deeplimits.studies.equivalence.EQUIVALENCE_LEVEL`
-  (the profile interval at ``1 - 2 level`` inside ``p0 +- delta``), its power at the run's size
-  printed beside it (:mod:`~deeplimits.studies.equivalence`);
+  of ``|p - p0| >= delta`` reject at the reading's share of
+  :data:`~deeplimits.studies.equivalence.EQUIVALENCE_LEVEL` (the profile interval at ``1 - 2 level``
+  inside ``p0 +- delta``; the readings an agreement may come from share the level:
+  :func:`~deeplimits.studies._expansion_reading.levels`), its power at the run's size printed
+  beside it (:mod:`~deeplimits.studies.equivalence`);
 * ``'faster than declared'``: the declared leading term is not detected, and the expansion
   without it fits with its next term leading at an exponent whose interval lies above the
   declared one plus the margin: that order and its interval are given;
