@@ -95,8 +95,11 @@ def test_sde_rate_is_one_half():
     res = dl.strong_convergence("sde", width=4, depths=[8, 16, 32, 64, 128, 256], draws=128, reference=4096)
     check_rate(res, 0.5, 0.1)
     # the declared a L^-1/2 + b L^-1 fits (a test at level 0.01); the slope over 8..256, 0.46 [0.44,
-    # 0.49], is still bent by b < 0 (the maximum over a coarse grid), so "pre-asymptotic" is right too
-    assert res.fit.pvalue >= 0.01 and res.verdict in ("agrees", "pre-asymptotic")
+    # 0.49], is still bent by b < 0 (the maximum over a coarse grid), so "pre-asymptotic" is right too;
+    # at 128 draws the exponent's 95% interval is wider than the margin: "insufficient evidence", with
+    # the draws that would decide
+    assert res.fit.pvalue >= 0.01 and res.verdict in ("agrees", "pre-asymptotic", "insufficient evidence")
+    assert res.verdict != "insufficient evidence" or "draws would decide" in res.fit.note
 
 
 def test_ode_rate_is_one():
