@@ -42,6 +42,23 @@ def estimate(row: dict) -> float:
     return plan_calibration([row["case"]], **kw)[0][2]
 
 
+def rule_text(rules: dict) -> str:
+    """The sentence under a table naming the verdict rule that read its rows (``case -> rule``)."""
+    from deeplimits.studies.scheme_order.sized import rule_fingerprint
+
+    rule = rule_fingerprint()
+    older = [case for case, r in rules.items() if r != rule]
+    return (f"Every row was read by the verdict rule of today (`rule_fingerprint()` {rule})." if not older else
+            f"Read by an older verdict rule than today's ({rule}), to be measured again: {', '.join(older)}.")
+
+
+def write_block(text: str, begin: str = BEGIN, end: str = END) -> None:
+    """Replace the text between the markers ``begin`` and ``end`` of docs/schemes.md with ``text``."""
+    doc = DOC.read_text()
+    a, b = doc.index(begin) + len(begin), doc.index(end)
+    DOC.write_text(doc[:a] + "\n" + text + "\n" + doc[b:])
+
+
 def main(argv=None) -> int:
     from deeplimits.studies.scheme_order.calibration import calibrate, plan_calibration
 
@@ -90,17 +107,10 @@ def main(argv=None) -> int:
             f" (seed {args.seed}, on a shared 2-core machine). Each case's CPU seconds against the time model "
             "that `deeplimits order --calibrate --dry-run` prints:\n\n"
             "| case | tables | CPU seconds | estimated | ratio |\n|---|---|---|---|---|\n" + times)
-    from deeplimits.studies.scheme_order.sized import rule_fingerprint
-
-    rule = rule_fingerprint()
-    older = [r["case"] for r in cal.to_dict()["rows"] if r.get("rule") != rule]
-    text += (f"\n\nEvery row was read by the verdict rule of today (`rule_fingerprint()` {rule})." if not older else
-             f"\n\nRead by an older verdict rule than today's ({rule}), to be measured again: {', '.join(older)}.")
+    text += "\n\n" + rule_text({r["case"]: r.get("rule") for r in cal.to_dict()["rows"]})
     print(text)
     if args.write:
-        doc = DOC.read_text()
-        a, b = doc.index(BEGIN) + len(BEGIN), doc.index(END)
-        DOC.write_text(doc[:a] + "\n" + text + "\n" + doc[b:])
+        write_block(text)
     return 0
 
 

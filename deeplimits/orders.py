@@ -34,8 +34,9 @@ KINDS = ("coherent", "fluctuation", "mixed", "unshared", "partial")
 #: the range of a declared strong order's exponent (an order above 8 is no scheme's, and a negative
 #: one is no convergence: the verdicts' fits are built for orders in this range)
 RATE_RANGE = (0.0, 8.0)
-#: the range of the exponent of any term of an expansion, and of its log power
-TERM_RANGE, LOG_POWER_RANGE = (-16.0, 16.0), (0.0, 4.0)
+#: the range of the exponent of any term of an expansion, and of its log power (a leading term's log
+#: power is not negative: the order's ``log_power``; a later term's may be, ``L^-1 (log L)^-1/2``)
+TERM_RANGE, LOG_POWER_RANGE, TERM_LOG_POWER_RANGE = (-16.0, 16.0), (0.0, 4.0), (-4.0, 4.0)
 
 
 def _within(name: str, value, bounds, what: str) -> float:
@@ -48,12 +49,18 @@ def _within(name: str, value, bounds, what: str) -> float:
 
 def power_text(exponent: float, log_power: float = 0.0) -> str:
     """``L^-1/2``, ``L^-1 sqrt(log L)``, ``L^0``: a term's law in words."""
-    f = Fraction(exponent).limit_denominator(8)
-    r = f"{f.numerator}/{f.denominator}" if abs(float(f) - exponent) < 1e-9 and f.denominator > 1 else f"{exponent:g}"
-    log = "" if not log_power else " sqrt(log L)" if log_power == 0.5 else f" (log L)^{log_power:g}"
+    r = _fraction(exponent)
+    log = "" if not log_power else " sqrt(log L)" if log_power == 0.5 else f" (log L)^{_fraction(log_power, signed=True)}"
     if exponent == 0:
         return f"L^0{log}"
     return f"L^-{r}{log}" if exponent > 0 else f"L^{-exponent:g}{log}"
+
+
+def _fraction(x: float, signed: bool = False) -> str:
+    """``1/2``, ``3``, ``0.7`` (``signed``: ``-1/2``)."""
+    f = Fraction(abs(x)).limit_denominator(8)
+    text = f"{f.numerator}/{f.denominator}" if abs(float(f) - abs(x)) < 1e-9 and f.denominator > 1 else f"{abs(x):g}"
+    return ("-" + text if signed and x < 0 else text) if signed else (text if x >= 0 else f"{x:g}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,11 +86,16 @@ class Term:
         if self.kind not in KINDS:
             raise ParameterError("kind", f"kind must be one of {', '.join(map(repr, KINDS))}, got {self.kind!r}")
         _within("exponent", self.exponent, TERM_RANGE, "the exponent of a term L^-exponent")
-        _within("log_power", self.log_power, LOG_POWER_RANGE, "the power of a term's log L factor")
+        _within("log_power", self.log_power, TERM_LOG_POWER_RANGE, "the power of a term's log L factor")
 
     def law(self, depth: float) -> float:
-        """``L^-exponent (log L)^log_power``."""
-        return depth ** -self.exponent * (math.log(depth) ** self.log_power if self.log_power else 1.0)
+        """``L^-exponent (log L)^log_power`` (``inf`` at ``L <= 1`` for a negative log power)."""
+        if not self.log_power:
+            return depth ** -self.exponent
+        log = math.log(depth)
+        if log <= 0 and self.log_power < 0:
+            return math.inf
+        return depth ** -self.exponent * log ** self.log_power
 
     def seen(self, depth: float, reference: float | None = None, mix: float = 1.0) -> float:
         """The term's size at ``depth`` against a nested reference on the grid ``reference``

@@ -225,6 +225,9 @@ def test_a_declared_order_outside_a_sane_range_is_refused(rate):
         dl.Term(-20.0)
     with pytest.raises(ParameterError):
         dl.StrongOrder(0.5, "", "", log_power=-1.0)
+    with pytest.raises(ParameterError):  # a later term's log power may be negative (L^-1 (log L)^-1/2), within [-4, 4]
+        dl.Term(1.0, -4.5)
+    assert dl.Term(1.0, -0.5).text == "L^-1 (log L)^-1/2" and dl.Term(1.0, -0.5).law(1.0) == math.inf
     assert dl.StrongOrder(0.0, "", "").rate == 0.0 and dl.StrongOrder(8, "", "").rate == 8.0
 
 

@@ -116,9 +116,9 @@ def show_calibration(args, chosen, tables: int, pool_factor: int, budget: float 
         sized = "" if budget is None else (f"; {tables} runs sized to decide in stages of "
                                            f"{','.join(map(str, plan_stages(c.draws, c.seconds, budget)))} draws")
         print(f"case {name}: depths {','.join(map(str, c.depths))}, {tables} tables of {c.draws} draws from a pool "
-              f"of {pool_factor * c.draws}{sized}; {'at most ' if budget is not None else ''}about "
-              f"{duration(seconds)}", file=report)
-    most = "" if budget is None else " at most (every run sized to decide to its last stage; one decided early takes less)"
+              f"of {pool_factor * c.draws}{sized}; about {duration(seconds)}", file=report)
+    most = "" if budget is None else (" (a shipped case's runs sized to decide at the draws its measured runs drew on "
+                                      "average, docs/schemes.md; another's to its last stage, the most it can take)")
     print(f"time: about {duration(sum(s for *_, s in chosen))}{most} in one process on 2 CPU cores", file=report)
     return 0
 

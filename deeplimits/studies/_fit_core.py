@@ -240,6 +240,9 @@ def check(depths, error, terms, stderr, cov, reference, slope, level, remainder)
     L = _floats("depths", depths, "increasing depths >= 1")
     if L.ndim != 1 or len(L) < 1 or not (L >= 1).all() or (np.diff(L) <= 0).any():
         raise ParameterError("depths", f"depths must be increasing depths >= 1 without repeats, got {_short(depths)}")
+    if L[0] < 2 and any(t.log_power < 0 for t in (*terms, *([remainder] if remainder else []))):
+        raise ParameterError("depths", f"depths must be >= 2 with a term of negative log power ((log L)^p is infinite "
+                                       f"at L = 1), got {_short(depths)}")
     e = _floats("error", error, f"{len(L)} finite errors > 0, one per depth")
     if e.shape != L.shape or not (e > 0).all():
         raise ParameterError("error", f"error must hold {len(L)} finite errors > 0, one per depth, got {_short(error)}")

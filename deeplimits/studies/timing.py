@@ -62,11 +62,15 @@ def _chunks(draws: int, chunk: int) -> list[int]:
 def convergence_seconds(plan) -> float:
     """:class:`~deeplimits.studies.convergence.study.ConvergencePlan`: per chunk of ``n`` draws, the
     limit on the reference grid and every network, each step reading ``n`` samples of every weight
-    and multiplying ``n x inputs`` states by them."""
+    and multiplying ``n x inputs`` states by them. A limit read in closed form (the rough regime's
+    exact flow at width 1) takes no step on the reference grid, only its path's numbers (measured:
+    25 s for 4,096 draws where the steps counted would say 53 s)."""
     pair = plan.pair()
     m = sum(math.prod(pair._weight_layout(name)[0]) for name in pair.drivers)
-    steps = plan.reference + sum(plan.depths)
-    return sum(seconds(steps, n * m * steps, 2 * n * plan.inputs * m * steps) for n in _chunks(plan.draws, plan.chunk))
+    exact = getattr(pair.limit, "exact", None) is not None and plan.width == 1
+    steps = (0 if exact else plan.reference) + sum(plan.depths)
+    read = plan.reference + sum(plan.depths)
+    return sum(seconds(steps, n * m * read, 2 * n * plan.inputs * m * steps) for n in _chunks(plan.draws, plan.chunk))
 
 
 def stability_seconds(plan) -> float:

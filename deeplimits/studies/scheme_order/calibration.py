@@ -43,6 +43,15 @@ __all__ = ["Case", "CASES", "scheme_case", "regime_case", "calibrate", "plan_cal
 SHIFTS = (0.05, 0.1)
 """The exponent errors the power is measured against (each with both signs), each read with itself as
 the margin."""
+SIZED_DRAWS = {"euler-maruyama/linear-sde": 16384, "milstein/linear-sde": 16384, "heun/linear-stratonovich": 16384,
+               "euler-maruyama/ou": 16384, "euler-maruyama/sin-cos": 16384, "euler-maruyama/sde-regime": 16384,
+               "ode": 64, "sde": 4096, "rough-H0.45": 16384}
+"""The mean draws a run sized to decide of each shipped case drew at the budget of 300 seconds (every
+reading decided, or its last stage; benchmarks/calibration.json, ``budget_drawn``; docs/schemes.md,
+"How often the verdict is wrong"): the time model of :func:`plan_calibration`. A calibration's run
+reads five things on the same draws (the correct scheme at two margins, the exponent off by -+0.05
+and -+0.1), and one of them is still undecided at the last stage in nearly every run, so most cases
+draw their last stage; the ode regime decides all five at its first look (64 draws of 4,096)."""
 MAX_TABLES = 100_000
 """The most tables per case and shift: each is a whole verdict (about 25 ms), 1e5 tables at the 5 readings
 about 3.5 hours per case on one core."""
@@ -93,7 +102,8 @@ def plan_calibration(cases=None, *, tables: int = DEFAULTS["tables"], pool_facto
     within the machine's memory and the counts of :mod:`deeplimits._resources`, ``budget`` in
     seconds or ``None``. ``seconds``: the case's time model (:attr:`Case.seconds`) of its pool, its
     tables' verdicts at each reading (:func:`~deeplimits.studies.timing.verdict_seconds`) and, with
-    a budget, the runs sized to decide at their largest."""
+    a budget, the runs sized to decide: a shipped case's at the draws its measured runs drew on
+    average (:data:`SIZED_DRAWS`), another's at its last stage (the most it can take)."""
     from ... import _resources as R_
     from ... import _validate as V_
     from ..sequential import check_budget, plan_stages
@@ -116,7 +126,9 @@ def plan_calibration(cases=None, *, tables: int = DEFAULTS["tables"], pool_facto
         seconds = case.seconds(draws) + tables * readings * verdict_seconds(case.draws)
         if budget is not None and (budget_cases is None or (name or case.name) in budget_cases):
             stages = plan_stages(case.draws, case.seconds, budget)
-            seconds += budget_tables * (case.seconds(stages[-1]) + len(stages) * readings * verdict_seconds(stages[-1]))
+            drawn = min(SIZED_DRAWS.get(name, stages[-1]), stages[-1])  # a case run at another budget: at most its last stage
+            looks = 1 + sum(1 for n in stages[:-1] if n < drawn)
+            seconds += budget_tables * (case.seconds(drawn) + looks * readings * verdict_seconds(drawn))
         out.append((name or case.name, case, seconds))
     return out
 

@@ -70,6 +70,9 @@ class CalibrationRow(PlainData):
     """As :attr:`counts`, for the runs sized to decide."""
     budget_draws: float | None = None
     """The mean draws at which a correct scheme's run sized to decide ended."""
+    budget_drawn: float | None = None
+    """The mean draws a run sized to decide drew (until every reading was decided, or its last
+    stage): what its time is (``None``: not recorded)."""
     rule: str | None = None
     """The verdict rule that read the tables (:func:`~.sized.rule_fingerprint`; ``None``: recorded
     before rows named their rule)."""

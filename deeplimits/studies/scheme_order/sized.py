@@ -114,8 +114,9 @@ def _dump(node) -> str:
 
 def sized_tables(row, case, tables: int, shifts, seed: int, budget: float,
                  progress: Callable[[str], None] | None = None, store=None) -> None:
-    """Fill ``row``'s ``budget``, ``budget_counts`` and ``budget_draws`` (the mean draws at which a
-    correct scheme's run ended) with ``tables`` runs of
+    """Fill ``row``'s ``budget``, ``budget_counts``, ``budget_draws`` (the mean draws at which a
+    correct scheme's run ended) and ``budget_drawn`` (the mean draws a run drew: its every reading
+    decided, or its last stage) with ``tables`` runs of
     ``case`` sized to decide within ``budget`` seconds (stages from the case's time model); run
     ``t`` draws its stage ``i`` with the seed ``mix_seed(mix_seed(seed + 1, t), i)`` (read from
     ``store``, a :class:`~.pools.PoolStore`, when it holds them)."""
@@ -123,7 +124,8 @@ def sized_tables(row, case, tables: int, shifts, seed: int, budget: float,
     split, L = shares(len(stages)), np.asarray(case.depths, dtype=float)
     counts = {_key(s, m): dict.fromkeys(VERDICTS, 0) for s, m in readings}
     sample = case.sample if store is None else (lambda n, s: store.sample(case, n, s))
-    used, t0, reused = [], time.process_time(), store.reused_seconds if store is not None else 0.0  # the draws at which the correct scheme's run ended; CPU seconds
+    used, drawn = [], []  # the draws at which the correct scheme's reading ended; those each run drew
+    t0, reused = time.process_time(), store.reused_seconds if store is not None else 0.0  # CPU seconds
     for t in range(tables):
         errors, pending = np.empty((0, len(L))), list(readings)
         for i, n in enumerate(stages):
@@ -139,7 +141,9 @@ def sized_tables(row, case, tables: int, shifts, seed: int, budget: float,
                         used.append(len(errors))
             if not pending:
                 break
+        drawn.append(len(errors))
         if progress is not None and (t + 1) % max(1, tables // 4) == 0:
             progress(f"{t + 1} of {tables} sized runs ({time.process_time() - t0:.0f} s of CPU)")
     row.budget, row.budget_counts, row.budget_draws = budget, counts, float(np.mean(used))
+    row.budget_drawn = float(np.mean(drawn))
     row.seconds += time.process_time() - t0 + (store.reused_seconds - reused if store is not None else 0.0)

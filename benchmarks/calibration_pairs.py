@@ -1,0 +1,112 @@
+"""Runs sized to decide on every shipped scheme-problem pair that the table of docs/schemes.md
+("How often the verdict is wrong") does not hold: how often a correct scheme's run agrees and how
+often a run whose exponent is off by 0.05 or 0.1 is refused ``agrees``, with the default budget
+(``deeplimits order --budget 300``), at ``deeplimits order``'s usual depths and first stage.
+
+    python benchmarks/calibration_pairs.py --pools benchmarks/pools --write          # every pair, 50 runs
+    python benchmarks/calibration_pairs.py --pairs milstein/ou --runs 20 --resume    # one pair more
+
+Each run is :func:`~deeplimits.studies.scheme_order.sized.sized_tables`'s (the calibration's runs
+sized to decide: stage ``i`` of run ``t`` drawn with the seed ``mix_seed(mix_seed(seed + 1, t),
+i)``, the shifted runs the same draws with every error multiplied by ``(L / L_0)^-m``). The pairs
+are benchmarks/calibration_sizes.py's ``PAIRS``, less the table's cases. ``--write`` replaces the
+text between ``<!-- calibration-pairs:begin -->`` and ``<!-- calibration-pairs:end -->`` of
+docs/schemes.md; the JSON goes to benchmarks/calibration_pairs.json (``--resume`` keeps its rows).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import calibration_table  # noqa: E402 - the table's rule line and docs writer
+
+JSON = ROOT / "benchmarks" / "calibration_pairs.json"
+BEGIN, END = "<!-- calibration-pairs:begin -->", "<!-- calibration-pairs:end -->"
+BUDGET = 300.0
+
+
+def pairs() -> dict:
+    """``name -> case`` of every shipped pair not among the table's cases (name as the case's)."""
+    from calibration_sizes import PAIRS
+    from deeplimits.studies.scheme_order.cases import CASES, scheme_case
+
+    out = {}
+    for scheme, problem, hurst in PAIRS:
+        case = scheme_case(scheme, problem, hurst=hurst)
+        if case.name not in CASES:
+            out[case.name] = case
+    return out
+
+
+def table(rows: list, shifts) -> str:
+    """The Markdown table of the rows (:class:`~deeplimits.studies.scheme_order.result.CalibrationRow`)."""
+    from deeplimits.studies.equivalence import MARGIN
+
+    head = ["pair", "expansion", "runs", "disagrees (size) [95% CI]", f"agrees (margin {MARGIN:g})"] + [
+        f"not agrees, off by {m:g} (margin {m:g})" for m in shifts] + ["mean draws (correct)", "CPU seconds"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        runs = sum(r.budget_counts["0.0"].values())
+        out.append("| " + " | ".join([r.case, r.expansion, str(runs)] + r.cells(r.budget_counts, shifts)
+                                     + [f"{r.budget_draws:.0f}", f"{r.seconds:.0f}"]) + " |")
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    from deeplimits.studies.scheme_order.calibration import SHIFTS
+    from deeplimits.studies.scheme_order.pools import PoolStore
+    from deeplimits.studies.scheme_order.result import CalibrationRow
+    from deeplimits.studies.scheme_order.sized import rule_fingerprint, sized_tables
+
+    known = pairs()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--pairs", type=lambda s: s.split(","), help=f"comma-separated, of: {', '.join(known)} (default all)")
+    ap.add_argument("--runs", type=int, default=50, help="runs sized to decide per pair (default 50)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--pools", help="a directory of stored draws (deeplimits.studies.scheme_order.pools)")
+    ap.add_argument("--resume", action="store_true", help="keep the pairs already in --json, run the others")
+    ap.add_argument("--json", default=str(JSON))
+    ap.add_argument("--write", action="store_true", help="write the table into docs/schemes.md")
+    args = ap.parse_args(argv)
+    for name in args.pairs or []:
+        if name not in known:
+            ap.error(f"--pairs: {name!r} is not one of {', '.join(known)}")
+    if not 1 <= args.runs <= 10_000:
+        ap.error(f"--runs must be in [1, 10000], got {args.runs}")
+    path = pathlib.Path(args.json)
+    old = json.loads(path.read_text()) if args.resume and path.exists() else {}
+    rows = [CalibrationRow.from_dict(r) for r in old.get("rows", [])]
+    commands = list(old.get("commands", [])) + [
+        ("python benchmarks/calibration_pairs.py " + " ".join(argv if argv is not None else sys.argv[1:])).strip()]
+    store = PoolStore(args.pools) if args.pools else None
+    done = {r.case for r in rows}
+    for name in args.pairs or list(known):
+        if name in done:
+            continue
+        case = known[name]
+        row = CalibrationRow(case.name, case.order.expansion_text, list(case.depths), case.draws, 0, 0, {}, 0.0,
+                             rule=rule_fingerprint())
+        sized_tables(row, case, args.runs, SHIFTS, args.seed, BUDGET,
+                     progress=lambda line, n=name: print(f"{n}: {line}", file=sys.stderr, flush=True), store=store)
+        rows.append(row)
+        path.write_text(json.dumps({"rows": [r.to_dict() for r in rows], "shifts": list(SHIFTS), "budget": BUDGET,
+                                    "seed": args.seed, "commands": commands}, indent=1))
+        print(f"{name}: {row.budget_counts} mean draws {row.budget_draws:.0f}, {row.seconds:.0f} s", file=sys.stderr)
+    text = (table(rows, SHIFTS) + "\n\nMeasured with " + " then ".join(f"`{c}`" for c in commands)
+            + f" (seed {args.seed}, budget {BUDGET:g} s, on a shared 2-core machine). "
+            + calibration_table.rule_text({r.case: r.rule for r in rows}))
+    print(text)
+    if args.write:
+        calibration_table.write_block(text, BEGIN, END)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
