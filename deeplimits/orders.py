@@ -50,17 +50,17 @@ def _within(name: str, value, bounds, what: str) -> float:
 def power_text(exponent: float, log_power: float = 0.0) -> str:
     """``L^-1/2``, ``L^-1 sqrt(log L)``, ``L^0``: a term's law in words."""
     r = _fraction(exponent)
-    log = "" if not log_power else " sqrt(log L)" if log_power == 0.5 else f" (log L)^{_fraction(log_power, signed=True)}"
+    log = "" if not log_power else " sqrt(log L)" if log_power == 0.5 else f" (log L)^{_fraction(log_power)}"
     if exponent == 0:
         return f"L^0{log}"
     return f"L^-{r}{log}" if exponent > 0 else f"L^{-exponent:g}{log}"
 
 
-def _fraction(x: float, signed: bool = False) -> str:
-    """``1/2``, ``3``, ``0.7`` (``signed``: ``-1/2``)."""
+def _fraction(x: float) -> str:
+    """``1/2``, ``3``, ``0.7``, ``-1/2``: a number as a fraction of denominator at most 8 when it is one."""
     f = Fraction(abs(x)).limit_denominator(8)
     text = f"{f.numerator}/{f.denominator}" if abs(float(f) - abs(x)) < 1e-9 and f.denominator > 1 else f"{abs(x):g}"
-    return ("-" + text if signed and x < 0 else text) if signed else (text if x >= 0 else f"{x:g}")
+    return "-" + text if x < 0 else text
 
 
 @dataclasses.dataclass(frozen=True)

@@ -39,8 +39,8 @@ def modified_euler_terms(hurst: float) -> tuple:
     step's mean drift ``L^-2H`` and the fluctuation's relative correction ``L^(3-4H)`` (its
     variance's finite part; the mean absolute value of a fluctuation plus a smaller part, to
     second order). At ``H = 3/4`` the fluctuation's variance grows like ``L^-2 (log L + c)``: the
-    error is ``L^-1`` times a series in ``(log L)^-1/2``, ``sqrt(log L)``, ``1``, ``(log L)^-1/2``,
-    and the drift ``L^-3/2``. Above, ``L^-1`` (a limit in L^2: coherent), the fluctuation of the
+    error is ``L^-1`` times a series in powers of ``(log L)^-1/2`` (``sqrt(log L)``, ``1``,
+    ``(log L)^-1/2``, ...), beside the drift ``L^-3/2``. Above, ``L^-1`` (a limit in L^2: coherent), the fluctuation of the
     squared fGn, whose variance ``sum_|n|<L (L - |n|) gamma(n)^2`` has relative corrections in powers
     of ``L^(3-4H)``: ``L^(2-4H)``, ``L^(5-8H)`` (without them the scheme at H = 0.9 is told
     ``disagrees`` nearly half of the time over depths 8..128). Measured (runs sized to decide,
