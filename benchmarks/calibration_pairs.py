@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
+import shlex
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -84,7 +85,7 @@ def main(argv=None) -> int:
     old = json.loads(path.read_text()) if args.resume and path.exists() else {}
     rows = [CalibrationRow.from_dict(r) for r in old.get("rows", [])]
     commands = list(old.get("commands", [])) + [
-        ("python benchmarks/calibration_pairs.py " + " ".join(argv if argv is not None else sys.argv[1:])).strip()]
+        shlex.join(["python", "benchmarks/calibration_pairs.py", *(argv if argv is not None else sys.argv[1:])])]
     store = PoolStore(args.pools) if args.pools else None
     done = {r.case for r in rows}
     for name in args.pairs or list(known):
