@@ -548,6 +548,7 @@ CLI = {
         "--depths": cli_list(int, dyadic=True), "--draws": cli_int(),
         "--reference": cli_int() | st.sampled_from(["4", "8", "12", "24"]), "--calibrate": BOOL,
         "--cases": bad_text(), "--tables": cli_real(), "--pool-factor": cli_real(),  # apply to --calibrate only
+        "--budget-tables": cli_real(),
         **COMMON, "--out": RUNNING["--out"]}),
     "stability": (STAB_CMD, {
         "--preset": cli_choice(("criticality", "criticality-inside", "iid", "iid-inside", "smooth", "smooth-inside")),

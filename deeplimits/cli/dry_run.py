@@ -103,7 +103,8 @@ def show(args, cmd: str, plans, out: str | None = None, seconds: float | None = 
     return 0
 
 
-def show_calibration(args, chosen, tables: int, pool_factor: int, budget: float | None = None) -> int:
+def show_calibration(args, chosen, tables: int, pool_factor: int, budget: float | None = None,
+                     budget_tables: int | None = None) -> int:
     """``order --calibrate --dry-run``: the cases ``chosen`` (checked and sized by
     :func:`~deeplimits.studies.scheme_order.calibration.plan_calibration`), their tables and pools,
     the stages of their runs sized to decide, and the time."""
@@ -113,7 +114,7 @@ def show_calibration(args, chosen, tables: int, pool_factor: int, budget: float 
     report = outputs.report_stream(getattr(args, "json", None))
     print("deeplimits order --calibrate --dry-run: nothing is run, no file is written", file=report)
     for name, c, seconds in chosen:
-        sized = "" if budget is None else (f"; {tables} runs sized to decide in stages of "
+        sized = "" if budget is None else (f"; {budget_tables or tables} runs sized to decide in stages of "
                                            f"{','.join(map(str, plan_stages(c.draws, c.seconds, budget)))} draws")
         print(f"case {name}: depths {','.join(map(str, c.depths))}, {tables} tables of {c.draws} draws from a pool "
               f"of {pool_factor * c.draws}{sized}; about {duration(seconds)}", file=report)

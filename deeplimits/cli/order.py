@@ -27,7 +27,7 @@ RUN_OPTIONS = ("scheme", "problem", "width", "hurst", "noise_kind", "depths", "d
 
 
 #: the flags of --calibrate only
-_CALIBRATION = ("cases", "tables", "pool_factor")
+_CALIBRATION = ("cases", "tables", "pool_factor", "budget_tables")
 
 
 #: the flags of one run only (refused beside --calibrate, whose cases fix their own)
@@ -41,6 +41,8 @@ def run_order(args) -> int:
         if given:
             raise UsageError(f"deeplimits order: --{given[0].replace('_', '-')} applies to one run, not with "
                              "--calibrate (each case runs at the size of its usual run)")
+        if args.budget_tables is not None and args.budget is None:
+            raise UsageError("deeplimits order: --budget-tables applies only with --budget (the runs sized to decide)")
         return _calibrate(args)
     given = [n for n in _CALIBRATION if getattr(args, n) is not None]
     if given:
@@ -115,16 +117,18 @@ def _calibrate(args) -> int:
     from ..studies.scheme_order.presets import DEFAULTS
 
     dflt = DEFAULTS
-    out = default_out(args, "order", _options(args, ("calibrate", "cases", "tables", "pool_factor", "seed", "budget")))
+    out = default_out(args, "order", _options(args, ("calibrate", "cases", "tables", "pool_factor", "seed", "budget",
+                                                     "budget_tables")))
     outputs.check_outputs(args, "order", out)
     flags = {"cases": "--cases", "tables": "--tables", "pool_factor": "--pool-factor", "seed": None,
-             "budget": "--budget"}
+             "budget": "--budget", "budget_tables": "--budget-tables"}
     kw = dict(tables=dflt["tables"] if args.tables is None else args.tables,
               pool_factor=dflt["pool_factor"] if args.pool_factor is None else args.pool_factor, seed=args.seed,
-              budget=args.budget)
+              budget=args.budget, budget_tables=args.budget_tables)
     chosen = plan("order", flags, plan_calibration, args.cases, **kw)
     if args.dry_run:
-        return dry_run.show_calibration(args, chosen, kw["tables"], kw["pool_factor"] or kw["tables"], kw["budget"])
+        return dry_run.show_calibration(args, chosen, kw["tables"], kw["pool_factor"] or kw["tables"], kw["budget"],
+                                        kw["budget_tables"] or kw["tables"])
     report = outputs.report_stream(args.json)
     result = plan("order", flags, calibrate, args.cases, **kw,
                   progress=lambda line: print(line, file=sys.stderr, flush=True))
@@ -206,6 +210,8 @@ def _calibration_flags(o, dflt) -> None:
                         f"{', '.join(N_.CALIBRATION_CASES)}")
     o.add_argument("--tables", type=integer,  # default None: given without --calibrate is refused
                    help=f"with --calibrate: tables per case and shift (default {dflt['tables']})")
+    o.add_argument("--budget-tables", type=integer,
+                   help="with --calibrate and --budget: runs sized to decide per case (default --tables)")
     o.add_argument("--pool-factor", type=integer,
                    help="with --calibrate: the pool of draws the tables are taken from, in tables' worth (default: "
                         "--tables, every table an independent run; smaller: the tables share the pool's error, in a "
