@@ -211,7 +211,8 @@ def _calibration_flags(o, dflt) -> None:
     o.add_argument("--tables", type=integer,  # default None: given without --calibrate is refused
                    help=f"with --calibrate: tables per case and shift (default {dflt['tables']})")
     o.add_argument("--budget-tables", type=integer,
-                   help="with --calibrate and --budget: runs sized to decide per case (default --tables)")
+                   help="with --calibrate and --budget: runs sized to decide per case; when omitted, as many as "
+                        "--tables")
     o.add_argument("--pool-factor", type=integer,
                    help="with --calibrate: the pool of draws the tables are taken from, in tables' worth (default: "
                         "--tables, every table an independent run; smaller: the tables share the pool's error, in a "
