@@ -81,6 +81,9 @@ def test_the_pair_declares_its_network_limit_and_expansion():
     assert [(round(t.exponent, 12), t.kind) for t in rough_terms(0.4)] == [(0.3, "partial"), (0.8, "partial")]
     assert p.order.omitted == rough_remainder(0.4) and round(p.order.omitted.exponent, 12) == 0.9
     assert round(rough_remainder(0.375).exponent, 12) == 1.0  # at H = 3/8, r + 4H - 1 is r + 1/2: the next one
+    # below 3/8 the drift's term r + 4H - 1 lies between r and r + 1/2: declared, and r + 2H is the next
+    assert [round(t.exponent, 12) for t in rough_terms(0.35)] == [0.2, 0.6, 0.7]
+    assert round(rough_remainder(0.35).exponent, 12) == 0.9 and len(rough_terms(0.375)) == 2
     plain = dl.pair("rough", width=1, hurst=0.4, correction=False)
     assert type(plain.network) is dl.ResNet and plain.order.rate == p.order.rate
     assert plain.rate_note.startswith("ablation: the plain Euler network has no limit")
@@ -204,11 +207,19 @@ def test_the_corrected_network_converges_at_rate_2h_minus_half(activation, hurst
     # draws, 95% intervals about 0.01 wide; docs/mathematics.md, "Rough weights"). The single
     # power-law slope over these depths is shallower (by 0.03 to 0.08: the maximum over the grid's
     # L + 1 points, L^-1/2 relatively): it is reported, not tested
+    # At H = 0.35 the drift's term L^-(r+4H-1) = L^-3/5 lies between the two and is declared too: three
+    # terms leave the leading exponent undecided at this size (`insufficient evidence`, its interval
+    # holding r; runs of 16,384 draws as well, docs/schemes.md, "How often the verdict is wrong")
     r = 2 * hurst - 0.5
     res = dl.strong_convergence("rough", hurst=hurst, width=1, activation=activation, depths=DEPTHS, draws=1024)
-    assert res.verdict == "agrees" and res.reference == 4096 and not res.nested, res.report()
-    assert abs(res.fit.best_exponent - r) <= 0.03, res.report()
+    assert res.reference == 4096 and not res.nested, res.report()
     lo, hi = res.fit.exponent_ci
+    if hurst < 0.375:
+        assert len(res.fit.terms) == 3 and res.verdict == "insufficient evidence", res.report()
+        assert lo <= r <= hi and "draws would decide it" in res.fit.note, res.report()
+        return
+    assert res.verdict == "agrees", res.report()
+    assert abs(res.fit.best_exponent - r) <= 0.03, res.report()
     assert lo <= r + 0.03 and hi >= r - 0.03 and hi - lo < 0.1, res.report()
 
 
