@@ -144,8 +144,9 @@ def test_more_draws_never_make_a_correct_verdict_worse():
 def test_shallow_depths_holding_more_of_the_series_are_read_from_deeper_depths_not_disagrees():
     """Euler-Maruyama on the CIR-like SDE, one run of 16,384 draws (the 5th of 20 disjoint runs; tests/data/
     cir_euler_maruyama.npz, depths 8..512 against the scheme on 1/8192): the declared a L^-1/2 + b L^-1 +
-    c L^-3/2 fits on every depth not even with its next two terms (p = 1.6e-35), and the rule of today read
-    it `disagrees` (1 of 20 such runs). From depth 64 on it fits: `insufficient evidence`, read from there.
+    c L^-3/2 fits on every depth not even with its next terms (p = 1.6e-35 alone, 4.5e-4 with L^-2), and
+    the former rule read it `disagrees` (1 of 20 such runs). From depth 64 on it fits: `insufficient
+    evidence`, read from there.
     On all 327,680 draws the expansion with its next two terms agrees. Errors falling 0.2 or 0.5 faster
     than declared are still told `disagrees`."""
     import pathlib
