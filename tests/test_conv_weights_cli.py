@@ -114,7 +114,7 @@ def test_a_deeplimits_conv_module_gives_its_grids():
     assert A1.input_sizes == [(8, 8), (8, 8), (4, 4)]  # block 2's A acts on its 8x8 input
     assert [tuple(s.shape) for s in d0.stages] == [(2, 2, 2, 3, 3), (2, 4, 4, 3, 3)]
     assert d0.input_sizes == [(8, 8), (4, 4)]  # delta acts on the block's output grid: block 2's is 4x4
-    assert torch.equal(A1.stages[0][1], _ConvNet().A[1][1])
+    torch.testing.assert_close(A1.stages[0][1], _ConvNet().A[1][1], rtol=0, atol=1e-12)
     assert conv_weight_diagnostics(A1).input_size == [[8, 8], [8, 8], [4, 4]]
 
 
@@ -123,7 +123,7 @@ def test_a_conv_networks_state_dict_has_the_configuration_axis_first():
     sd = {f"blocks.{k}.A": a for k, a in enumerate(net.A)}
     found = load_weights(_Holder(sd))
     assert set(found) == {"blocks.*.A[0]", "blocks.*.A[1]"}
-    assert torch.equal(found["blocks.*.A[1]"].stages[1][0], net.A[2][1])
+    torch.testing.assert_close(found["blocks.*.A[1]"].stages[1][0], net.A[2][1], rtol=0, atol=1e-12)
 
 
 class _Holder(torch.nn.Module):
@@ -171,7 +171,9 @@ def test_a_stored_conv_chunk_is_read_on_its_networks_grids(tmp_path):
     assert set(from_module) == set(from_chunk)
     for key, k in from_module.items():
         assert from_chunk[key].input_sizes == k.input_sizes
-        assert all(torch.equal(a, b) for a, b in zip(from_chunk[key].stages, k.stages))
+        assert len(from_chunk[key].stages) == len(k.stages)
+        for a, b in zip(from_chunk[key].stages, k.stages):
+            torch.testing.assert_close(a, b, rtol=0, atol=1e-12)
     delta = from_module["blocks.*.delta[0]"]
     assert delta.input_sizes == [(8, 8), (4, 4), (4, 4), (3, 3)]  # outputs 8, 4, then 2 -> 4 and 1 -> 3
     got = conv_weight_diagnostics(delta, name="delta").max_norm
