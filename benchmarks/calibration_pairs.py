@@ -5,6 +5,7 @@ often a run whose exponent is off by 0.05 or 0.1 is refused ``agrees``, with the
 
     python benchmarks/calibration_pairs.py --pools benchmarks/pools --write          # every pair, 50 runs
     python benchmarks/calibration_pairs.py --pairs milstein/ou --runs 20 --resume    # one pair more
+    python benchmarks/calibration_pairs.py --reread --write    # every row read again by today's rule, no draws
 
 Each run is :func:`~deeplimits.studies.scheme_order.sized.sized_tables`'s (the calibration's runs
 sized to decide: stage ``i`` of run ``t`` drawn with the seed ``mix_seed(mix_seed(seed + 1, t),
@@ -12,6 +13,10 @@ i)``, the shifted runs the same draws with every error multiplied by ``(L / L_0)
 are benchmarks/calibration_sizes.py's ``PAIRS``, less the table's cases. ``--write`` replaces the
 text between ``<!-- calibration-pairs:begin -->`` and ``<!-- calibration-pairs:end -->`` of
 docs/schemes.md; the JSON goes to benchmarks/calibration_pairs.json (``--resume`` keeps its rows).
+Every run draws its every stage, and the statistics of each go to
+benchmarks/calibration_stats/pairs/ (``--stats``; :mod:`deeplimits.studies.scheme_order.table_stats`):
+``--reread`` reads every row of the JSON again from them, by today's rule, in minutes (a row
+whose statistics are missing is drawn again with its runs, and its statistics written).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import calibration_table  # noqa: E402 - the table's rule line and docs writer
 
 JSON = ROOT / "benchmarks" / "calibration_pairs.json"
+STATS = ROOT / "benchmarks" / "calibration_stats" / "pairs"
 BEGIN, END = "<!-- calibration-pairs:begin -->", "<!-- calibration-pairs:end -->"
 BUDGET = 300.0
 
@@ -61,10 +67,12 @@ def table(rows: list, shifts) -> str:
 
 
 def main(argv=None) -> int:
-    from deeplimits.studies.scheme_order.calibration import SHIFTS
+    from deeplimits.studies.scheme_order.calibration import SHIFTS, reread, row_stats
     from deeplimits.studies.scheme_order.pools import PoolStore
     from deeplimits.studies.scheme_order.result import CalibrationRow
     from deeplimits.studies.scheme_order.sized import rule_fingerprint, sized_tables
+    from deeplimits.studies.scheme_order.table_stats import RowStats, stats_path
+    from deeplimits.studies.scheme_order.table_stats import table_stats as no_tables
 
     known = pairs()
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -75,7 +83,11 @@ def main(argv=None) -> int:
     ap.add_argument("--resume", action="store_true", help="keep the pairs already in --json, run the others")
     ap.add_argument("--json", default=str(JSON))
     ap.add_argument("--write", action="store_true", help="write the table into docs/schemes.md")
+    ap.add_argument("--stats", help="where each pair's statistics are written (and read by --reread)")
+    ap.add_argument("--reread", action="store_true", help="read every row of --json again from --stats by today's "
+                    "rule, drawing nothing (a row without statistics is drawn again as it was made)")
     args = ap.parse_args(argv)
+    args.stats = args.stats or str(pathlib.Path(args.json).parent / "calibration_stats" / "pairs")  # beside the JSON
     for name in args.pairs or []:
         if name not in known:
             ap.error(f"--pairs: {name!r} is not one of {', '.join(known)}")
@@ -87,19 +99,36 @@ def main(argv=None) -> int:
     commands = list(old.get("commands", [])) + [
         shlex.join(["python", "benchmarks/calibration_pairs.py", *(argv if argv is not None else sys.argv[1:])])]
     store = PoolStore(args.pools) if args.pools else None
+    runs = {}
+
+    def save() -> None:
+        path.write_text(json.dumps({"rows": [r.to_dict() for r in rows], "shifts": list(SHIFTS), "budget": BUDGET,
+                                    "seed": args.seed, "commands": commands}, indent=1))
+
+    if args.reread:  # the rows with statistics read again; the others drawn again below, as they were made
+        old = json.loads(path.read_text())
+        rows = [reread(known[r["case"]], RowStats.load(stats_path(args.stats, r["case"])), SHIFTS) for r in old["rows"]
+                if stats_path(args.stats, r["case"]).exists()]
+        runs = {r["case"]: sum(r["budget_counts"]["0.0"].values()) for r in old["rows"]}
+        commands = list(old.get("commands", [])) + commands[-1:]
+        save()
     done = {r.case for r in rows}
-    for name in args.pairs or list(known):
+    for name in (list(runs) if args.reread else args.pairs or list(known)):
         if name in done:
             continue
         case = known[name]
         row = CalibrationRow(case.name, case.order.expansion_text, list(case.depths), case.draws, 0, 0, {}, 0.0,
                              rule=rule_fingerprint())
-        sized_tables(row, case, args.runs, SHIFTS, args.seed, BUDGET,
-                     progress=lambda line, n=name: print(f"{n}: {line}", file=sys.stderr, flush=True), store=store)
+        record = {"tables": no_tables(case, [])}
+        sized_tables(row, case, runs.get(name, args.runs), SHIFTS, args.seed, BUDGET,
+                     progress=lambda line, n=name: print(f"{n}: {line}", file=sys.stderr, flush=True), store=store,
+                     record=record)
+        row_stats(case, record, seed=args.seed, pool=0, budget=BUDGET).save(stats_path(args.stats, name))
         rows.append(row)
-        path.write_text(json.dumps({"rows": [r.to_dict() for r in rows], "shifts": list(SHIFTS), "budget": BUDGET,
-                                    "seed": args.seed, "commands": commands}, indent=1))
+        save()
         print(f"{name}: {row.budget_counts} mean draws {row.budget_draws:.0f}, {row.seconds:.0f} s", file=sys.stderr)
+    order = list(runs) or list(known)
+    rows.sort(key=lambda r: order.index(r.case) if r.case in order else len(order))  # as the JSON had them
     text = (table(rows, SHIFTS) + "\n\nMeasured with " + " then ".join(f"`{c}`" for c in commands)
             + f" (seed {args.seed}, budget {BUDGET:g} s, on a shared 2-core machine). "
             + calibration_table.rule_text({r.case: r.rule for r in rows}))

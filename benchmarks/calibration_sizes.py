@@ -7,6 +7,7 @@ the level, read by the current rule: :func:`~deeplimits.studies.scheme_order.siz
     python benchmarks/calibration_sizes.py                  # every case, into benchmarks/calibration_sizes.json
     python benchmarks/calibration_sizes.py --resume         # keep the rows already there, run the others
     python benchmarks/calibration_sizes.py --pools          # the small stored pools of tests/data/ (and their hash)
+    python benchmarks/calibration_sizes.py --reread         # every row read again by today's rule, no draws
 
 Sizes (as the test had them): the schemes at depths 8..128 with 128 draws (nested references 16
 times finer), the regimes at width 4 and depths 8..128, each case's pool 16 times a table (the
@@ -17,6 +18,9 @@ the exact solution at depths 8..2048, and at width 4 against the corrected schem
 8192), 100 tables from a pool of 4 times a table recentred on the declared exponent (not recentred, it
 reads 0.506, and the tables off by -0.05 agreed 18 times in 100 while those off by +0.05 never did:
 the pool's error, not the rule's).
+
+Each row's tables' statistics go to benchmarks/calibration_stats/sizes/ (``--stats``;
+:mod:`deeplimits.studies.scheme_order.table_stats`): ``--reread`` reads every row again from them.
 
 ``--pools`` writes tests/data/calibration_pools.npz: per family of cases, 40 tables of one case drawn
 with seed 1 (independent of the rows here), and the power's pool of 4 times a table, the one of its
@@ -42,6 +46,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 JSON = ROOT / "benchmarks" / "calibration_sizes.json"
+STATS = ROOT / "benchmarks" / "calibration_stats" / "sizes"
 POOLS = ROOT / "tests" / "data" / "calibration_pools.npz"
 SMALL = dict(depths=(8, 16, 32, 64, 128), draws=128)
 #: the shipped scheme-problem pairs whose order is known (a Stratonovich scheme on an Itô problem
@@ -114,16 +119,33 @@ def recentred_sde(seed: int = 0, *, pool=None):
     return dataclasses.replace(case, name=POWER, sample=lambda n, s: centred[:n], progressive=False), best
 
 
-def run_case(name: str) -> dict:
-    """The row of one case (:func:`~deeplimits.studies.scheme_order.calibration.calibrate_case`)."""
+def run_case(name: str, stats=STATS) -> dict:
+    """The row of one case (:func:`~deeplimits.studies.scheme_order.calibration.calibrate_case`), its
+    statistics written under ``stats``."""
     from deeplimits.studies.scheme_order import calibration as C
+    from deeplimits.studies.scheme_order.table_stats import stats_path
 
+    record, extra = {}, {}
     if name == POWER:
-        case, best = recentred_sde(0)
-        row = C.calibrate_case(case, 100, 4, (0.05,), seed=0)
-        return {**dataclasses.asdict(row), "pool_exponent": best}
-    case = dataclasses.replace(suite()[name](), name=name)
-    return dataclasses.asdict(C.calibrate_case(case, TABLES, POOL_FACTOR, (), seed=0))
+        case, extra["pool_exponent"] = recentred_sde(0)
+        row = C.calibrate_case(case, 100, 4, (0.05,), seed=0, record=record)
+    else:
+        case = dataclasses.replace(suite()[name](), name=name)
+        row = C.calibrate_case(case, TABLES, POOL_FACTOR, (), seed=0, record=record)
+    C.row_stats(case, record, seed=0, pool=row.pool).save(stats_path(stats, name))
+    return {**dataclasses.asdict(row), **extra}
+
+
+def reread_case(row: dict, stats=STATS) -> dict:
+    """``row`` read again by today's rule from its statistics under ``stats`` (no draws)."""
+    from deeplimits.studies.scheme_order import calibration as C
+    from deeplimits.studies.scheme_order.table_stats import RowStats, stats_path
+
+    name = row["case"]
+    case = dataclasses.replace(C.regime_case("sde") if name == POWER else suite()[name](), name=name)
+    shifts = (0.05,) if name == POWER else ()
+    new = dataclasses.asdict(C.reread(case, RowStats.load(stats_path(stats, name)), shifts))
+    return {**new, **{k: v for k, v in row.items() if k not in new}}  # the power's pool exponent kept
 
 
 def write_pools(path=POOLS) -> str:
@@ -148,17 +170,30 @@ def write_pools(path=POOLS) -> str:
 def main(argv=None) -> int:
     from deeplimits.studies.expansion_fit import LEVEL
     from deeplimits.studies.scheme_order.sized import rule_fingerprint
+    from deeplimits.studies.scheme_order.table_stats import stats_path
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", type=lambda s: s.split(","), help="comma-separated names (default all)")
     ap.add_argument("--json", default=str(JSON))
     ap.add_argument("--resume", action="store_true", help="keep the rows already in --json, run the others")
     ap.add_argument("--pools", action="store_true", help="write the stored pools of tests/data/ instead")
+    ap.add_argument("--stats", help="where each row's statistics are written (and read by --reread)")
+    ap.add_argument("--reread", action="store_true", help="read every row of --json again from --stats, drawing nothing (a row without "
+                    "statistics is drawn again)")
     args = ap.parse_args(argv)
+    args.stats = args.stats or str(pathlib.Path(args.json).parent / "calibration_stats" / "sizes")  # beside the JSON
     if args.pools:
         print(f"{POOLS.relative_to(ROOT)}: sha256 {write_pools()}")
         return 0
     path, rule = pathlib.Path(args.json), rule_fingerprint()
+    command = ("python benchmarks/calibration_sizes.py " + " ".join(argv if argv is not None else sys.argv[1:])).strip()
+    if args.reread:
+        old = json.loads(path.read_text())
+        rows = [reread_case(r, args.stats) if stats_path(args.stats, r["case"]).exists() else run_case(r["case"], args.stats)
+                for r in old["rows"]]  # a row without statistics drawn again
+        path.write_text(json.dumps({"rule": rule, "level": LEVEL, "rows": rows,
+                                    "commands": old.get("commands", []) + [command]}, indent=1))
+        return 0
     old = json.loads(path.read_text()) if args.resume and path.exists() else {}
     if old and old.get("rule") != rule:
         raise SystemExit(f"{path} was read by another rule ({old.get('rule')}, now {rule}): run without --resume")
@@ -166,11 +201,10 @@ def main(argv=None) -> int:
     names = [n for n in (args.cases or [*suite(), POWER]) if n not in rows]
     for name in names:
         t0 = time.process_time()
-        rows[name] = run_case(name)
+        rows[name] = run_case(name, args.stats)
         print(f"{name}: {rows[name]['counts']['0.0']} ({time.process_time() - t0:.0f} s of CPU)", flush=True)
         path.write_text(json.dumps({"rule": rule, "level": LEVEL, "rows": list(rows.values()),
-                                    "commands": old.get("commands", []) + [("python benchmarks/calibration_sizes.py "
-                                                                            + " ".join(argv or sys.argv[1:])).strip()]}, indent=1))
+                                    "commands": old.get("commands", []) + [command]}, indent=1))
     return 0
 
 

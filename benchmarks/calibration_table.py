@@ -7,10 +7,18 @@ as runs sized to decide (deeplimits.studies.scheme_order.calibration.calibrate).
     python benchmarks/calibration_table.py --budget 300 --budget-tables 100 --write
     python benchmarks/calibration_table.py --cases sde --tables 50 --resume --write   # add a case
     python benchmarks/calibration_table.py --pools benchmarks/pools --write          # draws stored, reused
+    python benchmarks/calibration_table.py --reread --write     # every row read again by today's rule, no draws
+    python benchmarks/calibration_table.py --reread --seed 1 --json benchmarks/calibration_seed1.json
 
 ``--resume`` keeps the cases already in the JSON (a crash loses no finished case; a case can be
 added later with its own number of tables) and runs only the others; with ``--redo``, the cases
 named by ``--cases`` run again and replace their rows (say, to add runs sized to decide).
+
+Each case's statistics (its tables' and its sized runs' stages': draws, mean errors, covariance,
+rate; :mod:`deeplimits.studies.scheme_order.table_stats`) go to ``calibration_stats/`` beside the
+JSON, under its name (benchmarks/calibration_stats/calibration/; ``--stats``); ``--reread`` reads every row of the JSON again from them by today's
+verdict rule, drawing nothing (a row whose statistics are missing is drawn again as it was made:
+its tables, budget and runs, with ``--seed``, and its statistics written).
 
 ``--write`` replaces the text between the markers ``<!-- calibration:begin -->`` and
 ``<!-- calibration:end -->`` of docs/schemes.md with the table, the command and the time each case
@@ -20,6 +28,7 @@ took against the time model's estimate; the JSON goes to benchmarks/calibration.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import pathlib
 import sys
@@ -59,6 +68,29 @@ def write_block(text: str, begin: str = BEGIN, end: str = END) -> None:
     DOC.write_text(doc[:a] + "\n" + text + "\n" + doc[b:])
 
 
+def reread_rows(path, stats, seed: int = 0, pools=None) -> list:
+    """Every row of the JSON ``path`` read again by today's rule from its statistics under ``stats``;
+    a row whose statistics are not there is drawn again as it was made (its tables, the pool of
+    one table's draws for each, its budget and runs, ``seed``) and its statistics written."""
+    from deeplimits.studies.scheme_order.calibration import SHIFTS, calibrate, choose, reread
+    from deeplimits.studies.scheme_order.table_stats import RowStats, stats_path
+
+    out = []
+    for row in json.loads(pathlib.Path(path).read_text())["rows"]:
+        (name, case), = choose([row["case"]])
+        case = dataclasses.replace(case() if callable(case) else case, name=name)
+        where = stats_path(stats, name)
+        if where.exists():
+            out.append(reread(case, RowStats.load(where), SHIFTS).to_dict())
+            continue
+        runs = sum(row["budget_counts"]["0.0"].values()) if row.get("budget") else None
+        print(f"{name}: no statistics in {stats}: drawn again", file=sys.stderr, flush=True)
+        out += calibrate([name], tables=row["tables"], seed=seed, budget=row.get("budget"), budget_tables=runs,
+                         pools=pools, stats=stats, progress=lambda line: print(line, file=sys.stderr, flush=True)
+                         ).to_dict()["rows"]
+    return out
+
+
 def main(argv=None) -> int:
     from deeplimits.studies.scheme_order.calibration import calibrate, plan_calibration
 
@@ -76,7 +108,12 @@ def main(argv=None) -> int:
     ap.add_argument("--pools", help="a directory of stored draws: read when it holds a case's draws (a changed "
                     "verdict rule measured again in minutes), else drawn and stored (deeplimits.studies.scheme_order.pools)")
     ap.add_argument("--redo", action="store_true", help="with --resume: run the --cases again, replacing their rows")
+    ap.add_argument("--stats", help="where each case's statistics are written and read by --reread (default: "
+                    "calibration_stats/ beside the JSON, and the JSON's name)")
+    ap.add_argument("--reread", action="store_true", help="read every row of --json again from --stats by today's "
+                    "rule, drawing nothing (a row without statistics is drawn again as it was made, with --seed)")
     args = ap.parse_args(argv)
+    stats = args.stats or str(pathlib.Path(args.json).parent / "calibration_stats" / pathlib.Path(args.json).stem)
     command = "python benchmarks/calibration_table.py " + " ".join(argv if argv is not None else sys.argv[1:])
     old = json.loads(pathlib.Path(args.json).read_text()) if args.resume and pathlib.Path(args.json).exists() else {}
     kw = dict(tables=args.tables, pool_factor=args.pool_factor, seed=args.seed, budget=args.budget,
@@ -85,6 +122,8 @@ def main(argv=None) -> int:
         ap.error("--redo: needs --resume and --cases (the rows it replaces)")
     redone = set(args.cases or []) if args.redo else set()
     rows = [r for r in old.get("rows", []) if r["case"] not in redone]
+    if args.reread:
+        rows = reread_rows(args.json, stats, args.seed, args.pools)
     estimates = dict(old.get("estimated_seconds", {}))
     commands = list(old.get("commands", [])) + [command.strip()]
     done = {r["case"] for r in rows}
@@ -92,14 +131,18 @@ def main(argv=None) -> int:
     estimates.update({name: s for name, _, s in planned})
     cal = None
     for name, _, _ in planned:  # one case at a time: the table so far is written after each
-        one = calibrate([name], **kw, pools=args.pools, progress=lambda line: print(line, file=sys.stderr, flush=True))
+        one = calibrate([name], **kw, pools=args.pools, stats=stats,
+                        progress=lambda line: print(line, file=sys.stderr, flush=True))
         rows += one.to_dict()["rows"]
         cal = type(one)(rows, one.level, one.shifts)
         pathlib.Path(args.json).write_text(json.dumps(
             {**cal.to_dict(), "estimated_seconds": estimates, "commands": commands}, indent=1))
     if cal is None:
         from deeplimits.studies.scheme_order.calibration import Calibration
-        cal = Calibration.from_dict(old)
+        cal = Calibration.from_dict({**old, "rows": rows})
+        if args.reread:
+            pathlib.Path(args.json).write_text(json.dumps(
+                {**cal.to_dict(), "estimated_seconds": estimates, "commands": commands}, indent=1))
     today = {r["case"]: estimate(r) for r in cal.to_dict()["rows"]}  # what --dry-run prints today for each row
     times = "\n".join(f"| {r['case']} | {r['tables']} | {r['seconds']:.0f} | {today[r['case']]:.0f} | "
                       f"{r['seconds'] / max(today[r['case']], 1e-9):.2f} |" for r in cal.to_dict()["rows"])

@@ -1,5 +1,5 @@
 """Output paths probed before any work (what a probe creates, it removes): a file that can be
-written, a directory that can be created and written into. Re-exported by
+written, a directory that can be created and written into; a file written whole or not at all. Re-exported by
 :mod:`deeplimits._validate`, whose checks raise the same one-line ``ValueError`` naming the
 parameter."""
 
@@ -11,7 +11,33 @@ import tempfile
 
 from .errors import ParameterError
 
-__all__ = ["missing_dirs", "remove_empty_dirs", "writable_file", "writable_dir"]
+__all__ = ["missing_dirs", "remove_empty_dirs", "writable_file", "writable_dir", "replace_atomically"]
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _umask()
+
+
+def replace_atomically(path, write) -> None:
+    """Write ``path`` through a fresh temporary file in its directory (``write(f)``, ``f`` open in
+    binary) and rename it into place: a crash leaves the old file, and two processes writing the
+    same file never see each other's half-written one."""
+    path = os.fspath(path)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        os.chmod(tmp, 0o666 & ~_UMASK)  # as an open() would have made it, not mkstemp's 0600
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def _path(name: str, value) -> str:

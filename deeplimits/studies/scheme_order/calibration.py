@@ -31,14 +31,15 @@ from typing import Callable
 
 import numpy as np
 
-from ..expansion_fit import LEVEL, VERDICTS
+from ..expansion_fit import LEVEL
 from .presets import DEFAULTS
 from .cases import CASES, Case, choose, regime_case, scheme_case  # noqa: F401 - the cases, public here too
 from .result import Calibration, CalibrationRow
-from .sized import _key, _readings, rule_fingerprint, sized_tables, table_verdict
+from .table_stats import RowStats, stats_path
+from .sized import read_runs, read_tables, rule_fingerprint, sized_tables, table_verdict
 
-__all__ = ["Case", "CASES", "scheme_case", "regime_case", "calibrate", "plan_calibration", "SHIFTS", "MAX_TABLES",
-           "table_verdict"]
+__all__ = ["Case", "CASES", "scheme_case", "regime_case", "calibrate", "plan_calibration", "reread", "row_stats", "SHIFTS",
+           "MAX_TABLES", "table_verdict"]
 
 SHIFTS = (0.05, 0.1)
 """The exponent errors the power is measured against (each with both signs), each read with itself as
@@ -59,7 +60,8 @@ about 3.5 hours per case on one core."""
 
 def calibrate(cases=None, *, tables: int = DEFAULTS["tables"], pool_factor: int | None = None,
               shifts=SHIFTS, seed: int = 0, budget: float | None = None, budget_tables: int | None = None,
-              budget_cases=None, progress: Callable[[str], None] | None = None, pools=None) -> Calibration:
+              budget_cases=None, progress: Callable[[str], None] | None = None, pools=None,
+              stats=None) -> Calibration:
     """Measure the size and power of the verdict on ``cases`` (names of :data:`CASES`, or
     :class:`Case` objects; default all): ``tables`` tables per reading, taken from a pool of
     ``pool_factor * draws`` draws computed once with ``seed`` (default ``pool_factor = tables``:
@@ -69,7 +71,8 @@ def calibrate(cases=None, *, tables: int = DEFAULTS["tables"], pool_factor: int 
     ``progress`` is called with a line as each case's pool is drawn, every quarter of its tables,
     and when it ends. ``pools``: a directory of stored draws (:class:`~.pools.PoolStore`): a case's
     draws are read from it when it holds them (a changed verdict rule measured again in minutes),
-    else drawn and stored."""
+    else drawn and stored. ``stats``: a directory where each case's statistics are written
+    (:mod:`~.table_stats`; its runs sized to decide then draw every stage), for :func:`reread`."""
     from ... import _validate as V_
     from .pools import PoolStore
 
@@ -82,9 +85,13 @@ def calibrate(cases=None, *, tables: int = DEFAULTS["tables"], pool_factor: int 
     for name, case, estimate in chosen:
         say = (lambda line: progress(f"{name}: {line}")) if progress is not None else None
         case = dataclasses.replace(case, name=name)
-        row = calibrate_case(case, tables, pool_factor or tables, shifts, seed, progress=say, store=store)
-        if budget is not None and (budget_cases is None or name in budget_cases):
-            sized_tables(row, case, budget_tables or tables, shifts, seed, budget, say, store=store)
+        record = {} if stats is not None else None
+        row = calibrate_case(case, tables, pool_factor or tables, shifts, seed, progress=say, store=store, record=record)
+        sized = budget is not None and (budget_cases is None or name in budget_cases)
+        if sized:
+            sized_tables(row, case, budget_tables or tables, shifts, seed, budget, say, store=store, record=record)
+        if record is not None:
+            row_stats(case, record, seed=seed, pool=row.pool, budget=budget if sized else None).save(stats_path(stats, name))
         rows.append(row)
         if say is not None:
             say(f"disagrees {100 * row.size:.1f}% of {row.tables} tables, agrees {100 * row.rate('0.0', 'agrees'):.0f}% "
@@ -134,10 +141,13 @@ def plan_calibration(cases=None, *, tables: int = DEFAULTS["tables"], pool_facto
 
 
 def calibrate_case(case: Case, tables: int, pool_factor: int, shifts, seed: int, *,
-                   progress: Callable[[str], None] | None = None, store=None) -> CalibrationRow:
+                   progress: Callable[[str], None] | None = None, store=None, record: dict | None = None) -> CalibrationRow:
     """The verdicts of ``tables`` tables of ``case`` at each reading (module docstring); ``store``:
-    a :class:`~.pools.PoolStore` the pool is read from or stored in."""
+    a :class:`~.pools.PoolStore` the pool is read from or stored in; ``record``: a dict that
+    receives the tables' statistics (``'tables'``, :class:`~.table_stats.TableStats`) and the
+    pool's CPU seconds (``'pool_seconds'``), the row read again by :func:`reread`."""
     from ..._random import single_threaded_torch
+    from .table_stats import table_stats
 
     t0 = time.process_time()  # CPU seconds of this process: the time model's unit, whatever the load
     n_pool, said = pool_factor * case.draws, [t0]
@@ -152,23 +162,47 @@ def calibrate_case(case: Case, tables: int, pool_factor: int, shifts, seed: int,
     with single_threaded_torch():
         pool = np.asarray(sample(n_pool, seed, progress=drawn) if case.progressive else sample(n_pool, seed), dtype=float)
     pool = pool[np.isfinite(pool).all(1)]
-    if progress is not None:
-        progress(f"pool of {len(pool)} draws in {time.process_time() - t0:.0f} s of CPU; {tables} tables")
-    L = np.asarray(case.depths, dtype=float)
-    rng = np.random.default_rng(seed)
-    picks = [_pick(rng, len(pool), case.draws, i) for i in range(tables)]
-    counts = {}
-    for k, (shift, margin) in enumerate(_readings(shifts)):
-        scaled = pool * (L / L[0]) ** -shift
-        tally = dict.fromkeys(VERDICTS, 0)
-        for idx in picks:
-            tally[table_verdict(case, scaled[idx], margin=margin)] += 1
-        counts[_key(shift, margin)] = tally
-        if progress is not None and k % max(1, len(_readings(shifts)) // 4) == 0:
-            progress(f"reading {k + 1} of {len(_readings(shifts))} ({time.process_time() - t0:.0f} s of CPU)")
     reused = store.reused_seconds - reused0 if store is not None else 0.0  # the stored draws' CPU seconds, as if drawn
+    pool_seconds = time.process_time() - t0 + reused
+    if progress is not None:
+        progress(f"pool of {len(pool)} draws in {pool_seconds:.0f} s of CPU; {tables} tables")
+    rng = np.random.default_rng(seed)
+    stats = table_stats(case, [pool[_pick(rng, len(pool), case.draws, i)] for i in range(tables)])
+    if record is not None:
+        record.update(tables=stats, pool_seconds=pool_seconds)
+    counts = read_tables(case, stats, shifts, progress=progress, t0=t0)
     return CalibrationRow(case.name, case.order.expansion_text, list(case.depths), case.draws, len(pool), tables,
                           counts, time.process_time() - t0 + reused, rule=rule_fingerprint())
+
+
+def reread(case: Case, stats, shifts) -> CalibrationRow:
+    """The row of ``case`` read by today's rule from its statistics ``stats``
+    (:class:`~.table_stats.RowStats`: its tables and, if any, its runs sized to decide) without
+    drawing: its seconds are the stored draws' CPU seconds and this reading's."""
+    t0 = time.process_time()
+    meta = stats.meta
+    counts = read_tables(case, stats.tables, shifts) if len(stats.tables) else {}  # a row of runs sized to decide only
+    row = CalibrationRow(case.name, case.order.expansion_text, list(case.depths), case.draws, int(meta["pool"]),
+                         len(stats.tables), counts, 0.0, rule=rule_fingerprint())
+    if stats.runs is not None:
+        read_runs(row, case, stats, shifts)
+    row.seconds += stats.pool_seconds + time.process_time() - t0
+    return row
+
+
+def row_stats(case, record: dict, *, seed: int, pool: int, budget: float | None = None) -> RowStats:
+    """The :class:`~.table_stats.RowStats` of ``case`` from what :func:`calibrate_case` (and
+    :func:`~.sized.sized_tables`) put in ``record``."""
+    import torch
+
+    from .pools import engine_fingerprint
+
+    meta = dict(case=case.name, ident=case.ident, depths=list(case.depths), draws=int(case.draws),
+                reference=case.reference, seed=int(seed), pool=int(pool), tables=len(record["tables"]),
+                budget=budget, engine=engine_fingerprint(), torch=torch.__version__, numpy=np.__version__)
+    runs = record.get("runs")
+    return RowStats(meta, record["tables"], float(record.get("pool_seconds", 0.0)), runs,
+                    tuple(record.get("stages", ())), record.get("run_seconds"))
 
 
 def _pick(rng, n_pool: int, n: int, i: int) -> np.ndarray:

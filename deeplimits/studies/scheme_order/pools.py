@@ -16,12 +16,12 @@ import functools
 import hashlib
 import json
 import math
-import os
 import pathlib
-import tempfile
 import time
 
 import numpy as np
+
+from ..._files import replace_atomically
 
 __all__ = ["PoolStore", "engine_fingerprint", "code_fingerprint"]
 
@@ -29,7 +29,7 @@ _PKG = pathlib.Path(__file__).resolve().parents[2]
 #: the modules that do not draw errors: the verdict's (whole modules of RULE), the command line, the plots,
 #: the calibration's reading of its draws (the seeds and counts it asks for are in the key)
 _SKIP = ("cli/", "plots.py", "_figures.py", "_figure_data.py", "studies/timing.py",
-         *(f"studies/scheme_order/{m}.py" for m in ("pools", "report", "plots", "calibration", "sized", "result")))
+         *(f"studies/scheme_order/{m}.py" for m in ("pools", "report", "plots", "calibration", "sized", "result", "table_stats")))
 
 
 @functools.lru_cache(maxsize=1)
@@ -96,8 +96,8 @@ class PoolStore:
         seconds = time.process_time() - t0
         if out.shape == (draws, len(case.depths)):
             self.root.mkdir(parents=True, exist_ok=True)
-            _replace(path, lambda f: np.save(f, out, allow_pickle=False))  # a crash leaves no half-written file
-            _replace(path.with_suffix(".json"), lambda f: f.write(json.dumps({"seconds": seconds}).encode()))
+            replace_atomically(path, lambda f: np.save(f, out, allow_pickle=False))  # a crash leaves no half-written file
+            replace_atomically(path.with_suffix(".json"), lambda f: f.write(json.dumps({"seconds": seconds}).encode()))
         return out
 
     @staticmethod
@@ -126,16 +126,3 @@ class PoolStore:
         except (OSError, ValueError, AttributeError):
             pass
         return out, seconds
-
-
-def _replace(path: pathlib.Path, write) -> None:
-    """Write ``path`` through a fresh temporary file in its directory and rename it into place (two
-    runs sharing a store never see each other's half-written file)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-        os.replace(tmp, path)
-    except BaseException:
-        pathlib.Path(tmp).unlink(missing_ok=True)
-        raise

@@ -23,7 +23,7 @@ from ..expansion_fit import VERDICTS
 from ..sequential import DECIDED, plan_stages, shares
 from .cases import Case
 
-__all__ = ["sized_tables", "table_verdict", "table_result", "rule_fingerprint", "RULE"]
+__all__ = ["sized_tables", "read_tables", "read_runs", "table_verdict", "table_result", "rule_fingerprint", "RULE"]
 
 #: what a table's verdict is computed by (:func:`table_result`): whole modules, or some of a module's
 #: objects (``module:name,name``), the modules relative to ``deeplimits``
@@ -112,38 +112,107 @@ def _dump(node) -> str:
     return f"{type(node).__name__}(" + ",".join(f"{f}={v}" for f, v in fields if v not in ("None", "[]")) + ")"
 
 
+def read_tables(case: Case, stats, shifts, *, progress: Callable[[str], None] | None = None,
+                t0: float | None = None) -> dict:
+    """``key -> {verdict: count}`` of the tables ``stats`` (:class:`~.table_stats.TableStats`) at
+    every reading of ``shifts`` (:func:`_readings`); ``progress`` told every quarter of the readings
+    (CPU seconds since ``t0``)."""
+    t0 = time.process_time() if t0 is None else t0
+    counts, readings = {}, _readings(shifts)
+    for k, (shift, margin) in enumerate(readings):
+        tally = dict.fromkeys(VERDICTS, 0)
+        for i in range(len(stats)):
+            tally[stats.verdict(case, i, shift=shift, margin=margin)] += 1
+        counts[_key(shift, margin)] = tally
+        if progress is not None and k % max(1, len(readings) // 4) == 0:
+            progress(f"reading {k + 1} of {len(readings)} ({time.process_time() - t0:.0f} s of CPU)")
+    return counts
+
+
 def sized_tables(row, case, tables: int, shifts, seed: int, budget: float,
-                 progress: Callable[[str], None] | None = None, store=None) -> None:
+                 progress: Callable[[str], None] | None = None, store=None, record: dict | None = None) -> None:
     """Fill ``row``'s ``budget``, ``budget_counts``, ``budget_draws`` (the mean draws at which a
     correct scheme's run ended) and ``budget_drawn`` (the mean draws a run drew: its every reading
     decided, or its last stage) with ``tables`` runs of
     ``case`` sized to decide within ``budget`` seconds (stages from the case's time model); run
     ``t`` draws its stage ``i`` with the seed ``mix_seed(mix_seed(seed + 1, t), i)`` (read from
-    ``store``, a :class:`~.pools.PoolStore`, when it holds them)."""
+    ``store``, a :class:`~.pools.PoolStore`, when it holds them). With ``record`` (a dict), every
+    run draws every stage, so that another rule can read it again (:func:`read_runs`), and
+    ``record`` receives ``'runs'`` (their statistics, run by run, stage by stage),
+    ``'stages'`` and ``'run_seconds'`` (each run's CPU seconds at the end of each stage); the row's
+    seconds count the draws up to the stage each run ended at."""
+    from .table_stats import table_stats
+
     stages, readings = plan_stages(case.draws, case.seconds, budget), _readings(shifts)
     split, L = shares(len(stages)), np.asarray(case.depths, dtype=float)
-    counts = {_key(s, m): dict.fromkeys(VERDICTS, 0) for s, m in readings}
     sample = case.sample if store is None else (lambda n, s: store.sample(case, n, s))
-    used, drawn = [], []  # the draws at which the correct scheme's reading ended; those each run drew
-    t0, reused = time.process_time(), store.reused_seconds if store is not None else 0.0  # CPU seconds
+    runs, spent = [], []  # each run's statistics and CPU seconds, stage by stage
     for t in range(tables):
-        errors, pending = np.empty((0, len(L))), list(readings)
+        errors, ended, run, secs, c0 = np.empty((0, len(L))), {}, [], [], time.process_time()
+        reused = store.reused_seconds if store is not None else 0.0
         for i, n in enumerate(stages):
             with single_threaded_torch():
                 new = np.asarray(sample(n - len(errors), mix_seed(mix_seed(seed + 1, t), i)), dtype=float)
             errors = np.concatenate([errors, new[np.isfinite(new).all(1)]])
-            for shift, margin in list(pending):
-                verdict = table_verdict(case, errors * (L / L[0]) ** -shift, margin=margin, share=split[i])
-                if verdict in DECIDED or i + 1 == len(stages):
-                    counts[_key(shift, margin)][verdict] += 1
-                    pending.remove((shift, margin))
-                    if (shift, margin) == readings[0]:
-                        used.append(len(errors))
-            if not pending:
+            run.append(table_stats(case, [errors]))
+            secs.append(time.process_time() - c0 + (store.reused_seconds - reused if store is not None else 0.0))
+            _read_stage(case, run[-1], i, split, readings, ended)
+            if len(ended) == len(readings) and record is None:
                 break
-        drawn.append(len(errors))
+        runs.append(run)
+        spent.append(secs)
         if progress is not None and (t + 1) % max(1, tables // 4) == 0:
-            progress(f"{t + 1} of {tables} sized runs ({time.process_time() - t0:.0f} s of CPU)")
+            progress(f"{t + 1} of {tables} sized runs ({sum(s[-1] for s in spent):.0f} s of CPU)")
+    if record is not None:
+        from .table_stats import TableStats
+
+        record.update(runs=TableStats(*(np.concatenate([getattr(st, f) for r in runs for st in r])
+                                        for f in ("draws", "error", "cov", "rate"))),
+                      stages=tuple(stages), run_seconds=np.asarray(spent, dtype=float))
+    _tally(row, case, runs, spent, split, shifts, budget)
+
+
+def read_runs(row, case, stats, shifts) -> None:
+    """Fill ``row``'s budget fields as :func:`sized_tables` does, from the runs' statistics ``stats``
+    (:class:`~.table_stats.RowStats`, every stage of every run) read by today's rule, without drawing."""
+    from .table_stats import TableStats
+
+    k, per = len(stats.runs), len(stats.stages)
+    if tuple(stats.stages) != plan_stages(case.draws, case.seconds, float(stats.meta["budget"])):
+        raise ValueError(f"{case.name}: the stored runs' stages {list(stats.stages)} are not today's: draw them again")
+    runs = [[TableStats(*(getattr(stats.runs, f)[j:j + 1] for f in ("draws", "error", "cov", "rate")))
+             for j in range(t, t + per)] for t in range(0, k, per)]
+    _tally(row, case, runs, stats.run_seconds.tolist(), shares(per), shifts, float(stats.meta["budget"]))
+
+
+def _read_stage(case, st, i: int, split, readings, ended: dict) -> None:
+    """Read stage ``i`` (its statistics ``st``) at every reading not yet ``ended`` (reading ->
+    ``(verdict, stage)``): a decided verdict, or any at the last stage, ends it."""
+    for shift, margin in readings:
+        if (shift, margin) not in ended:
+            verdict = st.verdict(case, 0, shift=shift, margin=margin, share=split[i])
+            if verdict in DECIDED or i + 1 == len(split):
+                ended[(shift, margin)] = (verdict, i)
+
+
+def _tally(row, case, runs, spent, split, shifts, budget: float) -> None:
+    """The budget fields of ``row`` from ``runs`` (each a list of its stages' statistics) read stage
+    by stage; the seconds: each run's drawing up to its last stage read, and this reading."""
+    t0, readings = time.process_time(), _readings(shifts)
+    counts = {_key(s, m): dict.fromkeys(VERDICTS, 0) for s, m in readings}
+    used, drawn, seconds = [], [], 0.0
+    for run, secs in zip(runs, spent):
+        ended = {}
+        for i, st in enumerate(run):
+            _read_stage(case, st, i, split, readings, ended)
+            if len(ended) == len(readings):
+                break
+        for (shift, margin), (verdict, i) in ended.items():
+            counts[_key(shift, margin)][verdict] += 1
+        last = max(i for _, i in ended.values())
+        used.append(int(run[ended[readings[0]][1]].draws[0]))
+        drawn.append(int(run[last].draws[0]))
+        seconds += secs[last]
     row.budget, row.budget_counts, row.budget_draws = budget, counts, float(np.mean(used))
     row.budget_drawn = float(np.mean(drawn))
-    row.seconds += time.process_time() - t0 + (store.reused_seconds - reused if store is not None else 0.0)
+    row.seconds += seconds + time.process_time() - t0

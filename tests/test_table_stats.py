@@ -1,0 +1,122 @@
+"""A calibration is read again from its tables' statistics (draws, mean errors, covariance, rate
+with its interval) by a changed rule without drawing (deeplimits.studies.scheme_order.table_stats):
+a table read from its statistics gets the verdict (and its note) of its per-draw errors at every
+reading, a row read again from its stored statistics is the row that was drawn, and a stored file
+is data, read only after its declared shapes are checked."""
+
+import dataclasses
+import json
+import pathlib
+import zipfile
+
+import numpy as np
+import pytest
+
+from deeplimits.errors import ParameterError
+from deeplimits.orders import StrongOrder, Term
+from deeplimits.studies.scheme_order import calibration as C
+from deeplimits.studies.scheme_order.cases import Case
+from deeplimits.studies.scheme_order.sized import table_result
+from deeplimits.studies.scheme_order.table_stats import RowStats, stats_path, table_stats
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+DEPTHS = (8, 16, 32, 64, 128)
+
+
+def synthetic(rate: float = 0.5, noise: float = 0.6, next_term: float = 0.0, bump: float = 0.0):
+    """A case whose per-draw errors are ``L^-rate (1 + next_term L^-1/2 + bump [L = 32]) exp(noise Z -
+    noise^2 / 2)`` with ``Z`` shared by the depths of a draw in part (errors of one draw are correlated
+    across depths, as a path's are): without a bump the declared expansion ``L^-rate + L^-(rate + 1/2)``
+    is the truth; a bump no such expansion fits."""
+    L = np.asarray(DEPTHS, dtype=float)
+
+    def sample(n, seed):
+        rng = np.random.default_rng(seed)
+        z = 0.8 * rng.standard_normal((n, 1)) + 0.6 * rng.standard_normal((n, len(L)))
+        return L ** -rate * (1 + next_term * L ** -0.5 + bump * (L == 32)) * np.exp(noise * z - noise ** 2 / 2)
+
+    order = StrongOrder.of((Term(rate), Term(rate + 0.5)), "synthetic", "synthetic")
+    return Case("synthetic", DEPTHS, 64, order, None, sample, seconds=lambda n: 1e-4 * n, ident="synthetic")
+
+
+def test_a_table_read_from_its_statistics_gets_the_verdict_of_its_errors_at_every_reading():
+    """Shifted, at another margin, at a share of the levels: the same verdict and note as
+    :func:`table_result` on the errors times ``(L / L_0)^-shift`` (the bootstrap interval moved by the
+    shift, not computed again); the tables cover agrees, insufficient evidence and disagrees."""
+    cases = [synthetic(), synthetic(next_term=3.0), synthetic(noise=0.2), synthetic(rate=0.8), synthetic(bump=0.3)]
+    L, seen = np.asarray(DEPTHS, dtype=float), set()
+    for j, case in enumerate(cases):
+        tables = [case.sample(256, 10 * j + i) for i in range(4)]
+        st = table_stats(case, tables)
+        for i, errors in enumerate(tables):
+            for shift, margin, share in [(0.0, 0.1, 1.0), (0.0, 0.05, 1.0), (-0.1, 0.1, 1.0), (0.05, 0.05, 0.25),
+                                         (0.3, 0.1, 0.5)]:
+                a = table_result(case, errors * (L / L[0]) ** -shift, margin=margin, share=share)
+                b = st.result(case, i, shift=shift, margin=margin, share=share)
+                assert (b.verdict, b.verdict_note) == (a.verdict, a.verdict_note)
+                np.testing.assert_allclose(b.rate_ci, a.rate_ci, rtol=0, atol=1e-9)
+                seen.add(a.verdict)
+    assert {"agrees", "disagrees"} <= seen
+
+
+def test_a_row_read_again_from_its_stored_statistics_is_the_row_that_was_drawn(tmp_path):
+    """Tables and runs sized to decide (every stage drawn when recorded): the counts, draws and
+    budget fields of :func:`~deeplimits.studies.scheme_order.calibration.reread` from the file equal
+    those of the run, and those of a run that stopped drawing at each run's decision."""
+    case, shifts = synthetic(next_term=1.0), (0.1,)
+    record = {}
+    row = C.calibrate_case(case, 30, 30, shifts, seed=3, record=record)
+    C.sized_tables(row, case, 8, shifts, 3, 0.5, record=record)
+    plain = C.calibrate_case(case, 30, 30, shifts, seed=3)
+    C.sized_tables(plain, case, 8, shifts, 3, 0.5)
+    assert len(record["stages"]) >= 3 and record["run_seconds"].shape == (8, len(record["stages"]))
+    path = stats_path(tmp_path, "a/b c")
+    C.row_stats(case, record, seed=3, pool=row.pool, budget=0.5).save(path)
+    again = C.reread(case, RowStats.load(path), shifts)
+    for r in (again, plain):
+        for field in ("counts", "budget_counts", "budget_draws", "budget_drawn", "pool", "tables", "budget"):
+            assert getattr(r, field) == getattr(row, field), field
+    assert sum(row.counts["0.0"].values()) == 30 and sum(row.budget_counts["0.0"].values()) == 8
+    assert row.budget_counts["0.0"]["agrees"] > 0 and again.seconds > 0
+    with pytest.raises(ValueError, match="stages"):  # a time model that plans other stages: draw them again
+        C.reread(dataclasses.replace(case, seconds=lambda n: 1e-2 * n), RowStats.load(path), shifts)
+
+
+def test_a_stored_file_is_data_checked_before_it_is_read(tmp_path):
+    """A file that is not a row, a member of the wrong shape or holding objects (a pickle is never
+    loaded), a declared count beyond the limit: one line naming ``stats``, nothing executed."""
+    case = synthetic()
+    record = {"tables": table_stats(case, [case.sample(64, 0)])}
+    good = tmp_path / "good.npz"
+    C.row_stats(case, record, seed=0, pool=64).save(good)
+    assert len(RowStats.load(good).tables) == 1
+    (tmp_path / "text.npz").write_text("not a zip")
+    bad = {"text.npz": None}
+    members = dict(np.load(good, allow_pickle=False))
+    for name, change in [("object.npz", {"tables_error": np.array([[object()] * 5], dtype=object)}),
+                         ("shape.npz", {"tables_cov": np.zeros((1, 4, 4))}),
+                         ("many.npz", {"tables_draws": np.zeros(1_000_001, dtype=np.int64)}),
+                         ("meta.npz", {"meta": np.array(json.dumps({"depths": "x"}))})]:
+        with zipfile.ZipFile(tmp_path / name, "w") as z:
+            for key, value in {**members, **change}.items():
+                with z.open(key + ".npy", "w") as f:
+                    np.lib.format.write_array(f, np.asanyarray(value), allow_pickle=True)
+        bad[name] = change
+    for name in bad:
+        with pytest.raises(ParameterError, match=r"^stats file .* is not a calibration row's statistics") as e:
+            RowStats.load(tmp_path / name)
+        assert "\n" not in str(e.value)
+
+
+def test_the_committed_statistics_read_again_give_the_committed_rows():
+    """Every row of benchmarks/calibration_sizes.json whose statistics are committed
+    (benchmarks/calibration_stats/sizes/) is what reading them again by today's rule gives."""
+    from scripts import load_script
+
+    B = load_script("benchmarks/calibration_sizes.py")
+    rows = json.loads((ROOT / "benchmarks" / "calibration_sizes.json").read_text())["rows"]
+    stored = [r for r in rows if stats_path(B.STATS, r["case"]).exists()]
+    assert stored, "no committed statistics"
+    for r in stored[:4]:  # a few: each about 2 s of CPU
+        again = B.reread_case(r)
+        assert again["counts"] == r["counts"] and again["pool"] == r["pool"], r["case"]
