@@ -105,11 +105,20 @@ def main(argv=None) -> int:
         path.write_text(json.dumps({"rows": [r.to_dict() for r in rows], "shifts": list(SHIFTS), "budget": BUDGET,
                                     "seed": args.seed, "commands": commands}, indent=1))
 
-    if args.reread:  # the rows with statistics read again; the others drawn again below, as they were made
+    if args.reread:  # the rows whose statistics are there read again; the others drawn again below, as they were made
+        if not path.exists() or args.pairs or args.resume:
+            ap.error("--reread: reads every row of an existing --json again (no --pairs or --resume)")
         old = json.loads(path.read_text())
-        rows = [reread(known[r["case"]], RowStats.load(stats_path(args.stats, r["case"])), SHIFTS) for r in old["rows"]
-                if stats_path(args.stats, r["case"]).exists()]
+        args.seed = int(old.get("seed", args.seed))  # the seed the rows were drawn with
         runs = {r["case"]: sum(r["budget_counts"]["0.0"].values()) for r in old["rows"]}
+        for name in runs:
+            if name not in known:
+                raise SystemExit(f"{path}: pair {name!r} is not one of today's pairs ({', '.join(known)})")
+            if stats_path(args.stats, name).exists():
+                try:
+                    rows.append(reread(known[name], RowStats.load(stats_path(args.stats, name)), SHIFTS))
+                except ValueError as exc:
+                    print(f"{name}: {exc}: drawn again", file=sys.stderr, flush=True)
         commands = list(old.get("commands", [])) + commands[-1:]
         save()
     done = {r.case for r in rows}
@@ -129,6 +138,7 @@ def main(argv=None) -> int:
         print(f"{name}: {row.budget_counts} mean draws {row.budget_draws:.0f}, {row.seconds:.0f} s", file=sys.stderr)
     order = list(runs) or list(known)
     rows.sort(key=lambda r: order.index(r.case) if r.case in order else len(order))  # as the JSON had them
+    save()
     text = (table(rows, SHIFTS) + "\n\nMeasured with " + " then ".join(f"`{c}`" for c in commands)
             + f" (seed {args.seed}, budget {BUDGET:g} s, on a shared 2-core machine). "
             + calibration_table.rule_text({r.case: r.rule for r in rows}))

@@ -68,27 +68,29 @@ def write_block(text: str, begin: str = BEGIN, end: str = END) -> None:
     DOC.write_text(doc[:a] + "\n" + text + "\n" + doc[b:])
 
 
-def reread_rows(path, stats, seed: int = 0, pools=None) -> list:
-    """Every row of the JSON ``path`` read again by today's rule from its statistics under ``stats``;
-    a row whose statistics are not there is drawn again as it was made (its tables, the pool of
-    one table's draws for each, its budget and runs, ``seed``) and its statistics written."""
+def reread_rows(path, stats, seed: int = 0, pools=None):
+    """Each row of the JSON ``path`` read again by today's rule from its statistics under ``stats``
+    (yielded one by one); a row whose statistics are not there, or were drawn as another case or
+    with other stages, is drawn again as it was made (its tables, one table's draws a table in its
+    pool, its budget and runs, ``seed``) and its statistics written."""
     from deeplimits.studies.scheme_order.calibration import SHIFTS, calibrate, choose, reread
     from deeplimits.studies.scheme_order.table_stats import RowStats, stats_path
 
-    out = []
     for row in json.loads(pathlib.Path(path).read_text())["rows"]:
         (name, case), = choose([row["case"]])
         case = dataclasses.replace(case() if callable(case) else case, name=name)
-        where = stats_path(stats, name)
+        where, why = stats_path(stats, name), "no statistics"
         if where.exists():
-            out.append(reread(case, RowStats.load(where), SHIFTS).to_dict())
-            continue
+            try:
+                yield reread(case, RowStats.load(where), SHIFTS).to_dict()
+                continue
+            except ValueError as exc:
+                why = str(exc)
         runs = sum(row["budget_counts"]["0.0"].values()) if row.get("budget") else None
-        print(f"{name}: no statistics in {stats}: drawn again", file=sys.stderr, flush=True)
-        out += calibrate([name], tables=row["tables"], seed=seed, budget=row.get("budget"), budget_tables=runs,
-                         pools=pools, stats=stats, progress=lambda line: print(line, file=sys.stderr, flush=True)
-                         ).to_dict()["rows"]
-    return out
+        print(f"{name}: {why} ({where}): drawn again", file=sys.stderr, flush=True)
+        yield from calibrate([name], tables=row["tables"], seed=seed, budget=row.get("budget"), budget_tables=runs,
+                             pools=pools, stats=stats, progress=lambda line: print(line, file=sys.stderr, flush=True)
+                             ).to_dict()["rows"]
 
 
 def main(argv=None) -> int:
@@ -115,19 +117,29 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     stats = args.stats or str(pathlib.Path(args.json).parent / "calibration_stats" / pathlib.Path(args.json).stem)
     command = "python benchmarks/calibration_table.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    old = json.loads(pathlib.Path(args.json).read_text()) if args.resume and pathlib.Path(args.json).exists() else {}
+    if args.reread and (args.cases or args.resume or args.redo or not pathlib.Path(args.json).exists()):
+        ap.error("--reread: reads every row of an existing --json again (no --cases, --resume or --redo)")
+    old = (json.loads(pathlib.Path(args.json).read_text()) if (args.resume or args.reread) and
+           pathlib.Path(args.json).exists() else {})
     kw = dict(tables=args.tables, pool_factor=args.pool_factor, seed=args.seed, budget=args.budget,
               budget_tables=args.budget_tables, budget_cases=args.budget_cases)
     if args.redo and not (args.resume and args.cases):
         ap.error("--redo: needs --resume and --cases (the rows it replaces)")
     redone = set(args.cases or []) if args.redo else set()
     rows = [r for r in old.get("rows", []) if r["case"] not in redone]
-    if args.reread:
-        rows = reread_rows(args.json, stats, args.seed, args.pools)
     estimates = dict(old.get("estimated_seconds", {}))
     commands = list(old.get("commands", [])) + [command.strip()]
+    if args.reread:  # row by row, the JSON written after each (a crash loses no finished row)
+        from deeplimits.studies.scheme_order.calibration import Calibration
+
+        done = [r["case"] for r in rows]
+        for row in reread_rows(args.json, stats, args.seed, args.pools):
+            rows[done.index(row["case"])] = row
+            pathlib.Path(args.json).write_text(json.dumps(
+                {**Calibration.from_dict({**old, "rows": rows}).to_dict(), "estimated_seconds": estimates,
+                 "commands": commands}, indent=1))
     done = {r["case"] for r in rows}
-    planned = [p for p in plan_calibration(args.cases, **kw) if p[0] not in done]
+    planned = [p for p in plan_calibration(args.cases, **kw) if p[0] not in done] if not args.reread else []
     estimates.update({name: s for name, _, s in planned})
     cal = None
     for name, _, _ in planned:  # one case at a time: the table so far is written after each
@@ -140,9 +152,6 @@ def main(argv=None) -> int:
     if cal is None:
         from deeplimits.studies.scheme_order.calibration import Calibration
         cal = Calibration.from_dict({**old, "rows": rows})
-        if args.reread:
-            pathlib.Path(args.json).write_text(json.dumps(
-                {**cal.to_dict(), "estimated_seconds": estimates, "commands": commands}, indent=1))
     today = {r["case"]: estimate(r) for r in cal.to_dict()["rows"]}  # what --dry-run prints today for each row
     times = "\n".join(f"| {r['case']} | {r['tables']} | {r['seconds']:.0f} | {today[r['case']]:.0f} | "
                       f"{r['seconds'] / max(today[r['case']], 1e-9):.2f} |" for r in cal.to_dict()["rows"])

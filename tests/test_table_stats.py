@@ -102,9 +102,42 @@ def test_a_stored_file_is_data_checked_before_it_is_read(tmp_path):
                 with z.open(key + ".npy", "w") as f:
                     np.lib.format.write_array(f, np.asanyarray(value), allow_pickle=True)
         bad[name] = change
+    # a member that declares more than MAX_BYTES_STORED is refused from its header, before anything is read
+    with zipfile.ZipFile(tmp_path / "huge.npz", "w") as z:
+        meta = {**json.loads(str(members["meta"])), "depths": list(range(1, 65))}
+        for key, value in {"meta": np.array(json.dumps(meta)), "tables_draws": np.zeros(10 ** 6, dtype=np.int64)}.items():
+            with z.open(key + ".npy", "w") as f:
+                np.lib.format.write_array(f, value)
+        for key, shape in (("tables_error", (10 ** 6, 64)), ("tables_cov", (10 ** 6, 64, 64)), ("tables_rate", (10 ** 6, 3))):
+            with z.open(key + ".npy", "w") as f:  # a header and no data: 32 GB declared
+                np.lib.format.write_array_header_1_0(f, {"descr": "<f8", "fortran_order": False, "shape": shape})
+    bad["huge.npz"] = "more than"
+    with zipfile.ZipFile(tmp_path / "list.npz", "w") as z:
+        for key, value in {**members, "meta": np.array("[1, 2]")}.items():
+            with z.open(key + ".npy", "w") as f:
+                np.lib.format.write_array(f, np.asanyarray(value))
+    bad["list.npz"] = "not a JSON object"
     for name in bad:
         with pytest.raises(ParameterError, match=r"^stats file .* is not a calibration row's statistics") as e:
             RowStats.load(tmp_path / name)
+        assert "\n" not in str(e.value)
+        if isinstance(bad[name], str):
+            assert bad[name] in str(e.value)
+
+
+def test_statistics_drawn_as_another_case_are_refused(tmp_path):
+    """Read for a case of other depths, draws or reference, a row's statistics are refused in one line
+    (a file is not misread as another case's)."""
+    case = synthetic()
+    record = {"tables": table_stats(case, [case.sample(64, 0)])}
+    path = tmp_path / "row.npz"
+    C.row_stats(case, record, seed=0, pool=64).save(path)
+    stats = RowStats.load(path)
+    assert sum(C.reread(case, stats, ()).counts["0.0"].values()) == 1
+    for other in (dataclasses.replace(case, depths=(8, 16, 32, 64, 256)), dataclasses.replace(case, draws=128),
+                  dataclasses.replace(case, reference=1024), dataclasses.replace(case, name="other")):
+        with pytest.raises(ValueError, match="were drawn as another case") as e:
+            C.reread(other, stats, ())
         assert "\n" not in str(e.value)
 
 

@@ -139,50 +139,66 @@ def sized_tables(row, case, tables: int, shifts, seed: int, budget: float,
     ``store``, a :class:`~.pools.PoolStore`, when it holds them). With ``record`` (a dict), every
     run draws every stage, so that another rule can read it again (:func:`read_runs`), and
     ``record`` receives ``'runs'`` (their statistics, run by run, stage by stage),
-    ``'stages'`` and ``'run_seconds'`` (each run's CPU seconds at the end of each stage); the row's
-    seconds count the draws up to the stage each run ended at."""
-    from .table_stats import table_stats
+    ``'stages'`` and ``'run_seconds'`` (each run's CPU seconds of drawing at the end of each
+    stage); the row's seconds count each run's drawing up to the stage it ended at, and its reading."""
+    from .table_stats import TableStats, table_stats
 
     stages, readings = plan_stages(case.draws, case.seconds, budget), _readings(shifts)
     split, L = shares(len(stages)), np.asarray(case.depths, dtype=float)
     sample = case.sample if store is None else (lambda n, s: store.sample(case, n, s))
-    runs, spent = [], []  # each run's statistics and CPU seconds, stage by stage
+    runs, spent, ends, reading = [], [], [], 0.0  # each run's statistics, drawing seconds, readings' ends
     for t in range(tables):
-        errors, ended, run, secs, c0 = np.empty((0, len(L))), {}, [], [], time.process_time()
-        reused = store.reused_seconds if store is not None else 0.0
+        errors, ended, run, secs, drawing = np.empty((0, len(L))), {}, [], [], 0.0
         for i, n in enumerate(stages):
+            c0, reused = time.process_time(), store.reused_seconds if store is not None else 0.0
             with single_threaded_torch():
                 new = np.asarray(sample(n - len(errors), mix_seed(mix_seed(seed + 1, t), i)), dtype=float)
             errors = np.concatenate([errors, new[np.isfinite(new).all(1)]])
             run.append(table_stats(case, [errors]))
-            secs.append(time.process_time() - c0 + (store.reused_seconds - reused if store is not None else 0.0))
-            _read_stage(case, run[-1], i, split, readings, ended)
+            drawing += time.process_time() - c0 + (store.reused_seconds - reused if store is not None else 0.0)
+            secs.append(drawing)
+            c0 = time.process_time()
+            if len(ended) < len(readings):
+                _read_stage(case, run[-1], i, split, readings, ended)
+            reading += time.process_time() - c0
             if len(ended) == len(readings) and record is None:
                 break
         runs.append(run)
         spent.append(secs)
+        ends.append(ended)
         if progress is not None and (t + 1) % max(1, tables // 4) == 0:
-            progress(f"{t + 1} of {tables} sized runs ({sum(s[-1] for s in spent):.0f} s of CPU)")
+            progress(f"{t + 1} of {tables} sized runs ({sum(s[-1] for s in spent) + reading:.0f} s of CPU)")
     if record is not None:
-        from .table_stats import TableStats
-
-        record.update(runs=TableStats(*(np.concatenate([getattr(st, f) for r in runs for st in r])
-                                        for f in ("draws", "error", "cov", "rate"))),
-                      stages=tuple(stages), run_seconds=np.asarray(spent, dtype=float))
-    _tally(row, case, runs, spent, split, shifts, budget)
+        k = len(L)
+        flat = [st for r in runs for st in r]
+        record.update(runs=TableStats(*(np.concatenate([getattr(st, f) for st in flat]) if flat else np.zeros(shape)
+                                        for f, shape in (("draws", (0,)), ("error", (0, k)), ("cov", (0, k, k)),
+                                                         ("rate", (0, 3))))),
+                      stages=tuple(stages), run_seconds=np.asarray(spent, dtype=float).reshape(len(runs), len(stages)))
+    _tally(row, runs, spent, ends, readings, budget, reading)
 
 
 def read_runs(row, case, stats, shifts) -> None:
     """Fill ``row``'s budget fields as :func:`sized_tables` does, from the runs' statistics ``stats``
-    (:class:`~.table_stats.RowStats`, every stage of every run) read by today's rule, without drawing."""
+    (:class:`~.table_stats.RowStats`, every stage of every run) read by today's rule, without drawing;
+    a ``ValueError`` when today's time model plans other stages (the runs must be drawn again)."""
     from .table_stats import TableStats
 
+    budget, readings = float(stats.meta["budget"]), _readings(shifts)
     k, per = len(stats.runs), len(stats.stages)
-    if tuple(stats.stages) != plan_stages(case.draws, case.seconds, float(stats.meta["budget"])):
+    if tuple(stats.stages) != plan_stages(case.draws, case.seconds, budget):
         raise ValueError(f"{case.name}: the stored runs' stages {list(stats.stages)} are not today's: draw them again")
     runs = [[TableStats(*(getattr(stats.runs, f)[j:j + 1] for f in ("draws", "error", "cov", "rate")))
              for j in range(t, t + per)] for t in range(0, k, per)]
-    _tally(row, case, runs, stats.run_seconds.tolist(), shares(per), shifts, float(stats.meta["budget"]))
+    t0, split, ends = time.process_time(), shares(per), []
+    for run in runs:
+        ended = {}
+        for i, st in enumerate(run):
+            _read_stage(case, st, i, split, readings, ended)
+            if len(ended) == len(readings):
+                break
+        ends.append(ended)
+    _tally(row, runs, stats.run_seconds.tolist(), ends, readings, budget, time.process_time() - t0)
 
 
 def _read_stage(case, st, i: int, split, readings, ended: dict) -> None:
@@ -195,24 +211,20 @@ def _read_stage(case, st, i: int, split, readings, ended: dict) -> None:
                 ended[(shift, margin)] = (verdict, i)
 
 
-def _tally(row, case, runs, spent, split, shifts, budget: float) -> None:
-    """The budget fields of ``row`` from ``runs`` (each a list of its stages' statistics) read stage
-    by stage; the seconds: each run's drawing up to its last stage read, and this reading."""
-    t0, readings = time.process_time(), _readings(shifts)
+def _tally(row, runs, spent, ends, readings, budget: float, reading: float) -> None:
+    """The budget fields of ``row`` from ``runs`` (each a list of its stages' statistics), their
+    drawing seconds ``spent`` and where each reading ended (``ends``); the seconds: each run's
+    drawing up to its last stage read, and the ``reading``."""
     counts = {_key(s, m): dict.fromkeys(VERDICTS, 0) for s, m in readings}
     used, drawn, seconds = [], [], 0.0
-    for run, secs in zip(runs, spent):
-        ended = {}
-        for i, st in enumerate(run):
-            _read_stage(case, st, i, split, readings, ended)
-            if len(ended) == len(readings):
-                break
-        for (shift, margin), (verdict, i) in ended.items():
+    for run, secs, ended in zip(runs, spent, ends):
+        for (shift, margin), (verdict, _) in ended.items():
             counts[_key(shift, margin)][verdict] += 1
         last = max(i for _, i in ended.values())
         used.append(int(run[ended[readings[0]][1]].draws[0]))
         drawn.append(int(run[last].draws[0]))
         seconds += secs[last]
-    row.budget, row.budget_counts, row.budget_draws = budget, counts, float(np.mean(used))
-    row.budget_drawn = float(np.mean(drawn))
-    row.seconds += seconds + time.process_time() - t0
+    row.budget, row.budget_counts = budget, counts
+    row.budget_draws = float(np.mean(used)) if used else None
+    row.budget_drawn = float(np.mean(drawn)) if drawn else None
+    row.seconds += seconds + reading

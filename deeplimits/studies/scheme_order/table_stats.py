@@ -36,6 +36,8 @@ __all__ = ["TableStats", "RowStats", "table_stats", "stats_path", "MAX_TABLES_ST
 
 MAX_TABLES_STORED = 1_000_000
 """The most tables (or run stages) a stored file may declare (checked before anything is allocated)."""
+MAX_BYTES_STORED = 256 * 2 ** 20
+"""The most bytes one member of a stored file may declare (checked before anything is allocated)."""
 _FIELDS = {"draws": 1, "error": 2, "cov": 3, "rate": 2}  # a field's dimensions
 
 
@@ -148,10 +150,26 @@ class RowStats:
                     runs = _stats(z, heads, "runs_", k)
                     if not stages or len(runs) % len(stages):
                         raise ValueError(f"{len(runs)} run stages for {len(stages)} stages a run")
-                    run_seconds = _member(z, heads, "run_seconds", (len(runs) // len(stages), len(stages)), "f")
-        except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as exc:
-            raise ParameterError("stats", f"stats file {str(path)!r} is not a calibration row's statistics: {exc}") from None
-        return cls(meta, tables, float(meta.get("pool_seconds", 0.0)), runs, stages, run_seconds)
+                    run_seconds = _member(z, heads, "run_seconds", (len(runs) // len(stages), len(stages)), np.float64)
+                pool_seconds = float(meta.get("pool_seconds", 0.0))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError, MemoryError, EOFError,
+                zipfile.BadZipFile) as exc:
+            why = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            raise ParameterError("stats", f"stats file {str(path)!r} is not a calibration row's statistics: {why}") from None
+        return cls(meta, tables, pool_seconds, runs, stages, run_seconds)
+
+    def check(self, case) -> None:
+        """A ``ValueError`` (one line) unless these statistics were drawn as ``case`` is: its name,
+        depths, draws a table and reference (and its ident, where both have one)."""
+        m = self.meta
+        want = dict(case=case.name, depths=[int(x) for x in case.depths], draws=int(case.draws), reference=case.reference)
+        have = {key: m.get(key) for key in want}
+        if m.get("ident") is not None and case.ident is not None:
+            want["ident"], have["ident"] = case.ident, m["ident"]
+        diff = [f"{key} {have[key]!r}, not {want[key]!r}" for key in want if have[key] != want[key]]
+        if diff:
+            raise ValueError(f"statistics of {m.get('case')!r} were drawn as another case ({'; '.join(diff)}): draw "
+                             "them again")
 
 
 def stats_path(root, name: str) -> pathlib.Path:
@@ -169,11 +187,14 @@ def _header(z: zipfile.ZipFile, name: str) -> tuple:
     return tuple(shape), dtype
 
 
-def _member(z, heads, name: str, shape: tuple, kind: str) -> np.ndarray:
-    """Member ``name`` after its declared ``shape`` and dtype kind (``'f'``, ``'i'``, ``'U'``) are checked."""
-    declared, dtype = heads[name]
-    if declared != shape or dtype.kind != kind or dtype.hasobject:
-        raise ValueError(f"{name} declares shape {declared} of {dtype}, expected {shape} of kind {kind!r}")
+def _member(z, heads, name: str, shape: tuple, dtype) -> np.ndarray:
+    """Member ``name`` after its declared ``shape`` and exact ``dtype`` (and its size, at most
+    :data:`MAX_BYTES_STORED`) are checked."""
+    declared, have = heads[name]
+    if declared != shape or have != np.dtype(dtype):
+        raise ValueError(f"{name} declares shape {declared} of {have}, expected {shape} of {np.dtype(dtype)}")
+    if int(np.prod(shape, dtype=np.int64)) * have.itemsize > MAX_BYTES_STORED:
+        raise ValueError(f"{name} declares {shape} of {have}: more than {MAX_BYTES_STORED} bytes")
     with z.open(name + ".npy") as f:
         out = np.lib.format.read_array(f, allow_pickle=False)
     if out.shape != shape:
@@ -185,10 +206,20 @@ def _meta(z, heads) -> dict:
     declared, dtype = heads["meta"]
     if declared != () or dtype.kind != "U" or dtype.itemsize > 4 * 100_000:
         raise ValueError(f"meta declares shape {declared} of {dtype}, expected a text")
-    meta = json.loads(str(_member(z, heads, "meta", (), "U")))
-    depths = meta.get("depths")
-    if not isinstance(depths, list) or not 1 <= len(depths) <= 64 or not isinstance(meta.get("stages", []), list):
-        raise ValueError("meta: depths must be a list of 1 to 64 depths and stages a list")
+    with z.open("meta.npy") as f:
+        meta = json.loads(str(np.lib.format.read_array(f, allow_pickle=False)))
+    if not isinstance(meta, dict):
+        raise ValueError("meta is not a JSON object")
+    depths, stages = meta.get("depths"), meta.get("stages", [])
+    if not (isinstance(depths, list) and 1 <= len(depths) <= 64 and all(isinstance(x, int) for x in depths)):
+        raise ValueError("meta: depths must be a list of 1 to 64 integers")
+    if not (isinstance(stages, list) and len(stages) <= 64 and all(isinstance(x, int) for x in stages)):
+        raise ValueError("meta: stages must be a list of at most 64 integers")
+    for key in ("pool", "budget", "pool_seconds"):
+        value = meta.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not math.isfinite(value) or value < 0):
+            raise ValueError(f"meta: {key} must be a number >= 0, got {value!r:.40}")
     return meta
 
 
@@ -198,4 +229,5 @@ def _stats(z, heads, prefix: str, k: int) -> TableStats:
         raise ValueError(f"{prefix}draws declares shape {declared}, at most ({MAX_TABLES_STORED},)")
     t = declared[0]
     shapes = {"draws": (t,), "error": (t, k), "cov": (t, k, k), "rate": (t, 3)}
-    return TableStats(**{f: _member(z, heads, prefix + f, shapes[f], "i" if f == "draws" else "f") for f in _FIELDS})
+    return TableStats(**{f: _member(z, heads, prefix + f, shapes[f], np.int64 if f == "draws" else np.float64)
+                         for f in _FIELDS})
