@@ -167,7 +167,7 @@ def calibrate_case(case: Case, tables: int, pool_factor: int, shifts, seed: int,
     if progress is not None:
         progress(f"pool of {len(pool)} draws in {pool_seconds:.0f} s of CPU; {tables} tables")
     rng = np.random.default_rng(seed)
-    stats = table_stats(case, [pool[_pick(rng, len(pool), case.draws, i)] for i in range(tables)])
+    stats = table_stats(case, (pool[_pick(rng, len(pool), case.draws, i)] for i in range(tables)))  # one table at a time
     if record is not None:
         record.update(tables=stats, pool_seconds=pool_seconds)
     counts = read_tables(case, stats, shifts, progress=progress, t0=t0)

@@ -88,8 +88,9 @@ class TableStats:
 
 
 def table_stats(case, tables) -> TableStats:
-    """The statistics of the tables ``tables`` (per-draw errors, each ``(draws, len(depths))``, its
-    draws finite) as :func:`~.sized.table_result` computes them (bootstrap of 200, seed 0)."""
+    """The statistics of the tables ``tables`` (an iterable of per-draw errors, each ``(draws,
+    len(depths))``, its draws finite) as :func:`~.sized.table_result` computes them (bootstrap of
+    200, seed 0)."""
     from ..convergence.statistics import error_statistics
 
     k, rows = len(case.depths), []
