@@ -153,3 +153,26 @@ def test_the_committed_statistics_read_again_give_the_committed_rows():
     for r in stored[:4]:  # a few: each about 2 s of CPU
         again = B.reread_case(r)
         assert again["counts"] == r["counts"] and again["pool"] == r["pool"], r["case"]
+
+
+def test_every_committed_statistics_file_is_its_rows():
+    """Each statistics file under benchmarks/calibration_stats/ belongs to a row of its JSON and holds
+    that row's tables and runs sized to decide (the depths, draws a table, tables, pool and runs);
+    read from its header and members, not by the rule (cheap)."""
+    stats = ROOT / "benchmarks" / "calibration_stats"
+    seen = 0
+    for name, sub in (("calibration", "calibration"), ("calibration_seed1", "calibration_seed1"),
+                      ("calibration_pairs", "pairs"), ("calibration_sizes", "sizes")):  # the scripts' defaults
+        rows = {r["case"]: r for r in json.loads((ROOT / "benchmarks" / f"{name}.json").read_text())["rows"]}
+        where = stats / sub
+        paths = {stats_path(where, case): case for case in rows}
+        for path in sorted(where.glob("*.npz")) if where.exists() else []:
+            assert path in paths, f"{path}: no row of benchmarks/{name}.json"
+            row, st = rows[paths[path]], RowStats.load(path)
+            assert st.meta["case"] == row["case"] and st.meta["depths"] == row["depths"], path
+            assert st.meta["draws"] == row["draws"] and len(st.tables) == row["tables"] and st.meta["pool"] == row["pool"]
+            if row.get("budget"):
+                assert st.meta["budget"] == row["budget"] and st.runs is not None
+                assert len(st.runs) // len(st.stages) == sum(row["budget_counts"]["0.0"].values()), path
+            seen += 1
+    assert seen >= 31
