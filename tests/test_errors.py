@@ -21,7 +21,8 @@ PKG = pathlib.Path(dl.__file__).resolve().parent
 #: a sample that has no such thing
 PLAIN_VALUE_ERRORS = {"paths/base.py": {"iter_increments", "at"},
                       # about a file's content: its readers raise them as DamagedFileError naming the file
-                      "_bounded.py": {"charge", "scan_pickle", "walk_once"}}
+                      "_bounded.py": {"charge", "scan_pickle", "walk_once"},
+                      "studies/scheme_order/table_stats.py": {"load", "_member", "_meta", "_stats"}}
 #: messages that name what was given rather than the parameter: (module, parameter) -> a message
 NAMED_OTHERWISE = {("studies/plan.py", "spec"): "unknown study 'x'",
                    ("data/base.py", "loader"): "the labels of 'name' must lie in [0, n)",

@@ -12,7 +12,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from deeplimits.errors import ParameterError
+from deeplimits.errors import DamagedFileError
 from deeplimits.orders import StrongOrder, Term
 from deeplimits.studies.scheme_order import calibration as C
 from deeplimits.studies.scheme_order.cases import Case
@@ -84,7 +84,8 @@ def test_a_row_read_again_from_its_stored_statistics_is_the_row_that_was_drawn(t
 
 def test_a_stored_file_is_data_checked_before_it_is_read(tmp_path):
     """A file that is not a row, a member of the wrong shape or holding objects (a pickle is never
-    loaded), a declared count beyond the limit: one line naming ``stats``, nothing executed."""
+    loaded), a declared count or size beyond the limit: one line naming the file (a damaged file),
+    nothing executed."""
     case = synthetic()
     record = {"tables": table_stats(case, [case.sample(64, 0)])}
     good = tmp_path / "good.npz"
@@ -118,7 +119,7 @@ def test_a_stored_file_is_data_checked_before_it_is_read(tmp_path):
                 np.lib.format.write_array(f, np.asanyarray(value))
     bad["list.npz"] = "not a JSON object"
     for name in bad:
-        with pytest.raises(ParameterError, match=r"^stats file .* is not a calibration row's statistics") as e:
+        with pytest.raises(DamagedFileError, match=r"^stats file .* is not a calibration row's statistics") as e:
             RowStats.load(tmp_path / name)
         assert "\n" not in str(e.value)
         if isinstance(bad[name], str):

@@ -178,8 +178,9 @@ def calibrate_case(case: Case, tables: int, pool_factor: int, shifts, seed: int,
 def reread(case: Case, stats, shifts) -> CalibrationRow:
     """The row of ``case`` read by today's rule from its statistics ``stats``
     (:class:`~.table_stats.RowStats`: its tables and, if any, its runs sized to decide) without
-    drawing: its seconds are the stored draws' CPU seconds and this reading's. A ``ValueError`` (one
-    line) for statistics drawn as another case, or runs whose stages are not today's: draw them again."""
+    drawing: its seconds are the stored draws' CPU seconds and this reading's. A
+    :class:`~deeplimits.errors.ParameterError` naming ``stats`` (one line) for statistics drawn as
+    another case, or runs whose stages are not today's: draw them again."""
     stats.check(case)
     t0 = time.process_time()
     meta = stats.meta

@@ -181,13 +181,16 @@ def sized_tables(row, case, tables: int, shifts, seed: int, budget: float,
 def read_runs(row, case, stats, shifts) -> None:
     """Fill ``row``'s budget fields as :func:`sized_tables` does, from the runs' statistics ``stats``
     (:class:`~.table_stats.RowStats`, every stage of every run) read by today's rule, without drawing;
-    a ``ValueError`` when today's time model plans other stages (the runs must be drawn again)."""
+    a :class:`~deeplimits.errors.ParameterError` naming ``stats`` when today's time model plans other
+    stages (the runs must be drawn again)."""
+    from ...errors import ParameterError
     from .table_stats import TableStats
 
     budget, readings = float(stats.meta["budget"]), _readings(shifts)
     k, per = len(stats.runs), len(stats.stages)
     if tuple(stats.stages) != plan_stages(case.draws, case.seconds, budget):
-        raise ValueError(f"{case.name}: the stored runs' stages {list(stats.stages)} are not today's: draw them again")
+        raise ParameterError("stats", f"stats of {case.name!r}: the stored runs' stages {list(stats.stages)} are not "
+                                      "today's: draw them again")
     runs = [[TableStats(*(getattr(stats.runs, f)[j:j + 1] for f in ("draws", "error", "cov", "rate")))
              for j in range(t, t + per)] for t in range(0, k, per)]
     t0, split, ends = time.process_time(), shares(per), []

@@ -29,7 +29,7 @@ import zipfile
 import numpy as np
 
 from ..._files import replace_atomically
-from ...errors import ParameterError
+from ...errors import DamagedFileError, ParameterError
 from ..equivalence import MARGIN
 
 __all__ = ["TableStats", "RowStats", "table_stats", "stats_path", "MAX_TABLES_STORED"]
@@ -137,7 +137,8 @@ class RowStats:
     @classmethod
     def load(cls, path) -> "RowStats":
         """The row stored at ``path``: every member's declared shape and type checked (module
-        docstring) before it is read; one line naming ``path`` for a file that is not such a row."""
+        docstring) before it is read; a :class:`~deeplimits.errors.DamagedFileError` (one line naming
+        ``path``) for a file that is not such a row."""
         path = pathlib.Path(path)
         try:
             with zipfile.ZipFile(path) as z:
@@ -156,12 +157,13 @@ class RowStats:
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError, MemoryError, EOFError,
                 zipfile.BadZipFile) as exc:
             why = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
-            raise ParameterError("stats", f"stats file {str(path)!r} is not a calibration row's statistics: {why}") from None
+            raise DamagedFileError(path, f"stats file {str(path)!r} is not a calibration row's statistics: {why}") from None
         return cls(meta, tables, pool_seconds, runs, stages, run_seconds)
 
     def check(self, case) -> None:
-        """A ``ValueError`` (one line) unless these statistics were drawn as ``case`` is: its name,
-        depths, draws a table and reference (and its ident, where both have one)."""
+        """A :class:`~deeplimits.errors.ParameterError` naming ``stats`` (one line) unless these
+        statistics were drawn as ``case`` is: its name, depths, draws a table and reference (and its
+        ident, where both have one)."""
         m = self.meta
         want = dict(case=case.name, depths=[int(x) for x in case.depths], draws=int(case.draws), reference=case.reference)
         have = {key: m.get(key) for key in want}
@@ -169,8 +171,8 @@ class RowStats:
             want["ident"], have["ident"] = case.ident, m["ident"]
         diff = [f"{key} {have[key]!r}, not {want[key]!r}" for key in want if have[key] != want[key]]
         if diff:
-            raise ValueError(f"statistics of {m.get('case')!r} were drawn as another case ({'; '.join(diff)}): draw "
-                             "them again")
+            raise ParameterError("stats", f"stats of {m.get('case')!r} were drawn as another case ({'; '.join(diff)}): "
+                                          "draw them again")
 
 
 def stats_path(root, name: str) -> pathlib.Path:
