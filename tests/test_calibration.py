@@ -58,11 +58,10 @@ def size_failures(row: dict) -> list[str]:
     if r.size > allowed:
         out.append(f"{r.case}: disagrees {r.counts['0.0']['disagrees']} of {r.tables}")
     # H = 0.35 declares three terms, two of them 0.1 apart (L^-3/5 and L^-0.7): on tables of 64 draws their
-    # coefficients are not told apart, take large opposite values, and the leading term, weighed against the
-    # sum of their absolute parts, is read as not dominating in 7 of 200 (`pre-asymptotic`, 3.5%; at the
-    # table's 256 draws 2 of 200): an open defect of issue 52, allowed up to 4% here and no further
-    loose = 0.04 if r.case == "rough H=0.35 width=1" else allowed
-    if r.case.startswith("rough") and r.rate("0.0", "pre-asymptotic") > loose:
+    # coefficients are not told apart and take large opposite values; weighed against the sum of their
+    # absolute parts the leading term was read as not dominating in 7 of 200 (`pre-asymptotic`), against
+    # their net part in none (issue 52)
+    if r.case.startswith("rough") and r.rate("0.0", "pre-asymptotic") > allowed:
         out.append(f"{r.case}: pre-asymptotic {r.counts['0.0']['pre-asymptotic']} of {r.tables}")
     if r.case == B.POWER:
         if r.rate("0.0", "agrees") < 0.9 or abs(row["pool_exponent"] - 0.5) >= 0.05:
@@ -252,11 +251,12 @@ def test_pairs_that_must_say_no():
     # Euler-Maruyama against the exact Stratonovich solution, Heun against the exact Itô one: the
     # scheme converges to another equation, its error does not vanish: never agrees, mostly disagrees
     # (with four terms on five depths a constant error is sometimes read as fitting only with the
-    # next term: pre-asymptotic, 5 of 50 for Euler-Maruyama)
+    # next term; Euler-Maruyama: 38 of 50 disagrees, 12 insufficient evidence, since the residual's
+    # test reads the estimated covariance by the F law, issue 52; 40 by the chi-square law)
     for scheme, problem in (("euler-maruyama", "linear-stratonovich"), ("heun", "linear-sde")):
         row = C.calibrate_case(C.scheme_case(scheme, problem, **B.SMALL), 50, 16, (), seed=0)
         counts = row.counts["0.0"]
-        assert counts["agrees"] == 0 and counts["disagrees"] >= 40, (row.case, counts)
+        assert counts["agrees"] == 0 and counts["disagrees"] >= 35, (row.case, counts)
 
 
 def _block(h, w, t, dt):  # issue 37's order-1/2 residual block h + V h / sqrt(1 + |h|^2)

@@ -340,3 +340,64 @@ def test_the_modified_euler_expansion_holds_the_drift_term_and_the_fluctuations_
 def test_a_term_of_negative_log_power_needs_depths_from_2():
     with pytest.raises(ParameterError, match="depths must be >= 2"):
         fit_expansion([1, 2, 4, 8], [1, 0.5, 0.25, 0.12], [Term(1.0, 0.5), Term(1.0, -0.5)], stderr=[0.01] * 4)
+
+
+def test_a_fit_whose_leading_coefficient_is_held_at_zero_is_tested_on_one_more_degree_of_freedom():
+    """The bound ``c_0 >= 0`` fits one parameter fewer where it holds: the residual is that of the
+    design without the leading term, tested on ``q + 1`` degrees of freedom (on ``q``, the fbm regime's
+    size tables at H = 0.6 read ``disagrees`` more often than the level)."""
+    from deeplimits.studies import _fit_core as F_
+
+    L = np.array([8.0, 16, 32, 64, 128, 256])
+    terms = (Term(0.5), Term(1.0), Term(1.5))
+    rng = np.random.default_rng(1)
+    corr = np.eye(len(L))
+    for _ in range(20):
+        b = 2.0 / L - 0.3 * L ** -0.5 + 0.001 * rng.standard_normal(len(L))  # a negative leading part
+        w = np.ones(len(L))
+        coef, stat, _, A, p = F_.tested(L, b, w, terms, None, corr, 3)
+        assert coef[0] == 0.0
+        assert p == pytest.approx(F_.pvalue(stat, A[:, 1:], corr, 4))
+        assert p > F_.pvalue(stat, A, corr, 3)
+
+
+def test_a_mixed_term_fits_where_any_of_its_coherences_fits():
+    """Against a nested reference a mixed term is tried at every coherence: the expansion fits where
+    one of them fits, so the p-value is the largest over them (each tested at the level: the union's
+    test keeps the level), not that of the smallest residual."""
+    from deeplimits.studies import _fit_core as F_
+
+    L = np.array([8.0, 16, 32, 64, 128])
+    terms = (Term(0.5), Term(1.0, kind="mixed"))
+    rng = np.random.default_rng(2)
+    corr = 0.3 + 0.7 * np.eye(len(L))
+    for _ in range(20):
+        b = L ** -0.5 + 0.5 / L + 0.02 * rng.standard_normal(len(L))
+        w = 1 + rng.random(len(L))
+        p = F_.tested(L, b * w, w, terms, 1024, corr, 3)[4]
+        m = F_.mixes(terms, 1024)
+        A = F_.designs(L, w, terms, 1024, m)
+        c = F_.solve(A, b * w)
+        each = [F_.pvalue(float(((b * w - A[i] @ c[i]) ** 2).sum()), A[i], corr, 3) for i in range(len(m))]
+        assert len(m) > 1 and p == pytest.approx(max(each))
+
+
+@pytest.mark.slow
+def test_the_residual_test_reads_an_estimated_covariance_by_students_law():
+    """With the covariance estimated from the draws, the residual's statistic on one degree of freedom
+    is Student's ``t^2`` on ``draws - 1``: read by the chi-square law, 12 Gaussian draws a table were
+    told the expansion does not fit at 5% in 9.9% of 4,000 tables; by the F law, at most 7.5% (5%
+    plus 7 standard errors of 4,000 tables; measured 6.5%, the weights being estimated too)."""
+    from deeplimits.studies import _fit_core as F_
+
+    L = np.array([8.0, 16, 32, 64, 128, 256, 512])
+    terms = tuple(Term(0.5 * k) for k in range(1, 7))
+    truth = sum(L ** -t.exponent for t in terms)
+    chol = np.linalg.cholesky(0.5 ** np.abs(np.subtract.outer(np.arange(7), np.arange(7))))
+    rng, n, rejected = np.random.default_rng(0), 12, 0
+    for _ in range(4000):
+        x = truth + (rng.standard_normal((n, 7)) @ chol.T) * 0.5 * truth
+        cov = np.cov(x, rowvar=False) / n
+        w = 1 / np.sqrt(np.diag(cov))
+        rejected += F_.tested(L, x.mean(0) * w, w, terms, None, cov * np.outer(w, w), 1, n)[4] < 0.05
+    assert rejected / 4000 <= 0.075

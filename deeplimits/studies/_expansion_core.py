@@ -97,6 +97,9 @@ class ExpansionFit:
     """The term after :attr:`remainder`, when the expansion fits only with both (``None``: not needed);
     a correct expansion's truncation is rejected once the draws are many enough, so a run of more
     draws may need one more term (docs/mathematics.md, "The next term")."""
+    draws: int | None = None
+    """The draws the mean errors and their covariance were estimated from (``None``: unknown): the
+    residual's test reads them (:func:`~deeplimits.studies._fit_core.pvalue`)."""
     data: tuple = dataclasses.field(default=(), repr=False, compare=False)
     """What :attr:`exponent_ci` refits: ``(L, weighted errors, weights, correlation)``."""
 
@@ -242,11 +245,13 @@ def power_law_slope(depths, error, cov) -> list:
 
 
 def _dominant_from(coef, terms) -> float:
-    """The first depth from which ``|c_0 f_0| >= sum_i>0 |c_i f_i|`` (and stays so), ``inf`` if
-    none below 1e15."""
+    """The first depth from which ``|c_0 f_0| >= |sum_i>0 c_i f_i|`` (and stays so), ``inf`` if none
+    below 1e15: the rest's net part, since two close next terms may take large opposite coefficients
+    (the rough regime's ``L^-3/5`` and ``L^-0.7`` at H = 0.35 on tables of 64 draws)."""
     lead = coef[0] * np.array([terms[0].law(x) for x in _HORIZON])
-    rest = sum((abs(c) * np.array([t.law(x) for x in _HORIZON]) for c, t in zip(coef[1:], terms[1:])),
-               np.zeros_like(_HORIZON))
+    with np.errstate(invalid="ignore"):  # terms of negative log power are infinite at L = 1: nan, not dominated
+        rest = np.abs(sum((c * np.array([t.law(x) for x in _HORIZON]) for c, t in zip(coef[1:], terms[1:])),
+                          np.zeros_like(_HORIZON)))
     ok = lead >= rest
     if coef[0] <= 0 or not ok[-1]:
         return math.inf
@@ -254,15 +259,14 @@ def _dominant_from(coef, terms) -> float:
     return float(_HORIZON[bad[-1] + 1]) if len(bad) else 1.0
 
 
-def _fit(L, e, terms, cov, reference, slope, level, remainder) -> ExpansionFit:
+def _fit(L, e, terms, cov, reference, slope, level, remainder, draws: int | None = None) -> ExpansionFit:
     """The fit and its test on these depths, with the verdict of the tests alone (module
     docstring); its ``agrees`` is read again by the equivalence test
     (:func:`deeplimits.studies._expansion_reading.read`)."""
     w = 1.0 / np.sqrt(np.diag(cov))  # weighted by the standard errors
     corr, b = cov * np.outer(w, w), e * w
     q = len(L) - len(terms)
-    coef, stat, mix, A = F_.best(L, b, w, terms, reference)
-    p = F_.pvalue(stat, A, corr, q) if q >= 1 else math.nan
+    coef, stat, mix, A, p = F_.tested(L, b, w, terms, reference, corr, q, draws)
     se = np.sqrt(np.clip(np.diag(np.linalg.pinv(A.T @ A)), 0.0, None))
     start = _dominant_from(coef, terms)
     parts = np.abs([c * t.law(L[-1]) for c, t in zip(coef, terms)])
@@ -274,12 +278,12 @@ def _fit(L, e, terms, cov, reference, slope, level, remainder) -> ExpansionFit:
     if p >= fits and leads:  # the exponent's own test (module docstring)
         exp = _exponent_test(L, b, w, corr, terms, reference)
     if ext and (p < fits or (exp and exp[0] < level)):  # the declared expansion (or its exponent) needs its next term
-        p_next, exp_next = _extended(L, b, w, corr, ext, reference, q - 1, level)
+        p_next, exp_next = _extended(L, b, w, corr, ext, reference, q - 1, level, draws)
         # and the term after it, where two degrees of freedom are left to test that (with one, four terms of
         # free signs mimic a wrong order: Euler-Maruyama declared order 1 on five depths fits)
         if q >= 4 and (p_next < level / 2 or (exp_next and exp_next[0] < level / 2)):
             after = beyond(terms, remainder)
-            p_two, exp_two = _extended(L, b, w, corr, (*ext, after), reference, q - 2, level)
+            p_two, exp_two = _extended(L, b, w, corr, (*ext, after), reference, q - 2, level, draws)
             if p_two >= level / 2 and not (exp_two and exp_two[0] < level / 2):
                 p_next, exp_next, further = p_two, exp_two, after
     slope = power_law_slope(L, e, cov) if slope is None else slope
@@ -289,7 +293,7 @@ def _fit(L, e, terms, cov, reference, slope, level, remainder) -> ExpansionFit:
     return ExpansionFit(terms, reference, coef.tolist(), se.tolist(), stat, q, p, level, start, share,
                         local_slopes(L, e, cov), slope, terms[0].slope(L.tolist()), verdict, note,
                         mix if len(F_.mixes(terms, reference)) > 1 else None, remainder if p_next is not None else None,
-                        p_next, shown[0], shown[1], further=further, data=(L, b, w, corr))
+                        p_next, shown[0], shown[1], further=further, data=(L, b, w, corr), draws=draws)
 
 
 def next_text(remainder: Term | None, further: Term | None = None) -> str:
@@ -308,10 +312,10 @@ def beyond(terms, remainder: Term) -> Term:
     return Term(remainder.exponent + (step if step > 0 else 0.5), kind=remainder.kind)
 
 
-def _extended(L, b, w, corr, terms, reference, dof, level) -> tuple:
+def _extended(L, b, w, corr, terms, reference, dof, level, draws=None) -> tuple:
     """``(p, exponent test)`` of the expansion ``terms`` (the declared ones and the next ones):
     the test of its fit, and where it fits the profile test of its leading exponent."""
-    p = F_.pvalue(*F_.best(L, b, w, terms, reference)[1::2], corr, dof)
+    p = F_.tested(L, b, w, terms, reference, corr, dof, draws)[4]
     return p, (_exponent_test(L, b, w, corr, terms, reference) if p >= level / 2 else None)
 
 

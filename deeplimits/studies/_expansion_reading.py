@@ -110,7 +110,7 @@ def _with_next(fit, L, e, cov, margin, eq_level, draws) -> ExpansionFit:
     """The declared expansion fits on every depth only with its next term: that expansion, when its
     leading term leads, read by the equivalence test; short of agreement, the first deeper run of
     depths where the declared expansion agrees alone; else the first of the two readings."""
-    ext = _fit(L, e, fit.read_terms, cov, fit.reference, None, fit.level, None)
+    ext = _fit(L, e, fit.read_terms, cov, fit.reference, None, fit.level, None, fit.draws)
     if ext.verdict != "agrees":
         return fit
     ext = _agreement(dataclasses.replace(ext, margin=margin), margin, eq_level, draws)
@@ -144,7 +144,7 @@ def _deeper(fit, L, e, cov, margin, eq_level, draws) -> ExpansionFit | None:
     """Where the declared expansion fits only with its next term: the first deeper run of depths
     that agrees, read alone (``None``: none)."""
     for i in _starts(L, len(fit.terms)):
-        sub = _fit(L[i:], e[i:], fit.terms, cov[i:, i:], fit.reference, None, fit.level, fit.remainder)
+        sub = _fit(L[i:], e[i:], fit.terms, cov[i:, i:], fit.reference, None, fit.level, fit.remainder, fit.draws)
         if sub.verdict != "agrees":
             continue
         sub = _agreement(dataclasses.replace(sub, margin=margin), margin, eq_level, draws)
@@ -165,7 +165,7 @@ def _below(fit, L, e, cov, margin, eq_level, draws) -> ExpansionFit | None:
     (Euler-Maruyama on a CIR-like SDE, docs/mathematics.md, "Error expansions and the verdict")."""
     first = None
     for i in _starts(L, len(fit.terms)):
-        sub = _fit(L[i:], e[i:], fit.terms, cov[i:, i:], fit.reference, None, fit.level, fit.remainder)
+        sub = _fit(L[i:], e[i:], fit.terms, cov[i:, i:], fit.reference, None, fit.level, fit.remainder, fit.draws)
         if sub.verdict != "agrees":
             continue
         sub = _agreement(dataclasses.replace(sub, margin=margin), margin, eq_level, draws)
@@ -186,7 +186,7 @@ def _faster(fit, L, e, cov, margin, eq_level, remainder) -> ExpansionFit | None:
     higher = tuple(fit.terms[1:]) or ((remainder,) if remainder is not None else ())
     if not higher or len(L) < len(higher) + 1:
         return None
-    sub = _fit(L, e, higher, cov, fit.reference, None, fit.level, None)
+    sub = _fit(L, e, higher, cov, fit.reference, None, fit.level, None, fit.draws)
     if sub.verdict != "agrees":
         return None
     eq = equivalence_of(sub, margin, eq_level)

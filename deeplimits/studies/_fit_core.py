@@ -85,21 +85,54 @@ def best(L, b, w, terms, reference):
     return c[i], float(stats[i]), float(m[i]), A[i]
 
 
-def pvalue(stat: float, A: np.ndarray, corr: np.ndarray, q: int) -> float:
+def tested(L, b, w, terms, reference, corr, q: int, draws: int | None = None):
+    """``(coef, stat, mix, A, p)``: the test of the fit of ``terms`` on ``q`` degrees of freedom.
+    Each coherence's fit is tested on the degrees of freedom it left: ``q``, or ``q + 1`` where the
+    bound ``c_0 >= 0`` held its leading coefficient at 0 (the fit then spent one parameter fewer;
+    the residual is that of the design without the leading term); the expansion fits where any
+    coherence fits, so its p-value is the largest (a test of each coherence at the level: the
+    size of the union's test is at most the level), and the fit is that coherence's (``draws``:
+    :func:`pvalue`'s). Tested on
+    ``q`` alone and chosen by the smallest residual, the fbm regime's tables at H = 0.6 (width 4,
+    depths 8..128, 64 draws) were told ``disagrees`` in 13 of 1,000 at the level's half, 0.5%."""
+    m = mixes(terms, reference)
+    A = designs(L, w, terms, reference, m)
+    c = solve(A, b)
+    stats = ((b - np.einsum("mnk,mk->mn", A, c)) ** 2).sum(-1)
+    if q < 1:
+        i = int(np.argmin(stats))
+        return c[i], float(stats[i]), float(m[i]), A[i], math.nan
+    bound = _lstsq(A, b)[:, 0] < 0
+    p = np.array([pvalue(float(stats[i]), A[i][:, 1:] if bound[i] else A[i], corr, q + int(bound[i]), draws)
+                  for i in range(len(m))])
+    i = int(np.lexsort((stats, -p))[0])  # the largest p-value, then the smallest residual
+    return c[i], float(stats[i]), float(m[i]), A[i], float(p[i])
+
+
+def pvalue(stat: float, A: np.ndarray, corr: np.ndarray, q: int, draws: int | None = None) -> float:
     """P(T >= stat) for ``T = |r|^2``, the weighted residual of the fit, when the weighted errors
     have correlation ``corr``: ``T = sum_i lambda_i chi2_1`` with ``lambda`` the eigenvalues of
     ``P corr P`` (``P`` projects out the columns of ``A``), read as the scaled chi-square
     ``g chi2_h`` with the same mean and variance (Satterthwaite 1946). Uncorrelated errors:
-    ``lambda`` is ``q`` ones, the chi-square law on ``q`` degrees of freedom."""
+    ``lambda`` is ``q`` ones, the chi-square law on ``q`` degrees of freedom. With ``draws`` (the
+    draws the means and their covariance were estimated from), ``T / g`` is read as ``h F(h,
+    draws - 1)``: the covariance is estimated too (Hotelling's law; one degree of freedom, Student's
+    ``t^2``). Read by the chi-square law, the fbm regime's tables at H = 0.6 (64 draws) were told
+    ``disagrees`` in 11 of 1,000 at the level's half, 0.5%; by this law, 8."""
     if np.allclose(corr, np.eye(len(A))):
-        return chi2_sf(stat, q)
-    Q = np.linalg.qr(A)[0]
-    P = np.eye(len(A)) - Q @ Q.T
-    lam = np.clip(np.linalg.eigvalsh(P @ corr @ P), 0.0, None)
-    if lam.sum() <= 0:
-        return 1.0 if stat <= 0 else 0.0
-    g, h = (lam ** 2).sum() / lam.sum(), lam.sum() ** 2 / (lam ** 2).sum()
-    return chi2_sf(stat / g, h)
+        g, h = 1.0, float(q)
+    else:
+        Q = np.linalg.qr(A)[0]
+        P = np.eye(len(A)) - Q @ Q.T
+        lam = np.clip(np.linalg.eigvalsh(P @ corr @ P), 0.0, None)
+        if lam.sum() <= 0:
+            return 1.0 if stat <= 0 else 0.0
+        g, h = (lam ** 2).sum() / lam.sum(), lam.sum() ** 2 / (lam ** 2).sum()
+    if draws is None or draws < 3:
+        return chi2_sf(stat / g, h)
+    from scipy.special import fdtrc
+
+    return float(fdtrc(h, draws - 1, stat / g / h))
 
 
 def shifted(terms, delta: float) -> list:

@@ -16,8 +16,11 @@ Given the mean errors ``e_j`` at depths ``L_j``, their covariance ``S`` (or stan
   on ``q = n - k`` degrees of freedom when the errors of different depths are independent, and
   otherwise against the law of ``T`` under their correlation (a weighted sum of chi-square
   variables read as a scaled chi-square with its mean and variance: Satterthwaite 1946), since
-  the errors of one draw at every depth share its path. Minimising ``T`` over the mix makes the
-  test conservative: the true mix gives a larger ``T``, whose law is the one used;
+  the errors of one draw at every depth share its path; with the draws known (``draws=``), the
+  covariance being estimated from them, ``T / g`` is read by ``h F(h, draws - 1)`` (Hotelling).
+  Each mix is tested on the degrees of freedom its fit left (one more where the bound ``c_0 >= 0``
+  held); the expansion fits where any mix fits (the largest p-value: a union of tests each at the
+  level);
 * when the declared expansion does not fit, tests it again with the first term it leaves out
   (:attr:`~deeplimits.orders.StrongOrder.omitted`): a table that fits only with it is still
   consistent with the declared order, but its depths are not asymptotic yet; where that fails
@@ -32,7 +35,7 @@ Given the mean errors ``e_j`` at depths ``L_j``, their covariance ``S`` (or stan
   whose leading term leads there or deeper, is the exponent's profile interval
   (:func:`~deeplimits.studies._fit_core.exponent_interval`);
 * reports the coefficients with 95% intervals, the depth from which the leading term is at
-  least half of the fitted error (``|c_0 f_0| >= sum_i>0 |c_i f_i|``), the local slopes between
+  least the rest of the fitted error (``|c_0 f_0| >= |sum_i>0 c_i f_i|``), the local slopes between
   successive depths and the single power-law slope, each with a 95% interval (delta method on
   ``log e``).
 
@@ -107,5 +110,5 @@ def fit_expansion(depths, error, terms, *, stderr=None, cov=None, reference: int
                                                                   level, remainder)
     margin, eq_level = check_margin(margin), F_.check_level("equivalence_level", equivalence_level, 0.5)
     draws = None if draws is None else V_.integer("draws", draws)
-    fit = _fit(L, e, terms, cov, reference, slope, level, remainder)
+    fit = _fit(L, e, terms, cov, reference, slope, level, remainder, draws)
     return read(fit, L, e, cov, margin=margin, eq_level=eq_level, draws=draws, remainder=remainder)
