@@ -140,19 +140,24 @@ def _agreement(fit: ExpansionFit, margin: float, eq_level: float, draws: int | N
         f"{fit.note}, but its exponent is not shown within {margin:g} of {fit.rate:g}: {eq.text()}; {more}; see {WHY}"))
 
 
+def _alone_deeper(fit, L, e, cov, margin, eq_level, draws):
+    """The deeper runs of depths (:func:`_starts`) where the declared expansion fits alone, each
+    ``(first depth, its fit read by the equivalence test)``, shallowest first."""
+    for i in _starts(L, len(fit.terms)):
+        sub = _fit(L[i:], e[i:], fit.terms, cov[i:, i:], fit.reference, None, fit.level, fit.remainder, fit.draws)
+        if sub.verdict == "agrees":
+            yield int(L[i]), _agreement(dataclasses.replace(sub, margin=margin), margin, eq_level, draws)
+
+
 def _deeper(fit, L, e, cov, margin, eq_level, draws) -> ExpansionFit | None:
     """Where the declared expansion fits only with its next term: the first deeper run of depths
     that agrees, read alone (``None``: none)."""
-    for i in _starts(L, len(fit.terms)):
-        sub = _fit(L[i:], e[i:], fit.terms, cov[i:, i:], fit.reference, None, fit.level, fit.remainder, fit.draws)
-        if sub.verdict != "agrees":
-            continue
-        sub = _agreement(dataclasses.replace(sub, margin=margin), margin, eq_level, draws)
+    for depth, sub in _alone_deeper(fit, L, e, cov, margin, eq_level, draws):
         if sub.verdict == "agrees":
-            return dataclasses.replace(sub, from_depth=int(L[i]), note=(
-                f"read from depth {int(L[i])}: below it {fit.next_text} show{'s' if fit.further is None else ''} (on "
+            return dataclasses.replace(sub, from_depth=depth, note=(
+                f"read from depth {depth}: below it {fit.next_text} show{'s' if fit.further is None else ''} (on "
                 f"every depth {fit.law_text} fits only with {'it' if fit.further is None else 'them'}, p = "
-                f"{fit.remainder_pvalue:.2g}); from depth {int(L[i])} on, "
+                f"{fit.remainder_pvalue:.2g}); from depth {depth} on, "
                 f"{sub.note}"))
     return None
 
@@ -164,14 +169,10 @@ def _below(fit, L, e, cov, margin, eq_level, draws) -> ExpansionFit | None:
     The shallowest depths of a correct scheme can hold more of its series than the next terms
     (Euler-Maruyama on a CIR-like SDE, docs/mathematics.md, "Error expansions and the verdict")."""
     first = None
-    for i in _starts(L, len(fit.terms)):
-        sub = _fit(L[i:], e[i:], fit.terms, cov[i:, i:], fit.reference, None, fit.level, fit.remainder, fit.draws)
-        if sub.verdict != "agrees":
-            continue
-        sub = _agreement(dataclasses.replace(sub, margin=margin), margin, eq_level, draws)
-        sub = dataclasses.replace(sub, from_depth=int(L[i]), note=(
-            f"read from depth {int(L[i])}: below it the errors do not follow {fit.law_text}, not even with "
-            f"{fit.next_text} (p = {fit.pvalue:.2g}, {fit.remainder_pvalue:.2g}); from depth {int(L[i])} on, {sub.note}"))
+    for depth, sub in _alone_deeper(fit, L, e, cov, margin, eq_level, draws):
+        sub = dataclasses.replace(sub, from_depth=depth, note=(
+            f"read from depth {depth}: below it the errors do not follow {fit.law_text}, not even with "
+            f"{fit.next_text} (p = {fit.pvalue:.2g}, {fit.remainder_pvalue:.2g}); from depth {depth} on, {sub.note}"))
         if sub.verdict == "agrees":
             return sub
         first = first or sub
