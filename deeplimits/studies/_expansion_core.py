@@ -46,18 +46,20 @@ class ExpansionFit:
     coefficient_se: list
     """Their standard errors."""
     statistic: float
-    """The test statistic ``sum_j (r_j / se_j)^2`` of the weighted residuals."""
+    """The test statistic ``sum_j (r_j / se_j)^2`` of the weighted residuals (of :attr:`mix`'s fit)."""
     dof: int
-    """Its degrees of freedom: depths minus terms."""
+    """Its degrees of freedom: depths minus terms (a coherence whose fit the bound ``c_0 >= 0`` holds
+    is tested on one more)."""
     pvalue: float
-    """The p-value of the statistic under the correlation of the depths (Satterthwaite)."""
+    """The p-value of the fit's test under the correlation of the depths (Satterthwaite; the F law
+    with :attr:`draws`), the largest over the coherences (:func:`~deeplimits.studies._fit_core.tested`)."""
     level: float
     """The test's level: the expansion fits when ``pvalue >= level / 2``, and the exponent is
     rejected when ``exponent_pvalue < level / 2``."""
     dominant_from: float
-    """The depth from which the leading term is at least half of the fitted error."""
+    """The depth from which the leading term is at least the rest of the fitted error (its net part)."""
     leading_share: float
-    """The leading term's share of the fitted error at the deepest depth."""
+    """The leading term's share ``|c_0 f_0| / (|c_0 f_0| + |sum_i>0 c_i f_i|)`` at the deepest depth."""
     local_slopes: list
     """``(L_j, L_j+1, slope, lo, hi)`` between successive depths, with 95% intervals."""
     slope: list
@@ -177,8 +179,11 @@ class ExpansionFit:
                          for n, c, (lo, hi) in zip(_NAMES, self.coefficients, self.coefficient_ci))
         half = self.level / 2
         fits = "fits" if self.pvalue >= half else "does not fit"
-        test = (f"chi-square {self.statistic:.3g} on {self.dof} dof, p = {self.pvalue:.3g}: {fits} (level {half:g}, "
-                f"half of {self.level:g})" if self.dof >= 1 else "no test: no degree of freedom left")
+        law = [f"F law, {self.draws} draws"] if self.draws is not None and self.draws >= 3 else []
+        law += ["the largest over the coherences"] if self.mix is not None else []
+        test = (f"residual {self.statistic:.3g} on {self.dof} dof, p = {self.pvalue:.3g}"
+                f"{' (' + '; '.join(law) + ')' if law else ''}: {fits} (level {half:g}, half of {self.level:g})"
+                if self.dof >= 1 else "no test: no degree of freedom left")
         out = [f"local slopes, 95% CI: {slopes}", f"expansion {self.law_text}{ref}: {coef}", test]
         if self.remainder_pvalue is not None:
             out.append(f"with {self.next_text}: p = {self.remainder_pvalue:.3g}")
@@ -248,12 +253,14 @@ def _dominant_from(coef, terms) -> float:
     """The first depth from which ``|c_0 f_0| >= |sum_i>0 c_i f_i|`` (and stays so), ``inf`` if none
     below 1e15: the rest's net part, since two close next terms may take large opposite coefficients
     (the rough regime's ``L^-3/5`` and ``L^-0.7`` at H = 0.35 on tables of 64 draws)."""
+    if coef[0] <= 0:
+        return math.inf
     lead = coef[0] * np.array([terms[0].law(x) for x in _HORIZON])
     with np.errstate(invalid="ignore"):  # terms of negative log power are infinite at L = 1: nan, not dominated
         rest = np.abs(sum((c * np.array([t.law(x) for x in _HORIZON]) for c, t in zip(coef[1:], terms[1:])),
                           np.zeros_like(_HORIZON)))
     ok = lead >= rest
-    if coef[0] <= 0 or not ok[-1]:
+    if not ok[-1]:
         return math.inf
     bad = np.flatnonzero(~ok)
     return float(_HORIZON[bad[-1] + 1]) if len(bad) else 1.0
@@ -269,8 +276,8 @@ def _fit(L, e, terms, cov, reference, slope, level, remainder, draws: int | None
     coef, stat, mix, A, p = F_.tested(L, b, w, terms, reference, corr, q, draws)
     se = np.sqrt(np.clip(np.diag(np.linalg.pinv(A.T @ A)), 0.0, None))
     start = _dominant_from(coef, terms)
-    parts = np.abs([c * t.law(L[-1]) for c, t in zip(coef, terms)])
-    share = float(parts[0] / parts.sum()) if parts.sum() > 0 else 0.0
+    lead, rest = abs(coef[0] * terms[0].law(L[-1])), abs(sum(c * t.law(L[-1]) for c, t in zip(coef[1:], terms[1:])))
+    share = float(lead / (lead + rest)) if lead + rest > 0 else 0.0  # at least 1/2 where it dominates (_dominant_from)
     ext = (*terms, remainder) if remainder is not None and q >= 2 else None
     fits = level if ext else level / 2  # disagrees spends half the level, the exponent's test the other half
     leads = coef[0] - _Z * se[0] > 0 and start <= L[-1]

@@ -17,10 +17,10 @@ Given the mean errors ``e_j`` at depths ``L_j``, their covariance ``S`` (or stan
   otherwise against the law of ``T`` under their correlation (a weighted sum of chi-square
   variables read as a scaled chi-square with its mean and variance: Satterthwaite 1946), since
   the errors of one draw at every depth share its path; with the draws known (``draws=``), the
-  covariance being estimated from them, ``T / g`` is read by ``h F(h, draws - 1)`` (Hotelling).
-  Each mix is tested on the degrees of freedom its fit left (one more where the bound ``c_0 >= 0``
-  held); the expansion fits where any mix fits (the largest p-value: a union of tests each at the
-  level);
+  weights being estimated from them, ``T / g`` is read by ``h F(h, draws - 1)``. Each mix is
+  tested on the degrees of freedom its fit left (one more where the bound ``c_0 >= 0`` held); the
+  expansion fits where any mix fits (the largest p-value: an intersection-union test, each at the
+  level), and the fit reported is the mix of the smallest residual;
 * when the declared expansion does not fit, tests it again with the first term it leaves out
   (:attr:`~deeplimits.orders.StrongOrder.omitted`): a table that fits only with it is still
   consistent with the declared order, but its depths are not asymptotic yet; where that fails
