@@ -202,8 +202,12 @@ def main(argv=None) -> int:
     path, rule = pathlib.Path(args.json), rule_fingerprint()
     command = ("python benchmarks/calibration_sizes.py " + " ".join(argv if argv is not None else sys.argv[1:])).strip()
     if args.reread:
-        old = json.loads(path.read_text())
-        rows = [reread_or_run(r, args.stats) for r in old["rows"]]
+        old, rows = json.loads(path.read_text()), []
+        for r in old["rows"]:  # the JSON is written once, all of it read by one rule; progress meanwhile
+            t0 = time.process_time()
+            rows.append(reread_or_run(r, args.stats))
+            print(f"{r['case']}: {rows[-1]['counts']['0.0']} ({time.process_time() - t0:.0f} s of CPU, "
+                  f"{len(rows)} of {len(old['rows'])})", flush=True)
         path.write_text(json.dumps({"rule": rule, "level": LEVEL, "rows": rows,
                                     "commands": old.get("commands", []) + [command]}, indent=1))
         return 0
