@@ -49,40 +49,62 @@ def designs(L, w, terms, reference, mix) -> np.ndarray:
     return np.stack([seen(t, L, reference, mix) for t in terms], axis=-1) * w[:, None]
 
 
-def _lstsq(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _lstsq(A: np.ndarray, b: np.ndarray, groups: np.ndarray | None = None) -> np.ndarray:
     """Batched least squares ``(M, n, k), (n,) -> (M, k)``: Householder QR of the whole batch and a
     triangular solve (stable for the near-collinear designs of an expansion); SVD where a design
-    is rank-deficient."""
+    is rank-deficient, for every design of its problem: the batch's problems are ``groups`` (an
+    integer per design; ``None``: one problem), so that a batch of many problems (the profile's
+    shifts, :func:`best_of`) solves each as it would be solved alone."""
     if not A.shape[-1]:
         return np.zeros((len(A), 0))
     if A.shape[-1] > A.shape[-2]:  # more terms than depths: the minimum-norm solution
         return np.stack([np.linalg.lstsq(a, b, rcond=None)[0] for a in A])
     Q, R = np.linalg.qr(A)
     diag = np.abs(np.diagonal(R, axis1=-2, axis2=-1))
-    if (diag > 1e-12 * diag.max(-1, keepdims=True)).all():
-        return np.linalg.solve(R, np.einsum("mnk,n->mk", Q, b)[..., None])[..., 0]
-    return np.stack([np.linalg.lstsq(a, b, rcond=None)[0] for a in A])
+    full = (diag > 1e-12 * diag.max(-1, keepdims=True)).all(-1)
+    ok = np.full(len(A), full.all()) if groups is None else ~np.isin(groups, groups[~full])
+    c = np.empty(A.shape[::2])
+    if ok.any():
+        c[ok] = np.linalg.solve(R[ok], np.einsum("mnk,n->mk", Q[ok], b)[..., None])[..., 0]
+    if not ok.all():
+        c[~ok] = np.stack([np.linalg.lstsq(a, b, rcond=None)[0] for a in A[~ok]])
+    return c
 
 
-def solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+def solve(A: np.ndarray, b: np.ndarray, groups: np.ndarray | None = None) -> np.ndarray:
     """``min |A c - b|`` with ``c_0 >= 0`` for each design of the batch: the free solution, or, when
     its ``c_0`` is negative, the solution on the boundary ``c_0 = 0`` (one bound on a convex
-    quadratic: the constrained minimum lies on it when the free one violates it)."""
-    c = _lstsq(A, b)
+    quadratic: the constrained minimum lies on it when the free one violates it); ``groups``: as
+    :func:`_lstsq`."""
+    c = _lstsq(A, b, groups)
     bad = c[:, 0] < 0
     if bad.any():
-        c[bad] = np.concatenate([np.zeros((bad.sum(), 1)), _lstsq(A[bad][:, :, 1:], b)], axis=1)
+        c[bad] = np.concatenate([np.zeros((bad.sum(), 1)),
+                                 _lstsq(A[bad][:, :, 1:], b, None if groups is None else groups[bad])], axis=1)
     return c
 
 
 def best(L, b, w, terms, reference):
     """``(coef, stat, mix, A)`` of the coherence that fits best."""
-    m = mixes(terms, reference)
-    A = designs(L, w, terms, reference, m)
-    c = solve(A, b)
+    return best_of(L, b, w, [terms], reference)[0]
+
+
+def best_of(L, b, w, expansions, reference) -> list:
+    """:func:`best` of each expansion of ``expansions`` (a list of term lists: e.g. one expansion at
+    many shifts of its exponents), their least squares solved in one batch."""
+    if not expansions:
+        return []
+    m = [mixes(terms, reference) for terms in expansions]
+    A = np.concatenate([designs(L, w, terms, reference, mix) for terms, mix in zip(expansions, m)])
+    groups = np.repeat(np.arange(len(expansions)), [len(mix) for mix in m])
+    c = solve(A, b, groups)
     stats = ((b - np.einsum("mnk,mk->mn", A, c)) ** 2).sum(-1)
-    i = int(np.argmin(stats))
-    return c[i], float(stats[i]), float(m[i]), A[i]
+    out, start = [], 0
+    for mix in m:
+        i = start + int(np.argmin(stats[start:start + len(mix)]))
+        out.append((c[i], float(stats[i]), float(mix[i - start]), A[i]))
+        start += len(mix)
+    return out
 
 
 def tested(L, b, w, terms, reference, corr, q: int, draws: int | None = None):
@@ -144,6 +166,9 @@ def shifted(terms, delta: float) -> list:
     return [dataclasses.replace(t, exponent=t.exponent + delta) for t in terms]
 
 
+#: the shifts of the profile interval's walk solved in one batch (:func:`exponent_interval`)
+WALK = 8
+
 HORIZON_POINTS = 17
 """The depths, log-spaced from the deepest to half the nested reference's grid, at which
 :func:`leading_stat` looks for a leading term that leads deeper (``leads=False``)."""
@@ -157,20 +182,29 @@ def leading_stat(L, b, w, terms, reference, delta: float, leads: bool = True) ->
     deeper than the deepest depth: at some depth up to half the nested reference's grid (the depths
     its errors are measured against; :data:`HORIZON_POINTS` of them, log-spaced), at any depth
     against an exact reference (there, a positive coefficient is enough)."""
-    if not all(TERM_RANGE[0] <= t.exponent + delta <= TERM_RANGE[1] for t in terms):
-        return math.inf  # past the exponents an expansion may have
-    s = shifted(terms, delta)
-    coef, stat, mix = best(L, b, w, s, reference)[:3]
-    if coef[0] <= 0:
-        return math.inf
-    if not leads and reference is None:
-        return stat  # the smallest exponent's term, its coefficient positive, leads from some depth on
+    return float(leading_stats(L, b, w, terms, reference, [delta], leads)[0])
+
+
+def leading_stats(L, b, w, terms, reference, deltas, leads: bool = True) -> np.ndarray:
+    """:func:`leading_stat` at each shift of ``deltas``, their fits solved in one batch."""
+    out = np.full(len(deltas), math.inf)
+    inside = [i for i, d in enumerate(deltas)
+              if all(TERM_RANGE[0] <= t.exponent + d <= TERM_RANGE[1] for t in terms)]  # the exponents an expansion may have
+    expansions = [shifted(terms, deltas[i]) for i in inside]
     deepest = float(L[-1])
-    for x in (np.geomspace(deepest, max(reference / 2, deepest), HORIZON_POINTS) if not leads else (deepest,)):
-        parts = np.abs([c * t.seen(float(x), reference, mix) for c, t in zip(coef, s)])
-        if parts[0] > 0 and 2 * parts[0] >= parts.sum():
-            return stat
-    return math.inf
+    horizon = np.geomspace(deepest, max(reference / 2, deepest), HORIZON_POINTS) if reference is not None else None
+    for i, s, (coef, stat, mix, _) in zip(inside, expansions, best_of(L, b, w, expansions, reference)):
+        if coef[0] <= 0:
+            continue
+        if not leads and reference is None:
+            out[i] = stat  # the smallest exponent's term, its coefficient positive, leads from some depth on
+            continue
+        for x in (horizon if not leads else (deepest,)):
+            parts = np.abs([c * t.seen(float(x), reference, mix) for c, t in zip(coef, s)])
+            if parts[0] > 0 and 2 * parts[0] >= parts.sum():
+                out[i] = stat
+                break
+    return out
 
 
 def shifts(step: float) -> np.ndarray:
@@ -185,13 +219,13 @@ def profile_minimum(L, b, w, terms, reference, leads: bool = True) -> tuple[floa
     step divided by 5 each round (the profile is quadratic near its minimum); ``(nan, inf)`` when
     no shift leaves a leading term (``leads``: as :func:`leading_stat`)."""
     grid = shifts(COARSE)
-    stats = np.array([leading_stat(L, b, w, terms, reference, d, leads) for d in grid])
+    stats = leading_stats(L, b, w, terms, reference, grid, leads)
     if not np.isfinite(stats).any():
         return math.nan, math.inf
     i = int(np.argmin(stats))
     d, t, step = float(grid[i]), float(stats[i]), COARSE
     for _ in range(3):
-        y0, y2 = (leading_stat(L, b, w, terms, reference, d + k * step, leads) for k in (-1, 1))
+        y0, y2 = leading_stats(L, b, w, terms, reference, [d - step, d + step], leads)
         curve = y0 - 2 * t + y2
         if not (math.isfinite(curve) and curve > 0):
             break
@@ -226,24 +260,28 @@ def exponent_interval(L, b, w, corr, terms, reference, chi: float = CHI1,
     if not math.isfinite(t0):
         return math.nan, math.nan, False
     bound = t0 + chi * sandwich_ratio(L, b, w, corr, terms, reference, d0)
-    ends, closed = [], True
-    for sign in (-1, 1):
+    runs, closed = [], True
+    for sign in (-1, 1):  # the walk out of d0 in steps of COARSE, WALK shifts a batch
+        steps, x = [], d0
+        while abs(x := x + sign * COARSE) <= REACH + 1e-9:
+            steps.append(x)
         a, z = d0, None
-        while z is None:
-            x = a + sign * COARSE
-            if abs(x) > REACH + 1e-9:
-                break
-            t = leading_stat(L, b, w, terms, reference, x, leads)
-            if t <= bound:
+        for k in range(0, len(steps), WALK):
+            for x, t in zip(steps[k:k + WALK], leading_stats(L, b, w, terms, reference, steps[k:k + WALK], leads)):
+                if t > bound:
+                    z = x
+                    break
                 a = x
-            else:
-                z = x
+            if z is not None:
+                break
         if z is None:
             closed, z = False, sign * REACH
-        for _ in range(8):
-            m = (a + z) / 2
-            a, z = (m, z) if leading_stat(L, b, w, terms, reference, m, leads) <= bound else (a, m)
-        ends.append(a)
+        runs.append([a, z])
+    for _ in range(8):  # both ends bisected together
+        mids = [(a + z) / 2 for a, z in runs]
+        for run, m, t in zip(runs, mids, leading_stats(L, b, w, terms, reference, mids, leads)):
+            run[:] = (m, run[1]) if t <= bound else (run[0], m)
+    ends = [a for a, _ in runs]
     return r0 + ends[0], r0 + ends[1], closed
 
 
