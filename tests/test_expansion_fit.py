@@ -422,3 +422,32 @@ def test_the_residual_test_reads_an_estimated_covariance_by_students_law():
         w = 1 / np.sqrt(np.diag(cov))
         rejected += F_.tested(L, x.mean(0) * w, w, terms, None, cov * np.outer(w, w), 3, n)[4] < 0.05
     assert rejected / 2000 <= 0.05
+
+
+def test_many_problems_in_one_batch_are_each_solved_as_alone(monkeypatch):
+    """The profile solves the expansion at many shifts in one batch (``best_of``): each problem's
+    rank is checked on its own, so a rank-deficient design sends only its own problem to the SVD and
+    every fit is the one it would be alone (on 690 stored readings the verdicts, intervals and
+    coefficients were the same bit for bit, benchmarks/RESULTS.md; compared here within rounding)."""
+    from deeplimits.studies import _fit_core as F_
+
+    L = np.array([8.0, 16, 32, 64, 128, 256])
+    rng = np.random.default_rng(3)
+    b = L ** -0.5 + 0.3 / L + 0.01 * rng.standard_normal(len(L))
+    w = 1 / (0.01 * L ** -0.5)
+    terms = (Term(0.5, kind="fluctuation"), Term(1.0, kind="mixed"), Term(1.5, kind="mixed"))
+    expansions = [F_.shifted(terms, d) for d in (-0.3, 0.0, 0.2)]
+    expansions.append([Term(0.5), Term(0.5), Term(1.0)])  # a rank-deficient design: two equal columns
+    together = F_.best_of(L, b * w, w, expansions, 1024)
+    for terms_, (coef, stat, mix, A) in zip(expansions, together):
+        alone = F_.best(L, b * w, w, terms_, 1024)
+        np.testing.assert_allclose(coef, alone[0], rtol=1e-12, atol=1e-12)
+        assert stat == pytest.approx(alone[1], rel=1e-12) and mix == alone[2]
+    svd, lstsq = [], np.linalg.lstsq
+    monkeypatch.setattr(np.linalg, "lstsq", lambda *a, **k: svd.append(1) or lstsq(*a, **k))
+    F_.best_of(L, b * w, w, expansions, 1024)
+    assert len(svd) == len(F_.mixes(expansions[-1], 1024))  # the deficient problem's designs alone
+    monkeypatch.undo()
+    batch = F_.leading_stats(L, b * w, w, terms, 1024, [-0.3, 0.0, 0.2])
+    np.testing.assert_allclose(batch, [F_.leading_stat(L, b * w, w, terms, 1024, d) for d in (-0.3, 0.0, 0.2)],
+                               rtol=1e-12)

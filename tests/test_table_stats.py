@@ -15,9 +15,11 @@ import pytest
 from deeplimits.errors import DamagedFileError
 from deeplimits.orders import StrongOrder, Term
 from deeplimits.studies.scheme_order import calibration as C
+from deeplimits.studies._expansion_core import VERDICTS
 from deeplimits.studies.scheme_order.cases import Case
 from deeplimits.studies.scheme_order.sized import table_result
 from deeplimits.studies.scheme_order.table_stats import RowStats, stats_path, table_stats
+from scripts import load_script
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DEPTHS = (8, 16, 32, 64, 128)
@@ -177,3 +179,10 @@ def test_every_committed_statistics_file_is_its_rows():
                 assert len(st.runs) // len(st.stages) == sum(row["budget_counts"]["0.0"].values()), path
             seen += 1
     assert seen >= 31
+
+
+def test_the_verdict_benchmark_reads_committed_tables():
+    bench = load_script("benchmarks/bench_verdict.py")
+    out = bench.child(1)
+    assert out["seconds"] >= 0 and len(out["readings"]) == 3 * len(bench.SHIFTS)
+    assert all(r is None or r[0] in VERDICTS for r in out["readings"].values())
