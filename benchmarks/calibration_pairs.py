@@ -85,7 +85,8 @@ def main(argv=None) -> int:
     ap.add_argument("--write", action="store_true", help="write the table into docs/schemes.md")
     ap.add_argument("--stats", help="where each pair's statistics are written (and read by --reread)")
     ap.add_argument("--reread", action="store_true", help="read every row of --json again from --stats by today's "
-                    "rule, drawing nothing (a row without statistics is drawn again as it was made)")
+                    "rule, drawing nothing (a row without statistics is drawn again as it was made; one today's rule "
+                    "read already is kept)")
     args = ap.parse_args(argv)
     args.stats = args.stats or str(pathlib.Path(args.json).parent / "calibration_stats" / "pairs")  # beside the JSON
     for name in args.pairs or []:
@@ -111,10 +112,13 @@ def main(argv=None) -> int:
         old = json.loads(path.read_text())
         args.seed = int(old.get("seed", args.seed))  # the seed the rows were drawn with
         runs = {r["case"]: sum(r["budget_counts"]["0.0"].values()) for r in old["rows"]}
+        current = {r["case"]: r for r in old["rows"] if r.get("rule") == rule_fingerprint()}
         for name in runs:
             if name not in known:
                 raise SystemExit(f"{path}: pair {name!r} is not one of today's pairs ({', '.join(known)})")
-            if stats_path(args.stats, name).exists():
+            if name in current:  # read by today's rule already (a reread stopped half way goes on)
+                rows.append(CalibrationRow.from_dict(current[name]))
+            elif stats_path(args.stats, name).exists():
                 try:
                     rows.append(reread(known[name], RowStats.load(stats_path(args.stats, name)), SHIFTS))
                 except ValueError as exc:

@@ -70,13 +70,19 @@ def write_block(text: str, begin: str = BEGIN, end: str = END) -> None:
 
 def reread_rows(path, stats, seed: int = 0, pools=None):
     """Each row of the JSON ``path`` read again by today's rule from its statistics under ``stats``
-    (yielded one by one); a row whose statistics are not there, or were drawn as another case or
-    with other stages, is drawn again as it was made (its tables, one table's draws a table in its
-    pool, its budget and runs, ``seed``) and its statistics written."""
+    (yielded one by one; a row today's rule read already as it is); a row whose statistics are not
+    there, or were drawn as another case or with other stages, is drawn again as it was made (its
+    tables, one table's draws a table in its pool, its budget and runs, ``seed``) and its
+    statistics written."""
     from deeplimits.studies.scheme_order.calibration import SHIFTS, calibrate, choose, reread
+    from deeplimits.studies.scheme_order.sized import rule_fingerprint
     from deeplimits.studies.scheme_order.table_stats import RowStats, stats_path
 
+    rule = rule_fingerprint()
     for row in json.loads(pathlib.Path(path).read_text())["rows"]:
+        if row.get("rule") == rule:  # read by today's rule already (a reread stopped half way goes on)
+            yield row
+            continue
         (name, case), = choose([row["case"]])
         case = dataclasses.replace(case() if callable(case) else case, name=name)
         where, why = stats_path(stats, name), "no statistics"
@@ -113,7 +119,8 @@ def main(argv=None) -> int:
     ap.add_argument("--stats", help="where each case's statistics are written and read by --reread (default: "
                     "calibration_stats/ beside the JSON, and the JSON's name)")
     ap.add_argument("--reread", action="store_true", help="read every row of --json again from --stats by today's "
-                    "rule, drawing nothing (a row without statistics is drawn again as it was made, with --seed)")
+                    "rule, drawing nothing (a row without statistics is drawn again as it was made, with --seed; one "
+                    "today's rule read already is kept)")
     args = ap.parse_args(argv)
     stats = args.stats or str(pathlib.Path(args.json).parent / "calibration_stats" / pathlib.Path(args.json).stem)
     command = "python benchmarks/calibration_table.py " + " ".join(argv if argv is not None else sys.argv[1:])

@@ -186,3 +186,28 @@ def test_the_verdict_benchmark_reads_committed_tables():
     out = bench.child(1)
     assert out["seconds"] >= 0 and len(out["readings"]) == 3 * len(bench.SHIFTS)
     assert all(r is None or r[0] in VERDICTS for r in out["readings"].values())
+
+
+def test_a_reread_keeps_the_rows_todays_rule_read_and_draws_the_others(tmp_path, monkeypatch):
+    """``calibration_table.py --reread`` stopped half way goes on: a row stamped with today's rule is
+    kept as it is; a row of an older rule without statistics is drawn again as it was made."""
+    from deeplimits.studies.scheme_order.sized import rule_fingerprint
+
+    script = load_script("benchmarks/calibration_table.py")
+    rows = json.loads((ROOT / "benchmarks" / "calibration.json").read_text())["rows"][:2]
+    rows[0] = {**rows[0], "rule": rule_fingerprint()}
+    rows[1] = {**rows[1], "rule": "an older rule"}
+    path = tmp_path / "table.json"
+    path.write_text(json.dumps({"rows": rows}))
+    drawn = []
+
+    def calibrate(names, **kw):
+        drawn.append((names, kw["tables"], kw["stats"]))
+        raise StopIteration
+
+    monkeypatch.setattr(C, "calibrate", calibrate)
+    read = script.reread_rows(path, tmp_path / "no statistics")
+    assert next(read) == rows[0] and not drawn
+    with pytest.raises((StopIteration, RuntimeError)):
+        next(read)
+    assert drawn == [([rows[1]["case"]], rows[1]["tables"], tmp_path / "no statistics")]
