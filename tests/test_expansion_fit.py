@@ -403,25 +403,21 @@ def test_the_residual_test_reads_an_estimated_covariance_by_students_law():
     from deeplimits.studies import _fit_core as F_
 
     L = np.array([8.0, 16, 32, 64, 128, 256, 512])
-    terms = tuple(Term(0.5 * k) for k in range(1, 7))
-    truth = sum(L ** -t.exponent for t in terms)
     chol = np.linalg.cholesky(0.5 ** np.abs(np.subtract.outer(np.arange(7), np.arange(7))))
-    rng, n, rejected = np.random.default_rng(0), 12, 0
-    for _ in range(4000):
-        x = truth + (rng.standard_normal((n, 7)) @ chol.T) * 0.5 * truth
-        cov = np.cov(x, rowvar=False) / n
-        w = 1 / np.sqrt(np.diag(cov))
-        rejected += F_.tested(L, x.mean(0) * w, w, terms, None, cov * np.outer(w, w), 1, n)[4] < 0.05
-    assert rejected / 4000 <= 0.075
-    # with three degrees of freedom left the F law is conservative (measured 2.3%; chi-square 6.3%)
-    terms, rejected = terms[:4], 0
-    truth = sum(L ** -t.exponent for t in terms)
-    for _ in range(2000):
-        x = truth + (rng.standard_normal((n, 7)) @ chol.T) * 0.5 * truth
-        cov = np.cov(x, rowvar=False) / n
-        w = 1 / np.sqrt(np.diag(cov))
-        rejected += F_.tested(L, x.mean(0) * w, w, terms, None, cov * np.outer(w, w), 3, n)[4] < 0.05
-    assert rejected / 2000 <= 0.05
+    rng, n = np.random.default_rng(0), 12
+
+    def rejected(k: int, tables: int) -> float:  # k terms of the series, 7 - k degrees of freedom left
+        terms = tuple(Term(0.5 * i) for i in range(1, k + 1))
+        truth, out = sum(L ** -t.exponent for t in terms), 0
+        for _ in range(tables):
+            x = truth + (rng.standard_normal((n, 7)) @ chol.T) * 0.5 * truth
+            cov = np.cov(x, rowvar=False) / n
+            w = 1 / np.sqrt(np.diag(cov))
+            out += F_.tested(L, x.mean(0) * w, w, terms, None, cov * np.outer(w, w), 7 - k, n)[4] < 0.05
+        return out / tables
+
+    assert rejected(6, 4000) <= 0.075
+    assert rejected(4, 2000) <= 0.05  # three degrees of freedom left: conservative (measured 2.3%; chi-square 6.3%)
 
 
 def test_many_problems_in_one_batch_are_each_solved_as_alone(monkeypatch):
