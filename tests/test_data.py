@@ -42,8 +42,8 @@ def test_split_indices_disjoint_covering_and_seeded():
     assert set(train).isdisjoint(test) and sorted(set(train) | set(test)) == list(range(100))
     again = split_indices(100, 0.25, seed=3)
     other = split_indices(100, 0.25, seed=4)
-    assert np.array_equal(train, again[0]) and np.array_equal(test, again[1])
-    assert not np.array_equal(test, other[1])
+    assert list(train) == list(again[0]) and list(test) == list(again[1])  # integer indices
+    assert list(test) != list(other[1])
 
 
 def test_register_a_new_dataset_in_one_function(monkeypatch):

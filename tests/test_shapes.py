@@ -292,12 +292,16 @@ def test_a_task_reports_its_networks_as_its_batches_finish():
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 def test_the_networks_train_on_a_cuda_device_as_the_plain_code_does():
-    """On a GPU the weights are drawn there (the device's generator: other numbers than the CPU's, the same
-    law); trained there, the batch is the plain transcription run on those weights."""
+    """On a GPU the weights are the CPU's numbers (drawn there and copied: a run is the same on every
+    device, as benchmarks/gpu_check.py compares it); trained there, the batch is the plain transcription
+    run on those weights."""
     L, Ms, Ds = 5, [4, 7], [6, 3]
     E, seeds = _batch(Ms, Ds, L)
     Ec = E.cuda()
     U, V = draw_weights(L, Ms, Ds, seeds, torch.float64, "cuda")
+    for W, Wc in zip((U, V), draw_weights(L, Ms, Ds, seeds, torch.float64, "cpu")):
+        assert W.device.type == "cuda"
+        torch.testing.assert_close(W.cpu(), Wc)  # the same numbers (another sample would differ by O(1))
     out = train_shapes(L, Ms, Ds, Ec, seeds, protocol=PROTOCOL, keep_states=True)
     assert out["outputs"].device.type == "cuda"
     plain = _plain()

@@ -264,18 +264,19 @@ def test_executor_arguments_are_checked_before_any_work(tmp_path):
 
 @pytest.fixture
 def brief_dask_waits(monkeypatch):
-    """Dask's own waits for a scheduler and for a worker shortened to 2 s (a real wait, on a real
+    """Dask's own waits for a scheduler and for a worker shortened to 10 s (a real wait, on a real
     connection): where nothing ever answers, or no worker ever comes, the outcome does not depend on
-    how long the wait is nor on the machine's load, so the product's timeout given to the run can be
-    as long as a user's (600 s) and the test still ends in seconds."""
+    how long the wait is nor on the machine's load (a connection slowed past it ends in the same
+    error), so the product's timeout given to the run can be as long as a user's (600 s) and the
+    test still ends in seconds."""
     distributed = pytest.importorskip("distributed")
 
     class Brief(distributed.Client):
         def __init__(self, *args, timeout=None, **kw):
-            super().__init__(*args, timeout="2s", **kw)
+            super().__init__(*args, timeout="10s", **kw)
 
         def wait_for_workers(self, n_workers, timeout=None):
-            return super().wait_for_workers(n_workers, timeout=2)
+            return super().wait_for_workers(n_workers, timeout=10)
 
     monkeypatch.setattr(distributed, "Client", Brief)
 

@@ -47,20 +47,21 @@ def draw_weights(depth: int, widths: Sequence[int], dims: Sequence[int], seeds: 
     """``U``, ``V`` ``(B, depth, max D, max M)``: slot ``b``'s first ``dims[b]`` rows and ``widths[b]``
     columns N(0, ``dims[b]``), its ``(depth, D, M)`` block of ``U`` drawn by
     :func:`deeplimits._random.normal` from ``mix_seed(seeds[b], 0)`` and of ``V`` from
-    ``mix_seed(seeds[b], 1)`` (the same numbers whatever the batch), the padding zero. An unpadded
-    slot is drawn in place (no copy: the memory is the parameters')."""
-    from ..._random import mix_seed, normal
+    ``mix_seed(seeds[b], 1)`` (the same numbers whatever the batch), the padding zero. The numbers
+    are drawn on the CPU whatever ``device`` (copied there), so a run is the same on every device;
+    on the CPU an unpadded slot is drawn in place (no copy: the memory is the parameters')."""
+    from ..._random import _on_cpu, mix_seed, normal
 
     B, Dx, Mx = len(widths), max(dims), max(widths)
     U = torch.empty(B, depth, Dx, Mx, dtype=dtype, device=device)
     V = torch.empty_like(U)
     for b, (M, D, seed) in enumerate(zip(widths, dims, seeds)):
         for i, W in enumerate((U, V)):
-            if (M, D) == (Mx, Dx):
-                normal((depth, D, M), mix_seed(seed, i), dtype, device, out=W[b])
+            if (M, D) == (Mx, Dx) and _on_cpu(device):
+                normal((depth, D, M), mix_seed(seed, i), dtype, out=W[b])
             else:
                 W[b].zero_()
-                W[b, :, :D, :M] = normal((depth, D, M), mix_seed(seed, i), dtype, device)
+                W[b, :, :D, :M] = normal((depth, D, M), mix_seed(seed, i), dtype)
             W[b].mul_(math.sqrt(D))
     return U, V
 
