@@ -61,6 +61,7 @@ def test_a_table_read_from_its_statistics_gets_the_verdict_of_its_errors_at_ever
     assert {"agrees", "disagrees"} <= seen
 
 
+@pytest.mark.slow  # about 9 s of CPU; the quick tier keeps the verdict-per-reading test above
 def test_a_row_read_again_from_its_stored_statistics_is_the_row_that_was_drawn(tmp_path):
     """Tables and runs sized to decide (every stage drawn when recorded): the counts, draws and
     budget fields of :func:`~deeplimits.studies.scheme_order.calibration.reread` from the file equal
@@ -144,6 +145,7 @@ def test_statistics_drawn_as_another_case_are_refused(tmp_path):
         assert "\n" not in str(e.value)
 
 
+@pytest.mark.slow  # about 14 s of CPU; the quick tier keeps the verdict-per-reading test above
 def test_the_committed_statistics_read_again_give_the_committed_rows():
     """Every row of benchmarks/calibration_sizes.json whose statistics are committed
     (benchmarks/calibration_stats/sizes/) is what reading them again by today's rule gives."""
