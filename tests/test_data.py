@@ -57,7 +57,7 @@ def test_register_a_new_dataset_in_one_function(monkeypatch):
 
     ds = D.base.load_dataset("squares", n=20, test_fraction=0.5, seed=1)
     assert (ds.n_train, ds.n_test, ds.input_dim, ds.output_dim, ds.n_classes) == (10, 10, 1, 1, None)
-    assert torch.equal(ds.y_train, ds.x_train ** 2)
+    torch.testing.assert_close(ds.y_train, ds.x_train ** 2)
     assert D.base.DATASETS["squares"].summary == "x and x^2."
     one_line_error(ValueError, D.base.load_dataset, "squares", m=3, match="unknown option 'm'.*'n'")
 
@@ -83,8 +83,8 @@ def test_digits_shapes_values_and_split():
     assert set(ds.y_train.tolist()) == set(range(10)) and set(ds.y_test.tolist()) == set(range(10))
     x, y = load_digits(return_X_y=True)
     train, test = split_indices(len(x), 0.2, seed=0)
-    assert torch.equal(ds.x_train, torch.tensor(x[train] / 16, dtype=torch.float32))
-    assert torch.equal(ds.y_test, torch.tensor(y[test]))
+    torch.testing.assert_close(ds.x_train, torch.tensor(x[train] / 16, dtype=torch.float32))
+    assert ds.y_test.tolist() == y[test].tolist()  # integer labels
     assert ds.train[0] is ds.x_train and ds.test[1] is ds.y_test
     assert "n_train=1438" in repr(ds)
 
@@ -225,7 +225,7 @@ def test_mnist_from_idx_files(tmp_path, gz):
     ds = load_dataset("mnist", root=tmp_path, dtype=torch.float64)
     assert (ds.n_train, ds.n_test, ds.input_dim, ds.output_dim, ds.n_classes) == (6, 3, 784, 10, 10)
     images = arrays["train-images-idx3-ubyte"]
-    assert torch.equal(ds.x_train, torch.tensor(images.reshape(6, 784) / 255.0))  # official order, row-major
+    torch.testing.assert_close(ds.x_train, torch.tensor(images.reshape(6, 784) / 255.0))  # official order, row-major
     assert ds.y_train.tolist() == [0, 1, 2, 3, 4, 5] and ds.y_test.tolist() == [0, 3, 6]
     assert ds.y_test.dtype == torch.int64 and ds.x_test.max() <= 1
 
@@ -266,7 +266,7 @@ def test_cifar10_from_pickles(tmp_path):
     assert (ds.n_train, ds.n_test, ds.input_dim, ds.output_dim, ds.n_classes) == (10, 3, 3072, 10, 10)
     assert ds.x_train.dtype == torch.float32 and ds.y_train.dtype == torch.int64
     expected = np.concatenate([written[f"data_batch_{j}"][b"data"] for j in range(1, 6)]) / 255.0
-    assert torch.equal(ds.x_train, torch.tensor(expected, dtype=torch.float32))  # batches 1..5 in order
+    torch.testing.assert_close(ds.x_train, torch.tensor(expected, dtype=torch.float32))  # batches 1..5 in order
     assert ds.y_train.tolist() == [0, 1, 1, 2, 2, 3, 3, 4, 4, 5] and ds.y_test.tolist() == [5, 6, 7]
 
 

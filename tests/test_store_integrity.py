@@ -262,27 +262,19 @@ def test_executor_arguments_are_checked_before_any_work(tmp_path):
     assert store.counts() == {}
 
 
-@pytest.fixture
-def brief_dask_waits(monkeypatch):
-    """Dask's own waits for a scheduler and for a worker shortened to 10 s (a real wait, on a real
-    connection): where nothing ever answers, or no worker ever comes, the outcome does not depend on
-    how long the wait is nor on the machine's load (a connection slowed past it ends in the same
-    error), so the product's timeout given to the run can be as long as a user's (600 s) and the
-    test still ends in seconds."""
-    distributed = pytest.importorskip("distributed")
-
-    class Brief(distributed.Client):
-        def __init__(self, *args, timeout=None, **kw):
-            super().__init__(*args, timeout="10s", **kw)
-
-        def wait_for_workers(self, n_workers, timeout=None):
-            return super().wait_for_workers(n_workers, timeout=10)
-
-    monkeypatch.setattr(distributed, "Client", Brief)
+def _moving_clock():
+    """A clock that moves 100 s at each look: a user's 600 s timeout passes after a few real looks
+    (real connection attempts, real queries of a real scheduler) however loaded the machine, and no
+    wall-clock limit is shortened. Where nothing ever answers, or no worker ever comes, the expiry is
+    the outcome whatever its length."""
+    looks = itertools.count(0.0, 100.0)
+    return lambda: next(looks)
 
 
 @pytest.mark.slow
-def test_an_unreachable_scheduler_is_one_line(tmp_path, brief_dask_waits):
+def test_an_unreachable_scheduler_is_one_line(tmp_path, monkeypatch):
+    core = pytest.importorskip("distributed.comm.core")
+    monkeypatch.setattr(core, "time", _moving_clock())  # the connection's deadline
     store = RunStore(tmp_path, {"d": 1})
     with pytest.raises(ExecutorError) as info:  # nothing listens on port 1: the same error however loaded
         run_sweep(TASKS, store, scheduler="tcp://127.0.0.1:1", timeout=600)
@@ -301,8 +293,20 @@ def lonely():
 
 
 @pytest.mark.slow
-def test_a_cluster_without_workers_fails_after_the_timeout(lonely, brief_dask_waits):
-    # no worker ever comes (and a connection slowed by load ends in the same error)
+def test_a_cluster_without_workers_fails_after_the_timeout(lonely, monkeypatch):
+    import distributed
+    import distributed.client as dc
+
+    class Moving(distributed.Client):  # the wait for a worker reads the moving clock, nothing else does
+        def wait_for_workers(self, n_workers, timeout=None):
+            real, dc.time = dc.time, _moving_clock()
+            try:
+                return super().wait_for_workers(n_workers, timeout=timeout)
+            finally:
+                dc.time = real
+
+    monkeypatch.setattr(distributed, "Client", Moving)
+    # no worker ever comes
     with pytest.raises(ExecutorError, match="no Dask worker reachable .* within 600 s"):
         run_sweep(TASKS, None, scheduler=lonely.scheduler_address, timeout=600)
 

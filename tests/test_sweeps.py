@@ -90,7 +90,7 @@ CMD = [sys.executable, "-m", "deeplimits.cli", "convergence", "--regime", "sde",
 
 def done_count(path):
     try:
-        with sqlite3.connect(path, timeout=60) as db:  # a loaded machine may hold the lock a while
+        with sqlite3.connect(path, timeout=1800) as db:  # waits for the lock as long as it is held: a hang guard only
             return db.execute("SELECT COUNT(*) FROM tasks WHERE status = 'done'").fetchone()[0]
     except sqlite3.Error:
         return 0
