@@ -9,6 +9,8 @@ as runs sized to decide (deeplimits.studies.scheme_order.calibration.calibrate).
     python benchmarks/calibration_table.py --pools benchmarks/pools --write          # draws stored, reused
     python benchmarks/calibration_table.py --reread --write     # every row read again by today's rule, no draws
     python benchmarks/calibration_table.py --reread --seed 1 --json benchmarks/calibration_seed1.json
+    python benchmarks/calibration_table.py --cases fbm-H0.75 --budget 300 --runs 0:10    # a part of a row's runs
+    python benchmarks/calibration_table.py --cases fbm-H0.75 --join --write   # its parts joined, the row read
 
 ``--resume`` keeps the cases already in the JSON (a crash loses no finished case; a case can be
 added later with its own number of tables) and runs only the others; with ``--redo``, the cases
@@ -19,6 +21,13 @@ rate; :mod:`deeplimits.studies.scheme_order.table_stats`) go to ``calibration_st
 JSON, under its name (benchmarks/calibration_stats/calibration/; ``--stats``); ``--reread`` reads every row of the JSON again from them by today's
 verdict rule, drawing nothing (a row whose statistics are missing is drawn again as it was made:
 its tables, budget and runs, with ``--seed``, and its statistics written).
+
+A row's runs sized to decide can be drawn in parts, by several processes or machines: ``--runs A:B``
+draws runs ``A .. B - 1`` of the one case ``--cases`` names (each run is seeded by its index: the same
+numbers as in a whole row) into a part beside the row's statistics, and writes nothing else;
+``--join`` joins the parts of the ``--cases`` to their rows' statistics (they must continue the runs
+a row holds, without a gap or an overlap; joined, the parts are removed) and reads those rows again
+into the JSON (deeplimits.studies.scheme_order.calibration.draw_runs, .table_stats.join_runs).
 
 ``--write`` replaces the text between the markers ``<!-- calibration:begin -->`` and
 ``<!-- calibration:end -->`` of docs/schemes.md with the table, the command and the time each case
@@ -99,6 +108,15 @@ def reread_rows(path, stats, seed: int = 0, pools=None):
                              ).to_dict()["rows"]
 
 
+def _runs(text: str) -> range:
+    """``A:B`` -> ``range(A, B)`` (checked by draw_runs)."""
+    a, _, b = text.partition(":")
+    try:
+        return range(int(a), int(b))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--runs must be A:B, two run indices, got {text!r}") from None
+
+
 def main(argv=None) -> int:
     from deeplimits.studies.scheme_order.calibration import calibrate, plan_calibration
 
@@ -121,12 +139,27 @@ def main(argv=None) -> int:
     ap.add_argument("--reread", action="store_true", help="read every row of --json again from --stats by today's "
                     "rule, drawing nothing (a row without statistics is drawn again as it was made, with --seed; one "
                     "today's rule read already is kept)")
+    ap.add_argument("--runs", type=_runs, help="A:B: draw only runs A..B-1 sized to decide of the one --cases "
+                    "(with --budget) into a part of its row's statistics (--join joins the parts)")
+    ap.add_argument("--join", action="store_true", help="join the parts of the --cases' runs to their rows' "
+                    "statistics and read those rows again into --json")
     args = ap.parse_args(argv)
     stats = args.stats or str(pathlib.Path(args.json).parent / "calibration_stats" / pathlib.Path(args.json).stem)
     command = "python benchmarks/calibration_table.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    if args.runs is not None:
+        if not (args.cases and len(args.cases) == 1 and args.budget is not None) or args.join or args.reread:
+            ap.error("--runs: draws a part of one case's runs: needs one --cases and --budget (no --join, --reread)")
+        from deeplimits.studies.scheme_order.calibration import draw_runs
+
+        path = draw_runs(args.cases[0], args.runs, stats, budget=args.budget, seed=args.seed,
+                         progress=lambda line: print(line, file=sys.stderr, flush=True))
+        print(f"runs {args.runs.start}..{args.runs.stop - 1} of {args.cases[0]}: {path}")
+        return 0
+    if args.join and (not args.cases or args.reread or args.resume or not pathlib.Path(args.json).exists()):
+        ap.error("--join: joins the parts of --cases to rows of an existing --json (no --reread or --resume)")
     if args.reread and (args.cases or args.resume or args.redo or not pathlib.Path(args.json).exists()):
         ap.error("--reread: reads every row of an existing --json again (no --cases, --resume or --redo)")
-    old = (json.loads(pathlib.Path(args.json).read_text()) if (args.resume or args.reread) and
+    old = (json.loads(pathlib.Path(args.json).read_text()) if (args.resume or args.reread or args.join) and
            pathlib.Path(args.json).exists() else {})
     kw = dict(tables=args.tables, pool_factor=args.pool_factor, seed=args.seed, budget=args.budget,
               budget_tables=args.budget_tables, budget_cases=args.budget_cases)
@@ -145,8 +178,25 @@ def main(argv=None) -> int:
             pathlib.Path(args.json).write_text(json.dumps(
                 {**Calibration.from_dict({**old, "rows": rows}).to_dict(), "estimated_seconds": estimates,
                  "commands": commands}, indent=1))
+    if args.join:
+        from deeplimits.studies.scheme_order.calibration import SHIFTS, Calibration, choose, reread
+        from deeplimits.studies.scheme_order.table_stats import join_runs
+
+        done = [r["case"] for r in rows]
+        for name, case in choose(args.cases):
+            if name not in done:
+                ap.error(f"--join: {name!r} has no row in {args.json}")
+            joined = join_runs(stats, name)
+            case = dataclasses.replace(case() if callable(case) else case, name=name)
+            rows[done.index(name)] = reread(case, joined, SHIFTS).to_dict()
+            estimates[name] = estimate(rows[done.index(name)])
+            print(f"{name}: {len(joined.run_seconds)} runs sized to decide joined and read", file=sys.stderr)
+        pathlib.Path(args.json).write_text(json.dumps(
+            {**Calibration.from_dict({**old, "rows": rows}).to_dict(), "estimated_seconds": estimates,
+             "commands": commands}, indent=1))
     done = {r["case"] for r in rows}
-    planned = [p for p in plan_calibration(args.cases, **kw) if p[0] not in done] if not args.reread else []
+    planned = ([p for p in plan_calibration(args.cases, **kw) if p[0] not in done]
+               if not (args.reread or args.join) else [])
     estimates.update({name: s for name, _, s in planned})
     cal = None
     for name, _, _ in planned:  # one case at a time: the table so far is written after each

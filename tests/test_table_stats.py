@@ -213,3 +213,73 @@ def test_a_reread_keeps_the_rows_todays_rule_read_and_draws_the_others(tmp_path,
     with pytest.raises((StopIteration, RuntimeError)):
         next(read)
     assert drawn == [([rows[1]["case"]], rows[1]["tables"], tmp_path / "no statistics")]
+
+
+@pytest.mark.slow  # about 5 s of CPU; the quick tier keeps the script's part-and-join test below
+def test_a_rows_runs_drawn_in_parts_and_joined_are_the_runs_drawn_whole(tmp_path):
+    """Runs sized to decide drawn by several processes (``draw_runs``, each run seeded by its index) and
+    joined to the row's tables (``join_runs``) give the statistics and the budget fields of the same runs
+    drawn in one process; a part that leaves a gap, overlaps or was drawn with another seed is refused
+    before anything is written, and the joined parts are removed."""
+    from deeplimits.errors import ParameterError
+    from deeplimits.studies.scheme_order.table_stats import join_runs, part_path
+
+    case, shifts = synthetic(next_term=1.0), (0.1,)
+    whole = {}
+    row = C.calibrate_case(case, 6, 6, shifts, seed=3, record=whole)
+    C.sized_tables(row, case, 5, shifts, 3, 0.5, record=whole)
+    C.row_stats(case, {"tables": whole["tables"], "pool_seconds": 1.0}, seed=3, pool=row.pool).save(
+        stats_path(tmp_path, case.name))
+    with pytest.raises(ParameterError, match="no parts"):
+        join_runs(tmp_path, case.name)
+    C.draw_runs(case, range(0, 2), tmp_path, budget=0.5, seed=3, shifts=shifts)
+    C.draw_runs(case, range(3, 5), tmp_path, budget=0.5, seed=3, shifts=shifts)
+    with pytest.raises(ParameterError, match="runs 3..5 where the row of 'synthetic' needs runs from 2 on"):
+        join_runs(tmp_path, case.name)  # a gap: run 2 missing
+    C.draw_runs(case, range(2, 3), tmp_path, budget=0.5, seed=4, shifts=shifts)
+    with pytest.raises(ParameterError, match="seed 4, not 3"):
+        join_runs(tmp_path, case.name)
+    part_path(tmp_path, case.name, range(2, 3)).unlink()
+    C.draw_runs(case, range(2, 3), tmp_path, budget=0.5, seed=3, shifts=shifts)
+    joined = join_runs(tmp_path, case.name)
+    assert not list(tmp_path.glob("*.runs-*")) and joined.stages == whole["stages"]
+    for f in ("draws", "error", "cov", "rate"):
+        np.testing.assert_allclose(getattr(joined.runs, f), getattr(whole["runs"], f), rtol=1e-12, atol=0)
+    again = C.reread(case, RowStats.load(stats_path(tmp_path, case.name)), shifts)
+    for field in ("counts", "budget_counts", "budget_draws", "budget_drawn", "tables", "budget"):
+        assert getattr(again, field) == getattr(row, field), field
+    C.draw_runs(case, range(4, 6), tmp_path, budget=0.5, seed=3, shifts=shifts)
+    with pytest.raises(ParameterError, match="runs 4..6 where the row of 'synthetic' needs runs from 5 on"):
+        join_runs(tmp_path, case.name)  # an overlap with the runs the row holds
+    with pytest.raises(ParameterError, match="runs must be a range a:b"):
+        C.draw_runs(case, range(3, 3), tmp_path, budget=0.5)
+
+
+def test_the_table_script_draws_a_part_and_joins_the_parts_into_its_row(tmp_path, monkeypatch, capsys):
+    """``calibration_table.py --runs A:B`` draws a part of one case's runs and writes nothing else;
+    ``--join`` joins the parts and reads the row again into the JSON (its budget columns filled);
+    ``--runs`` without one case and a budget is refused in one line."""
+    script = load_script("benchmarks/calibration_table.py")
+    case, stats = synthetic(next_term=1.0), tmp_path / "stats"
+    monkeypatch.setattr(C, "choose", lambda cases: [("synthetic", case)])
+    record = {}
+    row = C.calibrate_case(case, 4, 4, C.SHIFTS, seed=0, record=record)
+    C.row_stats(case, record, seed=0, pool=row.pool).save(stats_path(stats, "synthetic"))
+    path = tmp_path / "table.json"
+    path.write_text(json.dumps(C.Calibration([row], 0.01, list(C.SHIFTS)).to_dict()))
+    for runs in ("0:2", "2:3"):
+        assert script.main(["--cases", "synthetic", "--budget", "0.5", "--runs", runs, "--json", str(path),
+                            "--stats", str(stats)]) == 0
+    assert json.loads(path.read_text())["rows"][0].get("budget") is None  # a part writes no row
+    assert sorted(p.name for p in stats.iterdir()) == ["synthetic.npz", "synthetic.runs-0-2.npz",
+                                                       "synthetic.runs-2-3.npz"]
+    assert script.main(["--cases", "synthetic", "--join", "--json", str(path), "--stats", str(stats)]) == 0
+    joined = json.loads(path.read_text())["rows"][0]
+    assert joined["budget"] == 0.5 and sum(joined["budget_counts"]["0.0"].values()) == 3
+    assert joined["counts"] == row.to_dict()["counts"]
+    for bad in (["--cases", "synthetic", "--runs", "0:2"], ["--runs", "0:2", "--budget", "1"],
+                ["--cases", "synthetic", "--budget", "1", "--runs", "two"]):
+        with pytest.raises(SystemExit) as exit_:
+            script.main(bad + ["--json", str(path)])
+        assert exit_.value.code == 2
+    assert "--runs" in capsys.readouterr().err

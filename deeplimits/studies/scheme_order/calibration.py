@@ -39,7 +39,7 @@ from .table_stats import RowStats, stats_path
 from .sized import read_runs, read_tables, rule_fingerprint, sized_tables, table_verdict
 
 __all__ = ["Case", "CASES", "scheme_case", "regime_case", "calibrate", "plan_calibration", "reread", "row_stats", "SHIFTS",
-           "MAX_TABLES", "table_verdict"]
+           "MAX_TABLES", "table_verdict", "draw_runs"]
 
 SHIFTS = (0.05, 0.1)
 """The exponent errors the power is measured against (each with both signs), each read with itself as
@@ -138,6 +138,38 @@ def plan_calibration(cases=None, *, tables: int = DEFAULTS["tables"], pool_facto
             seconds += budget_tables * (case.seconds(drawn) + looks * readings * verdict_seconds(drawn))
         out.append((name or case.name, case, seconds))
     return out
+
+
+def draw_runs(case, runs: range, stats, *, budget: float, seed: int = 0, shifts=SHIFTS,
+              progress: Callable[[str], None] | None = None):
+    """Draw the runs ``runs`` (indices ``a .. b - 1``) of the runs sized to decide within ``budget``
+    seconds of ``case`` (a name of :data:`CASES`, or a :class:`Case`), as :func:`calibrate` with
+    ``seed`` draws them (run ``t`` is seeded by ``t``: the same numbers), and store their statistics
+    under ``stats`` as a part of the row (:func:`~.table_stats.part_path`; no table, no pool): a
+    row's runs drawn by several processes or machines, then joined to its tables' statistics
+    (:func:`~.table_stats.join_runs`) and read (:func:`reread`). Returns the part's path. Every size
+    is checked first (:func:`plan_calibration`)."""
+    from ... import _validate as V_
+    from ...errors import ParameterError
+    from .table_stats import part_path, table_stats
+
+    if not isinstance(runs, range) or runs.step != 1 or not 0 <= runs.start < runs.stop <= MAX_TABLES:
+        raise ParameterError("runs", f"runs must be a range a:b of run indices with 0 <= a < b <= {MAX_TABLES}, "
+                                     f"got {runs!r}")
+    shifts = [V_.real("shifts", s, low=0.0, low_open=True, high=1.0) for s in shifts]
+    (name, case, _), = plan_calibration([case], tables=1, seed=seed, shifts=len(shifts), budget=budget,
+                                        budget_tables=len(runs))
+    case = dataclasses.replace(case, name=name)
+    progress = V_.callback("progress", progress)
+    say = (lambda line: progress(f"{name}: {line}")) if progress is not None else None
+    record = {"tables": table_stats(case, [])}  # a part holds runs only
+    row = CalibrationRow(case.name, case.order.expansion_text, list(case.depths), case.draws, 0, 0, {}, 0.0,
+                         rule=rule_fingerprint())
+    sized_tables(row, case, len(runs), shifts, seed, budget, say, record=record, runs=runs)
+    part = row_stats(case, record, seed=seed, pool=0, budget=budget)
+    path = part_path(stats, name, runs)
+    dataclasses.replace(part, meta={**part.meta, "runs": [runs.start, runs.stop]}).save(path)
+    return path
 
 
 def calibrate_case(case: Case, tables: int, pool_factor: int, shifts, seed: int, *,

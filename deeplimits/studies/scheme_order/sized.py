@@ -130,7 +130,8 @@ def read_tables(case: Case, stats, shifts, *, progress: Callable[[str], None] | 
 
 
 def sized_tables(row, case, tables: int, shifts, seed: int, budget: float,
-                 progress: Callable[[str], None] | None = None, store=None, record: dict | None = None) -> None:
+                 progress: Callable[[str], None] | None = None, store=None, record: dict | None = None,
+                 runs: range | None = None) -> None:
     """Fill ``row``'s ``budget``, ``budget_counts``, ``budget_draws`` (the mean draws at which a
     correct scheme's run ended) and ``budget_drawn`` (the mean draws a run drew: its every reading
     decided, or its last stage) with ``tables`` runs of
@@ -140,14 +141,17 @@ def sized_tables(row, case, tables: int, shifts, seed: int, budget: float,
     run draws every stage, so that another rule can read it again (:func:`read_runs`), and
     ``record`` receives ``'runs'`` (their statistics, run by run, stage by stage),
     ``'stages'`` and ``'run_seconds'`` (each run's CPU seconds of drawing at the end of each
-    stage); the row's seconds count each run's drawing up to the stage it ended at, and its reading."""
+    stage); the row's seconds count each run's drawing up to the stage it ended at, and its reading.
+    ``runs``: the runs drawn (default ``range(tables)``): a part of a row, drawn in its own process
+    (the same numbers as in the whole row; joined by :func:`~.table_stats.join_runs`)."""
     from .table_stats import TableStats, table_stats
 
     stages, readings = plan_stages(case.draws, case.seconds, budget), _readings(shifts)
     split, L = shares(len(stages)), np.asarray(case.depths, dtype=float)
     sample = case.sample if store is None else (lambda n, s: store.sample(case, n, s))
+    todo = range(tables) if runs is None else runs
     runs, spent, ends, reading = [], [], [], 0.0  # each run's statistics, drawing seconds, readings' ends
-    for t in range(tables):
+    for done, t in enumerate(todo, 1):
         errors, ended, run, secs, drawing = np.empty((0, len(L))), {}, [], [], 0.0
         for i, n in enumerate(stages):
             c0, reused = time.process_time(), store.reused_seconds if store is not None else 0.0
@@ -166,8 +170,8 @@ def sized_tables(row, case, tables: int, shifts, seed: int, budget: float,
         runs.append(run)
         spent.append(secs)
         ends.append(ended)
-        if progress is not None and (t + 1) % max(1, tables // 4) == 0:
-            progress(f"{t + 1} of {tables} sized runs ({sum(s[-1] for s in spent) + reading:.0f} s of CPU)")
+        if progress is not None and (done % max(1, len(todo) // 4) == 0 or len(todo) < 8):
+            progress(f"{done} of {len(todo)} sized runs ({sum(s[-1] for s in spent) + reading:.0f} s of CPU)")
     if record is not None:
         k = len(L)
         flat = [st for r in runs for st in r]

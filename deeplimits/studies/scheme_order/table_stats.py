@@ -32,7 +32,7 @@ from ..._files import replace_atomically
 from ...errors import DamagedFileError, ParameterError
 from ..equivalence import MARGIN
 
-__all__ = ["TableStats", "RowStats", "table_stats", "stats_path", "MAX_TABLES_STORED"]
+__all__ = ["TableStats", "RowStats", "table_stats", "stats_path", "part_path", "join_runs", "MAX_TABLES_STORED"]
 
 MAX_TABLES_STORED = 1_000_000
 """The most tables (or run stages) a stored file may declare (checked before anything is allocated)."""
@@ -178,6 +178,61 @@ class RowStats:
 def stats_path(root, name: str) -> pathlib.Path:
     """Where the statistics of the case ``name`` lie under the directory ``root``."""
     return pathlib.Path(root) / ("".join(c if c.isalnum() or c in "-.=" else "_" for c in name) + ".npz")
+
+
+def part_path(root, name: str, runs: range) -> pathlib.Path:
+    """Where the runs ``runs`` of the case ``name``, drawn as a part of its row, lie under ``root``."""
+    return stats_path(root, f"{name}.runs-{runs.start}-{runs.stop}")
+
+
+def join_runs(root, name: str) -> RowStats:
+    """Join the parts of the row ``name`` under ``root`` (:func:`part_path`, each drawn by
+    :func:`~.calibration.draw_runs`) to its row's statistics (:func:`stats_path`: its tables, and the
+    runs it holds already, runs ``0 .. k - 1``): the parts must continue those runs without a gap or
+    an overlap (``k .. m - 1``), drawn as the same case with the same seed, budget and stages.
+    The joined row is written in place of the row's file (through a temporary file), then the parts
+    are removed; returns it. A :class:`~deeplimits.errors.ParameterError` naming ``stats`` (one
+    line) for parts that do not continue the row, before anything is written."""
+    root = pathlib.Path(root)
+    where = stats_path(root, name)
+    if not where.exists():
+        raise ParameterError("stats", f"stats: no statistics of {name!r} at {str(where)!r} to join runs to: "
+                                      "draw the row's tables first")
+    row = RowStats.load(where)
+    stem = where.name[:-len(".npz")] + ".runs-"
+    parts = sorted(((RowStats.load(p), p) for p in root.glob(stem + "*.npz")), key=lambda x: x[0].meta.get("runs", [0])[0])
+    if not parts:
+        raise ParameterError("stats", f"stats: no parts of {name!r} ({stem}A-B.npz) under {str(root)!r}")
+    k = 0 if row.runs is None else len(row.run_seconds)
+    same = ("case", "ident", "depths", "draws", "reference", "seed")
+    for part, path in parts:
+        a, b = (list(part.meta.get("runs") or [None, None]) + [None, None])[:2]
+        diff = [f"{key} {part.meta.get(key)!r}, not {row.meta.get(key)!r}" for key in same
+                if part.meta.get(key) != row.meta.get(key)]
+        if row.runs is not None or k:
+            diff += [f"{key} {x!r}, not {y!r}" for key, x, y in (("budget", part.meta.get("budget"), row.meta.get("budget")),
+                                                                   ("stages", list(part.stages), list(row.stages)))
+                     if x != y]
+        if diff:
+            raise ParameterError("stats", f"stats: the part {path.name} was drawn otherwise than the row of {name!r} "
+                                          f"({'; '.join(diff)})")
+        if a != k or part.run_seconds is None or len(part.run_seconds) != b - a or len(part.tables):
+            raise ParameterError("stats", f"stats: the part {path.name} holds runs {a}..{b} where the row of {name!r} "
+                                          f"needs runs from {k} on, without a gap or an overlap")
+        if row.runs is None:
+            row = dataclasses.replace(row, meta={**row.meta, "budget": part.meta["budget"]}, stages=part.stages)
+            row = dataclasses.replace(row, runs=part.runs, run_seconds=part.run_seconds)
+        else:
+            runs = TableStats(*(np.concatenate([getattr(row.runs, f), getattr(part.runs, f)]) for f in _FIELDS))
+            row = dataclasses.replace(row, runs=runs, run_seconds=np.concatenate([row.run_seconds, part.run_seconds]))
+        k = b
+        engines = row.meta.get("runs_engine", row.meta.get("engine"))
+        if part.meta.get("engine") != engines:
+            row = dataclasses.replace(row, meta={**row.meta, "runs_engine": part.meta.get("engine")})
+    row.save(where)
+    for _, path in parts:
+        path.unlink()
+    return row
 
 
 def _header(z: zipfile.ZipFile, name: str) -> tuple:
