@@ -147,12 +147,21 @@ def main(argv=None) -> int:
     stats = args.stats or str(pathlib.Path(args.json).parent / "calibration_stats" / pathlib.Path(args.json).stem)
     command = "python benchmarks/calibration_table.py " + " ".join(argv if argv is not None else sys.argv[1:])
     if args.runs is not None:
-        if not (args.cases and len(args.cases) == 1 and args.budget is not None) or args.join or args.reread:
-            ap.error("--runs: draws a part of one case's runs: needs one --cases and --budget (no --join, --reread)")
+        extra = [flag for flag, on in (("--join", args.join), ("--reread", args.reread), ("--write", args.write),
+                                       ("--resume", args.resume), ("--redo", args.redo), ("--pools", args.pools),
+                                       ("--budget-tables", args.budget_tables), ("--budget-cases", args.budget_cases))
+                 if on]
+        if not (args.cases and len(args.cases) == 1 and args.budget is not None) or extra:
+            ap.error("--runs: draws a part of one case's runs into its statistics: needs one --cases and --budget"
+                     + (f" (not {', '.join(extra)})" if extra else ""))
+        from deeplimits.errors import ParameterError
         from deeplimits.studies.scheme_order.calibration import draw_runs
 
-        path = draw_runs(args.cases[0], args.runs, stats, budget=args.budget, seed=args.seed,
-                         progress=lambda line: print(line, file=sys.stderr, flush=True))
+        try:
+            path = draw_runs(args.cases[0], args.runs, stats, budget=args.budget, seed=args.seed,
+                             progress=lambda line: print(line, file=sys.stderr, flush=True))
+        except ParameterError as exc:
+            ap.error(f"--runs {args.runs.start}:{args.runs.stop}: {exc}")
         print(f"runs {args.runs.start}..{args.runs.stop - 1} of {args.cases[0]}: {path}")
         return 0
     if args.join and (not args.cases or args.reread or args.resume or not pathlib.Path(args.json).exists()):
@@ -178,22 +187,34 @@ def main(argv=None) -> int:
             pathlib.Path(args.json).write_text(json.dumps(
                 {**Calibration.from_dict({**old, "rows": rows}).to_dict(), "estimated_seconds": estimates,
                  "commands": commands}, indent=1))
-    if args.join:
+    if args.join:  # case by case, the JSON written after each: a joined row always reaches it
+        from deeplimits.errors import DamagedFileError, ParameterError
         from deeplimits.studies.scheme_order.calibration import SHIFTS, Calibration, choose, reread
-        from deeplimits.studies.scheme_order.table_stats import join_runs
+        from deeplimits.studies.scheme_order.table_stats import RowStats, join_runs, stats_path
 
         done = [r["case"] for r in rows]
-        for name, case in choose(args.cases):
+        for name in args.cases:
             if name not in done:
                 ap.error(f"--join: {name!r} has no row in {args.json}")
-            joined = join_runs(stats, name)
+        for name, case in choose(args.cases):
+            try:
+                seed = RowStats.load(stats_path(stats, name)).meta.get("seed") if stats_path(stats, name).exists() else None
+                if seed is not None and seed != args.seed:
+                    ap.error(f"--join: the row of {name!r} was drawn with --seed {seed}: join with --seed {seed}")
+                joined = join_runs(stats, name)
+            except (ParameterError, DamagedFileError) as exc:
+                ap.error(str(exc))
             case = dataclasses.replace(case() if callable(case) else case, name=name)
             rows[done.index(name)] = reread(case, joined, SHIFTS).to_dict()
             estimates[name] = estimate(rows[done.index(name)])
+            budget = joined.meta["budget"]
+            commands[-1:-1] = [f"python benchmarks/calibration_table.py --cases {name} --budget {budget:g} --runs {a}:{b}"
+                               + (f" --seed {args.seed}" if args.seed else "") for a, b in joined.meta["parts"]
+                               if f"--cases {name} --budget {budget:g} --runs {a}:{b}" not in " ".join(commands)]
             print(f"{name}: {len(joined.run_seconds)} runs sized to decide joined and read", file=sys.stderr)
-        pathlib.Path(args.json).write_text(json.dumps(
-            {**Calibration.from_dict({**old, "rows": rows}).to_dict(), "estimated_seconds": estimates,
-             "commands": commands}, indent=1))
+            pathlib.Path(args.json).write_text(json.dumps(
+                {**Calibration.from_dict({**old, "rows": rows}).to_dict(), "estimated_seconds": estimates,
+                 "commands": commands}, indent=1))
     done = {r["case"] for r in rows}
     planned = ([p for p in plan_calibration(args.cases, **kw) if p[0] not in done]
                if not (args.reread or args.join) else [])

@@ -234,7 +234,7 @@ def test_a_rows_runs_drawn_in_parts_and_joined_are_the_runs_drawn_whole(tmp_path
         join_runs(tmp_path, case.name)
     C.draw_runs(case, range(0, 2), tmp_path, budget=0.5, seed=3, shifts=shifts)
     C.draw_runs(case, range(3, 5), tmp_path, budget=0.5, seed=3, shifts=shifts)
-    with pytest.raises(ParameterError, match="runs 3..5 where the row of 'synthetic' needs runs from 2 on"):
+    with pytest.raises(ParameterError, match="runs 3..4 where the row of 'synthetic' needs runs from 2 on"):
         join_runs(tmp_path, case.name)  # a gap: run 2 missing
     C.draw_runs(case, range(2, 3), tmp_path, budget=0.5, seed=4, shifts=shifts)
     with pytest.raises(ParameterError, match="seed 4, not 3"):
@@ -249,7 +249,7 @@ def test_a_rows_runs_drawn_in_parts_and_joined_are_the_runs_drawn_whole(tmp_path
     for field in ("counts", "budget_counts", "budget_draws", "budget_drawn", "tables", "budget"):
         assert getattr(again, field) == getattr(row, field), field
     C.draw_runs(case, range(4, 6), tmp_path, budget=0.5, seed=3, shifts=shifts)
-    with pytest.raises(ParameterError, match="runs 4..6 where the row of 'synthetic' needs runs from 5 on"):
+    with pytest.raises(ParameterError, match="runs 4..5 where the row of 'synthetic' needs runs from 5 on"):
         join_runs(tmp_path, case.name)  # an overlap with the runs the row holds
     with pytest.raises(ParameterError, match="runs must be a range a:b"):
         C.draw_runs(case, range(3, 3), tmp_path, budget=0.5)
@@ -273,13 +273,23 @@ def test_the_table_script_draws_a_part_and_joins_the_parts_into_its_row(tmp_path
     assert json.loads(path.read_text())["rows"][0].get("budget") is None  # a part writes no row
     assert sorted(p.name for p in stats.iterdir()) == ["synthetic.npz", "synthetic.runs-0-2.npz",
                                                        "synthetic.runs-2-3.npz"]
+    (stats / "synthetic.runs-2-3.npz").rename(stats / "synthetic.runs-2-4.npz")  # a name that is not its runs
+    with pytest.raises(SystemExit) as exit_:
+        script.main(["--cases", "synthetic", "--join", "--json", str(path), "--stats", str(stats)])
+    assert exit_.value.code == 2 and "does not say which runs it holds as its name does" in capsys.readouterr().err
+    assert len(list(stats.iterdir())) == 3  # nothing joined, nothing removed
+    (stats / "synthetic.runs-2-4.npz").rename(stats / "synthetic.runs-2-3.npz")
     assert script.main(["--cases", "synthetic", "--join", "--json", str(path), "--stats", str(stats)]) == 0
-    joined = json.loads(path.read_text())["rows"][0]
+    table = json.loads(path.read_text())
+    joined = table["rows"][0]
     assert joined["budget"] == 0.5 and sum(joined["budget_counts"]["0.0"].values()) == 3
     assert joined["counts"] == row.to_dict()["counts"]
+    assert [c.split("--runs ")[1] for c in table["commands"][:-1]] == ["0:2", "2:3"]  # how the row was made
     for bad in (["--cases", "synthetic", "--runs", "0:2"], ["--runs", "0:2", "--budget", "1"],
-                ["--cases", "synthetic", "--budget", "1", "--runs", "two"]):
+                ["--cases", "synthetic", "--budget", "1", "--runs", "two"],
+                ["--cases", "synthetic", "--budget", "1", "--runs", "3:3"],
+                ["--cases", "synthetic", "--budget", "1", "--runs", "0:2", "--write"]):
         with pytest.raises(SystemExit) as exit_:
             script.main(bad + ["--json", str(path)])
         assert exit_.value.code == 2
-    assert "--runs" in capsys.readouterr().err
+        assert "--runs" in capsys.readouterr().err.splitlines()[-1]

@@ -155,7 +155,7 @@ def draw_runs(case, runs: range, stats, *, budget: float, seed: int = 0, shifts=
 
     if not isinstance(runs, range) or runs.step != 1 or not 0 <= runs.start < runs.stop <= MAX_TABLES:
         raise ParameterError("runs", f"runs must be a range a:b of run indices with 0 <= a < b <= {MAX_TABLES}, "
-                                     f"got {runs!r}")
+                                     f"got {f'{runs.start}:{runs.stop}' if isinstance(runs, range) else repr(runs)}")
     shifts = [V_.real("shifts", s, low=0.0, low_open=True, high=1.0) for s in shifts]
     (name, case, _), = plan_calibration([case], tables=1, seed=seed, shifts=len(shifts), budget=budget,
                                         budget_tables=len(runs))

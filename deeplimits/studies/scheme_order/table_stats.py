@@ -191,8 +191,9 @@ def join_runs(root, name: str) -> RowStats:
     runs it holds already, runs ``0 .. k - 1``): the parts must continue those runs without a gap or
     an overlap (``k .. m - 1``), drawn as the same case with the same seed, budget and stages.
     The joined row is written in place of the row's file (through a temporary file), then the parts
-    are removed; returns it. A :class:`~deeplimits.errors.ParameterError` naming ``stats`` (one
-    line) for parts that do not continue the row, before anything is written."""
+    are removed; returns it (its meta's ``parts``: the ranges joined, and ``runs_engines``: the parts'
+    engines, where one differs from the row's). A :class:`~deeplimits.errors.ParameterError` naming
+    ``stats`` (one line) for parts that do not continue the row, before anything is written."""
     root = pathlib.Path(root)
     where = stats_path(root, name)
     if not where.exists():
@@ -200,37 +201,51 @@ def join_runs(root, name: str) -> RowStats:
                                       "draw the row's tables first")
     row = RowStats.load(where)
     stem = where.name[:-len(".npz")] + ".runs-"
-    parts = sorted(((RowStats.load(p), p) for p in root.glob(stem + "*.npz")), key=lambda x: x[0].meta.get("runs", [0])[0])
+    parts = []
+    for path in root.glob(stem + "*.npz"):
+        part, runs = RowStats.load(path), None
+        ab = part.meta.get("runs")
+        if isinstance(ab, list) and len(ab) == 2 and all(type(x) is int for x in ab) and 0 <= ab[0] < ab[1]:
+            runs = range(*ab)
+        if runs is None or part_path(root, name, runs).name != path.name:
+            raise ParameterError("stats", f"stats: the part {path.name} does not say which runs it holds as its name "
+                                          f"does (meta runs {ab!r:.40})")
+        if part.runs is None or len(part.run_seconds) != len(runs) or len(part.tables):
+            raise ParameterError("stats", f"stats: the part {path.name} does not hold runs {runs.start}..{runs.stop - 1} "
+                                          "alone (a part holds runs, no table)")
+        parts.append((runs, part, path))
     if not parts:
         raise ParameterError("stats", f"stats: no parts of {name!r} ({stem}A-B.npz) under {str(root)!r}")
+    parts.sort(key=lambda x: x[0].start)
     k = 0 if row.runs is None else len(row.run_seconds)
     same = ("case", "ident", "depths", "draws", "reference", "seed")
-    for part, path in parts:
-        a, b = (list(part.meta.get("runs") or [None, None]) + [None, None])[:2]
+    engines = set(row.meta.get("runs_engines", []))
+    for runs, part, path in parts:
         diff = [f"{key} {part.meta.get(key)!r}, not {row.meta.get(key)!r}" for key in same
                 if part.meta.get(key) != row.meta.get(key)]
-        if row.runs is not None or k:
+        if row.runs is not None:
             diff += [f"{key} {x!r}, not {y!r}" for key, x, y in (("budget", part.meta.get("budget"), row.meta.get("budget")),
                                                                    ("stages", list(part.stages), list(row.stages)))
                      if x != y]
         if diff:
             raise ParameterError("stats", f"stats: the part {path.name} was drawn otherwise than the row of {name!r} "
                                           f"({'; '.join(diff)})")
-        if a != k or part.run_seconds is None or len(part.run_seconds) != b - a or len(part.tables):
-            raise ParameterError("stats", f"stats: the part {path.name} holds runs {a}..{b} where the row of {name!r} "
-                                          f"needs runs from {k} on, without a gap or an overlap")
+        if runs.start != k:
+            raise ParameterError("stats", f"stats: the part {path.name} holds runs {runs.start}..{runs.stop - 1} where "
+                                          f"the row of {name!r} needs runs from {k} on, without a gap or an overlap")
         if row.runs is None:
-            row = dataclasses.replace(row, meta={**row.meta, "budget": part.meta["budget"]}, stages=part.stages)
-            row = dataclasses.replace(row, runs=part.runs, run_seconds=part.run_seconds)
+            row = dataclasses.replace(row, meta={**row.meta, "budget": part.meta["budget"]}, stages=part.stages,
+                                      runs=part.runs, run_seconds=part.run_seconds)
         else:
-            runs = TableStats(*(np.concatenate([getattr(row.runs, f), getattr(part.runs, f)]) for f in _FIELDS))
-            row = dataclasses.replace(row, runs=runs, run_seconds=np.concatenate([row.run_seconds, part.run_seconds]))
-        k = b
-        engines = row.meta.get("runs_engine", row.meta.get("engine"))
-        if part.meta.get("engine") != engines:
-            row = dataclasses.replace(row, meta={**row.meta, "runs_engine": part.meta.get("engine")})
+            joined = TableStats(*(np.concatenate([getattr(row.runs, f), getattr(part.runs, f)]) for f in _FIELDS))
+            row = dataclasses.replace(row, runs=joined, run_seconds=np.concatenate([row.run_seconds, part.run_seconds]))
+        if part.meta.get("engine") != row.meta.get("engine"):
+            engines.add(part.meta.get("engine"))
+        k = runs.stop
+    ranges = row.meta.get("parts", []) + [[r.start, r.stop] for r, _, _ in parts]
+    row = dataclasses.replace(row, meta={**row.meta, "parts": ranges, **({"runs_engines": sorted(engines)} if engines else {})})
     row.save(where)
-    for _, path in parts:
+    for _, _, path in parts:
         path.unlink()
     return row
 
