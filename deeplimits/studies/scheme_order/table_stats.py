@@ -199,24 +199,7 @@ def join_runs(root, name: str) -> RowStats:
     if not where.exists():
         raise ParameterError("stats", f"stats: no statistics of {name!r} at {str(where)!r} to join runs to: "
                                       "draw the row's tables first")
-    row = RowStats.load(where)
-    stem = where.name[:-len(".npz")] + ".runs-"
-    parts = []
-    for path in root.glob(stem + "*.npz"):
-        part, runs = RowStats.load(path), None
-        ab = part.meta.get("runs")
-        if isinstance(ab, list) and len(ab) == 2 and all(type(x) is int for x in ab) and 0 <= ab[0] < ab[1]:
-            runs = range(*ab)
-        if runs is None or part_path(root, name, runs).name != path.name:
-            raise ParameterError("stats", f"stats: the part {path.name} does not say which runs it holds as its name "
-                                          f"does (meta runs {ab!r:.40})")
-        if part.runs is None or len(part.run_seconds) != len(runs) or len(part.tables):
-            raise ParameterError("stats", f"stats: the part {path.name} does not hold runs {runs.start}..{runs.stop - 1} "
-                                          "alone (a part holds runs, no table)")
-        parts.append((runs, part, path))
-    if not parts:
-        raise ParameterError("stats", f"stats: no parts of {name!r} ({stem}A-B.npz) under {str(root)!r}")
-    parts.sort(key=lambda x: x[0].start)
+    row, parts = RowStats.load(where), _parts(root, name)
     k = 0 if row.runs is None else len(row.run_seconds)
     same = ("case", "ident", "depths", "draws", "reference", "seed")
     engines = set(row.meta.get("runs_engines", []))
@@ -248,6 +231,28 @@ def join_runs(root, name: str) -> RowStats:
     for _, _, path in parts:
         path.unlink()
     return row
+
+
+def _parts(root: pathlib.Path, name: str) -> list:
+    """``(runs, part, path)`` of each part of the row ``name`` under ``root``, by their first run: each
+    holding the runs its name says, and runs alone (:func:`join_runs`)."""
+    stem = stats_path(root, name).name[:-len(".npz")] + ".runs-"
+    parts = []
+    for path in root.glob(stem + "*.npz"):
+        part, runs = RowStats.load(path), None
+        ab = part.meta.get("runs")
+        if isinstance(ab, list) and len(ab) == 2 and all(type(x) is int for x in ab) and 0 <= ab[0] < ab[1]:
+            runs = range(*ab)
+        if runs is None or part_path(root, name, runs).name != path.name:
+            raise ParameterError("stats", f"stats: the part {path.name} does not say which runs it holds as its name "
+                                          f"does (meta runs {ab!r:.40})")
+        if part.runs is None or len(part.run_seconds) != len(runs) or len(part.tables):
+            raise ParameterError("stats", f"stats: the part {path.name} does not hold runs {runs.start}..{runs.stop - 1} "
+                                          "alone (a part holds runs, no table)")
+        parts.append((runs, part, path))
+    if not parts:
+        raise ParameterError("stats", f"stats: no parts of {name!r} ({stem}A-B.npz) under {str(root)!r}")
+    return sorted(parts, key=lambda x: x[0].start)
 
 
 def _header(z: zipfile.ZipFile, name: str) -> tuple:
