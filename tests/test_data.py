@@ -105,7 +105,8 @@ def test_a_shared_set_is_loaded_once_per_process_and_stays_the_callers_own(monke
     a = load_dataset("counted", seed=1)
     a.x_train.mul_(0)  # the caller's own tensor: the next load is not changed
     b, c = load_dataset("counted", seed=1), load_dataset("counted", seed=1, n=12)
-    assert calls == [(1, 10), (1, 12)] and torch.equal(b.x_train, load_dataset("counted", seed=1).x_train)
+    assert calls == [(1, 10), (1, 12)]
+    torch.testing.assert_close(b.x_train, load_dataset("counted", seed=1).x_train, rtol=1e-12, atol=0)
     assert float(b.x_train.abs().sum()) > 0 and c.n_train + c.n_test == 12
     arrays = D.base._SHARED[next(iter(D.base._SHARED))]
     assert not arrays.x.flags.writeable and not arrays.y.flags.writeable
@@ -130,13 +131,15 @@ def test_digits_is_read_without_importing_scikit_learn(tmp_path):
 
     x, y = bundled._digits_file()
     ref = load_digits(return_X_y=True)
-    assert np.array_equal(x, ref[0]) and np.array_equal(y, ref[1])
+    np.testing.assert_allclose(x, ref[0], rtol=1e-12, atol=0)  # pixel values, within rounding
+    assert y.tolist() == ref[1].tolist()  # integer labels
 
 
 def test_digits_reproducible_by_seed_and_dtype():
     a, b = load_dataset("digits", seed=5), load_dataset("digits", seed=5)
     c = load_dataset("digits", seed=6, test_fraction=0.5, dtype=torch.float64, device="cpu")
-    assert torch.equal(a.x_train, b.x_train) and torch.equal(a.y_test, b.y_test)
+    torch.testing.assert_close(a.x_train, b.x_train, rtol=1e-12, atol=0)
+    assert a.y_test.tolist() == b.y_test.tolist()  # integer labels
     assert not torch.equal(a.y_test, load_dataset("digits", seed=6).y_test)
     assert c.x_test.dtype == torch.float64 and (c.n_train, c.n_test) == (899, 898)  # round(898.5) = 898
 
@@ -153,7 +156,8 @@ def test_mnist1d_generated_locally_without_touching_global_state():
     assert ds.y_train.dtype == torch.int64 and set(ds.y_test.tolist()) == set(range(10))
     assert torch.isfinite(ds.x_train).all()
     again, other = load_dataset("mnist1d", seed=2), load_dataset("mnist1d", seed=3)
-    assert torch.equal(ds.x_test, again.x_test) and not torch.equal(ds.y_test, other.y_test)
+    torch.testing.assert_close(ds.x_test, again.x_test, rtol=1e-6, atol=0)
+    assert ds.y_test.tolist() != other.y_test.tolist()  # integer labels
 
 
 def test_mnist1d_without_the_package_is_one_clear_line(monkeypatch):
@@ -191,7 +195,8 @@ def test_synthetic_options_seeds_and_float32():
     assert (ds.n_train, ds.n_test, ds.input_dim, ds.output_dim) == (40, 10, 3, 3)
     assert ds.y_test.dtype == torch.float32
     assert np.allclose(ds.y_test[0].numpy(), recursion(ds.x_test[0].double().tolist(), K=7), atol=1e-6)
-    assert torch.equal(ds.x_test, load_dataset("synthetic", n=50, dim=3, depth=7, seed=4).x_test)
+    torch.testing.assert_close(ds.x_test, load_dataset("synthetic", n=50, dim=3, depth=7, seed=4).x_test,
+                               rtol=1e-6, atol=0)
     assert not torch.equal(ds.x_test, load_dataset("synthetic", n=50, dim=3, depth=7, seed=5).x_test)
     assert load_dataset("synthetic").x_train.shape == (819, 10)  # n = 1024 by default
 
