@@ -77,6 +77,13 @@ def write_block(text: str, begin: str = BEGIN, end: str = END) -> None:
     DOC.write_text(doc[:a] + "\n" + text + "\n" + doc[b:])
 
 
+def write_json(path, cal, estimates: dict, commands: list) -> None:
+    """The calibration ``cal`` (its rows so far), each case's estimated seconds and the commands that
+    made it, written to the JSON ``path``."""
+    pathlib.Path(path).write_text(json.dumps({**cal.to_dict(), "estimated_seconds": estimates, "commands": commands},
+                                             indent=1))
+
+
 def reread_rows(path, stats, seed: int = 0, pools=None):
     """Each row of the JSON ``path`` read again by today's rule from its statistics under ``stats``
     (yielded one by one; a row today's rule read already as it is); a row whose statistics are not
@@ -184,9 +191,7 @@ def main(argv=None) -> int:
         done = [r["case"] for r in rows]
         for row in reread_rows(args.json, stats, args.seed, args.pools):
             rows[done.index(row["case"])] = row
-            pathlib.Path(args.json).write_text(json.dumps(
-                {**Calibration.from_dict({**old, "rows": rows}).to_dict(), "estimated_seconds": estimates,
-                 "commands": commands}, indent=1))
+            write_json(args.json, Calibration.from_dict({**old, "rows": rows}), estimates, commands)
     if args.join:  # case by case, the JSON written after each: a joined row always reaches it
         from deeplimits.errors import DamagedFileError, ParameterError
         from deeplimits.studies.scheme_order.calibration import SHIFTS, Calibration, choose, reread
@@ -212,9 +217,7 @@ def main(argv=None) -> int:
                                + (f" --seed {args.seed}" if args.seed else "") for a, b in joined.meta["parts"]
                                if f"--cases {name} --budget {budget:g} --runs {a}:{b}" not in " ".join(commands)]
             print(f"{name}: {len(joined.run_seconds)} runs sized to decide joined and read", file=sys.stderr)
-            pathlib.Path(args.json).write_text(json.dumps(
-                {**Calibration.from_dict({**old, "rows": rows}).to_dict(), "estimated_seconds": estimates,
-                 "commands": commands}, indent=1))
+            write_json(args.json, Calibration.from_dict({**old, "rows": rows}), estimates, commands)
     done = {r["case"] for r in rows}
     planned = ([p for p in plan_calibration(args.cases, **kw) if p[0] not in done]
                if not (args.reread or args.join) else [])
@@ -225,8 +228,7 @@ def main(argv=None) -> int:
                         progress=lambda line: print(line, file=sys.stderr, flush=True))
         rows += one.to_dict()["rows"]
         cal = type(one)(rows, one.level, one.shifts)
-        pathlib.Path(args.json).write_text(json.dumps(
-            {**cal.to_dict(), "estimated_seconds": estimates, "commands": commands}, indent=1))
+        write_json(args.json, cal, estimates, commands)
     if cal is None:
         from deeplimits.studies.scheme_order.calibration import Calibration
         cal = Calibration.from_dict({**old, "rows": rows})
