@@ -232,6 +232,32 @@ def test_law_never_agrees_with_a_weak_rate_of_one_half(tmp_path):
             assert fit_weak(depths, table[sl], cov[sl, sl])["verdict"] != "agrees", p
 
 
+def test_law_of_weak_rate_one_half_at_the_cpu_presets_size_is_not_told_agrees():
+    """Issue 52's must-show on a real run: uniform weights of variance (1 + 0.05 L^-1/2)/d (the weak error
+    then falls like L^-1/2), the cpu preset's 1,572,864 draws (tests/data/law_uniform_variance_decay_cpu.json,
+    ``deeplimits law --variance-decay 0.05 --json ...``, about 2.5 CPU minutes; its errors and covariance
+    refitted here by today's rule): neither the joint fit nor any test function alone reads ``agrees``
+    (jointly ``disagrees``: no expansion in powers of 1/L fits)."""
+    import json
+    import pathlib
+
+    from deeplimits.studies.law import PRESETS
+    from deeplimits.studies.law.fit import fit_weak
+    from deeplimits.studies.law.result import LawResult
+
+    r = LawResult.from_dict(json.loads((pathlib.Path(__file__).parent / "data" /
+                                        "law_uniform_variance_decay_cpu.json").read_text()))
+    assert r.spec["variance_decay"] == [0.05, 0.5] and r.draws == PRESETS["cpu"]["draws"]
+    assert r.spec["depths"] == PRESETS["cpu"]["depths"]
+    depths = list(r.spec["depths"])
+    joint = fit_weak(depths, np.asarray(r.joint["error"]), np.asarray(r.joint["cov"]), draws=r.draws)
+    assert joint["verdict"] == "disagrees", joint["note"]
+    e, cov, K = np.asarray(r.joint["error"]), np.asarray(r.joint["cov"]), len(depths)
+    alone = [fit_weak(depths, e[p * K:(p + 1) * K], cov[p * K:(p + 1) * K, p * K:(p + 1) * K], draws=r.draws)["verdict"]
+             for p in range(len(e) // K)]
+    assert "agrees" not in alone and len(alone) == 4, alone
+
+
 def test_against_an_exact_reference_a_term_leading_only_deeper_still_counts():
     """Against an exact reference the equivalence interval holds every shift whose leading
     coefficient is positive: that term leads from some depth on. Errors 0.03 L^-0.4 + L^-0.9 +

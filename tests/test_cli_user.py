@@ -116,8 +116,9 @@ def test_transfer_trained_limit_and_scaling_of_ones_own(home, capsys):
     them, the store recording the code."""
     assert main(["transfer", "--preset", "quick", "--model", "mymodels:ResidualMLP", "--data", "mymodels:digits_tensors",
                  "--betas", "1", "--optimizer", "sgd", "--depths", "2,4,8", "--lrs=-2,4", "--seeds", "2", "--out", "t",
-                 "--quiet"]) == 0
-    assert "model 'ResidualMLP'" in capsys.readouterr().out
+                 "--epochs", "2", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "model 'ResidualMLP'" in out and "the optimal rate's exponent by horizon (after epoch): 1: L^" in out, out
     spec, code = _spec(home / "t"), _spec(home / "t", "user_code")
     assert spec["model"] == "ResidualMLP" and spec["data"] == "digits_tensors" and len(spec["data_sha256"]) == 64
     assert {c["name"] for c in code.values()} == {"ResidualMLP", "digits_tensors"}

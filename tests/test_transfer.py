@@ -147,3 +147,19 @@ def test_settings_built_to_fail_do_not_transfer():
     assert r.setting(0.0, "sgd", "not-rescaled")["verdict"] == F.MOVES
     assert r.setting(1.0, "sgd", "not-rescaled")["verdict"] != F.TRANSFERS
     assert r.setting(1.0, "sgd", "not-rescaled")["coords"]["h_L"]["reading"] == "shrinks"  # too small a rate
+
+
+@pytest.mark.slow
+def test_the_optimums_horizons_end_on_the_verdicts_own_fit():
+    """The optimum's exponent after each epoch (issue 52: how Adam's optimum moves with training) is read
+    from the training loss after that epoch on the whole training set, so the last horizon is the
+    verdict's own fit: one interval for one number of steps, not the running mean of an epoch's
+    mini-batches beside the loss after training (two intervals that differed, docs/transfer.md)."""
+    plan = T.plan_transfer(depths=[2, 4, 8], lrs=[-4, 2], seeds=3, width=2, samples=32, epochs=3, batch_size=16,
+                           betas=[0.5], optimizers=["adam"])
+    r = plan.run().settings[0]
+    assert [h["epoch"] for h in r["horizons"]] == [1, 2, 3], r["horizons"]
+    last = r["horizons"][-1]
+    np.testing.assert_allclose([last["slope"], *last["slope_ci"]], [r["slope"], *r["slope_ci"]], rtol=1e-9, atol=1e-12)
+    assert last["rate_exponent"] == pytest.approx(r["rate_exponent"], abs=1e-12)
+    assert len({h["slope"] for h in r["horizons"]}) > 1  # the optimum is read anew at each horizon

@@ -95,6 +95,8 @@ def test_the_conv_study_runs_end_to_end(tmp_path, capsys):
         # 8 steps of SGD: within the stable rates a larger rate trains further (the loss falls
         # toward ln 10 and below it; these small networks learn slowly, docs/transfer.md)
         assert all(c[0] - min(c) > 0.003 and min(c) < math.log(10) + 0.05 for c in r["curves"]), r["curves"]
+        if "slope" in r:  # the optimum's horizons end on the verdict's own fit (one interval)
+            assert r["horizons"] and r["horizons"][-1]["slope_ci"] == pytest.approx(r["slope_ci"], abs=1e-12)
     assert (out / "transfer.png").stat().st_size > 0 and (out / "coordinates.png").stat().st_size > 0
     assert main(QUICK + ["--out", str(out), "--json", str(tmp_path / "again.json")]) == 0  # resumed: nothing to train
     again = json.loads((tmp_path / "again.json").read_text())
@@ -164,3 +166,6 @@ def test_seeds_split_over_tasks_give_the_same_study():
     for ca, cb in zip(a["curves"], b["curves"]):
         assert ca == pytest.approx(cb, rel=1e-5)
     assert a["coords"]["h_L"]["mean"] == pytest.approx(b["coords"]["h_L"]["mean"], rel=1e-4)
+    if "slope" in a:  # the horizons (2 epochs) joined over the seeds as the final losses are
+        assert [h["epoch"] for h in a["horizons"]] == [h["epoch"] for h in b["horizons"]] == [1, 2]
+        assert [h["slope"] for h in a["horizons"]] == pytest.approx([h["slope"] for h in b["horizons"]], abs=1e-6)

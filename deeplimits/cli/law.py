@@ -20,7 +20,7 @@ OPTIONS = ("law", "depths", "fine", "draws", "width", "chunk", "samples", "arch"
 #: flags passed to :func:`deeplimits.studies.law.fig2.plan_fig2` when given
 FIG2_OPTIONS = ("width", "depths", "draws", "chunk")
 #: parameters -> the flags that set them (the others: the usual ``--name``)
-_FLAGS = {"method": "--plain or --no-controls", "shift": "--mean or --variance"}
+_FLAGS = {"method": "--plain or --no-controls", "shift": "--mean or --variance", "variance_decay": "--variance-decay"}
 
 
 def add_parser(sub, run_flags):
@@ -56,10 +56,7 @@ def add_parser(sub, run_flags):
                                                  "lowered to fit the memory)")
     c.add_argument("--samples", type=integer, help=f"draws whose |h_L|/|h_0| are kept for the distances between "
                                                    f"laws (default {d['samples']}, or every draw if fewer)")
-    c.add_argument("--mean", type=real, help="the weights' mean in units of 1/sqrt(d), a law built to say no "
-                                             f"(default {fmt(d['mean'])})")
-    c.add_argument("--variance", type=real, help="the weights' variance in units of 1/d, a law built to say no "
-                                                 f"(default {fmt(d['variance'])})")
+    _shift_flags(c, d)
     c.add_argument("--plain", action="store_true", help="run plain Monte Carlo: every network draws its own weights, "
                                                         "independent of the SDE's path (what the coupling is measured "
                                                         "against)")
@@ -77,6 +74,17 @@ def add_parser(sub, run_flags):
     return c
 
 
+def _shift_flags(c, d) -> None:
+    """The flags of the laws built to say no: a shifted mean or variance, a variance decaying with depth."""
+    c.add_argument("--mean", type=real, help="the weights' mean in units of 1/sqrt(d), a law built to say no "
+                                             f"(default {fmt(d['mean'])})")
+    c.add_argument("--variance", type=real, help="the weights' variance in units of 1/d, a law built to say no "
+                                                 f"(default {fmt(d['variance'])})")
+    c.add_argument("--variance-decay", metavar="C[,P]",
+                   help="the variance at depth L is variance + C L^-P in units of 1/d (P default 1/2), a law whose "
+                        "weak error falls like L^-P, built to say no (default: none)")
+
+
 def _own_flags(c, d) -> None:
     """The flags of the user's own network and test functions."""
     c.add_argument("--block", metavar="MODULE:NAME", help="a residual block of your own, linear in its weights "
@@ -92,11 +100,12 @@ def _spec(args):
     import torch
 
     if args.fig2:
-        given = [n for n in ("law", "fine", "samples", "mean", "variance", "controls", "block", "phi")
+        given = [n for n in ("law", "fine", "samples", "mean", "variance", "variance_decay", "controls", "block",
+                             "phi")
                  if getattr(args, n, None) is not None]
         given += ["plain"] if args.plain else []
         if given:
-            raise UsageError(f"deeplimits law: --{given[0]} applies only without --fig2")
+            raise UsageError(f"deeplimits law: --{given[0].replace('_', '-')} applies only without --fig2")
         from ..studies.law.fig2 import plan_fig2
 
         kw = preset_options(args, {}, FIG2_OPTIONS)
@@ -116,10 +125,23 @@ def _spec(args):
     variance = C_.DEFAULTS["variance"] if args.variance is None else plan(
         "law", ("variance",), V_.real, "variance", args.variance, low=0.0, high=100.0, low_open=True)
     kw["shift"] = (mean, variance)
+    if args.variance_decay is not None:
+        kw["variance_decay"] = _decay(args.variance_decay)
     if args.phi:
         kw["phis"] = args.phi
     flags = {**dict.fromkeys(OPTIONS + ("seed", "dtype", "device")), **_FLAGS, "phis": "--phi", "arch": "--block"}
     return plan("law", flags, plan_law, **kw)
+
+
+def _decay(text: str) -> list:
+    """``--variance-decay C[,P]``: ``[C, P]`` (``P`` 1/2 when not given); the values are checked by the plan."""
+    parts = text.split(",")
+    try:
+        if len(parts) > 2:
+            raise ValueError
+        return [float(parts[0]), float(parts[1]) if len(parts) == 2 else 0.5]
+    except ValueError:
+        raise UsageError(f"deeplimits law: --variance-decay must be C or C,P (two numbers), got {text!r:.40}") from None
 
 
 def run_law_cmd(args) -> int:

@@ -64,8 +64,9 @@ The verdict, a test at level :data:`LEVEL` split in halves between the fit and t
 
 Where the declared expansion fits only with its next term, that expansion is read the same way,
 and short of agreement the depths from the second, third, ... on are read alone
-(:mod:`~deeplimits.studies._expansion_reading`): more draws on a fixed grid of depths never turn a
-correct scheme's ``agrees`` into another verdict as the next term comes into view.
+(:mod:`~deeplimits.studies._expansion_reading`): more draws on a fixed grid of depths do not turn a
+correct scheme's ``agrees`` into ``pre-asymptotic`` as the next term comes into view (a further term can
+still widen the interval: docs/mathematics.md, "Error expansions and the verdict").
 
 The single power-law slope is reported, never tested: it is the leading exponent only in the
 limit, and with enough draws it excludes the exponent of every correct scheme.

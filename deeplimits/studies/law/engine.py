@@ -113,7 +113,7 @@ def _network_layer(h, g, law, shift, scale, cv, layout, phis, finite):
 
 
 def simulate(law, h0: torch.Tensor, depths, fine: int, draws: int, seed: int, *, coupled: bool = True,
-             mean: float = 0.0, variance: float = 1.0, controls: bool = False, block=None, phis=DEFAULT_PHIS):
+             mean: float = 0.0, variance=1.0, controls: bool = False, block=None, phis=DEFAULT_PHIS):
     """The outputs of every network of ``depths`` and of the SDE on :func:`sde_grids` ``(fine)``,
     ``(draws, len(depths) + 3, d)`` (module docstring), for one chunk seeded ``seed``, and with
     ``controls`` the control variates ``(draws, len(depths), len(phis))`` (else ``None``): for each
@@ -121,7 +121,8 @@ def simulate(law, h0: torch.Tensor, depths, fine: int, draws: int, seed: int, *,
     exactly centred, which follows the part of ``phi(h_L) - phi(H)`` that the law's departure from
     the Gaussian weights causes to first order. ``law``: a driver with
     :meth:`~deeplimits.paths.Driver.from_normal` (or its name); ``block``: the residual map, linear
-    in its weights (default res-1 tanh); ``phis``: names of test functions (:mod:`.phis`). ``h0``
+    in its weights (default res-1 tanh); ``phis``: names of test functions (:mod:`.phis`);
+    ``variance``: one for every network, or one per depth (a variance decaying with depth). ``h0``
     (``d`` numbers) fixes the dtype and the device."""
     from ...blocks import make_block
 
@@ -133,6 +134,7 @@ def simulate(law, h0: torch.Tensor, depths, fine: int, draws: int, seed: int, *,
     h = [h0.expand(draws, d).clone() for _ in grids]
     cv = torch.zeros(draws, len(depths), len(phis), dtype=dtype, device=device) if controls else None
     finite = torch.ones((), dtype=torch.bool, device=device)  # every network weight finite (read at the end)
+    variances = [float(variance)] * len(depths) if isinstance(variance, (int, float)) else [float(v) for v in variance]
     for s in range(min(depths)):
         z = R_.normal((seg, draws, layout.entries), R_.mix_seed(seed, s), dtype, device)
         wanted = {fine // n for n in grids[len(depths):]} | ({fine // n for n in depths} if coupled else set())
@@ -147,7 +149,7 @@ def simulate(law, h0: torch.Tensor, depths, fine: int, draws: int, seed: int, *,
             scale = layout.scale / math.sqrt(n)
             for k in range(seg // r):
                 if network:
-                    h[i] = _network_layer(h[i], g[k], law, (mean, variance), scale,
+                    h[i] = _network_layer(h[i], g[k], law, (mean, variances[i]), scale,
                                           None if cv is None else cv[:, i], layout, phis, finite)
                 else:
                     h[i] = h[i] + scale * layout.residual(h[i], g[k])

@@ -209,8 +209,16 @@ def fit_weak(depths, mean, cov, *, level: float = LEVEL, deeper: bool = True, ma
         keep = (np.arange(j, n)[None, :] + n * np.arange(blocks)[:, None]).ravel()
         deep = _fit_depths(L[j:], e[keep], cov[np.ix_(keep, keep)], blocks, level, margin, draws)
         if deep["verdict"] == "agrees":
-            return {**deep, "note": f"from L = {L[j]:g}: {deep['note']}; from L = {L[0]:g}: {full['note']}"}
+            return {**deep, "note": f"from L = {L[j]:g}: {deep['note']}; {_set_aside(full, L[0])}"}
     return full
+
+
+def _set_aside(full: dict, shallowest: float) -> str:
+    """Why the reading on every depth was set aside, in words and without its interval: the report
+    prints one interval, the one its verdict uses (docs/law.md)."""
+    why = (f"the fit there needs {full['terms']} terms" if full["terms"] > 2 else
+           "the rate there excludes 1 only until the next term is fitted")
+    return f"the depths from L = {shallowest:g} show the next term ({why}: {full['verdict']})"
 
 
 def _next_term_seen(f: dict, level: float) -> bool:

@@ -80,8 +80,10 @@ def report_lines(result) -> list[str]:
 
     s, depths = result.spec, result.spec["depths"]
     own = "".join(f", {k} = {v}" for k, v in (s.get("law_options") or {}).items())
-    law = LAWS.get(s["law"], f"{s['law']}{own}") + ("" if s["mean"] == 0 and s["variance"] == 1 else
-                                                    f", shifted: mean {s['mean']:g}/sqrt(d), variance {s['variance']:g}/d")
+    c, p = s.get("variance_decay") or (0, 0)
+    var = f"({s['variance']:g} + {c:g} L^-{p:g})" if c else f"{s['variance']:g}"
+    law = LAWS.get(s["law"], f"{s['law']}{own}") + ("" if s["mean"] == 0 and var == "1" else
+                                                    f", shifted: mean {s['mean']:g}/sqrt(d), variance {var}/d")
     net = f"{s.get('arch') or DEFAULTS['arch']} {s.get('activation') or DEFAULTS['activation']}"
     limit = "dH = dX tanh(H)" if not s.get("arch") else "dH = g(H, dX)"
     how = ("coupled through one Brownian path per draw (quantile transforms)" + (", martingale control variates"

@@ -31,7 +31,7 @@ from ..settings import Compute, Network, grouped
 from .presets import DEFAULT_PRESET, DEFAULTS, METHODS, PRESETS
 from .result import LawResult
 
-__all__ = ["LawPlan", "plan_law", "weak_law", "law_task", "chunk_values"]
+__all__ = ["LawPlan", "plan_law", "weak_law", "law_task", "chunk_values", "variances"]
 
 _CPU = PRESETS[DEFAULT_PRESET]
 
@@ -42,7 +42,8 @@ class LawPlan(Plan):
     """A validated law study (from :func:`plan_law`); :meth:`to_dict` is its spec."""
 
     study: ClassVar[str] = "law"
-    optional: ClassVar[tuple[str, ...]] = ("device", "arch", "activation", "phis", "law_options", "margin")
+    optional: ClassVar[tuple[str, ...]] = ("device", "arch", "activation", "phis", "law_options", "margin",
+                                            "variance_decay")
 
     law: str
     """The weight law: a registered driver's name (:data:`~.cases.LAWS` describes the built-in ones)."""
@@ -83,6 +84,10 @@ class LawPlan(Plan):
     """The law's declared parameters (a registered driver of your own with parameters)."""
     margin: float | None = None
     """The margin of an ``agrees``: the weak rate within it of 1 (``None``: :data:`~.fit.MARGIN`)."""
+    variance_decay: tuple | None = None
+    """``(c, p)``: the weights' variance at depth ``L`` is ``variance + c L^-p`` in units of ``1/d``, a law
+    whose variance reaches the limit's at rate ``L^-p`` (its weak error then falls like ``L^-p``: a law
+    built to say no; ``None``: ``variance`` at every depth)."""
 
     def tasks(self) -> list:
         base = {k: v for k, v in self.to_dict().items() if k not in ("study", "chunk", "draws", "samples", "margin")}
@@ -143,7 +148,7 @@ def chunk_values(params: dict, seed: int) -> tuple[np.ndarray, np.ndarray]:
     h0 = torch.ones(params["width"], dtype=dtype, device=device)
     law, block, names = spec_objects(params)
     out, cv = simulate(law, h0, params["depths"], params["fine"], params["draws"], seed,
-                       coupled=params["coupled"], mean=params["mean"], variance=params["variance"],
+                       coupled=params["coupled"], mean=params["mean"], variance=variances(params),
                        controls=params["controls"], block=block, phis=names)
     phis = torch.stack([phi_values(out[:, j], names) for j in range(out.shape[1])], dim=1)  # (n, grids, phis)
     x = [phis.transpose(1, 2).reshape(len(out), -1)]
@@ -209,7 +214,8 @@ MIN_DRAWS_PER_NUMBER = 10
 @grouped
 def plan_law(*, law=DEFAULTS["law"], depths: Sequence[int] = tuple(_CPU["depths"]), fine: int = _CPU["fine"],
              draws: int = _CPU["draws"], samples: int | None = None, method: str = DEFAULTS["method"],
-             shift: tuple | None = None, phis=None, margin: float | None = None,
+             shift: tuple | None = None, variance_decay: tuple | None = None, phis=None,
+             margin: float | None = None,
              network: Network = Network(arch=DEFAULTS["arch"], activation=DEFAULTS["activation"], width=DEFAULTS["width"]),
              compute: Compute = Compute(seed=DEFAULTS["seed"], dtype=torch.float32, device=None, chunk=None)) -> LawPlan:
     """Validate a law study (every check before any work). ``law``: a registered i.i.d. driver with a
@@ -222,7 +228,9 @@ def plan_law(*, law=DEFAULTS["law"], depths: Sequence[int] = tuple(_CPU["depths"
     fewer); ``method``: ``'controls'`` (coupled through one path, with the control variates:
     non-Gaussian laws only), ``'coupled'`` or ``'plain'`` (plain Monte Carlo); ``shift``: ``(mean,
     variance)`` of the weights in units ``1/sqrt(d)`` and ``1/d`` (default ``(0, 1)``; others build
-    laws that must be told no); ``phis``: the test functions (names, :class:`~.phis.TestFunction` s
+    laws that must be told no); ``variance_decay``: ``(c, p)``, the variance at depth ``L`` is
+    ``variance + c L^-p`` (``p`` in ``(0, 4]``; the weak error then falls like ``L^-p``: a law that must
+    not be told ``agrees`` for ``p < 3/4``); ``phis``: the test functions (names, :class:`~.phis.TestFunction` s
     or named functions of the output; default the built-in four); ``margin``: an ``agrees`` needs the
     weak rate within it of 1 (default :data:`~.fit.MARGIN`); ``network``: ``arch``, a block
     linear in its weights (res-1 by default), its ``activation`` (tanh) and ``width``; ``compute``:
@@ -234,6 +242,7 @@ def plan_law(*, law=DEFAULTS["law"], depths: Sequence[int] = tuple(_CPU["depths"
     depths = V_.depths("depths", depths)
     if len(depths) < 2:
         raise ParameterError("depths", f"depths must hold at least two depths, got {depths}")
+    decay = _check_decay(variance_decay, variance, depths[0])
     fine = V_.power_of_two("fine", fine)
     if fine < 4 * depths[-1]:
         raise ParameterError("fine", f"fine must be at least 4 * max(depths) = {4 * depths[-1]}, got {fine}")
@@ -265,7 +274,29 @@ def plan_law(*, law=DEFAULTS["law"], depths: Sequence[int] = tuple(_CPU["depths"
 
     return LawPlan(law.name, mean, variance, width, tuple(depths), fine, draws, chunk, samples, coupled, controls,
                    V_.integer("seed", compute.seed, low=0), str(dtype).split(".")[-1], spec, **own,
-                   margin=None if margin is None else check_margin(margin))
+                   margin=None if margin is None else check_margin(margin), variance_decay=decay)
+
+
+def variances(spec: dict) -> list:
+    """The weights' variance of each depth's network, in units of ``1/d``: ``variance + c L^-p`` with the
+    spec's ``variance_decay`` ``(c, p)``, else ``variance``."""
+    c, p = spec.get("variance_decay") or (0.0, 1.0)
+    return [spec["variance"] + c * L ** -p for L in spec["depths"]]
+
+
+def _check_decay(decay, variance: float, shallowest: int) -> tuple | None:
+    """The checked ``variance_decay`` ``(c, p)``: ``c`` in ``[-10, 10]``, ``p`` in ``(0, 4]``, and the
+    variance ``variance + c L^-p`` positive at every depth (``None`` where ``c`` is 0 or none is given)."""
+    if decay is None:
+        return None
+    if not isinstance(decay, (tuple, list)) or len(decay) != 2:
+        raise ParameterError("variance_decay", f"variance_decay must be a pair (c, p), got {decay!r:.60}")
+    c = V_.real("variance_decay", decay[0], low=-10.0, high=10.0, context=" (its coefficient c of L^-p)")
+    p = V_.real("variance_decay", decay[1], low=0.0, high=4.0, low_open=True, context=" (its power p)")
+    if variance + c * shallowest ** -p <= 0:
+        raise ParameterError("variance_decay", f"variance_decay ({c:g}, {p:g}) makes the variance {variance:g} + "
+                                               f"{c:g} L^-{p:g} at most 0 at depth {shallowest}: it must be positive")
+    return None if c == 0 else (c, p)
 
 
 def _recorded(law, block, names) -> dict:

@@ -73,8 +73,10 @@ def _evaluate(cfg: Configs, params: dict, x, y, chunk: int = 4096) -> torch.Tens
     return total / len(x)
 
 
-def _train(cfg: Configs, params: dict, data, rates, optimizer: str, epochs: int, batch: int, seed: int) -> torch.Tensor:
-    """Train the trained entries of ``params`` in place; returns the mask of configurations still finite."""
+def _train(cfg: Configs, params: dict, data, rates, optimizer: str, epochs: int, batch: int, seed: int,
+           each_epoch=None) -> torch.Tensor:
+    """Train the trained entries of ``params`` in place; returns the mask of configurations still finite.
+    ``each_epoch``: called with the epoch (from 1) and that mask after every epoch."""
     x, y = data.x_train, data.y_train
     lr = torch.as_tensor(rates, dtype=x.dtype)
     live = torch.ones(len(lr), dtype=torch.bool)
@@ -92,6 +94,8 @@ def _train(cfg: Configs, params: dict, data, rates, optimizer: str, epochs: int,
             with torch.no_grad():
                 for n, g in zip(cfg.trained, grads):
                     params[n] = _update(params[n].detach(), g, state[n], lr * live, optimizer, step)
+        if each_epoch is not None:
+            each_epoch(epoch + 1, live)
     return live
 
 
@@ -115,7 +119,7 @@ def train_user_grid(net, data, *, depth: int, beta: float, optimizer: str, lrs, 
     docstring), in the layout of :func:`~.study.train_grid`'s result; the coordinate check measures
     ``h_L`` as the mean change of the scores (the module's hidden states are its own), ``block`` is
     not measured."""
-    from .presets import COORD_SAMPLES, exponent_of, settings
+    from .presets import COORD_SAMPLES, exponent_of, horizon_epochs, settings
 
     variants = [v for b, o, v in settings([beta], [optimizer])]
     exps = [exponent_of(beta, optimizer, v) for v in variants]
@@ -125,14 +129,23 @@ def train_user_grid(net, data, *, depth: int, beta: float, optimizer: str, lrs, 
     K = len(lrs)
     params = cfg.tiled(len(variants) * K)
     rates = [2.0 ** lr * float(depth) ** p for p in exps for lr in lrs for _ in range(seeds)]
-    live = _train(cfg, params, data, rates, optimizer, epochs, min(batch_size, len(data.x_train)), shuffle_seed)
-    final = _evaluate(cfg, params, data.x_train, data.y_train)
-    flat = [float(v) if ok and math.isfinite(v) else None for v, ok in zip(final.tolist(), live.tolist())]
-    loss = [[flat[(v * K + i) * seeds:(v * K + i + 1) * seeds] for i in range(K)] for v in range(len(variants))]
+    horizons, after = horizon_epochs(epochs), []
+
+    def read(epoch, live):  # the training loss at each horizon, the last the verdict's
+        if epoch in horizons:
+            losses = _evaluate(cfg, params, data.x_train, data.y_train)
+            after.append([float(v) if ok and math.isfinite(v) else None for v, ok in zip(losses.tolist(), live.tolist())])
+
+    _train(cfg, params, data, rates, optimizer, epochs, min(batch_size, len(data.x_train)), shuffle_seed, read)
+
+    def grid(x):  # variants x rates x seeds
+        return [[x[(v * K + i) * seeds:(v * K + i + 1) * seeds] for i in range(K)] for v in range(len(variants))]
+
+    loss = grid(after[-1])
     coords = {v: _coordinate_check(cfg, data, optimizer, 2.0 ** lrs[K // 2] * float(depth) ** p, coord_steps,
                                    COORD_SAMPLES) for v, p in zip(variants, exps)}
     return {"variants": variants, "exponents": exps, "loss": loss, "initial_loss": [float(v) for v in initial],
-            "coords": coords}
+            "coords": coords, "loss_by_epoch": [grid(a) for a in after], "horizon_epochs": horizons}
 
 
 def _coordinate_check(cfg: Configs, data, optimizer, lr, steps, samples) -> dict:

@@ -29,7 +29,7 @@ from ...errors import ParameterError
 from ...runs import Task, register_task
 from ..plan import register_plan
 from ..settings import Compute, Conv, Training, grouped
-from .presets import COORD_SAMPLES, CONV_PRESETS, DEFAULTS, exponent_of, settings
+from .presets import COORD_SAMPLES, CONV_PRESETS, DEFAULTS, exponent_of, horizon_epochs, settings
 from .conv_coords import conv_coordinate_check, train_configurations
 from .study import TransferPlan
 
@@ -73,7 +73,8 @@ def train_conv_grid(data, params: dict, seeds: Sequence[int]) -> dict:
     """Train the grid of one ``(beta, optimizer, depth)`` and the seeds ``seeds`` (their
     generators' seeds) at once, and the coordinate check of each variant at the middle rate.
     ``params``: the plan's fields with ``beta``, ``optimizer`` and ``depth``. Returns the dict
-    of :func:`~deeplimits.studies.transfer.study.train_grid` but ``roughness``."""
+    of :func:`~deeplimits.studies.transfer.study.train_grid` but ``roughness`` (the horizons: the
+    training loss after each of :func:`~.presets.horizon_epochs`)."""
     beta, opt, L, lrs = params["beta"], params["optimizer"], params["depth"], params["lrs"]
     variants = [v for _, _, v in settings([beta], [opt])]
     exps = [exponent_of(beta, opt, v) for v in variants]
@@ -86,12 +87,18 @@ def train_conv_grid(data, params: dict, seeds: Sequence[int]) -> dict:
 
     initial = [float(v) for v in _evaluate(net0, data.x_train, data.y_train, "cross_entropy")[0]]
     rates = [2.0 ** lr * float(L) ** p for p in exps for lr in lrs for _ in range(S)]
-    flat = train_configurations(net, data, opt, rates, params["epochs"], params["batch_size"], params["seed"])
-    loss = [[flat[(v * K + i) * S:(v * K + i + 1) * S] for i in range(K)] for v in range(len(variants))]
+    after = []
+    flat = train_configurations(net, data, opt, rates, params["epochs"], params["batch_size"], params["seed"], after)
+
+    def grid(x):  # variants x rates x seeds
+        return [[x[(v * K + i) * S:(v * K + i + 1) * S] for i in range(K)] for v in range(len(variants))]
+
+    loss = grid(flat)
     coords = {v: conv_coordinate_check(net0, data, optimizer=opt, lr=2.0 ** lrs[K // 2] * float(L) ** p,
                                        steps=DEFAULTS["coord_steps"], samples=COORD_SAMPLES)
               for v, p in zip(variants, exps)}
-    return {"variants": variants, "exponents": exps, "loss": loss, "initial_loss": initial, "coords": coords}
+    return {"variants": variants, "exponents": exps, "loss": loss, "initial_loss": initial, "coords": coords,
+            "loss_by_epoch": [grid(a) for a in after] + [loss], "horizon_epochs": horizon_epochs(params["epochs"])}
 
 
 @register_plan
@@ -181,11 +188,21 @@ class ConvTransferPlan(TransferPlan):
 def _joined(a: dict, b: dict) -> dict:
     """Two results of one depth over consecutive groups of seeds, as one."""
     out = dict(a)
-    out["loss"] = [[x + y for x, y in zip(ra, rb)] for ra, rb in zip(a["loss"], b["loss"])]
+    out["loss"] = _seeds_joined(a["loss"], b["loss"])
+    if "loss_by_epoch" in a and "loss_by_epoch" in b:  # the horizons, joined the same way
+        out["loss_by_epoch"] = [_seeds_joined(x, y) for x, y in zip(a["loss_by_epoch"], b["loss_by_epoch"])]
+    else:
+        out.pop("loss_by_epoch", None)
+        out.pop("horizon_epochs", None)
     out["initial_loss"] = a["initial_loss"] + b["initial_loss"]
     out["coords"] = {v: {k: a["coords"][v][k] + b["coords"][v][k] for k in a["coords"][v]} for v in a["coords"]}
     out["seconds"] = a.get("seconds", 0.0) + b.get("seconds", 0.0)
     return out
+
+
+def _seeds_joined(a: list, b: list) -> list:
+    """Two grids (variants x rates x seeds) over consecutive groups of seeds, as one."""
+    return [[x + y for x, y in zip(ra, rb)] for ra, rb in zip(a, b)]
 
 
 @register_task("transfer-conv-grid")

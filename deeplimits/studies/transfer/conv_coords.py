@@ -7,10 +7,13 @@ blocks that keep the shape of ``|Δ(h_k - h_{k-1})|`` over that of ``|h_k - h_{k
 from __future__ import annotations
 
 import copy
+import math
 import types
 
 import torch
 import torch.nn.functional as F_
+
+from .presets import horizon_epochs
 
 __all__ = ["conv_states", "conv_coordinate_check", "train_configurations"]
 
@@ -38,16 +41,25 @@ def _sizes(before: list, after: list) -> dict:
     return {"h_L": d_last, "block": num / den if torch.is_tensor(den) else d_last * float("nan")}
 
 
-def train_configurations(net, data, optimizer: str, rates, epochs: int, batch_size: int, seed: int) -> list:
+def train_configurations(net, data, optimizer: str, rates, epochs: int, batch_size: int, seed: int,
+                         horizons: list | None = None) -> list:
     """Train every configuration of ``net`` at its rate of ``rates``: its final training loss,
-    ``None`` where it blew up."""
+    ``None`` where it blew up. ``horizons``: a list to which the training losses after each of
+    :func:`~.presets.horizon_epochs` but the last are appended (the same form)."""
     from ...training import _loop as L_
     from ...training._setup import build_optimiser
     from ...training.conv_train import ConvSource
 
     opt = build_optimiser(net, optimizer, torch.tensor(rates, dtype=torch.float64))
     source = ConvSource(data, batch_size, seed, net.image_shape, False, 0)
-    L_.run(net, source, opt, None, epochs=epochs, loss="cross_entropy", stop_loss=None, callbacks=[],
+    at = horizon_epochs(epochs)[:-1] if horizons is not None else []
+
+    def read(record):
+        if record["epoch"] + 1 in at:
+            losses = source.train_metrics(net, "cross_entropy")[0].tolist()
+            horizons.append([float(x) if f and math.isfinite(x) else None for x, f in zip(losses, record["finite"])])
+
+    L_.run(net, source, opt, None, epochs=epochs, loss="cross_entropy", stop_loss=None, callbacks=[read],
            per_batch=False)
     recs = L_.records(net, source, "cross_entropy", L_.live_mask(opt, net.configs))
     return [r["train_loss"] if r["finite"] else None for r in recs]

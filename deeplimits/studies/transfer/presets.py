@@ -9,7 +9,7 @@ the learning rate of the residual blocks that keeps one step of order one scales
 
 from __future__ import annotations
 
-__all__ = ["COORD_SAMPLES", "OPTIMIZERS", "VARIANTS", "PRESETS", "CONV_PRESETS", "DEFAULT_PRESET", "DEFAULTS",
+__all__ = ["COORD_SAMPLES", "horizon_epochs", "OPTIMIZERS", "VARIANTS", "PRESETS", "CONV_PRESETS", "DEFAULT_PRESET", "DEFAULTS",
            "SLOPE_MARGIN", "LOSS_MARGIN",
            "LEVEL", "predicted_exponent", "exponent_of", "settings"]
 
@@ -71,6 +71,15 @@ def predicted_exponent(beta: float, optimizer: str) -> float:
     """The exponent ``p`` of the heuristic rate ``lr ∝ L^p`` of the residual blocks: ``2 beta - 1``
     with SGD, ``beta - 1`` with Adam (docs/transfer.md)."""
     return 2.0 * beta - 1.0 if optimizer == "sgd" else beta - 1.0
+
+
+def horizon_epochs(epochs: int) -> list[int]:
+    """The epochs (from 1) after which the optimum is read again, the last ``epochs`` itself (the
+    verdict's own): every epoch up to 8, else the quarters of the training (how the optimum moves
+    with the number of steps: at least three horizons where there are three epochs)."""
+    if epochs <= 8:
+        return list(range(1, epochs + 1))
+    return sorted({-(-epochs * q // 4) for q in (1, 2, 3, 4)})
 
 
 def exponent_of(beta: float, optimizer: str, variant: str) -> float:

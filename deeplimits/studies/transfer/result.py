@@ -60,18 +60,20 @@ def summarise_setting(beta: float, optimizer: str, variant: str, by_depth: dict,
 
 
 def _horizons(by_depth: dict, depths, j, lrs, p: float) -> list:
-    """The optimum's exponent after each epoch (the mean training loss of that epoch), where the
-    tasks recorded them: ``[{'epoch', 'slope', 'slope_ci', 'rate_exponent'}, ...]`` (empty: none)."""
+    """The optimum's exponent after each epoch (the training loss after it, on the whole training set:
+    after the last, the verdict's own table), where the tasks recorded them: ``[{'epoch', 'slope', 'slope_ci', 'rate_exponent'}, ...]`` (empty: none)."""
     from .fit import fit_optima, log_losses
 
     if not all("loss_by_epoch" in by_depth[L] for L in depths):
         return []
     out = []
-    for e in range(min(len(by_depth[L]["loss_by_epoch"]) for L in depths)):
+    first = by_depth[depths[0]]  # a result stored before the horizons were named read every epoch
+    epochs = first.get("horizon_epochs") or range(1, len(first["loss_by_epoch"]) + 1)
+    for e, epoch in enumerate(epochs):
         tables = [log_losses(by_depth[L]["loss_by_epoch"][e][v], by_depth[L]["initial_loss"])
                   for L, v in zip(depths, j)]
         fit = fit_optima(depths, lrs, tables)
-        out.append({"epoch": e + 1, "slope": fit["slope"], "slope_ci": fit["slope_ci"],
+        out.append({"epoch": epoch, "slope": fit["slope"], "slope_ci": fit["slope_ci"],
                     "rate_exponent": p + fit["slope"]})
     return out
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import time
 from typing import ClassVar, Sequence
 
@@ -30,7 +31,8 @@ from ...runs import Task, register_task
 from ..plan import Plan, register_plan
 from ..settings import REQUIRED, Compute, Network, Training, grouped
 from .._shared.families import device_field
-from .presets import COORD_SAMPLES, DEFAULT_PRESET, DEFAULTS, OPTIMIZERS, PRESETS, exponent_of, settings
+from .presets import (COORD_SAMPLES, DEFAULT_PRESET, DEFAULTS, OPTIMIZERS, PRESETS, exponent_of, horizon_epochs,
+                      settings)
 from .limit import check_limit
 from .result import TransferResult
 
@@ -64,8 +66,9 @@ def train_grid(data, *, depth: int, beta: float, optimizer: str, lrs: Sequence[i
     Returns ``{'variants', 'exponents', 'loss' (variants x rates x seeds final training losses,
     ``None`` where training blew up), 'initial_loss' (per seed), 'coords' (per variant, from
     :func:`~.coords.coordinate_check`), 'roughness' (as 'loss': :func:`~.coords.roughness` of the
-    trained blocks), 'loss_by_epoch' (per epoch, as 'loss': the mean training loss of that epoch,
-    the optimum's horizons)}``."""
+    trained blocks), 'loss_by_epoch' (as 'loss', the training loss on the whole training set after each epoch of
+    'horizon_epochs' (:func:`~.presets.horizon_epochs`), the optimum's horizons; after the last,
+    'loss' itself)}``."""
     from ...training import evaluate, train
     from .coords import coordinate_check, roughness, tiled
 
@@ -79,10 +82,16 @@ def train_grid(data, *, depth: int, beta: float, optimizer: str, lrs: Sequence[i
     K = len(lrs)
     net = tiled(net0, len(variants) * K)
     rates = [2.0 ** lr * float(depth) ** p for p in exps for lr in lrs for _ in range(seeds)]
+    horizons, after = horizon_epochs(epochs), []  # the training loss on the whole training set at each horizon
+
+    def read(record):  # after the last epoch the records' own loss is the horizon's
+        if record["epoch"] + 1 in horizons[:-1]:
+            losses = evaluate(net, data.x_train, data.y_train, "cross_entropy")[0].tolist()
+            after.append([float(x) if f and math.isfinite(x) else None for x, f in zip(losses, record["finite"])])
+
     res = train(net, data, optimizer=optimizer, lr=rates, epochs=epochs, batch_size=batch_size, loss="cross_entropy",
-                lr_decay_halfway=False, seed=shuffle_seed)
+                lr_decay_halfway=False, seed=shuffle_seed, callbacks=read)
     flat = [r["train_loss"] if r["finite"] else None for r in res.records]
-    by_epoch = [[x if f else None for x, f in zip(h["train_loss"], h["finite"])] for h in res.history]
     first = net.block.required[0]  # the block's first weight (V of res-1)
     rough = [r if f is not None else None for r, f in zip(roughness(getattr(net, first), getattr(net0, first)), flat)]
     def grid(x):  # variants x rates x seeds
@@ -93,7 +102,8 @@ def train_grid(data, *, depth: int, beta: float, optimizer: str, lrs: Sequence[i
                                   steps=coord_steps, samples=COORD_SAMPLES)
               for v, p in zip(variants, exps)}
     return {"variants": variants, "exponents": exps, "loss": loss, "initial_loss": [float(v) for v in initial],
-            "coords": coords, "roughness": rough, "loss_by_epoch": [grid(e) for e in by_epoch]}
+            "coords": coords, "roughness": rough, "loss_by_epoch": [grid(e) for e in after] + [loss],
+            "horizon_epochs": horizons}
 
 
 @register_plan
