@@ -46,8 +46,8 @@ SHIFTS = (0.05, 0.1)
 the margin."""
 SIZED_DRAWS = {"euler-maruyama/linear-sde": 16384, "milstein/linear-sde": 16384, "heun/linear-stratonovich": 16384,
                "euler-maruyama/ou": 16384, "euler-maruyama/sin-cos": 16384, "euler-maruyama/sde-regime": 16384,
-               "ode": 64, "sde": 4096, "fbm-H0.6": 16384, "fbm-H0.75": 16384, "rough-H0.45": 16384, "rough-H0.4": 16384,
-               "rough-H0.35": 16384}
+               "ode": 64, "sde": 4096, "fbm-H0.6": 16384, "fbm-H0.75": 16384, "fbm-H0.9": 16384, "rough-H0.45": 16384,
+               "rough-H0.4": 16384, "rough-H0.35": 16384}
 """The mean draws a run sized to decide of each shipped case drew at the budget of 300 seconds (every
 reading decided, or its last stage; benchmarks/calibration.json, ``budget_drawn``; docs/schemes.md,
 "How often the verdict is wrong"): the time model of :func:`plan_calibration`. A calibration's run
