@@ -186,7 +186,7 @@ CLI = [
     (["law", "--margin", "0"], 2, "--margin must be a number in (0, 1]"),
     (["law", "--variance-decay", "0.1,0.5,2"], 2, "--variance-decay must be C or C,P (two numbers)"),
     (["law", "--variance-decay", "-3"], 2, "--variance-decay (-3, 0.5) makes the variance 1 + -3 L^-0.5 at most 0"),
-    (["law", "--variance-decay", "0.1,9"], 2, "--variance-decay must be"),
+    (["law", "--variance-decay", "0.1,9"], 2, "--variance-decay must lie in (0.0, 4.0] (its power p), got 9.0"),
     # issue 38: a mistyped output path is refused, not created (one missing directory is made, no more)
     (["order", "--scheme", "euler-maruyama", "--problem", "linear-sde", "--json", "typo/deeper/r.json"], 2,
      "directory"),

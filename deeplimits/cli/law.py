@@ -81,8 +81,10 @@ def _shift_flags(c, d) -> None:
     c.add_argument("--variance", type=real, help="the weights' variance in units of 1/d, a law built to say no "
                                                  f"(default {fmt(d['variance'])})")
     c.add_argument("--variance-decay", metavar="C[,P]",
-                   help="the variance at depth L is variance + C L^-P in units of 1/d (P default 1/2), a law whose "
-                        "weak error falls like L^-P, built to say no (default: none)")
+                   help="the variance at depth L is variance + C L^-P in units of 1/d (P default "
+                        f"{fmt(C_.DEFAULTS['decay_power'])}), "
+                        "a law whose weak error falls like L^-P, built to say no (without it: one variance at every "
+                        "depth)")
 
 
 def _own_flags(c, d) -> None:
@@ -134,12 +136,13 @@ def _spec(args):
 
 
 def _decay(text: str) -> list:
-    """``--variance-decay C[,P]``: ``[C, P]`` (``P`` 1/2 when not given); the values are checked by the plan."""
+    """``--variance-decay C[,P]``: ``[C, P]`` (``P`` ``DEFAULTS['decay_power']`` when not
+    given); the values are checked by the plan."""
     parts = text.split(",")
     try:
         if len(parts) > 2:
             raise ValueError
-        return [float(parts[0]), float(parts[1]) if len(parts) == 2 else 0.5]
+        return [float(parts[0]), float(parts[1]) if len(parts) == 2 else C_.DEFAULTS["decay_power"]]
     except ValueError:
         raise UsageError(f"deeplimits law: --variance-decay must be C or C,P (two numbers), got {text!r:.40}") from None
 

@@ -29,8 +29,10 @@ METHODS = ("controls", "coupled", "plain")
 alone, or plain Monte Carlo (every network its own weights)."""
 
 DEFAULTS = dict(law="uniform", width=4, chunk=8192, samples=20000, mean=0.0, variance=1.0, method="controls", seed=0,
-                dtype="float32", arch="res-1", activation="tanh")
-"""The scalar defaults of :func:`~deeplimits.studies.law.study.plan_law` (and the command line)."""
+                dtype="float32", arch="res-1", activation="tanh", decay_power=0.5)
+"""The scalar defaults of :func:`~deeplimits.studies.law.study.plan_law` (and the command line);
+``decay_power``: the power ``p`` of ``--variance-decay C`` given without it (a variance ``(1 + C
+L^-1/2)/d``, a weak error falling like ``L^-1/2``: the wrong rate nearest to the order 1)."""
 
 MARGIN = 0.25
 """The default margin of an ``agrees``: the weak rate within it of 1 (half the distance to 1/2, the
