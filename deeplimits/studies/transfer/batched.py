@@ -119,7 +119,7 @@ def train_user_grid(net, data, *, depth: int, beta: float, optimizer: str, lrs, 
     docstring), in the layout of :func:`~.study.train_grid`'s result; the coordinate check measures
     ``h_L`` as the mean change of the scores (the module's hidden states are its own), ``block`` is
     not measured."""
-    from .presets import COORD_SAMPLES, exponent_of, horizon_epochs, settings
+    from .presets import COORD_SAMPLES, by_setting, exponent_of, horizon_epochs, settings
 
     variants = [v for b, o, v in settings([beta], [optimizer])]
     exps = [exponent_of(beta, optimizer, v) for v in variants]
@@ -139,7 +139,7 @@ def train_user_grid(net, data, *, depth: int, beta: float, optimizer: str, lrs, 
     _train(cfg, params, data, rates, optimizer, epochs, min(batch_size, len(data.x_train)), shuffle_seed, read)
 
     def grid(x):  # variants x rates x seeds
-        return [[x[(v * K + i) * seeds:(v * K + i + 1) * seeds] for i in range(K)] for v in range(len(variants))]
+        return by_setting(x, len(variants), K, seeds)
 
     loss = grid(after[-1])
     coords = {v: _coordinate_check(cfg, data, optimizer, 2.0 ** lrs[K // 2] * float(depth) ** p, coord_steps,

@@ -29,7 +29,7 @@ from ...errors import ParameterError
 from ...runs import Task, register_task
 from ..plan import register_plan
 from ..settings import Compute, Conv, Training, grouped
-from .presets import COORD_SAMPLES, CONV_PRESETS, DEFAULTS, exponent_of, horizon_epochs, settings
+from .presets import COORD_SAMPLES, CONV_PRESETS, DEFAULTS, by_setting, exponent_of, horizon_epochs, settings
 from .conv_coords import conv_coordinate_check, train_configurations
 from .study import TransferPlan
 
@@ -91,7 +91,7 @@ def train_conv_grid(data, params: dict, seeds: Sequence[int]) -> dict:
     flat = train_configurations(net, data, opt, rates, params["epochs"], params["batch_size"], params["seed"], after)
 
     def grid(x):  # variants x rates x seeds
-        return [[x[(v * K + i) * S:(v * K + i + 1) * S] for i in range(K)] for v in range(len(variants))]
+        return by_setting(x, len(variants), K, S)
 
     loss = grid(flat)
     coords = {v: conv_coordinate_check(net0, data, optimizer=opt, lr=2.0 ** lrs[K // 2] * float(L) ** p,

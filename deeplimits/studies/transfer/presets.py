@@ -9,7 +9,8 @@ the learning rate of the residual blocks that keeps one step of order one scales
 
 from __future__ import annotations
 
-__all__ = ["COORD_SAMPLES", "horizon_epochs", "OPTIMIZERS", "VARIANTS", "PRESETS", "CONV_PRESETS", "DEFAULT_PRESET", "DEFAULTS",
+__all__ = ["COORD_SAMPLES", "horizon_epochs", "by_setting", "OPTIMIZERS", "VARIANTS", "PRESETS", "CONV_PRESETS",
+           "DEFAULT_PRESET", "DEFAULTS",
            "SLOPE_MARGIN", "LOSS_MARGIN",
            "LEVEL", "predicted_exponent", "exponent_of", "settings"]
 
@@ -80,6 +81,11 @@ def horizon_epochs(epochs: int) -> list[int]:
     if epochs <= 8:
         return list(range(1, epochs + 1))
     return sorted({-(-epochs * q // 4) for q in (1, 2, 3, 4)})
+
+
+def by_setting(flat: list, variants: int, rates: int, seeds: int) -> list:
+    """A task's per-configuration values (variant-major, then rate, then seed) as variants x rates x seeds."""
+    return [[flat[(v * rates + i) * seeds:(v * rates + i + 1) * seeds] for i in range(rates)] for v in range(variants)]
 
 
 def exponent_of(beta: float, optimizer: str, variant: str) -> float:

@@ -31,8 +31,8 @@ from ...runs import Task, register_task
 from ..plan import Plan, register_plan
 from ..settings import REQUIRED, Compute, Network, Training, grouped
 from .._shared.families import device_field
-from .presets import (COORD_SAMPLES, DEFAULT_PRESET, DEFAULTS, OPTIMIZERS, PRESETS, exponent_of, horizon_epochs,
-                      settings)
+from .presets import (COORD_SAMPLES, DEFAULT_PRESET, DEFAULTS, OPTIMIZERS, PRESETS, by_setting, exponent_of,
+                      horizon_epochs, settings)
 from .limit import check_limit
 from .result import TransferResult
 
@@ -95,7 +95,7 @@ def train_grid(data, *, depth: int, beta: float, optimizer: str, lrs: Sequence[i
     first = net.block.required[0]  # the block's first weight (V of res-1)
     rough = [r if f is not None else None for r, f in zip(roughness(getattr(net, first), getattr(net0, first)), flat)]
     def grid(x):  # variants x rates x seeds
-        return [[x[(v * K + i) * seeds:(v * K + i + 1) * seeds] for i in range(K)] for v in range(len(variants))]
+        return by_setting(x, len(variants), K, seeds)
 
     loss, rough = grid(flat), grid(rough)
     coords = {v: coordinate_check(net0, data, optimizer=optimizer, lr=2.0 ** lrs[K // 2] * float(depth) ** p,
