@@ -47,12 +47,14 @@ def modules() -> dict[str, set[int]]:
     return out
 
 
-def selector(dotted: str) -> str:
+def selector(dotted: str) -> str | None:
     """A test function's dotted name (coverage's ``test_function`` context, ``test_x.test_y`` or
     ``test_x.Class.test_y``; junit's class name and test name) as a pytest selector
-    (``tests/test_x.py::test_y``)."""
+    (``tests/test_x.py::test_y``; ``None`` for a context outside a test module)."""
     parts = dotted.split(".")
-    i = next(k for k, part in enumerate(parts) if part.startswith("test_"))  # the test module
+    i = next((k for k, part in enumerate(parts) if part.startswith("test_")), None)  # the test module
+    if i is None:  # a context outside a test module (a fixture's set-up shared by several): no selector
+        return None
     return "tests/" + parts[i] + ".py::" + "::".join(parts[i + 1:])
 
 
@@ -84,7 +86,7 @@ def main(argv=None) -> int:
         tests = set()
         for line, contexts in (data.get("contexts") or {}).items():
             if int(line) in lines:
-                tests |= {selector(c) for c in contexts if c}
+                tests |= {selector(c) for c in contexts if c} - {None}
         touched[module] = tests
     bare = sorted(m for m, t in touched.items() if not t)
     if bare:

@@ -136,9 +136,14 @@ def test_more_draws_never_make_a_correct_verdict_worse():
     # (docs/schemes.md): at 16384 its interval is [0.351, 0.523] ("about 32636 draws would decide it").
     # Not every seed's sequence is monotone: seed 1 agrees at 16384, reads insufficient evidence at 65536
     # (the expansion then needs its next two terms) and agrees at 262144 (docs/mathematics.md)
-    verdicts = [dl.strong_order(_cir(), [1.0], draws=n, seed=0).verdict for n in (256, 1024, 4096, 16384, 65536)]
+    # The note at 16384 says how many draws would decide (about 32636): at 32768 it agrees
+    import re
+
+    runs = [dl.strong_order(_cir(), [1.0], draws=n, seed=0) for n in (256, 1024, 4096, 16384, 32768)]
+    verdicts = [r.verdict for r in runs]
     assert all(RANK[b] >= RANK[a] for a, b in zip(verdicts, verdicts[1:])), verdicts
     assert verdicts[-1] == "agrees", verdicts
+    assert int(re.search(r"about (\d+) draws would decide", runs[3].verdict_note).group(1)) <= 32768
 
 
 @pytest.mark.slow

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 
+from ..verdict_power import seen_from
+
 __all__ = ["report", "theory_text"]
 
 
@@ -38,14 +40,27 @@ def report(r) -> str:
     if r.stages:  # a run sized to decide
         lines.append("sized to decide: " + "; ".join(f"{s['draws']} draws {s['verdict']} ({s['seconds']:.0f} s)"
                                                      for s in r.stages))
-    lines.append(f"-> {fit.verdict}: {fit.note}" if fit is not None and fit.verdict != "insufficient evidence"
+    lines.append(f"-> {fit.verdict}: {_note(fit)}" if fit is not None and fit.verdict != "insufficient evidence"
                  else f"-> insufficient evidence: {r.verdict_note}")
+    if fit is not None and fit.verdict not in ("agrees", "insufficient evidence"):  # theirs print it in the note
+        lines.append(f"   {r.power.text()}")
     lines.append(f"note: {r.rate_note}")
     if r.nonfinite == r.draws:
         lines.append(f"warning: all {r.draws} draws blew up (non-finite states): no error estimate")
     elif r.nonfinite:
         lines.append(f"warning: {r.nonfinite} draws blew up (non-finite states) and are excluded")
     return "\n".join(lines)
+
+
+def _note(fit) -> str:
+    """The verdict's note; where a ``pre-asymptotic`` verdict needed the next terms, with from which
+    depth, fitted with them, the declared leading term dominates
+    (:func:`~deeplimits.studies.verdict_power.seen_from`)."""
+    where = seen_from(fit) if fit.verdict == "pre-asymptotic" else None
+    if where is None:
+        return fit.note
+    head, sep, tail = fit.note.partition("; see ")
+    return f"{head}; fitted with {fit.next_text}, {fit.terms[0].text} dominates {where}{sep}{tail}"
 
 
 def theory_text(r) -> str:

@@ -10,9 +10,10 @@ import math
 import numpy as np
 
 from ...orders import StrongOrder, Term, expected_constant
-from ..equivalence import EQUIVALENCE_LEVEL, MARGIN
+from ..equivalence import DECIDING_POWER, EQUIVALENCE_LEVEL, MARGIN
 from ..expansion_fit import LEVEL, ExpansionFit, fit_expansion
 from ..result import PlanResult
+from ..verdict_power import evidence_draws, verdict_power
 
 
 MIN_FINITE_DRAWS = 8
@@ -188,7 +189,21 @@ class ConvergenceResult(PlanResult):
         note = self._evidence_note()
         if note is None and self.fit.verdict == "insufficient evidence":
             return self.fit.note
+        if note is not None and note.startswith("interval too wide"):  # what would decide, at the margin
+            share = min(1.0, max(float(self.level_share), 1e-6))
+            need = evidence_draws(self.rate, self.rate_ci, self.draws - self.nonfinite, declared=self.theory_rate,
+                                  margin=self.margin, share=share, width=MAX_CI_WIDTH)
+            if need is not None:
+                note += (f"; about {need} finite draws would decide it at power {DECIDING_POWER:g} within the "
+                         f"margin {self.margin:g} (the interval narrows like draws^-1/2)")
         return note
+
+    @property
+    def power(self):
+        """The margin and the powers of the verdict's tests at this run's size
+        (:class:`~deeplimits.studies.verdict_power.VerdictPower`; ``None`` without a fit)."""
+        fit = self.fit
+        return None if fit is None else verdict_power(fit, self.omitted)
 
     def _evidence_note(self) -> str | None:
         """Why the data cannot support a verdict (``None`` when they can). A verdict needs
@@ -237,6 +252,7 @@ class ConvergenceResult(PlanResult):
         d["verdict"] = self.verdict
         d["verdict_note"] = self.verdict_note
         d["fit"] = None if fit is None else fit.to_dict()
+        d["power"] = None if fit is None else self.power.to_dict()
         return d
 
     @classmethod
