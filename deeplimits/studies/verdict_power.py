@@ -2,16 +2,22 @@
 (docs/mathematics.md, "Error expansions and the verdict"): read from the fitted covariance, no
 extra runs.
 
-With ``s`` the standard error of the leading exponent, read from the profile interval the verdict
-reads (of the declared expansion, with its next terms where the verdict needed them; of the higher
-order for ``faster than declared``),
+With ``s`` the standard error of the exponent the verdict reads, from its profile interval (of
+the declared expansion, with its next terms where the verdict needed them, at the level of that
+reading),
 
-* the equivalence test shows a correct exponent within the margin with power ``2 Phi(delta / s - z_a) - 1``
-  (:attr:`~deeplimits.studies.equivalence.Equivalence.power`, ``z_a`` the quantile of the
-  equivalence test's level);
-* an exponent off by the margin ``delta`` is rejected (``disagrees``) with power
+* the equivalence test shows a correct exponent within the margin ``delta`` with power
+  ``2 Phi(delta / s - z_a) - 1`` (:attr:`~deeplimits.studies.equivalence.Equivalence.power`,
+  ``z_a`` the quantile of the reading's level);
+* an exponent off by the margin is rejected (``disagrees``) with power
   ``Phi(delta / s - z_r) + Phi(-delta / s - z_r)``, ``z_r`` the two-sided quantile of the profile
-  test's level (half the verdict's level).
+  test's level (half the verdict's level);
+* ``faster than declared``: an exponent ``delta`` beyond ``p0 + delta`` reads it with power
+  ``Phi(delta / s - z)``, ``s`` and ``z`` of the higher order's interval.
+
+Where the expansion does not fit at all, the rejection does not depend on the margin; where the
+leading exponent was not tested (its term not detected or not leading) or the data do not bound
+it, the run has no power at the margin, and the line says so rather than print a number.
 
 The verdict itself is computed elsewhere (:mod:`~deeplimits.studies.expansion_fit`); this module
 only says how decisive the run's size is, so it is not part of the verdict's rule.
@@ -27,20 +33,36 @@ import numpy as np
 from .._stats import normal_cdf, normal_quantile
 from ._expansion_core import LEVEL, ExpansionFit, _fit, _from, equivalence_of
 from ._expansion_reading import levels, readings
-from .equivalence import DECIDING_POWER, EQUIVALENCE_LEVEL, Equivalence
+from .equivalence import EQUIVALENCE_LEVEL, Equivalence
 
-__all__ = ["VerdictPower", "verdict_power", "rejection_power", "evidence_draws", "seen_from"]
+__all__ = ["VerdictPower", "KINDS", "verdict_power", "reading_level", "rejection_power", "faster_power",
+           "evidence_draws", "seen_from"]
+
+
+def _at(stderr: float, power) -> float:
+    """``power(stderr)``; 0 without a finite standard error, 1 with a zero one."""
+    if not math.isfinite(stderr):
+        return 0.0
+    return 1.0 if stderr <= 0 else power(stderr)
 
 
 def rejection_power(stderr: float, margin: float, level: float) -> float:
     """The chance that a two-sided test at ``level`` of the declared exponent rejects an exponent
     off by ``margin``, the estimate normal with standard error ``stderr``."""
-    if not math.isfinite(stderr):
-        return 0.0
-    if stderr <= 0:
-        return 1.0
-    z, k = normal_quantile(1 - level / 2), margin / stderr
-    return min(1.0, normal_cdf(k - z) + normal_cdf(-k - z))
+    z = normal_quantile(1 - level / 2)
+    return _at(stderr, lambda s: min(1.0, normal_cdf(margin / s - z) + normal_cdf(-margin / s - z)))
+
+
+def faster_power(stderr: float, margin: float, level: float) -> float:
+    """The chance that an exponent ``margin`` beyond the declared one plus the margin reads ``faster
+    than declared``: its one-sided test at ``level`` (the interval's lower end above ``p0 + margin``),
+    ``Phi(margin / s - z)``."""
+    return _at(stderr, lambda s: normal_cdf(margin / s - normal_quantile(1 - level)))
+
+
+#: what a verdict's powers are of: both tests of the leading exponent; the higher order's test;
+#: a misfit whatever the exponent; a leading exponent not tested; one the data do not bound
+KINDS = ("tested", "faster", "misfit", "untested", "unbounded")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,33 +71,41 @@ class VerdictPower:
 
     margin: float
     """The margin ``delta`` on the leading exponent."""
+    kind: str
+    """What the powers are of (:data:`KINDS`)."""
     stderr: float
-    """The standard error of the leading exponent (``inf``: the data do not bound it)."""
+    """The standard error of the exponent the verdict reads (``inf``: none, or not bounded)."""
     agrees: float
-    """The chance that the equivalence test shows a correct exponent within the margin (at its level)."""
+    """``'tested'``: the chance that the equivalence test shows a correct exponent within the margin;
+    ``'faster'``: the chance that an exponent ``margin`` beyond ``p0 + margin`` reads ``faster than
+    declared``; 0 otherwise."""
     rejects: float
-    """The chance that an exponent off by the margin is rejected (at the profile test's level)."""
+    """``'tested'``: the chance that an exponent off by the margin is rejected (the profile test at
+    :attr:`level`); 0 otherwise."""
     equivalence_level: float
-    """The level of each one-sided test of the equivalence."""
+    """The level of each one-sided test of the equivalence (of the faster order's test)."""
     level: float
     """The level of the profile test that rejects (half the verdict's)."""
-    misfit: bool = False
-    """Whether the expansion the verdict reads does not fit on every depth (a rejection whatever the
-    exponent, not a test at the margin)."""
 
     def text(self) -> str:
         """``'margin 0.1; the leading exponent's tests at this size: a correct one shown within 0.1 with
         power 0.93, one off by 0.1 rejected with power 0.71 (standard error 0.021)'``, or why they have none."""
-        if not math.isfinite(self.stderr) and self.misfit:
-            return (f"margin {self.margin:g}: the declared expansion does not fit, whatever its exponent (a rejection "
-                    f"that does not depend on the margin); its leading exponent is not bounded at this size, so "
-                    f"agreement within {self.margin:g} has no power")
-        if not math.isfinite(self.stderr):
-            return (f"margin {self.margin:g}: the data do not bound the leading exponent, so at this size neither "
-                    f"agreement nor a rejection at {self.margin:g} has power (more depths over a wider range would)")
-        return (f"margin {self.margin:g}; the leading exponent's tests at this size: a correct one shown within "
-                f"{self.margin:g} with power {self.agrees:.2f}, one off by {self.margin:g} rejected with power "
-                f"{self.rejects:.2f} (standard error {self.stderr:.3g})")
+        m = f"{self.margin:g}"
+        if self.kind == "misfit":
+            return (f"margin {m}: the declared expansion does not fit, whatever its exponent (a rejection that does "
+                    f"not depend on the margin)")
+        if self.kind == "faster":
+            return (f"margin {m}; the faster order's test at this size: an exponent {m} beyond the declared one plus "
+                    f"{m} reads faster than declared with power {self.agrees:.2f} (standard error {self.stderr:.3g})")
+        if self.kind == "untested":
+            return (f"margin {m}: the leading exponent is not tested at these depths (its term not detected or not "
+                    f"leading), so this run has no power at the margin")
+        if self.kind == "unbounded":
+            return (f"margin {m}: the data do not bound the leading exponent, so at this size neither agreement nor a "
+                    f"rejection at {m} has power (more depths over a wider range would)")
+        return (f"margin {m}; the leading exponent's tests at this size: a correct one shown within {m} with power "
+                f"{self.agrees:.2f}, one off by {m} rejected with power {self.rejects:.2f} (standard error "
+                f"{self.stderr:.3g})")
 
     def to_dict(self) -> dict:
         """Plain JSON (``None`` where not finite)."""
@@ -83,58 +113,64 @@ class VerdictPower:
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()}
 
 
-def verdict_power(fit: ExpansionFit, remainder=None) -> VerdictPower:
-    """The margin and powers of ``fit``'s verdict (module docstring); ``remainder``: the first term
-    the declared expansion leaves out, as the verdict was read with it (the equivalence level is
-    the share of the declared expansion's reading on every depth)."""
-    share = fit.level / LEVEL
+def reading_level(fit: ExpansionFit, remainder, equivalence_level: float) -> float:
+    """The equivalence level of the reading ``fit``'s verdict took (:func:`~deeplimits.studies.
+    _expansion_reading.levels`): the declared expansion's on every depth, or, where the verdict read
+    its next terms, each other reading's share."""
     L = fit.data[0] if fit.data else ()
-    eq_level = levels(EQUIVALENCE_LEVEL * share, readings(L, len(fit.terms), remainder))[0]
+    first, rest = levels(equivalence_level, readings(L, len(fit.terms), remainder))
+    return rest if fit.remainder is not None else first
+
+
+def verdict_power(fit: ExpansionFit, remainder=None, equivalence_level: float | None = None) -> VerdictPower:
+    """The margin and powers of ``fit``'s verdict (module docstring); ``remainder``: the first term
+    the declared expansion leaves out, as the verdict was read with it; ``equivalence_level``: the
+    level the verdict's equivalence test was given (default: the package's, at the share of the
+    verdict's level)."""
+    if equivalence_level is None:
+        equivalence_level = EQUIVALENCE_LEVEL * fit.level / LEVEL
+    eq_level, half = reading_level(fit, remainder, equivalence_level), fit.level / 2
+    p = fit.pvalue if fit.remainder_pvalue is None else fit.remainder_pvalue
+    if fit.verdict == "disagrees" and p < half:
+        return VerdictPower(fit.margin, "misfit", math.inf, 0.0, 0.0, eq_level, half)
     if fit.faster is not None:
         lo, hi = fit.faster["interval"]
-        eq = Equivalence(fit.rate, fit.margin, fit.faster["level"], fit.faster["exponent"], (lo, hi))
-    elif fit.equivalence is not None:
+        s = Equivalence(fit.rate, fit.margin, fit.faster["level"], fit.faster["exponent"], (lo, hi)).stderr
+        return VerdictPower(fit.margin, "faster", s, faster_power(s, fit.margin, fit.faster["level"]), 0.0,
+                            fit.faster["level"], half)
+    if fit.equivalence is not None:  # the verdict's own test, at the level it read
         eq = Equivalence(**{k: fit.equivalence[k] for k in ("declared", "margin", "level", "estimate", "closed")},
                          interval=tuple(math.nan if x is None else x for x in fit.equivalence["interval"]))
-    elif fit.dof >= 1 and fit.data:
-        eq = equivalence_of(fit, fit.margin, eq_level)
+    elif fit.exponent_pvalue is None or not fit.data:
+        return VerdictPower(fit.margin, "untested", math.inf, 0.0, 0.0, eq_level, half)
     else:
-        eq = Equivalence(fit.rate, fit.margin, eq_level, math.nan, (math.nan, math.nan), False)
+        eq = equivalence_of(fit, fit.margin, eq_level)
     s = eq.stderr
-    if fit.equivalence is not None and fit.faster is None:  # the level the verdict's own test read
-        eq_level = eq.level
-    agree = dataclasses.replace(eq, level=eq_level, interval=(0.0, 2 * s * normal_quantile(1 - eq_level)), closed=True)
-    p = fit.pvalue if fit.remainder_pvalue is None else fit.remainder_pvalue
-    return VerdictPower(fit.margin, s, agree.power if math.isfinite(s) else 0.0,
-                        rejection_power(s, fit.margin, fit.level / 2), eq_level, fit.level / 2,
-                        misfit=bool(fit.verdict == "disagrees" and p < fit.level / 2))
+    if not math.isfinite(s):
+        return VerdictPower(fit.margin, "unbounded", s, 0.0, 0.0, eq.level, half)
+    return VerdictPower(fit.margin, "tested", s, eq.power, rejection_power(s, fit.margin, half), eq.level, half)
 
 
-def evidence_draws(rate: float, interval, draws: int, *, declared: float, margin: float, share: float = 1.0,
-                   width: float = math.inf) -> int | None:
-    """The draws at which a run whose rate has the 95% bootstrap ``interval`` at ``draws`` draws would
-    decide at the margin with power :data:`~deeplimits.studies.equivalence.DECIDING_POWER`: the
-    interval narrowed under ``width`` and the equivalence test powered (the standard error falls like
-    ``draws^-1/2``); ``None`` where the interval is not finite."""
+def evidence_draws(interval, draws: int, width: float) -> int | None:
+    """The finite draws at which the 95% bootstrap ``interval`` of the rate, measured at ``draws``
+    draws, would narrow under ``width`` (it narrows like ``draws^-1/2``); ``None`` where it is not
+    finite. A lower bound on what a verdict needs: the expansion's own test reads a wider interval."""
     lo, hi = interval
-    if not all(x is not None and math.isfinite(x) for x in (rate, lo, hi)) or draws < 1:
+    if not all(x is not None and math.isfinite(x) for x in (lo, hi)) or draws < 1 or not width > 0:
         return None
-    level = EQUIVALENCE_LEVEL * share
-    s = (hi - lo) / (2 * normal_quantile(0.975))
-    z = normal_quantile(1 - level)
-    eq = Equivalence(declared, margin, level, rate, (rate - z * s, rate + z * s))
-    need = eq.draws_to_decide(draws, DECIDING_POWER)
-    narrow = math.ceil(draws * ((hi - lo) / width) ** 2) if math.isfinite(width) and width > 0 else draws
-    return max(need or draws, narrow)
+    return max(int(draws), math.ceil(draws * ((hi - lo) / width) ** 2))
 
 
 def seen_from(fit: ExpansionFit) -> str | None:
     """Where the declared expansion fits only with its next terms: the depth from which, fitted with
     them, the declared leading term dominates (``'from depth 785'``: the declared order is seen from
-    there); ``None`` for another reading."""
+    there; ``'(its coefficient not detected)'`` added where its 95% interval reaches 0); ``None`` for
+    another reading."""
     if fit.remainder is None or fit.remainder_pvalue is None or fit.remainder_pvalue < fit.level / 2 or not fit.data:
         return None
     L, b, w, corr = fit.data
     e, cov = b / w, corr / np.outer(w, w)
     ext = _fit(L, e, fit.read_terms, cov, fit.reference, None, fit.level, None, fit.draws)
-    return _from(ext.dominant_from) if math.isfinite(ext.dominant_from) else "at no depth below 1e15"
+    where = _from(ext.dominant_from) if math.isfinite(ext.dominant_from) else "at no depth below 1e15"
+    lo = ext.coefficient_ci[0][0]
+    return where if lo > 0 else f"{where} (its coefficient not detected)"

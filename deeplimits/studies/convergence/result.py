@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from ...orders import StrongOrder, Term, expected_constant
-from ..equivalence import DECIDING_POWER, EQUIVALENCE_LEVEL, MARGIN
+from ..equivalence import EQUIVALENCE_LEVEL, MARGIN
 from ..expansion_fit import LEVEL, ExpansionFit, fit_expansion
 from ..result import PlanResult
 from ..verdict_power import evidence_draws, verdict_power
@@ -189,13 +189,14 @@ class ConvergenceResult(PlanResult):
         note = self._evidence_note()
         if note is None and self.fit.verdict == "insufficient evidence":
             return self.fit.note
-        if note is not None and note.startswith("interval too wide"):  # what would decide, at the margin
-            share = min(1.0, max(float(self.level_share), 1e-6))
-            need = evidence_draws(self.rate, self.rate_ci, self.draws - self.nonfinite, declared=self.theory_rate,
-                                  margin=self.margin, share=share, width=MAX_CI_WIDTH)
+        if note is not None and note.startswith("interval too wide"):  # what would narrow it
+            need = evidence_draws(self.rate_ci, self.draws - self.nonfinite, MAX_CI_WIDTH)
             if need is not None:
-                note += (f"; about {need} finite draws would decide it at power {DECIDING_POWER:g} within the "
-                         f"margin {self.margin:g} (the interval narrows like draws^-1/2)")
+                note += (f"; at least about {need} finite draws would narrow it under {MAX_CI_WIDTH} (it narrows like "
+                         f"draws^-1/2; the expansion's own test at the margin {self.margin:g} may need more)")
+            if len(self.depths) < len(self.terms) + 1:  # no draws decide on this grid
+                note += (f"; and its {len(self.terms)} declared terms need at least {len(self.terms) + 1} depths for "
+                         f"a test")
         return note
 
     @property
@@ -203,7 +204,8 @@ class ConvergenceResult(PlanResult):
         """The margin and the powers of the verdict's tests at this run's size
         (:class:`~deeplimits.studies.verdict_power.VerdictPower`; ``None`` without a fit)."""
         fit = self.fit
-        return None if fit is None else verdict_power(fit, self.omitted)
+        share = min(1.0, max(float(self.level_share), 1e-6))  # as :attr:`fit` reads it
+        return None if fit is None else verdict_power(fit, self.omitted, EQUIVALENCE_LEVEL * share)
 
     def _evidence_note(self) -> str | None:
         """Why the data cannot support a verdict (``None`` when they can). A verdict needs
