@@ -63,6 +63,20 @@ def faster_power(stderr: float, margin: float, level: float) -> float:
 #: what a verdict's powers are of: both tests of the leading exponent; the higher order's test;
 #: a misfit whatever the exponent; a leading exponent not tested; one the data do not bound
 KINDS = ("tested", "faster", "misfit", "untested", "unbounded")
+#: the line of each kind (:meth:`VerdictPower.text`): ``m`` the margin, ``a`` and ``r`` the powers, ``s``
+#: the standard error
+_TEXTS = {
+    "tested": ("margin {m}; the leading exponent's tests at this size: a correct one shown within {m} with power "
+               "{a:.2f}, one off by {m} rejected with power {r:.2f} (standard error {s:.3g})"),
+    "faster": ("margin {m}; the faster order's test at this size: an exponent {m} beyond the declared one plus {m} "
+               "reads faster than declared with power {a:.2f} (standard error {s:.3g})"),
+    "misfit": ("margin {m}: the declared expansion does not fit, whatever its exponent (a rejection that does not "
+               "depend on the margin)"),
+    "untested": ("margin {m}: the leading exponent is not tested at these depths (its term not detected or not "
+                 "leading), so this run has no power at the margin"),
+    "unbounded": ("margin {m}: the data do not bound the leading exponent, so at this size neither agreement nor a "
+                  "rejection at {m} has power (more depths over a wider range would)"),
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,22 +104,7 @@ class VerdictPower:
     def text(self) -> str:
         """``'margin 0.1; the leading exponent's tests at this size: a correct one shown within 0.1 with
         power 0.93, one off by 0.1 rejected with power 0.71 (standard error 0.021)'``, or why they have none."""
-        m = f"{self.margin:g}"
-        if self.kind == "misfit":
-            return (f"margin {m}: the declared expansion does not fit, whatever its exponent (a rejection that does "
-                    f"not depend on the margin)")
-        if self.kind == "faster":
-            return (f"margin {m}; the faster order's test at this size: an exponent {m} beyond the declared one plus "
-                    f"{m} reads faster than declared with power {self.agrees:.2f} (standard error {self.stderr:.3g})")
-        if self.kind == "untested":
-            return (f"margin {m}: the leading exponent is not tested at these depths (its term not detected or not "
-                    f"leading), so this run has no power at the margin")
-        if self.kind == "unbounded":
-            return (f"margin {m}: the data do not bound the leading exponent, so at this size neither agreement nor a "
-                    f"rejection at {m} has power (more depths over a wider range would)")
-        return (f"margin {m}; the leading exponent's tests at this size: a correct one shown within {m} with power "
-                f"{self.agrees:.2f}, one off by {m} rejected with power {self.rejects:.2f} (standard error "
-                f"{self.stderr:.3g})")
+        return _TEXTS[self.kind].format(m=f"{self.margin:g}", a=self.agrees, r=self.rejects, s=self.stderr)
 
     def to_dict(self) -> dict:
         """Plain JSON (``None`` where not finite)."""
