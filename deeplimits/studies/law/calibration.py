@@ -118,9 +118,11 @@ def calibrate_law(*, cases: Sequence[str] | None = None, runs: int = 50, draws: 
                               "seed": seed}, out)
 
 
-SYNTHETIC = ("order 1, two terms", "order 1, three terms", "rate 1/2", "a constant offset")
+SYNTHETIC = ("order 1, two terms", "order 1, three terms", "rate 1/2", "a constant offset", "rate 3/4",
+             "rate 5/4")
 """The truths :func:`synthetic_truths` derives from a measured table: two of order 1 (the verdict
-must not say ``disagrees``), two not (it should)."""
+must not say ``disagrees``), two not (it should), and two off by the default margin (``agrees`` at
+most the equivalence level often)."""
 
 
 def synthetic_truths(depths, error, cov, *, offset: float = 4.0) -> dict:
@@ -128,8 +130,9 @@ def synthetic_truths(depths, error, cov, *, offset: float = 4.0) -> dict:
     ``cov`` its covariance: :func:`~.fit.fit_weak`'s input), each the generalised least squares fit to it
     of: ``a/L + b/L^2`` and ``a/L + b/L^2 + c/L^3`` (the declared order with its next term: as correct
     as the first, with the pre-asymptotic term the data allow), ``a L^-1/2 + b L^-3/2`` (the wrong
-    rate), and ``a/L + b/L^2`` plus a constant of ``offset`` standard errors of the deepest depth (a
-    network converging to another limit)."""
+    rate), ``a/L + b/L^2`` plus a constant of ``offset`` standard errors of the deepest depth (a
+    network converging to another limit), and ``a L^-3/4 + b L^-7/4`` and ``a L^-5/4 + b L^-9/4``
+    (off by the default margin)."""
     from .fit import _design, _inverse, gls
 
     L, e = np.asarray(depths, dtype=float), np.asarray(error, dtype=float)
@@ -141,7 +144,8 @@ def synthetic_truths(depths, error, cov, *, offset: float = 4.0) -> dict:
 
     deepest = np.sqrt(np.diag(np.asarray(cov, dtype=float))).reshape(blocks, len(L))[:, -1]
     return dict(zip(SYNTHETIC, (fitted(1.0, 2), fitted(1.0, 3), fitted(0.5, 2),
-                                fitted(1.0, 2) + offset * np.repeat(deepest, len(L)))))
+                                fitted(1.0, 2) + offset * np.repeat(deepest, len(L)), fitted(0.75, 2),
+                                fitted(1.25, 2))))
 
 
 def calibrate_fit(depths, error, cov, *, runs: int = 400, factors: Sequence[float] = (0.25, 1, 4, 16), seed: int = 0,

@@ -11,7 +11,7 @@ def _rate(f: dict) -> str:
     """A fit's rate with the one interval the verdict reads (the equivalence test's, with its margin
     and power)."""
     eq = f.get("equivalence")
-    if not math.isfinite(f["rate"]):
+    if f["rate"] is None or not math.isfinite(f["rate"]):  # a stored result writes nan as null
         return "no rate"
     if eq is None:  # a result stored before the equivalence test
         tlo, thi = f["rate_ci_test"]
