@@ -330,3 +330,17 @@ def test_a_stored_result_whose_rate_is_not_finite_reports():
     r = LawResult.from_dict(json.loads((pathlib.Path(__file__).parent / "data" / "law_gaussian_cpu.json").read_text()))
     assert any(q["fit"]["rate"] is None for q in r.phis)
     assert "mean_i h_i^4                       pre-asymptotic, no rate" in r.report()
+
+
+def test_the_richardson_order_interval_is_refined_too():
+    """``fit_power`` (the Richardson errors' order, reported) reads its 95% interval as the rate's
+    does: its ends between the profile's grid points, and they hold a true exponent of 0.75."""
+    from deeplimits.studies.law.fit import _GRID, fit_power
+
+    L = np.array([4, 8, 16, 32, 64.0])
+    e = 0.3 * L ** -0.75
+    f = fit_power(L, e, np.diag((0.01 * e) ** 2))
+    lo, hi = f["rate_ci"]
+    assert lo <= 0.75 <= hi and f["rate"] in (0.74, 0.76)
+    assert not np.isclose(_GRID, lo).any() or not np.isclose(_GRID, hi).any()  # an end off the grid
+    assert hi - lo < 0.04  # a narrow interval: the grid's hull alone would hold only 0.74 or 0.76

@@ -347,8 +347,12 @@ def fit_power(depths, mean, cov) -> dict:
     if len(L) < 2:
         return {"rate": math.nan, "rate_ci": [math.nan, math.nan], "coefficient": math.nan}
     cinv = _inverse(cov)
-    stats = np.array([gls(L[:, None] ** -r, e, cinv)[2] for r in _GRID])
+
+    def at(grid):  # the statistic of each exponent, all of them admitted
+        return np.array([gls(L[:, None] ** -float(r), e, cinv)[2] for r in grid]), np.ones(len(grid), bool)
+
+    stats, ok = at(_GRID)
     i = int(np.argmin(stats))
-    lo, hi, _ = _interval(stats, np.ones(len(_GRID), bool), i, _CHI95)
+    lo, hi, _ = _interval(stats, ok, i, _CHI95, at)
     return {"rate": float(_GRID[i]), "rate_ci": [lo, hi],
             "coefficient": float(gls(L[:, None] ** -float(_GRID[i]), e, cinv)[0][0])}
