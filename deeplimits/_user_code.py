@@ -94,6 +94,8 @@ def load_user_object(spec: str, *, what: str, flag: str | None = None):
         raise ParameterError(what, f"{flag} must be module:Name (e.g. mymodels:Gated), got {spec!r:.80}" if flag else
                              f"{where}: expected 'module:Name', e.g. 'mypkg.acts:cube'")
     stored = reading()
+    if stored is not None and spec.strip() in IMPORTED:  # given on the user's word in this process already
+        return _given(spec.strip()), IMPORTED[spec.strip()]
     if stored is not None:
         raise ParameterError(what, f"{where} names code to import, and {stored} is data: nothing a stored file names "
                                    "is imported (give the object itself, e.g. load_trained(path, activation=fn))")
@@ -110,6 +112,15 @@ def load_user_object(spec: str, *, what: str, flag: str | None = None):
     info = provenance_of(spec, module)
     IMPORTED[spec.strip()] = info
     return obj, info
+
+
+def _given(spec: str):
+    """The object of ``spec``, whose module the user's word imported already (nothing is imported)."""
+    module_name, name = spec.split(":")
+    obj = sys.modules[module_name]
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    return obj
 
 
 def _import(module_name: str, what: str, where: str):

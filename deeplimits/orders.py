@@ -191,6 +191,22 @@ class StrongOrder:
                 raise ParameterError("remainder", f"remainder must be a deeplimits.orders.Term decaying faster than the "
                                                   f"leading term {lead.text}, not one of the declared terms, got {r!r}")
 
+    def to_dict(self) -> dict:
+        """Plain JSON (its terms as dicts, ``constant_next`` as lists): what a stored run keeps of
+        the order it was read with."""
+        d = dataclasses.asdict(self)
+        d["constant_next"] = [list(x) for x in self.constant_next]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "StrongOrder":
+        """The order of :meth:`to_dict`'s JSON."""
+        d = dict(d)
+        d["next_terms"] = tuple(Term(**t) for t in d.get("next_terms", ()))
+        d["constant_next"] = tuple(tuple(x) for x in d.get("constant_next", ()))
+        d["remainder"] = None if d.get("remainder") is None else Term(**d["remainder"])
+        return cls(**d)
+
     @classmethod
     def of(cls, terms, condition: str, note: str, remainder: Term | None = None) -> "StrongOrder":
         """The order whose expansion is ``terms`` (:class:`Term` objects in any order): the

@@ -109,6 +109,57 @@ def test_convergence_with_ones_own_driver(home, capsys):
     assert _spec(home / "f")["driver"] == {"driver": "cholesky-fbm", "hurst": 0.8}
 
 
+def _as_a_fresh_process(names=("gated-tanh", "waves", "laplace")):
+    """Forget the user's module and what it registered, as a new process reading a stored run has never
+    imported it (the registries are restored by the fixture ``home``)."""
+    from deeplimits._user_code import IMPORTED
+
+    sys.modules.pop("mymodels", None)
+    for name in names:
+        if name in registered_blocks():
+            unregister_block(name)
+        if name in registered_drivers():
+            unregister_driver(name)
+    for key in [k for k in IMPORTED if k.startswith("mymodels:") or k in names]:
+        del IMPORTED[key]
+
+
+def test_a_stored_run_of_ones_own_code_is_read_without_importing_it(home, capsys):
+    """A convergence run keeps, with each task, what its summary reads of the pair: ``runs show``,
+    ``plot`` and ``export`` read it in a process that never imported the user's block and law. A
+    stability run whose summary reads the block's and law's declarations is refused in one line
+    that says which ``--code`` to give, not called damaged; given them, it is read."""
+    assert main(["convergence", "--regime", "ode", "--block", "mymodels:Gated", "--driver", "mymodels:Waves",
+                 "--width", "3", "--draws", "16", "--depths", "8,16,32,64", "--out", "c", "--quiet"]) == 0
+    shown = [line for line in capsys.readouterr().out.splitlines() if line.startswith("->")]
+    assert main(["stability", "--block", "mymodels:Gated", "--driver", "mymodels:Laplace", "--width", "4", "--n-in",
+                 "2", "--depths", "4,8", "--betas", "0.5", "--draws", "4", "--out", "st", "--quiet"]) == 0
+    _as_a_fresh_process()
+    capsys.readouterr()
+    assert main(["runs", "show", "c"]) == 0
+    assert [line for line in capsys.readouterr().out.splitlines() if line.startswith("->")] == shown
+    assert main(["runs", "plot", "c"]) == 0 and (home / "c" / "convergence.png").is_file()
+    assert main(["runs", "export", "c", "--csv", "c.csv"]) == 0 and "gated-tanh" in (home / "c.csv").read_text()
+    assert "mymodels" not in sys.modules
+    capsys.readouterr()
+    assert main(["runs", "show", "st"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "damaged" not in err and "--code mymodels:Gated --code mymodels:Laplace" in err, err
+    assert "mymodels" not in sys.modules
+    assert main(["runs", "show", "st", "--code", "mymodels:Gated", "--code", "mymodels:Laplace"]) == 0
+    assert "beta 0.5" in capsys.readouterr().out
+    assert main(["runs", "show", "st", "--code", "os:system"]) == 2
+    assert "--code os:system: module 'os' acts on the system" in capsys.readouterr().err
+    # a trained network's weights figure builds its block
+    assert main(["train", "--block", "mymodels:Gated", "--betas", "1", "--lrs", "1e-2", "--depth", "8", "--width", "6",
+                 "--epochs", "1", "--quiet", "--no-figures", "--out", "tr"]) == 0
+    _as_a_fresh_process()
+    capsys.readouterr()
+    assert main(["runs", "plot", "tr"]) == 1
+    assert "give it with --code mymodels:Gated" in capsys.readouterr().err
+    assert main(["runs", "plot", "tr", "--code", "mymodels:Gated"]) == 0 and (home / "tr" / "weights.png").is_file()
+
+
 def test_transfer_trained_limit_and_scaling_of_ones_own(home, capsys):
     """``transfer --model MODULE:MAKE --data MODULE:DATA`` (a factory and tensors, as
     ``plan_transfer(model=..., data=...)`` takes), ``trained-limit --case MODULE:FAMILY`` (a

@@ -125,6 +125,24 @@ def test_no_degree_of_freedom_is_insufficient_evidence():
     assert f.verdict == "insufficient evidence" and "a test needs at least 3 depths" in f.note
 
 
+def test_a_misfit_with_no_degree_of_freedom_for_the_next_term_is_not_disagrees():
+    # a correct order-1 table (the ODE regime's res-2 on depths 8..64 read this way) whose next term
+    # L^-4 shows: on 4 depths the declared L^-1 + L^-2 + L^-3 leaves 1 degree of freedom, none to
+    # test it with L^-4, so its misfit is not evidence against the order (the former rule said
+    # `disagrees`); on 5 depths the next term is tried and the table agrees
+    ode = (Term(1.0), Term(2.0), Term(3.0))
+    law = np.vectorize(lambda L: 2.2 / L - 2.5 / L ** 2 + 30 / L ** 3 + 400 / L ** 4)
+    for depths, verdict in (([8, 16, 32, 64], "insufficient evidence"), ([8, 16, 32, 64, 128], "agrees")):
+        e = law(np.array(depths, dtype=float))
+        f = fit_expansion(depths, e, ode, stderr=1e-3 * e, remainder=Term(4.0))
+        assert f.verdict == verdict, f.note
+    e = law(np.array([8.0, 16, 32, 64]))
+    f = fit_expansion([8, 16, 32, 64], e, ode, stderr=1e-3 * e, remainder=Term(4.0))
+    assert "no degree of freedom to test it with its next term L^-4: at least 5 depths would decide" in f.note
+    # without a declared next term a misfit on one degree of freedom still disagrees
+    assert fit_expansion([8, 16, 32, 64], e, ode, stderr=1e-3 * e).verdict == "disagrees"
+
+
 def test_local_slopes_delta_method():
     # slopes of an exact power law are exact; correlated errors narrow the interval
     cov = np.array([[1.0, 0.9], [0.9, 1.0]]) * 1e-4

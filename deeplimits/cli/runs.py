@@ -14,7 +14,7 @@ from .execution import RUNS, open_store
 __all__ = ["run_runs", "add_parser"]
 
 #: the flags each action takes
-FLAGS = {"list": (), "show": (), "export": ("csv", "records_csv", "json"), "plot": ("json",)}
+FLAGS = {"list": (), "show": ("code",), "export": ("csv", "records_csv", "json", "code"), "plot": ("json", "code")}
 
 
 def _read(store, what, *a):
@@ -23,9 +23,29 @@ def _read(store, what, *a):
 
     try:
         return what(store, *a)
-    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as e:  # a RunStoreError goes through
+    except RunStoreError as e:
+        _needs_code(store)
+        raise
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
+        _needs_code(store)
         raise RunStoreError(f"{store.path} is damaged ({type(e).__name__}: {one_line(e)}); "
                             f"move it away or recompute the run") from None
+
+
+def _needs_code(store) -> None:
+    """Where a stored run was made with code of the user's own that this invocation was not given
+    (``--code``), and reading it failed: say so, and how to give it, rather than call it damaged."""
+    from .._user_code import IMPORTED
+    from ..errors import RunStoreError
+
+    try:
+        code = json.loads(store.meta().get("user_code") or "{}")
+    except (ValueError, TypeError, AttributeError):
+        return
+    missing = sorted({f"{i.get('module')}:{i.get('name')}" for i in code.values() if isinstance(i, dict)} - set(IMPORTED))
+    if missing:
+        raise RunStoreError(f"{store.path} was made with code of your own ({', '.join(missing)}), and a stored run never "
+                            f"imports what it names: give it with {' '.join('--code ' + m for m in missing)}") from None
 
 
 def _stored_results(store) -> list:
@@ -59,12 +79,16 @@ def add_parser(sub):
                                                          "depth) ('-': standard output)")
     r.add_argument("--json", metavar="PATH", help="export: write the records as JSON; plot: also write the result "
                                                   "('-': standard output)")
+    r.add_argument("--code", metavar="MODULE:NAME", action="append", default=None,
+                   help="show, export, plot: a block, law or activation of your own that the run was made with (as "
+                        "you gave it to the command that made it; repeat for each): a stored run never imports what "
+                        "it names, so a run whose summary needs your code reads it only from you")
     r.set_defaults(func=run_runs)
 
 
 def run_runs(args) -> int:
     cmd = f"runs {args.action}"
-    for name in ("csv", "records_csv", "json"):
+    for name in ("csv", "records_csv", "json", "code"):
         if getattr(args, name) is not None and name not in FLAGS[args.action]:
             uses = " and ".join(f"runs {a}" for a, f in FLAGS.items() if name in f)
             raise UsageError(f"deeplimits {cmd}: --{name.replace('_', '-')} applies only to {uses}")
@@ -77,7 +101,13 @@ def run_runs(args) -> int:
     if not args.target:
         raise UsageError(f"deeplimits {cmd}: give the run directory")
     _check_outputs(args, cmd)  # outputs are checked before the store is read
-    from .._user_code import reading_stored
+    from .._user_code import load_user_object, reading_stored
+
+    for spec in args.code or ():  # imported on the user's word, before the store is opened
+        try:
+            _given(load_user_object(spec, what="code", flag="--code")[0], spec)
+        except ValueError as e:
+            raise UsageError(f"deeplimits {cmd}: {one_line(e)}") from None
 
     with reading_stored(f"the run directory {args.target}"), open_store(args.target, create=False) as store:
         if args.dry_run:
@@ -90,6 +120,20 @@ def run_runs(args) -> int:
                   + ("writes nothing" if not files else "a run writes " + ", ".join(files)), file=sys.stderr)
             return 0
         return {"show": _show, "export": _export, "plot": _plot}[args.action](args, store)
+
+
+def _given(obj, spec: str) -> None:
+    """A block or law given with ``--code``, registered as the flag that made the run registered it
+    (an activation is found by its ``MODULE:NAME`` when the store names it)."""
+    from ..blocks import Block
+    from ..paths import Driver
+    from . import user
+
+    cls = obj if isinstance(obj, type) else type(obj)
+    if issubclass(cls, Block):
+        user._block(obj, spec)
+    elif issubclass(cls, Driver):
+        user._driver(obj, spec, "code")
 
 
 def _check_outputs(args, cmd):
@@ -176,13 +220,20 @@ def _plot(args, store) -> int:
     results = _read(store, _stored_results)
     if not results:
         raise UsageError(f"deeplimits runs plot: {args.target} has no finished task yet")
-    if _read(store, _study) is None:
-        written = outputs.write_convergence(results, args.target, args.json, as_list=isinstance(store.spec, list))
-    elif _read(store, _study) in ("train", "train-conv"):
-        from ..studies import plan_from_dict
+    from ..errors import ParameterError
 
-        written = outputs.write_training(results[0], plan_from_dict(store.spec), args.target, args.json)
-    else:
-        written = outputs.write_study(results[0], args.target, args.json)
+    try:  # a figure may build the run's block or law (the weights of a trained network)
+        if _read(store, _study) is None:
+            written = outputs.write_convergence(results, args.target, args.json, as_list=isinstance(store.spec, list))
+        elif _read(store, _study) in ("train", "train-conv"):
+            from ..studies import plan_from_dict
+
+            written = outputs.write_training(results[0], _read(store, lambda s: plan_from_dict(s.spec)), args.target,
+                                             args.json)
+        else:
+            written = outputs.write_study(results[0], args.target, args.json)
+    except ParameterError:
+        _needs_code(store)
+        raise
     print("wrote " + ", ".join(written), file=outputs.report_stream(args.json))
     return 0

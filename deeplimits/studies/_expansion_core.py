@@ -367,6 +367,10 @@ def _verdict(terms, coef, se, start, deepest, p, q, level, nxt, p_next, exp, exp
         why = "does not fit" if exp is None or exp[0] >= level else f"fits with a leading exponent {exp[1]:.3f}"
         return "pre-asymptotic", (f"{law} {why} (p = {min(p, exp[0] if exp else 1):.2g}), but fits with {nxt} "
                                   f"(p = {p_next:.2g}): these depths are not asymptotic yet; see {WHY}")
+    if p < half and q == 1 and nxt:  # with its next term no degree of freedom is left: the misfit may be that term
+        return "insufficient evidence", (f"the declared expansion {law} does not fit (p = {p:.2g} < {half:g}), and "
+                                         f"{len(terms) + 1} depths leave no degree of freedom to test it with {nxt}: "
+                                         f"at least {len(terms) + 2} depths would decide; see {WHY}")
     if p < half:
         return "disagrees", f"the declared expansion {law} does not fit (p = {p:.2g} < {half:g}); see {WHY}"
     if coef[0] - _Z * se[0] <= 0:

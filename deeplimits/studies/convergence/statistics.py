@@ -10,14 +10,14 @@ import math
 import numpy as np
 
 from ..._plain import strict
-from ...orders import next_pairs
+from ...orders import StrongOrder, next_pairs
 from ...pairs import InsidePair, Pair
 from . import spec as S_
 from ..fits import resamples_for
 from ..strong_error import fit_rate
 from .result import ConvergenceResult
 
-__all__ = ["summarise", "error_statistics", "encode_errors", "decode_errors"]
+__all__ = ["summarise", "describe", "error_statistics", "encode_errors", "decode_errors"]
 
 #: fields of a result that the inside regimes fill in from their pair (``alpha = 1 - beta`` for inside-ode)
 _INSIDE_FIELDS = ("alpha", "beta", "sa", "sb", "ito_correction")
@@ -35,20 +35,35 @@ def decode_errors(x) -> np.ndarray:
     return np.asarray(x, dtype=np.float64)
 
 
-def summarise(p: Pair, depths, reference, max_err: np.ndarray, term_err: np.ndarray, *, inputs, seed,
-              dtype, seconds, options: dict | None = None) -> ConvergenceResult:
-    """Combine per-draw errors into estimates, standard errors and the fitted rate. ``options``
-    (a plan's, as recorded) go into the result's fields of the same name, the others into its
-    ``options``; the inside regimes' fields are their pair's (``alpha = 1 - beta`` for inside-ode)."""
+def describe(p: Pair, reference) -> dict:
+    """The fields of a result that come from the pair measured against ``reference``, not from the
+    draws, as plain JSON, its declared order under ``'order'``: what each stored task keeps, so that
+    a stored run is read without building its pair (a block, law or activation of a user's own is
+    never imported to read it: docs/sweeps.md, "Files are data")."""
     net = p.network
-    return ConvergenceResult(
-        regime=p.regime, hurst=p.hurst, width=p.width, activation=net.activation.name, arch=net.arch,
-        corrected=type(net).__name__ == "ModifiedEulerResNet", inputs=inputs, reference=reference, seed=seed,
-        dtype=str(dtype).replace("torch.", ""), theory_rate=p.theory_rate, rate_note=p.rate_note,
-        theory_log_power=p.order.log_power, seconds=seconds, reference_method=p.limit.reference_text(reference),
-        nested_reference=False if p.limit.exact is not None else None,
-        terminal_constant=p.order.constant, constant_next=[list(x) for x in next_pairs(p.order.constant_next)],
-        constant_source=p.order.constant_source, **error_statistics(depths, max_err, term_err, seed, p.order), **_result_options(p, options or {}))
+    d = dict(regime=p.regime, hurst=p.hurst, width=p.width, activation=net.activation.name, arch=net.arch,
+             corrected=type(net).__name__ == "ModifiedEulerResNet", theory_rate=p.theory_rate, rate_note=p.rate_note,
+             theory_log_power=p.order.log_power, reference_method=p.limit.reference_text(reference),
+             nested_reference=False if p.limit.exact is not None else None, terminal_constant=p.order.constant,
+             constant_next=[list(x) for x in next_pairs(p.order.constant_next)],
+             constant_source=p.order.constant_source, order=p.order.to_dict())
+    if isinstance(p, InsidePair):
+        d.update({k: getattr(p, k) for k in _INSIDE_FIELDS})
+    return d
+
+
+def summarise(p: Pair | dict, depths, reference, max_err: np.ndarray, term_err: np.ndarray, *, inputs, seed,
+              dtype, seconds, options: dict | None = None) -> ConvergenceResult:
+    """Combine per-draw errors into estimates, standard errors and the fitted rate; ``p``: the pair,
+    or its :func:`describe` (as a stored task keeps it). ``options`` (a plan's, as recorded) go into
+    the result's fields of the same name, the others into its ``options``; the inside regimes'
+    fields are their pair's (``alpha = 1 - beta`` for inside-ode)."""
+    d = dict(p) if isinstance(p, dict) else describe(p, reference)
+    order = StrongOrder.from_dict(d.pop("order"))
+    inside = {k: d.pop(k) for k in _INSIDE_FIELDS if k in d}  # the pair's, over the options of the same name
+    return ConvergenceResult(**d, inputs=inputs, reference=reference, seed=seed, dtype=str(dtype).replace("torch.", ""),
+                             seconds=seconds, **error_statistics(depths, max_err, term_err, seed, order),
+                             **{**_result_options(options or {}), **inside})
 
 
 def error_statistics(depths, max_err: np.ndarray, term_err: np.ndarray, seed: int, order, n_boot: int = 2000,
@@ -78,10 +93,8 @@ def _statistics(depths, max_err, term_err, seed, order, n_boot, endpoint_tol) ->
                 remainder=dataclasses.asdict(order.omitted))
 
 
-def _result_options(p: Pair, options: dict) -> dict:
+def _result_options(options: dict) -> dict:
     """The fields of a result set by the regime's options (see :func:`summarise`)."""
     out = {k: v for k, v in options.items() if k in _RESULT_FIELDS and k not in S_.EVERY_SPEC}
-    if isinstance(p, InsidePair):
-        out.update({k: getattr(p, k) for k in _INSIDE_FIELDS})
     extra = {k: v for k, v in options.items() if k not in _RESULT_FIELDS and v is not None}
     return {**out, "options": extra} if extra else out

@@ -25,7 +25,7 @@ from ...paths import driver_from_spec, driver_spec, make_driver
 from ...regimes import REGISTRY, declarations, get_regime, pair as _pair
 from . import spec as S_
 from .result import ConvergenceResult
-from .statistics import decode_errors, encode_errors, error_statistics, summarise  # noqa: F401 - public
+from .statistics import decode_errors, describe, encode_errors, error_statistics, summarise  # noqa: F401 - public
 from .memory import convergence_bytes
 from ..plan import Plan, register_plan
 from .presets import MAX_CHUNK, REFERENCE_REFINEMENT
@@ -163,8 +163,8 @@ class ConvergencePlan(Plan):
         run sized to decide: read at the share of the levels of the last stage they complete)."""
         mx = np.concatenate([decode_errors(r["max_err"]) for r in results])
         tm = np.concatenate([decode_errors(r["terminal_err"]) for r in results])
-        out = summarise(self.pair(), self.depths, self.reference, mx, tm, inputs=self.inputs, seed=self.seed,
-                        dtype=self.dtype, seconds=seconds, options=self.options)
+        out = summarise(_described(results) or self.pair(), self.depths, self.reference, mx, tm, inputs=self.inputs,
+                        seed=self.seed, dtype=self.dtype, seconds=seconds, options=self.options)
         share = 1.0
         if self.stages:
             from ..sequential import shares
@@ -362,6 +362,14 @@ def run_task(params: dict, seed: int) -> dict:
     """Sweep task: one chunk of draws of a plan (``params`` = plan spec + ``draws``)."""
     spec = {k: v for k, v in params.items() if k != "draws"}
     plan = ConvergencePlan.from_dict(spec)
-    mx, tm = run_chunk(plan.pair(), plan.depths, plan.reference, params["draws"], plan.inputs, seed, plan.dtype,
-                       plan.device)
-    return {"max_err": encode_errors(mx), "terminal_err": encode_errors(tm)}
+    p = plan.pair()
+    mx, tm = run_chunk(p, plan.depths, plan.reference, params["draws"], plan.inputs, seed, plan.dtype, plan.device)
+    return {"max_err": encode_errors(mx), "terminal_err": encode_errors(tm), "pair": describe(p, plan.reference)}
+
+
+def _described(results: list) -> dict | None:
+    """The pair's description the tasks kept (:func:`~.statistics.describe`), so that a stored run is
+    read without building its pair; ``None`` where a result has none (a store written before they kept
+    it, or results computed in this process)."""
+    kept = [r.get("pair") for r in results]
+    return kept[0] if kept and all(isinstance(k, dict) for k in kept) else None
