@@ -21,7 +21,7 @@ import inspect
 
 from .errors import ParameterError
 
-__all__ = ["DEFAULT", "REQUIRED", "Group", "grouped", "group", "Training", "defaults"]
+__all__ = ["DEFAULT", "REQUIRED", "Group", "grouped", "group", "Training", "defaults", "keywords"]
 
 
 class _Marker:
@@ -139,6 +139,18 @@ def defaults(fn) -> dict:
             out.update(p.default.given())
         elif p.default is not p.empty:
             out[name] = p.default
+    return out
+
+
+def keywords(fn) -> list[str]:
+    """The keywords ``fn`` takes by name, in order: its keyword-only parameters, a group's as the
+    fields it takes (``plan_convergence``: ``depths, ..., width, activation, arch, seed, ...``),
+    for a message that lists them."""
+    out = []
+    for name, p in inspect.signature(fn).parameters.items():
+        if p.kind is not p.KEYWORD_ONLY:
+            continue
+        out.extend(p.default.given() if isinstance(p.default, Group) else [name])
     return out
 
 

@@ -73,6 +73,7 @@ CLI = [
     (["nosuch"], 2, "invalid choice"),
     (["--version=2"], 2, "ignored explicit argument"),
     (["--bogus"], 2, "required"),
+    (["convergence", "--preset", "nope"], 2, "deeplimits convergence: unrecognized arguments: --preset nope"),
     # -- a user's objects (MODULE:NAME; tests/test_cli_user.py runs good ones)
     (["convergence", "--regime", "sde", "--block", "nosuchmodule_xyz:A"], 2, "--block nosuchmodule_xyz:A: cannot import"),
     (["convergence", "--regime", "sde", "--block", "res-1"], 2, "--block must be module:Name"),
@@ -83,7 +84,8 @@ CLI = [
     (["law", "--phi", "math:pi"], 2, "--phi math:pi: not a function of the output"),
     (["transfer", "--block", "math:pi"], 2, "not a deeplimits Block subclass"),
     (["train", "--driver", "math:pi"], 2, "--driver math:pi: not a deeplimits Driver subclass"),
-    (["law", "--law", "math:sqrt"], 2, "--law math:sqrt: not a deeplimits Driver subclass"),
+    (["law", "--law", "math:sqrt"], 2, "--law math:sqrt: not a deeplimits Driver subclass (it is the function sqrt)"),
+    (["law", "--law", "math:pi"], 2, "--law math:pi: not a deeplimits Driver subclass (it is a float)"),
     (["order", "--scheme", "math:pi", "--problem", "linear-sde"], 2, "--scheme math:pi: not a scheme"),
     (["order", "--scheme", "euler-maruyama", "--problem", "math:pi"], 2, "--problem math:pi: not a deeplimits Problem"),
     (["convergence", "--regime", "ode", "--driver", "math:pi"], 2, "--driver math:pi: not a deeplimits Driver subclass"),
@@ -902,6 +904,14 @@ LIB = [
     (lambda: dl.pair("fbm", width=2, hurst=float("inf")), ValueError, "hurst"),
     (lambda: dl.pair("inside-ode", width=2, beta=float("nan")), ValueError, "beta"),
     (lambda: dl.pair("inside-sde", width=2, sa=-1.0), ValueError, "sa"),
+    # a misspelt parameter is said to be one, with what is taken (not "an unknown option" of the regime)
+    (lambda: dl.strong_convergence("sde", widht=4), ParameterError,
+     "widht is not a parameter of plan_convergence nor an option of regime 'sde' (did you mean width?): "
+     "plan_convergence takes depths, draws, reference, inputs, driver, arch, activation, width,"),
+    (lambda: dl.pair("sde", width=2, widht=4), ParameterError, "widht is not a parameter of pair nor an option of "
+     "regime 'sde' (did you mean width?): pair takes width, activation, arch, driver; regime 'sde' accepts no options"),
+    (lambda: dl.pair("fbm", hurst=2.0), ParameterError, "width must be given: the hidden width d, an integer >= 1 "
+     "(the studies of regime 'fbm' use 8)"),
     (lambda: dl.strong_convergence("sde", width=2, depths=[3]), ValueError, "depths"),
     (lambda: dl.strong_convergence("sde", width=2, depths=[float("inf")]), ValueError, "depths"),
     (lambda: dl.strong_convergence("sde", width=2, draws=0), ValueError, "draws"),

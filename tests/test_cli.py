@@ -14,6 +14,9 @@ def test_parse_list_conventions():
     betas = parse_list("0:1.3:27")
     assert len(betas) == 27 and betas[0] == 0 and betas[-1] == pytest.approx(1.3)
     assert betas[1] == pytest.approx(0.05)
+    # the values typed, not start + i * step's last bits (0.3 + 0.1 = 0.39999999999999997)
+    assert [repr(b) for b in parse_list("0.3:1:8")] == ["0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "1.0"]
+    assert len(set(parse_list("1:1.0000000000001:3"))) == 3  # a grid finer than 12 digits is kept as it is
 
 
 def test_single_regime_run(tmp_path, capsys):
@@ -56,6 +59,9 @@ def test_default_study_is_a_list_of_three(tmp_path, capsys):
     (["convergence", "--regime", "sde", "--depths", "4,8", "--reference", "8"], "reference must be at least 2 * max(depths) = 16"),
     (["convergence", "--regime", "sdf"], "invalid choice"),
     (["convergence", "--bogus"], "unrecognized arguments"),
+    # an argument the command does not take is said under the command, not as 'deeplimits:'
+    (["convergence", "--preset", "nope"], "deeplimits convergence: unrecognized arguments: --preset nope"),
+    (["phase", "extra"], "deeplimits phase: unrecognized arguments: extra"),
     (["convergence", "--regime", "sde", "--beta", "0.3"], "--beta applies only to --regime inside-sde or inside-ode"),
     (["convergence", "--regime", "inside-sde", "--alpha", "0.2"], "--alpha applies only to --regime inside-ode"),
     (["convergence", "--regime", "ode", "--sb", "0.2"], "--sb applies only to --regime inside-sde or inside-ode"),

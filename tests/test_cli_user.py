@@ -64,15 +64,26 @@ def test_block_and_driver_through_stability_recorded_and_resumed(home, capsys):
     assert main(argv) == 2  # the file changed: refused, not mixed
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "mymodels:Gated" in err and "changed" in err
+    assert err.startswith("deeplimits stability: "), err  # under the command, as every usage error
 
 
 @pytest.mark.parametrize("argv,needle", [
     (["convergence", "--regime", "sde", "--block", "nosuchmodule_x:A"], "--block nosuchmodule_x:A: cannot import"),
     (["convergence", "--regime", "sde", "--block", "mymodels:Nope"], "has no 'Nope'"),
-    (["convergence", "--regime", "sde", "--block", "mymodels:cube_mean"], "not a deeplimits Block subclass"),
+    (["convergence", "--regime", "sde", "--block", "mymodels:cube_mean"],
+     "not a deeplimits Block subclass (it is the function cube_mean)"),
+    (["convergence", "--regime", "sde", "--block", "mymodels:Laplace"],
+     "not a deeplimits Block subclass (it is the Driver subclass Laplace)"),
     (["convergence", "--regime", "sde", "--block", "gated"], "--block must be module:Name"),
+    # a block the study refuses is said under the flag typed, --block (not --arch)
+    (["convergence", "--regime", "sde", "--block", "mymodels:Mixer"],
+     "deeplimits convergence: --block 'mixer' does not fit regime 'sde'"),
     (["convergence", "--regime", "sde", "--block", "mymodels:Mixer"], "not declared linear in W"),
-    (["stability", "--driver", "mymodels:Gated"], "not a deeplimits Driver subclass"),
+    (["convergence", "--block", "mymodels:Gated"], "deeplimits convergence: --block needs --regime"),
+    (["stability", "--driver", "mymodels:Gated"], "not a deeplimits Driver subclass (it is the Block subclass Gated)"),
+    (["law", "--law", "mymodels:Gated"], "--law mymodels:Gated: not a deeplimits Driver subclass (it is the Block "
+                                         "subclass Gated)"),
+    (["law", "--law", "mymodels:GBM"], "not a deeplimits Driver subclass (it is a Problem)"),
     (["convergence", "--regime", "sde", "--driver", "mymodels:Laplace"], "coupled=False"),
     (["convergence", "--regime", "fbm", "--driver", "mymodels:LevyBridge"], "regularity 0.5"),
     (["convergence", "--driver", "mymodels:Waves"], "--driver needs --regime"),
@@ -83,7 +94,9 @@ def test_block_and_driver_through_stability_recorded_and_resumed(home, capsys):
     (["transfer", "--model", "mymodels:ResidualMLP", "--block", "mymodels:Gated"], "not to a model's factory"),
     (["transfer", "--preset", "conv-quick", "--model", "mymodels:ResidualMLP"], "--model applies only to the MLP"),
     (["trained-limit", "--case", "mymodels:Gated"], "--case mymodels:Gated: not a family"),
-    (["scaling", "--block", "mymodels:Gated"], "declares no trained scale (trained_scale = False)"),
+    (["trained-limit", "--case", "mymodels:Gated"], "it is the Block subclass Gated"),
+    (["scaling", "--block", "mymodels:Gated"],
+     "deeplimits scaling: --block 'gated-tanh' declares no trained scale (trained_scale = False)"),
     (["law", "--law", "mymodels:Laplace", "--phi", "mymodels:GBM"], "not a function of the output"),
     (["order", "--scheme", "mymodels:GBM", "--problem", "linear-sde"], "--scheme mymodels:GBM: not a scheme"),
     (["order", "--scheme", "euler-maruyama", "--problem", "mymodels:HAND_EULER"], "not a deeplimits Problem"),

@@ -57,6 +57,19 @@ def test_the_parser_gives_every_command_the_flag():
         assert any("--dry-run" in a.option_strings for a in command._actions), name
 
 
+def test_a_plans_float_axis_is_printed_as_typed(tmp_path, monkeypatch, capsys):
+    """``--betas 0.3:1:8`` shows 0.3,0.4,...,1.0, not ``0.39999999999999997`` (the range holds the
+    values typed, and a float printed keeps 12 significant digits)."""
+    from deeplimits.cli.dry_run import _plain
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["phase", "--betas", "0.3:1:8", "--hursts", "0.6", "--width", "2", "--n-in", "2", "--depth", "4",
+                 "--draws", "1", "--inputs", "1", "--dry-run"]) == 0
+    text = capsys.readouterr().out
+    assert "betas 0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0," in text and "999999" not in text, text
+    assert _plain({"betas": [0.1 + 0.2, 1.0, 1e-7], "width": 4}) == "betas 0.3,1.0,1e-07, width 4"
+
+
 def test_a_refused_plan_is_refused_by_the_dry_run_too(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["convergence", "--regime", "sde", "--draws", "1000000000000", "--dry-run"]) == 2

@@ -81,8 +81,13 @@ def test_a_log_factor_lowers_the_slope_over_practical_depths():
 
 
 def test_unknown_and_misplaced_options():
-    with pytest.raises(ValueError, match="unknown option 'nonsense'"):
+    with pytest.raises(ValueError, match=r"^nonsense is not a parameter of pair nor an option of regime 'sde': pair "
+                                         r"takes width, activation, arch, driver; regime 'sde' accepts no options$"):
         dl.pair("sde", width=2, nonsense=1)
+    with pytest.raises(ValueError, match=r"^bta is not a parameter of pair nor an option of regime 'inside-sde' "
+                                         r"\(did you mean beta\?\): .*accepts beta, ito_correction, length_scale, "
+                                         r"sa, sb$"):
+        dl.pair("inside-sde", width=2, bta=1.0)
     with pytest.raises(ValueError, match=r"alpha applies only to regime 'inside-ode', not 'inside-sde' \(inside-sde has"):
         dl.pair("inside-sde", width=2, alpha=0.1)
     with pytest.raises(ValueError, match="regime must be one of 'sde', 'ode', 'fbm'"):
@@ -98,3 +103,6 @@ def test_pair_without_width_names_it():
     with pytest.raises(ParameterError, match="width must be given") as info:
         dl.pair("sde")
     assert info.value.param == "width" and "16" in str(info.value)
+    with pytest.raises(ParameterError, match=r"\(the studies of regime 'fbm' use 8\)$") as info:
+        dl.pair("fbm", hurst=2.0)
+    assert "''" not in str(info.value)

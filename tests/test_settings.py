@@ -73,8 +73,8 @@ def test_a_field_given_twice_is_refused(fn, args, flat, groups):
 
 @pytest.mark.parametrize("fn,args,flat,groups", CASES, ids=IDS)
 def test_an_unknown_keyword_and_a_wrong_group_are_refused(fn, args, flat, groups):
-    said = "unknown option 'colour'" if fn is plan_convergence else f"colour is not a parameter of {fn.__name__}"
-    with pytest.raises(ParameterError, match=f"^{said}") as e:  # (convergence: a regime option it is not)
+    said = f"colour is not a parameter of {fn.__name__}"  # (convergence: nor an option of its regime)
+    with pytest.raises(ParameterError, match=f"^{said}") as e:
         fn(*args, **flat, colour="red")
     assert e.value.param == "colour" and "\n" not in str(e.value)
     name = next(k for k, v in groups.items() if isinstance(v, S.Group))

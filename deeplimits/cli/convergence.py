@@ -12,6 +12,7 @@ from ..studies.convergence.presets import DEFAULT_STUDY, STUDY_OPTIONS, study_op
 from . import dry_run, outputs
 from .errors import UsageError, plan, say
 from .execution import Run, default_out, executor, progress
+from .user import typed_flags
 from .values import fmt, integer, real
 
 __all__ = ["run_convergence", "study", "option_flags", "add_option_flags"]
@@ -75,7 +76,8 @@ def study(args) -> list[tuple[str, dict]]:
             raise UsageError(f"deeplimits convergence: {flags[name]} needs --regime {_where(name)}")
         for flag in ("arch", "driver"):
             if getattr(args, flag, None) is not None:
-                raise UsageError(f"deeplimits convergence: --{flag} needs --regime")
+                typed = typed_flags(args, (flag,))[flag] or f"--{flag}"  # --block: the user's own block
+                raise UsageError(f"deeplimits convergence: {typed} needs --regime")
         return [(regime, dict(kw)) for regime, kw in DEFAULT_STUDY]
     regime = get_regime(args.regime)
     own = driver_params(args)  # the options the driver takes (its parameters), not the regime
@@ -110,7 +112,7 @@ def _plans(args) -> list:
         if getattr(args, name) is not None:
             common[name] = getattr(args, name)
     # every argument is checked before any work starts
-    params = {**{p: None for p in PARAMS}, **option_flags()}  # errors name the flags
+    params = typed_flags(args, {**{p: None for p in PARAMS}, **option_flags()})  # errors name the flags typed
     runs = study(args)
     if getattr(args, "driver", None) is not None:  # the law of the weights, with its parameters
         from ..paths import make_driver
@@ -156,7 +158,7 @@ def run_convergence(args) -> int:
     outputs.check_outputs(args, "convergence", out)
     if args.dry_run:
         return dry_run.show(args, "convergence", plans, out)
-    with Run(out, spec if args.regime is None else spec[0]) as store:
+    with Run(out, spec if args.regime is None else spec[0], "convergence") as store:
         results, failed = _run(args, plans, store, executor_kw)
     if failed:
         say("deeplimits convergence: " + "; ".join(failed))

@@ -8,6 +8,7 @@ import os
 
 from . import outputs
 from .errors import UsageError
+from .values import number
 
 __all__ = ["add_flag", "show", "show_calibration", "show_files", "sizes_without_files", "HELP"]
 
@@ -48,7 +49,7 @@ def _plain(spec) -> str:
     def value(v):
         if isinstance(v, (list, tuple)):
             return ",".join(value(x) for x in v) if len(v) <= 12 else f"{value(v[0])},...,{value(v[-1])} ({len(v)})"
-        return json.dumps(v) if isinstance(v, dict) else str(v)
+        return json.dumps(v) if isinstance(v, dict) else number(v)  # a float axis: 0.4, not 0.39999999999999997
 
     names = {"paths": "draws"}  # a convergence spec keeps the former name of draws
     return ", ".join(f"{names.get(k, k)} {value(v)}" for k, v in spec.items() if v is not None and k != "study")

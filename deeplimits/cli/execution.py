@@ -166,11 +166,12 @@ def default_out(args, cmd, spec) -> str:
     return args.out if args.out is not None else os.path.join(RUNS, f"{cmd}-" + digest(spec))
 
 
-def open_store(directory, spec=None, create=True):
+def open_store(directory, spec=None, create=True, cmd=None):
     """The run store in ``directory``. A directory without a store, holding another command's
-    run, or read-only where a run must write is a usage error (exit 2); a store whose file is
-    damaged (:class:`~deeplimits.runs.DamagedStoreError`) or on a full disk
-    (:class:`~deeplimits.errors.DiskFullError`) is a runtime error (exit 1)."""
+    run, resumed with user code whose source changed, or read-only where a run must write is a
+    usage error (exit 2), said under ``deeplimits CMD`` (``cmd``: the command, e.g.
+    ``'convergence'``); a store whose file is damaged (:class:`~deeplimits.runs.DamagedStoreError`)
+    or on a full disk (:class:`~deeplimits.errors.DiskFullError`) is a runtime error (exit 1)."""
     from ..errors import DiskFullError
     from ..runs import DamagedStoreError, RunStore, RunStoreError
 
@@ -179,7 +180,7 @@ def open_store(directory, spec=None, create=True):
     except (DamagedStoreError, DiskFullError):
         raise
     except RunStoreError as e:
-        raise UsageError(f"deeplimits: {one_line(e)}") from None
+        raise UsageError(f"deeplimits{' ' + cmd if cmd else ''}: {one_line(e)}") from None
 
 
 class Run:
@@ -189,9 +190,10 @@ class Run:
     One invocation at a time runs in a directory: a second one on the same ``--out`` says so in
     one line and waits for the first to finish (an exclusive ``flock`` on the run directory,
     released by the system when a process ends, killed or not), then reuses its finished tasks:
-    no task is computed twice. Tasks run in parallel with ``--workers`` or ``--scheduler``."""
+    no task is computed twice. Tasks run in parallel with ``--workers`` or ``--scheduler``.
+    ``cmd``: the command (``'convergence'``), named by its refusals (:func:`open_store`)."""
 
-    def __init__(self, out, spec):
+    def __init__(self, out, spec, cmd: str):
         from .. import _validate as V
         from ..errors import DiskFullError
         from ..runs import STORE_NAME
@@ -201,7 +203,7 @@ class Run:
         try:
             self.lock = _lock_directory(out)
             self.new_store = not os.path.exists(os.path.join(out, STORE_NAME))
-            self.store = open_store(out, spec)
+            self.store = open_store(out, spec, cmd=cmd)
         except DiskFullError:
             if self.new_store:  # a store this command began on a full disk: no half-made file stays
                 self._remove(os.path.join(out, STORE_NAME))
@@ -263,7 +265,7 @@ def run_study(args, cmd: str, spec, *, unit: str, total: int, estimate: str | No
     report = outputs.report_stream(args.json)
     if estimate:
         print(estimate, file=report, flush=True)
-    with Run(out, stored) as store:
+    with Run(out, stored, cmd) as store:
         with progress(args, total=total, unit=unit, desc=cmd, initial=spec.stored_units(store)) as bar:
             result = spec.run(bar.update, store=store, **executor(args, cmd))
     print(result.report(), file=report)

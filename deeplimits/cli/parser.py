@@ -39,6 +39,16 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit status 2, no usage dump
         raise UsageError(f"{self.prog}: {with_hint(message)}")
 
+    def parse_args(self, args=None, namespace=None):
+        """argparse's, but arguments no command takes are said under the command they follow
+        (``deeplimits convergence: unrecognized arguments: --preset nope``)."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            command = getattr(parsed, "command", None)
+            prog = f"{self.prog} {command}" if command else self.prog
+            raise UsageError(f"{prog}: unrecognized arguments: {' '.join(extras)}")
+        return parsed
+
 
 def _activation_help() -> str:
     """The activation flag of the propagation and training commands."""

@@ -8,6 +8,7 @@ from ..studies.propagation.presets import PHASE_PRESETS, STABILITY_PRESETS
 from . import dry_run, outputs
 from .errors import plan
 from .execution import Run, default_out, executor, preset_options, progress
+from .user import typed_flags
 
 __all__ = ["run_stability_cmd", "run_phase_cmd"]
 
@@ -25,7 +26,7 @@ def _run_study(args, cmd, spec, run, total, unit, executor_kw):
     outputs.check_outputs(args, cmd, out)
     if args.dry_run:
         return dry_run.show(args, cmd, [spec], out)
-    with Run(out, stored) as store:
+    with Run(out, stored, cmd) as store:
         with progress(args, total=total, unit=unit, desc=cmd, initial=spec.stored_units(store),
                       bar_format="{desc} {bar} {n_fmt}/{total_fmt} " + unit + "s [{elapsed}<{remaining}]") as bar:
             result = run(spec, bar.update, store=store, **executor_kw)
@@ -47,7 +48,7 @@ def run_stability_cmd(args) -> int:
     driver = kw.pop("driver") if args.driver is None else args.driver  # ('' is a bad name, not "not given")
     kw.pop("driver", None)
     declared = tuple(o.name for opts in DRIVER_OPTIONS.values() for o in opts)  # the flags of _driver_flags
-    params = STABILITY + ("driver", *declared, "seed", "dtype", "device")
+    params = typed_flags(args, STABILITY + ("driver", *declared, "seed", "dtype", "device"))
     driver = plan("stability", params, make_driver, driver, **{n: getattr(args, n) for n in declared})
     spec = plan("stability", params, stability.plan_stability, driver=driver, **kw)
     return _run_study(args, "stability", spec, stability.run_stability, spec.draws, "draw", executor_kw)
@@ -58,5 +59,5 @@ def run_phase_cmd(args) -> int:
 
     executor_kw = executor(args, "phase")
     kw = preset_options(args, PHASE_PRESETS[args.preset], PHASE)
-    spec = plan("phase", PHASE + ("seed", "dtype", "device"), phase.plan_phase, **kw)
+    spec = plan("phase", typed_flags(args, PHASE + ("seed", "dtype", "device")), phase.plan_phase, **kw)
     return _run_study(args, "phase", spec, phase.run_phase, len(spec.hursts), "H", executor_kw)

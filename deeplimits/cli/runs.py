@@ -109,7 +109,7 @@ def run_runs(args) -> int:
         except ValueError as e:
             raise UsageError(f"deeplimits {cmd}: {one_line(e)}") from None
 
-    with reading_stored(f"the run directory {args.target}"), open_store(args.target, create=False) as store:
+    with reading_stored(f"the run directory {args.target}"), open_store(args.target, create=False, cmd=cmd) as store:
         if args.dry_run:
             counts = store.counts()
             writes = {"show": [], "export": [args.csv, args.records_csv, args.json],

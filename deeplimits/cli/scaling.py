@@ -13,6 +13,7 @@ from . import dry_run, outputs
 from .errors import UsageError, plan
 from .execution import Run, default_out, executor, preset_options, progress
 from .scaling_conv import _duration, conv_flags, run_conv_scaling
+from .user import typed_flags
 from .values import DTYPE_HELP, fmt, int_list, integer, parse_list, real
 
 __all__ = ["add_parser", "run_scaling_cmd", "OPTIONS", "estimate_line", "run_and_report"]
@@ -33,7 +34,7 @@ def run_scaling_cmd(args) -> int:
 
     executor_kw = executor(args, "scaling")
     kw = preset_options(args, SCALING_PRESETS[args.preset], OPTIONS)
-    spec = plan("scaling", OPTIONS + ("dtype", "device"), plan_scaling, **kw)
+    spec = plan("scaling", typed_flags(args, OPTIONS + ("dtype", "device")), plan_scaling, **kw)
     if args.ablation:
         return _run_ablation(args, kw, spec, executor_kw)
     return run_and_report(args, spec, estimate_line(spec), executor_kw)
@@ -66,7 +67,7 @@ def _note(spec) -> str:
 
 def _run(args, spec, out, executor_kw, desc="scaling"):
     """The run of ``spec`` in the store under ``out``, with progress: the result and the store's path."""
-    with Run(out, spec.to_dict()) as store:
+    with Run(out, spec.to_dict(), "scaling") as store:
         with progress(args, total=len(spec.depths), unit="depth", desc=desc, initial=spec.stored_units(store),
                       bar_format="{desc} {bar} {n_fmt}/{total_fmt} depths [{elapsed}<{remaining}]") as bar:
             return spec.run(bar.update, store=store, **executor_kw), store.path
@@ -79,7 +80,7 @@ def _run_ablation(args, kw, spec, executor_kw) -> int:
     from ..studies.scaling.ablation import ablation_plans, ablation_row, ablation_rows, ablation_table
 
     base = {k: v for k, v in kw.items() if k in OPTIONS + ("dtype", "device")}
-    variants = plan("scaling", OPTIONS + ("dtype", "device"), ablation_plans, **base)
+    variants = plan("scaling", typed_flags(args, OPTIONS + ("dtype", "device")), ablation_plans, **base)
     out = default_out(args, "scaling-ablation", {"ablation": spec.to_dict()})
     outputs.check_outputs(args, "scaling", out)
     if args.dry_run:

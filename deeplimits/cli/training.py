@@ -11,6 +11,7 @@ from ..studies.training.presets import TRAIN_PRESETS
 from . import dry_run, outputs
 from .errors import plan, usage
 from .execution import Run, default_out, executor, preset_options, progress
+from .user import typed_flags
 
 __all__ = ["run_train_cmd", "OPTIONS", "CONV_OPTIONS"]
 
@@ -33,7 +34,7 @@ def _plan(args):
     if args.hursts is None and args.driver not in (None, preset.get("driver")):
         kw.pop("hursts", None)  # a preset's H axis belongs to its own driver, not to another --driver
     if kw.get("arch") != "conv":
-        return plan("train", OPTIONS + ("dtype",), training.plan_training, **kw)
+        return plan("train", typed_flags(args, OPTIONS + ("dtype",)), training.plan_training, **kw)
     from ..studies.training.conv import plan_conv_training
 
     fixed = [n for n in ("preset", "activation", "bias", "optimizer", "lr_decay_halfway", "stop_loss")
@@ -58,7 +59,7 @@ def run_train_cmd(args) -> int:
     if args.dry_run:
         return dry_run.show(args, "train", [spec], out)
     total = spec.n_configs * spec.epochs
-    with Run(out, stored) as store:
+    with Run(out, stored, "train") as store:
         with progress(args, total=total, unit="epoch", desc="train", initial=spec.stored_units(store),
                       bar_format="{desc} {bar} {n_fmt}/{total_fmt} configuration-epochs "
                                  "[{elapsed}<{remaining}]") as bar:

@@ -8,6 +8,7 @@ from .. import _names as N_
 from ..studies.transfer import presets as C_
 from .errors import plan, usage
 from .execution import run_study, study_options
+from .user import typed_flags
 from .values import DTYPE_HELP, fmt, int_list, integer, parse_list
 
 __all__ = ["add_parser", "run_transfer_cmd", "OPTIONS"]
@@ -105,7 +106,7 @@ def run_transfer_cmd(args) -> int:
     kw = study_options(args, "transfer", C_.PRESETS[args.preset], C_.DEFAULTS["dtype"], OPTIONS)
     if args.optimizer is not None:
         kw["optimizers"] = [args.optimizer]
-    spec = plan("transfer", OPTIONS + ("dtype", "device"), plan_transfer, **kw)
+    spec = plan("transfer", typed_flags(args, OPTIONS + ("dtype", "device")), plan_transfer, **kw)
     estimate = f"plan: {spec.estimate()}; about {duration(spec.seconds())} in one process on 2 CPU cores"
     total = len(spec.tasks()) + len(limit_settings(spec))  # the limit tasks follow the grids
     return run_study(args, "transfer", spec, unit="grid", total=total, estimate=estimate)

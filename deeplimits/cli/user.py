@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from ..errors import ParameterError
 
-__all__ = ["resolve", "run_key", "is_user_spec", "USER_FLAGS"]
+__all__ = ["resolve", "run_key", "is_user_spec", "typed_flags", "USER_FLAGS"]
 
 USER_FLAGS = ("block", "driver", "law", "phi", "scheme", "problem", "model", "data", "case")
 """The flags that take ``MODULE:NAME``."""
@@ -47,13 +47,52 @@ def is_user_spec(value) -> bool:
     return isinstance(value, str) and ":" in value
 
 
+def typed_flags(args, params) -> dict:
+    """``params`` (the parameter names a command sets, or a mapping name -> flag) as the mapping
+    :func:`~.errors.usage` shows its errors by, naming the flag the user typed: ``arch`` is
+    ``--block`` where the residual map is a block of one's own given by ``--block`` (docs/cli.md:
+    a block the study refuses is reported under ``--block``, not ``--arch``)."""
+    out = dict(params) if isinstance(params, dict) else dict.fromkeys(params)
+    if getattr(args, "block", None) is not None and "arch" in out:
+        out["arch"] = "--block"
+    return out
+
+
+def what_it_is(obj) -> str:
+    """What ``obj`` is, in a user's terms, for a refusal's "it is ...": ``the Block subclass
+    Softsign``, ``the Driver subclass Logistic``, ``the class Mixer``, ``the function quartic``,
+    ``the module torch``, ``a Block instance (Softsign)``, ``a float``; never its metaclass
+    (``ABCMeta``)."""
+    import functools
+    import inspect
+
+    from ..blocks import Block
+    from ..paths import Driver
+
+    kinds = ((Block, "Block"), (Driver, "Driver"))
+    if isinstance(obj, type):
+        kind = next((f"{word} subclass" for base, word in kinds if issubclass(obj, base)), "class")
+        return f"the {kind} {obj.__name__}"
+    if inspect.ismodule(obj):
+        return f"the module {obj.__name__}"
+    if isinstance(obj, functools.partial):
+        return "a function (a functools.partial)"
+    if inspect.isroutine(obj):
+        return f"the function {getattr(obj, '__name__', '?')}"
+    word = next((w for base, w in kinds if isinstance(obj, base)), None)
+    if word is not None:
+        return f"a {word} instance ({type(obj).__name__})"
+    name = type(obj).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
 def _block(obj, text):
     from ..blocks import Block, block_class, register_block, registered_blocks
 
     cls = type(obj) if isinstance(obj, Block) else obj
     if not (isinstance(cls, type) and issubclass(cls, Block)):
-        raise ParameterError("block", f"--block {text}: not a deeplimits Block subclass (it is a "
-                                      f"{type(obj).__name__})")
+        raise ParameterError("block", f"--block {text}: not a deeplimits Block subclass (it is "
+                                      f"{what_it_is(obj)})")
     if cls.__dict__.get("name") not in registered_blocks() or block_class(cls.name) is not cls:
         register_block(cls)
     return cls.name
@@ -64,7 +103,7 @@ def _driver(obj, text, flag):
 
     cls = type(obj) if isinstance(obj, Driver) else obj
     if not (isinstance(cls, type) and issubclass(cls, Driver)):
-        raise ParameterError(flag, f"--{flag} {text}: not a deeplimits Driver subclass (it is a {type(obj).__name__})")
+        raise ParameterError(flag, f"--{flag} {text}: not a deeplimits Driver subclass (it is {what_it_is(obj)})")
     name = getattr(cls, "name", None)
     if not isinstance(name, str) or name not in registered_drivers() or driver_class(name) is not cls:
         register_driver(cls)
@@ -75,7 +114,7 @@ def _phi(obj, text):
     from ..studies.law.phis import register_test_function
 
     if not callable(obj) and type(obj).__name__ != "TestFunction":
-        raise ParameterError("phi", f"--phi {text}: not a function of the output (it is a {type(obj).__name__})")
+        raise ParameterError("phi", f"--phi {text}: not a function of the output (it is {what_it_is(obj)})")
     try:
         return register_test_function(obj).name
     except ParameterError as e:
@@ -85,7 +124,7 @@ def _phi(obj, text):
 def _scheme(obj, text):
     if not (callable(obj) and hasattr(obj, "order")):
         raise ParameterError("scheme", f"--scheme {text}: not a scheme (a deeplimits Scheme, or a callable (h, "
-                                       f"increment, t, dt) -> h with an order), it is a {type(obj).__name__}")
+                                       f"increment, t, dt) -> h with an order), it is {what_it_is(obj)}")
     return obj
 
 
@@ -93,7 +132,7 @@ def _problem(obj, text):
     from ..schemes.problems import Problem
 
     if not isinstance(obj, Problem):
-        raise ParameterError("problem", f"--problem {text}: not a deeplimits Problem (it is a {type(obj).__name__})")
+        raise ParameterError("problem", f"--problem {text}: not a deeplimits Problem (it is {what_it_is(obj)})")
     return obj
 
 
@@ -104,8 +143,8 @@ def _model(obj, text):
     if isinstance(obj, TransferNetwork):
         return obj
     if not callable(obj):
-        raise ParameterError("model", f"--model {text}: not a module factory make(depth, beta) (it is a "
-                                      f"{type(obj).__name__})")
+        raise ParameterError("model", f"--model {text}: not a module factory make(depth, beta) (it is "
+                                      f"{what_it_is(obj)})")
     return TransferNetwork(text.partition(":")[2], obj)
 
 
@@ -135,7 +174,7 @@ def _case(obj, text):
 
     if not isinstance(obj, Mapping) or not isinstance(obj.get("name"), str):
         raise ParameterError("case", f"--case {text}: not a family (a mapping with a 'name' and the keys arch, "
-                                     f"activation, driver, beta, coupled), it is a {type(obj).__name__}")
+                                     f"activation, driver, beta, coupled), it is {what_it_is(obj)}")
     out = dict(obj)
     if isinstance(out.get("arch"), Block) or (isinstance(out.get("arch"), type) and issubclass(out["arch"], Block)):
         out["arch"] = _block(out["arch"], text)

@@ -15,7 +15,8 @@ MAX_LIST = 100_000  # values in one list flag (and the count of start:stop:count
 MAX_INT = 2 ** 63 - 1  # integer flags (the run store keeps 64-bit integers)
 _INTEGER = re.compile(r"^[+-]?[0-9]+$")
 
-__all__ = ["MAX_LIST", "MAX_INT", "DTYPE_HELP", "parse_list", "int_list", "integer", "real", "device", "fmt", "by_regime", "yes_no", "preset_default"]
+__all__ = ["MAX_LIST", "MAX_INT", "DTYPE_HELP", "DIGITS", "tidy", "number", "parse_list", "int_list", "integer", "real",
+           "device", "fmt", "by_regime", "yes_no", "preset_default"]
 
 #: what every ``--dtype`` flag sets (its default follows in each command's help)
 DTYPE_HELP = "floating-point precision of the tensors"
@@ -51,7 +52,8 @@ def _value(token: str, kind, text: str):
 
 
 def _range(text: str, kind, bad) -> list:
-    """``start:stop:count``: ``count`` is checked before any value is built."""
+    """``start:stop:count``: ``count`` is checked before any value is built; the values are those
+    typed (:func:`tidy`: ``0.3:1:8`` holds 0.4, not ``0.3 + 0.1`` = 0.39999999999999997)."""
     parts = text.split(":")
     if len(parts) != 3:
         raise bad
@@ -65,6 +67,7 @@ def _range(text: str, kind, bad) -> list:
     vals = linspace(start, stop, n)
     if not all(math.isfinite(v) for v in vals):  # e.g. -1e308:1e308:3
         raise argparse.ArgumentTypeError(f"expected finite numbers, got {text!r}")
+    vals = tidy(vals)
     if kind is int:
         if any(v != round(v) for v in vals):
             raise argparse.ArgumentTypeError(f"expected integers, got {text!r}")
@@ -72,8 +75,29 @@ def _range(text: str, kind, bad) -> list:
     return vals
 
 
+#: significant digits a grid's value keeps (:func:`tidy`): far below any step a grid is typed with,
+#: far above the last bits that ``start + i * step`` gets wrong
+DIGITS = 12
+
+
+def tidy(values: list) -> list:
+    """``values`` rounded to :data:`DIGITS` significant digits (``0.39999999999999997`` -> ``0.4``),
+    unless that would merge two of them (then unchanged: a grid finer than that is kept as it is)."""
+    rounded = [float(f"{v:.{DIGITS}g}") for v in values]
+    return rounded if len(set(rounded)) == len(set(values)) else list(values)
+
+
+def number(value) -> str:
+    """A value of a plan as printed: a float to :data:`DIGITS` significant digits in its shortest
+    form (``0.4``, ``1.0``, ``1e-07``), anything else as ``str``."""
+    if isinstance(value, float) and math.isfinite(value):
+        return repr(float(f"{value:.{DIGITS}g}"))
+    return str(value)
+
+
 def parse_list(text: str, kind=float) -> list:
-    """``'1,2,3'`` -> ``[1, 2, 3]``; ``'start:stop:count'`` -> ``count`` evenly spaced values.
+    """``'1,2,3'`` -> ``[1, 2, 3]``; ``'start:stop:count'`` -> ``count`` evenly spaced values (to
+    :data:`DIGITS` significant digits: ``0.3:1:8`` is ``0.3, 0.4, ..., 1.0``).
 
     Values must be finite (integers for ``kind=int``, at most 2^63 - 1), none left out (``'4,,8'``,
     ``'0.5,'``); a list holds at most

@@ -26,7 +26,7 @@ from ..options import Option  # re-exported: a regime declares its options
 from ..orders import StrongOrder, Term  # re-exported: a regime declares its order and its expansion
 
 __all__ = ["Regime", "Option", "StrongOrder", "Term", "REGISTRY", "register_regime", "get_regime", "regime_names", "pair",
-           "regimes_table", "takes", "declarations", "is_given", "DEPTHS"]
+           "regimes_table", "takes", "declarations", "is_given", "check_options", "DEPTHS"]
 
 DEPTHS = [8, 16, 32, 64, 128, 256, 512]
 """The default depths of a convergence study (a regime's ``defaults['depths']``)."""
@@ -224,11 +224,29 @@ def is_given(name: str, value) -> bool:
     return not any(o.type is bool and value is o.neutral for o in declarations().get(name, {}).values())
 
 
-def _not_applicable(option: str, regime: Regime) -> ParameterError:
+def check_options(regime: Regime, options: dict, caller=None) -> None:
+    """Each keyword of ``options`` (those ``caller``, default :func:`pair`, took beyond its own
+    parameters) an option of ``regime``: else one line naming it, and what ``caller`` and the regime
+    accept (:func:`_not_applicable`)."""
+    for name in options:
+        if regime.option(name) is None:
+            raise _not_applicable(name, regime, caller)
+
+
+def _not_applicable(option: str, regime: Regime, caller=None) -> ParameterError:
     where = takes(option)
-    if not where:
-        return ParameterError(option, f"unknown option {option!r}; regime {regime.name!r} accepts "
-                              f"{', '.join(sorted(o.name for o in regime.options)) or 'no options'}")
+    if not where:  # no regime declares it: a misspelt parameter, most likely
+        import difflib
+
+        from .._settings import keywords
+
+        fn = caller or pair
+        params, own = keywords(fn), sorted(o.name for o in regime.options)
+        close = difflib.get_close_matches(option, params + own, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        return ParameterError(option, f"{option} is not a parameter of {fn.__name__} nor an option of regime "
+                                      f"{regime.name!r}{hint}: {fn.__name__} takes {', '.join(params)}; regime "
+                                      f"{regime.name!r} accepts {', '.join(own) or 'no options'}")
     s = "s" if len(where) > 1 else ""
     return ParameterError(option, f"{option} applies only to regime{s} {' and '.join(map(repr, where))}, not "
                           f"{regime.name!r}{regime.hint(option)}")
@@ -308,13 +326,11 @@ def pair(regime: str, *, width: int | None = None, activation=None, arch: str | 
 
     spec = get_regime(regime)
     if width is None:
-        raise ParameterError("width", f"width must be given: the hidden width d, an integer >= 1 (regime {regime!r}'s "
-                                      f"studies use {spec.defaults.get('width')})")
+        raise ParameterError("width", f"width must be given: the hidden width d, an integer >= 1 (the studies of "
+                                      f"regime {regime!r} use {spec.defaults.get('width')})")
     width = V_.integer("width", width)
     options = {k: v for k, v in options.items() if is_given(k, v)}
-    for name in options:
-        if spec.option(name) is None:
-            raise _not_applicable(name, spec)
+    check_options(spec, options)
     arch = _check_arch(spec, arch)
     if driver is not None:
         driver = _check_driver(spec, driver)

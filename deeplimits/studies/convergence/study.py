@@ -22,7 +22,8 @@ from ...errors import ParameterError
 from ...runs import register_task, Task, chunk_sizes
 from ...pairs import Pair
 from ...paths import driver_from_spec, driver_spec, make_driver
-from ...regimes import REGISTRY, declarations, get_regime, pair as _pair
+from ...regimes import REGISTRY, declarations, get_regime, is_given, pair as _pair
+from ...regimes.base import check_options
 from . import spec as S_
 from .result import ConvergenceResult
 from .statistics import decode_errors, describe, encode_errors, error_statistics, summarise  # noqa: F401 - public
@@ -234,6 +235,8 @@ def plan_convergence(regime: str, *, depths: Sequence[int] | None = None, draws:
     last) (groups of :mod:`deeplimits.studies.settings`, or their fields as keywords)."""
     device, seed, dtype, chunk = V_.device_spec(compute.device), compute.seed, compute.dtype, compute.chunk
     dflt = get_regime(regime).defaults
+    # a keyword beyond its parameters is a regime's option: else named as this function's (widht=4)
+    check_options(get_regime(regime), {k: v for k, v in options.items() if is_given(k, v)}, plan_convergence)
     width, activation, arch = dflt["width"] if network.width is None else network.width, network.activation, network.arch
     if driver is not None:  # a registered law: the spec records it by name, its tasks rebuild it
         driver = driver_spec(make_driver(driver) if isinstance(driver, str) else driver)
