@@ -59,8 +59,10 @@ The verdict, a test at level :data:`LEVEL` split in halves between the fit and t
 * ``'disagrees'``: it does not fit, not even with its next term (nor the term after it), or its
   leading exponent is rejected (decided on every depth: its size is the level);
 * ``'insufficient evidence'``: no degree of freedom is left to test it (fewer depths than terms
-  plus one), or the expansion fits and leads but its exponent is not yet shown within the margin:
-  the note says how many draws would decide at power 0.9.
+  plus one), or it does not fit on one degree of freedom, none left to test it with its next term
+  (the misfit may be that term: the note says how many depths would decide), or the expansion fits
+  and leads but its exponent is not yet shown within the margin: the note says how many draws would
+  decide at power 0.9.
 
 Where the declared expansion fits only with its next term, that expansion is read the same way,
 and short of agreement the depths from the second, third, ... on are read alone
