@@ -138,7 +138,13 @@ def test_a_misfit_with_no_degree_of_freedom_for_the_next_term_is_not_disagrees()
         assert f.verdict == verdict, f.note
     e = law(np.array([8.0, 16, 32, 64]))
     f = fit_expansion([8, 16, 32, 64], e, ode, stderr=1e-3 * e, remainder=Term(4.0))
-    assert "no degree of freedom to test it with its next term L^-4: at least 5 depths would decide" in f.note
+    assert "no degree of freedom is left to test it with its next term L^-4" in f.note and f.needs_depths
+    assert "at least 5 depths would decide" in f.note
+    # a rejected leading exponent on one degree of freedom may be the next term too (the shifted
+    # exponents absorb it): the expansion fits (p = 0.0066) but its exponent is rejected (p = 0.0043)
+    e = np.vectorize(lambda L: 2.2 / L - 2.5 / L ** 2 + 30 / L ** 3 + 170 / L ** 4)(np.array([8.0, 16, 32, 64]))
+    f = fit_expansion([8, 16, 32, 64], e, ode, stderr=1e-3 * e, remainder=Term(4.0), draws=64)
+    assert f.verdict == "insufficient evidence" and "leading exponent 1 is rejected" in f.note, f.note
     # without a declared next term a misfit on one degree of freedom still disagrees
     assert fit_expansion([8, 16, 32, 64], e, ode, stderr=1e-3 * e).verdict == "disagrees"
 

@@ -83,6 +83,9 @@ def test_milstein_has_order_one_half_on_the_sde_regimes_noise():
     # declared order 1: on 4 depths its 3 terms leave no degree of freedom to try the next one, so the
     # misfit is not yet evidence against the order; on 5 depths it fits not even with it
     assert told.verdict == "insufficient evidence" and "at least 5 depths would decide" in told.fit.note
+    sized = dl.strong_order(dl.Milstein(None, p.diffusion, noise="commutative", derivative=p.derivative),
+                            [1.0, -0.5], **kw, budget=60)
+    assert [s["draws"] for s in sized.stages] == [512]  # more draws cannot decide it: the sized run stops
     told = dl.strong_order(dl.Milstein(None, p.diffusion, noise="commutative", derivative=p.derivative),
                            [1.0, -0.5], **{**kw, "depths": [8, 16, 32, 64, 128], "reference": 1024})
     assert told.verdict == "disagrees" and "not even with its next term" in told.fit.note

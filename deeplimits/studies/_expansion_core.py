@@ -121,6 +121,14 @@ class ExpansionFit:
         return F_.exponent_interval(*self.data, self.read_terms, self.reference)
 
     @property
+    def needs_depths(self) -> bool:
+        """Whether only more depths can decide this ``insufficient evidence``: no degree of freedom to
+        test the expansion, or none left to test it with its next term, or an exponent the data do
+        not bound (more draws decide where the exponent's interval is only too wide)."""
+        eq = self.equivalence
+        return self.verdict == "insufficient evidence" and (eq is None or not eq.get("closed", True))
+
+    @property
     def read_terms(self) -> tuple:
         """The terms the verdict reads: the declared ones, with :attr:`remainder` (and
         :attr:`further`) when the verdict needed them."""
@@ -348,7 +356,19 @@ def _exponent_test(L, b, w, corr, terms, reference) -> tuple[float, float] | Non
 
 def _verdict(terms, coef, se, start, deepest, p, q, level, nxt, p_next, exp, exp_next) -> tuple[str, str]:
     """The verdict and its reading in words (see the module's docstring); ``nxt``: the next terms
-    the verdict read, in words (:attr:`ExpansionFit.next_text`)."""
+    the verdict read, in words (:attr:`ExpansionFit.next_text`). On one degree of freedom with a
+    declared next term, none is left to test the expansion with it: a misfit, or a rejected leading
+    exponent (the shifted exponents fit better), may be that term, and reads ``insufficient evidence``."""
+    verdict, note = _tested(terms, coef, se, start, deepest, p, q, level, nxt, p_next, exp, exp_next)
+    if verdict == "disagrees" and q == 1 and nxt:
+        return "insufficient evidence", (f"{note.removesuffix(f'; see {WHY}')}; on {len(terms) + 1} depths no degree "
+                                         f"of freedom is left to test it with {nxt}, which may be what shows: at "
+                                         f"least {len(terms) + 2} depths would decide; see {WHY}")
+    return verdict, note
+
+
+def _tested(terms, coef, se, start, deepest, p, q, level, nxt, p_next, exp, exp_next) -> tuple[str, str]:
+    """:func:`_verdict` of the tests alone."""
     lead, half = terms[0].text, level / 2
     law = " + ".join(t.text for t in terms)
     if q < 1:
@@ -367,10 +387,6 @@ def _verdict(terms, coef, se, start, deepest, p, q, level, nxt, p_next, exp, exp
         why = "does not fit" if exp is None or exp[0] >= level else f"fits with a leading exponent {exp[1]:.3f}"
         return "pre-asymptotic", (f"{law} {why} (p = {min(p, exp[0] if exp else 1):.2g}), but fits with {nxt} "
                                   f"(p = {p_next:.2g}): these depths are not asymptotic yet; see {WHY}")
-    if p < half and q == 1 and nxt:  # with its next term no degree of freedom is left: the misfit may be that term
-        return "insufficient evidence", (f"the declared expansion {law} does not fit (p = {p:.2g} < {half:g}), and "
-                                         f"{len(terms) + 1} depths leave no degree of freedom to test it with {nxt}: "
-                                         f"at least {len(terms) + 2} depths would decide; see {WHY}")
     if p < half:
         return "disagrees", f"the declared expansion {law} does not fit (p = {p:.2g} < {half:g}); see {WHY}"
     if coef[0] - _Z * se[0] <= 0:

@@ -9,8 +9,9 @@ too). Look ``i`` of ``K`` spends the share :func:`shares` ``(K)[i]`` of both lev
 it at the last, where the most draws are. By Bonferroni's inequality a correct scheme reads
 ``disagrees`` at some look at most ``LEVEL`` often, and a scheme off by the margin reads
 ``agrees`` at some look at most ``EQUIVALENCE_LEVEL`` often, however the looks depend on each
-other. The run stops at the first decided verdict (:data:`DECIDED`), or when the next stage, at
-the pace measured so far, would overrun the budget.
+other. The run stops at the first decided verdict (:data:`DECIDED`), at an ``insufficient
+evidence`` that only more depths can decide (no degree of freedom left to test the expansion with
+its next term), or when the next stage, at the pace measured so far, would overrun the budget.
 """
 
 from __future__ import annotations
@@ -73,6 +74,12 @@ def stages_text(stages, seconds: float) -> str:
             f"about {duration(seconds)}")
 
 
+def _needs_depths(result) -> bool:
+    """Whether only more depths, not more draws, can decide the result's ``insufficient evidence``
+    (:attr:`~deeplimits.studies.expansion_fit.ExpansionFit.needs_depths`): the run stops there."""
+    return bool(getattr(getattr(result, "fit", None), "needs_depths", False))
+
+
 def run_stages(stages, run_stage: Callable[[int, float], object], budget: float | None, *,
                clock: Callable[[], float] = time.perf_counter):
     """Run the stages: ``run_stage(draws, share)`` returns the result of the first ``draws`` draws
@@ -83,7 +90,7 @@ def run_stages(stages, run_stage: Callable[[int, float], object], budget: float 
     for i, n in enumerate(stages):
         result = run_stage(n, split[i])
         done.append({"draws": int(n), "verdict": result.verdict, "seconds": clock() - t0})
-        if result.verdict in DECIDED or i + 1 == len(stages):
+        if result.verdict in DECIDED or _needs_depths(result) or i + 1 == len(stages):
             break
         pace = (clock() - t0) / n
         if budget is not None and pace * stages[i + 1] > budget:
