@@ -154,6 +154,15 @@ def test_a_stored_run_of_ones_own_code_is_read_without_importing_it(home, capsys
     assert main(["runs", "plot", "c"]) == 0 and (home / "c" / "convergence.png").is_file()
     assert main(["runs", "export", "c", "--csv", "c.csv"]) == 0 and "gated-tanh" in (home / "c.csv").read_text()
     assert "mymodels" not in sys.modules
+    # damage that is not about the user's code is said as damage, not as a --code to give
+    from test_files_are_data import edit_task
+
+    shutil.copytree(home / "c", home / "cx")
+    edit_task(home / "cx", "chunk-", lambda r: {**r, "pair": {k: v for k, v in r["pair"].items() if k != "order"}})
+    capsys.readouterr()
+    assert main(["runs", "show", "cx"]) == 1
+    err = capsys.readouterr().err
+    assert "is damaged" in err and "--code" not in err, err
     capsys.readouterr()
     assert main(["runs", "show", "st"]) == 1
     err = capsys.readouterr().err.strip()

@@ -394,6 +394,30 @@ def test_a_resigned_law_task_is_left_out_and_recomputed(law_run, tmp_path, field
     np.testing.assert_allclose(again["joint"]["error"], clean["joint"]["error"], rtol=1e-9)
 
 
+@pytest.fixture(scope="module")
+def convergence_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("convergence") / "run"
+    assert main(["convergence", "--regime", "sde", "--width", "2", "--depths", "8,16,32", "--draws", "8", "--quiet",
+                 "--no-figures", "--out", str(out)]) == 0
+    return out
+
+
+@pytest.mark.parametrize("change", [
+    {"theory_rate": "abc"}, {"theory_rate": None}, {"hurst": "abc"}, {"terminal_constant": "x"},
+    {"terminal_constant": 1.0, "constant_next": [[1.0, -1e308]]}, {"constant_next": [[1.0]]},
+    {"stages": 5}, {"options": 5}, {"theory_log_power": 1e308}, {"order": None}, {"width": True},
+    {"rate_note": "x" * 20_000}], ids=lambda c: ",".join(c))
+def test_a_resigned_description_of_the_pair_is_a_damaged_store(convergence_run, tmp_path, change, capsys):
+    """A convergence task keeps what its summary reads of the pair (read without building it): a
+    description no task writes, re-signed, is refused in one line as damaged, never an internal error."""
+    run = tmp_path / "run"
+    shutil.copytree(convergence_run, run)
+    edit_task(run, "chunk-", lambda r: {**r, "pair": {**r["pair"], **change}})
+    for action in (["show"], ["plot"], ["export", "--csv", str(tmp_path / "t.csv")]):
+        assert main(["runs", action[0], str(run), *action[1:]]) == 1
+        assert "is damaged" in one_line(capsys.readouterr().err)
+
+
 # -- 5. the fuzz: edited specs and reference graphs ---------------------------------------------------
 
 SPEC_VALUES = st.sampled_from(["evilact:f", "os:system", "this:s", "", "res-9", "nan", -1, 10 ** 40, 1e308, None, [],

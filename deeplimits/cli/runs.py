@@ -24,17 +24,18 @@ def _read(store, what, *a):
     try:
         return what(store, *a)
     except RunStoreError as e:
-        _needs_code(store)
+        _needs_code(store, e)
         raise
     except (ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
-        _needs_code(store)
+        _needs_code(store, e)
         raise RunStoreError(f"{store.path} is damaged ({type(e).__name__}: {one_line(e)}); "
                             f"move it away or recompute the run") from None
 
 
-def _needs_code(store) -> None:
-    """Where a stored run was made with code of the user's own that this invocation was not given
-    (``--code``), and reading it failed: say so, and how to give it, rather than call it damaged."""
+def _needs_code(store, error) -> None:
+    """Where reading a stored run failed on a name of the user's own code (a block, law or
+    activation the store records, :func:`deeplimits.runs.user_code_of`) that this invocation was not
+    given (``--code``): say so, and how to give it, rather than call the store damaged."""
     from .._user_code import IMPORTED
     from ..errors import RunStoreError
 
@@ -42,8 +43,12 @@ def _needs_code(store) -> None:
         code = json.loads(store.meta().get("user_code") or "{}")
     except (ValueError, TypeError, AttributeError):
         return
-    missing = sorted({f"{i.get('module')}:{i.get('name')}" for i in code.values() if isinstance(i, dict)} - set(IMPORTED))
-    if missing:
+    if not isinstance(code, dict):
+        return
+    text, given = str(error), {str(label): f"{i.get('module')}:{i.get('name')}" for label, i in code.items()
+                               if isinstance(i, dict)}
+    missing = sorted(set(given.values()) - set(IMPORTED))  # all of them: a run made with several needs each
+    if missing and any(label in text or spec in text for label, spec in given.items()):
         raise RunStoreError(f"{store.path} was made with code of your own ({', '.join(missing)}), and a stored run never "
                             f"imports what it names: give it with {' '.join('--code ' + m for m in missing)}") from None
 
@@ -232,8 +237,8 @@ def _plot(args, store) -> int:
                                              args.json)
         else:
             written = outputs.write_study(results[0], args.target, args.json)
-    except ParameterError:
-        _needs_code(store)
+    except ParameterError as e:
+        _needs_code(store, e)
         raise
     print("wrote " + ", ".join(written), file=outputs.report_stream(args.json))
     return 0

@@ -81,9 +81,17 @@ DIGITS = 12
 
 
 def tidy(values: list) -> list:
-    """``values`` rounded to :data:`DIGITS` significant digits (``0.39999999999999997`` -> ``0.4``),
-    unless that would merge two of them (then unchanged: a grid finer than that is kept as it is)."""
-    rounded = [float(f"{v:.{DIGITS}g}") for v in values]
+    """The inner values of a grid from ``values[0]`` to ``values[-1]`` (kept as typed) snapped to the
+    number of :data:`DIGITS` significant digits of the grid's scale where they are that number but for
+    the last bits of floating-point arithmetic (within 8 ulps of the scale: ``0.39999999999999997``
+    -> ``0.4``, ``-0.1:0.2:4``'s 1.4e-17 -> 0; ``0:1.3:70``'s values are kept), unless that would
+    merge two of them."""
+    scale = max(abs(values[0]), abs(values[-1]))
+    if len(values) < 3 or scale == 0:
+        return list(values)
+    decimals, near = DIGITS - 1 - math.floor(math.log10(scale)), 8 * math.ulp(scale)
+    snapped = [r if abs(r - v) <= near else v for v, r in ((v, round(v, decimals) + 0.0) for v in values[1:-1])]
+    rounded = [values[0], *snapped, values[-1]]
     return rounded if len(set(rounded)) == len(set(values)) else list(values)
 
 
