@@ -19,7 +19,7 @@ import math
 from .scaling.study import SECONDS_PER_LAYER_STEP
 
 __all__ = ["SECONDS_PER_STEP", "SECONDS_PER_ENTRY", "SECONDS_PER_FLOP", "SECONDS_PER_TRAINING_TASK",
-           "SECONDS_PER_TRAIN_PASS", "seconds",
+           "SECONDS_PER_TRAIN_PASS", "SECONDS_PER_TRAIN_FLOP", "SECONDS_PER_TRAIN_TASK", "seconds",
            "duration", "convergence_seconds", "stability_seconds", "phase_seconds", "order_seconds",
            "training_seconds", "trained_limit_seconds", "plan_seconds"]
 
@@ -31,11 +31,12 @@ SECONDS_PER_ENTRY = 6e-9
 SECONDS_PER_FLOP = 1.0e-10
 #: seconds of a training task besides its layer passes: its data, network, optimiser, measurements
 SECONDS_PER_TRAINING_TASK = 1.0
-#: seconds per layer pass of ``deeplimits train`` (a mini-batch through one layer of its networks,
-#: forward and backward, with the evaluations and the optimiser's step; measured on 2 CPU cores at
-#: its defaults: res-1, width 30, batch 128, Adam, digits), where the scaling and trained-limit
-#: studies' fused inside model costs :data:`~deeplimits.studies.scaling.study.SECONDS_PER_LAYER_STEP`
-SECONDS_PER_TRAIN_PASS = 8e-4
+#: ``deeplimits train``'s task: seconds per layer pass (a mini-batch through one layer of its networks,
+#: forward and backward, with the evaluations and the optimiser's step), per operation of its batched
+#: products, and to set up, measured on 2 idle CPU cores at its defaults (res-1, width 30, batch 128,
+#: Adam, digits: depth 64 to 1000, 1 to 15 configurations a task, 0.3 to 8 s a task); the scaling and
+#: trained-limit studies' fused inside model costs :data:`~deeplimits.studies.scaling.study.SECONDS_PER_LAYER_STEP`
+SECONDS_PER_TRAIN_PASS, SECONDS_PER_TRAIN_FLOP, SECONDS_PER_TRAIN_TASK = 3e-5, 2.5e-11, 0.3
 
 
 def seconds(steps: float, entries: float, flops: float = 0.0) -> float:
@@ -107,14 +108,13 @@ def verdict_seconds(draws: int) -> float:
     return SECONDS_PER_VERDICT + SECONDS_PER_VERDICT_DRAW * draws
 
 
-def training_seconds(passes: int, configs: int, batch: int, width: int,
-                     per_pass: float = SECONDS_PER_LAYER_STEP) -> float:
+def training_seconds(passes: int, configs: int, batch: int, width: int, per_pass: float = SECONDS_PER_LAYER_STEP,
+                     per_flop: float = SECONDS_PER_FLOP, setup: float = SECONDS_PER_TRAINING_TASK) -> float:
     """A training task: ``passes`` layer passes (forward and backward of one mini-batch through one
     layer, ``per_pass`` seconds each) of ``configs`` batched configurations, each ``3 x batch x
-    width^2`` multiply-adds, and :data:`SECONDS_PER_TRAINING_TASK` to build its data, network and
-    optimiser and measure it."""
-    return SECONDS_PER_TRAINING_TASK + passes * per_pass \
-        + 6.0 * passes * configs * batch * width * width * SECONDS_PER_FLOP
+    width^2`` multiply-adds (``per_flop`` seconds per operation), and ``setup`` seconds to build its
+    data, network and optimiser and measure it."""
+    return setup + passes * per_pass + 6.0 * passes * configs * batch * width * width * per_flop
 
 
 def trained_limit_seconds(plan) -> float:
@@ -142,7 +142,8 @@ def _train_seconds(plan) -> float:
         flops = conv_flops(IMAGE_SHAPES[plan.dataset], plan.layout()) * (3 * n_train * plan.epochs + n_train + n_test)
         return plan.n_configs * flops / CONV_FLOPS_PER_SECOND
     steps = plan.steps()
-    return sum(training_seconds(steps, c, plan.batch_size, plan.width, SECONDS_PER_TRAIN_PASS) for c in chunks)
+    return sum(training_seconds(steps, c, plan.batch_size, plan.width, SECONDS_PER_TRAIN_PASS, SECONDS_PER_TRAIN_FLOP,
+                                SECONDS_PER_TRAIN_TASK) for c in chunks)
 
 
 def plan_seconds(plan) -> float:
