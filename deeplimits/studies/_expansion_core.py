@@ -122,9 +122,7 @@ class ExpansionFit:
 
     @property
     def needs_depths(self) -> bool:
-        """Whether only more depths can decide this ``insufficient evidence``: no degree of freedom to
-        test the expansion, or none left to test it with its next term, or an exponent the data do
-        not bound (more draws decide where the exponent's interval is only too wide)."""
+        """Whether only more depths can decide this ``insufficient evidence`` (not more draws)."""
         eq = self.equivalence
         return self.verdict == "insufficient evidence" and (eq is None or not eq.get("closed", True))
 
@@ -356,9 +354,8 @@ def _exponent_test(L, b, w, corr, terms, reference) -> tuple[float, float] | Non
 
 def _verdict(terms, coef, se, start, deepest, p, q, level, nxt, p_next, exp, exp_next) -> tuple[str, str]:
     """The verdict and its reading in words (see the module's docstring); ``nxt``: the next terms
-    the verdict read, in words (:attr:`ExpansionFit.next_text`). On one degree of freedom with a
-    declared next term, none is left to test the expansion with it: a misfit, or a rejected leading
-    exponent (the shifted exponents fit better), may be that term, and reads ``insufficient evidence``."""
+    the verdict read, in words (:attr:`ExpansionFit.next_text`); on one degree of freedom a misfit or a
+    rejected exponent may be the declared next term (none left to test it with): ``insufficient evidence``."""
     verdict, note = _tested(terms, coef, se, start, deepest, p, q, level, nxt, p_next, exp, exp_next)
     if verdict == "disagrees" and q == 1 and nxt:
         return "insufficient evidence", (f"{note.removesuffix(f'; see {WHY}')}; on {len(terms) + 1} depths no degree "

@@ -9,7 +9,6 @@ and :func:`summarise` (estimates, standard errors and the fitted rate). See docs
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 from typing import Callable, Sequence
 
@@ -27,6 +26,7 @@ from ...regimes import REGISTRY, declarations, get_regime, is_given, pair as _pa
 from ...regimes.base import check_options
 from . import spec as S_
 from .result import ConvergenceResult
+from .described import described as _described
 from .statistics import decode_errors, describe, encode_errors, error_statistics, summarise  # noqa: F401 - public
 from .memory import convergence_bytes
 from ..plan import Plan, register_plan
@@ -370,51 +370,3 @@ def run_task(params: dict, seed: int) -> dict:
     mx, tm = run_chunk(p, plan.depths, plan.reference, params["draws"], plan.inputs, seed, plan.dtype, plan.device)
     return {"max_err": encode_errors(mx), "terminal_err": encode_errors(tm), "pair": describe(p, plan.reference)}
 
-
-def _described(results: list) -> dict | None:
-    """The pair's description the tasks kept (:func:`~.statistics.describe`), so that a stored run is
-    read without building its pair; ``None`` where a result has none (a store written before they kept
-    it, or results computed in this process). A description no task writes is refused (``ValueError``:
-    a damaged store), its fields checked as data."""
-    kept = [r.get("pair") for r in results]
-    if not kept or not all(isinstance(k, dict) for k in kept):
-        return None
-    for d in kept:
-        why = _description_damage(d)
-        if why:
-            raise ValueError(f"a task's description of its pair is not one deeplimits writes: {why}")
-    return kept[0]
-
-
-_TEXT, _FLAG = (str,), (bool,)
-#: each field of a description (:func:`~.statistics.describe`) -> ``(types, required)``; a number finite
-#: and at most 1e3 in size, ``None`` where allowed
-_FIELDS = {"regime": (_TEXT, True), "activation": (_TEXT, True), "arch": (_TEXT, True), "rate_note": (_TEXT, True),
-           "reference_method": (_TEXT, True), "constant_source": (_TEXT, True), "width": ((int,), True),
-           "corrected": (_FLAG, True), "nested_reference": ((bool, type(None)), True), "order": ((dict,), True),
-           "theory_rate": ((float, int), True), "theory_log_power": ((float, int), True),
-           "hurst": ((float, int, type(None)), True), "terminal_constant": ((float, int, type(None)), True),
-           "constant_next": ((list,), True), "ito_correction": (_FLAG, False),
-           **{k: ((float, int, type(None)), False) for k in ("alpha", "beta", "sa", "sb")}}
-
-
-def _description_damage(d: dict) -> str | None:
-    """Why ``d`` is not a description a task writes (``None``: it is one)."""
-    missing = [k for k, (_, required) in _FIELDS.items() if required and k not in d]
-    extra = sorted(set(d) - set(_FIELDS))
-    if missing or extra:
-        return f"fields {missing or extra} {'missing' if missing else 'unknown'}"
-    for k, v in d.items():
-        types = _FIELDS[k][0]
-        if not isinstance(v, types) or (isinstance(v, bool) and bool not in types):
-            return f"{k} is a {type(v).__name__}"
-        if isinstance(v, (float, int)) and not isinstance(v, bool) and not (math.isfinite(v) and abs(v) <= 1e3):
-            return f"{k} = {v!r:.40} is not a finite number of at most 1e3"
-        if isinstance(v, str) and len(v) > 10_000:
-            return f"{k} is {len(v)} characters long"
-    pairs = d["constant_next"]
-    if not all(isinstance(x, list) and len(x) == 2 and all(isinstance(y, (float, int)) and not isinstance(y, bool)
-                                                          and math.isfinite(y) and abs(y) <= 1e3 for y in x)
-               for x in pairs) or len(pairs) > 16:
-        return "constant_next is not a list of at most 16 pairs of finite numbers"
-    return None
