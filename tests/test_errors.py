@@ -22,7 +22,9 @@ PKG = pathlib.Path(dl.__file__).resolve().parent
 PLAIN_VALUE_ERRORS = {"paths/base.py": {"iter_increments", "at"},
                       # about a file's content: its readers raise them as DamagedFileError naming the file
                       "_bounded.py": {"charge", "scan_pickle", "walk_once"},
-                      "studies/scheme_order/table_stats.py": {"load", "_member", "_meta", "_stats"}}
+                      "studies/scheme_order/table_stats.py": {"load", "_member", "_meta", "_stats"},
+                      # a stored task's description of its pair: read inside a store's reader, which names the store
+                      "studies/convergence/described.py": {"described"}}
 #: messages that name what was given rather than the parameter: (module, parameter) -> a message
 NAMED_OTHERWISE = {("studies/plan.py", "spec"): "unknown study 'x'",
                    ("data/base.py", "loader"): "the labels of 'name' must lie in [0, n)",
