@@ -195,7 +195,7 @@ class StrongOrder:
         """Plain JSON (its terms as dicts, ``constant_next`` as lists): what a stored run keeps of
         the order it was read with."""
         d = dataclasses.asdict(self)
-        d["constant_next"] = [list(x) for x in self.constant_next]
+        d["next_terms"], d["constant_next"] = list(d["next_terms"]), [list(x) for x in next_pairs(self.constant_next)]
         return d
 
     @classmethod

@@ -403,16 +403,23 @@ def convergence_run(tmp_path_factory):
 
 
 @pytest.mark.parametrize("change", [
-    {"theory_rate": "abc"}, {"theory_rate": None}, {"hurst": "abc"}, {"terminal_constant": "x"},
-    {"terminal_constant": 1.0, "constant_next": [[1.0, -1e308]]}, {"constant_next": [[1.0]]},
-    {"stages": 5}, {"options": 5}, {"theory_log_power": 1e308}, {"order": None}, {"width": True},
-    {"rate_note": "x" * 20_000}], ids=lambda c: ",".join(c))
+    {"hurst": "abc"}, {"stages": 5}, {"options": 5}, {"order": None}, {"width": True}, {"arch": "x" * 20_000},
+    {"order": {"rate": "abc"}}, {"order": {"rate": None}}, {"order": {"constant": "x"}},
+    {"order": {"constant": 1.0, "constant_next": [[1.0, -1e308]]}}, {"order": {"constant_next": [[1.0]]}},
+    {"order": {"log_power": 1e308}}, {"order": {"note": "x" * 20_000}}, {"order": {"next_terms": [{"x": 1}]}},
+    {"order": {"kind": "nope"}}], ids=lambda c: ",".join(f"{k}.{','.join(v)}" if isinstance(v, dict) else k
+                                                       for k, v in c.items()))
 def test_a_resigned_description_of_the_pair_is_a_damaged_store(convergence_run, tmp_path, change, capsys):
     """A convergence task keeps what its summary reads of the pair (read without building it): a
     description no task writes, re-signed, is refused in one line as damaged, never an internal error."""
     run = tmp_path / "run"
     shutil.copytree(convergence_run, run)
-    edit_task(run, "chunk-", lambda r: {**r, "pair": {**r["pair"], **change}})
+
+    def spoil(r):
+        order = {**r["pair"]["order"], **change["order"]} if isinstance(change.get("order"), dict) else None
+        return {**r, "pair": {**r["pair"], **change, **({"order": order} if order else {})}}
+
+    edit_task(run, "chunk-", spoil)
     for action in (["show"], ["plot"], ["export", "--csv", str(tmp_path / "t.csv")]):
         assert main(["runs", action[0], str(run), *action[1:]]) == 1
         assert "is damaged" in one_line(capsys.readouterr().err)

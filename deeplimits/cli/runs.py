@@ -107,10 +107,11 @@ def run_runs(args) -> int:
         raise UsageError(f"deeplimits {cmd}: give the run directory")
     _check_outputs(args, cmd)  # outputs are checked before the store is read
     from .._user_code import load_user_object, reading_stored
+    from .user import register_given
 
     for spec in args.code or ():  # imported on the user's word, before the store is opened
         try:
-            _given(load_user_object(spec, what="code", flag="--code")[0], spec)
+            register_given(load_user_object(spec, what="code", flag="--code")[0], spec)
         except ValueError as e:
             raise UsageError(f"deeplimits {cmd}: {one_line(e)}") from None
 
@@ -125,20 +126,6 @@ def run_runs(args) -> int:
                   + ("writes nothing" if not files else "a run writes " + ", ".join(files)), file=sys.stderr)
             return 0
         return {"show": _show, "export": _export, "plot": _plot}[args.action](args, store)
-
-
-def _given(obj, spec: str) -> None:
-    """A block or law given with ``--code``, registered as the flag that made the run registered it
-    (an activation is found by its ``MODULE:NAME`` when the store names it)."""
-    from ..blocks import Block
-    from ..paths import Driver
-    from . import user
-
-    cls = obj if isinstance(obj, type) else type(obj)
-    if issubclass(cls, Block):
-        user._block(obj, spec)
-    elif issubclass(cls, Driver):
-        user._driver(obj, spec, "code")
 
 
 def _check_outputs(args, cmd):

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from ..errors import ParameterError
 
-__all__ = ["resolve", "run_key", "is_user_spec", "typed_flags", "USER_FLAGS"]
+__all__ = ["resolve", "run_key", "is_user_spec", "typed_flags", "register_given", "USER_FLAGS"]
 
 USER_FLAGS = ("block", "driver", "law", "phi", "scheme", "problem", "model", "data", "case")
 """The flags that take ``MODULE:NAME``."""
@@ -84,6 +84,20 @@ def what_it_is(obj) -> str:
         return f"a {word} instance ({type(obj).__name__})"
     name = type(obj).__name__
     return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
+def register_given(obj, text: str) -> None:
+    """A block or law the user gave by ``text`` (``runs show --code MODULE:NAME``), registered as the
+    flag that made the run registered it; anything else (an activation, found by its ``MODULE:NAME``
+    where a store names it) is left as it is."""
+    from ..blocks import Block
+    from ..paths import Driver
+
+    cls = obj if isinstance(obj, type) else type(obj)
+    if issubclass(cls, Block):
+        _block(obj, text)
+    elif issubclass(cls, Driver):
+        _driver(obj, text, "code")
 
 
 def _block(obj, text):

@@ -25,35 +25,48 @@ def described(results: list) -> dict | None:
     return kept[0]
 
 
-_TEXT, _FLAG = (str,), (bool,)
-#: each field of a description (:func:`~.statistics.describe`) -> ``(types, required)``; a number finite
+_TEXT, _FLAG, _NUMBER = (str,), (bool,), (float, int, type(None))
+#: each field of a description (:func:`~.statistics.describe`) -> ``(types, required)``, and of its
+#: order (:meth:`~deeplimits.orders.StrongOrder.to_dict`, whose terms it checks itself); a number finite
 #: and at most 1e3 in size, ``None`` where allowed
-_FIELDS = {"regime": (_TEXT, True), "activation": (_TEXT, True), "arch": (_TEXT, True), "rate_note": (_TEXT, True),
-           "reference_method": (_TEXT, True), "constant_source": (_TEXT, True), "width": ((int,), True),
-           "corrected": (_FLAG, True), "nested_reference": ((bool, type(None)), True), "order": ((dict,), True),
-           "theory_rate": ((float, int), True), "theory_log_power": ((float, int), True),
-           "hurst": ((float, int, type(None)), True), "terminal_constant": ((float, int, type(None)), True),
-           "constant_next": ((list,), True), "ito_correction": (_FLAG, False),
-           **{k: ((float, int, type(None)), False) for k in ("alpha", "beta", "sa", "sb")}}
+_FIELDS = {"regime": (_TEXT, True), "activation": (_TEXT, True), "arch": (_TEXT, True),
+           "reference_method": (_TEXT, True), "width": ((int,), True), "corrected": (_FLAG, True),
+           "nested_reference": ((bool, type(None)), True), "order": ((dict,), True), "hurst": (_NUMBER, True),
+           "ito_correction": (_FLAG, False), **{k: (_NUMBER, False) for k in ("alpha", "beta", "sa", "sb")}}
+_ORDER = {"rate": ((float, int), True), "condition": (_TEXT, True), "note": (_TEXT, True),
+          "log_power": ((float, int), True), "kind": (_TEXT, True), "next_terms": ((list,), True),
+          "constant": (_NUMBER, True), "constant_next": ((list,), True), "constant_source": (_TEXT, True),
+          "remainder": ((dict, type(None)), True)}
 
 
 def description_damage(d: dict) -> str | None:
     """Why ``d`` is not a description a task writes (``None``: it is one)."""
-    missing = [k for k, (_, required) in _FIELDS.items() if required and k not in d]
-    extra = sorted(set(d) - set(_FIELDS))
+    why = _fields_damage(d, _FIELDS) or _fields_damage(d["order"], _ORDER)
+    if why:
+        return why
+    pairs = d["order"]["constant_next"]
+    if len(pairs) > 16 or not all(isinstance(x, list) and len(x) == 2 and all(_number(y) for y in x) for x in pairs):
+        return "constant_next is not a list of at most 16 pairs of finite numbers"
+    return None
+
+
+def _number(v) -> bool:
+    """A finite number of at most 1e3 in size (not a bool)."""
+    return isinstance(v, (float, int)) and not isinstance(v, bool) and math.isfinite(v) and abs(v) <= 1e3
+
+
+def _fields_damage(d: dict, fields: dict) -> str | None:
+    """Why the mapping ``d`` does not hold ``fields`` (``name -> (types, required)``), or ``None``."""
+    missing = [k for k, (_, required) in fields.items() if required and k not in d]
+    extra = sorted(set(d) - set(fields))
     if missing or extra:
         return f"fields {missing or extra} {'missing' if missing else 'unknown'}"
     for k, v in d.items():
-        types = _FIELDS[k][0]
+        types = fields[k][0]
         if not isinstance(v, types) or (isinstance(v, bool) and bool not in types):
             return f"{k} is a {type(v).__name__}"
-        if isinstance(v, (float, int)) and not isinstance(v, bool) and not (math.isfinite(v) and abs(v) <= 1e3):
+        if isinstance(v, (float, int)) and not isinstance(v, bool) and not _number(v):
             return f"{k} = {v!r:.40} is not a finite number of at most 1e3"
         if isinstance(v, str) and len(v) > 10_000:
             return f"{k} is {len(v)} characters long"
-    pairs = d["constant_next"]
-    if not all(isinstance(x, list) and len(x) == 2 and all(isinstance(y, (float, int)) and not isinstance(y, bool)
-                                                          and math.isfinite(y) and abs(y) <= 1e3 for y in x)
-               for x in pairs) or len(pairs) > 16:
-        return "constant_next is not a list of at most 16 pairs of finite numbers"
     return None

@@ -37,16 +37,13 @@ def decode_errors(x) -> np.ndarray:
 
 def describe(p: Pair, reference) -> dict:
     """The fields of a result that come from the pair measured against ``reference``, not from the
-    draws, as plain JSON, its declared order under ``'order'``: what each stored task keeps, so that
-    a stored run is read without building its pair (a block, law or activation of a user's own is
-    never imported to read it: docs/sweeps.md, "Files are data")."""
+    draws, as plain JSON, its declared order whole under ``'order'``: what each stored task keeps, so
+    that a stored run is read without building its pair (a block, law or activation of a user's own
+    is never imported to read it: docs/sweeps.md, "Files are data")."""
     net = p.network
     d = dict(regime=p.regime, hurst=p.hurst, width=p.width, activation=net.activation.name, arch=net.arch,
-             corrected=type(net).__name__ == "ModifiedEulerResNet", theory_rate=p.theory_rate, rate_note=p.rate_note,
-             theory_log_power=p.order.log_power, reference_method=p.limit.reference_text(reference),
-             nested_reference=False if p.limit.exact is not None else None, terminal_constant=p.order.constant,
-             constant_next=[list(x) for x in next_pairs(p.order.constant_next)],
-             constant_source=p.order.constant_source, order=p.order.to_dict())
+             corrected=type(net).__name__ == "ModifiedEulerResNet", reference_method=p.limit.reference_text(reference),
+             nested_reference=False if p.limit.exact is not None else None, order=p.order.to_dict())
     if isinstance(p, InsidePair):
         d.update({k: getattr(p, k) for k in _INSIDE_FIELDS})
     return d
@@ -61,9 +58,12 @@ def summarise(p: Pair | dict, depths, reference, max_err: np.ndarray, term_err: 
     d = dict(p) if isinstance(p, dict) else describe(p, reference)
     order = StrongOrder.from_dict(d.pop("order"))
     inside = {k: d.pop(k) for k in _INSIDE_FIELDS if k in d}  # the pair's, over the options of the same name
-    return ConvergenceResult(**d, inputs=inputs, reference=reference, seed=seed, dtype=str(dtype).replace("torch.", ""),
-                             seconds=seconds, **error_statistics(depths, max_err, term_err, seed, order),
-                             **{**_result_options(options or {}), **inside})
+    return ConvergenceResult(
+        **d, inputs=inputs, reference=reference, seed=seed, dtype=str(dtype).replace("torch.", ""), seconds=seconds,
+        theory_rate=order.rate, rate_note=order.note, theory_log_power=order.log_power,
+        terminal_constant=order.constant, constant_next=[list(x) for x in next_pairs(order.constant_next)],
+        constant_source=order.constant_source, **error_statistics(depths, max_err, term_err, seed, order),
+        **{**_result_options(options or {}), **inside})
 
 
 def error_statistics(depths, max_err: np.ndarray, term_err: np.ndarray, seed: int, order, n_boot: int = 2000,

@@ -369,4 +369,3 @@ def run_task(params: dict, seed: int) -> dict:
     p = plan.pair()
     mx, tm = run_chunk(p, plan.depths, plan.reference, params["draws"], plan.inputs, seed, plan.dtype, plan.device)
     return {"max_err": encode_errors(mx), "terminal_err": encode_errors(tm), "pair": describe(p, plan.reference)}
-
